@@ -1,0 +1,3 @@
+package main
+
+func (e env) hello(args []string) error { return nil }

@@ -1,0 +1,155 @@
+// Command launcher starts an AI agent under a pinned policy. This file is
+// the thin CLI: flag parsing, help text and exit codes. The work lives in
+// the policy and launcher packages.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes. The launcher's own failures use 120-125 so that, once the
+// launcher passes an agent's exit status through, they rarely collide with
+// the agent's own codes; every command uses the same table.
+const (
+	exitOK         = 0
+	exitUsage      = 120 // bad command line
+	exitUnreadable = 121 // the policy file is missing, unreadable, not a regular file, or too large
+	exitInvalid    = 122 // the policy is invalid (syntax, schema, validation, or the live file-system checks)
+	exitMismatch   = 123 // the policy's sha256 does not match the pinned value
+	exitRefused    = 124 // this host cannot enforce a Boundary the policy needs
+	exitFailure    = 125 // any other failure of the launcher itself
+)
+
+const exitCodesHelp = `Exit codes:
+  0    success
+  120  usage error: bad flag, argument or command
+  121  the policy file is missing, unreadable, not a regular file, or too large
+  122  the policy is invalid (syntax, unknown key, bad value, failed check)
+  123  the policy's sha256 does not match the pinned value
+  124  this host cannot enforce a Boundary the policy needs
+  125  any other failure of the launcher
+`
+
+const mainHelp = `launcher confines an AI agent under a policy pinned by its sha256.
+
+Usage:
+  launcher --policy-sha256 HASH --policy FILE -- AGENT [ARGS...]   (coming: wrapper mode)
+  launcher policy hash FILE
+  launcher policy check [--json] FILE
+  launcher policy init [--workspace DIR] [--template NAME] [--out FILE]
+  launcher hello [--json] [--policy FILE]
+  launcher help [COMMAND]
+
+Every command takes --help.
+
+` + exitCodesHelp
+
+// cliError carries an exit code and optional hint to main.
+type cliError struct {
+	code int
+	err  error
+	hint string
+}
+
+func (e *cliError) Error() string { return e.err.Error() }
+
+func fail(code int, hint string, format string, args ...any) error {
+	return &cliError{code: code, err: fmt.Errorf(format, args...), hint: hint}
+}
+
+// silentExit reports an exit code whose messages have already been printed.
+type silentExit int
+
+func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type env struct {
+	stdout, stderr io.Writer
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	e := env{stdout, stderr}
+	err := e.dispatch(args)
+	if err == nil {
+		return exitOK
+	}
+	var se silentExit
+	if errors.As(err, &se) {
+		return int(se)
+	}
+	var ce *cliError
+	code := exitFailure
+	if errors.As(err, &ce) {
+		code = ce.code
+	}
+	fmt.Fprintf(stderr, "launcher: error: %s\n", oneLine(err.Error()))
+	if ce != nil && ce.hint != "" {
+		fmt.Fprintf(stderr, "launcher: hint: %s\n", oneLine(ce.hint))
+	}
+	return code
+}
+
+// oneLine keeps an error on one line so each problem is one line of stderr.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+}
+
+func (e env) dispatch(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, mainHelp)
+		return silentExit(exitUsage)
+	}
+	switch args[0] {
+	case "-h", "--help", "-help":
+		fmt.Fprint(e.stdout, mainHelp)
+		return nil
+	case "help":
+		if len(args) == 1 {
+			fmt.Fprint(e.stdout, mainHelp)
+			return nil
+		}
+		return e.dispatch(append(args[1:], "--help"))
+	case "policy":
+		return e.policy(args[1:])
+	case "hello":
+		return e.hello(args[1:])
+	}
+	if strings.HasPrefix(args[0], "-") {
+		return fail(exitUsage, "", "launching an agent (%s) is not available in this version; nothing was started", args[0])
+	}
+	return fail(exitUsage, "run `launcher --help` for the commands", "unknown command %q", args[0])
+}
+
+// flags returns a FlagSet whose errors and help go where the CLI wants them.
+func flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.Bool("help", false, "")
+	return fs
+}
+
+// parse parses flags, answering --help with help on stdout and a bad flag
+// with a usage error. It returns the positional arguments.
+func (e env) parse(fs *flag.FlagSet, help string, args []string, nargs int) ([]string, error) {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) || (err == nil && fs.Lookup("help").Value.String() == "true") {
+		fmt.Fprint(e.stdout, help)
+		return nil, silentExit(exitOK)
+	}
+	if err != nil {
+		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: %v", fs.Name(), err)
+	}
+	if nargs >= 0 && fs.NArg() != nargs {
+		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: want %d argument(s), got %d", fs.Name(), nargs, fs.NArg())
+	}
+	return fs.Args(), nil
+}

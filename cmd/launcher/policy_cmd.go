@@ -1,0 +1,224 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+const policyHelp = `Usage:
+  launcher policy hash FILE
+  launcher policy check [--json] FILE
+  launcher policy init [--workspace DIR] [--template NAME] [--out FILE]
+
+hash   prints the sha256 of FILE's exact bytes, as sha256sum does.
+check  decodes and validates FILE, checks its paths on this machine, and
+       prints every error, then advice (warnings that do not block a launch).
+init   writes a starter policy and prints its hash and the launch line.
+
+` + exitCodesHelp
+
+func (e env) policy(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, policyHelp)
+		return silentExit(exitUsage)
+	}
+	switch args[0] {
+	case "-h", "--help", "-help":
+		fmt.Fprint(e.stdout, policyHelp)
+		return nil
+	case "hash":
+		return e.policyHash(args[1:])
+	case "check":
+		return e.policyCheck(args[1:])
+	case "init":
+		return e.policyInit(args[1:])
+	}
+	return fail(exitUsage, "run `launcher policy --help`", "unknown policy command %q", args[0])
+}
+
+// readPolicy reads a policy file with the size and file-type limits.
+func readPolicy(path string) ([]byte, error) {
+	data, err := policy.ReadFile(path)
+	if err != nil {
+		hint := ""
+		if errors.Is(err, fs.ErrNotExist) {
+			hint = "check the path; `launcher policy init` writes a starter policy"
+		}
+		return nil, &cliError{code: exitUnreadable, err: err, hint: hint}
+	}
+	return data, nil
+}
+
+func (e env) policyHash(args []string) error {
+	fset := flags("policy hash")
+	rest, err := e.parse(fset, "Usage: launcher policy hash FILE\n\nPrints the sha256 of FILE's exact bytes in sha256sum's format.\n\n"+exitCodesHelp, args, 1)
+	if err != nil {
+		return err
+	}
+	data, err := readPolicy(rest[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s  %s\n", policy.Hash(data), rest[0])
+	return nil
+}
+
+type checkReport struct {
+	File   string           `json:"file"`
+	SHA256 string           `json:"sha256"`
+	Valid  bool             `json:"valid"`
+	Errors []policy.Problem `json:"errors"`
+	Advice []policy.Problem `json:"advice"`
+}
+
+func (e env) policyCheck(args []string) error {
+	fset := flags("policy check")
+	asJSON := fset.Bool("json", false, "")
+	rest, err := e.parse(fset, "Usage: launcher policy check [--json] FILE\n\nDecodes and validates FILE, checks its paths on this machine, and prints\nevery error, then advice (warnings that do not block a launch).\n\n"+exitCodesHelp, args, 1)
+	if err != nil {
+		return err
+	}
+	file := rest[0]
+	data, err := readPolicy(file)
+	if err != nil {
+		return err
+	}
+	rep := checkReport{File: file, SHA256: policy.Hash(data).String(), Errors: []policy.Problem{}, Advice: []policy.Problem{}}
+	p, err := policy.Parse(file, data)
+	if err == nil {
+		err = p.CheckLive()
+		rep.Advice = p.Advice()
+	}
+	var pe *policy.Error
+	if err != nil && !errors.As(err, &pe) {
+		return err
+	}
+	if pe != nil {
+		rep.Errors = pe.Problems
+	}
+	rep.Valid = len(rep.Errors) == 0
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		for _, pr := range rep.Errors {
+			e.problem("error", file, pr)
+		}
+		for _, pr := range rep.Advice {
+			e.problem("advice", file, pr)
+		}
+		if rep.Valid {
+			fmt.Fprintf(e.stdout, "%s: valid policy, sha256 %s, %d advice\n", file, rep.SHA256, len(rep.Advice))
+		}
+	}
+	if !rep.Valid {
+		return silentExit(exitInvalid)
+	}
+	return nil
+}
+
+// problem prints one problem as one line, and its hint on the next.
+func (e env) problem(kind, file string, pr policy.Problem) {
+	fmt.Fprintf(e.stderr, "launcher: %s: %s:%s\n", kind, file, oneLine(pr.String()))
+	if pr.Hint != "" {
+		fmt.Fprintf(e.stderr, "launcher: hint: %s\n", oneLine(pr.Hint))
+	}
+}
+
+const initHelp = `Usage: launcher policy init [--workspace DIR] [--template NAME] [--out FILE]
+
+Writes a starter policy to FILE (default ./policy.toml; never overwrites),
+listing only system paths that exist on this machine, and prints its sha256
+and the exact launch line.
+
+  --workspace DIR  the agent's working directory (default: the current one)
+  --template NAME  offline (default: no network), ports (TCP 443), proxy
+                   (HTTP(S) through the domain policy)
+  --out FILE       where to write the policy
+
+` + exitCodesHelp
+
+func (e env) policyInit(args []string) error {
+	fset := flags("policy init")
+	ws := fset.String("workspace", "", "")
+	tmpl := fset.String("template", "offline", "")
+	out := fset.String("out", "policy.toml", "")
+	if _, err := e.parse(fset, initHelp, args, 0); err != nil {
+		return err
+	}
+	dir := *ws
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return fail(exitFailure, "", "policy init: current directory: %v", err)
+		}
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return fail(exitUsage, "", "policy init: workspace %q: %v", *ws, err)
+	}
+	text, err := policy.StarterPolicy(*tmpl, dir)
+	if err != nil {
+		code := exitInvalid
+		if strings.HasPrefix(err.Error(), "unknown template") {
+			code = exitUsage
+		}
+		return &cliError{code: code, err: fmt.Errorf("policy init: %w", err)}
+	}
+	path, err := filepath.Abs(*out)
+	if err != nil {
+		return fail(exitUsage, "", "policy init: --out %q: %v", *out, err)
+	}
+	if err := writeNew(path, text); err != nil {
+		hint := ""
+		if errors.Is(err, fs.ErrExist) {
+			hint = "remove it first or choose another --out: init never overwrites a policy"
+		}
+		return &cliError{code: exitFailure, err: fmt.Errorf("policy init: %w", err), hint: hint}
+	}
+	sum := policy.Hash(text)
+	fmt.Fprintf(e.stdout, "wrote %s (template %s, workspace %s)\n", path, *tmpl, dir)
+	fmt.Fprintf(e.stdout, "sha256 %s\n", sum)
+	fmt.Fprintf(e.stdout, "check the hash on your own (sha256sum %s), then launch with:\n", shellQuote(path))
+	fmt.Fprintf(e.stdout, "  launcher --policy-sha256 %s --policy %s -- AGENT [ARGS...]\n", sum, shellQuote(path))
+	return nil
+}
+
+// writeNew creates path exclusively and writes data durably; on any
+// failure it removes what it created, so nothing is left half-written.
+func writeNew(path string, data []byte) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

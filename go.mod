@@ -1,0 +1,12 @@
+module github.com/pinfold/pinfold
+
+go 1.26.8
+
+require github.com/BurntSushi/toml v1.6.0
+
+require (
+	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
+	github.com/seccomp/libseccomp-golang v0.11.1 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)

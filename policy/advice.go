@@ -1,0 +1,157 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Advice returns warnings that do not block a launch: what the policy
+// grants that a careful person may not have meant, and what no Boundary
+// covers. It reads the file system only to report symlinks in read and exec
+// paths; everything else is pure.
+func (p *Policy) Advice() []Problem {
+	var ps []Problem
+	add := func(key, check, risk, msg string) {
+		ps = append(ps, Problem{Key: key, Check: check, Risk: risk, Msg: msg, elem: -1})
+	}
+	lists := []struct {
+		key, verb string
+		paths     []Path
+	}{
+		{"files.read", "readable", p.Files.Read},
+		{"files.write", "writable", p.Files.Write},
+		{"files.exec", "executable", p.Files.Exec},
+	}
+	for _, l := range lists {
+		for _, path := range l.paths {
+			if broad(path) {
+				add(l.key, "listed-whole", "SD-08", fmt.Sprintf("%q is %s whole: everything beneath it, including files created later", path, l.verb))
+			}
+			if shared := sharedDir(path); shared != "" {
+				add(l.key, "shared-tmp", "", fmt.Sprintf("%q is in %s, which is shared with other users: another user's process can plant or read files there", path, shared))
+			}
+			if c := credentialStore(path); c != "" {
+				add(l.key, "credential-store", "", fmt.Sprintf("%q includes %s, a credential store: the agent could read keys or tokens", path, c))
+			}
+			if l.key != "files.write" {
+				if target := symlinkIn(path); target != "" {
+					add(l.key, "symlink-read", "", fmt.Sprintf("%q passes through a symlink: the rule binds %q", path, target))
+				}
+			}
+		}
+	}
+	if ws := p.Workspace.Path; ws != "" {
+		if shared := sharedDir(ws); shared != "" {
+			add("workspace.path", "shared-tmp", "", fmt.Sprintf("the workspace %q is in %s, which is shared with other users", ws, shared))
+		}
+		if !slices.ContainsFunc(p.Files.Write, func(w Path) bool { return w.Contains(ws) }) {
+			add("workspace.path", "workspace-not-writable", "", fmt.Sprintf("the workspace %q is not beneath any write path: the agent cannot change it", ws))
+		}
+	}
+	switch p.Network.Mode {
+	case NetPorts:
+		add("network.mode", "udp-uncovered", "SD-04", `UDP is not covered without a network namespace: in "ports" mode the agent can send UDP (DNS included) anywhere`)
+		add("network.mode", "ports-not-hosts", "SD-03", `"ports" mode restricts ports, not hosts: an allowed port is reachable on every host, loopback included`)
+	case NetProxy:
+		if !p.Network.BlockAll {
+			add("network.block_all", "public-allowed", "", "block_all = false: every public host not denied is reachable")
+		}
+		for _, c := range p.Network.UnsafeAllowPrivate {
+			add("network.unsafe_allow_private", "unsafe", "", fmt.Sprintf("SSRF protection is off for %s", c))
+		}
+	}
+	if p.Network.UnixSockets {
+		add("network.unix_sockets", "unix-sockets", "SR-08", "Unix sockets are allowed: a pathname socket the agent can reach (through a listed path) connects it to that socket's server")
+	}
+	if p.Limits.Memory == 0 {
+		add("limits.memory", "unlimited", "", "memory is unlimited")
+	}
+	if p.Limits.FileSize == 0 {
+		add("limits.file_size", "unlimited", "", "file size is unlimited")
+	}
+	for _, n := range p.Env.Pass {
+		if credentialName.MatchString(string(n)) {
+			add("env.pass", "credential-env", "SR-11", fmt.Sprintf("%q looks like a credential and is passed to the agent", n))
+		}
+	}
+	return p.place(ps)
+}
+
+var credentialName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|PRIVATE|CREDENTIAL|_KEY$|^AWS_|AUTH)`)
+
+// broad reports whether granting path whole is unlikely to be meant.
+func broad(path Path) bool {
+	switch path {
+	case "/", "/home", "/root", "/etc", "/var", "/run", "/proc", "/sys", "/dev", "/tmp", "/mnt", "/media", "/srv", "/opt":
+		return true
+	}
+	return isHome(path)
+}
+
+func isHome(path Path) bool {
+	if h, err := os.UserHomeDir(); err == nil && h != "/" && Path(h) == path {
+		return true
+	}
+	dir, _ := filepath.Split(string(path))
+	return dir == "/home/"
+}
+
+func sharedDir(path Path) string {
+	for _, d := range []Path{"/tmp", "/var/tmp", "/dev/shm"} {
+		if d.Contains(path) {
+			return string(d)
+		}
+	}
+	return ""
+}
+
+// credentialStores are places that commonly hold keys and tokens, relative
+// to a home directory.
+var credentialStores = []string{
+	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc",
+	".git-credentials", ".npmrc", ".pypirc", ".vault-token", ".password-store",
+	".config/gcloud", ".config/gh", ".local/share/keyrings", ".config/pinfold",
+}
+
+// credentialStore names a credential store that path equals, contains, or
+// lies within, or "".
+func credentialStore(path Path) string {
+	for _, sys := range []Path{"/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers"} {
+		if path.Contains(sys) || sys.Contains(path) {
+			return string(sys)
+		}
+	}
+	if path == "/" || path == "/home" {
+		return "every home directory's ~/.ssh"
+	}
+	if path == "/root" || isHome(path) {
+		return fmt.Sprintf("%s/.ssh", path)
+	}
+	s := string(path)
+	for _, c := range credentialStores {
+		if i := strings.Index(s, "/"+c); i >= 0 {
+			rest := s[i+1+len(c):]
+			if rest == "" || rest[0] == '/' {
+				return s[:i+1+len(c)]
+			}
+		}
+	}
+	return ""
+}
+
+// symlinkIn returns what path resolves to when that differs from path.
+func symlinkIn(path Path) string {
+	real, err := filepath.EvalSymlinks(string(path))
+	if err != nil || real == string(path) {
+		return ""
+	}
+	if _, err := os.Lstat(string(path)); err != nil {
+		return ""
+	}
+	return real
+}
+

@@ -1,0 +1,127 @@
+package policy
+
+import (
+	"errors"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// The TOML library records where each key was defined but does not export
+// it; it does attach that position to errors returned by a value's
+// UnmarshalTOML. The locator asks for a key's line by decoding the file into
+// a type built for that one key path whose leaf always fails.
+
+type locator struct {
+	text string
+	tree map[string]any
+}
+
+var errLocate = errors.New("locate")
+
+type locLeaf struct{}
+
+func (locLeaf) UnmarshalTOML(any) error { return errLocate }
+
+var locLeafType = reflect.TypeFor[locLeaf]()
+
+// place fills in Line (and Col when the problem has none) for each problem
+// from its key, then sorts them into file order.
+func (l locator) place(ps []Problem) []Problem {
+	for i := range ps {
+		if ps[i].Line == 0 && ps[i].Key != "" {
+			ps[i].Line = l.line(strings.Split(ps[i].Key, "."), ps[i].elem)
+		}
+	}
+	sortProblems(ps)
+	return ps
+}
+
+// line returns the line defining the key path, 0 if not found. For a key
+// inside the elem-th [[table]] of an array, the library only remembers the
+// last definition, so the answer is checked against the element's header
+// and replaced by the header line when it lies elsewhere.
+func (l locator) line(path []string, elem int) int {
+	n := l.keyLine(path)
+	if elem < 0 || len(path) == 0 {
+		return n
+	}
+	headers := l.headerLines(path[0])
+	if elem >= len(headers) {
+		return n
+	}
+	start, end := headers[elem], int(^uint(0)>>1)
+	if elem+1 < len(headers) {
+		end = headers[elem+1]
+	}
+	if n >= start && n < end {
+		return n
+	}
+	return start
+}
+
+func (l locator) keyLine(path []string) int {
+	t := locLeafType
+	node := any(l.tree)
+	types := make([]bool, len(path)) // true: the prefix names an array of tables
+	for i, k := range path {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return 0
+		}
+		node = m[k]
+		if _, isArr := toSlice(node); isArr && i < len(path)-1 {
+			types[i] = true
+			items, _ := toSlice(node)
+			if len(items) == 0 {
+				return 0
+			}
+			node = items[0]
+			// Any element holding the next key will do: the position is
+			// the library's, not this walk's.
+			for _, it := range items {
+				if mm, ok := it.(map[string]any); ok {
+					if _, has := mm[path[i+1]]; has {
+						node = it
+						break
+					}
+				}
+			}
+		}
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		if strings.ContainsAny(path[i], `,"`) {
+			return 0 // not expressible as a struct tag the library reads
+		}
+		t = reflect.StructOf([]reflect.StructField{{
+			Name: "F",
+			Type: t,
+			Tag:  reflect.StructTag(`toml:` + strconv.Quote(path[i])),
+		}})
+		if i > 0 && types[i-1] {
+			t = reflect.SliceOf(t)
+		}
+	}
+	v := reflect.New(t)
+	_, err := toml.Decode(l.text, v.Interface())
+	var pe toml.ParseError
+	if errors.As(err, &pe) && pe.Message == errLocate.Error() {
+		return pe.Position.Line
+	}
+	return 0
+}
+
+// headerLines returns the lines of the [[name]] headers, in order.
+func (l locator) headerLines(name string) []int {
+	re := regexp.MustCompile(`^[ \t]*\[\[[ \t]*` + regexp.QuoteMeta(name) + `[ \t]*\]\]`)
+	var out []int
+	for i, ln := range strings.Split(l.text, "\n") {
+		if re.MatchString(ln) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}

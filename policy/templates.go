@@ -1,0 +1,100 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// templateNames names the starter policies `launcher policy init` writes.
+var templateNames = []string{"offline", "ports", "proxy"}
+
+// TemplateNames returns the names StarterPolicy accepts.
+func TemplateNames() []string { return slices.Clone(templateNames) }
+
+// System paths a coding agent commonly needs. A template lists only those
+// that exist on this host as real directories or files (not symlinks), so
+// the policy it writes passes CheckLive here and reads as it binds.
+var (
+	templateExec = []string{
+		"/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec",
+		"/usr/local/bin", "/usr/local/lib", "/bin", "/sbin", "/lib", "/lib64",
+	}
+	templateRead = []string{
+		"/usr/share", "/usr/include", "/usr/local/share", "/etc/alternatives",
+		"/etc/ssl", "/etc/ca-certificates", "/etc/ld.so.cache", "/etc/ld.so.conf",
+		"/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd", "/etc/group",
+		"/etc/nsswitch.conf", "/etc/hosts", "/dev/zero", "/dev/urandom", "/dev/random",
+	}
+	templateWriteDev = []string{"/dev/null"}
+	templateNetRead  = []string{"/etc/resolv.conf", "/etc/gai.conf"}
+)
+
+// StarterPolicy returns a starter policy for workspace. The result is parsed and
+// checked against this host before it is returned; a template that would
+// not launch here is an error, not a file.
+func StarterPolicy(name string, workspace string) ([]byte, error) {
+	var ws Path
+	if err := ws.UnmarshalTOML(workspace); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# pinfold policy, template %q. Pin it by its sha256 and launch with\n", name)
+	w("#   launcher --policy-sha256 HASH --policy THIS_FILE -- AGENT ARGS...\n")
+	w("version = 1\nmode = \"wrapper\"\n\n[workspace]\npath = %s\n\n", strconv.Quote(workspace))
+	read := existing(templateRead)
+	switch name {
+	case "offline":
+	case "ports", "proxy":
+		read = append(read, existing(templateNetRead)...)
+	default:
+		return nil, fmt.Errorf("unknown template %q: known templates are %s", name, strings.Join(templateNames, ", "))
+	}
+	w("[files]\n")
+	w("read = %s\n", tomlList(read))
+	w("write = %s\n", tomlList(append([]string{workspace}, existing(templateWriteDev)...)))
+	w("exec = %s\n\n", tomlList(existing(templateExec)))
+	switch name {
+	case "offline":
+		w("[network]\nmode = \"none\"\n\n")
+	case "ports":
+		w("[network]\nmode = \"ports\"\nconnect_tcp = [443]   # HTTPS to any host: ports, not hosts (SD-03)\n\n")
+	case "proxy":
+		w("[network]\nmode = \"proxy\"\nblock_all = true\nallow = [\"github.com\", \"*.github.com\", \"proxy.golang.org\", \"registry.npmjs.org\"]\n\n")
+	}
+	w("[limits]\nmemory = \"4GiB\"\nprocesses = 512\nopen_files = 4096\nfile_size = \"2GiB\"\n\n")
+	w("[env]\npass = [\"PATH\", \"LANG\", \"TERM\"]\n")
+	out := []byte(b.String())
+	p, err := Parse("template "+name, out)
+	if err != nil {
+		return nil, fmt.Errorf("template %q for workspace %q: %w", name, workspace, err)
+	}
+	if err := p.CheckLive(); err != nil {
+		return nil, fmt.Errorf("template %q for workspace %q does not fit this host: %w", name, workspace, err)
+	}
+	return out, nil
+}
+
+func existing(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if st, err := os.Lstat(p); err == nil && st.Mode().Type()&os.ModeSymlink == 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func tomlList(xs []string) string {
+	if len(xs) == 0 {
+		return "[]"
+	}
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = "  " + strconv.Quote(x) + ","
+	}
+	return "[\n" + strings.Join(q, "\n") + "\n]"
+}

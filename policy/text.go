@@ -1,0 +1,98 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxFileSize is the largest policy file read. Real policies are a few KiB;
+// the cap keeps a hostile or mistaken path (a log, /dev/zero) from being read
+// into memory or parsed.
+const MaxFileSize = 1 << 20
+
+// checkPrintable refuses a decoded string holding anything that does not
+// read as it binds: C0 and C1 controls, DEL, bidi controls, zero-width and
+// other format characters, line and paragraph separators, non-ASCII spaces,
+// surrogates, private-use and unassigned code points, U+FFFD, and invalid
+// UTF-8 (SR-12, SR-15, SR-16).
+func checkPrintable(s string) error {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, w := utf8.DecodeRuneInString(s[i:]); w == 1 {
+				return fmt.Errorf("string %q holds invalid UTF-8 at byte %d", s, i)
+			}
+			return fmt.Errorf("string %q holds U+FFFD, the replacement character: the text was damaged before it reached the policy", s)
+		}
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("string %q holds %s at byte %d: %s", s, runeName(r), i, whyInvisible(r))
+		}
+	}
+	return nil
+}
+
+// textError is a problem found in the raw file before TOML parsing.
+type textError struct {
+	line, col int
+	msg       string
+}
+
+func (e *textError) Error() string { return e.msg }
+
+// checkText refuses a file that is not printable UTF-8 text, wherever the
+// bad character sits — comments included, since a bidi control in a comment
+// can reorder how the surrounding rules display (Trojan Source). Tabs, LF
+// and CR before LF are the only controls allowed.
+func checkText(data []byte) error {
+	if len(data) == 0 {
+		return &textError{msg: "the file is empty: a policy needs at least `version = 1`"}
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, w := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && w == 1:
+			return &textError{line, col, fmt.Sprintf("invalid UTF-8 (byte 0x%02x): a policy is UTF-8 text; is this a binary file?", data[i])}
+		case r == '\n':
+			line, col = line+1, 0
+		case r == '\t':
+		case r == '\r' && i+1 < len(data) && data[i+1] == '\n':
+		case r == 0xFEFF && i == 0:
+			return &textError{line, col, "the file starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM so every tool hashes and shows the same text"}
+		case !unicode.IsPrint(r):
+			return &textError{line, col, fmt.Sprintf("%s: %s", runeName(r), whyInvisible(r))}
+		}
+		i += w
+		col++
+	}
+	return nil
+}
+
+func runeName(r rune) string {
+	return fmt.Sprintf("character U+%04X", r)
+}
+
+func whyInvisible(r rune) string {
+	switch {
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
+		return "a bidirectional control reorders how text displays, so the policy would not read as it binds (SR-16)"
+	case r >= 0x200B && r <= 0x200D, r == 0x2060, r == 0xFEFF:
+		return "a zero-width character is invisible, so the policy would not read as it binds (SR-16)"
+	case r < 0x20, r >= 0x7F && r <= 0x9F:
+		return "control characters are not allowed in policy text (SR-12)"
+	case r >= 0xD800 && r <= 0xDFFF:
+		return "lone surrogates are not characters (SR-15)"
+	case unicode.Is(unicode.Zs, r), r == 0x2028, r == 0x2029:
+		return "only the ASCII space and tab may separate text; other spaces and separators look alike or break lines invisibly (SR-16)"
+	}
+	return "only printable characters are allowed in policy text (SR-16)"
+}
+
+var errBug = errors.New("pinfold bug")
+
+// bug reports an impossible state. It panics: reaching it means the code is
+// wrong, and continuing could weaken a Boundary.
+func bug(what string) string {
+	panic(fmt.Errorf("%w: %s", errBug, what))
+}

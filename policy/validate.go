@@ -1,0 +1,293 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+)
+
+// A check is one named rule over a decoded policy. Each says what is
+// impossible and why; none touches the file system (see CheckLive).
+type check struct {
+	name string
+	risk string
+	run  func(p *Policy) []Problem
+}
+
+// checks run in this order; every problem is reported, not just the first.
+var checks = []check{
+	{"workspace-required", "", checkWorkspaceRequired},
+	{"duplicate-entry", "SR-13", checkDuplicates},
+	{"path-in-two-lists", "SR-13", checkPathInTwoLists},
+	{"write-exec-overlap", "SR-01", checkWriteExec},
+	{"network-keys", "", checkNetworkKeys},
+	{"components-only", "", checkComponentsOnly},
+	{"protected-outside-workspace", "", checkProtected},
+	{"env-pass-and-set", "SR-13", checkEnvConflict},
+	{"allow-and-deny", "SR-13", checkDomainConflict},
+	{"auto-and-approval", "SR-13", checkCommandConflict},
+	{"secrets-need-proxy", "", checkSecretsProxy},
+	{"limit-range", "", checkLimits},
+}
+
+// Checks returns the names of the validation checks, in the order they run.
+func Checks() []string {
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		out[i] = c.name
+	}
+	return out
+}
+
+// Validate runs every named check and returns the problems found.
+func Validate(p *Policy) []Problem {
+	var ps []Problem
+	for _, c := range checks {
+		for _, pr := range c.run(p) {
+			pr.Check, pr.Risk = c.name, c.risk
+			ps = append(ps, pr)
+		}
+	}
+	return ps
+}
+
+func checkWorkspaceRequired(p *Policy) []Problem {
+	if p.Workspace.Path == "" {
+		return []Problem{{Key: "workspace", Msg: "`[workspace] path` is missing: the agent's working directory must be pinned in the policy", Hint: `add [workspace] with path = "/absolute/dir"`, elem: -1}}
+	}
+	return nil
+}
+
+// dupes returns the values that occur more than once, in first order.
+func dupes[T comparable](xs []T) []T {
+	seen := map[T]int{}
+	var out []T
+	for _, x := range xs {
+		if seen[x]++; seen[x] == 2 {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func dupProblems[T comparable](key string, xs []T) []Problem {
+	var ps []Problem
+	for _, d := range dupes(xs) {
+		ps = append(ps, problem(key, "", fmt.Sprintf("%v is listed more than once: each value is listed once", quoted(d))))
+	}
+	return ps
+}
+
+func quoted(v any) string {
+	switch v := v.(type) {
+	case Path, Domain, EnvName, Command, SecretName:
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprint(v)
+}
+
+func checkDuplicates(p *Policy) []Problem {
+	ps := slices.Concat(
+		dupProblems("files.read", p.Files.Read),
+		dupProblems("files.write", p.Files.Write),
+		dupProblems("files.exec", p.Files.Exec),
+		dupProblems("files.protected", p.Files.Protected),
+		dupProblems("network.connect_tcp", p.Network.ConnectTCP),
+		dupProblems("network.bind_tcp", p.Network.BindTCP),
+		dupProblems("network.allow", p.Network.Allow),
+		dupProblems("network.deny", p.Network.Deny),
+		dupProblems("network.unsafe_allow_private", p.Network.UnsafeAllowPrivate),
+		dupProblems("env.pass", p.Env.Pass),
+		dupProblems("commands.auto", p.Commands.Auto),
+		dupProblems("commands.approval", p.Commands.Approval),
+	)
+	names := make([]SecretName, len(p.Secrets))
+	for i, s := range p.Secrets {
+		names[i] = s.Name
+		for _, pr := range dupProblems("secrets.hosts", s.Hosts) {
+			pr.elem = i
+			ps = append(ps, pr)
+		}
+	}
+	for _, d := range dupes(names) {
+		pr := problem("secrets.name", "", fmt.Sprintf("secret %q has more than one [[secrets]] rule: give each secret one rule with all its hosts", d))
+		pr.elem = slices.Index(names, d)
+		pr.elem += 1 + slices.Index(names[pr.elem+1:], d)
+		ps = append(ps, pr)
+	}
+	return ps
+}
+
+func checkPathInTwoLists(p *Policy) []Problem {
+	var ps []Problem
+	for _, r := range p.Files.Read {
+		if slices.Contains(p.Files.Write, r) {
+			ps = append(ps, problem("files.read", "", fmt.Sprintf("%q is listed in both read and write: write already grants read, so list it once", r)))
+		}
+		if slices.Contains(p.Files.Exec, r) {
+			ps = append(ps, problem("files.read", "", fmt.Sprintf("%q is listed in both read and exec: exec already grants read, so list it once", r)))
+		}
+	}
+	return ps
+}
+
+// checkWriteExec enforces write-xor-execute over the hierarchy: Landlock
+// grants a directory's rights to everything beneath it, so a write path
+// beneath (or equal to, or above) an exec path makes written files
+// executable (SR-01).
+func checkWriteExec(p *Policy) []Problem {
+	var ps []Problem
+	for _, w := range p.Files.Write {
+		for _, x := range p.Files.Exec {
+			var rel string
+			switch {
+			case w == x:
+				rel = "is also an exec path"
+			case x.Contains(w):
+				rel = fmt.Sprintf("is beneath exec path %q", x)
+			case w.Contains(x):
+				rel = fmt.Sprintf("contains exec path %q", x)
+			default:
+				continue
+			}
+			ps = append(ps, Problem{Key: "files.write", elem: -1,
+				Msg:  fmt.Sprintf("write path %q %s: a file the agent writes could then be executed", w, rel),
+				Hint: "keep written and executable trees apart; build outputs run from a write path are refused by design"})
+		}
+	}
+	return ps
+}
+
+func checkNetworkKeys(p *Policy) []Problem {
+	n := p.Network
+	var ps []Problem
+	only := func(key string, set bool, mode NetMode) {
+		if set && n.Mode != mode {
+			ps = append(ps, Problem{Key: "network." + key, elem: -1,
+				Msg:  fmt.Sprintf("%s applies only in %q mode, but network mode is %q", key, mode, n.Mode),
+				Hint: fmt.Sprintf("remove it, or set mode = %q", mode)})
+		}
+	}
+	only("connect_tcp", len(n.ConnectTCP) > 0, NetPorts)
+	only("bind_tcp", len(n.BindTCP) > 0, NetPorts)
+	only("allow", len(n.Allow) > 0, NetProxy)
+	only("deny", len(n.Deny) > 0, NetProxy)
+	only("block_all", !n.BlockAll, NetProxy)
+	only("unsafe_allow_private", len(n.UnsafeAllowPrivate) > 0, NetProxy)
+	if n.Mode == NetPorts && len(n.ConnectTCP) == 0 && len(n.BindTCP) == 0 {
+		ps = append(ps, Problem{Key: "network.mode", elem: -1,
+			Msg:  `"ports" mode lists no ports in connect_tcp or bind_tcp, so it would allow nothing`,
+			Hint: `list the ports, or use mode = "none"`})
+	}
+	if n.Mode == NetProxy && n.BlockAll && len(n.Allow) == 0 {
+		ps = append(ps, Problem{Key: "network.allow", elem: -1,
+			Msg:  `"proxy" mode with block_all = true and no allow rules would refuse every host`,
+			Hint: `list hosts in allow, or use mode = "none"`})
+	}
+	return ps
+}
+
+func checkComponentsOnly(p *Policy) []Problem {
+	if p.Mode == ModeComponents {
+		return nil
+	}
+	var ps []Problem
+	d := Default()
+	used := func(key string, set bool) {
+		if set {
+			ps = append(ps, Problem{Key: key, elem: -1,
+				Msg:  fmt.Sprintf("%s is enforced by the components, but mode is %q: in wrapper mode nothing would enforce it", key, p.Mode),
+				Hint: `set mode = "components" (needs root), or remove it`})
+		}
+	}
+	used("secrets", len(p.Secrets) > 0)
+	used("commands", !commandsEqual(p.Commands, d.Commands))
+	used("backups", p.Backups != d.Backups)
+	used("files.protected", len(p.Files.Protected) > 0)
+	return ps
+}
+
+func commandsEqual(a, b Commands) bool {
+	return slices.Equal(a.Auto, b.Auto) && slices.Equal(a.Approval, b.Approval) &&
+		a.Timeout == b.Timeout && a.Output == b.Output
+}
+
+func checkProtected(p *Policy) []Problem {
+	var ps []Problem
+	for _, pr := range p.Files.Protected {
+		if p.Workspace.Path == "" || !p.Workspace.Path.Contains(pr) {
+			ps = append(ps, problem("files.protected", "", fmt.Sprintf("protected path %q is not beneath the workspace %q: only the workspace is brokered by the fs component", pr, p.Workspace.Path)))
+		}
+	}
+	return ps
+}
+
+func checkEnvConflict(p *Policy) []Problem {
+	var ps []Problem
+	for _, n := range p.Env.Pass {
+		if _, ok := p.Env.Set[n]; ok {
+			ps = append(ps, problem("env.set", "", fmt.Sprintf("%q is both passed and set: give it one value", n)))
+		}
+	}
+	return ps
+}
+
+func checkDomainConflict(p *Policy) []Problem {
+	var ps []Problem
+	for _, d := range p.Network.Allow {
+		if slices.Contains(p.Network.Deny, d) {
+			ps = append(ps, problem("network.deny", "", fmt.Sprintf("%q is both allowed and denied: list it once", d)))
+		}
+	}
+	return ps
+}
+
+func checkCommandConflict(p *Policy) []Problem {
+	var ps []Problem
+	for _, c := range p.Commands.Auto {
+		if slices.Contains(p.Commands.Approval, c) {
+			ps = append(ps, problem("commands.approval", "", fmt.Sprintf("%q is both automatic and needs approval: list it once", c)))
+		}
+	}
+	return ps
+}
+
+func checkSecretsProxy(p *Policy) []Problem {
+	if len(p.Secrets) == 0 || p.Network.Mode == NetProxy {
+		return nil
+	}
+	return []Problem{{Key: "secrets", elem: 0,
+		Msg:  fmt.Sprintf("secrets are injected by the proxy, but network mode is %q", p.Network.Mode),
+		Hint: `set [network] mode = "proxy"`}}
+}
+
+func checkLimits(p *Policy) []Problem {
+	var ps []Problem
+	atLeast := func(key string, v, min int64, why string) {
+		if v < min {
+			ps = append(ps, problem(key, "", fmt.Sprintf("%d is below the minimum %d: %s", v, min, why)))
+		}
+	}
+	l := p.Limits
+	atLeast("limits.processes", int64(l.Processes), 1, "a zero or negative process limit is not \"unlimited\"; fork bombs must stay bounded (SR-04)")
+	atLeast("limits.open_files", int64(l.OpenFiles), 16, "a program cannot start with fewer descriptors")
+	atLeast("limits.tmp_size", int64(l.TmpSize), int64(MiB), "the private /tmp needs at least 1MiB")
+	if l.CPUTime%Duration(1e9) != 0 {
+		ps = append(ps, problem("limits.cpu_time", "", fmt.Sprintf("%s is not whole seconds: RLIMIT_CPU counts seconds", l.CPUTime)))
+	}
+	c := p.CodeMode
+	for _, l := range []struct {
+		key  string
+		zero bool
+	}{
+		{"code_mode.memory", c.Memory == 0}, {"code_mode.stack", c.Stack == 0},
+		{"code_mode.deadline", c.Deadline == 0}, {"code_mode.output", c.Output == 0},
+		{"code_mode.script_size", c.ScriptSize == 0}, {"commands.timeout", p.Commands.Timeout == 0},
+		{"commands.output", p.Commands.Output == 0}, {"backups.quota", p.Backups.Quota == 0},
+	} {
+		if l.zero {
+			ps = append(ps, problem(l.key, "", `"0" is not allowed here: this limit has no "unlimited" value`))
+		}
+	}
+	atLeast("code_mode.tool_calls", int64(c.ToolCalls), 0, "a budget cannot be negative")
+	return ps
+}
