@@ -94,13 +94,17 @@ func walkTable(table map[string]any, t reflect.Type, path []string) []Problem {
 	return ps
 }
 
+// keyChecker is implemented by map types whose keys have rules of their own.
+type keyChecker interface{ CheckKey(string) error }
+
+func valueProblem(path []string, elem int, err error) Problem {
+	p := problem(strings.Join(path, "."), "value", err.Error())
+	p.elem = elem
+	return p
+}
+
 func walkValue(v any, t reflect.Type, path []string, elem int) []Problem {
-	key := strings.Join(path, ".")
-	bad := func(err error) []Problem {
-		p := problem(key, "value", err.Error())
-		p.elem = elem
-		return []Problem{p}
-	}
+	bad := func(err error) []Problem { return []Problem{valueProblem(path, elem, err)} }
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		if err := reflect.New(t).Interface().(toml.Unmarshaler).UnmarshalTOML(v); err != nil {
 			return bad(err)
@@ -146,7 +150,11 @@ func walkValue(v any, t reflect.Type, path []string, elem int) []Problem {
 		var ps []Problem
 		for _, k := range sortedKeys(m) {
 			kp := append(path[:len(path):len(path)], k)
-			ps = append(ps, walkValue(k, t.Key(), kp, elem)...)
+			if kc, ok := reflect.Zero(t).Interface().(keyChecker); ok {
+				if err := kc.CheckKey(k); err != nil {
+					ps = append(ps, valueProblem(kp, elem, err))
+				}
+			}
 			ps = append(ps, walkValue(m[k], t.Elem(), kp, elem)...)
 		}
 		return ps

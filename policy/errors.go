@@ -47,6 +47,14 @@ func (p Problem) String() string {
 	return b.String()
 }
 
+// In formats the problem as "FILE:LINE:COL: KEY: MSG (RISK)".
+func (p Problem) In(file string) string {
+	if p.Line > 0 {
+		return file + ":" + p.String()
+	}
+	return file + ": " + p.String()
+}
+
 // Error reports every problem found in one policy file, in file order.
 type Error struct {
 	File     string
@@ -57,7 +65,7 @@ func (e *Error) Error() string {
 	if len(e.Problems) == 0 {
 		return bug("policy.Error with no problems")
 	}
-	s := e.File + ":" + e.Problems[0].String()
+	s := e.Problems[0].In(e.File)
 	if n := len(e.Problems) - 1; n > 0 {
 		s += fmt.Sprintf(" (and %d more)", n)
 	}
@@ -68,7 +76,7 @@ func (e *Error) Error() string {
 func (e *Error) Lines() []string {
 	out := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
-		out[i] = e.File + ":" + p.String()
+		out[i] = p.In(e.File)
 	}
 	return out
 }

@@ -64,7 +64,18 @@ type Limits struct {
 // Env builds the agent's environment. Nothing is inherited unless passed.
 type Env struct {
 	Pass []EnvName         `toml:"pass" doc:"Names of variables copied from the launcher's environment."`
-	Set  map[EnvName]Text `toml:"set" doc:"Variables set to fixed values."`
+	Set  EnvSet    `toml:"set" doc:"Variables set to fixed values."`
+}
+
+// EnvSet maps variable names to values. (The map's key type is a plain
+// string because the TOML library cannot decode into named key types;
+// CheckKey validates the names in the schema walk.)
+type EnvSet map[string]Text
+
+// CheckKey reports whether k is a valid environment variable name.
+func (EnvSet) CheckKey(k string) error {
+	var n EnvName
+	return n.UnmarshalTOML(k)
 }
 
 // Secret is one header-injection rule (components mode).

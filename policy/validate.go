@@ -224,7 +224,7 @@ func checkProtected(p *Policy) []Problem {
 func checkEnvConflict(p *Policy) []Problem {
 	var ps []Problem
 	for _, n := range p.Env.Pass {
-		if _, ok := p.Env.Set[n]; ok {
+		if _, ok := p.Env.Set[string(n)]; ok {
 			ps = append(ps, problem("env.set", "", fmt.Sprintf("%q is both passed and set: give it one value", n)))
 		}
 	}

@@ -1,6 +1,3 @@
-// Command launcher starts an AI agent under a pinned policy. This file is
-// the thin CLI: flag parsing, help text and exit codes. The work lives in
-// the policy and launcher packages.
 package main
 
 import (

@@ -129,7 +129,7 @@ func (e env) policyCheck(args []string) error {
 
 // problem prints one problem as one line, and its hint on the next.
 func (e env) problem(kind, file string, pr policy.Problem) {
-	fmt.Fprintf(e.stderr, "launcher: %s: %s:%s\n", kind, file, oneLine(pr.String()))
+	fmt.Fprintf(e.stderr, "launcher: %s: %s\n", kind, oneLine(pr.In(file)))
 	if pr.Hint != "" {
 		fmt.Fprintf(e.stderr, "launcher: hint: %s\n", oneLine(pr.Hint))
 	}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"launcher": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts pins the CLI's stdout, stderr and exit codes. Each script in
+// testdata/script runs the real command line.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// expand FILE... replaces $WORK in each file with the script's
+			// work directory, so policies can name real paths.
+			"expand": func(ts *testscript.TestScript, neg bool, args []string) {
+				for _, f := range args {
+					data := strings.ReplaceAll(ts.ReadFile(f), "$WORK", ts.Getenv("WORK"))
+					ts.Check(os.WriteFile(ts.MkAbs(f), []byte(data), 0o644))
+				}
+			},
+			// status CODE PROG ARGS... runs PROG and requires exit code CODE,
+			// keeping stdout and stderr for the commands that follow.
+			"status": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: status CODE PROG [ARGS...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				ts.Check(err)
+				err = ts.Exec(args[1], args[2:]...)
+				got := 0
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					got = ee.ExitCode()
+				} else if err != nil {
+					ts.Fatalf("run %s: %v", args[1], err)
+				}
+				if got != want {
+					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+				}
+			},
+		},
+	})
+}
