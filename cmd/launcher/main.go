@@ -137,7 +137,21 @@ func flags(name string) *flag.FlagSet {
 // parse parses flags, answering --help with help on stdout and a bad flag
 // with a usage error. It returns the positional arguments.
 func (e env) parse(fs *flag.FlagSet, help string, args []string, nargs int) ([]string, error) {
-	err := fs.Parse(args)
+	// Flags may come before or after the positional arguments
+	// (`policy check FILE --json`); "--" ends flag parsing.
+	var pos []string
+	in := args
+	err := fs.Parse(in)
+	for err == nil && fs.NArg() > 0 {
+		rest := fs.Args()
+		if used := len(in) - len(rest); used > 0 && in[used-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		in = rest[1:]
+		err = fs.Parse(in)
+	}
 	if errors.Is(err, flag.ErrHelp) || (err == nil && fs.Lookup("help").Value.String() == "true") {
 		fmt.Fprint(e.stdout, help)
 		return nil, silentExit(exitOK)
@@ -145,8 +159,8 @@ func (e env) parse(fs *flag.FlagSet, help string, args []string, nargs int) ([]s
 	if err != nil {
 		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: %v", fs.Name(), err)
 	}
-	if nargs >= 0 && fs.NArg() != nargs {
-		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: want %d argument(s), got %d", fs.Name(), nargs, fs.NArg())
+	if nargs >= 0 && len(pos) != nargs {
+		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: want %d argument(s), got %d", fs.Name(), nargs, len(pos))
 	}
-	return fs.Args(), nil
+	return pos, nil
 }
