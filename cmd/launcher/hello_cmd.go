@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/pinfold/pinfold/launcher"
@@ -63,9 +62,7 @@ func (e env) hello(args []string) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := e.writeJSON(rep); err != nil {
 			return err
 		}
 	} else {

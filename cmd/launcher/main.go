@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -123,6 +124,13 @@ func (e env) dispatch(args []string) error {
 		return fail(exitUsage, "", "launching an agent (%s) is not available in this version; nothing was started", args[0])
 	}
 	return fail(exitUsage, "run `launcher --help` for the commands", "unknown command %q", args[0])
+}
+
+// writeJSON writes v to stdout, indented, for auditors and programs.
+func (e env) writeJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // flags returns a FlagSet whose errors and help go where the CLI wants them.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -105,9 +104,7 @@ func (e env) policyCheck(args []string) error {
 	}
 	rep.Valid = len(rep.Errors) == 0
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := e.writeJSON(rep); err != nil {
 			return err
 		}
 	} else {
