@@ -35,7 +35,14 @@ func (p *Policy) Advice() []Problem {
 				add(l.key, "shared-tmp", "", fmt.Sprintf("%q is in %s, which is shared with other users: another user's process can plant or read files there", path, shared))
 			}
 			if c := credentialStore(path); c != "" {
-				add(l.key, "credential-store", "", fmt.Sprintf("%q includes %s, a credential store: the agent could read keys or tokens", path, c))
+				what := fmt.Sprintf("includes %s, a credential store", c)
+				switch {
+				case Path(c) == path:
+					what = "is a credential store"
+				case Path(c).Contains(path):
+					what = fmt.Sprintf("is in %s, a credential store", c)
+				}
+				add(l.key, "credential-store", "", fmt.Sprintf("%q %s: the agent could read keys or tokens", path, what))
 			}
 			if l.key != "files.write" {
 				if target := symlinkIn(path); target != "" {
@@ -140,6 +147,14 @@ func credentialStore(path Path) string {
 			}
 		}
 	}
+	// A directory that holds a store: "~/.config" holds "~/.config/gh".
+	for _, c := range credentialStores {
+		for j := range len(c) {
+			if c[j] == '/' && strings.HasSuffix(s, "/"+c[:j]) {
+				return s + c[j:]
+			}
+		}
+	}
 	return ""
 }
 
@@ -154,4 +169,3 @@ func symlinkIn(path Path) string {
 	}
 	return real
 }
-

@@ -136,7 +136,9 @@ func walkValue(v any, t reflect.Type, path []string, elem int) []Problem {
 		var ps []Problem
 		for i, it := range items {
 			e := elem
-			if t.Elem().Kind() == reflect.Struct {
+			// An array of tables numbers its elements; a leaf that
+			// happens to be a struct (CIDR) does not.
+			if t.Elem().Kind() == reflect.Struct && !reflect.PointerTo(t.Elem()).Implements(unmarshalerType) {
 				e = i
 			}
 			ps = append(ps, walkValue(it, t.Elem(), path, e)...)
@@ -187,9 +189,22 @@ func sortedKeys(m map[string]any) []string {
 	return ks
 }
 
-func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
+// schemaFields returns the fields of t that are keys of the schema: the
+// exported ones. (Policy.src has no tag; without this, the key "" would
+// reach it.)
+func schemaFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
 	for i := 0; i < t.NumField(); i++ {
-		if f := t.Field(i); f.Tag.Get("toml") == tag {
+		if f := t.Field(i); f.IsExported() && f.Tag.Get("toml") != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
+	for _, f := range schemaFields(t) {
+		if f.Tag.Get("toml") == tag {
 			return f, true
 		}
 	}
@@ -198,8 +213,8 @@ func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
 
 func tags(t reflect.Type) []string {
 	var out []string
-	for i := 0; i < t.NumField(); i++ {
-		out = append(out, t.Field(i).Tag.Get("toml"))
+	for _, f := range schemaFields(t) {
+		out = append(out, f.Tag.Get("toml"))
 	}
 	return out
 }

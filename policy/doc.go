@@ -40,6 +40,9 @@
 //   - Line numbers for keys inside an array of tables ([[secrets]]) come from
 //     the element's header when the TOML library's own record (which keeps the
 //     last definition of a key only) points elsewhere.
+//   - Each line number costs a decode of the whole file, so at most 32
+//     distinct keys are located; a file with more problem keys than that
+//     gets the rest reported without a line.
 //   - Domain rules accept only lower-case ASCII names; internationalised
 //     names must be written as xn-- labels.
 package policy

@@ -28,28 +28,49 @@ func (locLeaf) UnmarshalTOML(any) error { return errLocate }
 
 var locLeafType = reflect.TypeFor[locLeaf]()
 
+// maxLocate bounds how many distinct keys place looks up. Each lookup
+// decodes the whole file again, so without a bound a hostile file with
+// thousands of bad keys would take hours to refuse; past it, problems are
+// reported without a line.
+const maxLocate = 32
+
 // place fills in Line (and Col when the problem has none) for each problem
-// from its key, then sorts them into file order.
+// from its key, then sorts them into file order. Problems sharing a key
+// share one lookup.
 func (l locator) place(ps []Problem) []Problem {
+	keyLines := map[string]int{}
+	headers := map[string][]int{}
 	for i := range ps {
-		if ps[i].Line == 0 && ps[i].Key != "" {
-			ps[i].Line = l.line(strings.Split(ps[i].Key, "."), ps[i].elem)
+		p := &ps[i]
+		if p.Line != 0 || p.Key == "" {
+			continue
 		}
+		n, ok := keyLines[p.Key]
+		if !ok {
+			if len(keyLines) == maxLocate {
+				continue
+			}
+			n = l.keyLine(strings.Split(p.Key, "."))
+			keyLines[p.Key] = n
+		}
+		if p.elem >= 0 {
+			head, _, _ := strings.Cut(p.Key, ".")
+			if _, ok := headers[head]; !ok {
+				headers[head] = l.headerLines(head)
+			}
+			n = inElement(n, headers[head], p.elem)
+		}
+		p.Line = n
 	}
 	sortProblems(ps)
 	return ps
 }
 
-// line returns the line defining the key path, 0 if not found. For a key
-// inside the elem-th [[table]] of an array, the library only remembers the
-// last definition, so the answer is checked against the element's header
-// and replaced by the header line when it lies elsewhere.
-func (l locator) line(path []string, elem int) int {
-	n := l.keyLine(path)
-	if elem < 0 || len(path) == 0 {
-		return n
-	}
-	headers := l.headerLines(path[0])
+// inElement returns line n when it lies inside the elem-th [[table]] of an
+// array, whose headers are on the given lines, and the element's header line
+// otherwise: for a key defined in several elements the library only
+// remembers the last definition.
+func inElement(n int, headers []int, elem int) int {
 	if elem >= len(headers) {
 		return n
 	}

@@ -63,7 +63,7 @@ type Limits struct {
 
 // Env builds the agent's environment. Nothing is inherited unless passed.
 type Env struct {
-	Pass []EnvName         `toml:"pass" doc:"Names of variables copied from the launcher's environment."`
+	Pass []EnvName `toml:"pass" doc:"Names of variables copied from the launcher's environment."`
 	Set  EnvSet    `toml:"set" doc:"Variables set to fixed values."`
 }
 

@@ -262,15 +262,18 @@ func checkSecretsProxy(p *Policy) []Problem {
 
 func checkLimits(p *Policy) []Problem {
 	var ps []Problem
-	atLeast := func(key string, v, min int64, why string) {
+	// show writes v as the policy does: a size as a size, not bytes.
+	atLeast := func(key string, v, min int64, show func(int64) string, why string) {
 		if v < min {
-			ps = append(ps, problem(key, "", fmt.Sprintf("%d is below the minimum %d: %s", v, min, why)))
+			ps = append(ps, problem(key, "", fmt.Sprintf("%s is below the minimum %s: %s", show(v), show(min), why)))
 		}
 	}
+	num := func(n int64) string { return fmt.Sprint(n) }
+	size := func(n int64) string { return Size(n).String() }
 	l := p.Limits
-	atLeast("limits.processes", int64(l.Processes), 1, "a zero or negative process limit is not \"unlimited\"; fork bombs must stay bounded (SR-04)")
-	atLeast("limits.open_files", int64(l.OpenFiles), 16, "a program cannot start with fewer descriptors")
-	atLeast("limits.tmp_size", int64(l.TmpSize), int64(MiB), "the private /tmp needs at least 1MiB")
+	atLeast("limits.processes", int64(l.Processes), 1, num, "a zero or negative process limit is not \"unlimited\"; fork bombs must stay bounded (SR-04)")
+	atLeast("limits.open_files", int64(l.OpenFiles), 16, num, "a program cannot start with fewer descriptors")
+	atLeast("limits.tmp_size", int64(l.TmpSize), int64(MiB), size, "the private /tmp needs at least 1MiB")
 	if l.CPUTime%Duration(1e9) != 0 {
 		ps = append(ps, problem("limits.cpu_time", "", fmt.Sprintf("%s is not whole seconds: RLIMIT_CPU counts seconds", l.CPUTime)))
 	}
@@ -288,6 +291,6 @@ func checkLimits(p *Policy) []Problem {
 			ps = append(ps, problem(l.key, "", `"0" is not allowed here: this limit has no "unlimited" value`))
 		}
 	}
-	atLeast("code_mode.tool_calls", int64(c.ToolCalls), 0, "a budget cannot be negative")
+	atLeast("code_mode.tool_calls", int64(c.ToolCalls), 0, num, "a budget cannot be negative")
 	return ps
 }

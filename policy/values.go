@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -135,12 +136,15 @@ func ParseSize(str string) (Size, error) {
 			continue
 		}
 		n, err := parseDigits(digits)
-		if err != nil || n > int64(MaxInt/u.mult) {
+		if errors.Is(err, errTooBig) || err == nil && n > int64(MaxInt/u.mult) {
+			return 0, fmt.Errorf("size %q is over the limit of 2^53-1 bytes (SR-14)", str)
+		}
+		if err != nil {
 			break
 		}
 		return Size(n) * u.mult, nil
 	}
-	return 0, fmt.Errorf(`size %q is not digits followed by B, KiB, MiB, GiB or TiB (e.g. "512MiB"), or "0", within 2^53-1 bytes`, str)
+	return 0, fmt.Errorf(`size %q is not digits followed by B, KiB, MiB, GiB or TiB (e.g. "512MiB"), or "0"`, str)
 }
 
 // String formats the size in the largest unit that divides it.
@@ -187,7 +191,10 @@ func ParseDuration(str string) (Duration, error) {
 			continue
 		}
 		n, err := parseDigits(digits)
-		if err != nil || n > int64(MaxInt/u.mult) {
+		if errors.Is(err, errTooBig) || err == nil && n > int64(MaxInt/u.mult) {
+			return 0, fmt.Errorf("duration %q is over the limit of 2^53-1 nanoseconds, about 104 days (SR-14)", str)
+		}
+		if err != nil {
 			break
 		}
 		return Duration(time.Duration(n) * u.mult), nil
@@ -209,9 +216,13 @@ func (d Duration) String() string {
 	return time.Duration(d).String()
 }
 
+// errTooBig is parseDigits' answer for more than 16 digits: well formed,
+// but over MaxInt whatever the unit.
+var errTooBig = errors.New("too many digits")
+
 // parseDigits accepts 1 to 16 ASCII digits with no sign and no leading zero.
 func parseDigits(s string) (int64, error) {
-	if s == "" || len(s) > 16 || (s[0] == '0' && len(s) > 1) {
+	if s == "" || (s[0] == '0' && len(s) > 1) {
 		return 0, fmt.Errorf("bad digits %q", s)
 	}
 	var n int64
@@ -219,7 +230,10 @@ func parseDigits(s string) (int64, error) {
 		if s[i] < '0' || s[i] > '9' {
 			return 0, fmt.Errorf("bad digits %q", s)
 		}
-		n = n*10 + int64(s[i]-'0')
+		n = n*10 + int64(s[i]-'0') // wraps past 18 digits; unused then
+	}
+	if len(s) > 16 {
+		return 0, errTooBig
 	}
 	return n, nil
 }
@@ -292,13 +306,13 @@ func (d Domain) Wildcard() (string, bool) {
 
 func checkDomain(s string) error {
 	name, _ := strings.CutPrefix(s, "*.")
-	if lower := strings.ToLower(strings.TrimSuffix(name, ".")); lower != name {
-		return fmt.Errorf("host %q is not in normal form: write %q (lower case, no trailing dot)", s, strings.Replace(s, name, lower, 1))
-	}
-	if len(name) == 0 || len(name) > 253 {
+	// The shape checks run on the normal form, so that the "write X"
+	// suggestion below is only made when X would be accepted.
+	norm := strings.ToLower(strings.TrimSuffix(name, "."))
+	if len(norm) == 0 || len(norm) > 253 {
 		return fmt.Errorf("host %q is empty or longer than 253 characters", s)
 	}
-	labels := strings.Split(name, ".")
+	labels := strings.Split(norm, ".")
 	for _, l := range labels {
 		if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
 			return fmt.Errorf("host %q has an empty, over-long or hyphen-edged label %q", s, l)
@@ -312,6 +326,9 @@ func checkDomain(s string) error {
 	}
 	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
 		return fmt.Errorf("host %q looks like an IP address: domain rules take names; use unsafe_allow_private for address ranges", s)
+	}
+	if norm != name {
+		return fmt.Errorf("host %q is not in normal form: write %q (lower case, no trailing dot)", s, strings.Replace(s, name, norm, 1))
 	}
 	return nil
 }
@@ -329,8 +346,13 @@ func (c *CIDR) UnmarshalTOML(v any) error {
 	if err != nil {
 		return fmt.Errorf("address range %q is not a CIDR prefix such as \"10.0.0.0/8\"", s)
 	}
-	if p.Addr().Is4In6() || p.Masked().String() != s {
-		return fmt.Errorf("address range %q is not in canonical form: write %q", s, p.Masked().String())
+	m := p.Masked()
+	if m.Addr().Is4In6() {
+		v4 := netip.PrefixFrom(m.Addr().Unmap(), m.Bits()-96)
+		return fmt.Errorf("address range %q is IPv4-mapped IPv6, which IPv4 addresses do not match: write %q", s, v4)
+	}
+	if m.String() != s {
+		return fmt.Errorf("address range %q is not in canonical form: write %q", s, m)
 	}
 	*c = CIDR(p)
 	return nil
@@ -365,7 +387,13 @@ func (n *SecretName) UnmarshalTOML(v any) error {
 	if s != strings.ToLower(s) {
 		return fmt.Errorf("secret name %q has upper-case letters: names are lower case", s)
 	}
-	return checkIdent("secret name", s, "_-", false)
+	if err := checkIdent("secret name", s, "_-", false); err != nil {
+		return err
+	}
+	if s[0] < 'a' || s[0] > 'z' {
+		return fmt.Errorf("secret name %q does not start with a letter", s)
+	}
+	return nil
 }
 
 // HeaderName is an HTTP header field name (RFC 9110 token).
@@ -424,15 +452,15 @@ func (c *Command) UnmarshalTOML(v any) error {
 func (c Command) Words() []string { return strings.Fields(string(c)) }
 
 // checkIdent accepts a non-empty ASCII name of lower-case letters (and
-// upper-case ones when upper), digits not in first place, and bytes of extra.
+// upper-case ones when upper), digits not in first place, and characters of
+// extra (ASCII). The offset it reports is in bytes.
 func checkIdent(what, s, extra string, upper bool) error {
 	if s == "" {
 		return fmt.Errorf("%s is empty", what)
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	for i, c := range s {
 		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' && i > 0 ||
-			upper && c >= 'A' && c <= 'Z' || strings.IndexByte(extra, c) >= 0
+			upper && c >= 'A' && c <= 'Z' || strings.ContainsRune(extra, c)
 		if !ok {
 			return fmt.Errorf("%s %q has character %q at offset %d", what, s, c, i)
 		}

@@ -1,0 +1,241 @@
+package policy
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// liveDir returns a fresh directory with no symlink in its path, so that the
+// only links a test sees are the ones it makes.
+func liveDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Each testdata/live file has the same two header lines as testdata/invalid
+// (see corpus_test.go), naming the first problem CheckLive reports, with
+// @DIR@ standing for the test's directory throughout.
+//
+// liveCase sets up the file system for one testdata/live file. Every case
+// starts from ws/, real/ and real/out/ beneath the test's directory. In the
+// control run, links, files and missing entries are all real directories
+// instead, and the same policy must pass.
+type liveCase struct {
+	links    map[string]string // name -> target
+	files    []string
+	missing  []string
+	problems int // how many problems CheckLive reports
+}
+
+var liveCases = map[string]liveCase{
+	"write-link":            {links: map[string]string{"ws/out": "../real"}, problems: 1},
+	"write-link-parent":     {links: map[string]string{"ws/link": "../real"}, missing: []string{"ws/link/out"}, problems: 1},
+	"write-link-dangling":   {links: map[string]string{"ws/dangling": "../gone"}, problems: 1},
+	"write-link-absolute":   {links: map[string]string{"ws/etc": "/etc"}, problems: 1},
+	"workspace-link":        {links: map[string]string{"wslink": "ws"}, problems: 1},
+	"workspace-link-parent": {links: map[string]string{"up": "real"}, missing: []string{"up/ws"}, problems: 1},
+	"write-missing":         {missing: []string{"ws/missing"}, problems: 1},
+	"read-missing":          {missing: []string{"nope"}, problems: 1},
+	"exec-missing":          {missing: []string{"tools/bin"}, problems: 1},
+	"workspace-file":        {files: []string{"file"}, problems: 1},
+	"workspace-missing":     {missing: []string{"gone"}, problems: 1},
+	"two-problems":          {links: map[string]string{"wslink": "ws", "ws/out": "../real"}, missing: []string{"nope"}, problems: 3},
+}
+
+func (c liveCase) setup(t *testing.T, dir string, control bool) {
+	t.Helper()
+	mkdir := func(name string) {
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{"ws", "real/out"} {
+		mkdir(d)
+	}
+	for name, target := range c.links {
+		if control {
+			mkdir(name)
+		} else if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range c.files {
+		if control {
+			mkdir(name)
+		} else if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range c.missing {
+		if control {
+			mkdir(name)
+		}
+	}
+}
+
+func TestCheckLive(t *testing.T) {
+	files, _ := filepath.Glob("testdata/live/*.toml")
+	if len(files) != len(liveCases) {
+		t.Errorf("%d files in testdata/live, %d cases in liveCases", len(files), len(liveCases))
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".toml")
+		c, ok := liveCases[name]
+		if !ok {
+			t.Errorf("%s has no liveCases entry", file)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, control := range []bool{false, true} {
+				dir := liveDir(t)
+				c.setup(t, dir, control)
+				data := []byte(strings.ReplaceAll(string(raw), "@DIR@", dir))
+				p, err := Parse(name, data)
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				err = p.CheckLive()
+				if control {
+					if err != nil {
+						t.Errorf("control (real directories): CheckLive = %v", err)
+					}
+					continue
+				}
+				var pe *Error
+				if !errors.As(err, &pe) {
+					t.Fatalf("CheckLive = %v, want *Error", err)
+				}
+				first := pe.Problems[0]
+				got := header{first.Check, strings.ReplaceAll(first.String(), dir, "@DIR@")}
+				if *update {
+					if err := os.WriteFile(file, writeHeader(raw, got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := readHeader(raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Errorf("first problem:\n got  %s: %s\n want %s: %s", got.check, got.want, want.check, want.want)
+				}
+				if len(pe.Problems) != c.problems {
+					t.Errorf("%d problems, want %d:\n%s", len(pe.Problems), c.problems, strings.Join(pe.Lines(), "\n"))
+				}
+				if pe.File != name {
+					t.Errorf("Error.File = %q, want %q", pe.File, name)
+				}
+				// SR-02 problems carry the risk and name the link itself.
+				for _, pr := range pe.Problems {
+					if pr.Check != "resolves-elsewhere" {
+						continue
+					}
+					if pr.Risk != "SR-02" {
+						t.Errorf("%s: Risk %q, want SR-02", pr, pr.Risk)
+					}
+					named := false
+					for link := range c.links {
+						named = named || strings.Contains(pr.Msg, strconv.Quote(filepath.Join(dir, link)))
+					}
+					if !named {
+						t.Errorf("%s does not name a link path", pr)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A policy built in code has no source: CheckLive still reports, without lines.
+func TestCheckLiveWithoutSource(t *testing.T) {
+	dir := liveDir(t)
+	p := Default()
+	p.Workspace.Path = Path(dir)
+	p.Files.Write = []Path{Path(dir)}
+	p.Files.Read = []Path{Path(dir + "/nope")}
+	err := p.CheckLive()
+	want := `policy: files.read: "` + dir + `/nope" cannot be used: it does not exist`
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckLive = %v, want %s", err, want)
+	}
+	p.Files.Read = nil
+	if err := p.CheckLive(); err != nil {
+		t.Errorf("control: CheckLive = %v", err)
+	}
+}
+
+func TestStarterPolicy(t *testing.T) {
+	ws := liveDir(t)
+	wantNet := map[string]func(n Network) bool{
+		"offline": func(n Network) bool { return n.Mode == NetNone },
+		"ports": func(n Network) bool {
+			return n.Mode == NetPorts && len(n.ConnectTCP) == 1 && n.ConnectTCP[0] == 443
+		},
+		"proxy": func(n Network) bool {
+			return n.Mode == NetProxy && n.BlockAll && len(n.Allow) > 0 && n.Allow[0] == "github.com"
+		},
+	}
+	eq(t, "TemplateNames", TemplateNames(), []string{"offline", "ports", "proxy"})
+	for _, name := range TemplateNames() {
+		t.Run(name, func(t *testing.T) {
+			data, err := StarterPolicy(name, ws)
+			if err != nil {
+				t.Fatalf("StarterPolicy: %v", err)
+			}
+			p, err := Parse(name+".toml", data)
+			if err != nil {
+				t.Fatalf("Parse:\n%s\n%v", data, err)
+			}
+			if err := p.CheckLive(); err != nil {
+				t.Errorf("CheckLive: %v", err)
+			}
+			eq(t, "Mode", p.Mode, ModeWrapper)
+			eq(t, "Workspace.Path", p.Workspace.Path, Path(ws))
+			eq(t, "Files.Write[0]", p.Files.Write[0], Path(ws))
+			if len(p.Files.Exec) == 0 {
+				t.Error("no exec paths: the agent could run nothing")
+			}
+			if !wantNet[name](p.Network) {
+				t.Errorf("Network = %+v", p.Network)
+			}
+			for _, a := range p.Advice() {
+				if a.Check == "symlink-read" || a.Check == "workspace-not-writable" {
+					t.Errorf("advice on a starter policy: %s", a)
+				}
+			}
+		})
+	}
+	q := regexp.QuoteMeta
+	tests := []struct{ name, ws, re string }{
+		{"bogus", ws, q(`unknown template "bogus": known templates are offline, ports, proxy`)},
+		{"", ws, q(`unknown template "": known templates are offline, ports, proxy`)},
+		{"Offline", ws, q(`unknown template "Offline": known templates are offline, ports, proxy`)},
+		{"offline", "rel/dir", q(`workspace: path "rel/dir" is not absolute: a relative path binds to whatever directory the launcher starts in`)},
+		{"offline", ws + "/", q(`workspace: path "` + ws + `/" is not clean (write it as "` + ws + `"): the text must read as it binds (SR-12)`)},
+		{"offline", ws + "/missing", q(`template "offline" for workspace "` + ws + `/missing" does not fit this host: ` +
+			`template offline:7: workspace.path: the workspace "` + ws + `/missing" cannot be used: it does not exist (and 1 more)`)},
+		// The line and the number of exec paths below "/" depend on the host.
+		{"offline", "/", q(`template "offline" for workspace "/": template offline:`) + `\d+` +
+			q(`: files.write: write path "/" contains exec path "/usr/bin": a file the agent writes could then be executed (SR-01) (and `) + `\d+ more\)`},
+	}
+	for _, tt := range tests {
+		data, err := StarterPolicy(tt.name, tt.ws)
+		if err == nil || !regexp.MustCompile("^"+tt.re+"$").MatchString(err.Error()) {
+			t.Errorf("StarterPolicy(%q, %q) = %q, %v\nwant error matching %s", tt.name, tt.ws, data, err, tt.re)
+		}
+	}
+}
