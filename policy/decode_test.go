@@ -127,10 +127,10 @@ func TestValidFiles(t *testing.T) {
 		},
 		"edges.toml": func(t *testing.T, p *Policy) {
 			eq(t, "Limits.Memory", p.Limits.Memory, Size(0))
-			eq(t, "Limits.Processes", p.Limits.Processes, Int(MaxInt))
+			eq(t, "Limits.Processes", p.Limits.Processes, Int(4194304))
 			eq(t, "Limits.OpenFiles", p.Limits.OpenFiles, Int(16))
 			eq(t, "Limits.TmpSize", p.Limits.TmpSize, MiB)
-			eq(t, "CodeMode.ToolCalls", p.CodeMode.ToolCalls, Int(0))
+			eq(t, "CodeMode.ToolCalls", p.CodeMode.ToolCalls, Int(MaxInt))
 			eq(t, "CodeMode.Deadline", p.CodeMode.Deadline, Duration(2501*3600e9))
 			eq(t, "CodeMode.ScriptSize", p.CodeMode.ScriptSize, Size(MaxInt))
 			eq(t, "CodeMode.Memory", p.CodeMode.Memory, 8191*TiB)
@@ -299,7 +299,7 @@ write = ["/w"]
 			`10: files.write: write path "/w" is also an exec path: a file the agent writes could then be executed (SR-01)`,
 		},
 	}, {
-		name: "problems without a line last",
+		name: "a missing key is placed at its table",
 		text: `version = 1
 [workspace]
 path = "/w"
@@ -309,8 +309,8 @@ mode = "proxy"
 processes = 0
 `,
 		want: []string{
+			`4: network.allow: "proxy" mode with block_all = true and no allow rules would refuse every host`,
 			`7: limits.processes: 0 is below the minimum 1: a zero or negative process limit is not "unlimited"; fork bombs must stay bounded (SR-04)`,
-			`network.allow: "proxy" mode with block_all = true and no allow rules would refuse every host`,
 		},
 	}}
 	for _, tt := range tests {
@@ -415,19 +415,19 @@ func TestIntBoundsParse(t *testing.T) {
 		value, check, want string
 	}{
 		{"9007199254740991", "", ""},
-		{"9007199254740992", "value", "4: limits.processes: integer 9007199254740992 is outside ±(2^53-1): JavaScript and JSON readers would not keep it exact (SR-14)"},
-		{"-9007199254740991", "limit-range", `4: limits.processes: -9007199254740991 is below the minimum 1: a zero or negative process limit is not "unlimited"; fork bombs must stay bounded (SR-04)`},
-		{"-9007199254740992", "value", "4: limits.processes: integer -9007199254740992 is outside ±(2^53-1): JavaScript and JSON readers would not keep it exact (SR-14)"},
-		{"9223372036854775808", "syntax", "4:13: limits.processes: 9223372036854775808 is out of range for int64"},
+		{"9007199254740992", "value", "4: code_mode.tool_calls: integer 9007199254740992 is outside ±(2^53-1): JavaScript and JSON readers would not keep it exact (SR-14)"},
+		{"-9007199254740991", "limit-range", `4: code_mode.tool_calls: -9007199254740991 is below the minimum 0: a budget cannot be negative`},
+		{"-9007199254740992", "value", "4: code_mode.tool_calls: integer -9007199254740992 is outside ±(2^53-1): JavaScript and JSON readers would not keep it exact (SR-14)"},
+		{"9223372036854775808", "syntax", "4:14: code_mode.tool_calls: 9223372036854775808 is out of range for int64"},
 	}
 	for _, tt := range tests {
-		text := "version = 1\nworkspace.path = \"/w\"\n[limits]\nprocesses = " + tt.value + "\n"
+		text := "version = 1\nworkspace.path = \"/w\"\n[code_mode]\ntool_calls = " + tt.value + "\n"
 		p, err := Parse("int.toml", []byte(text))
 		if tt.check == "" {
 			if err != nil {
 				t.Errorf("processes = %s: %v", tt.value, err)
-			} else if p.Limits.Processes != MaxInt {
-				t.Errorf("processes = %s: got %d", tt.value, p.Limits.Processes)
+			} else if p.CodeMode.ToolCalls != MaxInt {
+				t.Errorf("tool_calls = %s: got %d", tt.value, p.CodeMode.ToolCalls)
 			}
 			continue
 		}

@@ -50,7 +50,12 @@ func (l locator) place(ps []Problem) []Problem {
 			if len(keyLines) == maxLocate {
 				continue
 			}
-			n = l.keyLine(strings.Split(p.Key, "."))
+			// A key the file does not hold (a missing allow list, say)
+			// is placed at its nearest enclosing table that it does.
+			path := strings.Split(p.Key, ".")
+			for n = l.keyLine(path); n == 0 && len(path) > 1; n = l.keyLine(path) {
+				path = path[:len(path)-1]
+			}
 			keyLines[p.Key] = n
 		}
 		if p.elem >= 0 {

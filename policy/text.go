@@ -60,6 +60,8 @@ func checkText(data []byte) error {
 		case r == '\r' && i+1 < len(data) && data[i+1] == '\n':
 		case r == 0xFEFF && i == 0:
 			return &textError{line, col, "the file starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM so every tool hashes and shows the same text"}
+		case r == 0:
+			return &textError{line, col, "a NUL byte: a policy is text; is this a binary file?"}
 		case !unicode.IsPrint(r):
 			return &textError{line, col, fmt.Sprintf("%s: %s", runeName(r), whyInvisible(r))}
 		}

@@ -273,6 +273,13 @@ func checkLimits(p *Policy) []Problem {
 	l := p.Limits
 	atLeast("limits.processes", int64(l.Processes), 1, num, "a zero or negative process limit is not \"unlimited\"; fork bombs must stay bounded (SR-04)")
 	atLeast("limits.open_files", int64(l.OpenFiles), 16, num, "a program cannot start with fewer descriptors")
+	atMost := func(key string, v, max int64, why string) {
+		if v > max {
+			ps = append(ps, problem(key, "", fmt.Sprintf("%d is above the maximum %d: %s", v, max, why)))
+		}
+	}
+	atMost("limits.open_files", int64(l.OpenFiles), 1<<20, "Linux caps descriptors per process at fs.nr_open, 1048576 by default")
+	atMost("limits.processes", int64(l.Processes), 4194304, "Linux has at most 4194304 pids")
 	atLeast("limits.tmp_size", int64(l.TmpSize), int64(MiB), size, "the private /tmp needs at least 1MiB")
 	if l.CPUTime%Duration(1e9) != 0 {
 		ps = append(ps, problem("limits.cpu_time", "", fmt.Sprintf("%s is not whole seconds: RLIMIT_CPU counts seconds", l.CPUTime)))

@@ -139,6 +139,9 @@ func ParseSize(str string) (Size, error) {
 		if errors.Is(err, errTooBig) || err == nil && n > int64(MaxInt/u.mult) {
 			return 0, fmt.Errorf("size %q is over the limit of 2^53-1 bytes (SR-14)", str)
 		}
+		if err == nil && n == 0 {
+			return 0, fmt.Errorf(`size %q is zero, which has one spelling: "0"`, str)
+		}
 		if err != nil {
 			break
 		}
@@ -193,6 +196,9 @@ func ParseDuration(str string) (Duration, error) {
 		n, err := parseDigits(digits)
 		if errors.Is(err, errTooBig) || err == nil && n > int64(MaxInt/u.mult) {
 			return 0, fmt.Errorf("duration %q is over the limit of 2^53-1 nanoseconds, about 104 days (SR-14)", str)
+		}
+		if err == nil && n == 0 {
+			return 0, fmt.Errorf(`duration %q is zero, which has one spelling: "0"`, str)
 		}
 		if err != nil {
 			break

@@ -21,7 +21,7 @@ func TestParseSize(t *testing.T) {
 		err  string // the message after `size "IN" `; "" when accepted
 	}{
 		{"0", 0, ""},
-		{"0B", 0, ""},
+		{"0B", 0, `is zero, which has one spelling: "0"`},
 		{"1B", 1, ""},
 		{"512MiB", 512 * MiB, ""},
 		{"4GiB", 4 * GiB, ""},
@@ -110,7 +110,7 @@ func TestParseDuration(t *testing.T) {
 		err  string
 	}{
 		{"0", 0, ""},
-		{"0s", 0, ""},
+		{"0s", 0, `is zero, which has one spelling: "0"`},
 		{"1ms", time.Millisecond, ""},
 		{"500ms", 500 * time.Millisecond, ""},
 		{"10s", 10 * time.Second, ""},
