@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/pinfold/pinfold/launcher"
 )
 
 // Exit codes. The launcher's own failures use 120-125 so that, once the
@@ -36,7 +38,8 @@ const exitCodesHelp = `Exit codes:
 const mainHelp = `launcher confines an AI agent under a policy pinned by its sha256.
 
 Usage:
-  launcher --policy-sha256 HASH --policy FILE -- AGENT [ARGS...]   (coming: wrapper mode)
+  launcher --policy-sha256 HASH --policy FILE [--quiet|--verbose] -- AGENT [ARGS...]
+  launcher --full-access -- AGENT [ARGS...]
   launcher policy hash FILE
   launcher policy check [--json] FILE
   launcher policy init [--workspace DIR] [--template NAME] [--out FILE]
@@ -66,6 +69,9 @@ type silentExit int
 func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == launcher.Stage2Entry {
+		launcher.Stage2Main() // never returns
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -121,7 +127,7 @@ func (e env) dispatch(args []string) error {
 		return e.hello(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
-		return fail(exitUsage, "", "launching an agent (%s) is not available in this version; nothing was started", args[0])
+		return e.launch(args)
 	}
 	return fail(exitUsage, "run `launcher --help` for the commands", "unknown command %q", args[0])
 }

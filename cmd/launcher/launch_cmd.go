@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/pinfold/pinfold/launcher"
+	"github.com/pinfold/pinfold/policy"
+)
+
+const launchHelp = `Usage:
+  launcher --policy-sha256 HASH --policy FILE [--quiet | --verbose] -- AGENT [ARGS...]
+  launcher --full-access -- AGENT [ARGS...]
+
+Starts AGENT confined by the policy in FILE, but only if FILE's bytes hash
+to HASH (64 hex digits, optionally "sha256:"-prefixed; compute it yourself
+with sha256sum). The file is read once: the bytes hashed are the bytes
+parsed. The launcher's exit status is the agent's (128+N if a signal N
+killed it), or one of the codes below if the agent never ran.
+
+  --quiet        no summary line at start
+  --verbose      details: every note about the plan
+  --full-access  run AGENT unconfined. Never chosen automatically, printed
+                 on every run, and refused together with a policy.
+
+` + exitCodesHelp
+
+func (e env) launch(args []string) error {
+	fset := flags("launch")
+	pin := fset.String("policy-sha256", "", "")
+	file := fset.String("policy", "", "")
+	quiet := fset.Bool("quiet", false, "")
+	verbose := fset.Bool("verbose", false, "")
+	full := fset.Bool("full-access", false, "")
+	if err := fset.Parse(args); errors.Is(err, flag.ErrHelp) || fset.Lookup("help").Value.String() == "true" {
+		fmt.Fprint(e.stdout, launchHelp)
+		return nil
+	} else if err != nil {
+		return fail(exitUsage, "run `launcher --help`", "%v", err)
+	}
+	argv := fset.Args()
+	if len(argv) == 0 || !dashDashBefore(args, len(argv)) {
+		return fail(exitUsage, "put the agent after --: launcher --policy-sha256 HASH --policy FILE -- AGENT [ARGS...]", "no agent command after --")
+	}
+	if *full {
+		if *pin != "" || *file != "" {
+			return fail(exitUsage, "drop --full-access to run confined, or drop the policy to run unconfined", "--full-access cannot be combined with a policy: a policy is never downgraded to an unconfined run")
+		}
+		return e.fullAccess(argv)
+	}
+	if *pin == "" || *file == "" {
+		return fail(exitUsage, "compute the hash yourself (sha256sum FILE) and pass both", "a launch needs --policy-sha256 HASH and --policy FILE")
+	}
+	if *quiet && *verbose {
+		return fail(exitUsage, "", "--quiet and --verbose exclude each other")
+	}
+	want, err := policy.ParseDigest(*pin)
+	if err != nil {
+		return fail(exitUsage, "", "--policy-sha256: %v", err)
+	}
+	// Hash first: nothing is decoded, created or started before the bytes
+	// match the pin.
+	data, err := readPolicy(*file)
+	if err != nil {
+		return err
+	}
+	if err := policy.Verify(data, want); err != nil {
+		return fail(exitMismatch, fmt.Sprintf("compute the hash of %s yourself (sha256sum) and compare it with the one you pinned; if the file changed, review it before pinning again", *file),
+			"policy %s does not match the pinned sha256: nothing was started", *file)
+	}
+	p, err := policy.Parse(*file, data)
+	if err == nil {
+		err = p.CheckLive()
+	}
+	if err != nil {
+		return e.invalid(*file, err)
+	}
+	code, err := launcher.Launch(context.Background(), launcher.LaunchOptions{
+		Policy: p, Argv: argv, Quiet: *quiet, Verbose: *verbose,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: e.stderr,
+	})
+	var refused *launcher.RefusedError
+	var failed *launcher.StepFailedError
+	switch {
+	case errors.As(err, &refused):
+		return &cliError{code: exitRefused, err: fmt.Errorf("refused: %s: nothing was started", refused.Error()), hint: refused.Hint}
+	case errors.As(err, &failed):
+		return &cliError{code: exitFailure, err: fmt.Errorf("%s: the agent was not started", failed.Error())}
+	case errors.Is(err, exec.ErrNotFound):
+		return &cliError{code: exitFailure, err: err, hint: "list the agent's directory in [env] PATH (pass or set) and in [files] exec"}
+	case err != nil:
+		return fail(exitFailure, "", "%v", err)
+	}
+	return silentExit(code)
+}
+
+// dashDashBefore reports whether the n trailing arguments follow a "--".
+func dashDashBefore(args []string, n int) bool {
+	i := len(args) - n - 1
+	return i >= 0 && args[i] == "--"
+}
+
+// fullAccess runs the agent with no confinement at all, saying so.
+func (e env) fullAccess(argv []string) error {
+	fmt.Fprintln(e.stderr, "launcher: warning: UNCONFINED: --full-access runs the agent with all of your authority; no policy applies")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, e.stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		if st := ee.ExitCode(); st >= 0 {
+			return silentExit(st)
+		}
+		return silentExit(128 + 9)
+	case err != nil:
+		return fail(exitFailure, "", "full access: %v", err)
+	}
+	return nil
+}

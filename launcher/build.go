@@ -1,0 +1,289 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// Landlock ABI floors: the least ABI that enforces what a policy asks.
+const (
+	floorFiles    = 1 // read and exec rules
+	floorWrite    = 3 // write rules need the truncate right, or truncate(2) escapes them
+	floorTCP      = 4 // ports mode
+	floorScopes   = 6 // signal and abstract-socket scoping
+	maxKnownABI   = 7 // the highest ABI whose rights this launcher grants deliberately
+	privateTmp    = "/tmp"
+	privateHome   = "/tmp/home"
+	defaultPath   = "/usr/local/bin:/usr/bin:/bin"
+	throwawayBase = 1_800_000_000 // throwaway uids and gids: [base, base+throwawaySpan)
+	throwawaySpan = 100_000_000
+)
+
+// hiddenDirs commonly hold Unix sockets reaching host services (the
+// session bus, docker.sock, X11, systemd). They are covered unless the
+// policy lists them or a path beneath them (SR-08).
+var hiddenDirs = []string{"/run", "/var/run", "/tmp/.X11-unix", "/var/lib/docker", "/run/user"}
+
+// Request is what the person asked for on the command line.
+type Request struct {
+	Policy  *policy.Policy
+	Argv    []string // the agent and its arguments
+	Environ []string // the launcher's environment, from which [env] pass copies
+	Cwd     string   // the launcher's working directory, for a relative agent path
+}
+
+// BuildPlan decides everything stage 2 will do. It reads the file system
+// (to tell files from directories and to resolve the agent) but changes
+// nothing. The notes are what the launch summary reports beyond the plan:
+// dropped variables, implicit grants.
+func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, []string, error) {
+	p := req.Policy
+	if len(req.Argv) == 0 {
+		return nil, nil, errors.New("no agent command after --")
+	}
+	var notes []string
+	env, dropped := buildEnv(p, req.Environ)
+	if len(dropped) > 0 {
+		notes = append(notes, fmt.Sprintf("%d variable(s) not passed: %s", len(dropped), summarize(dropped, 8)))
+	}
+	path, err := resolveAgent(req.Argv[0], env, req.Cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	lp, err := buildLandlock(p, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan := &Plan{
+		Argv: req.Argv, Path: path, Env: env, Dir: string(p.Workspace.Path),
+		Mounts:   MountPlan{Hide: hideList(p), TmpSize: int64(p.Limits.TmpSize), Keep: keepList(p)},
+		LoopUp:   p.Network.Mode == policy.NetNone,
+		Rlimits:  buildRlimits(p, h),
+		Identity: identity,
+		Landlock: lp,
+	}
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
+		plan.Mounts.Home = privateHome
+		plan.Env = append(plan.Env, "HOME="+privateHome)
+		notes = append(notes, "HOME is a private directory in the sandbox's /tmp")
+	}
+	return plan, notes, nil
+}
+
+// buildEnv copies the passed variables that are set, adds the set ones,
+// and returns the names of everything else in the launcher's environment.
+func buildEnv(p *policy.Policy, environ []string) (env, dropped []string) {
+	have := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			have[k] = v
+		}
+	}
+	keep := map[string]bool{}
+	for _, n := range p.Env.Pass {
+		if v, ok := have[string(n)]; ok {
+			env = append(env, string(n)+"="+v)
+			keep[string(n)] = true
+		}
+	}
+	names := make([]string, 0, len(p.Env.Set))
+	for k := range p.Env.Set {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		env = append(env, k+"="+string(p.Env.Set[k]))
+		keep[k] = true
+	}
+	if !keep["PATH"] {
+		env = append(env, "PATH="+defaultPath)
+	}
+	for k := range have {
+		if !keep[k] {
+			dropped = append(dropped, k)
+		}
+	}
+	sort.Strings(dropped)
+	return env, dropped
+}
+
+func summarize(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, " ")
+	}
+	return strings.Join(xs[:n], " ") + fmt.Sprintf(" … (+%d)", len(xs)-n)
+}
+
+// resolveAgent finds the agent's executable as the agent's own PATH would.
+func resolveAgent(name string, env []string, cwd string) (string, error) {
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(cwd, name)
+		}
+		return name, nil
+	}
+	for _, kv := range env {
+		if dirs, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, d := range filepath.SplitList(dirs) {
+				if !filepath.IsAbs(d) {
+					continue // a relative PATH entry would resolve against the workspace
+				}
+				c := filepath.Join(d, name)
+				if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+					return c, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("agent %q: %w in the agent's PATH", name, exec.ErrNotFound)
+}
+
+// hideList returns the socket directories to cover, minus any the policy
+// lists or lists a path beneath.
+func hideList(p *policy.Policy) []string {
+	listed := slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec)
+	var out []string
+	for _, d := range hiddenDirs {
+		if st, err := os.Lstat(d); err != nil || !st.IsDir() || strings.HasPrefix(d, privateTmp+"/") {
+			continue // absent, a symlink (/var/run -> /run), or inside the private /tmp
+		}
+		if slices.ContainsFunc(listed, func(l policy.Path) bool { return policy.Path(d).Contains(l) || l.Contains(policy.Path(d)) }) {
+			continue
+		}
+		if slices.ContainsFunc(out, func(h string) bool { return policy.Path(h).Contains(policy.Path(d)) }) {
+			continue // already under a hidden directory
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// keepList returns the workspace and listed paths that lie beneath the
+// directories the sandbox replaces with a private tmpfs, outermost first.
+func keepList(p *policy.Policy) []string {
+	var out []string
+	for _, l := range slices.Concat([]policy.Path{p.Workspace.Path}, p.Files.Read, p.Files.Write, p.Files.Exec) {
+		for _, d := range []policy.Path{privateTmp, "/dev/shm"} {
+			if l != d && d.Contains(l) && !slices.ContainsFunc(out, func(k string) bool { return policy.Path(k).Contains(l) }) {
+				out = append(out, string(l))
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) < len(out[j]) })
+	return out
+}
+
+func buildRlimits(p *policy.Policy, h Host) []RlimitPlan {
+	inf := uint64(unix.RLIM_INFINITY)
+	orInf := func(v int64) uint64 {
+		if v == 0 {
+			return inf
+		}
+		return uint64(v)
+	}
+	l := p.Limits
+	rs := []RlimitPlan{
+		{unix.RLIMIT_NOFILE, "RLIMIT_NOFILE", uint64(l.OpenFiles)},
+		{unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", orInf(int64(l.FileSize))},
+		{unix.RLIMIT_CORE, "RLIMIT_CORE", 0},
+		{unix.RLIMIT_CPU, "RLIMIT_CPU", orInf(int64(l.CPUTime) / 1e9)},
+		{unix.RLIMIT_NPROC, "RLIMIT_NPROC", uint64(l.Processes)},
+	}
+	if !h.Cgroup.HasController("memory") && l.Memory > 0 {
+		// Without a memory cgroup, address space is the only bound (SD-05).
+		rs = append(rs, RlimitPlan{unix.RLIMIT_AS, "RLIMIT_AS", uint64(l.Memory)})
+	}
+	return rs
+}
+
+// buildLandlock chooses the ABI (the kernel's, capped at what this launcher
+// knows) after checking the policy's floor, and lists every rule.
+func buildLandlock(p *policy.Policy, h Host) (LandlockPlan, error) {
+	floor, why := floorFiles, "file rules"
+	if len(p.Files.Write) > 0 {
+		floor, why = floorWrite, "write rules (the truncate right)"
+	}
+	if p.Network.Mode == policy.NetPorts {
+		floor, why = floorTCP, "ports mode (TCP rules)"
+	}
+	abi := min(h.Landlock.ABI, maxKnownABI)
+	if abi < floor {
+		return LandlockPlan{}, &RefusedError{Boundary: "landlock", Detail: fmt.Sprintf("the policy's %s need Landlock ABI %d, this kernel has %d", why, floor, h.Landlock.ABI), Hint: kernelForABI(floor)}
+	}
+	cfg := []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6, landlock.V7}[abi-1]
+	lp := LandlockPlan{ABI: abi, HandledFS: uint64(cfg.HandledAccessFS)}
+	if abi >= floorScopes {
+		lp.Scoped = uint64(cfg.Scoped)
+	}
+	// TCP is handled whenever the agent shares the host's network: in
+	// ports mode only the listed ports pass. With a network namespace,
+	// loopback inside it is the agent's own and stays usable.
+	if p.Network.Mode == policy.NetPorts {
+		lp.HandledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+		for _, port := range p.Network.ConnectTCP {
+			lp.Ports = append(lp.Ports, PortRule{uint16(port), ll.AccessNetConnectTCP})
+		}
+		for _, port := range p.Network.BindTCP {
+			lp.Ports = append(lp.Ports, PortRule{uint16(port), ll.AccessNetBindTCP})
+		}
+	}
+	add := func(path string, access uint64, noFollow bool) error {
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("landlock rule for %q: %w", path, err)
+		}
+		if !st.IsDir() {
+			access &= accessFileOnly
+		}
+		lp.Paths = append(lp.Paths, PathRule{Path: path, Access: access & lp.HandledFS, NoFollow: noFollow})
+		return nil
+	}
+	for _, r := range p.Files.Read {
+		if err := add(string(r), accessRead, false); err != nil {
+			return lp, err
+		}
+	}
+	for _, r := range p.Files.Exec {
+		if err := add(string(r), accessExec, false); err != nil {
+			return lp, err
+		}
+	}
+	for _, r := range p.Files.Write {
+		if err := add(string(r), accessWrite, true); err != nil {
+			return lp, err
+		}
+	}
+	// The sandbox's own /tmp and /proc, and /dev/null, which every program
+	// expects. /tmp is a fresh tmpfs mounted noexec.
+	for _, r := range []struct {
+		path   string
+		access uint64
+	}{{privateTmp, accessWrite}, {"/proc", accessRead}, {"/dev/null", accessWrite}} {
+		if slices.ContainsFunc(lp.Paths, func(x PathRule) bool { return x.Path == r.path }) {
+			continue
+		}
+		if err := add(r.path, r.access, false); err != nil {
+			return lp, err
+		}
+	}
+	return lp, nil
+}
+
+// RefusedError is a Boundary the policy needs that this host cannot apply.
+type RefusedError struct {
+	Boundary, Detail, Hint string
+}
+
+func (e *RefusedError) Error() string { return e.Boundary + ": " + e.Detail }

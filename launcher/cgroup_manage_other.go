@@ -1,0 +1,33 @@
+//go:build !linux
+
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+)
+
+// CreateCgroup fails: cgroups are a Linux mechanism.
+func CreateCgroup(info CgroupInfo, spec CgroupSpec) (*Cgroup, error) {
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("cgroup: not Linux (%s): %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// CgroupFD reports no v2 group.
+func (c *Cgroup) CgroupFD() (int, bool) { return -1, false }
+
+// Add fails: there is no group.
+func (c *Cgroup) Add(pid int) error { return errors.ErrUnsupported }
+
+// Pids fails: there is no group.
+func (c *Cgroup) Pids() ([]int, error) { return nil, errors.ErrUnsupported }
+
+// Kill fails: there is no group.
+func (c *Cgroup) Kill(ctx context.Context) error { return errors.ErrUnsupported }
+
+// Remove has nothing to remove.
+func (c *Cgroup) Remove() error { return nil }

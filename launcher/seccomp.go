@@ -1,0 +1,265 @@
+//go:build linux && cgo
+
+package launcher
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	seccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+)
+
+// Stage 1 compiles the agent's seccomp filter here with libseccomp; stage 2
+// only loads the finished program (LoadSeccomp, seccomp_linux.go).
+//
+// The filter allows by default and denies the listed calls with an errno,
+// so that a denied program sees an ordinary error and can fall back. Calls
+// from any other architecture's entry point (i386 `int $0x80`, x32 numbers
+// with bit 0x40000000) kill the process: libseccomp checks the audit arch
+// first and, for x86_64, sends x32 numbers to the bad-arch action.
+//
+// Arguments the kernel reads as 32-bit ints (socket domain and protocol,
+// ioctl cmd, memfd and execveat flags) are compared masked to their low 32
+// bits: the register is 64 bits wide, the kernel ignores the high half, and
+// a plain 64-bit compare would let `ioctl(fd, 1<<32|TIOCSTI, …)` through.
+// Where an exact 64-bit compare is used instead (personality, the
+// family allow-list under DenyInet), it only makes the filter stricter:
+// the values it lets through are the ones the kernel also sees.
+
+// Values the kernel headers define that golang.org/x/sys/unix does not.
+const (
+	seccompUserfaultfdIocNew = 0xAA00     // USERFAULTFD_IOC_NEW = _IO(0xAA, 0x00), /dev/userfaultfd (Linux 6.1)
+	seccompPersonaQuery      = 0xffffffff // personality(0xffffffff) reads the persona without changing it
+	seccompLow32             = 0xffffffff
+	seccompSockTypeMask      = 0xf // SOCK_TYPE_MASK: type without SOCK_NONBLOCK/SOCK_CLOEXEC
+)
+
+// seccompUnifiedNumber numbers syscalls newer than the libseccomp we link
+// (2.5.4 knows the kernel's table up to about Linux 5.17). Numbers from 424
+// up are the same on every architecture.
+func seccompUnifiedNumber(name string) (int, bool) {
+	switch name {
+	case "open_tree_attr": // Linux 6.15
+		return unix.SYS_OPEN_TREE_ATTR, true
+	}
+	return 0, false
+}
+
+// seccompRule is one deny rule: calls to Syscall whose arguments satisfy
+// every condition of any one of Alts fail with Errno. No Alts: every call.
+// Alternatives exist because libseccomp 2.5 allows one comparison per
+// argument in a rule, so "x != a && x != b" becomes a union of rules.
+type seccompRule struct {
+	Syscall string
+	Errno   syscall.Errno
+	Alts    [][]seccomp.ScmpCondition
+}
+
+type seccompConds = []seccomp.ScmpCondition
+
+// seccompArg32 is "argument arg, read as the kernel's 32-bit int, equals v".
+func seccompArg32(arg uint, v uint64) seccomp.ScmpCondition {
+	return seccompMasked(arg, seccompLow32, v)
+}
+
+// seccompBits is "argument arg has every bit of mask set".
+func seccompBits(arg uint, mask uint64) seccomp.ScmpCondition {
+	return seccompMasked(arg, mask, mask)
+}
+
+// seccompMasked is "argument arg & mask == v".
+func seccompMasked(arg uint, mask, v uint64) seccomp.ScmpCondition {
+	return seccomp.ScmpCondition{Argument: arg, Op: seccomp.CompareMaskedEqual, Operand1: mask, Operand2: v}
+}
+
+// seccompPersonaAlts matches a persona whose low 32 bits (all the kernel
+// reads) are neither 0 (PER_LINUX) nor 0xffffffff (the query): exactly
+// the words with a 1 bit followed, cyclically, by a 0 bit.
+func seccompPersonaAlts() [][]seccomp.ScmpCondition {
+	alts := make([][]seccomp.ScmpCondition, 0, 32)
+	for i := range 32 {
+		one, zero := uint64(1)<<i, uint64(1)<<((i+1)%32)
+		alts = append(alts, seccompConds{seccompMasked(0, one|zero, one)})
+	}
+	return alts
+}
+
+// seccompFamilyAlts matches every 64-bit socket domain except AF_UNIX (1)
+// and AF_NETLINK (16): 0, 2–3, 4–7, 8–15, and above 16.
+func seccompFamilyAlts() [][]seccomp.ScmpCondition {
+	return [][]seccomp.ScmpCondition{
+		{{Argument: 0, Op: seccomp.CompareEqual, Operand1: 0}},
+		{seccompMasked(0, ^uint64(1), 2)},
+		{seccompMasked(0, ^uint64(3), 4)},
+		{seccompMasked(0, ^uint64(7), 8)},
+		{{Argument: 0, Op: seccomp.CompareGreater, Operand1: unix.AF_NETLINK}},
+	}
+}
+
+// seccompRules is the deny list for spec, in the order it is compiled.
+// Rules never overlap with different errnos except where noted, so the
+// errno a call gets does not depend on libseccomp's rule ordering.
+func seccompRules(spec SeccompSpec) []seccompRule {
+	var rs []seccompRule
+	deny := func(errno syscall.Errno, alts [][]seccomp.ScmpCondition, names ...string) {
+		for _, n := range names {
+			rs = append(rs, seccompRule{Syscall: n, Errno: errno, Alts: alts})
+		}
+	}
+	one := func(c ...seccomp.ScmpCondition) [][]seccomp.ScmpCondition { return [][]seccomp.ScmpCondition{c} }
+	eperm := syscall.EPERM
+
+	// Reading or steering other processes: with these a confined process
+	// can borrow the capabilities or fds of another one. kcmp only serves
+	// checkpoint/restore and compares kernel object identities.
+	deny(eperm, nil, "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp")
+	// Mount table and root: the old API, the new fd-based API, chroot.
+	deny(eperm, nil, "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree",
+		"open_tree_attr", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr")
+	// Kernel attack surface that ordinary programs do not need.
+	deny(eperm, nil, "bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd",
+		// io_uring also runs openat/socket/connect without passing this filter.
+		"io_uring_setup", "io_uring_enter", "io_uring_register")
+	// Namespaces: no joining, no unsharing (of anything), no clone3 (its
+	// flags are in memory, which seccomp cannot read; ENOSYS makes glibc,
+	// musl and Go fall back to clone, whose flags are checked here).
+	deny(eperm, nil, "setns", "unshare")
+	deny(syscall.ENOSYS, nil, "clone3")
+	var ns [][]seccomp.ScmpCondition
+	for _, f := range []uint64{unix.CLONE_NEWNS, unix.CLONE_NEWCGROUP, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC,
+		unix.CLONE_NEWUSER, unix.CLONE_NEWPID, unix.CLONE_NEWNET, unix.CLONE_NEWTIME} {
+		ns = append(ns, seccompConds{seccompBits(0, f)})
+	}
+	deny(eperm, ns, "clone")
+	// Administration of the machine.
+	deny(eperm, nil, "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+		"acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "quotactl_fd", "lookup_dcookie",
+		"name_to_handle_at", "open_by_handle_at", "uselib", "vhangup")
+	// personality: only PER_LINUX and the query. PER_LINUX32 and flags
+	// such as ADDR_NO_RANDOMIZE or READ_IMPLIES_EXEC weaken exec'd programs.
+	deny(eperm, seccompPersonaAlts(), "personality")
+
+	// Sockets. Landlock's TCP rules check IPPROTO_TCP sockets only: MPTCP
+	// and SMC (TCP underneath) would connect anywhere. The errnos are the
+	// ones a kernel without them returns, so programs (Go ≥ 1.24 listens
+	// with MPTCP by default) fall back to TCP at once. Under DenyInet the
+	// family allow-list covers them.
+	if !spec.DenyInet {
+		deny(syscall.EPROTONOSUPPORT, one(seccompArg32(2, unix.IPPROTO_MPTCP)), "socket")
+		deny(syscall.EAFNOSUPPORT, one(seccompArg32(0, unix.AF_SMC)), "socket")
+		// Scoped to the inet families: 256 is also htons(ETH_P_802_3).
+		deny(syscall.EPROTONOSUPPORT, [][]seccomp.ScmpCondition{
+			{seccompArg32(0, unix.AF_INET), seccompArg32(2, unix.IPPROTO_SMC)},
+			{seccompArg32(0, unix.AF_INET6), seccompArg32(2, unix.IPPROTO_SMC)},
+		}, "socket")
+	}
+	if !spec.AllowUnixSockets {
+		deny(eperm, one(seccompArg32(0, unix.AF_UNIX)), "socket")
+		deny(eperm, one(seccompArg32(0, unix.AF_UNIX), seccompMasked(1, seccompSockTypeMask, unix.SOCK_DGRAM)), "socketpair")
+	}
+	if spec.DenyInet {
+		// Overlaps the AF_UNIX rule only for AF_UNIX with high bits set;
+		// both answer EPERM.
+		deny(eperm, seccompFamilyAlts(), "socket")
+	}
+
+	// Terminal input injection, and userfaultfd through its device.
+	deny(eperm, [][]seccomp.ScmpCondition{
+		{seccompArg32(1, unix.TIOCSTI)},
+		{seccompArg32(1, unix.TIOCLINUX)},
+		{seccompArg32(1, seccompUserfaultfdIocNew)},
+	}, "ioctl")
+
+	// Fileless execution: Landlock does not check anonymous files. EACCES
+	// is what the kernel answers under vm.memfd_noexec=2. execveat's
+	// errno is not ENOSYS, on which libcs fall back to /proc/self/fd.
+	deny(syscall.EACCES, one(seccompBits(1, unix.MFD_EXEC)), "memfd_create")
+	if !spec.MemfdNoexecSysctl {
+		deny(syscall.EACCES, one(seccompMasked(1, unix.MFD_EXEC|unix.MFD_NOEXEC_SEAL, 0)), "memfd_create")
+	}
+	deny(eperm, one(seccompBits(4, unix.AT_EMPTY_PATH)), "execveat")
+	return rs
+}
+
+// BuildSeccomp compiles the filter for spec into classic BPF for the
+// native architecture. Stage 1 calls it; stage 2 only loads the result.
+func BuildSeccomp(spec SeccompSpec) (SeccompProgram, error) {
+	f, err := seccomp.NewFilter(seccomp.ActAllow)
+	if err != nil {
+		return SeccompProgram{}, fmt.Errorf("seccomp: new filter: %w", err)
+	}
+	defer f.Release()
+	if err := f.SetBadArchAction(seccomp.ActKillProcess); err != nil {
+		return SeccompProgram{}, fmt.Errorf("seccomp: set bad-arch action: %w", err)
+	}
+	// The filter is loaded by LoadSeccomp, never by libseccomp; these
+	// attributes only matter to seccomp_load, but say what we rely on.
+	if err := f.SetNoNewPrivsBit(false); err != nil {
+		return SeccompProgram{}, fmt.Errorf("seccomp: clear no_new_privs attribute: %w", err)
+	}
+	rules := seccompRules(spec)
+	for _, r := range rules {
+		nr, err := seccomp.GetSyscallFromName(r.Syscall)
+		if err != nil {
+			n, ok := seccompUnifiedNumber(r.Syscall)
+			if !ok {
+				return SeccompProgram{}, fmt.Errorf("seccomp: resolve syscall %q: %w", r.Syscall, err)
+			}
+			nr = seccomp.ScmpSyscall(n)
+		}
+		act := seccomp.ActErrno.SetReturnCode(int16(r.Errno))
+		if len(r.Alts) == 0 {
+			err = f.AddRuleExact(nr, act)
+		}
+		for _, conds := range r.Alts {
+			if err == nil {
+				err = f.AddRuleConditionalExact(nr, act, conds)
+			}
+		}
+		if err != nil {
+			return SeccompProgram{}, fmt.Errorf("seccomp: add rule for %s (%v): %w", r.Syscall, r.Errno, err)
+		}
+	}
+	b, err := seccompExport(f)
+	if err != nil {
+		return SeccompProgram{}, err
+	}
+	p, err := UnmarshalSeccomp(b)
+	if err != nil {
+		return SeccompProgram{}, fmt.Errorf("seccomp: libseccomp exported an unusable program: %w", err)
+	}
+	p.Rules = len(rules)
+	return p, nil
+}
+
+// seccompExport writes the compiled program through a pipe; libseccomp
+// 2.5 can only export to a file descriptor.
+func seccompExport(f *seccomp.ScmpFilter) ([]byte, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: export pipe: %w", err)
+	}
+	defer r.Close()
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- result{b, err}
+	}()
+	err = f.ExportBPF(w)
+	w.Close()
+	res := <-done
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: export BPF: %w", err)
+	}
+	if res.err != nil {
+		return nil, fmt.Errorf("seccomp: read exported BPF: %w", res.err)
+	}
+	return res.b, nil
+}

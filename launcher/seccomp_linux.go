@@ -1,0 +1,122 @@
+package launcher
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file is the part of the seccomp filter that stage 2 needs: the
+// program as it travels in the plan, and loading it. No cgo: stage 2 only
+// loads what stage 1 compiled (seccomp.go).
+
+// SeccompSpec is what the policy and the host decide about the filter.
+type SeccompSpec struct {
+	// AllowUnixSockets is the policy's network.unix_sockets. When false,
+	// socket(AF_UNIX, …) fails with EPERM, and so does
+	// socketpair(AF_UNIX, SOCK_DGRAM, …): a datagram socket, even one of
+	// a pair, can sendto() or connect() to any pathname socket. Stream and
+	// seqpacket socketpairs stay allowed (they are connected for life).
+	AllowUnixSockets bool
+	// DenyInet is set when network "none" must be enforced without a
+	// network namespace: every socket family except AF_UNIX (governed
+	// above) and AF_NETLINK then fails with EPERM. An allow-list, because
+	// AF_VSOCK, AF_SMC, AF_TIPC, AF_BLUETOOTH and others also leave the
+	// host, and a network namespace does not cover all of them either.
+	DenyInet bool
+	// MemfdNoexecSysctl is set when stage 2 has set vm.memfd_noexec=2 in
+	// the agent's pid namespace (Linux ≥ 6.3), so that the kernel itself
+	// seals every memfd created without MFD_EXEC non-executable. When
+	// false, memfd_create without MFD_NOEXEC_SEAL fails with EACCES too:
+	// with vm.memfd_noexec=0 such a memfd is executable, and Landlock does
+	// not check anonymous files.
+	MemfdNoexecSysctl bool
+}
+
+// SeccompProgram is a compiled filter, ready to load.
+type SeccompProgram struct {
+	Filter []unix.SockFilter
+	// Rules is the number of deny rules, for the launch summary. It does
+	// not travel: UnmarshalSeccomp leaves it 0.
+	Rules int
+}
+
+// seccompInsnSize is sizeof(struct sock_filter).
+const seccompInsnSize = 8
+
+// Marshal encodes the program as the kernel's struct sock_filter array:
+// 8 bytes per instruction, native byte order.
+func (p SeccompProgram) Marshal() []byte {
+	b := make([]byte, 0, len(p.Filter)*seccompInsnSize)
+	for _, in := range p.Filter {
+		b = binary.NativeEndian.AppendUint16(b, in.Code)
+		b = append(b, in.Jt, in.Jf)
+		b = binary.NativeEndian.AppendUint32(b, in.K)
+	}
+	return b
+}
+
+// UnmarshalSeccomp decodes what Marshal (or libseccomp's export) wrote.
+// It checks the length only; the kernel verifies the program when it is
+// loaded.
+func UnmarshalSeccomp(b []byte) (SeccompProgram, error) {
+	if len(b)%seccompInsnSize != 0 {
+		return SeccompProgram{}, fmt.Errorf("seccomp: program of %d bytes is not a whole number of %d-byte instructions", len(b), seccompInsnSize)
+	}
+	n := len(b) / seccompInsnSize
+	if err := seccompCheckLen(n); err != nil {
+		return SeccompProgram{}, err
+	}
+	p := SeccompProgram{Filter: make([]unix.SockFilter, n)}
+	for i := range p.Filter {
+		r := b[i*seccompInsnSize:]
+		p.Filter[i] = unix.SockFilter{
+			Code: binary.NativeEndian.Uint16(r[0:2]),
+			Jt:   r[2],
+			Jf:   r[3],
+			K:    binary.NativeEndian.Uint32(r[4:8]),
+		}
+	}
+	return p, nil
+}
+
+func seccompCheckLen(n int) error {
+	if n == 0 {
+		return errors.New("seccomp: empty program")
+	}
+	if n > unix.BPF_MAXINSNS {
+		return fmt.Errorf("seccomp: program of %d instructions is longer than the kernel's limit of %d", n, unix.BPF_MAXINSNS)
+	}
+	return nil
+}
+
+// LoadSeccomp installs p on the calling OS thread. The caller must have
+// locked its goroutine to the thread (runtime.LockOSThread) and set
+// no_new_privs on it; LoadSeccomp checks the latter and refuses otherwise.
+//
+// Only this thread is filtered (no SECCOMP_FILTER_FLAG_TSYNC): stage 2
+// calls execve next, and execve keeps only the calling thread, with its
+// filter. Any other thread of the process stays unfiltered until then.
+func LoadSeccomp(p SeccompProgram) error {
+	if err := seccompCheckLen(len(p.Filter)); err != nil {
+		return err
+	}
+	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	if err != nil {
+		return fmt.Errorf("seccomp: read no_new_privs: %w", err)
+	}
+	if nnp != 1 {
+		return errors.New("seccomp: no_new_privs is not set on this thread; set it before loading the filter")
+	}
+	prog := unix.SockFprog{Len: uint16(len(p.Filter)), Filter: &p.Filter[0]}
+	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog)))
+	runtime.KeepAlive(p.Filter)
+	if errno != 0 {
+		return fmt.Errorf("seccomp: load filter of %d instructions: %w", len(p.Filter), errno)
+	}
+	return nil
+}

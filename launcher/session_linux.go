@@ -1,0 +1,291 @@
+package launcher
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// session is one running stage 2 and what stage 1 made for it.
+type session struct {
+	cmd      *exec.Cmd
+	control  *os.File
+	cg       *Cgroup
+	report   *bufio.Reader
+	reportR  *os.File
+	tty      int // the terminal handed to the agent's process group, or -1
+	netns    bool
+	identity IdentityPlan
+}
+
+// startStage2 creates the cgroup, clones stage 2 into its namespaces,
+// places it, sends the plan and waits for stage 2's report. On any error
+// everything it made is undone and the agent never ran.
+func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
+	s = &session{tty: -1, netns: plan.LoopUp, identity: plan.Identity}
+	defer func() {
+		if err != nil {
+			s.cleanup()
+			s = nil
+		}
+	}()
+	if h.Root {
+		if err := CgroupSupported(h.Cgroup); err != nil {
+			return s, &RefusedError{Boundary: "cgroup", Detail: err.Error() + ": as root, RLIMIT_NPROC does not bound a fork bomb (SR-04)", Hint: "run `launcher hello` to see the cgroup layout"}
+		}
+		var tag [6]byte
+		rand.Read(tag[:])
+		s.cg, err = CreateCgroup(h.Cgroup, CgroupSpec{
+			Session: fmt.Sprintf("s-%d-%s", os.Getpid(), hex.EncodeToString(tag[:])),
+			Pids:    int64(o.Policy.Limits.Processes),
+			Memory:  int64(o.Policy.Limits.Memory),
+		})
+		if err != nil {
+			return s, fmt.Errorf("cgroup: %w", err)
+		}
+	}
+	planR, planW, err := os.Pipe()
+	if err != nil {
+		return s, err
+	}
+	defer planR.Close()
+	defer planW.Close()
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		return s, err
+	}
+	defer reportW.Close()
+	controlR, controlW, err := os.Pipe()
+	if err != nil {
+		return s, err
+	}
+	defer controlR.Close()
+	s.control = controlW
+
+	attr := &syscall.SysProcAttr{
+		Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	if plan.LoopUp || o.Policy.Network.Mode == policy.NetProxy {
+		attr.Cloneflags |= unix.CLONE_NEWNET
+	}
+	files := []*os.File{planR, reportW, controlR}
+	if h.Root {
+		userns, closeNS, err := idmapUserns(plan.Dir, plan.Identity)
+		if err != nil {
+			return s, err
+		}
+		defer closeNS()
+		files = append(files, userns)
+	} else {
+		// Unprivileged: a user namespace mapping the person's own ids, and
+		// the capabilities stage 2 needs to build the sandbox inside it,
+		// which it drops before the agent starts.
+		attr.Cloneflags |= unix.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	}
+	if s.cg != nil {
+		if fd, ok := s.cg.CgroupFD(); ok {
+			attr.UseCgroupFD, attr.CgroupFD = true, fd
+		}
+	}
+	if isTerminal(o.Stdin) {
+		attr.Foreground, attr.Ctty = true, 0
+		s.tty = int(o.Stdin.Fd())
+	}
+	s.cmd = &exec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        []string{"launcher", Stage2Entry},
+		Env:         []string{},
+		Dir:         "/",
+		Stdin:       o.Stdin,
+		Stdout:      o.Stdout,
+		Stderr:      o.Stderr,
+		ExtraFiles:  files,
+		SysProcAttr: attr,
+	}
+	if err := s.cmd.Start(); err != nil {
+		return s, fmt.Errorf("start stage 2 in new namespaces: %w (run `launcher hello` to see what this host allows)", err)
+	}
+	planR.Close()
+	reportW.Close()
+	controlR.Close()
+	if s.cg != nil {
+		if err := s.cg.Add(s.cmd.Process.Pid); err != nil {
+			return s, fmt.Errorf("cgroup: place stage 2: %w", err)
+		}
+	}
+	if err := WritePlan(planW, plan); err != nil {
+		return s, fmt.Errorf("send plan: %w", err)
+	}
+	planW.Close()
+	s.report = bufio.NewReader(reportR)
+	s.reportR = reportR
+	if err := s.expect("ready"); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// expect reads stage 2's next report line and fails unless it is want.
+func (s *session) expect(want string) error {
+	line, _ := s.report.ReadString('\n')
+	if line == want+"\n" {
+		return nil
+	}
+	s.cmd.Wait()
+	report := strings.TrimSpace(strings.TrimPrefix(line, "error: "))
+	if report == "" {
+		report = fmt.Sprintf("exited before reporting (%v)", s.cmd.ProcessState)
+	}
+	return &StepFailedError{Report: report}
+}
+
+// run lets the confined stage 2 start the agent.
+func (s *session) run() error {
+	if _, err := s.control.Write([]byte{goByte}); err != nil {
+		return fmt.Errorf("start agent: %w", err)
+	}
+	err := s.expect("ok")
+	s.reportR.Close()
+	return err
+}
+
+// wait relays signals to the agent until stage 2 exits, and returns the
+// agent's exit status.
+func (s *session) wait(ctx context.Context) (int, error) {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, relayedSignals...)
+	defer signal.Stop(sigs)
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	for {
+		select {
+		case sig := <-sigs:
+			if n, ok := sig.(syscall.Signal); ok {
+				s.control.Write([]byte{byte(n)})
+			}
+		case <-ctx.Done():
+			s.control.Close()
+			<-done
+			return 0, ctx.Err()
+		case err := <-done:
+			s.restoreTTY()
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				return 0, err
+			}
+			return s.cmd.ProcessState.ExitCode(), nil
+		}
+	}
+}
+
+// cleanup kills whatever is left of the agent's tree and removes the
+// cgroup. It is safe to call more than once.
+func (s *session) cleanup() {
+	if s.reportR != nil {
+		s.reportR.Close()
+	}
+	if s.control != nil {
+		s.control.Close()
+	}
+	if s.cmd != nil && s.cmd.Process != nil && s.cmd.ProcessState == nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	}
+	if s.cg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.cg.Kill(ctx)
+		s.cg.Remove()
+		s.cg = nil
+	}
+}
+
+// restoreTTY takes the terminal's foreground back from the agent's
+// process group.
+func (s *session) restoreTTY() {
+	if s.tty < 0 {
+		return
+	}
+	signal.Ignore(unix.SIGTTOU)
+	defer signal.Reset(unix.SIGTTOU)
+	unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, unix.Getpgrp())
+}
+
+func isTerminal(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// idmapUserns makes the user namespace the workspace's idmapped mount uses:
+// the workspace owner's ids (on disk) appear as the agent's throwaway ids.
+// A short-lived cat holds the namespace open while it is opened.
+func idmapUserns(dir string, id IdentityPlan) (*os.File, func(), error) {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return nil, nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	holder := exec.Command("/bin/cat")
+	holder.Env = []string{}
+	stdin, err := holder.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	holder.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  unix.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: int(st.Uid), HostID: id.UID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: int(st.Gid), HostID: id.GID, Size: 1}},
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	if err := holder.Start(); err != nil {
+		return nil, nil, fmt.Errorf("idmap user namespace: %w", err)
+	}
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", holder.Process.Pid))
+	stdin.Close()
+	holder.Wait()
+	if err != nil {
+		return nil, nil, fmt.Errorf("idmap user namespace: %w", err)
+	}
+	return ns, func() { ns.Close() }, nil
+}
+
+// summaryLine is the one line printed at start: what was applied.
+func summaryLine(p *Plan, prog SeccompProgram, s *session) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "launcher: confined: landlock ABI %d (%d path rules, %d port rules)", p.Landlock.ABI, len(p.Landlock.Paths), len(p.Landlock.Ports))
+	if s.netns {
+		b.WriteString(", empty netns")
+	}
+	fmt.Fprintf(&b, ", pid+mount+ipc ns, seccomp %d rules", prog.Rules)
+	if s.cg != nil {
+		fmt.Fprintf(&b, ", cgroup %s", s.cg.Describe())
+	}
+	if p.Identity.Setuid {
+		fmt.Fprintf(&b, ", uid %d (throwaway)", p.Identity.UID)
+	}
+	for _, r := range p.Rlimits {
+		if r.Resource == unix.RLIMIT_AS {
+			b.WriteString("; uncovered: resident memory (only address space is bounded, SD-05)")
+		}
+	}
+	return b.String()
+}

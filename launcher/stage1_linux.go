@@ -1,0 +1,164 @@
+package launcher
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// LaunchOptions is one launch as the CLI asked for it.
+type LaunchOptions struct {
+	Policy  *policy.Policy
+	Argv    []string
+	Quiet   bool
+	Verbose bool
+	Stdin   *os.File
+	Stdout  *os.File
+	Stderr  io.Writer
+}
+
+// StepFailedError is a Boundary step that failed in stage 2, after the
+// plan was accepted: the agent never started.
+type StepFailedError struct{ Report string }
+
+func (e *StepFailedError) Error() string { return "stage 2 " + e.Report }
+
+// ProbeForLaunch reads what a launch needs without starting any process:
+// the namespaces are tested by the clone itself, which fails closed.
+func ProbeForLaunch() Host {
+	h := Host{Kernel: kernelRelease(), Root: os.Geteuid() == 0}
+	h.Landlock = probeLandlock()
+	assumed := Feature{Available: true, Detail: "tested by the launch's clone"}
+	h.UserNS, h.NetNS, h.PidNS, h.MountNS = assumed, assumed, assumed, assumed
+	h.Seccomp = probeSeccomp()
+	h.Cgroup = probeCgroups(h.Root)
+	return h
+}
+
+// Launch runs the agent under the policy and returns its exit status. An
+// error means the agent did not run (or, once it has, that supervision
+// failed); nothing is ever retried with less confinement.
+func Launch(ctx context.Context, o LaunchOptions) (int, error) {
+	runtime.LockOSThread() // PDEATHSIG follows the thread that started stage 2
+	h := ProbeForLaunch()
+	if refused := refusals(Assess(o.Policy, h)); refused != nil {
+		return 0, refused
+	}
+	cwd, _ := os.Getwd()
+	id := IdentityPlan{}
+	if h.Root {
+		uid, err := pickThrowawayID()
+		if err != nil {
+			return 0, err
+		}
+		id = IdentityPlan{Setuid: true, UID: uid, GID: uid}
+	}
+	plan, notes, err := BuildPlan(Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd}, h, id)
+	if err != nil {
+		return 0, err
+	}
+	spec := SeccompSpec{AllowUnixSockets: o.Policy.Network.UnixSockets}
+	prog, err := BuildSeccomp(spec)
+	if err != nil {
+		return 0, fmt.Errorf("seccomp: %w", err)
+	}
+	plan.Seccomp = prog.Marshal()
+
+	s, err := startStage2(plan, h, o)
+	if err != nil {
+		return 0, err
+	}
+	defer s.cleanup()
+	if !o.Quiet {
+		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s))
+		if o.Verbose {
+			for _, n := range notes {
+				fmt.Fprintln(o.Stderr, "launcher: note: "+n)
+			}
+		}
+	}
+	if err := s.run(); err != nil {
+		return 0, err
+	}
+	return s.wait(ctx)
+}
+
+func refusals(as []Assessment) error {
+	var msgs, hints []string
+	for _, a := range as {
+		if a.Verdict == Refused {
+			msgs = append(msgs, a.Boundary+": "+a.Detail)
+			if a.Hint != "" {
+				hints = append(hints, a.Hint)
+			}
+		}
+	}
+	if msgs == nil {
+		return nil
+	}
+	return &RefusedError{Boundary: "host", Detail: strings.Join(msgs, "; "), Hint: strings.Join(hints, "; ")}
+}
+
+// pickThrowawayID returns a uid (used as the gid too) in the documented
+// throwaway range that no account, group or running process uses.
+func pickThrowawayID() (int, error) {
+	used := usedIDs()
+	var b [4]byte
+	for range 64 {
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, err
+		}
+		id := throwawayBase + int(binary.LittleEndian.Uint32(b[:])%throwawaySpan)
+		if !used[id] {
+			return id, nil
+		}
+	}
+	return 0, errors.New("no free throwaway uid found in 64 tries")
+}
+
+// usedIDs collects the uids and gids of /etc/passwd, /etc/group and every
+// running process.
+func usedIDs() map[int]bool {
+	used := map[int]bool{}
+	for _, f := range []string{"/etc/passwd", "/etc/group"} {
+		data, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Split(line, ":")
+			if len(fields) > 2 {
+				var n int
+				if _, err := fmt.Sscan(fields[2], &n); err == nil {
+					used[n] = true
+				}
+			}
+		}
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		f, err := os.Open("/proc/" + p.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "Uid:"); ok {
+				for _, w := range strings.Fields(rest) {
+					var n int
+					fmt.Sscan(w, &n)
+					used[n] = true
+				}
+			}
+		}
+		f.Close()
+	}
+	return used
+}
