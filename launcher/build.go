@@ -201,7 +201,8 @@ func buildRlimits(p *policy.Policy, h Host) []RlimitPlan {
 		{unix.RLIMIT_CPU, "RLIMIT_CPU", orInf(int64(l.CPUTime) / 1e9)},
 		{unix.RLIMIT_NPROC, "RLIMIT_NPROC", uint64(l.Processes)},
 	}
-	if !h.Cgroup.HasController("memory") && l.Memory > 0 {
+	// Only root launches get a cgroup (stage 1 creates it).
+	if !(h.Root && h.Cgroup.HasController("memory")) && l.Memory > 0 {
 		// Without a memory cgroup, address space is the only bound (SD-05).
 		rs = append(rs, RlimitPlan{unix.RLIMIT_AS, "RLIMIT_AS", uint64(l.Memory)})
 	}

@@ -407,10 +407,14 @@ func removeGroup(dir string) error {
 	return errors.Join(errs...)
 }
 
-// groupProcs lists the processes in dir and the groups below it.
+// groupProcs lists the processes in dir and the groups below it; a group
+// that no longer exists (removed) holds none.
 func groupProcs(dir string) ([]int, error) {
 	text, err := readCgroupFile(dir, "cgroup.procs")
 	if err != nil {
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return nil, nil
+		}
 		return nil, err
 	}
 	pids, err := parseProcs(text)

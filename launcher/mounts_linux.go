@@ -22,7 +22,8 @@ func setupMounts(p *Plan) error {
 	// beneath them), and the workspace when it is idmapped, is cloned into
 	// detached mounts first and attached again afterwards.
 	userns := -1
-	if f := os.NewFile(fdUserns, "userns"); f != nil {
+	if m.Idmap {
+		f := os.NewFile(fdUserns, "userns")
 		defer f.Close()
 		userns = int(f.Fd())
 	}
@@ -69,9 +70,12 @@ func setupMounts(p *Plan) error {
 		return fmt.Errorf("fresh /proc: %w", err)
 	}
 	// Fileless execution: memfds in this pid namespace can never be made
-	// executable (Linux 6.3+; seccomp refuses MFD_EXEC as well).
-	if err := os.WriteFile("/proc/sys/vm/memfd_noexec", []byte("2"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("vm.memfd_noexec: %w", err)
+	// executable (Linux 6.3+; seccomp refuses MFD_EXEC as well). Only root
+	// may set it; unprivileged launches rely on seccomp alone.
+	if m.Memfd {
+		if err := os.WriteFile("/proc/sys/vm/memfd_noexec", []byte("2"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("vm.memfd_noexec: %w", err)
+		}
 	}
 	for _, k := range kept {
 		if err := k.attach(); err != nil {

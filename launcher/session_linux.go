@@ -90,6 +90,7 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 		}
 		defer closeNS()
 		files = append(files, userns)
+		plan.Mounts.Idmap, plan.Mounts.Memfd = true, true
 	} else {
 		// Unprivileged: a user namespace mapping the person's own ids, and
 		// the capabilities stage 2 needs to build the sandbox inside it,
