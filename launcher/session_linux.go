@@ -278,7 +278,11 @@ func summaryLine(p *Plan, prog SeccompProgram, s *session) string {
 	}
 	fmt.Fprintf(&b, ", pid+mount+ipc ns, seccomp %d rules", prog.Rules)
 	if s.cg != nil {
-		fmt.Fprintf(&b, ", cgroup %s", s.cg.Describe())
+		fmt.Fprintf(&b, ", cgroup %s (pids %d", s.cg.mode, s.cg.spec.Pids)
+		if s.cg.spec.Memory > 0 {
+			fmt.Fprintf(&b, ", memory %s", formatBytes(s.cg.spec.Memory))
+		}
+		b.WriteString(")")
 	}
 	if p.Identity.Setuid {
 		fmt.Fprintf(&b, ", uid %d (throwaway)", p.Identity.UID)

@@ -82,6 +82,9 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if !o.Quiet {
 		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s))
 		if o.Verbose {
+			if s.cg != nil {
+				notes = append(notes, "cgroup "+s.cg.Describe())
+			}
 			for _, n := range notes {
 				fmt.Fprintln(o.Stderr, "launcher: note: "+n)
 			}
