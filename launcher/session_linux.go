@@ -287,10 +287,17 @@ func summaryLine(p *Plan, prog SeccompProgram, s *session) string {
 	if p.Identity.Setuid {
 		fmt.Fprintf(&b, ", uid %d (throwaway)", p.Identity.UID)
 	}
+	var uncovered []string
+	if !s.netns {
+		uncovered = append(uncovered, "UDP and ICMP on the host network (SD-04)", "TCP ports are allowed on every host (SD-03)")
+	}
 	for _, r := range p.Rlimits {
 		if r.Resource == unix.RLIMIT_AS {
-			b.WriteString("; uncovered: resident memory (only address space is bounded, SD-05)")
+			uncovered = append(uncovered, "resident memory: only address space is bounded (SD-05)")
 		}
+	}
+	if len(uncovered) > 0 {
+		b.WriteString("; uncovered: " + strings.Join(uncovered, ", "))
 	}
 	return b.String()
 }

@@ -50,6 +50,9 @@ func ProbeForLaunch() Host {
 // failed); nothing is ever retried with less confinement.
 func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	runtime.LockOSThread() // PDEATHSIG follows the thread that started stage 2
+	if o.Policy.Network.Mode == policy.NetProxy {
+		return 0, &RefusedError{Boundary: "network", Detail: `mode "proxy" needs the net component, which this version does not have yet`, Hint: `use mode = "none" or "ports" for now`}
+	}
 	h := ProbeForLaunch()
 	if refused := refusals(Assess(o.Policy, h)); refused != nil {
 		return 0, refused

@@ -185,11 +185,8 @@ func TestStarterPolicy(t *testing.T) {
 		"ports": func(n Network) bool {
 			return n.Mode == NetPorts && len(n.ConnectTCP) == 1 && n.ConnectTCP[0] == 443
 		},
-		"proxy": func(n Network) bool {
-			return n.Mode == NetProxy && n.BlockAll && len(n.Allow) > 0 && n.Allow[0] == "github.com"
-		},
 	}
-	eq(t, "TemplateNames", TemplateNames(), []string{"offline", "ports", "proxy"})
+	eq(t, "TemplateNames", TemplateNames(), []string{"offline", "ports"})
 	for _, name := range TemplateNames() {
 		t.Run(name, func(t *testing.T) {
 			data, err := StarterPolicy(name, ws)
@@ -221,9 +218,9 @@ func TestStarterPolicy(t *testing.T) {
 	}
 	q := regexp.QuoteMeta
 	tests := []struct{ name, ws, re string }{
-		{"bogus", ws, q(`unknown template "bogus": known templates are offline, ports, proxy`)},
-		{"", ws, q(`unknown template "": known templates are offline, ports, proxy`)},
-		{"Offline", ws, q(`unknown template "Offline": known templates are offline, ports, proxy`)},
+		{"bogus", ws, q(`unknown template "bogus": known templates are offline, ports`)},
+		{"", ws, q(`unknown template "": known templates are offline, ports`)},
+		{"Offline", ws, q(`unknown template "Offline": known templates are offline, ports`)},
 		{"offline", "rel/dir", q(`workspace: path "rel/dir" is not absolute: a relative path binds to whatever directory the launcher starts in`)},
 		{"offline", ws + "/", q(`workspace: path "` + ws + `/" is not clean (write it as "` + ws + `"): the text must read as it binds (SR-12)`)},
 		{"offline", ws + "/missing", q(`template "offline" for workspace "` + ws + `/missing" does not fit this host: ` +

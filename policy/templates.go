@@ -9,7 +9,9 @@ import (
 )
 
 // templateNames names the starter policies `launcher policy init` writes.
-var templateNames = []string{"offline", "ports", "proxy"}
+// (No proxy template until the net component exists: a starter policy
+// must launch as written.)
+var templateNames = []string{"offline", "ports"}
 
 // TemplateNames returns the names StarterPolicy accepts.
 func TemplateNames() []string { return slices.Clone(templateNames) }
@@ -48,7 +50,7 @@ func StarterPolicy(name string, workspace string) ([]byte, error) {
 	read := existing(templateRead)
 	switch name {
 	case "offline":
-	case "ports", "proxy":
+	case "ports":
 		read = append(read, existing(templateNetRead)...)
 	default:
 		return nil, fmt.Errorf("unknown template %q: known templates are %s", name, strings.Join(templateNames, ", "))
@@ -62,8 +64,6 @@ func StarterPolicy(name string, workspace string) ([]byte, error) {
 		w("[network]\nmode = \"none\"\n\n")
 	case "ports":
 		w("[network]\nmode = \"ports\"\nconnect_tcp = [443]   # HTTPS to any host: ports, not hosts (SD-03)\n\n")
-	case "proxy":
-		w("[network]\nmode = \"proxy\"\nblock_all = true\nallow = [\"github.com\", \"*.github.com\", \"proxy.golang.org\", \"registry.npmjs.org\"]\n\n")
 	}
 	w("[limits]\nmemory = \"4GiB\"\nprocesses = 512\nopen_files = 4096\nfile_size = \"2GiB\"\n\n")
 	w("[env]\npass = [\"PATH\", \"LANG\", \"TERM\"]\n")

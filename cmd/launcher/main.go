@@ -68,11 +68,14 @@ type silentExit int
 
 func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
-func main() {
+func main() { os.Exit(launcherMain()) }
+
+// launcherMain is the whole program, also run by the CLI tests.
+func launcherMain() int {
 	if len(os.Args) > 1 && os.Args[1] == launcher.Stage2Entry {
 		launcher.Stage2Main() // never returns
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	return run(os.Args[1:], os.Stdout, os.Stderr)
 }
 
 type env struct {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
@@ -13,7 +15,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"launcher": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"launcher": func() { os.Exit(launcherMain()) },
 	})
 }
 
@@ -32,6 +34,15 @@ func TestScripts(t *testing.T) {
 					data := strings.ReplaceAll(ts.ReadFile(f), "$WORK", ts.Getenv("WORK"))
 					ts.Check(os.WriteFile(ts.MkAbs(f), []byte(data), 0o644))
 				}
+			},
+			// pin FILE VAR sets $VAR to FILE's sha256, computed here with
+			// crypto/sha256, independently of the launcher.
+			"pin": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: pin FILE VAR")
+				}
+				sum := sha256.Sum256([]byte(ts.ReadFile(args[0])))
+				ts.Setenv(args[1], hex.EncodeToString(sum[:]))
 			},
 			// status CODE PROG ARGS... runs PROG and requires exit code CODE,
 			// keeping stdout and stderr for the commands that follow.

@@ -139,8 +139,7 @@ listing only system paths that exist on this machine, and prints its sha256
 and the exact launch line.
 
   --workspace DIR  the agent's working directory (default: the current one)
-  --template NAME  offline (default: no network), ports (TCP 443), proxy
-                   (HTTP(S) through the domain policy)
+  --template NAME  offline (default: no network) or ports (TCP 443)
   --out FILE       where to write the policy
 
 ` + exitCodesHelp
