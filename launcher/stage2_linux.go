@@ -168,17 +168,40 @@ func supervise(agent int, control *os.File) int {
 	// Catching them keeps the Go runtime from acting on them.
 	signal.Notify(make(chan os.Signal, 1), relayedSignals...)
 
+	// Landlock's thread-by-thread enforcement (before ABI 8's TSYNC) gives
+	// each thread its own sibling domain, and signal scoping refuses
+	// signals across sibling domains. So every kill is sent from this,
+	// the locked thread that started the agent and shares its domain.
+	relay := make(chan syscall.Signal)
 	go func() {
 		buf := make([]byte, 1)
 		for {
 			if _, err := control.Read(buf); err != nil {
-				// Stage 1 is gone: nobody supervises the agent any more.
-				unix.Kill(agent, unix.SIGKILL)
-				os.Exit(128 + int(unix.SIGKILL))
+				close(relay) // stage 1 is gone: nobody supervises the agent any more
+				return
 			}
-			unix.Kill(agent, syscall.Signal(buf[0]))
+			relay <- syscall.Signal(buf[0])
 		}
 	}()
+	exited := make(chan int, 1)
+	go func() { exited <- reap(agent) }()
+	for {
+		select {
+		case sig, ok := <-relay:
+			if !ok {
+				unix.Kill(agent, unix.SIGKILL)
+				return 128 + int(unix.SIGKILL)
+			}
+			unix.Kill(agent, sig)
+		case code := <-exited:
+			return code
+		}
+	}
+}
+
+// reap waits for every child and returns the agent's exit status (128+N
+// for a signal).
+func reap(agent int) int {
 	for {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, 0, nil)
