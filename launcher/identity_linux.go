@@ -12,8 +12,9 @@ import (
 )
 
 // dropPrivileges changes to the plan's identity and clears every
-// capability set, then sets no_new_privs — on every thread, so nothing in
-// stage 2 keeps a privilege the agent lacks.
+// capability set, then sets no_new_privs. Identity, the effective,
+// permitted and inheritable sets and no_new_privs change on every thread,
+// so nothing in stage 2 keeps a privilege the agent lacks.
 func dropPrivileges(id IdentityPlan) error {
 	// syscall's (not x/sys/unix's) credential calls change every thread.
 	if id.Setuid {
@@ -28,14 +29,16 @@ func dropPrivileges(id IdentityPlan) error {
 	if err != nil {
 		return err
 	}
-	// The bounding set needs CAP_SETPCAP to shrink, so it goes before the
-	// uid change.
+	// The bounding and ambient sets only matter across execve, and only
+	// this thread starts the agent, so they are cleared here alone (one
+	// all-threads call per capability cost milliseconds). The bounding set
+	// needs CAP_SETPCAP to shrink, so it goes before the uid change.
 	for c := 0; c <= last; c++ {
-		if err := ll.AllThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}
-	if err := ll.AllThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
 	if id.Setuid {

@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -10,7 +9,9 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 
 
 	"github.com/pinfold/pinfold/policy"
@@ -60,10 +61,11 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	cwd, _ := os.Getwd()
 	id := IdentityPlan{}
 	if h.Root {
-		uid, err := pickThrowawayID()
+		uid, lock, err := claimThrowawayID()
 		if err != nil {
 			return 0, err
 		}
+		defer lock.Close()
 		id = IdentityPlan{Setuid: true, UID: uid, GID: uid}
 	}
 	plan, notes, err := BuildPlan(Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd}, h, id)
@@ -115,56 +117,56 @@ func refusals(as []Assessment) error {
 	return &RefusedError{Boundary: "host", Detail: strings.Join(msgs, "; "), Hint: strings.Join(hints, "; ")}
 }
 
-// pickThrowawayID returns a uid (used as the gid too) in the documented
-// throwaway range that no account, group or running process uses.
-func pickThrowawayID() (int, error) {
-	used := usedIDs()
+// idLockDir holds one lock file per throwaway id in use. A launch holds
+// an exclusive flock on its id's file for its whole life, so two sessions
+// never share an id; the kernel drops the lock when the launcher dies,
+// however it dies.
+const idLockDir = "/run/pinfold/ids"
+
+// claimThrowawayID returns a uid (used as the gid too) in the documented
+// throwaway range [throwawayBase, throwawayBase+throwawaySpan) that no
+// account or group names and no other pinfold session holds, and the lock
+// that holds it.
+func claimThrowawayID() (int, *os.File, error) {
+	if err := os.MkdirAll(idLockDir, 0o700); err != nil {
+		return 0, nil, fmt.Errorf("throwaway uid: %w", err)
+	}
+	named := namedIDs()
 	var b [4]byte
 	for range 64 {
 		if _, err := rand.Read(b[:]); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		id := throwawayBase + int(binary.LittleEndian.Uint32(b[:])%throwawaySpan)
-		if !used[id] {
-			return id, nil
+		if named[id] {
+			continue
 		}
+		f, err := os.OpenFile(fmt.Sprintf("%s/%d", idLockDir, id), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			return 0, nil, fmt.Errorf("throwaway uid: %w", err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			continue // another session holds it
+		}
+		return id, f, nil
 	}
-	return 0, errors.New("no free throwaway uid found in 64 tries")
+	return 0, nil, errors.New("throwaway uid: no free id found in 64 tries")
 }
 
-// usedIDs collects the uids and gids of /etc/passwd, /etc/group and every
-// running process.
-func usedIDs() map[int]bool {
+// namedIDs collects the uids and gids that /etc/passwd and /etc/group name.
+func namedIDs() map[int]bool {
 	used := map[int]bool{}
 	for _, f := range []string{"/etc/passwd", "/etc/group"} {
 		data, _ := os.ReadFile(f)
 		for _, line := range strings.Split(string(data), "\n") {
 			fields := strings.Split(line, ":")
 			if len(fields) > 2 {
-				var n int
-				if _, err := fmt.Sscan(fields[2], &n); err == nil {
+				if n, err := strconv.Atoi(fields[2]); err == nil {
 					used[n] = true
 				}
 			}
 		}
-	}
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		f, err := os.Open("/proc/" + p.Name() + "/status")
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "Uid:"); ok {
-				for _, w := range strings.Fields(rest) {
-					var n int
-					fmt.Sscan(w, &n)
-					used[n] = true
-				}
-			}
-		}
-		f.Close()
 	}
 	return used
 }

@@ -1,0 +1,115 @@
+// Command launch measures how long it takes to start /bin/true confined by
+// the launcher and by its peers, interleaving the runs, and prints medians
+// and ratios to bare /bin/true.
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+type tool struct {
+	Name string   `json:"name"`
+	Argv []string `json:"argv"`
+	runs []time.Duration
+	Med  float64 `json:"median_ms"`
+	P90  float64 `json:"p90_ms"`
+}
+
+func main() {
+	n := flag.Int("n", 40, "runs per tool")
+	launcher := flag.String("launcher", "bin/launcher", "the launcher binary")
+	restrict := flag.String("landlock-restrict", "bin/landlock-restrict", "go-landlock's landlock-restrict, or empty to skip")
+	out := flag.String("json", "", "also write the results as JSON to this file")
+	flag.Parse()
+
+	dir, err := os.MkdirTemp("", "pinfold-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	ws := filepath.Join(dir, "ws")
+	check(os.Mkdir(ws, 0o755))
+	pol := filepath.Join(dir, "policy.toml")
+	text := fmt.Sprintf(`version = 1
+[workspace]
+path = %q
+[files]
+read = ["/usr/share", "/etc/passwd"]
+write = [%q]
+exec = ["/usr/bin", "/usr/lib"]
+[network]
+mode = "none"
+`, ws, ws)
+	check(os.WriteFile(pol, []byte(text), 0o644))
+	sum := sha256.Sum256([]byte(text))
+
+	truePath := "/usr/bin/true"
+	tools := []*tool{
+		{Name: "bare", Argv: []string{truePath}},
+		{Name: "launcher", Argv: []string{*launcher, "--policy-sha256", hex.EncodeToString(sum[:]), "--policy", pol, "--quiet", "--", truePath}},
+	}
+	if p, err := exec.LookPath("bwrap"); err == nil {
+		tools = append(tools, &tool{Name: "bubblewrap", Argv: []string{p, "--unshare-all", "--die-with-parent", "--new-session",
+			"--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+			"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws, "--", truePath}})
+	}
+	if *restrict != "" {
+		if _, err := os.Stat(*restrict); err == nil {
+			tools = append(tools, &tool{Name: "landlock-restrict", Argv: []string{*restrict, "-7", "-strict", "-ro", "/usr", "-rw", ws, "--", truePath}})
+		}
+	}
+	if p, err := exec.LookPath("firejail"); err == nil {
+		tools = append(tools, &tool{Name: "firejail", Argv: []string{p, "--quiet", "--noprofile", "--net=none", "--private-tmp", truePath}})
+	}
+	// Warm up each tool once, and make sure it works at all.
+	for _, t := range tools {
+		if err := exec.Command(t.Argv[0], t.Argv[1:]...).Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s does not run: %v\n", t.Name, err)
+			os.Exit(1)
+		}
+	}
+	for i := 0; i < *n; i++ { // interleaved, so drift hits every tool alike
+		for _, t := range tools {
+			start := time.Now()
+			check(exec.Command(t.Argv[0], t.Argv[1:]...).Run())
+			t.runs = append(t.runs, time.Since(start))
+		}
+	}
+	bare := 0.0
+	fmt.Printf("launch of /usr/bin/true, %d interleaved runs each\n", *n)
+	fmt.Printf("%-18s %10s %10s %10s\n", "tool", "median", "p90", "× bare")
+	for _, t := range tools {
+		slices.Sort(t.runs)
+		t.Med = ms(t.runs[len(t.runs)/2])
+		t.P90 = ms(t.runs[len(t.runs)*9/10])
+		if t.Name == "bare" {
+			bare = t.Med
+		}
+		fmt.Printf("%-18s %8.2fms %8.2fms %9.1f×\n", t.Name, t.Med, t.P90, t.Med/bare)
+	}
+	for _, t := range tools {
+		if t.Name == "bubblewrap" {
+			fmt.Printf("launcher / bubblewrap: %.2f\n", tools[1].Med/t.Med)
+		}
+	}
+	if *out != "" {
+		data, _ := json.MarshalIndent(map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "runs": *n, "tools": tools}, "", "  ")
+		check(os.WriteFile(*out, data, 0o644))
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
