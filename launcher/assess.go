@@ -156,7 +156,7 @@ func assessUnixSockets(p *policy.Policy, h Host) Assessment {
 	switch {
 	case !p.Network.UnixSockets && h.Seccomp.Available:
 		a.Verdict = Applied
-		a.Detail = "seccomp denies socket(AF_UNIX); socketpair stays allowed"
+		a.Detail = "seccomp denies socket(AF_UNIX) and datagram socketpairs; stream and seqpacket socketpairs stay allowed"
 	case !p.Network.UnixSockets:
 		a.Verdict = Refused
 		a.Detail = "denying socket(AF_UNIX) needs seccomp, which is unavailable"

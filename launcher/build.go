@@ -185,6 +185,38 @@ func keepList(p *policy.Policy) []string {
 	return out
 }
 
+// idmapPaths returns the trees a root launch idmaps so that the agent's
+// throwaway uid can write them as their owner: the workspace, and every
+// write path outside it that is not writable by all. Those must belong to
+// the workspace's owner, since one idmapped mount maps one owner; any
+// other write path is refused rather than left unwritable.
+func idmapPaths(workspace string, writes []policy.Path) ([]string, error) {
+	var ws unix.Stat_t
+	if err := unix.Stat(workspace, &ws); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	out := []string{workspace}
+	for _, w := range writes {
+		if policy.Path(workspace).Contains(w) {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(string(w), &st); err != nil {
+			return nil, fmt.Errorf("write path %s: %w", w, err)
+		}
+		switch {
+		case st.Mode&0o002 != 0:
+			continue // writable by every uid, the throwaway one included
+		case st.Uid != ws.Uid:
+			return nil, &RefusedError{Boundary: "identity",
+				Detail: fmt.Sprintf("write path %s belongs to uid %d, the workspace to uid %d: as root the agent runs under a throwaway uid that can be mapped onto one owner only", w, st.Uid, ws.Uid),
+				Hint:   "give the write paths the workspace's owner, or launch as that user instead of root"}
+		}
+		out = append(out, string(w))
+	}
+	return out, nil
+}
+
 func buildRlimits(p *policy.Policy, h Host) []RlimitPlan {
 	inf := uint64(unix.RLIM_INFINITY)
 	orInf := func(v int64) uint64 {

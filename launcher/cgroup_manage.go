@@ -101,7 +101,18 @@ func cgroupSupported(info CgroupInfo, euid int) error {
 	if info.Detail != "" {
 		msg += " (" + info.Mode + ": " + info.Detail + ")"
 	}
-	return fmt.Errorf("cgroup: limits cannot be applied: %s: %w", msg, errors.ErrUnsupported)
+	return unsupported("cgroup: limits cannot be applied: %s", msg)
+}
+
+// unsupportedError is errors.ErrUnsupported with a message that does not
+// end in ": unsupported operation".
+type unsupportedError struct{ msg string }
+
+func (e *unsupportedError) Error() string { return e.msg }
+func (e *unsupportedError) Unwrap() error { return errors.ErrUnsupported }
+
+func unsupported(format string, args ...any) error {
+	return &unsupportedError{fmt.Sprintf(format, args...)}
 }
 
 // Describe says in one line where the groups are and what they enforce,

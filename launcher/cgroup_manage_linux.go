@@ -96,7 +96,7 @@ func createCgroup(l cgroupLayout, spec CgroupSpec) (_ *Cgroup, err error) {
 			c.v2, err = c.makeGroup(l.V2.dir(), nil)
 		}
 	default:
-		return nil, fmt.Errorf("cgroup: no cgroup file system is mounted: %w", errors.ErrUnsupported)
+		return nil, unsupported("cgroup: no cgroup file system is mounted")
 	}
 	if err != nil {
 		return nil, err
@@ -122,8 +122,8 @@ func (c *Cgroup) createV2(m *cgroupMount) error {
 	}
 	for _, ctl := range ctrls {
 		if !slices.Contains(have, ctl) {
-			return fmt.Errorf("cgroup: the cgroup2 hierarchy at %s has no %s controller (cgroup.controllers: %s): %w",
-				m.Point, ctl, listOrNone(have), errors.ErrUnsupported)
+			return unsupported("cgroup: the cgroup2 hierarchy at %s has no %s controller (cgroup.controllers: %s)",
+				m.Point, ctl, listOrNone(have))
 		}
 	}
 	base := v2Base(m.Point, m.dir(), hasOwnProcs)
@@ -156,12 +156,12 @@ func (c *Cgroup) createV2(m *cgroupMount) error {
 func (c *Cgroup) createV1(l cgroupLayout) error {
 	pids := findV1(l, "pids")
 	if pids == nil {
-		return fmt.Errorf("cgroup: no v1 pids hierarchy is mounted: %w", errors.ErrUnsupported)
+		return unsupported("cgroup: no v1 pids hierarchy is mounted")
 	}
 	var memory, freezer *cgroupMount
 	if c.spec.Memory > 0 {
 		if memory = findV1(l, "memory"); memory == nil {
-			return fmt.Errorf("cgroup: a memory limit is asked for but no v1 memory hierarchy is mounted: %w", errors.ErrUnsupported)
+			return unsupported("cgroup: a memory limit is asked for but no v1 memory hierarchy is mounted")
 		}
 	}
 	if l.Mode == CgroupV1 {

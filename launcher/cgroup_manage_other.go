@@ -5,7 +5,6 @@ package launcher
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 )
 
@@ -14,7 +13,7 @@ func CreateCgroup(info CgroupInfo, spec CgroupSpec) (*Cgroup, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	return nil, fmt.Errorf("cgroup: not Linux (%s): %w", runtime.GOOS, errors.ErrUnsupported)
+	return nil, unsupported("cgroup: not Linux (%s)", runtime.GOOS)
 }
 
 // CgroupFD reports no v2 group.

@@ -1,39 +1,67 @@
-// Package launcher is the launcher's stage 1 and stage 2; today it holds
-// host probing: what this machine can enforce (Probe) and which Boundaries
-// a policy would get here (Assess).
+// Package launcher confines an agent: stage 1 (Launch) verifies nothing
+// further than it is given — the policy arrives pinned and parsed — then
+// plans, prepares the cgroup and clones stage 2 (Stage2Main), which applies
+// the Boundaries to itself in the order of DESIGN.md §3 and starts the
+// agent. It also holds host probing: what this machine can enforce (Probe)
+// and which Boundaries a policy would get here (Assess).
 //
-// Probe reads the host once and never fails: a feature it cannot determine
-// is reported unavailable, with the reason in Detail and what to change in
-// Hint. Namespace features are tested empirically by starting /bin/true in
-// a new namespace (inside a new user namespace when not root); the calling
-// process itself never unshares, because it is a multi-threaded Go program.
+// # The two stages
 //
-// Landlock features are reported as the launcher can use them, which follows
-// go-landlock: on a kernel with ABI 6 or later whose erratum 2 (signals
-// between threads of one process) is not fixed, scoping is reported as not
-// enforced, because go-landlock then treats the kernel as ABI 5.
+// Stage 1 does all the thinking: Landlock rules at the kernel's ABI (capped
+// at the highest ABI this launcher grants deliberately, refused below the
+// policy's floor), rlimits, the mount plan, the throwaway identity, and the
+// seccomp program compiled with libseccomp. It clones /proc/self/exe into
+// new mount, pid, ipc, uts (and network) namespaces — inside a user
+// namespace when unprivileged, into the cgroup with CLONE_INTO_CGROUP where
+// there is cgroup v2 — and sends the finished plan over an inherited pipe
+// only after the child is in its cgroup.
 //
-// A Feature is reported as this process can use it: when not root, the
-// network, pid and mount namespaces count as available only if they can be
-// created inside a new user namespace. Assessment.Risk holds a register id
-// only ("SR-03", "SD-04"), so that logs and the register can count it; the
-// prose is in Detail.
+// Stage 2 differs from DESIGN.md's sketch in one point, on purpose: it does
+// not execve the agent but starts it as its only child and stays as the pid
+// namespace's init. The first process of a pid namespace ignores every
+// signal it has no handler for and must reap orphans; an agent exec'd as
+// pid 1 would ignore Ctrl-C and leak zombies. So stage 2 confines itself
+// whole, reports "ready", waits for stage 1's go (so the launch summary is
+// printed before the agent's first byte), starts the agent, relays
+// forwarded signals and exits with the agent's status; when it exits the
+// kernel kills whatever is left in the namespace.
+//
+// As root the agent runs under a throwaway uid from a documented range
+// (claimed with a lock file under /run/pinfold/ids), and the workspace and
+// the write paths are idmapped onto it, so files it creates belong to their
+// owner on disk and nothing is chowned.
 //
 // # Limitations
 //
-//   - A feature reported available was available when probed; the launch
-//     itself re-checks and fails closed. Probe is advice, not a Boundary.
-//   - Namespace probes show that a namespace can be created, not that every
-//     operation inside it will succeed: mounting an idmapped workspace, for
-//     example, depends on the file system and is checked only at launch.
+//   - Landlock before ABI 8 restricts thread by thread, giving each thread
+//     of stage 2 a sibling domain; signal scoping refuses signals across
+//     them, so stage 2 sends every relayed signal from the thread that
+//     started the agent.
+//   - Seccomp is a deny list over a default allow: a system call added to
+//     the kernel after the list is allowed until it is listed. Classic
+//     seccomp cannot read memory, so clone3 is denied whole (ENOSYS, libc
+//     falls back to clone) and executable memfds are prevented by
+//     vm.memfd_noexec=2 (root, Linux 6.3+) or by refusing every memfd not
+//     sealed non-executable.
+//   - A 32-bit (i386) program cannot run: its first system call kills it.
+//   - In "ports" mode the agent shares the host's network: UDP and ICMP are
+//     not covered (SD-04), and an allowed port is allowed on every host
+//     (SD-03). The launch summary says so on every run.
+//   - A launcher killed with SIGKILL takes the agent's tree with it
+//     (parent-death signal, pid namespace), but its empty cgroup stays until
+//     a later launch sweeps it.
+//   - On hybrid hosts the v1 pids and memory groups are joined by writing
+//     the pid, which costs one RCU grace period (about 10 ms); pure cgroup
+//     v2 hosts clone straight into the group.
+//   - As root, write paths outside the workspace must belong to the
+//     workspace's owner (one idmapped mount maps one owner) or be writable
+//     by all; anything else is refused.
+//   - A feature Probe reports available was available when probed; the
+//     launch itself re-checks and fails closed. Namespace probes show that a
+//     namespace can be created, not that every operation inside it will
+//     succeed; idmapped mounts are checked only at launch.
 //   - Running as euid 0 inside a container's user namespace is reported as
-//     root; cgroup writability is still checked with access(2), but other
-//     root-only steps may fail at launch.
-//   - Landlock features newer than ABI 9 are not known to this package; a
-//     newer kernel is reported with its ABI, and the extra features unused.
-//   - Erratum numbers and their meaning come from the kernel's
-//     security/landlock/errata headers as of Linux 6.18.
-//   - Assess judges the host, not the policy: a policy the policy package
-//     rejects is not assessed here, and file-system specific checks
-//     (idmapped mounts) are left to the launch.
+//     root; root-only steps may then fail at launch, and fail closed.
+//   - Landlock features newer than ABI 9 are not known to Probe; a newer
+//     kernel is reported with its ABI, and the extra features unused.
 package launcher

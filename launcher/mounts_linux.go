@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/policy"
 )
 
 // setupMounts shapes the mount namespace stage 2 was cloned into.
@@ -19,10 +21,11 @@ func setupMounts(p *Plan) error {
 		return fmt.Errorf("make / private: %w", err)
 	}
 	// What must survive the private /tmp and /dev/shm (listed paths
-	// beneath them), and the workspace when it is idmapped, is cloned into
-	// detached mounts first and attached again afterwards.
+	// beneath them) and what is idmapped (root launches: the workspace and
+	// write paths) is cloned into detached mounts first and attached again
+	// afterwards.
 	userns := -1
-	if m.Idmap {
+	if len(m.Idmap) > 0 {
 		f := os.NewFile(fdUserns, "userns")
 		defer f.Close()
 		userns = int(f.Fd())
@@ -33,15 +36,8 @@ func setupMounts(p *Plan) error {
 			unix.Close(k.fd)
 		}
 	}()
-	for _, path := range m.Keep {
-		k, err := detach(path, path == p.Dir && userns >= 0, userns)
-		if err != nil {
-			return err
-		}
-		kept = append(kept, k)
-	}
-	if userns >= 0 && !slices.Contains(m.Keep, p.Dir) {
-		k, err := detach(p.Dir, true, userns)
+	for _, t := range mountTargets(m.Keep, m.Idmap) {
+		k, err := detach(t.path, t.idmap, userns)
 		if err != nil {
 			return err
 		}
@@ -71,9 +67,10 @@ func setupMounts(p *Plan) error {
 	}
 	// Fileless execution: memfds in this pid namespace can never be made
 	// executable (Linux 6.3+; seccomp refuses MFD_EXEC as well). Only root
-	// may set it; unprivileged launches rely on seccomp alone.
+	// may set it; elsewhere seccomp refuses every memfd not sealed
+	// non-executable.
 	if m.Memfd {
-		if err := os.WriteFile("/proc/sys/vm/memfd_noexec", []byte("2"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile("/proc/sys/vm/memfd_noexec", []byte("2"), 0); err != nil {
 			return fmt.Errorf("vm.memfd_noexec: %w", err)
 		}
 	}
@@ -93,6 +90,37 @@ func setupMounts(p *Plan) error {
 		}
 	}
 	return nil
+}
+
+type mountTarget struct {
+	path  string
+	idmap bool
+}
+
+// mountTargets merges the kept and idmapped paths, outermost first. A path
+// beneath another target is left out when that target's recursive clone
+// already carries it as it must be (idmapped, or not needing it).
+func mountTargets(keep, idmap []string) []mountTarget {
+	var all []mountTarget
+	for _, k := range keep {
+		all = append(all, mountTarget{k, slices.Contains(idmap, k)})
+	}
+	for _, i := range idmap {
+		if !slices.Contains(keep, i) {
+			all = append(all, mountTarget{i, true})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b mountTarget) int { return len(a.path) - len(b.path) })
+	var out []mountTarget
+	for _, t := range all {
+		covered := slices.ContainsFunc(out, func(o mountTarget) bool {
+			return policy.Path(o.path).Contains(policy.Path(t.path)) && (o.idmap || !t.idmap)
+		})
+		if !covered {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // detached is a clone of a mount tree, not attached anywhere yet.

@@ -31,7 +31,7 @@ type MountPlan struct {
 	TmpSize int64    `json:"tmp_size"` // bytes of the private /tmp (and /dev/shm)
 	Home    string   `json:"home"`     // private HOME to create inside /tmp, or ""
 	Keep    []string `json:"keep"`     // listed paths beneath /tmp or /dev/shm, kept visible over the private tmpfs
-	Idmap   bool     `json:"idmap"`    // the workspace is idmapped through the user namespace at fd 6
+	Idmap   []string `json:"idmap"`    // trees idmapped through the user namespace at fd 6 (root launches: the workspace and write paths)
 	Memfd   bool     `json:"memfd"`    // set vm.memfd_noexec=2 in the new pid namespace (needs root)
 }
 

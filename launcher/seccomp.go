@@ -22,17 +22,32 @@ import (
 // first and, for x86_64, sends x32 numbers to the bad-arch action.
 //
 // Arguments the kernel reads as 32-bit ints (socket domain and protocol,
-// ioctl cmd, memfd and execveat flags) are compared masked to their low 32
-// bits: the register is 64 bits wide, the kernel ignores the high half, and
-// a plain 64-bit compare would let `ioctl(fd, 1<<32|TIOCSTI, …)` through.
-// Where an exact 64-bit compare is used instead (personality, the
-// family allow-list under DenyInet), it only makes the filter stricter:
-// the values it lets through are the ones the kernel also sees.
+// ioctl cmd, personality, memfd and execveat flags) are compared masked to
+// their low 32 bits: the register is 64 bits wide, the kernel ignores the
+// high half, and a plain 64-bit compare would let
+// `ioctl(fd, 1<<32|TIOCSTI, …)` through. The one exact 64-bit compare, the
+// family allow-list under DenyInet, only makes the filter stricter: the
+// values it lets through are the ones the kernel also sees.
+//
+// Limitations (for the package doc):
+//   - Classic seccomp cannot read memory, so it cannot see paths, clone3's
+//     flags, or which file execve runs. clone3 is denied whole (ENOSYS);
+//     `execve("/proc/self/fd/N")` of an executable memfd is prevented only
+//     by refusing executable memfds (memfd rules, or vm.memfd_noexec=2).
+//   - Default allow: a system call added to the kernel after this list
+//     (as open_tree_attr was in 6.15) is allowed until it is listed.
+//   - Only TCP's MPTCP and SMC variants are denied: SCTP, UDP and ICMP
+//     sockets are not covered by Landlock and not denied here, except by
+//     DenyInet. Whether setsockopt(TCP_ULP, "smc") still exists was not
+//     checked (this kernel has no CONFIG_SMC).
+//   - MPTCP, SMC and clone3 denials answer "not supported", so they do not
+//     look like a policy refusal in the agent's logs.
+//   - A 32-bit (i386) program cannot run at all: its first system call
+//     kills it.
 
 // Values the kernel headers define that golang.org/x/sys/unix does not.
 const (
-	seccompUserfaultfdIocNew = 0xAA00     // USERFAULTFD_IOC_NEW = _IO(0xAA, 0x00), /dev/userfaultfd (Linux 6.1)
-	seccompPersonaQuery      = 0xffffffff // personality(0xffffffff) reads the persona without changing it
+	seccompUserfaultfdIocNew = 0xAA00 // USERFAULTFD_IOC_NEW = _IO(0xAA, 0x00), /dev/userfaultfd (Linux 6.1)
 	seccompLow32             = 0xffffffff
 	seccompSockTypeMask      = 0xf // SOCK_TYPE_MASK: type without SOCK_NONBLOCK/SOCK_CLOEXEC
 )
@@ -195,32 +210,10 @@ func BuildSeccomp(spec SeccompSpec) (SeccompProgram, error) {
 	if err := f.SetBadArchAction(seccomp.ActKillProcess); err != nil {
 		return SeccompProgram{}, fmt.Errorf("seccomp: set bad-arch action: %w", err)
 	}
-	// The filter is loaded by LoadSeccomp, never by libseccomp; these
-	// attributes only matter to seccomp_load, but say what we rely on.
-	if err := f.SetNoNewPrivsBit(false); err != nil {
-		return SeccompProgram{}, fmt.Errorf("seccomp: clear no_new_privs attribute: %w", err)
-	}
 	rules := seccompRules(spec)
 	for _, r := range rules {
-		nr, err := seccomp.GetSyscallFromName(r.Syscall)
-		if err != nil {
-			n, ok := seccompUnifiedNumber(r.Syscall)
-			if !ok {
-				return SeccompProgram{}, fmt.Errorf("seccomp: resolve syscall %q: %w", r.Syscall, err)
-			}
-			nr = seccomp.ScmpSyscall(n)
-		}
-		act := seccomp.ActErrno.SetReturnCode(int16(r.Errno))
-		if len(r.Alts) == 0 {
-			err = f.AddRuleExact(nr, act)
-		}
-		for _, conds := range r.Alts {
-			if err == nil {
-				err = f.AddRuleConditionalExact(nr, act, conds)
-			}
-		}
-		if err != nil {
-			return SeccompProgram{}, fmt.Errorf("seccomp: add rule for %s (%v): %w", r.Syscall, r.Errno, err)
+		if err := seccompAdd(f, r); err != nil {
+			return SeccompProgram{}, err
 		}
 	}
 	b, err := seccompExport(f)
@@ -233,6 +226,30 @@ func BuildSeccomp(spec SeccompSpec) (SeccompProgram, error) {
 	}
 	p.Rules = len(rules)
 	return p, nil
+}
+
+// seccompAdd adds r to f. Exact: libseccomp must not rewrite the rule.
+func seccompAdd(f *seccomp.ScmpFilter, r seccompRule) error {
+	nr, err := seccomp.GetSyscallFromName(r.Syscall)
+	if err != nil {
+		n, ok := seccompUnifiedNumber(r.Syscall)
+		if !ok {
+			return fmt.Errorf("seccomp: resolve syscall %q: %w", r.Syscall, err)
+		}
+		nr = seccomp.ScmpSyscall(n)
+	}
+	act := seccomp.ActErrno.SetReturnCode(int16(r.Errno))
+	if len(r.Alts) == 0 {
+		if err := f.AddRuleExact(nr, act); err != nil {
+			return fmt.Errorf("seccomp: add rule for %s (%v): %w", r.Syscall, r.Errno, err)
+		}
+	}
+	for _, conds := range r.Alts {
+		if err := f.AddRuleConditionalExact(nr, act, conds); err != nil {
+			return fmt.Errorf("seccomp: add rule for %s (%v) %v: %w", r.Syscall, r.Errno, conds, err)
+		}
+	}
+	return nil
 }
 
 // seccompExport writes the compiled program through a pipe; libseccomp

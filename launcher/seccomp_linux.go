@@ -98,9 +98,12 @@ func seccompCheckLen(n int) error {
 // locked its goroutine to the thread (runtime.LockOSThread) and set
 // no_new_privs on it; LoadSeccomp checks the latter and refuses otherwise.
 //
-// Only this thread is filtered (no SECCOMP_FILTER_FLAG_TSYNC): stage 2
-// calls execve next, and execve keeps only the calling thread, with its
-// filter. Any other thread of the process stays unfiltered until then.
+// Only this thread is filtered (no SECCOMP_FILTER_FLAG_TSYNC): the other
+// threads of a Go process cannot be stopped from making system calls of
+// their own, and nothing they run is the agent. What the agent inherits is
+// this thread's filter: execve keeps only the calling thread, and a
+// process forked from this thread (os.StartProcess on it) starts with the
+// filter of the thread that created it. Filters cannot be removed.
 func LoadSeccomp(p SeccompProgram) error {
 	if err := seccompCheckLen(len(p.Filter)); err != nil {
 		return err

@@ -84,13 +84,17 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 	}
 	files := []*os.File{planR, reportW, controlR}
 	if h.Root {
+		owner, err := idmapPaths(plan.Dir, o.Policy.Files.Write)
+		if err != nil {
+			return s, err
+		}
 		userns, closeNS, err := idmapUserns(plan.Dir, plan.Identity)
 		if err != nil {
 			return s, err
 		}
 		defer closeNS()
 		files = append(files, userns)
-		plan.Mounts.Idmap, plan.Mounts.Memfd = true, true
+		plan.Mounts.Idmap = owner
 	} else {
 		// Unprivileged: a user namespace mapping the person's own ids, and
 		// the capabilities stage 2 needs to build the sandbox inside it,
@@ -105,7 +109,7 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 			attr.UseCgroupFD, attr.CgroupFD = true, fd
 		}
 	}
-	if isTerminal(o.Stdin) {
+	if isForegroundTerminal(o.Stdin) {
 		attr.Foreground, attr.Ctty = true, 0
 		s.tty = int(o.Stdin.Fd())
 	}
@@ -168,11 +172,10 @@ func (s *session) run() error {
 }
 
 // wait relays signals to the agent until stage 2 exits, and returns the
-// agent's exit status.
-func (s *session) wait(ctx context.Context) (int, error) {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, relayedSignals...)
-	defer signal.Stop(sigs)
+// agent's exit status. sigs was subscribed before stage 2 started, so a
+// signal that arrived during the launch is relayed now rather than
+// killing the launcher before it could clean up.
+func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) {
 	done := make(chan error, 1)
 	go func() { done <- s.cmd.Wait() }()
 	for {
@@ -229,12 +232,17 @@ func (s *session) restoreTTY() {
 	unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, unix.Getpgrp())
 }
 
-func isTerminal(f *os.File) bool {
+// isForegroundTerminal reports whether f is the launcher's controlling
+// terminal with the launcher's process group in the foreground. Only then
+// can stage 2 take the foreground: on any other terminal TIOCSPGRP fails
+// (ENOTTY, and the launch with it), and from a background job it would
+// stop stage 2 with SIGTTOU.
+func isForegroundTerminal(f *os.File) bool {
 	if f == nil {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
 }
 
 // idmapUserns makes the user namespace the workspace's idmapped mount uses:

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
-
 
 	"github.com/pinfold/pinfold/policy"
 )
@@ -72,13 +72,24 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	spec := SeccompSpec{AllowUnixSockets: o.Policy.Network.UnixSockets}
+	// Root sets vm.memfd_noexec=2 in the agent's pid namespace (Linux 6.3+),
+	// so memfds are sealed non-executable by the kernel; otherwise seccomp
+	// refuses every memfd that is not sealed so (fileless execution).
+	_, err = os.Stat("/proc/sys/vm/memfd_noexec")
+	plan.Mounts.Memfd = h.Root && err == nil
+	spec := SeccompSpec{AllowUnixSockets: o.Policy.Network.UnixSockets, MemfdNoexecSysctl: plan.Mounts.Memfd}
 	prog, err := BuildSeccomp(spec)
 	if err != nil {
 		return 0, fmt.Errorf("seccomp: %w", err)
 	}
 	plan.Seccomp = prog.Marshal()
 
+	// From here on a relayed signal (SIGTERM, SIGINT, …) must not kill
+	// the launcher by default: the cgroup it is about to create would be
+	// left behind. Signals are held until the agent runs, then relayed.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, relayedSignals...)
+	defer signal.Stop(sigs)
 	s, err := startStage2(plan, h, o)
 	if err != nil {
 		return 0, err
@@ -98,7 +109,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err := s.run(); err != nil {
 		return 0, err
 	}
-	return s.wait(ctx)
+	return s.wait(ctx, sigs)
 }
 
 func refusals(as []Assessment) error {

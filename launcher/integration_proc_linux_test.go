@@ -1,0 +1,315 @@
+package launcher
+
+// Integration tests, processes: other processes, limits, the terminal,
+// and what is left after the launcher exits.
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// startSleeper starts `sleep 30` outside any sandbox, with a secret in
+// its environment, and kills it (by pid) when the test ends.
+func startSleeper(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("/bin/sleep", "30")
+	cmd.Env = []string{"SLEEPER_SECRET=hunter2"}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd
+}
+
+// The agent cannot see, trace or signal a process outside its sandbox:
+// /proc is the sandbox's own (ENOENT), ptrace is refused by seccomp
+// (EPERM), and the pid does not exist in the agent's pid namespace
+// (ESRCH).
+func TestIntegrationOutsideProcess(t *testing.T) {
+	s := newSandbox(t)
+	sleeper := startSleeper(t)
+	pid := strconv.Itoa(sleeper.Process.Pid)
+	t.Run("read-environ", func(t *testing.T) {
+		s.denied(t, itPol{}, itOpts{}, "ENOENT", "read-environ", pid)
+	})
+	t.Run("ptrace", func(t *testing.T) {
+		s.denied(t, itPol{}, itOpts{}, "EPERM", "ptrace", pid)
+	})
+	t.Run("kill", func(t *testing.T) {
+		r := s.launch(t, itPol{}, itOpts{}, "kill", pid, "15")
+		itExpect(t, "confined kill", r, "denied ESRCH", 1)
+		if err := syscall.Kill(sleeper.Process.Pid, 0); err != nil {
+			t.Fatalf("the sleeper is gone after the confined kill: %v", err)
+		}
+		s.control(t, itOpts{}, "kill", pid, "15")
+		err := sleeper.Wait()
+		if ws, ok := sleeper.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+			t.Fatalf("control kill: the sleeper ended with %v, want SIGTERM", err)
+		}
+	})
+}
+
+// A fork bomb stops at the policy's process limit (32, counting the
+// sandbox's own init and the probe's threads); unconfined, as root, the
+// same probe starts all 200 children.
+func TestIntegrationForkBomb(t *testing.T) {
+	s := newSandbox(t)
+	p := itPol{processes: 32, exec: []string{"/usr/bin", "/usr/lib", "/usr/lib64"}}
+	r := s.launch(t, p, itOpts{}, "fork-bomb", "200")
+	var n, of int
+	var errno string
+	if _, err := fmt.Sscanf(r.stdout, "forked %d of %d %s\n", &n, &of, &errno); err != nil || r.code != 0 || of != 200 {
+		t.Fatalf("confined fork-bomb: want `forked N of 200 ERRNO`, got %s", r)
+	}
+	if n >= 32 || errno != "EAGAIN" {
+		t.Fatalf("confined fork-bomb: %d of 200 children started (stopped by %s); the limit is 32 processes", n, errno)
+	}
+	t.Logf("confined: %d children before EAGAIN", n)
+	itExpect(t, "control fork-bomb", s.direct(t, itOpts{}, "fork-bomb", "200"), "forked 200 of 200", 0)
+}
+
+// Touching 4 GiB under a 512 MiB limit ends the probe: the memory cgroup
+// kills it (exit 137, no line), or, without one, the address-space limit
+// refuses the mapping (ENOMEM).
+func TestIntegrationMemoryLimit(t *testing.T) {
+	s := newSandbox(t)
+	r := s.launch(t, itPol{memory: "512MiB"}, itOpts{}, "alloc", "4GiB")
+	oomKilled := r.code == 137 && r.stdout == ""
+	refused := r.code == 1 && r.stdout == "denied ENOMEM\n"
+	if !oomKilled && !refused {
+		t.Fatalf("confined alloc 4GiB under memory = 512MiB: want exit 137 (killed) or `denied ENOMEM`, got %s", r)
+	}
+	if h := ProbeForLaunch(); h.Root && h.Cgroup.HasController("memory") && !oomKilled {
+		t.Fatalf("with a memory cgroup the probe should have been killed, got %s", r)
+	}
+	s.control(t, itOpts{}, "alloc", "4GiB")
+}
+
+// openPTY returns a new pseudo-terminal's master and slave.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		requireFeature(t, "pseudo-terminals (/dev/ptmx)", false, err.Error())
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetUint32(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("ptsname: %v", err)
+	}
+	sl, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open pty slave: %v", err)
+	}
+	t.Cleanup(func() { sl.Close() })
+	return m, sl
+}
+
+// TIOCSTI on the agent's controlling terminal is refused (seccomp); the
+// control, in the same position on its own terminal, injects.
+func TestIntegrationTIOCSTI(t *testing.T) {
+	s := newSandbox(t)
+	_, slave := openPTY(t)
+	o := itOpts{stdin: slave, ctty: true}
+	s.denied(t, itPol{}, o, "EPERM", "tiocsti")
+}
+
+// The launcher works when its stdin is a terminal that is not its
+// controlling terminal (a pty handed over by a supervisor, say).
+func TestIntegrationStdinForeignTerminal(t *testing.T) {
+	s := newSandbox(t)
+	_, slave := openPTY(t)
+	s.allowed(t, itPol{}, itOpts{stdin: slave}, "noop")
+}
+
+// processesWith returns the pids of probes (argv[0] is the probe: not
+// the launcher, whose own arguments carry the marker too) whose command
+// line contains marker.
+func processesWith(marker string) map[int]bool {
+	found := map[int]bool{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.HasPrefix(b, []byte(itEnv.probe+"\x00")) && bytes.Contains(b, []byte(marker)) {
+			found[pid] = true
+		}
+	}
+	return found
+}
+
+// Nothing the agent started outlives the launcher, not even a process in
+// its own session: the pid namespace (and the cgroup) end with it.
+func TestIntegrationNoProcessRemains(t *testing.T) {
+	s := newSandbox(t)
+	marker := uniqueName("pinfold-it-marker")
+	r := s.launch(t, itPol{}, itOpts{}, "spawn-sleep", marker)
+	if !strings.HasPrefix(r.stdout, "spawned ") || r.code != 0 {
+		t.Fatalf("confined spawn-sleep: want `spawned PID`, got %s", r)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for left := processesWith(marker); len(left) > 0; left = processesWith(marker) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the launcher exited, processes %v still carry the marker %s", left, marker)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Control: unconfined, the same probe leaves its sleeper behind, and
+	// the scan finds it.
+	marker2 := uniqueName("pinfold-it-marker")
+	r = s.direct(t, itOpts{}, "spawn-sleep", marker2)
+	var pid int
+	if _, err := fmt.Sscanf(r.stdout, "spawned %d\n", &pid); err != nil || r.code != 0 {
+		t.Fatalf("control spawn-sleep: want `spawned PID`, got %s", r)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if found := processesWith(marker2); !found[pid] || len(found) != 1 {
+		t.Fatalf("control: the scan found %v, want exactly the sleeper %d: the check above proves nothing", found, pid)
+	}
+}
+
+// cgroupDirsOf finds the session groups of the launcher with this pid,
+// in every hierarchy, however deep its pinfold parent is (the v1 memory
+// group sits beneath the test's own memory cgroup).
+func cgroupDirsOf(pid int) []string {
+	var out []string
+	pat := fmt.Sprintf("pinfold/s-%d-*", pid)
+	for depth := range 5 {
+		m, _ := filepath.Glob(filepath.Join(append([]string{"/sys/fs/cgroup"}, append(repeat("*", depth+1), pat)...)...))
+		out = append(out, m...)
+	}
+	return out
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// The session's cgroups exist while the agent runs and are gone when the
+// launcher has exited.
+func TestIntegrationCgroupRemoved(t *testing.T) {
+	s := newSandbox(t)
+	var during []string
+	o := itOpts{onStart: func(pid int) {
+		deadline := time.Now().Add(3 * time.Second)
+		for len(during) < 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			during = cgroupDirsOf(pid)
+		}
+	}}
+	r := s.launch(t, itPol{}, o, "sleep", "1")
+	itExpect(t, "confined sleep", r, "ok", 0)
+	if len(during) < 2 {
+		t.Fatalf("while the agent ran, found session cgroups %v; want at least the pids and the v2 group (the check below would prove nothing)", during)
+	}
+	t.Logf("session cgroups while running: %v", during)
+	if left := cgroupDirsOf(r.pid); len(left) > 0 {
+		t.Fatalf("after the launcher exited, its cgroups remain: %v", left)
+	}
+}
+
+// waitForMarker polls until a process carrying marker runs, for at most
+// 3 s, and reports whether one did.
+func waitForMarker(marker string) bool {
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(processesWith(marker)) > 0 {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// waitNoMarker polls until no process carries marker, for at most 3 s,
+// and returns those still left.
+func waitNoMarker(marker string) map[int]bool {
+	deadline := time.Now().Add(3 * time.Second)
+	left := processesWith(marker)
+	for len(left) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		left = processesWith(marker)
+	}
+	return left
+}
+
+// SIGTERM to the launcher reaches the agent, and the launcher exits as
+// the agent did (143); nothing is left.
+func TestIntegrationSignalForwarded(t *testing.T) {
+	s := newSandbox(t)
+	marker := uniqueName("pinfold-it-marker")
+	var started bool
+	o := itOpts{onStart: func(pid int) {
+		if started = waitForMarker(marker); started {
+			syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}}
+	r := s.launch(t, itPol{}, o, "sleep", "30", marker)
+	if !started {
+		t.Fatalf("the agent never appeared: %s", r)
+	}
+	if r.code != 143 || r.signaled || r.stdout != "" || r.elapsed > 10*time.Second {
+		t.Fatalf("want the launcher to exit 143 (the agent's status, not killed itself) at once, got %s (signaled %v) after %v", r, r.signaled, r.elapsed)
+	}
+	if left := waitNoMarker(marker); len(left) > 0 {
+		t.Fatalf("agent processes %v outlived the launcher", left)
+	}
+}
+
+// When the launcher itself is killed (SIGKILL: no cleanup runs), the
+// agent dies with it: stage 2 has a parent-death signal and is the pid
+// namespace's init. The session's cgroup directories cannot be removed by
+// a killed launcher; the test removes them (they are empty).
+func TestIntegrationLauncherKilled(t *testing.T) {
+	s := newSandbox(t)
+	marker := uniqueName("pinfold-it-marker")
+	var started bool
+	o := itOpts{onStart: func(pid int) {
+		if started = waitForMarker(marker); started {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}}
+	r := s.launch(t, itPol{}, o, "sleep", "30", marker)
+	if !started {
+		t.Fatalf("the agent never appeared: %s", r)
+	}
+	if r.code != 137 {
+		t.Fatalf("want the launcher killed (137), got %s", r)
+	}
+	if left := waitNoMarker(marker); len(left) > 0 {
+		t.Fatalf("agent processes %v outlived the killed launcher", left)
+	}
+	if left := cgroupDirsOf(r.pid); len(left) > 0 {
+		t.Logf("known residue: a killed launcher leaves its empty session cgroups: %v (removing them)", left)
+		for _, d := range left {
+			if err := os.Remove(d); err != nil {
+				t.Errorf("remove %s: %v", d, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package launcher
+
+// Integration tests, unprivileged: the launcher run as nobody (uid 65534)
+// builds the sandbox in a user namespace, without cgroups or throwaway
+// uids. The test itself is root, to hand the directories to nobody.
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+const nobody = 65534
+
+func TestIntegrationUnprivileged(t *testing.T) {
+	s := newSandboxAs(t, nobody)
+	if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+		requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+	}
+	secret := s.file(t, filepath.Join(s.outside, "secret"), "s3cret\n")
+
+	t.Run("read outside", func(t *testing.T) {
+		s.denied(t, itPol{}, itOpts{}, "EACCES", "read", secret)
+	})
+	t.Run("write workspace", func(t *testing.T) {
+		target := filepath.Join(s.ws, "made-inside")
+		s.allowed(t, itPol{}, itOpts{}, "write", target)
+		if uid := mustExist(t, target).Sys().(*syscall.Stat_t).Uid; uid != nobody {
+			t.Fatalf("%s is owned by uid %d, want %d", target, uid, nobody)
+		}
+	})
+	t.Run("write outside", func(t *testing.T) {
+		target := filepath.Join(s.outside, "x")
+		itExpect(t, "confined write outside", s.launch(t, itPol{}, itOpts{}, "write", target), "denied EACCES", 1)
+		mustNotExist(t, target, "a refused write must not create the file")
+		s.control(t, itOpts{}, "write", target)
+	})
+	t.Run("exec written", func(t *testing.T) {
+		s.denied(t, itPol{}, itOpts{}, "EACCES", "write-exec", filepath.Join(s.ws, "prog"))
+	})
+	// No idmapped mount here: the workspace shares its mount with the
+	// outside directory, so Landlock itself answers.
+	t.Run("link and rename out", func(t *testing.T) {
+		src := s.file(t, filepath.Join(s.ws, "f"), "data\n")
+		linkDst, renameDst := filepath.Join(s.outside, "linked"), filepath.Join(s.outside, "renamed")
+		itExpect(t, "confined link", s.launch(t, itPol{}, itOpts{}, "link", src, linkDst), "denied EACCES", 1)
+		itExpect(t, "confined rename", s.launch(t, itPol{}, itOpts{}, "rename", src, renameDst), "denied EACCES", 1)
+		mustNotExist(t, linkDst, "hard link out of the workspace")
+		mustNotExist(t, renameDst, "rename out of the workspace")
+		s.control(t, itOpts{}, "link", src, linkDst)
+		s.control(t, itOpts{}, "rename", src, renameDst)
+	})
+	t.Run("network none", func(t *testing.T) {
+		l := listen(t, "tcp4", "127.0.0.1:0")
+		itExpect(t, "confined tcp-connect", s.launch(t, itPol{}, itOpts{}, "tcp-connect", l.addr()), "denied ECONNREFUSED", 1)
+		l.noneReached(t)
+		s.control(t, itOpts{}, "tcp-connect", l.addr())
+	})
+	t.Run("unix socket", func(t *testing.T) {
+		path := filepath.Join(s.dir, "listener.sock")
+		l := listen(t, "unix", path)
+		if err := os.Chmod(path, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		s.denied(t, itPol{}, itOpts{}, "EPERM", "unix-socket")
+		itExpect(t, "confined unix-connect", s.launch(t, itPol{}, itOpts{}, "unix-connect", path), "denied EPERM", 1)
+		l.noneReached(t)
+		s.control(t, itOpts{}, "unix-connect", path)
+	})
+}

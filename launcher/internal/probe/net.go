@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+
+	"golang.org/x/sys/unix"
+)
+
+// sockaddr parses IP:PORT or [IPv6]:PORT.
+func sockaddr(s string) (int, unix.Sockaddr, error) {
+	ap, err := netip.ParseAddrPort(s)
+	if err != nil {
+		return 0, nil, probeError{fmt.Sprintf("address %q: %v", s, err)}
+	}
+	if ap.Addr().Is4() {
+		return unix.AF_INET, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}, nil
+	}
+	return unix.AF_INET6, &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}, nil
+}
+
+// socket opens a socket with send and receive timeouts, so that nothing
+// the probe does blocks for long.
+func socket(family, typ, proto int) (int, error) {
+	fd, err := unix.Socket(family, typ|unix.SOCK_CLOEXEC, proto)
+	if err != nil {
+		return -1, err
+	}
+	tv := unix.Timeval{Sec: 2}
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	return fd, nil
+}
+
+func tcpConnect(addr string) error {
+	family, sa, err := sockaddr(addr)
+	if err != nil {
+		return err
+	}
+	fd, err := socket(family, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return setupErr("socket", err)
+	}
+	defer unix.Close(fd)
+	return unix.Connect(fd, sa)
+}
+
+func tcpBind(addr string) error {
+	family, sa, err := sockaddr(addr)
+	if err != nil {
+		return err
+	}
+	fd, err := socket(family, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return setupErr("socket", err)
+	}
+	defer unix.Close(fd)
+	return unix.Bind(fd, sa)
+}
+
+// udpSend sends one datagram on a connected socket and waits for the
+// echo. On a connected UDP socket an ICMP port-unreachable comes back as
+// ECONNREFUSED; no answer within 2 s is EAGAIN.
+func udpSend(addr string) error {
+	family, sa, err := sockaddr(addr)
+	if err != nil {
+		return err
+	}
+	fd, err := socket(family, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		return setupErr("socket", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Connect(fd, sa); err != nil {
+		return err
+	}
+	msg := []byte("pinfold-probe")
+	if _, err := unix.Write(fd, msg); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		return err
+	}
+	if string(buf[:n]) != string(msg) {
+		return probeError{fmt.Sprintf("unexpected echo %q", buf[:n])}
+	}
+	return nil
+}
+
+func mptcpSocket() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_MPTCP)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+func unixSocket() error {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+// unixConnect connects to a pathname socket, or to an abstract one when
+// name starts with "@". The socket() call itself is part of the attempt:
+// a refusal there is a refusal of the connection.
+func unixConnect(name string) error {
+	fd, err := socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Connect(fd, &unix.SockaddrUnix{Name: name})
+}
+
+func socketpair(kind string) error {
+	typ := map[string]int{"stream": unix.SOCK_STREAM, "dgram": unix.SOCK_DGRAM}[kind]
+	if typ == 0 {
+		return probeError{fmt.Sprintf("socketpair kind %q: want stream or dgram", kind)}
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+	}
+	return err
+}

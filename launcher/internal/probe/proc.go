@@ -1,0 +1,256 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func atoi(s, what string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, probeError{fmt.Sprintf("%s %q: want an integer in [%d, %d]", what, s, lo, hi)}
+	}
+	return n, nil
+}
+
+func killPid(pid, sig string) error {
+	p, err := atoi(pid, "pid", 1, 1<<22)
+	if err != nil {
+		return err
+	}
+	s, err := atoi(sig, "signal", 0, 64)
+	if err != nil {
+		return err
+	}
+	return unix.Kill(p, unix.Signal(s))
+}
+
+// ptracePid seizes pid without stopping it; the kernel detaches when the
+// probe exits.
+func ptracePid(pid []string) error {
+	p, err := atoi(pid[0], "pid", 1, 1<<22)
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread() // ptrace requests belong to the thread that attached
+	return unix.PtraceSeize(p)
+}
+
+// self is the probe's executable, for actions that run it again.
+func self() (string, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return "", setupErr("own executable", err)
+	}
+	return p, nil
+}
+
+// setuidExec runs path with `euid` and prints the line it printed. An
+// exec refusal is reported as denied.
+func setuidExec(path string) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		broke(setupErr("pipe", err))
+	}
+	pid, err := syscall.ForkExec(path, []string{path, "euid"}, &syscall.ProcAttr{
+		Env: []string{}, Files: []uintptr{0, uintptr(p[1]), 2},
+	})
+	unix.Close(p[1])
+	if err != nil {
+		report(err)
+	}
+	out, _ := readAll(p[0], 256)
+	var ws unix.WaitStatus
+	unix.Wait4(pid, &ws, 0, nil)
+	line := strings.TrimSpace(string(out))
+	if !ws.Exited() || ws.ExitStatus() != 0 || !strings.HasPrefix(line, "euid ") || strings.Contains(line, "\n") {
+		broke(fmt.Errorf("%s printed %q, status %#x", path, out, uint32(ws)))
+	}
+	fmt.Println(line)
+	os.Exit(0)
+}
+
+func readAll(fd, max int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, max)
+	for len(out) < max {
+		n, err := unix.Read(fd, buf[:max-len(out)])
+		if n <= 0 || err != nil {
+			return out, err
+		}
+		out = append(out, buf[:n]...)
+	}
+	return out, nil
+}
+
+func findSleep() string {
+	for _, p := range []string{"/usr/bin/sleep", "/bin/sleep"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	broke(fmt.Errorf("no sleep binary in /usr/bin or /bin"))
+	return ""
+}
+
+// forkBomb starts up to n `sleep 5` children, stopping at the first
+// refusal, then kills and reaps every one it started.
+func forkBomb(arg string) {
+	n, err := atoi(arg, "count", 1, 1000)
+	if err != nil {
+		broke(err)
+	}
+	sleep := findSleep()
+	var pids []int
+	var stop error
+	for range n {
+		pid, err := syscall.ForkExec(sleep, []string{sleep, "5"}, &syscall.ProcAttr{Files: []uintptr{0, 2, 2}})
+		if err != nil {
+			stop = err
+			break
+		}
+		pids = append(pids, pid)
+	}
+	for _, pid := range pids {
+		unix.Kill(pid, unix.SIGKILL)
+	}
+	for _, pid := range pids {
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
+	}
+	line := fmt.Sprintf("forked %d of %d", len(pids), n)
+	if errno, ok := stop.(syscall.Errno); ok {
+		line += " " + unix.ErrnoName(errno)
+	} else if stop != nil {
+		line += " error " + stop.Error()
+	}
+	fmt.Println(line)
+	os.Exit(0)
+}
+
+// parseSize reads BYTES with an optional KiB, MiB or GiB suffix.
+func parseSize(s string) (int, error) {
+	mult := 1
+	for suf, m := range map[string]int{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if t, ok := strings.CutSuffix(s, suf); ok {
+			s, mult = t, m
+		}
+	}
+	n, err := atoi(s, "size", 1, 1<<40)
+	if err != nil {
+		return 0, err
+	}
+	return n * mult, nil
+}
+
+// alloc maps size bytes and touches every page, so that the memory is
+// really charged: a memory cgroup kills the probe (no line), an address
+// space limit refuses the mapping (ENOMEM).
+func alloc(args []string) error {
+	size, err := parseSize(args[0])
+	if err != nil {
+		return err
+	}
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return err
+	}
+	// Huge pages where the kernel has them: touching 4 GiB a 4 KiB page
+	// at a time costs seconds of page faults; the charge is the same.
+	unix.Madvise(mem, unix.MADV_HUGEPAGE)
+	for i := 0; i < len(mem); i += 4096 {
+		mem[i] = 1
+	}
+	return unix.Munmap(mem)
+}
+
+// unshareUser forks a child that unshares a user namespace (the Go
+// runtime is multithreaded, so the probe itself could not) and execs
+// `probe noop`.
+func unshareUser([]string) error {
+	exe, err := self()
+	if err != nil {
+		return err
+	}
+	return runChild(exe, []string{exe, "noop"}, &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWUSER})
+}
+
+func unshareMount([]string) error {
+	runtime.LockOSThread() // the new namespace belongs to this thread only
+	return unix.Unshare(unix.CLONE_NEWNS)
+}
+
+// tiocsti pushes one byte into stdin's input queue.
+func tiocsti([]string) error {
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err != nil {
+		return setupErr("stdin is not a terminal", err)
+	}
+	return unix.IoctlSetPointerInt(0, unix.TIOCSTI, 'x') // the ioctl reads one char at the pointer
+}
+
+// memfdExec creates a memfd (flags 0 as most programs do, or MFD_EXEC),
+// copies this probe into it and runs it through /proc/self/fd, which is
+// how libcs implement fexecve.
+func memfdExec(args []string) error {
+	flags := 0
+	switch {
+	case len(args) == 1 && args[0] == "exec":
+		flags = unix.MFD_EXEC
+	case len(args) != 0:
+		return probeError{fmt.Sprintf("memfd-exec %q: want no argument or `exec`", args)}
+	}
+	fd, err := unix.MemfdCreate("pinfold-probe", flags)
+	if err != nil {
+		return err
+	}
+	b, err := selfBytes()
+	if err != nil {
+		return err
+	}
+	if err := copyInto(fd, b); err != nil {
+		return setupErr("write memfd", err)
+	}
+	path := "/proc/self/fd/" + strconv.Itoa(fd)
+	return runChild(path, []string{"memfd", "noop"}, nil)
+}
+
+// spawnSleep leaves a `probe sleep 60 MARKER` behind in its own session,
+// detached from the probe's stdio, and exits.
+func spawnSleep(marker string) {
+	exe, err := self()
+	if err != nil {
+		broke(err)
+	}
+	null, err := os.OpenFile("/dev/null", os.O_RDWR, 0)
+	if err != nil {
+		broke(setupErr("open /dev/null", err))
+	}
+	p, err := os.StartProcess(exe, []string{exe, "sleep", "60", marker}, &os.ProcAttr{
+		Files: []*os.File{null, null, null},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		report(err)
+	}
+	fmt.Printf("spawned %d\n", p.Pid)
+	os.Exit(0)
+}
+
+func sleepFor(args []string) error {
+	if len(args) == 0 {
+		return probeError{"sleep: want SECS"}
+	}
+	n, err := atoi(args[0], "seconds", 0, 120)
+	if err != nil {
+		return err
+	}
+	time.Sleep(time.Duration(n) * time.Second)
+	return nil
+}
