@@ -239,6 +239,7 @@ func (c *Cgroup) makeGroup(base string, prepare func(parent string) error) (stri
 		case !errors.Is(err, fs.ErrExist):
 			return "", fmt.Errorf("cgroup: create %s: %w", parent, pathErr(err))
 		}
+		sweepStale(parent)
 		if prepare != nil {
 			if err := prepare(parent); err != nil {
 				if errors.Is(err, fs.ErrNotExist) && attempt < 3 {
@@ -259,6 +260,38 @@ func (c *Cgroup) makeGroup(base string, prepare func(parent string) error) (stri
 			return "", fmt.Errorf("cgroup: create %s: %w", dir, pathErr(err))
 		}
 	}
+}
+
+// sweepStale removes the empty session groups in parent whose launcher is
+// gone: a launcher killed with SIGKILL cannot remove its own. A group is
+// removed only when it is empty and no process has the pid its name
+// records (a reused pid keeps it, which errs on the side of leaving it).
+func sweepStale(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, ok := sessionPid(e.Name())
+		if !ok || !e.IsDir() || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		dir := parent + "/" + e.Name()
+		if procs, err := groupProcs(dir); err == nil && len(procs) == 0 {
+			unix.Rmdir(dir)
+		}
+	}
+}
+
+// sessionPid parses the launcher pid out of a session name "s-PID-HEX".
+func sessionPid(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "s-")
+	if !ok {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(num)
+	return pid, ok && err == nil && pid > 0
 }
 
 // enableControllers writes "+ctl" to dir's cgroup.subtree_control for each

@@ -448,3 +448,51 @@ func TestCgroupMemory(t *testing.T) {
 		}
 	})
 }
+
+// TestCgroupSweepStale: a group left by a launcher killed with SIGKILL
+// (its pid gone, the group empty) is removed by the next creation in the
+// same parent; a group whose launcher still runs, and one that still has
+// processes, are kept.
+func TestCgroupSweepStale(t *testing.T) {
+	l := requireCgroups(t, false)
+	pids := findV1(l, "pids")
+	base := ""
+	if pids != nil {
+		base = pids.dir()
+	} else if l.V2 != nil {
+		base = l.V2.dir()
+	}
+	parent := base + "/" + cgroupParentName
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A pid that is surely dead: a child we started and reaped.
+	dead := exec.Command("/bin/true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf("%s/s-%d-%s", parent, dead.Process.Pid, "deadbeef0001")
+	live := fmt.Sprintf("%s/s-%d-%s", parent, os.Getpid(), "deadbeef0002")
+	for _, d := range []string{stale, live} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Rmdir(d) })
+	}
+	sweepStale(parent)
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stale group %s was kept (stat: %v)", stale, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("group of a running launcher %s was removed: %v", live, err)
+	}
+	for _, tt := range []struct {
+		name string
+		pid  int
+		ok   bool
+	}{{"s-12-ab", 12, true}, {"s-0-ab", 0, false}, {"s-x-ab", 0, false}, {"t-12-ab", 0, false}, {"s-12", 0, false}} {
+		if pid, ok := sessionPid(tt.name); pid != tt.pid && tt.ok || ok != tt.ok {
+			t.Errorf("sessionPid(%q) = %d, %v; want %d, %v", tt.name, pid, ok, tt.pid, tt.ok)
+		}
+	}
+}

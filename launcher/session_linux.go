@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -27,6 +28,7 @@ type session struct {
 	report   *bufio.Reader
 	reportR  *os.File
 	tty      int // the terminal handed to the agent's process group, or -1
+	stderr   io.Writer
 	netns    bool
 	identity IdentityPlan
 }
@@ -35,7 +37,7 @@ type session struct {
 // places it, sends the plan and waits for stage 2's report. On any error
 // everything it made is undone and the agent never ran.
 func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
-	s = &session{tty: -1, netns: plan.LoopUp, identity: plan.Identity}
+	s = &session{tty: -1, netns: plan.LoopUp, identity: plan.Identity, stderr: o.Stderr}
 	defer func() {
 		if err != nil {
 			s.cleanup()
@@ -54,7 +56,7 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 			Memory:  int64(o.Policy.Limits.Memory),
 		})
 		if err != nil {
-			return s, fmt.Errorf("cgroup: %w", err)
+			return s, err
 		}
 	}
 	planR, planW, err := os.Pipe()
@@ -132,7 +134,7 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 	controlR.Close()
 	if s.cg != nil {
 		if err := s.cg.Add(s.cmd.Process.Pid); err != nil {
-			return s, fmt.Errorf("cgroup: place stage 2: %w", err)
+			return s, fmt.Errorf("place stage 2: %w", err)
 		}
 	}
 	if err := WritePlan(planW, plan); err != nil {
@@ -215,8 +217,12 @@ func (s *session) cleanup() {
 	if s.cg != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		s.cg.Kill(ctx)
-		s.cg.Remove()
+		if err := s.cg.Kill(ctx); err != nil {
+			fmt.Fprintf(s.stderr, "launcher: warning: %v\n", err)
+		}
+		if err := s.cg.Remove(); err != nil {
+			fmt.Fprintf(s.stderr, "launcher: warning: %v\n", err)
+		}
 		s.cg = nil
 	}
 }
