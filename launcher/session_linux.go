@@ -34,7 +34,7 @@ type session struct {
 }
 
 // startStage2 creates the cgroup, clones stage 2 into its namespaces,
-// places it, sends the plan and waits for stage 2's report. On any error
+// sends the plan, places it and waits for stage 2's "ready". On any error
 // everything it made is undone and the agent never ran.
 func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 	s = &session{tty: -1, netns: plan.LoopUp, identity: plan.Identity, stderr: o.Stderr}
@@ -44,7 +44,23 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 			s = nil
 		}
 	}()
+	type nsResult struct {
+		f     *os.File
+		close func()
+		err   error
+	}
+	userns := make(chan nsResult, 1)
 	if h.Root {
+		// The idmap user namespace is made while the cgroup is.
+		go func() {
+			f, closeNS, err := idmapUserns(plan.Dir, plan.Identity)
+			userns <- nsResult{f, closeNS, err}
+		}()
+		defer func() {
+			if r := <-userns; r.err == nil {
+				r.close()
+			}
+		}()
 		if err := CgroupSupported(h.Cgroup); err != nil {
 			return s, &RefusedError{Boundary: "cgroup", Detail: err.Error() + ": as root, RLIMIT_NPROC does not bound a fork bomb (SR-04)", Hint: "run `launcher hello` to see the cgroup layout"}
 		}
@@ -90,12 +106,12 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 		if err != nil {
 			return s, err
 		}
-		userns, closeNS, err := idmapUserns(plan.Dir, plan.Identity)
-		if err != nil {
-			return s, err
+		r := <-userns
+		userns <- r // for the deferred close
+		if r.err != nil {
+			return s, r.err
 		}
-		defer closeNS()
-		files = append(files, userns)
+		files = append(files, r.f)
 		plan.Mounts.Idmap = owner
 	} else {
 		// Unprivileged: a user namespace mapping the person's own ids, and
@@ -132,21 +148,28 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 	planR.Close()
 	reportW.Close()
 	controlR.Close()
+	// Joining v1 cgroups by pid waits for an RCU grace period (~10 ms), so
+	// it runs while stage 2 starts and confines itself. Stage 2 runs only
+	// our code until it gets go, and go is sent only once it is placed, so
+	// the agent and everything it starts are inside the group.
+	placed := make(chan error, 1)
 	if s.cg != nil {
-		if err := s.cg.Add(s.cmd.Process.Pid); err != nil {
-			return s, fmt.Errorf("place stage 2: %w", err)
-		}
+		go func() { placed <- s.cg.Add(s.cmd.Process.Pid) }()
+	} else {
+		placed <- nil
 	}
 	if err := WritePlan(planW, plan); err != nil {
+		<-placed
 		return s, fmt.Errorf("send plan: %w", err)
 	}
 	planW.Close()
 	s.report = bufio.NewReader(reportR)
 	s.reportR = reportR
-	if err := s.expect("ready"); err != nil {
-		return s, err
+	err = s.expect("ready")
+	if perr := <-placed; perr != nil && err == nil {
+		err = fmt.Errorf("place stage 2: %w", perr)
 	}
-	return s, nil
+	return s, err
 }
 
 // expect reads stage 2's next report line and fails unless it is want.
