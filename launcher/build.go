@@ -44,32 +44,35 @@ type Request struct {
 	Cwd     string   // the launcher's working directory, for a relative agent path
 }
 
+// Notes is what the launch summary reports beyond the plan.
+type Notes struct {
+	Dropped []string // names of the launcher's variables the agent does not get (SR-11)
+	Other   []string // implicit grants and the like, for --verbose
+}
+
 // BuildPlan decides everything stage 2 will do. It reads the file system
 // (to tell files from directories and to resolve the agent) but changes
-// nothing. The notes are what the launch summary reports beyond the plan:
-// dropped variables, implicit grants.
-func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, []string, error) {
+// nothing.
+func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error) {
 	p := req.Policy
+	var notes Notes
 	if len(req.Argv) == 0 {
-		return nil, nil, errors.New("no agent command after --")
+		return nil, notes, errors.New("no agent command after --")
 	}
-	var notes []string
 	env, dropped := buildEnv(p, req.Environ)
-	if len(dropped) > 0 {
-		notes = append(notes, fmt.Sprintf("%d variable(s) not passed: %s", len(dropped), summarize(dropped, 8)))
-	}
+	notes.Dropped = dropped
 	path, err := resolveAgent(req.Argv[0], env, req.Cwd)
 	if err != nil {
-		return nil, nil, err
+		return nil, notes, err
 	}
 	lp, err := buildLandlock(p, h)
 	if err != nil {
-		return nil, nil, err
+		return nil, notes, err
 	}
 	plan := &Plan{
 		Argv: req.Argv, Path: path, Env: env, Dir: string(p.Workspace.Path),
 		Mounts:   MountPlan{Hide: hideList(p), TmpSize: int64(p.Limits.TmpSize), Keep: keepList(p)},
-		LoopUp:   p.Network.Mode == policy.NetNone,
+		NewNet:   p.Network.Mode == policy.NetNone && h.NetNS.Available,
 		Rlimits:  buildRlimits(p, h),
 		Identity: identity,
 		Landlock: lp,
@@ -77,7 +80,7 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, []string, err
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
 		plan.Mounts.Home = privateHome
 		plan.Env = append(plan.Env, "HOME="+privateHome)
-		notes = append(notes, "HOME is a private directory in the sandbox's /tmp")
+		notes.Other = append(notes.Other, "HOME is a private directory in the sandbox's /tmp")
 	}
 	return plan, notes, nil
 }
@@ -117,13 +120,6 @@ func buildEnv(p *policy.Policy, environ []string) (env, dropped []string) {
 	}
 	sort.Strings(dropped)
 	return env, dropped
-}
-
-func summarize(xs []string, n int) string {
-	if len(xs) <= n {
-		return strings.Join(xs, " ")
-	}
-	return strings.Join(xs[:n], " ") + fmt.Sprintf(" … (+%d)", len(xs)-n)
 }
 
 // resolveAgent finds the agent's executable as the agent's own PATH would.
@@ -263,6 +259,15 @@ func buildLandlock(p *policy.Policy, h Host) (LandlockPlan, error) {
 	// TCP is handled whenever the agent shares the host's network: in
 	// ports mode only the listed ports pass. With a network namespace,
 	// loopback inside it is the agent's own and stays usable.
+	if p.Network.Mode == policy.NetNone && !h.NetNS.Available {
+		// Network "none" without a network namespace: every TCP bind and
+		// connect is refused here, every other socket family by seccomp
+		// (DenyInet). Below ABI 4 Assess has already refused (SR-03).
+		if abi < floorTCP {
+			return LandlockPlan{}, &RefusedError{Boundary: "network", Detail: fmt.Sprintf("no network namespace and Landlock ABI %d < %d: nothing would keep the agent off the network (SR-03)", h.Landlock.ABI, floorTCP), Hint: kernelForABI(floorTCP)}
+		}
+		lp.HandledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+	}
 	if p.Network.Mode == policy.NetPorts {
 		lp.HandledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
 		for _, port := range p.Network.ConnectTCP {

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/pinfold/pinfold/policy"
 )
 
 // session is one running stage 2 and what stage 1 made for it.
@@ -37,7 +35,7 @@ type session struct {
 // sends the plan, places it and waits for stage 2's "ready". On any error
 // everything it made is undone and the agent never ran.
 func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
-	s = &session{tty: -1, netns: plan.LoopUp, identity: plan.Identity, stderr: o.Stderr}
+	s = &session{tty: -1, netns: plan.NewNet, identity: plan.Identity, stderr: o.Stderr}
 	defer func() {
 		if err != nil {
 			s.cleanup()
@@ -97,7 +95,7 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 		Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
 		Pdeathsig:  syscall.SIGKILL,
 	}
-	if plan.LoopUp || o.Policy.Network.Mode == policy.NetProxy {
+	if plan.NewNet {
 		attr.Cloneflags |= unix.CLONE_NEWNET
 	}
 	files := []*os.File{planR, reportW, controlR}
@@ -307,7 +305,7 @@ func idmapUserns(dir string, id IdentityPlan) (*os.File, func(), error) {
 }
 
 // summaryLine is the one line printed at start: what was applied.
-func summaryLine(p *Plan, prog SeccompProgram, s *session) string {
+func summaryLine(p *Plan, prog SeccompProgram, s *session, dropped int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "launcher: confined: landlock ABI %d (%d path rules, %d port rules)", p.Landlock.ABI, len(p.Landlock.Paths), len(p.Landlock.Ports))
 	if s.netns {
@@ -324,8 +322,13 @@ func summaryLine(p *Plan, prog SeccompProgram, s *session) string {
 	if p.Identity.Setuid {
 		fmt.Fprintf(&b, ", uid %d (throwaway)", p.Identity.UID)
 	}
+	fmt.Fprintf(&b, ", env %d set, %d dropped", len(p.Env), dropped)
 	var uncovered []string
-	if !s.netns {
+	switch {
+	case s.netns:
+	case p.Landlock.HandledNet != 0 && len(p.Landlock.Ports) == 0:
+		b.WriteString(", no network namespace: Landlock denies TCP, seccomp every other socket family")
+	default:
 		uncovered = append(uncovered, "UDP and ICMP on the host network (SD-04)", "TCP ports are allowed on every host (SD-03)")
 	}
 	for _, r := range p.Rlimits {

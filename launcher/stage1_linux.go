@@ -41,6 +41,11 @@ func ProbeForLaunch() Host {
 	h.Landlock = probeLandlock()
 	assumed := Feature{Available: true, Detail: "tested by the launch's clone"}
 	h.UserNS, h.NetNS, h.PidNS, h.MountNS = assumed, assumed, assumed, assumed
+	// Network namespaces have a fallback (Landlock TCP and seccomp), so
+	// their absence is read here rather than left to fail the clone.
+	if _, err := os.Stat("/proc/self/ns/net"); err != nil || readSysctl("user/max_net_namespaces") == 0 {
+		h.NetNS = Feature{Detail: "network namespaces are disabled (no /proc/self/ns/net, or user.max_net_namespaces = 0)"}
+	}
 	h.Seccomp = probeSeccomp()
 	h.Cgroup = probeCgroups(h.Root)
 	return h
@@ -77,7 +82,11 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	// refuses every memfd that is not sealed so (fileless execution).
 	_, err = os.Stat("/proc/sys/vm/memfd_noexec")
 	plan.Mounts.Memfd = h.Root && err == nil
-	spec := SeccompSpec{AllowUnixSockets: o.Policy.Network.UnixSockets, MemfdNoexecSysctl: plan.Mounts.Memfd}
+	spec := SeccompSpec{
+		AllowUnixSockets:  o.Policy.Network.UnixSockets,
+		DenyInet:          o.Policy.Network.Mode == policy.NetNone && !plan.NewNet,
+		MemfdNoexecSysctl: plan.Mounts.Memfd,
+	}
 	prog, err := BuildSeccomp(spec)
 	if err != nil {
 		return 0, fmt.Errorf("seccomp: %w", err)
@@ -96,12 +105,15 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	}
 	defer s.cleanup()
 	if !o.Quiet {
-		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s))
+		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s, len(notes.Dropped)))
 		if o.Verbose {
-			if s.cg != nil {
-				notes = append(notes, "cgroup "+s.cg.Describe())
+			if len(notes.Dropped) > 0 {
+				notes.Other = append(notes.Other, "not passed to the agent: "+strings.Join(notes.Dropped, " "))
 			}
-			for _, n := range notes {
+			if s.cg != nil {
+				notes.Other = append(notes.Other, "cgroup "+s.cg.Describe())
+			}
+			for _, n := range notes.Other {
 				fmt.Fprintln(o.Stderr, "launcher: note: "+n)
 			}
 		}

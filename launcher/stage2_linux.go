@@ -110,7 +110,7 @@ func confine(p *Plan) error {
 		return err
 	}
 	// 3. Network: loopback up in the new network namespace.
-	if p.LoopUp {
+	if p.NewNet {
 		if err := step("network", loopbackUp()); err != nil {
 			return err
 		}
