@@ -18,7 +18,7 @@ type Plan struct {
 	Dir  string   `json:"dir"`  // the agent's working directory (the workspace)
 
 	Mounts   MountPlan    `json:"mounts"`
-	NewNet   bool         `json:"new_net"`     // stage 2 is in a new, empty network namespace: bring lo up
+	NewNet   bool         `json:"new_net"` // stage 2 is in a new, empty network namespace: bring lo up
 	Rlimits  []RlimitPlan `json:"rlimits"`
 	Identity IdentityPlan `json:"identity"`
 	Landlock LandlockPlan `json:"landlock"`
