@@ -1,0 +1,119 @@
+package launcher
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// An interactive shell works under the launcher on a real terminal: job
+// control (a background job brought to the foreground), Ctrl-C reaching
+// only the foreground job, a window resize, and the shell's exit status
+// coming back as the launcher's.
+func TestIntegrationInteractiveTTY(t *testing.T) {
+	s := newSandbox(t)
+	master, slave := openPTY(t)
+	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}); err != nil {
+		t.Fatal(err)
+	}
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--quiet", "--",
+		"/usr/bin/bash", "--norc", "--noprofile", "-i")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TERM=dumb"}
+	cmd.Dir = s.dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+
+	var out lockedBuffer
+	got := make(chan struct{}, 64)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				out.Write(buf[:n])
+				got <- struct{}{}
+			}
+			if err != nil {
+				close(got)
+				return
+			}
+		}
+	}()
+	// expect waits (bounded) until the output holds want.
+	expect := func(want string) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			select {
+			case _, ok := <-got:
+				if !ok {
+					t.Fatalf("terminal closed before %q; output:\n%s", want, out.String())
+				}
+			case <-deadline:
+				t.Fatalf("no %q within 10s; output:\n%s", want, out.String())
+			}
+		}
+	}
+	send := func(s string) {
+		t.Helper()
+		if _, err := master.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("echo ready-$((6*7))\n")
+	expect("ready-42")
+	send("sleep 30 &\n")
+	send("jobs; echo jobs-listed\n")
+	expect("jobs-listed")
+	if !strings.Contains(out.String(), "sleep 30 &") {
+		t.Errorf("jobs did not list the background job; output:\n%s", out.String())
+	}
+	send("fg\n")
+	time.Sleep(300 * time.Millisecond) // let fg hand the terminal to the job
+	send("\x03")                      // Ctrl-C: SIGINT to the foreground job only
+	send("echo after-$?\n")
+	expect("after-130")
+	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 100}); err != nil {
+		t.Fatal(err)
+	}
+	send("stty size\n")
+	expect("40 100")
+	send("exit 3\n")
+	err := cmd.Wait()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
+		t.Fatalf("launcher exit = %v (%v), want 3; output:\n%s", cmd.ProcessState, err, out.String())
+	}
+	master.Close()
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
