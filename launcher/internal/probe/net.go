@@ -32,20 +32,12 @@ func socket(family, typ, proto int) (int, error) {
 	return fd, nil
 }
 
-func tcpConnect(addr string) error {
-	family, sa, err := sockaddr(addr)
-	if err != nil {
-		return err
-	}
-	fd, err := socket(family, unix.SOCK_STREAM, 0)
-	if err != nil {
-		return setupErr("socket", err)
-	}
-	defer unix.Close(fd)
-	return unix.Connect(fd, sa)
-}
+func tcpConnect(addr string) error { return onTCPSocket(addr, unix.Connect) }
 
-func tcpBind(addr string) error {
+func tcpBind(addr string) error { return onTCPSocket(addr, unix.Bind) }
+
+// onTCPSocket opens a TCP socket of addr's family and applies op to it.
+func onTCPSocket(addr string, op func(int, unix.Sockaddr) error) error {
 	family, sa, err := sockaddr(addr)
 	if err != nil {
 		return err
@@ -55,7 +47,7 @@ func tcpBind(addr string) error {
 		return setupErr("socket", err)
 	}
 	defer unix.Close(fd)
-	return unix.Bind(fd, sa)
+	return op(fd, sa)
 }
 
 // udpSend sends one datagram on a connected socket and waits for the
