@@ -72,7 +72,7 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 	plan := &Plan{
 		Argv: req.Argv, Path: path, Env: env, Dir: string(p.Workspace.Path),
 		Mounts:   MountPlan{Hide: hideList(p), TmpSize: int64(p.Limits.TmpSize), Keep: keepList(p)},
-		NewNet:   p.Network.Mode == policy.NetNone && h.NetNS.Available,
+		NewNet:   wantsNewNet(p, h),
 		Rlimits:  buildRlimits(p, h),
 		Identity: identity,
 		Landlock: lp,
@@ -83,6 +83,12 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 		notes.Other = append(notes.Other, "HOME is a private directory in the sandbox's /tmp")
 	}
 	return plan, notes, nil
+}
+
+// wantsNewNet reports whether the agent gets its own, empty network
+// namespace: network "none" where the host has network namespaces.
+func wantsNewNet(p *policy.Policy, h Host) bool {
+	return p.Network.Mode == policy.NetNone && h.NetNS.Available
 }
 
 // buildEnv copies the passed variables that are set, adds the set ones,

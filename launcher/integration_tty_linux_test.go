@@ -84,7 +84,7 @@ func TestIntegrationInteractiveTTY(t *testing.T) {
 	}
 	send("fg\n")
 	time.Sleep(300 * time.Millisecond) // let fg hand the terminal to the job
-	send("\x03")                      // Ctrl-C: SIGINT to the foreground job only
+	send("\x03")                       // Ctrl-C: SIGINT to the foreground job only
 	send("echo after-$?\n")
 	expect("after-130")
 	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 100}); err != nil {

@@ -23,6 +23,9 @@ type session struct {
 	cmd      *exec.Cmd
 	control  *os.File
 	cg       *Cgroup
+	planW    *os.File
+	placed   chan error // the cgroup placement's result
+	idmap    []string   // trees to idmap (root launches)
 	report   *bufio.Reader
 	reportR  *os.File
 	tty      int // the terminal handed to the agent's process group, or -1
@@ -31,17 +34,19 @@ type session struct {
 	identity IdentityPlan
 }
 
-// startStage2 creates the cgroup, clones stage 2 into its namespaces,
-// sends the plan, places it and waits for stage 2's "ready". On any error
-// everything it made is undone and the agent never ran.
-func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
-	s = &session{tty: -1, netns: plan.NewNet, identity: plan.Identity, stderr: o.Stderr}
+// cloneStage2 creates the cgroup and clones stage 2 into its namespaces.
+// Stage 2 then boots and waits for its plan while stage 1 builds it, and
+// joining the v1 cgroups (which waits for an RCU grace period, ~10 ms)
+// runs meanwhile too. On any error everything made is undone.
+func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *session, err error) {
+	s = &session{tty: -1, netns: newNet, identity: id, stderr: o.Stderr}
 	defer func() {
 		if err != nil {
 			s.cleanup()
 			s = nil
 		}
 	}()
+	ws := string(o.Policy.Workspace.Path)
 	type nsResult struct {
 		f     *os.File
 		close func()
@@ -51,7 +56,7 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 	if h.Root {
 		// The idmap user namespace is made while the cgroup is.
 		go func() {
-			f, closeNS, err := idmapUserns(plan.Dir, plan.Identity)
+			f, closeNS, err := idmapUserns(ws, id)
 			userns <- nsResult{f, closeNS, err}
 		}()
 		defer func() {
@@ -78,12 +83,14 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 		return s, err
 	}
 	defer planR.Close()
-	defer planW.Close()
+	s.planW = planW
 	reportR, reportW, err := os.Pipe()
 	if err != nil {
 		return s, err
 	}
 	defer reportW.Close()
+	s.reportR = reportR
+	s.report = bufio.NewReader(reportR)
 	controlR, controlW, err := os.Pipe()
 	if err != nil {
 		return s, err
@@ -95,13 +102,12 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 		Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
 		Pdeathsig:  syscall.SIGKILL,
 	}
-	if plan.NewNet {
+	if newNet {
 		attr.Cloneflags |= unix.CLONE_NEWNET
 	}
 	files := []*os.File{planR, reportW, controlR}
 	if h.Root {
-		owner, err := idmapPaths(plan.Dir, o.Policy.Files.Write)
-		if err != nil {
+		if s.idmap, err = idmapPaths(ws, o.Policy.Files.Write); err != nil {
 			return s, err
 		}
 		r := <-userns
@@ -110,7 +116,6 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 			return s, r.err
 		}
 		files = append(files, r.f)
-		plan.Mounts.Idmap = owner
 	} else {
 		// Unprivileged: a user namespace mapping the person's own ids, and
 		// the capabilities stage 2 needs to build the sandbox inside it,
@@ -143,31 +148,35 @@ func startStage2(plan *Plan, h Host, o LaunchOptions) (s *session, err error) {
 	if err := s.cmd.Start(); err != nil {
 		return s, fmt.Errorf("start stage 2 in new namespaces: %w (run `launcher hello` to see what this host allows)", err)
 	}
-	planR.Close()
-	reportW.Close()
-	controlR.Close()
-	// Joining v1 cgroups by pid waits for an RCU grace period (~10 ms), so
-	// it runs while stage 2 starts and confines itself. Stage 2 runs only
-	// our code until it gets go, and go is sent only once it is placed, so
-	// the agent and everything it starts are inside the group.
-	placed := make(chan error, 1)
+	// Stage 2 runs only our code until it gets go, and go is sent only
+	// once it is placed, so the agent and everything it starts are inside
+	// the group.
+	s.placed = make(chan error, 1)
 	if s.cg != nil {
-		go func() { placed <- s.cg.Add(s.cmd.Process.Pid) }()
+		go func() { s.placed <- s.cg.Add(s.cmd.Process.Pid) }()
 	} else {
-		placed <- nil
+		s.placed <- nil
 	}
-	if err := WritePlan(planW, plan); err != nil {
-		<-placed
-		return s, fmt.Errorf("send plan: %w", err)
+	return s, nil
+}
+
+// sendPlan hands stage 2 its plan and waits until stage 2 is confined
+// ("ready") and placed in its cgroup.
+func (s *session) sendPlan(plan *Plan) error {
+	plan.Mounts.Idmap = s.idmap
+	err := WritePlan(s.planW, plan)
+	s.planW.Close()
+	if err != nil {
+		err = fmt.Errorf("send plan: %w", err)
+	} else {
+		err = s.expect("ready")
 	}
-	planW.Close()
-	s.report = bufio.NewReader(reportR)
-	s.reportR = reportR
-	err = s.expect("ready")
-	if perr := <-placed; perr != nil && err == nil {
+	perr := <-s.placed
+	s.placed = nil
+	if perr != nil && err == nil {
 		err = fmt.Errorf("place stage 2: %w", perr)
 	}
-	return s, err
+	return err
 }
 
 // expect reads stage 2's next report line and fails unless it is want.
@@ -225,6 +234,13 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 // cleanup kills whatever is left of the agent's tree and removes the
 // cgroup. It is safe to call more than once.
 func (s *session) cleanup() {
+	if s.planW != nil {
+		s.planW.Close()
+	}
+	if s.placed != nil {
+		<-s.placed // never remove a cgroup while a pid is being written into it
+		s.placed = nil
+	}
 	if s.reportR != nil {
 		s.reportR.Close()
 	}

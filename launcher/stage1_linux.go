@@ -73,6 +73,18 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		defer lock.Close()
 		id = IdentityPlan{Setuid: true, UID: uid, GID: uid}
 	}
+	// Signals are held from here until the agent runs, then relayed: a
+	// SIGTERM must not kill the launcher between creating the cgroup and
+	// removing it.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, relayedSignals...)
+	defer signal.Stop(sigs)
+	// Stage 2 boots while the plan is built.
+	s, err := cloneStage2(o, h, id, wantsNewNet(o.Policy, h))
+	if err != nil {
+		return 0, err
+	}
+	defer s.cleanup()
 	plan, notes, err := BuildPlan(Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd}, h, id)
 	if err != nil {
 		return 0, err
@@ -92,18 +104,9 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, fmt.Errorf("seccomp: %w", err)
 	}
 	plan.Seccomp = prog.Marshal()
-
-	// From here on a relayed signal (SIGTERM, SIGINT, …) must not kill
-	// the launcher by default: the cgroup it is about to create would be
-	// left behind. Signals are held until the agent runs, then relayed.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, relayedSignals...)
-	defer signal.Stop(sigs)
-	s, err := startStage2(plan, h, o)
-	if err != nil {
+	if err := s.sendPlan(plan); err != nil {
 		return 0, err
 	}
-	defer s.cleanup()
 	if !o.Quiet {
 		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s, len(notes.Dropped)))
 		if o.Verbose {
