@@ -44,11 +44,6 @@ func (p *Policy) Advice() []Problem {
 				}
 				add(l.key, "credential-store", "", fmt.Sprintf("%q %s: the agent could read keys or tokens", path, what))
 			}
-			if l.key != "files.write" {
-				if target := symlinkIn(path); target != "" {
-					add(l.key, "symlink-read", "", fmt.Sprintf("%q passes through a symlink: the rule binds %q", path, target))
-				}
-			}
 		}
 	}
 	if ws := p.Workspace.Path; ws != "" {
@@ -156,16 +151,4 @@ func credentialStore(path Path) string {
 		}
 	}
 	return ""
-}
-
-// symlinkIn returns what path resolves to when that differs from path.
-func symlinkIn(path Path) string {
-	real, err := filepath.EvalSymlinks(string(path))
-	if err != nil || real == string(path) {
-		return ""
-	}
-	if _, err := os.Lstat(string(path)); err != nil {
-		return ""
-	}
-	return real
 }

@@ -17,24 +17,33 @@ import (
 func (p *Policy) CheckLive() error {
 	var ps []Problem
 	if p.Workspace.Path != "" {
-		if pr, ok := walkNoSymlink("workspace.path", "the workspace", p.Workspace.Path, true); !ok {
+		if pr, ok := walkNoSymlink("workspace.path", "the workspace", p.Workspace.Path, true, whyWrite); !ok {
 			ps = append(ps, pr)
 		}
 	}
 	for _, w := range p.Files.Write {
-		if pr, ok := walkNoSymlink("files.write", "write path", w, false); !ok {
+		if pr, ok := walkNoSymlink("files.write", "write path", w, false, whyWrite); !ok {
 			ps = append(ps, pr)
 		}
 	}
+	// Read and exec paths may not pass through symlinks either: a rule
+	// binds the real path, so "/lib" would read as one thing and bind
+	// another (on merged-/usr systems, /usr/lib), and an exec path linked
+	// into a write path would undo SR-01. It also leaves stage 2 nothing to
+	// follow when it opens the paths again.
 	for _, l := range []struct {
-		key   string
-		paths []Path
-	}{{"files.read", p.Files.Read}, {"files.exec", p.Files.Exec}} {
+		key, what string
+		paths     []Path
+	}{{"files.read", "read path", p.Files.Read}, {"files.exec", "exec path", p.Files.Exec}} {
 		for _, r := range l.paths {
-			if _, err := os.Stat(string(r)); err != nil {
-				ps = append(ps, Problem{Key: l.key, Check: "path-exists", elem: -1,
-					Msg:  fmt.Sprintf("%q cannot be used: %s", r, errText(err)),
-					Hint: "remove it from the list, or create it before launching"})
+			if pr, ok := walkNoSymlink(l.key, l.what, r, false, "the rule would bind the link's target, not the path the policy names"); !ok {
+				if pr.Risk == "SR-02" {
+					pr.Risk = "SR-12"
+					if real, err := filepath.EvalSymlinks(string(r)); err == nil {
+						pr.Hint = fmt.Sprintf("name the real path: %q", real)
+					}
+				}
+				ps = append(ps, pr)
 			}
 		}
 	}
@@ -44,10 +53,12 @@ func (p *Policy) CheckLive() error {
 	return &Error{File: p.name(), Problems: p.place(ps)}
 }
 
+const whyWrite = "writes would land somewhere the policy does not name"
+
 // walkNoSymlink checks each component of path with lstat, so that a symlink
 // anywhere in it — planted by the agent in a previous run, say — is found
 // and named rather than followed.
-func walkNoSymlink(key, what string, path Path, wantDir bool) (Problem, bool) {
+func walkNoSymlink(key, what string, path Path, wantDir bool, why string) (Problem, bool) {
 	pr := Problem{Key: key, Check: "resolves-elsewhere", Risk: "SR-02", elem: -1}
 	prefix := ""
 	parts := strings.Split(strings.TrimPrefix(string(path), "/"), "/")
@@ -69,7 +80,7 @@ func walkNoSymlink(key, what string, path Path, wantDir bool) (Problem, bool) {
 			if prefix != string(path) {
 				at = fmt.Sprintf(" at %q", prefix)
 			}
-			pr.Msg = fmt.Sprintf("%s %q passes through a symlink%s (-> %q): writes would land somewhere the policy does not name", what, path, at, target)
+			pr.Msg = fmt.Sprintf("%s %q passes through a symlink%s (-> %q): %s", what, path, at, target, why)
 			pr.Hint = "name the real path, and check who planted the link"
 			return pr, false
 		}

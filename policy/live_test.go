@@ -46,6 +46,8 @@ var liveCases = map[string]liveCase{
 	"write-missing":         {missing: []string{"ws/missing"}, problems: 1},
 	"read-missing":          {missing: []string{"nope"}, problems: 1},
 	"exec-missing":          {missing: []string{"tools/bin"}, problems: 1},
+	"read-link":             {links: map[string]string{"lib": "real"}, problems: 1},
+	"exec-link":             {links: map[string]string{"bin": "ws"}, problems: 1}, // an exec path linked into the workspace would undo SR-01
 	"workspace-file":        {files: []string{"file"}, problems: 1},
 	"workspace-missing":     {missing: []string{"gone"}, problems: 1},
 	"two-problems":          {links: map[string]string{"wslink": "ws", "ws/out": "../real"}, missing: []string{"nope"}, problems: 3},
@@ -144,8 +146,12 @@ func TestCheckLive(t *testing.T) {
 					if pr.Check != "resolves-elsewhere" {
 						continue
 					}
-					if pr.Risk != "SR-02" {
-						t.Errorf("%s: Risk %q, want SR-02", pr, pr.Risk)
+					wantRisk := "SR-02" // write paths and the workspace
+					if pr.Key == "files.read" || pr.Key == "files.exec" {
+						wantRisk = "SR-12" // the text must read as it binds
+					}
+					if pr.Risk != wantRisk {
+						t.Errorf("%s: Risk %q, want %s", pr, pr.Risk, wantRisk)
 					}
 					named := false
 					for link := range c.links {
@@ -168,7 +174,7 @@ func TestCheckLiveWithoutSource(t *testing.T) {
 	p.Files.Write = []Path{Path(dir)}
 	p.Files.Read = []Path{Path(dir + "/nope")}
 	err := p.CheckLive()
-	want := `policy: files.read: "` + dir + `/nope" cannot be used: it does not exist`
+	want := `policy: files.read: read path "` + dir + `/nope" cannot be used: it does not exist`
 	if err == nil || err.Error() != want {
 		t.Errorf("CheckLive = %v, want %s", err, want)
 	}
@@ -210,7 +216,7 @@ func TestStarterPolicy(t *testing.T) {
 				t.Errorf("Network = %+v", p.Network)
 			}
 			for _, a := range p.Advice() {
-				if a.Check == "symlink-read" || a.Check == "workspace-not-writable" {
+				if a.Check == "workspace-not-writable" {
 					t.Errorf("advice on a starter policy: %s", a)
 				}
 			}

@@ -19,6 +19,7 @@ var checks = []check{
 	{"duplicate-entry", "SR-13", checkDuplicates},
 	{"path-in-two-lists", "SR-13", checkPathInTwoLists},
 	{"write-exec-overlap", "SR-01", checkWriteExec},
+	{"private-dir", "SR-12", checkPrivateDirs},
 	{"network-keys", "", checkNetworkKeys},
 	{"components-only", "", checkComponentsOnly},
 	{"protected-outside-workspace", "", checkProtected},
@@ -152,6 +153,26 @@ func checkWriteExec(p *Policy) []Problem {
 			ps = append(ps, Problem{Key: "files.write", elem: -1,
 				Msg:  fmt.Sprintf("write path %q %s: a file the agent writes could then be executed", w, rel),
 				Hint: "keep written and executable trees apart; build outputs run from a write path are refused by design"})
+		}
+	}
+	return ps
+}
+
+// checkPrivateDirs refuses /tmp and /dev/shm themselves: the sandbox has
+// its own private, empty ones, so the text would name the host's directory
+// and bind the sandbox's.
+func checkPrivateDirs(p *Policy) []Problem {
+	var ps []Problem
+	for _, l := range []struct {
+		key   string
+		paths []Path
+	}{{"files.read", p.Files.Read}, {"files.write", p.Files.Write}, {"files.exec", p.Files.Exec}, {"workspace.path", []Path{p.Workspace.Path}}} {
+		for _, path := range l.paths {
+			if path == "/tmp" || path == "/dev/shm" {
+				ps = append(ps, Problem{Key: l.key, elem: -1,
+					Msg:  fmt.Sprintf("%q is the sandbox's own private directory, not the host's: listing it would bind something else than it reads", path),
+					Hint: "list the directory beneath it that the agent needs"})
+			}
 		}
 	}
 	return ps

@@ -210,7 +210,7 @@ func TestValidate(t *testing.T) {
 
 func TestChecks(t *testing.T) {
 	eq(t, "Checks()", Checks(), []string{
-		"workspace-required", "duplicate-entry", "path-in-two-lists", "write-exec-overlap",
+		"workspace-required", "duplicate-entry", "path-in-two-lists", "write-exec-overlap", "private-dir",
 		"network-keys", "components-only", "protected-outside-workspace", "env-pass-and-set",
 		"allow-and-deny", "auto-and-approval", "secrets-need-proxy", "limit-range",
 	})
