@@ -19,15 +19,18 @@ import (
 
 // Landlock ABI floors: the least ABI that enforces what a policy asks.
 const (
-	floorFiles    = 1 // read and exec rules
-	floorWrite    = 3 // write rules need the truncate right, or truncate(2) escapes them
-	floorTCP      = 4 // ports mode
-	floorScopes   = 6 // signal and abstract-socket scoping
-	maxKnownABI   = 7 // the highest ABI whose rights this launcher grants deliberately
-	privateTmp    = "/tmp"
-	privateHome   = "/tmp/home"
-	defaultPath   = "/usr/local/bin:/usr/bin:/bin"
-	throwawayBase = 1_800_000_000 // throwaway uids and gids: [base, base+throwawaySpan)
+	floorFiles  = 1 // read and exec rules
+	floorWrite  = 3 // write rules need the truncate right, or truncate(2) escapes them
+	floorTCP    = 4 // ports mode
+	floorScopes = 6 // signal and abstract-socket scoping
+	maxKnownABI = 7 // the highest ABI whose rights this launcher grants deliberately
+	privateTmp  = "/tmp"
+	privateHome = "/tmp/home"
+	defaultPath = "/usr/local/bin:/usr/bin:/bin"
+	// Throwaway uids and gids: [base, base+span), above systemd's container
+	// range (which ends at 0x6FFFFFFF) and below 2^31, which some tools
+	// treat as negative.
+	throwawayBase = 0x70000000
 	throwawaySpan = 100_000_000
 )
 
@@ -69,13 +72,20 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 	if err != nil {
 		return nil, notes, err
 	}
+	owner := -1
+	if identity.Setuid {
+		owner = identity.Owner
+	}
 	plan := &Plan{
 		Argv: req.Argv, Path: path, Env: env, Dir: string(p.Workspace.Path),
-		Mounts:   MountPlan{Hide: hideList(p), TmpSize: int64(p.Limits.TmpSize), Keep: keepList(p)},
+		Mounts:   MountPlan{Hide: hideList(p), TmpSize: int64(p.Limits.TmpSize)},
 		NewNet:   wantsNewNet(p, h),
 		Rlimits:  buildRlimits(p, h),
 		Identity: identity,
 		Landlock: lp,
+	}
+	if plan.Mounts.Trees, err = treeList(p, plan.Mounts.Hide, owner); err != nil {
+		return nil, notes, err
 	}
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
 		plan.Mounts.Home = privateHome
@@ -152,8 +162,10 @@ func resolveAgent(name string, env []string, cwd string) (string, error) {
 	return "", fmt.Errorf("agent %q: %w in the agent's PATH", name, exec.ErrNotFound)
 }
 
-// hideList returns the socket directories to cover, minus any the policy
-// lists or lists a path beneath.
+// hideList returns the socket directories to cover: all of them that
+// exist, unless the policy lists one whole (or a directory above it). A
+// listed path beneath a hidden directory is grafted back alone (treeList),
+// so listing /run/lock does not uncover /run/dbus.
 func hideList(p *policy.Policy) []string {
 	listed := slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec)
 	var out []string
@@ -161,8 +173,8 @@ func hideList(p *policy.Policy) []string {
 		if st, err := os.Lstat(d); err != nil || !st.IsDir() || strings.HasPrefix(d, privateTmp+"/") {
 			continue // absent, a symlink (/var/run -> /run), or inside the private /tmp
 		}
-		if slices.ContainsFunc(listed, func(l policy.Path) bool { return policy.Path(d).Contains(l) || l.Contains(policy.Path(d)) }) {
-			continue
+		if slices.ContainsFunc(listed, func(l policy.Path) bool { return l.Contains(policy.Path(d)) }) {
+			continue // listed whole
 		}
 		if slices.ContainsFunc(out, func(h string) bool { return policy.Path(h).Contains(policy.Path(d)) }) {
 			continue // already under a hidden directory
@@ -172,51 +184,81 @@ func hideList(p *policy.Policy) []string {
 	return out
 }
 
-// keepList returns the workspace and listed paths that lie beneath the
-// directories the sandbox replaces with a private tmpfs, outermost first.
-func keepList(p *policy.Policy) []string {
-	var out []string
-	for _, l := range slices.Concat([]policy.Path{p.Workspace.Path}, p.Files.Read, p.Files.Write, p.Files.Exec) {
-		for _, d := range []policy.Path{privateTmp, "/dev/shm"} {
-			if l != d && d.Contains(l) && !slices.ContainsFunc(out, func(k string) bool { return policy.Path(k).Contains(l) }) {
-				out = append(out, string(l))
+// treeList returns the trees stage 2 clones and mounts again with their
+// own flags, outermost first:
+//   - every write path (directories and regular files): writable, but
+//     never executable, set-uid or a device, whatever the host mount allows
+//     (SR-01 holds against mmap(PROT_EXEC) loaders too); as root, idmapped
+//     onto the throwaway uid when it belongs to the workspace's owner;
+//   - every read or exec path beneath a directory the sandbox covers (the
+//     private /tmp and /dev/shm, the hidden socket directories): read-only,
+//     executable only when it is an exec path.
+//
+// Everything else stays on the host's mounts, which stage 2 makes
+// read-only and set-uid-free as a whole.
+func treeList(p *policy.Policy, hide []string, idmapOwner int) ([]TreePlan, error) {
+	covered := append([]string{privateTmp, "/dev/shm"}, hide...)
+	under := func(l policy.Path) bool {
+		return slices.ContainsFunc(covered, func(c string) bool { return policy.Path(c).Contains(l) && policy.Path(c) != l })
+	}
+	var out []TreePlan
+	add := func(t TreePlan) error {
+		var st unix.Stat_t
+		if err := unix.Stat(t.Path, &st); err != nil {
+			return fmt.Errorf("%s: %w", t.Path, err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR, unix.S_IFREG:
+		default:
+			return nil // a device or socket: nothing to clone; the base mount's flags hold
+		}
+		t.Idmap = idmapOwner >= 0 && t.Write && int(st.Uid) == idmapOwner
+		t.Owner = int(st.Uid)
+		out = append(out, t)
+		return nil
+	}
+	for _, w := range p.Files.Write {
+		if err := add(TreePlan{Path: string(w), Write: true}); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range []struct {
+		paths []policy.Path
+		exec  bool
+	}{{p.Files.Read, false}, {p.Files.Exec, true}} {
+		for _, r := range l.paths {
+			if under(r) {
+				if err := add(TreePlan{Path: string(r), Exec: l.exec}); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) < len(out[j]) })
-	return out
+	slices.SortStableFunc(out, func(a, b TreePlan) int { return len(a.Path) - len(b.Path) })
+	return out, nil
 }
 
-// idmapPaths returns the trees a root launch idmaps so that the agent's
-// throwaway uid can write them as their owner: the workspace, and every
-// write path outside it that is not writable by all. Those must belong to
-// the workspace's owner, since one idmapped mount maps one owner; any
-// other write path is refused rather than left unwritable.
-func idmapPaths(workspace string, writes []policy.Path) ([]string, error) {
+// checkWriteOwners refuses, for a root launch, write paths outside the
+// workspace that neither belong to the workspace's owner nor are writable
+// by all: the throwaway uid is idmapped onto one owner only, and such a
+// path would be unwritable despite the policy.
+func checkWriteOwners(workspace string, writes []policy.Path) (uid, gid int, err error) {
 	var ws unix.Stat_t
 	if err := unix.Stat(workspace, &ws); err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
+		return 0, 0, fmt.Errorf("workspace %s: %w", workspace, err)
 	}
-	out := []string{workspace}
 	for _, w := range writes {
-		if policy.Path(workspace).Contains(w) {
-			continue
-		}
 		var st unix.Stat_t
 		if err := unix.Stat(string(w), &st); err != nil {
-			return nil, fmt.Errorf("write path %s: %w", w, err)
+			return 0, 0, fmt.Errorf("write path %s: %w", w, err)
 		}
-		switch {
-		case st.Mode&0o002 != 0:
-			continue // writable by every uid, the throwaway one included
-		case st.Uid != ws.Uid:
-			return nil, &RefusedError{Boundary: "identity",
+		if st.Uid != ws.Uid && st.Mode&0o002 == 0 {
+			return 0, 0, &RefusedError{Boundary: "identity",
 				Detail: fmt.Sprintf("write path %s belongs to uid %d, the workspace to uid %d: as root the agent runs under a throwaway uid that can be mapped onto one owner only", w, st.Uid, ws.Uid),
 				Hint:   "give the write paths the workspace's owner, or launch as that user instead of root"}
 		}
-		out = append(out, string(w))
 	}
-	return out, nil
+	return int(ws.Uid), int(ws.Gid), nil
 }
 
 func buildRlimits(p *policy.Policy, h Host) []RlimitPlan {
@@ -229,16 +271,24 @@ func buildRlimits(p *policy.Policy, h Host) []RlimitPlan {
 	}
 	l := p.Limits
 	rs := []RlimitPlan{
-		{unix.RLIMIT_NOFILE, "RLIMIT_NOFILE", uint64(l.OpenFiles)},
-		{unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", orInf(int64(l.FileSize))},
-		{unix.RLIMIT_CORE, "RLIMIT_CORE", 0},
-		{unix.RLIMIT_CPU, "RLIMIT_CPU", orInf(int64(l.CPUTime) / 1e9)},
-		{unix.RLIMIT_NPROC, "RLIMIT_NPROC", uint64(l.Processes)},
+		{unix.RLIMIT_NOFILE, "RLIMIT_NOFILE", uint64(l.OpenFiles), false},
+		{unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", orInf(int64(l.FileSize)), false},
+		{unix.RLIMIT_CORE, "RLIMIT_CORE", 0, false},
+		{unix.RLIMIT_CPU, "RLIMIT_CPU", orInf(int64(l.CPUTime) / 1e9), false},
+		{unix.RLIMIT_NPROC, "RLIMIT_NPROC", uint64(l.Processes), false},
+		// Not in the policy, and not inherited from whoever started the
+		// launcher: no real-time scheduling, no raised priority, bounded
+		// locked memory and message queues.
+		{unix.RLIMIT_RTPRIO, "RLIMIT_RTPRIO", 0, false},
+		{unix.RLIMIT_RTTIME, "RLIMIT_RTTIME", 0, false},
+		{unix.RLIMIT_NICE, "RLIMIT_NICE", 0, false},
+		{unix.RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK", 8 << 20, true},
+		{unix.RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE", 800 << 10, true},
 	}
 	// Only root launches get a cgroup (stage 1 creates it).
 	if !(h.Root && h.Cgroup.HasController("memory")) && l.Memory > 0 {
 		// Without a memory cgroup, address space is the only bound (SD-05).
-		rs = append(rs, RlimitPlan{unix.RLIMIT_AS, "RLIMIT_AS", uint64(l.Memory)})
+		rs = append(rs, RlimitPlan{unix.RLIMIT_AS, "RLIMIT_AS", uint64(l.Memory), false})
 	}
 	return rs
 }
@@ -283,7 +333,7 @@ func buildLandlock(p *policy.Policy, h Host) (LandlockPlan, error) {
 			lp.Ports = append(lp.Ports, PortRule{uint16(port), ll.AccessNetBindTCP})
 		}
 	}
-	add := func(path string, access uint64, noFollow bool) error {
+	add := func(path string, access uint64) error {
 		st, err := os.Stat(path)
 		if err != nil {
 			return fmt.Errorf("landlock rule for %q: %w", path, err)
@@ -291,21 +341,21 @@ func buildLandlock(p *policy.Policy, h Host) (LandlockPlan, error) {
 		if !st.IsDir() {
 			access &= accessFileOnly
 		}
-		lp.Paths = append(lp.Paths, PathRule{Path: path, Access: access & lp.HandledFS, NoFollow: noFollow})
+		lp.Paths = append(lp.Paths, PathRule{Path: path, Access: access & lp.HandledFS})
 		return nil
 	}
 	for _, r := range p.Files.Read {
-		if err := add(string(r), accessRead, false); err != nil {
+		if err := add(string(r), accessRead); err != nil {
 			return lp, err
 		}
 	}
 	for _, r := range p.Files.Exec {
-		if err := add(string(r), accessExec, false); err != nil {
+		if err := add(string(r), accessExec); err != nil {
 			return lp, err
 		}
 	}
 	for _, r := range p.Files.Write {
-		if err := add(string(r), accessWrite, true); err != nil {
+		if err := add(string(r), accessWrite); err != nil {
 			return lp, err
 		}
 	}
@@ -318,7 +368,7 @@ func buildLandlock(p *policy.Policy, h Host) (LandlockPlan, error) {
 		if slices.ContainsFunc(lp.Paths, func(x PathRule) bool { return x.Path == r.path }) {
 			continue
 		}
-		if err := add(r.path, r.access, false); err != nil {
+		if err := add(r.path, r.access); err != nil {
 			return lp, err
 		}
 	}

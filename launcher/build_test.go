@@ -107,8 +107,12 @@ func TestBuildPlanRulesAndEnv(t *testing.T) {
 		t.Fatalf("no rule for %s in %+v", path, plan.Landlock.Paths)
 		return PathRule{}
 	}
-	if r := rule(ws); r.Access&ll.AccessFSExecute != 0 || r.Access&ll.AccessFSWriteFile == 0 || !r.NoFollow {
-		t.Errorf("write rule %+v: must write, never execute, and refuse symlinks (SR-01, SR-02)", r)
+	if r := rule(ws); r.Access&ll.AccessFSExecute != 0 || r.Access&ll.AccessFSWriteFile == 0 {
+		t.Errorf("write rule %+v: must write, never execute (SR-01)", r)
+	}
+	// The workspace is a write tree: cloned writable, never executable.
+	if len(plan.Mounts.Trees) != 1 || plan.Mounts.Trees[0] != (TreePlan{Path: ws, Write: true, Owner: os.Getuid()}) {
+		t.Errorf("trees = %+v, want the workspace as a write tree", plan.Mounts.Trees)
 	}
 	if r := rule("/usr/bin"); r.Access&ll.AccessFSExecute == 0 || r.Access&ll.AccessFSWriteFile != 0 {
 		t.Errorf("exec rule %+v: must execute and never write", r)

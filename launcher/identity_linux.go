@@ -53,6 +53,12 @@ func dropPrivileges(id IdentityPlan) error {
 	if err := clearCapsAllThreads(); err != nil {
 		return fmt.Errorf("clear capabilities: %w", err)
 	}
+	// Stage 2 runs as the agent's uid: without this the agent could read
+	// its memory or reopen its descriptors through /proc/1. (The agent's
+	// own execve makes the agent dumpable again, which is its business.)
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("not dumpable: %w", err)
+	}
 	if err := ll.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}

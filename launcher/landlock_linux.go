@@ -7,10 +7,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// applyLandlock builds the ruleset and enforces it on every thread. Paths
-// marked NoFollow are opened one component at a time refusing symlinks, so
-// a link planted since stage 1 checked the policy (SR-02) is refused here
-// rather than followed.
+// applyLandlock builds the ruleset and enforces it on every thread. Every
+// path is opened refusing symlinks in any component, so a link planted
+// since stage 1 checked the policy (SR-02) is refused here rather than
+// followed.
 func applyLandlock(lp LandlockPlan) error {
 	attr := ll.RulesetAttr{HandledAccessFS: lp.HandledFS, HandledAccessNet: lp.HandledNet, Scoped: lp.Scoped}
 	rs, err := ll.LandlockCreateRuleset(&attr, 0)
@@ -41,18 +41,7 @@ func applyLandlock(lp LandlockPlan) error {
 }
 
 func openRulePath(r PathRule) (int, error) {
-	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC}
-	if r.NoFollow {
-		how.Resolve = unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
-	}
-	fd, err := unix.Openat2(unix.AT_FDCWD, r.Path, &how)
-	if err == unix.ELOOP && r.NoFollow {
-		return -1, fmt.Errorf("write path %q passes through a symlink now: refusing to follow it (SR-02)", r.Path)
-	}
-	if err != nil {
-		return -1, fmt.Errorf("open %q: %w", r.Path, err)
-	}
-	return fd, nil
+	return openNoFollow(r.Path)
 }
 
 // Access rights the launcher grants, as Landlock bits.
@@ -67,3 +56,17 @@ const (
 	accessFileOnly = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate |
 		ll.AccessFSExecute | ll.AccessFSIoctlDev
 )
+
+// openNoFollow opens path as O_PATH, refusing symlinks (and magic links)
+// in every component.
+func openNoFollow(path string) (int, error) {
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &how)
+	if err == unix.ELOOP {
+		return -1, fmt.Errorf("%q passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02)", path)
+	}
+	if err != nil {
+		return -1, fmt.Errorf("open %q: %w", path, err)
+	}
+	return fd, nil
+}

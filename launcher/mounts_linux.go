@@ -13,45 +13,55 @@ import (
 	"github.com/pinfold/pinfold/policy"
 )
 
-// setupMounts shapes the mount namespace stage 2 was cloned into.
+// setupMounts shapes the mount namespace stage 2 was cloned into:
+//
+//  1. private propagation, so nothing mounted here reaches the host;
+//  2. the plan's trees are opened without following symlinks and cloned,
+//     each with its own flags (write trees noexec, nosuid, nodev and, as
+//     root, idmapped onto the throwaway uid; read and exec trees read-only);
+//  3. every host mount becomes read-only and set-uid-free: chmod, utimes or
+//     a new file anywhere the policy does not grant writing fail with
+//     EROFS, whatever the agent's uid owns (Landlock before ABI 8 does not
+//     mediate metadata changes);
+//  4. socket directories are covered, /tmp and /dev/shm replaced by private
+//     tmpfs, /proc replaced by this pid namespace's;
+//  5. the trees are mounted again, in place or on fresh mount points in
+//     the covering tmpfs, which then become read-only too.
 func setupMounts(p *Plan) error {
 	m := p.Mounts
-	// Nothing mounted here may propagate back to the host.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
 	}
-	// What must survive the private /tmp and /dev/shm (listed paths
-	// beneath them) and what is idmapped (root launches: the workspace and
-	// write paths) is cloned into detached mounts first and attached again
-	// afterwards.
 	userns := -1
-	if len(m.Idmap) > 0 {
+	if slices.ContainsFunc(m.Trees, func(t TreePlan) bool { return t.Idmap }) {
 		f := os.NewFile(fdUserns, "userns")
 		defer f.Close()
 		userns = int(f.Fd())
 	}
-	var kept []detached
+	var trees []detached
 	defer func() {
-		for _, k := range kept {
-			unix.Close(k.fd)
+		for _, t := range trees {
+			t.close()
 		}
 	}()
-	for _, t := range mountTargets(m.Keep, m.Idmap) {
-		k, err := detach(t.path, t.idmap, userns)
+	for _, t := range m.Trees {
+		d, err := detach(t, p.Identity.Owner, userns)
 		if err != nil {
 			return err
 		}
-		kept = append(kept, k)
+		trees = append(trees, d)
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}); err != nil {
+		return fmt.Errorf("make the host's mounts read-only: %w", err)
 	}
 	// Directories that hold Unix sockets (the session bus, docker.sock,
-	// X11) disappear under an empty read-only tmpfs (SR-08).
+	// X11) disappear under an empty tmpfs (SR-08), read-only once any
+	// listed path beneath them is grafted back.
 	for _, d := range m.Hide {
-		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0755"); err != nil {
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
 			return fmt.Errorf("hide %s: %w", d, err)
 		}
 	}
-	// A private, size-limited /tmp and /dev/shm; nothing written there can
-	// be executed.
 	size := "size=" + strconv.FormatInt(m.TmpSize, 10) + ",mode=1777"
 	for _, d := range []string{"/tmp", "/dev/shm"} {
 		if _, err := os.Lstat(d); errors.Is(err, os.ErrNotExist) && d == "/dev/shm" {
@@ -61,7 +71,6 @@ func setupMounts(p *Plan) error {
 			return fmt.Errorf("private %s: %w", d, err)
 		}
 	}
-	// A /proc that shows only this pid namespace.
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("fresh /proc: %w", err)
 	}
@@ -74,9 +83,14 @@ func setupMounts(p *Plan) error {
 			return fmt.Errorf("vm.memfd_noexec: %w", err)
 		}
 	}
-	for _, k := range kept {
-		if err := k.attach(); err != nil {
+	for _, t := range trees {
+		if err := t.attach(m.Hide); err != nil {
 			return err
+		}
+	}
+	for _, d := range m.Hide {
+		if err := unix.MountSetattr(unix.AT_FDCWD, d, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			return fmt.Errorf("hide %s: read-only: %w", d, err)
 		}
 	}
 	if m.Home != "" {
@@ -92,84 +106,90 @@ func setupMounts(p *Plan) error {
 	return nil
 }
 
-type mountTarget struct {
-	path  string
-	idmap bool
-}
-
-// mountTargets merges the kept and idmapped paths, outermost first. A path
-// beneath another target is left out when that target's recursive clone
-// already carries it as it must be (idmapped, or not needing it).
-func mountTargets(keep, idmap []string) []mountTarget {
-	var all []mountTarget
-	for _, k := range keep {
-		all = append(all, mountTarget{k, slices.Contains(idmap, k)})
-	}
-	for _, i := range idmap {
-		if !slices.Contains(keep, i) {
-			all = append(all, mountTarget{i, true})
-		}
-	}
-	slices.SortStableFunc(all, func(a, b mountTarget) int { return len(a.path) - len(b.path) })
-	var out []mountTarget
-	for _, t := range all {
-		covered := slices.ContainsFunc(out, func(o mountTarget) bool {
-			return policy.Path(o.path).Contains(policy.Path(t.path)) && (o.idmap || !t.idmap)
-		})
-		if !covered {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// detached is a clone of a mount tree, not attached anywhere yet.
+// detached is a clone of a tree, not attached anywhere yet, and the
+// no-follow handle of where it came from.
 type detached struct {
-	path string
-	fd   int
-	dir  bool
+	TreePlan
+	tree, origin int
+	dir          bool
 }
 
-// detach clones the tree at path; with idmap, through the user namespace,
-// so that the agent's throwaway uid reads and writes it as its owner and
-// every file it creates is owned by the real owner on disk.
-func detach(path string, idmap bool, userns int) (detached, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		return detached{}, fmt.Errorf("keep %s: %w", path, err)
-	}
-	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+func (d detached) close() {
+	unix.Close(d.tree)
+	unix.Close(d.origin)
+}
+
+// detach opens the tree refusing symlinks, checks it still has the owner
+// stage 1 saw, and clones it with its flags.
+func detach(t TreePlan, owner, userns int) (detached, error) {
+	origin, err := openNoFollow(t.Path)
 	if err != nil {
-		return detached{}, fmt.Errorf("keep %s: open_tree: %w", path, err)
+		return detached{}, fmt.Errorf("tree %s: %w", t.Path, err)
 	}
-	k := detached{path: path, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}
-	if idmap {
-		attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns)}
-		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
-			unix.Close(fd)
-			return detached{}, fmt.Errorf("idmap %s: mount_setattr: %w (the file system may not support idmapped mounts; run as your own user instead of root)", path, err)
+	var st unix.Stat_t
+	if err := unix.Fstat(origin, &st); err != nil {
+		unix.Close(origin)
+		return detached{}, fmt.Errorf("tree %s: %w", t.Path, err)
+	}
+	if int(st.Uid) != t.Owner || t.Idmap && int(st.Uid) != owner {
+		unix.Close(origin)
+		return detached{}, fmt.Errorf("tree %s changed owner since the policy was checked (uid %d, was %d): refusing it", t.Path, st.Uid, t.Owner)
+	}
+	tree, err := unix.OpenTree(origin, "", unix.AT_EMPTY_PATH|unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		unix.Close(origin)
+		return detached{}, fmt.Errorf("tree %s: open_tree: %w", t.Path, err)
+	}
+	d := detached{TreePlan: t, tree: tree, origin: origin, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if !t.Write {
+		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+	}
+	if !t.Exec {
+		attr.Attr_set |= unix.MOUNT_ATTR_NOEXEC
+	}
+	if t.Idmap {
+		attr.Attr_set |= unix.MOUNT_ATTR_IDMAP
+		attr.Userns_fd = uint64(userns)
+	}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
+		d.close()
+		hint := ""
+		if t.Idmap {
+			hint = " (the file system may not support idmapped mounts; launch as the owner instead of root)"
 		}
+		return detached{}, fmt.Errorf("tree %s: mount_setattr: %w%s", t.Path, err, hint)
 	}
-	return k, nil
+	return d, nil
 }
 
-// attach mounts the clone at its path again, creating the mount point when
-// a fresh tmpfs now covers it.
-func (k detached) attach() error {
-	if k.dir {
-		if err := os.MkdirAll(k.path, 0o755); err != nil {
-			return fmt.Errorf("keep %s: %w", k.path, err)
+// attach mounts the clone again: onto its origin, or, when a private tmpfs
+// or a hidden directory now covers it, onto a mount point made fresh in
+// that tmpfs (which only stage 2 has touched).
+func (d detached) attach(hide []string) error {
+	covered := slices.ContainsFunc(append([]string{"/tmp", "/dev/shm"}, hide...), func(c string) bool {
+		return policy.Path(c).Contains(policy.Path(d.Path)) && c != d.Path
+	})
+	if !covered {
+		if err := unix.MoveMount(d.tree, "", d.origin, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+			return fmt.Errorf("tree %s: move_mount: %w", d.Path, err)
 		}
-	} else if _, err := os.Lstat(k.path); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(k.path), 0o755); err != nil {
-			return fmt.Errorf("keep %s: %w", k.path, err)
+		return nil
+	}
+	if d.dir {
+		if err := os.MkdirAll(d.Path, 0o755); err != nil {
+			return fmt.Errorf("tree %s: %w", d.Path, err)
 		}
-		if err := os.WriteFile(k.path, nil, 0o600); err != nil {
-			return fmt.Errorf("keep %s: %w", k.path, err)
+	} else {
+		if err := os.MkdirAll(filepath.Dir(d.Path), 0o755); err != nil {
+			return fmt.Errorf("tree %s: %w", d.Path, err)
+		}
+		if err := os.WriteFile(d.Path, nil, 0o600); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("tree %s: %w", d.Path, err)
 		}
 	}
-	if err := unix.MoveMount(k.fd, "", unix.AT_FDCWD, k.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("keep %s: move_mount: %w", k.path, err)
+	if err := unix.MoveMount(d.tree, "", unix.AT_FDCWD, d.Path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("tree %s: move_mount: %w", d.Path, err)
 	}
 	return nil
 }

@@ -27,26 +27,39 @@ type Plan struct {
 
 // MountPlan is the mount namespace's shape.
 type MountPlan struct {
-	Hide    []string `json:"hide"`     // directories covered by an empty read-only tmpfs (SR-08)
-	TmpSize int64    `json:"tmp_size"` // bytes of the private /tmp (and /dev/shm)
-	Home    string   `json:"home"`     // private HOME to create inside /tmp, or ""
-	Keep    []string `json:"keep"`     // listed paths beneath /tmp or /dev/shm, kept visible over the private tmpfs
-	Idmap   []string `json:"idmap"`    // trees idmapped through the user namespace at fd 6 (root launches: the workspace and write paths)
-	Memfd   bool     `json:"memfd"`    // set vm.memfd_noexec=2 in the new pid namespace (needs root)
+	Hide    []string   `json:"hide"`     // directories covered by an empty read-only tmpfs (SR-08)
+	TmpSize int64      `json:"tmp_size"` // bytes of the private /tmp (and /dev/shm)
+	Home    string     `json:"home"`     // private HOME to create inside /tmp, or ""
+	Trees   []TreePlan `json:"trees"`    // cloned and mounted again with their own flags, outermost first
+	Memfd   bool       `json:"memfd"`    // set vm.memfd_noexec=2 in the new pid namespace (needs root)
+}
+
+// TreePlan is one tree stage 2 clones (opened without following symlinks)
+// and mounts again: write trees writable but noexec, nosuid, nodev; read
+// and exec trees read-only, exec trees executable.
+type TreePlan struct {
+	Path  string `json:"path"`
+	Write bool   `json:"write"`
+	Exec  bool   `json:"exec"`
+	Idmap bool   `json:"idmap"` // through the user namespace at fd 6
+	Owner int    `json:"owner"` // its owner when stage 1 looked; stage 2 refuses a change
 }
 
 // RlimitPlan is one setrlimit call.
 type RlimitPlan struct {
 	Resource int    `json:"resource"`
 	Name     string `json:"name"`
-	Value    uint64 `json:"value"` // soft = hard
+	Value    uint64 `json:"value"`   // soft = hard
+	AtMost   bool   `json:"at_most"` // lower to Value only: never raise what the launcher inherited
 }
 
 // IdentityPlan is who the agent runs as.
 type IdentityPlan struct {
-	Setuid bool `json:"setuid"` // change to UID/GID (root launches: a throwaway identity)
-	UID    int  `json:"uid"`
-	GID    int  `json:"gid"`
+	Setuid   bool `json:"setuid"` // change to UID/GID (root launches: a throwaway identity)
+	UID      int  `json:"uid"`
+	GID      int  `json:"gid"`
+	Owner    int  `json:"owner"`     // on-disk uid the idmapped trees map onto UID (root launches)
+	OwnerGID int  `json:"owner_gid"` // on-disk gid mapped onto GID
 }
 
 // LandlockPlan is the ruleset, at the ABI stage 1 chose.
@@ -59,12 +72,11 @@ type LandlockPlan struct {
 	Ports      []PortRule `json:"ports"`
 }
 
-// PathRule grants Access beneath Path. NoFollow rules are opened one
-// component at a time refusing symlinks (write paths, SR-02).
+// PathRule grants Access beneath Path, which stage 2 opens refusing
+// symlinks in every component (SR-02, SR-12).
 type PathRule struct {
-	Path     string `json:"path"`
-	Access   uint64 `json:"access"`
-	NoFollow bool   `json:"no_follow"`
+	Path   string `json:"path"`
+	Access uint64 `json:"access"`
 }
 
 // PortRule grants Access on one TCP port.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 
 	seccomp "github.com/seccomp/libseccomp-golang"
@@ -22,26 +23,41 @@ import (
 // first and, for x86_64, sends x32 numbers to the bad-arch action.
 //
 // Arguments the kernel reads as 32-bit ints (socket domain and protocol,
-// ioctl cmd, personality, memfd and execveat flags) are compared masked to
-// their low 32 bits: the register is 64 bits wide, the kernel ignores the
+// socket type, send flags, ioctl cmd, personality, memfd and execveat
+// flags) and modes are compared masked to their low 32 bits (or to the
+// bits that matter): the register is 64 bits wide, the kernel ignores the
 // high half, and a plain 64-bit compare would let
-// `ioctl(fd, 1<<32|TIOCSTI, …)` through. The one exact 64-bit compare, the
-// family allow-list under DenyInet, only makes the filter stricter: the
-// values it lets through are the ones the kernel also sees.
+// `ioctl(fd, 1<<32|TIOCSTI, …)` through.
 //
 // Limitations (for the package doc):
 //   - Classic seccomp cannot read memory, so it cannot see paths, clone3's
-//     flags, or which file execve runs. clone3 is denied whole (ENOSYS);
+//     flags, openat2's mode, or which file execve runs. clone3 and openat2
+//     are denied whole (ENOSYS: glibc, musl and Go fall back to clone and
+//     openat; glibc and Go do not call openat2 at all);
 //     `execve("/proc/self/fd/N")` of an executable memfd is prevented only
 //     by refusing executable memfds (memfd rules, or vm.memfd_noexec=2).
 //   - Default allow: a system call added to the kernel after this list
 //     (as open_tree_attr was in 6.15) is allowed until it is listed.
-//   - Only TCP's MPTCP and SMC variants are denied: SCTP, UDP and ICMP
-//     sockets are not covered by Landlock and not denied here, except by
-//     DenyInet. Whether setsockopt(TCP_ULP, "smc") still exists was not
-//     checked (this kernel has no CONFIG_SMC).
-//   - MPTCP, SMC and clone3 denials answer "not supported", so they do not
-//     look like a policy refusal in the agent's logs.
+//   - Landlock's network rules hook TCP bind and connect only. TCP Fast
+//     Open (MSG_FASTOPEN on sendto, sendmsg, sendmmsg) connects without the
+//     connect hook and is always denied here; TCP_FASTOPEN_CONNECT needs a
+//     connect(), which Landlock checks. listen() on an unbound socket
+//     binds an ephemeral port without the bind hook; that is denied only
+//     under DenyListen, which also refuses listen() on a socket bound with
+//     Landlock's permission.
+//   - Only TCP's MPTCP and SMC variants are denied among the IP
+//     protocols: SCTP, UDP, ICMP and raw IP sockets are not covered by
+//     Landlock and not denied here, except by DenyInet. Whether
+//     setsockopt(TCP_ULP, "smc") still exists was not checked (this kernel
+//     has no CONFIG_SMC).
+//   - The setuid/setgid rule sees the mode argument of chmod, fchmod,
+//     fchmodat, fchmodat2, open, openat, creat, mkdir(at) and mknod(at).
+//     io_uring's openat (IORING_OP_OPENAT) carries its mode in memory and
+//     would pass, but io_uring_setup is denied, so no ring exists. The rule
+//     stops the agent setting the bits, not using a file that has them.
+//   - The family allow-list and the MPTCP, SMC, clone3 and openat2
+//     denials answer "not supported", so they do not look like a policy
+//     refusal in the agent's logs.
 //   - A 32-bit (i386) program cannot run at all: its first system call
 //     kills it.
 
@@ -50,6 +66,7 @@ const (
 	seccompUserfaultfdIocNew = 0xAA00 // USERFAULTFD_IOC_NEW = _IO(0xAA, 0x00), /dev/userfaultfd (Linux 6.1)
 	seccompLow32             = 0xffffffff
 	seccompSockTypeMask      = 0xf // SOCK_TYPE_MASK: type without SOCK_NONBLOCK/SOCK_CLOEXEC
+	seccompSetid             = unix.S_ISUID | unix.S_ISGID
 )
 
 // seccompUnifiedNumber numbers syscalls newer than the libseccomp we link
@@ -57,6 +74,8 @@ const (
 // up are the same on every architecture.
 func seccompUnifiedNumber(name string) (int, bool) {
 	switch name {
+	case "fchmodat2": // Linux 6.6
+		return unix.SYS_FCHMODAT2, true
 	case "open_tree_attr": // Linux 6.15
 		return unix.SYS_OPEN_TREE_ATTR, true
 	}
@@ -102,16 +121,43 @@ func seccompPersonaAlts() [][]seccomp.ScmpCondition {
 	return alts
 }
 
-// seccompFamilyAlts matches every 64-bit socket domain except AF_UNIX (1)
-// and AF_NETLINK (16): 0, 2–3, 4–7, 8–15, and above 16.
-func seccompFamilyAlts() [][]seccomp.ScmpCondition {
-	return [][]seccomp.ScmpCondition{
-		{{Argument: 0, Op: seccomp.CompareEqual, Operand1: 0}},
-		{seccompMasked(0, ^uint64(1), 2)},
-		{seccompMasked(0, ^uint64(3), 4)},
-		{seccompMasked(0, ^uint64(7), 8)},
-		{{Argument: 0, Op: seccomp.CompareGreater, Operand1: unix.AF_NETLINK}},
+// seccompNotIn matches an argument whose low width bits (all the kernel
+// reads) are none of allowed: a union of masked compares, one per aligned
+// block of values that holds no allowed value.
+func seccompNotIn(arg uint, width int, allowed ...uint64) [][]seccomp.ScmpCondition {
+	full := uint64(1)<<width - 1
+	var alts [][]seccomp.ScmpCondition
+	var split func(base uint64, k int)
+	split = func(base uint64, k int) { // the block [base, base+2^k)
+		if !slices.ContainsFunc(allowed, func(v uint64) bool { return v>>k == base>>k }) {
+			alts = append(alts, seccompConds{seccompMasked(arg, full&^(uint64(1)<<k-1), base)})
+		} else if k > 0 {
+			split(base, k-1)
+			split(base|uint64(1)<<(k-1), k-1)
+		}
 	}
+	split(0, width)
+	return alts
+}
+
+// seccompWith adds c to every alternative of alts.
+func seccompWith(alts [][]seccomp.ScmpCondition, c seccomp.ScmpCondition) [][]seccomp.ScmpCondition {
+	out := make([][]seccomp.ScmpCondition, 0, len(alts))
+	for _, a := range alts {
+		out = append(out, append(slices.Clip(a), c))
+	}
+	return out
+}
+
+// seccompAnyBit matches an argument with at least one bit of mask set.
+func seccompAnyBit(arg uint, mask uint64) [][]seccomp.ScmpCondition {
+	var alts [][]seccomp.ScmpCondition
+	for b := uint64(1); b != 0; b <<= 1 {
+		if mask&b != 0 {
+			alts = append(alts, seccompConds{seccompBits(arg, b)})
+		}
+	}
+	return alts
 }
 
 // seccompRules is the deny list for spec, in the order it is compiled.
@@ -157,29 +203,59 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// such as ADDR_NO_RANDOMIZE or READ_IMPLIES_EXEC weaken exec'd programs.
 	deny(eperm, seccompPersonaAlts(), "personality")
 
-	// Sockets. Landlock's TCP rules check IPPROTO_TCP sockets only: MPTCP
-	// and SMC (TCP underneath) would connect anywhere. The errnos are the
-	// ones a kernel without them returns, so programs (Go ≥ 1.24 listens
-	// with MPTCP by default) fall back to TCP at once. Under DenyInet the
-	// family allow-list covers them.
-	if !spec.DenyInet {
-		deny(syscall.EPROTONOSUPPORT, one(seccompArg32(2, unix.IPPROTO_MPTCP)), "socket")
-		deny(syscall.EAFNOSUPPORT, one(seccompArg32(0, unix.AF_SMC)), "socket")
-		// Scoped to the inet families: 256 is also htons(ETH_P_802_3).
-		deny(syscall.EPROTONOSUPPORT, [][]seccomp.ScmpCondition{
-			{seccompArg32(0, unix.AF_INET), seccompArg32(2, unix.IPPROTO_SMC)},
-			{seccompArg32(0, unix.AF_INET6), seccompArg32(2, unix.IPPROTO_SMC)},
-		}, "socket")
+	// Socket families: an allow-list, whatever the network mode. AF_VSOCK
+	// (not network-namespaced), AF_PACKET, AF_SMC, AF_TIPC, AF_BLUETOOTH,
+	// AF_ALG and the rest get what a kernel without them answers. The
+	// domain is compared as the kernel's 32-bit int, so every other
+	// socket rule, which names an allowed family, is disjoint from it.
+	// socketpair too: families other than AF_UNIX that implement it (TIPC)
+	// make sockets that can send elsewhere.
+	families := []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
+	deny(syscall.EAFNOSUPPORT, seccompNotIn(0, 32, families...), "socket", "socketpair")
+	inet := func(c seccomp.ScmpCondition) [][]seccomp.ScmpCondition {
+		return [][]seccomp.ScmpCondition{{seccompArg32(0, unix.AF_INET), c}, {seccompArg32(0, unix.AF_INET6), c}}
+	}
+	if spec.DenyInet {
+		deny(eperm, [][]seccomp.ScmpCondition{{seccompArg32(0, unix.AF_INET)}, {seccompArg32(0, unix.AF_INET6)}}, "socket")
+	} else {
+		// Landlock's TCP rules check IPPROTO_TCP sockets only: MPTCP and
+		// SMC (TCP underneath) would connect anywhere. The errno is the
+		// one a kernel without them returns, so programs (Go ≥ 1.24
+		// listens with MPTCP by default) fall back to TCP at once. Scoped
+		// to the inet families: 256 is also htons(ETH_P_802_3).
+		deny(syscall.EPROTONOSUPPORT, append(inet(seccompArg32(2, unix.IPPROTO_MPTCP)),
+			inet(seccompArg32(2, unix.IPPROTO_SMC))...), "socket")
 	}
 	if !spec.AllowUnixSockets {
 		deny(eperm, one(seccompArg32(0, unix.AF_UNIX)), "socket")
-		deny(eperm, one(seccompArg32(0, unix.AF_UNIX), seccompMasked(1, seccompSockTypeMask, unix.SOCK_DGRAM)), "socketpair")
+		// Only stream and seqpacket pairs: the kernel turns SOCK_RAW into
+		// SOCK_DGRAM, so this is an allow-list of types too.
+		deny(eperm, seccompWith(seccompNotIn(1, 4, unix.SOCK_STREAM, unix.SOCK_SEQPACKET),
+			seccompArg32(0, unix.AF_UNIX)), "socketpair")
 	}
-	if spec.DenyInet {
-		// Overlaps the AF_UNIX rule only for AF_UNIX with high bits set;
-		// both answer EPERM.
-		deny(eperm, seccompFamilyAlts(), "socket")
+	// TCP Fast Open connects from sendto/sendmsg/sendmmsg without
+	// Landlock's connect hook. The flags are 32-bit; one bit is compared.
+	deny(eperm, one(seccompBits(3, unix.MSG_FASTOPEN)), "sendto", "sendmmsg")
+	deny(eperm, one(seccompBits(2, unix.MSG_FASTOPEN)), "sendmsg")
+	// listen() on an unbound socket binds an ephemeral port without
+	// Landlock's bind hook.
+	if spec.DenyListen {
+		deny(eperm, nil, "listen")
 	}
+
+	// Setuid and setgid files: the agent's files belong to their owner on
+	// disk (idmapped mounts), so a setuid file it made would run as that
+	// owner for anyone on the host. Every mode argument is refused with
+	// S_ISUID or S_ISGID; the bits lie in the low 16 bits the kernel
+	// reads (umode_t). open's mode counts only with O_CREAT or O_TMPFILE
+	// and mkdir's set-id bits are dropped by the kernel (a directory
+	// inherits S_ISGID from its parent), but refusing them costs nothing
+	// and does not depend on the flags. openat2 carries its mode in
+	// memory: ENOSYS sends callers back to openat.
+	deny(eperm, seccompAnyBit(1, seccompSetid), "chmod", "fchmod", "creat", "mkdir", "mknod")
+	deny(eperm, seccompAnyBit(2, seccompSetid), "fchmodat", "fchmodat2", "open", "mkdirat", "mknodat")
+	deny(eperm, seccompAnyBit(3, seccompSetid), "openat")
+	deny(syscall.ENOSYS, nil, "openat2")
 
 	// Terminal input injection, and userfaultfd through its device.
 	deny(eperm, [][]seccomp.ScmpCondition{

@@ -17,17 +17,24 @@ import (
 // SeccompSpec is what the policy and the host decide about the filter.
 type SeccompSpec struct {
 	// AllowUnixSockets is the policy's network.unix_sockets. When false,
-	// socket(AF_UNIX, …) fails with EPERM, and so does
-	// socketpair(AF_UNIX, SOCK_DGRAM, …): a datagram socket, even one of
-	// a pair, can sendto() or connect() to any pathname socket. Stream and
-	// seqpacket socketpairs stay allowed (they are connected for life).
+	// socket(AF_UNIX, …) fails with EPERM, and so does every
+	// socketpair(AF_UNIX, …) but SOCK_STREAM and SOCK_SEQPACKET ones (they
+	// are connected for life): a datagram socket, even one of a pair, can
+	// sendto() or connect() to any pathname socket, and the kernel makes
+	// SOCK_RAW pairs datagram ones.
 	AllowUnixSockets bool
 	// DenyInet is set when network "none" must be enforced without a
-	// network namespace: every socket family except AF_UNIX (governed
-	// above) and AF_NETLINK then fails with EPERM. An allow-list, because
-	// AF_VSOCK, AF_SMC, AF_TIPC, AF_BLUETOOTH and others also leave the
-	// host, and a network namespace does not cover all of them either.
+	// network namespace: socket(AF_INET or AF_INET6, …) then fails with
+	// EPERM. Whatever it says, the other families except AF_UNIX (governed
+	// above) and AF_NETLINK fail with EAFNOSUPPORT: AF_VSOCK, AF_SMC,
+	// AF_TIPC, AF_BLUETOOTH, AF_PACKET and others leave the host or the
+	// network namespace, or are not checked by Landlock.
 	DenyInet bool
+	// DenyListen makes listen() fail with EPERM. Landlock has no listen
+	// hook, and listen() on an unbound socket binds an ephemeral port.
+	// For "ports" mode when bind_tcp is empty and Unix sockets are not
+	// allowed (listen() serves every family, so it cannot be narrower).
+	DenyListen bool
 	// MemfdNoexecSysctl is set when stage 2 has set vm.memfd_noexec=2 in
 	// the agent's pid namespace (Linux ≥ 6.3), so that the kernel itself
 	// seals every memfd created without MFD_EXEC non-executable. When

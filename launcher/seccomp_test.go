@@ -3,23 +3,12 @@
 package launcher
 
 import (
-	"bytes"
-	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,25 +22,7 @@ import (
 //     binary (TestSeccompProbeChild) twice: unconfined (the control) and
 //     with the filter loaded by LoadSeccomp. A denial counts only when the
 //     control got something else; rows whose control must succeed say so.
-
-// Placeholders in seccompCase.args that the probe child replaces.
-const (
-	scSelf    = 0x5ecc_0000_0000_0001 // the child's pid
-	scBuf     = 0x5ecc_0000_0000_0002 // a zeroed 512-byte buffer
-	scName    = 0x5ecc_0000_0000_0003 // "seccompprobe\x00"
-	scBpfAttr = 0x5ecc_0000_0000_0004 // union bpf_attr for an array map of one int
-)
-
-const (
-	seccompProbeEnv     = "PINFOLD_SECCOMP_PROBE"
-	seccompProbeArgsEnv = "PINFOLD_SECCOMP_ARGS"
-	seccompProbeLoadEnv = "PINFOLD_SECCOMP_LOAD"
-	seccompProbePathEnv = "PINFOLD_SECCOMP_PATH"
-	seccompProbePrefix  = "seccompprobe: "
-	scHigh              = 1 << 32 // garbage the kernel ignores in a 32-bit argument
-	scPerLinux32        = 0x0008  // <linux/personality.h>
-	scAddrNoRandomize   = 0x0040000
-)
+//     The child side is in seccomp_probe_test.go.
 
 // seccompCase is one call. want is "allow", "errno=E…" or "signal=SIGSYS";
 // ctl, when set, is what the control must print (else the row is skipped
@@ -77,7 +48,9 @@ func seccompCases() []seccompCase {
 	}
 	with := func(c seccompCase, s SeccompSpec, op string) seccompCase { c.spec, c.op = s, op; return c }
 	feat := func(c seccompCase, f string) seccompCase { c.feature = f; return c }
+	listen := SeccompSpec{DenyListen: true}
 	const perm, sigsys, m1 = "errno=EPERM", "signal=SIGSYS", ^uint64(0)
+	const afno, suid, sgid = "errno=EAFNOSUPPORT", unix.S_ISUID, unix.S_ISGID
 	return []seccompCase{
 		// Other processes.
 		with(sys("ptrace seize own child", unix.SYS_PTRACE, perm, "ok", unix.PTRACE_SEIZE), def, "ptrace"),
@@ -161,30 +134,79 @@ func seccompCases() []seccompCase {
 		feat(sys("mptcp inet", unix.SYS_SOCKET, "errno=EPROTONOSUPPORT", "ok", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), "MPTCP"),
 		feat(sys("mptcp inet6", unix.SYS_SOCKET, "errno=EPROTONOSUPPORT", "ok", unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), "MPTCP over IPv6"),
 		feat(sys("mptcp high bits", unix.SYS_SOCKET, "errno=EPROTONOSUPPORT", "ok", unix.AF_INET, unix.SOCK_STREAM, scHigh|unix.IPPROTO_MPTCP), "MPTCP"),
+		feat(sys("mptcp inet high bits", unix.SYS_SOCKET, "errno=EPROTONOSUPPORT", "ok", scHigh|unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), "MPTCP"),
 		sys("tcp", unix.SYS_SOCKET, "allow", "ok", unix.AF_INET, unix.SOCK_STREAM, 0),
-		with(sys("smc", unix.SYS_SOCKET, "errno=EAFNOSUPPORT", "", unix.AF_SMC, unix.SOCK_STREAM), def, "emu"),
+		sys("tcp6", unix.SYS_SOCKET, "allow", "ok", unix.AF_INET6, unix.SOCK_STREAM, 0),
+		sys("udp high bits", unix.SYS_SOCKET, "allow", "ok", scHigh|unix.AF_INET, unix.SOCK_DGRAM, 0),
+		sys("netlink", unix.SYS_SOCKET, "allow", "ok", unix.AF_NETLINK, unix.SOCK_RAW, 0),
+		with(sys("smc", unix.SYS_SOCKET, afno, "", unix.AF_SMC, unix.SOCK_STREAM), def, "emu"),
 		with(sys("inet IPPROTO_SMC", unix.SYS_SOCKET, "errno=EPROTONOSUPPORT", "", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SMC), def, "emu"),
 		with(sys("inet6 IPPROTO_SMC", unix.SYS_SOCKET, "errno=EPROTONOSUPPORT", "", unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_SMC), def, "emu"),
-		sys("packet proto 256 is not SMC", unix.SYS_SOCKET, "allow", "ok", unix.AF_PACKET, unix.SOCK_RAW, 256),
+		// Families: an allow-list in every mode.
+		feat(sys("vsock", unix.SYS_SOCKET, afno, "ok", unix.AF_VSOCK, unix.SOCK_STREAM, 0), "AF_VSOCK (CONFIG_VSOCKETS)"),
+		feat(sys("vsock high bits", unix.SYS_SOCKET, afno, "ok", scHigh|unix.AF_VSOCK, unix.SOCK_STREAM, 0), "AF_VSOCK (CONFIG_VSOCKETS)"),
+		sys("packet", unix.SYS_SOCKET, afno, "ok", unix.AF_PACKET, unix.SOCK_RAW, 0),
+		sys("packet proto 256", unix.SYS_SOCKET, afno, "ok", unix.AF_PACKET, unix.SOCK_RAW, 256),
+		feat(sys("xdp", unix.SYS_SOCKET, afno, "ok", unix.AF_XDP, unix.SOCK_RAW, 0), "AF_XDP (CONFIG_XDP_SOCKETS)"),
+		sys("socketpair vsock", unix.SYS_SOCKETPAIR, afno, "errno=ENOTSUP", unix.AF_VSOCK, unix.SOCK_STREAM, 0, scBuf),
+		with(sys("bluetooth", unix.SYS_SOCKET, afno, "", unix.AF_BLUETOOTH, unix.SOCK_STREAM, 3), def, "emu"),
+		with(sys("alg", unix.SYS_SOCKET, afno, "", unix.AF_ALG, unix.SOCK_SEQPACKET), def, "emu"),
+		with(sys("tipc", unix.SYS_SOCKET, afno, "", unix.AF_TIPC, unix.SOCK_RDM), def, "emu"),
+		with(sys("socketpair tipc", unix.SYS_SOCKETPAIR, afno, "", unix.AF_TIPC, unix.SOCK_RDM, 0, scBuf), unixOK, "emu"),
+		with(sys("rds", unix.SYS_SOCKET, afno, "", unix.AF_RDS, unix.SOCK_SEQPACKET), def, "emu"),
+		with(sys("can", unix.SYS_SOCKET, afno, "", unix.AF_CAN, unix.SOCK_RAW, 1), def, "emu"),
+		with(sys("key", unix.SYS_SOCKET, afno, "", unix.AF_KEY, unix.SOCK_RAW, 2), def, "emu"),
+		with(sys("unspec", unix.SYS_SOCKET, afno, "", 0, unix.SOCK_STREAM), def, "emu"),
+		with(sys("family 3", unix.SYS_SOCKET, afno, "", 3, unix.SOCK_STREAM), def, "emu"),
+		with(sys("family 11", unix.SYS_SOCKET, afno, "", 11, unix.SOCK_STREAM), def, "emu"),
+		with(sys("family 17", unix.SYS_SOCKET, afno, "", 17, unix.SOCK_STREAM), def, "emu"),
+		with(sys("family 0x80000002", unix.SYS_SOCKET, afno, "", 0x80000002, unix.SOCK_STREAM), def, "emu"),
+		with(sys("vsock allowed unix", unix.SYS_SOCKET, afno, "", unix.AF_VSOCK, unix.SOCK_STREAM), unixOK, "emu"),
+		// AF_UNIX.
 		sys("unix", unix.SYS_SOCKET, perm, "ok", unix.AF_UNIX, unix.SOCK_STREAM),
 		sys("unix high bits", unix.SYS_SOCKET, perm, "ok", scHigh|unix.AF_UNIX, unix.SOCK_STREAM),
 		with(sys("unix allowed", unix.SYS_SOCKET, "allow", "ok", unix.AF_UNIX, unix.SOCK_STREAM), unixOK, ""),
 		sys("socketpair stream", unix.SYS_SOCKETPAIR, "allow", "ok", unix.AF_UNIX, unix.SOCK_STREAM, 0, scBuf),
+		sys("socketpair stream cloexec|nonblock", unix.SYS_SOCKETPAIR, "allow", "ok", unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0, scBuf),
 		sys("socketpair seqpacket", unix.SYS_SOCKETPAIR, "allow", "ok", unix.AF_UNIX, unix.SOCK_SEQPACKET, 0, scBuf),
+		sys("socketpair seqpacket high bits", unix.SYS_SOCKETPAIR, "allow", "ok", scHigh|unix.AF_UNIX, scHigh|unix.SOCK_SEQPACKET, 0, scBuf),
 		sys("socketpair dgram", unix.SYS_SOCKETPAIR, perm, "ok", unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0, scBuf),
+		sys("socketpair raw is dgram", unix.SYS_SOCKETPAIR, perm, "ok", unix.AF_UNIX, unix.SOCK_RAW, 0, scBuf),
+		sys("socketpair raw high bits", unix.SYS_SOCKETPAIR, perm, "ok", scHigh|unix.AF_UNIX, scHigh|unix.SOCK_RAW, 0, scBuf),
+		sys("socketpair rdm", unix.SYS_SOCKETPAIR, perm, "errno=ESOCKTNOSUPPORT", unix.AF_UNIX, unix.SOCK_RDM, 0, scBuf),
+		sys("socketpair type 0", unix.SYS_SOCKETPAIR, perm, "errno=ESOCKTNOSUPPORT", unix.AF_UNIX, 0, 0, scBuf),
+		sys("socketpair packet", unix.SYS_SOCKETPAIR, perm, "errno=ESOCKTNOSUPPORT", unix.AF_UNIX, unix.SOCK_PACKET, 0, scBuf),
+		with(sys("socketpair type 15", unix.SYS_SOCKETPAIR, perm, "", unix.AF_UNIX, 15, 0, scBuf), def, "emu"),
 		with(sys("socketpair dgram allowed", unix.SYS_SOCKETPAIR, "allow", "ok", unix.AF_UNIX, unix.SOCK_DGRAM, 0, scBuf), unixOK, ""),
+		with(sys("socketpair raw allowed", unix.SYS_SOCKETPAIR, "allow", "ok", unix.AF_UNIX, unix.SOCK_RAW, 0, scBuf), unixOK, ""),
 		with(sys("dgram pair sends to a pathname socket", unix.SYS_SOCKETPAIR, perm, "ok", unix.AF_UNIX, unix.SOCK_DGRAM), def, "dgram"),
+		// DenyInet.
 		with(sys("deny-inet inet", unix.SYS_SOCKET, perm, "ok", unix.AF_INET, unix.SOCK_STREAM), inet, ""),
+		with(sys("deny-inet inet high bits", unix.SYS_SOCKET, perm, "ok", scHigh|unix.AF_INET, unix.SOCK_STREAM), inet, ""),
 		with(sys("deny-inet inet6 udp", unix.SYS_SOCKET, perm, "ok", unix.AF_INET6, unix.SOCK_DGRAM), inet, ""),
 		with(sys("deny-inet mptcp", unix.SYS_SOCKET, perm, "ok", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), inet, ""),
-		with(sys("deny-inet vsock", unix.SYS_SOCKET, perm, "", unix.AF_VSOCK, unix.SOCK_STREAM), inet, ""),
-		with(sys("deny-inet packet", unix.SYS_SOCKET, perm, "ok", unix.AF_PACKET, unix.SOCK_RAW), inet, ""),
-		with(sys("deny-inet unspec", unix.SYS_SOCKET, perm, "", 0, unix.SOCK_STREAM), inet, ""),
-		with(sys("deny-inet family 17", unix.SYS_SOCKET, perm, "", 17, unix.SOCK_STREAM), inet, ""),
+		feat(with(sys("deny-inet vsock", unix.SYS_SOCKET, afno, "ok", unix.AF_VSOCK, unix.SOCK_STREAM), inet, ""), "AF_VSOCK (CONFIG_VSOCKETS)"),
+		with(sys("deny-inet packet", unix.SYS_SOCKET, afno, "ok", unix.AF_PACKET, unix.SOCK_RAW), inet, ""),
+		with(sys("deny-inet unspec", unix.SYS_SOCKET, afno, "", 0, unix.SOCK_STREAM), inet, "emu"),
+		with(sys("deny-inet family 17", unix.SYS_SOCKET, afno, "", 17, unix.SOCK_STREAM), inet, "emu"),
 		with(sys("deny-inet netlink", unix.SYS_SOCKET, "allow", "ok", unix.AF_NETLINK, unix.SOCK_RAW), inet, ""),
-		with(sys("deny-inet netlink high bits", unix.SYS_SOCKET, perm, "ok", scHigh|unix.AF_NETLINK, unix.SOCK_RAW), inet, ""),
+		with(sys("deny-inet netlink high bits", unix.SYS_SOCKET, "allow", "ok", scHigh|unix.AF_NETLINK, unix.SOCK_RAW), inet, ""),
 		with(sys("deny-inet unix", unix.SYS_SOCKET, perm, "ok", unix.AF_UNIX, unix.SOCK_STREAM), inet, ""),
 		with(sys("deny-inet unix allowed", unix.SYS_SOCKET, "allow", "ok", unix.AF_UNIX, unix.SOCK_STREAM), SeccompSpec{DenyInet: true, AllowUnixSockets: true}, ""),
+		// TCP Fast Open to a listener on 127.0.0.1; flags compared as 32 bits.
+		feat(with(sys("sendto MSG_FASTOPEN", unix.SYS_SENDTO, perm, "ok", 0, 0, 0, unix.MSG_FASTOPEN), def, "tfo"), "TCP Fast Open client (net.ipv4.tcp_fastopen bit 1)"),
+		feat(with(sys("sendto MSG_FASTOPEN|MSG_NOSIGNAL high bits", unix.SYS_SENDTO, perm, "ok", 0, 0, 0, scHigh|unix.MSG_FASTOPEN|unix.MSG_NOSIGNAL), def, "tfo"), "TCP Fast Open client (net.ipv4.tcp_fastopen bit 1)"),
+		feat(with(sys("sendmsg MSG_FASTOPEN", unix.SYS_SENDMSG, perm, "ok", 0, 0, unix.MSG_FASTOPEN), def, "tfo"), "TCP Fast Open client (net.ipv4.tcp_fastopen bit 1)"),
+		feat(with(sys("sendmmsg MSG_FASTOPEN", unix.SYS_SENDMMSG, perm, "ok", 0, 0, 0, unix.MSG_FASTOPEN), def, "tfo"), "TCP Fast Open client (net.ipv4.tcp_fastopen bit 1)"),
+		feat(with(sys("sendto MSG_FASTOPEN allowed unix", unix.SYS_SENDTO, perm, "ok", 0, 0, 0, unix.MSG_FASTOPEN), unixOK, "tfo"), "TCP Fast Open client (net.ipv4.tcp_fastopen bit 1)"),
+		with(sys("sendto unconnected", unix.SYS_SENDTO, "allow", "errno=EPIPE", 0, 0, 0, unix.MSG_NOSIGNAL), def, "tfo"),
+		with(sys("sendmsg unconnected", unix.SYS_SENDMSG, "allow", "errno=EPIPE", 0, 0, unix.MSG_NOSIGNAL), def, "tfo"),
+		with(sys("sendmmsg unconnected", unix.SYS_SENDMMSG, "allow", "errno=EPIPE", 0, 0, 0, unix.MSG_NOSIGNAL), def, "tfo"),
+		with(sys("sendto MSG_FASTOPEN in the addr argument", unix.SYS_SENDTO, "allow", "", 0, 0, 0, 0, unix.MSG_FASTOPEN), def, "emu"),
+		// listen() autobinds an ephemeral port.
+		with(sys("listen unbound", unix.SYS_LISTEN, perm, "ok", 0, 1), listen, "listen"),
+		with(sys("listen allowed", unix.SYS_LISTEN, "allow", "ok", 0, 1), def, "listen"),
+		with(sys("listen allowed deny-inet", unix.SYS_LISTEN, "allow", "", 0, 1), inet, "emu"),
 		// ioctl on a pty the child opened; the cmd is compared as 32 bits.
 		with(sys("TIOCSTI", unix.SYS_IOCTL, perm, "ok", 0, unix.TIOCSTI), def, "pty"),
 		with(sys("TIOCSTI high bits", unix.SYS_IOCTL, perm, "ok", 0, scHigh|unix.TIOCSTI), def, "pty"),
@@ -203,6 +225,37 @@ func seccompCases() []seccompCase {
 		with(sys("execveat AT_EMPTY_PATH", unix.SYS_EXECVEAT, perm, "execd", 0, 0, 0, 0, unix.AT_EMPTY_PATH), def, "execveat"),
 		with(sys("execveat AT_EMPTY_PATH high bits", unix.SYS_EXECVEAT, perm, "execd", 0, 0, 0, 0, scHigh|unix.AT_EMPTY_PATH), def, "execveat"),
 		with(sys("execveat by path", unix.SYS_EXECVEAT, "allow", "execd", 0, 0, 0, 0, 0), def, "execveat"),
+		// Setuid and setgid bits, on a file the child made in a temp dir.
+		with(sys("chmod 04755", unix.SYS_CHMOD, perm, "ok", scFile, suid|0o755), def, "file"),
+		with(sys("chmod 02755", unix.SYS_CHMOD, perm, "ok", scFile, sgid|0o755), def, "file"),
+		with(sys("chmod 06755 high bits", unix.SYS_CHMOD, perm, "ok", scFile, scHigh|suid|sgid|0o755), def, "file"),
+		with(sys("chmod 0755", unix.SYS_CHMOD, "allow", "ok", scFile, 0o755), def, "file"),
+		with(sys("chmod 01777", unix.SYS_CHMOD, "allow", "ok", scFile, unix.S_ISVTX|0o777), def, "file"),
+		with(sys("chmod 0755 high bits", unix.SYS_CHMOD, "allow", "ok", scFile, scHigh|0o755), def, "file"),
+		with(sys("fchmod 04700", unix.SYS_FCHMOD, perm, "ok", scFileFd, suid|0o700), def, "file"),
+		with(sys("fchmod 0644", unix.SYS_FCHMOD, "allow", "ok", scFileFd, 0o644), def, "file"),
+		with(sys("fchmodat 02755", unix.SYS_FCHMODAT, perm, "ok", scDirFd, scRelFile, sgid|0o755), def, "file"),
+		with(sys("fchmodat 0700", unix.SYS_FCHMODAT, "allow", "ok", scDirFd, scRelFile, 0o700), def, "file"),
+		feat(with(sys("fchmodat2 04755", unix.SYS_FCHMODAT2, perm, "ok", scDirFd, scRelFile, suid|0o755), def, "file"), "fchmodat2 (Linux 6.6)"),
+		feat(with(sys("fchmodat2 0755", unix.SYS_FCHMODAT2, "allow", "ok", scDirFd, scRelFile, 0o755), def, "file"), "fchmodat2 (Linux 6.6)"),
+		with(sys("open O_CREAT 06755", unix.SYS_OPEN, perm, "ok", scNew, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, suid|sgid|0o755), def, "file"),
+		with(sys("open O_CREAT 0644", unix.SYS_OPEN, "allow", "ok", scNew, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644), def, "file"),
+		with(sys("openat O_CREAT 06755", unix.SYS_OPENAT, perm, "ok", scDirFd, scRelNew, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, suid|sgid|0o755), def, "file"),
+		with(sys("openat O_CREAT 02755", unix.SYS_OPENAT, perm, "ok", scDirFd, scRelNew, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, sgid|0o755), def, "file"),
+		with(sys("openat O_CREAT 0644", unix.SYS_OPENAT, "allow", "ok", scDirFd, scRelNew, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644), def, "file"),
+		with(sys("openat O_TMPFILE 04755", unix.SYS_OPENAT, perm, "ok", scDirFd, scRelFile, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, suid|0o755), def, "emu"),
+		with(sys("openat read", unix.SYS_OPENAT, "allow", "ok", scDirFd, scRelFile, unix.O_RDONLY|unix.O_CLOEXEC), def, "file"),
+		with(sys("creat 04755", unix.SYS_CREAT, perm, "ok", scNew, suid|0o755), def, "file"),
+		with(sys("creat 0600", unix.SYS_CREAT, "allow", "ok", scNew, 0o600), def, "file"),
+		with(sys("mkdir 02755", unix.SYS_MKDIR, perm, "ok", scNew, sgid|0o755), def, "file"),
+		with(sys("mkdir 0755", unix.SYS_MKDIR, "allow", "ok", scNew, 0o755), def, "file"),
+		with(sys("mkdirat 02775", unix.SYS_MKDIRAT, perm, "ok", scDirFd, scRelNew, sgid|0o775), def, "file"),
+		with(sys("mkdirat 0700", unix.SYS_MKDIRAT, "allow", "ok", scDirFd, scRelNew, 0o700), def, "file"),
+		with(sys("mknod regular 04755", unix.SYS_MKNOD, perm, "ok", scNew, unix.S_IFREG|suid|0o755), def, "file"),
+		with(sys("mknod regular 0644", unix.SYS_MKNOD, "allow", "ok", scNew, unix.S_IFREG|0o644), def, "file"),
+		with(sys("mknodat regular 02755", unix.SYS_MKNODAT, perm, "ok", scDirFd, scRelNew, unix.S_IFREG|sgid|0o755), def, "file"),
+		with(sys("mknodat fifo", unix.SYS_MKNODAT, "allow", "ok", scDirFd, scRelNew, unix.S_IFIFO|0o600), def, "file"),
+		with(sys("openat2", unix.SYS_OPENAT2, "errno=ENOSYS", "ok", scDirFd, scRelFile, scBuf, unix.SizeofOpenHow), def, "file"),
 	}
 }
 
@@ -301,24 +354,73 @@ func TestSeccompSweeps(t *testing.T) {
 			vals = append(vals, 1<<i|1<<j)
 		}
 	}
+	for i := range 32 { // every low-32-bit value of up to 5 bits, with and without high garbage
+		vals = append(vals, uint64(i)|0x1_0000_0000, uint64(i)|0xffff_ffff_0000_0000, uint64(i)|1<<31)
+	}
 	p := mustBuildSeccomp(t, SeccompSpec{})
+	unixOK := mustBuildSeccomp(t, SeccompSpec{AllowUnixSockets: true})
 	inet := mustBuildSeccomp(t, SeccompSpec{DenyInet: true, AllowUnixSockets: true})
+	emu := func(p SeccompProgram, nr uintptr, args ...uint64) string {
+		var a [6]uint64
+		copy(a[:], args)
+		return seccompEmulate(t, p, unix.AUDIT_ARCH_X86_64, nr, a)
+	}
 	for _, v := range vals {
+		low := uint32(v)
 		// personality: the kernel reads 32 bits; PER_LINUX and the query pass.
 		want := "errno=EPERM"
-		if low := uint32(v); low == 0 || low == 0xffffffff {
+		if low == 0 || low == 0xffffffff {
 			want = "allow"
 		}
-		if got := seccompEmulate(t, p, unix.AUDIT_ARCH_X86_64, unix.SYS_PERSONALITY, [6]uint64{v}); got != want {
+		if got := emu(p, unix.SYS_PERSONALITY, v); got != want {
 			t.Errorf("personality(%#x): %s, want %s", v, got, want)
 		}
-		// DenyInet: exactly AF_UNIX and AF_NETLINK pass, compared as 64 bits.
+		// Families, as the kernel's 32-bit int: AF_UNIX, AF_NETLINK and,
+		// unless DenyInet (EPERM), AF_INET and AF_INET6; the rest EAFNOSUPPORT.
+		want, wantInet := "errno=EAFNOSUPPORT", "errno=EAFNOSUPPORT"
+		switch low {
+		case unix.AF_UNIX, unix.AF_NETLINK:
+			want, wantInet = "allow", "allow"
+		case unix.AF_INET, unix.AF_INET6:
+			want, wantInet = "allow", "errno=EPERM"
+		}
+		if got := emu(unixOK, unix.SYS_SOCKET, v, unix.SOCK_STREAM); got != want {
+			t.Errorf("socket(%#x, …): %s, want %s", v, got, want)
+		}
+		if got := emu(inet, unix.SYS_SOCKET, v, unix.SOCK_STREAM); got != wantInet {
+			t.Errorf("DenyInet socket(%#x, …): %s, want %s", v, got, wantInet)
+		}
+		if want == "errno=EAFNOSUPPORT" {
+			if got := emu(unixOK, unix.SYS_SOCKETPAIR, v, unix.SOCK_STREAM); got != want {
+				t.Errorf("socketpair(%#x, …): %s, want %s", v, got, want)
+			}
+		}
+		// socketpair(AF_UNIX): stream and seqpacket only, by type & 0xf.
 		want = "errno=EPERM"
-		if v == unix.AF_UNIX || v == unix.AF_NETLINK {
+		if ty := low & 0xf; ty == unix.SOCK_STREAM || ty == unix.SOCK_SEQPACKET {
 			want = "allow"
 		}
-		if got := seccompEmulate(t, inet, unix.AUDIT_ARCH_X86_64, unix.SYS_SOCKET, [6]uint64{v, unix.SOCK_STREAM}); got != want {
-			t.Errorf("DenyInet socket(%#x, …): %s, want %s", v, got, want)
+		if got := emu(p, unix.SYS_SOCKETPAIR, unix.AF_UNIX, v); got != want {
+			t.Errorf("socketpair(AF_UNIX, %#x): %s, want %s", v, got, want)
+		}
+		// Modes: any S_ISUID or S_ISGID bit is refused.
+		want = "allow"
+		if low&(unix.S_ISUID|unix.S_ISGID) != 0 {
+			want = "errno=EPERM"
+		}
+		if got := emu(p, unix.SYS_FCHMODAT, 0, 0, v); got != want {
+			t.Errorf("fchmodat(…, %#o): %s, want %s", v, got, want)
+		}
+		if got := emu(p, unix.SYS_OPENAT, 0, 0, unix.O_CREAT, v); got != want {
+			t.Errorf("openat(…, O_CREAT, %#o): %s, want %s", v, got, want)
+		}
+		// Send flags: MSG_FASTOPEN is refused.
+		want = "allow"
+		if low&unix.MSG_FASTOPEN != 0 {
+			want = "errno=EPERM"
+		}
+		if got := emu(p, unix.SYS_SENDTO, 0, 0, 0, v); got != want {
+			t.Errorf("sendto(…, %#x, …): %s, want %s", v, got, want)
 		}
 	}
 }
@@ -426,231 +528,4 @@ func seccompEmulate(t *testing.T, p SeccompProgram, arch uint32, nr uintptr, arg
 	}
 	t.Fatalf("program ran off its end")
 	return ""
-}
-
-// runSeccompProbe runs c in a child; prog nil is the control. The result is
-// the child's "seccompprobe: …" line, or how the child ended without one.
-func runSeccompProbe(t *testing.T, c seccompCase, prog []byte) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSeccompProbeChild$", "-test.count=1")
-	args := []string{strconv.FormatUint(uint64(c.nr), 16)}
-	for _, a := range c.args {
-		args = append(args, strconv.FormatUint(a, 16))
-	}
-	cmd.Env = append(os.Environ(), seccompProbeEnv+"=op:"+c.op, seccompProbeArgsEnv+"="+strings.Join(args, " "),
-		// Under -race a process sleeps 1 s at exit by default.
-		"GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
-	// A new session: no controlling terminal to hang up or inject into.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if prog != nil {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		go func() { w.Write(prog); w.Close() }()
-		cmd.ExtraFiles = []*os.File{r}
-		cmd.Env = append(cmd.Env, seccompProbeLoadEnv+"=1")
-	}
-	if c.op == "dgram" {
-		path := filepath.Join(t.TempDir(), "s")
-		l, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		cmd.Env = append(cmd.Env, seccompProbePathEnv+"="+path)
-	}
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	err := cmd.Run()
-	for line := range strings.Lines(out.String()) {
-		if r, ok := strings.CutPrefix(strings.TrimSpace(line), seccompProbePrefix); ok {
-			return r
-		}
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "signal=" + unix.SignalName(ws.Signal())
-		}
-	}
-	return fmt.Sprintf("no result (%v): %q", err, seccompFirstLine(stderr.String()))
-}
-
-func seccompFirstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
-
-// TestSeccompProbeChild is not a test: it is the probe that
-// runSeccompProbe re-executes, and returns at once in a normal run.
-func TestSeccompProbeChild(t *testing.T) {
-	op, ok := strings.CutPrefix(os.Getenv(seccompProbeEnv), "op:")
-	if !ok {
-		return
-	}
-	fmt.Printf("%s%s\n", seccompProbePrefix, seccompProbeOp(op))
-	os.Exit(0)
-}
-
-// seccompProbeOp confines the calling thread (unless this is the control),
-// performs one operation and returns its result: "ok", "errno=E…", or for
-// the exec ops what the new program says. Ops: "" raw syscall with the
-// placeholders resolved; "pty": args[0] is a pty's slave fd; "ptrace":
-// args[1] is a child's pid; "exec": fork+exec /bin/true with clone flags
-// args[0]; "execveat": /bin/echo by O_PATH fd and "" or by path, flags
-// args[4]; "dgram": socketpair(AF_UNIX, SOCK_DGRAM) then sendto a
-// pathname socket; "int80": getpid through the i386 entry; "threads":
-// python3 starts a thread.
-func seccompProbeOp(op string) string {
-	runtime.LockOSThread() // never unlocked: the thread dies with the probe
-	f := strings.Fields(os.Getenv(seccompProbeArgsEnv))
-	var a [7]uintptr
-	for i := range a {
-		v, _ := strconv.ParseUint(f[i], 16, 64)
-		a[i] = uintptr(v)
-	}
-	nr, args := a[0], a[1:]
-	// Everything the kernel reads through a pointer lives in one mmap'd
-	// page: Go may move a goroutine stack, never a mapping.
-	mem, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		return "setup: " + err.Error()
-	}
-	addr := func(off int) uintptr { return uintptr(unsafe.Pointer(&mem[off])) }
-	put := func(off int, s string) uintptr { copy(mem[off:], s); return addr(off) }
-	// 0–511 stays zero (scBuf).
-	put(512, "seccompprobe\x00")
-	for i, v := range []uint32{unix.BPF_MAP_TYPE_ARRAY, 4, 4, 1} { // map_type, key_size, value_size, max_entries
-		binary.NativeEndian.PutUint32(mem[640+4*i:], v)
-	}
-	for i, v := range args {
-		switch v {
-		case scSelf:
-			args[i] = uintptr(os.Getpid())
-		case scBuf:
-			args[i] = addr(0)
-		case scName:
-			args[i] = addr(512)
-		case scBpfAttr:
-			args[i] = addr(640)
-		}
-	}
-	switch op {
-	case "pty":
-		fd, err := seccompProbePty()
-		if err != nil {
-			return "setup: " + err.Error()
-		}
-		args[0], args[2] = uintptr(fd), addr(512)
-	case "ptrace":
-		sleeper := exec.Command("/bin/sleep", "30")
-		if err := sleeper.Start(); err != nil {
-			return "setup: " + err.Error()
-		}
-		defer sleeper.Process.Kill()
-		args[1] = uintptr(sleeper.Process.Pid)
-	case "execveat":
-		fd, err := unix.Open("/bin/echo", unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return "setup: " + err.Error()
-		}
-		path := put(1024, "/bin/echo\x00")
-		if args[4]&unix.AT_EMPTY_PATH != 0 {
-			path = put(1024, "\x00")
-		}
-		binary.NativeEndian.PutUint64(mem[1536:], uint64(put(1100, "echo\x00")))
-		binary.NativeEndian.PutUint64(mem[1544:], uint64(put(1200, seccompProbePrefix+"execd\x00")))
-		// mem[1552:1560] is the NULL that ends argv; envp is empty.
-		args[0], args[1], args[2], args[3] = uintptr(fd), path, addr(1536), addr(1552)
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return "setup: no_new_privs: " + err.Error()
-	}
-	if os.Getenv(seccompProbeLoadEnv) == "1" {
-		b, err := io.ReadAll(os.NewFile(3, "plan"))
-		if err != nil {
-			return "setup: read program: " + err.Error()
-		}
-		p, err := UnmarshalSeccomp(b)
-		if err == nil {
-			err = LoadSeccomp(p)
-		}
-		if err != nil {
-			return "setup: " + err.Error()
-		}
-	}
-	switch op {
-	case "exec", "threads":
-		cmd := exec.Command("/bin/true")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: args[0]}
-		if op == "threads" {
-			cmd = exec.Command("python3", "-c", "import threading as t; x = t.Thread(target=print); x.start(); x.join()")
-		}
-		return seccompProbeResult(cmd.Run())
-	case "dgram":
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return seccompProbeResult(err)
-		}
-		err = unix.Sendto(fds[0], []byte("x"), 0, &unix.SockaddrUnix{Name: os.Getenv(seccompProbePathEnv)})
-		return seccompProbeResult(err)
-	case "int80":
-		if pid := seccompInt80(nr); pid != int32(os.Getpid()) {
-			return fmt.Sprintf("int 0x80 returned %d", pid)
-		}
-		return "ok"
-	}
-	_, _, errno := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
-	if errno != 0 {
-		return seccompProbeResult(errno)
-	}
-	return "ok"
-}
-
-func seccompProbeResult(err error) string {
-	var errno syscall.Errno
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.As(err, &errno):
-		return "errno=" + unix.ErrnoName(errno)
-	}
-	return "error: " + err.Error()
-}
-
-// seccompProbePty opens a pty pair and returns the slave, which TIOCSTI
-// can feed: root may inject into any tty.
-func seccompProbePty() (int, error) {
-	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
-		return -1, fmt.Errorf("unlockpt: %w", err)
-	}
-	n, err := unix.IoctlGetInt(m, unix.TIOCGPTN)
-	if err != nil {
-		return -1, fmt.Errorf("ptsname: %w", err)
-	}
-	return unix.Open("/dev/pts/"+strconv.Itoa(n), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-}
-
-// seccompInt80 makes i386 syscall nr (no arguments) with `int $0x80` from
-// this 64-bit thread. Go has no inline assembly and cgo is not allowed in
-// tests, so the stub is machine code in an executable page, called through
-// a func value whose code pointer is the page: mov $nr, %eax; int $0x80;
-// ret. Go's register ABI returns an int32 result in AX.
-func seccompInt80(nr uintptr) int32 {
-	code, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		panic(err)
-	}
-	copy(code, []byte{0xb8, byte(nr), byte(nr >> 8), 0, 0, 0xcd, 0x80, 0xc3})
-	if err := unix.Mprotect(code, unix.PROT_READ|unix.PROT_EXEC); err != nil {
-		panic(err)
-	}
-	fv := &struct{ pc uintptr }{uintptr(unsafe.Pointer(&code[0]))}
-	stub := *(*func() int32)(unsafe.Pointer(&fv))
-	return stub()
 }

@@ -25,7 +25,6 @@ type session struct {
 	cg       *Cgroup
 	planW    *os.File
 	placed   chan error // the cgroup placement's result
-	idmap    []string   // trees to idmap (root launches)
 	report   *bufio.Reader
 	reportR  *os.File
 	tty      int // the terminal handed to the agent's process group, or -1
@@ -46,7 +45,6 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 			s = nil
 		}
 	}()
-	ws := string(o.Policy.Workspace.Path)
 	type nsResult struct {
 		f     *os.File
 		close func()
@@ -56,7 +54,7 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 	if h.Root {
 		// The idmap user namespace is made while the cgroup is.
 		go func() {
-			f, closeNS, err := idmapUserns(ws, id)
+			f, closeNS, err := idmapUserns(id)
 			userns <- nsResult{f, closeNS, err}
 		}()
 		defer func() {
@@ -107,9 +105,6 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 	}
 	files := []*os.File{planR, reportW, controlR}
 	if h.Root {
-		if s.idmap, err = idmapPaths(ws, o.Policy.Files.Write); err != nil {
-			return s, err
-		}
 		r := <-userns
 		userns <- r // for the deferred close
 		if r.err != nil {
@@ -163,7 +158,6 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 // sendPlan hands stage 2 its plan and waits until stage 2 is confined
 // ("ready") and placed in its cgroup.
 func (s *session) sendPlan(plan *Plan) error {
-	plan.Mounts.Idmap = s.idmap
 	err := WritePlan(s.planW, plan)
 	s.planW.Close()
 	if err != nil {
@@ -288,14 +282,10 @@ func isForegroundTerminal(f *os.File) bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// idmapUserns makes the user namespace the workspace's idmapped mount uses:
-// the workspace owner's ids (on disk) appear as the agent's throwaway ids.
-// A short-lived cat holds the namespace open while it is opened.
-func idmapUserns(dir string, id IdentityPlan) (*os.File, func(), error) {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
-		return nil, nil, fmt.Errorf("workspace %s: %w", dir, err)
-	}
+// idmapUserns makes the user namespace the idmapped mounts use: the
+// owner's ids on disk appear as the agent's throwaway ids. A short-lived
+// cat holds the namespace open while it is opened.
+func idmapUserns(id IdentityPlan) (*os.File, func(), error) {
 	holder := exec.Command("/bin/cat")
 	holder.Env = []string{}
 	stdin, err := holder.StdinPipe()
@@ -304,8 +294,8 @@ func idmapUserns(dir string, id IdentityPlan) (*os.File, func(), error) {
 	}
 	holder.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  unix.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: int(st.Uid), HostID: id.UID, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: int(st.Gid), HostID: id.GID, Size: 1}},
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: id.Owner, HostID: id.UID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: id.OwnerGID, HostID: id.GID, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
 	}
 	if err := holder.Start(); err != nil {

@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -56,6 +58,21 @@ func ProbeForLaunch() Host {
 // failed); nothing is ever retried with less confinement.
 func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	runtime.LockOSThread() // PDEATHSIG follows the thread that started stage 2
+	// Descriptors the launcher inherited without close-on-exec (a make
+	// jobserver pipe, say) would reach stage 2, and through /proc the agent.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return 0, fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
+	}
+	// A launcher binary the agent can replace would confine nothing next time.
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			for _, w := range append([]policy.Path{o.Policy.Workspace.Path}, o.Policy.Files.Write...) {
+				if w.Contains(policy.Path(real)) {
+					return 0, &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher binary %s is beneath %s, which the agent can write: it could replace the launcher for the next run", real, w), Hint: "install the launcher outside the workspace and the write paths"}
+				}
+			}
+		}
+	}
 	if o.Policy.Network.Mode == policy.NetProxy {
 		return 0, &RefusedError{Boundary: "network", Detail: `mode "proxy" needs the net component, which this version does not have yet`, Hint: `use mode = "none" or "ports" for now`}
 	}
@@ -71,7 +88,11 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 			return 0, err
 		}
 		defer lock.Close()
-		id = IdentityPlan{Setuid: true, UID: uid, GID: uid}
+		owner, ownerGID, err := checkWriteOwners(string(o.Policy.Workspace.Path), o.Policy.Files.Write)
+		if err != nil {
+			return 0, err
+		}
+		id = IdentityPlan{Setuid: true, UID: uid, GID: uid, Owner: owner, OwnerGID: ownerGID}
 	}
 	// Signals are held from here until the agent runs, then relayed: a
 	// SIGTERM must not kill the launcher between creating the cgroup and
@@ -164,7 +185,7 @@ func claimThrowawayID() (int, *os.File, error) {
 			return 0, nil, err
 		}
 		id := throwawayBase + int(binary.LittleEndian.Uint32(b[:])%throwawaySpan)
-		if named[id] {
+		if named[id] || inSubordinateRange(id) {
 			continue
 		}
 		f, err := os.OpenFile(fmt.Sprintf("%s/%d", idLockDir, id), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
@@ -180,7 +201,9 @@ func claimThrowawayID() (int, *os.File, error) {
 	return 0, nil, errors.New("throwaway uid: no free id found in 64 tries")
 }
 
-// namedIDs collects the uids and gids that /etc/passwd and /etc/group name.
+// namedIDs collects the uids and gids that /etc/passwd and /etc/group
+// name. Ranges delegated in /etc/subuid and /etc/subgid are checked by
+// inSubordinateRange.
 func namedIDs() map[int]bool {
 	used := map[int]bool{}
 	for _, f := range []string{"/etc/passwd", "/etc/group"} {
@@ -195,4 +218,24 @@ func namedIDs() map[int]bool {
 		}
 	}
 	return used
+}
+
+// inSubordinateRange reports whether id lies in a range /etc/subuid or
+// /etc/subgid delegates to some user (for their containers).
+func inSubordinateRange(id int) bool {
+	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
+		data, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Split(line, ":")
+			if len(fields) != 3 {
+				continue
+			}
+			start, err1 := strconv.Atoi(fields[1])
+			n, err2 := strconv.Atoi(fields[2])
+			if err1 == nil && err2 == nil && id >= start && id < start+n {
+				return true
+			}
+		}
+	}
+	return false
 }

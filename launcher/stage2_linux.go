@@ -53,6 +53,10 @@ func step(name string, err error) error {
 // exactly that confinement through fork and exec.
 func Stage2Main() {
 	runtime.LockOSThread() // never unlocked: credential and prctl state is per thread
+	// Every signal the agent could send pid 1 (SIGABRT, SIGQUIT, SIGTRAP…)
+	// is caught, so none makes the Go runtime dump and exit. Stage 2 acts
+	// only on what stage 1 relays over the control pipe.
+	signal.Notify(make(chan os.Signal, 1))
 	report := os.NewFile(fdReport, "report")
 	control := os.NewFile(fdControl, "control")
 	plan, err := readPlanFD()
@@ -118,6 +122,12 @@ func confine(p *Plan) error {
 	// 4. Resource limits.
 	for _, r := range p.Rlimits {
 		lim := &unix.Rlimit{Cur: r.Value, Max: r.Value}
+		if r.AtMost {
+			var cur unix.Rlimit
+			if err := unix.Getrlimit(r.Resource, &cur); err == nil && cur.Max < r.Value {
+				lim = &unix.Rlimit{Cur: cur.Max, Max: cur.Max}
+			}
+		}
 		if err := unix.Setrlimit(r.Resource, lim); err != nil {
 			return step("rlimits", fmt.Errorf("set %s to %d: %w", r.Name, r.Value, err))
 		}
@@ -163,11 +173,6 @@ func start(p *Plan) (int, error) {
 // signal). When it returns, stage 2 exits and the kernel kills whatever is
 // left in the pid namespace.
 func supervise(agent int, control *os.File) int {
-	// Signals sent to stage 2 directly come from the terminal, which sent
-	// them to the agent's process group too; stage 1 forwards the rest.
-	// Catching them keeps the Go runtime from acting on them.
-	signal.Notify(make(chan os.Signal, 1), relayedSignals...)
-
 	// Landlock's thread-by-thread enforcement (before ABI 8's TSYNC) gives
 	// each thread its own sibling domain, and signal scoping refuses
 	// signals across sibling domains. So every kill is sent from this,
