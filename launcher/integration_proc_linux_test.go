@@ -313,3 +313,24 @@ func TestIntegrationLauncherKilled(t *testing.T) {
 		}
 	}
 }
+
+// Stage 2 (pid 1 of the sandbox, same uid as the agent) is not dumpable:
+// the agent cannot read its environment, memory or descriptors through
+// /proc/1. The control reads a process of the same uid that is dumpable.
+func TestIntegrationStage2NotReadable(t *testing.T) {
+	s := newSandbox(t)
+	itExpect(t, "confined read of /proc/1/environ", s.launch(t, itPol{}, itOpts{}, "read-environ", "1"), "denied EACCES", 1)
+	itExpect(t, "confined read of its own environ", s.launch(t, itPol{}, itOpts{}, "read-environ", "self"), "ok", 0)
+	s.control(t, itOpts{}, "read-environ", "self")
+}
+
+// The agent cannot crash stage 2 with a signal that would make a Go
+// program dump and exit (SIGABRT, SIGQUIT, SIGTRAP, SIGSYS): the launcher
+// still reports the agent's own status.
+func TestIntegrationStage2SurvivesSignals(t *testing.T) {
+	s := newSandbox(t)
+	for _, sig := range []string{"6", "3", "5", "31"} {
+		r := s.launch(t, itPol{}, itOpts{}, "kill", "1", sig)
+		itExpect(t, "kill 1 "+sig, r, "ok", 0)
+	}
+}

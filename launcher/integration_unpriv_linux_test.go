@@ -20,6 +20,12 @@ func TestIntegrationUnprivileged(t *testing.T) {
 	}
 	secret := s.file(t, filepath.Join(s.outside, "secret"), "s3cret\n")
 
+	// Unprivileged, stage 2 never changes credentials, so only
+	// PR_SET_DUMPABLE keeps the agent out of /proc/1.
+	t.Run("stage 2 not readable", func(t *testing.T) {
+		itExpect(t, "confined read of /proc/1/environ", s.launch(t, itPol{}, itOpts{}, "read-environ", "1"), "denied EACCES", 1)
+		s.control(t, itOpts{}, "read-environ", "self")
+	})
 	t.Run("read outside", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "EACCES", "read", secret)
 	})
