@@ -43,6 +43,19 @@
 //     falls back to clone) and executable memfds are prevented by
 //     vm.memfd_noexec=2 (root, Linux 6.3+) or by refusing every memfd not
 //     sealed non-executable.
+//   - Seccomp also covers what Landlock's TCP rules miss: TCP Fast Open
+//     (sendto with MSG_FASTOPEN connects without the connect hook) is
+//     refused always, and listen() (which binds an ephemeral port without
+//     the bind hook) when the policy allows no bind; with Unix sockets
+//     allowed it cannot be refused, and the summary says so. Only the Unix,
+//     IP and netlink socket families exist for the agent (vsock, for one,
+//     is not network-namespaced). Set-uid and set-gid mode bits are refused
+//     in chmod, open and mknod (openat2 answers ENOSYS: its mode is in
+//     memory).
+//   - The host's mounts are read-only and nosuid in the sandbox: Landlock
+//     before ABI 8 does not mediate chmod, utimes or setxattr, so the mount
+//     is what stops them outside write paths. Write paths are separate
+//     writable clones that are noexec, nosuid and nodev.
 //   - A 32-bit (i386) program cannot run: its first system call kills it.
 //   - In "ports" mode the agent shares the host's network: UDP and ICMP are
 //     not covered (SD-04), and an allowed port is allowed on every host

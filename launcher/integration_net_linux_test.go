@@ -92,6 +92,9 @@ func TestIntegrationTCPPortsMode(t *testing.T) {
 			// bind_tcp lists nothing, so no port can be bound.
 			free := freePort(t, fam.network, fam.addr)
 			s.denied(t, p, itOpts{}, "EACCES", "tcp-bind", free)
+			// Nor can listen() without bind() pick one (seccomp: Landlock
+			// has no hook on that implicit bind).
+			s.denied(t, p, itOpts{}, "EPERM", "tcp-listen", fam.network)
 		})
 	}
 }

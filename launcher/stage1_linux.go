@@ -118,6 +118,10 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	spec := SeccompSpec{
 		AllowUnixSockets:  o.Policy.Network.UnixSockets,
 		DenyInet:          o.Policy.Network.Mode == policy.NetNone && !plan.NewNet,
+		// listen() on an unbound socket binds an ephemeral port with no
+		// Landlock hook: refused when the policy allows no bind (and
+		// Unix sockets, which also listen, are off).
+		DenyListen: o.Policy.Network.Mode == policy.NetPorts && len(o.Policy.Network.BindTCP) == 0 && !o.Policy.Network.UnixSockets,
 		MemfdNoexecSysctl: plan.Mounts.Memfd,
 	}
 	prog, err := BuildSeccomp(spec)
@@ -125,6 +129,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, fmt.Errorf("seccomp: %w", err)
 	}
 	plan.Seccomp = prog.Marshal()
+	s.denyListen = spec.DenyListen || len(o.Policy.Network.BindTCP) > 0
 	if err := s.sendPlan(plan); err != nil {
 		return 0, err
 	}

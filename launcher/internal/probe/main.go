@@ -58,6 +58,7 @@ var actions = map[string]action{
 	"rename":           {2, func(a []string) error { return unix.Rename(a[0], a[1]) }, "SRC DST: rename"},
 	"tcp-connect":      {1, arg1(tcpConnect), "ADDR: TCP connect to IP:PORT or [IPv6]:PORT"},
 	"tcp-bind":         {1, arg1(tcpBind), "ADDR: bind a TCP socket"},
+	"tcp-listen":       {1, arg1(tcpListen), "tcp4|tcp6: listen() on an unbound TCP socket (the kernel picks a port)"},
 	"udp-send":         {1, arg1(udpSend), "ADDR: send a datagram and wait 2s for the echo"},
 	"mptcp-socket":     {0, arg0(mptcpSocket), "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)"},
 	"unix-socket":      {0, arg0(unixSocket), "socket(AF_UNIX, SOCK_STREAM, 0)"},

@@ -36,6 +36,21 @@ func tcpConnect(addr string) error { return onTCPSocket(addr, unix.Connect) }
 
 func tcpBind(addr string) error { return onTCPSocket(addr, unix.Bind) }
 
+// tcpListen listens without binding first: the kernel binds an ephemeral
+// port, a path Landlock's bind hook does not see.
+func tcpListen(network string) error {
+	family := unix.AF_INET
+	if network == "tcp6" {
+		family = unix.AF_INET6
+	}
+	fd, err := socket(family, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return setupErr("socket", err)
+	}
+	defer unix.Close(fd)
+	return unix.Listen(fd, 1)
+}
+
 // onTCPSocket opens a TCP socket of addr's family and applies op to it.
 func onTCPSocket(addr string, op func(int, unix.Sockaddr) error) error {
 	family, sa, err := sockaddr(addr)
