@@ -116,12 +116,12 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	_, err = os.Stat("/proc/sys/vm/memfd_noexec")
 	plan.Mounts.Memfd = h.Root && err == nil
 	spec := SeccompSpec{
-		AllowUnixSockets:  o.Policy.Network.UnixSockets,
-		DenyInet:          o.Policy.Network.Mode == policy.NetNone && !plan.NewNet,
+		AllowUnixSockets: o.Policy.Network.UnixSockets,
+		DenyInet:         o.Policy.Network.Mode == policy.NetNone && !plan.NewNet,
 		// listen() on an unbound socket binds an ephemeral port with no
 		// Landlock hook: refused when the policy allows no bind (and
 		// Unix sockets, which also listen, are off).
-		DenyListen: o.Policy.Network.Mode == policy.NetPorts && len(o.Policy.Network.BindTCP) == 0 && !o.Policy.Network.UnixSockets,
+		DenyListen:        o.Policy.Network.Mode == policy.NetPorts && len(o.Policy.Network.BindTCP) == 0 && !o.Policy.Network.UnixSockets,
 		MemfdNoexecSysctl: plan.Mounts.Memfd,
 	}
 	prog, err := BuildSeccomp(spec)
