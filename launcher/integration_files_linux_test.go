@@ -279,3 +279,33 @@ func TestIntegrationLandlockBehindReadOnlyMounts(t *testing.T) {
 	s.denied(t, itPol{}, itOpts{}, "EACCES", "write", "/dev/shm/x")
 	s.allowed(t, itPol{}, itOpts{}, "write", "/tmp/x")
 }
+
+// A read path beneath the host's /tmp is grafted into the sandbox's
+// private /tmp as a read-only clone, so the write rule the launcher gives
+// its own /tmp does not reach it, even where the file's mode would allow
+// the write.
+func TestIntegrationReadPathUnderTmpStaysReadOnly(t *testing.T) {
+	s := newSandbox(t)
+	dir, err := os.MkdirTemp("/tmp", "pinfold-it-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(dir, "doc")
+	if err := os.WriteFile(doc, []byte("read me\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(doc, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	p := itPol{read: []string{dir}}
+	s.allowed(t, p, itOpts{}, "read", doc)
+	itExpect(t, "confined write into a read path under /tmp", s.launch(t, p, itOpts{}, "write", doc), "denied EROFS", 1)
+	if b, _ := os.ReadFile(doc); string(b) != "read me\n" {
+		t.Errorf("%s was changed: %q", doc, b)
+	}
+	s.control(t, itOpts{}, "write", doc)
+}
