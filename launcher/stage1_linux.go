@@ -179,7 +179,7 @@ const idLockDir = "/run/pinfold/ids"
 // throwaway range [throwawayBase, throwawayBase+throwawaySpan) that no
 // account or group names and no other pinfold session holds, and the lock
 // that holds it.
-func claimThrowawayID() (int, *os.File, error) {
+func claimThrowawayID() (int, *idLock, error) {
 	if err := os.MkdirAll(idLockDir, 0o700); err != nil {
 		return 0, nil, fmt.Errorf("throwaway uid: %w", err)
 	}
@@ -193,7 +193,8 @@ func claimThrowawayID() (int, *os.File, error) {
 		if named[id] || inSubordinateRange(id) {
 			continue
 		}
-		f, err := os.OpenFile(fmt.Sprintf("%s/%d", idLockDir, id), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+		path := fmt.Sprintf("%s/%d", idLockDir, id)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 		if err != nil {
 			return 0, nil, fmt.Errorf("throwaway uid: %w", err)
 		}
@@ -201,9 +202,41 @@ func claimThrowawayID() (int, *os.File, error) {
 			f.Close()
 			continue // another session holds it
 		}
-		return id, f, nil
+		// The holder before us may have removed the file after we opened
+		// it (see idLock.Close): then our lock is on a file nobody else
+		// will ever open, and the id is not ours.
+		if held, now := fileID(f), pathID(path); held != now {
+			f.Close()
+			continue
+		}
+		return id, &idLock{f}, nil
 	}
 	return 0, nil, errors.New("throwaway uid: no free id found in 64 tries")
+}
+
+// idLock holds a throwaway id. Close removes the lock file while it still
+// holds the lock, so the directory does not grow with every launch.
+type idLock struct{ f *os.File }
+
+func (l *idLock) Close() error {
+	os.Remove(l.f.Name())
+	return l.f.Close()
+}
+
+func fileID(f *os.File) [2]uint64 {
+	var st syscall.Stat_t
+	if syscall.Fstat(int(f.Fd()), &st) != nil {
+		return [2]uint64{}
+	}
+	return [2]uint64{st.Dev, st.Ino}
+}
+
+func pathID(path string) [2]uint64 {
+	var st syscall.Stat_t
+	if syscall.Lstat(path, &st) != nil {
+		return [2]uint64{1} // gone: never equal to a held file's id
+	}
+	return [2]uint64{st.Dev, st.Ino}
 }
 
 // namedIDs collects the uids and gids that /etc/passwd and /etc/group
