@@ -31,7 +31,6 @@ type session struct {
 	stderr     io.Writer
 	denyListen bool
 	netns      bool
-	identity   IdentityPlan
 }
 
 // cloneStage2 creates the cgroup and clones stage 2 into its namespaces.
@@ -39,7 +38,7 @@ type session struct {
 // joining the v1 cgroups (which waits for an RCU grace period, ~10 ms)
 // runs meanwhile too. On any error everything made is undone.
 func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *session, err error) {
-	s = &session{tty: -1, netns: newNet, identity: id, stderr: o.Stderr}
+	s = &session{tty: -1, netns: newNet, stderr: o.Stderr}
 	defer func() {
 		if err != nil {
 			s.cleanup()
