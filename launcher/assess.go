@@ -66,7 +66,7 @@ func Assess(p *policy.Policy, h Host) []Assessment {
 	default:
 		add(Assessment{Boundary: "user namespace", Verdict: Refused, Detail: "not root, and user namespaces are unavailable: " + h.UserNS.Detail, Hint: h.UserNS.Hint})
 	}
-	add(nsAssessment("mount namespace", h.MountNS, "private mounts, fresh /proc, private /tmp, Unix-socket directories hidden (SR-08)"))
+	add(nsAssessment("mount namespace", h.MountNS, "host mounts read-only and nosuid, write paths noexec, private /tmp and /dev/shm, fresh /proc, Unix-socket directories hidden (SR-08)"))
 	add(nsAssessment("pid namespace", h.PidNS, "the agent sees and signals only its own tree, which dies with it"))
 	add(assessNetwork(p, h))
 	add(assessUnixSockets(p, h))
