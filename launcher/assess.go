@@ -138,9 +138,9 @@ func assessNetwork(p *policy.Policy, h Host) Assessment {
 			a.Detail = "empty network namespace: loopback only"
 		case h.Landlock.enforced(LandlockTCP):
 			a.Verdict = Degraded
-			a.Detail = fmt.Sprintf("no network namespace (%s); Landlock denies every TCP bind and connect (ABI %d) and seccomp denies MPTCP, but UDP and ICMP still reach the network", h.NetNS.Detail, abi)
+			a.Detail = fmt.Sprintf("no network namespace (%s); instead Landlock denies every TCP bind and connect (ABI %d) and seccomp every socket family but Unix and netlink, so nothing reaches the network, but the agent has no loopback either", h.NetNS.Detail, abi)
 			a.Hint = h.NetNS.Hint
-			a.Risk = "SD-04"
+			a.Risk = "SR-03"
 		default:
 			a.Verdict = Refused
 			a.Detail = fmt.Sprintf("no network namespace (%s) and no Landlock TCP rules (ABI %d < %d): nothing would keep the agent off the network", h.NetNS.Detail, abi, landlockTCPMinABI)

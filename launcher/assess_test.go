@@ -105,8 +105,8 @@ func TestAssess(t *testing.T) {
 	}{
 		{"none without netns, ABI 3", pol(), fixtureHost(noNetNS, abi(3)), "network", Refused, "SR-03",
 			"no Landlock TCP rules (ABI 3 < 4)", "run on the host"},
-		{"none without netns, ABI 4", pol(), fixtureHost(noNetNS, abi(4)), "network", Degraded, "SD-04",
-			"UDP and ICMP still reach the network", "run on the host"},
+		{"none without netns, ABI 4", pol(), fixtureHost(noNetNS, abi(4)), "network", Degraded, "SR-03",
+			"seccomp every socket family but Unix and netlink, so nothing reaches the network", "run on the host"},
 		{"none with netns", pol(), fixtureHost(abi(1)), "network", Applied, "", "empty network namespace", ""},
 		{"ports with ABI 3", pol(ports), fixtureHost(abi(3)), "network", Refused, "",
 			"ports mode needs Landlock TCP rules (ABI ≥ 4), have ABI 3", "Linux ≥ 6.7"},

@@ -255,13 +255,8 @@ func TestIntegrationKernelInterfaces(t *testing.T) {
 	}
 }
 
-// BUG: as root, a write path other than the workspace is not writable.
-// The agent runs under a throwaway uid and only the workspace is
-// idmapped to it (mounts_linux.go), so ordinary permissions refuse the
-// agent every other write path that is not world-writable: the policy
-// says "write", the launch succeeds, and the agent gets EACCES. Either
-// idmap every write path as the workspace is, or refuse such a policy
-// as root with a hint.
+// As root, a write path beside the workspace (same owner) is writable: it
+// is a writable clone idmapped onto the throwaway uid, like the workspace.
 func TestIntegrationWritePathBesideWorkspace(t *testing.T) {
 	s := newSandbox(t)
 	w2 := filepath.Join(s.dir, "w2")

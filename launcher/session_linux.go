@@ -20,17 +20,17 @@ import (
 
 // session is one running stage 2 and what stage 1 made for it.
 type session struct {
-	cmd        *exec.Cmd
-	control    *os.File
-	cg         *Cgroup
-	planW      *os.File
-	placed     chan error // the cgroup placement's result
-	report     *bufio.Reader
-	reportR    *os.File
-	tty        int // the terminal handed to the agent's process group, or -1
-	stderr     io.Writer
-	denyListen bool
-	netns      bool
+	cmd           *exec.Cmd
+	control       *os.File
+	cg            *Cgroup
+	planW         *os.File
+	placed        chan error // the cgroup placement's result
+	report        *bufio.Reader
+	reportR       *os.File
+	tty           int // the terminal handed to the agent's process group, or -1
+	stderr        io.Writer
+	listenCovered bool
+	netns         bool
 }
 
 // cloneStage2 creates the cgroup and clones stage 2 into its namespaces.
@@ -336,7 +336,7 @@ func summaryLine(p *Plan, prog SeccompProgram, s *session, dropped int) string {
 		b.WriteString(", no network namespace: Landlock denies TCP, seccomp every other socket family")
 	default:
 		uncovered = append(uncovered, "UDP and ICMP on the host network (SD-04)", "TCP ports are allowed on every host (SD-03)")
-		if len(p.Landlock.Ports) > 0 && !s.denyListen {
+		if len(p.Landlock.Ports) > 0 && !s.listenCovered {
 			uncovered = append(uncovered, "listen() without bind() opens an ephemeral port (Unix sockets are allowed, so listen is)")
 		}
 	}

@@ -130,7 +130,9 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, fmt.Errorf("seccomp: %w", err)
 	}
 	plan.Seccomp = prog.Marshal()
-	s.denyListen = spec.DenyListen || len(o.Policy.Network.BindTCP) > 0
+	// listen() is covered when seccomp refuses it, or when the policy
+	// allows binding anyway.
+	s.listenCovered = spec.DenyListen || len(o.Policy.Network.BindTCP) > 0
 	if err := s.sendPlan(plan); err != nil {
 		return 0, err
 	}

@@ -1,0 +1,36 @@
+// Package register is pinfold's risk register as data: every risk the
+// launcher controls (SR-nn) and every limit it documents instead (SD-nn),
+// each with its threat, its control, the kind of that control (Boundary,
+// Setting or Expectation, DESIGN.md §1), its status, the first version
+// that holds it, and the tests that show it holds today.
+//
+// All returns the entries sorted by id; Lookup finds one. There is no
+// package state: every call builds a fresh slice, so a caller cannot
+// change what the next caller sees.
+//
+// SECURITY.md at the repository's root is the prose over this list. A test
+// here keeps the two in step: every id SECURITY.md cites exists, and every
+// entry is cited there.
+//
+// # Versions
+//
+// No release exists yet. Since is "0.1.0" for every entry: the first
+// version that will be tagged, which holds everything listed here.
+//
+// # Limitations
+//
+//   - The executable checks (`launcher register check`: a probe under a
+//     policy and the same probe as a control, with a refusal counting only
+//     when the control succeeded, SR-09) are not built. Check is "" for
+//     every entry; the evidence today is the test suite, named in Evidence
+//     as "dir.TestName" (dir relative to the module root).
+//   - Evidence names tests; a name existing does not mean the test ran on
+//     this machine. Many are root-only integration tests that skip, and
+//     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES
+//     turns those skips into failures in CI).
+//   - A few controls have no test of their own yet (Evidence empty); the
+//     register says so rather than borrowing a test that proves something
+//     nearby: SR-23, SR-25, SR-28.
+//   - The register describes wrapper mode. Component mode, the proxy and
+//     Code Mode do not exist yet; their risks will be added with them.
+package register

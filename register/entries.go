@@ -1,0 +1,344 @@
+package register
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Kind says who holds a control up (DESIGN.md §1).
+type Kind string
+
+const (
+	// Boundary: enforced from above the agent, by the launcher or the kernel.
+	Boundary Kind = "Boundary"
+	// Setting: the agent could flip it.
+	Setting Kind = "Setting"
+	// Expectation: prose only; nothing enforces it.
+	Expectation Kind = "Expectation"
+)
+
+func (k Kind) String() string { return string(k) }
+
+// ParseKind returns the Kind named s, exactly as spelled above.
+func ParseKind(s string) (Kind, error) {
+	switch k := Kind(s); k {
+	case Boundary, Setting, Expectation:
+		return k, nil
+	}
+	return "", fmt.Errorf("register: unknown kind %q: want Boundary, Setting or Expectation", s)
+}
+
+// Status says where an entry stands.
+type Status string
+
+const (
+	Fixed           Status = "fixed"            // the control is in place
+	Open            Status = "open"             // known, not yet controlled
+	Accepted        Status = "accepted"         // known, deliberately left
+	DocumentedLimit Status = "documented limit" // an SD entry: said, not controlled
+)
+
+func (s Status) String() string { return string(s) }
+
+// ParseStatus returns the Status spelled s.
+func ParseStatus(s string) (Status, error) {
+	switch st := Status(s); st {
+	case Fixed, Open, Accepted, DocumentedLimit:
+		return st, nil
+	}
+	return "", fmt.Errorf("register: unknown status %q: want fixed, open, accepted or documented limit", s)
+}
+
+// Entry is one risk (SR-nn) or documented limit (SD-nn).
+type Entry struct {
+	ID      string // "SR-01", "SD-03"
+	Title   string
+	Threat  string // what goes wrong without the control
+	Control string // what stops it, or for SD entries what is and is not done
+	Kind    Kind
+	Status  Status
+	Since   string // first version that holds it; "0.1.0" before any release
+	// Check names the executable check (`launcher register check`). ""
+	// until the checks exist; every SR entry will need one.
+	Check string
+	// Evidence names the Go tests that show the entry holds today, as
+	// "dir.TestName" with dir relative to the module root.
+	Evidence []string
+}
+
+var idPattern = regexp.MustCompile(`^S[RD]-\d\d$`)
+
+// Validate reports what is malformed in e.
+func (e Entry) Validate() error {
+	var errs []string
+	if !idPattern.MatchString(e.ID) {
+		errs = append(errs, "id is not SR-nn or SD-nn")
+	}
+	if e.Title == "" || e.Threat == "" || e.Control == "" || e.Since == "" {
+		errs = append(errs, "title, threat, control and since are required")
+	}
+	if _, err := ParseKind(string(e.Kind)); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if _, err := ParseStatus(string(e.Status)); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if strings.HasPrefix(e.ID, "SD-") && e.Status != DocumentedLimit {
+		errs = append(errs, `an SD entry's status is "documented limit"`)
+	}
+	if strings.HasPrefix(e.ID, "SR-") && e.Status == DocumentedLimit {
+		errs = append(errs, `an SR entry is a risk with a control, not a "documented limit"`)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("register: %s: %s", e.ID, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// All returns every entry, sorted by id. The slice is new on every call.
+func All() []Entry {
+	es := entries()
+	slices.SortFunc(es, func(a, b Entry) int { return strings.Compare(a.ID, b.ID) })
+	return es
+}
+
+// Lookup returns the entry with the given id.
+func Lookup(id string) (Entry, bool) {
+	for _, e := range entries() {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+const since = "0.1.0"
+
+// Helpers keep the table below to what differs between entries.
+func sr(id, title, threat, control string, kind Kind, evidence ...string) Entry {
+	return Entry{ID: id, Title: title, Threat: threat, Control: control, Kind: kind, Status: Fixed, Since: since, Evidence: evidence}
+}
+
+func sd(id, title, threat, control string, evidence ...string) Entry {
+	return Entry{ID: id, Title: title, Threat: threat, Control: control, Kind: Expectation, Status: DocumentedLimit, Since: since, Evidence: evidence}
+}
+
+// entries is the register. Ids are never reused; a withdrawn entry keeps
+// its id with a status that says so.
+func entries() []Entry {
+	return []Entry{
+		// Files.
+		sr("SR-01", "A writable path never carries execute",
+			"The agent writes a program or library and runs it, directly or through ld.so or any mmap(PROT_EXEC) loader, turning a write grant into arbitrary code.",
+			"The policy check refuses a write path that equals, lies beneath or contains an exec path. Landlock write rules never include execute. Write trees are separate mounts with noexec, nosuid and nodev, so the kernel refuses exec and executable mappings of their files.",
+			Boundary, "policy.TestValidate", "policy.TestInvalidFiles", "launcher.TestBuildPlanRulesAndEnv", "launcher.TestIntegrationExecWrittenFile"),
+		sr("SR-02", "A writable path that resolves elsewhere is refused before anything runs",
+			"A write path or the workspace passes through a symlink, so writes land somewhere the policy does not name.",
+			"CheckLive walks every component of the workspace and each write path without following links and refuses a symlink anywhere (exit 122), before stage 2 is cloned.",
+			Boundary, "policy.TestCheckLive", "policy.TestCheckLiveWithoutSource", "cmd/launcher.TestScripts", "launcher.TestIntegrationSymlinkWriteOut"),
+		sr("SR-21", "No writes or metadata changes outside write paths",
+			"The agent changes a file it may only read, or the mode, times or extended attributes of any host file its uid owns (Landlock before ABI 8 does not mediate chmod, utimes or setxattr).",
+			"Every host mount is read-only and nosuid inside the sandbox, so writes and metadata changes outside the write trees fail with EROFS whatever the agent's uid owns; Landlock refuses on its own behind that; /tmp and /dev/shm are private tmpfs; a read path under the host's /tmp is grafted read-only.",
+			Boundary, "launcher.TestIntegrationWriteOutsideWorkspace", "launcher.TestIntegrationLandlockBehindReadOnlyMounts", "launcher.TestIntegrationReadPathUnderTmpStaysReadOnly"),
+		sr("SR-23", "A symlink swapped in after the policy check is not followed",
+			"Between CheckLive and stage 2 opening the paths, a process of the same user replaces a listed directory with a symlink.",
+			"Stage 2 opens every listed path with openat2 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, for the Landlock rules and the mount clones alike, and fails closed with the path named.",
+			Boundary),
+		sr("SR-34", "Files outside the lists cannot be read, written, linked or renamed out",
+			"The agent reads a secret the policy does not list, or moves a workspace file out of the workspace by hard link or rename.",
+			"Landlock grants only the listed paths (read, write = read+write, exec = read+execute) and handles refer, so links and renames across grants fail; as root the workspace is its own idmapped mount (EXDEV).",
+			Boundary, "launcher.TestIntegrationReadOutsideLists", "launcher.TestIntegrationWriteWorkspace", "launcher.TestIntegrationLinkRenameOut", "launcher.TestIntegrationUnprivileged"),
+
+		// Network.
+		sr("SR-03", `Network "none" is refused when neither a namespace nor Landlock TCP can enforce it`,
+			`The policy says "none" but the host can create no network namespace and has no Landlock TCP rules, so nothing would keep the agent off the network.`,
+			`With a network namespace the agent has its own empty network. Without one, Assess refuses the launch (exit 124) below Landlock ABI 4; from ABI 4 Landlock denies every TCP bind and connect and the seccomp filter refuses AF_INET and AF_INET6 sockets outright, so nothing reaches the network; the launch is reported degraded because the agent has no loopback.`,
+			Boundary, "launcher.TestAssess", "launcher.TestBuildPlanNetwork", "launcher.TestIntegrationTCPNetworkNone", "launcher.TestIntegrationUDPNetworkNone"),
+		sr("SR-05", "MPTCP and SMC sockets are refused",
+			`Landlock's TCP rules check IPPROTO_TCP sockets only; an MPTCP or SMC socket would connect or bind anywhere in "ports" mode (Go 1.24 and later listen with MPTCP by default).`,
+			"Seccomp answers socket(AF_INET or AF_INET6, …, IPPROTO_MPTCP or IPPROTO_SMC) with EPROTONOSUPPORT, as a kernel without them does, so programs fall back to TCP.",
+			Boundary, "launcher.TestIntegrationMPTCPDenied", "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
+		sr("SR-06", "TCP Fast Open is refused",
+			"sendto, sendmsg or sendmmsg with MSG_FASTOPEN connects without Landlock's connect hook.",
+			"Seccomp refuses those calls with MSG_FASTOPEN (EPERM) in every mode; TCP_FASTOPEN_CONNECT still needs connect(), which Landlock checks.",
+			Boundary, "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
+		sr("SR-07", `listen() without bind() is refused in "ports" mode when nothing may bind`,
+			"listen() on an unbound socket binds an ephemeral port without Landlock's bind hook, opening a listener the policy never allowed.",
+			`When the mode is "ports", bind_tcp is empty and Unix sockets are not allowed, seccomp refuses listen() (EPERM). Otherwise it is allowed (SD-11).`,
+			Boundary, "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
+		sr("SR-08", "Unix sockets by path",
+			"A pathname Unix socket (a Docker, D-Bus, X11 or agent socket) connects the agent to a more privileged server; Landlock before ABI 9 does not check pathname sockets and a network namespace does not hide them.",
+			"Unless network.unix_sockets is true, seccomp refuses socket(AF_UNIX) and AF_UNIX socketpairs other than stream and seqpacket (EPERM). Socket directories (/run, /var/run, /tmp/.X11-unix) are covered by an empty read-only tmpfs unless the policy lists them. With unix_sockets below ABI 9 the launch summary and advice say pathname sockets are reachable (SD-12).",
+			Boundary, "launcher.TestIntegrationUnixSocketsDenied", "launcher.TestAssess", "launcher.TestSeccompVerdicts", "policy.TestAdvice"),
+		sr("SR-20", "Socket families other than Unix, IP and netlink are refused",
+			"AF_VSOCK is not network-namespaced and reaches the host or hypervisor; AF_PACKET, AF_ALG, AF_TIPC, Bluetooth and others add kernel surface or paths out.",
+			"Seccomp allows socket and socketpair only for AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK and answers the rest with EAFNOSUPPORT, as a kernel without them does.",
+			Boundary, "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
+		sr("SR-28", `"proxy" mode is refused until the net component exists`,
+			`A policy asking for "proxy" would otherwise run with a network the policy's allow and deny rules do not govern.`,
+			`Launch refuses "proxy" with a hint to use "none" or "ports".`,
+			Boundary),
+		sr("SR-35", "Abstract Unix sockets do not reach the host",
+			"Abstract sockets are named in the network namespace, not the file system, so file rules never see them; a host service listening on one would be reachable.",
+			`Under "none" they live in the sandbox's own network namespace; in "ports" mode Landlock's abstract-socket scope (ABI 6) refuses them. Below ABI 6 with Unix sockets allowed in "ports" mode the launch is degraded and says so (SD-13).`,
+			Boundary, "launcher.TestIntegrationAbstractSocketScoped", "launcher.TestAssess"),
+
+		// Processes and the kernel.
+		sr("SR-04", "Fork bombs: root with no pids cgroup is refused",
+			"A fork bomb exhausts the host's processes. RLIMIT_NPROC does not bind root and counts per uid, not per tree.",
+			"As root the process limit is a pids cgroup; without a usable one the launch is refused (exit 124). Unprivileged, RLIMIT_NPROC applies inside a user namespace. limits.processes below 1 is a policy error.",
+			Boundary, "launcher.TestAssess", "launcher.TestCgroupForkBomb", "launcher.TestIntegrationForkBomb", "policy.TestInvalidFiles"),
+		sr("SR-36", "Memory is bounded for the whole tree as root",
+			"The agent exhausts host memory.",
+			"As root a memory cgroup bounds the tree; without one, and unprivileged, RLIMIT_AS bounds each process's address space (SD-05).",
+			Boundary, "launcher.TestIntegrationMemoryLimit", "launcher.TestCgroupMemory", "launcher.TestAssess"),
+		sr("SR-17", "Terminal input injection is refused",
+			"TIOCSTI or TIOCLINUX on an inherited terminal pushes keystrokes into the person's shell, which runs them unconfined after the agent exits.",
+			"Seccomp refuses ioctl TIOCSTI and TIOCLINUX (EPERM), comparing the command as the kernel's 32-bit int.",
+			Boundary, "launcher.TestIntegrationTIOCSTI", "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
+		sr("SR-18", "Set-uid and set-gid gain nothing",
+			"The agent runs a set-uid program to gain privilege, or makes a set-uid file that runs as its owner for anyone on the host (its files belong to their owner through idmapped mounts).",
+			"no_new_privs is set, every mount is nosuid, capabilities are cleared, and seccomp refuses S_ISUID or S_ISGID in the mode of chmod, fchmod(at/at2), open(at), creat, mkdir(at) and mknod(at); openat2 answers ENOSYS.",
+			Boundary, "launcher.TestIntegrationSetuidNoNewPrivs", "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
+		sr("SR-19", "Fileless execution is refused",
+			"Landlock does not check anonymous files: an executable memfd lets the agent run code it never wrote to a path.",
+			"As root on Linux 6.3+, vm.memfd_noexec=2 in the sandbox's pid namespace; otherwise seccomp refuses every memfd not sealed non-executable. MFD_EXEC and execveat(AT_EMPTY_PATH) are refused always.",
+			Boundary, "launcher.TestIntegrationKernelInterfaces", "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
+		sr("SR-29", "Other processes cannot be seen, traced or signalled",
+			"The agent reads another process's memory, environment or descriptors, or signals it.",
+			"A pid namespace with its own /proc; seccomp refuses ptrace, process_vm_readv/writev, pidfd_getfd and kcmp; Landlock's signal scope where the kernel has it (ABI 6).",
+			Boundary, "launcher.TestIntegrationOutsideProcess", "launcher.TestSeccompKernel"),
+		sr("SR-30", "Mounts, namespaces and kernel administration are refused",
+			"The agent undoes its mounts, makes a new user namespace to regain capabilities, or reaches kernel surface (bpf, perf, io_uring, keyrings, modules, kexec, sysctls).",
+			"Seccomp refuses the mount family, setns, unshare, clone with namespace flags (clone3 answers ENOSYS), bpf, perf_event_open, io_uring, the keyctl family, userfaultfd, module and kexec calls and personality changes; writes to /proc/sys are refused.",
+			Boundary, "launcher.TestIntegrationKernelInterfaces", "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel", "launcher.TestSeccompSweeps"),
+		sr("SR-31", "System calls from another architecture's entry are killed",
+			"An x86_64 process issues i386 (int 0x80) or x32 system calls, whose numbers differ, to slip past a filter written for x86_64 numbers.",
+			"The filter checks the audit architecture first and kills any call from another architecture (SD-09).",
+			Boundary, "launcher.TestSeccompArchitectures", "launcher.TestSeccompVerdicts"),
+
+		// The applying process.
+		sr("SR-22", "Stage 2 is not dumpable and survives the agent's signals",
+			"Stage 2, pid 1 of the sandbox under the agent's uid, holds the plan; the agent reads it through /proc/1 or crashes it with SIGABRT or SIGQUIT.",
+			"Stage 2 sets PR_SET_DUMPABLE 0 and handles the signals that would make a Go program dump and exit.",
+			Boundary, "launcher.TestIntegrationStage2NotReadable", "launcher.TestIntegrationStage2SurvivesSignals"),
+		sr("SR-24", "Landlock is never best effort",
+			"A best-effort Landlock ruleset silently enforces less (or nothing) on an older kernel, while the launch looks confined.",
+			"Stage 1 computes the ABI floor the policy needs (1 for read and exec rules, 3 for write rules, 4 for ports mode) and refuses below it (exit 124); the ruleset handles exactly the rights of the kernel's ABI up to the highest this launcher knows.",
+			Boundary, "launcher.TestAssess", "launcher.TestBuildPlanNetwork", "launcher.TestLandlockFeatureMinABI"),
+		sr("SR-25", "A launcher binary beneath a write path is refused",
+			"The agent replaces the launcher binary, so the next run confines nothing.",
+			"Launch refuses when the resolved launcher executable lies beneath the workspace or a write path.",
+			Boundary),
+		sr("SR-26", "As root the agent runs under a throwaway uid",
+			"Running as the person, or as a uid another session uses, gives the agent whatever that uid owns or can signal on the host.",
+			"A uid from a documented range that no account, group or subordinate range names, held by an exclusive lock under /run/pinfold/ids for the session's life; the workspace and write paths are idmapped onto it.",
+			Boundary, "launcher.TestClaimThrowawayID", "launcher.TestIntegrationWriteWorkspace"),
+		sr("SR-27", "The agent's tree ends with the launcher",
+			"A process the agent starts (daemonised, in its own session) outlives the session, unconfined by anyone watching.",
+			"Stage 2 is the pid namespace's init and has a parent-death signal (SIGKILL); when it exits the kernel kills the namespace. As root the cgroup is killed too.",
+			Boundary, "launcher.TestIntegrationNoProcessRemains", "launcher.TestIntegrationLauncherKilled", "launcher.TestIntegrationSignalForwarded", "launcher.TestCgroupKill"),
+		sr("SR-10", "Inherited descriptors are closed",
+			"A descriptor the launcher inherited (a jobserver pipe, a socket, an open secret) reaches the agent.",
+			"Stage 1 marks every descriptor above 2 close-on-exec before cloning stage 2, and stage 2 does so again after Landlock, so the agent inherits only 0, 1 and 2.",
+			Boundary, "launcher.TestIntegrationInheritedFD"),
+		sr("SR-11", "The environment is what the policy builds",
+			"A token in the launcher's environment reaches the agent.",
+			"The agent's environment holds only the variables env.pass names and env.set sets; advice warns when a passed name looks like a credential.",
+			Boundary, "launcher.TestIntegrationEnvSecret", "launcher.TestBuildPlanRulesAndEnv", "policy.TestAdvice"),
+
+		// The policy text.
+		sr("SR-32", "The policy is pinned by its sha256",
+			"The agent or anyone else edits the policy file between the person writing it and the launch.",
+			"The launcher reads the file once, compares the sha256 of those bytes with --policy-sha256 before anything else, and parses the same bytes; a mismatch starts nothing (exit 123) and never suggests a hash.",
+			Boundary, "policy.TestHashMatchesSha256sum", "policy.TestVerify", "launcher.TestIntegrationHashMismatch"),
+		sr("SR-12", "Paths and text are printable and normalised",
+			"A path with .., //, a trailing slash, a control character or a link in it binds something other than what it reads as.",
+			"Every path must be absolute and already clean; C0 (tab and newline aside), C1 and DEL are refused anywhere in the file; read and exec paths through a symlink, and the sandbox's own private directories, are refused.",
+			Boundary, "policy.TestPath", "policy.TestText", "policy.TestInvalidFiles", "policy.TestCheckLive"),
+		sr("SR-13", "One value per key",
+			"A key or value given twice, or spelled in two cases, lets the later silently win, so the policy does not read as it binds.",
+			"Duplicate and miscased keys, values listed twice, a path in two lists and contradictory entries (pass and set, allow and deny, automatic and approval) are errors.",
+			Boundary, "policy.TestValidate", "policy.TestInvalidFiles"),
+		sr("SR-14", "Integers stay within what JavaScript keeps exact",
+			"An integer beyond ±(2^53−1) reads differently in JavaScript and JSON consumers (the site, the hash playground) than in the launcher.",
+			"Integers, sizes and durations beyond 2^53−1 are errors.",
+			Boundary, "policy.TestInt", "policy.TestIntBoundsParse", "policy.TestParseSize", "policy.TestParseDuration"),
+		sr("SR-15", "No lone surrogates",
+			"A lone surrogate (escaped or encoded) is not a character; readers replace or drop it differently.",
+			"The file must be valid UTF-8, and escapes of lone surrogates are errors.",
+			Boundary, "policy.TestInvalidFiles"),
+		sr("SR-16", "No bidi controls, zero-width or invisible characters",
+			"A bidirectional control or invisible character, even in a comment, makes the rules display differently from how they parse.",
+			"Bidi controls, zero-width characters, spaces other than ASCII space and tab, and unassigned or private-use characters are refused anywhere in the file.",
+			Boundary, "policy.TestText", "policy.TestDomain", "policy.TestInvalidFiles"),
+		sr("SR-33", "Unknown keys are errors and the version is required",
+			"A misspelled key is silently ignored, so a restriction the person wrote does not exist.",
+			"The schema walk refuses unknown keys with their line; version = 1 is required.",
+			Boundary, "policy.TestInvalidFiles", "policy.TestEveryKeyCovered"),
+
+		// The evidence.
+		{ID: "SR-09", Title: "A refusal counts only with a successful control run",
+			Threat:  "A probe is refused for an unrelated reason (a missing file, a kernel without the feature) and the refusal is taken as proof that a control works.",
+			Control: "Every denied assertion in the integration and seccomp tests runs the same probe unconfined and requires it to succeed, else the result is a failure or an explicit skip; `launcher register check` will report such a result as inconclusive.",
+			Kind:    Expectation, Status: Fixed, Since: since,
+			Evidence: []string{"launcher.TestSeccompKernel", "launcher.TestIntegrationReadOutsideLists"}},
+
+		// Documented limits.
+		sd("SD-01", "A launcher started by the agent is a Setting",
+			"If the agent itself starts the launcher, it can start itself without it: the confinement is then a Setting, not a Boundary.",
+			"Nothing in the launcher can tell who started it. `launcher hello` prints this on every host report; the person must start the launcher.",
+			"launcher.TestHostText", "cmd/launcher.TestScripts"),
+		sd("SD-02", "Empty cgroups of a SIGKILLed launcher are swept later",
+			"A launcher killed with SIGKILL runs no cleanup; its session cgroups stay behind.",
+			"The agent's tree still dies with it (SR-27); the groups are empty, and the next launch in the same parent removes groups whose launcher is gone and that hold no process.",
+			"launcher.TestCgroupSweepStale", "launcher.TestIntegrationLauncherKilled"),
+		sd("SD-03", `"ports" mode restricts ports, not hosts`,
+			"An allowed TCP port is reachable on every host, loopback included.",
+			"Advice and the launch summary say so on every run; host rules need the proxy, which is not built.",
+			"policy.TestAdvice", "launcher.TestAssess"),
+		sd("SD-04", "UDP, ICMP and other IP protocols without a network namespace",
+			`In "ports" mode the agent shares the host's network; Landlock covers TCP bind and connect only, so UDP (DNS included), ICMP, SCTP and raw IP are not covered.`,
+			"Advice and the launch summary say so on every run; a network namespace (\"none\") covers them.",
+			"policy.TestAdvice", "launcher.TestAssess", "cmd/launcher.TestScripts"),
+		sd("SD-05", "Address space is not resident memory",
+			"Without a memory cgroup (unprivileged, or no usable controller) only RLIMIT_AS per process bounds memory; many processes together, or memory not mapped as address space, are not bounded.",
+			"The launch summary says so on every run; as root a memory cgroup bounds the tree (SR-36).",
+			"launcher.TestAssess", "launcher.TestIntegrationMemoryLimit"),
+		sd("SD-06", "No CPU or disk quota",
+			"The agent uses all CPUs for as long as it runs, or fills the file systems its write paths are on.",
+			"limits.cpu_time is RLIMIT_CPU per process, and limits.file_size is RLIMIT_FSIZE per file; nothing bounds the tree's CPU share or total bytes written. The private /tmp is a size-limited tmpfs."),
+		sd("SD-07", "Landlock sibling domains before ABI 8",
+			"Before ABI 8 Landlock restricts thread by thread, so each thread of stage 2 has its own sibling domain, and signal scoping refuses signals between them.",
+			"Stage 2 sends every relayed signal from the thread that started the agent.",
+			"launcher.TestIntegrationSignalForwarded"),
+		sd("SD-08", "A listed directory is listed whole",
+			"A directory in a list grants everything beneath it, including files created later.",
+			"Advice names each directory granted whole; the person lists narrower paths.",
+			"policy.TestAdvice"),
+		sd("SD-09", "32-bit (i386) programs cannot run",
+			"A 32-bit program is killed by its first system call (SR-31), so tools shipped only for i386 fail under the launcher.",
+			"Said in the launcher's documentation; there is no policy key to allow them.",
+			"launcher.TestSeccompArchitectures"),
+		sd("SD-10", "Seccomp is a deny list over a default allow",
+			"A system call added to the kernel after the list was written (as open_tree_attr was in 6.15) is allowed until it is listed.",
+			"The list is kept against new kernels; Landlock, the namespaces and the read-only mounts still apply to whatever a new call does."),
+		sd("SD-11", `listen() without bind() is allowed in "ports" mode when something may bind`,
+			"With bind_tcp listing a port or Unix sockets allowed, listen() on an unbound socket opens an ephemeral TCP port that Landlock does not check.",
+			"The launch summary names it as uncovered.",
+			"launcher.TestSeccompVerdicts"),
+		sd("SD-12", "Pathname Unix sockets when allowed below Landlock ABI 9",
+			"With network.unix_sockets = true, Landlock before ABI 9 does not check connecting to a pathname socket, so any socket the agent can reach through a listed path connects it to that server.",
+			"Assess reports the launch degraded and advice warns; socket directories stay hidden unless listed (SR-08).",
+			"launcher.TestAssess", "policy.TestAdvice"),
+		sd("SD-13", "Abstract Unix sockets below Landlock ABI 6 in ports mode",
+			`With Unix sockets allowed in "ports" mode and no abstract-socket scope (ABI < 6), the host's abstract sockets are reachable.`,
+			"Assess reports the launch degraded with a kernel hint.",
+			"launcher.TestAssess"),
+		sd("SD-14", "The live check sees symlinks, not bind mounts",
+			"A write path that is the target of a bind mount still resolves elsewhere in a sense CheckLive does not detect.",
+			"Said in the policy package's documentation; the person must not list bind-mounted paths they did not mean."),
+	}
+}
