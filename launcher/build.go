@@ -238,6 +238,30 @@ func treeList(p *policy.Policy, hide []string, idmapOwner int) ([]TreePlan, erro
 	return out, nil
 }
 
+// checkSearchable refuses, for a root launch, a listed path the throwaway
+// uid cannot reach because a directory above it is not searchable by
+// others (a workspace under /root, mode 0700, say): the agent would fail
+// on its first step, or stage 2 on opening the rule.
+func checkSearchable(paths []policy.Path) error {
+	for _, p := range paths {
+		if policy.Path(privateTmp).Contains(p) || policy.Path("/dev/shm").Contains(p) {
+			continue // grafted into the private tmpfs, under fresh 0755 directories
+		}
+		for dir := filepath.Dir(string(p)); ; dir = filepath.Dir(dir) {
+			var st unix.Stat_t
+			if err := unix.Stat(dir, &st); err == nil && st.Mode&0o001 == 0 {
+				return &RefusedError{Boundary: "identity",
+					Detail: fmt.Sprintf("%s is not searchable by others (mode %#o), so the agent's throwaway uid cannot reach %s", dir, st.Mode&0o7777, p),
+					Hint:   fmt.Sprintf("make it searchable (chmod o+x %s), or launch as the owner instead of root", dir)}
+			}
+			if dir == "/" {
+				break
+			}
+		}
+	}
+	return nil
+}
+
 // checkWriteOwners refuses, for a root launch, write paths outside the
 // workspace that neither belong to the workspace's owner nor are writable
 // by all: the throwaway uid is idmapped onto one owner only, and such a

@@ -131,3 +131,38 @@ func TestBuildPlanRulesAndEnv(t *testing.T) {
 		t.Errorf("missing agent: err = %v", err)
 	}
 }
+
+// As root the agent's throwaway uid must be able to reach every listed
+// path: a directory above one that others cannot search is refused, with
+// the directory named; paths grafted into the private /tmp are not.
+func TestCheckSearchable(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "pinfold-search-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	closed := filepath.Join(base, "closed")
+	open := filepath.Join(base, "open")
+	for _, d := range []string{filepath.Join(closed, "ws"), filepath.Join(open, "ws")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	err = checkSearchable([]policy.Path{policy.Path(filepath.Join(closed, "ws"))})
+	var re *RefusedError
+	if !errors.As(err, &re) || !strings.Contains(re.Detail, closed+" is not searchable by others (mode 0700)") {
+		t.Errorf("closed parent: err = %v", err)
+	}
+	if err := checkSearchable([]policy.Path{policy.Path(filepath.Join(open, "ws"))}); err != nil {
+		t.Errorf("searchable parents: %v", err)
+	}
+	if err := checkSearchable([]policy.Path{"/tmp/some/where"}); err != nil {
+		t.Errorf("a path under the private /tmp: %v", err)
+	}
+}

@@ -1,10 +1,11 @@
 package launcher
 
 // Integration tests: the real launcher binary confines the probe
-// (internal/probe) on the real kernel, and every refusal is checked against
-// a control — the same probe run without the launcher — that must succeed
-// (SR-09). They need root (cgroups, throwaway uids, the setuid control);
-// integration_unpriv_linux_test.go runs a core subset as nobody.
+// (internal/probe, the program around package probe) on the real kernel,
+// and every refusal is checked against a control — the same probe run
+// without the launcher — that must succeed (SR-09). They need root
+// (cgroups, throwaway uids, the setuid control); integration_unpriv_linux_test.go
+// runs a core subset as nobody.
 //
 // Layout of what the tests create, all under one directory made in
 // /var/tmp (not /tmp: the sandbox replaces /tmp with a private

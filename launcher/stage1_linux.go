@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,6 +92,9 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		defer lock.Close()
 		owner, ownerGID, err := checkWriteOwners(string(o.Policy.Workspace.Path), o.Policy.Files.Write)
 		if err != nil {
+			return 0, err
+		}
+		if err := checkSearchable(slices.Concat([]policy.Path{o.Policy.Workspace.Path}, o.Policy.Files.Read, o.Policy.Files.Write, o.Policy.Files.Exec)); err != nil {
 			return 0, err
 		}
 		id = IdentityPlan{Setuid: true, UID: uid, GID: uid, Owner: owner, OwnerGID: ownerGID}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pinfold/pinfold/launcher"
+	"github.com/pinfold/pinfold/launcher/probe"
 )
 
 // Exit codes. The launcher's own failures use 120-125 so that, once the
@@ -44,6 +45,7 @@ Usage:
   launcher policy check [--json] FILE
   launcher policy init [--workspace DIR] [--template NAME] [--out FILE]
   launcher hello [--json] [--policy FILE]
+  launcher register list|show ID|check [--json] [--only ID,...] [--out FILE]
   launcher help [COMMAND]
 
 Every command takes --help.
@@ -74,6 +76,9 @@ func main() { os.Exit(launcherMain()) }
 func launcherMain() int {
 	if len(os.Args) > 1 && os.Args[1] == launcher.Stage2Entry {
 		launcher.Stage2Main() // never returns
+	}
+	if len(os.Args) > 1 && os.Args[1] == probe.Entry {
+		probe.Main([]string{probe.Entry}, os.Args[2:]) // never returns
 	}
 	return run(os.Args[1:], os.Stdout, os.Stderr)
 }
@@ -128,6 +133,8 @@ func (e env) dispatch(args []string) error {
 		return e.policy(args[1:])
 	case "hello":
 		return e.hello(args[1:])
+	case "register":
+		return e.register(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return e.launch(args)

@@ -1,4 +1,4 @@
-package main
+package probe
 
 import (
 	"fmt"
@@ -34,8 +34,8 @@ func killPid(pid, sig string) error {
 
 // ptracePid seizes pid without stopping it; the kernel detaches when the
 // probe exits.
-func ptracePid(pid []string) error {
-	p, err := atoi(pid[0], "pid", 1, 1<<22)
+func ptracePid(pid string) error {
+	p, err := atoi(pid, "pid", 1, 1<<22)
 	if err != nil {
 		return err
 	}
@@ -43,8 +43,8 @@ func ptracePid(pid []string) error {
 	return unix.PtraceSeize(p)
 }
 
-// self is the probe's executable, for actions that run it again.
-func self() (string, error) {
+// executable is the probe's executable, for actions that run it again.
+func executable() (string, error) {
 	p, err := os.Executable()
 	if err != nil {
 		return "", setupErr("own executable", err)
@@ -54,19 +54,19 @@ func self() (string, error) {
 
 // setuidExec runs path with `euid` and prints the line it printed. An
 // exec refusal is reported as denied.
-func setuidExec(path string) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+func (p prober) setuidExec(path string) {
+	var pipe [2]int
+	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
 		broke(setupErr("pipe", err))
 	}
-	pid, err := syscall.ForkExec(path, []string{path, "euid"}, &syscall.ProcAttr{
-		Env: []string{}, Files: []uintptr{0, uintptr(p[1]), 2},
+	pid, err := syscall.ForkExec(path, p.argv(path, "euid"), &syscall.ProcAttr{
+		Env: []string{}, Files: []uintptr{0, uintptr(pipe[1]), 2},
 	})
-	unix.Close(p[1])
+	unix.Close(pipe[1])
 	if err != nil {
 		report(err)
 	}
-	out, _ := readAll(p[0], 256)
+	out, _ := readAll(pipe[0], 256)
 	var ws unix.WaitStatus
 	unix.Wait4(pid, &ws, 0, nil)
 	line := strings.TrimSpace(string(out))
@@ -153,8 +153,8 @@ func parseSize(s string) (int, error) {
 // alloc maps size bytes and touches every page, so that the memory is
 // really charged: a memory cgroup kills the probe (no line), an address
 // space limit refuses the mapping (ENOMEM).
-func alloc(args []string) error {
-	size, err := parseSize(args[0])
+func alloc(arg string) error {
+	size, err := parseSize(arg)
 	if err != nil {
 		return err
 	}
@@ -173,22 +173,22 @@ func alloc(args []string) error {
 
 // unshareUser forks a child that unshares a user namespace (the Go
 // runtime is multithreaded, so the probe itself could not) and execs
-// `probe noop`.
-func unshareUser([]string) error {
-	exe, err := self()
+// this probe's `noop`.
+func (p prober) unshareUser([]string) error {
+	exe, err := executable()
 	if err != nil {
 		return err
 	}
-	return runChild(exe, []string{exe, "noop"}, &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWUSER})
+	return runChild(exe, p.argv(exe, "noop"), &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWUSER})
 }
 
-func unshareMount([]string) error {
+func unshareMount() error {
 	runtime.LockOSThread() // the new namespace belongs to this thread only
 	return unix.Unshare(unix.CLONE_NEWNS)
 }
 
 // tiocsti pushes one byte into stdin's input queue.
-func tiocsti([]string) error {
+func tiocsti() error {
 	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err != nil {
 		return setupErr("stdin is not a terminal", err)
 	}
@@ -198,7 +198,7 @@ func tiocsti([]string) error {
 // memfdExec creates a memfd (flags 0 as most programs do, or MFD_EXEC),
 // copies this probe into it and runs it through /proc/self/fd, which is
 // how libcs implement fexecve.
-func memfdExec(args []string) error {
+func (p prober) memfdExec(args []string) error {
 	flags := 0
 	switch {
 	case len(args) == 1 && args[0] == "exec":
@@ -218,13 +218,13 @@ func memfdExec(args []string) error {
 		return setupErr("write memfd", err)
 	}
 	path := "/proc/self/fd/" + strconv.Itoa(fd)
-	return runChild(path, []string{"memfd", "noop"}, nil)
+	return runChild(path, p.argv("memfd", "noop"), nil)
 }
 
-// spawnSleep leaves a `probe sleep 60 MARKER` behind in its own session,
+// spawnSleep leaves this probe's `sleep 60 MARKER` behind in its own session,
 // detached from the probe's stdio, and exits.
-func spawnSleep(marker string) {
-	exe, err := self()
+func (p prober) spawnSleep(marker string) {
+	exe, err := executable()
 	if err != nil {
 		broke(err)
 	}
@@ -232,14 +232,14 @@ func spawnSleep(marker string) {
 	if err != nil {
 		broke(setupErr("open /dev/null", err))
 	}
-	p, err := os.StartProcess(exe, []string{exe, "sleep", "60", marker}, &os.ProcAttr{
+	proc, err := os.StartProcess(exe, p.argv(exe, "sleep", "60", marker), &os.ProcAttr{
 		Files: []*os.File{null, null, null},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
 		report(err)
 	}
-	fmt.Printf("spawned %d\n", p.Pid)
+	fmt.Printf("spawned %d\n", proc.Pid)
 	os.Exit(0)
 }
 

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pinfold/pinfold/register"
+)
+
+const registerHelp = `Usage:
+  launcher register list [--json]
+  launcher register show ID [--json]
+  launcher register check [--json] [--only ID,...] [--out FILE]
+
+list   every risk (SR) and documented limit (SD), one line each.
+show   one entry whole: threat, control, kind, status, evidence.
+check  runs the executable checks on this machine: each probe under a
+       policy and the same probe without it (the control). pass: refused
+       and the control succeeded; fail: not refused; inconclusive: the
+       control failed or a run broke; skipped: this machine lacks what the
+       check needs. --out writes the dated evidence as JSON.
+
+Exit codes: 0 no check failed; 1 a check failed; others as for every command:
+
+` + exitCodesHelp
+
+func (e env) register(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, registerHelp)
+		return silentExit(exitUsage)
+	}
+	switch args[0] {
+	case "-h", "--help", "-help":
+		fmt.Fprint(e.stdout, registerHelp)
+		return nil
+	case "list":
+		fset := flags("register list")
+		asJSON := fset.Bool("json", false, "")
+		if _, err := e.parse(fset, registerHelp, args[1:], 0); err != nil {
+			return err
+		}
+		if *asJSON {
+			return e.writeJSON(register.All())
+		}
+		for _, en := range register.All() {
+			fmt.Fprintf(e.stdout, "%s  %-16s %s\n", en.ID, en.Status, en.Title)
+		}
+		return nil
+	case "show":
+		fset := flags("register show")
+		asJSON := fset.Bool("json", false, "")
+		rest, err := e.parse(fset, registerHelp, args[1:], 1)
+		if err != nil {
+			return err
+		}
+		en, ok := register.Lookup(rest[0])
+		if !ok {
+			return fail(exitUsage, "`launcher register list` lists them", "no register entry %q", rest[0])
+		}
+		if *asJSON {
+			return e.writeJSON(en)
+		}
+		fmt.Fprintf(e.stdout, "%s  %s\nkind: %s  status: %s  since: %s\nthreat: %s\ncontrol: %s\n", en.ID, en.Title, en.Kind, en.Status, en.Since, en.Threat, en.Control)
+		for _, ev := range en.Evidence {
+			fmt.Fprintf(e.stdout, "evidence: %s\n", ev)
+		}
+		return nil
+	case "check":
+		return e.registerCheck(args[1:])
+	}
+	return fail(exitUsage, "run `launcher register --help`", "unknown register command %q", args[0])
+}
+
+func (e env) registerCheck(args []string) error {
+	fset := flags("register check")
+	asJSON := fset.Bool("json", false, "")
+	only := fset.String("only", "", "")
+	out := fset.String("out", "", "")
+	if _, err := e.parse(fset, registerHelp, args, 0); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return fail(exitFailure, "", "register check: own executable: %v", err)
+	}
+	var ids []string
+	if *only != "" {
+		ids = strings.Split(*only, ",")
+	}
+	progress := func(id string) {}
+	if isTerminal(os.Stderr) && !*asJSON {
+		progress = func(id string) { fmt.Fprintf(e.stderr, "\rchecking %s…", id) }
+	}
+	ev, err := register.Runner{Launcher: exe, Timeout: 30 * time.Second}.Run(context.Background(), ids, progress)
+	var unknown *register.UnknownIDError
+	if errors.As(err, &unknown) {
+		return fail(exitUsage, "", "register check --only: %v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if isTerminal(os.Stderr) && !*asJSON {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if *out != "" {
+		if err := writeEvidence(*out, ev); err != nil {
+			return fail(exitFailure, "", "register check --out: %v", err)
+		}
+	}
+	counts := map[register.Verdict]int{}
+	for _, r := range ev.Results {
+		counts[r.Verdict]++
+	}
+	if *asJSON {
+		if err := e.writeJSON(ev); err != nil {
+			return err
+		}
+	} else {
+		m := ev.Machine
+		fmt.Fprintf(e.stdout, "%s, kernel %s, Landlock ABI %d, cgroup %s, uid %d, launcher %s\n", m.Date, m.Kernel, m.LandlockABI, m.CgroupMode, m.UID, m.Version)
+		for _, r := range ev.Results {
+			fmt.Fprintf(e.stdout, "%-6s %-13s %s — %s\n", r.ID, r.Verdict, r.Title, r.Reason)
+		}
+		fmt.Fprintf(e.stdout, "%d pass, %d fail, %d inconclusive, %d skipped\n", counts[register.Pass], counts[register.Fail], counts[register.Inconclusive], counts[register.Skipped])
+	}
+	if counts[register.Fail] > 0 {
+		return silentExit(1)
+	}
+	return nil
+}
+
+// writeEvidence writes the evidence file whole or not at all.
+func writeEvidence(path string, ev register.Evidence) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	err = (env{stdout: f}).writeJSON(ev)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

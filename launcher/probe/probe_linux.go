@@ -1,0 +1,313 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// action is one probe. It returns nil for ok, an errno for a refusal, and
+// any other error when the probe could not tell.
+type action struct {
+	args int // number of arguments, -1: any
+	run  func(p prober, args []string) error
+	help string
+}
+
+// prober is one run of the probe. self is the argv prefix, after the
+// executable, that makes this executable the probe again: empty for the
+// probe program, [Entry] for the launcher.
+type prober struct {
+	self []string
+}
+
+// argv is the argv that runs ACTION ARGS... in a copy of this executable
+// started as argv0.
+func (p prober) argv(argv0 string, action ...string) []string {
+	return append(append([]string{argv0}, p.self...), action...)
+}
+
+// actions is a constant table; nothing writes to it.
+var actions = map[string]action{
+	"noop":             {0, func(prober, []string) error { return nil }, "do nothing"},
+	"read":             {1, arg1(readFile), "PATH: open read-only and read one byte"},
+	"write":            {1, arg1(writeFile), "PATH: create/truncate and write"},
+	"symlink-write":    {1, arg1(symlinkWrite), "LINK: LINK must be a symlink; write through it"},
+	"exec":             {1, prober.execFile, "PATH: fork and execve PATH (with this probe's `noop` argv), wait for exit 0"},
+	"write-exec":       {1, prober.writeExec, "PATH: copy this probe to PATH (0755), then exec it (`noop`)"},
+	"link":             {2, func(_ prober, a []string) error { return unix.Link(a[0], a[1]) }, "SRC DST: hard link"},
+	"rename":           {2, func(_ prober, a []string) error { return unix.Rename(a[0], a[1]) }, "SRC DST: rename"},
+	"tcp-connect":      {1, arg1(tcpConnect), "ADDR: TCP connect to IP:PORT or [IPv6]:PORT"},
+	"tcp-bind":         {1, arg1(tcpBind), "ADDR: bind a TCP socket"},
+	"tcp-listen":       {1, arg1(tcpListen), "tcp4|tcp6: listen() on an unbound TCP socket (the kernel picks a port)"},
+	"udp-send":         {1, arg1(udpSend), "ADDR: send a datagram and wait 2s for the echo"},
+	"mptcp-socket":     {0, arg0(mptcpSocket), "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)"},
+	"unix-socket":      {0, arg0(unixSocket), "socket(AF_UNIX, SOCK_STREAM, 0)"},
+	"unix-connect":     {1, arg1(unixConnect), "PATH: connect to a pathname Unix socket"},
+	"abstract-connect": {1, func(_ prober, a []string) error { return unixConnect("@" + a[0]) }, "NAME: connect to an abstract Unix socket"},
+	"socketpair":       {1, arg1(socketpair), "stream|dgram: socketpair(AF_UNIX)"},
+	"kill":             {2, func(_ prober, a []string) error { return killPid(a[0], a[1]) }, "PID SIG: kill(2), SIG a number"},
+	"ptrace":           {1, arg1(ptracePid), "PID: PTRACE_SEIZE (released when the probe exits)"},
+	"read-environ":     {1, func(_ prober, a []string) error { return readFile("/proc/" + a[0] + "/environ") }, "PID: read /proc/PID/environ"},
+	"fd":               {1, arg1(fdOpen), "N: fcntl(N, F_GETFD)"},
+	"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
+	"euid":             {0, nil, "prints `euid E uid U`"},
+	"setuid-exec":      {1, nil, "PATH: run PATH (a setuid copy of this probe) with `euid`; prints its line"},
+	"fork-bomb":        {1, nil, "N: fork up to N (≤ 1000) `sleep 5` children; prints `forked K of N [ERRNO]`, kills and reaps them"},
+	"alloc":            {1, arg1(alloc), "BYTES: mmap and touch (suffixes KiB, MiB, GiB)"},
+	"unshare-user":     {0, prober.unshareUser, "fork a child that unshares a user namespace and execs `noop`"},
+	"unshare-mount":    {0, arg0(unshareMount), "unshare(CLONE_NEWNS) on this thread"},
+	"tiocsti":          {0, arg0(tiocsti), "ioctl(0, TIOCSTI) on stdin, which must be a terminal"},
+	"memfd-exec":       {-1, prober.memfdExec, "[exec]: memfd_create (flags 0, or MFD_EXEC), copy this probe in, exec it via /proc/self/fd"},
+	"write-proc-sys":   {1, arg1(writeProcSys), "NAME: write /proc/sys/NAME's current value back to it"},
+	"mount-tmpfs":      {1, arg1(mountTmpfs), "DIR: mount a tmpfs on DIR and unmount it again"},
+	"spawn-sleep":      {1, nil, "MARKER: start `probe sleep 60 MARKER` in a new session, print `spawned PID`, exit"},
+	"sleep":            {-1, func(_ prober, a []string) error { return sleepFor(a) }, "SECS [MARKER...]: sleep (at most 120 s)"},
+	"exit":             {1, nil, "N: exit with status N, printing nothing"},
+	"kill-self":        {1, nil, "SIG: send SIG to itself"},
+}
+
+// Main runs one probe and exits with its status; it never returns. args
+// is ACTION [ARGS...]. self is the argv prefix, after the executable,
+// that runs the probe again from this executable: nil for the probe
+// program (argv = exe ACTION...), []string{Entry} for the launcher
+// (argv = exe __pinfold_probe ACTION...). Actions that re-execute the
+// probe use it, so they work in both binaries.
+func Main(self []string, args []string) {
+	p := prober{self: self}
+	if len(args) < 1 {
+		p.usage()
+	}
+	name, args := args[0], args[1:]
+	a, ok := actions[name]
+	if !ok || (a.args >= 0 && len(args) != a.args) {
+		p.usage()
+	}
+	switch name { // the actions whose answer is not ok/denied
+	case "env":
+		if _, set := os.LookupEnv(args[0]); set {
+			fmt.Println("present")
+			os.Exit(1)
+		}
+		fmt.Println("absent")
+		os.Exit(0)
+	case "euid":
+		fmt.Printf("euid %d uid %d\n", unix.Geteuid(), unix.Getuid())
+		os.Exit(0)
+	case "setuid-exec":
+		p.setuidExec(args[0])
+	case "fork-bomb":
+		forkBomb(args[0])
+	case "spawn-sleep":
+		p.spawnSleep(args[0])
+	case "exit":
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 0 || n > 255 {
+			broke(fmt.Errorf("exit status %q", args[0]))
+		}
+		os.Exit(n)
+	case "kill-self":
+		sig, err := strconv.Atoi(args[0])
+		if err != nil {
+			broke(err)
+		}
+		unix.Kill(unix.Getpid(), unix.Signal(sig))
+		runtime.Gosched()
+		broke(fmt.Errorf("still alive after signal %d", sig))
+	}
+	report(a.run(p, args))
+}
+
+func arg1(f func(string) error) func(prober, []string) error {
+	return func(_ prober, a []string) error { return f(a[0]) }
+}
+
+func arg0(f func() error) func(prober, []string) error {
+	return func(prober, []string) error { return f() }
+}
+
+func (p prober) usage() {
+	fmt.Fprintf(os.Stderr, "usage: %s ACTION [ARGS...]; actions:\n", strings.Join(p.argv(filepath.Base(os.Args[0])), " "))
+	for _, name := range slices.Sorted(maps.Keys(actions)) {
+		fmt.Fprintf(os.Stderr, "  %s %s\n", name, actions[name].help)
+	}
+	fmt.Println("error usage")
+	os.Exit(2)
+}
+
+// report prints the one line for err and exits.
+func report(err error) {
+	var errno syscall.Errno
+	switch {
+	case err == nil:
+		fmt.Println("ok")
+		os.Exit(0)
+	case errors.As(err, &errno):
+		name := unix.ErrnoName(errno)
+		if name == "" {
+			name = "errno" + strconv.Itoa(int(errno))
+		}
+		fmt.Println("denied " + name)
+		os.Exit(1)
+	}
+	broke(err)
+}
+
+func broke(err error) {
+	// One line, whatever the error says.
+	fmt.Println("error " + strings.ReplaceAll(err.Error(), "\n", " "))
+	os.Exit(2)
+}
+
+// probeError marks a failure of the probe's own set-up: it is never
+// reported as a refusal, even when it wraps an errno.
+type probeError struct{ msg string }
+
+func (e probeError) Error() string { return e.msg }
+
+func setupErr(what string, err error) error {
+	return probeError{what + ": " + err.Error()}
+}
+
+func readFile(path string) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var b [1]byte
+	_, err = unix.Read(fd, b[:])
+	return err
+}
+
+func writeFile(path string) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte("written by probe\n"))
+	return err
+}
+
+func symlinkWrite(link string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(link, &st); err != nil {
+		return setupErr("lstat "+link, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return probeError{link + " is not a symlink"}
+	}
+	return writeFile(link) // open follows the link
+}
+
+// execFile forks and execs path as this probe's `noop` (its stdout goes
+// to the probe's stderr, so the probe's own line stays the only one on
+// stdout) and waits.
+func (p prober) execFile(a []string) error {
+	path := a[0]
+	return runChild(path, p.argv(path, "noop"), nil)
+}
+
+func runChild(path string, argv []string, sys *syscall.SysProcAttr) error {
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env: os.Environ(), Files: []uintptr{0, 2, 2}, Sys: sys,
+	})
+	if err != nil {
+		return err
+	}
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
+		return setupErr("wait", err)
+	}
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		return probeError{fmt.Sprintf("child %s ended with status %#x", path, uint32(ws))}
+	}
+	return nil
+}
+
+// selfBytes is this probe's executable, to copy where a test wants a
+// program that was just written.
+func selfBytes() ([]byte, error) {
+	b, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		return nil, setupErr("read /proc/self/exe", err)
+	}
+	return b, nil
+}
+
+func (p prober) writeExec(a []string) error {
+	path := a[0]
+	b, err := selfBytes()
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o755)
+	if err != nil {
+		return setupErr("write "+path, err)
+	}
+	_, err = unix.Write(fd, b)
+	unix.Close(fd)
+	if err != nil {
+		return setupErr("write "+path, err)
+	}
+	if err := unix.Chmod(path, 0o755); err != nil {
+		return setupErr("chmod "+path, err)
+	}
+	return p.execFile(a)
+}
+
+func fdOpen(arg string) error {
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 0 {
+		return probeError{fmt.Sprintf("fd %q", arg)}
+	}
+	_, err = unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+	return err
+}
+
+func writeProcSys(name string) error {
+	path := "/proc/sys/" + name
+	cur, err := os.ReadFile(path)
+	if err != nil {
+		return setupErr("read "+path, err)
+	}
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, cur)
+	return err
+}
+
+func mountTmpfs(dir string) error {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=1m"); err != nil {
+		return err
+	}
+	if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+		return setupErr("unmount "+dir+" (still mounted!)", err)
+	}
+	return nil
+}
+
+// copyInto writes all of b to fd.
+func copyInto(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+//go:build linux
+
+package probe_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/pinfold/pinfold/launcher/probe"
+)
+
+// probeEnv turns the test binary into the probe. "plain": argv is
+// exe ACTION..., as for the probe program. "entry": argv must be
+// exe __pinfold_probe ACTION..., as for the launcher; anything else is
+// an error, so a re-exec that drops the prefix shows. Children the probe
+// re-executes inherit the variable.
+const probeEnv = "PINFOLD_PROBE_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(probeEnv) {
+	case "plain":
+		probe.Main(nil, os.Args[1:])
+	case "entry":
+		if len(os.Args) < 2 || os.Args[1] != probe.Entry {
+			fmt.Printf("error argv %q lacks the %s prefix\n", os.Args, probe.Entry)
+			os.Exit(2)
+		}
+		probe.Main([]string{probe.Entry}, os.Args[2:])
+	}
+	os.Exit(m.Run())
+}
+
+// runProbe runs the probe in a re-executed copy of this test binary, with
+// probeEnv set to mode, and returns its stdout and exit status.
+func runProbe(t *testing.T, mode string, args ...string) (string, int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("own executable: %v", err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), probeEnv+"="+mode)
+	var stderr []byte
+	out, err := cmd.Output()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code, stderr = ee.ExitCode(), ee.Stderr
+	case err != nil:
+		t.Fatalf("run probe %q: %v", args, err)
+	}
+	t.Logf("probe %q: %q, exit %d, stderr %q", args, out, code, stderr)
+	return string(out), code
+}
+
+func TestMainProtocol(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		mode string
+		args []string
+		out  string
+		code int
+	}{
+		{"noop", "plain", []string{"noop"}, "ok\n", 0},
+		// The control for the refusal below: the same read of a file
+		// that exists succeeds.
+		{"read existing", "plain", []string{"read", "/proc/self/status"}, "ok\n", 0},
+		{"read missing", "plain", []string{"read", filepath.Join(dir, "missing")}, "denied ENOENT\n", 1},
+		{"unknown action", "plain", []string{"no-such-action"}, "error usage\n", 2},
+		{"no action", "plain", nil, "error usage\n", 2},
+		{"wrong argument count", "plain", []string{"read"}, "error usage\n", 2},
+		// write-exec runs the copy it wrote as the probe again: this
+		// checks that the re-exec argv is right for each prefix.
+		{"write-exec", "plain", []string{"write-exec", filepath.Join(dir, "copy")}, "ok\n", 0},
+		{"entry noop", "entry", []string{probe.Entry, "noop"}, "ok\n", 0},
+		{"entry read missing", "entry", []string{probe.Entry, "read", filepath.Join(dir, "missing")}, "denied ENOENT\n", 1},
+		{"entry write-exec", "entry", []string{probe.Entry, "write-exec", filepath.Join(dir, "copy2")}, "ok\n", 0},
+		{"entry usage", "entry", []string{probe.Entry}, "error usage\n", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, code := runProbe(t, c.mode, c.args...)
+			if out != c.out || code != c.code {
+				t.Errorf("probe %q: got %q exit %d, want %q exit %d", c.args, out, code, c.out, c.code)
+			}
+		})
+	}
+}

@@ -1,0 +1,134 @@
+package register
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// A check proves one register entry on this machine: a probe run under a
+// policy (the confined run) and the same probe run without it (the
+// control). It counts only when the control succeeds (SR-09).
+type check struct {
+	id      string
+	prepare func(s *scratch) (probeCase, error)
+}
+
+// probeCase is one prepared check.
+type probeCase struct {
+	policy  string   // the policy's [files] … body after the standard header; "" for none
+	raw     string   // a whole policy text instead of the standard one (policy-text checks)
+	control string   // the policy text for the control when the check is about the policy itself
+	pin     string   // a pin to use instead of the policy's hash
+	probe   []string // ACTION ARGS
+	direct  bool     // control: run the probe directly (true) or under the control policy (false)
+	fd3     bool     // hand an open descriptor to fd 3
+	env     []string // added to the launcher's environment
+	refused func(Run) bool
+	ok      func(Run) bool
+	skip    func(control Run) (bool, string)
+}
+
+// checks lists the executable checks, by register id.
+func checks() []check {
+	probe := func(args ...string) []string { return args }
+	return []check{
+		{"SR-01", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("write-exec", filepath.Join(s.ws, "prog")), direct: true}, nil
+		}},
+		{"SR-02", func(s *scratch) (probeCase, error) {
+			link := filepath.Join(s.ws, "planted")
+			if err := os.Symlink(filepath.Join(s.outside, "target"), link); err != nil {
+				return probeCase{}, err
+			}
+			return probeCase{probe: probe("symlink-write", link), direct: true}, nil
+		}},
+		{"SR-03", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("tcp-connect", s.listener), direct: true}, nil
+		}},
+		{"SR-04", func(s *scratch) (probeCase, error) {
+			return probeCase{policy: "[limits]\nprocesses = 32\n", probe: probe("fork-bomb", "100"), direct: true,
+				// Some children start, then the limit answers EAGAIN: a
+				// failure for any other reason proves nothing.
+				refused: func(r Run) bool {
+					k := forked(r.Line)
+					return k >= 1 && k < 100 && strings.HasSuffix(r.Line, " EAGAIN")
+				},
+				ok: func(r Run) bool { return forked(r.Line) == 100 }}, nil
+		}},
+		{"SR-05", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("mptcp-socket"), direct: true, skip: func(c Run) (bool, string) {
+				return c.Line == "denied EPROTONOSUPPORT", "this kernel has no MPTCP (the control got EPROTONOSUPPORT)"
+			}}, nil
+		}},
+		{"SR-08", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("unix-socket"), direct: true}, nil
+		}},
+		{"SR-10", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("fd", "3"), direct: true, fd3: true}, nil
+		}},
+		{"SR-11", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("env", "PINFOLD_CHECK_SECRET"), direct: true, env: []string{"PINFOLD_CHECK_SECRET=not-for-the-agent"},
+				refused: func(r Run) bool { return r.Line == "absent" },
+				ok:      func(r Run) bool { return r.Line == "present" }}, nil
+		}},
+		{"SR-16", func(s *scratch) (probeCase, error) {
+			good := s.policyText("")
+			bad := strings.Replace(good, "version = 1\n", "version = 1\n# \u202e reversed\n", 1)
+			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: exitCode(122)}, nil
+		}},
+		{"SR-19", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("memfd-exec", "exec"), direct: true}, nil
+		}},
+		{"SR-21", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("write", filepath.Join(s.outside, "written")), direct: true}, nil
+		}},
+		{"SR-29", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("kill", fmt.Sprint(s.sleeper), "0"), direct: true}, nil
+		}},
+		{"SR-30", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("unshare-user"), direct: true}, nil
+		}},
+		{"SR-32", func(s *scratch) (probeCase, error) {
+			return probeCase{pin: strings.Repeat("0", 64), probe: probe("noop"), refused: exitCode(123)}, nil
+		}},
+		{"SR-33", func(s *scratch) (probeCase, error) {
+			good := s.policyText("")
+			bad := strings.Replace(good, "[files]\n", "[files]\nreed = []\n", 1)
+			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: exitCode(122)}, nil
+		}},
+		{"SR-34", func(s *scratch) (probeCase, error) {
+			secret := filepath.Join(s.outside, "secret")
+			if err := os.WriteFile(secret, []byte("s3cret\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			return probeCase{probe: probe("read", secret), direct: true}, nil
+		}},
+	}
+}
+
+// CheckIDs returns the ids of the entries that have an executable check.
+func CheckIDs() []string {
+	var ids []string
+	for _, c := range checks() {
+		ids = append(ids, c.id)
+	}
+	return ids
+}
+
+func exitCode(n int) func(Run) bool { return func(r Run) bool { return r.Code == n } }
+
+var forkedLine = regexp.MustCompile(`^forked (\d+) of \d+`)
+
+// forked parses "forked K of N …", or -1.
+func forked(line string) int {
+	m := forkedLine.FindStringSubmatch(line)
+	if m == nil {
+		return -1
+	}
+	var k int
+	fmt.Sscan(m[1], &k)
+	return k
+}

@@ -1,0 +1,290 @@
+package register
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pinfold/pinfold/launcher"
+)
+
+// Version is the launcher version results are recorded against.
+const Version = "0.1.0-dev"
+
+// probeEntry is the hidden first argument that makes the launcher binary
+// the probe.
+const probeEntry = "__pinfold_probe"
+
+// Result is one check's outcome on this machine, with what it ran on.
+type Result struct {
+	ID       string  `json:"id"`
+	Title    string  `json:"title"`
+	Verdict  Verdict `json:"verdict"`
+	Reason   string  `json:"reason"`
+	Confined Run     `json:"confined"`
+	Control  Run     `json:"control"`
+}
+
+// Machine is what every result of one run was measured on.
+type Machine struct {
+	Date        string `json:"date"`
+	Kernel      string `json:"kernel"`
+	LandlockABI int    `json:"landlock_abi"`
+	CgroupMode  string `json:"cgroup_mode"`
+	UID         int    `json:"uid"`
+	Version     string `json:"launcher_version"`
+}
+
+// Evidence is one dated run of the checks.
+type Evidence struct {
+	Machine Machine  `json:"machine"`
+	Results []Result `json:"results"`
+}
+
+// Runner runs checks with one launcher binary.
+type Runner struct {
+	Launcher string        // the launcher binary: the confined runs' launcher and, through probeEntry, the probe
+	Timeout  time.Duration // per run
+}
+
+// UnknownIDError names an id that has no check.
+type UnknownIDError struct{ ID string }
+
+func (e *UnknownIDError) Error() string {
+	return fmt.Sprintf("no check for %q; checks exist for %s", e.ID, strings.Join(CheckIDs(), ", "))
+}
+
+// Run runs the checks for ids (all when empty), calling progress before
+// each. It refuses unknown ids before running anything.
+func (r Runner) Run(ctx context.Context, ids []string, progress func(id string)) (Evidence, error) {
+	all := checks()
+	var todo []check
+	for _, id := range ids {
+		i := indexOf(all, id)
+		if i < 0 {
+			return Evidence{}, &UnknownIDError{id}
+		}
+		todo = append(todo, all[i])
+	}
+	if len(ids) == 0 {
+		todo = all
+	}
+	h := launcher.Probe()
+	ev := Evidence{Machine: Machine{
+		Date: time.Now().UTC().Format(time.RFC3339), Kernel: h.Kernel, LandlockABI: h.Landlock.ABI,
+		CgroupMode: h.Cgroup.Mode, UID: os.Geteuid(), Version: Version,
+	}}
+	for _, c := range todo {
+		if progress != nil {
+			progress(c.id)
+		}
+		ev.Results = append(ev.Results, r.one(ctx, c))
+	}
+	return ev, nil
+}
+
+func indexOf(cs []check, id string) int {
+	for i, c := range cs {
+		if c.id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// one runs a check in a scratch directory of its own.
+func (r Runner) one(ctx context.Context, c check) Result {
+	e, _ := Lookup(c.id)
+	res := Result{ID: c.id, Title: e.Title}
+	s, err := newScratch(r.Launcher)
+	if err != nil {
+		res.Verdict, res.Reason = Inconclusive, "set-up: "+err.Error()
+		return res
+	}
+	defer s.close()
+	pc, err := c.prepare(s)
+	if err != nil {
+		res.Verdict, res.Reason = Inconclusive, "set-up: "+err.Error()
+		return res
+	}
+	confinedText := pc.raw
+	if confinedText == "" {
+		confinedText = s.policyText(pc.policy)
+	}
+	res.Confined = r.launch(ctx, s, confinedText, pc.pin, pc)
+	if pc.direct {
+		res.Control = r.exec(ctx, s, append([]string{r.Launcher, probeEntry}, pc.probe...), pc)
+	} else {
+		control := pc.control
+		if control == "" {
+			control = confinedText
+		}
+		res.Control = r.launch(ctx, s, control, "", pc)
+	}
+	refused, ok := pc.refused, pc.ok
+	if refused == nil {
+		refused = deniedLine
+	}
+	if ok == nil {
+		ok = okLine
+	}
+	if pc.skip != nil {
+		if skip, why := pc.skip(res.Control); skip {
+			res.Verdict, res.Reason = Skipped, why
+			return res
+		}
+	}
+	res.Verdict, res.Reason = judge(res.Confined, res.Control, refused, ok)
+	return res
+}
+
+// launch runs the probe under the policy text (pinned by its own hash
+// unless pin is given).
+func (r Runner) launch(ctx context.Context, s *scratch, text, pin string, pc probeCase) Run {
+	path := filepath.Join(s.dir, fmt.Sprintf("policy-%d.toml", time.Now().UnixNano()))
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return Run{Code: -1, Err: err.Error()}
+	}
+	if pin == "" {
+		sum := sha256.Sum256([]byte(text))
+		pin = hex.EncodeToString(sum[:])
+	}
+	argv := append([]string{r.Launcher, "--policy-sha256", pin, "--policy", path, "--quiet", "--", r.Launcher, probeEntry}, pc.probe...)
+	return r.exec(ctx, s, argv, pc)
+}
+
+// exec runs argv, bounded by the timeout, and keeps the first line of
+// stdout and the exit status.
+func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCase) Run {
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, pc.env...)
+	cmd.Dir = s.dir
+	cmd.WaitDelay = 2 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if pc.fd3 {
+		f, err := os.Open(s.dir)
+		if err != nil {
+			return Run{Code: -1, Err: err.Error()}
+		}
+		defer f.Close()
+		cmd.ExtraFiles = []*os.File{f}
+	}
+	err := cmd.Run()
+	line, _, _ := strings.Cut(out.String(), "\n")
+	run := Run{Line: line, Stderr: lastLine(errb.String())}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return Run{Line: line, Code: -1, Err: fmt.Sprintf("timed out after %v", r.Timeout)}
+	case errors.As(err, &ee):
+		run.Code = ee.ExitCode()
+		if run.Code < 0 {
+			run.Code = 128 + 9 // killed by a signal; ExitCode hides which
+		}
+	case err != nil:
+		return Run{Code: -1, Err: err.Error()}
+	}
+	return run
+}
+
+// scratch is one check's directory (not under /tmp, which the sandbox
+// replaces), a loopback listener and a sleeping process outside the
+// sandbox, for the checks that reach for them.
+type scratch struct {
+	dir, ws, outside string
+	execDir          string
+	listener         string
+	ln               net.Listener
+	sleeper          int
+	sleep            *exec.Cmd
+}
+
+func newScratch(launcherPath string) (*scratch, error) {
+	dir, err := os.MkdirTemp("/var/tmp", "pinfold-check-")
+	if err != nil {
+		return nil, err
+	}
+	s := &scratch{dir: dir, ws: filepath.Join(dir, "ws"), outside: filepath.Join(dir, "outside"), execDir: filepath.Dir(launcherPath)}
+	// As root the agent runs under a throwaway uid, which must be able to
+	// reach the workspace.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		s.close()
+		return nil, err
+	}
+	for _, d := range []string{s.ws, s.outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	if s.ln, err = net.Listen("tcp4", "127.0.0.1:0"); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.listener = s.ln.Addr().String()
+	go func() {
+		for {
+			c, err := s.ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	s.sleep = exec.Command("/bin/sleep", "60")
+	if err := s.sleep.Start(); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.sleeper = s.sleep.Process.Pid
+	return s, nil
+}
+
+// policyText is the standard policy of a check: the workspace writable,
+// the launcher's directory, /usr/bin and /usr/lib executable, network none, and
+// whatever extra adds.
+func (s *scratch) policyText(extra string) string {
+	execs := []string{s.execDir, "/usr/bin", "/usr/lib"}
+	if st, err := os.Lstat("/usr/lib64"); err == nil && st.IsDir() {
+		execs = append(execs, "/usr/lib64")
+	}
+	q := func(xs []string) string {
+		var b []string
+		for _, x := range xs {
+			b = append(b, fmt.Sprintf("%q", x))
+		}
+		return "[" + strings.Join(b, ", ") + "]"
+	}
+	return fmt.Sprintf("version = 1\n[workspace]\npath = %q\n[files]\nwrite = [%q]\nexec = %s\n[network]\nmode = \"none\"\n%s", s.ws, s.ws, q(execs), extra)
+}
+
+func (s *scratch) close() {
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	if s.sleep != nil && s.sleep.Process != nil {
+		s.sleep.Process.Kill()
+		s.sleep.Wait()
+	}
+	os.RemoveAll(s.dir)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,70 @@
+package register
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Verdict is the outcome of one check on this machine.
+type Verdict string
+
+// Verdicts. A refusal counts only when the control succeeded (SR-09).
+const (
+	Pass         Verdict = "pass"         // the confined run was refused and the control succeeded
+	Fail         Verdict = "fail"         // the confined run succeeded: the control does not hold
+	Inconclusive Verdict = "inconclusive" // the control failed, or a run crashed or timed out: nothing was learned
+	Skipped      Verdict = "skipped"      // this machine lacks what the check needs
+)
+
+// Run is one execution of a probe: its one output line and exit status.
+// Code is -1 when the process could not be run or timed out.
+type Run struct {
+	Line string `json:"line"`
+	Code int    `json:"code"`
+	Err  string `json:"error,omitempty"`
+	// Stderr is the last line the run printed on stderr (the launcher's
+	// own error, when it refused or failed).
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// judge turns the confined run and the control into a verdict. refused
+// says whether the confined line is a refusal; ok whether the control's
+// line is a success. Anything the probe could not tell ("error …", a
+// crash, a timeout) is inconclusive, never a pass.
+func judge(confined, control Run, refused, ok func(Run) bool) (Verdict, string) {
+	switch {
+	case control.Err != "" || control.Code < 0:
+		return Inconclusive, "control did not run: " + orLine(control)
+	case !ok(control):
+		return Inconclusive, "control failed, so a refusal would prove nothing (SR-09): " + orLine(control)
+	case confined.Err != "" || confined.Code < 0:
+		return Inconclusive, "confined run did not finish: " + orLine(confined)
+	case refused(confined) && confined.Line != "":
+		return Pass, "refused: " + confined.Line
+	case refused(confined):
+		return Pass, fmt.Sprintf("refused (exit %d): %s", confined.Code, confined.Stderr)
+	case strings.HasPrefix(confined.Line, "error"):
+		return Inconclusive, "the probe broke under the policy: " + confined.Line
+	case confined.Code >= 120 && confined.Code <= 125:
+		return Inconclusive, fmt.Sprintf("the launcher itself failed (exit %d): %s", confined.Code, confined.Stderr)
+	case confined.Line == "" || confined.Code >= 128:
+		return Inconclusive, "the probe crashed under the policy: " + orLine(confined)
+	}
+	return Fail, "not refused: " + orLine(confined)
+}
+
+func orLine(r Run) string {
+	if r.Err != "" {
+		return r.Err
+	}
+	if r.Line == "" {
+		return fmt.Sprintf("no output, exit %d %s", r.Code, r.Stderr)
+	}
+	return fmt.Sprintf("%q, exit %d", r.Line, r.Code)
+}
+
+// deniedLine is the usual refusal: the probe's "denied ERRNO".
+func deniedLine(r Run) bool { return strings.HasPrefix(r.Line, "denied ") && r.Code == 1 }
+
+// okLine is the usual success.
+func okLine(r Run) bool { return r.Line == "ok" && r.Code == 0 }
