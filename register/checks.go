@@ -23,12 +23,16 @@ type probeCase struct {
 	control string   // the policy text for the control when the check is about the policy itself
 	pin     string   // a pin to use instead of the policy's hash
 	probe   []string // ACTION ARGS
-	direct  bool     // control: run the probe directly (true) or under the control policy (false)
-	fd3     bool     // hand an open descriptor to fd 3
-	env     []string // added to the launcher's environment
-	refused func(Run) bool
-	ok      func(Run) bool
-	skip    func(control Run) (bool, string)
+	// controlProbe, when set, is what the direct control runs instead
+	// (when the confined target, such as pid 1, means something else
+	// outside the sandbox).
+	controlProbe []string
+	direct       bool     // control: run the probe directly (true) or under the control policy (false)
+	fd3          bool     // hand an open descriptor to fd 3
+	env          []string // added to the launcher's environment
+	refused      func(Run) bool
+	ok           func(Run) bool
+	skip         func(control Run) (bool, string)
 }
 
 // checks lists the executable checks, by register id.
@@ -63,6 +67,9 @@ func checks() []check {
 				return c.Line == "denied EPROTONOSUPPORT", "this kernel has no MPTCP (the control got EPROTONOSUPPORT)"
 			}}, nil
 		}},
+		{"SR-07", func(s *scratch) (probeCase, error) {
+			return probeCase{policy: "", raw: s.policyTextNet("[network]\nmode = \"ports\"\nconnect_tcp = [443]\n"), probe: probe("tcp-listen", "tcp4"), direct: true}, nil
+		}},
 		{"SR-08", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("unix-socket"), direct: true}, nil
 		}},
@@ -74,6 +81,18 @@ func checks() []check {
 				refused: func(r Run) bool { return r.Line == "absent" },
 				ok:      func(r Run) bool { return r.Line == "present" }}, nil
 		}},
+		{"SR-12", textCheck(func(good string) string {
+			return strings.Replace(good, "[files]\n", "[files]\nread = [\"/usr/share/\"]\n", 1) // not clean
+		})},
+		{"SR-13", textCheck(func(good string) string {
+			return strings.Replace(good, "[network]\n", "[network]\nmode = \"ports\"\n", 1) // a key twice
+		})},
+		{"SR-14", textCheck(func(good string) string {
+			return good + "[limits]\nprocesses = 9007199254740993\n" // 2^53+1
+		})},
+		{"SR-15", textCheck(func(good string) string {
+			return good + "[env]\nset = { A = \"\\uD800\" }\n" // a lone surrogate
+		})},
 		{"SR-16", func(s *scratch) (probeCase, error) {
 			good := s.policyText("")
 			bad := strings.Replace(good, "version = 1\n", "version = 1\n# \u202e reversed\n", 1)
@@ -84,6 +103,24 @@ func checks() []check {
 		}},
 		{"SR-21", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("write", filepath.Join(s.outside, "written")), direct: true}, nil
+		}},
+		{"SR-22", func(s *scratch) (probeCase, error) {
+			// Stage 2 is pid 1 of the sandbox and runs as the agent's uid;
+			// the control reads a process the same way unconfined.
+			return probeCase{probe: probe("read-environ", "1"), controlProbe: probe("read-environ", "self"), direct: true}, nil
+		}},
+		{"SR-26", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("euid"), direct: true,
+				refused: func(r Run) bool { e := euid(r.Line); return e >= throwawayLow && e < throwawayHigh },
+				ok:      func(r Run) bool { return euid(r.Line) == 0 },
+				skip: func(c Run) (bool, string) {
+					return euid(c.Line) != 0, "the throwaway uid is for root launches; this run is not root (" + c.Line + ")"
+				}}, nil
+		}},
+		{"SR-28", func(s *scratch) (probeCase, error) {
+			good := s.policyText("")
+			bad := strings.Replace(good, "mode = \"none\"", "mode = \"proxy\"\nallow = [\"example.com\"]", 1)
+			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: exitCode(124)}, nil
 		}},
 		{"SR-29", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("kill", fmt.Sprint(s.sleeper), "0"), direct: true}, nil
@@ -106,6 +143,13 @@ func checks() []check {
 			}
 			return probeCase{probe: probe("read", secret), direct: true}, nil
 		}},
+		{"SR-36", func(s *scratch) (probeCase, error) {
+			return probeCase{policy: "[limits]\nmemory = \"64MiB\"\n", probe: probe("alloc", "256MiB"), direct: true,
+				refused: func(r Run) bool { return r.Code == 128+9 || r.Line == "denied ENOMEM" },
+				skip: func(Run) (bool, string) {
+					return os.Geteuid() != 0, "the memory cgroup is for root launches; unprivileged launches bound address space only (SD-05)"
+				}}, nil
+		}},
 	}
 }
 
@@ -116,6 +160,34 @@ func CheckIDs() []string {
 		ids = append(ids, c.id)
 	}
 	return ids
+}
+
+// textCheck is a policy-text check: the policy spoiled by spoil is refused
+// (exit 122) where the same policy unspoiled runs the probe.
+func textCheck(spoil func(good string) string) func(s *scratch) (probeCase, error) {
+	return func(s *scratch) (probeCase, error) {
+		good := s.policyText("")
+		return probeCase{raw: spoil(good), control: good, probe: []string{"noop"}, refused: exitCode(122)}, nil
+	}
+}
+
+// The documented throwaway range (launcher/build.go).
+const (
+	throwawayLow  = 0x70000000
+	throwawayHigh = throwawayLow + 100_000_000
+)
+
+var euidLine = regexp.MustCompile(`^euid (\d+) uid \d+$`)
+
+// euid parses "euid E uid U", or -1.
+func euid(line string) int {
+	m := euidLine.FindStringSubmatch(line)
+	if m == nil {
+		return -1
+	}
+	var e int
+	fmt.Sscan(m[1], &e)
+	return e
 }
 
 func exitCode(n int) func(Run) bool { return func(r Run) bool { return r.Code == n } }

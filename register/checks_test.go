@@ -31,3 +31,57 @@ func TestForkedLine(t *testing.T) {
 		}
 	}
 }
+
+// Each check's own verdict logic: its refusal line is a refusal, its
+// success line is not, and the control's success line is a success.
+func TestCheckPredicates(t *testing.T) {
+	type lines struct{ refused, notRefused, controlOK Run }
+	ok := Run{Line: "ok", Code: 0}
+	deny := Run{Line: "denied EACCES", Code: 1}
+	std := lines{deny, ok, ok}
+	text := lines{Run{Code: 122}, ok, ok}
+	cases := map[string]lines{
+		"SR-04": {Run{Line: "forked 18 of 100 EAGAIN"}, Run{Line: "forked 100 of 100"}, Run{Line: "forked 100 of 100"}},
+		"SR-11": {Run{Line: "absent"}, Run{Line: "present", Code: 1}, Run{Line: "present", Code: 1}},
+		"SR-12": text, "SR-13": text, "SR-14": text, "SR-15": text, "SR-16": text, "SR-33": text,
+		"SR-26": {Run{Line: "euid 1879048193 uid 1879048193"}, Run{Line: "euid 0 uid 0"}, Run{Line: "euid 0 uid 0"}},
+		"SR-28": {Run{Code: 124}, ok, ok},
+		"SR-32": {Run{Code: 123}, ok, ok},
+		"SR-36": {Run{Code: 137}, ok, ok},
+	}
+	s, err := newScratch("/usr/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	for _, c := range checks() {
+		pc, err := c.prepare(s)
+		if err != nil {
+			t.Fatalf("%s: prepare: %v", c.id, err)
+		}
+		l, ok := cases[c.id]
+		if !ok {
+			l = std
+		}
+		refused, success := pc.refused, pc.ok
+		if refused == nil {
+			refused = deniedLine
+		}
+		if success == nil {
+			success = okLine
+		}
+		if !refused(l.refused) {
+			t.Errorf("%s: %+v is not taken as a refusal", c.id, l.refused)
+		}
+		if refused(l.notRefused) {
+			t.Errorf("%s: %+v is taken as a refusal", c.id, l.notRefused)
+		}
+		if !success(l.controlOK) {
+			t.Errorf("%s: control %+v is not taken as a success", c.id, l.controlOK)
+		}
+	}
+	// The fork bomb must be stopped by the limit, not by anything else.
+	if pc, _ := checks()[indexOf(checks(), "SR-04")].prepare(s); pc.refused(Run{Line: "forked 0 of 100 EACCES"}) {
+		t.Error("SR-04: a fork refused for another reason (EACCES before any child) counts as the limit")
+	}
+}

@@ -19,11 +19,11 @@
 //
 // # Limitations
 //
-//   - The executable checks (`launcher register check`: a probe under a
-//     policy and the same probe as a control, with a refusal counting only
-//     when the control succeeded, SR-09) are not built. Check is "" for
-//     every entry; the evidence today is the test suite, named in Evidence
-//     as "dir.TestName" (dir relative to the module root).
+//   - Not every risk has an executable check yet (`launcher register
+//     check`: a probe under a policy and the same probe as a control, a
+//     refusal counting only when the control succeeded, SR-09); Check is
+//     "" for those, and their evidence is the test suite alone, named in
+//     Evidence as "dir.TestName" (dir relative to the module root).
 //   - Evidence names tests; a name existing does not mean the test ran on
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES

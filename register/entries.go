@@ -60,8 +60,8 @@ type Entry struct {
 	Kind    Kind
 	Status  Status
 	Since   string // first version that holds it; "0.1.0" before any release
-	// Check names the executable check (`launcher register check`). ""
-	// until the checks exist; every SR entry will need one.
+	// Check is the command that runs this entry's executable check, or ""
+	// when it has none yet; every SR entry will need one.
 	Check string
 	// Evidence names the Go tests that show the entry holds today, as
 	// "dir.TestName" with dir relative to the module root.
@@ -99,19 +99,31 @@ func (e Entry) Validate() error {
 
 // All returns every entry, sorted by id. The slice is new on every call.
 func All() []Entry {
-	es := entries()
+	es := withChecks(entries())
 	slices.SortFunc(es, func(a, b Entry) int { return strings.Compare(a.ID, b.ID) })
 	return es
 }
 
 // Lookup returns the entry with the given id.
 func Lookup(id string) (Entry, bool) {
-	for _, e := range entries() {
+	for _, e := range withChecks(entries()) {
 		if e.ID == id {
 			return e, true
 		}
 	}
 	return Entry{}, false
+}
+
+// withChecks fills in Check for the entries that have one.
+func withChecks(es []Entry) []Entry {
+	for i := range es {
+		for _, c := range checks() {
+			if c.id == es[i].ID {
+				es[i].Check = "launcher register check --only " + c.id
+			}
+		}
+	}
+	return es
 }
 
 const since = "0.1.0"

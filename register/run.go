@@ -122,7 +122,11 @@ func (r Runner) one(ctx context.Context, c check) Result {
 	}
 	res.Confined = r.launch(ctx, s, confinedText, pc.pin, pc)
 	if pc.direct {
-		res.Control = r.exec(ctx, s, append([]string{r.Launcher, probeEntry}, pc.probe...), pc)
+		cp := pc.probe
+		if pc.controlProbe != nil {
+			cp = pc.controlProbe
+		}
+		res.Control = r.exec(ctx, s, append([]string{r.Launcher, probeEntry}, cp...), pc)
 	} else {
 		control := pc.control
 		if control == "" {
@@ -268,6 +272,14 @@ func (s *scratch) policyText(extra string) string {
 		return "[" + strings.Join(b, ", ") + "]"
 	}
 	return fmt.Sprintf("version = 1\n[workspace]\npath = %q\n[files]\nwrite = [%q]\nexec = %s\n[network]\nmode = \"none\"\n%s", s.ws, s.ws, q(execs), extra)
+}
+
+// policyTextNet is the standard policy with its [network] section
+// replaced by network.
+func (s *scratch) policyTextNet(network string) string {
+	text := s.policyText("")
+	i := strings.Index(text, "[network]")
+	return text[:i] + network
 }
 
 func (s *scratch) close() {
