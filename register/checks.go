@@ -67,6 +67,11 @@ func checks() []check {
 				return c.Line == "denied EPROTONOSUPPORT", "this kernel has no MPTCP (the control got EPROTONOSUPPORT)"
 			}}, nil
 		}},
+		{"SR-06", func(s *scratch) (probeCase, error) {
+			// The listener's port is not the listed one: a connect would be
+			// refused by Landlock, and Fast Open must not get around it.
+			return probeCase{raw: s.policyTextNet("[network]\nmode = \"ports\"\nconnect_tcp = [443]\n"), probe: probe("tfo-connect", s.listener), direct: true}, nil
+		}},
 		{"SR-07", func(s *scratch) (probeCase, error) {
 			return probeCase{policy: "", raw: s.policyTextNet("[network]\nmode = \"ports\"\nconnect_tcp = [443]\n"), probe: probe("tcp-listen", "tcp4"), direct: true}, nil
 		}},
@@ -100,6 +105,11 @@ func checks() []check {
 		}},
 		{"SR-19", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("memfd-exec", "exec"), direct: true}, nil
+		}},
+		{"SR-20", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("vsock-socket"), direct: true, skip: func(c Run) (bool, string) {
+				return strings.HasPrefix(c.Line, "denied "), "this machine has no vsock (the control got " + c.Line + ")"
+			}}, nil
 		}},
 		{"SR-21", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("write", filepath.Join(s.outside, "written")), direct: true}, nil
@@ -142,6 +152,11 @@ func checks() []check {
 				return probeCase{}, err
 			}
 			return probeCase{probe: probe("read", secret), direct: true}, nil
+		}},
+		{"SR-35", func(s *scratch) (probeCase, error) {
+			// Unix sockets allowed, so only the namespace (and Landlock's
+			// scope) stands between the agent and a host abstract socket.
+			return probeCase{policy: "", raw: s.policyTextNet("[network]\nmode = \"none\"\nunix_sockets = true\n"), probe: probe("abstract-connect", s.abstract), direct: true}, nil
 		}},
 		{"SR-36", func(s *scratch) (probeCase, error) {
 			return probeCase{policy: "[limits]\nmemory = \"64MiB\"\n", probe: probe("alloc", "256MiB"), direct: true,

@@ -211,6 +211,8 @@ type scratch struct {
 	execDir          string
 	listener         string
 	ln               net.Listener
+	abstract         string // name of an abstract Unix socket listening outside the sandbox
+	aln              net.Listener
 	sleeper          int
 	sleep            *exec.Cmd
 }
@@ -238,15 +240,22 @@ func newScratch(launcherPath string) (*scratch, error) {
 		return nil, err
 	}
 	s.listener = s.ln.Addr().String()
-	go func() {
-		for {
-			c, err := s.ln.Accept()
-			if err != nil {
-				return
+	s.abstract = filepath.Base(dir)
+	if s.aln, err = net.Listen("unix", "@"+s.abstract); err != nil {
+		s.close()
+		return nil, err
+	}
+	for _, ln := range []net.Listener{s.ln, s.aln} {
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
 			}
-			c.Close()
-		}
-	}()
+		}()
+	}
 	s.sleep = exec.Command("/bin/sleep", "60")
 	if err := s.sleep.Start(); err != nil {
 		s.close()
@@ -283,8 +292,10 @@ func (s *scratch) policyTextNet(network string) string {
 }
 
 func (s *scratch) close() {
-	if s.ln != nil {
-		s.ln.Close()
+	for _, ln := range []net.Listener{s.ln, s.aln} {
+		if ln != nil {
+			ln.Close()
+		}
 	}
 	if s.sleep != nil && s.sleep.Process != nil {
 		s.sleep.Process.Kill()
