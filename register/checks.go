@@ -30,9 +30,14 @@ type probeCase struct {
 	direct       bool     // control: run the probe directly (true) or under the control policy (false)
 	fd3          bool     // hand an open descriptor to fd 3
 	env          []string // added to the launcher's environment
-	refused      func(Run) bool
-	ok           func(Run) bool
-	skip         func(control Run) (bool, string)
+	// launcherInWS runs the confined launch with a copy of the launcher
+	// placed in the workspace (the control uses the real one).
+	launcherInWS bool
+	// controlUID runs the direct control as this uid (0: as the runner).
+	controlUID int
+	refused    func(Run) bool
+	ok         func(Run) bool
+	skip       func(control Run) (bool, string)
 }
 
 // checks lists the executable checks, by register id.
@@ -103,6 +108,29 @@ func checks() []check {
 			bad := strings.Replace(good, "version = 1\n", "version = 1\n# \u202e reversed\n", 1)
 			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: exitCode(122)}, nil
 		}},
+		{"SR-18", func(s *scratch) (probeCase, error) {
+			// A set-uid-root copy of the probe in an exec path: confined,
+			// no_new_privs and nosuid keep its euid the agent's; the control,
+			// run as nobody, gains root through it.
+			if os.Geteuid() != 0 {
+				return probeCase{skip: func(Run) (bool, string) { return true, "making a set-uid-root file needs root" }, probe: probe("noop")}, nil
+			}
+			suid := filepath.Join(s.xbin, "suid-probe")
+			if err := copyFile(s.launcher, suid, 0o755); err != nil {
+				return probeCase{}, err
+			}
+			if err := os.Chmod(suid, 0o755|os.ModeSetuid); err != nil {
+				return probeCase{}, err
+			}
+			same := func(r Run) bool {
+				var e, u int
+				n, _ := fmt.Sscanf(r.Line, "euid %d uid %d", &e, &u)
+				return n == 2 && e == u
+			}
+			return probeCase{policy: "", raw: s.policyTextExec(s.xbin), probe: probe("setuid-exec", suid), direct: true, controlUID: 65534,
+				refused: same,
+				ok:      func(r Run) bool { return r.Line == "euid 0 uid 65534" }}, nil
+		}},
 		{"SR-19", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("memfd-exec", "exec"), direct: true}, nil
 		}},
@@ -118,6 +146,9 @@ func checks() []check {
 			// Stage 2 is pid 1 of the sandbox and runs as the agent's uid;
 			// the control reads a process the same way unconfined.
 			return probeCase{probe: probe("read-environ", "1"), controlProbe: probe("read-environ", "self"), direct: true}, nil
+		}},
+		{"SR-25", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("noop"), launcherInWS: true, refused: exitCode(124)}, nil
 		}},
 		{"SR-26", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("euid"), direct: true,

@@ -46,6 +46,8 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-12": text, "SR-13": text, "SR-14": text, "SR-15": text, "SR-16": text, "SR-33": text,
 		"SR-26": {Run{Line: "euid 1879048193 uid 1879048193"}, Run{Line: "euid 0 uid 0"}, Run{Line: "euid 0 uid 0"}},
 		"SR-28": {Run{Code: 124}, ok, ok},
+		"SR-25": {Run{Code: 124}, ok, ok},
+		"SR-18": {Run{Line: "euid 1879048200 uid 1879048200"}, Run{Line: "euid 0 uid 1879048200"}, Run{Line: "euid 0 uid 65534"}},
 		"SR-32": {Run{Code: 123}, ok, ok},
 		"SR-36": {Run{Code: 137}, ok, ok},
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pinfold/pinfold/launcher"
@@ -120,19 +121,19 @@ func (r Runner) one(ctx context.Context, c check) Result {
 	if confinedText == "" {
 		confinedText = s.policyText(pc.policy)
 	}
-	res.Confined = r.launch(ctx, s, confinedText, pc.pin, pc)
+	res.Confined = r.launch(ctx, s, confinedText, pc.pin, pc, true)
 	if pc.direct {
 		cp := pc.probe
 		if pc.controlProbe != nil {
 			cp = pc.controlProbe
 		}
-		res.Control = r.exec(ctx, s, append([]string{r.Launcher, probeEntry}, cp...), pc)
+		res.Control = r.exec(ctx, s, append([]string{r.Launcher, probeEntry}, cp...), pc, pc.controlUID)
 	} else {
 		control := pc.control
 		if control == "" {
 			control = confinedText
 		}
-		res.Control = r.launch(ctx, s, control, "", pc)
+		res.Control = r.launch(ctx, s, control, "", pc, false)
 	}
 	refused, ok := pc.refused, pc.ok
 	if refused == nil {
@@ -153,7 +154,7 @@ func (r Runner) one(ctx context.Context, c check) Result {
 
 // launch runs the probe under the policy text (pinned by its own hash
 // unless pin is given).
-func (r Runner) launch(ctx context.Context, s *scratch, text, pin string, pc probeCase) Run {
+func (r Runner) launch(ctx context.Context, s *scratch, text, pin string, pc probeCase, confined bool) Run {
 	path := filepath.Join(s.dir, fmt.Sprintf("policy-%d.toml", time.Now().UnixNano()))
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return Run{Code: -1, Err: err.Error()}
@@ -162,19 +163,29 @@ func (r Runner) launch(ctx context.Context, s *scratch, text, pin string, pc pro
 		sum := sha256.Sum256([]byte(text))
 		pin = hex.EncodeToString(sum[:])
 	}
-	argv := append([]string{r.Launcher, "--policy-sha256", pin, "--policy", path, "--quiet", "--", r.Launcher, probeEntry}, pc.probe...)
-	return r.exec(ctx, s, argv, pc)
+	outer := r.Launcher
+	if pc.launcherInWS && confined {
+		outer = filepath.Join(s.ws, "launcher")
+		if err := copyFile(r.Launcher, outer, 0o755); err != nil {
+			return Run{Code: -1, Err: err.Error()}
+		}
+	}
+	argv := append([]string{outer, "--policy-sha256", pin, "--policy", path, "--quiet", "--", r.Launcher, probeEntry}, pc.probe...)
+	return r.exec(ctx, s, argv, pc, 0)
 }
 
 // exec runs argv, bounded by the timeout, and keeps the first line of
 // stdout and the exit status.
-func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCase) Run {
+func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCase, uid int) Run {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, pc.env...)
 	cmd.Dir = s.dir
 	cmd.WaitDelay = 2 * time.Second
+	if uid != 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if pc.fd3 {
@@ -209,6 +220,8 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 type scratch struct {
 	dir, ws, outside string
 	execDir          string
+	launcher         string // the launcher binary
+	xbin             string // an extra directory, executable in policyTextExec
 	listener         string
 	ln               net.Listener
 	abstract         string // name of an abstract Unix socket listening outside the sandbox
@@ -222,14 +235,15 @@ func newScratch(launcherPath string) (*scratch, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &scratch{dir: dir, ws: filepath.Join(dir, "ws"), outside: filepath.Join(dir, "outside"), execDir: filepath.Dir(launcherPath)}
+	s := &scratch{dir: dir, ws: filepath.Join(dir, "ws"), outside: filepath.Join(dir, "outside"), execDir: filepath.Dir(launcherPath),
+		launcher: launcherPath, xbin: filepath.Join(dir, "xbin")}
 	// As root the agent runs under a throwaway uid, which must be able to
 	// reach the workspace.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		s.close()
 		return nil, err
 	}
-	for _, d := range []string{s.ws, s.outside} {
+	for _, d := range []string{s.ws, s.outside, s.xbin} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			s.close()
 			return nil, err
@@ -281,6 +295,20 @@ func (s *scratch) policyText(extra string) string {
 		return "[" + strings.Join(b, ", ") + "]"
 	}
 	return fmt.Sprintf("version = 1\n[workspace]\npath = %q\n[files]\nwrite = [%q]\nexec = %s\n[network]\nmode = \"none\"\n%s", s.ws, s.ws, q(execs), extra)
+}
+
+// policyTextExec is the standard policy with dir executable too.
+func (s *scratch) policyTextExec(dir string) string {
+	return strings.Replace(s.policyText(""), "exec = [", fmt.Sprintf("exec = [%q, ", dir), 1)
+}
+
+// copyFile copies a file, with mode.
+func copyFile(from, to string, mode os.FileMode) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, mode)
 }
 
 // policyTextNet is the standard policy with its [network] section
