@@ -35,9 +35,12 @@ type probeCase struct {
 	launcherInWS bool
 	// controlUID runs the direct control as this uid (0: as the runner).
 	controlUID int
-	refused    func(Run) bool
-	ok         func(Run) bool
-	skip       func(control Run) (bool, string)
+	// observe, when set, replaces each run's line with what it sees once
+	// the run is over (for checks about what outlives the run).
+	observe func() string
+	refused func(Run) bool
+	ok      func(Run) bool
+	skip    func(control Run) (bool, string)
 }
 
 // checks lists the executable checks, by register id.
@@ -158,6 +161,16 @@ func checks() []check {
 					return euid(c.Line) != 0, "the throwaway uid is for root launches; this run is not root (" + c.Line + ")"
 				}}, nil
 		}},
+		{"SR-27", func(s *scratch) (probeCase, error) {
+			// The agent starts a detached sleeper in a session of its own and
+			// exits. Confined, nothing it started outlives it; unconfined,
+			// the sleeper is still there (and the check ends it).
+			marker := "pinfold-check-" + filepath.Base(s.dir)
+			return probeCase{probe: probe("spawn-sleep", marker), direct: true,
+				observe: func() string { return leftOver(s.launcher, marker) },
+				refused: func(r Run) bool { return r.Line == "no process left" },
+				ok:      func(r Run) bool { return r.Line == "a process remains" }}, nil
+		}},
 		{"SR-28", func(s *scratch) (probeCase, error) {
 			good := s.policyText("")
 			bad := strings.Replace(good, "mode = \"none\"", "mode = \"proxy\"\nallow = [\"example.com\"]", 1)
@@ -197,6 +210,30 @@ func checks() []check {
 				}}, nil
 		}},
 	}
+}
+
+// leftOver reports whether a probe process whose command line holds
+// marker still runs, and ends every such process (only ours carry it).
+func leftOver(launcherPath, marker string) string {
+	ents, _ := os.ReadDir("/proc")
+	found := false
+	for _, e := range ents {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), "\x00"+marker) || !strings.Contains(string(cmdline), probeEntry) {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && pid > 0 {
+			found = true
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Kill()
+			}
+		}
+	}
+	if found {
+		return "a process remains"
+	}
+	return "no process left"
 }
 
 // CheckIDs returns the ids of the entries that have an executable check.

@@ -198,6 +198,10 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 	}
 	err := cmd.Run()
 	line, _, _ := strings.Cut(out.String(), "\n")
+	if pc.observe != nil && err == nil {
+		time.Sleep(100 * time.Millisecond) // let a killed tree finish dying
+		line = pc.observe()
+	}
 	run := Run{Line: line, Stderr: lastLine(errb.String())}
 	var ee *exec.ExitError
 	switch {
