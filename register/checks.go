@@ -35,6 +35,9 @@ type probeCase struct {
 	launcherInWS bool
 	// controlUID runs the direct control as this uid (0: as the runner).
 	controlUID int
+	// pty gives both runs a fresh pseudo-terminal as stdin and controlling
+	// terminal.
+	pty bool
 	// observe, when set, replaces each run's line with what it sees once
 	// the run is over (for checks about what outlives the run).
 	observe func() string
@@ -110,6 +113,9 @@ func checks() []check {
 			good := s.policyText("")
 			bad := strings.Replace(good, "version = 1\n", "version = 1\n# \u202e reversed\n", 1)
 			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: exitCode(122)}, nil
+		}},
+		{"SR-17", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("tiocsti"), direct: true, pty: true}, nil
 		}},
 		{"SR-18", func(s *scratch) (probeCase, error) {
 			// A set-uid-root copy of the probe in an exec path: confined,

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pinfold/pinfold/launcher"
 )
 
@@ -183,9 +185,21 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, pc.env...)
 	cmd.Dir = s.dir
 	cmd.WaitDelay = 2 * time.Second
+	attr := &syscall.SysProcAttr{}
 	if uid != 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}
 	}
+	if pc.pty {
+		master, slave, err := openPTY()
+		if err != nil {
+			return Run{Code: -1, Err: err.Error()}
+		}
+		defer master.Close()
+		defer slave.Close()
+		cmd.Stdin = slave
+		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
+	}
+	cmd.SysProcAttr = attr
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if pc.fd3 {
@@ -342,4 +356,24 @@ func lastLine(s string) string {
 		s = s[i+1:]
 	}
 	return s
+}
+
+// openPTY opens a new pseudo-terminal pair.
+func openPTY() (master, slave *os.File, err error) {
+	master, err = os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := unix.IoctlGetUint32(int(master.Fd()), unix.TIOCGPTN)
+	if err == nil {
+		err = unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0)
+	}
+	if err == nil {
+		slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	}
+	if err != nil {
+		master.Close()
+		return nil, nil, err
+	}
+	return master, slave, nil
 }
