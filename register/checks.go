@@ -188,6 +188,13 @@ func checks() []check {
 		{"SR-30", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("unshare-user"), direct: true}, nil
 		}},
+		{"SR-31", func(s *scratch) (probeCase, error) {
+			return probeCase{probe: probe("i386-syscall"), direct: true,
+				refused: exitCode(128 + 31), // killed by SIGSYS, as the filter's bad-architecture action says
+				skip: func(c Run) (bool, string) {
+					return c.Line == "denied ENOSYS", "this machine has no i386 system call gate (the control got ENOSYS)"
+				}}, nil
+		}},
 		{"SR-32", func(s *scratch) (probeCase, error) {
 			return probeCase{pin: strings.Repeat("0", 64), probe: probe("noop"), refused: exitCode(123)}, nil
 		}},

@@ -47,6 +47,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-26": {Run{Line: "euid 1879048193 uid 1879048193"}, Run{Line: "euid 0 uid 0"}, Run{Line: "euid 0 uid 0"}},
 		"SR-28": {Run{Code: 124}, ok, ok},
 		"SR-25": {Run{Code: 124}, ok, ok},
+		"SR-31": {Run{Code: 159}, ok, ok},
 		"SR-27": {Run{Line: "no process left"}, Run{Line: "a process remains"}, Run{Line: "a process remains"}},
 		"SR-18": {Run{Line: "euid 1879048200 uid 1879048200"}, Run{Line: "euid 0 uid 1879048200"}, Run{Line: "euid 0 uid 65534"}},
 		"SR-32": {Run{Code: 123}, ok, ok},
