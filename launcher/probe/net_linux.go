@@ -140,16 +140,9 @@ func socketpair(kind string) error {
 // tfoConnect connects by TCP Fast Open: the connect happens inside
 // sendto, where Landlock's connect hook does not look.
 func tfoConnect(addr string) error {
-	family, sa, err := sockaddr(addr)
-	if err != nil {
-		return err
-	}
-	fd, err := socket(family, unix.SOCK_STREAM, 0)
-	if err != nil {
-		return setupErr("socket", err)
-	}
-	defer unix.Close(fd)
-	return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, sa)
+	return onTCPSocket(addr, func(fd int, sa unix.Sockaddr) error {
+		return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, sa)
+	})
 }
 
 // socketOnly creates a socket of the family and closes it.
