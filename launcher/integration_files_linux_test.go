@@ -304,3 +304,31 @@ func TestIntegrationReadPathUnderTmpStaysReadOnly(t *testing.T) {
 	}
 	s.control(t, itOpts{}, "write", doc)
 }
+
+// Listing a path beneath a hidden socket directory grafts that path back
+// alone: the rest of /run stays hidden (SR-08).
+func TestIntegrationHiddenDirGraftsOnlyTheListedPath(t *testing.T) {
+	s := newSandbox(t)
+	if st, err := os.Stat("/run"); err != nil || !st.IsDir() {
+		requireFeature(t, "a /run directory to hide", false, fmt.Sprint(err))
+	}
+	base, err := os.MkdirTemp("/run", "pinfold-it-graft-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	listed, other := filepath.Join(base, "listed"), filepath.Join(base, "other")
+	for _, d := range []string{base, listed, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shown, hidden := s.file(t, filepath.Join(listed, "a"), "a\n"), s.file(t, filepath.Join(other, "b"), "b\n")
+	p := itPol{read: []string{listed}}
+	s.allowed(t, p, itOpts{}, "read", shown)
+	itExpect(t, "confined read of an unlisted path under /run", s.launch(t, p, itOpts{}, "read", hidden), "denied ENOENT", 1)
+	s.control(t, itOpts{}, "read", hidden)
+}
