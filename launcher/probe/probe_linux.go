@@ -45,6 +45,7 @@ var actions = map[string]action{
 	"exec":             {1, prober.execFile, "PATH: fork and execve PATH (with this probe's `noop` argv), wait for exit 0"},
 	"write-exec":       {1, prober.writeExec, "PATH: copy this probe to PATH (0755), then exec it (`noop`)"},
 	"link":             {2, func(_ prober, a []string) error { return unix.Link(a[0], a[1]) }, "SRC DST: hard link"},
+	"chmod":            {1, func(_ prober, a []string) error { return unix.Chmod(a[0], 0o777) }, "PATH: chmod PATH 0777"},
 	"rename":           {2, func(_ prober, a []string) error { return unix.Rename(a[0], a[1]) }, "SRC DST: rename"},
 	"tcp-connect":      {1, arg1(tcpConnect), "ADDR: TCP connect to IP:PORT or [IPv6]:PORT"},
 	"tcp-bind":         {1, arg1(tcpBind), "ADDR: bind a TCP socket"},
