@@ -157,7 +157,7 @@ func entries() []Entry {
 		sr("SR-23", "A symlink swapped in after the policy check is not followed",
 			"Between CheckLive and stage 2 opening the paths, a process of the same user replaces a listed directory with a symlink.",
 			"Stage 2 opens every listed path with openat2 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, for the Landlock rules and the mount clones alike, and fails closed with the path named.",
-			Boundary),
+			Boundary, "launcher.TestOpenNoFollow"),
 		sr("SR-34", "Files outside the lists cannot be read, written, linked or renamed out",
 			"The agent reads a secret the policy does not list, or moves a workspace file out of the workspace by hard link or rename.",
 			"Landlock grants only the listed paths (read, write = read+write, exec = read+execute) and handles refer, so links and renames across grants fail; as root the workspace is its own idmapped mount (EXDEV).",

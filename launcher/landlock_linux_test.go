@@ -1,0 +1,43 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Stage 2 opens every listed path refusing symlinks in any component, so a
+// directory swapped for a symlink after the policy was checked (SR-23) is
+// refused, with the path named, rather than followed.
+func TestOpenNoFollow(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(filepath.Join(real, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "swapped")); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := openNoFollow(filepath.Join(real, "sub"))
+	if err != nil {
+		t.Fatalf("control: a real path: %v", err)
+	}
+	unix.Close(fd)
+	for _, p := range []string{filepath.Join(dir, "swapped"), filepath.Join(dir, "swapped", "sub")} {
+		fd, err := openNoFollow(p)
+		if err == nil {
+			unix.Close(fd)
+			t.Errorf("%s was followed", p)
+			continue
+		}
+		if !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "passes through a symlink now") {
+			t.Errorf("%s: error %q does not say why and where", p, err)
+		}
+	}
+}
