@@ -8,7 +8,9 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/seccomp/libseccomp-golang v0.11.1
 	golang.org/x/sys v0.50.0
-	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78
 )
 
-require golang.org/x/tools v0.26.0 // indirect
+require (
+	golang.org/x/tools v0.26.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
+)

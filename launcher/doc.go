@@ -1,8 +1,8 @@
 // Package launcher confines an agent: stage 1 (Launch) verifies nothing
 // further than it is given — the policy arrives pinned and parsed — then
-// plans, prepares the cgroup and clones stage 2 (Stage2Main), which applies
-// the Boundaries to itself in the order of DESIGN.md §3 and starts the
-// agent. It also holds host probing: what this machine can enforce (Probe)
+// plans, prepares the cgroup and clones stage 2 (stage2_linux.c), which
+// applies the Boundaries to itself in the order of DESIGN.md §3 and starts
+// the agent. It also holds host probing: what this machine can enforce (Probe)
 // and which Boundaries a policy would get here (Assess).
 //
 // # The two stages
@@ -15,6 +15,11 @@
 // namespace when unprivileged, into the cgroup with CLONE_INTO_CGROUP where
 // there is cgroup v2 — and sends the finished plan over an inherited pipe
 // only after the child is in its cgroup.
+//
+// Stage 2 is C that runs from a constructor before the Go runtime starts
+// (stage2_cgo_linux.go says why): one thread, a straight line of system
+// calls, each failing closed. It decides nothing; the plan it reads is
+// final.
 //
 // Stage 2 differs from DESIGN.md's sketch in one point, on purpose: it does
 // not execve the agent but starts it as its only child and stays as the pid
@@ -33,10 +38,6 @@
 //
 // # Limitations
 //
-//   - Landlock before ABI 8 restricts thread by thread, giving each thread
-//     of stage 2 a sibling domain; signal scoping refuses signals across
-//     them, so stage 2 sends every relayed signal from the thread that
-//     started the agent.
 //   - Seccomp is a deny list over a default allow: a system call added to
 //     the kernel after the list is allowed until it is listed. Classic
 //     seccomp cannot read memory, so clone3 is denied whole (ENOSYS, libc

@@ -1,108 +1,216 @@
 package launcher
 
 import (
-	"encoding/json"
+	"encoding/binary"
+	"errors"
 	"fmt"
-	"io"
+	"math"
+	"strings"
 )
 
 // Plan is everything stage 2 needs, decided by stage 1. Stage 2 applies it
 // and does no thinking of its own: every list is final, every path is
 // absolute and was checked in stage 1, the seccomp program is compiled.
-// It travels as JSON over an inherited pipe, never in argv or the
+// It travels over an inherited pipe (MarshalBinary), never in argv or the
 // environment.
 type Plan struct {
-	Argv []string `json:"argv"` // the agent's argv; Argv[0] as given
-	Path string   `json:"path"` // the agent's executable, resolved by stage 1
-	Env  []string `json:"env"`  // the agent's whole environment
-	Dir  string   `json:"dir"`  // the agent's working directory (the workspace)
+	Argv []string // the agent's argv; Argv[0] as given
+	Path string   // the agent's executable, resolved by stage 1
+	Env  []string // the agent's whole environment
+	Dir  string   // the agent's working directory (the workspace)
 
-	Mounts   MountPlan    `json:"mounts"`
-	NewNet   bool         `json:"new_net"` // stage 2 is in a new, empty network namespace: bring lo up
-	Rlimits  []RlimitPlan `json:"rlimits"`
-	Identity IdentityPlan `json:"identity"`
-	Landlock LandlockPlan `json:"landlock"`
-	Seccomp  []byte       `json:"seccomp"` // SeccompProgram.Marshal()
+	Mounts   MountPlan
+	NewNet   bool // stage 2 is in a new, empty network namespace: bring lo up
+	Rlimits  []RlimitPlan
+	Identity IdentityPlan
+	Landlock LandlockPlan
+	Seccomp  []byte // SeccompProgram.Marshal()
 }
 
 // MountPlan is the mount namespace's shape.
 type MountPlan struct {
-	Hide    []string   `json:"hide"`     // directories covered by an empty read-only tmpfs (SR-08)
-	TmpSize int64      `json:"tmp_size"` // bytes of the private /tmp (and /dev/shm)
-	Home    string     `json:"home"`     // private HOME to create inside /tmp, or ""
-	Trees   []TreePlan `json:"trees"`    // cloned and mounted again with their own flags, outermost first
-	Memfd   bool       `json:"memfd"`    // set vm.memfd_noexec=2 in the new pid namespace (needs root)
+	Hide    []string   // directories covered by an empty read-only tmpfs (SR-08)
+	TmpSize int64      // bytes of the private /tmp (and /dev/shm)
+	Home    string     // private HOME to create inside /tmp, or ""
+	Trees   []TreePlan // cloned and mounted again with their own flags, outermost first
+	Memfd   bool       // set vm.memfd_noexec=2 in the new pid namespace (needs root)
 }
 
 // TreePlan is one tree stage 2 clones (opened without following symlinks)
 // and mounts again: write trees writable but noexec, nosuid, nodev; read
 // and exec trees read-only, exec trees executable.
 type TreePlan struct {
-	Path  string `json:"path"`
-	Write bool   `json:"write"`
-	Exec  bool   `json:"exec"`
-	Idmap bool   `json:"idmap"` // through the user namespace at fd 6
-	Owner int    `json:"owner"` // its owner when stage 1 looked; stage 2 refuses a change
+	Path  string
+	Write bool
+	Exec  bool
+	Idmap bool // through the user namespace at fd 6
+	Owner int  // its owner when stage 1 looked; stage 2 refuses a change
 }
 
 // RlimitPlan is one setrlimit call.
 type RlimitPlan struct {
-	Resource int    `json:"resource"`
-	Name     string `json:"name"`
-	Value    uint64 `json:"value"`   // soft = hard
-	AtMost   bool   `json:"at_most"` // lower to Value only: never raise what the launcher inherited
+	Resource int
+	Name     string
+	Value    uint64 // soft = hard
+	AtMost   bool   // lower to Value only: never raise what the launcher inherited
 }
 
 // IdentityPlan is who the agent runs as.
 type IdentityPlan struct {
-	Setuid   bool `json:"setuid"` // change to UID/GID (root launches: a throwaway identity)
-	UID      int  `json:"uid"`
-	GID      int  `json:"gid"`
-	Owner    int  `json:"owner"`     // on-disk uid the idmapped trees map onto UID (root launches)
-	OwnerGID int  `json:"owner_gid"` // on-disk gid mapped onto GID
+	Setuid   bool // change to UID/GID (root launches: a throwaway identity)
+	UID      int
+	GID      int
+	Owner    int // on-disk uid the idmapped trees map onto UID (root launches)
+	OwnerGID int // on-disk gid mapped onto GID
 }
 
 // LandlockPlan is the ruleset, at the ABI stage 1 chose.
 type LandlockPlan struct {
-	ABI        int        `json:"abi"`
-	HandledFS  uint64     `json:"handled_fs"`
-	HandledNet uint64     `json:"handled_net"`
-	Scoped     uint64     `json:"scoped"`
-	Paths      []PathRule `json:"paths"`
-	Ports      []PortRule `json:"ports"`
+	ABI        int
+	HandledFS  uint64
+	HandledNet uint64
+	Scoped     uint64
+	Paths      []PathRule
+	Ports      []PortRule
 }
 
 // PathRule grants Access beneath Path, which stage 2 opens refusing
 // symlinks in every component (SR-02, SR-12).
 type PathRule struct {
-	Path   string `json:"path"`
-	Access uint64 `json:"access"`
+	Path   string
+	Access uint64
 }
 
 // PortRule grants Access on one TCP port.
 type PortRule struct {
-	Port   uint16 `json:"port"`
-	Access uint64 `json:"access"`
+	Port   uint16
+	Access uint64
 }
 
-// maxPlanSize bounds what stage 2 reads from the plan pipe.
+// maxPlanSize bounds the plan; stage 2 refuses a larger one.
 const maxPlanSize = 4 << 20
 
-// WritePlan encodes the plan for stage 2.
-func WritePlan(w io.Writer, p *Plan) error {
-	return json.NewEncoder(w).Encode(p)
+// planMagic opens and planEnd closes the plan on the wire, so a plan from
+// another version of the launcher, or a truncated one, is refused.
+const (
+	planMagic = "PFPLAN01"
+	planEnd   = "PFEND"
+)
+
+// MarshalBinary encodes the plan for stage 2, which is C (stage2_linux.c)
+// and reads it field by field in exactly this order: integers little
+// endian, strings and lists as a 32-bit count followed by their items. No
+// string may hold a NUL byte: C would cut it short.
+func (p *Plan) MarshalBinary() ([]byte, error) {
+	w := &planWriter{b: []byte(planMagic)}
+	w.strs(p.Argv)
+	w.str(p.Path)
+	w.strs(p.Env)
+	w.str(p.Dir)
+	m := p.Mounts
+	w.strs(m.Hide)
+	w.u64(uint64(m.TmpSize))
+	w.str(m.Home)
+	w.u32(len(m.Trees))
+	for _, t := range m.Trees {
+		w.str(t.Path)
+		w.flag(t.Write)
+		w.flag(t.Exec)
+		w.flag(t.Idmap)
+		w.id(t.Owner)
+	}
+	w.flag(m.Memfd)
+	w.flag(p.NewNet)
+	w.u32(len(p.Rlimits))
+	for _, r := range p.Rlimits {
+		w.u32(r.Resource)
+		w.str(r.Name)
+		w.u64(r.Value)
+		w.flag(r.AtMost)
+	}
+	id := p.Identity
+	w.flag(id.Setuid)
+	w.id(id.UID)
+	w.id(id.GID)
+	w.id(id.Owner)
+	w.id(id.OwnerGID)
+	l := p.Landlock
+	w.u32(l.ABI)
+	w.u64(l.HandledFS)
+	w.u64(l.HandledNet)
+	w.u64(l.Scoped)
+	w.u32(len(l.Paths))
+	for _, r := range l.Paths {
+		w.str(r.Path)
+		w.u64(r.Access)
+	}
+	w.u32(len(l.Ports))
+	for _, r := range l.Ports {
+		w.u64(uint64(r.Port))
+		w.u64(r.Access)
+	}
+	w.u32(len(p.Seccomp))
+	w.b = append(w.b, p.Seccomp...)
+	w.b = append(w.b, planEnd...)
+	switch {
+	case w.err != nil:
+		return nil, fmt.Errorf("encode plan: %w", w.err)
+	case len(p.Argv) == 0 || p.Path == "" || p.Dir == "":
+		return nil, errors.New("encode plan: incomplete plan (no command or directory)")
+	case len(w.b) > maxPlanSize:
+		return nil, fmt.Errorf("encode plan: %d bytes, more than stage 2 reads (%d)", len(w.b), maxPlanSize)
+	}
+	return w.b, nil
 }
 
-// ReadPlan decodes a plan, refusing unknown fields and oversized input.
-func ReadPlan(r io.Reader) (*Plan, error) {
-	dec := json.NewDecoder(io.LimitReader(r, maxPlanSize))
-	dec.DisallowUnknownFields()
-	var p Plan
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
+type planWriter struct {
+	b   []byte
+	err error
+}
+
+func (w *planWriter) u32(n int) {
+	if n < 0 || uint64(n) > math.MaxUint32 {
+		w.fail(fmt.Errorf("%d does not fit 32 bits", n))
 	}
-	if len(p.Argv) == 0 || p.Path == "" || p.Dir == "" {
-		return nil, fmt.Errorf("read plan: incomplete plan (no command or directory)")
+	w.b = binary.LittleEndian.AppendUint32(w.b, uint32(n))
+}
+
+func (w *planWriter) u64(n uint64) { w.b = binary.LittleEndian.AppendUint64(w.b, n) }
+
+// id is a uid or gid: 32 bits, and never -1, which set*id(2) reads as
+// "leave unchanged".
+func (w *planWriter) id(n int) {
+	if n < 0 || uint64(n) >= math.MaxUint32 {
+		w.fail(fmt.Errorf("id %d is not a valid uid or gid", n))
 	}
-	return &p, nil
+	w.u32(n)
+}
+
+func (w *planWriter) flag(v bool) {
+	if v {
+		w.b = append(w.b, 1)
+	} else {
+		w.b = append(w.b, 0)
+	}
+}
+
+func (w *planWriter) str(s string) {
+	if strings.IndexByte(s, 0) >= 0 {
+		w.fail(fmt.Errorf("%q holds a NUL byte", s))
+	}
+	w.u32(len(s))
+	w.b = append(w.b, s...)
+}
+
+func (w *planWriter) strs(list []string) {
+	w.u32(len(list))
+	for _, s := range list {
+		w.str(s)
+	}
+}
+
+func (w *planWriter) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
 }

@@ -45,23 +45,7 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 			s = nil
 		}
 	}()
-	type nsResult struct {
-		f     *os.File
-		close func()
-		err   error
-	}
-	userns := make(chan nsResult, 1)
 	if h.Root {
-		// The idmap user namespace is made while the cgroup is.
-		go func() {
-			f, closeNS, err := idmapUserns(id)
-			userns <- nsResult{f, closeNS, err}
-		}()
-		defer func() {
-			if r := <-userns; r.err == nil {
-				r.close()
-			}
-		}()
 		if err := CgroupSupported(h.Cgroup); err != nil {
 			return s, &RefusedError{Boundary: "cgroup", Detail: err.Error() + ": as root, RLIMIT_NPROC does not bound a fork bomb (SR-04)", Hint: "run `launcher hello` to see the cgroup layout"}
 		}
@@ -103,15 +87,8 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 	if newNet {
 		attr.Cloneflags |= unix.CLONE_NEWNET
 	}
-	files := []*os.File{planR, reportW, controlR}
-	if h.Root {
-		r := <-userns
-		userns <- r // for the deferred close
-		if r.err != nil {
-			return s, r.err
-		}
-		files = append(files, r.f)
-	} else {
+	files := []*os.File{fdPlan - 3: planR, fdReport - 3: reportW, fdControl - 3: controlR}
+	if !h.Root {
 		// Unprivileged: a user namespace mapping the person's own ids, and
 		// the capabilities stage 2 needs to build the sandbox inside it,
 		// which it drops before the agent starts.
@@ -158,7 +135,10 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 // sendPlan hands stage 2 its plan and waits until stage 2 is confined
 // ("ready") and placed in its cgroup.
 func (s *session) sendPlan(plan *Plan) error {
-	err := WritePlan(s.planW, plan)
+	b, err := plan.MarshalBinary()
+	if err == nil {
+		_, err = s.planW.Write(b)
+	}
 	s.planW.Close()
 	if err != nil {
 		err = fmt.Errorf("send plan: %w", err)
@@ -280,34 +260,6 @@ func isForegroundTerminal(f *os.File) bool {
 	}
 	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
 	return err == nil && pgrp == unix.Getpgrp()
-}
-
-// idmapUserns makes the user namespace the idmapped mounts use: the
-// owner's ids on disk appear as the agent's throwaway ids. A short-lived
-// cat holds the namespace open while it is opened.
-func idmapUserns(id IdentityPlan) (*os.File, func(), error) {
-	holder := exec.Command("/bin/cat")
-	holder.Env = []string{}
-	stdin, err := holder.StdinPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	holder.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  unix.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: id.Owner, HostID: id.UID, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: id.OwnerGID, HostID: id.GID, Size: 1}},
-		Pdeathsig:   syscall.SIGKILL,
-	}
-	if err := holder.Start(); err != nil {
-		return nil, nil, fmt.Errorf("idmap user namespace: %w", err)
-	}
-	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", holder.Process.Pid))
-	stdin.Close()
-	holder.Wait()
-	if err != nil {
-		return nil, nil, fmt.Errorf("idmap user namespace: %w", err)
-	}
-	return ns, func() { ns.Close() }, nil
 }
 
 // summaryLine is the one line printed at start: what was applied.

@@ -105,38 +105,20 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, relayedSignals...)
 	defer signal.Stop(sigs)
-	// Stage 2 boots while the plan is built.
+	// The plan is built while stage 2 is cloned and boots.
+	planned := make(chan prepared, 1)
+	go func() { planned <- preparePlan(o, h, id, cwd) }()
 	s, err := cloneStage2(o, h, id, wantsNewNet(o.Policy, h))
 	if err != nil {
 		return 0, err
 	}
 	defer s.cleanup()
-	plan, notes, err := BuildPlan(Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd}, h, id)
-	if err != nil {
-		return 0, err
+	pp := <-planned
+	if pp.err != nil {
+		return 0, pp.err
 	}
-	// Root sets vm.memfd_noexec=2 in the agent's pid namespace (Linux 6.3+),
-	// so memfds are sealed non-executable by the kernel; otherwise seccomp
-	// refuses every memfd that is not sealed so (fileless execution).
-	_, err = os.Stat("/proc/sys/vm/memfd_noexec")
-	plan.Mounts.Memfd = h.Root && err == nil
-	spec := SeccompSpec{
-		AllowUnixSockets: o.Policy.Network.UnixSockets,
-		DenyInet:         o.Policy.Network.Mode == policy.NetNone && !plan.NewNet,
-		// listen() on an unbound socket binds an ephemeral port with no
-		// Landlock hook: refused when the policy allows no bind (and
-		// Unix sockets, which also listen, are off).
-		DenyListen:        o.Policy.Network.Mode == policy.NetPorts && len(o.Policy.Network.BindTCP) == 0 && !o.Policy.Network.UnixSockets,
-		MemfdNoexecSysctl: plan.Mounts.Memfd,
-	}
-	prog, err := BuildSeccomp(spec)
-	if err != nil {
-		return 0, fmt.Errorf("seccomp: %w", err)
-	}
-	plan.Seccomp = prog.Marshal()
-	// listen() is covered when seccomp refuses it, or when the policy
-	// allows binding anyway.
-	s.listenCovered = spec.DenyListen || len(o.Policy.Network.BindTCP) > 0
+	plan, notes, prog := pp.plan, pp.notes, pp.prog
+	s.listenCovered = pp.listenCovered
 	if err := s.sendPlan(plan); err != nil {
 		return 0, err
 	}
@@ -158,6 +140,45 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, err
 	}
 	return s.wait(ctx, sigs)
+}
+
+// prepared is the plan and what the summary says about it.
+type prepared struct {
+	plan          *Plan
+	notes         Notes
+	prog          SeccompProgram
+	listenCovered bool // listen() cannot open a port the policy does not grant
+	err           error
+}
+
+// preparePlan builds the plan and compiles its seccomp filter.
+func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared {
+	plan, notes, err := BuildPlan(Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd}, h, id)
+	if err != nil {
+		return prepared{err: err}
+	}
+	// Root sets vm.memfd_noexec=2 in the agent's pid namespace (Linux 6.3+),
+	// so memfds are sealed non-executable by the kernel; otherwise seccomp
+	// refuses every memfd that is not sealed so (fileless execution).
+	_, err = os.Stat("/proc/sys/vm/memfd_noexec")
+	plan.Mounts.Memfd = h.Root && err == nil
+	spec := SeccompSpec{
+		AllowUnixSockets: o.Policy.Network.UnixSockets,
+		DenyInet:         o.Policy.Network.Mode == policy.NetNone && !plan.NewNet,
+		// listen() on an unbound socket binds an ephemeral port with no
+		// Landlock hook: refused when the policy allows no bind (and
+		// Unix sockets, which also listen, are off).
+		DenyListen:        o.Policy.Network.Mode == policy.NetPorts && len(o.Policy.Network.BindTCP) == 0 && !o.Policy.Network.UnixSockets,
+		MemfdNoexecSysctl: plan.Mounts.Memfd,
+	}
+	prog, err := BuildSeccomp(spec)
+	if err != nil {
+		return prepared{err: fmt.Errorf("seccomp: %w", err)}
+	}
+	plan.Seccomp = prog.Marshal()
+	// listen() is covered when seccomp refuses it, or when the policy
+	// allows binding anyway.
+	return prepared{plan: plan, notes: notes, prog: prog, listenCovered: spec.DenyListen || len(o.Policy.Network.BindTCP) > 0}
 }
 
 func refusals(as []Assessment) error {

@@ -75,7 +75,10 @@ func main() { os.Exit(launcherMain()) }
 // launcherMain is the whole program, also run by the CLI tests.
 func launcherMain() int {
 	if len(os.Args) > 1 && os.Args[1] == launcher.Stage2Entry {
-		launcher.Stage2Main() // never returns
+		// Stage 2 runs from a C constructor before Go starts and never
+		// gets here, unless the C library did not pass it argv.
+		fmt.Fprintln(os.Stderr, "launcher: error: stage 2 did not start: the C library did not pass argv to the launcher's constructor (glibc does)")
+		return 125
 	}
 	if len(os.Args) > 1 && os.Args[1] == probe.Entry {
 		probe.Main([]string{probe.Entry}, os.Args[2:]) // never returns

@@ -1,0 +1,826 @@
+// Stage 2: the process stage 1 cloned into new namespaces. It reads the
+// plan, confines itself in the order of DESIGN.md §3, starts the agent as
+// its only child and stays the pid namespace's init. Why it is C and runs
+// before the Go runtime starts: see stage2_cgo_linux.go.
+//
+// Everything here is single-threaded, and every step fails closed: the
+// first error is reported to stage 1 ("error: STEP: WHAT") and stage 2
+// exits without starting anything.
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "stage2_linux.h"
+
+// System calls and constants newer than some C libraries' headers. The
+// numbers are the same on every architecture (they were added after the
+// tables were unified).
+enum {
+	pf_sys_open_tree = 428,
+	pf_sys_move_mount = 429,
+	pf_sys_close_range = 436,
+	pf_sys_openat2 = 437,
+	pf_sys_mount_setattr = 442,
+	pf_sys_landlock_create_ruleset = 444,
+	pf_sys_landlock_add_rule = 445,
+	pf_sys_landlock_restrict_self = 446,
+};
+
+#define PF_OPEN_TREE_CLONE 1u
+#define PF_AT_RECURSIVE 0x8000u
+#define PF_MOUNT_ATTR_RDONLY 0x1ull
+#define PF_MOUNT_ATTR_NOSUID 0x2ull
+#define PF_MOUNT_ATTR_NODEV 0x4ull
+#define PF_MOUNT_ATTR_NOEXEC 0x8ull
+#define PF_MOUNT_ATTR_IDMAP 0x100000ull
+#define PF_MOVE_MOUNT_F_EMPTY_PATH 0x4u
+#define PF_MOVE_MOUNT_T_EMPTY_PATH 0x40u
+#define PF_RESOLVE_NO_MAGICLINKS 0x2ull
+#define PF_RESOLVE_NO_SYMLINKS 0x4ull
+#define PF_CLOSE_RANGE_CLOEXEC (1u << 2)
+#define PF_LANDLOCK_RULE_PATH_BENEATH 1
+#define PF_LANDLOCK_RULE_NET_PORT 2
+
+struct pf_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+struct pf_open_how {
+	uint64_t flags, mode, resolve;
+};
+
+// Landlock's ruleset attribute at ABI 6. Older kernels accept the larger
+// struct as long as the fields they do not know are zero, which the plan
+// guarantees (stage 1 chose the ABI).
+struct pf_ruleset_attr {
+	uint64_t handled_access_fs, handled_access_net, scoped;
+};
+
+struct pf_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+struct pf_net_port {
+	uint64_t allowed_access, port;
+};
+
+enum { max_plan = 4 << 20 };
+
+// fail reports the failed step to stage 1 and exits.
+static void __attribute__((noreturn, format(printf, 2, 3)))
+fail(const char *step, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	dprintf(PF_FD_REPORT, "error: %s: %s\n", step, msg);
+	_exit(PF_EXIT_FAILED);
+}
+
+#define E strerror(errno)
+
+// ---- the plan ----
+
+struct reader {
+	const unsigned char *p, *end;
+	const char *err; // the first problem, or NULL
+	struct plan *plan;
+};
+
+struct block {
+	struct block *next;
+	max_align_t data[];
+};
+
+static int need(struct reader *r, size_t n)
+{
+	if (r->err)
+		return 0;
+	if ((size_t)(r->end - r->p) < n) {
+		r->err = "truncated plan";
+		return 0;
+	}
+	return 1;
+}
+
+static uint64_t get(struct reader *r, int bytes)
+{
+	uint64_t v = 0;
+	if (!need(r, bytes))
+		return 0;
+	for (int i = 0; i < bytes; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += bytes;
+	return v;
+}
+
+static uint32_t get_u32(struct reader *r) { return (uint32_t)get(r, 4); }
+static uint64_t get_u64(struct reader *r) { return get(r, 8); }
+
+static int get_flag(struct reader *r)
+{
+	uint64_t v = get(r, 1);
+	if (v > 1 && !r->err)
+		r->err = "flag is neither 0 nor 1";
+	return (int)v;
+}
+
+// get_count reads a list's length: each item takes at least min bytes, so
+// a count the rest of the plan cannot hold is refused before allocating.
+static uint32_t get_count(struct reader *r, size_t min)
+{
+	uint32_t n = get_u32(r);
+	if (!r->err && (size_t)n > (size_t)(r->end - r->p) / min) {
+		r->err = "list longer than the plan";
+		return 0;
+	}
+	return n;
+}
+
+static void *alloc(struct reader *r, size_t n, size_t size)
+{
+	if (r->err)
+		return NULL;
+	// n+1 items: never zero bytes, and argv and env end in NULL. n*size
+	// cannot overflow: n is bounded by the plan's length.
+	struct block *b = calloc(1, sizeof *b + (n + 1) * size);
+	if (!b) {
+		r->err = "out of memory";
+		return NULL;
+	}
+	b->next = r->plan->mem;
+	r->plan->mem = b;
+	return b->data;
+}
+
+void pf_free_plan(struct plan *p)
+{
+	while (p->mem) {
+		struct block *b = p->mem;
+		p->mem = b->next;
+		free(b);
+	}
+}
+
+static char *get_str(struct reader *r)
+{
+	uint32_t n = get_u32(r);
+	if (!need(r, n))
+		return NULL;
+	if (memchr(r->p, 0, n)) {
+		r->err = "string holds a NUL byte";
+		return NULL;
+	}
+	char *s = alloc(r, n, 1);
+	if (!s)
+		return NULL;
+	memcpy(s, r->p, n);
+	r->p += n;
+	return s;
+}
+
+static char **get_strs(struct reader *r, uint32_t *count)
+{
+	uint32_t n = get_count(r, 4);
+	char **v = alloc(r, n, sizeof *v);
+	for (uint32_t i = 0; v && i < n && !r->err; i++)
+		v[i] = get_str(r);
+	if (count)
+		*count = n;
+	return v;
+}
+
+static int get_magic(struct reader *r, const char *magic)
+{
+	size_t n = strlen(magic);
+	if (!need(r, n))
+		return 0;
+	if (memcmp(r->p, magic, n) != 0) {
+		r->err = "not a plan from this launcher";
+		return 0;
+	}
+	r->p += n;
+	return 1;
+}
+
+const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
+{
+	struct reader rd = {buf, buf + len, NULL, p}, *r = &rd;
+	memset(p, 0, sizeof *p);
+	get_magic(r, "PFPLAN01");
+	p->argv = get_strs(r, NULL);
+	p->path = get_str(r);
+	p->env = get_strs(r, NULL);
+	p->dir = get_str(r);
+	p->hide = get_strs(r, &p->nhide);
+	p->tmp_size = get_u64(r);
+	p->home = get_str(r);
+	p->ntrees = get_count(r, 4 + 3 + 4);
+	p->trees = alloc(r, p->ntrees, sizeof *p->trees);
+	for (uint32_t i = 0; p->trees && i < p->ntrees && !r->err; i++) {
+		struct tree *t = &p->trees[i];
+		t->path = get_str(r);
+		t->write = get_flag(r);
+		t->exec = get_flag(r);
+		t->idmap = get_flag(r);
+		t->owner = get_u32(r);
+		t->fd = t->origin = -1;
+	}
+	p->memfd = get_flag(r);
+	p->new_net = get_flag(r);
+	p->nrlimits = get_count(r, 4 + 4 + 8 + 1);
+	p->rlimits = alloc(r, p->nrlimits, sizeof *p->rlimits);
+	for (uint32_t i = 0; p->rlimits && i < p->nrlimits && !r->err; i++) {
+		struct rlim *l = &p->rlimits[i];
+		l->resource = get_u32(r);
+		l->name = get_str(r);
+		l->value = get_u64(r);
+		l->at_most = get_flag(r);
+	}
+	p->setuid = get_flag(r);
+	p->uid = get_u32(r);
+	p->gid = get_u32(r);
+	p->owner = get_u32(r);
+	p->owner_gid = get_u32(r);
+	p->abi = get_u32(r);
+	p->handled_fs = get_u64(r);
+	p->handled_net = get_u64(r);
+	p->scoped = get_u64(r);
+	p->npaths = get_count(r, 4 + 8);
+	p->paths = alloc(r, p->npaths, sizeof *p->paths);
+	for (uint32_t i = 0; p->paths && i < p->npaths && !r->err; i++) {
+		p->paths[i].path = get_str(r);
+		p->paths[i].access = get_u64(r);
+	}
+	p->nports = get_count(r, 16);
+	p->ports = alloc(r, p->nports, sizeof *p->ports);
+	for (uint32_t i = 0; p->ports && i < p->nports && !r->err; i++) {
+		p->ports[i].port = get_u64(r);
+		p->ports[i].access = get_u64(r);
+	}
+	uint32_t n = get_u32(r);
+	if (!r->err && (n % sizeof(struct sock_filter) != 0 || n == 0 ||
+			n / sizeof(struct sock_filter) > BPF_MAXINSNS))
+		r->err = "seccomp program is not 1 to 4096 whole instructions";
+	if (need(r, n)) {
+		p->nfilter = n / sizeof(struct sock_filter);
+		p->filter = alloc(r, p->nfilter, sizeof *p->filter);
+		if (p->filter)
+			memcpy(p->filter, r->p, n);
+		r->p += n;
+	}
+	get_magic(r, "PFEND");
+	if (!r->err && r->p != r->end)
+		r->err = "bytes after the end of the plan";
+	if (!r->err && (!p->argv[0] || !p->path[0] || !p->dir[0]))
+		r->err = "incomplete plan (no command or directory)";
+	return r->err;
+}
+
+static void read_plan(struct plan *p)
+{
+	unsigned char *buf = malloc(max_plan + 1);
+	size_t len = 0;
+	if (!buf)
+		fail("plan", "out of memory");
+	for (;;) {
+		ssize_t n = read(PF_FD_PLAN, buf + len, max_plan + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fail("plan", "read: %s", E);
+		if (n == 0)
+			break;
+		len += n;
+		if (len > max_plan)
+			fail("plan", "larger than %d bytes", max_plan);
+	}
+	close(PF_FD_PLAN);
+	const char *err = pf_decode_plan(buf, len, p);
+	if (err)
+		fail("plan", "%s", err);
+	free(buf);
+}
+
+// ---- mounts ----
+
+// pf_open_nofollow opens path as O_PATH, refusing symlinks (and magic
+// links) in every component: a link planted since stage 1 checked the
+// policy (SR-02, SR-23) is refused here rather than followed. It returns
+// the descriptor, or -errno.
+int pf_open_nofollow(const char *path)
+{
+	struct pf_open_how how = {O_PATH | O_CLOEXEC, 0, PF_RESOLVE_NO_SYMLINKS | PF_RESOLVE_NO_MAGICLINKS};
+	int fd = (int)syscall(pf_sys_openat2, AT_FDCWD, path, &how, sizeof how);
+	return fd < 0 ? -errno : fd;
+}
+
+static int open_rule_path(const char *step, const char *path)
+{
+	int fd = pf_open_nofollow(path);
+	if (fd == -ELOOP)
+		fail(step, "\"%s\" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02)", path);
+	if (fd < 0)
+		fail(step, "open \"%s\": %s", path, strerror(-fd));
+	return fd;
+}
+
+static void set_attr(int dfd, const char *path, unsigned flags, uint64_t set, int userns, const char *what)
+{
+	struct pf_mount_attr a = {set, 0, 0, userns < 0 ? 0 : (uint64_t)userns};
+	if (syscall(pf_sys_mount_setattr, dfd, path, flags, &a, sizeof a) != 0)
+		fail("mounts", "%s: mount_setattr: %s", what, E);
+}
+
+// detach opens the tree refusing symlinks, checks it still has the owner
+// stage 1 saw, and clones it with its flags: write trees noexec, nosuid,
+// nodev and, as root, idmapped onto the throwaway uid; read and exec trees
+// read-only.
+static void detach(struct plan *p, struct tree *t, int userns)
+{
+	struct stat st;
+	t->origin = open_rule_path("mounts", t->path);
+	if (fstat(t->origin, &st) != 0)
+		fail("mounts", "tree %s: %s", t->path, E);
+	if (st.st_uid != t->owner || (t->idmap && st.st_uid != p->owner))
+		fail("mounts", "tree %s changed owner since the policy was checked (uid %u, was %u): refusing it",
+			t->path, (unsigned)st.st_uid, (unsigned)t->owner);
+	t->dir = S_ISDIR(st.st_mode);
+	t->fd = (int)syscall(pf_sys_open_tree, t->origin, "", AT_EMPTY_PATH | PF_OPEN_TREE_CLONE | O_CLOEXEC | PF_AT_RECURSIVE);
+	if (t->fd < 0)
+		fail("mounts", "tree %s: open_tree: %s", t->path, E);
+	uint64_t set = PF_MOUNT_ATTR_NOSUID | PF_MOUNT_ATTR_NODEV;
+	if (!t->write)
+		set |= PF_MOUNT_ATTR_RDONLY;
+	if (!t->exec)
+		set |= PF_MOUNT_ATTR_NOEXEC;
+	if (t->idmap)
+		set |= PF_MOUNT_ATTR_IDMAP;
+	struct pf_mount_attr a = {set, 0, 0, t->idmap ? (uint64_t)userns : 0};
+	if (syscall(pf_sys_mount_setattr, t->fd, "", AT_EMPTY_PATH | PF_AT_RECURSIVE, &a, sizeof a) != 0)
+		fail("mounts", "tree %s: mount_setattr: %s%s", t->path, E,
+			t->idmap ? " (the file system may not support idmapped mounts; launch as the owner instead of root)" : "");
+}
+
+// beneath reports whether path lies strictly beneath dir.
+static int beneath(const char *dir, const char *path)
+{
+	size_t n = strlen(dir);
+	return strncmp(dir, path, n) == 0 && path[n] == '/';
+}
+
+// mkdirs makes path and its parents. It runs only inside a tmpfs that
+// stage 2 itself mounted, where no one else has made anything.
+static void mkdirs(char *path, const char *tree)
+{
+	for (char *s = path + 1;; s++) {
+		if (*s != '/' && *s != 0)
+			continue;
+		char c = *s;
+		*s = 0;
+		int rc = mkdir(path, 0755);
+		*s = c;
+		if (rc != 0 && errno != EEXIST)
+			fail("mounts", "tree %s: mkdir: %s", tree, E);
+		if (c == 0)
+			return;
+	}
+}
+
+// attach mounts the clone again: onto its origin, or, when a private tmpfs
+// or a hidden directory now covers it, onto a mount point made fresh in
+// that tmpfs.
+static void attach(struct plan *p, struct tree *t)
+{
+	int covered = beneath("/tmp", t->path) || beneath("/dev/shm", t->path);
+	for (uint32_t i = 0; i < p->nhide; i++)
+		covered |= beneath(p->hide[i], t->path);
+	if (!covered) {
+		if (syscall(pf_sys_move_mount, t->fd, "", t->origin, "", PF_MOVE_MOUNT_F_EMPTY_PATH | PF_MOVE_MOUNT_T_EMPTY_PATH) != 0)
+			fail("mounts", "tree %s: move_mount: %s", t->path, E);
+		return;
+	}
+	char *dir = strdup(t->path);
+	if (!dir)
+		fail("mounts", "out of memory");
+	if (!t->dir)
+		*strrchr(dir, '/') = 0; // absolute and strictly beneath a directory: there is a parent
+	mkdirs(dir, t->path);
+	free(dir);
+	if (!t->dir) {
+		int fd = open(t->path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			fail("mounts", "tree %s: %s", t->path, E);
+		close(fd);
+	}
+	if (syscall(pf_sys_move_mount, t->fd, "", AT_FDCWD, t->path, PF_MOVE_MOUNT_F_EMPTY_PATH) != 0)
+		fail("mounts", "tree %s: move_mount: %s", t->path, E);
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[64];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		fail("mounts", "idmap user namespace: %s: %s", name, E);
+	close(fd);
+}
+
+// idmap_userns returns a user namespace in which the trees' owner is the
+// agent's throwaway uid, for the idmapped mounts. Its only process is a
+// child that tells its pid as the host's /proc (still mounted here) knows
+// it, and lives until the maps are written and the namespace is opened.
+static int idmap_userns(struct plan *p)
+{
+	int tell[2], hold[2];
+	if (pipe2(tell, O_CLOEXEC) != 0 || pipe2(hold, O_CLOEXEC) != 0)
+		fail("mounts", "idmap user namespace: pipe: %s", E);
+	pid_t child = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+	if (child < 0)
+		fail("mounts", "idmap user namespace: clone: %s", E);
+	if (child == 0) {
+		char self[32];
+		char b;
+		close(tell[0]);
+		close(hold[1]); // or the hold would never end
+		ssize_t n = readlink("/proc/self", self, sizeof self);
+		if (n > 0 && write(tell[1], self, n) == n)
+			while (read(hold[0], &b, 1) < 0 && errno == EINTR)
+				;
+		_exit(0);
+	}
+	close(tell[1]);
+	close(hold[0]);
+	char dir[48], pid[16] = {0}, map[48];
+	ssize_t n;
+	while ((n = read(tell[0], pid, sizeof pid - 1)) < 0 && errno == EINTR)
+		;
+	close(tell[0]);
+	if (n <= 0 || strspn(pid, "0123456789") != (size_t)n)
+		fail("mounts", "idmap user namespace: the child did not say its pid");
+	snprintf(dir, sizeof dir, "/proc/%s", pid);
+	snprintf(map, sizeof map, "%u %u 1\n", p->owner, p->uid);
+	write_file(dir, "uid_map", map);
+	write_file(dir, "setgroups", "deny");
+	snprintf(map, sizeof map, "%u %u 1\n", p->owner_gid, p->gid);
+	write_file(dir, "gid_map", map);
+	char ns[64];
+	snprintf(ns, sizeof ns, "%s/ns/user", dir);
+	int fd = open(ns, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail("mounts", "idmap user namespace: open: %s", E);
+	close(hold[1]);
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
+	return fd;
+}
+
+static void mount_tmpfs(const char *dir, const char *opts, const char *what)
+{
+	if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) != 0)
+		fail("mounts", "%s %s: %s", what, dir, E);
+}
+
+// setup_mounts shapes the mount namespace stage 2 was cloned into:
+//
+//  1. private propagation, so nothing mounted here reaches the host;
+//  2. the plan's trees are opened without following symlinks and cloned,
+//     each with its own flags;
+//  3. every host mount becomes read-only and set-uid-free: chmod, utimes or
+//     a new file anywhere the policy does not grant writing fail with
+//     EROFS, whatever the agent's uid owns (Landlock before ABI 8 does not
+//     mediate metadata changes);
+//  4. socket directories are covered (SR-08), /tmp and /dev/shm replaced
+//     by private tmpfs, /proc replaced by this pid namespace's;
+//  5. the trees are mounted again, in place or on fresh mount points in
+//     the covering tmpfs, which then become read-only too.
+static void setup_mounts(struct plan *p)
+{
+	if (mount("", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		fail("mounts", "make / private: %s", E);
+	int userns = -1;
+	for (uint32_t i = 0; i < p->ntrees; i++)
+		if (p->trees[i].idmap && userns < 0)
+			userns = idmap_userns(p);
+	for (uint32_t i = 0; i < p->ntrees; i++)
+		detach(p, &p->trees[i], userns);
+	if (userns >= 0)
+		close(userns);
+	set_attr(AT_FDCWD, "/", PF_AT_RECURSIVE, PF_MOUNT_ATTR_RDONLY | PF_MOUNT_ATTR_NOSUID, -1, "make the host's mounts read-only");
+	for (uint32_t i = 0; i < p->nhide; i++)
+		mount_tmpfs(p->hide[i], "size=64k,mode=0755", "hide");
+	char opts[64];
+	snprintf(opts, sizeof opts, "size=%llu,mode=1777", (unsigned long long)p->tmp_size);
+	mount_tmpfs("/tmp", opts, "private");
+	struct stat st;
+	if (lstat("/dev/shm", &st) == 0 || errno != ENOENT)
+		mount_tmpfs("/dev/shm", opts, "private");
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+		fail("mounts", "fresh /proc: %s", E);
+	// Fileless execution: memfds in this pid namespace can never be made
+	// executable (Linux 6.3+; seccomp refuses MFD_EXEC as well). Only root
+	// may set it; elsewhere seccomp refuses every memfd not sealed
+	// non-executable.
+	if (p->memfd) {
+		int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "2", 1) != 1)
+			fail("mounts", "vm.memfd_noexec: %s", E);
+		close(fd);
+	}
+	for (uint32_t i = 0; i < p->ntrees; i++) {
+		attach(p, &p->trees[i]);
+		close(p->trees[i].fd);
+		close(p->trees[i].origin);
+	}
+	for (uint32_t i = 0; i < p->nhide; i++)
+		set_attr(AT_FDCWD, p->hide[i], 0, PF_MOUNT_ATTR_RDONLY, -1, "hide: read-only");
+	if (p->home[0]) {
+		if (mkdir(p->home, 0700) != 0)
+			fail("mounts", "private home: %s", E);
+		if (p->setuid && chown(p->home, p->uid, p->gid) != 0)
+			fail("mounts", "private home: %s", E);
+	}
+}
+
+// loopback_up brings up lo in the new network namespace, so the agent can
+// talk to itself and to nothing else.
+static void loopback_up(void)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		fail("network", "socket: %s", E);
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0)
+		fail("network", "get lo flags: %s", E);
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
+		fail("network", "bring lo up: %s", E);
+	close(fd);
+}
+
+static void set_rlimits(struct plan *p)
+{
+	for (uint32_t i = 0; i < p->nrlimits; i++) {
+		struct rlim *l = &p->rlimits[i];
+		struct rlimit v = {l->value, l->value}, cur;
+		// AtMost lowers only: never raise what the launcher inherited.
+		if (l->at_most && getrlimit(l->resource, &cur) == 0 && cur.rlim_max < l->value)
+			v.rlim_cur = v.rlim_max = cur.rlim_max;
+		if (setrlimit(l->resource, &v) != 0)
+			fail("rlimits", "set %s to %llu: %s", l->name, (unsigned long long)l->value, E);
+	}
+}
+
+static int last_cap(void)
+{
+	char buf[16] = {0};
+	int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, buf, sizeof buf - 1) <= 0)
+		fail("identity", "read cap_last_cap: %s", E);
+	close(fd);
+	char *end;
+	long n = strtol(buf, &end, 10);
+	if (end == buf || (*end != '\n' && *end != 0) || n < 0 || n > 63)
+		fail("identity", "cap_last_cap %s is not a capability number", buf);
+	return (int)n;
+}
+
+// drop_privileges changes to the plan's identity, clears every capability
+// set and sets no_new_privs.
+static void drop_privileges(struct plan *p)
+{
+	if (p->setuid) {
+		if (setgroups(0, NULL) != 0)
+			fail("identity", "setgroups: %s", E);
+		if (setresgid(p->gid, p->gid, p->gid) != 0)
+			fail("identity", "setgid %u: %s", p->gid, E);
+	}
+	// The bounding set needs CAP_SETPCAP to shrink, so it goes before the
+	// uid change.
+	int last = last_cap();
+	for (int c = 0; c <= last; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL)
+			fail("identity", "drop capability %d from the bounding set: %s", c, E);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
+		fail("identity", "clear ambient capabilities: %s", E);
+	if (p->setuid) {
+		if (setresuid(p->uid, p->uid, p->uid) != 0)
+			fail("identity", "setuid %u: %s", p->uid, E);
+		// The credential change cleared the parent-death signal.
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+			fail("identity", "re-arm the parent-death signal: %s", E);
+	}
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {{0}};
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		fail("identity", "clear capabilities: %s", E);
+	// Stage 2 runs as the agent's uid: without this the agent could read
+	// its memory or reopen its descriptors through /proc/1. (The agent's
+	// own execve makes the agent dumpable again, which is its business.)
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		fail("identity", "not dumpable: %s", E);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		fail("identity", "no_new_privs: %s", E);
+}
+
+static void apply_landlock(struct plan *p)
+{
+	struct pf_ruleset_attr attr = {p->handled_fs, p->handled_net, p->scoped};
+	int rs = (int)syscall(pf_sys_landlock_create_ruleset, &attr, sizeof attr, 0);
+	if (rs < 0)
+		fail("landlock", "create ruleset (ABI %u): %s", p->abi, E);
+	for (uint32_t i = 0; i < p->npaths; i++) {
+		struct pf_path_beneath r = {p->paths[i].access, open_rule_path("landlock", p->paths[i].path)};
+		if (syscall(pf_sys_landlock_add_rule, rs, PF_LANDLOCK_RULE_PATH_BENEATH, &r, 0) != 0)
+			fail("landlock", "add rule for \"%s\": %s", p->paths[i].path, E);
+		close(r.parent_fd);
+	}
+	for (uint32_t i = 0; i < p->nports; i++) {
+		struct pf_net_port r = {p->ports[i].access, p->ports[i].port};
+		if (syscall(pf_sys_landlock_add_rule, rs, PF_LANDLOCK_RULE_NET_PORT, &r, 0) != 0)
+			fail("landlock", "add rule for TCP port %llu: %s", (unsigned long long)r.port, E);
+	}
+	if (syscall(pf_sys_landlock_restrict_self, rs, 0) != 0)
+		fail("landlock", "restrict self: %s", E);
+	close(rs);
+}
+
+static void load_seccomp(struct plan *p)
+{
+	struct sock_fprog prog = {(unsigned short)p->nfilter, p->filter};
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		fail("seccomp", "load filter of %u instructions: %s", p->nfilter, E);
+}
+
+// confine applies the Boundaries in the order of DESIGN.md §3. The
+// namespaces (step 1) were made by clone(2) in stage 1, which wrote the
+// plan only after placing this process in its cgroup.
+static void confine(struct plan *p)
+{
+	setup_mounts(p);
+	if (p->new_net)
+		loopback_up();
+	set_rlimits(p);
+	drop_privileges(p);
+	apply_landlock(p);
+	// Every descriptor above 2 is marked close-on-exec, so the agent
+	// inherits none of them (SR-10).
+	if (syscall(pf_sys_close_range, 3u, ~0u, PF_CLOSE_RANGE_CLOEXEC) != 0)
+		fail("close fds", "%s", E);
+	load_seccomp(p); // last
+}
+
+// ---- the agent and init ----
+
+// start forks the agent with the signal mask stage 2 started with and the
+// policy's environment, and returns its pid once execve has succeeded.
+// Stage 2 installs no handlers, so the agent inherits ignored signals (a
+// nohup) as any exec would.
+static pid_t start(struct plan *p, const sigset_t *orig)
+{
+	int ep[2];
+	if (pipe2(ep, O_CLOEXEC) != 0)
+		fail("exec", "pipe: %s", E);
+	pid_t pid = fork();
+	if (pid < 0)
+		fail("exec", "fork: %s", E);
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, orig, NULL);
+		int err = chdir(p->dir) == 0 ? (execve(p->path, p->argv, p->env), errno) : -errno;
+		if (write(ep[1], &err, sizeof err) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(ep[1]);
+	int err = 0;
+	ssize_t n;
+	while ((n = read(ep[0], &err, sizeof err)) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (n == sizeof err) {
+		waitpid(pid, NULL, 0);
+		if (err < 0)
+			fail("exec", "chdir %s: %s", p->dir, strerror(-err));
+		fail("exec", "%s: %s", p->path, strerror(err));
+	}
+	return pid;
+}
+
+static int status_code(int st)
+{
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+// supervise is init: it reaps every child, relays the signals stage 1
+// forwards to the agent, and returns the agent's exit status (128+N for a
+// signal). When stage 2 exits, the kernel kills whatever is left in the
+// pid namespace. If stage 1 is gone (EOF on the control pipe), nobody
+// supervises the agent any more: it is killed.
+static int supervise(pid_t agent, int sfd)
+{
+	for (;;) {
+		int st;
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == agent)
+				return status_code(st);
+		struct pollfd fds[2] = {{PF_FD_CONTROL, POLLIN, 0}, {sfd, POLLIN, 0}};
+		if (poll(fds, 2, -1) < 0 && errno != EINTR)
+			return PF_EXIT_FAILED;
+		if (fds[1].revents) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof si) > 0)
+				;
+		}
+		if (fds[0].revents) {
+			unsigned char sig;
+			ssize_t n = read(PF_FD_CONTROL, &sig, 1);
+			if (n == 1)
+				kill(agent, sig);
+			else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+				kill(agent, SIGKILL);
+				return 128 + SIGKILL;
+			}
+		}
+	}
+}
+
+static int stage2(void)
+{
+	// SIGCHLD must not be ignored (an inherited SIG_IGN would reap the
+	// agent before its status is read).
+	sigset_t orig;
+	if (signal(SIGCHLD, SIG_DFL) == SIG_ERR || sigprocmask(SIG_SETMASK, NULL, &orig) != 0)
+		fail("plan", "signal state: %s", E);
+	struct plan p;
+	read_plan(&p);
+	confine(&p);
+	// Confined: stage 1 prints its summary, then says go.
+	if (write(PF_FD_REPORT, "ready\n", 6) != 6)
+		_exit(PF_EXIT_FAILED);
+	unsigned char b;
+	ssize_t n;
+	while ((n = read(PF_FD_CONTROL, &b, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 || b != PF_GO_BYTE)
+		_exit(PF_EXIT_FAILED); // stage 1 is gone or changed its mind
+	// SIGCHLD is held from before the fork, so no exit is missed.
+	sigset_t held;
+	sigemptyset(&held);
+	sigaddset(&held, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &held, NULL) != 0)
+		fail("exec", "block SIGCHLD: %s", E);
+	int sfd = signalfd(-1, &held, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		fail("exec", "signalfd: %s", E);
+	pid_t agent = start(&p, &orig);
+	if (write(PF_FD_REPORT, "ok\n", 3) != 3)
+		_exit(PF_EXIT_FAILED);
+	close(PF_FD_REPORT);
+	return supervise(agent, sfd);
+}
+
+// The constructor runs when the launcher binary is loaded, before the Go
+// runtime starts. glibc passes it argc and argv. Only the hidden entry
+// stage 1 uses makes it act; otherwise it returns and Go starts as usual.
+__attribute__((constructor)) static void pf_stage2_entry(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	if (argc < 2 || !argv || !argv[1] || strcmp(argv[1], PF_STAGE2_ENTRY) != 0)
+		return;
+	if (fcntl(PF_FD_REPORT, F_GETFD) < 0 || fcntl(PF_FD_PLAN, F_GETFD) < 0 || fcntl(PF_FD_CONTROL, F_GETFD) < 0) {
+		dprintf(2, "launcher: error: %s is internal to the launcher and runs only as its stage 2\n", PF_STAGE2_ENTRY);
+		_exit(PF_EXIT_FAILED);
+	}
+	_exit(stage2());
+}

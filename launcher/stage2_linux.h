@@ -1,0 +1,79 @@
+// The C stage 2's interface to Go (stage2_cgo_linux.go): the plan as C
+// sees it, for the round-trip test, and the no-follow open.
+#ifndef PINFOLD_STAGE2_H
+#define PINFOLD_STAGE2_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/filter.h>
+
+#define PF_STAGE2_ENTRY "__pinfold_stage2"
+
+// The descriptors stage 1 passes, in this order after stdio.
+enum {
+	PF_FD_PLAN = 3,    // stage 1 → stage 2: the plan, written once stage 2 is in its cgroup
+	PF_FD_REPORT = 4,  // stage 2 → stage 1: "ready" when confined, "ok" when the agent runs, or "error: STEP: WHAT"
+	PF_FD_CONTROL = 5, // stage 1 → stage 2: the go byte, then forwarded signals, one byte each; EOF: stage 1 died
+};
+
+enum {
+	PF_GO_BYTE = 0,       // on the control pipe: start the agent
+	PF_EXIT_FAILED = 125, // stage 2's status when it could not start the agent
+};
+
+struct block;
+
+struct tree {
+	char *path;
+	int write, exec, idmap;
+	uint32_t owner;
+	int fd, origin, dir; // the detached clone and where it came from
+};
+
+struct rlim {
+	uint32_t resource;
+	char *name;
+	uint64_t value;
+	int at_most;
+};
+
+struct path_rule {
+	char *path;
+	uint64_t access;
+};
+
+struct port_rule {
+	uint64_t port, access;
+};
+
+struct plan {
+	char **argv, *path, **env, *dir;
+	char **hide;
+	uint32_t nhide;
+	uint64_t tmp_size;
+	char *home;
+	struct tree *trees;
+	uint32_t ntrees;
+	int memfd, new_net;
+	struct rlim *rlimits;
+	uint32_t nrlimits;
+	int setuid;
+	uint32_t uid, gid, owner, owner_gid;
+	uint32_t abi;
+	uint64_t handled_fs, handled_net, scoped;
+	struct path_rule *paths;
+	uint32_t npaths;
+	struct port_rule *ports;
+	uint32_t nports;
+	struct sock_filter *filter;
+	uint32_t nfilter;
+	struct block *mem; // every allocation, for pf_free_plan
+};
+
+// pf_decode_plan decodes what Plan.MarshalBinary wrote. It returns NULL,
+// or what is wrong.
+const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p);
+void pf_free_plan(struct plan *p);
+int pf_open_nofollow(const char *path);
+
+#endif
