@@ -41,6 +41,15 @@ type probeCase struct {
 	// observe, when set, replaces each run's line with what it sees once
 	// the run is over (for checks about what outlives the run).
 	observe func() string
+	// wrap runs the confined launch through the probe: ACTION ARGS… the
+	// launcher's argv (to change what the launcher finds on this host).
+	wrap []string
+	// race, when set, runs beside the confined launch once it has started,
+	// given the launcher's pid.
+	race func(launcher int)
+	// rejudge turns the usual verdict into this check's (for the checks
+	// about the evidence rule itself, or about a race that can be missed).
+	rejudge func(v Verdict, reason string) (Verdict, string)
 	refused func(Run) bool
 	ok      func(Run) bool
 	skip    func(control Run) (bool, string)
@@ -88,6 +97,22 @@ func checks() []check {
 		}},
 		{"SR-08", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("unix-socket"), direct: true}, nil
+		}},
+		{"SR-09", func(s *scratch) (probeCase, error) {
+			// A real refusal beside a control that fails for its own reason
+			// (the file does not exist anywhere): the evidence rule holds
+			// when that is inconclusive, never a pass.
+			missing := filepath.Join(s.outside, "does-not-exist")
+			return probeCase{probe: probe("read", missing), direct: true,
+				rejudge: func(v Verdict, why string) (Verdict, string) {
+					switch {
+					case v == Inconclusive && strings.Contains(why, "(SR-09)"):
+						return Pass, "a refusal beside a failed control was not counted: " + why
+					case v == Pass:
+						return Fail, "a refusal was counted although its control failed: " + why
+					}
+					return Inconclusive, "the runs did not set up the case: " + why
+				}}, nil
 		}},
 		{"SR-10", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("fd", "3"), direct: true, fd3: true}, nil
@@ -155,6 +180,15 @@ func checks() []check {
 			// Stage 2 is pid 1 of the sandbox and runs as the agent's uid;
 			// the control reads a process the same way unconfined.
 			return probeCase{probe: probe("read-environ", "1"), controlProbe: probe("read-environ", "self"), direct: true}, nil
+		}},
+		{"SR-23", symlinkSwapCheck},
+		{"SR-24", func(s *scratch) (probeCase, error) {
+			// The same launch on a kernel without Landlock (seccomp answers
+			// ENOSYS, as such a kernel does): refused, never run with less.
+			return probeCase{probe: probe("noop"), wrap: probe("without-landlock"),
+				refused: func(r Run) bool {
+					return r.Code == 124 && strings.Contains(strings.ToLower(r.Stderr), "landlock")
+				}}, nil
 		}},
 		{"SR-25", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("noop"), launcherInWS: true, refused: exitCode(124)}, nil

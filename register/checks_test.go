@@ -52,6 +52,8 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-18": {Run{Line: "euid 1879048200 uid 1879048200"}, Run{Line: "euid 0 uid 1879048200"}, Run{Line: "euid 0 uid 65534"}},
 		"SR-32": {Run{Code: 123}, ok, ok},
 		"SR-36": {Run{Code: 137}, ok, ok},
+		"SR-23": {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
+		"SR-24": {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
 	}
 	s, err := newScratch("/usr/bin/true")
 	if err != nil {
@@ -84,8 +86,55 @@ func TestCheckPredicates(t *testing.T) {
 			t.Errorf("%s: control %+v is not taken as a success", c.id, l.controlOK)
 		}
 	}
+	// A refusal for another reason is not the one these checks are about.
+	for id, other := range map[string]Run{
+		"SR-23": {Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"},
+		"SR-24": {Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"},
+	} {
+		if pc, _ := checks()[indexOf(checks(), id)].prepare(s); pc.refused(other) {
+			t.Errorf("%s: %+v is taken as its refusal", id, other)
+		}
+	}
 	// The fork bomb must be stopped by the limit, not by anything else.
 	if pc, _ := checks()[indexOf(checks(), "SR-04")].prepare(s); pc.refused(Run{Line: "forked 0 of 100 EACCES"}) {
 		t.Error("SR-04: a fork refused for another reason (EACCES before any child) counts as the limit")
+	}
+}
+
+// SR-09's check passes only when a refusal beside a failed control was
+// not counted; SR-23's keeps the usual verdict when its swap was in time.
+func TestRejudge(t *testing.T) {
+	s, err := newScratch("/usr/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	prepare := func(id string) probeCase {
+		pc, err := checks()[indexOf(checks(), id)].prepare(s)
+		if err != nil || pc.rejudge == nil {
+			t.Fatalf("%s: %v, rejudge %v", id, err, pc.rejudge != nil)
+		}
+		return pc
+	}
+	sr09 := prepare("SR-09")
+	deny, missing := Run{Line: "denied EACCES", Code: 1}, Run{Line: "denied ENOENT", Code: 1}
+	for _, c := range []struct {
+		confined, control Run
+		want              Verdict
+	}{
+		{deny, missing, Pass},                                 // the rule held: not counted
+		{deny, Run{Line: "ok"}, Fail},                         // counted: only possible if the rule were broken
+		{deny, Run{Code: -1, Err: "timed out"}, Inconclusive}, // some other failure
+	} {
+		v, why := judge(c.confined, c.control, deniedLine, okLine)
+		if got, _ := sr09.rejudge(v, why); got != c.want {
+			t.Errorf("SR-09 on (%+v, %+v): %s, want %s", c.confined, c.control, got, c.want)
+		}
+	}
+	sr23 := prepare("SR-23")
+	for _, v := range []Verdict{Pass, Fail, Inconclusive} {
+		if got, _ := sr23.rejudge(v, "x"); got != v {
+			t.Errorf("SR-23 with the swap in time: %s became %s", v, got)
+		}
 	}
 }

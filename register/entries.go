@@ -157,7 +157,7 @@ func entries() []Entry {
 		sr("SR-23", "A symlink swapped in after the policy check is not followed",
 			"Between CheckLive and stage 2 opening the paths, a process of the same user replaces a listed directory with a symlink.",
 			"Stage 2 opens every listed path with openat2 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, for the Landlock rules and the mount clones alike, and fails closed with the path named.",
-			Boundary, "launcher.TestOpenNoFollow"),
+			Boundary, "launcher.TestOpenNoFollow", "register.TestRejudge"),
 		sr("SR-34", "Files outside the lists cannot be read, written, linked or renamed out",
 			"The agent reads a secret the policy does not list, or moves a workspace file out of the workspace by hard link or rename.",
 			"Landlock grants only the listed paths (read, write = read+write, exec = read+execute) and handles refer, so links and renames across grants fail; as root the workspace is its own idmapped mount (EXDEV).",
@@ -294,9 +294,9 @@ func entries() []Entry {
 		// The evidence.
 		{ID: "SR-09", Title: "A refusal counts only with a successful control run",
 			Threat:  "A probe is refused for an unrelated reason (a missing file, a kernel without the feature) and the refusal is taken as proof that a control works.",
-			Control: "Every denied assertion in the integration and seccomp tests runs the same probe unconfined and requires it to succeed, else the result is a failure or an explicit skip; `launcher register check` will report such a result as inconclusive.",
+			Control: "Every denied assertion in the integration and seccomp tests runs the same probe unconfined and requires it to succeed, else the result is a failure or an explicit skip; `launcher register check` reports such a result as inconclusive, and its SR-09 check shows it on real runs (a refusal beside a control that fails for its own reason).",
 			Kind:    Expectation, Status: Fixed, Since: since,
-			Evidence: []string{"launcher.TestSeccompKernel", "launcher.TestIntegrationReadOutsideLists"}},
+			Evidence: []string{"launcher.TestSeccompKernel", "launcher.TestIntegrationReadOutsideLists", "register.TestJudge", "register.TestRejudge"}},
 
 		// Documented limits.
 		sd("SD-01", "A launcher started by the agent is a Setting",

@@ -124,6 +124,7 @@ func (r Runner) one(ctx context.Context, c check) Result {
 		confinedText = s.policyText(pc.policy)
 	}
 	res.Confined = r.launch(ctx, s, confinedText, pc.pin, pc, true)
+	pc.race = nil // the confined run's alone
 	if pc.direct {
 		cp := pc.probe
 		if pc.controlProbe != nil {
@@ -151,6 +152,9 @@ func (r Runner) one(ctx context.Context, c check) Result {
 		}
 	}
 	res.Verdict, res.Reason = judge(res.Confined, res.Control, refused, ok)
+	if pc.rejudge != nil {
+		res.Verdict, res.Reason = pc.rejudge(res.Verdict, res.Reason)
+	}
 	return res
 }
 
@@ -173,6 +177,9 @@ func (r Runner) launch(ctx context.Context, s *scratch, text, pin string, pc pro
 		}
 	}
 	argv := append([]string{outer, "--policy-sha256", pin, "--policy", path, "--quiet", "--", r.Launcher, probeEntry}, pc.probe...)
+	if confined && pc.wrap != nil {
+		argv = append(append([]string{r.Launcher, probeEntry}, pc.wrap...), argv...)
+	}
 	return r.exec(ctx, s, argv, pc, 0)
 }
 
@@ -210,7 +217,13 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 		defer f.Close()
 		cmd.ExtraFiles = []*os.File{f}
 	}
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		if pc.race != nil {
+			pc.race(cmd.Process.Pid)
+		}
+		err = cmd.Wait()
+	}
 	line, _, _ := strings.Cut(out.String(), "\n")
 	if pc.observe != nil && err == nil {
 		time.Sleep(100 * time.Millisecond) // let a killed tree finish dying

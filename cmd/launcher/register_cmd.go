@@ -66,6 +66,11 @@ func (e env) register(args []string) error {
 			return e.writeJSON(en)
 		}
 		fmt.Fprintf(e.stdout, "%s  %s\nkind: %s  status: %s  since: %s\nthreat: %s\ncontrol: %s\n", en.ID, en.Title, en.Kind, en.Status, en.Since, en.Threat, en.Control)
+		check := en.Check
+		if check == "" {
+			check = "none (a documented limit is stated, not refused)"
+		}
+		fmt.Fprintf(e.stdout, "check: %s\n", check)
 		for _, ev := range en.Evidence {
 			fmt.Fprintf(e.stdout, "evidence: %s\n", ev)
 		}

@@ -78,6 +78,7 @@ var actions = map[string]action{
 	"sleep":            {-1, func(_ prober, a []string) error { return sleepFor(a) }, "SECS [MARKER...]: sleep (at most 120 s)"},
 	"exit":             {1, nil, "N: exit with status N, printing nothing"},
 	"kill-self":        {1, nil, "SIG: send SIG to itself"},
+	"without-landlock": {-1, nil, "CMD [ARGS...]: exec CMD as on a kernel without Landlock (seccomp answers ENOSYS to its system calls)"},
 }
 
 // Main runs one probe and exits with its status; it never returns. args
@@ -119,6 +120,8 @@ func Main(self []string, args []string) {
 			broke(fmt.Errorf("exit status %q", args[0]))
 		}
 		os.Exit(n)
+	case "without-landlock":
+		withoutLandlock(args)
 	case "kill-self":
 		sig, err := strconv.Atoi(args[0])
 		if err != nil {
