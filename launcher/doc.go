@@ -13,8 +13,16 @@
 // seccomp program compiled with libseccomp. It clones /proc/self/exe into
 // new mount, pid, ipc, uts (and network) namespaces — inside a user
 // namespace when unprivileged, into the cgroup with CLONE_INTO_CGROUP where
-// there is cgroup v2 — and sends the finished plan over an inherited pipe
-// only after the child is in its cgroup.
+// there is cgroup v2 — and sends the finished plan over an inherited pipe.
+//
+// Where DESIGN.md has the child wait for its plan until it is placed in its
+// cgroup, stage 2 here may receive the plan and confine itself while a v1
+// placement is still under way (joining a v1 group waits for an RCU grace
+// period, milliseconds): what must not escape the group is the agent, and
+// stage 1 sends the go byte that lets stage 2 start it only once the
+// placement is done. On cgroup v2 stage 2 is cloned into its group and is
+// never outside it. The one process stage 2 starts before then is its own,
+// a child that lives microseconds to hold the idmap user namespace.
 //
 // Stage 2 is C that runs from a constructor before the Go runtime starts
 // (stage2_cgo_linux.go says why): one thread, a straight line of system
@@ -29,7 +37,10 @@
 // whole, reports "ready", waits for stage 1's go (so the launch summary is
 // printed before the agent's first byte), starts the agent, relays
 // forwarded signals and exits with the agent's status; when it exits the
-// kernel kills whatever is left in the namespace.
+// kernel kills whatever is left in the namespace. The resource limits
+// alone are set in the agent's process between fork and execve, not on
+// stage 2: an RLIMIT_CPU on the init would let the agent wear it down by
+// waking it with signals.
 //
 // As root the agent runs under a throwaway uid from a documented range
 // (claimed with a lock file under /run/pinfold/ids), and the workspace and

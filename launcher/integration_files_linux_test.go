@@ -348,3 +348,18 @@ func TestIntegrationChmodOutsideWritePaths(t *testing.T) {
 	}
 	s.control(t, itOpts{}, "chmod", target)
 }
+
+// A write path inside the workspace is mounted on top of the workspace's
+// clone, not beneath it: as root, a directory of another owner (so not
+// idmapped with the workspace) that all may write stays writable.
+func TestIntegrationNestedWritePath(t *testing.T) {
+	s := newSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the nested tree differs from the workspace's only as root (idmap)")
+	}
+	sub := filepath.Join(s.ws, "sub")
+	must(t, os.Mkdir(sub, 0o777))
+	must(t, os.Chmod(sub, 0o777))
+	must(t, os.Chown(sub, 1000, 1000))
+	s.allowed(t, itPol{write: []string{sub}}, itOpts{}, "write", filepath.Join(sub, "made"))
+}

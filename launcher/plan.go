@@ -157,6 +157,8 @@ func (p *Plan) MarshalBinary() ([]byte, error) {
 		return nil, fmt.Errorf("encode plan: %w", w.err)
 	case len(p.Argv) == 0 || p.Path == "" || p.Dir == "":
 		return nil, errors.New("encode plan: incomplete plan (no command or directory)")
+	case id.Setuid && (id.UID == 0 || id.GID == 0):
+		return nil, errors.New("encode plan: the agent's uid or gid is 0: a change to root is no change")
 	case len(w.b) > maxPlanSize:
 		return nil, fmt.Errorf("encode plan: %d bytes, more than stage 2 reads (%d)", len(w.b), maxPlanSize)
 	}

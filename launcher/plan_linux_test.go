@@ -3,6 +3,7 @@ package launcher
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -103,6 +104,19 @@ func TestPlanDecoderRefuses(t *testing.T) {
 	}
 	flag[i+len("/work/ws")] = 2
 	corrupt("flag 2", flag, "neither 0 nor 1")
+	// The agent's uid and gid, as the encoder would never write them: 0
+	// (no change from root) and -1 (set*id's "unchanged").
+	for _, id := range []uint32{0, 1<<32 - 1} {
+		for _, which := range []uint32{1879048292, 1879048293} {
+			b := bytes.Clone(good)
+			i := bytes.Index(b, binary.LittleEndian.AppendUint32(nil, which))
+			if i < 0 {
+				t.Fatalf("id %d not found in the encoding", which)
+			}
+			binary.LittleEndian.PutUint32(b[i:], id)
+			corrupt(fmt.Sprintf("id %d for %d", id, which), b, "uid or gid is 0 or -1")
+		}
+	}
 	for name, p := range map[string]*Plan{
 		"no seccomp":            {Argv: []string{"a"}, Path: "/a", Dir: "/"},
 		"partial instruction":   {Argv: []string{"a"}, Path: "/a", Dir: "/", Seccomp: make([]byte, 12)},
@@ -122,6 +136,8 @@ func TestPlanEncoderRefuses(t *testing.T) {
 		"NUL in env":      func(p *Plan) { p.Env = append(p.Env, "A=b\x00c") },
 		"NUL in path":     func(p *Plan) { p.Mounts.Trees[0].Path = "/a\x00b" },
 		"uid -1":          func(p *Plan) { p.Identity.UID = -1 },
+		"setuid to uid 0": func(p *Plan) { p.Identity.UID = 0 },
+		"setuid to gid 0": func(p *Plan) { p.Identity.GID = 0 },
 		"gid 2^32-1":      func(p *Plan) { p.Identity.GID = 1<<32 - 1 },
 		"negative owner":  func(p *Plan) { p.Mounts.Trees[1].Owner = -5 },
 		"no command":      func(p *Plan) { p.Argv = nil },

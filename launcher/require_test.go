@@ -18,3 +18,11 @@ func requireFeature(t *testing.T, name string, ok bool, found string) {
 	}
 	t.Skipf("requires %s, found %s", name, found)
 }
+
+// must fails the test on err.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

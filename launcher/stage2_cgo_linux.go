@@ -103,3 +103,35 @@ func openNoFollowC(path string) (int, error) {
 	}
 	return fd, nil
 }
+
+// mountPointC is stage 2's mount-point walk for tree n of trees (for
+// tests): dirs says which trees are directories; cover is the tmpfs that
+// covers tree n, or "".
+func mountPointC(trees []string, dirs []bool, n int, cover string) (fd int, where string, err error) {
+	ct := (*C.struct_tree)(C.calloc(C.size_t(len(trees)), C.size_t(unsafe.Sizeof(C.struct_tree{}))))
+	defer C.free(unsafe.Pointer(ct))
+	list := unsafe.Slice(ct, len(trees))
+	for i, path := range trees {
+		list[i].path = C.CString(path)
+		defer C.free(unsafe.Pointer(list[i].path))
+		if dirs[i] {
+			list[i].dir = 1
+		}
+	}
+	cp := C.struct_plan{trees: ct, ntrees: C.uint32_t(len(trees))}
+	var ccover *C.char
+	if cover != "" {
+		ccover = C.CString(cover)
+		defer C.free(unsafe.Pointer(ccover))
+	}
+	var cwhere *C.char
+	r := int(C.pf_mount_point(&cp, C.uint32_t(n), ccover, &cwhere))
+	if cwhere != nil {
+		where = C.GoString(cwhere)
+		C.free(unsafe.Pointer(cwhere))
+	}
+	if r < 0 {
+		return -1, where, syscall.Errno(-r)
+	}
+	return r, where, nil
+}

@@ -302,6 +302,9 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 		r->err = "bytes after the end of the plan";
 	if (!r->err && (!p->argv[0] || !p->path[0] || !p->dir[0]))
 		r->err = "incomplete plan (no command or directory)";
+	// set*id(2) reads -1 as "unchanged", and a change to 0 is no change.
+	if (!r->err && p->setuid && (p->uid == 0 || p->gid == 0 || p->uid == UINT32_MAX || p->gid == UINT32_MAX))
+		r->err = "the agent's uid or gid is 0 or -1";
 	return r->err;
 }
 
@@ -374,6 +377,8 @@ static void detach(struct plan *p, struct tree *t, int userns)
 		fail("mounts", "tree %s changed owner since the policy was checked (uid %u, was %u): refusing it",
 			t->path, (unsigned)st.st_uid, (unsigned)t->owner);
 	t->dir = S_ISDIR(st.st_mode);
+	t->dev = st.st_dev;
+	t->ino = st.st_ino;
 	t->fd = (int)syscall(pf_sys_open_tree, t->origin, "", AT_EMPTY_PATH | PF_OPEN_TREE_CLONE | O_CLOEXEC | PF_AT_RECURSIVE);
 	if (t->fd < 0)
 		fail("mounts", "tree %s: open_tree: %s", t->path, E);
@@ -397,52 +402,99 @@ static int beneath(const char *dir, const char *path)
 	return strncmp(dir, path, n) == 0 && path[n] == '/';
 }
 
-// mkdirs makes path and its parents. It runs only inside a tmpfs that
-// stage 2 itself mounted, where no one else has made anything.
-static void mkdirs(char *path, const char *tree)
+// may_make reports whether stage 2 may make the directory (or file) at
+// prefix while mounting tree n: only beneath the tmpfs cover that stage 2
+// mounted itself, and outside every tree attached before n, whose files
+// are the host's.
+static int may_make(const struct plan *p, uint32_t n, const char *cover, const char *prefix)
 {
-	for (char *s = path + 1;; s++) {
-		if (*s != '/' && *s != 0)
-			continue;
-		char c = *s;
-		*s = 0;
-		int rc = mkdir(path, 0755);
-		*s = c;
-		if (rc != 0 && errno != EEXIST)
-			fail("mounts", "tree %s: mkdir: %s", tree, E);
-		if (c == 0)
-			return;
-	}
+	if (!cover || !beneath(cover, prefix))
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(p->trees[i].path, prefix) == 0 || beneath(p->trees[i].path, prefix))
+			return 0;
+	return 1;
 }
 
-// attach mounts the clone again: onto its origin, or, when a private tmpfs
-// or a hidden directory now covers it, onto a mount point made fresh in
-// that tmpfs.
-static void attach(struct plan *p, struct tree *t)
+// pf_mount_point opens where tree n is mounted again, one component at a
+// time from /, refusing a symlink in any of them: the walk may pass through
+// a write tree attached before it, which others can change under it.
+// Missing components are made where may_make allows. It returns the
+// descriptor, or -errno with the path where it stopped in *where (which the
+// caller frees).
+int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where)
 {
-	int covered = beneath("/tmp", t->path) || beneath("/dev/shm", t->path);
-	for (uint32_t i = 0; i < p->nhide; i++)
-		covered |= beneath(p->hide[i], t->path);
-	if (!covered) {
-		if (syscall(pf_sys_move_mount, t->fd, "", t->origin, "", PF_MOVE_MOUNT_F_EMPTY_PATH | PF_MOVE_MOUNT_T_EMPTY_PATH) != 0)
-			fail("mounts", "tree %s: move_mount: %s", t->path, E);
-		return;
-	}
-	char *dir = strdup(t->path);
-	if (!dir)
-		fail("mounts", "out of memory");
-	if (!t->dir)
-		*strrchr(dir, '/') = 0; // absolute and strictly beneath a directory: there is a parent
-	mkdirs(dir, t->path);
-	free(dir);
-	if (!t->dir) {
-		int fd = open(t->path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0)
-			fail("mounts", "tree %s: %s", t->path, E);
+	struct tree *t = &p->trees[n];
+	size_t len = strlen(t->path);
+	char *prefix = strdup(t->path);
+	*where = prefix;
+	if (!prefix)
+		return -ENOMEM;
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (size_t start = 1; start < len;) {
+		size_t end = start;
+		while (end < len && t->path[end] != '/')
+			end++;
+		prefix[end] = 0; // prefix is now the path up to this component
+		const char *name = prefix + start;
+		int err = 0;
+		if (may_make(p, n, cover, prefix)) {
+			if (end == len && !t->dir) {
+				struct pf_open_how how = {O_WRONLY | O_CREAT | O_CLOEXEC, 0600, PF_RESOLVE_NO_SYMLINKS | PF_RESOLVE_NO_MAGICLINKS};
+				int f = (int)syscall(pf_sys_openat2, fd, name, &how, sizeof how);
+				if (f < 0)
+					err = -errno;
+				else
+					close(f);
+			} else if (mkdirat(fd, name, 0755) != 0 && errno != EEXIST) {
+				err = -errno;
+			}
+		}
+		struct pf_open_how how = {O_PATH | O_CLOEXEC, 0, PF_RESOLVE_NO_SYMLINKS | PF_RESOLVE_NO_MAGICLINKS};
+		int next = err ? err : (int)syscall(pf_sys_openat2, fd, name, &how, sizeof how);
+		if (next < 0 && !err)
+			err = -errno;
 		close(fd);
+		if (err)
+			return err;
+		fd = next;
+		prefix[end] = '/';
+		start = end + 1;
 	}
-	if (syscall(pf_sys_move_mount, t->fd, "", AT_FDCWD, t->path, PF_MOVE_MOUNT_F_EMPTY_PATH) != 0)
+	return fd;
+}
+
+// attach mounts the clone again. A tree no tmpfs covers goes back where it
+// was, checked to be the very directory (or file) that was cloned; one a
+// private tmpfs or a hidden directory covers goes onto a mount point made
+// in that tmpfs. Trees are attached outermost first, so a tree inside an
+// earlier one lands on top of it, not beneath it.
+static void attach(struct plan *p, uint32_t n)
+{
+	struct tree *t = &p->trees[n];
+	const char *cover = NULL;
+	if (beneath("/tmp", t->path))
+		cover = "/tmp";
+	else if (beneath("/dev/shm", t->path))
+		cover = "/dev/shm";
+	for (uint32_t i = 0; !cover && i < p->nhide; i++)
+		if (beneath(p->hide[i], t->path))
+			cover = p->hide[i];
+	char *where;
+	int mp = pf_mount_point(p, n, cover, &where);
+	if (mp == -ELOOP)
+		fail("mounts", "\"%s\" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02)", where);
+	if (mp < 0)
+		fail("mounts", "tree %s: mount point %s: %s", t->path, where ? where : "", strerror(-mp));
+	free(where);
+	struct stat st;
+	if (!cover && (fstat(mp, &st) != 0 || st.st_dev != t->dev || st.st_ino != t->ino))
+		fail("mounts", "tree %s is no longer what was cloned: refusing it", t->path);
+	if (syscall(pf_sys_move_mount, t->fd, "", mp, "", PF_MOVE_MOUNT_F_EMPTY_PATH | PF_MOVE_MOUNT_T_EMPTY_PATH) != 0)
 		fail("mounts", "tree %s: move_mount: %s", t->path, E);
+	close(mp);
 }
 
 static void write_file(const char *dir, const char *name, const char *text)
@@ -453,6 +505,30 @@ static void write_file(const char *dir, const char *name, const char *text)
 	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
 		fail("mounts", "idmap user namespace: %s: %s", name, E);
 	close(fd);
+}
+
+// ns_pid returns the innermost pid (the last of NSpid) of the process
+// whose /proc directory is dir, or -1.
+static pid_t ns_pid(const char *dir)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "%s/status", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *line = strstr(buf, "\nNSpid:");
+	if (!line)
+		return -1;
+	char *end = strchr(line + 1, '\n');
+	if (end)
+		*end = 0;
+	char *last = strrchr(line, '\t');
+	return last ? (pid_t)strtol(last + 1, NULL, 10) : -1;
 }
 
 // idmap_userns returns a user namespace in which the trees' owner is the
@@ -488,6 +564,8 @@ static int idmap_userns(struct plan *p)
 	if (n <= 0 || strspn(pid, "0123456789") != (size_t)n)
 		fail("mounts", "idmap user namespace: the child did not say its pid");
 	snprintf(dir, sizeof dir, "/proc/%s", pid);
+	if (ns_pid(dir) != child)
+		fail("mounts", "idmap user namespace: %s is not the child that was cloned", dir);
 	snprintf(map, sizeof map, "%u %u 1\n", p->owner, p->uid);
 	write_file(dir, "uid_map", map);
 	write_file(dir, "setgroups", "deny");
@@ -557,7 +635,7 @@ static void setup_mounts(struct plan *p)
 		close(fd);
 	}
 	for (uint32_t i = 0; i < p->ntrees; i++) {
-		attach(p, &p->trees[i]);
+		attach(p, i);
 		close(p->trees[i].fd);
 		close(p->trees[i].origin);
 	}
@@ -588,17 +666,14 @@ static void loopback_up(void)
 	close(fd);
 }
 
-static void set_rlimits(struct plan *p)
+// set_rlimit applies one limit. AtMost lowers only: it never raises what
+// the launcher inherited.
+static int set_rlimit(const struct rlim *l)
 {
-	for (uint32_t i = 0; i < p->nrlimits; i++) {
-		struct rlim *l = &p->rlimits[i];
-		struct rlimit v = {l->value, l->value}, cur;
-		// AtMost lowers only: never raise what the launcher inherited.
-		if (l->at_most && getrlimit(l->resource, &cur) == 0 && cur.rlim_max < l->value)
-			v.rlim_cur = v.rlim_max = cur.rlim_max;
-		if (setrlimit(l->resource, &v) != 0)
-			fail("rlimits", "set %s to %llu: %s", l->name, (unsigned long long)l->value, E);
-	}
+	struct rlimit v = {l->value, l->value}, cur;
+	if (l->at_most && getrlimit(l->resource, &cur) == 0 && cur.rlim_max < l->value)
+		v.rlim_cur = v.rlim_max = cur.rlim_max;
+	return setrlimit(l->resource, &v);
 }
 
 static int last_cap(void)
@@ -639,6 +714,13 @@ static void drop_privileges(struct plan *p)
 		// The credential change cleared the parent-death signal.
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 			fail("identity", "re-arm the parent-death signal: %s", E);
+	}
+	if (p->setuid) {
+		uid_t ru, eu, su;
+		gid_t rg, eg, sg;
+		if (getresuid(&ru, &eu, &su) != 0 || getresgid(&rg, &eg, &sg) != 0 || getgroups(0, NULL) != 0 ||
+				ru != p->uid || eu != p->uid || su != p->uid || rg != p->gid || eg != p->gid || sg != p->gid)
+			fail("identity", "the uid and gid are not %u and %u alone after the change", p->uid, p->gid);
 	}
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2] = {{0}};
@@ -690,7 +772,9 @@ static void confine(struct plan *p)
 	setup_mounts(p);
 	if (p->new_net)
 		loopback_up();
-	set_rlimits(p);
+	// 4. Resource limits are set in the agent's process, just before
+	//    execve (start): on stage 2 itself, RLIMIT_CPU would let the agent
+	//    wear its init down (each signal it sends wakes it).
 	drop_privileges(p);
 	apply_landlock(p);
 	// Every descriptor above 2 is marked close-on-exec, so the agent
@@ -702,10 +786,17 @@ static void confine(struct plan *p)
 
 // ---- the agent and init ----
 
-// start forks the agent with the signal mask stage 2 started with and the
-// policy's environment, and returns its pid once execve has succeeded.
-// Stage 2 installs no handlers, so the agent inherits ignored signals (a
-// nohup) as any exec would.
+// What the agent's process could not do before execve.
+struct child_error {
+	int step; // 1 rlimit, 2 chdir, 3 execve
+	uint32_t index;
+	int err;
+};
+
+// start forks the agent with the signal mask stage 2 started with, its
+// resource limits and the policy's environment, and returns its pid once
+// execve has succeeded. Stage 2 installs no handlers, so the agent
+// inherits ignored signals (a nohup) as any exec would.
 static pid_t start(struct plan *p, const sigset_t *orig)
 {
 	int ep[2];
@@ -715,25 +806,42 @@ static pid_t start(struct plan *p, const sigset_t *orig)
 	if (pid < 0)
 		fail("exec", "fork: %s", E);
 	if (pid == 0) {
+		struct child_error ce = {0, 0, 0};
 		sigprocmask(SIG_SETMASK, orig, NULL);
-		int err = chdir(p->dir) == 0 ? (execve(p->path, p->argv, p->env), errno) : -errno;
-		if (write(ep[1], &err, sizeof err) < 0)
+		for (uint32_t i = 0; i < p->nrlimits && !ce.step; i++)
+			if (set_rlimit(&p->rlimits[i]) != 0)
+				ce = (struct child_error){1, i, errno};
+		if (!ce.step && chdir(p->dir) != 0)
+			ce = (struct child_error){2, 0, errno};
+		if (!ce.step) {
+			execve(p->path, p->argv, p->env);
+			ce = (struct child_error){3, 0, errno};
+		}
+		if (write(ep[1], &ce, sizeof ce) < 0)
 			_exit(127);
 		_exit(127);
 	}
 	close(ep[1]);
-	int err = 0;
+	struct child_error ce;
 	ssize_t n;
-	while ((n = read(ep[0], &err, sizeof err)) < 0 && errno == EINTR)
+	while ((n = read(ep[0], &ce, sizeof ce)) < 0 && errno == EINTR)
 		;
 	close(ep[0]);
-	if (n == sizeof err) {
-		waitpid(pid, NULL, 0);
-		if (err < 0)
-			fail("exec", "chdir %s: %s", p->dir, strerror(-err));
-		fail("exec", "%s: %s", p->path, strerror(err));
+	if (n == 0)
+		return pid; // execve closed the pipe: the agent runs
+	waitpid(pid, NULL, 0);
+	if (n != sizeof ce)
+		fail("exec", "the agent's process ended before execve");
+	switch (ce.step) {
+	case 1: {
+		struct rlim *l = &p->rlimits[ce.index];
+		fail("rlimits", "set %s to %llu: %s", l->name, (unsigned long long)l->value, strerror(ce.err));
 	}
-	return pid;
+	case 2:
+		fail("exec", "chdir %s: %s", p->dir, strerror(ce.err));
+	default:
+		fail("exec", "%s: %s", p->path, strerror(ce.err));
+	}
 }
 
 static int status_code(int st)
@@ -810,6 +918,12 @@ static int stage2(void)
 	return supervise(agent, sfd);
 }
 
+static int is_pipe(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 // The constructor runs when the launcher binary is loaded, before the Go
 // runtime starts. glibc passes it argc and argv. Only the hidden entry
 // stage 1 uses makes it act; otherwise it returns and Go starts as usual.
@@ -818,7 +932,11 @@ __attribute__((constructor)) static void pf_stage2_entry(int argc, char **argv, 
 	(void)envp;
 	if (argc < 2 || !argv || !argv[1] || strcmp(argv[1], PF_STAGE2_ENTRY) != 0)
 		return;
-	if (fcntl(PF_FD_REPORT, F_GETFD) < 0 || fcntl(PF_FD_PLAN, F_GETFD) < 0 || fcntl(PF_FD_CONTROL, F_GETFD) < 0) {
+	// Started by hand, or by anything but stage 1, it writes nothing
+	// anywhere: its three descriptors must be pipes, and it must be the
+	// first process of a new pid namespace (so its mount namespace is new
+	// too, and nothing it mounts reaches the host).
+	if (!is_pipe(PF_FD_REPORT) || !is_pipe(PF_FD_PLAN) || !is_pipe(PF_FD_CONTROL) || getpid() != 1) {
 		dprintf(2, "launcher: error: %s is internal to the launcher and runs only as its stage 2\n", PF_STAGE2_ENTRY);
 		_exit(PF_EXIT_FAILED);
 	}

@@ -11,9 +11,9 @@
 
 // The descriptors stage 1 passes, in this order after stdio.
 enum {
-	PF_FD_PLAN = 3,    // stage 1 → stage 2: the plan, written once stage 2 is in its cgroup
+	PF_FD_PLAN = 3,    // stage 1 → stage 2: the plan (with v1 cgroups, possibly before stage 2 is placed)
 	PF_FD_REPORT = 4,  // stage 2 → stage 1: "ready" when confined, "ok" when the agent runs, or "error: STEP: WHAT"
-	PF_FD_CONTROL = 5, // stage 1 → stage 2: the go byte, then forwarded signals, one byte each; EOF: stage 1 died
+	PF_FD_CONTROL = 5, // stage 1 → stage 2: the go byte (only once stage 2 is placed), then forwarded signals; EOF: stage 1 died
 };
 
 enum {
@@ -27,7 +27,8 @@ struct tree {
 	char *path;
 	int write, exec, idmap;
 	uint32_t owner;
-	int fd, origin, dir; // the detached clone and where it came from
+	int fd, origin, dir;    // the detached clone and where it came from
+	uint64_t dev, ino;      // what origin is
 };
 
 struct rlim {
@@ -75,5 +76,6 @@ struct plan {
 const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p);
 void pf_free_plan(struct plan *p);
 int pf_open_nofollow(const char *path);
+int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where);
 
 #endif
