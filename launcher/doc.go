@@ -15,14 +15,13 @@
 // namespace when unprivileged, into the cgroup with CLONE_INTO_CGROUP where
 // there is cgroup v2 — and sends the finished plan over an inherited pipe.
 //
-// Where DESIGN.md has the child wait for its plan until it is placed in its
-// cgroup, stage 2 here may receive the plan and confine itself while a v1
-// placement is still under way (joining a v1 group waits for an RCU grace
-// period, milliseconds): what must not escape the group is the agent, and
-// stage 1 sends the go byte that lets stage 2 start it only once the
-// placement is done. On cgroup v2 stage 2 is cloned into its group and is
-// never outside it. The one process stage 2 starts before then is its own,
-// a child that lives microseconds to hold the idmap user namespace.
+// On cgroup v2 stage 2 is cloned into its group (CLONE_INTO_CGROUP). With
+// v1 hierarchies, stage 1 passes the groups' tasks files and stage 2 joins
+// them itself, before any other step, by writing "0": a thread moving
+// itself skips the global lock that moving a process by pid takes, and
+// with it an RCU grace period (5-15 ms on every launch); stage 2 is one
+// thread, so it is the same move. Either way nothing stage 2 starts runs
+// outside the group.
 //
 // Stage 2 is C that runs from a constructor before the Go runtime starts
 // (stage2_cgo_linux.go says why): one thread, a straight line of system
@@ -75,9 +74,6 @@
 //   - A launcher killed with SIGKILL takes the agent's tree with it
 //     (parent-death signal, pid namespace), but its empty cgroup stays until
 //     a later launch sweeps it.
-//   - On hybrid hosts the v1 pids and memory groups are joined by writing
-//     the pid, which costs one RCU grace period (about 10 ms); pure cgroup
-//     v2 hosts clone straight into the group.
 //   - As root, write paths outside the workspace must belong to the
 //     workspace's owner (one idmapped mount maps one owner) or be writable
 //     by all; anything else is refused.

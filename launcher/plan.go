@@ -19,6 +19,10 @@ type Plan struct {
 	Env  []string // the agent's whole environment
 	Dir  string   // the agent's working directory (the workspace)
 
+	// Join is how many v1 cgroup tasks files stage 2 holds, from fd 6 on:
+	// it writes "0" to each, its very first step.
+	Join int
+
 	Mounts   MountPlan
 	NewNet   bool // stage 2 is in a new, empty network namespace: bring lo up
 	Rlimits  []RlimitPlan
@@ -90,6 +94,9 @@ type PortRule struct {
 // maxPlanSize bounds the plan; stage 2 refuses a larger one.
 const maxPlanSize = 4 << 20
 
+// maxJoin bounds Plan.Join (a host has a handful of v1 hierarchies).
+const maxJoin = 16
+
 // planMagic opens and planEnd closes the plan on the wire, so a plan from
 // another version of the launcher, or a truncated one, is refused.
 const (
@@ -107,6 +114,10 @@ func (p *Plan) MarshalBinary() ([]byte, error) {
 	w.str(p.Path)
 	w.strs(p.Env)
 	w.str(p.Dir)
+	if p.Join > maxJoin {
+		w.fail(fmt.Errorf("%d cgroup files, more than %d", p.Join, maxJoin))
+	}
+	w.u32(p.Join)
 	m := p.Mounts
 	w.strs(m.Hide)
 	w.u64(uint64(m.TmpSize))

@@ -17,6 +17,7 @@ func fullPlan() *Plan {
 		Path: "/usr/bin/agent",
 		Env:  []string{"HOME=/tmp/home", "PATH=/usr/bin", "EMPTY="},
 		Dir:  "/work/ws",
+		Join: 3,
 		Mounts: MountPlan{
 			Hide:    []string{"/run", "/var/run/docker"},
 			TmpSize: 1<<40 + 3,
@@ -142,6 +143,7 @@ func TestPlanEncoderRefuses(t *testing.T) {
 		"negative owner":  func(p *Plan) { p.Mounts.Trees[1].Owner = -5 },
 		"no command":      func(p *Plan) { p.Argv = nil },
 		"no directory":    func(p *Plan) { p.Dir = "" },
+		"17 cgroup files": func(p *Plan) { p.Join = 17 },
 		"larger than 4MB": func(p *Plan) { p.Env = append(p.Env, "BIG="+strings.Repeat("x", maxPlanSize)) },
 	} {
 		p := fullPlan()

@@ -24,7 +24,7 @@ type session struct {
 	control       *os.File
 	cg            *Cgroup
 	planW         *os.File
-	placed        chan error // the cgroup placement's result
+	join          int // v1 cgroup tasks files passed to stage 2, which joins them first
 	report        *bufio.Reader
 	reportR       *os.File
 	tty           int // the terminal handed to the agent's process group, or -1
@@ -33,10 +33,9 @@ type session struct {
 	netns         bool
 }
 
-// cloneStage2 creates the cgroup and clones stage 2 into its namespaces.
-// Stage 2 then boots and waits for its plan while stage 1 builds it, and
-// joining the v1 cgroups (which waits for an RCU grace period, ~10 ms)
-// runs meanwhile too. On any error everything made is undone.
+// cloneStage2 creates the cgroup and clones stage 2 into its namespaces
+// (and its v2 group). Stage 2 then boots and waits for its plan while
+// stage 1 builds it. On any error everything made is undone.
 func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *session, err error) {
 	s = &session{tty: -1, netns: newNet, stderr: o.Stderr}
 	defer func() {
@@ -98,9 +97,21 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 	}
 	if s.cg != nil {
+		// v2: cloned into the group. v1: stage 2 joins its groups itself,
+		// first thing, through these files; the agent and everything it
+		// starts are then inside.
 		if fd, ok := s.cg.CgroupFD(); ok {
 			attr.UseCgroupFD, attr.CgroupFD = true, fd
 		}
+		join, err := s.cg.JoinFiles()
+		if err != nil {
+			return s, err
+		}
+		for _, f := range join {
+			defer f.Close()
+		}
+		files = append(files[:fdJoin-3], join...)
+		s.join = len(join)
 	}
 	if isForegroundTerminal(o.Stdin) {
 		attr.Foreground, attr.Ctty = true, 0
@@ -120,21 +131,13 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 	if err := s.cmd.Start(); err != nil {
 		return s, fmt.Errorf("start stage 2 in new namespaces: %w (run `launcher hello` to see what this host allows)", err)
 	}
-	// Stage 2 runs only our code until it gets go, and go is sent only
-	// once it is placed, so the agent and everything it starts are inside
-	// the group.
-	s.placed = make(chan error, 1)
-	if s.cg != nil {
-		go func() { s.placed <- s.cg.Add(s.cmd.Process.Pid) }()
-	} else {
-		s.placed <- nil
-	}
 	return s, nil
 }
 
-// sendPlan hands stage 2 its plan and waits until stage 2 is confined
-// ("ready") and placed in its cgroup.
+// sendPlan hands stage 2 its plan and waits until stage 2 is in its
+// cgroup and confined ("ready").
 func (s *session) sendPlan(plan *Plan) error {
+	plan.Join = s.join
 	b, err := plan.MarshalBinary()
 	if err == nil {
 		_, err = s.planW.Write(b)
@@ -144,11 +147,6 @@ func (s *session) sendPlan(plan *Plan) error {
 		err = fmt.Errorf("send plan: %w", err)
 	} else {
 		err = s.expect("ready")
-	}
-	perr := <-s.placed
-	s.placed = nil
-	if perr != nil && err == nil {
-		err = fmt.Errorf("place stage 2: %w", perr)
 	}
 	return err
 }
@@ -210,10 +208,6 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 func (s *session) cleanup() {
 	if s.planW != nil {
 		s.planW.Close()
-	}
-	if s.placed != nil {
-		<-s.placed // never remove a cgroup while a pid is being written into it
-		s.placed = nil
 	}
 	if s.reportR != nil {
 		s.reportR.Close()

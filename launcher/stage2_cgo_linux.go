@@ -43,6 +43,7 @@ const (
 	fdPlan    = C.PF_FD_PLAN
 	fdReport  = C.PF_FD_REPORT
 	fdControl = C.PF_FD_CONTROL
+	fdJoin    = C.PF_FD_JOIN
 	goByte    = C.PF_GO_BYTE
 )
 
@@ -67,7 +68,7 @@ func decodePlanC(b []byte) (*Plan, error) {
 		return out
 	}
 	p := &Plan{
-		Argv: strs(cp.argv), Path: C.GoString(cp.path), Env: strs(cp.env), Dir: C.GoString(cp.dir),
+		Argv: strs(cp.argv), Path: C.GoString(cp.path), Env: strs(cp.env), Dir: C.GoString(cp.dir), Join: int(cp.njoin),
 		NewNet: cp.new_net != 0,
 	}
 	p.Mounts = MountPlan{Hide: strs(cp.hide), TmpSize: int64(cp.tmp_size), Home: C.GoString(cp.home), Memfd: cp.memfd != 0}

@@ -240,6 +240,9 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 	p->path = get_str(r);
 	p->env = get_strs(r, NULL);
 	p->dir = get_str(r);
+	p->njoin = get_u32(r);
+	if (p->njoin > 16 && !r->err)
+		r->err = "more than 16 cgroup files";
 	p->hide = get_strs(r, &p->nhide);
 	p->tmp_size = get_u64(r);
 	p->home = get_str(r);
@@ -764,11 +767,26 @@ static void load_seccomp(struct plan *p)
 		fail("seccomp", "load filter of %u instructions: %s", p->nfilter, E);
 }
 
+// join_cgroups moves stage 2 into its v1 cgroups by writing "0" (this
+// thread) to the tasks files stage 1 opened: for a process of one thread
+// that is the whole process, and it avoids the global lock (and RCU grace
+// period) that moving a process by pid takes. On cgroup v2 stage 2 was
+// cloned into its group.
+static void join_cgroups(struct plan *p)
+{
+	for (uint32_t i = 0; i < p->njoin; i++) {
+		int fd = PF_FD_JOIN + (int)i;
+		if (write(fd, "0", 1) != 1)
+			fail("cgroup", "join v1 group %u: %s", i + 1, E);
+		close(fd);
+	}
+}
+
 // confine applies the Boundaries in the order of DESIGN.md §3. The
-// namespaces (step 1) were made by clone(2) in stage 1, which wrote the
-// plan only after placing this process in its cgroup.
+// namespaces (step 1) were made by clone(2) in stage 1.
 static void confine(struct plan *p)
 {
+	join_cgroups(p); // before anything else: nothing starts outside the group
 	setup_mounts(p);
 	if (p->new_net)
 		loopback_up();

@@ -11,9 +11,10 @@
 
 // The descriptors stage 1 passes, in this order after stdio.
 enum {
-	PF_FD_PLAN = 3,    // stage 1 → stage 2: the plan (with v1 cgroups, possibly before stage 2 is placed)
+	PF_FD_PLAN = 3,    // stage 1 → stage 2: the plan
 	PF_FD_REPORT = 4,  // stage 2 → stage 1: "ready" when confined, "ok" when the agent runs, or "error: STEP: WHAT"
-	PF_FD_CONTROL = 5, // stage 1 → stage 2: the go byte (only once stage 2 is placed), then forwarded signals; EOF: stage 1 died
+	PF_FD_CONTROL = 5, // stage 1 → stage 2: the go byte, then forwarded signals, one byte each; EOF: stage 1 died
+	PF_FD_JOIN = 6,    // and on: the v1 cgroup tasks files stage 2 joins (plan.njoin of them)
 };
 
 enum {
@@ -49,6 +50,7 @@ struct port_rule {
 
 struct plan {
 	char **argv, *path, **env, *dir;
+	uint32_t njoin;
 	char **hide;
 	uint32_t nhide;
 	uint64_t tmp_size;
