@@ -7,6 +7,7 @@ require (
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/seccomp/libseccomp-golang v0.11.1
+	golang.org/x/crypto v0.59.0
 	golang.org/x/sys v0.50.0
 )
 

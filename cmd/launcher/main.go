@@ -46,6 +46,7 @@ Usage:
   launcher policy init [--workspace DIR] [--template NAME] [--out FILE]
   launcher hello [--json] [--policy FILE]
   launcher register list|show ID|check [--json] [--only ID,...] [--out FILE]
+  launcher secrets add NAME|list|rm NAME|rekey [--vault FILE] [--key-file FILE]
   launcher help [COMMAND]
 
 Every command takes --help.
@@ -138,6 +139,8 @@ func (e env) dispatch(args []string) error {
 		return e.hello(args[1:])
 	case "register":
 		return e.register(args[1:])
+	case "secrets":
+		return e.secrets(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return e.launch(args)

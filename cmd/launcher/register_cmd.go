@@ -161,8 +161,3 @@ func writeEvidence(path string, ev register.Evidence) error {
 	}
 	return err
 }
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}

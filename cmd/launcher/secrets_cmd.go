@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/pinfold/pinfold/components/kms"
+)
+
+const secretsHelp = `Usage:
+  launcher secrets add NAME [--vault FILE] [--key-file FILE]
+  launcher secrets list [--json] [--vault FILE] [--key-file FILE]
+  launcher secrets rm NAME [--vault FILE] [--key-file FILE]
+  launcher secrets rekey [--vault FILE] [--key-file FILE] [--new-key-file FILE]
+
+The vault holds the secrets that component mode's kms releases to the
+net component for [[secrets]] rules; the agent never sees them. It is
+sealed with XChaCha20-Poly1305, under a key from a passphrase (argon2id,
+asked on the terminal without echo) or from a key file of at least 32
+random bytes (--key-file; mode 0600). The default vault is
+$XDG_CONFIG_HOME/pinfold/vault (~/.config/pinfold/vault).
+
+add    reads the value from stdin (one trailing newline dropped), or from
+       the terminal without echo. The first add makes the vault.
+list   names and dates, never values.
+rm     removes one secret.
+rekey  seals the vault under a new passphrase or --new-key-file.
+
+Every change is written atomically: the old vault or the new one, never
+half of either.
+
+` + exitCodesHelp
+
+func (e env) secrets(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, secretsHelp)
+		return silentExit(exitUsage)
+	}
+	sub := args[0]
+	if sub == "-h" || sub == "--help" || sub == "-help" {
+		fmt.Fprint(e.stdout, secretsHelp)
+		return nil
+	}
+	fset := flags("secrets " + sub)
+	vaultPath := fset.String("vault", "", "")
+	keyFile := fset.String("key-file", "", "")
+	var newKeyFile *string
+	var asJSON *bool
+	nargs := 0
+	switch sub {
+	case "add", "rm":
+		nargs = 1
+	case "list":
+		asJSON = fset.Bool("json", false, "")
+	case "rekey":
+		newKeyFile = fset.String("new-key-file", "", "")
+	default:
+		return fail(exitUsage, "run `launcher secrets --help`", "unknown secrets command %q", sub)
+	}
+	rest, err := e.parse(fset, secretsHelp, args[1:], nargs)
+	if err != nil {
+		return err
+	}
+	path := *vaultPath
+	if path == "" {
+		if path, err = kms.DefaultPath(); err != nil {
+			return err
+		}
+	}
+	tty := openTerminal()
+	if tty != nil {
+		defer tty.Close()
+	}
+	data, err := kms.ReadFile(path)
+	creating := errors.Is(err, kms.ErrNoVault) && sub == "add"
+	if err != nil && !creating {
+		return err
+	}
+	key, err := e.vaultKey(*keyFile, tty, creating)
+	if err != nil {
+		return err
+	}
+	var v *kms.Vault
+	if creating {
+		v = kms.New(key)
+	} else if v, err = kms.Open(data, key); err != nil {
+		return err
+	}
+	switch sub {
+	case "list":
+		return e.listSecrets(v, *asJSON)
+	case "add":
+		value, err := readValue(rest[0], tty)
+		if err != nil {
+			return err
+		}
+		defer clear(value)
+		if err := v.Add(rest[0], value, time.Now()); err != nil {
+			return err
+		}
+	case "rm":
+		if err := v.Remove(rest[0]); err != nil {
+			return err
+		}
+	case "rekey":
+		newKey, err := e.vaultKey(*newKeyFile, tty, true)
+		if err != nil {
+			return err
+		}
+		v.Rekey(newKey)
+	}
+	sealed, err := v.Seal()
+	if err != nil {
+		return err
+	}
+	if err := kms.WriteFile(path, sealed); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "launcher: vault %s: %d secret(s)\n", path, len(v.Secrets))
+	return nil
+}
+
+func (e env) listSecrets(v *kms.Vault, asJSON bool) error {
+	type entry struct {
+		Name  string    `json:"name"`
+		Added time.Time `json:"added"`
+	}
+	list := []entry{}
+	for _, s := range v.Secrets {
+		list = append(list, entry{s.Name, s.Added})
+	}
+	if asJSON {
+		return e.writeJSON(list)
+	}
+	for _, s := range list {
+		fmt.Fprintf(e.stdout, "%s\tadded %s\n", s.Name, s.Added.Format(time.DateOnly))
+	}
+	return nil
+}
+
+// vaultKey is the key from a key file, or a passphrase asked on the
+// terminal (twice when it is new).
+func (e env) vaultKey(keyFile string, tty *os.File, isNew bool) (kms.Key, error) {
+	if keyFile != "" {
+		return kms.ReadKeyFile(keyFile)
+	}
+	if tty == nil {
+		return kms.Key{}, fail(exitUsage, "give --key-file FILE (at least 32 random bytes, mode 0600)", "secrets: no terminal to ask the passphrase on")
+	}
+	prompt := "vault passphrase: "
+	if isNew {
+		prompt = "new vault passphrase: "
+	}
+	p, err := readHidden(tty, prompt)
+	if err != nil {
+		return kms.Key{}, err
+	}
+	defer clear(p)
+	if isNew {
+		again, err := readHidden(tty, "again: ")
+		if err != nil {
+			return kms.Key{}, err
+		}
+		defer clear(again)
+		if !bytes.Equal(p, again) {
+			return kms.Key{}, errors.New("secrets: the two passphrases differ")
+		}
+	}
+	return kms.Passphrase(p)
+}
+
+// readValue reads a secret's value: from the terminal without echo when
+// stdin is that terminal, else all of stdin with one trailing newline
+// dropped.
+func readValue(name string, tty *os.File) ([]byte, error) {
+	if tty != nil && isTerminal(os.Stdin) {
+		return readHidden(tty, "value of "+name+": ")
+	}
+	b, err := io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("secrets: read the value from stdin: %w", err)
+	}
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r")), nil
+}

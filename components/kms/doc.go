@@ -1,0 +1,31 @@
+// Package kms is the key management component: the person's sealed vault
+// of secrets, and (later) the process that holds them unsealed for one
+// session and releases a value only to the net component for a matching
+// injection rule (DESIGN.md §5).
+//
+// What is here so far is the vault: a file sealed with XChaCha20-Poly1305,
+// its key from argon2id over a passphrase (RFC 9106's t=3, m=64 MiB, p=4)
+// or from a key file of at least 32 random bytes. The whole header
+// (format version, key derivation and its parameters, salt, nonce) is the
+// AEAD's additional data, so changing any of it fails like changing the
+// ciphertext; a header that asks for more argon2id work than this launcher
+// allows is refused before any is done. Each seal draws a fresh salt and
+// nonce. The file is written atomically (temporary file, fsync, rename,
+// directory fsync) and read only if it is a regular file, not a symlink,
+// that only its owner may read.
+//
+// Improving on DESIGN.md: a key file is not stretched (it is already
+// random) but hashed with the salt under a label; a key-file vault and a
+// passphrase vault cannot be confused, since the header says which.
+//
+// # Limitations
+//
+//   - A wrong key and an altered file are indistinguishable (both fail the
+//     tag), and the error says so.
+//   - The values are in the launcher's memory while it manages the vault;
+//     they are cleared where the code holds them, but Go may have copied
+//     them (the JSON decoder, the garbage collector). Locked memory is for
+//     the kms process, which is later work.
+//   - Names and dates are as secret as values: they are sealed too, so
+//     `launcher secrets list` needs the key.
+package kms

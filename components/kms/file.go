@@ -1,0 +1,115 @@
+package kms
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultPath is where the person's vault lives:
+// $XDG_CONFIG_HOME/pinfold/vault, else ~/.config/pinfold/vault.
+func DefaultPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("vault: no config directory: %w (give --vault PATH)", err)
+	}
+	return filepath.Join(dir, "pinfold", "vault"), nil
+}
+
+// ErrNoVault: the vault file does not exist yet.
+var ErrNoVault = errors.New("vault: no vault yet")
+
+// ReadFile reads a vault file. It refuses a symlink, anything but a
+// regular file, a file others may read or write, and more than a vault
+// can hold.
+func ReadFile(path string) ([]byte, error) {
+	b, err := readPrivate(path, maxVaultSize, "vault")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s (`launcher secrets add NAME` makes one)", ErrNoVault, path)
+	}
+	return b, err
+}
+
+// ReadKeyFile reads a key file, with the same refusals as ReadFile.
+func ReadKeyFile(path string) (Key, error) {
+	b, err := readPrivate(path, 4096, "key file")
+	if err != nil {
+		return Key{}, err
+	}
+	return KeyFile(b)
+}
+
+func readPrivate(path string, limit int64, what string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%s %s is a symlink: refusing it", what, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	switch {
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s %s is not a regular file", what, path)
+	case st.Mode().Perm()&0o077 != 0:
+		return nil, fmt.Errorf("%s %s has mode %04o: others may read or change it (chmod 600 %s)", what, path, st.Mode().Perm(), path)
+	case st.Size() > limit:
+		return nil, fmt.Errorf("%s %s is %d bytes, more than %d", what, path, st.Size(), limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
+// WriteFile replaces the vault file with data, atomically: a new file in
+// the same directory, written and synced, renamed over the old one, and
+// the directory synced. A crash leaves the old vault or the new one,
+// never half of either. The directory is made 0700 if missing.
+func WriteFile(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".vault-*")
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	// CreateTemp makes the file 0600 already; say so rather than rely on it.
+	if err := tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("vault: write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("vault: sync %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("vault: sync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package kms
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cheap is argon2id at a cost tests can afford many times over.
+var cheap = KDFParams{Time: 1, MemoryKiB: 64, Threads: 1}
+
+func pass(t *testing.T, p string) Key {
+	t.Helper()
+	k, err := Passphrase([]byte(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func sealed(t *testing.T, key Key, names ...string) []byte {
+	t.Helper()
+	v := &Vault{}
+	v.rekey(key, cheap)
+	for _, n := range names {
+		if err := v.Add(n, []byte("value of "+n), time.Unix(1700000000, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := v.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestVaultRoundTrip(t *testing.T) {
+	kf, err := KeyFile(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, key := range map[string]Key{"passphrase": pass(t, "correct horse"), "key file": kf} {
+		b := sealed(t, key, "GITHUB_TOKEN", "npm.token")
+		v, err := Open(b, key)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(v.Secrets) != 2 || v.Secrets[0].Name != "GITHUB_TOKEN" || string(v.Secrets[1].Value) != "value of npm.token" ||
+			!v.Secrets[0].Added.Equal(time.Unix(1700000000, 0)) {
+			t.Errorf("%s: opened %+v", name, v.Secrets)
+		}
+		if bytes.Contains(b, []byte("value of")) || bytes.Contains(b, []byte("GITHUB_TOKEN")) {
+			t.Errorf("%s: a value or a name is in the file in clear", name)
+		}
+		// Each seal draws a fresh salt and nonce.
+		again, err := v.Seal()
+		if err != nil || bytes.Equal(again[20:headerSize], b[20:headerSize]) {
+			t.Errorf("%s: resealing reused the salt and nonce (%v)", name, err)
+		}
+	}
+	// The default cost is what New gives a passphrase vault.
+	if v := New(pass(t, "x")); v.kdf != defaultKDF {
+		t.Errorf("New: cost %+v, want %+v", v.kdf, defaultKDF)
+	}
+}
+
+// A wrong key, a key of the other kind, and any changed byte are refused;
+// the right key opens the same bytes (the control).
+func TestVaultRefusesWrongKeyAndTampering(t *testing.T) {
+	key := pass(t, "correct horse")
+	b := sealed(t, key, "A")
+	if _, err := Open(b, key); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	if _, err := Open(b, pass(t, "correct horsf")); !errors.Is(err, ErrWrongKey) {
+		t.Errorf("wrong passphrase: %v", err)
+	}
+	kf, _ := KeyFile(bytes.Repeat([]byte{1}, 32))
+	if _, err := Open(b, kf); err == nil || !strings.Contains(err.Error(), "sealed with a passphrase, opened with a key file") {
+		t.Errorf("key file on a passphrase vault: %v", err)
+	}
+	for i := range b {
+		c := bytes.Clone(b)
+		c[i] ^= 0x01
+		if _, err := Open(c, key); err == nil {
+			t.Errorf("byte %d changed: opened", i)
+		}
+	}
+	for n := range len(b) {
+		if _, err := Open(b[:n], key); err == nil {
+			t.Fatalf("truncated to %d of %d bytes: opened", n, len(b))
+		}
+	}
+	if _, err := Open(append(bytes.Clone(b), 0), key); !errors.Is(err, ErrWrongKey) {
+		t.Errorf("a byte appended: %v", err)
+	}
+}
+
+func TestVaultHeaderChecks(t *testing.T) {
+	key := pass(t, "p")
+	b := sealed(t, key, "A")
+	newer := bytes.Clone(b)
+	binary.BigEndian.PutUint16(newer[8:], formatVersion+1)
+	if _, err := Open(newer, key); !errors.Is(err, ErrNewerFormat) || !strings.Contains(err.Error(), "upgrade the launcher") {
+		t.Errorf("newer format: %v", err)
+	}
+	// A header asking for more argon2id work than allowed is refused
+	// before any is done (this would take 4 TiB).
+	greedy := bytes.Clone(b)
+	binary.BigEndian.PutUint32(greedy[15:], 1<<32-1)
+	start := time.Now()
+	if _, err := Open(greedy, key); err == nil || !strings.Contains(err.Error(), "outside what this launcher opens") {
+		t.Errorf("greedy parameters: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusing greedy parameters took %v: the work was done", d)
+	}
+	if _, err := Open(append([]byte("NOTVAULT"), b[8:]...), key); err == nil || !strings.Contains(err.Error(), "bad magic") {
+		t.Errorf("bad magic: %v", err)
+	}
+}
+
+func TestVaultEdits(t *testing.T) {
+	v := &Vault{}
+	v.rekey(pass(t, "p"), cheap)
+	now := time.Now()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(v.Add("A", []byte("1"), now))
+	for _, c := range []struct {
+		name, value, want string
+	}{
+		{"A", "2", "already there"},
+		{"B", "", "empty"},
+		{"", "x", "secret name"},
+		{"1abc", "x", "secret name"},
+		{"a b", "x", "secret name"},
+		{"a/b", "x", "secret name"},
+		{strings.Repeat("a", 65), "x", "secret name"},
+		{"C", strings.Repeat("x", maxValueSize+1), "more than"},
+	} {
+		if err := v.Add(c.name, []byte(c.value), now); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Add(%q, %d bytes): %v, want %q", c.name, len(c.value), err, c.want)
+		}
+	}
+	if err := v.Remove("nope"); err == nil || !strings.Contains(err.Error(), `no secret named "nope"`) {
+		t.Errorf("Remove unknown: %v", err)
+	}
+	must(v.Remove("A"))
+	if len(v.Secrets) != 0 {
+		t.Errorf("after Remove: %+v", v.Secrets)
+	}
+	// Rekey: the old key no longer opens what is sealed next.
+	must(v.Add("A", []byte("1"), now))
+	newKey := pass(t, "new")
+	v.rekey(newKey, cheap)
+	b, err := v.Seal()
+	must(err)
+	if _, err := Open(b, pass(t, "p")); !errors.Is(err, ErrWrongKey) {
+		t.Errorf("old key after rekey: %v", err)
+	}
+	if w, err := Open(b, newKey); err != nil || len(w.Secrets) != 1 {
+		t.Errorf("new key after rekey: %v", err)
+	}
+	if _, err := Passphrase(nil); err == nil {
+		t.Error("empty passphrase accepted")
+	}
+	if _, err := KeyFile(make([]byte, 31)); err == nil {
+		t.Error("31-byte key file accepted")
+	}
+}
+
+func TestVaultFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pinfold", "vault")
+	if _, err := ReadFile(path); !errors.Is(err, ErrNoVault) {
+		t.Errorf("missing vault: %v", err)
+	}
+	data := sealed(t, pass(t, "p"), "A")
+	if err := WriteFile(path, data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back: %v", err)
+	}
+	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v (%v)", p, st.Mode().Perm(), want, err)
+		}
+	}
+	// Replacing leaves no temporary file behind.
+	if err := WriteFile(path, sealed(t, pass(t, "p"), "B")); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+		t.Errorf("after replacing: %d files in the vault's directory, want 1", len(ents))
+	}
+	// Refused: a symlink, a file others may read, a directory.
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(link); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("symlink: %v", err)
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.WriteFile(open, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(open); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("mode 0644: %v", err)
+	}
+	if _, err := ReadFile(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("directory: %v", err)
+	}
+	keyPath := filepath.Join(dir, "key")
+	if err := os.WriteFile(keyPath, make([]byte, 16), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadKeyFile(keyPath); err == nil || !strings.Contains(err.Error(), "at least 32") {
+		t.Errorf("short key file: %v", err)
+	}
+}
+
+func FuzzOpen(f *testing.F) {
+	key, _ := Passphrase([]byte("p"))
+	v := &Vault{}
+	v.rekey(key, cheap)
+	v.Add("A", []byte("1"), time.Unix(0, 0))
+	b, _ := v.Seal()
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w, err := Open(data, key)
+		if err == nil && w.check() != nil {
+			t.Errorf("opened a vault that fails its own checks")
+		}
+	})
+}
