@@ -390,6 +390,15 @@ func (n *SecretName) UnmarshalTOML(v any) error {
 		return err
 	}
 	*n = SecretName(s)
+	return CheckSecretName(s)
+}
+
+// maxSecretName bounds a secret's name.
+const maxSecretName = 64
+
+// CheckSecretName checks a vault entry's name, for the policy and the
+// vault alike: the two must agree on what a policy can name.
+func CheckSecretName(s string) error {
 	if s != strings.ToLower(s) {
 		return fmt.Errorf("secret name %q has upper-case letters: names are lower case", s)
 	}
@@ -398,6 +407,9 @@ func (n *SecretName) UnmarshalTOML(v any) error {
 	}
 	if s[0] < 'a' || s[0] > 'z' {
 		return fmt.Errorf("secret name %q does not start with a letter", s)
+	}
+	if len(s) > maxSecretName {
+		return fmt.Errorf("secret name %q is longer than %d characters", s, maxSecretName)
 	}
 	return nil
 }

@@ -8,12 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/pinfold/pinfold/policy"
 )
 
 // The vault file: a fixed header, then the sealed payload. The whole
@@ -265,11 +266,10 @@ func (v *Vault) check() error {
 	return nil
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
-
+// checkName holds names to what a policy's [[secrets]] can name.
 func checkName(name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("vault: secret name %q: use a letter, then letters, digits, '_', '.' or '-', 64 at most", name)
+	if err := policy.CheckSecretName(name); err != nil {
+		return fmt.Errorf("vault: %w (a letter, then lower-case letters, digits, '_' or '-')", err)
 	}
 	return nil
 }

@@ -45,16 +45,16 @@ func TestVaultRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, key := range map[string]Key{"passphrase": pass(t, "correct horse"), "key file": kf} {
-		b := sealed(t, key, "GITHUB_TOKEN", "npm.token")
+		b := sealed(t, key, "github", "npm-token")
 		v, err := Open(b, key)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if len(v.Secrets) != 2 || v.Secrets[0].Name != "GITHUB_TOKEN" || string(v.Secrets[1].Value) != "value of npm.token" ||
+		if len(v.Secrets) != 2 || v.Secrets[0].Name != "github" || string(v.Secrets[1].Value) != "value of npm-token" ||
 			!v.Secrets[0].Added.Equal(time.Unix(1700000000, 0)) {
 			t.Errorf("%s: opened %+v", name, v.Secrets)
 		}
-		if bytes.Contains(b, []byte("value of")) || bytes.Contains(b, []byte("GITHUB_TOKEN")) {
+		if bytes.Contains(b, []byte("value of")) || bytes.Contains(b, []byte("github")) {
 			t.Errorf("%s: a value or a name is in the file in clear", name)
 		}
 		// Each seal draws a fresh salt and nonce.
@@ -73,7 +73,7 @@ func TestVaultRoundTrip(t *testing.T) {
 // the right key opens the same bytes (the control).
 func TestVaultRefusesWrongKeyAndTampering(t *testing.T) {
 	key := pass(t, "correct horse")
-	b := sealed(t, key, "A")
+	b := sealed(t, key, "a")
 	if _, err := Open(b, key); err != nil {
 		t.Fatalf("control: %v", err)
 	}
@@ -103,7 +103,7 @@ func TestVaultRefusesWrongKeyAndTampering(t *testing.T) {
 
 func TestVaultHeaderChecks(t *testing.T) {
 	key := pass(t, "p")
-	b := sealed(t, key, "A")
+	b := sealed(t, key, "a")
 	newer := bytes.Clone(b)
 	binary.BigEndian.PutUint16(newer[8:], formatVersion+1)
 	if _, err := Open(newer, key); !errors.Is(err, ErrNewerFormat) || !strings.Contains(err.Error(), "upgrade the launcher") {
@@ -135,18 +135,20 @@ func TestVaultEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(v.Add("A", []byte("1"), now))
+	must(v.Add("a", []byte("1"), now))
 	for _, c := range []struct {
 		name, value, want string
 	}{
-		{"A", "2", "already there"},
-		{"B", "", "empty"},
+		{"a", "2", "already there"},
+		{"b", "", "empty"},
 		{"", "x", "secret name"},
 		{"1abc", "x", "secret name"},
 		{"a b", "x", "secret name"},
 		{"a/b", "x", "secret name"},
-		{strings.Repeat("a", 65), "x", "secret name"},
-		{"C", strings.Repeat("x", maxValueSize+1), "more than"},
+		{"GitHub", "x", "upper-case"},
+		{"npm.token", "x", "secret name"},
+		{strings.Repeat("a", 65), "x", "longer than 64"},
+		{"c", strings.Repeat("x", maxValueSize+1), "more than"},
 	} {
 		if err := v.Add(c.name, []byte(c.value), now); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Add(%q, %d bytes): %v, want %q", c.name, len(c.value), err, c.want)
@@ -155,12 +157,12 @@ func TestVaultEdits(t *testing.T) {
 	if err := v.Remove("nope"); err == nil || !strings.Contains(err.Error(), `no secret named "nope"`) {
 		t.Errorf("Remove unknown: %v", err)
 	}
-	must(v.Remove("A"))
+	must(v.Remove("a"))
 	if len(v.Secrets) != 0 {
 		t.Errorf("after Remove: %+v", v.Secrets)
 	}
 	// Rekey: the old key no longer opens what is sealed next.
-	must(v.Add("A", []byte("1"), now))
+	must(v.Add("a", []byte("1"), now))
 	newKey := pass(t, "new")
 	v.rekey(newKey, cheap)
 	b, err := v.Seal()
@@ -185,7 +187,7 @@ func TestVaultFile(t *testing.T) {
 	if _, err := ReadFile(path); !errors.Is(err, ErrNoVault) {
 		t.Errorf("missing vault: %v", err)
 	}
-	data := sealed(t, pass(t, "p"), "A")
+	data := sealed(t, pass(t, "p"), "a")
 	if err := WriteFile(path, data); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +201,7 @@ func TestVaultFile(t *testing.T) {
 		}
 	}
 	// Replacing leaves no temporary file behind.
-	if err := WriteFile(path, sealed(t, pass(t, "p"), "B")); err != nil {
+	if err := WriteFile(path, sealed(t, pass(t, "p"), "b")); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
@@ -236,7 +238,7 @@ func FuzzOpen(f *testing.F) {
 	key, _ := Passphrase([]byte("p"))
 	v := &Vault{}
 	v.rekey(key, cheap)
-	v.Add("A", []byte("1"), time.Unix(0, 0))
+	v.Add("a", []byte("1"), time.Unix(0, 0))
 	b, _ := v.Seal()
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, data []byte) {
