@@ -310,6 +310,16 @@ func (d Domain) Wildcard() (string, bool) {
 	return strings.CutPrefix(string(d), "*.")
 }
 
+// Matches reports whether host, already in normal form (lower case, no
+// trailing dot), is d: the same name, or for "*.suffix" a name strictly
+// beneath suffix (the suffix itself does not match).
+func (d Domain) Matches(host string) bool {
+	if suffix, ok := d.Wildcard(); ok {
+		return len(host) > len(suffix)+1 && strings.HasSuffix(host, "."+suffix)
+	}
+	return host == string(d)
+}
+
 func checkDomain(s string) error {
 	name, _ := strings.CutPrefix(s, "*.")
 	// The shape checks run on the normal form, so that the "write X"

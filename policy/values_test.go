@@ -439,3 +439,31 @@ func TestEnums(t *testing.T) {
 		{"proxy ", `"proxy " is not one of ["none" "ports" "proxy"]`},
 	})
 }
+
+// A pattern matches its exact name, or (as *.suffix) names strictly
+// beneath the suffix; a lookalike, the bare suffix or an unnormalised
+// name does not.
+func TestDomainMatches(t *testing.T) {
+	for _, c := range []struct {
+		d    Domain
+		host string
+		want bool
+	}{
+		{"api.github.com", "api.github.com", true},
+		{"api.github.com", "github.com", false},
+		{"api.github.com", "xapi.github.com", false},
+		{"api.github.com", "api.github.com.evil.com", false},
+		{"api.github.com", "API.github.com", false},
+		{"api.github.com", "api.github.com.", false},
+		{"*.npmjs.org", "registry.npmjs.org", true},
+		{"*.npmjs.org", "a.b.npmjs.org", true},
+		{"*.npmjs.org", "npmjs.org", false},
+		{"*.npmjs.org", "evilnpmjs.org", false},
+		{"*.npmjs.org", ".npmjs.org", false},
+		{"*.npmjs.org", "registry.npmjs.org.evil", false},
+	} {
+		if got := c.d.Matches(c.host); got != c.want {
+			t.Errorf("%q.Matches(%q) = %v, want %v", c.d, c.host, got, c.want)
+		}
+	}
+}
