@@ -3,7 +3,13 @@
 // session and releases a value only to the net component for a matching
 // injection rule (DESIGN.md §5).
 //
-// What is here so far is the vault: a file sealed with XChaCha20-Poly1305,
+// Store is the session side: the secrets that the policy's [[secrets]]
+// rules name (and no others) copied into memory that is locked (never
+// swapped), excluded from core dumps and wiped in a forked child; Release
+// gives a value to the net component only, for a rule naming it whose
+// hosts match, and answers everything else with a Decision and its reason.
+//
+// The vault: a file sealed with XChaCha20-Poly1305,
 // its key from argon2id over a passphrase (RFC 9106's t=3, m=64 MiB, p=4)
 // or from a key file of at least 32 random bytes. The whole header
 // (format version, key derivation and its parameters, salt, nonce) is the
@@ -24,8 +30,10 @@
 //     tag), and the error says so.
 //   - The values are in the launcher's memory while it manages the vault;
 //     they are cleared where the code holds them, but Go may have copied
-//     them (the JSON decoder, the garbage collector). Locked memory is for
-//     the kms process, which is later work.
+//     them (the JSON decoder, the garbage collector); only Store's copy is
+//     in locked memory. Release returns a copy on the Go heap, for net.
+//   - The kms process itself (its own uid, Landlock and seccomp, no files
+//     and no network, serving Store over mutual TLS) is later work.
 //   - Names and dates are as secret as values: they are sealed too, so
 //     `launcher secrets list` needs the key.
 package kms

@@ -2,6 +2,7 @@ package pki
 
 import (
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -31,7 +32,10 @@ func (id Identity) String() string {
 // may follow the role (no trailing slash, query or fragment).
 func ParseIdentity(s string) (Identity, error) {
 	id, _, err := parseIdentity(s)
-	return id, err
+	if err != nil {
+		return Identity{}, fmt.Errorf("pki: %w", err)
+	}
+	return id, nil
 }
 
 // parseIdentity is ParseIdentity plus the Reason a peer check reports when the
@@ -39,18 +43,18 @@ func ParseIdentity(s string) (Identity, error) {
 func parseIdentity(s string) (Identity, Reason, error) {
 	rest, ok := strings.CutPrefix(s, identityPrefix)
 	if !ok {
-		return Identity{}, ReasonBadIdentity, fmt.Errorf("pki: identity %q does not start with %q", s, identityPrefix)
+		return Identity{}, ReasonBadIdentity, fmt.Errorf("identity %q does not start with %q", s, identityPrefix)
 	}
 	session, role, ok := strings.Cut(rest, "/")
 	if !ok {
-		return Identity{}, ReasonBadIdentity, fmt.Errorf("pki: identity %q has no role after the session id", s)
+		return Identity{}, ReasonBadIdentity, fmt.Errorf("identity %q has no role after the session id", s)
 	}
-	if err := CheckSessionID(session); err != nil {
-		return Identity{}, ReasonBadIdentity, fmt.Errorf("pki: identity %q: %w", s, err)
+	if err := checkSessionID(session); err != nil {
+		return Identity{}, ReasonBadIdentity, fmt.Errorf("identity %q: %w", s, err)
 	}
-	r, err := ParseRole(role)
+	r, err := parseRole(role)
 	if err != nil {
-		return Identity{}, ReasonUnknownRole, fmt.Errorf("pki: identity %q: %w", s, err)
+		return Identity{}, ReasonUnknownRole, fmt.Errorf("identity %q: %w", s, err)
 	}
 	return Identity{Session: session, Role: r}, ReasonNone, nil
 }
@@ -60,16 +64,23 @@ func parseIdentity(s string) (Identity, Reason, error) {
 // always valid). The id appears in certificates, log lines and paths, so it
 // gets no character that any of those would have to escape.
 func CheckSessionID(id string) error {
+	if err := checkSessionID(id); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	return nil
+}
+
+func checkSessionID(id string) error {
 	if id == "" {
-		return fmt.Errorf("pki: session id is empty")
+		return errors.New("session id is empty")
 	}
 	if len(id) > maxSessionIDLen {
-		return fmt.Errorf("pki: session id %q is %d characters, at most %d are allowed", id, len(id), maxSessionIDLen)
+		return fmt.Errorf("session id %q is %d characters, at most %d are allowed", id, len(id), maxSessionIDLen)
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-			return fmt.Errorf("pki: session id %q has %q at byte %d: only a-z, 0-9 and '-' are allowed", id, c, i)
+			return fmt.Errorf("session id %q has %q at byte %d: only a-z, 0-9 and '-' are allowed", id, c, i)
 		}
 	}
 	return nil
@@ -82,13 +93,13 @@ func CheckSessionID(id string) error {
 // is never a question of which name counts.
 func certIdentity(c *x509.Certificate) (Identity, Reason, error) {
 	if c.IsCA {
-		return Identity{}, ReasonBadIdentity, fmt.Errorf("pki: certificate is a CA certificate, not a session leaf")
+		return Identity{}, ReasonBadIdentity, errors.New("certificate is a CA certificate, not a session leaf")
 	}
 	if n := len(c.DNSNames) + len(c.EmailAddresses) + len(c.IPAddresses); n != 0 {
-		return Identity{}, ReasonBadIdentity, fmt.Errorf("pki: certificate has %d DNS, email or IP names; a session leaf has only its pinfold URI", n)
+		return Identity{}, ReasonBadIdentity, fmt.Errorf("certificate has %d DNS, email or IP names; a session leaf has only its pinfold URI", n)
 	}
 	if len(c.URIs) != 1 {
-		return Identity{}, ReasonBadIdentity, fmt.Errorf("pki: certificate has %d URI names; a session leaf has exactly one", len(c.URIs))
+		return Identity{}, ReasonBadIdentity, fmt.Errorf("certificate has %d URI names; a session leaf has exactly one", len(c.URIs))
 	}
 	return parseIdentity(c.URIs[0].String())
 }

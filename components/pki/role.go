@@ -26,11 +26,19 @@ func Roles() []Role {
 // roles: "FS", " fs" and "" are refused, so a certificate cannot name a role
 // by a spelling that some other reader would fold differently.
 func ParseRole(s string) (Role, error) {
+	r, err := parseRole(s)
+	if err != nil {
+		return "", fmt.Errorf("pki: %w", err)
+	}
+	return r, nil
+}
+
+func parseRole(s string) (Role, error) {
 	switch r := Role(s); r {
 	case Agent, FS, Net, Bash, KMS:
 		return r, nil
 	}
-	return "", fmt.Errorf("pki: unknown role %q (want one of agent, fs, net, bash, kms)", s)
+	return "", fmt.Errorf("unknown role %q (want one of agent, fs, net, bash, kms)", s)
 }
 
 func (r Role) String() string { return string(r) }

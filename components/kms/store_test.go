@@ -1,0 +1,124 @@
+package kms
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/policy"
+)
+
+func rules() []policy.Secret {
+	return []policy.Secret{
+		{Name: "github", Hosts: []policy.Domain{"api.github.com"}, Header: "Authorization", Template: "Bearer {secret}"},
+		{Name: "npm", Hosts: []policy.Domain{"*.npmjs.org"}, Header: "Authorization", Template: "Bearer {secret}"},
+	}
+}
+
+func vaultSecrets() []Secret {
+	return []Secret{
+		{Name: "github", Value: []byte("ghp_value")},
+		{Name: "npm", Value: []byte("npm_value")},
+		{Name: "unused", Value: []byte("never-handed-over")},
+	}
+}
+
+// Only net, only for a rule naming the secret, only for a host the rule
+// lists: the value is released; everything else is a denial with its
+// reason, and no value.
+func TestStoreRelease(t *testing.T) {
+	s, err := NewStore(vaultSecrets(), rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		caller     pki.Role
+		name, host string
+		reason     rpc.Reason
+		value      string
+	}{
+		{pki.Net, "github", "api.github.com", rpc.ReasonAllowed, "ghp_value"}, // the control
+		{pki.Net, "npm", "registry.npmjs.org", rpc.ReasonAllowed, "npm_value"},
+		{pki.Agent, "github", "api.github.com", rpc.ReasonCallerRole, ""},
+		{pki.Bash, "github", "api.github.com", rpc.ReasonCallerRole, ""},
+		{pki.FS, "github", "api.github.com", rpc.ReasonCallerRole, ""},
+		{pki.KMS, "github", "api.github.com", rpc.ReasonCallerRole, ""},
+		{pki.Net, "github", "evil.com", rpc.ReasonNoRule, ""},
+		{pki.Net, "github", "api.github.com.evil.com", rpc.ReasonNoRule, ""},
+		{pki.Net, "npm", "npmjs.org", rpc.ReasonNoRule, ""},
+		{pki.Net, "unused", "api.github.com", rpc.ReasonNoRule, ""},
+		{pki.Net, "nope", "api.github.com", rpc.ReasonNoRule, ""},
+	} {
+		d, v := s.Release(c.caller, c.name, c.host)
+		if d.Reason != c.reason || d.Allowed != (c.reason == rpc.ReasonAllowed) || string(v) != c.value {
+			t.Errorf("%s asks %s for %s: %+v %q, want %v %q", c.caller, c.name, c.host, d, v, c.reason, c.value)
+		}
+	}
+	d, _ := s.Release(pki.Net, "npm", "registry.npmjs.org")
+	if d.Rule != "secrets[1]" {
+		t.Errorf("rule %q, want secrets[1]", d.Rule)
+	}
+	// A secret no rule names is not even in the store's memory.
+	if bytes.Contains(s.mem, []byte("never-handed-over")) {
+		t.Error("a secret no rule names was copied in")
+	}
+	// The released value is a copy: changing it changes nothing held.
+	_, v := s.Release(pki.Net, "github", "api.github.com")
+	v[0] = 'X'
+	if _, again := s.Release(pki.Net, "github", "api.github.com"); string(again) != "ghp_value" {
+		t.Errorf("the store's value changed through a released copy: %q", again)
+	}
+}
+
+// The values live in locked memory while the store is open; Close gives
+// it back, and nothing is released after.
+func TestStoreLocked(t *testing.T) {
+	before := lockedKiB(t)
+	s, err := NewStore(vaultSecrets(), rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := lockedKiB(t); after <= before {
+		t.Errorf("VmLck %d kB before and %d kB after: nothing was locked", before, after)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if lockedKiB(t) != before {
+		t.Errorf("VmLck not back to %d kB after Close", before)
+	}
+	if d, v := s.Release(pki.Net, "github", "api.github.com"); d.Allowed || v != nil {
+		t.Errorf("released after Close: %+v", d)
+	}
+}
+
+func TestStoreMissingSecret(t *testing.T) {
+	_, err := NewStore(vaultSecrets()[1:], rules())
+	if err == nil || !strings.Contains(err.Error(), `secrets[0] names "github", which the vault does not hold`) {
+		t.Errorf("missing secret: %v", err)
+	}
+}
+
+func lockedKiB(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmLck:"); ok {
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no VmLck in /proc/self/status")
+	return 0
+}
