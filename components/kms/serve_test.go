@@ -3,12 +3,12 @@ package kms
 import (
 	"bytes"
 	"context"
-	"sync"
 	"crypto/tls"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
