@@ -319,6 +319,12 @@ func buildRlimits(p *policy.Policy, h Host) []RlimitPlan {
 
 // buildLandlock chooses the ABI (the kernel's, capped at what this launcher
 // knows) after checking the policy's floor, and lists every rule.
+// landlockConfig is go-landlock's description of ABI abi (1 to
+// maxKnownABI): the rights and scopes it handles.
+func landlockConfig(abi int) landlock.Config {
+	return [maxKnownABI]landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6, landlock.V7}[abi-1]
+}
+
 func buildLandlock(p *policy.Policy, h Host) (LandlockPlan, error) {
 	floor, why := floorFiles, "file rules"
 	if len(p.Files.Write) > 0 {
@@ -331,7 +337,7 @@ func buildLandlock(p *policy.Policy, h Host) (LandlockPlan, error) {
 	if abi < floor {
 		return LandlockPlan{}, &RefusedError{Boundary: "landlock", Detail: fmt.Sprintf("the policy's %s need Landlock ABI %d, this kernel has %d", why, floor, h.Landlock.ABI), Hint: kernelForABI(floor)}
 	}
-	cfg := []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6, landlock.V7}[abi-1]
+	cfg := landlockConfig(abi)
 	lp := LandlockPlan{ABI: abi, HandledFS: uint64(cfg.HandledAccessFS)}
 	if abi >= floorScopes {
 		lp.Scoped = uint64(cfg.Scoped)

@@ -210,28 +210,32 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// socket rule, which names an allowed family, is disjoint from it.
 	// socketpair too: families other than AF_UNIX that implement it (TIPC)
 	// make sockets that can send elsewhere.
-	families := []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
-	deny(syscall.EAFNOSUPPORT, seccompNotIn(0, 32, families...), "socket", "socketpair")
-	inet := func(c seccomp.ScmpCondition) [][]seccomp.ScmpCondition {
-		return [][]seccomp.ScmpCondition{{seccompArg32(0, unix.AF_INET), c}, {seccompArg32(0, unix.AF_INET6), c}}
-	}
-	if spec.DenyInet {
-		deny(eperm, [][]seccomp.ScmpCondition{{seccompArg32(0, unix.AF_INET)}, {seccompArg32(0, unix.AF_INET6)}}, "socket")
+	if spec.DenySockets {
+		deny(eperm, nil, "socket", "socketpair")
 	} else {
-		// Landlock's TCP rules check IPPROTO_TCP sockets only: MPTCP and
-		// SMC (TCP underneath) would connect anywhere. The errno is the
-		// one a kernel without them returns, so programs (Go ≥ 1.24
-		// listens with MPTCP by default) fall back to TCP at once. Scoped
-		// to the inet families: 256 is also htons(ETH_P_802_3).
-		deny(syscall.EPROTONOSUPPORT, append(inet(seccompArg32(2, unix.IPPROTO_MPTCP)),
-			inet(seccompArg32(2, unix.IPPROTO_SMC))...), "socket")
-	}
-	if !spec.AllowUnixSockets {
-		deny(eperm, one(seccompArg32(0, unix.AF_UNIX)), "socket")
-		// Only stream and seqpacket pairs: the kernel turns SOCK_RAW into
-		// SOCK_DGRAM, so this is an allow-list of types too.
-		deny(eperm, seccompWith(seccompNotIn(1, 4, unix.SOCK_STREAM, unix.SOCK_SEQPACKET),
-			seccompArg32(0, unix.AF_UNIX)), "socketpair")
+		families := []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
+		deny(syscall.EAFNOSUPPORT, seccompNotIn(0, 32, families...), "socket", "socketpair")
+		inet := func(c seccomp.ScmpCondition) [][]seccomp.ScmpCondition {
+			return [][]seccomp.ScmpCondition{{seccompArg32(0, unix.AF_INET), c}, {seccompArg32(0, unix.AF_INET6), c}}
+		}
+		if spec.DenyInet {
+			deny(eperm, [][]seccomp.ScmpCondition{{seccompArg32(0, unix.AF_INET)}, {seccompArg32(0, unix.AF_INET6)}}, "socket")
+		} else {
+			// Landlock's TCP rules check IPPROTO_TCP sockets only: MPTCP and
+			// SMC (TCP underneath) would connect anywhere. The errno is the
+			// one a kernel without them returns, so programs (Go ≥ 1.24
+			// listens with MPTCP by default) fall back to TCP at once. Scoped
+			// to the inet families: 256 is also htons(ETH_P_802_3).
+			deny(syscall.EPROTONOSUPPORT, append(inet(seccompArg32(2, unix.IPPROTO_MPTCP)),
+				inet(seccompArg32(2, unix.IPPROTO_SMC))...), "socket")
+		}
+		if !spec.AllowUnixSockets {
+			deny(eperm, one(seccompArg32(0, unix.AF_UNIX)), "socket")
+			// Only stream and seqpacket pairs: the kernel turns SOCK_RAW into
+			// SOCK_DGRAM, so this is an allow-list of types too.
+			deny(eperm, seccompWith(seccompNotIn(1, 4, unix.SOCK_STREAM, unix.SOCK_SEQPACKET),
+				seccompArg32(0, unix.AF_UNIX)), "socketpair")
+		}
 	}
 	// TCP Fast Open connects from sendto/sendmsg/sendmmsg without
 	// Landlock's connect hook. The flags are 32-bit; one bit is compared.
@@ -271,7 +275,11 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	if !spec.MemfdNoexecSysctl {
 		deny(syscall.EACCES, one(seccompMasked(1, unix.MFD_EXEC|unix.MFD_NOEXEC_SEAL, 0)), "memfd_create")
 	}
-	deny(eperm, one(seccompBits(4, unix.AT_EMPTY_PATH)), "execveat")
+	if spec.DenyExec {
+		deny(eperm, nil, "execve", "execveat")
+	} else {
+		deny(eperm, one(seccompBits(4, unix.AT_EMPTY_PATH)), "execveat")
+	}
 	return rs
 }
 

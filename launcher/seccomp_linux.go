@@ -42,6 +42,13 @@ type SeccompSpec struct {
 	// with vm.memfd_noexec=0 such a memfd is executable, and Landlock does
 	// not check anonymous files.
 	MemfdNoexecSysctl bool
+	// DenyExec makes execve and execveat fail with EPERM: for components
+	// that never start a program (kms, fs, net).
+	DenyExec bool
+	// DenySockets makes socket and socketpair fail with EPERM whatever
+	// their family: for components that serve only the listener they were
+	// handed (kms). It replaces the family rules above.
+	DenySockets bool
 }
 
 // SeccompProgram is a compiled filter, ready to load.
@@ -127,6 +134,24 @@ func LoadSeccomp(p SeccompProgram) error {
 	runtime.KeepAlive(p.Filter)
 	if errno != 0 {
 		return fmt.Errorf("seccomp: load filter of %d instructions: %w", len(p.Filter), errno)
+	}
+	return nil
+}
+
+// loadSeccompAllThreads installs p on every thread of the process at once
+// (SECCOMP_FILTER_FLAG_TSYNC); no_new_privs must be set on all of them.
+func loadSeccompAllThreads(p SeccompProgram) error {
+	if err := seccompCheckLen(len(p.Filter)); err != nil {
+		return err
+	}
+	prog := unix.SockFprog{Len: uint16(len(p.Filter)), Filter: &p.Filter[0]}
+	r, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+	runtime.KeepAlive(p.Filter)
+	switch {
+	case errno != 0:
+		return fmt.Errorf("component: seccomp: %w", errno)
+	case r != 0:
+		return fmt.Errorf("component: seccomp: thread %d could not take the filter", r)
 	}
 	return nil
 }

@@ -81,6 +81,9 @@ func launcherMain() int {
 		fmt.Fprintln(os.Stderr, "launcher: error: stage 2 did not start: the C library did not pass argv to the launcher's constructor (glibc does)")
 		return 125
 	}
+	if len(os.Args) > 1 && os.Args[1] == componentEntry {
+		return componentMain(os.Args[2:])
+	}
 	if len(os.Args) > 1 && os.Args[1] == probe.Entry {
 		probe.Main([]string{probe.Entry}, os.Args[2:]) // never returns
 	}

@@ -1,7 +1,7 @@
 // Package kms is the key management component: the person's sealed vault
-// of secrets, and (later) the process that holds them unsealed for one
-// session and releases a value only to the net component for a matching
-// injection rule (DESIGN.md §5).
+// of secrets, and the process that holds them unsealed for one session
+// and releases a value only to the net component for a matching injection
+// rule (DESIGN.md §5).
 //
 // Store is the session side: the secrets that the policy's [[secrets]]
 // rules name (and no others) copied into memory that is locked (never
@@ -32,8 +32,12 @@
 //     they are cleared where the code holds them, but Go may have copied
 //     them (the JSON decoder, the garbage collector); only Store's copy is
 //     in locked memory. Release returns a copy on the Go heap, for net.
-//   - The kms process itself (its own uid, Landlock and seccomp, no files
-//     and no network, serving Store over mutual TLS) is later work.
+//   - The kms process (Main, started as `launcher __pinfold_component kms`)
+//     reads its credential, the rules and the unsealed values from an
+//     inherited pipe, takes its listening Unix socket from the launcher,
+//     then confines itself (launcher.ConfineComponent: no files, no new
+//     sockets, no programs) before serving. The launcher side that starts
+//     it under its own uid, in a session, is later work.
 //   - Names and dates are as secret as values: they are sealed too, so
 //     `launcher secrets list` needs the key.
 package kms

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/pinfold/pinfold/components/kms"
+)
+
+// componentEntry is the hidden first argument with which the launcher
+// starts one of its components (component mode): the launcher binary is
+// every component, as it is stage 2 and the probe.
+const componentEntry = "__pinfold_component"
+
+// componentMain runs the component args[0]. Each reads what the launcher
+// hands it on inherited descriptors and refuses to run without them.
+func componentMain(args []string) int {
+	if len(args) == 1 && args[0] == "kms" {
+		return kms.Main()
+	}
+	fmt.Fprintf(os.Stderr, "launcher: error: %s is internal to the launcher: it starts a component (kms), given as the only argument\n", componentEntry)
+	return exitUsage
+}

@@ -1,0 +1,91 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+const componentProbeEnv = "PINFOLD_COMPONENT_PROBE"
+
+// TestComponentProbeChild is not a test: it is the child that
+// TestConfineComponent re-executes. It tries four things, confines itself
+// as kms does (unless told "control"), tries them again and prints both
+// rounds.
+func TestComponentProbeChild(t *testing.T) {
+	mode := os.Getenv(componentProbeEnv)
+	if mode == "" {
+		return
+	}
+	if mode == "confined" {
+		if err := ConfineComponent(ComponentConfinement{}); err != nil {
+			fmt.Printf("confine: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Println(componentTries())
+	os.Exit(0)
+}
+
+// componentTries reads a file, makes an IP socket and a Unix socket, and
+// execs a program (in a child, which reports only whether execve worked).
+func componentTries() string {
+	res := func(err error) string {
+		var errno unix.Errno
+		if errors.As(err, &errno) {
+			return unix.ErrnoName(errno)
+		}
+		if err != nil {
+			return "error"
+		}
+		return "ok"
+	}
+	_, err := os.ReadFile("/etc/passwd")
+	out := []string{"read=" + res(err)}
+	for name, family := range map[string]int{"inet": unix.AF_INET, "unix": unix.AF_UNIX} {
+		fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		out = append(out, name+"="+res(err))
+	}
+	// syscall.ForkExec, not os/exec, which would open /dev/null first.
+	pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
+	if err == nil {
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil)
+	}
+	out = append(out, "exec="+res(err))
+	return strings.Join(out, " ")
+}
+
+// A component confined with nothing granted (kms) can read no file, make
+// no socket and run no program; the same child unconfined does all four.
+func TestConfineComponent(t *testing.T) {
+	requireFeature(t, "Landlock", probeLandlock().ABI >= 1, probeLandlock().Detail)
+	run := func(mode string) string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestComponentProbeChild$")
+		cmd.Env = append(os.Environ(), componentProbeEnv+"="+mode)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s child: %v\n%s", mode, err, out)
+		}
+		line, _, _ := strings.Cut(string(out), "\n")
+		return line
+	}
+	if got := run("control"); got != "read=ok inet=ok unix=ok exec=ok" && got != "read=ok unix=ok inet=ok exec=ok" {
+		t.Fatalf("control: %q", got)
+	}
+	got := run("confined")
+	for _, want := range []string{"read=EACCES", "inet=EPERM", "unix=EPERM", "exec=EPERM"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("confined: %q lacks %q", got, want)
+		}
+	}
+}
