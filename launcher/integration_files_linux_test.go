@@ -363,3 +363,18 @@ func TestIntegrationNestedWritePath(t *testing.T) {
 	must(t, os.Chown(sub, 1000, 1000))
 	s.allowed(t, itPol{write: []string{sub}}, itOpts{}, "write", filepath.Join(sub, "made"))
 }
+
+// Components mode is refused (exit 124, nothing started) until the
+// session runtime exists: run as wrapper mode it would hand the agent the
+// authority the components are there to broker. The control: the same
+// policy in wrapper mode runs the probe.
+func TestIntegrationComponentsModeRefused(t *testing.T) {
+	s := newSandbox(t)
+	target := filepath.Join(s.ws, "written")
+	r := s.launch(t, itPol{mode: "components"}, itOpts{}, "write", target)
+	if r.code != 124 || r.stdout != "" || !strings.Contains(r.stderr, `mode "components" needs the component session runtime`) {
+		t.Fatalf("components mode: want exit 124 and the refusal, got %s", r)
+	}
+	mustNotExist(t, target, "the agent ran in components mode")
+	s.allowed(t, itPol{}, itOpts{}, "write", target)
+}

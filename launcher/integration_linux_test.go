@@ -137,6 +137,7 @@ type itPol struct {
 	memory            string // "": the policy default
 	pass              []string
 	set               map[string]string
+	mode              string // "wrapper" unless set
 }
 
 // itSandbox is one test's directory.
@@ -195,7 +196,11 @@ func (s *itSandbox) policyText(p itPol) string {
 		return "[" + strings.Join(q, ", ") + "]"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "version = 1\nmode = \"wrapper\"\n\n[workspace]\npath = %q\n\n[files]\n", s.ws)
+	mode := p.mode
+	if mode == "" {
+		mode = "wrapper"
+	}
+	fmt.Fprintf(&b, "version = 1\nmode = %q\n\n[workspace]\npath = %q\n\n[files]\n", mode, s.ws)
 	if len(p.read) > 0 {
 		fmt.Fprintf(&b, "read = %s\n", list(p.read))
 	}

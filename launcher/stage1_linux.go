@@ -75,6 +75,12 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 			}
 		}
 	}
+	// Components mode run as wrapper mode would hand the agent the very
+	// authority the components are there to broker: refused until the
+	// session runtime exists, never downgraded.
+	if o.Policy.Mode == policy.ModeComponents {
+		return 0, &RefusedError{Boundary: "components", Detail: `mode "components" needs the component session runtime, which this version does not have yet (the kms component alone exists)`, Hint: `use mode = "wrapper" for now`}
+	}
 	if o.Policy.Network.Mode == policy.NetProxy {
 		return 0, &RefusedError{Boundary: "network", Detail: `mode "proxy" needs the net component, which this version does not have yet`, Hint: `use mode = "none" or "ports" for now`}
 	}
