@@ -20,7 +20,7 @@ type ComponentConfinement struct {
 }
 
 // ConfineComponent confines the calling Go process, every thread of it:
-// no_new_privs; Landlock handling every file right of the kernel's ABI
+// no_new_privs; not dumpable; Landlock handling every file right of the kernel's ABI
 // (at most the highest this launcher knows) with rules for Read and
 // Write alone, TCP bind refused (and connect too without Connect, ABI 4+),
 // abstract sockets and signals scoped (ABI 6+); seccomp with the agent's
@@ -34,6 +34,11 @@ func ConfineComponent(c ComponentConfinement) error {
 	}
 	if err := ll.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("component: no_new_privs: %w", err)
+	}
+	// Not dumpable: no ptrace and no /proc/PID/mem, even for a process of
+	// the same uid (the flag is the process's, not a thread's).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("component: not dumpable: %w", err)
 	}
 	if err := componentLandlock(c, abi); err != nil {
 		return err

@@ -312,12 +312,26 @@ func (d Domain) Wildcard() (string, bool) {
 
 // Matches reports whether host, already in normal form (lower case, no
 // trailing dot), is d: the same name, or for "*.suffix" a name strictly
-// beneath suffix (the suffix itself does not match).
+// beneath suffix (the suffix itself does not match). A host that is not a
+// well-formed name in normal form (CheckHost) matches nothing.
 func (d Domain) Matches(host string) bool {
+	if CheckHost(host) != nil {
+		return false
+	}
 	if suffix, ok := d.Wildcard(); ok {
 		return len(host) > len(suffix)+1 && strings.HasSuffix(host, "."+suffix)
 	}
 	return host == string(d)
+}
+
+// CheckHost checks that host is a host name in normal form: ASCII labels
+// of a-z, 0-9 and '-', no empty label, no trailing dot, not an IP address,
+// no wildcard.
+func CheckHost(host string) error {
+	if strings.HasPrefix(host, "*.") {
+		return fmt.Errorf("host %q is a pattern, not a name", host)
+	}
+	return checkDomain(host)
 }
 
 func checkDomain(s string) error {

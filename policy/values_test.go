@@ -461,6 +461,14 @@ func TestDomainMatches(t *testing.T) {
 		{"*.npmjs.org", "evilnpmjs.org", false},
 		{"*.npmjs.org", ".npmjs.org", false},
 		{"*.npmjs.org", "registry.npmjs.org.evil", false},
+		// Not names: whatever a parser upstream let through.
+		{"*.npmjs.org", "evil.com/.npmjs.org", false},
+		{"*.npmjs.org", "evil.com\x00.npmjs.org", false},
+		{"*.npmjs.org", "evil.com#.npmjs.org", false},
+		{"*.npmjs.org", "evil.com:443.npmjs.org", false},
+		{"*.npmjs.org", "..npmjs.org", false},
+		{"*.npmjs.org", " .npmjs.org", false},
+		{"*.npmjs.org", "*.npmjs.org", false},
 	} {
 		if got := c.d.Matches(c.host); got != c.want {
 			t.Errorf("%q.Matches(%q) = %v, want %v", c.d, c.host, got, c.want)

@@ -16,6 +16,16 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"launcher": func() { os.Exit(launcherMain()) },
+		// readhidden reads a line with echo off from the terminal on fd 3
+		// (TestReadHiddenRestoresOnSignal).
+		"readhidden": func() {
+			tty := os.NewFile(3, "tty")
+			_, err := readHidden(tty, tty, "prompt: ")
+			if err != nil {
+				os.Exit(2)
+			}
+			os.Exit(0)
+		},
 	})
 }
 

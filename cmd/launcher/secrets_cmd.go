@@ -75,12 +75,18 @@ func (e env) secrets(args []string) error {
 	if tty != nil {
 		defer tty.Close()
 	}
+	// One change at a time: read, change and write under the vault's lock.
+	unlock, err := kms.Lock(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	data, err := kms.ReadFile(path)
 	creating := errors.Is(err, kms.ErrNoVault) && sub == "add"
 	if err != nil && !creating {
 		return err
 	}
-	key, err := e.vaultKey(*keyFile, tty, creating)
+	key, err := e.vaultKey(*keyFile, "--key-file", tty, creating)
 	if err != nil {
 		return err
 	}
@@ -94,7 +100,7 @@ func (e env) secrets(args []string) error {
 	case "list":
 		return e.listSecrets(v, *asJSON)
 	case "add":
-		value, err := readValue(rest[0], tty)
+		value, err := readValue(rest[0])
 		if err != nil {
 			return err
 		}
@@ -107,7 +113,7 @@ func (e env) secrets(args []string) error {
 			return err
 		}
 	case "rekey":
-		newKey, err := e.vaultKey(*newKeyFile, tty, true)
+		newKey, err := e.vaultKey(*newKeyFile, "--new-key-file", tty, true)
 		if err != nil {
 			return err
 		}
@@ -117,7 +123,9 @@ func (e env) secrets(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := kms.WriteFile(path, sealed); err != nil {
+	if err := kms.WriteFile(path, sealed); errors.Is(err, kms.ErrNotDurable) {
+		fmt.Fprintf(e.stderr, "launcher: warning: %v\n", err)
+	} else if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "launcher: vault %s: %d secret(s)\n", path, len(v.Secrets))
@@ -144,24 +152,24 @@ func (e env) listSecrets(v *kms.Vault, asJSON bool) error {
 
 // vaultKey is the key from a key file, or a passphrase asked on the
 // terminal (twice when it is new).
-func (e env) vaultKey(keyFile string, tty *os.File, isNew bool) (kms.Key, error) {
+func (e env) vaultKey(keyFile, flag string, tty *os.File, isNew bool) (kms.Key, error) {
 	if keyFile != "" {
 		return kms.ReadKeyFile(keyFile)
 	}
 	if tty == nil {
-		return kms.Key{}, fail(exitUsage, "give --key-file FILE (at least 32 random bytes, mode 0600)", "secrets: no terminal to ask the passphrase on")
+		return kms.Key{}, fail(exitUsage, "give "+flag+" FILE (at least 32 random bytes, mode 0600)", "secrets: no terminal to ask the passphrase on")
 	}
 	prompt := "vault passphrase: "
 	if isNew {
 		prompt = "new vault passphrase: "
 	}
-	p, err := readHidden(tty, prompt)
+	p, err := readHidden(tty, tty, prompt)
 	if err != nil {
 		return kms.Key{}, err
 	}
 	defer clear(p)
 	if isNew {
-		again, err := readHidden(tty, "again: ")
+		again, err := readHidden(tty, tty, "again: ")
 		if err != nil {
 			return kms.Key{}, err
 		}
@@ -173,12 +181,11 @@ func (e env) vaultKey(keyFile string, tty *os.File, isNew bool) (kms.Key, error)
 	return kms.Passphrase(p)
 }
 
-// readValue reads a secret's value: from the terminal without echo when
-// stdin is that terminal, else all of stdin with one trailing newline
-// dropped.
-func readValue(name string, tty *os.File) ([]byte, error) {
-	if tty != nil && isTerminal(os.Stdin) {
-		return readHidden(tty, "value of "+name+": ")
+// readValue reads a secret's value: without echo when stdin is a
+// terminal, else all of stdin with one trailing newline dropped.
+func readValue(name string) ([]byte, error) {
+	if isTerminal(os.Stdin) {
+		return readHidden(os.Stdin, os.Stderr, "value of "+name+": ")
 	}
 	b, err := io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
 	if err != nil {

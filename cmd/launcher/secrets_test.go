@@ -2,8 +2,13 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -11,9 +16,50 @@ import (
 // a usage error that says what to give, not a prompt nobody can answer.
 func TestVaultKeyNeedsTerminal(t *testing.T) {
 	e := env{stdout: io.Discard, stderr: io.Discard}
-	_, err := e.vaultKey("", nil, false)
+	_, err := e.vaultKey("", "--key-file", nil, false)
 	var ce *cliError
 	if !errors.As(err, &ce) || ce.code != exitUsage || !strings.Contains(err.Error(), "no terminal") || !strings.Contains(ce.hint, "--key-file") {
 		t.Fatalf("no key file, no terminal: %v", err)
+	}
+}
+
+// Changes at once do not lose one another: eight concurrent adds leave
+// eight secrets (the vault's lock serialises read, change and write).
+func TestSecretsConcurrentAdds(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vault := filepath.Join(dir, "cfg", "vault")
+	add := func(name string) error {
+		cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", name, "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("value-" + name)}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("add %s: %v\n%s", name, err, out)
+		}
+		return nil
+	}
+	if err := add("first"); err != nil { // makes the vault
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- add(fmt.Sprintf("s%d", i)) }()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	out, err := (&exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "list", "--vault", vault, "--key-file", key}}).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), "\n"); n != 9 {
+		t.Errorf("%d secrets after 1+8 adds:\n%s", n, out)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,9 +28,12 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// readHidden prompts on the terminal and reads one line with echo off,
-// restoring the terminal's settings afterwards.
-func readHidden(tty *os.File, prompt string) ([]byte, error) {
+// readHidden prompts on out and reads one line from the terminal tty with
+// echo off,
+// restoring the terminal's settings afterwards, also when a signal (Ctrl-C)
+// ends the program during the read: the signal is caught, the settings
+// restored, and the signal raised again.
+func readHidden(tty *os.File, out io.Writer, prompt string) ([]byte, error) {
 	fd := int(tty.Fd())
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
@@ -37,11 +42,27 @@ func readHidden(tty *os.File, prompt string) ([]byte, error) {
 	quiet := *old
 	quiet.Lflag &^= unix.ECHO
 	quiet.Lflag |= unix.ICANON | unix.ECHONL
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
+	done := make(chan struct{})
+	defer func() {
+		signal.Stop(sigs)
+		close(done)
+	}()
+	go func() {
+		select {
+		case sig := <-sigs:
+			unix.IoctlSetTermios(fd, unix.TCSETS, old)
+			signal.Reset(sig)
+			unix.Kill(os.Getpid(), sig.(unix.Signal))
+		case <-done:
+		}
+	}()
 	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &quiet); err != nil {
 		return nil, fmt.Errorf("terminal: %w", err)
 	}
 	defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
-	fmt.Fprint(tty, prompt)
+	fmt.Fprint(out, prompt)
 	line, err := bufio.NewReaderSize(tty, 4096).ReadBytes('\n')
 	if err != nil {
 		return nil, fmt.Errorf("terminal: %w", err)

@@ -40,4 +40,14 @@
 //     it under its own uid, in a session, is later work.
 //   - Names and dates are as secret as values: they are sealed too, so
 //     `launcher secrets list` needs the key.
+//   - A key file is hashed, not stretched: it must be random (32 bytes
+//     from /dev/urandom); a key file a person typed is as weak as its text.
+//   - Rollback: whoever can replace the file (the owner, root) can put back
+//     an older vault, with secrets since removed; the directory must be the
+//     owner's and not writable by others, and the vault read only if it is
+//     the owner's and private.
+//   - A truncated file is reported as a wrong key or an altered vault
+//     (the tag fails); the two cannot be told apart.
+//   - The passphrase is asked before the header is read, so a newer
+//     vault's error comes after the prompt.
 package kms

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,7 +46,9 @@ func ReadKeyFile(path string) (Key, error) {
 }
 
 func readPrivate(path string, limit int64, what string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY, 0)
+	// O_NONBLOCK: a FIFO planted at the path must not block the open
+	// before the checks below refuse it.
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ELOOP) {
 		return nil, fmt.Errorf("%s %s is a symlink: refusing it", what, path)
 	}
@@ -60,6 +63,8 @@ func readPrivate(path string, limit int64, what string) ([]byte, error) {
 	switch {
 	case !st.Mode().IsRegular():
 		return nil, fmt.Errorf("%s %s is not a regular file", what, path)
+	case st.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()):
+		return nil, fmt.Errorf("%s %s belongs to uid %d, not to you (uid %d): refusing it", what, path, st.Sys().(*syscall.Stat_t).Uid, os.Geteuid())
 	case st.Mode().Perm()&0o077 != 0:
 		return nil, fmt.Errorf("%s %s has mode %04o: others may read or change it (chmod 600 %s)", what, path, st.Mode().Perm(), path)
 	case st.Size() > limit:
@@ -68,14 +73,20 @@ func readPrivate(path string, limit int64, what string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, limit+1))
 }
 
+// ErrNotDurable: the new vault is in place, but syncing its directory
+// failed, so a crash now might bring back the old one.
+var ErrNotDurable = errors.New("vault: the change is made, but the directory could not be synced")
+
 // WriteFile replaces the vault file with data, atomically: a new file in
 // the same directory, written and synced, renamed over the old one, and
 // the directory synced. A crash leaves the old vault or the new one,
-// never half of either. The directory is made 0700 if missing.
+// never half of either. The directory is made 0700 if missing; one others
+// may write is refused (they could put back an older vault). After the
+// rename an error is ErrNotDurable: the change is made.
 func WriteFile(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("vault: %w", err)
+	if err := privateDir(dir); err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".vault-*")
 	if err != nil {
@@ -104,12 +115,51 @@ func WriteFile(path string, data []byte) (err error) {
 		return fmt.Errorf("vault: %w", err)
 	}
 	d, err := os.Open(dir)
+	if err == nil {
+		err = d.Sync()
+		d.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNotDurable, err)
+	}
+	return nil
+}
+
+// privateDir makes dir (0700) if missing, and refuses one that is not a
+// directory, not the caller's, or writable by others.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	st, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("vault: sync %s: %w", dir, err)
+	switch {
+	case !st.IsDir():
+		return fmt.Errorf("vault: %s is not a directory", dir)
+	case st.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()):
+		return fmt.Errorf("vault: directory %s belongs to uid %d, not to you: refusing it", dir, st.Sys().(*syscall.Stat_t).Uid)
+	case st.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("vault: directory %s has mode %04o: others could replace the vault (chmod 700 %s)", dir, st.Mode().Perm(), dir)
 	}
 	return nil
+}
+
+// Lock takes the vault's lock (a file beside it, flock'ed), so that two
+// changes at once cannot lose one another's secrets. It waits for a
+// holder; the returned function releases it.
+func Lock(path string) (func(), error) {
+	if err := privateDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("vault: lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("vault: lock %s: %w", f.Name(), err)
+	}
+	return func() { f.Close() }, nil
 }

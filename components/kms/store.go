@@ -2,6 +2,7 @@ package kms
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
@@ -13,6 +14,7 @@ import (
 // to the net component, only for a [[secrets]] rule that names it and
 // whose hosts match the host net is about to send it to.
 type Store struct {
+	mu    sync.RWMutex      // Release reads mem; Close unmaps it
 	mem   []byte            // locked; every value, back to back
 	spans map[string][2]int // name → [start, end) in mem
 	rules []policy.Secret
@@ -57,6 +59,13 @@ func (s *Store) Release(caller pki.Role, name, host string) (rpc.Decision, []byt
 	if caller != pki.Net {
 		return rpc.Deny(rpc.ReasonCallerRole, "only net may ask kms for a secret"), nil
 	}
+	// A host not in normal form is refused outright: kms's check must not
+	// depend on net having parsed the request well.
+	if err := policy.CheckHost(host); err != nil {
+		return rpc.Deny(rpc.ReasonBadRequest, err.Error()), nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.mem == nil {
 		return rpc.Deny(rpc.ReasonUnknown, "kms is closed"), nil
 	}
@@ -81,6 +90,8 @@ func (s *Store) Release(caller pki.Role, name, host string) (rpc.Decision, []byt
 
 // Close wipes the values and releases the memory.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.mem == nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pinfold/pinfold/components/pki"
@@ -53,6 +54,12 @@ func TestStoreRelease(t *testing.T) {
 		{pki.Net, "npm", "npmjs.org", rpc.ReasonNoRule, ""},
 		{pki.Net, "unused", "api.github.com", rpc.ReasonNoRule, ""},
 		{pki.Net, "nope", "api.github.com", rpc.ReasonNoRule, ""},
+		{pki.Net, "npm", "evil.com/.npmjs.org", rpc.ReasonBadRequest, ""},
+		{pki.Net, "npm", "evil.com\x00.npmjs.org", rpc.ReasonBadRequest, ""},
+		{pki.Net, "npm", "evil.com:443.npmjs.org", rpc.ReasonBadRequest, ""},
+		{pki.Net, "npm", "..npmjs.org", rpc.ReasonBadRequest, ""},
+		{pki.Net, "github", "API.github.com", rpc.ReasonBadRequest, ""},
+		{pki.Net, "github", "api.github.com.", rpc.ReasonBadRequest, ""},
 	} {
 		d, v := s.Release(c.caller, c.name, c.host)
 		if d.Reason != c.reason || d.Allowed != (c.reason == rpc.ReasonAllowed) || string(v) != c.value {
@@ -121,4 +128,28 @@ func lockedKiB(t *testing.T) int {
 	}
 	t.Fatal("no VmLck in /proc/self/status")
 	return 0
+}
+
+// Close while releases run: no race, no read of unmapped memory; every
+// answer is a value or a denial.
+func TestStoreCloseDuringRelease(t *testing.T) {
+	s, err := NewStore(vaultSecrets(), rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				if d, v := s.Release(pki.Net, "github", "api.github.com"); d.Allowed && string(v) != "ghp_value" {
+					t.Errorf("released %q", v)
+					return
+				}
+			}
+		}()
+	}
+	s.Close()
+	wg.Wait()
 }

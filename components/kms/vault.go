@@ -102,6 +102,7 @@ type Vault struct {
 	Secrets []Secret
 	key     Key
 	kdf     KDFParams
+	minKDF  KDFParams // the least cost Seal uses for a passphrase
 }
 
 // payload is what is sealed.
@@ -166,7 +167,7 @@ func Open(data []byte, key Key) (*Vault, error) {
 		return nil, fmt.Errorf("vault: sealed contents do not decode: %w", err)
 	}
 	clear(plain)
-	v := &Vault{Secrets: p.Secrets, key: key, kdf: params}
+	v := &Vault{Secrets: p.Secrets, key: key, kdf: params, minKDF: defaultKDF}
 	if err := v.check(); err != nil {
 		return nil, err
 	}
@@ -187,6 +188,11 @@ func (v *Vault) Seal() ([]byte, error) {
 	copy(h, magic)
 	binary.BigEndian.PutUint16(h[8:], formatVersion)
 	h[10] = v.key.kdf
+	if v.key.kdf == kdfArgon2id {
+		// A vault opened with a lower cost is resealed at least at the
+		// default one: a weak setting does not outlive its next change.
+		v.kdf = KDFParams{Time: max(v.kdf.Time, v.minKDF.Time), MemoryKiB: max(v.kdf.MemoryKiB, v.minKDF.MemoryKiB), Threads: max(v.kdf.Threads, v.minKDF.Threads)}
+	}
 	binary.BigEndian.PutUint32(h[11:], v.kdf.Time)
 	binary.BigEndian.PutUint32(h[15:], v.kdf.MemoryKiB)
 	h[19] = v.kdf.Threads
@@ -206,9 +212,9 @@ func (v *Vault) Rekey(key Key) { v.rekey(key, defaultKDF) }
 
 func (v *Vault) rekey(key Key, cost KDFParams) {
 	v.key = key
-	v.kdf = KDFParams{}
+	v.kdf, v.minKDF = KDFParams{}, KDFParams{}
 	if key.kdf == kdfArgon2id {
-		v.kdf = cost
+		v.kdf, v.minKDF = cost, cost
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -247,4 +248,73 @@ func FuzzOpen(f *testing.F) {
 			t.Errorf("opened a vault that fails its own checks")
 		}
 	})
+}
+
+// A FIFO, a file of another user, or a directory others may write is
+// refused, and the FIFO at once (opening it must not wait for a writer).
+// The control: the same vault at a proper path reads.
+func TestVaultFileRefusals(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "v", "vault")
+	data := sealed(t, pass(t, "p"), "a")
+	if err := WriteFile(path, data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadFile(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("FIFO: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading a FIFO as the vault blocked")
+	}
+	if os.Geteuid() == 0 {
+		other := filepath.Join(dir, "other")
+		if err := os.WriteFile(other, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(other, 1000, 1000); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadFile(other); err == nil || !strings.Contains(err.Error(), "belongs to uid 1000") {
+			t.Errorf("another user's file: %v", err)
+		}
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(filepath.Join(open, "vault"), data); err == nil || !strings.Contains(err.Error(), "others could replace the vault") {
+		t.Errorf("world-writable directory: %v", err)
+	}
+}
+
+// A passphrase vault opened with a lower argon2id cost than the default
+// is resealed at the default: a weak setting does not outlive a change.
+func TestVaultSealRaisesCost(t *testing.T) {
+	key := pass(t, "p")
+	v, err := Open(sealed(t, key, "a"), key) // sealed at the cheap cost
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := v.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := KDFParams{Time: binary.BigEndian.Uint32(b[11:]), MemoryKiB: binary.BigEndian.Uint32(b[15:]), Threads: b[19]}
+	if got != defaultKDF {
+		t.Errorf("resealed at %+v, want %+v", got, defaultKDF)
+	}
 }

@@ -50,7 +50,8 @@ func NewServer(leaf *pki.Leaf, log *slog.Logger) *Server {
 	return &Server{leaf: leaf, log: log, handlers: map[string]Handler{}}
 }
 
-// Handle registers op (lower case, as in POST /v1/OP).
+// Handle registers op (lower case, as in POST /v1/OP). Register every
+// operation before Serve: the table is read without a lock.
 func (s *Server) Handle(op string, h Handler) {
 	if !opName.MatchString(op) {
 		panic(fmt.Sprintf("rpc: bad operation name %q", op))
@@ -126,6 +127,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			d, result = h(r.Context(), caller, body)
 		}
+	}
+	if _, known := reasonNames[d.Reason]; !known || d.Allowed != (d.Reason == ReasonAllowed) {
+		// A handler's bug: refuse rather than answer something
+		// inconsistent.
+		s.log.Error("inconsistent decision", "op", op, "allowed", d.Allowed, "reason", int(d.Reason))
+		d, result = Deny(ReasonBadRequest, "the component could not decide"), nil
 	}
 	resp := Response{Decision: d}
 	if d.Allowed && result != nil {

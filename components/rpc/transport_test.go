@@ -63,6 +63,9 @@ func serveFS(t *testing.T) *fixture {
 	srv.Handle("deny", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
 		return Deny(ReasonNoRule, "deny-rule"), map[string]string{"leak": "must-not-travel"}
 	})
+	srv.Handle("confused", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
+		return Decision{Allowed: true, Reason: ReasonNoRule}, map[string]string{"leak": "must-not-travel"}
+	})
 	ln, err := net.Listen("unix", f.sock)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +129,8 @@ func TestCallCarriesCallerAndDecision(t *testing.T) {
 	}
 }
 
-// A denial carries no result, whatever the handler returned.
+// A denial carries no result, whatever the handler returned; a decision
+// that contradicts itself (allowed, with a denial's reason) is a denial.
 func TestDenialCarriesNoResult(t *testing.T) {
 	f := serveFS(t)
 	c := f.client(t, pki.Agent)
@@ -134,6 +138,10 @@ func TestDenialCarriesNoResult(t *testing.T) {
 	d, err := c.Call(ctx(t), "deny", struct{}{}, &got)
 	if err != nil || d.Allowed || d.Reason != ReasonNoRule || d.Rule != "deny-rule" || got != nil {
 		t.Errorf("deny: %+v %v %v", d, got, err)
+	}
+	d, err = c.Call(ctx(t), "confused", struct{}{}, &got)
+	if err != nil || d.Allowed || d.Reason != ReasonBadRequest || got != nil {
+		t.Errorf("confused: %+v %v %v", d, got, err)
 	}
 }
 
