@@ -87,12 +87,33 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 	if plan.Mounts.Trees, err = treeList(p, plan.Mounts.Hide, owner); err != nil {
 		return nil, notes, err
 	}
+	if err := checkWorkspaceVisible(p.Workspace.Path, plan.Mounts); err != nil {
+		return nil, notes, err
+	}
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
 		plan.Mounts.Home = privateHome
 		plan.Env = append(plan.Env, "HOME="+privateHome)
 		notes.Other = append(notes.Other, "HOME is a private directory in the sandbox's /tmp")
 	}
 	return plan, notes, nil
+}
+
+// checkWorkspaceVisible refuses a workspace beneath a directory the
+// sandbox replaces (its private /tmp and /dev/shm, a hidden socket
+// directory) that no listed path brings back: the agent would start in a
+// directory that does not exist there.
+func checkWorkspaceVisible(ws policy.Path, m MountPlan) error {
+	for _, c := range append([]string{privateTmp, "/dev/shm"}, m.Hide...) {
+		if !policy.Path(c).Contains(ws) || policy.Path(c) == ws {
+			continue
+		}
+		if slices.ContainsFunc(m.Trees, func(t TreePlan) bool { return policy.Path(t.Path).Contains(ws) }) {
+			return nil
+		}
+		return &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("the workspace %s is beneath %s, which the sandbox replaces with its own, and no files list brings it back: the agent would start in a directory that does not exist", ws, c),
+			Hint: fmt.Sprintf("list the workspace in files.write (or files.read), or move it out of %s", c)}
+	}
+	return nil
 }
 
 // wantsNewNet reports whether the agent gets its own, empty network

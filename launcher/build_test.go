@@ -166,3 +166,30 @@ func TestCheckSearchable(t *testing.T) {
 		t.Errorf("a path under the private /tmp: %v", err)
 	}
 }
+
+// A workspace beneath the sandbox's private /tmp that no list brings back
+// is refused, naming the directory; listed in files.write it is grafted
+// and the plan builds (the control).
+func TestBuildPlanWorkspaceUnderTmp(t *testing.T) {
+	ws, err := os.MkdirTemp("/tmp", "pinfold-ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(ws)
+	build := func(files string) error {
+		text := "version = 1\n[workspace]\npath = \"" + ws + "\"\n[files]\nexec = [\"/usr/bin\"]\n" + files
+		p, err := policy.Parse("test.toml", []byte(text))
+		if err != nil {
+			t.Fatalf("parse: %v", err)
+		}
+		_, _, err = BuildPlan(Request{Policy: p, Argv: []string{"/usr/bin/true"}, Environ: []string{"PATH=/usr/bin"}, Cwd: "/"}, hostWith(7, true), IdentityPlan{})
+		return err
+	}
+	var refused *RefusedError
+	if err := build(""); !errors.As(err, &refused) || !strings.Contains(err.Error(), "is beneath /tmp") {
+		t.Errorf("workspace under /tmp, not listed: %v", err)
+	}
+	if err := build("write = [\"" + ws + "\"]\n"); err != nil {
+		t.Errorf("control: listed in files.write: %v", err)
+	}
+}
