@@ -209,6 +209,17 @@ func refusals(as []Assessment) error {
 // however it dies.
 const idLockDir = "/run/pinfold/ids"
 
+// ClaimThrowawayID claims a throwaway uid for a process of a session
+// other than the agent (a component): see claimThrowawayID. Close
+// releases it, once the process is gone.
+func ClaimThrowawayID() (int, io.Closer, error) {
+	id, lock, err := claimThrowawayID()
+	if err != nil {
+		return 0, nil, err
+	}
+	return id, lock, nil
+}
+
 // claimThrowawayID returns a uid (used as the gid too) in the documented
 // throwaway range [throwawayBase, throwawayBase+throwawaySpan) that no
 // account or group names and no other pinfold session holds, and the lock

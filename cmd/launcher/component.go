@@ -5,12 +5,13 @@ import (
 	"os"
 
 	"github.com/pinfold/pinfold/components/kms"
+	"github.com/pinfold/pinfold/components/session"
 )
 
 // componentEntry is the hidden first argument with which the launcher
 // starts one of its components (component mode): the launcher binary is
 // every component, as it is stage 2 and the probe.
-const componentEntry = "__pinfold_component"
+const componentEntry = session.ComponentEntry
 
 // componentMain runs the component args[0]. Each reads what the launcher
 // hands it on inherited descriptors and refuses to run without them.

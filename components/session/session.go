@@ -1,0 +1,236 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pinfold/pinfold/components/kms"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/launcher"
+	"github.com/pinfold/pinfold/policy"
+)
+
+// ComponentEntry is the hidden first argument with which the launcher
+// binary runs as a component: `launcher __pinfold_component ROLE`.
+const ComponentEntry = "__pinfold_component"
+
+// Config is what a session starts from.
+type Config struct {
+	Launcher string          // the launcher binary, run again for each component
+	Root     string          // the directory sessions live in (made 0711)
+	Rules    []policy.Secret // the policy's [[secrets]]
+	Secrets  []kms.Secret    // the vault, unsealed (only the ones the rules name reach kms)
+}
+
+// Exit is a component process that ended, and how.
+type Exit struct {
+	Role pki.Role
+	Err  error // from Wait: nil for exit status 0
+}
+
+func (e Exit) String() string {
+	if e.Err == nil {
+		return fmt.Sprintf("component %s exited", e.Role)
+	}
+	return fmt.Sprintf("component %s exited: %v", e.Role, e.Err)
+}
+
+// Session is one component-mode session's runtime: its directory, its
+// PKI and its component processes, each under a throwaway uid of its own.
+type Session struct {
+	ID  string
+	Dir string
+	PKI *pki.Session
+
+	procs  []*proc
+	exited chan Exit
+	mu     sync.Mutex
+	closed bool
+}
+
+type proc struct {
+	role pki.Role
+	cmd  *exec.Cmd
+	uid  int
+	id   io.Closer // the uid's claim
+	done chan struct{}
+}
+
+// Start makes the session: its directory (0711, root's), its PKI, and the
+// kms process, started under its own throwaway uid with its credential,
+// the rules and the secrets on a pipe and its listener on a Unix socket
+// in the directory. On any error everything made is undone.
+func Start(c Config) (s *Session, err error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("session: component mode needs root: each component runs under its own uid")
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	s = &Session{ID: hex.EncodeToString(b[:]), exited: make(chan Exit, 4)}
+	defer func() {
+		if err != nil {
+			s.Stop()
+			s = nil
+		}
+	}()
+	if err := os.MkdirAll(c.Root, 0o711); err != nil {
+		return s, fmt.Errorf("session: %w", err)
+	}
+	s.Dir = filepath.Join(c.Root, s.ID)
+	if err := os.Mkdir(s.Dir, 0o711); err != nil {
+		return s, fmt.Errorf("session: %w", err)
+	}
+	if err := os.Chmod(s.Dir, 0o711); err != nil { // whatever the umask
+		return s, fmt.Errorf("session: %w", err)
+	}
+	if s.PKI, err = pki.NewSession(s.ID, time.Now()); err != nil {
+		return s, err
+	}
+	leaf, err := s.PKI.Issue(pki.KMS)
+	if err != nil {
+		return s, err
+	}
+	keyPEM, err := leaf.KeyPEM()
+	if err != nil {
+		return s, err
+	}
+	boot, err := json.Marshal(kms.Bootstrap{CAPEM: leaf.CAPEM(), CertPEM: leaf.CertPEM(), KeyPEM: keyPEM, Rules: c.Rules, Secrets: c.Secrets})
+	clear(keyPEM)
+	if err != nil {
+		return s, fmt.Errorf("session: %w", err)
+	}
+	defer clear(boot)
+	return s, s.start(c.Launcher, pki.KMS, boot)
+}
+
+// start runs one component: its listener, its log, its uid, its
+// bootstrap.
+func (s *Session) start(launcherPath string, role pki.Role, boot []byte) error {
+	sock := filepath.Join(s.Dir, string(role)+".sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return fmt.Errorf("session: %s listener: %w", role, err)
+	}
+	ul := ln.(*net.UnixListener)
+	ul.SetUnlinkOnClose(false) // the socket stays for the component's callers
+	lf, err := ul.File()
+	ln.Close()
+	if err != nil {
+		return fmt.Errorf("session: %s listener: %w", role, err)
+	}
+	defer lf.Close()
+	// Any session process may connect; mutual TLS decides who is served.
+	if err := os.Chmod(sock, 0o666); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	logFile, err := os.OpenFile(filepath.Join(s.Dir, string(role)+".log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("session: %s log: %w", role, err)
+	}
+	defer logFile.Close()
+	uid, claim, err := launcher.ClaimThrowawayID()
+	if err != nil {
+		return err
+	}
+	br, bw, err := os.Pipe()
+	if err != nil {
+		claim.Close()
+		return err
+	}
+	defer br.Close()
+	defer bw.Close()
+	p := &proc{role: role, uid: uid, id: claim, done: make(chan struct{}), cmd: &exec.Cmd{
+		Path:       launcherPath,
+		Args:       []string{"launcher", ComponentEntry, string(role)},
+		Env:        []string{},
+		Dir:        "/",
+		Stderr:     logFile,
+		ExtraFiles: []*os.File{br, lf},
+		SysProcAttr: &syscall.SysProcAttr{
+			Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}},
+			Pdeathsig:  syscall.SIGKILL,
+			Setsid:     true, // no terminal, no signals meant for the person's job
+		},
+	}}
+	if err := p.cmd.Start(); err != nil {
+		claim.Close()
+		return fmt.Errorf("session: start %s: %w", role, err)
+	}
+	s.mu.Lock()
+	s.procs = append(s.procs, p)
+	s.mu.Unlock()
+	go func() {
+		err := p.cmd.Wait()
+		close(p.done)
+		s.exited <- Exit{Role: role, Err: err}
+	}()
+	br.Close()
+	if _, err := bw.Write(boot); err != nil {
+		return fmt.Errorf("session: hand %s its bootstrap: %w", role, err)
+	}
+	return nil
+}
+
+// Exited yields each component that ends: the session must stop when one
+// does (the caller stops the agent and calls Stop).
+func (s *Session) Exited() <-chan Exit { return s.exited }
+
+// Pid is the process id of the component role, or 0.
+func (s *Session) Pid(role pki.Role) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.procs {
+		if p.role == role && p.cmd.Process != nil {
+			return p.cmd.Process.Pid
+		}
+	}
+	return 0
+}
+
+// Stop kills every component still running (by the pid it started),
+// waits for each, releases their uids and removes the session directory.
+// It is safe to call more than once.
+func (s *Session) Stop() error {
+	s.mu.Lock()
+	procs := s.procs
+	already := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if already {
+		return nil
+	}
+	var errs []error
+	for _, p := range procs {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			select {
+			case <-p.done:
+			case <-time.After(10 * time.Second):
+				errs = append(errs, fmt.Errorf("session: component %s (pid %d) did not end", p.role, p.cmd.Process.Pid))
+				continue
+			}
+		}
+		p.id.Close()
+	}
+	if s.Dir != "" {
+		if err := os.RemoveAll(s.Dir); err != nil {
+			errs = append(errs, fmt.Errorf("session: remove %s: %w", s.Dir, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,159 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pinfold/pinfold/components/kms"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/policy"
+)
+
+// requireRoot skips without root, or fails under
+// PINFOLD_REQUIRE_ALL_FEATURES=1.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("PINFOLD_REQUIRE_ALL_FEATURES") == "1" {
+		t.Fatalf("requires root, found euid %d (PINFOLD_REQUIRE_ALL_FEATURES=1 turns this skip into a failure)", os.Geteuid())
+	}
+	t.Skipf("requires root, found euid %d", os.Geteuid())
+}
+
+// buildLauncher builds the launcher into a directory others can read and
+// search: the components run it under their own uids.
+func buildLauncher(t *testing.T) (bin, dir string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "pinfold-session-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(dir, "launcher")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/pinfold/pinfold/cmd/launcher").CombinedOutput(); err != nil {
+		t.Fatalf("build launcher: %v\n%s", err, out)
+	}
+	return bin, dir
+}
+
+func status(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A real session: kms runs under a throwaway uid of its own, confined,
+// serves net over the socket in the session directory and refuses the
+// agent; killed, it is reported at once; Stop leaves no directory and no
+// process.
+func TestSessionKMS(t *testing.T) {
+	requireRoot(t)
+	bin, dir := buildLauncher(t)
+	rules := []policy.Secret{{Name: "github", Hosts: []policy.Domain{"api.github.com"}, Header: "Authorization", Template: "Bearer {secret}"}}
+	s, err := Start(Config{Launcher: bin, Root: filepath.Join(dir, "sessions"), Rules: rules,
+		Secrets: []kms.Secret{{Name: "github", Value: []byte("ghp_session_value")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	st, err := os.Stat(s.Dir)
+	if err != nil || st.Mode().Perm() != 0o711 {
+		t.Errorf("session directory %s: %v, %v", s.Dir, st.Mode(), err)
+	}
+	sock := filepath.Join(s.Dir, "kms.sock")
+	dial := func(ctx context.Context) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "unix", sock) }
+	netLeaf, _ := s.PKI.Issue(pki.Net)
+	c, err := rpc.NewClient(netLeaf, pki.KMS, dial, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got kms.ReleaseResult
+	var d rpc.Decision
+	for { // kms may still be starting: the socket exists, the server not yet
+		d, err = c.Call(ctx, "release", kms.ReleaseRequest{Name: "github", Host: "api.github.com"}, &got)
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil || !d.Allowed || string(got.Value) != "ghp_session_value" {
+		log, _ := os.ReadFile(filepath.Join(s.Dir, "kms.log"))
+		t.Fatalf("net asks kms: %+v %q %v\nkms.log:\n%s", d, got.Value, err, log)
+	}
+	agentLeaf, _ := s.PKI.Issue(pki.Agent)
+	agent, _ := rpc.NewClient(agentLeaf, pki.FS, dial, nil) // a call the agent may make, dialled to kms
+	defer agent.Close()
+	if d, err := agent.Call(ctx, "release", kms.ReleaseRequest{Name: "github", Host: "api.github.com"}, &got); err == nil {
+		t.Errorf("the agent reached kms: %+v", d)
+	}
+
+	pid := s.Pid(pki.KMS)
+	stat := status(t, pid)
+	var uid int
+	fmt.Sscanf(stat[strings.Index(stat, "Uid:"):], "Uid:\t%d", &uid)
+	if uid < 0x70000000 || uid >= 0x70000000+100_000_000 {
+		t.Errorf("kms runs as uid %d, not a throwaway uid", uid)
+	}
+	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2", "Groups:\t \n", "CapEff:\t0000000000000000"} {
+		if !strings.Contains(stat, want) {
+			t.Errorf("kms status lacks %q", want)
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-s.Exited():
+		if e.Role != pki.KMS || e.Err == nil {
+			t.Errorf("exit reported as %v", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("kms's death was not reported")
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
+		t.Errorf("session directory still there after Stop: %v", err)
+	}
+}
+
+// Stop ends components that are still running.
+func TestSessionStopKills(t *testing.T) {
+	requireRoot(t)
+	bin, dir := buildLauncher(t)
+	s, err := Start(Config{Launcher: bin, Root: filepath.Join(dir, "sessions")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := s.Pid(pki.KMS)
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("kms not running: %v", err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("kms (pid %d) still runs after Stop", pid)
+	}
+}
