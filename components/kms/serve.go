@@ -28,7 +28,7 @@ func Register(srv *rpc.Server, store *Store) {
 		dec := json.NewDecoder(strings.NewReader(string(body)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil || req.Name == "" || req.Host == "" {
-			return rpc.Deny(rpc.ReasonBadRequest, "release wants {name, host}"), nil
+			return rpc.Deny(rpc.ReasonBadRequest, "", "release wants {name, host}"), nil
 		}
 		d, v := store.Release(caller, req.Name, req.Host)
 		if !d.Allowed {

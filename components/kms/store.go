@@ -57,24 +57,26 @@ func NewStore(secrets []Secret, rules []policy.Secret) (*Store, error) {
 // matches the host decides.
 func (s *Store) Release(caller pki.Role, name, host string) (rpc.Decision, []byte) {
 	if caller != pki.Net {
-		return rpc.Deny(rpc.ReasonCallerRole, "only net may ask kms for a secret"), nil
+		return rpc.Deny(rpc.ReasonCallerRole, "", "only net may ask kms for a secret"), nil
 	}
 	// A host not in normal form is refused outright: kms's check must not
 	// depend on net having parsed the request well.
 	if err := policy.CheckHost(host); err != nil {
-		return rpc.Deny(rpc.ReasonBadRequest, err.Error()), nil
+		return rpc.Deny(rpc.ReasonBadRequest, "", err.Error()), nil
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.mem == nil {
-		return rpc.Deny(rpc.ReasonUnknown, "kms is closed"), nil
+		return rpc.Deny(rpc.ReasonUnknown, "", "kms is closed"), nil
 	}
-	named := false
+	named := -1
 	for i, r := range s.rules {
 		if string(r.Name) != name {
 			continue
 		}
-		named = true
+		if named < 0 {
+			named = i
+		}
 		for _, h := range r.Hosts {
 			if h.Matches(host) {
 				sp := s.spans[name]
@@ -82,10 +84,10 @@ func (s *Store) Release(caller pki.Role, name, host string) (rpc.Decision, []byt
 			}
 		}
 	}
-	if !named {
-		return rpc.Deny(rpc.ReasonNoRule, "no [[secrets]] rule names "+name), nil
+	if named < 0 {
+		return rpc.Deny(rpc.ReasonNoRule, "", "no [[secrets]] rule names "+name), nil
 	}
-	return rpc.Deny(rpc.ReasonNoRule, "no [[secrets]] rule for "+name+" lists host "+host), nil
+	return rpc.Deny(rpc.ReasonNoRule, fmt.Sprintf("secrets[%d].hosts", named), "no [[secrets]] rule for "+name+" lists host "+host), nil
 }
 
 // Close wipes the values and releases the memory.

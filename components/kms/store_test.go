@@ -70,6 +70,11 @@ func TestStoreRelease(t *testing.T) {
 	if d.Rule != "secrets[1]" {
 		t.Errorf("rule %q, want secrets[1]", d.Rule)
 	}
+	// A denial names the rule that did not match, as a key; the prose is
+	// in Detail.
+	if d, _ := s.Release(pki.Net, "github", "evil.com"); d.Rule != "secrets[0].hosts" || !strings.Contains(d.Detail, "evil.com") {
+		t.Errorf("other host: rule %q, detail %q", d.Rule, d.Detail)
+	}
 	// A secret no rule names is not even in the store's memory.
 	if bytes.Contains(s.mem, []byte("never-handed-over")) {
 		t.Error("a secret no rule names was copied in")

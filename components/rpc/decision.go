@@ -3,12 +3,14 @@ package rpc
 import "fmt"
 
 // Decision is every component's answer to every request: whether it was
-// allowed, why (a Reason programs can count without parsing prose), and
-// the policy rule that decided, when one did.
+// allowed, why (a Reason programs can count without parsing prose), the
+// policy rule that decided when one did (a policy key such as
+// "secrets[1]", never prose), and a sentence for people.
 type Decision struct {
 	Allowed bool   `json:"allowed"`
 	Reason  Reason `json:"reason"`
 	Rule    string `json:"rule,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // Reason is why a decision went the way it did.
@@ -61,7 +63,8 @@ func (r *Reason) UnmarshalText(b []byte) error {
 // Allow and Deny build decisions.
 func Allow(rule string) Decision { return Decision{Allowed: true, Reason: ReasonAllowed, Rule: rule} }
 
-// Deny is a refusal for reason, under rule when one decided.
-func Deny(reason Reason, rule string) Decision {
-	return Decision{Allowed: false, Reason: reason, Rule: rule}
+// Deny is a refusal for reason, under rule when one decided ("" when
+// none did), explained by detail.
+func Deny(reason Reason, rule, detail string) Decision {
+	return Decision{Allowed: false, Reason: reason, Rule: rule, Detail: detail}
 }

@@ -9,7 +9,7 @@ import (
 // is an error rather than a silent zero.
 func TestReasonText(t *testing.T) {
 	for r, name := range reasonNames {
-		b, err := json.Marshal(Deny(r, "x"))
+		b, err := json.Marshal(Deny(r, "x", "why"))
 		if err != nil {
 			t.Fatalf("%v: %v", r, err)
 		}

@@ -116,14 +116,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	var result any
 	switch {
 	case r.Method != http.MethodPost || !ok || h == nil:
-		d = Deny(ReasonBadRequest, "no operation "+r.Method+" "+r.URL.Path)
+		d = Deny(ReasonBadRequest, "", "no operation "+r.Method+" "+r.URL.Path)
 	default:
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 		switch {
 		case err != nil:
-			d = Deny(ReasonBadRequest, "request body: "+err.Error())
+			d = Deny(ReasonBadRequest, "", "request body: "+err.Error())
 		case !json.Valid(body):
-			d = Deny(ReasonBadRequest, "request body is not JSON")
+			d = Deny(ReasonBadRequest, "", "request body is not JSON")
 		default:
 			d, result = h(r.Context(), caller, body)
 		}
@@ -132,20 +132,20 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		// A handler's bug: refuse rather than answer something
 		// inconsistent.
 		s.log.Error("inconsistent decision", "op", op, "allowed", d.Allowed, "reason", int(d.Reason))
-		d, result = Deny(ReasonBadRequest, "the component could not decide"), nil
+		d, result = Deny(ReasonBadRequest, "", "the component could not decide"), nil
 	}
 	resp := Response{Decision: d}
 	if d.Allowed && result != nil {
 		b, err := json.Marshal(result)
 		if err != nil {
 			s.log.Error("encode result", "op", op, "error", err)
-			resp.Decision = Deny(ReasonBadRequest, "the result could not be encoded")
+			resp.Decision = Deny(ReasonBadRequest, "", "the result could not be encoded")
 		} else {
 			resp.Result = b
 		}
 	}
 	s.log.Info("request", "caller", string(caller), "op", op, "allowed", resp.Decision.Allowed,
-		"reason", resp.Decision.Reason.String(), "rule", resp.Decision.Rule)
+		"reason", resp.Decision.Reason.String(), "rule", resp.Decision.Rule, "detail", resp.Decision.Detail)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
 }

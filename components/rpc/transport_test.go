@@ -61,7 +61,7 @@ func serveFS(t *testing.T) *fixture {
 		return Allow("echo-rule"), map[string]any{"caller": caller, "body": body, "secret": "s3cret-value"}
 	})
 	srv.Handle("deny", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
-		return Deny(ReasonNoRule, "deny-rule"), map[string]string{"leak": "must-not-travel"}
+		return Deny(ReasonNoRule, "deny-rule", "denied for the test"), map[string]string{"leak": "must-not-travel"}
 	})
 	srv.Handle("confused", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
 		return Decision{Allowed: true, Reason: ReasonNoRule}, map[string]string{"leak": "must-not-travel"}
