@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 )
@@ -58,7 +59,7 @@ func TestKMSProcess(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = []string{"PINFOLD_TEST_KMS_MAIN=1"}
 	cmd.ExtraFiles = []*os.File{br, lf}
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

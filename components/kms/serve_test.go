@@ -1,17 +1,16 @@
 package kms
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 )
@@ -30,7 +29,7 @@ func TestServeRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	srv := rpc.NewServer(kmsLeaf, slog.New(slog.NewTextHandler(logs, nil)))
 	Register(srv, store)
 	sock := filepath.Join(t.TempDir(), "kms.sock")
@@ -95,22 +94,4 @@ func TestServeRelease(t *testing.T) {
 	if !strings.Contains(logs.String(), "caller=pinfold://session/kms-test/agent reason=call_not_allowed") {
 		t.Errorf("the agent's refusal is not logged with its identity:\n%s", logs.String())
 	}
-}
-
-// lockedBuffer is a log sink the server's goroutines may share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -10,35 +9,17 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
 )
-
-// syncBuffer is a log sink the server's goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type fixture struct {
 	sess *pki.Session
 	sock string
-	logs *syncBuffer
+	logs *syncbuf.Buffer
 }
 
 // serveFS serves an fs-role server with two operations on a Unix socket:
@@ -55,7 +36,7 @@ func serveFS(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{sess: sess, sock: filepath.Join(t.TempDir(), "fs.sock"), logs: &syncBuffer{}}
+	f := &fixture{sess: sess, sock: filepath.Join(t.TempDir(), "fs.sock"), logs: &syncbuf.Buffer{}}
 	srv := NewServer(leaf, slog.New(slog.NewTextHandler(f.logs, nil)))
 	srv.Handle("echo", func(_ context.Context, caller pki.Role, body json.RawMessage) (Decision, any) {
 		return Allow("echo-rule"), map[string]any{"caller": caller, "body": body, "secret": "s3cret-value"}
