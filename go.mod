@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/vishvananda/netns v0.0.5 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
