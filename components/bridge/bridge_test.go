@@ -8,16 +8,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/internal/nstest"
 )
 
-// newNetns makes a network namespace with loopback up, as the agent's is,
-// and returns it; the caller's thread stays where it was.
+// newNetns makes a network namespace with loopback up, as the agent's is.
 func newNetns(t *testing.T) netns.NsHandle {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -26,57 +25,24 @@ func newNetns(t *testing.T) netns.NsHandle {
 		}
 		t.Skipf("requires root (to make a network namespace), found euid %d", os.Geteuid())
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	ns, err := netns.New()
+	ns, err := nstest.NewLoopback()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ns.Close() })
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			t.Fatalf("back to the test's namespace: %v", err)
-		}
-	}()
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	ifr, _ := unix.NewIfreq("lo")
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		t.Fatal(err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		t.Fatal(err)
-	}
 	return ns
 }
 
 // dialIn connects to addr from inside ns.
-func dialIn(t *testing.T, ns netns.NsHandle, addr string) (net.Conn, error) {
+func dialIn(t *testing.T, ns netns.NsHandle, addr string) (c net.Conn, err error) {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
+	if nerr := nstest.In(ns, func() error {
+		c, err = net.DialTimeout("tcp4", addr, 5*time.Second)
+		return nil
+	}); nerr != nil {
+		t.Fatal(nerr)
 	}
-	defer orig.Close()
-	if err := netns.Set(ns); err != nil {
-		t.Fatal(err)
-	}
-	c, derr := net.DialTimeout("tcp4", addr, 5*time.Second)
-	if err := netns.Set(orig); err != nil {
-		t.Fatalf("back to the test's namespace: %v", err)
-	}
-	return c, derr
+	return c, err
 }
 
 // unixEcho serves an echo on a Unix socket: what the component would be.

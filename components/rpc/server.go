@@ -77,6 +77,12 @@ func (s *Server) Serve(ln net.Listener) error {
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    16 << 10,
+		// One identity per connection: the peer's role is read (with its
+		// signature checked again) at the first request and kept for the
+		// connection's others.
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, &connRole{})
+		},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	srv := s.srv
@@ -104,7 +110,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "TLS required", http.StatusBadRequest)
 		return
 	}
-	caller, err := s.leaf.PeerRole(*r.TLS)
+	caller, err := s.peerRole(r)
 	if err != nil { // the handshake check passed, so this is a bug: refuse
 		s.log.Error("peer role", "error", err)
 		http.Error(w, "unauthenticated", http.StatusForbidden)
@@ -148,6 +154,24 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		"reason", resp.Decision.Reason.String(), "rule", resp.Decision.Rule, "detail", resp.Decision.Detail)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
+}
+
+type connKey struct{}
+
+// connRole is a connection's peer role, read once.
+type connRole struct {
+	once sync.Once
+	role pki.Role
+	err  error
+}
+
+func (s *Server) peerRole(r *http.Request) (pki.Role, error) {
+	cr, ok := r.Context().Value(connKey{}).(*connRole)
+	if !ok {
+		return s.leaf.PeerRole(*r.TLS)
+	}
+	cr.once.Do(func() { cr.role, cr.err = s.leaf.PeerRole(*r.TLS) })
+	return cr.role, cr.err
 }
 
 func opFromPath(p string) (string, bool) {

@@ -1,0 +1,158 @@
+// Command roundtrip measures one request and its answer from the agent's
+// network namespace to a component, over the bridge (TCP in the agent's
+// namespace, spliced to the component's Unix socket) and mutual TLS with
+// the rpc protocol, next to a plain Unix-socket echo of the same payload,
+// and prints medians and their ratio. It needs root (it makes a network
+// namespace). The component is an echo: this is the transport's cost,
+// before any component's own work.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/pinfold/pinfold/components/bridge"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/internal/nstest"
+)
+
+func main() {
+	n := flag.Int("n", 2000, "round trips per path")
+	size := flag.Int("size", 1024, "payload bytes")
+	flag.Parse()
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "roundtrip: needs root (it makes a network namespace)")
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "pinfold-roundtrip-")
+	check(err)
+	defer os.RemoveAll(dir)
+	payload := make([]byte, *size)
+	rand.Read(payload)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	// Plain: a Unix-socket echo, one connection.
+	plainSock := filepath.Join(dir, "plain.sock")
+	pl, err := net.Listen("unix", plainSock)
+	check(err)
+	go func() {
+		for {
+			c, err := pl.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(c, c)
+		}
+	}()
+	pc, err := net.Dial("unix", plainSock)
+	check(err)
+	buf := make([]byte, *size)
+	plain := measure(*n, func() {
+		_, err := pc.Write(payload)
+		check(err)
+		_, err = io.ReadFull(pc, buf)
+		check(err)
+	})
+	if !bytes.Equal(buf, payload) {
+		panic("plain echo changed the payload")
+	}
+
+	// Bridged: the agent in its namespace → TCP → bridge → Unix socket →
+	// an fs-role rpc server answering "echo", with mutual TLS throughout.
+	sess, err := pki.NewSession("bench", time.Now())
+	check(err)
+	fsLeaf, err := sess.Issue(pki.FS)
+	check(err)
+	agentLeaf, err := sess.Issue(pki.Agent)
+	check(err)
+	srv := rpc.NewServer(fsLeaf, quiet)
+	srv.Handle("echo", func(_ context.Context, _ pki.Role, body json.RawMessage) (rpc.Decision, any) {
+		return rpc.Allow("bench"), body
+	})
+	compSock := filepath.Join(dir, "fs.sock")
+	cl, err := net.Listen("unix", compSock)
+	check(err)
+	go srv.Serve(cl)
+	ns, err := nstest.NewLoopback()
+	check(err)
+	defer ns.Close()
+	bl, err := bridge.ListenIn(ns, "127.0.0.1:0")
+	check(err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go bridge.Splice(ctx, bl, func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", compSock)
+	}, 16, quiet)
+	addr := bl.Addr().String()
+	client, err := rpc.NewClient(agentLeaf, pki.FS, func(ctx context.Context) (c net.Conn, err error) {
+		nerr := nstest.In(ns, func() error { c, err = (&net.Dialer{}).DialContext(ctx, "tcp4", addr); return nil })
+		if nerr != nil {
+			return nil, nerr
+		}
+		return c, err
+	}, nil)
+	check(err)
+	var got []byte
+	bridged := measure(*n, func() {
+		d, err := client.Call(ctx, "echo", payload, &got)
+		check(err)
+		if !d.Allowed {
+			panic("echo denied")
+		}
+	})
+	if !bytes.Equal(got, payload) {
+		panic("bridged echo changed the payload")
+	}
+	// The same rpc over mutual TLS, straight to the Unix socket: what the
+	// bridge itself adds is the difference.
+	direct, err := rpc.NewClient(agentLeaf, pki.FS, func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", compSock)
+	}, nil)
+	check(err)
+	unbridged := measure(*n, func() {
+		_, err := direct.Call(ctx, "echo", payload, &got)
+		check(err)
+	})
+	fmt.Printf("round trip of %d bytes, %d each (median, p90)\n", *size, *n)
+	fmt.Printf("plain unix echo            %8.1fµs %8.1fµs\n", plain.med, plain.p90)
+	fmt.Printf("mTLS rpc over the socket   %8.1fµs %8.1fµs\n", unbridged.med, unbridged.p90)
+	fmt.Printf("agent → bridge → mTLS rpc  %8.1fµs %8.1fµs\n", bridged.med, bridged.p90)
+	fmt.Printf("bridged / plain: %.1f (target ≤ 2)\n", bridged.med/plain.med)
+}
+
+type stats struct{ med, p90 float64 }
+
+// measure times fn n times after a warm-up of n/10 (which also opens the
+// connection and does the TLS handshake once).
+func measure(n int, fn func()) stats {
+	for range n / 10 {
+		fn()
+	}
+	d := make([]float64, n)
+	for i := range d {
+		start := time.Now()
+		fn()
+		d[i] = float64(time.Since(start).Nanoseconds()) / 1e3
+	}
+	slices.Sort(d)
+	return stats{d[n/2], d[n*9/10]}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "roundtrip:", err)
+		os.Exit(1)
+	}
+}
