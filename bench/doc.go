@@ -20,9 +20,11 @@
 //   - Wall-clock medians on a shared 2-core machine move by several percent
 //     between runs; the runs are interleaved so that drift hits every tool
 //     alike, and the ratios are what to compare.
+//
 //   - The peers are configured to be roughly comparable, not identical: the
 //     launcher also creates a cgroup (as root), a throwaway identity, a
 //     Landlock ruleset and a seccomp filter, which bubblewrap does not.
+//
 //   - Where the launcher's time goes (2026-11-30, 2-vCPU VM, root, hybrid
 //     cgroups; launcher 17.3 ms median, bubblewrap 8.2 ms): starting the
 //     Go runtime of stage 1 (~3.5 ms, against ~1 ms for a C program),
