@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // A check is one named rule over a decoded policy. Each says what is
@@ -27,6 +28,7 @@ var checks = []check{
 	{"allow-and-deny", "SR-13", checkDomainConflict},
 	{"auto-and-approval", "SR-13", checkCommandConflict},
 	{"secrets-need-proxy", "", checkSecretsProxy},
+	{"secret-host-too-wide", "", checkSecretHosts},
 	{"limit-range", "", checkLimits},
 }
 
@@ -279,6 +281,25 @@ func checkSecretsProxy(p *Policy) []Problem {
 	return []Problem{{Key: "secrets", elem: 0,
 		Msg:  fmt.Sprintf("secrets are injected by the proxy, but network mode is %q", p.Network.Mode),
 		Hint: `set [network] mode = "proxy"`}}
+}
+
+// checkSecretHosts refuses a [[secrets]] host pattern that covers a whole
+// top-level domain ("*.com"): the secret would go to every host in it.
+// (Wider public suffixes such as "*.co.uk" need the public suffix list,
+// which the policy package does not carry.)
+func checkSecretHosts(p *Policy) []Problem {
+	var ps []Problem
+	for i, s := range p.Secrets {
+		for _, h := range s.Hosts {
+			if suffix, ok := h.Wildcard(); ok && !strings.Contains(suffix, ".") {
+				pr := problem("secrets.hosts", "", fmt.Sprintf("host pattern %q covers every host under .%s: the secret would be sent to all of them", h, suffix))
+				pr.Hint = "name the hosts that need the secret, such as \"api.example." + suffix + "\""
+				pr.elem = i
+				ps = append(ps, pr)
+			}
+		}
+	}
+	return ps
 }
 
 func checkLimits(p *Policy) []Problem {
