@@ -86,6 +86,17 @@ func (e env) secrets(args []string) error {
 	if err != nil && !creating {
 		return err
 	}
+	// What the header says comes before any prompt: a newer or damaged
+	// vault, or one sealed with a key file, is said so at once.
+	if !creating {
+		pass, err := kms.NeedsPassphrase(data)
+		if err != nil {
+			return err
+		}
+		if !pass && *keyFile == "" {
+			return fail(exitUsage, "give --key-file FILE", "secrets: the vault %s is sealed with a key file", path)
+		}
+	}
 	key, err := e.vaultKey(*keyFile, "--key-file", tty, creating)
 	if err != nil {
 		return err

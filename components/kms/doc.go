@@ -46,8 +46,9 @@
 //     an older vault, with secrets since removed; the directory must be the
 //     owner's and not writable by others, and the vault read only if it is
 //     the owner's and private.
-//   - A truncated file is reported as a wrong key or an altered vault
-//     (the tag fails); the two cannot be told apart.
-//   - The passphrase is asked before the header is read, so a newer
-//     vault's error comes after the prompt.
+//   - A file cut short inside its sealed part is reported as a wrong key or
+//     an altered vault (the tag fails); the two cannot be told apart. The
+//     magic, the format version and the key derivation are read before
+//     any key is asked for.
+
 package kms

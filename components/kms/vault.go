@@ -129,21 +129,9 @@ var (
 
 // Open unseals a vault file's bytes.
 func Open(data []byte, key Key) (*Vault, error) {
-	if len(data) < headerSize+chacha20poly1305.Overhead {
-		return nil, fmt.Errorf("vault: truncated: %d bytes, the header and tag alone take %d", len(data), headerSize+chacha20poly1305.Overhead)
-	}
-	if len(data) > maxVaultSize {
-		return nil, fmt.Errorf("vault: %d bytes, more than a vault can hold (%d)", len(data), maxVaultSize)
-	}
-	h := data[:headerSize]
-	if string(h[:8]) != magic {
-		return nil, errors.New("vault: not a pinfold vault (bad magic)")
-	}
-	switch version := binary.BigEndian.Uint16(h[8:]); {
-	case version > formatVersion:
-		return nil, fmt.Errorf("%w: format version %d, this launcher knows %d: upgrade the launcher", ErrNewerFormat, version, formatVersion)
-	case version < 1:
-		return nil, fmt.Errorf("vault: format version %d does not exist", version)
+	h, err := header(data)
+	if err != nil {
+		return nil, err
 	}
 	kdf := h[10]
 	params := KDFParams{Time: binary.BigEndian.Uint32(h[11:]), MemoryKiB: binary.BigEndian.Uint32(h[15:]), Threads: h[19]}
@@ -172,6 +160,44 @@ func Open(data []byte, key Key) (*Vault, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// header checks what can be checked without the key (size, magic,
+// version) and returns the header.
+func header(data []byte) ([]byte, error) {
+	if len(data) > maxVaultSize {
+		return nil, fmt.Errorf("vault: %d bytes, more than a vault can hold (%d)", len(data), maxVaultSize)
+	}
+	if len(data) < 10 || string(data[:8]) != magic {
+		return nil, errors.New("vault: not a pinfold vault (bad magic)")
+	}
+	switch version := binary.BigEndian.Uint16(data[8:]); {
+	case version > formatVersion:
+		return nil, fmt.Errorf("%w: format version %d, this launcher knows %d: upgrade the launcher", ErrNewerFormat, version, formatVersion)
+	case version < 1:
+		return nil, fmt.Errorf("vault: format version %d does not exist", version)
+	}
+	if len(data) < headerSize+chacha20poly1305.Overhead {
+		return nil, fmt.Errorf("vault: truncated: %d bytes, the header and tag alone take %d", len(data), headerSize+chacha20poly1305.Overhead)
+	}
+	return data[:headerSize], nil
+}
+
+// NeedsPassphrase reads the vault's header, before any key is asked for:
+// whether it is sealed with a passphrase (true) or a key file (false), or
+// why it cannot be opened by this launcher at all.
+func NeedsPassphrase(data []byte) (bool, error) {
+	h, err := header(data)
+	if err != nil {
+		return false, err
+	}
+	switch h[10] {
+	case kdfArgon2id:
+		return true, nil
+	case kdfKeyFile:
+		return false, nil
+	}
+	return false, fmt.Errorf("vault: unknown key derivation %d", h[10])
 }
 
 // Seal returns the vault file's bytes: a fresh salt and nonce each time.
