@@ -83,7 +83,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
 			return context.WithValue(ctx, connKey{}, &connRole{})
 		},
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	srv := s.srv
 	s.mu.Unlock()
