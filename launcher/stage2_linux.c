@@ -463,7 +463,8 @@ int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where)
 		if (err)
 			return err;
 		fd = next;
-		prefix[end] = '/';
+		if (end < len)
+			prefix[end] = '/'; // the next component joins on; the last keeps its terminator
 		start = end + 1;
 	}
 	return fd;
