@@ -91,11 +91,26 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 		return nil, notes, err
 	}
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
+		if err := checkPrivateHome(plan.Mounts.Trees); err != nil {
+			return nil, notes, err
+		}
 		plan.Mounts.Home = privateHome
 		plan.Env = append(plan.Env, "HOME="+privateHome)
 		notes.Other = append(notes.Other, "HOME is a private directory in the sandbox's /tmp")
 	}
 	return plan, notes, nil
+}
+
+// checkPrivateHome refuses a listed path at or beneath the private HOME
+// that stage 2 makes in its /tmp: the two would collide.
+func checkPrivateHome(trees []TreePlan) error {
+	for _, t := range trees {
+		if policy.Path(privateHome).Contains(policy.Path(t.Path)) {
+			return &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("the agent's private HOME %s would be made where the listed path %s is mounted", privateHome, t.Path),
+				Hint: "set HOME in [env] (pass or set), or list another path"}
+		}
+	}
+	return nil
 }
 
 // checkWorkspaceVisible refuses a workspace beneath a directory the

@@ -193,3 +193,18 @@ func TestBuildPlanWorkspaceUnderTmp(t *testing.T) {
 		t.Errorf("control: listed in files.write: %v", err)
 	}
 }
+
+// The private HOME is made in the sandbox's /tmp; a listed path at or
+// beneath it would collide with it: refused in stage 1, with a hint, not
+// left to fail in stage 2. A path beside it is fine (the control).
+func TestCheckPrivateHome(t *testing.T) {
+	var refused *RefusedError
+	for _, p := range []string{privateHome, privateHome + "/.config"} {
+		if err := checkPrivateHome([]TreePlan{{Path: "/tmp/other"}, {Path: p}}); !errors.As(err, &refused) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if err := checkPrivateHome([]TreePlan{{Path: "/tmp/homework"}, {Path: "/srv/home"}}); err != nil {
+		t.Errorf("control: %v", err)
+	}
+}

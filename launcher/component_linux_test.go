@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,13 +24,23 @@ func TestComponentProbeChild(t *testing.T) {
 	if mode == "" {
 		return
 	}
+	// The tries run on a thread that existed before the confinement (a
+	// goroutine locked to it), so every thread must have been confined,
+	// not only the one that called ConfineComponent.
+	ask, answer := make(chan struct{}), make(chan string)
+	go func() {
+		runtime.LockOSThread()
+		<-ask
+		answer <- componentTries()
+	}()
 	if mode == "confined" {
 		if err := ConfineComponent(ComponentConfinement{}); err != nil {
 			fmt.Printf("confine: %v\n", err)
 			os.Exit(1)
 		}
 	}
-	fmt.Println(componentTries())
+	ask <- struct{}{}
+	fmt.Println(<-answer)
 	os.Exit(0)
 }
 

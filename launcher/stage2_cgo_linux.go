@@ -126,7 +126,8 @@ func mountPointC(trees []string, dirs []bool, n int, cover string) (fd int, wher
 		defer C.free(unsafe.Pointer(ccover))
 	}
 	var cwhere *C.char
-	r := int(C.pf_mount_point(&cp, C.uint32_t(n), ccover, &cwhere))
+	var made C.int
+	r := int(C.pf_mount_point(&cp, C.uint32_t(n), ccover, &cwhere, &made))
 	if cwhere != nil {
 		where = C.GoString(cwhere)
 		C.free(unsafe.Pointer(cwhere))

@@ -422,11 +422,13 @@ static int may_make(const struct plan *p, uint32_t n, const char *cover, const c
 // pf_mount_point opens where tree n is mounted again, one component at a
 // time from /, refusing a symlink in any of them: the walk may pass through
 // a write tree attached before it, which others can change under it.
-// Missing components are made where may_make allows. It returns the
-// descriptor, or -errno with the path where it stopped in *where (which the
-// caller frees).
-int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where)
+// Missing components are made where may_make allows; *made says whether
+// the last one was (else it is the host's, and must be what was cloned).
+// It returns the descriptor, or -errno with the path where it stopped in
+// *where (which the caller frees).
+int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where, int *made)
 {
+	*made = 0;
 	struct tree *t = &p->trees[n];
 	size_t len = strlen(t->path);
 	char *prefix = strdup(t->path);
@@ -445,13 +447,17 @@ int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where)
 		int err = 0;
 		if (may_make(p, n, cover, prefix)) {
 			if (end == len && !t->dir) {
-				struct pf_open_how how = {O_WRONLY | O_CREAT | O_CLOEXEC, 0600, PF_RESOLVE_NO_SYMLINKS | PF_RESOLVE_NO_MAGICLINKS};
+				struct pf_open_how how = {O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600, PF_RESOLVE_NO_SYMLINKS | PF_RESOLVE_NO_MAGICLINKS};
 				int f = (int)syscall(pf_sys_openat2, fd, name, &how, sizeof how);
-				if (f < 0)
-					err = -errno;
-				else
+				if (f >= 0) {
 					close(f);
-			} else if (mkdirat(fd, name, 0755) != 0 && errno != EEXIST) {
+					*made = 1;
+				} else if (errno != EEXIST) {
+					err = -errno;
+				}
+			} else if (mkdirat(fd, name, 0755) == 0) {
+				*made = end == len;
+			} else if (errno != EEXIST) {
 				err = -errno;
 			}
 		}
@@ -471,9 +477,10 @@ int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where)
 }
 
 // attach mounts the clone again. A tree no tmpfs covers goes back where it
-// was, checked to be the very directory (or file) that was cloned; one a
-// private tmpfs or a hidden directory covers goes onto a mount point made
-// in that tmpfs. Trees are attached outermost first, so a tree inside an
+// was; one a private tmpfs or a hidden directory covers goes onto a mount
+// point made in that tmpfs (or, inside an earlier tree, onto the host's
+// own). Any mount point stage 2 did not make must be the very directory
+// (or file) that was cloned. Trees are attached outermost first, so a tree inside an
 // earlier one lands on top of it, not beneath it.
 static void attach(struct plan *p, uint32_t n)
 {
@@ -487,14 +494,17 @@ static void attach(struct plan *p, uint32_t n)
 		if (beneath(p->hide[i], t->path))
 			cover = p->hide[i];
 	char *where;
-	int mp = pf_mount_point(p, n, cover, &where);
+	int made;
+	int mp = pf_mount_point(p, n, cover, &where, &made);
 	if (mp == -ELOOP)
 		fail("mounts", "\"%s\" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02)", where);
 	if (mp < 0)
 		fail("mounts", "tree %s: mount point %s: %s", t->path, where ? where : "", strerror(-mp));
 	free(where);
+	// A mount point stage 2 did not make is the host's: it must be the very
+	// directory (or file) that was cloned.
 	struct stat st;
-	if (!cover && (fstat(mp, &st) != 0 || st.st_dev != t->dev || st.st_ino != t->ino))
+	if (!made && (fstat(mp, &st) != 0 || st.st_dev != t->dev || st.st_ino != t->ino))
 		fail("mounts", "tree %s is no longer what was cloned: refusing it", t->path);
 	if (syscall(pf_sys_move_mount, t->fd, "", mp, "", PF_MOVE_MOUNT_F_EMPTY_PATH | PF_MOVE_MOUNT_T_EMPTY_PATH) != 0)
 		fail("mounts", "tree %s: move_mount: %s", t->path, E);
@@ -768,6 +778,22 @@ static void load_seccomp(struct plan *p)
 		fail("seccomp", "load filter of %u instructions: %s", p->nfilter, E);
 }
 
+// threads returns how many threads this process has, or -1.
+static int threads(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *line = strstr(buf, "\nThreads:");
+	return line ? (int)strtol(line + 9, NULL, 10) : -1;
+}
+
 // join_cgroups moves stage 2 into its v1 cgroups by writing "0" (this
 // thread) to the tasks files stage 1 opened: for a process of one thread
 // that is the whole process, and it avoids the global lock (and RCU grace
@@ -775,6 +801,8 @@ static void load_seccomp(struct plan *p)
 // cloned into its group.
 static void join_cgroups(struct plan *p)
 {
+	if (p->njoin > 0 && threads() != 1)
+		fail("cgroup", "stage 2 is not a single thread, so writing 0 to tasks would move one thread, not the process");
 	for (uint32_t i = 0; i < p->njoin; i++) {
 		int fd = PF_FD_JOIN + (int)i;
 		if (write(fd, "0", 1) != 1)

@@ -78,6 +78,6 @@ struct plan {
 const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p);
 void pf_free_plan(struct plan *p);
 int pf_open_nofollow(const char *path);
-int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where);
+int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where, int *made);
 
 #endif

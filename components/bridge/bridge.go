@@ -43,7 +43,11 @@ func ListenIn(ns netns.NsHandle, addr string) (ln net.Listener, err error) {
 			done <- result{nil, fmt.Errorf("bridge: enter the agent's network namespace: %w", err)}
 			return
 		}
-		l, lerr := net.Listen("tcp4", addr)
+		// Plain TCP: Go listens with MPTCP by default, which would put the
+		// MPTCP receive path within the agent's reach.
+		var lc net.ListenConfig
+		lc.SetMultipathTCP(false)
+		l, lerr := lc.Listen(context.Background(), "tcp4", addr)
 		if err := netns.Set(orig); err != nil {
 			// Stuck in the agent's namespace: never unlock this thread.
 			if l != nil {
@@ -68,6 +72,9 @@ func ListenIn(ns netns.NsHandle, addr string) (ln net.Listener, err error) {
 // still speak mutual TLS end to end through it. At most max connections
 // are joined at once; more wait to be accepted.
 func Splice(ctx context.Context, ln net.Listener, dial func(ctx context.Context) (net.Conn, error), max int, log *slog.Logger) error {
+	if max < 1 {
+		return fmt.Errorf("bridge: splice at most %d connections: want at least 1", max)
+	}
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	slots := make(chan struct{}, max)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/internal/nstest"
 )
@@ -77,6 +78,16 @@ func TestBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
+	// Plain TCP, not Go's default MPTCP.
+	raw, err := ln.(*net.TCPListener).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proto int
+	raw.Control(func(fd uintptr) { proto, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PROTOCOL) })
+	if proto != unix.IPPROTO_TCP {
+		t.Errorf("listener protocol %d, want TCP (%d)", proto, unix.IPPROTO_TCP)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -111,6 +122,15 @@ func TestBridge(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Splice did not stop with its context")
+	}
+}
+
+// A Splice with no room for a connection is refused, not a hang.
+func TestSpliceNeedsRoom(t *testing.T) {
+	for _, max := range []int{0, -1} {
+		if err := Splice(context.Background(), nil, nil, max, nil); err == nil {
+			t.Errorf("Splice with max %d: no error", max)
+		}
 	}
 }
 

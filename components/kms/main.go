@@ -51,6 +51,10 @@ func Main() int {
 }
 
 func serve(log *slog.Logger) error {
+	// Not dumpable before the secrets are read, not only once confined.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("not dumpable: %w", err)
+	}
 	// The Go runtime takes the lowest free descriptors for itself (its
 	// poller), so "fd 3 is open" proves nothing: the launcher's are a pipe
 	// and a listening socket.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -89,6 +90,9 @@ func Start(c Config) (s *Session, err error) {
 	if err := os.MkdirAll(c.Root, 0o711); err != nil {
 		return s, fmt.Errorf("session: %w", err)
 	}
+	if st, err := os.Lstat(c.Root); err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != 0 || st.Mode().Perm()&0o022 != 0 {
+		return s, fmt.Errorf("session: %s must be a directory of root's that others cannot write", c.Root)
+	}
 	s.Dir = filepath.Join(c.Root, s.ID)
 	if err := os.Mkdir(s.Dir, 0o711); err != nil {
 		return s, fmt.Errorf("session: %w", err)
@@ -107,13 +111,25 @@ func Start(c Config) (s *Session, err error) {
 	if err != nil {
 		return s, err
 	}
-	boot, err := json.Marshal(kms.Bootstrap{CAPEM: leaf.CAPEM(), CertPEM: leaf.CertPEM(), KeyPEM: keyPEM, Rules: c.Rules, Secrets: c.Secrets})
+	boot, err := json.Marshal(kms.Bootstrap{CAPEM: leaf.CAPEM(), CertPEM: leaf.CertPEM(), KeyPEM: keyPEM, Rules: c.Rules, Secrets: named(c.Secrets, c.Rules)})
 	clear(keyPEM)
 	if err != nil {
 		return s, fmt.Errorf("session: %w", err)
 	}
 	defer clear(boot)
 	return s, s.start(c.Launcher, pki.KMS, boot)
+}
+
+// named keeps the secrets some rule names: the others never leave the
+// launcher.
+func named(secrets []kms.Secret, rules []policy.Secret) []kms.Secret {
+	var out []kms.Secret
+	for _, s := range secrets {
+		if slices.ContainsFunc(rules, func(r policy.Secret) bool { return string(r.Name) == s.Name }) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // start runs one component: its listener, its log, its uid, its

@@ -157,3 +157,33 @@ func TestSessionStopKills(t *testing.T) {
 		t.Errorf("kms (pid %d) still runs after Stop", pid)
 	}
 }
+
+// Only the secrets some rule names leave the launcher for kms.
+func TestNamed(t *testing.T) {
+	got := named([]kms.Secret{{Name: "a"}, {Name: "b"}, {Name: "c"}}, []policy.Secret{{Name: "c"}, {Name: "a"}})
+	if len(got) != 2 || got[0].Name != "a" || got[1].Name != "c" {
+		t.Errorf("named: %+v", got)
+	}
+}
+
+// A sessions directory others could write is refused before anything
+// starts (they could swap the sockets).
+func TestSessionRootMustBePrivate(t *testing.T) {
+	requireRoot(t)
+	root := filepath.Join(t.TempDir(), "sessions")
+	if err := os.Mkdir(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Start(Config{Launcher: "/nonexistent", Root: root}); err == nil || !strings.Contains(err.Error(), "others cannot write") {
+		if s != nil {
+			s.Stop()
+		}
+		t.Errorf("world-writable root: %v", err)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("something was made in the refused root: %v", ents)
+	}
+}
