@@ -312,6 +312,22 @@ func TestIntegrationLauncherKilled(t *testing.T) {
 			}
 		}
 	}
+	// Its throwaway uid's lock file stays too, until the next claim
+	// sweeps it: after a sweep, every lock file left has a holder.
+	if os.Geteuid() == 0 {
+		sweepStaleIDLocks()
+		ents, _ := os.ReadDir(idLockDir)
+		for _, e := range ents {
+			f, err := os.OpenFile(filepath.Join(idLockDir, e.Name()), os.O_RDWR, 0)
+			if err != nil {
+				continue
+			}
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				t.Errorf("lock file %s has no holder after the sweep", e.Name())
+			}
+			f.Close()
+		}
+	}
 }
 
 // Stage 2 (pid 1 of the sandbox, same uid as the agent) is not dumpable:

@@ -209,6 +209,32 @@ func refusals(as []Assessment) error {
 // however it dies.
 const idLockDir = "/run/pinfold/ids"
 
+// sweepStaleIDLocks removes the lock files of launchers that died without
+// releasing them (SIGKILL runs no cleanup): a file whose lock can be taken
+// has no holder. Removing it under the lock is what idLock.Close does, so
+// a launcher that opened the file just before sees it gone and picks
+// another id.
+func sweepStaleIDLocks() {
+	ents, err := os.ReadDir(idLockDir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		path := filepath.Join(idLockDir, e.Name())
+		f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && fileID(f) == pathID(path) {
+			os.Remove(path)
+		}
+		f.Close()
+	}
+}
+
 // ClaimThrowawayID claims a throwaway uid for a process of a session
 // other than the agent (a component): see claimThrowawayID. Close
 // releases it, once the process is gone.
@@ -228,6 +254,7 @@ func claimThrowawayID() (int, *idLock, error) {
 	if err := os.MkdirAll(idLockDir, 0o700); err != nil {
 		return 0, nil, fmt.Errorf("throwaway uid: %w", err)
 	}
+	sweepStaleIDLocks()
 	named := namedIDs()
 	var b [4]byte
 	for range 64 {
