@@ -35,6 +35,9 @@ type Bootstrap struct {
 	KeyPEM  []byte          `json:"key_pem"`
 	Rules   []policy.Secret `json:"rules"`
 	Secrets []Secret        `json:"secrets"`
+	// Peers are the uids whose processes may connect at all (SO_PEERCRED,
+	// before TLS); empty: the socket's mode and mutual TLS alone.
+	Peers []uint32 `json:"peers"`
 }
 
 // Main is the kms process. It reads its bootstrap, takes its listener,
@@ -101,6 +104,9 @@ func serve(log *slog.Logger) error {
 		return err
 	}
 	srv := rpc.NewServer(leaf, log)
+	if len(b.Peers) > 0 {
+		srv.AllowPeers(b.Peers...)
+	}
 	Register(srv, store)
 	log.Info("serving", "secrets", len(store.spans), "rules", len(b.Rules))
 	return srv.Serve(ln)

@@ -37,9 +37,14 @@ type Server struct {
 	leaf     *pki.Leaf
 	log      *slog.Logger
 	handlers map[string]Handler
+	peers    []uint32 // when set, the uids a Unix-socket peer may run as
 	srv      *http.Server
 	mu       sync.Mutex
 }
+
+// AllowPeers limits Unix-socket callers to processes running as uids
+// (SO_PEERCRED), checked before TLS. Call it before Serve.
+func (s *Server) AllowPeers(uids ...uint32) { s.peers = uids }
 
 var opName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
@@ -87,6 +92,9 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	srv := s.srv
 	s.mu.Unlock()
+	if s.peers != nil {
+		ln = &peerFilter{Listener: ln, uids: s.peers, log: s.log}
+	}
 	err = srv.Serve(tls.NewListener(ln, cfg))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

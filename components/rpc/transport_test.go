@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +28,11 @@ type fixture struct {
 // "echo" (allowed; answers the caller's role and what it sent, plus a
 // secret that must never reach a log) and "deny" (refused, yet returns a
 // result that must not travel).
-func serveFS(t *testing.T) *fixture {
+func serveFS(t *testing.T) *fixture { return serveFSPeers(t, nil) }
+
+// serveFSPeers is serveFS with the server's peer uids limited to peers
+// (nil: no limit).
+func serveFSPeers(t *testing.T, peers []uint32) *fixture {
 	t.Helper()
 	sess, err := pki.NewSession("rpc-test", time.Now())
 	if err != nil {
@@ -38,6 +44,9 @@ func serveFS(t *testing.T) *fixture {
 	}
 	f := &fixture{sess: sess, sock: filepath.Join(t.TempDir(), "fs.sock"), logs: &syncbuf.Buffer{}}
 	srv := NewServer(leaf, slog.New(slog.NewTextHandler(f.logs, nil)))
+	if peers != nil {
+		srv.AllowPeers(peers...)
+	}
 	srv.Handle("echo", func(_ context.Context, caller pki.Role, body json.RawMessage) (Decision, any) {
 		return Allow("echo-rule"), map[string]any{"caller": caller, "body": body, "secret": "s3cret-value"}
 	})
@@ -205,5 +214,24 @@ func TestTableHolds(t *testing.T) {
 			t.Fatalf("refusal not logged with the caller's identity:\n%s", f.logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// With AllowPeers, a process of another uid is turned away before TLS and
+// logged; the same client is served when its uid is allowed (the control).
+func TestAllowPeers(t *testing.T) {
+	me := uint32(os.Geteuid())
+	f := serveFSPeers(t, []uint32{me})
+	if d, err := f.client(t, pki.Agent).Call(ctx(t), "echo", 1, nil); err != nil || !d.Allowed {
+		t.Fatalf("control: own uid allowed: %+v %v", d, err)
+	}
+	other := me + 1
+	g := serveFSPeers(t, []uint32{other})
+	if d, err := g.client(t, pki.Agent).Call(ctx(t), "echo", 1, nil); err == nil {
+		t.Errorf("a peer of a uid not allowed was served: %+v", d)
+	}
+	want := fmt.Sprintf("refused caller=\"uid %d\" reason=peer_uid", me)
+	if !strings.Contains(g.logs.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, g.logs.String())
 	}
 }

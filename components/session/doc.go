@@ -5,8 +5,9 @@
 // ROLE` — each under a throwaway uid of its own (claimed as the agent's
 // is), with no supplementary groups, a new session (no terminal), the
 // parent-death signal, its credential and configuration on an inherited
-// pipe, its listening Unix socket in the directory (mode 0666: mutual TLS,
-// not the file mode, decides who is served) and its log in the directory
+// pipe, its listening Unix socket in the directory (mode 0666: the
+// component's own SO_PEERCRED allow-list turns other uids away before TLS,
+// and mutual TLS decides who is served) and its log in the directory
 // (0600). Exited reports the first component that ends, so the caller can
 // stop the agent: a session never goes on without one of its components.
 //

@@ -107,6 +107,23 @@ func TestSessionKMS(t *testing.T) {
 		t.Errorf("the agent reached kms: %+v", d)
 	}
 
+	// A process of another uid (nobody) is turned away before TLS, and kms
+	// logs it.
+	probe := exec.Command(bin, "__pinfold_probe", "unix-connect", sock)
+	probe.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	probe.Run()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		log, _ := os.ReadFile(filepath.Join(s.Dir, "kms.log"))
+		if strings.Contains(string(log), `caller="uid 65534" reason=peer_uid`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kms did not refuse nobody by uid:\n%s", log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
 	pid := s.Pid(pki.KMS)
 	stat := status(t, pid)
 	var uid int
