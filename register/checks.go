@@ -47,6 +47,9 @@ type probeCase struct {
 	// race, when set, runs beside the confined launch once it has started,
 	// given the launcher's pid.
 	race func(launcher int)
+	// retries is how many times more an inconclusive run is tried, each in
+	// a fresh scratch directory (for a race whose window can be missed).
+	retries int
 	// rejudge turns the usual verdict into this check's (for the checks
 	// about the evidence rule itself, or about a race that can be missed).
 	rejudge func(v Verdict, reason string) (Verdict, string)

@@ -1,9 +1,12 @@
 package register
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every check proves a register entry that exists and is a risk (SR).
@@ -135,6 +138,27 @@ func TestRejudge(t *testing.T) {
 	for _, v := range []Verdict{Pass, Fail, Inconclusive} {
 		if got, _ := sr23.rejudge(v, "x"); got != v {
 			t.Errorf("SR-23 with the swap in time: %s became %s", v, got)
+		}
+	}
+}
+
+// An inconclusive check with retries is run again, each time afresh, up
+// to its count, and the result says which attempt it was; one without
+// retries runs once.
+func TestRetries(t *testing.T) {
+	r := Runner{Launcher: "/bin/false", Timeout: 5 * time.Second} // every run fails: inconclusive
+	for _, retries := range []int{0, 2} {
+		attempts := 0
+		c := check{id: "SR-23", prepare: func(s *scratch) (probeCase, error) {
+			attempts++
+			return probeCase{probe: []string{"noop"}, direct: true, retries: retries}, nil
+		}}
+		res := r.one(context.Background(), c)
+		if res.Verdict != Inconclusive || attempts != retries+1 {
+			t.Errorf("retries %d: %s after %d attempts", retries, res.Verdict, attempts)
+		}
+		if retries > 0 && !strings.HasSuffix(res.Reason, fmt.Sprintf("(attempt %d)", retries+1)) {
+			t.Errorf("retries %d: reason %q does not say the attempt", retries, res.Reason)
 		}
 	}
 }

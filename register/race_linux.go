@@ -35,7 +35,7 @@ func symlinkSwapCheck(s *scratch) (probeCase, error) {
 	landed := func() bool { _, err := os.Lstat(filepath.Join(target, "written")); return err == nil }
 	// The control writes a file of its own name, so it cannot be taken
 	// for the confined run's.
-	return probeCase{probe: []string{"write", written}, direct: true, controlProbe: []string{"write", filepath.Join(s.ws, "control")},
+	return probeCase{probe: []string{"write", written}, direct: true, controlProbe: []string{"write", filepath.Join(s.ws, "control")}, retries: 4,
 		race: func(launcher int) {
 			window = stopStage2ThenSwap(launcher, swap)
 			if window != "" {

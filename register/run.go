@@ -106,18 +106,37 @@ func indexOf(cs []check, id string) int {
 
 // one runs a check in a scratch directory of its own.
 func (r Runner) one(ctx context.Context, c check) Result {
+	for attempt := 1; ; attempt++ {
+		res, retries := r.attempt(ctx, c)
+		if res.Verdict != Inconclusive || attempt > retries {
+			if attempt > 1 {
+				res.Reason += fmt.Sprintf(" (attempt %d)", attempt)
+			}
+			return res
+		}
+	}
+}
+
+// attempt runs a check once, in a scratch directory of its own, and says
+// how many times more an inconclusive result may be tried again.
+func (r Runner) attempt(ctx context.Context, c check) (Result, int) {
+	res, pc := r.run(ctx, c)
+	return res, pc.retries
+}
+
+func (r Runner) run(ctx context.Context, c check) (Result, probeCase) {
 	e, _ := Lookup(c.id)
 	res := Result{ID: c.id, Title: e.Title}
 	s, err := newScratch(r.Launcher)
 	if err != nil {
 		res.Verdict, res.Reason = Inconclusive, "set-up: "+err.Error()
-		return res
+		return res, probeCase{}
 	}
 	defer s.close()
 	pc, err := c.prepare(s)
 	if err != nil {
 		res.Verdict, res.Reason = Inconclusive, "set-up: "+err.Error()
-		return res
+		return res, pc
 	}
 	confinedText := pc.raw
 	if confinedText == "" {
@@ -148,14 +167,14 @@ func (r Runner) one(ctx context.Context, c check) Result {
 	if pc.skip != nil {
 		if skip, why := pc.skip(res.Control); skip {
 			res.Verdict, res.Reason = Skipped, why
-			return res
+			return res, pc
 		}
 	}
 	res.Verdict, res.Reason = judge(res.Confined, res.Control, refused, ok)
 	if pc.rejudge != nil {
 		res.Verdict, res.Reason = pc.rejudge(res.Verdict, res.Reason)
 	}
-	return res
+	return res, pc
 }
 
 // launch runs the probe under the policy text (pinned by its own hash
