@@ -8,7 +8,10 @@
 // pipe, its listening Unix socket in the directory (mode 0666: the
 // component's own SO_PEERCRED allow-list turns other uids away before TLS,
 // and mutual TLS decides who is served) and its log in the directory
-// (0600). Exited reports the first component that ends, so the caller can
+// (0600). Each component runs in a cgroup of its own (64 tasks, 512 MiB;
+// cloned into it on cgroup v2, joined before it gets its bootstrap on v1),
+// which Stop kills whole, so nothing a component forks outlives the
+// session. Exited reports the first component that ends, so the caller can
 // stop the agent: a session never goes on without one of its components.
 //
 // # Limitations
@@ -17,5 +20,4 @@
 //     its network namespace, the agent's credential and the launch-side
 //     wiring (and with it components mode itself, refused until then) are
 //     later work.
-//   - Components are not yet in a cgroup of their own.
 package session

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -64,9 +65,18 @@ type proc struct {
 	role pki.Role
 	cmd  *exec.Cmd
 	uid  int
-	id   io.Closer // the uid's claim
+	id   io.Closer        // the uid's claim
+	cg   *launcher.Cgroup // the component's own group: its whole tree, bounded
 	done chan struct{}
 }
+
+// Each component's own cgroup: a tree that cannot grow without bound and
+// that Stop kills whole, so nothing a component forks outlives the
+// session.
+const (
+	componentPids   = 64
+	componentMemory = 512 << 20
+)
 
 // Start makes the session: its directory (0711, root's), its PKI, and the
 // kms process, started under its own throwaway uid with its credential,
@@ -163,14 +173,23 @@ func (s *Session) start(launcherPath string, role pki.Role, boot []byte) error {
 	if err != nil {
 		return err
 	}
+	// Named like the agent's groups (s-<launcher pid>-…), so a later
+	// launch sweeps them if this launcher is killed.
+	cg, err := launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, launcher.CgroupSpec{
+		Session: fmt.Sprintf("s-%d-%s-%s", os.Getpid(), s.ID, role), Pids: componentPids, Memory: componentMemory})
+	if err != nil {
+		claim.Close()
+		return fmt.Errorf("session: %s cgroup: %w", role, err)
+	}
 	br, bw, err := os.Pipe()
 	if err != nil {
 		claim.Close()
+		cg.Remove()
 		return err
 	}
 	defer br.Close()
 	defer bw.Close()
-	p := &proc{role: role, uid: uid, id: claim, done: make(chan struct{}), cmd: &exec.Cmd{
+	p := &proc{role: role, uid: uid, id: claim, cg: cg, done: make(chan struct{}), cmd: &exec.Cmd{
 		Path:       launcherPath,
 		Args:       []string{"launcher", ComponentEntry, string(role)},
 		Env:        []string{},
@@ -183,8 +202,12 @@ func (s *Session) start(launcherPath string, role pki.Role, boot []byte) error {
 			Setsid:     true, // no terminal, no signals meant for the person's job
 		},
 	}}
+	if fd, ok := cg.CgroupFD(); ok {
+		p.cmd.SysProcAttr.UseCgroupFD, p.cmd.SysProcAttr.CgroupFD = true, fd
+	}
 	if err := p.cmd.Start(); err != nil {
 		claim.Close()
+		cg.Remove()
 		return fmt.Errorf("session: start %s: %w", role, err)
 	}
 	s.mu.Lock()
@@ -196,6 +219,11 @@ func (s *Session) start(launcherPath string, role pki.Role, boot []byte) error {
 		s.exited <- Exit{Role: role, Err: err}
 	}()
 	br.Close()
+	// The component reads its bootstrap before anything else, so until it
+	// gets it, it has started nothing: the v1 groups are joined now.
+	if err := cg.Add(p.cmd.Process.Pid); err != nil {
+		return fmt.Errorf("session: %s cgroup: %w", role, err)
+	}
 	if _, err := bw.Write(boot); err != nil {
 		return fmt.Errorf("session: hand %s its bootstrap: %w", role, err)
 	}
@@ -242,6 +270,15 @@ func (s *Session) Stop() error {
 				errs = append(errs, fmt.Errorf("session: component %s (pid %d) did not end", p.role, p.cmd.Process.Pid))
 				continue
 			}
+		}
+		// Whatever the component forked goes with its group.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := p.cg.Kill(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		cancel()
+		if err := p.cg.Remove(); err != nil {
+			errs = append(errs, err)
 		}
 		p.id.Close()
 	}

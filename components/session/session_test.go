@@ -125,6 +125,15 @@ func TestSessionKMS(t *testing.T) {
 	}
 
 	pid := s.Pid(pki.KMS)
+	// kms runs in a cgroup of its own (every hierarchy the host has).
+	group := fmt.Sprintf("/pinfold/s-%d-%s-kms", os.Getpid(), s.ID)
+	cgs, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cgs), group) {
+		t.Errorf("kms is not in its own group %s:\n%s", group, cgs)
+	}
 	stat := status(t, pid)
 	var uid int
 	fmt.Sscanf(stat[strings.Index(stat, "Uid:"):], "Uid:\t%d", &uid)
@@ -152,6 +161,21 @@ func TestSessionKMS(t *testing.T) {
 	}
 	if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
 		t.Errorf("session directory still there after Stop: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(cgs)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 || !strings.Contains(f[2], group) {
+			continue
+		}
+		hier := "/sys/fs/cgroup/unified" // hybrid's v2 mount; pure v2 below
+		if f[1] != "" {
+			hier = "/sys/fs/cgroup/" + strings.TrimPrefix(strings.Split(f[1], ",")[0], "name=")
+		} else if _, err := os.Stat(hier); err != nil {
+			hier = "/sys/fs/cgroup"
+		}
+		if _, err := os.Stat(hier + f[2]); !os.IsNotExist(err) {
+			t.Errorf("kms's group %s still there after Stop: %v", hier+f[2], err)
+		}
 	}
 }
 
