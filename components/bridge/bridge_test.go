@@ -1,19 +1,17 @@
-package bridge
+package bridge_test
 
 import (
 	"bytes"
-	"context"
 	"io"
-	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/pinfold/pinfold/components/bridge"
 	"github.com/pinfold/pinfold/internal/nstest"
 )
 
@@ -46,37 +44,17 @@ func dialIn(t *testing.T, ns netns.NsHandle, addr string) (c net.Conn, err error
 	return c, err
 }
 
-// unixEcho serves an echo on a Unix socket: what the component would be.
-func unixEcho(t *testing.T) string {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "echo.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(c, c); c.Close() }()
-		}
-	}()
-	return sock
-}
-
-// The listener lives in the agent's namespace alone: from inside, a
-// connection reaches the component's Unix socket through the bridge and
-// back; from the launcher's namespace the same address is not there.
-func TestBridge(t *testing.T) {
+// The listener lives in the agent's namespace alone, on its loopback
+// (which ListenIn sets up): from inside, a connection reaches whoever
+// accepts on it; from the launcher's namespace the same address is not
+// there.
+func TestListenIn(t *testing.T) {
 	ns := newNetns(t)
-	sock := unixEcho(t)
-	ln, err := ListenIn(ns, "127.0.0.1:0")
+	ln, err := bridge.ListenIn(ns, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer ln.Close()
 	addr := ln.Addr().String()
 	// Plain TCP, not Go's default MPTCP.
 	raw, err := ln.(*net.TCPListener).SyscallConn()
@@ -88,12 +66,13 @@ func TestBridge(t *testing.T) {
 	if proto != unix.IPPROTO_TCP {
 		t.Errorf("listener protocol %d, want TCP (%d)", proto, unix.IPPROTO_TCP)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	go func() {
-		done <- Splice(ctx, ln, func(ctx context.Context) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		}, 8, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		io.Copy(c, c)
+		c.Close()
 	}()
 	c, err := dialIn(t, ns, addr)
 	if err != nil {
@@ -108,38 +87,60 @@ func TestBridge(t *testing.T) {
 	got, err := io.ReadAll(c)
 	c.Close()
 	if err != nil || !bytes.Equal(got, msg) {
-		t.Errorf("echo through the bridge: %d bytes back of %d, %v", len(got), len(msg), err)
+		t.Errorf("echo: %d bytes back of %d, %v", len(got), len(msg), err)
 	}
 	if c, err := net.DialTimeout("tcp4", addr, time.Second); err == nil {
 		c.Close()
 		t.Errorf("%s answers in the launcher's namespace too", addr)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Splice: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Splice did not stop with its context")
-	}
 }
 
-// A Splice with no room for a connection is refused, not a hang.
-func TestSpliceNeedsRoom(t *testing.T) {
-	for _, max := range []int{0, -1} {
-		if err := Splice(context.Background(), nil, nil, max, nil); err == nil {
-			t.Errorf("Splice with max %d: no error", max)
+// In a namespace whose loopback is down (a new one), ListenIn sets it
+// up. The control: a listener made there by hand cannot be reached.
+func TestListenInSetsLoopbackUp(t *testing.T) {
+	newNetns(t) // skips without root
+	bare := func() netns.NsHandle {
+		ns, err := nstest.NewBare()
+		if err != nil {
+			t.Fatal(err)
 		}
+		t.Cleanup(func() { ns.Close() })
+		return ns
 	}
+	ctl := bare()
+	var l net.Listener
+	if err := nstest.In(ctl, func() (err error) { l, err = net.Listen("tcp4", "127.0.0.1:0"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if c, err := dialIn(t, ctl, l.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("control: reached a listener with loopback down")
+	}
+	ns := bare()
+	ln, err := bridge.ListenIn(ns, "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("ListenIn: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	c, err := dialIn(t, ns, ln.Addr().String())
+	if err != nil {
+		t.Fatalf("ListenIn's listener unreachable: %v", err)
+	}
+	c.Close()
 }
 
 // Only loopback addresses: the bridge never listens where others reach.
 func TestListenInLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "10.0.0.1:80", "[::1]:0", "localhost:0"} {
-		if ln, err := ListenIn(netns.None(), addr); err == nil {
+		if ln, err := bridge.ListenIn(netns.None(), addr); err == nil {
 			ln.Close()
-			t.Errorf("ListenIn(%q) listened", addr)
+			t.Errorf("bridge.ListenIn(%q) listened", addr)
 		}
 	}
 }

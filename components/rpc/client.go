@@ -1,22 +1,41 @@
 package rpc
 
 import (
-	"bytes"
+	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
+	"sync"
 	"time"
 
 	"github.com/pinfold/pinfold/components/pki"
 )
 
-// Client calls one component over mutual TLS.
+// callTimeout bounds a call whose context has no deadline.
+const callTimeout = 2 * time.Minute
+
+// maxIdle is how many connections a client keeps for its next calls.
+const maxIdle = 4
+
+// Client calls one component over mutual TLS, one request at a time per
+// connection, keeping up to maxIdle connections open between calls. It is
+// safe for concurrent use.
 type Client struct {
-	http   *http.Client
+	cfg    *tls.Config
+	dial   func(ctx context.Context) (net.Conn, error)
 	server pki.Role
+
+	mu   sync.Mutex
+	idle []*clientConn
+}
+
+type clientConn struct {
+	tc *tls.Conn
+	br *bufio.Reader
 }
 
 // NewClient is a client with credential leaf for the component of role
@@ -28,54 +47,136 @@ func NewClient(leaf *pki.Leaf, server pki.Role, dial func(ctx context.Context) (
 	if err != nil {
 		return nil, err
 	}
-	tr := &http.Transport{
-		DialContext:           func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) },
-		TLSClientConfig:       cfg,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 60 * time.Second,
-		MaxIdleConns:          4,
-		IdleConnTimeout:       time.Minute,
-		DisableCompression:    true,
-		Proxy:                 nil, // never through HTTP_PROXY: the peer is a session component
-	}
-	return &Client{http: &http.Client{Transport: tr}, server: server}, nil
+	return &Client{cfg: cfg, dial: dial, server: server}, nil
 }
 
-// Call asks op with req (JSON-encoded) and decodes the result into result
+// Call asks op with args (JSON-encoded) and decodes the result into result
 // when the answer is allowed. An error means no decision was had.
-func (c *Client) Call(ctx context.Context, op string, req, result any) (Decision, error) {
-	body, err := json.Marshal(req)
+func (c *Client) Call(ctx context.Context, op string, args, result any) (Decision, error) {
+	d, _, err := c.CallData(ctx, op, args, nil, result)
+	return d, err
+}
+
+// CallData is Call with raw bytes sent beside the arguments and the
+// answer's raw bytes returned (only when allowed).
+func (c *Client) CallData(ctx context.Context, op string, args any, data []byte, result any) (Decision, []byte, error) {
+	fail := func(format string, a ...any) (Decision, []byte, error) {
+		return Decision{}, nil, fmt.Errorf("rpc: %s %s: %s", c.server, op, fmt.Sprintf(format, a...))
+	}
+	body, err := json.Marshal(args)
 	if err != nil {
-		return Decision{}, fmt.Errorf("rpc: %s %s: encode: %w", c.server, op, err)
+		return fail("encode: %v", err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+string(c.server)+"/v1/"+op, bytes.NewReader(body))
-	if err != nil {
-		return Decision{}, fmt.Errorf("rpc: %s %s: %w", c.server, op, err)
+	if len(body) > MaxBody || len(data) > MaxData {
+		return fail("request of %d bytes of arguments and %d of data, over the limit of %d and %d", len(body), len(data), MaxBody, MaxData)
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(hreq)
-	if err != nil {
-		return Decision{}, fmt.Errorf("rpc: %s %s: %w", c.server, op, err)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, callTimeout)
+		defer cancel()
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
-	if err != nil {
-		return Decision{}, fmt.Errorf("rpc: %s %s: read the answer: %w", c.server, op, err)
-	}
-	if len(b) > MaxBody {
-		return Decision{}, fmt.Errorf("rpc: %s %s: answer larger than %d bytes", c.server, op, MaxBody)
-	}
-	var r Response
-	if err := json.Unmarshal(b, &r); err != nil || r.Decision.Reason == 0 {
-		return Decision{}, fmt.Errorf("rpc: %s %s: not an answer (HTTP %d)", c.server, op, resp.StatusCode)
-	}
-	if r.Decision.Allowed && result != nil && len(r.Result) > 0 {
-		if err := json.Unmarshal(r.Result, result); err != nil {
-			return r.Decision, fmt.Errorf("rpc: %s %s: decode the result: %w", c.server, op, err)
+	// A kept connection the server has since closed (idle timeout) fails
+	// before any answer: the request was not served, so it is sent once
+	// more on a new connection. A fresh connection gets no second try.
+	for attempt := 0; ; attempt++ {
+		cc, reused, err := c.conn(ctx, attempt > 0)
+		if err != nil {
+			return fail("%v", err)
 		}
+		frame, err := cc.roundTrip(ctx, op, body, data)
+		if err != nil {
+			cc.tc.Close()
+			if reused && errors.Is(err, errNoAnswer) {
+				continue
+			}
+			return fail("%v", err)
+		}
+		c.put(cc)
+		meta, rdata, err := parseResponse(frame)
+		var r Response
+		if err != nil || json.Unmarshal(meta, &r) != nil || r.Decision.Reason == 0 {
+			return fail("not an answer")
+		}
+		if !r.Decision.Allowed {
+			return r.Decision, nil, nil
+		}
+		if result != nil && len(r.Result) > 0 {
+			if err := json.Unmarshal(r.Result, result); err != nil {
+				return r.Decision, nil, fmt.Errorf("rpc: %s %s: decode the result: %w", c.server, op, err)
+			}
+		}
+		return r.Decision, rdata, nil
 	}
-	return r.Decision, nil
+}
+
+// errNoAnswer is a connection that ended before a byte of the answer.
+var errNoAnswer = errors.New("the connection ended before an answer")
+
+func (cc *clientConn) roundTrip(ctx context.Context, op string, body, data []byte) ([]byte, error) {
+	dl, _ := ctx.Deadline()
+	cc.tc.SetDeadline(dl)
+	stop := context.AfterFunc(ctx, func() { cc.tc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := writeRequest(cc.tc, op, body, data); err != nil {
+		return nil, errNoAnswer
+	}
+	got := false
+	b, err := readFrame(cc.br, func() { got = true })
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !got && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)) {
+			return nil, errNoAnswer
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// conn is a kept connection (reused) or, when there is none or fresh is
+// set, a new one with its handshake done.
+func (c *Client) conn(ctx context.Context, fresh bool) (*clientConn, bool, error) {
+	if !fresh {
+		c.mu.Lock()
+		if n := len(c.idle); n > 0 {
+			cc := c.idle[n-1]
+			c.idle = c.idle[:n-1]
+			c.mu.Unlock()
+			return cc, true, nil
+		}
+		c.mu.Unlock()
+	}
+	raw, err := c.dial(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	tc := tls.Client(raw, c.cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, false, err
+	}
+	return &clientConn{tc: tc, br: bufio.NewReaderSize(tc, 64<<10)}, false, nil
+}
+
+func (c *Client) put(cc *clientConn) {
+	cc.tc.SetDeadline(time.Time{})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.idle) < maxIdle {
+		c.idle = append(c.idle, cc)
+		return
+	}
+	cc.tc.Close()
 }
 
 // Close drops idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.mu.Lock()
+	idle := c.idle
+	c.idle = nil
+	c.mu.Unlock()
+	for _, cc := range idle {
+		cc.tc.Close()
+	}
+}

@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"regexp"
 	"sync"
 	"time"
@@ -17,29 +15,49 @@ import (
 	"github.com/pinfold/pinfold/components/pki"
 )
 
-// MaxBody bounds a request's and a response's body.
-const MaxBody = 1 << 20
-
-// Handler answers one operation for an authenticated caller. body is the
-// request's JSON; the result (nil when denied) is sent back beside the
+// Handler answers one operation for an authenticated caller. args is the
+// request's JSON; the result (dropped when denied) is sent back beside the
 // decision. A handler never puts a secret in the decision: decisions are
 // logged, results are not.
-type Handler func(ctx context.Context, caller pki.Role, body json.RawMessage) (Decision, any)
+type Handler func(ctx context.Context, caller pki.Role, args json.RawMessage) (Decision, any)
 
-// Response is what every request gets back.
+// DataHandler is a Handler whose request and answer also carry raw bytes
+// beside the JSON (file contents), never base64 inside it.
+type DataHandler func(ctx context.Context, caller pki.Role, args json.RawMessage, data []byte) (Decision, any, []byte)
+
+// Response is the JSON part of every answer.
 type Response struct {
 	Decision Decision        `json:"decision"`
 	Result   json.RawMessage `json:"result,omitempty"`
 }
 
+// Timeouts on a server connection.
+const (
+	handshakeTimeout = 10 * time.Second
+	readTimeout      = 30 * time.Second // a frame, once its first bytes came
+	writeTimeout     = 30 * time.Second
+	idleTimeout      = 2 * time.Minute
+)
+
 // Server serves one component's operations over mutual TLS.
 type Server struct {
 	leaf     *pki.Leaf
 	log      *slog.Logger
-	handlers map[string]Handler
+	handlers map[string]DataHandler
 	peers    []uint32 // when set, the uids a Unix-socket peer may run as
-	srv      *http.Server
-	mu       sync.Mutex
+
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[*serverConn]struct{}
+	closing bool
+	wg      sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+type serverConn struct {
+	c    net.Conn
+	busy bool // answering a request (Shutdown lets it finish)
 }
 
 // AllowPeers limits Unix-socket callers to processes running as uids
@@ -52,12 +70,21 @@ var opName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 // request and every refused handshake is logged to log, with the caller's
 // identity.
 func NewServer(leaf *pki.Leaf, log *slog.Logger) *Server {
-	return &Server{leaf: leaf, log: log, handlers: map[string]Handler{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{leaf: leaf, log: log, handlers: map[string]DataHandler{}, conns: map[*serverConn]struct{}{}, ctx: ctx, cancel: cancel}
 }
 
-// Handle registers op (lower case, as in POST /v1/OP). Register every
-// operation before Serve: the table is read without a lock.
+// Handle registers op (lower case). Register every operation before
+// Serve: the table is read without a lock.
 func (s *Server) Handle(op string, h Handler) {
+	s.HandleData(op, func(ctx context.Context, caller pki.Role, args json.RawMessage, _ []byte) (Decision, any, []byte) {
+		d, result := h(ctx, caller, args)
+		return d, result, nil
+	})
+}
+
+// HandleData registers op with a handler that sees and answers data.
+func (s *Server) HandleData(op string, h DataHandler) {
 	if !opName.MatchString(op) {
 		panic(fmt.Sprintf("rpc: bad operation name %q", op))
 	}
@@ -74,118 +101,178 @@ func (s *Server) Serve(ln net.Listener) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.srv = &http.Server{
-		Handler:           http.HandlerFunc(s.serveHTTP),
-		TLSConfig:         cfg,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		// One identity per connection: the peer's role is read (with its
-		// signature checked again) at the first request and kept for the
-		// connection's others.
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
-			return context.WithValue(ctx, connKey{}, &connRole{})
-		},
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-	srv := s.srv
-	s.mu.Unlock()
 	if s.peers != nil {
 		ln = &peerFilter{Listener: ln, uids: s.peers, log: s.log}
 	}
-	err = srv.Serve(tls.NewListener(ln, cfg))
-	if errors.Is(err, http.ErrServerClosed) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
 		return nil
 	}
-	return err
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		sc := &serverConn{c: c}
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			c.Close()
+			return nil
+		}
+		s.conns[sc] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(sc, cfg)
+	}
 }
 
-// Shutdown stops accepting and waits for requests in flight.
+// Shutdown stops accepting, ends idle connections and waits for requests
+// in flight (until ctx ends; then their connections are closed too).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	srv := s.srv
-	s.mu.Unlock()
-	if srv == nil {
-		return nil
+	s.closing = true
+	if s.ln != nil {
+		s.ln.Close()
 	}
-	return srv.Shutdown(ctx)
-}
-
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.TLS == nil {
-		http.Error(w, "TLS required", http.StatusBadRequest)
-		return
-	}
-	caller, err := s.peerRole(r)
-	if err != nil { // the handshake check passed, so this is a bug: refuse
-		s.log.Error("peer role", "error", err)
-		http.Error(w, "unauthenticated", http.StatusForbidden)
-		return
-	}
-	op, ok := opFromPath(r.URL.Path)
-	h := s.handlers[op]
-	var d Decision
-	var result any
-	switch {
-	case r.Method != http.MethodPost || !ok || h == nil:
-		d = Deny(ReasonBadRequest, "", "no operation "+r.Method+" "+r.URL.Path)
-	default:
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-		switch {
-		case err != nil:
-			d = Deny(ReasonBadRequest, "", "request body: "+err.Error())
-		case !json.Valid(body):
-			d = Deny(ReasonBadRequest, "", "request body is not JSON")
-		default:
-			d, result = h(r.Context(), caller, body)
+	for sc := range s.conns {
+		if !sc.busy {
+			sc.c.Close()
 		}
 	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.cancel()
+		s.mu.Lock()
+		for sc := range s.conns {
+			sc.c.Close()
+		}
+		s.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// setBusy marks the connection answering (or idle); it reports false when
+// the server is closing and the connection should end instead.
+func (s *Server) setBusy(sc *serverConn, busy bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc.busy = busy
+	return !s.closing
+}
+
+func (s *Server) serveConn(sc *serverConn, cfg *tls.Config) {
+	defer func() {
+		sc.c.Close()
+		s.mu.Lock()
+		delete(s.conns, sc)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+	tc := tls.Server(sc.c, cfg)
+	tc.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := tc.HandshakeContext(s.ctx); err != nil {
+		var rej *pki.RejectEvent
+		if !errors.As(err, &rej) { // the session check logged its own
+			s.log.Warn("refused", "caller", "unknown", "reason", "handshake", "detail", err.Error())
+		}
+		return
+	}
+	// One identity per connection, read once with its signature checked
+	// again; no request can claim another.
+	caller, err := s.leaf.PeerRole(tc.ConnectionState())
+	if err != nil { // the handshake check passed, so this is a bug: refuse
+		s.log.Error("peer role", "error", err)
+		return
+	}
+	for {
+		if !s.setBusy(sc, false) {
+			return
+		}
+		tc.SetDeadline(time.Now().Add(idleTimeout))
+		b, err := readFrame(tc, func() {
+			s.setBusy(sc, true)
+			tc.SetDeadline(time.Now().Add(readTimeout))
+		})
+		if errors.Is(err, errFrameTooLarge) {
+			s.answer(tc, caller, "", Deny(ReasonBadRequest, "", fmt.Sprintf("request larger than %d bytes", maxFrame)), nil, nil)
+			return
+		}
+		if err != nil {
+			return // closed, timed out, or cut short: nothing to answer
+		}
+		tc.SetDeadline(time.Now().Add(writeTimeout))
+		if !s.serveFrame(tc, caller, b) {
+			return
+		}
+	}
+}
+
+// serveFrame answers one request frame; false ends the connection.
+func (s *Server) serveFrame(tc *tls.Conn, caller pki.Role, b []byte) bool {
+	req, err := parseRequest(b)
+	if err != nil {
+		return s.answer(tc, caller, "", Deny(ReasonBadRequest, "", err.Error()), nil, nil)
+	}
+	h := s.handlers[req.op]
+	switch {
+	case !opName.MatchString(req.op):
+		return s.answer(tc, caller, "", Deny(ReasonBadRequest, "", "no such operation"), nil, nil)
+	case h == nil:
+		return s.answer(tc, caller, req.op, Deny(ReasonBadRequest, "", "no operation "+req.op), nil, nil)
+	case !json.Valid(req.args):
+		return s.answer(tc, caller, req.op, Deny(ReasonBadRequest, "", "arguments are not JSON"), nil, nil)
+	}
+	d, result, data := h(s.ctx, caller, req.args, req.data)
+	return s.answer(tc, caller, req.op, d, result, data)
+}
+
+// answer checks, logs and sends a decision; false ends the connection.
+func (s *Server) answer(tc *tls.Conn, caller pki.Role, op string, d Decision, result any, data []byte) bool {
 	if _, known := reasonNames[d.Reason]; !known || d.Allowed != (d.Reason == ReasonAllowed) {
 		// A handler's bug: refuse rather than answer something
 		// inconsistent.
 		s.log.Error("inconsistent decision", "op", op, "allowed", d.Allowed, "reason", int(d.Reason))
-		d, result = Deny(ReasonBadRequest, "", "the component could not decide"), nil
+		d = Deny(ReasonBadRequest, "", "the component could not decide")
 	}
 	resp := Response{Decision: d}
-	if d.Allowed && result != nil {
+	if !d.Allowed {
+		data = nil
+	} else if result != nil {
 		b, err := json.Marshal(result)
-		if err != nil {
-			s.log.Error("encode result", "op", op, "error", err)
-			resp.Decision = Deny(ReasonBadRequest, "", "the result could not be encoded")
+		if err != nil || len(b) > MaxBody || len(data) > MaxData {
+			s.log.Error("encode result", "op", op, "error", err, "bytes", len(b), "data", len(data))
+			resp.Decision, data = Deny(ReasonBadRequest, "", "the result could not be encoded within the limits"), nil
 		} else {
 			resp.Result = b
 		}
 	}
 	s.log.Info("request", "caller", string(caller), "op", op, "allowed", resp.Decision.Allowed,
 		"reason", resp.Decision.Reason.String(), "rule", resp.Decision.Rule, "detail", resp.Decision.Detail)
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(resp)
-}
-
-type connKey struct{}
-
-// connRole is a connection's peer role, read once.
-type connRole struct {
-	once sync.Once
-	role pki.Role
-	err  error
-}
-
-func (s *Server) peerRole(r *http.Request) (pki.Role, error) {
-	cr, ok := r.Context().Value(connKey{}).(*connRole)
-	if !ok {
-		return s.leaf.PeerRole(*r.TLS)
+	meta, err := json.Marshal(resp)
+	if err != nil {
+		s.log.Error("encode response", "op", op, "error", err)
+		return false
 	}
-	cr.once.Do(func() { cr.role, cr.err = s.leaf.PeerRole(*r.TLS) })
-	return cr.role, cr.err
-}
-
-func opFromPath(p string) (string, bool) {
-	const prefix = "/v1/"
-	if len(p) <= len(prefix) || p[:len(prefix)] != prefix || !opName.MatchString(p[len(prefix):]) {
-		return "", false
-	}
-	return p[len(prefix):], true
+	return writeResponse(tc, meta, data) == nil
 }

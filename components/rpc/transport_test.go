@@ -1,15 +1,18 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +53,15 @@ func serveFSPeers(t *testing.T, peers []uint32) *fixture {
 	srv.Handle("echo", func(_ context.Context, caller pki.Role, body json.RawMessage) (Decision, any) {
 		return Allow("echo-rule"), map[string]any{"caller": caller, "body": body, "secret": "s3cret-value"}
 	})
-	srv.Handle("deny", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
+	srv.HandleData("reverse", func(_ context.Context, _ pki.Role, _ json.RawMessage, data []byte) (Decision, any, []byte) {
+		out := slices.Clone(data)
+		slices.Reverse(out)
+		return Allow("echo-rule"), nil, out
+	})
+	srv.HandleData("deny", func(context.Context, pki.Role, json.RawMessage, []byte) (Decision, any, []byte) {
+		return Deny(ReasonNoRule, "deny-rule", "denied for the test"), map[string]string{"leak": "must-not-travel"}, []byte("must-not-travel")
+	})
+	srv.Handle("deny-json", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
 		return Deny(ReasonNoRule, "deny-rule", "denied for the test"), map[string]string{"leak": "must-not-travel"}
 	})
 	srv.Handle("confused", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
@@ -136,8 +147,10 @@ func TestDenialCarriesNoResult(t *testing.T) {
 }
 
 // Malformed requests get a bad-request decision, never a crash: an
-// unknown operation, a wrong method, a body that is not JSON, one too
-// large. The control: the same client's well-formed call succeeds.
+// unknown operation, a bad operation name, arguments that are not JSON, a
+// frame whose lengths do not add up; a frame over the limit is answered
+// and the connection ended. A client refuses to send an oversized request
+// at all. The control: the same connection's well-formed call succeeds.
 func TestBadRequests(t *testing.T) {
 	f := serveFS(t)
 	c := f.client(t, pki.Agent)
@@ -147,28 +160,139 @@ func TestBadRequests(t *testing.T) {
 	if d, err := c.Call(ctx(t), "nope", 1, nil); err != nil || d.Reason != ReasonBadRequest {
 		t.Errorf("unknown op: %+v %v", d, err)
 	}
-	if d, err := c.Call(ctx(t), "echo", strings.Repeat("x", MaxBody), nil); err != nil || d.Reason != ReasonBadRequest {
-		t.Errorf("oversized body: %+v %v", d, err)
+	if d, err := c.Call(ctx(t), "echo", strings.Repeat("x", MaxBody), nil); err == nil {
+		t.Errorf("oversized arguments were sent: %+v", d)
 	}
-	for _, r := range []struct{ method, path, body string }{
-		{http.MethodGet, "/v1/echo", ""},
-		{http.MethodPost, "/v1/echo", "{not json"},
-		{http.MethodPost, "/v2/echo", "1"},
-		{http.MethodPost, "/v1/ECHO", "1"},
-		{http.MethodPost, "/v1/echo/../deny", "1"},
+	if d, _, err := c.CallData(ctx(t), "echo", 1, make([]byte, MaxData+1), nil); err == nil {
+		t.Errorf("oversized data was sent: %+v", d)
+	}
+	tc := f.rawConn(t, pki.Agent)
+	frame := func(op string, args string, fixA int) []byte {
+		var b bytes.Buffer
+		writeRequest(&b, op, []byte(args), nil)
+		out := b.Bytes()
+		if fixA >= 0 { // overwrite the arguments' length field
+			binary.BigEndian.PutUint32(out[4+1+len(op):], uint32(fixA))
+		}
+		return out
+	}
+	for _, r := range []struct {
+		name  string
+		frame []byte
+	}{
+		{"not JSON", frame("echo", "{not json", -1)},
+		{"upper-case op", frame("ECHO", "1", -1)},
+		{"path in op", frame("echo/../deny", "1", -1)},
+		{"args longer than frame", frame("echo", "1", 1000)},
+		{"empty frame", []byte{0, 0, 0, 0}},
+		{"control", frame("echo", "1", -1)},
 	} {
-		req, _ := http.NewRequestWithContext(ctx(t), r.method, "https://fs"+r.path, strings.NewReader(r.body))
-		resp, err := c.http.Do(req)
-		if err != nil {
-			t.Errorf("%s %s: %v", r.method, r.path, err)
-			continue
+		if _, err := tc.Write(r.frame); err != nil {
+			t.Fatalf("%s: %v", r.name, err)
 		}
-		var got Response
-		json.NewDecoder(resp.Body).Decode(&got)
-		resp.Body.Close()
-		if got.Decision.Allowed || got.Decision.Reason != ReasonBadRequest {
-			t.Errorf("%s %s %q: %+v", r.method, r.path, r.body, got.Decision)
+		got := readAnswer(t, tc)
+		if want := r.name == "control"; got.Decision.Allowed != want || (!want && got.Decision.Reason != ReasonBadRequest) {
+			t.Errorf("%s: %+v", r.name, got.Decision)
 		}
+	}
+	huge := make([]byte, 4)
+	binary.BigEndian.PutUint32(huge, maxFrame+1)
+	tc.Write(huge)
+	if got := readAnswer(t, tc); got.Decision.Reason != ReasonBadRequest {
+		t.Errorf("oversized frame: %+v", got.Decision)
+	}
+	if _, err := readFrame(tc, nil); err == nil {
+		t.Error("the connection went on after an oversized frame")
+	}
+}
+
+// rawConn is a TLS connection to the fixture's server with role's
+// certificate, speaking frames by hand.
+func (f *fixture) rawConn(t *testing.T, role pki.Role) *tls.Conn {
+	t.Helper()
+	l, err := f.sess.Issue(role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, _ := l.KeyPEM()
+	cert, err := tls.X509KeyPair(l.CertPEM(), keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := tls.Dial("unix", f.sock, &tls.Config{Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	return conn
+}
+
+func readAnswer(t *testing.T, r io.Reader) Response {
+	t.Helper()
+	b, err := readFrame(r, nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	meta, _, err := parseResponse(b)
+	var got Response
+	if err != nil || json.Unmarshal(meta, &got) != nil {
+		t.Fatalf("not an answer: %q", b)
+	}
+	return got
+}
+
+// Data travels beside the JSON both ways, unencoded; a denial carries no
+// data back whatever the handler returned.
+func TestCallData(t *testing.T) {
+	f := serveFS(t)
+	c := f.client(t, pki.Agent)
+	payload := []byte("\x00\xffraw bytes")
+	d, got, err := c.CallData(ctx(t), "reverse", 1, payload, nil)
+	if err != nil || !d.Allowed || string(got) != "setyb war\xff\x00" {
+		t.Errorf("reverse: %+v %q %v", d, got, err)
+	}
+	d, got, err = c.CallData(ctx(t), "deny", 1, payload, nil)
+	if err != nil || d.Allowed || got != nil {
+		t.Errorf("deny carried data: %+v %q %v", d, got, err)
+	}
+}
+
+// A kept connection the server closed is replaced without the caller
+// noticing; a plain-text client is refused and logged.
+func TestReconnectAndPlainText(t *testing.T) {
+	f := serveFS(t)
+	c := f.client(t, pki.Agent)
+	if d, err := c.Call(ctx(t), "echo", 1, nil); err != nil || !d.Allowed {
+		t.Fatalf("control: %+v %v", d, err)
+	}
+	c.mu.Lock()
+	for _, cc := range c.idle {
+		cc.tc.NetConn().Close() // as if the server had ended it
+	}
+	c.mu.Unlock()
+	if d, err := c.Call(ctx(t), "echo", 1, nil); err != nil || !d.Allowed {
+		t.Errorf("after the kept connection died: %+v %v", d, err)
+	}
+	conn, err := net.Dial("unix", f.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	conn.Write([]byte("POST /v1/echo HTTP/1.1\r\nHost: fs\r\nContent-Length: 1\r\n\r\n1"))
+	io.ReadAll(conn)
+	conn.Close()
+	waitLog(t, f, "reason=handshake")
+}
+
+func waitLog(t *testing.T, f *fixture, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(f.logs.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("log lacks %q:\n%s", want, f.logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -195,11 +319,10 @@ func TestTableHolds(t *testing.T) {
 		}
 		defer conn.Close()
 		conn.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := conn.Write([]byte("POST /v1/echo HTTP/1.1\r\nHost: fs\r\nContent-Length: 1\r\n\r\n1")); err != nil {
+		if err := writeRequest(conn, "echo", []byte("1"), nil); err != nil {
 			return err
 		}
-		buf := make([]byte, 64)
-		_, err = conn.Read(buf)
+		_, err = readFrame(conn, nil)
 		return err
 	}
 	if err := raw(agentLeaf); err != nil {

@@ -8,7 +8,8 @@ import (
 	"runtime"
 
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/bridge"
 )
 
 // NewLoopback makes a network namespace with loopback up; the calling
@@ -21,7 +22,19 @@ func NewLoopback() (netns.NsHandle, error) {
 		if ns, err = netns.New(); err != nil {
 			return err
 		}
-		return loopbackUp()
+		return bridge.LoopbackUp()
+	})
+	return ns, err
+}
+
+// NewBare makes a network namespace as the kernel makes it: loopback
+// down.
+func NewBare() (netns.NsHandle, error) {
+	var ns netns.NsHandle
+	err := In(netns.None(), func() error {
+		var err error
+		ns, err = netns.New()
+		return err
 	})
 	return ns, err
 }
@@ -49,21 +62,4 @@ func In(ns netns.NsHandle, fn func() error) error {
 	}
 	runtime.UnlockOSThread()
 	return ferr
-}
-
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }

@@ -1,0 +1,138 @@
+package rpc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Limits on what one frame carries.
+const (
+	MaxBody = 1 << 20 // a request's JSON arguments, a response's JSON
+	MaxData = 1 << 20 // the raw bytes beside them (file contents)
+)
+
+// maxFrame bounds a frame's length field: arguments, data and their
+// headers. A longer frame is refused before it is read.
+const maxFrame = MaxBody + MaxData + 256
+
+// A request frame on the TLS stream:
+//
+//	u32 n      length of what follows (big-endian, ≤ maxFrame)
+//	u8  k      length of the operation's name
+//	k bytes    the operation (opName)
+//	u32 a      length of the JSON arguments (≤ MaxBody)
+//	a bytes    the arguments, JSON
+//	the rest   data (≤ MaxData)
+//
+// A response frame:
+//
+//	u32 n      length of what follows
+//	u32 m      length of the Response JSON (≤ MaxBody)
+//	m bytes    the Response
+//	the rest   data (≤ MaxData; only with an allowed decision)
+type request struct {
+	op   string
+	args []byte
+	data []byte
+}
+
+// errFrameTooLarge is a frame whose length field is over the limit: the
+// stream cannot be read further, so the connection ends after the answer.
+var errFrameTooLarge = errors.New("frame larger than the limit")
+
+// errMalformed is a frame read whole whose insides do not add up: the
+// stream is intact, so the connection may go on.
+type errMalformed struct{ what string }
+
+func (e *errMalformed) Error() string { return "malformed frame: " + e.what }
+
+func writeRequest(w io.Writer, op string, args, data []byte) error {
+	if len(op) == 0 || len(op) > 255 {
+		return fmt.Errorf("operation name of %d bytes", len(op))
+	}
+	if len(args) > MaxBody || len(data) > MaxData {
+		return fmt.Errorf("request of %d+%d bytes, over the limit of %d+%d", len(args), len(data), MaxBody, MaxData)
+	}
+	n := 1 + len(op) + 4 + len(args) + len(data)
+	b := make([]byte, 0, 4+n)
+	b = binary.BigEndian.AppendUint32(b, uint32(n))
+	b = append(b, byte(len(op)))
+	b = append(b, op...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(args)))
+	b = append(b, args...)
+	b = append(b, data...)
+	_, err := w.Write(b)
+	return err
+}
+
+func writeResponse(w io.Writer, meta, data []byte) error {
+	if len(meta) > MaxBody || len(data) > MaxData {
+		return fmt.Errorf("response of %d+%d bytes, over the limit", len(meta), len(data))
+	}
+	n := 4 + len(meta) + len(data)
+	b := make([]byte, 0, 4+n)
+	b = binary.BigEndian.AppendUint32(b, uint32(n))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(meta)))
+	b = append(b, meta...)
+	b = append(b, data...)
+	_, err := w.Write(b)
+	return err
+}
+
+// readFrame reads one frame's body. first is called once the length has
+// arrived (the server moves from its idle deadline to its read deadline).
+func readFrame(r io.Reader, first func()) ([]byte, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return nil, err
+	}
+	if first != nil {
+		first()
+	}
+	n := binary.BigEndian.Uint32(h[:])
+	if n > maxFrame {
+		return nil, errFrameTooLarge
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+func parseRequest(b []byte) (request, error) {
+	if len(b) < 1 {
+		return request{}, &errMalformed{"empty"}
+	}
+	k := int(b[0])
+	if len(b) < 1+k+4 {
+		return request{}, &errMalformed{"shorter than its operation name"}
+	}
+	r := request{op: string(b[1 : 1+k])}
+	a := int(binary.BigEndian.Uint32(b[1+k:]))
+	rest := b[1+k+4:]
+	if a > len(rest) || a > MaxBody {
+		return request{}, &errMalformed{"arguments longer than the frame or the limit"}
+	}
+	r.args, r.data = rest[:a], rest[a:]
+	if len(r.data) > MaxData {
+		return request{}, &errMalformed{"data over the limit"}
+	}
+	return r, nil
+}
+
+func parseResponse(b []byte) (meta, data []byte, err error) {
+	if len(b) < 4 {
+		return nil, nil, &errMalformed{"shorter than its header"}
+	}
+	m := int(binary.BigEndian.Uint32(b))
+	if m > len(b)-4 || m > MaxBody || len(b)-4-m > MaxData {
+		return nil, nil, &errMalformed{"lengths do not add up"}
+	}
+	return b[4 : 4+m], b[4+m:], nil
+}
