@@ -1,0 +1,120 @@
+// Package fs is the agent's brokered file access (DESIGN.md §5): the
+// component that reads and changes the workspace on the agent's (and
+// bash's) behalf, and answers every request with a decision.
+//
+// Root is the workspace as a directory descriptor, with the operations as
+// plain methods: Stat, Read, Write, List, Mkdir, Rename, Delete and
+// DeleteRecursive (always refused, for now). Register serves them over rpc
+// as "stat", "read", "write", "list", "mkdir", "rename", "delete" and
+// "delete-recursive"; Client is the typed caller. File contents travel as
+// the frames' raw data, never in JSON. Main is the fs process.
+//
+// # Guarantees
+//
+//   - Paths are workspace-relative strings, checked before anything is
+//     looked up: non-empty, at most 4096 bytes, valid UTF-8, no NUL, not
+//     absolute, already clean, no ".." component ("." is the workspace).
+//   - Every path is resolved by openat2 beneath the root descriptor with
+//     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+//     RESOLVE_NO_XDEV, afresh on every operation: no symbolic link is
+//     followed anywhere in a path (not even one that stays inside), no
+//     mount point is crossed, nothing resolves above the root. No string
+//     is ever joined into a host path. Mutations open the parent directory
+//     that way and act on the final name with *at system calls (mkdirat,
+//     unlinkat, renameat2), so a directory swapped for a link between two
+//     operations is refused by the second, and one swapped during an
+//     operation is not followed.
+//   - Stat and List describe a symbolic link as a link; Delete and Rename
+//     act on the link itself, never on its target.
+//   - Read opens regular files only: it looks first with O_PATH (a device
+//     is not opened), then opens O_RDONLY|O_NOFOLLOW|O_NONBLOCK (a FIFO
+//     swapped in cannot block) and checks the type of what it opened. At
+//     most MaxData (1 MiB, rpc.MaxData) per read, with an end-of-file flag.
+//   - Write is atomic: a temporary file (TempPrefix, random, O_EXCL) in
+//     the target's directory, written, fsynced, renamed onto the name
+//     (RENAME_NOREPLACE when create-only), then the directory fsynced. A
+//     reader sees the old content or the new one; a failed write removes
+//     its temporary file. The new file has the old one's permission bits
+//     without setuid, setgid or sticky, or 0644 when new: fs never makes a
+//     file executable that was not. Since the name is replaced, a write
+//     never changes another name's file (a hard link's other names keep
+//     the old content).
+//   - Delete removes a file or an empty directory; Rename refuses an
+//     existing destination unless asked to overwrite.
+//   - Protected paths: no write, mkdir, delete or rename touches a
+//     protected path or anything beneath it (decision rule
+//     "fs.protected"). Built in, at any depth: .ssh, .vscode, .mcp.json,
+//     the shell start-up files (.profile, .bashrc, .bash_profile,
+//     .bash_login, .bash_logout, .zshrc, .zshenv, .zprofile, .zlogin,
+//     .zlogout, .cshrc, .tcshrc, .login, .logout, .kshrc, .mkshrc) and,
+//     anywhere beneath a .git directory, hooks, config and commondir (so
+//     submodules' .git/modules/NAME/hooks too). The bootstrap adds
+//     workspace-relative paths (the policy's own list, and the policy
+//     file, vault, session directory and backup store when they lie in
+//     the workspace). A rename is also refused when either end is an
+//     ancestor of a protected path (anything with a .git component, a
+//     directory of a bootstrap path), and a write of a file named .git (a
+//     gitdir pointer) is refused: both would otherwise make protected
+//     content by moving unprotected content into place. Reads of
+//     protected paths are allowed. Names match per component, case
+//     sensitively, unless the parent directory is case-insensitive
+//     (FS_CASEFOLD_FL), where they match ignoring case.
+//   - Decisions: allowed under rule "workspace"; a path that would leave
+//     the workspace (a link, a mount point) is no-rule "fs.beneath"; a
+//     missing file is unknown; a malformed path or argument, or a request
+//     that does not fit what is there, is bad-request; a refusal of the
+//     file system itself (EACCES, EPERM, EROFS) is no-rule
+//     "fs.permission". Details name the operation, the path and the cause,
+//     never file contents. Only the agent and bash are served: the
+//     handlers check the caller's role again after the handshake did.
+//   - The process (Main) is not dumpable from its first instruction,
+//     reads its credential from a pipe (fd 3), serves a listening Unix
+//     socket (fd 4, and fd 6 when the launcher also hands it the agent's
+//     TCP listener), works on the workspace descriptor (fd 5), then
+//     confines itself with launcher.ConfineComponent: Landlock allows
+//     reading and writing beneath fd 5 only (the rule's path is
+//     /proc/self/fd/5/., see main.go), no sockets, no exec. It refuses to
+//     serve if, confined, it cannot resolve its root.
+//
+// # Limitations
+//
+//   - A hard link inside the workspace to a file outside it is, to path
+//     resolution, an ordinary file of the workspace: Read returns the
+//     outside file's content. Nothing at the path level can tell; only
+//     how the workspace is populated can (the launcher's idmapped clone,
+//     and protected_hardlinks for links the agent might make). Writes and
+//     deletes are safe: they replace or remove the name only.
+//   - Recursive delete is not offered: "delete-recursive" is always
+//     refused (no-rule, "fs.delete-recursive") until the separate
+//     confirmation, the verified backup, its quota and `launcher backups`
+//     exist. Likewise a mutation of a protected path is refused outright,
+//     since the approval channel to the person does not exist yet.
+//   - The git protections cover hooks, config and commondir; a bare
+//     repository elsewhere in the workspace (NAME.git/hooks) has no .git
+//     component and is not protected, and neither are files outside the
+//     list that tools execute (.envrc, Makefile, package.json scripts):
+//     the policy's protected list is the place for those.
+//   - Case-insensitive directories: only the target's parent directory is
+//     asked whether it folds case. A non-folding directory inside a
+//     folding one (chattr -F on an empty directory) is matched case
+//     sensitively below it. This kernel has no casefold support, so the
+//     ioctl path was not exercised by the tests; the folded matching was.
+//   - A listing stops at MaxList (10000) entries, read in directory order
+//     and then sorted, with the truncated flag: a truncated listing is a
+//     subset, not the first names in order. Names that are not valid
+//     UTF-8 are listed with U+FFFD in place of the bad bytes by JSON, and
+//     cannot be addressed (paths must be UTF-8).
+//   - fs removes a write's temporary file when the write fails, but not when
+//     fs itself is killed mid-write: a TempPrefix file may then remain.
+//     Temporary files are visible in listings while a write runs.
+//   - Mkdir's 0755 is less the process's umask. A written file takes the
+//     fs process's uid (the workspace owner through the idmapped mount),
+//     not the old file's owner.
+//   - The guarantee is "beneath the root when resolved": a directory that
+//     someone outside the sandbox moves out of the workspace while an
+//     operation holds it open is still operated on. In production the
+//     root is a detached mount clone, out of which nothing can be renamed.
+//   - The seccomp filter of launcher.ConfineComponent denies openat2
+//     (ENOSYS) for every component; until it can keep openat2 for fs, Main
+//     refuses to serve (TestFSProcess reports BLOCKED).
+package fs

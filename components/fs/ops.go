@@ -1,0 +1,491 @@
+package fs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// FileType is what a path names. fs never follows a symbolic link: a
+// link is reported as one.
+type FileType string
+
+// File types.
+const (
+	TypeFile    FileType = "file"
+	TypeDir     FileType = "dir"
+	TypeSymlink FileType = "symlink"
+	TypeFIFO    FileType = "fifo"
+	TypeSocket  FileType = "socket"
+	TypeDevice  FileType = "device"
+	TypeOther   FileType = "other"
+)
+
+func fileType(mode uint32) FileType {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return TypeFile
+	case unix.S_IFDIR:
+		return TypeDir
+	case unix.S_IFLNK:
+		return TypeSymlink
+	case unix.S_IFIFO:
+		return TypeFIFO
+	case unix.S_IFSOCK:
+		return TypeSocket
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return TypeDevice
+	}
+	return TypeOther
+}
+
+// Info is what stat says of a path.
+type Info struct {
+	Type  FileType  `json:"type"`
+	Size  int64     `json:"size"`
+	Mode  uint32    `json:"mode"` // permission bits, with setuid, setgid and sticky (07777)
+	MTime time.Time `json:"mtime"`
+}
+
+func infoOf(st *unix.Stat_t) Info {
+	return Info{
+		Type:  fileType(st.Mode),
+		Size:  st.Size,
+		Mode:  st.Mode & 07777,
+		MTime: time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC(),
+	}
+}
+
+// Entry is one name in a listing.
+type Entry struct {
+	Name string   `json:"name"`
+	Type FileType `json:"type"`
+	Size int64    `json:"size"`
+}
+
+func (r *Root) check(op, p string) error {
+	if err := checkPath(p); err != nil {
+		return badRequest(op, p, "%v", err)
+	}
+	return nil
+}
+
+// Stat describes p, without following a symbolic link at its end.
+func (r *Root) Stat(p string) (Info, error) {
+	const op = "stat"
+	if err := r.check(op, p); err != nil {
+		return Info{}, err
+	}
+	// O_PATH with O_NOFOLLOW opens a final symbolic link itself, even
+	// under RESOLVE_NO_SYMLINKS; nothing is opened for reading, so a
+	// FIFO or a device is not touched.
+	fd, err := r.open(op, p, p, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return Info{}, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Info{}, sysErr(op, p, err, false)
+	}
+	return infoOf(&st), nil
+}
+
+// Read returns at most length bytes of the regular file p from offset,
+// and whether they reach its end. length 0 means MaxData.
+func (r *Root) Read(p string, offset int64, length int) (data []byte, eof bool, err error) {
+	const op = "read"
+	if err := r.check(op, p); err != nil {
+		return nil, false, err
+	}
+	if offset < 0 {
+		return nil, false, badRequest(op, p, "the offset is negative")
+	}
+	if length < 0 || length > MaxData {
+		return nil, false, badRequest(op, p, "the length is not between 0 and %d", MaxData)
+	}
+	if length == 0 {
+		length = MaxData
+	}
+	// Look before opening: opening a device for reading runs its driver.
+	fd, err := r.open(op, p, p, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	unix.Close(fd)
+	if err != nil {
+		return nil, false, sysErr(op, p, err, false)
+	}
+	if err := regular(op, p, &st); err != nil {
+		return nil, false, err
+	}
+	// The name may have changed since: O_NONBLOCK so that a FIFO swapped
+	// in cannot block the open, O_NOFOLLOW so a final link is refused,
+	// and the type checked again on what was opened.
+	fd, err = r.open(op, p, p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, sysErr(op, p, err, false)
+	}
+	if err := regular(op, p, &st); err != nil {
+		return nil, false, err
+	}
+	// One byte more than asked tells whether the end was reached.
+	buf := make([]byte, length+1)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Pread(fd, buf[n:], offset+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false, sysErr(op, p, err, false)
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	if n <= length {
+		return buf[:n:n], true, nil
+	}
+	return buf[:length:length], false, nil
+}
+
+func regular(op, p string, st *unix.Stat_t) error {
+	switch t := fileType(st.Mode); t {
+	case TypeFile:
+		return nil
+	case TypeSymlink:
+		return &Error{Op: op, Path: p, Kind: KindEscape, Detail: "the path is a symbolic link; fs follows none"}
+	default:
+		return badRequest(op, p, "not a regular file (a %s)", t)
+	}
+}
+
+// Write replaces the regular file p with data, atomically: a reader
+// sees the old content or the new, never a part. The new file keeps the
+// old one's permission bits less setuid, setgid and sticky, or is 0644;
+// it is never made executable. createOnly refuses a name that exists.
+func (r *Root) Write(p string, data []byte, createOnly bool) error {
+	const op = "write"
+	if err := r.check(op, p); err != nil {
+		return err
+	}
+	if len(data) > MaxData {
+		return badRequest(op, p, "%d bytes is more than one write stores (%d)", len(data), MaxData)
+	}
+	if err := r.guard(op, p, guardWrite, false); err != nil {
+		return err
+	}
+	par, err := r.openParent(op, p)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(par.fd)
+	if par.fold {
+		if err := r.guard(op, p, guardWrite, true); err != nil {
+			return err
+		}
+	}
+	mode := uint32(0o644)
+	var st unix.Stat_t
+	switch err := unix.Fstatat(par.fd, par.name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil && createOnly:
+		return &Error{Op: op, Path: p, Kind: KindBadRequest, Detail: "already exists (create only)", Err: unix.EEXIST}
+	case err == nil:
+		if err := regular(op, p, &st); err != nil {
+			return err
+		}
+		mode = st.Mode & 0o777
+	case err != unix.ENOENT:
+		return sysErr(op, p, err, false)
+	}
+	tmp, fd, err := createTemp(op, p, par.fd)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		if !done {
+			unix.Unlinkat(par.fd, tmp, 0)
+		}
+	}()
+	// Exactly mode, whatever the umask; never a setuid, setgid or sticky bit.
+	if err := unix.Fchmod(fd, mode); err != nil {
+		return sysErr(op, p, err, false)
+	}
+	for off := 0; off < len(data); {
+		n, err := unix.Write(fd, data[off:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return sysErr(op, p, err, false)
+		}
+		off += n
+	}
+	if err := unix.Fsync(fd); err != nil {
+		return sysErr(op, p, err, false)
+	}
+	err = unix.Close(fd)
+	fd = -1
+	if err != nil {
+		return sysErr(op, p, err, false)
+	}
+	if testHookBeforeRename != nil {
+		testHookBeforeRename()
+	}
+	if createOnly {
+		err = unix.Renameat2(par.fd, tmp, par.fd, par.name, unix.RENAME_NOREPLACE)
+	} else {
+		err = unix.Renameat(par.fd, tmp, par.fd, par.name)
+	}
+	if err != nil {
+		return sysErr(op, p, err, false)
+	}
+	done = true
+	// The name now has the new content: a failure to make the rename
+	// durable is not a refusal of what already happened.
+	unix.Fsync(par.fd)
+	return nil
+}
+
+// testHookBeforeRename runs, in tests, between a write's fsync and its
+// rename.
+var testHookBeforeRename func()
+
+// TempPrefix begins the name of a write's temporary file, which lives in
+// the target's directory until the rename.
+const TempPrefix = ".pinfold-write-"
+
+func createTemp(op, p string, dfd int) (string, int, error) {
+	var b [8]byte
+	for range 16 {
+		rand.Read(b[:])
+		name := TempPrefix + hex.EncodeToString(b[:])
+		fd, err := openAt(op, p, dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		if KindOf(err) == KindBadRequest && isErrno(err, unix.EEXIST) {
+			continue
+		}
+		return name, fd, err
+	}
+	return "", -1, &Error{Op: op, Path: p, Kind: KindFailed, Detail: "no free temporary name"}
+}
+
+func isErrno(err error, e unix.Errno) bool {
+	if fe, ok := err.(*Error); ok {
+		return fe.Err == e
+	}
+	return err == e
+}
+
+// List returns the names in directory p, sorted, with their types and
+// sizes (of the entry itself: a symbolic link is not followed). At most
+// MaxList: when there are more, truncated is set and the entries are
+// MaxList of them, in directory order, then sorted.
+func (r *Root) List(p string) (entries []Entry, truncated bool, err error) {
+	const op = "list"
+	if err := r.check(op, p); err != nil {
+		return nil, false, err
+	}
+	fd, err := r.open(op, p, p, unix.O_RDONLY|unix.O_DIRECTORY, 0) // a final link: ELOOP, see openParent
+	if err != nil {
+		return nil, false, err
+	}
+	defer unix.Close(fd)
+	var names []string
+	buf := make([]byte, 32<<10)
+read:
+	for {
+		n, err := unix.ReadDirent(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false, sysErr(op, p, err, false)
+		}
+		if n == 0 {
+			break
+		}
+		for b := buf[:n]; len(b) > 0; {
+			c, _, more := unix.ParseDirent(b, MaxList+1-len(names), names)
+			b, names = b[c:], more
+			if len(names) > MaxList {
+				break read
+			}
+			if c == 0 {
+				break
+			}
+		}
+	}
+	if len(names) > MaxList {
+		names, truncated = names[:MaxList], true
+	}
+	slices.Sort(names)
+	entries = make([]Entry, 0, len(names))
+	for _, name := range names {
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			continue // gone since
+		}
+		entries = append(entries, Entry{Name: name, Type: fileType(st.Mode), Size: st.Size})
+	}
+	return entries, truncated, nil
+}
+
+// Mkdir makes directory p (0755 less the umask); its parent must exist.
+func (r *Root) Mkdir(p string) error {
+	const op = "mkdir"
+	if err := r.check(op, p); err != nil {
+		return err
+	}
+	if err := r.guard(op, p, guardPlain, false); err != nil {
+		return err
+	}
+	par, err := r.openParent(op, p)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(par.fd)
+	if par.fold {
+		if err := r.guard(op, p, guardPlain, true); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mkdirat(par.fd, par.name, 0o755); err != nil {
+		return sysErr(op, p, err, false)
+	}
+	unix.Fsync(par.fd)
+	return nil
+}
+
+// Rename moves from to to, both beneath the root. An existing to is
+// refused unless overwrite, and then only as rename(2) allows (a file
+// over a file, a directory over an empty directory).
+func (r *Root) Rename(from, to string, overwrite bool) error {
+	const op = "rename"
+	if err := r.check(op, from); err != nil {
+		return err
+	}
+	if err := r.check(op, to); err != nil {
+		return err
+	}
+	for _, p := range []string{from, to} {
+		if err := r.guard(op, p, guardRename, false); err != nil {
+			return err
+		}
+	}
+	src, err := r.openParent(op, from)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(src.fd)
+	dst, err := r.openParent(op, to)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst.fd)
+	for _, e := range []struct {
+		p    string
+		fold bool
+	}{{from, src.fold}, {to, dst.fold}} {
+		if e.fold {
+			if err := r.guard(op, e.p, guardRename, true); err != nil {
+				return err
+			}
+		}
+	}
+	var flags uint
+	if !overwrite {
+		flags = unix.RENAME_NOREPLACE
+	}
+	if err := unix.Renameat2(src.fd, src.name, dst.fd, dst.name, flags); err != nil {
+		return sysErr(op, from, err, false)
+	}
+	unix.Fsync(dst.fd)
+	if dst.fd != src.fd {
+		unix.Fsync(src.fd)
+	}
+	return nil
+}
+
+// Delete removes p: a file (or a symbolic link, FIFO, socket: the name,
+// never what it points to) or an empty directory.
+func (r *Root) Delete(p string) error {
+	const op = "delete"
+	if err := r.check(op, p); err != nil {
+		return err
+	}
+	if err := r.guard(op, p, guardPlain, false); err != nil {
+		return err
+	}
+	par, err := r.openParent(op, p)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(par.fd)
+	if par.fold {
+		if err := r.guard(op, p, guardPlain, true); err != nil {
+			return err
+		}
+	}
+	err = unix.Unlinkat(par.fd, par.name, 0)
+	if err == unix.EISDIR {
+		err = unix.Unlinkat(par.fd, par.name, unix.AT_REMOVEDIR)
+	}
+	if err != nil {
+		return sysErr(op, p, err, false)
+	}
+	unix.Fsync(par.fd)
+	return nil
+}
+
+// DeleteRecursive is refused: removing a tree needs the person's separate
+// confirmation and a verified backup first (DESIGN.md §5), which this
+// build does not offer yet.
+func (r *Root) DeleteRecursive(p string) error {
+	const op = "delete-recursive"
+	if err := r.check(op, p); err != nil {
+		return err
+	}
+	return &Error{Op: op, Path: p, Kind: KindNeedsConfirmation,
+		Detail: "recursive deletes need the person's confirmation and a backup first, which this build does not offer yet"}
+}
+
+type guardMode int
+
+const (
+	guardPlain  guardMode = iota // the path is, or is beneath, a protected path
+	guardWrite                   // also: a file named .git (it would point git elsewhere)
+	guardRename                  // also: an ancestor of a protected path (.git, a prefix of the bootstrap's)
+)
+
+// guard refuses a mutation of p that touches a protected path.
+func (r *Root) guard(op, p string, mode guardMode, fold bool) error {
+	cs := components(p)
+	pr, ok := r.match.protected(cs, fold)
+	if !ok && mode == guardWrite && len(cs) > 0 && eq(cs[len(cs)-1], gitDir, fold) {
+		pr, ok = protection{p}, true
+	}
+	if !ok && mode == guardRename {
+		pr, ok = r.match.ancestor(cs, fold)
+	}
+	if !ok {
+		return nil
+	}
+	return &Error{Op: op, Path: p, Kind: KindProtected,
+		Detail: fmt.Sprintf("%q is protected: changing it needs the person's approval, which this build cannot ask for yet", pr.path)}
+}

@@ -1,0 +1,169 @@
+package fs
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxPath bounds a workspace-relative path, in bytes (PATH_MAX).
+const MaxPath = 4096
+
+// checkPath validates a workspace-relative path: non-empty, at most
+// MaxPath bytes, valid UTF-8, no NUL, relative, already clean (so no
+// "a//b", "./a", "a/" or "a/./b"), and no ".." component. "." is the
+// workspace itself. Nothing else is done to the string: it is handed to
+// openat2 as it is, never joined to a host path.
+func checkPath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("the path is empty")
+	case len(p) > MaxPath:
+		return fmt.Errorf("the path is longer than %d bytes", MaxPath)
+	case !utf8.ValidString(p):
+		return fmt.Errorf("the path is not valid UTF-8")
+	case strings.IndexByte(p, 0) >= 0:
+		return fmt.Errorf("the path contains a NUL byte")
+	case strings.HasPrefix(p, "/") || filepath.IsAbs(p):
+		return fmt.Errorf("the path is absolute; paths are relative to the workspace")
+	case filepath.Clean(p) != p:
+		return fmt.Errorf("the path is not clean (want %q)", filepath.Clean(p))
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return fmt.Errorf("the path has a \"..\" component")
+		}
+	}
+	return nil
+}
+
+// components splits a checked path; "." has none.
+func components(p string) []string {
+	if p == "." {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// splitParent splits a checked path other than "." into its parent
+// directory ("." for a top-level name) and its final component.
+func splitParent(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return ".", p
+	}
+	return p[:i], p[i+1:]
+}
+
+// Built-in protected names. They match whole path components at any
+// depth (a nested project has its own .vscode and its own .git), case
+// sensitively unless the directory is case-insensitive (see casefold).
+var (
+	// Protected wherever they appear, with everything beneath them.
+	protectedNames = []string{
+		".ssh", ".vscode", ".mcp.json",
+		// Shell start-up files: sh, bash, zsh, csh/tcsh, ksh.
+		".profile", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+		".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc",
+	}
+	// Protected beneath a ".git" component, at any depth below it: the
+	// repository's hooks and config, those of submodules
+	// (.git/modules/NAME/hooks), and commondir, which would point git at
+	// another directory's config and hooks.
+	gitProtected = []string{"hooks", "config", "commondir"}
+)
+
+const gitDir = ".git"
+
+// protection is what protects a path: the protected path it is or lies
+// beneath, as a string for the denial's detail.
+type protection struct {
+	path string
+}
+
+// matcher decides which paths are protected: the built-in names and the
+// bootstrap's list, each entry of which is a workspace-relative path
+// protected with everything beneath it.
+type matcher struct {
+	extra [][]string // the bootstrap's paths, split
+}
+
+func newMatcher(extra []string) (*matcher, error) {
+	m := &matcher{}
+	for _, p := range extra {
+		if err := checkPath(p); err != nil {
+			return nil, fmt.Errorf("fs: protected path %q: %v", p, err)
+		}
+		if p == "." {
+			return nil, fmt.Errorf("fs: protected path \".\" would protect the whole workspace; leave fs out instead")
+		}
+		m.extra = append(m.extra, components(p))
+	}
+	return m, nil
+}
+
+func eq(a, b string, fold bool) bool {
+	if fold {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+// protected reports whether the path with components cs is, or lies
+// beneath, a protected path. fold compares case-insensitively.
+func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
+	for i, c := range cs {
+		for _, n := range protectedNames {
+			if eq(c, n, fold) {
+				return protection{strings.Join(cs[:i+1], "/")}, true
+			}
+		}
+		if eq(c, gitDir, fold) {
+			for j := i + 1; j < len(cs); j++ {
+				for _, n := range gitProtected {
+					if eq(cs[j], n, fold) {
+						return protection{strings.Join(cs[:j+1], "/")}, true
+					}
+				}
+			}
+		}
+	}
+	for _, e := range m.extra {
+		if len(cs) >= len(e) && prefix(cs, e, fold) {
+			return protection{strings.Join(cs[:len(e)], "/")}, true
+		}
+	}
+	return protection{}, false
+}
+
+// ancestor reports whether something beneath the path with components
+// cs could be protected because of cs itself: cs has a ".git" component
+// (a "hooks" beneath it would be protected), or cs is a proper prefix of
+// one of the bootstrap's paths. Moving such a directory, or moving
+// something onto its name, would move protected files or make
+// unprotected ones protected; a rename of either end is refused.
+func (m *matcher) ancestor(cs []string, fold bool) (protection, bool) {
+	for i, c := range cs {
+		if eq(c, gitDir, fold) {
+			return protection{strings.Join(cs[:i+1], "/")}, true
+		}
+	}
+	for _, e := range m.extra {
+		if len(cs) > 0 && len(cs) < len(e) && prefix(e, cs, fold) {
+			return protection{strings.Join(e, "/")}, true
+		}
+	}
+	return protection{}, false
+}
+
+// prefix reports whether p is a prefix of cs.
+func prefix(cs, p []string, fold bool) bool {
+	for i := range p {
+		if !eq(cs[i], p[i], fold) {
+			return false
+		}
+	}
+	return true
+}

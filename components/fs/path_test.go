@@ -1,0 +1,96 @@
+package fs
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckPath(t *testing.T) {
+	bad := []string{
+		"", strings.Repeat("a", MaxPath+1), "a\xffb", "a\x00b", "\x00",
+		"/etc/passwd", "/", "//x",
+		"..", "../x", "a/../b", "a/..", "../../etc/passwd",
+		"a/", "./a", "a//b", "a/./b", "./", "a/b/",
+	}
+	for _, p := range bad {
+		if err := checkPath(p); err == nil {
+			t.Errorf("checkPath(%q) accepted", p)
+		}
+	}
+	good := []string{".", "a", "a/b", "a..b", "..a", "a/.b", "...", "a/...", strings.Repeat("a", 255), "é/ü", ".git"}
+	for _, p := range good {
+		if err := checkPath(p); err != nil {
+			t.Errorf("checkPath(%q) (control): %v", p, err)
+		}
+	}
+}
+
+func TestProtectedMatch(t *testing.T) {
+	m, err := newMatcher([]string{"secrets/prod", "policy.toml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prot := map[string]string{
+		".git/hooks":                   ".git/hooks",
+		".git/hooks/pre-commit":        ".git/hooks",
+		".git/config":                  ".git/config",
+		".git/commondir":               ".git/commondir",
+		".git/modules/sub/hooks/x":     ".git/modules/sub/hooks",
+		".git/modules/sub/config":      ".git/modules/sub/config",
+		"vendor/lib/.git/hooks/x":      "vendor/lib/.git/hooks",
+		".ssh":                         ".ssh",
+		".ssh/authorized_keys":         ".ssh",
+		"a/.ssh/id_ed25519":            "a/.ssh",
+		".vscode/settings.json":        ".vscode",
+		".mcp.json":                    ".mcp.json",
+		".bashrc":                      ".bashrc",
+		".profile":                     ".profile",
+		".zshrc":                       ".zshrc",
+		".bash_profile":                ".bash_profile",
+		"home/.zshenv":                 "home/.zshenv",
+		"secrets/prod":                 "secrets/prod",
+		"secrets/prod/key":             "secrets/prod",
+		"policy.toml":                  "policy.toml",
+		".git/modules/a/b/c/commondir": ".git/modules/a/b/c/commondir",
+	}
+	for p, want := range prot {
+		pr, ok := m.protected(components(p), false)
+		if !ok || pr.path != want {
+			t.Errorf("protected(%q) = %q %v, want %q", p, pr.path, ok, want)
+		}
+	}
+	free := []string{
+		".", ".git", ".git/HEAD", ".git/objects/ab/cd", ".gitignore", ".git-hooks/x", "hooks/config",
+		"config", ".bashrc.bak", "x.bashrc", ".sshx", ".vscode-test", "mcp.json",
+		"secrets", "secrets/dev", "secrets/production", "sub/secrets/prod", "policy.toml.bak", "sub/policy.toml",
+		// Case variants: another name on a case-sensitive file system.
+		".GIT/config", ".Git/hooks/x", ".BASHRC", ".SSH/x", ".VSCode/x", ".MCP.json", "Secrets/prod",
+	}
+	for _, p := range free {
+		if pr, ok := m.protected(components(p), false); ok {
+			t.Errorf("protected(%q) = %q, want free", p, pr.path)
+		}
+	}
+	// On a case-insensitive directory, the variants are the same names.
+	for _, p := range []string{".GIT/config", ".Git/hooks/x", ".BASHRC", ".SSH/x", "Secrets/prod"} {
+		if _, ok := m.protected(components(p), true); !ok {
+			t.Errorf("protected(%q, fold) is free", p)
+		}
+	}
+	anc := []string{".git", ".git/modules", "a/.git", "secrets"}
+	for _, p := range anc {
+		if _, ok := m.ancestor(components(p), false); !ok {
+			t.Errorf("ancestor(%q) is free", p)
+		}
+	}
+	for _, p := range []string{".", "a", "secrets2", "policy", "x/secrets", ".gitx"} {
+		if pr, ok := m.ancestor(components(p), false); ok {
+			t.Errorf("ancestor(%q) = %q, want free", p, pr.path)
+		}
+	}
+	for _, bad := range [][]string{{"/etc"}, {"../x"}, {"."}, {"a/"}, {""}} {
+		if _, err := newMatcher(bad); err == nil {
+			t.Errorf("newMatcher(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,263 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/rpc"
+)
+
+// MaxData bounds the bytes one read returns and one write stores: the
+// data a single request or answer carries.
+const MaxData = rpc.MaxData
+
+// MaxList bounds the entries one list returns.
+const MaxList = 10000
+
+// resolve is how every path is looked up: beneath the root, no symbolic
+// link (so no magic link either) anywhere, no mount point crossed.
+const resolve = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
+
+// fsCaseFoldFL is FS_CASEFOLD_FL (linux/fs.h), which golang.org/x/sys
+// does not define: the directory's names compare case-insensitively.
+const fsCaseFoldFL = 0x40000000
+
+// Kind is why an operation was refused.
+type Kind int
+
+// Kinds. The rpc layer turns each into a decision's reason and rule.
+const (
+	// KindBadRequest: the path or an argument is invalid, or the request
+	// does not fit what is there (not a regular file, not empty, exists).
+	KindBadRequest Kind = iota + 1
+	// KindNotFound: the path, or one of its directories, does not exist.
+	KindNotFound
+	// KindEscape: resolving the path would leave the workspace: a
+	// symbolic link (fs follows none), a mount point, "..".
+	KindEscape
+	// KindProtected: a mutation of a protected path.
+	KindProtected
+	// KindNeedsConfirmation: an operation this build does not offer
+	// because it needs the person's confirmation (delete-recursive).
+	KindNeedsConfirmation
+	// KindPermission: the file system refused (EACCES, EPERM, EROFS).
+	KindPermission
+	// KindFailed: the file system failed (ENOSPC, EIO, ...).
+	KindFailed
+)
+
+var kindNames = map[Kind]string{
+	KindBadRequest:        "bad request",
+	KindNotFound:          "not found",
+	KindEscape:            "escapes the workspace",
+	KindProtected:         "protected",
+	KindNeedsConfirmation: "needs confirmation",
+	KindPermission:        "permission denied",
+	KindFailed:            "failed",
+}
+
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Error is every refusal of a Root operation. Detail is a short sentence
+// for the caller: it names the path and the cause, never file contents.
+type Error struct {
+	Op     string
+	Path   string
+	Kind   Kind
+	Detail string
+	Err    error // the errno, when the kernel refused
+}
+
+func (e *Error) Error() string {
+	return "fs: " + e.Op + " " + strconv.Quote(e.Path) + ": " + e.Detail
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf is err's Kind, or 0 when err is not an *Error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+func badRequest(op, p string, format string, args ...any) *Error {
+	return &Error{Op: op, Path: p, Kind: KindBadRequest, Detail: fmt.Sprintf(format, args...)}
+}
+
+// sysErr classifies an errno. During resolves (openat2) ELOOP and EXDEV
+// mean an escape: a symbolic link, a mount point or "..".
+func sysErr(op, p string, err error, resolving bool) *Error {
+	e := &Error{Op: op, Path: p, Err: err}
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		e.Kind, e.Detail = KindFailed, err.Error()
+		return e
+	}
+	switch {
+	case resolving && errno == unix.ELOOP:
+		e.Kind, e.Detail = KindEscape, "the path is or passes through a symbolic link; fs follows none"
+	case resolving && errno == unix.EXDEV:
+		e.Kind, e.Detail = KindEscape, "the path leaves the workspace (a mount point, or beneath the root)"
+	case resolving && errno == unix.ENOSYS:
+		e.Kind, e.Detail = KindFailed, "openat2 is not available (a kernel before 5.6, or a seccomp filter denies it)"
+	case errno == unix.ENOENT:
+		e.Kind, e.Detail = KindNotFound, "no such file or directory"
+	case errno == unix.ENOTDIR:
+		e.Kind, e.Detail = KindBadRequest, "a directory in the path is not a directory"
+	case errno == unix.EISDIR:
+		e.Kind, e.Detail = KindBadRequest, "is a directory"
+	case errno == unix.EEXIST:
+		e.Kind, e.Detail = KindBadRequest, "already exists"
+	case errno == unix.ENOTEMPTY:
+		e.Kind, e.Detail = KindBadRequest, "the directory is not empty (delete removes only empty directories)"
+	case errno == unix.EBUSY:
+		e.Kind, e.Detail = KindBadRequest, "busy (a mount point?)"
+	case errno == unix.EINVAL:
+		e.Kind, e.Detail = KindBadRequest, "invalid (a directory into itself?)"
+	case errno == unix.ENAMETOOLONG:
+		e.Kind, e.Detail = KindBadRequest, "a name is too long"
+	case errno == unix.EACCES || errno == unix.EPERM || errno == unix.EROFS:
+		e.Kind, e.Detail = KindPermission, "the file system refused: "+unix.ErrnoName(errno)
+	default:
+		e.Kind, e.Detail = KindFailed, "the file system failed: "+errnoName(errno)
+	}
+	return e
+}
+
+func errnoName(e unix.Errno) string {
+	if n := unix.ErrnoName(e); n != "" {
+		return n
+	}
+	return "errno " + strconv.Itoa(int(e))
+}
+
+// Root is the workspace, as a directory descriptor: every path is
+// resolved beneath it by openat2, and every mutation is a *at system call
+// on a directory descriptor resolved the same way.
+type Root struct {
+	fd    int
+	match *matcher
+}
+
+// NewRoot takes fd, a descriptor of the workspace directory (O_PATH is
+// enough), and the workspace-relative paths protected in addition to the
+// built-in ones. The Root owns fd from then on, also when NewRoot fails.
+func NewRoot(fd int, protected []string) (*Root, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("fs: root descriptor %d: %w", fd, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		unix.Close(fd)
+		return nil, fmt.Errorf("fs: root descriptor %d is not a directory", fd)
+	}
+	m, err := newMatcher(protected)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &Root{fd: fd, match: m}, nil
+}
+
+// OpenRoot opens dir (a host path, followed as it is: the caller chooses
+// it) as a Root.
+func OpenRoot(dir string, protected []string) (*Root, error) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("fs: open %s: %w", dir, err)
+	}
+	return NewRoot(fd, protected)
+}
+
+// Close closes the root descriptor.
+func (r *Root) Close() error { return unix.Close(r.fd) }
+
+// open resolves a checked path beneath the root. EAGAIN is the kernel
+// noticing a rename or mount during the walk: the walk is tried again.
+// shown is the path the caller asked about, for the error.
+func (r *Root) open(op, shown, p string, flags uint64, mode uint64) (int, error) {
+	how := unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Mode: mode, Resolve: resolve}
+	for range 16 {
+		fd, err := unix.Openat2(r.fd, p, &how)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, sysErr(op, shown, err, true)
+		}
+		return fd, nil
+	}
+	return -1, &Error{Op: op, Path: shown, Kind: KindFailed, Detail: "the path kept changing during its lookup", Err: unix.EAGAIN}
+}
+
+// openAt resolves name, a single component, beneath the directory dfd,
+// with the same rules.
+func openAt(op, p string, dfd int, name string, flags uint64, mode uint64) (int, error) {
+	how := unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Mode: mode, Resolve: resolve}
+	for {
+		fd, err := unix.Openat2(dfd, name, &how)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, sysErr(op, p, err, true)
+		}
+		return fd, nil
+	}
+}
+
+// parent is a checked path's directory, open for reading (so it can be
+// fsynced), and its final component.
+type parent struct {
+	fd   int
+	name string
+	fold bool // the directory compares names case-insensitively
+}
+
+func (r *Root) openParent(op, p string) (parent, error) {
+	if p == "." {
+		return parent{}, badRequest(op, p, "the workspace itself cannot be %s", opVerb(op))
+	}
+	dir, name := splitParent(p)
+	// No O_NOFOLLOW: with it a final link fails O_DIRECTORY (ENOTDIR);
+	// without it RESOLVE_NO_SYMLINKS refuses the link (ELOOP), which says
+	// what happened.
+	fd, err := r.open(op, p, dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return parent{}, err
+	}
+	return parent{fd: fd, name: name, fold: caseFolded(fd)}, nil
+}
+
+func opVerb(op string) string {
+	switch op {
+	case "write":
+		return "written"
+	case "mkdir":
+		return "made"
+	case "rename":
+		return "renamed"
+	default:
+		return "deleted"
+	}
+}
+
+// caseFolded reports whether the directory fd looks names up
+// case-insensitively (ext4, f2fs or tmpfs with casefold, chattr +F). An
+// error (a file system without the flags) is "no".
+func caseFolded(fd int) bool {
+	f, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	return err == nil && f&fsCaseFoldFL != 0
+}

@@ -1,0 +1,691 @@
+package fs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The operations on ordinary files, as controls for what follows.
+func TestOperations(t *testing.T) {
+	w := newWorld(t)
+	r := w.root
+	if err := r.Write("a.txt", []byte("hello"), false); err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Stat("a.txt")
+	if err != nil || st.Type != TypeFile || st.Size != 5 || st.Mode != 0o644 || time.Since(st.MTime) > time.Minute {
+		t.Errorf("stat: %+v %v", st, err)
+	}
+	if st, err := r.Stat("."); err != nil || st.Type != TypeDir {
+		t.Errorf("stat .: %+v %v", st, err)
+	}
+	b, eof, err := r.Read("a.txt", 0, 0)
+	if err != nil || string(b) != "hello" || !eof {
+		t.Errorf("read: %q %v %v", b, eof, err)
+	}
+	b, eof, err = r.Read("a.txt", 1, 3)
+	if err != nil || string(b) != "ell" || eof {
+		t.Errorf("read 1,3: %q %v %v", b, eof, err)
+	}
+	b, eof, err = r.Read("a.txt", 2, 3)
+	if err != nil || string(b) != "llo" || !eof {
+		t.Errorf("read 2,3: %q %v %v", b, eof, err)
+	}
+	b, eof, err = r.Read("a.txt", 99, 3)
+	if err != nil || len(b) != 0 || !eof {
+		t.Errorf("read past the end: %q %v %v", b, eof, err)
+	}
+	_, _, err = r.Read("a.txt", -1, 3)
+	wantKind(t, "negative offset", err, KindBadRequest)
+	wantKind(t, "write create-only over a.txt", r.Write("a.txt", []byte("x"), true), KindBadRequest)
+	wantOK(t, "write create-only b.txt", r.Write("b.txt", []byte("x"), true))
+	wantOK(t, "mkdir d", r.Mkdir("d"))
+	wantKind(t, "mkdir d again", r.Mkdir("d"), KindBadRequest)
+	wantKind(t, "mkdir in a missing directory", r.Mkdir("nope/d"), KindNotFound)
+	wantOK(t, "write d/c.txt", r.Write("d/c.txt", []byte("c"), false))
+	wantKind(t, "write over a directory", r.Write("d", []byte("x"), false), KindBadRequest)
+	wantKind(t, "write beneath a file", r.Write("a.txt/x", []byte("x"), false), KindBadRequest)
+	_, _, err = r.Read("d", 0, 0)
+	wantKind(t, "read a directory", err, KindBadRequest)
+	_, _, err = r.Read("missing", 0, 0)
+	wantKind(t, "read a missing file", err, KindNotFound)
+	_, err = r.Stat("missing/x")
+	wantKind(t, "stat beneath a missing dir", err, KindNotFound)
+
+	ents, trunc, err := r.List(".")
+	if err != nil || trunc {
+		t.Fatalf("list: %v %v", err, trunc)
+	}
+	want := []Entry{{"a.txt", TypeFile, 5}, {"b.txt", TypeFile, 1}, {"d", TypeDir, ents[2].Size}}
+	if fmt.Sprint(ents) != fmt.Sprint(want) {
+		t.Errorf("list: %v, want %v", ents, want)
+	}
+	_, _, err = r.List("a.txt")
+	wantKind(t, "list a file", err, KindBadRequest)
+
+	// Rename: no replacing unless asked.
+	wantKind(t, "rename onto an existing name", r.Rename("a.txt", "b.txt", false), KindBadRequest)
+	wantOK(t, "rename with overwrite", r.Rename("a.txt", "b.txt", true))
+	wantOK(t, "rename into a directory", r.Rename("b.txt", "d/b.txt", false))
+	wantKind(t, "rename a missing name", r.Rename("a.txt", "z", false), KindNotFound)
+	wantKind(t, "rename a directory into itself", r.Rename("d", "d/e", false), KindBadRequest)
+	if b, _, _ := r.Read("d/b.txt", 0, 0); string(b) != "hello" {
+		t.Errorf("after renames: %q", b)
+	}
+
+	// Delete: files and empty directories only.
+	wantKind(t, "delete a non-empty directory", r.Delete("d"), KindBadRequest)
+	wantOK(t, "delete d/b.txt", r.Delete("d/b.txt"))
+	wantOK(t, "delete d/c.txt", r.Delete("d/c.txt"))
+	wantOK(t, "delete the empty d", r.Delete("d"))
+	wantKind(t, "delete a missing name", r.Delete("d"), KindNotFound)
+	wantKind(t, "delete-recursive", r.DeleteRecursive("."), KindNeedsConfirmation)
+
+	// The workspace itself is no mutation's target.
+	wantKind(t, "delete .", r.Delete("."), KindBadRequest)
+	wantKind(t, "write .", r.Write(".", nil, false), KindBadRequest)
+	wantKind(t, "rename .", r.Rename(".", "x", false), KindBadRequest)
+	wantKind(t, "mkdir .", r.Mkdir("."), KindBadRequest)
+	if _, err := os.Stat(w.ws); err != nil {
+		t.Fatal(err)
+	}
+	w.outsideUnchanged(t)
+}
+
+// Every malformed path is refused before anything is looked up, by every
+// operation; the clean spelling of the same file is the control.
+func TestMalformedPaths(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "sub/f", "in")
+	rel, _ := filepath.Rel(w.ws, filepath.Join(w.outside, "secret"))
+	paths := []string{
+		"", "..", "../outside/secret", rel, "sub/../../outside/secret", "sub/../f",
+		filepath.Join(w.outside, "secret"), "/etc/passwd",
+		"sub/f\x00", "sub\x00/f", "sub/f\xff", "./sub/f", "sub//f", "sub/f/", strings.Repeat("x/", 2100) + "f",
+	}
+	for _, p := range paths {
+		ops := map[string]error{}
+		_, ops["stat"] = w.root.Stat(p)
+		_, _, ops["read"] = w.root.Read(p, 0, 0)
+		_, _, ops["list"] = w.root.List(p)
+		ops["write"] = w.root.Write(p, []byte("x"), false)
+		ops["mkdir"] = w.root.Mkdir(p)
+		ops["delete"] = w.root.Delete(p)
+		ops["rename from"] = w.root.Rename(p, "new", false)
+		ops["rename to"] = w.root.Rename("sub/f", p, true)
+		ops["delete-recursive"] = w.root.DeleteRecursive(p)
+		for op, err := range ops {
+			wantKind(t, fmt.Sprintf("%s %q", op, p), err, KindBadRequest)
+		}
+	}
+	if b, _, err := w.root.Read("sub/f", 0, 0); err != nil || string(b) != "in" {
+		t.Errorf("control read sub/f: %q %v", b, err)
+	}
+	w.outsideUnchanged(t)
+}
+
+// Symbolic links that lead out, as a file, as a directory, as the last
+// component and in the middle of a path, absolute and relative: none is
+// followed. Links that stay inside are not followed either (fs follows
+// none); a link itself can be stat'ed, listed and deleted.
+func TestSymlinks(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "real/f", "in")
+	w.symlink(t, filepath.Join(w.outside, "secret"), "abs-file")
+	w.symlink(t, "../outside/secret", "rel-file")
+	w.symlink(t, w.outside, "abs-dir")
+	w.symlink(t, "../outside", "rel-dir")
+	w.symlink(t, "real/f", "inside-file")
+	w.symlink(t, "real", "inside-dir")
+	w.symlink(t, "/proc/self/root/etc", "proc")
+	os.Mkdir(filepath.Join(w.ws, "sub"), 0o755)
+	w.symlink(t, "../../outside", "sub/deep")
+	r := w.root
+
+	for _, p := range []string{"abs-file", "rel-file", "inside-file", "proc"} {
+		_, _, err := r.Read(p, 0, 0)
+		wantKind(t, "read "+p, err, KindEscape)
+		wantKind(t, "write "+p, r.Write(p, []byte("pwned"), false), KindEscape)
+		st, err := r.Stat(p)
+		if err != nil || st.Type != TypeSymlink {
+			t.Errorf("stat %s (the link itself): %+v %v", p, st, err)
+		}
+	}
+	for _, d := range []string{"abs-dir", "rel-dir", "inside-dir", "sub/deep", "proc"} {
+		for _, p := range []string{d, d + "/secret", d + "/dir/secret", d + "/f", d + "/new"} {
+			if p != d {
+				_, err := r.Stat(p)
+				wantKind(t, "stat "+p, err, KindEscape)
+				_, _, err = r.Read(p, 0, 0)
+				wantKind(t, "read "+p, err, KindEscape)
+				wantKind(t, "write "+p, r.Write(p, []byte("pwned"), false), KindEscape)
+				wantKind(t, "mkdir "+p, r.Mkdir(p), KindEscape)
+				wantKind(t, "delete "+p, r.Delete(p), KindEscape)
+				wantKind(t, "rename from "+p, r.Rename(p, "stolen", false), KindEscape)
+				wantKind(t, "rename to "+p, r.Rename("real/f", p, true), KindEscape)
+			}
+		}
+		_, _, err := r.List(d)
+		wantKind(t, "list "+d, err, KindEscape)
+		_, _, err = r.List(d + "/dir")
+		wantKind(t, "list "+d+"/dir", err, KindEscape)
+	}
+	// Renaming and deleting a link moves or removes the link, not its
+	// target.
+	wantOK(t, "rename the link abs-file", r.Rename("abs-file", "moved-link", false))
+	wantOK(t, "delete the link moved-link", r.Delete("moved-link"))
+	wantOK(t, "delete the link abs-dir", r.Delete("abs-dir"))
+	ents, _, err := r.List(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name == "rel-dir" && e.Type != TypeSymlink {
+			t.Errorf("list shows rel-dir as %s", e.Type)
+		}
+		if e.Name == "stolen" {
+			t.Errorf("something was renamed to stolen")
+		}
+	}
+	if b, _, err := r.Read("real/f", 0, 0); err != nil || string(b) != "in" {
+		t.Errorf("control read real/f: %q %v", b, err)
+	}
+	w.outsideUnchanged(t)
+}
+
+// A directory swapped for a symbolic link between two operations: the
+// second resolves afresh and refuses. Then the same swap as a race,
+// thousands of times, against every mutation: nothing outside changes.
+func TestParentSwappedForSymlink(t *testing.T) {
+	w := newWorld(t)
+	r := w.root
+	wantOK(t, "mkdir d", r.Mkdir("d"))
+	wantOK(t, "write d/f", r.Write("d/f", []byte("one"), false))
+	os.Rename(filepath.Join(w.ws, "d"), filepath.Join(w.ws, "d.real"))
+	w.symlink(t, filepath.Join(w.outside, "dir"), "d")
+	wantKind(t, "write d/f after the swap", r.Write("d/f", []byte("pwned"), false), KindEscape)
+	wantKind(t, "write d/secret after the swap", r.Write("d/secret", []byte("pwned"), false), KindEscape)
+	_, _, err := r.Read("d/secret", 0, 0)
+	wantKind(t, "read d/secret after the swap", err, KindEscape)
+	w.outsideUnchanged(t)
+
+	// The race: a goroutine swaps "race" between a directory and a link
+	// to the outside; the others keep mutating beneath it.
+	os.Mkdir(filepath.Join(w.ws, "race.dir"), 0o755)
+	w.symlink(t, filepath.Join(w.outside, "dir"), "race.link")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		dir, link, cur := filepath.Join(w.ws, "race.dir"), filepath.Join(w.ws, "race.link"), filepath.Join(w.ws, "race")
+		os.Rename(dir, cur)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Exchange atomically, so "race" always exists as one or the other.
+			unix.Renameat2(unix.AT_FDCWD, cur, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE)
+		}
+	}()
+	var ok, refused atomic.Int64
+	var wg2 sync.WaitGroup
+	for g := range 4 {
+		wg2.Add(1)
+		go func() {
+			defer wg2.Done()
+			for i := range 500 {
+				name := fmt.Sprintf("race/secret-%d-%d", g, i)
+				errs := []error{
+					r.Write("race/secret", []byte("pwned"), false),
+					r.Write(name, []byte("pwned"), true),
+					r.Mkdir(name + ".d"),
+					r.Delete("race/secret"),
+					r.Rename("race/secret", "grabbed", true),
+					r.Rename(name, "race/secret", true),
+				}
+				_, _, e := r.Read("race/secret", 0, 0)
+				errs = append(errs, e)
+				for _, err := range errs {
+					if err == nil {
+						ok.Add(1)
+					} else {
+						refused.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	wg2.Wait()
+	close(stop)
+	wg.Wait()
+	t.Logf("race: %d operations went through inside, %d refused", ok.Load(), refused.Load())
+	if ok.Load() == 0 || refused.Load() == 0 {
+		t.Errorf("the race did not race: %d ok, %d refused", ok.Load(), refused.Load())
+	}
+	w.outsideUnchanged(t)
+	if b, err := os.ReadFile(filepath.Join(w.ws, "grabbed")); err == nil && string(b) == secret {
+		t.Errorf("the outside secret was renamed into the workspace")
+	}
+}
+
+// A FIFO: stat says so, read and write refuse it at once (no open that
+// waits for a writer), and it can be deleted.
+func TestFIFO(t *testing.T) {
+	w := newWorld(t)
+	if err := unix.Mkfifo(filepath.Join(w.ws, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.file(t, "plain", "control")
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := w.root.Read("fifo", 0, 0)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		wantKind(t, "read fifo", err, KindBadRequest)
+	case <-time.After(5 * time.Second):
+		t.Fatal("read of a FIFO blocked")
+	}
+	if st, err := w.root.Stat("fifo"); err != nil || st.Type != TypeFIFO {
+		t.Errorf("stat fifo: %+v %v", st, err)
+	}
+	wantKind(t, "write fifo", w.root.Write("fifo", []byte("x"), false), KindBadRequest)
+	if b, _, err := w.root.Read("plain", 0, 0); err != nil || string(b) != "control" {
+		t.Errorf("control read: %q %v", b, err)
+	}
+	wantOK(t, "delete fifo", w.root.Delete("fifo"))
+	// /dev/null as a device node inside the workspace is refused too,
+	// without being opened for reading.
+	if os.Geteuid() == 0 {
+		if err := unix.Mknod(filepath.Join(w.ws, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err == nil {
+			_, _, err := w.root.Read("null", 0, 0)
+			wantKind(t, "read a device", err, KindBadRequest)
+			if st, err := w.root.Stat("null"); err != nil || st.Type != TypeDevice {
+				t.Errorf("stat null: %+v %v", st, err)
+			}
+		}
+	}
+}
+
+// A hard link inside the workspace to a file outside it is, to path
+// resolution, an ordinary file: read shows the outside file (a limit, in
+// doc.go). Writes replace the name, so the outside file is never written;
+// delete removes the name only.
+func TestHardLinkLimit(t *testing.T) {
+	w := newWorld(t)
+	if err := os.Link(filepath.Join(w.outside, "secret"), filepath.Join(w.ws, "hl")); err != nil {
+		t.Skip("no hard link across these directories:", err)
+	}
+	b, _, err := w.root.Read("hl", 0, 0)
+	if err != nil || string(b) != secret {
+		t.Errorf("read hl: %q %v (the documented limit: a hard link reads through)", b, err)
+	}
+	wantOK(t, "write hl", w.root.Write("hl", []byte("replaced"), false))
+	if b, _, _ := w.root.Read("hl", 0, 0); string(b) != "replaced" {
+		t.Errorf("hl after write: %q", b)
+	}
+	w.outsideUnchanged(t)
+	os.Link(filepath.Join(w.outside, "secret"), filepath.Join(w.ws, "hl2"))
+	wantOK(t, "delete hl2", w.root.Delete("hl2"))
+	w.outsideUnchanged(t)
+}
+
+// Protected paths: every mutation of them, onto them, out of them or of
+// an ancestor by rename is refused; reads are not; case variants and
+// near names are other files (the controls).
+func TestProtected(t *testing.T) {
+	w := newWorld(t, "secrets/prod.env", "conf/policy.toml")
+	for rel, c := range map[string]string{
+		".git/config": "[core]", ".git/hooks/pre-commit": "#!/bin/sh", ".git/HEAD": "ref: refs/heads/main",
+		".bashrc": "rc", "sub/.profile": "p", ".ssh/authorized_keys": "k", ".vscode/settings.json": "{}",
+		".mcp.json": "{}", "secrets/prod.env": "TOKEN", "conf/policy.toml": "x", ".git/modules/lib/config": "[core]",
+		"staging/hooks/pre-commit": "evil", "staging/config": "[core] hooksPath=/tmp", "plain": "plain",
+	} {
+		w.file(t, rel, c)
+	}
+	before := snapshot(t, w.ws)
+	r := w.root
+	targets := []string{
+		".git/config", ".git/hooks", ".git/hooks/pre-commit", ".git/hooks/new", ".git/commondir",
+		".git/modules/lib/config", ".git/modules/lib/hooks/post-checkout",
+		".bashrc", ".profile", ".zshrc", ".bash_profile", "sub/.profile", "sub/.zshrc",
+		".ssh", ".ssh/authorized_keys", ".ssh/new", ".vscode", ".vscode/settings.json", ".vscode/tasks.json",
+		".mcp.json", "sub/.mcp.json", "secrets/prod.env", "conf/policy.toml",
+	}
+	for _, p := range targets {
+		wantKind(t, "write "+p, r.Write(p, []byte("pwned"), false), KindProtected)
+		wantKind(t, "mkdir "+p, r.Mkdir(p), KindProtected)
+		wantKind(t, "delete "+p, r.Delete(p), KindProtected)
+		wantKind(t, "rename "+p+" away", r.Rename(p, "taken", false), KindProtected)
+		wantKind(t, "rename plain onto "+p, r.Rename("plain", p, true), KindProtected)
+	}
+	// Ancestors: moving .git or a directory onto .git, a file named .git
+	// (it would point git at another directory), the bootstrap paths'
+	// directories.
+	for _, rn := range [][2]string{
+		{".git", "git.old"}, {"staging", ".git"}, {"staging", "sub/.git"}, {".git/hooks", "h"},
+		{"staging/hooks", ".git/hooks"}, {"staging", ".git/modules/x"}, {"secrets", "s"}, {"staging", "secrets"},
+		{"conf", "c"}, {"plain", ".git"}, {".git/HEAD", "HEAD"},
+	} {
+		wantKind(t, fmt.Sprintf("rename %s → %s", rn[0], rn[1]), r.Rename(rn[0], rn[1], true), KindProtected)
+	}
+	wantKind(t, "write a .git file", r.Write("sub/.git", []byte("gitdir: ../staging"), false), KindProtected)
+	wantKind(t, "write .git", r.Write(".git", []byte("gitdir: staging"), false), KindProtected)
+	if after := snapshot(t, w.ws); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("a refused mutation changed the workspace:\n%v\n%v", before, after)
+	}
+	// Reads of them are allowed.
+	if b, _, err := r.Read(".git/config", 0, 0); err != nil || string(b) != "[core]" {
+		t.Errorf("read .git/config: %q %v", b, err)
+	}
+	if _, _, err := r.List(".ssh"); err != nil {
+		t.Errorf("list .ssh: %v", err)
+	}
+	if _, err := r.Stat(".bashrc"); err != nil {
+		t.Errorf("stat .bashrc: %v", err)
+	}
+	// Controls: near names, case variants (other files here) and the
+	// rest of .git.
+	for _, p := range []string{
+		".git/HEAD", ".git/info/exclude", ".gitignore", ".bashrc.bak", "bashrc", ".git-hooks/x",
+		"hooks/x", "secrets/dev.env", "conf/other.toml", ".GIT", ".Bashrc", ".SSH", ".VSCODE", ".MCP.JSON",
+	} {
+		os.MkdirAll(filepath.Join(w.ws, filepath.Dir(p)), 0o755)
+		wantOK(t, "write "+p, r.Write(p, []byte("ok"), false))
+	}
+	wantOK(t, "mkdir .Git", r.Mkdir(".Git"))
+	wantOK(t, "write .Git/config", r.Write(".Git/config", []byte("variant"), false))
+	wantOK(t, "rename .Git → Git2", r.Rename(".Git", "Git2", false))
+	wantOK(t, "rename plain → plain2", r.Rename("plain", "plain2", false))
+	wantOK(t, "mkdir nested/.git (an empty one)", func() error { r.Mkdir("nested"); return r.Mkdir("nested/.git") }())
+	wantOK(t, "delete .GIT", r.Delete(".GIT"))
+	if b, _ := os.ReadFile(filepath.Join(w.ws, ".git/config")); string(b) != "[core]" {
+		t.Errorf(".git/config changed: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.ws, ".bashrc")); string(b) != "rc" {
+		t.Errorf(".bashrc changed: %q", b)
+	}
+}
+
+// Writes and reads bounded by MaxData; a large file is read in pieces.
+func TestSizes(t *testing.T) {
+	w := newWorld(t)
+	big := bytes.Repeat([]byte("0123456789abcdef"), MaxData/16)
+	wantKind(t, "write MaxData+1", w.root.Write("big", append(big, 'x'), false), KindBadRequest)
+	if _, err := os.Lstat(filepath.Join(w.ws, "big")); err == nil {
+		t.Errorf("the oversized write left a file")
+	}
+	wantOK(t, "write MaxData", w.root.Write("big", big, false))
+	_, _, err := w.root.Read("big", 0, MaxData+1)
+	wantKind(t, "read MaxData+1", err, KindBadRequest)
+	_, _, err = w.root.Read("big", 0, -1)
+	wantKind(t, "read -1", err, KindBadRequest)
+	b, eof, err := w.root.Read("big", 0, MaxData)
+	if err != nil || !bytes.Equal(b, big) || !eof {
+		t.Errorf("read MaxData: %d %v %v", len(b), eof, err)
+	}
+	// A file larger than one read, by host: two pieces.
+	w.put(t, filepath.Join(w.ws, "bigger"), string(big)+"tail")
+	b, eof, err = w.root.Read("bigger", 0, 0)
+	if err != nil || len(b) != MaxData || eof {
+		t.Errorf("first piece: %d %v %v", len(b), eof, err)
+	}
+	b, eof, err = w.root.Read("bigger", MaxData, 0)
+	if err != nil || string(b) != "tail" || !eof {
+		t.Errorf("second piece: %q %v %v", b, eof, err)
+	}
+	if tf := tempFiles(t, w.ws); len(tf) != 0 {
+		t.Errorf("temporary files left: %v", tf)
+	}
+}
+
+// A write keeps the old file's permission bits but never setuid, setgid
+// or sticky; a new file is 0644 whatever the umask, never executable.
+func TestWriteModes(t *testing.T) {
+	w := newWorld(t)
+	for _, c := range []struct {
+		old, want uint32
+	}{{0o755, 0o755}, {0o600, 0o600}, {0o4755, 0o755}, {0o2750, 0o750}, {0o1777, 0o777}, {0o6711, 0o711}} {
+		name := fmt.Sprintf("m%o", c.old)
+		w.file(t, name, "old")
+		if err := os.Chmod(filepath.Join(w.ws, name), os.FileMode(c.old&0o777)|modeBits(c.old)); err != nil {
+			t.Fatal(err)
+		}
+		wantOK(t, "write "+name, w.root.Write(name, []byte("new"), false))
+		st, err := w.root.Stat(name)
+		if err != nil || st.Mode != c.want {
+			t.Errorf("%s after write: %o %v, want %o", name, st.Mode, err, c.want)
+		}
+	}
+	old := unix.Umask(0)
+	err := w.root.Write("fresh", []byte("x"), true)
+	unix.Umask(old)
+	wantOK(t, "write fresh", err)
+	if st, _ := w.root.Stat("fresh"); st.Mode != 0o644 {
+		t.Errorf("new file: %o, want 644", st.Mode)
+	}
+}
+
+func modeBits(m uint32) os.FileMode {
+	var f os.FileMode
+	if m&0o4000 != 0 {
+		f |= os.ModeSetuid
+	}
+	if m&0o2000 != 0 {
+		f |= os.ModeSetgid
+	}
+	if m&0o1000 != 0 {
+		f |= os.ModeSticky
+	}
+	return f
+}
+
+// Readers never see a partial write; no temporary file outlives a write,
+// successful or not.
+func TestWriteAtomic(t *testing.T) {
+	w := newWorld(t)
+	a, b := bytes.Repeat([]byte("a"), MaxData), bytes.Repeat([]byte("b"), MaxData/2)
+	wantOK(t, "first write", w.root.Write("f", a, false))
+	stop := make(chan struct{})
+	var torn atomic.Value
+	var reads atomic.Int64
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				got, _, err := w.root.Read("f", 0, 0)
+				if err != nil {
+					torn.Store(err.Error())
+					return
+				}
+				if !bytes.Equal(got, a) && !bytes.Equal(got, b) {
+					torn.Store(fmt.Sprintf("%d bytes, first %q last %q", len(got), got[:1], got[len(got)-1:]))
+					return
+				}
+				reads.Add(1)
+			}
+		}()
+	}
+	for i := range 100 {
+		d := a
+		if i%2 == 0 {
+			d = b
+		}
+		if err := w.root.Write("f", d, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if v := torn.Load(); v != nil {
+		t.Errorf("a reader saw: %v", v)
+	}
+	t.Logf("%d concurrent reads", reads.Load())
+	if tf := tempFiles(t, w.ws); len(tf) != 0 {
+		t.Errorf("temporary files after successful writes: %v", tf)
+	}
+
+	// A write that fails at its rename: a create-only write whose name
+	// appears meanwhile, and a write whose name becomes a directory.
+	testHookBeforeRename = func() { os.WriteFile(filepath.Join(w.ws, "late"), []byte("first"), 0o644) }
+	wantKind(t, "create-only losing the race", w.root.Write("late", []byte("second"), true), KindBadRequest)
+	testHookBeforeRename = func() { os.Mkdir(filepath.Join(w.ws, "dirlate"), 0o755) }
+	err := w.root.Write("dirlate", []byte("x"), false)
+	testHookBeforeRename = nil
+	if err == nil {
+		t.Errorf("write over a directory made meanwhile succeeded")
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.ws, "late")); string(b) != "first" {
+		t.Errorf("create-only replaced the file: %q", b)
+	}
+	if tf := tempFiles(t, w.ws); len(tf) != 0 {
+		t.Errorf("temporary files after failed writes: %v", tf)
+	}
+}
+
+// A write that runs out of space fails, leaves the old content and no
+// temporary file.
+func TestWriteNoSpace(t *testing.T) {
+	requireRoot(t)
+	w := newWorld(t)
+	mnt := filepath.Join(w.ws, "small")
+	os.Mkdir(mnt, 0o755)
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skip("tmpfs:", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	root, err := OpenRoot(mnt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	wantOK(t, "small write", root.Write("f", []byte("old"), false))
+	err = root.Write("f", bytes.Repeat([]byte("x"), 512<<10), false)
+	wantKind(t, "write beyond the space", err, KindFailed)
+	if b, _, _ := root.Read("f", 0, 0); string(b) != "old" {
+		t.Errorf("after a failed write: %q", b)
+	}
+	if tf := tempFiles(t, mnt); len(tf) != 0 {
+		t.Errorf("temporary files after ENOSPC: %v", tf)
+	}
+}
+
+// A mount inside the workspace (a tmpfs, a bind mount of the outside) is
+// not entered: RESOLVE_NO_XDEV.
+func TestMountInside(t *testing.T) {
+	requireRoot(t)
+	w := newWorld(t)
+	for _, d := range []string{"mnt", "bind"} {
+		os.Mkdir(filepath.Join(w.ws, d), 0o755)
+	}
+	// Controls before mounting: plain directories.
+	wantOK(t, "write mnt/f before the mount", w.root.Write("mnt/f", []byte("under"), false))
+	if _, _, err := w.root.List("bind"); err != nil {
+		t.Errorf("list bind before the mount: %v", err)
+	}
+	if err := unix.Mount("tmpfs", filepath.Join(w.ws, "mnt"), "tmpfs", 0, "size=1m"); err != nil {
+		t.Skip("tmpfs:", err)
+	}
+	t.Cleanup(func() { unix.Unmount(filepath.Join(w.ws, "mnt"), unix.MNT_DETACH) })
+	os.WriteFile(filepath.Join(w.ws, "mnt", "g"), []byte("on tmpfs"), 0o644)
+	if err := unix.Mount(w.outside, filepath.Join(w.ws, "bind"), "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(filepath.Join(w.ws, "bind"), unix.MNT_DETACH) })
+	r := w.root
+	for _, p := range []string{"mnt", "mnt/g", "bind", "bind/secret", "bind/dir/secret"} {
+		_, err := r.Stat(p)
+		wantKind(t, "stat "+p, err, KindEscape)
+		_, _, err = r.Read(p, 0, 0)
+		wantKind(t, "read "+p, err, KindEscape)
+		_, _, err = r.List(p)
+		wantKind(t, "list "+p, err, KindEscape)
+	}
+	for _, p := range []string{"mnt/g", "mnt/new", "bind/secret", "bind/new", "bind/dir/x"} {
+		wantKind(t, "write "+p, r.Write(p, []byte("pwned"), false), KindEscape)
+		wantKind(t, "mkdir "+p, r.Mkdir(p+".d"), KindEscape)
+		wantKind(t, "delete "+p, r.Delete(p), KindEscape)
+		wantKind(t, "rename from "+p, r.Rename(p, "stolen", false), KindEscape)
+	}
+	// The mount points themselves: the kernel refuses to remove or move them.
+	if err := r.Delete("bind"); err == nil {
+		t.Errorf("deleted the mount point bind")
+	}
+	if err := r.Rename("bind", "bound", false); err == nil {
+		t.Errorf("renamed the mount point bind")
+	}
+	// Control: the rest of the workspace works.
+	wantOK(t, "write beside the mounts", r.Write("beside", []byte("ok"), false))
+	if b, _ := os.ReadFile(filepath.Join(w.ws, "mnt", "g")); string(b) != "on tmpfs" {
+		t.Errorf("the tmpfs file changed: %q", b)
+	}
+	unix.Unmount(filepath.Join(w.ws, "bind"), unix.MNT_DETACH)
+	w.outsideUnchanged(t)
+}
+
+// List: sorted, bounded, a link shown as a link.
+func TestList(t *testing.T) {
+	w := newWorld(t)
+	for _, n := range []string{"c", "a", "B", "b"} {
+		w.file(t, "d/"+n, n)
+	}
+	w.symlink(t, w.outside, "d/link")
+	ents, trunc, err := w.root.List("d")
+	if err != nil || trunc {
+		t.Fatal(err, trunc)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name+":"+string(e.Type))
+	}
+	if got := strings.Join(names, " "); got != "B:file a:file b:file c:file link:symlink" {
+		t.Errorf("list d: %s", got)
+	}
+	many := filepath.Join(w.ws, "many")
+	os.Mkdir(many, 0o755)
+	for i := range MaxList + 5 {
+		f, err := os.Create(filepath.Join(many, fmt.Sprintf("f%05d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	ents, trunc, err = w.root.List("many")
+	if err != nil || !trunc || len(ents) != MaxList {
+		t.Errorf("list many: %d entries, truncated %v, %v", len(ents), trunc, err)
+	}
+	for i := 1; i < len(ents); i++ {
+		if ents[i-1].Name >= ents[i].Name {
+			t.Fatalf("not sorted at %d", i)
+		}
+	}
+	os.Remove(filepath.Join(many, "f00000"))
+	os.Remove(filepath.Join(many, "f00001"))
+	os.Remove(filepath.Join(many, "f00002"))
+	os.Remove(filepath.Join(many, "f00003"))
+	os.Remove(filepath.Join(many, "f00004"))
+	ents, trunc, err = w.root.List("many")
+	if err != nil || trunc || len(ents) != MaxList {
+		t.Errorf("list exactly MaxList: %d entries, truncated %v, %v", len(ents), trunc, err)
+	}
+}
