@@ -45,6 +45,10 @@ type Request struct {
 	Argv    []string // the agent and its arguments
 	Environ []string // the launcher's environment, from which [env] pass copies
 	Cwd     string   // the launcher's working directory, for a relative agent path
+	// ExtraEnv is added to the agent's environment after the policy's
+	// (components mode: where the components are), replacing a variable
+	// of the same name.
+	ExtraEnv []string
 }
 
 // Notes is what the launch summary reports beyond the plan.
@@ -64,6 +68,11 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 	}
 	env, dropped := buildEnv(p, req.Environ)
 	notes.Dropped = dropped
+	for _, kv := range req.ExtraEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") })
+		env = append(env, kv)
+	}
 	path, err := resolveAgent(req.Argv[0], env, req.Cwd)
 	if err != nil {
 		return nil, notes, err
@@ -87,7 +96,12 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 	if plan.Mounts.Trees, err = treeList(p, plan.Mounts.Hide, owner); err != nil {
 		return nil, notes, err
 	}
-	if err := checkWorkspaceVisible(p.Workspace.Path, plan.Mounts); err != nil {
+	// In components mode the workspace is fs's: the agent starts there
+	// only when the policy also lets it read it directly, else at HOME.
+	agentReads := slices.ContainsFunc(slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec), func(l policy.Path) bool { return l.Contains(p.Workspace.Path) })
+	if p.Mode == policy.ModeComponents && !agentReads {
+		plan.Dir = "/"
+	} else if err := checkWorkspaceVisible(p.Workspace.Path, plan.Mounts); err != nil {
 		return nil, notes, err
 	}
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
@@ -96,6 +110,9 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 		}
 		plan.Mounts.Home = privateHome
 		plan.Env = append(plan.Env, "HOME="+privateHome)
+		if plan.Dir == "/" {
+			plan.Dir = privateHome
+		}
 		notes.Other = append(notes.Other, "HOME is a private directory in the sandbox's /tmp")
 	}
 	return plan, notes, nil

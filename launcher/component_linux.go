@@ -17,6 +17,9 @@ type ComponentConfinement struct {
 	// Connect lets it open sockets (net); without it socket() fails
 	// (kms, fs, bash serve only the listener they were handed).
 	Connect bool
+	// Openat2 keeps openat2 (fs: its paths are resolved beneath the
+	// workspace with it; the modes it passes are its own code's).
+	Openat2 bool
 }
 
 // ConfineComponent confines the calling Go process, every thread of it:
@@ -47,7 +50,7 @@ func ConfineComponent(c ComponentConfinement) error {
 	if err := componentLandlock(c, abi); err != nil {
 		return err
 	}
-	prog, err := BuildSeccomp(SeccompSpec{DenyExec: true, DenySockets: !c.Connect, MemfdNoexecSysctl: false})
+	prog, err := BuildSeccomp(SeccompSpec{DenyExec: true, DenySockets: !c.Connect, AllowOpenat2: c.Openat2})
 	if err != nil {
 		return fmt.Errorf("component: %w", err)
 	}

@@ -46,6 +46,21 @@
 // the write paths are idmapped onto it, so files it creates belong to their
 // owner on disk and nothing is chowned.
 //
+// # Components mode
+//
+// In components mode the launcher confines the agent exactly as in
+// wrapper mode, under a policy with less authority (agentPolicy): no
+// files.write (the fs component holds it and serves the workspace), no
+// network but its own empty namespace, no Unix sockets, plus read access
+// to its credential directory. A policy that would hand the agent the
+// network, Unix sockets or a write path fs does not serve is refused. The
+// component session itself lives above this package (components/session,
+// started by cmd/launcher), reached through Beside: stage 2 is cloned,
+// Attach places fs's listener in the agent's namespace and starts fs, and
+// only then is the plan sent, so the agent never runs before its
+// components. A session whose component exits cancels the launch's
+// context: stage 2 kills the agent, and Launch returns the cause.
+//
 // # Limitations
 //
 //   - Seccomp is a deny list over a default allow: a system call added to

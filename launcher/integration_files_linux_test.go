@@ -364,17 +364,30 @@ func TestIntegrationNestedWritePath(t *testing.T) {
 	s.allowed(t, itPol{write: []string{sub}}, itOpts{}, "write", filepath.Join(sub, "made"))
 }
 
-// Components mode is refused (exit 124, nothing started) until the
-// session runtime exists: run as wrapper mode it would hand the agent the
-// authority the components are there to broker. The control: the same
-// policy in wrapper mode runs the probe.
-func TestIntegrationComponentsModeRefused(t *testing.T) {
+// Components mode never runs as wrapper mode: the agent itself holds no
+// write authority (fs does), and a policy that would hand it the network
+// or Unix sockets directly, or a write path fs does not serve, is refused
+// (exit 124, nothing started). The control: the same write in wrapper
+// mode succeeds.
+func TestIntegrationComponentsModeNoDirectAuthority(t *testing.T) {
 	s := newSandbox(t)
 	target := filepath.Join(s.ws, "written")
 	r := s.launch(t, itPol{mode: "components"}, itOpts{}, "write", target)
-	if r.code != 124 || r.stdout != "" || !strings.Contains(r.stderr, `mode "components" needs the component session runtime`) {
-		t.Fatalf("components mode: want exit 124 and the refusal, got %s", r)
+	itExpect(t, "components mode, direct write", r, "denied EROFS", 1) // the host's mounts are read-only to it
+	mustNotExist(t, target, "the agent wrote the workspace directly in components mode")
+	for _, c := range []struct {
+		pol  itPol
+		want string
+	}{
+		{itPol{mode: "components", network: "ports", connectTCP: []int{443}}, `network mode "ports" would give the agent the network directly`},
+		{itPol{mode: "components", unixSockets: true}, "the agent never opens a Unix socket"},
+		{itPol{mode: "components", write: []string{s.outside}}, "serves the workspace only"},
+	} {
+		r := s.launch(t, c.pol, itOpts{}, "write", target)
+		if r.code != 124 || r.stdout != "" || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%+v: want exit 124 and %q, got %s", c.pol, c.want, r)
+		}
 	}
-	mustNotExist(t, target, "the agent ran in components mode")
+	mustNotExist(t, target, "the agent ran under a refused policy")
 	s.allowed(t, itPol{}, itOpts{}, "write", target)
 }

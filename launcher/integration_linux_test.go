@@ -138,6 +138,7 @@ type itPol struct {
 	pass              []string
 	set               map[string]string
 	mode              string // "wrapper" unless set
+	extra             string // appended to the policy text (whole tables)
 }
 
 // itSandbox is one test's directory.
@@ -232,6 +233,9 @@ func (s *itSandbox) policyText(p itPol) string {
 		}
 		slices.Sort(kv)
 		fmt.Fprintf(&b, "set = { %s }\n", strings.Join(kv, ", "))
+	}
+	if p.extra != "" {
+		b.WriteString("\n" + p.extra)
 	}
 	return b.String()
 }

@@ -259,7 +259,9 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	deny(eperm, seccompAnyBit(1, seccompSetid), "chmod", "fchmod", "creat", "mkdir", "mknod")
 	deny(eperm, seccompAnyBit(2, seccompSetid), "fchmodat", "fchmodat2", "open", "mkdirat", "mknodat")
 	deny(eperm, seccompAnyBit(3, seccompSetid), "openat")
-	deny(syscall.ENOSYS, nil, "openat2")
+	if !spec.AllowOpenat2 {
+		deny(syscall.ENOSYS, nil, "openat2")
+	}
 
 	// Terminal input injection, and userfaultfd through its device.
 	deny(eperm, [][]seccomp.ScmpCondition{

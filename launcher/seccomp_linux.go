@@ -41,6 +41,11 @@ type SeccompSpec struct {
 	// false, memfd_create without MFD_NOEXEC_SEAL fails with EACCES too:
 	// with vm.memfd_noexec=0 such a memfd is executable, and Landlock does
 	// not check anonymous files.
+	// AllowOpenat2 keeps openat2, which otherwise answers ENOSYS (its mode
+	// travels in memory, where no filter can see a set-uid bit). Only for
+	// a component whose own code picks every mode it passes (fs resolves
+	// every path with RESOLVE_BENEATH and needs it), never for an agent.
+	AllowOpenat2      bool
 	MemfdNoexecSysctl bool
 	// DenyExec makes execve and execveat fail with EPERM: for components
 	// that never start a program (kms, fs, net).

@@ -191,7 +191,8 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 		case <-ctx.Done():
 			s.control.Close()
 			<-done
-			return 0, ctx.Err()
+			s.restoreTTY()
+			return 0, context.Cause(ctx)
 		case err := <-done:
 			s.restoreTTY()
 			var ee *exec.ExitError

@@ -30,6 +30,25 @@ type LaunchOptions struct {
 	Stdin   *os.File
 	Stdout  *os.File
 	Stderr  io.Writer
+	// Beside is the component session of a components-mode launch; nil
+	// in wrapper mode.
+	Beside Beside
+}
+
+// Beside is what a components-mode launch runs next to the agent: the
+// component session (components/session). The launcher confines the
+// agent; the session holds the authority the agent asks for.
+type Beside interface {
+	// AgentDir is the agent's credential directory, granted to it
+	// read-only. It exists before Launch is called.
+	AgentDir() string
+	// AgentEnv is added to the agent's environment.
+	AgentEnv() []string
+	// Attach starts serving the agent: netns is its network namespace (a
+	// path under /proc), uid and gid its identity. It is called once the
+	// namespace exists and before the agent starts; an error stops the
+	// launch.
+	Attach(netns string, uid, gid int) error
 }
 
 // StepFailedError is a Boundary step that failed in stage 2, after the
@@ -75,11 +94,12 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 			}
 		}
 	}
-	// Components mode run as wrapper mode would hand the agent the very
-	// authority the components are there to broker: refused until the
-	// session runtime exists, never downgraded.
 	if o.Policy.Mode == policy.ModeComponents {
-		return 0, &RefusedError{Boundary: "components", Detail: `mode "components" needs the component session runtime, which this version does not have yet (the kms component alone exists)`, Hint: `use mode = "wrapper" for now`}
+		p, err := agentPolicy(o.Policy, o.Beside)
+		if err != nil {
+			return 0, err
+		}
+		o.Policy = p
 	}
 	if o.Policy.Network.Mode == policy.NetProxy {
 		return 0, &RefusedError{Boundary: "network", Detail: `mode "proxy" needs the net component, which this version does not have yet`, Hint: `use mode = "none" or "ports" for now`}
@@ -114,11 +134,22 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	// The plan is built while stage 2 is cloned and boots.
 	planned := make(chan prepared, 1)
 	go func() { planned <- preparePlan(o, h, id, cwd) }()
-	s, err := cloneStage2(o, h, id, wantsNewNet(o.Policy, h))
+	newNet := wantsNewNet(o.Policy, h)
+	if o.Beside != nil && !newNet {
+		return 0, &RefusedError{Boundary: "components", Detail: "the agent's network namespace, where its only listeners are, cannot be made on this host", Hint: "run `launcher hello` to see what this host allows"}
+	}
+	s, err := cloneStage2(o, h, id, newNet)
 	if err != nil {
 		return 0, err
 	}
 	defer s.cleanup()
+	if o.Beside != nil {
+		// Stage 2 waits for its plan: the agent cannot start before the
+		// components serve it.
+		if err := o.Beside.Attach(fmt.Sprintf("/proc/%d/ns/net", s.cmd.Process.Pid), id.UID, id.GID); err != nil {
+			return 0, err
+		}
+	}
 	pp := <-planned
 	if pp.err != nil {
 		return 0, pp.err
@@ -142,6 +173,9 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 			}
 		}
 	}
+	if err := context.Cause(ctx); err != nil {
+		return 0, err // the session ended while the agent was being prepared
+	}
 	if err := s.run(); err != nil {
 		return 0, err
 	}
@@ -159,7 +193,11 @@ type prepared struct {
 
 // preparePlan builds the plan and compiles its seccomp filter.
 func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared {
-	plan, notes, err := BuildPlan(Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd}, h, id)
+	req := Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd}
+	if o.Beside != nil {
+		req.ExtraEnv = o.Beside.AgentEnv()
+	}
+	plan, notes, err := BuildPlan(req, h, id)
 	if err != nil {
 		return prepared{err: err}
 	}

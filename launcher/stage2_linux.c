@@ -977,6 +977,18 @@ static int is_pipe(int fd)
 __attribute__((constructor)) static void pf_stage2_entry(int argc, char **argv, char **envp)
 {
 	(void)envp;
+	if (argc >= 2 && argv && argv[1] && strcmp(argv[1], PF_HOLD_ENTRY) == 0) {
+		// A user namespace's only process, holding it while stage 1
+		// writes its maps and opens it (IdmapUserNS): it waits for the
+		// end of its standard input, does nothing else, and exits.
+		char b;
+		for (;;) {
+			ssize_t n = read(0, &b, 1);
+			if (n == 0 || (n < 0 && errno != EINTR))
+				break;
+		}
+		_exit(0);
+	}
 	if (argc < 2 || !argv || !argv[1] || strcmp(argv[1], PF_STAGE2_ENTRY) != 0)
 		return;
 	// Started by hand, or by anything but stage 1, it writes nothing

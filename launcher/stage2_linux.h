@@ -8,6 +8,7 @@
 #include <linux/filter.h>
 
 #define PF_STAGE2_ENTRY "__pinfold_stage2"
+#define PF_HOLD_ENTRY "__pinfold_hold"
 
 // The descriptors stage 1 passes, in this order after stdio.
 enum {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/kms"
 	"github.com/pinfold/pinfold/components/session"
 )
@@ -16,9 +17,14 @@ const componentEntry = session.ComponentEntry
 // componentMain runs the component args[0]. Each reads what the launcher
 // hands it on inherited descriptors and refuses to run without them.
 func componentMain(args []string) int {
-	if len(args) == 1 && args[0] == "kms" {
-		return kms.Main()
+	if len(args) == 1 {
+		switch args[0] {
+		case "kms":
+			return kms.Main()
+		case "fs":
+			return fs.Main()
+		}
 	}
-	fmt.Fprintf(os.Stderr, "launcher: error: %s is internal to the launcher: it starts a component (kms), given as the only argument\n", componentEntry)
+	fmt.Fprintf(os.Stderr, "launcher: error: %s is internal to the launcher: it starts a component (kms or fs), given as the only argument\n", componentEntry)
 	return exitUsage
 }

@@ -24,6 +24,10 @@ killed it), or one of the codes below if the agent never ran.
 
   --quiet        no summary line at start
   --verbose      details: every note about the plan
+  --vault FILE, --key-file FILE
+                 components mode with [[secrets]]: the vault to unseal
+                 (default ~/.config/pinfold/vault) and its key file
+                 (else the passphrase is asked on the terminal)
   --full-access  run AGENT unconfined. Never chosen automatically, printed
                  on every run, and refused together with a policy.
 
@@ -36,6 +40,8 @@ func (e env) launch(args []string) error {
 	quiet := fset.Bool("quiet", false, "")
 	verbose := fset.Bool("verbose", false, "")
 	full := fset.Bool("full-access", false, "")
+	vault := fset.String("vault", "", "")
+	keyFile := fset.String("key-file", "", "")
 	if err := fset.Parse(args); errors.Is(err, flag.ErrHelp) || fset.Lookup("help").Value.String() == "true" {
 		fmt.Fprint(e.stdout, launchHelp)
 		return nil
@@ -79,10 +85,29 @@ func (e env) launch(args []string) error {
 	if err != nil {
 		return e.invalid(*file, err)
 	}
-	code, err := launcher.Launch(context.Background(), launcher.LaunchOptions{
+	opts := launcher.LaunchOptions{
 		Policy: p, Argv: argv, Quiet: *quiet, Verbose: *verbose,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: e.stderr,
-	})
+	}
+	ctx := context.Background()
+	if p.Mode == policy.ModeComponents {
+		sess, sctx, err := e.componentSession(p, *vault, *keyFile)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := sess.Stop(); err != nil {
+				fmt.Fprintf(e.stderr, "launcher: warning: %v\n", err)
+			}
+			if !*quiet {
+				fmt.Fprintln(e.stderr, "launcher: "+sess.Summary())
+			}
+		}()
+		ctx, opts.Beside = sctx, sess
+	} else if *vault != "" || *keyFile != "" {
+		return fail(exitUsage, "drop --vault and --key-file", "the vault is opened only in components mode")
+	}
+	code, err := launcher.Launch(ctx, opts)
 	var refused *launcher.RefusedError
 	var failed *launcher.StepFailedError
 	switch {

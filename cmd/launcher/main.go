@@ -28,6 +28,7 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success
+  119  a component denied the request (fs verbs)
   120  usage error: bad flag, argument or command
   121  the policy file is missing, unreadable, not a regular file, or too large
   122  the policy is invalid (syntax, unknown key, bad value, failed check)
@@ -47,6 +48,7 @@ Usage:
   launcher hello [--json] [--policy FILE]
   launcher register list|show ID|check [--json] [--only ID,...] [--out FILE]
   launcher secrets add NAME|list|rm NAME|rekey [--vault FILE] [--key-file FILE]
+  launcher fs read|write|stat|ls|mkdir|mv|rm PATH...   (the agent, in a components session)
   launcher help [COMMAND]
 
 Every command takes --help.
@@ -144,6 +146,8 @@ func (e env) dispatch(args []string) error {
 		return e.register(args[1:])
 	case "secrets":
 		return e.secrets(args[1:])
+	case "fs":
+		return e.fsVerb(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return e.launch(args)

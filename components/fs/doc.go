@@ -114,7 +114,7 @@
 //     someone outside the sandbox moves out of the workspace while an
 //     operation holds it open is still operated on. In production the
 //     root is a detached mount clone, out of which nothing can be renamed.
-//   - The seccomp filter of launcher.ConfineComponent denies openat2
-//     (ENOSYS) for every component; until it can keep openat2 for fs, Main
-//     refuses to serve (TestFSProcess reports BLOCKED).
+//   - fs keeps openat2 under its seccomp filter (ComponentConfinement's
+//     Openat2; the agent's filter refuses it): every mode fs passes is
+//     its own code's, never the caller's.
 package fs

@@ -120,7 +120,7 @@ func serve(log *slog.Logger) error {
 	}
 	// From here fs reaches files beneath its root only, makes no socket
 	// and runs no program.
-	if err := launcher.ConfineComponent(launcher.ComponentConfinement{Write: []string{landlockRoot}}); err != nil {
+	if err := launcher.ConfineComponent(confinement(landlockRoot)); err != nil {
 		return err
 	}
 	// A confinement that leaves fs unable to resolve paths would answer
@@ -156,4 +156,10 @@ func isListening(fd int) bool {
 func isDir(fd int) bool {
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// confinement is fs's: files beneath its root (named by rootPath), no
+// sockets, no programs, and openat2 kept for its resolution.
+func confinement(rootPath string) launcher.ComponentConfinement {
+	return launcher.ComponentConfinement{Write: []string{rootPath}, Openat2: true}
 }

@@ -54,7 +54,7 @@ func confineProbe(path, outside string) int {
 			return "error:" + err.Error()
 		}
 	}
-	if err := launcher.ConfineComponent(launcher.ComponentConfinement{Write: []string{path}}); err != nil {
+	if err := launcher.ConfineComponent(confinement(path)); err != nil {
 		fmt.Printf("confine=%s\n", res(err))
 		return 1
 	}
@@ -142,9 +142,6 @@ func TestConfinement(t *testing.T) {
 				t.Errorf("the confined create did not land in the workspace: %v", err)
 			}
 			// fs's own resolution, openat2, under the component seccomp filter.
-			if got["fs-write"] == "ENOSYS" {
-				t.Skip("BLOCKED: launcher.ConfineComponent's seccomp filter denies openat2 (ENOSYS), which every fs operation uses; fs cannot serve confined until ComponentConfinement can keep openat2")
-			}
 			if got["fs-write"] != "ok" {
 				t.Errorf("fs-write = %s after confinement", got["fs-write"])
 			}
@@ -248,9 +245,6 @@ func TestFSProcess(t *testing.T) {
 		select {
 		case <-exited:
 		case <-time.After(5 * time.Second):
-		}
-		if strings.Contains(stderr.String(), "openat2") {
-			t.Skipf("BLOCKED: fs refuses to serve confined: launcher.ConfineComponent's seccomp filter denies openat2.\nfs stderr:\n%s", stderr.String())
 		}
 		t.Fatalf("read: %v\nfs stderr:\n%s", err, stderr.String())
 	}

@@ -1,5 +1,5 @@
-// Package session is the component-mode runtime the launcher will run a
-// session with (DESIGN.md §5): a session directory (0711, root's) under
+// Package session is the component-mode runtime a components-mode launch
+// runs beside the agent (DESIGN.md §5): a session directory (0711, root's) under
 // the launcher's run directory, an in-memory PKI, and one process per
 // component — the launcher binary again, `launcher __pinfold_component
 // ROLE` — each under a throwaway uid of its own (claimed as the agent's
@@ -14,10 +14,32 @@
 // session. Exited reports the first component that ends, so the caller can
 // stop the agent: a session never goes on without one of its components.
 //
+// Attach (called by the launch once the agent's network namespace exists
+// and before the agent starts) writes the agent's credential — the CA and
+// its certificate readable by all, its key (0400) its own uid's alone — in
+// the agent directory, which the launch grants the agent read-only, and
+// starts fs: its listener for the agent is made inside the agent's
+// namespace on a fixed address (AgentFSAddr; nothing else listens there)
+// and handed to fs with, as its root, a detached clone of the workspace
+// idmapped so the workspace's owner is fs's uid (fs writes the owner's
+// files, and what it creates belongs to the owner on disk). The agent's
+// environment names the address and the credential (AgentEnv), and
+// AgentClient reads them back inside the sandbox.
+//
+// Stop kills every component and empties the directory but for the
+// components' logs, which the person may read after the session; Summary
+// counts their requests, denials and refused connections. A session whose
+// launcher was SIGKILLed leaves no process (parent-death signals, pid
+// namespace, cgroups) but leaves its directory: the next session sweeps
+// the directories whose lock no one holds.
+//
 // # Limitations
 //
-//   - Only kms exists so far; fs, net and bash, the agent's listeners in
-//     its network namespace, the agent's credential and the launch-side
-//     wiring (and with it components mode itself, refused until then) are
-//     later work.
+//   - kms and fs exist; net and bash do not yet (proxy mode is refused,
+//     and the agent has no shell component to ask).
+//   - fs serves the workspace only: one tree, one idmapped mount (one
+//     owner). A workspace on a file system without idmapped mounts is
+//     refused at Attach.
+//   - The agent's listeners are on fixed addresses in its own namespace;
+//     mutual TLS, not SO_PEERCRED, decides who is served there.
 package session

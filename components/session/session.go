@@ -33,6 +33,10 @@ type Config struct {
 	Root     string          // the directory sessions live in (made 0711)
 	Rules    []policy.Secret // the policy's [[secrets]]
 	Secrets  []kms.Secret    // the vault, unsealed (only the ones the rules name reach kms)
+	// Workspace is the tree fs serves; Protected adds to fs's built-in
+	// protected paths (absolute, beneath Workspace). Attach starts fs.
+	Workspace string
+	Protected []string
 }
 
 // Exit is a component process that ended, and how.
@@ -55,6 +59,8 @@ type Session struct {
 	Dir string
 	PKI *pki.Session
 
+	cfg    Config
+	lock   *os.File // held while the session lives: stale directories are swept by it
 	procs  []*proc
 	exited chan Exit
 	mu     sync.Mutex
@@ -90,7 +96,7 @@ func Start(c Config) (s *Session, err error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	s = &Session{ID: hex.EncodeToString(b[:]), exited: make(chan Exit, 4)}
+	s = &Session{ID: hex.EncodeToString(b[:]), exited: make(chan Exit, 8), cfg: c}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -103,11 +109,30 @@ func Start(c Config) (s *Session, err error) {
 	if st, err := os.Lstat(c.Root); err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != 0 || st.Mode().Perm()&0o022 != 0 {
 		return s, fmt.Errorf("session: %s must be a directory of root's that others cannot write", c.Root)
 	}
+	// The agent (and each component) must search it to reach its own
+	// directory, whoever made it first (the uid claims make it 0700).
+	if st, _ := os.Lstat(c.Root); st.Mode().Perm()&0o011 != 0o011 {
+		if err := os.Chmod(c.Root, st.Mode().Perm()|0o011); err != nil {
+			return s, fmt.Errorf("session: %w", err)
+		}
+	}
+	sweep(c.Root)
 	s.Dir = filepath.Join(c.Root, s.ID)
 	if err := os.Mkdir(s.Dir, 0o711); err != nil {
 		return s, fmt.Errorf("session: %w", err)
 	}
 	if err := os.Chmod(s.Dir, 0o711); err != nil { // whatever the umask
+		return s, fmt.Errorf("session: %w", err)
+	}
+	if s.lock, err = lockDir(s.Dir); err != nil {
+		return s, err
+	}
+	// The agent's credential directory: root's, searchable, not listable;
+	// its key alone becomes the agent's (Attach).
+	if err := os.Mkdir(s.AgentDir(), 0o711); err != nil {
+		return s, fmt.Errorf("session: %w", err)
+	}
+	if err := os.Chmod(s.AgentDir(), 0o711); err != nil {
 		return s, fmt.Errorf("session: %w", err)
 	}
 	if s.PKI, err = pki.NewSession(s.ID, time.Now()); err != nil {
@@ -129,7 +154,11 @@ func Start(c Config) (s *Session, err error) {
 		return s, fmt.Errorf("session: %w", err)
 	}
 	defer clear(boot)
-	return s, s.start(c.Launcher, pki.KMS, boot)
+	uid, claim, err := launcher.ClaimThrowawayID()
+	if err != nil {
+		return s, err
+	}
+	return s, s.start(pki.KMS, uid, claim, boot, nil)
 }
 
 // named keeps the secrets some rule names: the others never leave the
@@ -144,12 +173,14 @@ func named(secrets []kms.Secret, rules []policy.Secret) []kms.Secret {
 	return out
 }
 
-// start runs one component: its listener, its log, its uid, its
-// bootstrap.
-func (s *Session) start(launcherPath string, role pki.Role, boot []byte) error {
+// start runs one component under uid (whose claim it keeps until Stop):
+// its listener, its log, its cgroup, its bootstrap on fd 3, its listener
+// on fd 4 and extra from fd 5.
+func (s *Session) start(role pki.Role, uid int, claim io.Closer, boot []byte, extra []*os.File) error {
 	sock := filepath.Join(s.Dir, string(role)+".sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
+		claim.Close()
 		return fmt.Errorf("session: %s listener: %w", role, err)
 	}
 	ul := ln.(*net.UnixListener)
@@ -157,22 +188,21 @@ func (s *Session) start(launcherPath string, role pki.Role, boot []byte) error {
 	lf, err := ul.File()
 	ln.Close()
 	if err != nil {
+		claim.Close()
 		return fmt.Errorf("session: %s listener: %w", role, err)
 	}
 	defer lf.Close()
 	// Any session process may connect; mutual TLS decides who is served.
 	if err := os.Chmod(sock, 0o666); err != nil {
+		claim.Close()
 		return fmt.Errorf("session: %w", err)
 	}
 	logFile, err := os.OpenFile(filepath.Join(s.Dir, string(role)+".log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
+		claim.Close()
 		return fmt.Errorf("session: %s log: %w", role, err)
 	}
 	defer logFile.Close()
-	uid, claim, err := launcher.ClaimThrowawayID()
-	if err != nil {
-		return err
-	}
 	// Named like the agent's groups (s-<launcher pid>-…), so a later
 	// launch sweeps them if this launcher is killed.
 	cg, err := launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, launcher.CgroupSpec{
@@ -190,12 +220,12 @@ func (s *Session) start(launcherPath string, role pki.Role, boot []byte) error {
 	defer br.Close()
 	defer bw.Close()
 	p := &proc{role: role, uid: uid, id: claim, cg: cg, done: make(chan struct{}), cmd: &exec.Cmd{
-		Path:       launcherPath,
+		Path:       s.cfg.Launcher,
 		Args:       []string{"launcher", ComponentEntry, string(role)},
 		Env:        []string{},
 		Dir:        "/",
 		Stderr:     logFile,
-		ExtraFiles: []*os.File{br, lf},
+		ExtraFiles: append([]*os.File{br, lf}, extra...),
 		SysProcAttr: &syscall.SysProcAttr{
 			Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}},
 			Pdeathsig:  syscall.SIGKILL,
@@ -247,7 +277,8 @@ func (s *Session) Pid(role pki.Role) int {
 }
 
 // Stop kills every component still running (by the pid it started),
-// waits for each, releases their uids and removes the session directory.
+// waits for each, releases their uids and empties the session directory
+// of all but the components' logs.
 // It is safe to call more than once.
 func (s *Session) Stop() error {
 	s.mu.Lock()
@@ -283,9 +314,12 @@ func (s *Session) Stop() error {
 		p.id.Close()
 	}
 	if s.Dir != "" {
-		if err := os.RemoveAll(s.Dir); err != nil {
-			errs = append(errs, fmt.Errorf("session: remove %s: %w", s.Dir, err))
+		if err := tidy(s.Dir); err != nil {
+			errs = append(errs, err)
 		}
+	}
+	if s.lock != nil {
+		s.lock.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -91,3 +91,28 @@ func TestMainProtocol(t *testing.T) {
 		})
 	}
 }
+
+// find-bytes finds the bytes in a nested file, not in the probe's own
+// argv (which holds them in hex), and says absent when they are nowhere;
+// a bad needle is the probe's failure, not an answer.
+func TestFindBytes(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "a", "b", "f"), []byte("..needle.."), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "other"), []byte("hay"), 0o644))
+	hexNeedle := fmt.Sprintf("%x", "needle")
+	if out, code := runProbe(t, "plain", "find-bytes", hexNeedle, dir, "/proc/self/cmdline"); code != 1 || out != "found "+filepath.Join(dir, "a", "b", "f")+"\n" {
+		t.Errorf("present: %q, exit %d", out, code)
+	}
+	if out, code := runProbe(t, "plain", "find-bytes", fmt.Sprintf("%x", "absent-bytes"), dir, "/proc/self/cmdline", "/proc/self/environ"); code != 0 || out != "absent 4\n" {
+		t.Errorf("absent: %q, exit %d", out, code)
+	}
+	if _, code := runProbe(t, "plain", "find-bytes", "zz", dir); code == 0 || code == 1 {
+		t.Errorf("a bad needle answered with exit %d", code)
+	}
+}

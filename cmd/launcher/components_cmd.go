@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/kms"
+	"github.com/pinfold/pinfold/components/session"
+	"github.com/pinfold/pinfold/policy"
+)
+
+// sessionRoot is where component sessions live: each gets a directory
+// (0711) with the components' sockets, the agent's credential and the
+// components' logs, which outlive the session.
+const sessionRoot = "/run/pinfold"
+
+// componentSession starts the session a components-mode launch runs
+// beside: it unseals the vault (only when the policy has [[secrets]]),
+// starts kms with the secrets the rules name, and returns the session and
+// a context that ends, with the reason, when any component exits.
+func (e env) componentSession(p *policy.Policy, vaultPath, keyFile string) (*session.Session, context.Context, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil, &cliError{code: exitRefused, err: errors.New("refused: components mode needs root, because each component runs under its own uid: nothing was started"),
+			hint: `run the launcher as root, or use mode = "wrapper"`}
+	}
+	secrets, err := e.unseal(p, vaultPath, keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		for _, s := range secrets {
+			clear(s.Value)
+		}
+	}()
+	exe, err := sharedExecutable()
+	if err != nil {
+		return nil, nil, err
+	}
+	protected := make([]string, len(p.Files.Protected))
+	for i, pr := range p.Files.Protected {
+		protected[i] = string(pr)
+	}
+	// The components' parent-death signal follows the thread that starts
+	// them: the launch runs on this same locked thread.
+	runtime.LockOSThread()
+	s, err := session.Start(session.Config{Launcher: exe, Root: sessionRoot, Rules: p.Secrets, Secrets: secrets,
+		Workspace: string(p.Workspace.Path), Protected: protected})
+	if err != nil {
+		return nil, nil, fail(exitFailure, "", "components: %v: nothing was started", err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		ex, ok := <-s.Exited()
+		if ok {
+			cancel(fmt.Errorf("%s: the session was stopped and the agent killed; nothing runs without its components", ex))
+		}
+	}()
+	return s, ctx, nil
+}
+
+// unseal opens the vault for a policy with [[secrets]] and returns the
+// secrets the rules name; every rule's secret must be there.
+func (e env) unseal(p *policy.Policy, vaultPath, keyFile string) ([]kms.Secret, error) {
+	if len(p.Secrets) == 0 {
+		if vaultPath != "" || keyFile != "" {
+			return nil, fail(exitUsage, "drop --vault and --key-file", "the policy has no [[secrets]]: the vault is not opened")
+		}
+		return nil, nil
+	}
+	path := vaultPath
+	if path == "" {
+		var err error
+		if path, err = kms.DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	data, err := kms.ReadFile(path)
+	if err != nil {
+		return nil, fail(exitFailure, "add them with `launcher secrets add NAME`", "the policy's [[secrets]] need the vault: %v", err)
+	}
+	pass, err := kms.NeedsPassphrase(data)
+	if err != nil {
+		return nil, err
+	}
+	if !pass && keyFile == "" {
+		return nil, fail(exitUsage, "give --key-file FILE", "the vault %s is sealed with a key file", path)
+	}
+	tty := openTerminal()
+	if tty != nil {
+		defer tty.Close()
+	}
+	key, err := e.vaultKey(keyFile, "--key-file", tty, false)
+	if err != nil {
+		return nil, err
+	}
+	v, err := kms.Open(data, key)
+	if err != nil {
+		return nil, err
+	}
+	var out []kms.Secret
+	for i, r := range p.Secrets {
+		j := slices.IndexFunc(v.Secrets, func(s kms.Secret) bool { return s.Name == string(r.Name) })
+		if j < 0 {
+			for _, s := range v.Secrets {
+				clear(s.Value)
+			}
+			return nil, fail(exitFailure, fmt.Sprintf("add it with `launcher secrets add %s`", r.Name), "secrets[%d] names %q, which is not in the vault %s", i, r.Name, path)
+		}
+		out = append(out, v.Secrets[j])
+	}
+	for _, s := range v.Secrets {
+		if !slices.ContainsFunc(out, func(o kms.Secret) bool { return o.Name == s.Name }) {
+			clear(s.Value)
+		}
+	}
+	return out, nil
+}
+
+// sharedExecutable is the launcher binary, which every component runs
+// under its own uid: others must be able to execute it, and (like the
+// launcher itself) none may write it.
+func sharedExecutable() (string, error) {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return "", fmt.Errorf("the launcher's own binary: %w", err)
+	}
+	// Every directory on the way must let others search it.
+	for d := filepath.Dir(exe); ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if err := unix.Stat(d, &st); err != nil || st.Mode&0o001 == 0 {
+			return "", fail(exitRefused, "install the launcher where all may run it (e.g. /usr/local/bin)",
+				"refused: the components run the launcher binary %s under their own uids, and %s does not let others search it: nothing was started", exe, d)
+		}
+		if d == "/" {
+			break
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(exe, &st); err != nil || st.Mode&0o005 != 0o005 {
+		return "", fail(exitRefused, "chmod a+rx the launcher binary",
+			"refused: the components run the launcher binary %s under their own uids, and others may not read and execute it: nothing was started", exe)
+	}
+	return exe, nil
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/pinfold/pinfold/components/fs"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/components/session"
+)
+
+const fsHelp = `Usage (inside a components-mode session, as the agent):
+  launcher fs read PATH          print the file
+  launcher fs write PATH         replace the file with stdin (atomically; at most 1 MiB)
+  launcher fs stat PATH [--json]
+  launcher fs ls [PATH] [--json]
+  launcher fs mkdir PATH
+  launcher fs mv FROM TO
+  launcher fs rm PATH            a file or an empty directory
+
+Asks the session's fs component, which works beneath the workspace and
+answers every request with a decision. PATH is relative to the workspace
+("." is the workspace itself). The launcher puts the session's address
+and the agent's credential in the agent's environment (PINFOLD_FS,
+PINFOLD_CREDENTIALS); outside a session these commands have nothing to
+talk to.
+
+A request fs denies prints the reason and the rule and exits 119.
+` + exitCodesHelp
+
+// exitDenied is a component's denial of a client verb's request.
+const exitDenied = 119
+
+func (e env) fsVerb(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, fsHelp)
+		return silentExit(exitUsage)
+	}
+	sub := args[0]
+	if sub == "-h" || sub == "--help" || sub == "-help" {
+		fmt.Fprint(e.stdout, fsHelp)
+		return nil
+	}
+	fset := flags("fs " + sub)
+	asJSON := fset.Bool("json", false, "")
+	nargs := map[string]int{"read": 1, "write": 1, "stat": 1, "ls": -1, "mkdir": 1, "mv": 2, "rm": 1}
+	n, ok := nargs[sub]
+	if !ok {
+		return fail(exitUsage, "run `launcher fs --help`", "unknown fs command %q", sub)
+	}
+	rest, err := e.parse(fset, fsHelp, args[1:], n)
+	if err != nil {
+		return err
+	}
+	if sub == "ls" && len(rest) > 1 {
+		return fail(exitUsage, "run `launcher fs --help`", "fs ls: want at most one path")
+	}
+	rc, err := session.AgentClient(pki.FS)
+	if err != nil {
+		return fail(exitFailure, "", "fs: %v", err)
+	}
+	defer rc.Close()
+	c := fs.NewClient(rc)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var d rpc.Decision
+	switch sub {
+	case "read":
+		for off := int64(0); ; {
+			var r fs.ReadResult
+			if r, d, err = c.Read(ctx, rest[0], off, 0); err != nil || !d.Allowed {
+				break
+			}
+			if _, err = e.stdout.Write(r.Data); err != nil || r.EOF {
+				break
+			}
+			if len(r.Data) == 0 {
+				err = fmt.Errorf("fs read %s: no progress at offset %d", rest[0], off)
+				break
+			}
+			off += int64(len(r.Data))
+		}
+	case "write":
+		var data []byte
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, rpc.MaxData+1))
+		if err == nil && len(data) > rpc.MaxData {
+			return fail(exitUsage, "", "fs write %s: more than %d bytes on stdin: fs writes a file whole, up to that size", rest[0], rpc.MaxData)
+		}
+		if err == nil {
+			_, d, err = c.Write(ctx, rest[0], data, false)
+		}
+	case "stat":
+		var info fs.Info
+		if info, d, err = c.Stat(ctx, rest[0]); err == nil && d.Allowed {
+			if *asJSON {
+				return e.writeJSON(info)
+			}
+			fmt.Fprintf(e.stdout, "%s %d %04o %s %s\n", info.Type, info.Size, info.Mode, info.MTime.Format(time.RFC3339), rest[0])
+		}
+	case "ls":
+		p := "."
+		if len(rest) == 1 {
+			p = rest[0]
+		}
+		var l fs.ListResult
+		if l, d, err = c.List(ctx, p); err == nil && d.Allowed {
+			if *asJSON {
+				return e.writeJSON(l)
+			}
+			for _, en := range l.Entries {
+				fmt.Fprintf(e.stdout, "%s\t%d\t%s\n", en.Type, en.Size, en.Name)
+			}
+			if l.Truncated {
+				fmt.Fprintln(e.stderr, "launcher: warning: fs ls: the listing was cut short")
+			}
+		}
+	case "mkdir":
+		d, err = c.Mkdir(ctx, rest[0])
+	case "mv":
+		d, err = c.Rename(ctx, rest[0], rest[1], false)
+	case "rm":
+		d, err = c.Delete(ctx, rest[0])
+	}
+	if err != nil {
+		return fail(exitFailure, "", "fs %s: %v", sub, err)
+	}
+	return denied("fs "+sub, d)
+}
+
+// denied is nil for an allowed decision, else the error a client verb
+// exits with: the reason, the rule and the detail.
+func denied(what string, d rpc.Decision) error {
+	if d.Allowed {
+		return nil
+	}
+	msg := fmt.Sprintf("%s: denied (%s", what, d.Reason)
+	if d.Rule != "" {
+		msg += ", rule " + d.Rule
+	}
+	msg += ")"
+	if d.Detail != "" {
+		msg += ": " + d.Detail
+	}
+	return &cliError{code: exitDenied, err: fmt.Errorf("%s", msg)}
+}

@@ -1,0 +1,351 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/bridge"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/launcher"
+)
+
+// Where the agent finds the components: listeners on fixed addresses in
+// its own network namespace (nothing else listens there), named in its
+// environment.
+const (
+	AgentFSAddr = "127.0.0.1:7401"
+
+	EnvSession     = "PINFOLD_SESSION"     // the session's id
+	EnvCredentials = "PINFOLD_CREDENTIALS" // the agent's credential directory
+	EnvFS          = "PINFOLD_FS"          // fs's address in the agent's namespace
+)
+
+// The agent's credential files, in AgentDir.
+const (
+	CAFile   = "ca.pem"
+	CertFile = "agent.pem"
+	KeyFile  = "agent-key.pem"
+)
+
+// AgentDir is the agent's credential directory: root's, mode 0711, with
+// the CA and the agent's certificate (readable by all) and its key (the
+// agent's uid's alone, 0400).
+func (s *Session) AgentDir() string { return filepath.Join(s.Dir, "agent") }
+
+// AgentEnv is what the agent's environment says about the session.
+func (s *Session) AgentEnv() []string {
+	return []string{EnvSession + "=" + s.ID, EnvCredentials + "=" + s.AgentDir(), EnvFS + "=" + AgentFSAddr}
+}
+
+// Attach writes the agent's credential for uid and gid and starts fs,
+// serving the agent on a listener made in the agent's network namespace
+// (netnsPath) and the session on its Unix socket, with the workspace
+// idmapped onto its own uid.
+func (s *Session) Attach(netnsPath string, uid, gid int) error {
+	if err := s.writeAgentCredential(uid); err != nil {
+		return err
+	}
+	ns, err := netns.GetFromPath(netnsPath)
+	if err != nil {
+		return fmt.Errorf("session: the agent's network namespace: %w", err)
+	}
+	defer ns.Close()
+	agentLn, err := bridge.ListenIn(ns, AgentFSAddr)
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	defer agentLn.Close() // fs holds its own copy
+	alf, err := agentLn.(interface{ File() (*os.File, error) }).File()
+	if err != nil {
+		return fmt.Errorf("session: fs's listener: %w", err)
+	}
+	defer alf.Close()
+	fsUID, claim, err := launcher.ClaimThrowawayID()
+	if err != nil {
+		return err
+	}
+	root, err := idmappedTree(s.cfg.Launcher, s.cfg.Workspace, fsUID)
+	if err != nil {
+		claim.Close()
+		return err
+	}
+	defer root.Close()
+	leaf, err := s.PKI.Issue(pki.FS)
+	if err != nil {
+		claim.Close()
+		return err
+	}
+	keyPEM, err := leaf.KeyPEM()
+	if err != nil {
+		claim.Close()
+		return err
+	}
+	protected := make([]string, 0, len(s.cfg.Protected))
+	for _, p := range s.cfg.Protected {
+		rel, err := filepath.Rel(s.cfg.Workspace, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			claim.Close()
+			return fmt.Errorf("session: protected path %s is not beneath the workspace %s", p, s.cfg.Workspace)
+		}
+		protected = append(protected, rel)
+	}
+	boot, err := json.Marshal(fsBootstrap{CAPEM: leaf.CAPEM(), CertPEM: leaf.CertPEM(), KeyPEM: keyPEM, Peers: []uint32{0}, Protected: protected})
+	clear(keyPEM)
+	if err != nil {
+		claim.Close()
+		return fmt.Errorf("session: %w", err)
+	}
+	defer clear(boot)
+	return s.start(pki.FS, fsUID, claim, boot, []*os.File{root, alf})
+}
+
+// fsBootstrap is fs's bootstrap as it travels (the fs package's
+// Bootstrap, spelled here so session does not depend on fs's server).
+type fsBootstrap struct {
+	CAPEM     []byte   `json:"ca_pem"`
+	CertPEM   []byte   `json:"cert_pem"`
+	KeyPEM    []byte   `json:"key_pem"`
+	Peers     []uint32 `json:"peers"`
+	Protected []string `json:"protected"`
+}
+
+// writeAgentCredential puts the CA, the agent's certificate and its key
+// in AgentDir; the key is made, with O_EXCL, the agent's uid's only.
+func (s *Session) writeAgentCredential(uid int) error {
+	leaf, err := s.PKI.Issue(pki.Agent)
+	if err != nil {
+		return err
+	}
+	keyPEM, err := leaf.KeyPEM()
+	if err != nil {
+		return err
+	}
+	defer clear(keyPEM)
+	for _, f := range []struct {
+		name  string
+		data  []byte
+		mode  os.FileMode
+		owner int
+	}{{CAFile, leaf.CAPEM(), 0o444, 0}, {CertFile, leaf.CertPEM(), 0o444, 0}, {KeyFile, keyPEM, 0o400, uid}} {
+		if err := writeNew(filepath.Join(s.AgentDir(), f.name), f.data, f.mode, f.owner); err != nil {
+			return fmt.Errorf("session: the agent's credential: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeNew creates path (never an existing one, never through a
+// symlink), owned by owner with mode, holding data.
+func writeNew(path string, data []byte, mode os.FileMode, owner int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Chown(owner, owner); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return err
+}
+
+// idmappedTree is a detached clone of the mount at dir (not its
+// submounts), idmapped so that dir's owner is uid there: fs, running as
+// uid, reads and writes the owner's files through it, and what it creates
+// belongs to the owner on disk. Nothing in the tree is executable,
+// set-uid or a device.
+func idmappedTree(launcherPath, dir string, uid int) (*os.File, error) {
+	fail := func(err error) (*os.File, error) {
+		return nil, fmt.Errorf("session: the workspace for fs: %w", err)
+	}
+	dfd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return fail(err)
+	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(dfd, &st); err != nil {
+		return fail(err)
+	}
+	userns, err := launcher.IdmapUserNS(launcherPath, int(st.Uid), int(st.Gid), uid, uid)
+	if err != nil {
+		return fail(err)
+	}
+	defer userns.Close()
+	tree, err := unix.OpenTree(dfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return fail(fmt.Errorf("open_tree: %w", err))
+	}
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC, Userns_fd: uint64(userns.Fd())}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, attr); err != nil {
+		unix.Close(tree)
+		return fail(fmt.Errorf("idmap (the file system may not support idmapped mounts): %w", err))
+	}
+	return os.NewFile(uintptr(tree), dir), nil
+}
+
+// lockDir takes the session's lock: a later session sweeps this
+// directory only once the lock is free (its launcher is gone).
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session: lock: %w", err)
+	}
+	return f, nil
+}
+
+var sessionID = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// sweep tidies the directories of sessions whose launcher died (SIGKILL
+// leaves no process, but leaves its files): their lock is free.
+func sweep(root string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !sessionID.MatchString(e.Name()) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue // tidied already, or not a session's
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			tidy(dir)
+		}
+		f.Close()
+	}
+}
+
+// tidy removes what a session leaves that matters (the agent's key, the
+// sockets, the lock) and keeps the components' logs.
+func tidy(dir string) error {
+	var errs []error
+	if err := os.RemoveAll(filepath.Join(dir, "agent")); err != nil {
+		errs = append(errs, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".log") && e.Type().IsRegular() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("session: tidy %s: %w", dir, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Summary is one line on what the components did, read from their logs:
+// requests answered and denied, connections refused, and where the logs
+// are.
+func (s *Session) Summary() string {
+	s.mu.Lock()
+	procs := slices.Clone(s.procs)
+	s.mu.Unlock()
+	var parts []string
+	for _, p := range procs {
+		b, err := os.ReadFile(filepath.Join(s.Dir, string(p.role)+".log"))
+		if err != nil {
+			parts = append(parts, fmt.Sprintf("%s: no log (%v)", p.role, err))
+			continue
+		}
+		var requests, denied, refused, errs int
+		for _, line := range strings.Split(string(b), "\n") {
+			switch {
+			case strings.Contains(line, " msg=request "):
+				requests++
+				if strings.Contains(line, " allowed=false ") {
+					denied++
+				}
+			case strings.Contains(line, " msg=refused "):
+				refused++
+			case strings.Contains(line, " level=ERROR "):
+				errs++
+			}
+		}
+		part := fmt.Sprintf("%s %d requests, %d denied", p.role, requests, denied)
+		if refused > 0 {
+			part += fmt.Sprintf(", %d connections refused", refused)
+		}
+		if errs > 0 {
+			part += fmt.Sprintf(", %d errors", errs)
+		}
+		parts = append(parts, part)
+	}
+	return "components: " + strings.Join(parts, "; ") + " (logs in " + s.Dir + ")"
+}
+
+// AgentClient is the agent's client for the component role, from inside
+// the sandbox: its credential from the directory and the address from
+// the variables the launcher put in its environment.
+func AgentClient(role pki.Role) (*rpc.Client, error) {
+	dir, addr := os.Getenv(EnvCredentials), ""
+	switch role {
+	case pki.FS:
+		addr = os.Getenv(EnvFS)
+	default:
+		return nil, fmt.Errorf("the agent has no client for %s in this version", role)
+	}
+	if dir == "" || addr == "" {
+		return nil, fmt.Errorf("not inside a components-mode session: %s and the component's address are not set (the launcher sets them for the agent)", EnvCredentials)
+	}
+	read := func(name string) ([]byte, error) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("the agent's credential: %w", err)
+		}
+		return b, nil
+	}
+	ca, err := read(CAFile)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := read(CertFile)
+	if err != nil {
+		return nil, err
+	}
+	key, err := read(KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := pki.ParseLeaf(ca, cert, key, pki.Agent)
+	clear(key)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.NewClient(leaf, role, func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		d.SetMultipathTCP(false) // the agent's seccomp refuses MPTCP
+		return d.DialContext(ctx, "tcp4", addr)
+	}, nil)
+}

@@ -1,0 +1,47 @@
+package launcher
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// agentPolicy is the policy the agent itself runs under in components
+// mode: the person's, less the authority the components hold for it.
+//
+//   - files.write is the fs component's (it serves the workspace); the
+//     agent writes only its private /tmp, /dev/shm and HOME. A write path
+//     outside the workspace is refused: fs serves one tree.
+//   - files.read and files.exec stay the agent's (its tools, its system
+//     libraries), plus its credential directory.
+//   - The network is "none": the agent's only sockets reach the listeners
+//     the session places in its namespace. "ports" would hand it the
+//     network the components broker; "proxy" needs the net component.
+//   - Unix sockets are refused: the agent never opens one.
+func agentPolicy(p *policy.Policy, b Beside) (*policy.Policy, error) {
+	refuse := func(detail, hint string) error {
+		return &RefusedError{Boundary: "components", Detail: detail, Hint: hint}
+	}
+	if b == nil {
+		return nil, refuse(`mode "components" needs its component session, and none was started`, "")
+	}
+	for _, w := range p.Files.Write {
+		if !p.Workspace.Path.Contains(w) {
+			return nil, refuse(fmt.Sprintf("files.write lists %s, outside the workspace %s: in components mode the fs component writes for the agent and serves the workspace only", w, p.Workspace.Path),
+				"remove it, or run in wrapper mode")
+		}
+	}
+	switch {
+	case p.Network.Mode == policy.NetProxy:
+		return nil, refuse(`network mode "proxy" needs the net component, which this version does not have yet`, `use mode = "none" for now`)
+	case p.Network.Mode != policy.NetNone:
+		return nil, refuse(fmt.Sprintf("network mode %q would give the agent the network directly: in components mode its only sockets reach the components", p.Network.Mode), `use mode = "none"`)
+	case p.Network.UnixSockets:
+		return nil, refuse("network.unix_sockets = true: in components mode the agent never opens a Unix socket", "remove unix_sockets")
+	}
+	a := *p
+	a.Files.Write = nil
+	a.Files.Read = append(slices.Clone(p.Files.Read), policy.Path(b.AgentDir()))
+	return &a, nil
+}

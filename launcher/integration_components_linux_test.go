@@ -1,0 +1,211 @@
+package launcher
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Components mode, run for real: the launcher starts kms and fs under
+// throwaway uids of their own, the agent reaches fs only through the
+// listener in its network namespace, with its own certificate, and the
+// session ends with its components.
+
+// componentsPol is a components-mode policy under which the agent can
+// run sh and the launcher binary (its fs client) and nothing reaches the
+// workspace directly.
+func componentsPol() itPol {
+	return itPol{mode: "components", exec: []string{"/usr/bin", "/usr/lib"}}
+}
+
+// agentSh runs script with sh in a components session.
+func (s *itSandbox) agentSh(t *testing.T, p itPol, o itOpts, script string) itResult {
+	t.Helper()
+	path, hash := s.writePolicy(t, p)
+	argv := []string{itEnv.launcher, "--policy-sha256", hash, "--policy", path}
+	if !o.verbose {
+		argv = append(argv, "--quiet")
+	}
+	argv = append(argv, "--", "/usr/bin/sh", "-c", script)
+	return s.run(t, o, argv...)
+}
+
+// The agent reads and writes the workspace through fs (files it creates
+// belong to the workspace's owner on disk: fs works through an idmapped
+// mount), cannot reach it directly, and gets answers that name the rule
+// for what fs refuses.
+func TestIntegrationComponentsFS(t *testing.T) {
+	s := newSandbox(t)
+	const owner = 4242
+	if err := os.Chown(s.ws, owner, owner); err != nil {
+		t.Fatal(err)
+	}
+	s.file(t, filepath.Join(s.ws, "in.txt"), "from the host\n")
+	os.Chown(filepath.Join(s.ws, "in.txt"), owner, owner)
+	secret := s.file(t, filepath.Join(s.outside, "secret"), "outside\n")
+	l := itEnv.launcher
+	script := strings.Join([]string{
+		l + " fs read in.txt",
+		"printf 'by the agent' | " + l + " fs write out.txt",
+		l + " fs stat out.txt",
+		l + " fs ls .",
+		"echo direct > " + filepath.Join(s.ws, "direct.txt") + " 2>/dev/null && echo DIRECT-WRITE-WORKED",
+		"cat " + filepath.Join(s.ws, "in.txt") + " 2>/dev/null && echo DIRECT-READ-WORKED",
+		l + " fs read ../outside/secret; echo escape=$?",
+		"printf x | " + l + " fs write .git/hooks/pre-commit; echo hook=$?",
+		"true",
+	}, "\n")
+	r := s.agentSh(t, componentsPol(), itOpts{verbose: true}, script)
+	if r.code != 0 {
+		t.Fatalf("components session: %s", r)
+	}
+	for _, want := range []string{"from the host\n", "out.txt", "escape=119", "hook=119"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %s", want, r)
+		}
+	}
+	for _, bad := range []string{"DIRECT-WRITE-WORKED", "DIRECT-READ-WORKED", "outside\n"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("stdout has %q: %s", bad, r)
+		}
+	}
+	if !strings.Contains(r.stderr, "fs.protected") || !strings.Contains(r.stderr, "fs.beneath") && !strings.Contains(r.stderr, "bad-request") {
+		t.Errorf("denials do not name their rule: %s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "components: ") || !strings.Contains(r.stderr, "fs ") {
+		t.Errorf("no component summary on stderr: %s", r.stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(s.ws, "out.txt"))
+	if err != nil || string(got) != "by the agent" {
+		t.Fatalf("out.txt: %q %v", got, err)
+	}
+	st := mustExist(t, filepath.Join(s.ws, "out.txt")).Sys().(*syscall.Stat_t)
+	if st.Uid != owner || st.Gid != owner {
+		t.Errorf("out.txt belongs to %d:%d, want the workspace owner %d", st.Uid, st.Gid, owner)
+	}
+	mustNotExist(t, filepath.Join(s.ws, "direct.txt"), "the agent wrote the workspace directly")
+	mustNotExist(t, filepath.Join(s.ws, ".git/hooks/pre-commit"), "fs wrote a protected path")
+	// The control for the escape: the file is there to be read.
+	if b, _ := os.ReadFile(secret); string(b) != "outside\n" {
+		t.Fatal("control: the outside file is not readable")
+	}
+}
+
+// sessionPids finds the processes of the session the launcher pid runs:
+// its components (by role) and stage 2.
+func sessionPids(launcher int) map[string]int {
+	out := map[string]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil || !strings.Contains(string(status), fmt.Sprintf("\nPPid:\t%d\n", launcher)) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		switch {
+		case len(args) == 3 && args[1] == "__pinfold_component":
+			out[args[2]] = pid
+		case len(args) == 2 && args[1] == "__pinfold_stage2":
+			out["stage2"] = pid
+		}
+	}
+	return out
+}
+
+// waitSession polls until the launcher's kms, fs and stage 2 all run.
+func waitSession(launcher int) (map[string]int, error) {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		pids := sessionPids(launcher)
+		if pids["kms"] != 0 && pids["fs"] != 0 && pids["stage2"] != 0 {
+			return pids, nil
+		}
+		if time.Now().After(deadline) {
+			return pids, fmt.Errorf("session processes not all seen: %v", pids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// gone waits until none of pids is alive (zombies included: their parent
+// reaps them).
+func gone(pids map[string]int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var alive []string
+		for role, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				alive = append(alive, fmt.Sprintf("%s (pid %d)", role, pid))
+			}
+		}
+		if len(alive) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("still alive: %s", strings.Join(alive, ", "))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A component killed mid-session stops the session: the agent is killed,
+// the other components stopped, the reason printed. The control: the same
+// agent, undisturbed, runs to its end (exit 0).
+func TestIntegrationComponentDeathStopsSession(t *testing.T) {
+	s := newSandbox(t)
+	var pids map[string]int
+	var findErr error
+	r := s.agentSh(t, componentsPol(), itOpts{onStart: func(pid int) {
+		go func() {
+			if pids, findErr = waitSession(pid); findErr == nil {
+				syscall.Kill(pids["fs"], syscall.SIGKILL)
+			}
+		}()
+	}}, "sleep 20; echo AGENT-FINISHED")
+	if findErr != nil {
+		t.Fatal(findErr)
+	}
+	if r.code != 125 || strings.Contains(r.stdout, "AGENT-FINISHED") || !strings.Contains(r.stderr, "component fs exited") || r.elapsed > 15*time.Second {
+		t.Fatalf("fs killed: want exit 125 soon, no agent output and the reason, got %s after %v", r, r.elapsed)
+	}
+	if err := gone(pids); err != nil {
+		t.Error(err)
+	}
+	ctl := s.agentSh(t, componentsPol(), itOpts{}, "sleep 0.2; echo AGENT-FINISHED")
+	if ctl.code != 0 || ctl.stdout != "AGENT-FINISHED\n" {
+		t.Fatalf("control: %s", ctl)
+	}
+}
+
+// SIGKILL of the launcher leaves no process of the session behind.
+func TestIntegrationComponentsLauncherKilled(t *testing.T) {
+	s := newSandbox(t)
+	var pids map[string]int
+	var findErr error
+	r := s.agentSh(t, componentsPol(), itOpts{onStart: func(pid int) {
+		go func() {
+			if pids, findErr = waitSession(pid); findErr == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}()
+	}}, "sleep 20")
+	if findErr != nil {
+		t.Fatal(findErr)
+	}
+	if !r.signaled || r.code != 128+9 {
+		t.Fatalf("launcher not killed: %s", r)
+	}
+	if err := gone(pids); err != nil {
+		t.Error(err)
+	}
+}
