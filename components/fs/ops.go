@@ -139,8 +139,15 @@ func (r *Root) Read(p string, offset int64, length int) (data []byte, eof bool, 
 	if err := regular(op, p, &st); err != nil {
 		return nil, false, err
 	}
-	// One byte more than asked tells whether the end was reached.
-	buf := make([]byte, length+1)
+	// One byte more than asked tells whether the end was reached. The
+	// buffer is sized by the file as it was when opened (plus a page, for
+	// a file growing meanwhile; a longer read just says it did not reach
+	// the end), not by the limit: a 1 KiB read must not allocate 1 MiB.
+	want := length + 1
+	if rest := st.Size - offset + 4096; rest < int64(want) {
+		want = int(max(rest, 1))
+	}
+	buf := make([]byte, want)
 	n := 0
 	for n < len(buf) {
 		m, err := unix.Pread(fd, buf[n:], offset+int64(n))
@@ -155,10 +162,14 @@ func (r *Root) Read(p string, offset int64, length int) (data []byte, eof bool, 
 		}
 		n += m
 	}
-	if n <= length {
+	switch {
+	case n < len(buf): // the end came first
 		return buf[:n:n], true, nil
+	case len(buf) > length: // more than asked: not the end
+		return buf[:length:length], false, nil
+	default: // the file grew past its size at open: not known to be the end
+		return buf[:n:n], false, nil
 	}
-	return buf[:length:length], false, nil
 }
 
 func regular(op, p string, st *unix.Stat_t) error {
