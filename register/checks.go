@@ -259,6 +259,14 @@ func checks() []check {
 					return os.Geteuid() != 0, "the memory cgroup is for root launches; unprivileged launches bound address space only (SD-05)"
 				}}, nil
 		}},
+		{"SR-37", func(s *scratch) (probeCase, error) {
+			// The same write to the workspace: the agent's own in
+			// components mode (fs holds that authority), allowed in
+			// wrapper mode (the control).
+			wrapper := s.policyText("")
+			components := strings.Replace(wrapper, "version = 1\n", "version = 1\nmode = \"components\"\n", 1)
+			return probeCase{raw: components, control: wrapper, probe: probe("write", filepath.Join(s.ws, "direct"))}, nil
+		}},
 	}
 }
 

@@ -188,9 +188,9 @@ func entries() []Entry {
 			"AF_VSOCK is not network-namespaced and reaches the host or hypervisor; AF_PACKET, AF_ALG, AF_TIPC, Bluetooth and others add kernel surface or paths out.",
 			"Seccomp allows socket and socketpair only for AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK and answers the rest with EAFNOSUPPORT, as a kernel without them does.",
 			Boundary, "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
-		sr("SR-28", `"proxy" mode is refused until the net component exists; components mode never runs as wrapper mode`,
-			`A policy asking for "proxy" would otherwise run with a network the policy's allow and deny rules do not govern; one asking for components mode, run as wrapper mode, would leave the agent holding the authority the components are there to broker.`,
-			`Launch refuses "proxy" (exit 124) with a hint to use "none" or "ports". In components mode the agent's own policy loses files.write (fs holds it), and a policy that would give the agent the network ("ports"), Unix sockets, or a write path fs does not serve is refused (exit 124).`,
+		sr("SR-28", `"proxy" mode is refused until the net component exists`,
+			`A policy asking for "proxy" would otherwise run with a network the policy's allow and deny rules do not govern.`,
+			`Launch refuses "proxy" (exit 124), in either mode, with a hint to use "none" or "ports".`,
 			Boundary, "launcher.TestIntegrationComponentsModeNoDirectAuthority"),
 		sr("SR-35", "Abstract Unix sockets do not reach the host",
 			"Abstract sockets are named in the network namespace, not the file system, so file rules never see them; a host service listening on one would be reachable.",
@@ -291,6 +291,24 @@ func entries() []Entry {
 			"The schema walk refuses unknown keys with their line; version = 1 is required.",
 			Boundary, "policy.TestInvalidFiles", "policy.TestEveryKeyCovered"),
 
+		// Components mode.
+		sr("SR-37", "In components mode the agent holds no file or network authority of its own",
+			"An agent that can write the workspace, reach the network or open a Unix socket itself bypasses what the components decide and log.",
+			`The agent runs under the policy less files.write (fs holds it), in an empty network namespace whose only listeners are the components', with Unix sockets refused; its direct writes fail (EROFS). A components-mode policy with network "ports", unix_sockets, or a write path outside the workspace is refused (exit 124); a components-mode launch never runs as wrapper mode.`,
+			Boundary, "launcher.TestIntegrationComponentsModeNoDirectAuthority", "launcher.TestIntegrationComponentsFS"),
+		sr("SR-38", "Component calls are authenticated by the session's CA and the call table",
+			"Another local process, a certificate of another session or CA, the agent's certificate at kms, or one component's certificate used to act as another would reach authority it was not given.",
+			"Mutual TLS 1.3 with an in-memory ed25519 CA per session and one leaf per role (role in a URI SAN); the call table (agent → fs, net, bash; bash → fs, net; net → kms) is checked by client and server, and again by each handler; Unix-socket callers of another uid are closed before TLS (SO_PEERCRED); every refusal is logged with the identity claimed. The agent's key is readable by its uid alone.",
+			Boundary, "components/session.TestSessionAttach", "components/pki.TestCallMatrix", "components/pki.TestServerRefusesCredentials", "components/pki.TestExpiredLeafRefused", "components/pki.TestNoClientCertificateRefused", "components/rpc.TestTableHolds", "components/rpc.TestAllowPeers", "components/fs.TestHandlersCheckRole"),
+		sr("SR-39", "fs resolves every path beneath the workspace, by descriptor",
+			`"..", absolute paths, symbolic links (planted, or swapped in for a parent between calls), mount points and magic links inside the workspace would let a brokered request reach files outside it.`,
+			"fs resolves with openat2 (RESOLVE_BENEATH, NO_SYMLINKS, NO_MAGICLINKS, NO_XDEV) from a detached, idmapped clone of the workspace that no rename can leave, mutates by parent descriptor and *at calls, writes atomically, and is itself confined by Landlock to that clone (no sockets, no exec). Mutations of built-in protected paths (.git hooks and config, shell rc files, .ssh, editor and agent config) and of the policy's are refused until approvals exist.",
+			Boundary, "components/fs.TestMalformedPaths", "components/fs.TestSymlinks", "components/fs.TestParentSwappedForSymlink", "components/fs.TestMountInside", "components/fs.TestProtected", "components/fs.TestConfinement", "launcher.TestIntegrationComponentsFS"),
+		sr("SR-40", "A session ends with any of its components, and nothing of it outlives the launcher",
+			"An agent left running after a component died would go on without the checks that component made, or be retried with less; processes left behind after the launcher is killed would keep authority nobody supervises.",
+			"A component's exit cancels the launch: stage 2 kills the agent, the other components are stopped, the reason is printed, and nothing is retried. Components carry the parent-death signal and run in cgroups of their own, which the session kills whole; the agent's tree ends with stage 2.",
+			Boundary, "launcher.TestIntegrationComponentDeathStopsSession", "launcher.TestIntegrationComponentsLauncherKilled", "components/session.TestSessionStopKills", "components/session.TestSessionKMS"),
+
 		// The evidence.
 		{ID: "SR-09", Title: "A refusal counts only with a successful control run",
 			Threat:  "A probe is refused for an unrelated reason (a missing file, a kernel without the feature) and the refusal is taken as proof that a control works.",
@@ -352,5 +370,9 @@ func entries() []Entry {
 		sd("SD-14", "The live check sees symlinks, not bind mounts",
 			"A write path that is the target of a bind mount still resolves elsewhere in a sense CheckLive does not detect.",
 			"Said in the policy package's documentation; the person must not list bind-mounted paths they did not mean."),
+		sd("SD-15", "fs reads through hard links",
+			"A hard link inside the workspace to a file outside it (made by someone who could write both) is the same file: path resolution cannot tell, and fs reads it. fs's writes replace the name (rename), so they never change the outside file.",
+			"Said in the fs package's documentation and shown by its test; the workspace must not hold hard links the person did not mean.",
+			"components/fs.TestHardLinkLimit"),
 	}
 }
