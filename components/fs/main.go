@@ -1,27 +1,22 @@
 package fs
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strconv"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/pinfold/pinfold/components/internal/boot"
 	"github.com/pinfold/pinfold/components/pki"
-	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/launcher"
 )
 
-// The descriptors the launcher hands the fs process.
+// The descriptors the launcher hands the fs process beyond the bootstrap
+// (3) and the Unix listener (4) every component gets.
 const (
-	fdBootstrap = 3 // the Bootstrap as JSON, then end of file
-	fdListener  = 4 // the listening Unix socket fs serves on
-	fdRoot      = 5 // the workspace: an O_PATH directory descriptor (a detached idmapped clone)
+	fdRoot = 5 // the workspace: an O_PATH directory descriptor (a detached idmapped clone)
 	// Optional: a second listening socket, the TCP listener the launcher
 	// made in the agent's network namespace. fs serves it the same way.
 	fdAgentListener = 6
@@ -42,12 +37,7 @@ var landlockRoot = "/proc/self/fd/" + strconv.Itoa(fdRoot) + "/."
 // credential and the session CA, the uids that may connect, and the
 // workspace-relative paths protected beyond the built-in ones.
 type Bootstrap struct {
-	CAPEM   []byte `json:"ca_pem"`
-	CertPEM []byte `json:"cert_pem"`
-	KeyPEM  []byte `json:"key_pem"`
-	// Peers are the uids whose processes may connect at all (SO_PEERCRED,
-	// before TLS); empty: the socket's mode and mutual TLS alone.
-	Peers []uint32 `json:"peers"`
+	boot.Credential
 	// Protected are workspace-relative paths (the policy file, the vault,
 	// the session directory, the backup store when they lie inside the
 	// workspace, and the policy's own): no mutation touches them or what
@@ -69,30 +59,16 @@ func Main() int {
 }
 
 func serve(log *slog.Logger) error {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("not dumpable: %w", err)
-	}
-	// The Go runtime takes the lowest free descriptors for itself, so
-	// "open" proves nothing: the launcher's are a pipe, a listening
-	// socket and a directory.
-	if !isPipe(fdBootstrap) || !isListening(fdListener) || !isDir(fdRoot) {
-		return errors.New("fs runs only as a component the launcher starts (no bootstrap pipe, listening socket and workspace directory on descriptors 3, 4 and 5)")
-	}
-	f := os.NewFile(fdBootstrap, "bootstrap")
-	lf := os.NewFile(fdListener, "listener")
-	raw, err := io.ReadAll(io.LimitReader(f, maxBootstrap+1))
-	f.Close()
-	if err != nil || len(raw) > maxBootstrap {
-		return fmt.Errorf("read the bootstrap: %v (or larger than %d bytes)", err, maxBootstrap)
+	// Looked at before the bootstrap is waited for.
+	if !boot.IsDir(fdRoot) {
+		return errors.New("fs runs only as a component the launcher starts (no workspace directory on descriptor 5)")
 	}
 	var b Bootstrap
-	err = json.Unmarshal(raw, &b)
-	clear(raw)
+	ln, err := boot.Start(pki.FS, maxBootstrap, &b)
 	if err != nil {
-		return fmt.Errorf("decode the bootstrap: %w", err)
+		return err
 	}
-	leaf, err := pki.ParseLeaf(b.CAPEM, b.CertPEM, b.KeyPEM, pki.FS)
-	clear(b.KeyPEM)
+	srv, err := b.Server(pki.FS, log)
 	if err != nil {
 		return err
 	}
@@ -101,16 +77,8 @@ func serve(log *slog.Logger) error {
 		return err
 	}
 	defer root.Close()
-	ln, err := net.FileListener(lf)
-	lf.Close()
-	if err != nil {
-		return fmt.Errorf("listener: %w", err)
-	}
-	if _, ok := ln.(*net.UnixListener); !ok {
-		return fmt.Errorf("listener: a %T, want a Unix socket", ln)
-	}
 	var agentLn net.Listener
-	if isListening(fdAgentListener) {
+	if boot.IsListening(fdAgentListener) {
 		af := os.NewFile(fdAgentListener, "agent listener")
 		agentLn, err = net.FileListener(af)
 		af.Close()
@@ -128,10 +96,6 @@ func serve(log *slog.Logger) error {
 	if _, err := root.Stat("."); err != nil {
 		return fmt.Errorf("confined, fs cannot resolve its root: %w", err)
 	}
-	srv := rpc.NewServer(leaf, log)
-	if len(b.Peers) > 0 {
-		srv.AllowPeers(b.Peers...)
-	}
 	Register(srv, root)
 	log.Info("serving", "protected", len(b.Protected), "agent_listener", agentLn != nil)
 	if agentLn == nil {
@@ -141,21 +105,6 @@ func serve(log *slog.Logger) error {
 	go func() { errs <- srv.Serve(agentLn) }()
 	go func() { errs <- srv.Serve(ln) }()
 	return <-errs
-}
-
-func isPipe(fd int) bool {
-	var st unix.Stat_t
-	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
-}
-
-func isListening(fd int) bool {
-	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
-	return err == nil && v == 1
-}
-
-func isDir(fd int) bool {
-	var st unix.Stat_t
-	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
 // confinement is fs's: files beneath its root (named by rootPath), no

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pinfold/pinfold/components/internal/boot"
 	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
@@ -216,7 +217,7 @@ func TestFSProcess(t *testing.T) {
 	}
 	fsLeaf, _ := sess.Issue(pki.FS)
 	keyPEM, _ := fsLeaf.KeyPEM()
-	boot, _ := json.Marshal(Bootstrap{CAPEM: fsLeaf.CAPEM(), CertPEM: fsLeaf.CertPEM(), KeyPEM: keyPEM, Protected: []string{"policy.toml"}})
+	boot, _ := json.Marshal(Bootstrap{Credential: boot.Credential{CAPEM: fsLeaf.CAPEM(), CertPEM: fsLeaf.CertPEM(), KeyPEM: keyPEM}, Protected: []string{"policy.toml"}})
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -189,25 +189,17 @@ func regular(op, p string, st *unix.Stat_t) error {
 // it is never made executable. createOnly refuses a name that exists.
 func (r *Root) Write(p string, data []byte, createOnly bool) error {
 	const op = "write"
-	if err := r.check(op, p); err != nil {
-		return err
-	}
 	if len(data) > MaxData {
-		return badRequest(op, p, "%d bytes is more than one write stores (%d)", len(data), MaxData)
-	}
-	if err := r.guard(op, p, guardWrite, false); err != nil {
-		return err
-	}
-	par, err := r.openParent(op, p)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(par.fd)
-	if par.fold {
-		if err := r.guard(op, p, guardWrite, true); err != nil {
+		if err := r.check(op, p); err != nil {
 			return err
 		}
+		return badRequest(op, p, "%d bytes is more than one write stores (%d)", len(data), MaxData)
 	}
+	return r.inParent(op, p, guardWrite, func(par parent) error { return r.write(op, p, par, data, createOnly) })
+}
+
+// write is Write in p's parent directory.
+func (r *Root) write(op, p string, par parent, data []byte, createOnly bool) error {
 	mode := uint32(0o644)
 	var st unix.Stat_t
 	switch err := unix.Fstatat(par.fd, par.name, &st, unix.AT_SYMLINK_NOFOLLOW); {
@@ -360,27 +352,12 @@ read:
 // Mkdir makes directory p (0755 less the umask); its parent must exist.
 func (r *Root) Mkdir(p string) error {
 	const op = "mkdir"
-	if err := r.check(op, p); err != nil {
-		return err
-	}
-	if err := r.guard(op, p, guardPlain, false); err != nil {
-		return err
-	}
-	par, err := r.openParent(op, p)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(par.fd)
-	if par.fold {
-		if err := r.guard(op, p, guardPlain, true); err != nil {
-			return err
+	return r.inParent(op, p, guardPlain, func(par parent) error {
+		if err := unix.Mkdirat(par.fd, par.name, 0o755); err != nil {
+			return sysErr(op, p, err, false)
 		}
-	}
-	if err := unix.Mkdirat(par.fd, par.name, 0o755); err != nil {
-		return sysErr(op, p, err, false)
-	}
-	unix.Fsync(par.fd)
-	return nil
+		return nil
+	})
 }
 
 // Rename moves from to to, both beneath the root. An existing to is
@@ -437,10 +414,27 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 // never what it points to) or an empty directory.
 func (r *Root) Delete(p string) error {
 	const op = "delete"
+	return r.inParent(op, p, guardPlain, func(par parent) error {
+		err := unix.Unlinkat(par.fd, par.name, 0)
+		if err == unix.EISDIR {
+			err = unix.Unlinkat(par.fd, par.name, unix.AT_REMOVEDIR)
+		}
+		if err != nil {
+			return sysErr(op, p, err, false)
+		}
+		unix.Fsync(par.fd)
+		return nil
+	})
+}
+
+// inParent checks p, guards it (mode), opens its parent directory and,
+// where that directory compares names case-insensitively, guards p again
+// so; then it runs f on the parent and p's last name.
+func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) error {
 	if err := r.check(op, p); err != nil {
 		return err
 	}
-	if err := r.guard(op, p, guardPlain, false); err != nil {
+	if err := r.guard(op, p, mode, false); err != nil {
 		return err
 	}
 	par, err := r.openParent(op, p)
@@ -449,19 +443,11 @@ func (r *Root) Delete(p string) error {
 	}
 	defer unix.Close(par.fd)
 	if par.fold {
-		if err := r.guard(op, p, guardPlain, true); err != nil {
+		if err := r.guard(op, p, mode, true); err != nil {
 			return err
 		}
 	}
-	err = unix.Unlinkat(par.fd, par.name, 0)
-	if err == unix.EISDIR {
-		err = unix.Unlinkat(par.fd, par.name, unix.AT_REMOVEDIR)
-	}
-	if err != nil {
-		return sysErr(op, p, err, false)
-	}
-	unix.Fsync(par.fd)
-	return nil
+	return f(par)
 }
 
 // DeleteRecursive is refused: removing a tree needs the person's separate

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/components/internal/boot"
 	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
@@ -37,7 +38,7 @@ func TestKMSProcess(t *testing.T) {
 	}
 	kmsLeaf, _ := sess.Issue(pki.KMS)
 	keyPEM, _ := kmsLeaf.KeyPEM()
-	boot, err := json.Marshal(Bootstrap{CAPEM: kmsLeaf.CAPEM(), CertPEM: kmsLeaf.CertPEM(), KeyPEM: keyPEM, Rules: rules(), Secrets: vaultSecrets()})
+	boot, err := json.Marshal(Bootstrap{Credential: boot.Credential{CAPEM: kmsLeaf.CAPEM(), CertPEM: kmsLeaf.CertPEM(), KeyPEM: keyPEM}, Rules: rules(), Secrets: vaultSecrets()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
+	iofs "io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/components/bridge"
+	"github.com/pinfold/pinfold/components/fs"
+	"github.com/pinfold/pinfold/components/internal/boot"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/launcher"
@@ -103,7 +105,7 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		}
 		protected = append(protected, rel)
 	}
-	boot, err := json.Marshal(fsBootstrap{CAPEM: leaf.CAPEM(), CertPEM: leaf.CertPEM(), KeyPEM: keyPEM, Peers: []uint32{0}, Protected: protected})
+	boot, err := json.Marshal(fs.Bootstrap{Credential: credential(leaf, keyPEM), Protected: protected})
 	clear(keyPEM)
 	if err != nil {
 		claim.Close()
@@ -113,14 +115,12 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 	return s.start(pki.FS, fsUID, claim, boot, []*os.File{root, alf})
 }
 
-// fsBootstrap is fs's bootstrap as it travels (the fs package's
-// Bootstrap, spelled here so session does not depend on fs's server).
-type fsBootstrap struct {
-	CAPEM     []byte   `json:"ca_pem"`
-	CertPEM   []byte   `json:"cert_pem"`
-	KeyPEM    []byte   `json:"key_pem"`
-	Peers     []uint32 `json:"peers"`
-	Protected []string `json:"protected"`
+// credential is a component's bootstrap credential. Who may connect to
+// its Unix socket at all: root (the launcher) for now; the uids of the
+// components that call it join when they exist. Mutual TLS then decides
+// who is served.
+func credential(leaf *pki.Leaf, keyPEM []byte) boot.Credential {
+	return boot.Credential{CAPEM: leaf.CAPEM(), CertPEM: leaf.CertPEM(), KeyPEM: keyPEM, Peers: []uint32{0}}
 }
 
 // writeAgentCredential puts the CA, the agent's certificate and its key
@@ -255,7 +255,7 @@ func tidy(dir string) error {
 		if strings.HasSuffix(e.Name(), ".log") && e.Type().IsRegular() {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

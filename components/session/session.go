@@ -146,9 +146,7 @@ func Start(c Config) (s *Session, err error) {
 	if err != nil {
 		return s, err
 	}
-	// Who may connect to kms at all: root (the launcher) for now; net's
-	// uid joins when net exists. Mutual TLS then decides who is served.
-	boot, err := json.Marshal(kms.Bootstrap{CAPEM: leaf.CAPEM(), CertPEM: leaf.CertPEM(), KeyPEM: keyPEM, Rules: c.Rules, Secrets: named(c.Secrets, c.Rules), Peers: []uint32{0}})
+	boot, err := json.Marshal(kms.Bootstrap{Credential: credential(leaf, keyPEM), Rules: c.Rules, Secrets: named(c.Secrets, c.Rules)})
 	clear(keyPEM)
 	if err != nil {
 		return s, fmt.Errorf("session: %w", err)

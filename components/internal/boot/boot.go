@@ -1,0 +1,106 @@
+// Package boot is the start every component process shares: it makes
+// itself not dumpable before reading anything, checks that the
+// descriptors the launcher hands it are what they must be (the Go runtime
+// takes the lowest free descriptors for itself, so "open" proves
+// nothing), reads its bootstrap from the pipe on fd 3 (bounded; the raw
+// bytes wiped), takes its listening Unix socket on fd 4, and turns its
+// credential into a session leaf and an rpc server.
+package boot
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+)
+
+// The descriptors every component gets; a component's own start at 5.
+const (
+	FDBootstrap = 3 // the bootstrap as JSON, then end of file
+	FDListener  = 4 // the listening Unix socket in the session directory
+)
+
+// Credential is a component's part of the session, as every bootstrap
+// carries it (embedded: its fields sit at the bootstrap's top level).
+type Credential struct {
+	CAPEM   []byte `json:"ca_pem"`
+	CertPEM []byte `json:"cert_pem"`
+	KeyPEM  []byte `json:"key_pem"`
+	// Peers are the uids whose processes may connect to the Unix socket
+	// at all (SO_PEERCRED, before TLS); empty: mutual TLS alone.
+	Peers []uint32 `json:"peers"`
+}
+
+// Start begins the component role: not dumpable; fd 3 a pipe and fd 4 a
+// listening socket (else it refuses, naming what is missing); the
+// bootstrap (at most max bytes) decoded into b; the Unix listener
+// returned.
+func Start(role pki.Role, max int, b any) (net.Listener, error) {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("not dumpable: %w", err)
+	}
+	if !IsPipe(FDBootstrap) || !IsListening(FDListener) {
+		return nil, fmt.Errorf("%s runs only as a component the launcher starts (no bootstrap pipe and listening socket on descriptors 3 and 4)", role)
+	}
+	f := os.NewFile(FDBootstrap, "bootstrap")
+	raw, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	f.Close()
+	defer clear(raw)
+	if err != nil || len(raw) > max {
+		return nil, fmt.Errorf("read the bootstrap: %v (or larger than %d bytes)", err, max)
+	}
+	if err := json.Unmarshal(raw, b); err != nil {
+		return nil, fmt.Errorf("decode the bootstrap: %w", err)
+	}
+	lf := os.NewFile(FDListener, "listener")
+	ln, err := net.FileListener(lf)
+	lf.Close()
+	if err != nil {
+		return nil, fmt.Errorf("listener: %w", err)
+	}
+	if _, ok := ln.(*net.UnixListener); !ok {
+		ln.Close()
+		return nil, fmt.Errorf("listener: a %T, want a Unix socket", ln)
+	}
+	return ln, nil
+}
+
+// Server parses the credential as role's leaf (wiping the key's PEM) and
+// returns an rpc server for it that admits the credential's peers.
+func (c *Credential) Server(role pki.Role, log *slog.Logger) (*rpc.Server, error) {
+	leaf, err := pki.ParseLeaf(c.CAPEM, c.CertPEM, c.KeyPEM, role)
+	clear(c.KeyPEM)
+	if err != nil {
+		return nil, err
+	}
+	srv := rpc.NewServer(leaf, log)
+	if len(c.Peers) > 0 {
+		srv.AllowPeers(c.Peers...)
+	}
+	return srv, nil
+}
+
+// IsPipe, IsListening and IsDir say what descriptor fd is.
+func IsPipe(fd int) bool { return fdType(fd) == unix.S_IFIFO }
+
+func IsListening(fd int) bool {
+	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+	return err == nil && v == 1
+}
+
+func IsDir(fd int) bool { return fdType(fd) == unix.S_IFDIR }
+
+func fdType(fd int) uint32 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Mode & unix.S_IFMT
+}
