@@ -372,6 +372,16 @@ func (c *CIDR) UnmarshalTOML(v any) error {
 	if err != nil {
 		return err
 	}
+	return c.UnmarshalText([]byte(s))
+}
+
+// MarshalText writes the canonical form (the policy travels to the net
+// component as JSON).
+func (c CIDR) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads a range in canonical form only.
+func (c *CIDR) UnmarshalText(b []byte) error {
+	s := string(b)
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
 		return fmt.Errorf("address range %q is not a CIDR prefix such as \"10.0.0.0/8\"", s)

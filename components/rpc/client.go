@@ -31,6 +31,8 @@ type Client struct {
 
 	mu   sync.Mutex
 	idle []*clientConn
+	// one serialises calls on a single connection (NewClientConn).
+	one *sync.Mutex
 }
 
 type clientConn struct {
@@ -48,6 +50,28 @@ func NewClient(leaf *pki.Leaf, server pki.Role, dial func(ctx context.Context) (
 		return nil, err
 	}
 	return &Client{cfg: cfg, dial: dial, server: server}, nil
+}
+
+// NewClientConn is a client over the one connection c (one end of a
+// socketpair the launcher made), for a caller that may not open sockets:
+// calls take turns on it, and once it breaks every call fails.
+func NewClientConn(leaf *pki.Leaf, server pki.Role, c net.Conn, onReject func(pki.RejectEvent)) (*Client, error) {
+	var mu sync.Mutex
+	given := false
+	cl, err := NewClient(leaf, server, func(context.Context) (net.Conn, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if given {
+			return nil, errors.New("the one connection to the component has ended")
+		}
+		given = true
+		return c, nil
+	}, onReject)
+	if err != nil {
+		return nil, err
+	}
+	cl.one = &sync.Mutex{}
+	return cl, nil
 }
 
 // Call asks op with args (JSON-encoded) and decodes the result into result
@@ -69,6 +93,10 @@ func (c *Client) CallData(ctx context.Context, op string, args any, data []byte,
 	}
 	if len(body) > MaxBody || len(data) > MaxData {
 		return fail("request of %d bytes of arguments and %d of data, over the limit of %d and %d", len(body), len(data), MaxBody, MaxData)
+	}
+	if c.one != nil {
+		c.one.Lock()
+		defer c.one.Unlock()
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -161,6 +189,12 @@ func (c *Client) conn(ctx context.Context, fresh bool) (*clientConn, bool, error
 
 func (c *Client) put(cc *clientConn) {
 	cc.tc.SetDeadline(time.Time{})
+	if c.one != nil {
+		c.mu.Lock()
+		c.idle = append(c.idle[:0], cc) // the one connection, kept
+		c.mu.Unlock()
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.idle) < maxIdle {

@@ -58,6 +58,9 @@ type Server struct {
 type serverConn struct {
 	c    net.Conn
 	busy bool // answering a request (Shutdown lets it finish)
+	// pinned is a connection the launcher made for one caller (ServeConn):
+	// it is never ended for idleness.
+	pinned bool
 }
 
 // AllowPeers limits Unix-socket callers to processes running as uids
@@ -141,6 +144,32 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
+// ServeConn serves one connection the launcher made (one end of a
+// socketpair whose other end a caller holds) for as long as it lasts,
+// without an idle timeout: a caller that may not open sockets itself
+// (net, calling kms) keeps its one way in. The handshake and every check
+// are those of Serve's connections. It returns at once.
+func (s *Server) ServeConn(c net.Conn) error {
+	cfg, err := pki.ServerConfig(s.leaf, func(ev pki.RejectEvent) {
+		s.log.Warn("refused", "caller", ev.Claimed, "reason", ev.Reason.String(), "detail", fmt.Sprint(ev.Detail))
+	})
+	if err != nil {
+		return err
+	}
+	sc := &serverConn{c: c, pinned: true}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		c.Close()
+		return errors.New("rpc: server closed")
+	}
+	s.conns[sc] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.serveConn(sc, cfg)
+	return nil
+}
+
 // Shutdown stops accepting, ends idle connections and waits for requests
 // in flight (until ctx ends; then their connections are closed too).
 func (s *Server) Shutdown(ctx context.Context) error {
@@ -209,7 +238,11 @@ func (s *Server) serveConn(sc *serverConn, cfg *tls.Config) {
 		if !s.setBusy(sc, false) {
 			return
 		}
-		tc.SetDeadline(time.Now().Add(idleTimeout))
+		if sc.pinned {
+			tc.SetDeadline(time.Time{})
+		} else {
+			tc.SetDeadline(time.Now().Add(idleTimeout))
+		}
 		b, err := readFrame(tc, func() {
 			s.setBusy(sc, true)
 			tc.SetDeadline(time.Now().Add(readTimeout))

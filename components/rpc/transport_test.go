@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -356,5 +358,74 @@ func TestAllowPeers(t *testing.T) {
 	want := fmt.Sprintf("refused caller=\"uid %d\" reason=peer_uid", me)
 	if !strings.Contains(g.logs.String(), want) {
 		t.Errorf("log lacks %q:\n%s", want, g.logs.String())
+	}
+}
+
+// A connection the launcher made (a socketpair) is served without an idle
+// timeout and carries calls in turn; a second client cannot conjure
+// another connection out of it; once it breaks, calls fail rather than
+// hang.
+func TestServeConn(t *testing.T) {
+	sess, err := pki.NewSession("rpc-test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kmsLeaf, _ := sess.Issue(pki.KMS)
+	netLeaf, _ := sess.Issue(pki.Net)
+	logs := &syncbuf.Buffer{}
+	srv := NewServer(kmsLeaf, slog.New(slog.NewTextHandler(logs, nil)))
+	srv.Handle("echo", func(_ context.Context, caller pki.Role, body json.RawMessage) (Decision, any) {
+		return Allow("echo-rule"), string(caller)
+	})
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := func(fd int) net.Conn {
+		f := os.NewFile(uintptr(fd), "pair")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	sc, cc := conn(fds[0]), conn(fds[1])
+	if err := srv.ServeConn(sc); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClientConn(netLeaf, pki.KMS, cc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var who string
+			d, err := c.Call(ctx(t), "echo", 1, &who)
+			if err == nil && (!d.Allowed || who != "net") {
+				err = fmt.Errorf("%+v %q", d, who)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("call in turn: %v", err)
+		}
+	}
+	cc.Close()
+	if d, err := c.Call(ctx(t), "echo", 1, nil); err == nil {
+		t.Errorf("a call after the connection broke: %+v", d)
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil {
+		t.Errorf("Shutdown: %v", err)
 	}
 }
