@@ -1,0 +1,220 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+var injectRules = []policy.Secret{
+	{Name: "github", Hosts: []policy.Domain{"api.github.com", "*.githubusercontent.com"}, Header: "Authorization", Template: "Bearer {secret}"},
+}
+
+// upstream is a loopback TLS server standing in for the real host; it
+// records the headers it got.
+type upstream struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	auth []string
+}
+
+func newUpstream(t *testing.T) *upstream {
+	u := &upstream{}
+	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.auth = append(u.auth, r.Header.Get("Authorization"))
+		u.mu.Unlock()
+		io.WriteString(w, "hello from "+r.Host)
+	}))
+	u.srv.StartTLS()
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+// The test's upstream certificate is for "example.com"; the injector is
+// told the upstream host is api.github.com, so it must verify the
+// upstream for that name: the test's roots carry a certificate for it.
+func injectorFor(t *testing.T, roots *x509.CertPool, released *[]string) *Injector {
+	t.Helper()
+	ca, err := NewInjectCA(injectRules, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Injector{CA: ca, Rules: injectRules, Roots: roots,
+		Release: func(_ context.Context, name, host string) ([]byte, error) {
+			*released = append(*released, name+"@"+host)
+			return []byte("ghp_real_value"), nil
+		}}
+}
+
+// agentTLS is the agent's side: it trusts the interception CA.
+func agentTLS(t *testing.T, c net.Conn, in *Injector, host string) *tls.Conn {
+	pool := x509.NewCertPool()
+	pool.AddCert(in.CA.Cert)
+	return tls.Client(c, &tls.Config{ServerName: host, RootCAs: pool})
+}
+
+// serveInjected runs the injector between a pipe (the agent) and a real
+// TCP connection to the loopback upstream, and returns the agent's end.
+func serveInjected(t *testing.T, in *Injector, u *upstream, host string) (net.Conn, chan error) {
+	agentEnd, proxyEnd := net.Pipe()
+	up, err := net.Dial("tcp", u.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- in.Serve(context.Background(), proxyEnd, host, in.Rule(host), up) }()
+	return agentEnd, done
+}
+
+// upstreamRoots trusts the test server's certificate under the name
+// api.github.com (httptest's certificate names example.com: the
+// injector verifies against the name it was told, so a pool with that
+// certificate alone does not do; VerifyPeerCertificate is not ours to
+// change, so the test server's cert is reissued for the name).
+func upstreamFor(t *testing.T, host string) (*upstream, *x509.CertPool) {
+	u := newUpstream(t)
+	cert, key, pool := selfSigned(t, host)
+	u.srv.TLS.Certificates = []tls.Certificate{{Certificate: [][]byte{cert.Raw}, PrivateKey: key}}
+	return u, pool
+}
+
+// The agent's request to a rule's host leaves with the rule's header
+// set from the value kms released for that host (the placeholder the
+// agent sent replaced); the agent never receives the value.
+func TestInjectSetsHeader(t *testing.T) {
+	const host = "api.github.com"
+	u, roots := upstreamFor(t, host)
+	var released []string
+	in := injectorFor(t, roots, &released)
+	agentEnd, done := serveInjected(t, in, u, host)
+	a := agentTLS(t, agentEnd, in, host)
+	a.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(a, "GET /user HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: Bearer PLACEHOLDER\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(a), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	a.Close()
+	<-done
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "hello from api.github.com") {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	if len(u.auth) != 1 || u.auth[0] != "Bearer ghp_real_value" {
+		t.Errorf("upstream got Authorization %q", u.auth)
+	}
+	if len(released) != 1 || released[0] != "github@api.github.com" {
+		t.Errorf("released %v", released)
+	}
+	if strings.Contains(string(body), "ghp_real_value") || strings.Contains(strings.Join(resp.Header.Values("Authorization"), ""), "ghp") {
+		t.Error("the value came back to the agent")
+	}
+}
+
+// A request on the intercepted connection whose Host is another name is
+// refused before any value is fetched; the control is the test above.
+func TestInjectRefusesOtherHost(t *testing.T) {
+	const host = "api.github.com"
+	u, roots := upstreamFor(t, host)
+	var released []string
+	in := injectorFor(t, roots, &released)
+	agentEnd, done := serveInjected(t, in, u, host)
+	a := agentTLS(t, agentEnd, in, host)
+	a.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(a, "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(a), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	<-done
+	if resp.StatusCode != 403 || resp.Header.Get("X-Pinfold-Reason") != "host-mismatch" || len(released) != 0 || len(u.auth) != 0 {
+		t.Errorf("%d %v released %v upstream %v", resp.StatusCode, resp.Header, released, u.auth)
+	}
+}
+
+// An upstream whose certificate does not verify for the host gets no
+// request (and so no value): 502.
+func TestInjectVerifiesUpstream(t *testing.T) {
+	const host = "api.github.com"
+	u, _ := upstreamFor(t, host)
+	var released []string
+	in := injectorFor(t, x509.NewCertPool(), &released) // roots that trust nothing
+	agentEnd, done := serveInjected(t, in, u, host)
+	a := agentTLS(t, agentEnd, in, host)
+	a.SetDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(a), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "upstream handshake") {
+		t.Errorf("Serve: %v", err)
+	}
+	if resp.StatusCode != 502 || len(released) != 0 || len(u.auth) != 0 {
+		t.Errorf("%d released %v upstream %v", resp.StatusCode, released, u.auth)
+	}
+}
+
+// The interception CA is name-constrained to the rules' hosts: a
+// certificate it signs for any other name does not verify, for the
+// wildcard rule only names beneath the suffix do, and the CA's key does
+// not sign further CAs (path length 0).
+func TestInjectCANameConstraints(t *testing.T) {
+	ca, err := NewInjectCA(injectRules, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Injector{CA: ca, Rules: injectRules}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	for host, want := range map[string]bool{
+		"api.github.com":            true,
+		"raw.githubusercontent.com": true,
+		"evil.com":                  false,
+		"github.com":                false,
+		"githubusercontent.com":     false,
+		"api.github.com.evil.com":   false,
+		"xapi.github.com":           false,
+	} {
+		c, err := in.leaf(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, _ := x509.ParseCertificate(c.Certificate[0])
+		_, err = leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: pool})
+		if (err == nil) != want {
+			t.Errorf("%s: verified %v, want %v (%v)", host, err == nil, want, err)
+		}
+	}
+	back, err := ParseInjectCA(ca.CertPEM(), mustKeyPEM(t, ca))
+	if err != nil || !back.Cert.Equal(ca.Cert) {
+		t.Errorf("PEM round trip: %v", err)
+	}
+	if !ca.Cert.MaxPathLenZero || !ca.Cert.PermittedDNSDomainsCritical {
+		t.Error("the CA may sign CAs, or its constraints are not critical")
+	}
+	if _, err := NewInjectCA(nil, time.Now(), time.Hour); err == nil {
+		t.Error("a CA with no hosts (no constraint) was made")
+	}
+}
+
+func mustKeyPEM(t *testing.T, ca *InjectCA) []byte {
+	b, err := ca.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
