@@ -16,8 +16,9 @@ import (
 //   - files.read and files.exec stay the agent's (its tools, its system
 //     libraries), plus its credential directory.
 //   - The network is "none": the agent's only sockets reach the listeners
-//     the session places in its namespace. "ports" would hand it the
-//     network the components broker; "proxy" needs the net component.
+//     the session places in its namespace (in "proxy" mode one of them is
+//     net's proxy, and the agent's own copy of the policy says "none").
+//     "ports" would hand it the network the components broker.
 //   - Unix sockets are refused: the agent never opens one.
 func agentPolicy(p *policy.Policy, b Beside) (*policy.Policy, error) {
 	refuse := func(detail, hint string) error {
@@ -33,15 +34,14 @@ func agentPolicy(p *policy.Policy, b Beside) (*policy.Policy, error) {
 		}
 	}
 	switch {
-	case p.Network.Mode == policy.NetProxy:
-		return nil, refuse(`network mode "proxy" needs the net component, which this version does not have yet`, `use mode = "none" for now`)
-	case p.Network.Mode != policy.NetNone:
+	case p.Network.Mode != policy.NetNone && p.Network.Mode != policy.NetProxy:
 		return nil, refuse(fmt.Sprintf("network mode %q would give the agent the network directly: in components mode its only sockets reach the components", p.Network.Mode), `use mode = "none"`)
 	case p.Network.UnixSockets:
 		return nil, refuse("network.unix_sockets = true: in components mode the agent never opens a Unix socket", "remove unix_sockets")
 	}
 	a := *p
 	a.Files.Write = nil
+	a.Network = policy.Network{Mode: policy.NetNone}
 	a.Files.Read = append(slices.Clone(p.Files.Read), policy.Path(b.AgentDir()))
 	return &a, nil
 }

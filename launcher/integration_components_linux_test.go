@@ -1,7 +1,12 @@
 package launcher
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -208,4 +213,118 @@ func TestIntegrationComponentsLauncherKilled(t *testing.T) {
 	if err := gone(pids); err != nil {
 		t.Error(err)
 	}
+}
+
+// proxyPol is a components-mode policy in "proxy" mode whose only
+// reachable upstreams are on this host's loopback (unsafe_allow_private),
+// with one name denied.
+func proxyPol() itPol {
+	p := componentsPol()
+	p.network = "proxy"
+	p.netExtra = "block_all = false\ndeny = [\"blocked.example\"]\nunsafe_allow_private = [\"127.0.0.0/8\"]\n"
+	return p
+}
+
+// In "proxy" mode the agent reaches the network only through net: a GET
+// to an allowed upstream (on this host's loopback, allowed by
+// unsafe_allow_private) goes through; a denied name, the cloud metadata
+// address and another private range are refused with 403 and the rule,
+// decided before anything is dialled (no packet leaves for them); a
+// direct connection, without the proxy, does not get out of the agent's
+// namespace at all.
+func TestIntegrationComponentsProxy(t *testing.T) {
+	s := newSandbox(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "upstream says hello")
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	up := "http://" + ln.Addr().String() + "/"
+	for _, c := range []struct{ url, want string }{
+		{up, "status 200 - upstream says hello"},
+		{"http://blocked.example/", "status 403 network.deny[0]"},
+		{"http://169.254.169.254/latest/meta-data/", "status 403 ssrf.metadata"},
+		{"http://10.1.2.3/", "status 403 ssrf.private"},
+	} {
+		r := s.launch(t, proxyPol(), itOpts{}, "http-get", c.url)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, c.want) {
+			t.Errorf("GET %s through net: want %q, got %s", c.url, c.want, r)
+		}
+	}
+	// Without the proxy the agent's namespace has no route out.
+	r := s.launch(t, proxyPol(), itOpts{}, "tcp-connect", ln.Addr().String())
+	if !strings.HasPrefix(r.stdout, "denied ") {
+		t.Errorf("a direct connect left the agent's namespace: %s", r)
+	}
+	s.control(t, itOpts{}, "tcp-connect", ln.Addr().String())
+}
+
+// The secret's bytes are nowhere the agent can read: its environment, its
+// files, its credential directory, /proc. The control: the same scan finds
+// them in a file planted where the agent can read. Nor are they in the
+// launcher's output or the session's logs.
+func TestIntegrationComponentsSecretUnseen(t *testing.T) {
+	s := newSandbox(t)
+	var value [24]byte
+	rand.Read(value[:])
+	secretValue := "ghp_" + hex.EncodeToString(value[:])
+	keyFile := filepath.Join(s.dir, "vault.key")
+	key := make([]byte, 32)
+	rand.Read(key)
+	must(t, os.WriteFile(keyFile, key, 0o600))
+	vault := filepath.Join(s.dir, "vault")
+	add := s.run(t, itOpts{stdin: fileWith(t, secretValue)}, itEnv.launcher, "secrets", "add", "github", "--vault", vault, "--key-file", keyFile)
+	if add.code != 0 {
+		t.Fatalf("secrets add: %s", add)
+	}
+	canary := filepath.Join(s.dir, "canary")
+	must(t, os.Mkdir(canary, 0o755))
+	s.file(t, filepath.Join(canary, "planted"), "x"+secretValue+"x")
+	p := proxyPol()
+	p.extra = "[[secrets]]\nname = \"github\"\nhosts = [\"api.github.com\"]\nheader = \"Authorization\"\ntemplate = \"Bearer {secret}\"\n"
+	scan := func(p itPol, roots ...string) itResult {
+		path, hash := s.writePolicy(t, p)
+		argv := append([]string{itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--vault", vault, "--key-file", keyFile,
+			"--", itEnv.launcher, "__pinfold_probe", "find-bytes", hex.EncodeToString([]byte(secretValue))}, roots...)
+		return s.run(t, itOpts{}, argv...)
+	}
+	roots := []string{"/proc/self/environ", "/proc/self/cmdline", "/proc/1/environ", "/proc/1/cmdline", "/tmp", "/dev/shm", "/run", "/etc", "/var", "/home", "/root", itEnv.base, canary}
+	r := scan(p, roots...)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "absent ") {
+		t.Fatalf("the agent found the secret: %s", r)
+	}
+	if !strings.Contains(r.stderr, "kms 0 requests") || !strings.Contains(r.stderr, "net ") {
+		t.Errorf("the session did not run kms and net: %s", r.stderr)
+	}
+	ctl := p
+	ctl.read = append(ctl.read, canary)
+	if c := scan(ctl, roots...); c.code != 1 || c.stdout != "found "+filepath.Join(canary, "planted")+"\n" {
+		t.Fatalf("control: the scan does not find the planted copy, so its silence proves nothing: %s", c)
+	}
+	if strings.Contains(r.stdout+r.stderr, secretValue) {
+		t.Error("the secret reached the launcher's output")
+	}
+	logs, _ := filepath.Glob("/run/pinfold/*/*.log")
+	for _, l := range logs {
+		if b, _ := os.ReadFile(l); bytes.Contains(b, []byte(secretValue)) {
+			t.Errorf("the secret is in %s", l)
+		}
+	}
+}
+
+// fileWith is a file holding content, rewound, for a stdin.
+func fileWith(t *testing.T, content string) *os.File {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "stdin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	f.WriteString(content)
+	f.Seek(0, 0)
+	return f
 }

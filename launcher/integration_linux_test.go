@@ -139,6 +139,7 @@ type itPol struct {
 	set               map[string]string
 	mode              string // "wrapper" unless set
 	extra             string // appended to the policy text (whole tables)
+	netExtra          string // added to [network] (proxy mode's keys)
 }
 
 // itSandbox is one test's directory.
@@ -207,7 +208,7 @@ func (s *itSandbox) policyText(p itPol) string {
 	}
 	fmt.Fprintf(&b, "write = %s\nexec = %s\n\n", list(append([]string{s.ws}, p.write...)), list(append([]string{itEnv.bin}, p.exec...)))
 	network := orDefault(p.network, "none")
-	fmt.Fprintf(&b, "[network]\nmode = %q\n", network)
+	fmt.Fprintf(&b, "[network]\nmode = %q\n%s", network, p.netExtra)
 	if len(p.connectTCP) > 0 {
 		ports := make([]string, len(p.connectTCP))
 		for i, port := range p.connectTCP {

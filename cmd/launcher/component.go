@@ -6,6 +6,7 @@ import (
 
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/kms"
+	netc "github.com/pinfold/pinfold/components/net"
 	"github.com/pinfold/pinfold/components/session"
 )
 
@@ -23,8 +24,10 @@ func componentMain(args []string) int {
 			return kms.Main()
 		case "fs":
 			return fs.Main()
+		case "net":
+			return netc.Main()
 		}
 	}
-	fmt.Fprintf(os.Stderr, "launcher: error: %s is internal to the launcher: it starts a component (kms or fs), given as the only argument\n", componentEntry)
+	fmt.Fprintf(os.Stderr, "launcher: error: %s is internal to the launcher: it starts a component (kms, fs or net), given as the only argument\n", componentEntry)
 	return exitUsage
 }

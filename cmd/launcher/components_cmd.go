@@ -51,7 +51,7 @@ func (e env) componentSession(p *policy.Policy, vaultPath, keyFile string) (*ses
 	// them: the launch runs on this same locked thread.
 	runtime.LockOSThread()
 	s, err := session.Start(session.Config{Launcher: exe, Root: sessionRoot, Rules: p.Secrets, Secrets: secrets,
-		Workspace: string(p.Workspace.Path), Protected: protected})
+		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network})
 	if err != nil {
 		return nil, nil, fail(exitFailure, "", "components: %v: nothing was started", err)
 	}

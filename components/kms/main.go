@@ -1,7 +1,9 @@
 package kms
 
 import (
+	"fmt"
 	"log/slog"
+	"net"
 	"os"
 
 	"github.com/pinfold/pinfold/components/internal/boot"
@@ -9,6 +11,10 @@ import (
 	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
+
+// fdNet is, when the session has net, kms's end of a socketpair whose
+// other end net holds.
+const fdNet = 5
 
 // maxBootstrap bounds what kms reads from its bootstrap pipe.
 const maxBootstrap = 16 << 20
@@ -36,6 +42,8 @@ func Main() int {
 }
 
 func serve(log *slog.Logger) error {
+	// Looked at first: the Go runtime takes free descriptors for itself.
+	hasNet := boot.IsSocket(fdNet)
 	// Not dumpable before the secrets are read, not only once confined.
 	var b Bootstrap
 	ln, err := boot.Start(pki.KMS, maxBootstrap, &b)
@@ -60,6 +68,19 @@ func serve(log *slog.Logger) error {
 		return err
 	}
 	Register(srv, store)
+	// net's one way in: it opens no sockets, so the launcher handed each
+	// of them an end of a socketpair.
+	if hasNet {
+		f := os.NewFile(fdNet, "net")
+		c, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("net's connection: %w", err)
+		}
+		if err := srv.ServeConn(c); err != nil {
+			return err
+		}
+	}
 	log.Info("serving", "secrets", len(store.spans), "rules", len(b.Rules))
 	return srv.Serve(ln)
 }

@@ -335,7 +335,9 @@ func (p *Proxy) decide(ctx context.Context, h Host, port uint16) ([]netip.Addr, 
 		addrs = []netip.Addr{h.Addr}
 	} else {
 		rctx, cancel := context.WithTimeout(ctx, p.dialTimeout())
-		found, err := p.resolver().LookupNetIP(rctx, "ip", h.Name)
+		// Absolute (trailing dot): the resolver's search list must not
+		// turn "evil" into "evil.corp.example", a name no rule saw.
+		found, err := p.resolver().LookupNetIP(rctx, "ip", h.Name+".")
 		cancel()
 		if err != nil || len(found) == 0 {
 			return nil, hv, &refusal{http.StatusBadGateway, ReasonResolveFailed, RuleResolve, "the name did not resolve"}
@@ -389,6 +391,7 @@ func (p *Proxy) dialAllowed(ctx context.Context, addrs []netip.Addr, port uint16
 		if err == nil {
 			return c, ap, nil
 		}
+		p.log().Warn("dial", "target", ap.String(), "error", err.Error())
 		var ne net.Error
 		if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
 			timedOut = true
@@ -406,7 +409,9 @@ func (p *Proxy) dialAllowed(ctx context.Context, addrs []netip.Addr, port uint16
 func (p *Proxy) defaultDial(ctx context.Context, network string, addr netip.AddrPort) (net.Conn, error) {
 	d := &net.Dialer{Timeout: p.dialTimeout()}
 	d.SetMultipathTCP(false)
-	c, err := d.DialTCP(ctx, network, netip.AddrPort{}, addr)
+	// An address literal: no lookup. Not DialTCP with a zero local
+	// address: that binds ":0" first, and net's Landlock refuses bind.
+	c, err := d.DialContext(ctx, network, addr.String())
 	if err != nil {
 		return nil, err // never a typed nil
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -20,16 +21,19 @@ import (
 	"github.com/pinfold/pinfold/components/bridge"
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/internal/boot"
+	netc "github.com/pinfold/pinfold/components/net"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/launcher"
+	"github.com/pinfold/pinfold/policy"
 )
 
 // Where the agent finds the components: listeners on fixed addresses in
 // its own network namespace (nothing else listens there), named in its
 // environment.
 const (
-	AgentFSAddr = "127.0.0.1:7401"
+	AgentFSAddr  = "127.0.0.1:7401"
+	AgentNetAddr = "127.0.0.1:7402" // net's HTTP proxy
 
 	EnvSession     = "PINFOLD_SESSION"     // the session's id
 	EnvCredentials = "PINFOLD_CREDENTIALS" // the agent's credential directory
@@ -41,6 +45,10 @@ const (
 	CAFile   = "ca.pem"
 	CertFile = "agent.pem"
 	KeyFile  = "agent-key.pem"
+	// With secret injection: the interception CA, and the system's
+	// bundle with it appended (what SSL_CERT_FILE and the like name).
+	InjectCAFile = "inject-ca.pem"
+	BundleFile   = "ca-bundle.pem"
 )
 
 // AgentDir is the agent's credential directory: root's, mode 0711, with
@@ -50,7 +58,63 @@ func (s *Session) AgentDir() string { return filepath.Join(s.Dir, "agent") }
 
 // AgentEnv is what the agent's environment says about the session.
 func (s *Session) AgentEnv() []string {
-	return []string{EnvSession + "=" + s.ID, EnvCredentials + "=" + s.AgentDir(), EnvFS + "=" + AgentFSAddr}
+	env := []string{EnvSession + "=" + s.ID, EnvCredentials + "=" + s.AgentDir(), EnvFS + "=" + AgentFSAddr}
+	if s.cfg.Network.Mode == policy.NetProxy {
+		// Every spelling tools read; the agent's own loopback (where fs
+		// listens) is not proxied.
+		proxy := "http://" + AgentNetAddr
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
+			env = append(env, k+"="+proxy)
+		}
+		env = append(env, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
+	}
+	if s.inject != nil {
+		bundle := filepath.Join(s.AgentDir(), BundleFile)
+		for _, k := range []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"} {
+			env = append(env, k+"="+bundle)
+		}
+		// Node adds these to its own roots.
+		env = append(env, "NODE_EXTRA_CA_CERTS="+filepath.Join(s.AgentDir(), InjectCAFile))
+	}
+	return env
+}
+
+// injectValidity is the interception CA's lifetime: longer than any
+// session is expected to last (it is name-constrained, and its key lives
+// in net's memory alone).
+const injectValidity = 30 * 24 * time.Hour
+
+// systemBundles are where distributions keep their CA bundle; the first
+// that exists goes into the agent's.
+var systemBundles = []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem", "/etc/ssl/cert.pem"}
+
+// writeTrust puts the interception CA in the agent's directory, alone
+// and appended to a copy of the system's bundle.
+func (s *Session) writeTrust() error {
+	ca := s.inject.CertPEM()
+	if err := writeNew(filepath.Join(s.AgentDir(), InjectCAFile), ca, 0o444, 0); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	var bundle []byte
+	for _, b := range systemBundles {
+		if data, err := os.ReadFile(b); err == nil {
+			bundle = append(data, '\n')
+			break
+		}
+	}
+	if err := writeNew(filepath.Join(s.AgentDir(), BundleFile), append(bundle, ca...), 0o444, 0); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	return nil
+}
+
+// socketpair is a connected pair of Unix stream sockets, as files.
+func socketpair() (*os.File, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "kms-end"), os.NewFile(uintptr(fds[1]), "net-end"), nil
 }
 
 // Attach writes the agent's credential for uid and gid and starts fs,
@@ -112,7 +176,55 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		return fmt.Errorf("session: %w", err)
 	}
 	defer clear(boot)
-	return s.start(pki.FS, fsUID, claim, boot, []*os.File{root, alf})
+	if err := s.start(pki.FS, fsUID, claim, boot, []*os.File{root, alf}); err != nil {
+		return err
+	}
+	if s.net != nil {
+		return s.startNet(ns)
+	}
+	return nil
+}
+
+// startNet starts net, the agent's HTTP proxy, under the uid claimed for
+// it at Start, with its listener in the agent's namespace.
+func (s *Session) startNet(ns netns.NsHandle) error {
+	ln, err := bridge.ListenIn(ns, AgentNetAddr)
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	defer ln.Close()
+	lf, err := ln.(interface{ File() (*os.File, error) }).File()
+	if err != nil {
+		return fmt.Errorf("session: net's listener: %w", err)
+	}
+	defer lf.Close()
+	leaf, err := s.PKI.Issue(pki.Net)
+	if err != nil {
+		return err
+	}
+	keyPEM, err := leaf.KeyPEM()
+	if err != nil {
+		return err
+	}
+	b := netc.Bootstrap{Credential: credential(leaf, keyPEM), Network: s.cfg.Network, Secrets: s.cfg.Rules}
+	extra := []*os.File{lf}
+	c := s.net
+	if s.inject != nil {
+		b.InjectCertPEM = s.inject.CertPEM()
+		if b.InjectKeyPEM, err = s.inject.KeyPEM(); err != nil {
+			return err
+		}
+		extra = append(extra, c.kms)
+	}
+	boot, err := json.Marshal(b)
+	clear(keyPEM)
+	clear(b.InjectKeyPEM)
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	defer clear(boot)
+	s.net = &claimed{uid: c.uid, kms: c.kms} // the claim passes to the process; Stop closes the socket
+	return s.start(pki.Net, c.uid, c.claim, boot, extra)
 }
 
 // credential is a component's bootstrap credential. Who may connect to

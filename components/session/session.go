@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pinfold/pinfold/components/kms"
+	netc "github.com/pinfold/pinfold/components/net"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
@@ -37,6 +38,9 @@ type Config struct {
 	// protected paths (absolute, beneath Workspace). Attach starts fs.
 	Workspace string
 	Protected []string
+	// Network is the policy's [network]; in "proxy" mode Attach starts
+	// net, the agent's proxy, and kms admits net's uid.
+	Network policy.Network
 }
 
 // Exit is a component process that ended, and how.
@@ -60,11 +64,21 @@ type Session struct {
 	PKI *pki.Session
 
 	cfg    Config
+	net    *claimed // net's uid, claimed before kms starts so kms can admit it
+	inject *netc.InjectCA
 	lock   *os.File // held while the session lives: stale directories are swept by it
 	procs  []*proc
 	exited chan Exit
 	mu     sync.Mutex
 	closed bool
+}
+
+// claimed is a throwaway uid held for a component not yet started, and
+// (with injection) its end of the socketpair to kms.
+type claimed struct {
+	uid   int
+	claim io.Closer
+	kms   *os.File
 }
 
 type proc struct {
@@ -146,7 +160,16 @@ func Start(c Config) (s *Session, err error) {
 	if err != nil {
 		return s, err
 	}
-	boot, err := json.Marshal(kms.Bootstrap{Credential: credential(leaf, keyPEM), Rules: c.Rules, Secrets: named(c.Secrets, c.Rules)})
+	cred := credential(leaf, keyPEM)
+	if c.Network.Mode == policy.NetProxy {
+		uid, claim, err := launcher.ClaimThrowawayID()
+		if err != nil {
+			return s, err
+		}
+		s.net = &claimed{uid: uid, claim: claim}
+		cred.Peers = append(cred.Peers, uint32(uid))
+	}
+	boot, err := json.Marshal(kms.Bootstrap{Credential: cred, Rules: c.Rules, Secrets: named(c.Secrets, c.Rules)})
 	clear(keyPEM)
 	if err != nil {
 		return s, fmt.Errorf("session: %w", err)
@@ -156,7 +179,28 @@ func Start(c Config) (s *Session, err error) {
 	if err != nil {
 		return s, err
 	}
-	return s, s.start(pki.KMS, uid, claim, boot, nil)
+	var extra []*os.File
+	if s.net != nil && len(c.Rules) > 0 {
+		// net injects secrets: kms serves it over a socketpair (net opens
+		// no sockets), and the agent is given the interception CA.
+		kmsEnd, netEnd, err := socketpair()
+		if err != nil {
+			claim.Close()
+			return s, err
+		}
+		defer kmsEnd.Close()
+		s.net.kms = netEnd
+		extra = append(extra, kmsEnd)
+		if s.inject, err = netc.NewInjectCA(c.Rules, time.Now(), injectValidity); err != nil {
+			claim.Close()
+			return s, err
+		}
+		if err := s.writeTrust(); err != nil {
+			claim.Close()
+			return s, err
+		}
+	}
+	return s, s.start(pki.KMS, uid, claim, boot, extra)
 }
 
 // named keeps the secrets some rule names: the others never leave the
@@ -318,6 +362,12 @@ func (s *Session) Stop() error {
 	}
 	if s.lock != nil {
 		s.lock.Close()
+	}
+	if s.net != nil && s.net.claim != nil {
+		s.net.claim.Close() // claimed but never started
+	}
+	if s.net != nil && s.net.kms != nil {
+		s.net.kms.Close()
 	}
 	return errors.Join(errs...)
 }

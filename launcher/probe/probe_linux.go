@@ -78,6 +78,7 @@ var actions = map[string]action{
 	"sleep":            {-1, func(_ prober, a []string) error { return sleepFor(a) }, "SECS [MARKER...]: sleep (at most 120 s)"},
 	"exit":             {1, nil, "N: exit with status N, printing nothing"},
 	"kill-self":        {1, nil, "SIG: send SIG to itself"},
+	"http-get":         {1, nil, "URL: GET through the environment's proxy; prints `status N RULE FIRSTLINE`"},
 	"find-bytes":       {-1, nil, "HEX ROOT...: look for the bytes in every readable file beneath the roots; prints `found PATH` (exit 1) or `absent N`"},
 	"without-landlock": {-1, nil, "CMD [ARGS...]: exec CMD as on a kernel without Landlock (seccomp answers ENOSYS to its system calls)"},
 }
@@ -123,6 +124,8 @@ func Main(self []string, args []string) {
 		os.Exit(n)
 	case "without-landlock":
 		withoutLandlock(args)
+	case "http-get":
+		httpGet(args[0])
 	case "find-bytes":
 		if len(args) < 2 {
 			p.usage()

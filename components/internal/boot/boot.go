@@ -87,7 +87,7 @@ func (c *Credential) Server(role pki.Role, log *slog.Logger) (*rpc.Server, error
 	return srv, nil
 }
 
-// IsPipe, IsListening and IsDir say what descriptor fd is.
+// IsPipe, IsListening, IsDir and IsSocket say what descriptor fd is.
 func IsPipe(fd int) bool { return fdType(fd) == unix.S_IFIFO }
 
 func IsListening(fd int) bool {
@@ -96,6 +96,10 @@ func IsListening(fd int) bool {
 }
 
 func IsDir(fd int) bool { return fdType(fd) == unix.S_IFDIR }
+
+// IsSocket says whether fd is a socket (a connected one, for a
+// socketpair's end).
+func IsSocket(fd int) bool { return fdType(fd) == unix.S_IFSOCK && !IsListening(fd) }
 
 func fdType(fd int) uint32 {
 	var st unix.Stat_t

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	netc "github.com/pinfold/pinfold/components/net"
+	"github.com/pinfold/pinfold/policy"
+)
+
+const checkHelp = `Usage:
+  launcher check url --policy FILE [--resolve HOST=IP]... [--json] URL
+
+Prints the decision the net component's proxy would make for URL under
+the policy's [network] table: the host's rule (allow, deny, block_all),
+then each address the host resolves to with its class (public, private,
+loopback, metadata, …) and whether the proxy may dial it. Nothing is sent
+to the URL's host. --resolve gives the addresses of a name (repeat it for
+several); a name without one is looked up with this machine's resolver,
+which the proxy will do again, itself, at request time.
+
+Exits 0 when the proxy would allow the request and 119 when it would
+refuse it.
+` + exitCodesHelp
+
+// resolveFlags collects --resolve HOST=IP.
+type resolveFlags map[string][]netip.Addr
+
+func (r resolveFlags) String() string { return "" }
+
+func (r resolveFlags) Set(v string) error {
+	host, ip, ok := strings.Cut(v, "=")
+	a, err := netip.ParseAddr(ip)
+	if !ok || host == "" || err != nil {
+		return fmt.Errorf("--resolve %q: want HOST=IP", v)
+	}
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	r[h] = append(r[h], a.Unmap())
+	return nil
+}
+
+func (e env) check(args []string) error {
+	if len(args) == 0 || args[0] != "url" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			fmt.Fprint(e.stdout, checkHelp)
+			return nil
+		}
+		return fail(exitUsage, "run `launcher check --help`", "check: want `check url ...`")
+	}
+	fset := flags("check url")
+	file := fset.String("policy", "", "")
+	asJSON := fset.Bool("json", false, "")
+	resolve := resolveFlags{}
+	fset.Var(resolve, "resolve", "")
+	rest, err := e.parse(fset, checkHelp, args[1:], 1)
+	if err != nil {
+		return err
+	}
+	if *file == "" {
+		return fail(exitUsage, "run `launcher check --help`", "check url: --policy FILE is required")
+	}
+	data, err := readPolicy(*file)
+	if err != nil {
+		return err
+	}
+	p, err := policy.Parse(*file, data)
+	if err != nil {
+		return e.invalid(*file, err)
+	}
+	if p.Network.Mode != policy.NetProxy {
+		return fail(exitUsage, `set [network] mode = "proxy"`, "check url: the policy's network mode is %q: no proxy decides its requests", p.Network.Mode)
+	}
+	u, err := url.Parse(rest[0])
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fail(exitUsage, "", "check url: %q is not an http or https URL", rest[0])
+	}
+	port := uint16(80)
+	if u.Scheme == "https" {
+		port = 443
+	}
+	h, port, err := netc.SplitHostPort(u.Host, port)
+	if err != nil {
+		return fail(exitUsage, "", "check url: %v", err)
+	}
+	eg, err := netc.NewEgress(p.Network, nil)
+	if err != nil {
+		return fail(exitFailure, "", "check url: %v", err)
+	}
+	addrs, how := resolve[h.Name], "--resolve"
+	if !h.IsIP() && addrs == nil {
+		how = "this machine's resolver"
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		addrs, err = (&net.Resolver{PreferGo: true}).LookupNetIP(ctx, "ip", h.Name+".")
+		cancel()
+		if err != nil {
+			how = "this machine's resolver, which failed: " + err.Error()
+		}
+	}
+	v, per := eg.Explain(h, port, addrs)
+	if *asJSON {
+		type addr struct {
+			Addr    string `json:"addr"`
+			Class   string `json:"class"`
+			Allowed bool   `json:"allowed"`
+			Rule    string `json:"rule"`
+			Detail  string `json:"detail"`
+		}
+		out := struct {
+			URL      string `json:"url"`
+			Host     string `json:"host"`
+			Port     uint16 `json:"port"`
+			Allowed  bool   `json:"allowed"`
+			Rule     string `json:"rule"`
+			Detail   string `json:"detail"`
+			Resolved string `json:"resolved_by,omitempty"`
+			Addrs    []addr `json:"addresses"`
+		}{URL: rest[0], Host: h.String(), Port: port, Allowed: v.Allowed, Rule: v.Rule, Detail: v.Detail, Addrs: []addr{}}
+		if !h.IsIP() {
+			out.Resolved = how
+		}
+		for _, a := range per {
+			out.Addrs = append(out.Addrs, addr{a.Addr.String(), string(a.Class), a.Allowed, a.Rule, a.Detail})
+		}
+		if err := e.writeJSON(out); err != nil {
+			return err
+		}
+	} else {
+		verdict := "allowed"
+		if !v.Allowed {
+			verdict = "refused"
+		}
+		fmt.Fprintf(e.stdout, "%s %s:%d: %s by %s: %s\n", rest[0], h, port, verdict, v.Rule, v.Detail)
+		if !h.IsIP() {
+			fmt.Fprintf(e.stdout, "addresses (from %s):\n", how)
+		}
+		for _, a := range per {
+			ok := "may be dialled"
+			if !a.Allowed {
+				ok = "refused by " + a.Rule
+			}
+			fmt.Fprintf(e.stdout, "  %-40s %-14s %s\n", a.Addr, a.Class, ok)
+		}
+	}
+	if !v.Allowed {
+		return silentExit(exitDenied)
+	}
+	return nil
+}
