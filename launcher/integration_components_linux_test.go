@@ -2,9 +2,16 @@ package launcher
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -327,4 +334,99 @@ func fileWith(t *testing.T, content string) *os.File {
 	f.WriteString(content)
 	f.Seek(0, 0)
 	return f
+}
+
+// A request to a [[secrets]] rule's host leaves net with the rule's
+// header carrying the vault's value, over TLS verified against the roots
+// the person gave the launcher (SSL_CERT_FILE, passed to net); the agent,
+// which trusts only the interception CA for that host, sees an answer but
+// never the value. The control: the same handler behind a host no rule
+// names (127.0.0.1, plain HTTP), through the same net, gets no header.
+func TestIntegrationComponentsSecretInjected(t *testing.T) {
+	s := newSandbox(t)
+	secretValue := "ghp_injected_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	keyFile := filepath.Join(s.dir, "vault.key")
+	key := make([]byte, 32)
+	rand.Read(key)
+	must(t, os.WriteFile(keyFile, key, 0o600))
+	vault := filepath.Join(s.dir, "vault")
+	if add := s.run(t, itOpts{stdin: fileWith(t, secretValue)}, itEnv.launcher, "secrets", "add", "github", "--vault", vault, "--key-file", keyFile); add.code != 0 {
+		t.Fatalf("secrets add: %s", add)
+	}
+	// The upstream: TLS for "localhost" and 127.0.0.1 under a test root,
+	// saying whether the header carried the value (never the value).
+	rootPEM, cert := testTLS(t)
+	roots := filepath.Join(s.dir, "roots.pem")
+	must(t, os.WriteFile(roots, rootPEM, 0o644))
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch got := r.Header.Get("Authorization"); {
+			case got == "Bearer "+secretValue:
+				fmt.Fprintln(w, "header-carries-the-secret")
+			case got == "":
+				fmt.Fprintln(w, "no-header")
+			default:
+				fmt.Fprintln(w, "another-header")
+			}
+		})}
+	go srv.ServeTLS(ln, "", "")
+	defer srv.Close()
+	plainLn, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: srv.Handler}
+	go plain.Serve(plainLn)
+	defer plain.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	p := proxyPol()
+	p.extra = "[[secrets]]\nname = \"github\"\nhosts = [\"localhost\"]\nheader = \"Authorization\"\ntemplate = \"Bearer {secret}\"\n"
+	path, hash := s.writePolicy(t, p)
+	get := func(url string, agentEnv ...string) itResult {
+		argv := []string{itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--vault", vault, "--key-file", keyFile,
+			"--", itEnv.launcher, "__pinfold_probe", "http-get", url}
+		return s.run(t, itOpts{env: append([]string{"SSL_CERT_FILE=" + roots}, agentEnv...)}, argv...)
+	}
+	r := get("https://localhost:" + port + "/")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "status 200 - header-carries-the-secret") {
+		t.Fatalf("through the injecting net: %s", r)
+	}
+	if strings.Contains(r.stdout+r.stderr, secretValue) {
+		t.Error("the value reached the agent or the launcher's output")
+	}
+	if !strings.Contains(r.stderr, "kms 1 requests, 0 denied") {
+		t.Errorf("kms did not release the value exactly once: %s", r.stderr)
+	}
+	if c := get("http://" + plainLn.Addr().String() + "/"); c.code != 0 || !strings.HasPrefix(c.stdout, "status 200 - no-header") {
+		t.Errorf("control, a host no rule names: %s", c)
+	}
+}
+
+// testTLS is a root certificate (PEM) and a server certificate under it
+// for localhost and 127.0.0.1.
+func testTLS(t *testing.T) ([]byte, tls.Certificate) {
+	t.Helper()
+	rootKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	rootTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pinfold test root"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
+	rootDER, err := x509.CreateCertificate(rand.Reader, rootTmpl, rootTmpl, &rootKey.PublicKey, rootKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := x509.ParseCertificate(rootDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, root, &key.PublicKey, rootKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rootDER}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }

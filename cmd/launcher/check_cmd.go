@@ -95,7 +95,7 @@ func (e env) check(args []string) error {
 	if !h.IsIP() && addrs == nil {
 		how = "this machine's resolver"
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		addrs, err = (&net.Resolver{PreferGo: true}).LookupNetIP(ctx, "ip", h.Name+".")
+		addrs, err = (&net.Resolver{PreferGo: true}).LookupNetIP(ctx, "ip", h.Name)
 		cancel()
 		if err != nil {
 			how = "this machine's resolver, which failed: " + err.Error()

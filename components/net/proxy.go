@@ -335,9 +335,12 @@ func (p *Proxy) decide(ctx context.Context, h Host, port uint16) ([]netip.Addr, 
 		addrs = []netip.Addr{h.Addr}
 	} else {
 		rctx, cancel := context.WithTimeout(ctx, p.dialTimeout())
-		// Absolute (trailing dot): the resolver's search list must not
-		// turn "evil" into "evil.corp.example", a name no rule saw.
-		found, err := p.resolver().LookupNetIP(rctx, "ip", h.Name+".")
+		// Relative, as every client resolves: Go's resolver does not find
+		// /etc/hosts entries for an absolute name ("localhost."). The
+		// search list may then try NAME.SEARCHDOMAIN after NAME: every
+		// address it yields is still classified below, and an
+		// intercepted host's upstream must still prove NAME itself.
+		found, err := p.resolver().LookupNetIP(rctx, "ip", h.Name)
 		cancel()
 		if err != nil || len(found) == 0 {
 			return nil, hv, &refusal{http.StatusBadGateway, ReasonResolveFailed, RuleResolve, "the name did not resolve"}

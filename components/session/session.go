@@ -215,6 +215,22 @@ func named(secrets []kms.Secret, rules []policy.Secret) []kms.Secret {
 	return out
 }
 
+// componentEnv is a component's environment: empty, but for net, which
+// verifies upstreams against the system's roots and so takes the
+// launcher's SSL_CERT_FILE and SSL_CERT_DIR when the person set them
+// (a corporate root, say), as every Go and OpenSSL program does.
+func componentEnv(role pki.Role) []string {
+	env := []string{}
+	if role == pki.Net {
+		for _, k := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR"} {
+			if v, ok := os.LookupEnv(k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	return env
+}
+
 // start runs one component under uid (whose claim it keeps until Stop):
 // its listener, its log, its cgroup, its bootstrap on fd 3, its listener
 // on fd 4 and extra from fd 5.
@@ -264,7 +280,7 @@ func (s *Session) start(role pki.Role, uid int, claim io.Closer, boot []byte, ex
 	p := &proc{role: role, uid: uid, id: claim, cg: cg, done: make(chan struct{}), cmd: &exec.Cmd{
 		Path:       s.cfg.Launcher,
 		Args:       []string{"launcher", ComponentEntry, string(role)},
-		Env:        []string{},
+		Env:        componentEnv(role),
 		Dir:        "/",
 		Stderr:     logFile,
 		ExtraFiles: append([]*os.File{br, lf}, extra...),
