@@ -31,9 +31,9 @@
 //   - A few controls have no test of their own yet (Evidence empty); the
 //     register says so rather than borrowing a test that proves something
 //     nearby: SR-23, SR-25, SR-28.
-//   - Components mode is covered as far as it exists (SR-37 to SR-40,
+//   - Components mode is covered as far as it exists (SR-37 to SR-42,
 //     SD-15): only SR-37 has an executable check; the others need a
-//     session's keys or a component to kill, and are shown by tests that
-//     run real sessions. The proxy, bash and Code Mode do not exist yet;
-//     their risks will be added with them.
+//     session's keys, a component to kill, or upstream servers, and are
+//     shown by tests that run real sessions. bash and Code Mode do not
+//     exist yet; their risks will be added with them.
 package register

@@ -188,9 +188,9 @@ func entries() []Entry {
 			"AF_VSOCK is not network-namespaced and reaches the host or hypervisor; AF_PACKET, AF_ALG, AF_TIPC, Bluetooth and others add kernel surface or paths out.",
 			"Seccomp allows socket and socketpair only for AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK and answers the rest with EAFNOSUPPORT, as a kernel without them does.",
 			Boundary, "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
-		sr("SR-28", `"proxy" mode is refused until the net component exists`,
-			`A policy asking for "proxy" would otherwise run with a network the policy's allow and deny rules do not govern.`,
-			`Launch refuses "proxy" (exit 124), in either mode, with a hint to use "none" or "ports".`,
+		sr("SR-28", `"proxy" mode is refused in wrapper mode`,
+			`A policy asking for "proxy" would otherwise run with a network the policy's allow and deny rules do not govern: the net component runs only in components mode so far.`,
+			`Launch refuses "proxy" in wrapper mode (exit 124) with a hint to use "none" or "ports", or components mode.`,
 			Boundary, "launcher.TestIntegrationComponentsModeNoDirectAuthority"),
 		sr("SR-35", "Abstract Unix sockets do not reach the host",
 			"Abstract sockets are named in the network namespace, not the file system, so file rules never see them; a host service listening on one would be reachable.",
@@ -308,6 +308,15 @@ func entries() []Entry {
 			"An agent left running after a component died would go on without the checks that component made, or be retried with less; processes left behind after the launcher is killed would keep authority nobody supervises.",
 			"A component's exit cancels the launch: stage 2 kills the agent, the other components are stopped, the reason is printed, and nothing is retried. Components carry the parent-death signal and run in cgroups of their own, which the session kills whole; the agent's tree ends with stage 2.",
 			Boundary, "launcher.TestIntegrationComponentDeathStopsSession", "launcher.TestIntegrationComponentsLauncherKilled", "components/session.TestSessionStopKills", "components/session.TestSessionKMS"),
+
+		sr("SR-41", "The agent's egress goes through net's domain policy and SSRF protection",
+			`In "proxy" mode an agent could reach internal services, cloud metadata, or hosts the policy denies, by name, by an IP literal in an odd spelling, through a DNS answer that changes between check and connect, or through a redirect.`,
+			`The agent's only route out is net's listener in its namespace. net normalises the host once (canonical IP literals only), applies the most specific allow or deny rule (deny at a tie, block_all otherwise), resolves once with its own resolver, classifies every address (loopback, private, link-local, CGNAT, metadata, multicast, documentation, reserved, the IPv4-carrying IPv6 forms) and refuses all but public ones unless unsafe_allow_private holds them (metadata only by its own /32 or /128), dials only a checked address, and refuses plain-HTTP redirects to refused targets. Denials answer 403 with the rule. launcher check url shows the decision without sending anything.`,
+			Boundary, "launcher.TestIntegrationComponentsProxy", "components/net.TestClassifyTableEdges", "components/net.TestClassifyMetadata", "components/net.TestDecideHostSpecificity", "components/net.TestDecideAddr", "components/net.TestNormalizeHostRefuses", "components/net.TestProxyRebinding", "components/net.TestProxyDialsOnlyAllowedAddresses", "components/net.TestProxyRedirects", "components/net.TestProxyStorm"),
+		sr("SR-42", "Secrets reach only their rule's host, never the agent",
+			"An agent holding an API key can send it anywhere; one that can make the proxy attach it could have it sent to a host of its choosing, or read it back.",
+			"The vault is unsealed by the launcher and handed to kms alone, which keeps the values in locked memory and releases one only to net, by certificate, for a host its rule names. net sets the header only on intercepted connections to that host (a request naming another Host is refused), and only over TLS verified for the host; the agent trusts an interception CA name-constrained to the rules' hosts. The values are not in the agent's environment, files or /proc, nor in any log.",
+			Boundary, "launcher.TestIntegrationComponentsSecretInjected", "launcher.TestIntegrationComponentsSecretUnseen", "components/net.TestInjectRefusesOtherHost", "components/net.TestInjectVerifiesUpstream", "components/net.TestInjectCANameConstraints", "components/kms.TestStoreRelease", "components/kms.TestStoreLocked"),
 
 		// The evidence.
 		{ID: "SR-09", Title: "A refusal counts only with a successful control run",

@@ -28,7 +28,7 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success
-  119  a component denied the request (fs verbs), or would (check url)
+  119  a component denied the request (fs and net verbs), or would (check url)
   120  usage error: bad flag, argument or command
   121  the policy file is missing, unreadable, not a regular file, or too large
   122  the policy is invalid (syntax, unknown key, bad value, failed check)
@@ -49,6 +49,7 @@ Usage:
   launcher register list|show ID|check [--json] [--only ID,...] [--out FILE]
   launcher secrets add NAME|list|rm NAME|rekey [--vault FILE] [--key-file FILE]
   launcher fs read|write|stat|ls|mkdir|mv|rm PATH...   (the agent, in a components session)
+  launcher net get URL                                 (the agent, in a components session in proxy mode)
   launcher check url --policy FILE [--resolve HOST=IP]... [--json] URL
   launcher help [COMMAND]
 
@@ -151,6 +152,8 @@ func (e env) dispatch(args []string) error {
 		return e.fsVerb(args[1:])
 	case "check":
 		return e.check(args[1:])
+	case "net":
+		return e.netVerb(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return e.launch(args)

@@ -38,6 +38,7 @@ const (
 	EnvSession     = "PINFOLD_SESSION"     // the session's id
 	EnvCredentials = "PINFOLD_CREDENTIALS" // the agent's credential directory
 	EnvFS          = "PINFOLD_FS"          // fs's address in the agent's namespace
+	EnvNet         = "PINFOLD_NET"         // net's proxy address, in "proxy" mode
 )
 
 // The agent's credential files, in AgentDir.
@@ -63,6 +64,7 @@ func (s *Session) AgentEnv() []string {
 		// Every spelling tools read; the agent's own loopback (where fs
 		// listens) is not proxied.
 		proxy := "http://" + AgentNetAddr
+		env = append(env, EnvNet+"="+AgentNetAddr)
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
 			env = append(env, k+"="+proxy)
 		}

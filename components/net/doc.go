@@ -1,0 +1,64 @@
+// Package proxy is the net component (DESIGN.md §5): the agent's only
+// client to the outside. It lives in components/net; the package is not
+// called net so that it does not shadow the standard library's.
+//
+// The launcher starts it under a throwaway uid of its own with its
+// listener made inside the agent's network namespace (127.0.0.1:7402;
+// the agent's environment names it in HTTP_PROXY and the like), and it
+// confines itself before serving: the resolver's files only, no exec, no
+// bind, no Unix sockets. It serves CONNECT tunnels and absolute-form HTTP
+// (Proxy), deciding every target in two steps (Decider, implemented by
+// Egress from the policy's [network] table):
+//
+//   - the host as the client named it, normalised once (NormalizeHost:
+//     case, trailing dot, canonical IP literals only): the most specific
+//     allow or deny rule wins, deny at equal specificity; with block_all
+//     nothing else is allowed (IP literals included: rules take names);
+//   - then every address its one lookup returned (Classify): anything but
+//     a public unicast address — loopback, private, link-local, CGNAT,
+//     metadata, multicast, documentation, reserved, and the IPv6 forms
+//     that carry an IPv4 address — is refused unless an
+//     unsafe_allow_private range holds it (metadata addresses only by a
+//     range of that one address). The proxy dials only an address that
+//     was checked, by address: no second lookup exists for a rebinding
+//     to win.
+//
+// Denials answer 403 with X-Pinfold-Rule and X-Pinfold-Reason and are
+// logged with the client, the target and the rule — never a path, a
+// header value or a body. A plain-HTTP redirect to a refused target
+// becomes 403. `launcher check url` asks Egress the same questions
+// without sending anything.
+//
+// Secret injection (Injector): for a host a [[secrets]] rule names, net
+// ends the agent's TLS with a certificate from the session's interception
+// CA, sets the rule's header from the value kms releases for that host
+// (over one end of a socketpair the launcher made, since net opens no
+// Unix sockets), and sends the request on over TLS verified against the
+// system's roots (or the SSL_CERT_FILE the person gave the launcher). A
+// request on that connection naming another Host is refused; hosts no
+// rule names are byte tunnels and never see a value.
+//
+// # Deviations from DESIGN.md
+//
+//   - The interception CA is not the session's mutual-TLS CA: one the
+//     agent must trust for web hosts is kept apart from the one that says
+//     who is a component, and it is name-constrained (critical) to the
+//     rules' hosts, so a certificate it signs for any other name does not
+//     verify, even if its key left net.
+//   - kms releases a value per request to net, not once: net holds a
+//     value only for the request it serves.
+//
+// # Limitations
+//
+//   - Names are looked up as clients look them up (relative, so
+//     /etc/hosts applies): a resolver search list may try NAME.DOMAIN
+//     after NAME. Every address is still classified, and an intercepted
+//     host's upstream must still prove NAME.
+//   - Inside an intercepted connection, redirects are passed to the agent
+//     unchecked (its next request is decided again); only plain-HTTP
+//     redirects are checked.
+//   - Internationalised names must be written as xn-- labels (no IDNA
+//     library is a dependency).
+//   - No port policy: "proxy" mode allows any port of an allowed host.
+//   - Wrapper mode has no proxy yet: "proxy" is refused there (SR-28).
+package proxy
