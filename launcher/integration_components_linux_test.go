@@ -262,6 +262,11 @@ func TestIntegrationComponentsProxy(t *testing.T) {
 			t.Errorf("GET %s through net: want %q, got %s", c.url, c.want, r)
 		}
 	}
+	// The agent's own client verb says the same, with the rule.
+	v := s.agentSh(t, proxyPol(), itOpts{}, itEnv.launcher+" net get "+up+"; "+itEnv.launcher+" net get http://blocked.example/; echo rc=$?")
+	if !strings.Contains(v.stdout, "upstream says hello\n") || !strings.Contains(v.stdout, "rc=119") || !strings.Contains(v.stderr, "rule network.deny[0]") {
+		t.Errorf("launcher net get: %s", v)
+	}
 	// Without the proxy the agent's namespace has no route out.
 	r := s.launch(t, proxyPol(), itOpts{}, "tcp-connect", ln.Addr().String())
 	if !strings.HasPrefix(r.stdout, "denied ") {
