@@ -49,6 +49,9 @@ type Request struct {
 	// (components mode: where the components are), replacing a variable
 	// of the same name.
 	ExtraEnv []string
+	// ProxyPort is the net process's listener in the agent's namespace,
+	// which stage 2 makes ("proxy" mode in wrapper mode); 0 for none.
+	ProxyPort uint16
 }
 
 // Notes is what the launch summary reports beyond the plan.
@@ -87,11 +90,12 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 	}
 	plan := &Plan{
 		Argv: req.Argv, Path: path, Env: env, Dir: string(p.Workspace.Path),
-		Mounts:   MountPlan{Hide: hideList(p), TmpSize: int64(p.Limits.TmpSize)},
-		NewNet:   wantsNewNet(p, h),
-		Rlimits:  buildRlimits(p, h),
-		Identity: identity,
-		Landlock: lp,
+		Mounts:    MountPlan{Hide: hideList(p), TmpSize: int64(p.Limits.TmpSize)},
+		NewNet:    wantsNewNet(p, h),
+		ProxyPort: req.ProxyPort,
+		Rlimits:   buildRlimits(p, h),
+		Identity:  identity,
+		Landlock:  lp,
 	}
 	if plan.Mounts.Trees, err = treeList(p, plan.Mounts.Hide, owner); err != nil {
 		return nil, notes, err
@@ -151,7 +155,7 @@ func checkWorkspaceVisible(ws policy.Path, m MountPlan) error {
 // wantsNewNet reports whether the agent gets its own, empty network
 // namespace: network "none" where the host has network namespaces.
 func wantsNewNet(p *policy.Policy, h Host) bool {
-	return p.Network.Mode == policy.NetNone && h.NetNS.Available
+	return (p.Network.Mode == policy.NetNone || p.Network.Mode == policy.NetProxy) && h.NetNS.Available
 }
 
 // buildEnv copies the passed variables that are set, adds the set ones,

@@ -435,3 +435,40 @@ func testTLS(t *testing.T) ([]byte, tls.Certificate) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rootDER}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
+
+// Wrapper mode has net too in "proxy" mode, as root (net under a
+// throwaway uid) and unprivileged (net under the person's uid): stage 2
+// makes the listener in the agent's namespace and hands it out. The same
+// decisions as in components mode: an allowed upstream answers, a denied
+// name is refused with its rule, and a direct connect has no route out.
+func TestIntegrationWrapperProxy(t *testing.T) {
+	for _, uid := range []int{0, 65534} {
+		t.Run(fmt.Sprintf("uid%d", uid), func(t *testing.T) {
+			s := newSandboxAs(t, uid)
+			ln, err := net.Listen("tcp4", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintln(w, "upstream says hello")
+			})}
+			go srv.Serve(ln)
+			defer srv.Close()
+			p := itPol{network: "proxy", netExtra: "block_all = false\ndeny = [\"blocked.example\"]\nunsafe_allow_private = [\"127.0.0.0/8\"]\n"}
+			for _, c := range []struct{ url, want string }{
+				{"http://" + ln.Addr().String() + "/", "status 200 - upstream says hello"},
+				{"http://blocked.example/", "status 403 network.deny[0]"},
+				{"http://169.254.169.254/", "status 403 ssrf.metadata"},
+			} {
+				r := s.launch(t, p, itOpts{verbose: true}, "http-get", c.url)
+				if r.code != 0 || !strings.HasPrefix(r.stdout, c.want) {
+					t.Errorf("GET %s: want %q, got %s", c.url, c.want, r)
+				}
+			}
+			r := s.launch(t, p, itOpts{}, "tcp-connect", ln.Addr().String())
+			if !strings.HasPrefix(r.stdout, "denied ") {
+				t.Errorf("a direct connect left the agent's namespace: %s", r)
+			}
+		})
+	}
+}

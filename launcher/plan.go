@@ -23,12 +23,17 @@ type Plan struct {
 	// it writes "0" to each, its very first step.
 	Join int
 
-	Mounts   MountPlan
-	NewNet   bool // stage 2 is in a new, empty network namespace: bring lo up
-	Rlimits  []RlimitPlan
-	Identity IdentityPlan
-	Landlock LandlockPlan
-	Seccomp  []byte // SeccompProgram.Marshal()
+	Mounts MountPlan
+	NewNet bool // stage 2 is in a new, empty network namespace: bring lo up
+	// ProxyPort, when not 0, has stage 2 make a listener on
+	// 127.0.0.1:ProxyPort in that namespace and hand it to stage 1 over
+	// the socket that follows the cgroup files (fd 6+Join): the net
+	// process serves the agent on it.
+	ProxyPort uint16
+	Rlimits   []RlimitPlan
+	Identity  IdentityPlan
+	Landlock  LandlockPlan
+	Seccomp   []byte // SeccompProgram.Marshal()
 }
 
 // MountPlan is the mount namespace's shape.
@@ -132,6 +137,10 @@ func (p *Plan) MarshalBinary() ([]byte, error) {
 	}
 	w.flag(m.Memfd)
 	w.flag(p.NewNet)
+	if p.ProxyPort != 0 && !p.NewNet {
+		w.fail(errors.New("a proxy listener needs the agent's own network namespace"))
+	}
+	w.u32(int(p.ProxyPort))
 	w.u32(len(p.Rlimits))
 	for _, r := range p.Rlimits {
 		w.u32(r.Resource)

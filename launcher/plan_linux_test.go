@@ -29,7 +29,8 @@ func fullPlan() *Plan {
 			},
 			Memfd: true,
 		},
-		NewNet: true,
+		NewNet:    true,
+		ProxyPort: 7402,
 		Rlimits: []RlimitPlan{
 			{Resource: 6, Name: "RLIMIT_NPROC", Value: 512},
 			{Resource: 8, Name: "RLIMIT_MEMLOCK", Value: 8 << 20, AtMost: true},
@@ -144,6 +145,7 @@ func TestPlanEncoderRefuses(t *testing.T) {
 		"no command":      func(p *Plan) { p.Argv = nil },
 		"no directory":    func(p *Plan) { p.Dir = "" },
 		"17 cgroup files": func(p *Plan) { p.Join = 17 },
+		"proxy, no netns": func(p *Plan) { p.NewNet = false }, // fullPlan has a proxy port
 		"larger than 4MB": func(p *Plan) { p.Env = append(p.Env, "BIG="+strings.Repeat("x", maxPlanSize)) },
 	} {
 		p := fullPlan()

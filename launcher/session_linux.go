@@ -31,6 +31,7 @@ type session struct {
 	stderr        io.Writer
 	listenCovered bool
 	netns         bool
+	pass          *os.File // stage 1's end of the socket stage 2 hands the proxy's listener over
 }
 
 // cloneStage2 creates the cgroup and clones stage 2 into its namespaces
@@ -113,6 +114,18 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 		files = append(files[:fdJoin-3], join...)
 		s.join = len(join)
 	}
+	if o.Beside != nil && o.Beside.ProxyPort() != 0 {
+		// After the cgroup files: stage 2 sends the proxy's listener on it.
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return s, fmt.Errorf("proxy listener socket: %w", err)
+		}
+		unix.SetNonblock(fds[0], true) // pollable, so the wait below has a deadline
+		s.pass = os.NewFile(uintptr(fds[0]), "proxy-pass")
+		child := os.NewFile(uintptr(fds[1]), "proxy-pass-child")
+		defer child.Close()
+		files = append(files[:fdJoin-3+s.join], child)
+	}
 	if isForegroundTerminal(o.Stdin) {
 		attr.Foreground, attr.Ctty = true, 0
 		s.tty = int(o.Stdin.Fd())
@@ -165,6 +178,47 @@ func (s *session) expect(want string) error {
 	return &StepFailedError{Report: report}
 }
 
+// receiveProxyListener takes the listener stage 2 made in the agent's
+// namespace (it sent it before reporting ready).
+func (s *session) receiveProxyListener() (*os.File, error) {
+	defer func() { s.pass.Close(); s.pass = nil }()
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	s.pass.SetReadDeadline(time.Now().Add(10 * time.Second))
+	rc, err := s.pass.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var n, oobn int
+	var rerr error
+	if err := rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return rerr != unix.EAGAIN
+	}); err != nil {
+		return nil, fmt.Errorf("receive the proxy's listener: %w", err)
+	}
+	if rerr != nil || n != 1 {
+		return nil, fmt.Errorf("receive the proxy's listener: %v", rerr)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, errors.New("receive the proxy's listener: no descriptor came")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, errors.New("receive the proxy's listener: not one descriptor")
+	}
+	f := os.NewFile(uintptr(fds[0]), "proxy listener")
+	if v, err := unix.GetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || v != 1 {
+		f.Close()
+		return nil, errors.New("receive the proxy's listener: what came is not a listening socket")
+	}
+	return f, nil
+}
+
 // run lets the confined stage 2 start the agent.
 func (s *session) run() error {
 	if _, err := s.control.Write([]byte{goByte}); err != nil {
@@ -207,6 +261,9 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 // cleanup kills whatever is left of the agent's tree and removes the
 // cgroup. It is safe to call more than once.
 func (s *session) cleanup() {
+	if s.pass != nil {
+		s.pass.Close()
+	}
 	if s.planW != nil {
 		s.planW.Close()
 	}

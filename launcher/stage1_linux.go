@@ -40,15 +40,21 @@ type LaunchOptions struct {
 // agent; the session holds the authority the agent asks for.
 type Beside interface {
 	// AgentDir is the agent's credential directory, granted to it
-	// read-only. It exists before Launch is called.
+	// read-only ("" for none). It exists before Launch is called.
 	AgentDir() string
 	// AgentEnv is added to the agent's environment.
 	AgentEnv() []string
 	// Attach starts serving the agent: netns is its network namespace (a
 	// path under /proc), uid and gid its identity. It is called once the
-	// namespace exists and before the agent starts; an error stops the
+	// namespace exists and before the plan is sent; an error stops the
 	// launch.
 	Attach(netns string, uid, gid int) error
+	// ProxyPort, when not 0, has stage 2 make a listener on
+	// 127.0.0.1:ProxyPort in the agent's namespace (which an unprivileged
+	// launcher could not enter to make one), handed to AttachProxy once
+	// stage 2 is confined and before the agent starts.
+	ProxyPort() uint16
+	AttachProxy(listener *os.File) error
 }
 
 // StepFailedError is a Boundary step that failed in stage 2, after the
@@ -101,8 +107,8 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		}
 		o.Policy = p
 	}
-	if o.Policy.Network.Mode == policy.NetProxy {
-		return 0, &RefusedError{Boundary: "network", Detail: `mode "proxy" needs the net component, which this version does not have yet`, Hint: `use mode = "none" or "ports" for now`}
+	if o.Policy.Network.Mode == policy.NetProxy && (o.Beside == nil || o.Beside.ProxyPort() == 0) {
+		return 0, &RefusedError{Boundary: "network", Detail: `mode "proxy" needs the net component beside the agent, and none was started`, Hint: `launch with the launcher's own command line, which starts it`}
 	}
 	h := ProbeForLaunch()
 	if refused := refusals(Assess(o.Policy, h)); refused != nil {
@@ -173,6 +179,17 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 			}
 		}
 	}
+	if o.Beside != nil && o.Beside.ProxyPort() != 0 {
+		ln, err := s.receiveProxyListener()
+		if err != nil {
+			return 0, err
+		}
+		err = o.Beside.AttachProxy(ln)
+		ln.Close()
+		if err != nil {
+			return 0, err
+		}
+	}
 	if err := context.Cause(ctx); err != nil {
 		return 0, err // the session ended while the agent was being prepared
 	}
@@ -196,6 +213,7 @@ func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared 
 	req := Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd}
 	if o.Beside != nil {
 		req.ExtraEnv = o.Beside.AgentEnv()
+		req.ProxyPort = o.Beside.ProxyPort()
 	}
 	plan, notes, err := BuildPlan(req, h, id)
 	if err != nil {

@@ -69,7 +69,8 @@ func decodePlanC(b []byte) (*Plan, error) {
 	}
 	p := &Plan{
 		Argv: strs(cp.argv), Path: C.GoString(cp.path), Env: strs(cp.env), Dir: C.GoString(cp.dir), Join: int(cp.njoin),
-		NewNet: cp.new_net != 0,
+		NewNet:    cp.new_net != 0,
+		ProxyPort: uint16(cp.proxy_port),
 	}
 	p.Mounts = MountPlan{Hide: strs(cp.hide), TmpSize: int64(cp.tmp_size), Home: C.GoString(cp.home), Memfd: cp.memfd != 0}
 	for _, t := range unsafe.Slice(cp.trees, cp.ntrees) {

@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -259,6 +261,9 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 	}
 	p->memfd = get_flag(r);
 	p->new_net = get_flag(r);
+	p->proxy_port = get_u32(r);
+	if ((p->proxy_port > 65535 || (p->proxy_port && !p->new_net)) && !r->err)
+		r->err = "a proxy port that is not a port, or without a network namespace of its own";
 	p->nrlimits = get_count(r, 4 + 4 + 8 + 1);
 	p->rlimits = alloc(r, p->nrlimits, sizeof *p->rlimits);
 	for (uint32_t i = 0; p->rlimits && i < p->nrlimits && !r->err; i++) {
@@ -680,6 +685,47 @@ static void loopback_up(void)
 	close(fd);
 }
 
+// proxy_listener makes the proxy's listener, 127.0.0.1:proxy_port in
+// the agent's network namespace, and hands it to stage 1 over the socket
+// that follows the cgroup files: stage 1 gives it to the net process,
+// which accepts on it from outside the sandbox. Stage 2 keeps no copy.
+static void proxy_listener(struct plan *p)
+{
+	int pass = PF_FD_JOIN + (int)p->njoin;
+	struct stat st;
+	if (fstat(pass, &st) != 0 || !S_ISSOCK(st.st_mode))
+		fail("network", "no socket to hand the proxy's listener over on descriptor %d", pass);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (fd < 0)
+		fail("network", "proxy listener: socket: %s", E);
+	int one = 1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p->proxy_port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+			bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 512) != 0)
+		fail("network", "proxy listener on 127.0.0.1:%u: %s", p->proxy_port, E);
+	char byte = 'L';
+	struct iovec iov = {&byte, 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	memset(&u, 0, sizeof u);
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	ssize_t n;
+	while ((n = sendmsg(pass, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		fail("network", "hand the proxy's listener over: %s", n < 0 ? E : "short send");
+	close(fd);
+	close(pass);
+}
+
 // set_rlimit applies one limit. AtMost lowers only: it never raises what
 // the launcher inherited.
 static int set_rlimit(const struct rlim *l)
@@ -819,6 +865,8 @@ static void confine(struct plan *p)
 	setup_mounts(p);
 	if (p->new_net)
 		loopback_up();
+	if (p->proxy_port)
+		proxy_listener(p);
 	// 4. Resource limits are set in the agent's process, just before
 	//    execve (start): on stage 2 itself, RLIMIT_CPU would let the agent
 	//    wear its init down (each signal it sends wakes it).

@@ -59,6 +59,7 @@ struct plan {
 	struct tree *trees;
 	uint32_t ntrees;
 	int memfd, new_net;
+	uint32_t proxy_port; // not 0: make the proxy's listener, 127.0.0.1:proxy_port, and hand it over
 	struct rlim *rlimits;
 	uint32_t nrlimits;
 	int setuid;

@@ -215,9 +215,10 @@ func checks() []check {
 				ok:      func(r Run) bool { return r.Line == "a process remains" }}, nil
 		}},
 		{"SR-28", func(s *scratch) (probeCase, error) {
-			good := s.policyText("")
-			bad := strings.Replace(good, "mode = \"none\"", "mode = \"proxy\"\nallow = [\"example.com\"]", 1)
-			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: exitCode(124)}, nil
+			// A direct connection from a wrapper-mode agent in "proxy"
+			// mode, to a listener the control reaches: net is its only
+			// way out, so nothing answers.
+			return probeCase{raw: s.policyTextNet("[network]\nmode = \"proxy\"\nblock_all = false\n"), probe: probe("tcp-connect", s.listener), direct: true}, nil
 		}},
 		{"SR-29", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("kill", fmt.Sprint(s.sleeper), "0"), direct: true}, nil

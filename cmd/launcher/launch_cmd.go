@@ -106,6 +106,14 @@ func (e env) launch(args []string) error {
 		ctx, opts.Beside = sctx, sess
 	} else if *vault != "" || *keyFile != "" {
 		return fail(exitUsage, "drop --vault and --key-file", "the vault is opened only in components mode")
+	} else if p.Network.Mode == policy.NetProxy {
+		// The net component beside a wrapper-mode agent.
+		wn, nctx, err := newWrapperNet(p, *verbose, e.stderr)
+		if err != nil {
+			return err
+		}
+		defer wn.stop(*quiet)
+		ctx, opts.Beside = nctx, wn
 	}
 	code, err := launcher.Launch(ctx, opts)
 	var refused *launcher.RefusedError

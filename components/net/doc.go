@@ -2,9 +2,11 @@
 // client to the outside. It lives in components/net; the package is not
 // called net so that it does not shadow the standard library's.
 //
-// The launcher starts it under a throwaway uid of its own with its
-// listener made inside the agent's network namespace (127.0.0.1:7402;
-// the agent's environment names it in HTTP_PROXY and the like), and it
+// The launcher starts it (in components mode, and beside a wrapper-mode
+// agent in "proxy" mode) under a throwaway uid of its own (the person's,
+// when the launcher is not root) with its listener made inside the
+// agent's network namespace (127.0.0.1:7402; the agent's environment
+// names it in HTTP_PROXY and the like), and it
 // confines itself before serving: the resolver's files only, no exec, no
 // bind, no Unix sockets. It serves CONNECT tunnels and absolute-form HTTP
 // (Proxy), deciding every target in two steps (Decider, implemented by
@@ -60,5 +62,8 @@
 //   - Internationalised names must be written as xn-- labels (no IDNA
 //     library is a dependency).
 //   - No port policy: "proxy" mode allows any port of an allowed host.
-//   - Wrapper mode has no proxy yet: "proxy" is refused there (SR-28).
+//   - Beside a wrapper-mode agent net has no session: no certificate, no
+//     kms, no injection (wrapper mode has no [[secrets]]). Its listener is
+//     made by stage 2 inside the agent's namespace and handed out, since
+//     an unprivileged launcher cannot enter that namespace.
 package proxy

@@ -63,16 +63,27 @@ func serve(log *slog.Logger) error {
 		return errors.New("net runs only as a component the launcher starts (no agent listener on descriptor 5)")
 	}
 	hasKMS := boot.IsSocket(fdKMS)
+	// In components mode net has a session socket (fd 4) and a
+	// credential; beside a wrapper-mode agent it has neither, and no
+	// secrets to inject.
 	var b Bootstrap
-	ln, err := boot.Start(pki.Net, maxBootstrap, &b)
-	if err != nil {
+	if boot.IsListening(boot.FDListener) {
+		ln, err := boot.Start(pki.Net, maxBootstrap, &b)
+		if err != nil {
+			return err
+		}
+		ln.Close() // nothing calls net over the session socket yet (bash will)
+	} else if err := boot.Read(pki.Net, maxBootstrap, &b); err != nil {
 		return err
 	}
-	ln.Close() // nothing calls net over the session socket yet (bash will)
-	leaf, err := pki.ParseLeaf(b.CAPEM, b.CertPEM, b.KeyPEM, pki.Net)
-	clear(b.KeyPEM)
-	if err != nil {
-		return err
+	var leaf *pki.Leaf
+	if len(b.CertPEM) > 0 {
+		var err error
+		leaf, err = pki.ParseLeaf(b.CAPEM, b.CertPEM, b.KeyPEM, pki.Net)
+		clear(b.KeyPEM)
+		if err != nil {
+			return err
+		}
 	}
 	agentLn, err := fileListener(fdAgentListener, "agent listener")
 	if err != nil {
@@ -89,7 +100,7 @@ func serve(log *slog.Logger) error {
 		Log:      log,
 	}
 	if len(b.Secrets) > 0 {
-		if !hasKMS {
+		if !hasKMS || leaf == nil {
 			return errors.New("net runs only as a component the launcher starts (no connection to kms on descriptor 6)")
 		}
 		in, err := injector(b, leaf, log)

@@ -6,7 +6,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pinfold/pinfold/policy"
 )
 
 func TestProxyConnectTLS(t *testing.T) {
@@ -602,4 +606,67 @@ func TestProxyForwardIdle(t *testing.T) {
 	if el := time.Since(start); el > 3*time.Second {
 		t.Errorf("the silent upstream was given %v", el)
 	}
+}
+
+// A name refused for the address it resolved to gets a 403 that does not
+// say the address (net must not answer DNS questions about the inside);
+// the log keeps it. Nothing is dialled.
+func TestProxyRefusalHidesAddress(t *testing.T) {
+	eg, err := NewEgress(policy.Network{Mode: policy.NetProxy}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncLog
+	dialled := 0
+	p := &Proxy{Decider: eg, Parse: SplitHostPort, Log: slog.New(slog.NewTextHandler(&logs, nil)),
+		Resolver: &pxResolver{names: map[string][]netip.Addr{"internal.test": {netip.MustParseAddr("10.9.8.7")}}},
+		Dial: func(context.Context, string, netip.AddrPort) (net.Conn, error) {
+			dialled++
+			return nil, errors.New("no dial in this test")
+		}}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(ln)
+	defer p.Shutdown(context.Background())
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "GET http://internal.test/ HTTP/1.1\r\nHost: internal.test\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 403 || resp.Header.Get("X-Pinfold-Rule") != "ssrf.private" || dialled != 0 {
+		t.Fatalf("%d %v dialled %d", resp.StatusCode, resp.Header, dialled)
+	}
+	if strings.Contains(string(body), "10.9.8.7") {
+		t.Errorf("the 403 tells the address: %q", body)
+	}
+	if !strings.Contains(logs.String(), "10.9.8.7") {
+		t.Errorf("the log lacks the address: %s", logs.String())
+	}
+}
+
+// syncLog is a log buffer safe for the proxy's goroutines.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

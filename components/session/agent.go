@@ -33,6 +33,7 @@ import (
 // environment.
 const (
 	AgentFSAddr  = "127.0.0.1:7401"
+	AgentNetPort = 7402
 	AgentNetAddr = "127.0.0.1:7402" // net's HTTP proxy
 
 	EnvSession     = "PINFOLD_SESSION"     // the session's id
@@ -61,14 +62,7 @@ func (s *Session) AgentDir() string { return filepath.Join(s.Dir, "agent") }
 func (s *Session) AgentEnv() []string {
 	env := []string{EnvSession + "=" + s.ID, EnvCredentials + "=" + s.AgentDir(), EnvFS + "=" + AgentFSAddr}
 	if s.cfg.Network.Mode == policy.NetProxy {
-		// Every spelling tools read; the agent's own loopback (where fs
-		// listens) is not proxied.
-		proxy := "http://" + AgentNetAddr
-		env = append(env, EnvNet+"="+AgentNetAddr)
-		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
-			env = append(env, k+"="+proxy)
-		}
-		env = append(env, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
+		env = append(env, ProxyEnv()...)
 	}
 	if s.inject != nil {
 		bundle := filepath.Join(s.AgentDir(), BundleFile)
@@ -79,6 +73,17 @@ func (s *Session) AgentEnv() []string {
 		env = append(env, "NODE_EXTRA_CA_CERTS="+filepath.Join(s.AgentDir(), InjectCAFile))
 	}
 	return env
+}
+
+// ProxyEnv is what tells the agent's tools to use net: every spelling
+// they read, and the agent's own loopback (where fs listens) not proxied.
+func ProxyEnv() []string {
+	proxy := "http://" + AgentNetAddr
+	env := []string{EnvNet + "=" + AgentNetAddr}
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
+		env = append(env, k+"="+proxy)
+	}
+	return append(env, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
 }
 
 // injectValidity is the interception CA's lifetime: longer than any
@@ -117,6 +122,15 @@ func socketpair() (*os.File, *os.File, error) {
 		return nil, nil, fmt.Errorf("session: socketpair: %w", err)
 	}
 	return os.NewFile(uintptr(fds[0]), "kms-end"), os.NewFile(uintptr(fds[1]), "net-end"), nil
+}
+
+// ProxyPort is 0: the session makes its listeners in the agent's
+// namespace itself (it runs as root), net's among them.
+func (s *Session) ProxyPort() uint16 { return 0 }
+
+// AttachProxy is never called for a session (ProxyPort is 0).
+func (s *Session) AttachProxy(*os.File) error {
+	return errors.New("session: the session makes net's listener itself")
 }
 
 // Attach writes the agent's credential for uid and gid and starts fs,

@@ -215,11 +215,11 @@ func named(secrets []kms.Secret, rules []policy.Secret) []kms.Secret {
 	return out
 }
 
-// componentEnv is a component's environment: empty, but for net, which
+// ComponentEnv is a component's environment: empty, but for net, which
 // verifies upstreams against the system's roots and so takes the
 // launcher's SSL_CERT_FILE and SSL_CERT_DIR when the person set them
 // (a corporate root, say), as every Go and OpenSSL program does.
-func componentEnv(role pki.Role) []string {
+func ComponentEnv(role pki.Role) []string {
 	env := []string{}
 	if role == pki.Net {
 		for _, k := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR"} {
@@ -280,7 +280,7 @@ func (s *Session) start(role pki.Role, uid int, claim io.Closer, boot []byte, ex
 	p := &proc{role: role, uid: uid, id: claim, cg: cg, done: make(chan struct{}), cmd: &exec.Cmd{
 		Path:       s.cfg.Launcher,
 		Args:       []string{"launcher", ComponentEntry, string(role)},
-		Env:        componentEnv(role),
+		Env:        ComponentEnv(role),
 		Dir:        "/",
 		Stderr:     logFile,
 		ExtraFiles: append([]*os.File{br, lf}, extra...),

@@ -43,21 +43,12 @@ type Credential struct {
 // bootstrap (at most max bytes) decoded into b; the Unix listener
 // returned.
 func Start(role pki.Role, max int, b any) (net.Listener, error) {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return nil, fmt.Errorf("not dumpable: %w", err)
-	}
-	if !IsPipe(FDBootstrap) || !IsListening(FDListener) {
+	if !IsListening(FDListener) {
+		unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 		return nil, fmt.Errorf("%s runs only as a component the launcher starts (no bootstrap pipe and listening socket on descriptors 3 and 4)", role)
 	}
-	f := os.NewFile(FDBootstrap, "bootstrap")
-	raw, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	f.Close()
-	defer clear(raw)
-	if err != nil || len(raw) > max {
-		return nil, fmt.Errorf("read the bootstrap: %v (or larger than %d bytes)", err, max)
-	}
-	if err := json.Unmarshal(raw, b); err != nil {
-		return nil, fmt.Errorf("decode the bootstrap: %w", err)
+	if err := Read(role, max, b); err != nil {
+		return nil, err
 	}
 	lf := os.NewFile(FDListener, "listener")
 	ln, err := net.FileListener(lf)
@@ -70,6 +61,29 @@ func Start(role pki.Role, max int, b any) (net.Listener, error) {
 		return nil, fmt.Errorf("listener: a %T, want a Unix socket", ln)
 	}
 	return ln, nil
+}
+
+// Read is Start for a component without a session socket (net beside a
+// wrapper-mode agent): not dumpable, then the bootstrap from the pipe on
+// fd 3 decoded into b.
+func Read(role pki.Role, max int, b any) error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("not dumpable: %w", err)
+	}
+	if !IsPipe(FDBootstrap) {
+		return fmt.Errorf("%s runs only as a component the launcher starts (no bootstrap pipe on descriptor 3)", role)
+	}
+	f := os.NewFile(FDBootstrap, "bootstrap")
+	raw, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	f.Close()
+	defer clear(raw)
+	if err != nil || len(raw) > max {
+		return fmt.Errorf("read the bootstrap: %v (or larger than %d bytes)", err, max)
+	}
+	if err := json.Unmarshal(raw, b); err != nil {
+		return fmt.Errorf("decode the bootstrap: %w", err)
+	}
+	return nil
 }
 
 // Server parses the credential as role's leaf (wiping the key's PEM) and
