@@ -13,7 +13,7 @@
 // Egress from the policy's [network] table):
 //
 //   - the host as the client named it, normalised once (NormalizeHost:
-//     case, trailing dot, canonical IP literals only): the most specific
+//     IDNA, case, trailing dot, canonical IP literals only): the most specific
 //     allow or deny rule wins, deny at equal specificity; with block_all
 //     nothing else is allowed (IP literals included: rules take names);
 //   - then every address its one lookup returned (Classify): anything but
@@ -59,8 +59,6 @@
 //   - Inside an intercepted connection, redirects are passed to the agent
 //     unchecked (its next request is decided again); only plain-HTTP
 //     redirects are checked.
-//   - Internationalised names must be written as xn-- labels (no IDNA
-//     library is a dependency).
 //   - No port policy: "proxy" mode allows any port of an allowed host.
 //   - Beside a wrapper-mode agent net has no session: no certificate, no
 //     kms, no injection (wrapper mode has no [[secrets]]). Its listener is

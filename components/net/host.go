@@ -6,6 +6,9 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 
 	"github.com/pinfold/pinfold/policy"
 )
@@ -29,9 +32,12 @@ const maxHostInput = 255
 // dots, or that has a label of the form 0x<hex digits> (inet_aton reads
 // "0x7f.0x1" as 127.0.0.1).
 //
-// Names are ASCII only (this module has no IDNA library): a non-ASCII name
-// is refused with a message asking for xn-- labels. A name is case-folded,
-// loses one trailing dot, and must then pass policy.CheckHost.
+// Names are normalised once, as DNS will see them: IDNA (UTS #46, the
+// lookup profile of golang.org/x/net/idna) maps and case-folds a Unicode
+// name and writes it as xn-- labels, and checks an xn-- label it is
+// given; one trailing dot goes; the result must pass policy.CheckHost.
+// So a name spelled in full-width or mixed-case letters is decided as
+// the name DNS resolves, and a label that does not round-trip is refused.
 func NormalizeHost(h string) (Host, error) {
 	if h == "" {
 		return Host{}, errors.New("host is empty")
@@ -42,10 +48,18 @@ func NormalizeHost(h string) (Host, error) {
 	if h[0] == '[' {
 		return normalizeIPv6(h)
 	}
-	for i := 0; i < len(h); i++ {
-		if h[i] >= 0x80 {
-			return Host{}, fmt.Errorf("host %q is not ASCII: write internationalised names as xn-- (punycode) labels", h)
+	if !utf8.ValidString(h) {
+		return Host{}, fmt.Errorf("host %q is not valid UTF-8", h)
+	}
+	if !isASCII(h) || strings.Contains(strings.ToLower(h), "xn--") {
+		a, err := idna.Lookup.ToASCII(h)
+		if err != nil {
+			return Host{}, fmt.Errorf("host %q is not a valid internationalised name: %v", h, err)
 		}
+		if !isASCII(a) {
+			return Host{}, fmt.Errorf("host %q does not map to an ASCII name", h)
+		}
+		h = a
 	}
 	if strings.Contains(h, ":") {
 		return Host{}, fmt.Errorf("host %q holds a colon: IPv6 literals are written in brackets, such as [2001:db8::1]", h)
@@ -66,6 +80,15 @@ func NormalizeHost(h string) (Host, error) {
 		return Host{}, err
 	}
 	return Host{Name: name}, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // normalizeIPv4 accepts a name of digits and dots only if it is the

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"golang.org/x/net/idna"
 	"net/netip"
 	"strings"
 	"testing"
@@ -16,6 +17,13 @@ func TestNormalizeHostAccepts(t *testing.T) {
 		{"Sub.Example.COM.", "sub.example.com"},
 		{"xn--bcher-kva.example", "xn--bcher-kva.example"},
 		{"XN--BCHER-KVA.example", "xn--bcher-kva.example"},
+		// IDNA: decided as the name DNS resolves.
+		{"bücher.example", "xn--bcher-kva.example"},
+		{"BÜCHER.example", "xn--bcher-kva.example"},
+		{"\u212Aelvin.example", "kelvin.example"}, // KELVIN SIGN maps to 'k'
+		{"example.com\u3002", "example.com"},      // ideographic full stop, as a trailing dot
+		{"ｅxample.com", "example.com"},            // fullwidth e
+		{"ｇｉｔｈｕｂ.com", "github.com"},
 		{"localhost", "localhost"}, // a name; its addresses are what the SSRF check sees
 		{"a-b.c-d.e", "a-b.c-d.e"},
 		{"1.2.3.4a", "1.2.3.4a"}, // last label is not a number
@@ -75,12 +83,12 @@ func TestNormalizeHostRefuses(t *testing.T) {
 		{"example.com/path", "character"},
 		{"exam\\ple.com", "character"},
 		{"example.com:443", "colon"},
-		// Non-ASCII, including letters that fold to ASCII.
-		{"bücher.example", "xn--"},
-		{"\u212Aelvin.example", "xn--"}, // KELVIN SIGN lowercases to 'k'
-		{"example.com\u3002", "xn--"},   // ideographic full stop
-		{"ｅxample.com", "xn--"},         // fullwidth e
-		{"\xff.example", "xn--"},
+		// Not valid UTF-8, or not a valid internationalised name.
+		{"\xff.example", "UTF-8"},
+		{"xn--zz.example", "internationalised"},    // not punycode
+		{"xn--a-ecp.ru", "internationalised"},      // not the canonical encoding of its label
+		{"a\u200db.example", "internationalised"},  // ZERO WIDTH JOINER outside its context
+		{"\u202eexample.com", "internationalised"}, // RIGHT-TO-LEFT OVERRIDE
 		// Non-canonical IPv4 spellings.
 		{"127.1", "IPv4"},
 		{"127.0.1", "IPv4"},
@@ -275,8 +283,10 @@ func FuzzSplitHostPort(f *testing.F) {
 			if err := policy.CheckHost(h.Name); err != nil {
 				t.Fatalf("SplitHostPort(%q) accepted the name %q, which CheckHost refuses: %v", authority, h.Name, err)
 			}
-			if !strings.EqualFold(strings.TrimSuffix(written, "."), h.Name) {
-				t.Fatalf("SplitHostPort(%q) changed the name beyond case and one dot: %q", authority, h.Name)
+			// Beyond case and one dot, only IDNA may change a name.
+			if want, err := idna.Lookup.ToASCII(written); !strings.EqualFold(strings.TrimSuffix(written, "."), h.Name) &&
+				(err != nil || strings.TrimSuffix(strings.ToLower(want), ".") != h.Name) {
+				t.Fatalf("SplitHostPort(%q) changed the name beyond case, one dot and IDNA: %q", authority, h.Name)
 			}
 			for _, l := range strings.Split(h.Name, ".") {
 				if isHexNumber(l) {
