@@ -798,16 +798,25 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(resp.StatusCode)
 	cb := newCopyBuf()
 	defer cb.release()
+	var wound time.Time
 	for {
 		buf := cb.get()
 		n, rerr := resp.Body.Read(buf)
 		cb.filled(n)
 		if n > 0 {
-			rc.SetWriteDeadline(time.Now().Add(idle))
+			now := time.Now()
+			if now.Sub(wound) > idle/8 { // winding the deadline is not free
+				rc.SetWriteDeadline(now.Add(idle))
+				wound = now
+			}
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return
 			}
-			rc.Flush()
+			// A read that filled the buffer has more behind it: flush
+			// only when the upstream paused (a stream, an event, the end).
+			if n < len(buf) {
+				rc.Flush()
+			}
 		}
 		if rerr != nil {
 			return // the body ended, or broke off: the client sees the cut
