@@ -262,6 +262,9 @@ func TestIntegrationComponentsProxy(t *testing.T) {
 			t.Errorf("GET %s through net: want %q, got %s", c.url, c.want, r)
 		}
 	}
+	if r := s.launch(t, proxyPol(), itOpts{}, "noop"); !strings.Contains(r.stderr, "warning: SSRF protection is off for 127.0.0.0/8") {
+		t.Errorf("unsafe_allow_private not said on a --quiet run: %s", r)
+	}
 	// The agent's own client verb says the same, with the rule.
 	v := s.agentSh(t, proxyPol(), itOpts{}, itEnv.launcher+" net get "+up+"; "+itEnv.launcher+" net get http://blocked.example/; echo rc=$?")
 	if !strings.Contains(v.stdout, "upstream says hello\n") || !strings.Contains(v.stdout, "rc=119") || !strings.Contains(v.stderr, "rule network.deny[0]") {

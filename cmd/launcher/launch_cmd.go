@@ -90,6 +90,12 @@ func (e env) launch(args []string) error {
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: e.stderr,
 	}
 	ctx := context.Background()
+	// The policy key's own promise: said on every run, --quiet or not.
+	for _, c := range p.Network.UnsafeAllowPrivate {
+		if p.Network.Mode == policy.NetProxy {
+			fmt.Fprintf(e.stderr, "launcher: warning: SSRF protection is off for %s (network.unsafe_allow_private): the agent may reach those addresses through net\n", c)
+		}
+	}
 	if p.Mode == policy.ModeComponents {
 		sess, sctx, err := e.componentSession(p, *vault, *keyFile)
 		if err != nil {
