@@ -1,0 +1,198 @@
+package approve
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The child side of the tests: a process whose controlling terminal is
+// the test's pty slave (on stdin) asks one question and writes the
+// answer, then the terminal's state, on descriptor 3. It waits for a byte
+// on descriptor 4 before asking, so the parent can type ahead first.
+const childEnv = "PINFOLD_APPROVE_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if kind := os.Getenv(childEnv); kind != "" {
+		os.Exit(child(kind))
+	}
+	os.Exit(m.Run())
+}
+
+func child(kind string) int {
+	out := os.NewFile(3, "out")
+	go4 := os.NewFile(4, "go")
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		fmt.Fprintf(out, "error %v\n", err)
+		return 1
+	}
+	// The "agent" had the terminal raw, as a full-screen program does.
+	raw, _ := unix.IoctlGetTermios(0, unix.TCGETS)
+	raw.Lflag &^= unix.ICANON | unix.ECHO
+	unix.IoctlSetTermios(0, unix.TCSETS, raw)
+	var b [1]byte
+	go4.Read(b[:])
+	k, _ := strconv.Atoi(kind)
+	t := &Terminal{TTY: tty, Timeout: 2 * time.Second}
+	a := t.Ask(context.Background(), Request{From: "fs", Action: "delete build/ and all it holds", Detail: "rule builtin.recursive-delete", Kind: Kind(k)})
+	after, _ := unix.IoctlGetTermios(0, unix.TCGETS)
+	fg, _ := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	fmt.Fprintf(out, "yes=%v reason=%q canonical=%v fg-is-self=%v\n", a.Yes, a.Reason, after.Lflag&unix.ICANON != 0, fg == unix.Getpgrp())
+	return 0
+}
+
+// openPTY is a new pseudo-terminal's master and slave.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetUint32(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// session runs the child on a fresh pty as its controlling terminal.
+// typeahead is typed before the question; answer (if not "") once the
+// question shows; alsoSlave is written to the terminal's output side, as
+// an agent sharing the terminal can. It returns the child's line.
+func session(t *testing.T, kind Kind, typeahead, answer, alsoSlave string) string {
+	t.Helper()
+	master, slave := openPTY(t)
+	outR, outW, _ := os.Pipe()
+	goR, goW, _ := os.Pipe()
+	defer outR.Close()
+	defer goW.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(int(kind)))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.ExtraFiles = []*os.File{outW, goR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	goR.Close()
+	defer cmd.Wait()
+	// Everything the terminal shows, read as it comes.
+	shown := make(chan string, 64)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				shown <- string(buf[:n])
+			}
+			if err != nil {
+				close(shown)
+				return
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // the child has set raw mode
+	if typeahead != "" {
+		master.WriteString(typeahead)
+		time.Sleep(100 * time.Millisecond)
+	}
+	goW.Write([]byte{1})
+	var screen strings.Builder
+	deadline := time.After(5 * time.Second)
+	for !strings.Contains(screen.String(), "to allow") {
+		select {
+		case s := <-shown:
+			screen.WriteString(s)
+		case <-deadline:
+			t.Fatalf("no question on the terminal: %q", screen.String())
+		}
+	}
+	if alsoSlave != "" {
+		slave.WriteString(alsoSlave) // the agent writing to its terminal
+	}
+	if answer != "" {
+		master.WriteString(answer)
+	}
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("child: %v (terminal %q)", err, screen.String())
+	}
+	for !strings.Contains(screen.String(), "delete build/") {
+		screen.WriteString(<-shown)
+	}
+	return strings.TrimSpace(line)
+}
+
+// The person's word approves; the answer restores the agent's terminal
+// settings (raw, here) and gives the foreground back.
+func TestAskApproved(t *testing.T) {
+	for _, c := range []struct {
+		kind   Kind
+		answer string
+	}{{Approve, "y\n"}, {Approve, "YES\n"}, {ConfirmDelete, "delete\n"}, {Irreversible, "irreversible\n"}} {
+		got := session(t, c.kind, "", c.answer, "")
+		if got != `yes=true reason="approved" canonical=false fg-is-self=true` {
+			t.Errorf("kind %d, %q: %s", c.kind, c.answer, got)
+		}
+	}
+}
+
+// Anything but the word cancels: "y" does not confirm a delete, "delete"
+// does not confirm an irreversible one, an empty line declines.
+func TestAskDeclined(t *testing.T) {
+	for _, c := range []struct {
+		kind   Kind
+		answer string
+	}{{ConfirmDelete, "y\n"}, {ConfirmDelete, "yes\n"}, {Irreversible, "delete\n"}, {Approve, "\n"}, {Approve, "no\n"}} {
+		if got := session(t, c.kind, "", c.answer, ""); !strings.HasPrefix(got, `yes=false reason="declined"`) {
+			t.Errorf("kind %d, %q: %s", c.kind, c.answer, got)
+		}
+	}
+}
+
+// What the agent can do with the terminal does not answer: keys typed
+// before the question are discarded, and the agent's own writes to the
+// terminal are output, not input; the question then times out as no. The
+// control is TestAskApproved: the same word typed after the question.
+func TestAskAgentCannotAnswer(t *testing.T) {
+	if got := session(t, Approve, "yes\n", "", "yes\n"); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
+		t.Errorf("typeahead or the agent's write answered: %s", got)
+	}
+}
+
+// Without a terminal the answer is no, at once.
+func TestAskNoTerminal(t *testing.T) {
+	a := (&Terminal{}).Ask(context.Background(), Request{From: "bash", Action: "run git push", Kind: Approve})
+	if a.Yes || a.Reason != "no terminal to ask on" {
+		t.Errorf("%+v", a)
+	}
+	var zero Terminal
+	for _, action := range []string{"x\x1b[2J", "a\rb", "a\nb", "a\x00b", "a\u009b2Jb", "a\u202eb", "a\xffb"} {
+		if a := zero.Ask(context.Background(), Request{From: "fs", Action: action, Kind: Approve}); a.Yes || a.Reason != "malformed request" {
+			t.Errorf("%q: %+v", action, a)
+		}
+	}
+	if a := zero.Ask(context.Background(), Request{From: "fs", Action: "x", Kind: 99}); a.Reason != "malformed request" {
+		t.Errorf("unknown kind: %+v", a)
+	}
+}
