@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/kms"
 	"github.com/pinfold/pinfold/components/session"
 	"github.com/pinfold/pinfold/policy"
@@ -25,7 +27,7 @@ const sessionRoot = "/run/pinfold"
 // beside: it unseals the vault (only when the policy has [[secrets]]),
 // starts kms with the secrets the rules name, and returns the session and
 // a context that ends, with the reason, when any component exits.
-func (e env) componentSession(p *policy.Policy, vaultPath, keyFile string) (*session.Session, context.Context, error) {
+func (e env) componentSession(p *policy.Policy, vaultPath, keyFile string, approvalTimeout time.Duration) (*session.Session, context.Context, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil, &cliError{code: exitRefused, err: errors.New("refused: components mode needs root, because each component runs under its own uid: nothing was started"),
 			hint: `run the launcher as root, or use mode = "wrapper"`}
@@ -50,8 +52,14 @@ func (e env) componentSession(p *policy.Policy, vaultPath, keyFile string) (*ses
 	// The components' parent-death signal follows the thread that starts
 	// them: the launch runs on this same locked thread.
 	runtime.LockOSThread()
+	// Questions go to the launcher's own controlling terminal; without one
+	// nothing that needs the person's approval is allowed.
+	var asker *approve.Terminal
+	if tty := openTerminal(); tty != nil {
+		asker = &approve.Terminal{TTY: tty, Timeout: approvalTimeout}
+	}
 	s, err := session.Start(session.Config{Launcher: exe, Root: sessionRoot, Rules: p.Secrets, Secrets: secrets,
-		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network})
+		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network, Asker: asker})
 	if err != nil {
 		return nil, nil, fail(exitFailure, "", "components: %v: nothing was started", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -28,6 +29,9 @@ killed it), or one of the codes below if the agent never ran.
                  components mode with [[secrets]]: the vault to unseal
                  (default ~/.config/pinfold/vault) and its key file
                  (else the passphrase is asked on the terminal)
+  --approval-timeout DURATION
+                 components mode: how long a question to you waits on the
+                 terminal before it counts as no (default 2m)
   --full-access  run AGENT unconfined. Never chosen automatically, printed
                  on every run, and refused together with a policy.
 
@@ -41,6 +45,7 @@ func (e env) launch(args []string) error {
 	verbose := fset.Bool("verbose", false, "")
 	full := fset.Bool("full-access", false, "")
 	vault := fset.String("vault", "", "")
+	approvalTimeout := fset.Duration("approval-timeout", approve.DefaultTimeout, "")
 	keyFile := fset.String("key-file", "", "")
 	if err := fset.Parse(args); errors.Is(err, flag.ErrHelp) || fset.Lookup("help").Value.String() == "true" {
 		fmt.Fprint(e.stdout, launchHelp)
@@ -97,7 +102,7 @@ func (e env) launch(args []string) error {
 		}
 	}
 	if p.Mode == policy.ModeComponents {
-		sess, sctx, err := e.componentSession(p, *vault, *keyFile)
+		sess, sctx, err := e.componentSession(p, *vault, *keyFile, *approvalTimeout)
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,9 @@
 package approve
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -233,3 +235,82 @@ func readLine(ctx context.Context, fd int, timeout time.Duration) (string, error
 	return b.String(), nil
 }
 
+// The channel between a component and the launcher: one end of a
+// socketpair each holds (the agent holds neither). A request and its
+// answer are one JSON line each; one question at a time.
+
+// wireRequest and wireAnswer are the lines on the channel.
+type wireRequest struct {
+	Action string `json:"action"`
+	Detail string `json:"detail"`
+	Kind   Kind   `json:"kind"`
+}
+
+type wireAnswer struct {
+	Yes    bool   `json:"yes"`
+	Reason string `json:"reason"`
+}
+
+// maxLine bounds a line on the channel.
+const maxLine = 8 << 10
+
+// Serve answers the questions a component (from) sends on c with t until
+// c ends. The component's name comes from the launcher, not from the
+// channel.
+func Serve(c io.ReadWriteCloser, t *Terminal, from string) {
+	defer c.Close()
+	r := bufio.NewReaderSize(c, maxLine)
+	enc := json.NewEncoder(c)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return // ended, or a line too long: the channel is done
+		}
+		var q wireRequest
+		var a Answer
+		if json.Unmarshal(line, &q) != nil {
+			a = Answer{Reason: "malformed request"}
+		} else {
+			a = t.Ask(context.Background(), Request{From: from, Action: q.Action, Detail: q.Detail, Kind: q.Kind})
+		}
+		if enc.Encode(wireAnswer{a.Yes, a.Reason}) != nil {
+			return
+		}
+	}
+}
+
+// Client is a component's end of the channel.
+type Client struct {
+	mu sync.Mutex
+	c  io.ReadWriter
+	r  *bufio.Reader
+}
+
+// NewClient asks over c.
+func NewClient(c io.ReadWriter) *Client { return &Client{c: c, r: bufio.NewReaderSize(c, maxLine)} }
+
+// Ask puts the question to the person through the launcher and waits for
+// the answer; any failure of the channel is no.
+func (c *Client) Ask(action, detail string, kind Kind) Answer {
+	if c == nil {
+		return Answer{Reason: "no way to ask the person in this session"}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, err := json.Marshal(wireRequest{action, detail, kind})
+	if err != nil || len(b) >= maxLine {
+		return Answer{Reason: "the question is too long"}
+	}
+	if _, err := c.c.Write(append(b, '\n')); err != nil {
+		return Answer{Reason: "the launcher could not be asked: " + err.Error()}
+	}
+	line, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return Answer{Reason: "no answer from the launcher: " + err.Error()}
+	}
+	var a wireAnswer
+	if json.Unmarshal(line, &a) != nil {
+		return Answer{Reason: "a malformed answer from the launcher"}
+	}
+	return Answer{Yes: a.Yes, Reason: a.Reason}
+}

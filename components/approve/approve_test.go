@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -194,5 +196,37 @@ func TestAskNoTerminal(t *testing.T) {
 	}
 	if a := zero.Ask(context.Background(), Request{From: "fs", Action: "x", Kind: 99}); a.Reason != "malformed request" {
 		t.Errorf("unknown kind: %+v", a)
+	}
+}
+
+// The channel carries the question to the launcher's terminal and the
+// answer back; the launcher names who asked; a broken channel or a
+// garbled line is no.
+func TestChannel(t *testing.T) {
+	a, b := net.Pipe()
+	var logs strings.Builder
+	term := &Terminal{Log: slog.New(slog.NewTextHandler(&logs, nil))} // no terminal: every answer is no
+	done := make(chan struct{})
+	go func() { Serve(a, term, "fs"); close(done) }()
+	c := NewClient(b)
+	if ans := c.Ask("write .git/hooks/pre-commit", "rule fs.protected", Approve); ans.Yes || ans.Reason != "no terminal to ask on" {
+		t.Errorf("answer %+v", ans)
+	}
+	if !strings.Contains(logs.String(), "from=fs") || !strings.Contains(logs.String(), "yes=false") {
+		t.Errorf("the question was not logged with who asked: %s", logs.String())
+	}
+	b.Write([]byte("{not json\n"))
+	line, _ := bufio.NewReader(b).ReadString('\n')
+	if !strings.Contains(line, `"yes":false`) || !strings.Contains(line, "malformed") {
+		t.Errorf("garbled line answered %q", line)
+	}
+	b.Close()
+	<-done
+	if ans := c.Ask("x", "", Approve); ans.Yes {
+		t.Errorf("a closed channel answered yes: %+v", ans)
+	}
+	var none *Client
+	if ans := none.Ask("x", "", Approve); ans.Yes {
+		t.Errorf("no channel answered yes")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/internal/boot"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/launcher"
@@ -20,6 +21,9 @@ const (
 	// Optional: a second listening socket, the TCP listener the launcher
 	// made in the agent's network namespace. fs serves it the same way.
 	fdAgentListener = 6
+	// Optional: fs's end of the approval channel to the launcher, which
+	// asks the person on its terminal.
+	fdApprove = 7
 )
 
 // maxBootstrap bounds what fs reads from its bootstrap pipe.
@@ -59,10 +63,12 @@ func Main() int {
 }
 
 func serve(log *slog.Logger) error {
-	// Looked at before the bootstrap is waited for.
+	// Looked at first, before the bootstrap is waited for and before the
+	// Go runtime takes free descriptors for itself.
 	if !boot.IsDir(fdRoot) {
 		return errors.New("fs runs only as a component the launcher starts (no workspace directory on descriptor 5)")
 	}
+	hasAgentLn, hasApprove := boot.IsListening(fdAgentListener), boot.IsSocket(fdApprove)
 	var b Bootstrap
 	ln, err := boot.Start(pki.FS, maxBootstrap, &b)
 	if err != nil {
@@ -77,8 +83,21 @@ func serve(log *slog.Logger) error {
 		return err
 	}
 	defer root.Close()
+	if hasApprove {
+		f := os.NewFile(fdApprove, "approvals")
+		c, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("approval channel: %w", err)
+		}
+		ask := approve.NewClient(c)
+		root.Approve = func(action, detail string) (bool, string) {
+			a := ask.Ask(action, detail, approve.Approve)
+			return a.Yes, a.Reason
+		}
+	}
 	var agentLn net.Listener
-	if boot.IsListening(fdAgentListener) {
+	if hasAgentLn {
 		af := os.NewFile(fdAgentListener, "agent listener")
 		agentLn, err = net.FileListener(af)
 		af.Close()
@@ -97,7 +116,7 @@ func serve(log *slog.Logger) error {
 		return fmt.Errorf("confined, fs cannot resolve its root: %w", err)
 	}
 	Register(srv, root)
-	log.Info("serving", "protected", len(b.Protected), "agent_listener", agentLn != nil)
+	log.Info("serving", "protected", len(b.Protected), "agent_listener", agentLn != nil, "approvals", hasApprove)
 	if agentLn == nil {
 		return srv.Serve(ln)
 	}

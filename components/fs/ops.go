@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -483,6 +484,20 @@ func (r *Root) guard(op, p string, mode guardMode, fold bool) error {
 	if !ok {
 		return nil
 	}
+	if r.Approve != nil {
+		yes, why := r.Approve(fmt.Sprintf("%s %s (asked by the agent)", op, quoteForQuestion(p)),
+			fmt.Sprintf("%s is protected (rule %s): it changes how tools behave for the person", quoteForQuestion(pr.path), RuleProtected))
+		if yes {
+			return nil
+		}
+		return &Error{Op: op, Path: p, Kind: KindProtected,
+			Detail: fmt.Sprintf("%q is protected, and the person did not approve (%s)", pr.path, why)}
+	}
 	return &Error{Op: op, Path: p, Kind: KindProtected,
-		Detail: fmt.Sprintf("%q is protected: changing it needs the person's approval, which this build cannot ask for yet", pr.path)}
+		Detail: fmt.Sprintf("%q is protected: changing it needs the person's approval, and this session cannot ask", pr.path)}
 }
+
+// quoteForQuestion is p as the person reads it in a question: quoted,
+// with anything unprintable escaped (a path may hold any byte but NUL and
+// "/", and the question must show exactly what would change).
+func quoteForQuestion(p string) string { return strconv.QuoteToASCII(p) }

@@ -148,6 +148,10 @@ func errnoName(e unix.Errno) string {
 type Root struct {
 	fd    int
 	match *matcher
+	// Approve, when set, asks the person whether a mutation of a
+	// protected path may go ahead (the launcher's terminal, through the
+	// session's approval channel); nil: such a mutation is refused.
+	Approve func(action, detail string) (yes bool, reason string)
 }
 
 // NewRoot takes fd, a descriptor of the workspace directory (O_PATH is

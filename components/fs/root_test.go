@@ -689,3 +689,53 @@ func TestList(t *testing.T) {
 		t.Errorf("list exactly MaxList: %d entries, truncated %v, %v", len(ents), trunc, err)
 	}
 }
+
+// A protected path's mutation goes ahead only when the person approves:
+// the question names the operation and the path (quoted, unprintable
+// bytes escaped) and the rule; a refusal carries the person's reason;
+// an unprotected path is never asked about.
+func TestProtectedApproval(t *testing.T) {
+	w := newWorld(t)
+	var asked []string
+	answer := false
+	w.root.Approve = func(action, detail string) (bool, string) {
+		asked = append(asked, action+" | "+detail)
+		if answer {
+			return true, "approved"
+		}
+		return false, "declined"
+	}
+	if err := w.root.Mkdir(".git"); err != nil {
+		t.Fatal(err) // .git itself is not protected; hooks and config are
+	}
+	err := w.root.Write(".git/config", []byte("[core]\n"), false)
+	if KindOf(err) != KindProtected || !strings.Contains(err.Error(), "declined") {
+		t.Fatalf("declined: %v", err)
+	}
+	mustNotExistHost(t, filepath.Join(w.ws, ".git/config"))
+	answer = true
+	if err := w.root.Write(".git/config", []byte("[core]\n"), false); err != nil {
+		t.Fatalf("approved: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.ws, ".git/config")); string(b) != "[core]\n" {
+		t.Errorf("approved write: %q", b)
+	}
+	if len(asked) != 2 || !strings.Contains(asked[0], `write ".git/config"`) || !strings.Contains(asked[0], "fs.protected") {
+		t.Errorf("questions: %q", asked)
+	}
+	if err := w.root.Write("plain.txt", []byte("x"), false); err != nil || len(asked) != 2 {
+		t.Errorf("an unprotected write was asked about or failed: %v %q", err, asked)
+	}
+	w.root.Approve = func(action, _ string) (bool, string) { asked = append(asked, action); return false, "no" }
+	w.root.Write(".ssh/a\nb", []byte("x"), false)
+	if last := asked[len(asked)-1]; strings.Contains(last, "\n") || !strings.Contains(last, `\n`) {
+		t.Errorf("the question shows a raw newline: %q", last)
+	}
+}
+
+func mustNotExistHost(t *testing.T, p string) {
+	t.Helper()
+	if _, err := os.Lstat(p); !os.IsNotExist(err) {
+		t.Fatalf("%s exists: %v", p, err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/bridge"
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/internal/boot"
@@ -192,7 +193,25 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		return fmt.Errorf("session: %w", err)
 	}
 	defer clear(boot)
-	if err := s.start(pki.FS, fsUID, claim, boot, []*os.File{root, alf}); err != nil {
+	extra := []*os.File{root, alf}
+	if s.cfg.Asker != nil {
+		// fs's questions reach the person through the launcher alone.
+		launcherEnd, fsEnd, err := socketpair()
+		if err != nil {
+			claim.Close()
+			return err
+		}
+		defer fsEnd.Close()
+		c, err := net.FileConn(launcherEnd)
+		launcherEnd.Close()
+		if err != nil {
+			claim.Close()
+			return fmt.Errorf("session: approval channel: %w", err)
+		}
+		go approve.Serve(c, s.cfg.Asker, string(pki.FS))
+		extra = append(extra, fsEnd)
+	}
+	if err := s.start(pki.FS, fsUID, claim, boot, extra); err != nil {
 		return err
 	}
 	if s.net != nil {

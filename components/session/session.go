@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/kms"
 	netc "github.com/pinfold/pinfold/components/net"
 	"github.com/pinfold/pinfold/components/pki"
@@ -41,6 +43,10 @@ type Config struct {
 	// Network is the policy's [network]; in "proxy" mode Attach starts
 	// net, the agent's proxy, and kms admits net's uid.
 	Network policy.Network
+	// Asker puts fs's questions to the person (the launcher's terminal);
+	// nil: nothing that needs approval is allowed. Its log, when unset,
+	// is approvals.log in the session directory.
+	Asker *approve.Terminal
 }
 
 // Exit is a component process that ended, and how.
@@ -66,11 +72,13 @@ type Session struct {
 	cfg    Config
 	net    *claimed // net's uid, claimed before kms starts so kms can admit it
 	inject *netc.InjectCA
-	lock   *os.File // held while the session lives: stale directories are swept by it
-	procs  []*proc
-	exited chan Exit
-	mu     sync.Mutex
-	closed bool
+	// approvalLog is approvals.log, kept open while the session lives.
+	approvalLog *os.File
+	lock        *os.File // held while the session lives: stale directories are swept by it
+	procs       []*proc
+	exited      chan Exit
+	mu          sync.Mutex
+	closed      bool
 }
 
 // claimed is a throwaway uid held for a component not yet started, and
@@ -140,6 +148,14 @@ func Start(c Config) (s *Session, err error) {
 	}
 	if s.lock, err = lockDir(s.Dir); err != nil {
 		return s, err
+	}
+	if c.Asker != nil && c.Asker.Log == nil {
+		lf, err := os.OpenFile(filepath.Join(s.Dir, "approvals.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			return s, fmt.Errorf("session: %w", err)
+		}
+		s.approvalLog = lf
+		c.Asker.Log = slog.New(slog.NewTextHandler(lf, nil))
 	}
 	// The agent's credential directory: root's, searchable, not listable;
 	// its key alone becomes the agent's (Attach).
@@ -378,6 +394,9 @@ func (s *Session) Stop() error {
 	}
 	if s.lock != nil {
 		s.lock.Close()
+	}
+	if s.approvalLog != nil {
+		s.approvalLog.Close()
 	}
 	if s.net != nil && s.net.claim != nil {
 		s.net.claim.Close() // claimed but never started
