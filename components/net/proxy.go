@@ -572,8 +572,8 @@ type halfCloser interface{ CloseWrite() error }
 // tunnelCopy copies src to dst until src ends (then half-closes dst), fails,
 // or the tunnel has been idle for idle.
 func tunnelCopy(dst, src net.Conn, idle time.Duration, last *atomic.Int64, abort func()) {
-	dt, dok := dst.(*net.TCPConn)
-	st, sok := src.(*net.TCPConn)
+	dt, dok := tcpConn(dst)
+	st, sok := tcpConn(src)
 	if dok && sok {
 		spliceCopy(dt, st, idle, last, abort)
 		return
@@ -620,6 +620,17 @@ func tunnelCopy(dst, src net.Conn, idle time.Duration, last *atomic.Int64, abort
 		abort()
 		return
 	}
+}
+
+// tcpConn is c's TCP connection, beneath the slot it holds (limitConn):
+// the copy reads and writes it directly, so the kernel can splice; the
+// tunnel still closes c.
+func tcpConn(c net.Conn) (*net.TCPConn, bool) {
+	if lc, ok := c.(*limitConn); ok {
+		c = lc.Conn
+	}
+	t, ok := c.(*net.TCPConn)
+	return t, ok
 }
 
 // spliceChunk is how much one splice call moves before the idle clock is
@@ -795,6 +806,12 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		dst[k] = append([]string(nil), vs...)
 	}
 	stripHopHeaders(dst)
+	// Only net says X-Pinfold-*: an upstream could fake a denial.
+	for k := range dst {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Pinfold-") {
+			delete(dst, k)
+		}
+	}
 	w.WriteHeader(resp.StatusCode)
 	cb := newCopyBuf()
 	defer cb.release()
