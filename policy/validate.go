@@ -139,7 +139,13 @@ func checkPathInTwoLists(p *Policy) []Problem {
 // executable (SR-01).
 func checkWriteExec(p *Policy) []Problem {
 	var ps []Problem
-	for _, w := range p.Files.Write {
+	writes := p.Files.Write
+	// In components mode fs writes anywhere in the workspace, whatever
+	// files.write says: the workspace is a write path.
+	if p.Mode == ModeComponents && p.Workspace.Path != "" && !slices.Contains(writes, p.Workspace.Path) {
+		writes = append(slices.Clone(writes), p.Workspace.Path)
+	}
+	for _, w := range writes {
 		for _, x := range p.Files.Exec {
 			var rel string
 			switch {
@@ -152,8 +158,12 @@ func checkWriteExec(p *Policy) []Problem {
 			default:
 				continue
 			}
-			ps = append(ps, Problem{Key: "files.write", elem: -1,
-				Msg:  fmt.Sprintf("write path %q %s: a file the agent writes could then be executed", w, rel),
+			key, what := "files.write", "write path"
+			if !slices.Contains(p.Files.Write, w) {
+				key, what = "workspace.path", "the workspace, which fs writes in components mode,"
+			}
+			ps = append(ps, Problem{Key: key, elem: -1,
+				Msg:  fmt.Sprintf("%s %q %s: a file the agent writes could then be executed", what, w, rel),
 				Hint: "keep written and executable trees apart; build outputs run from a write path are refused by design"})
 		}
 	}

@@ -87,6 +87,17 @@ func TestValidate(t *testing.T) {
 		{"write root above exec", func(p *Policy) { p.Files.Write = []Path{"/"}; p.Workspace.Path = "/" }, []string{
 			`write-exec-overlap: files.write: write path "/" contains exec path "/usr/bin"` + overlapWhy}},
 		{"write sibling of exec with common prefix", func(p *Policy) { p.Files.Exec = []Path{"/home/ana/src/app2", "/home/ana/src/ap"} }, nil},
+		// Components mode: fs writes the whole workspace, listed or not.
+		{"components, exec in the unlisted workspace", func(p *Policy) {
+			components(p)
+			p.Files.Write = nil
+			p.Files.Exec = []Path{"/usr/bin", "/home/ana/src/app/bin"}
+		}, []string{
+			`write-exec-overlap: workspace.path: the workspace, which fs writes in components mode, "/home/ana/src/app" contains exec path "/home/ana/src/app/bin"` + overlapWhy}},
+		{"components, exec elsewhere (control)", func(p *Policy) {
+			components(p)
+			p.Files.Write = nil
+		}, nil},
 
 		{"connect_tcp in none", func(p *Policy) { p.Network.ConnectTCP = []Port{443} }, []string{
 			`network-keys: network.connect_tcp: connect_tcp applies only in "ports" mode, but network mode is "none"`}},
