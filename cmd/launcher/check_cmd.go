@@ -91,6 +91,7 @@ func (e env) check(args []string) error {
 	if err != nil {
 		return fail(exitFailure, "", "check url: %v", err)
 	}
+	eg.SetHostAddrs(netc.InterfaceAddrs()) // as net does, on this machine
 	addrs, how := resolve[h.Name], "--resolve"
 	if !h.IsIP() && addrs == nil {
 		how = "this machine's resolver"

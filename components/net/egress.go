@@ -30,6 +30,20 @@ type Egress struct {
 	blockAll bool
 	unsafe   []netip.Prefix
 	self     []netip.AddrPort
+	host     map[netip.Addr]bool // the addresses of the machine net runs on
+}
+
+// SetHostAddrs gives the addresses of the machine net dials from (its
+// interfaces'): a public one of them is still the host itself, whose
+// services bound to every address (a database, sshd, a published
+// container port) the SSRF check must not hand the agent. DecideAddr
+// refuses them as loopback, unless unsafe_allow_private holds them. Call
+// it before the Egress is used.
+func (e *Egress) SetHostAddrs(addrs []netip.Addr) {
+	e.host = map[netip.Addr]bool{}
+	for _, a := range addrs {
+		e.host[a.Unmap().WithZone("")] = true
+	}
 }
 
 var _ Decider = (*Egress)(nil)
@@ -206,6 +220,9 @@ func (e *Egress) DecideAddr(h Host, a netip.Addr, port uint16) Verdict {
 		return egDeny(egRuleSelf, "%s port %d is one of the launcher's or components' own listeners", a, port)
 	}
 	c := Classify(a)
+	if c == ClassPublic && e.host[a.Unmap()] {
+		c = ClassLoopback // this machine, reached by one of its public addresses
+	}
 	if c == ClassPublic {
 		return egAllow(egRulePublic, "%s is a public address", a)
 	}

@@ -399,3 +399,29 @@ func indexOf(t *testing.T, rule string) int {
 	}
 	return n
 }
+
+// An address of the machine net runs on is the host itself, even when it
+// is public: refused as loopback unless unsafe_allow_private holds it.
+// The control: the same public address is allowed when it is not one of
+// the machine's.
+func TestDecideAddrHostAddress(t *testing.T) {
+	e, err := NewEgress(policy.Network{Mode: policy.NetProxy}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := netip.MustParseAddr("203.0.114.7") // just outside TEST-NET-3: public
+	if v := e.DecideAddr(Host{Name: "a.example"}, pub, 443); !v.Allowed {
+		t.Fatalf("control: %+v", v)
+	}
+	e.SetHostAddrs([]netip.Addr{pub, netip.MustParseAddr("2001:4860::1")})
+	for _, a := range []netip.Addr{pub, netip.MustParseAddr("::ffff:203.0.114.7"), netip.MustParseAddr("2001:4860::1")} {
+		if v := e.DecideAddr(Host{Name: "a.example"}, a, 443); v.Allowed {
+			t.Errorf("%s, one of the host's, allowed: %+v", a, v)
+		}
+	}
+	u, _ := NewEgress(policy.Network{Mode: policy.NetProxy, UnsafeAllowPrivate: []policy.CIDR{policy.CIDR(netip.MustParsePrefix("203.0.114.0/24"))}}, nil)
+	u.SetHostAddrs([]netip.Addr{pub})
+	if v := u.DecideAddr(Host{Name: "a.example"}, pub, 443); !v.Allowed {
+		t.Errorf("unsafe_allow_private holding the host's address: %+v", v)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 
 	"github.com/pinfold/pinfold/components/internal/boot"
@@ -93,6 +94,9 @@ func serve(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The machine's own addresses, read now (net cannot after
+	// confinement): one reached by its public address is still the host.
+	eg.SetHostAddrs(InterfaceAddrs())
 	p := &Proxy{
 		Decider:  eg,
 		Resolver: &net.Resolver{PreferGo: true}, // never a libc module or nscd's socket
@@ -163,6 +167,23 @@ func injector(b Bootstrap, leaf *pki.Leaf, log *slog.Logger) (*Injector, error) 
 			}
 			return r.Value, nil
 		}}, nil
+}
+
+// InterfaceAddrs are the addresses of this network namespace's
+// interfaces (none on error: loopback and private ranges are refused
+// anyway).
+func InterfaceAddrs() []netip.Addr {
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, a := range as {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr())
+		}
+	}
+	return out
 }
 
 func fileListener(fd int, name string) (net.Listener, error) {
