@@ -184,6 +184,7 @@ func (in *Injector) leaf(host string) (*tls.Certificate, error) {
 
 // Bounds on an intercepted exchange.
 const (
+	maxInterim             = 8
 	injectHandshakeTimeout = 10 * time.Second
 	injectIdleTimeout      = 2 * time.Minute
 	injectMaxHeaderBytes   = 64 << 10
@@ -246,6 +247,20 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 			return werr
 		}
 		resp, err := http.ReadResponse(ur, req)
+		// Interim answers (100 Continue, 103 Early Hints) go to the agent
+		// as they come; the final one follows (bounded: an upstream may not
+		// keep a request forever in interim answers).
+		for i := 0; err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols; i++ {
+			if i == maxInterim {
+				err = errors.New("too many interim answers")
+				break
+			}
+			removeHopByHop(resp.Header)
+			if werr := resp.Write(a); werr != nil {
+				return werr
+			}
+			resp, err = http.ReadResponse(ur, req)
+		}
 		if err != nil {
 			writeInjectError(a, http.StatusBadGateway, "upstream", "the upstream's answer could not be read")
 			return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -217,4 +218,48 @@ func mustKeyPEM(t *testing.T, ca *InjectCA) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// An interim answer (103 Early Hints) is passed on and the final answer
+// follows on the same connection, so the next request gets its own
+// answer, not the previous one's.
+func TestInjectInterimAnswers(t *testing.T) {
+	const host = "api.github.com"
+	u, roots := upstreamFor(t, host)
+	u.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hints" {
+			w.Header().Set("Link", "</style.css>; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+		}
+		io.WriteString(w, "answer for "+r.URL.Path)
+	})
+	var released []string
+	in := injectorFor(t, roots, &released)
+	agentEnd, done := serveInjected(t, in, u, host)
+	a := agentTLS(t, agentEnd, in, host)
+	a.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(a)
+	io.WriteString(a, "GET /hints HTTP/1.1\r\nHost: api.github.com\r\n\r\n")
+	var got []string
+	for len(got) < 2 {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		got = append(got, fmt.Sprintf("%d %s", resp.StatusCode, body))
+	}
+	io.WriteString(a, "GET /second HTTP/1.1\r\nHost: api.github.com\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	got = append(got, fmt.Sprintf("%d %s", resp.StatusCode, body))
+	a.Close()
+	<-done
+	want := []string{"103 ", "200 answer for /hints", "200 answer for /second"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("answers %q, want %q", got, want)
+	}
 }
