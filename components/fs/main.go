@@ -54,7 +54,7 @@ type Bootstrap struct {
 // new sockets, no exec) and serves until it is killed. It returns an
 // exit status only when it could not start.
 func Main() int {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "fs")
+	log := boot.Logger(pki.FS)
 	if err := serve(log); err != nil {
 		log.Error("fs stopped", "error", err)
 		return 1

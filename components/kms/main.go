@@ -33,7 +33,7 @@ type Bootstrap struct {
 // files, no new sockets, no exec) and serves until it is killed. It
 // returns an exit status only when it could not start.
 func Main() int {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "kms")
+	log := boot.Logger(pki.KMS)
 	if err := serve(log); err != nil {
 		log.Error("kms stopped", "error", err)
 		return 1

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -121,4 +122,37 @@ func fdType(fd int) uint32 {
 		return 0
 	}
 	return st.Mode & unix.S_IFMT
+}
+
+// MaxLog bounds what a component writes to its log (its stderr, a file in
+// the session directory on a tmpfs): an agent that floods a component
+// with refused requests must not fill the host's /run.
+const MaxLog = 32 << 20
+
+// Logger is the component role's log: text on stderr, at most MaxLog
+// bytes, then one line saying the rest was dropped.
+func Logger(role pki.Role) *slog.Logger {
+	return slog.New(slog.NewTextHandler(&cappedWriter{w: os.Stderr, left: MaxLog}, nil)).With("component", string(role))
+}
+
+// cappedWriter passes on whole writes while they fit, then drops them.
+type cappedWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	left int
+	cut  bool
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case len(p) <= c.left:
+		c.left -= len(p)
+		return c.w.Write(p)
+	case !c.cut:
+		c.cut = true
+		fmt.Fprintf(c.w, "log: over %d bytes: the rest of this component's log is dropped\n", MaxLog)
+	}
+	return len(p), nil // dropped, not failed: the component goes on
 }
