@@ -201,15 +201,17 @@ func (s *session) receiveProxyListener() (*os.File, error) {
 		return nil, fmt.Errorf("receive the proxy's listener: %v", rerr)
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return nil, errors.New("receive the proxy's listener: no descriptor came")
+	var fds []int
+	for i := range msgs {
+		if got, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+			fds = append(fds, got...)
+		}
 	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
 	if err != nil || len(fds) != 1 {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		return nil, errors.New("receive the proxy's listener: not one descriptor")
+		return nil, errors.New("receive the proxy's listener: not one descriptor came")
 	}
 	f := os.NewFile(uintptr(fds[0]), "proxy listener")
 	if v, err := unix.GetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || v != 1 {

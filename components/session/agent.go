@@ -258,7 +258,10 @@ func (s *Session) startNet(ns netns.NsHandle) error {
 		return fmt.Errorf("session: %w", err)
 	}
 	defer clear(boot)
-	s.net = &claimed{uid: c.uid, kms: c.kms} // the claim passes to the process; Stop closes the socket
+	s.net = &claimed{uid: c.uid} // the claim passes to the process
+	if c.kms != nil {
+		defer c.kms.Close() // net holds its own copy once started
+	}
 	return s.start(pki.Net, c.uid, c.claim, boot, extra)
 }
 
@@ -364,6 +367,9 @@ func lockDir(dir string) (*os.File, error) {
 
 var sessionID = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
+// keepLogs is how long a finished session's logs stay.
+const keepLogs = 7 * 24 * time.Hour
+
 // sweep tidies the directories of sessions whose launcher died (SIGKILL
 // leaves no process, but leaves its files): their lock is free.
 func sweep(root string) {
@@ -384,6 +390,15 @@ func sweep(root string) {
 			tidy(dir)
 		}
 		f.Close()
+	}
+	// Logs of sessions long over go too: /run is memory.
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if st, err := os.Lstat(dir); err == nil && st.IsDir() && sessionID.MatchString(e.Name()) && time.Since(st.ModTime()) > keepLogs {
+			if _, err := os.Lstat(filepath.Join(dir, "lock")); os.IsNotExist(err) {
+				os.RemoveAll(dir)
+			}
+		}
 	}
 }
 

@@ -35,8 +35,8 @@
 //
 // # Limitations
 //
-//   - kms and fs exist; net and bash do not yet (proxy mode is refused,
-//     and the agent has no shell component to ask).
+//   - kms, fs and net exist; bash does not yet (the agent has no shell
+//     component to ask).
 //   - fs serves the workspace only: one tree, one idmapped mount (one
 //     owner). A workspace on a file system without idmapped mounts is
 //     refused at Attach.

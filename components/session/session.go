@@ -139,16 +139,25 @@ func Start(c Config) (s *Session, err error) {
 		}
 	}
 	sweep(c.Root)
-	s.Dir = filepath.Join(c.Root, s.ID)
-	if err := os.Mkdir(s.Dir, 0o711); err != nil {
+	// Made and locked under a name sweep does not look at, then renamed
+	// into place: another launcher's sweep never sees it unlocked.
+	tmp := filepath.Join(c.Root, "new-"+s.ID)
+	if err := os.Mkdir(tmp, 0o711); err != nil {
 		return s, fmt.Errorf("session: %w", err)
 	}
-	if err := os.Chmod(s.Dir, 0o711); err != nil { // whatever the umask
+	if err := os.Chmod(tmp, 0o711); err != nil { // whatever the umask
+		os.Remove(tmp)
 		return s, fmt.Errorf("session: %w", err)
 	}
-	if s.lock, err = lockDir(s.Dir); err != nil {
+	if s.lock, err = lockDir(tmp); err != nil {
+		os.RemoveAll(tmp)
 		return s, err
 	}
+	if err := os.Rename(tmp, filepath.Join(c.Root, s.ID)); err != nil {
+		os.RemoveAll(tmp)
+		return s, fmt.Errorf("session: %w", err)
+	}
+	s.Dir = filepath.Join(c.Root, s.ID)
 	if c.Asker != nil && c.Asker.Log == nil {
 		lf, err := os.OpenFile(filepath.Join(s.Dir, "approvals.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 		if err != nil {
@@ -182,8 +191,9 @@ func Start(c Config) (s *Session, err error) {
 		if err != nil {
 			return s, err
 		}
+		// net reaches kms over a socketpair alone (it opens no sockets):
+		// kms's own socket still admits root only.
 		s.net = &claimed{uid: uid, claim: claim}
-		cred.Peers = append(cred.Peers, uint32(uid))
 	}
 	boot, err := json.Marshal(kms.Bootstrap{Credential: cred, Rules: c.Rules, Secrets: named(c.Secrets, c.Rules)})
 	clear(keyPEM)
