@@ -132,8 +132,10 @@ func (e env) unseal(p *policy.Policy, vaultPath, keyFile string) ([]kms.Secret, 
 }
 
 // sharedExecutable is the launcher binary, which every component runs
-// under its own uid: others must be able to execute it, and (like the
-// launcher itself) none may write it.
+// under its own uid (and, as root, the idmap holder under uid 0): others
+// must be able to execute it, and none but root may change it or any
+// directory on its way (else a user could swap it between the launch's
+// checks and a component's start, and run as root).
 func sharedExecutable() (string, error) {
 	exe, err := os.Executable()
 	if err == nil {
@@ -142,21 +144,29 @@ func sharedExecutable() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the launcher's own binary: %w", err)
 	}
-	// Every directory on the way must let others search it.
-	for d := filepath.Dir(exe); ; d = filepath.Dir(d) {
+	refuse := func(format string, a ...any) (string, error) {
+		return "", fail(exitRefused, "install the launcher where all may run it and only root may change it (e.g. /usr/local/bin, root's, mode 0755)",
+			"refused: the components run the launcher binary %s under their own uids: %s: nothing was started", exe, fmt.Sprintf(format, a...))
+	}
+	root := os.Geteuid() == 0
+	for p := exe; ; p = filepath.Dir(p) {
 		var st unix.Stat_t
-		if err := unix.Stat(d, &st); err != nil || st.Mode&0o001 == 0 {
-			return "", fail(exitRefused, "install the launcher where all may run it (e.g. /usr/local/bin)",
-				"refused: the components run the launcher binary %s under their own uids, and %s does not let others search it: nothing was started", exe, d)
+		if err := unix.Stat(p, &st); err != nil {
+			return refuse("%s: %v", p, err)
 		}
-		if d == "/" {
+		switch {
+		case p == exe && st.Mode&0o005 != 0o005:
+			return refuse("others may not read and execute it")
+		case p != exe && st.Mode&0o001 == 0:
+			return refuse("%s does not let others search it", p)
+		case root && st.Uid != 0:
+			return refuse("%s belongs to uid %d, not root", p, st.Uid)
+		case root && st.Mode&0o022 != 0 && !(p != exe && st.Mode&unix.S_ISVTX != 0 && p != filepath.Dir(exe)):
+			return refuse("%s may be written by others than root", p)
+		}
+		if p == "/" {
 			break
 		}
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(exe, &st); err != nil || st.Mode&0o005 != 0o005 {
-		return "", fail(exitRefused, "chmod a+rx the launcher binary",
-			"refused: the components run the launcher binary %s under their own uids, and others may not read and execute it: nothing was started", exe)
 	}
 	return exe, nil
 }
