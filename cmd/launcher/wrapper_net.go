@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	netc "github.com/pinfold/pinfold/components/net"
 	"github.com/pinfold/pinfold/components/pki"
@@ -34,6 +36,7 @@ type wrapperNet struct {
 
 	cmd     *exec.Cmd
 	claim   io.Closer
+	cg      *launcher.Cgroup // as root: net's own group, killed whole by stop
 	done    chan struct{}
 	refused atomic.Int64
 }
@@ -69,6 +72,19 @@ func (w *wrapperNet) AttachProxy(ln *os.File) error {
 		}
 		w.claim = claim
 		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
+		// Bounded like a session's components: the agent must not make
+		// net use what the agent's own limits deny it.
+		var tag [6]byte
+		rand.Read(tag[:])
+		w.cg, err = launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, launcher.CgroupSpec{
+			Session: fmt.Sprintf("s-%d-net-%x", os.Getpid(), tag), Pids: session.ComponentPids, Memory: session.ComponentMemory})
+		if err != nil {
+			logR.Close()
+			return fmt.Errorf("net's cgroup: %w", err)
+		}
+		if fd, ok := w.cg.CgroupFD(); ok {
+			attr.UseCgroupFD, attr.CgroupFD = true, fd
+		}
 	}
 	w.cmd = &exec.Cmd{
 		Path: w.exe, Args: []string{"launcher", session.ComponentEntry, string(pki.Net)},
@@ -82,6 +98,12 @@ func (w *wrapperNet) AttachProxy(ln *os.File) error {
 	}
 	w.done = make(chan struct{})
 	go w.readLog(logR)
+	if w.cg != nil {
+		// v1: joined before it reads its bootstrap, so before it does anything.
+		if err := w.cg.Add(w.cmd.Process.Pid); err != nil {
+			return fmt.Errorf("net's cgroup: %w", err)
+		}
+	}
 	go func() {
 		err := w.cmd.Wait()
 		close(w.done)
@@ -115,6 +137,16 @@ func (w *wrapperNet) stop(quiet bool) {
 		default:
 			w.cmd.Process.Kill()
 			<-w.done
+		}
+	}
+	if w.cg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := w.cg.Kill(ctx); err != nil {
+			fmt.Fprintf(w.stderr, "launcher: warning: %v\n", err)
+		}
+		cancel()
+		if err := w.cg.Remove(); err != nil {
+			fmt.Fprintf(w.stderr, "launcher: warning: %v\n", err)
 		}
 	}
 	if w.claim != nil {

@@ -60,8 +60,12 @@
 //     unchecked (its next request is decided again); only plain-HTTP
 //     redirects are checked.
 //   - No port policy: "proxy" mode allows any port of an allowed host.
+//   - The machine's own addresses (refused as loopback even when public)
+//     are read when net starts; one added later is not known.
 //   - Beside a wrapper-mode agent net has no session: no certificate, no
 //     kms, no injection (wrapper mode has no [[secrets]]). Its listener is
 //     made by stage 2 inside the agent's namespace and handed out, since
-//     an unprivileged launcher cannot enter that namespace.
+//     an unprivileged launcher cannot enter that namespace. As root it
+//     runs in a cgroup of its own, as components do; unprivileged, under
+//     the person's uid, it has the person's limits only.
 package proxy

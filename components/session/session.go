@@ -102,8 +102,8 @@ type proc struct {
 // that Stop kills whole, so nothing a component forks outlives the
 // session.
 const (
-	componentPids   = 64
-	componentMemory = 512 << 20
+	ComponentPids   = 64
+	ComponentMemory = 512 << 20
 )
 
 // Start makes the session: its directory (0711, root's), its PKI, and the
@@ -290,7 +290,7 @@ func (s *Session) start(role pki.Role, uid int, claim io.Closer, boot []byte, ex
 	// Named like the agent's groups (s-<launcher pid>-…), so a later
 	// launch sweeps them if this launcher is killed.
 	cg, err := launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, launcher.CgroupSpec{
-		Session: fmt.Sprintf("s-%d-%s-%s", os.Getpid(), s.ID, role), Pids: componentPids, Memory: componentMemory})
+		Session: fmt.Sprintf("s-%d-%s-%s", os.Getpid(), s.ID, role), Pids: ComponentPids, Memory: ComponentMemory})
 	if err != nil {
 		claim.Close()
 		return fmt.Errorf("session: %s cgroup: %w", role, err)
