@@ -1,0 +1,136 @@
+// Package backup is the recursive-delete backup store (DESIGN.md §5, fs;
+// issue 7 item 2): before a tree is deleted recursively, a copy of it is
+// staged in the store and verified by hash; the person can list, show,
+// verify and restore backups later.
+//
+// # Use
+//
+//	s, err := backup.Open(dir, quota)      // once; quota 0 is 3 GiB
+//	b, err := s.Stage(src, label, time.Now())
+//	// errors.Is(err, backup.ErrNoRoom): it cannot fit (errors.As gives
+//	// *NoRoomError with the sizes); the delete needs the person's second,
+//	// irreversible-delete confirmation. Any other error: do not delete.
+//	// Otherwise delete the tree; b.ID names the backup.
+//	s.List(); s.Show(id); s.Verify(id); s.Restore(id, dirFile, name); s.Remove(id)
+//
+// src is a descriptor of the tree to delete as the caller resolved it:
+// a directory (O_PATH|O_DIRECTORY is enough), a regular file (readable,
+// or O_PATH where /proc is mounted) or a symbolic link (O_PATH|O_NOFOLLOW:
+// the link is what is backed up); wrap a raw descriptor with os.NewFile.
+// Restore's dst is a directory descriptor (O_PATH is enough) and name a
+// single file name in it.
+//
+// # The store
+//
+// A directory, made 0700 when missing. Open refuses a directory that is
+// a symbolic link, belongs to another user, or that group or others can
+// write, and one that is neither empty nor already a store (the marker
+// file .pinfold-backups), so a wrong path never has its contents
+// treated as leftovers. Everything after Open is done through a
+// descriptor of the directory.
+//
+// Each backup is a subdirectory named by its id: the creation time in UTC
+// to the nanosecond, fixed width, then 32 random bits
+// ("20260102T030405.000000600Z-1a2b3c4d"), so ids sort by time. It holds
+// data (the copy of the tree's root: a directory, file or link) and
+// manifest.json. A backup is staged under ".stage-ID"; it is complete
+// only once its manifest has been written to a temporary name, fsynced,
+// renamed into place and the directory fsynced (last), and the staging
+// renamed to ID. Leftovers of a crash (".stage-ID", ".del-ID" from an
+// interrupted removal, an ID directory without a manifest) are removed by
+// Open and by every Stage; nothing else in the directory is touched.
+//
+// The manifest is JSON: version (1), id, label, source (the descriptor's
+// name, device and inode), created, root type, entry/file/skipped
+// counts, bytes, size, tree_sha256, and entries in walk order, each with
+// path ("." for the root, names joined by "/"), type, mode (07777 bits),
+// mtime, uid, gid, size and sha256 (files), target (links), skipped. A
+// path or target that is not valid UTF-8 is stored as path_b64 /
+// target_b64, so every name round-trips byte for byte (newlines too).
+//
+// The stored copy holds names, contents, link targets and FIFOs; files
+// are 0600 and directories 0700, owned by the store's owner (so no
+// setuid file or unreadable directory ever sits in the store). Modes,
+// times and owners live in the manifest only, and are applied by Restore.
+//
+// # Guarantees
+//
+//   - Walks are by descriptor: each name is looked up beneath its
+//     directory's descriptor with openat2 RESOLVE_BENEATH |
+//     RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV and
+//     O_NOFOLLOW, and what was opened must be what lstat saw (device,
+//     inode, type). Symbolic links are recorded with readlinkat and
+//     never followed, wherever they point. A name replaced by a link
+//     between its lookup and its opening is refused (ErrChanged); a
+//     directory swapped for a link while it is walked is not followed
+//     (the walk holds its descriptor) and the second walk sees the link
+//     (ErrChanged). Names are never joined into host paths.
+//   - Stage, holding the store's lock (flock on .lock): removes
+//     leftovers; measures the source (a stat-only walk); plans eviction;
+//     copies the tree, hashing every file (SHA-256) as it is read and
+//     fsyncing every file and directory; reads the copy back from the
+//     store and checks it against what was read (per entry, and the tree
+//     hash); walks the source a second time, hashing again, and checks
+//     it equals the first walk (path, type, mode, owner, size, content,
+//     link target, and modification time but for directories); writes
+//     the manifest; renames the staging to its id. Any failure removes
+//     the staging and returns an error: a delete must not run then.
+//   - The tree hash (tree_sha256) is SHA-256 over every kept entry, in
+//     walk order, of its length-prefixed path, type, size, content hash
+//     and link target.
+//   - Quota: a backup counts its file bytes plus EntryCharge (512) per
+//     entry. Before copying, the oldest complete backups are evicted,
+//     one at a time, until the source fits the quota and the store's
+//     file system's free space (estimated in blocks). A backup being
+//     restored or verified (shared lock) is passed over, as is one whose
+//     manifest cannot be read. When the source cannot fit even with every
+//     evictable backup gone, nothing is evicted and Stage returns
+//     *NoRoomError (errors.Is ErrNoRoom) with the sizes; Disk says
+//     whether the quota or the disk was the limit. Incomplete stagings
+//     never count (and are removed). A tree that grows after it was
+//     measured is ErrChanged.
+//   - A full disk while copying (ENOSPC, EDQUOT) is an error wrapping
+//     the errno; the partial staging is removed, and no other backup is
+//     touched (evictions already planned and done stay done).
+//   - Verify re-reads a stored copy and checks names, types, sizes,
+//     SHA-256 of every file, link targets and the tree hash against the
+//     manifest (ErrCorrupt, naming the first difference).
+//   - Restore builds the tree under a temporary name (RestorePrefix) in
+//     dst, each entry made exclusively and written through descriptors,
+//     every file's hash checked as it is copied (ErrCorrupt, and the
+//     temporary tree removed), owners (when root) then modes (setuid,
+//     setgid, sticky included) then modification times set, children
+//     before their directories; then renames it onto name with
+//     RENAME_NOREPLACE. An existing name (checked first, and again by the
+//     rename) is ErrExists and nothing is changed. The backup stays.
+//   - Ids are checked against their exact form before any use (ErrBadID:
+//     "../x" and the like never reach the file system); restore names
+//     must be one file name (ErrBadName).
+//   - Remove waits for a staging, fails with ErrInUse while the backup is
+//     being restored or verified, and renames the backup out of the ids
+//     before deleting it, so it is never seen half removed.
+//
+// # Limits
+//
+//   - Hard links are copied as separate files and restored as such.
+//   - Extended attributes, ACLs, file capabilities, security labels and
+//     inode flags (chattr) are not kept; access times are not restored.
+//     Owners are restored only when the process is root; otherwise the
+//     restored tree belongs to the caller (setgid may then be dropped by
+//     the kernel).
+//   - Sparse files are stored and restored dense.
+//   - FIFOs are recreated (they have no content). Sockets and devices
+//     are recorded in the manifest (skipped) but neither copied nor
+//     restored: a socket is meaningless without its server, and making
+//     devices needs privilege. Info.Skipped counts them, so the caller
+//     can say so before deleting.
+//   - A tree with a mount point inside is refused (EXDEV), as is a tree
+//     that holds the store itself.
+//   - Reading needs permission: a non-root caller cannot back up files
+//     or directories it cannot read (the staging fails; nothing is lost).
+//   - The source must hold still while it is staged: any change between
+//     the two walks (other than a directory's time) fails the staging,
+//     so a tree written to continuously cannot be backed up.
+//   - Staging is serialised per store (across processes), and List and
+//     Show do not wait for it.
+package backup

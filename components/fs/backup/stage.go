@@ -1,0 +1,281 @@
+package backup
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Test hooks.
+var (
+	testHookVisit      func(rel string) // the copying walk, after a name's lstat, before it is opened
+	testHookAfterEvict func()           // after eviction, before the copy
+	testHookAfterCopy  func()           // after the copy is checked, before the source's second walk
+	testSkipDiskCheck  bool             // plan by the quota only, so a full disk shows mid-copy
+)
+
+// Stage backs up the tree beneath src and returns the complete, verified
+// backup. src is a descriptor of a directory (O_PATH|O_DIRECTORY is
+// enough), of a regular file (readable, or O_PATH where /proc is
+// mounted) or of a symbolic link (O_PATH|O_NOFOLLOW: the link itself is
+// backed up). label says why (the caller's words, e.g. the command); now
+// dates the backup and makes its id.
+//
+// In order, holding the store's lock: leftovers of crashes are removed;
+// the source is measured (a walk that only stats); the oldest complete
+// backups are evicted until the source fits both the quota and the
+// file system's free space, or, when it cannot fit even after evicting
+// every backup that is not in use, *NoRoomError (ErrNoRoom) is returned
+// and nothing is evicted; the tree is copied into a staging directory,
+// hashing every file as it is read; the staging is walked and hashed
+// again and must equal what was read (the tree hash); the source is
+// walked and hashed a second time and must equal the first walk (else
+// ErrChanged); the manifest is written and fsynced, last, and the staging
+// renamed to its id. On any failure the staging is removed and nothing
+// else is changed (evictions already done stay done).
+func (s *Store) Stage(src *os.File, label string, now time.Time) (*Backup, error) {
+	if src == nil {
+		return nil, errors.New("backup: no source descriptor")
+	}
+	sfd := int(src.Fd())
+	defer runtime.KeepAlive(src)
+	var self unix.Stat_t
+	if err := unix.Fstat(s.fd, &self); err != nil {
+		return nil, fmt.Errorf("backup: store %s: %w", s.dir, err)
+	}
+	var srcSt unix.Stat_t
+	if err := unix.Fstat(sfd, &srcSt); err != nil {
+		return nil, fmt.Errorf("backup: the source descriptor: %w", err)
+	}
+
+	unlock, err := s.lockStore(false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s.cleanup()
+
+	measure := newWalker(walkMeasure)
+	measure.avoid = &self
+	if err := measure.source(sfd, -1, ""); err != nil {
+		return nil, err
+	}
+	need := charge(measure.bytes, len(measure.entries))
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(s.fd, &fs); err != nil {
+		return nil, fmt.Errorf("backup: store %s: %w", s.dir, err)
+	}
+	diskNeed := diskEstimate(measure.entries, fs.Bsize)
+	victims, err := s.plan(need, diskNeed, int64(fs.Bavail)*fs.Bsize)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range victims {
+		err := s.removeLocked(v.id)
+		unix.Close(v.fd)
+		if err != nil {
+			for _, w := range victims[i+1:] {
+				unix.Close(w.fd)
+			}
+			return nil, fmt.Errorf("backup: evicting to make room: %w", err)
+		}
+	}
+	if testHookAfterEvict != nil {
+		testHookAfterEvict()
+	}
+
+	id := newID(now)
+	stage := stagePrefix + id
+	if err := unix.Mkdirat(s.fd, stage, 0o700); err != nil {
+		return nil, storeErr(".", err)
+	}
+	dfd, err := openDir(s.fd, stage)
+	if err != nil {
+		removeAll(s.fd, stage)
+		return nil, storeErr(".", err)
+	}
+	done := false
+	defer func() {
+		unix.Close(dfd)
+		if !done {
+			removeAll(s.fd, stage)
+			unix.Fsync(s.fd)
+		}
+	}()
+
+	// The copy, hashed as it is read.
+	copied := newWalker(walkCopy)
+	copied.avoid, copied.limit, copied.hook = &self, measure.bytes, testHookVisit
+	if err := copied.source(sfd, dfd, dataName); err != nil {
+		return nil, err
+	}
+	if got := charge(copied.bytes, len(copied.entries)); got > need {
+		return nil, changed(".", "it grew to %d bytes (with %d entries) after it was measured at %d", got, len(copied.entries), need)
+	}
+	if err := unix.Fsync(dfd); err != nil {
+		return nil, storeErr(".", err)
+	}
+	// The copy, read back from the store.
+	stored := newWalker(walkHash)
+	if err := stored.child(dfd, dataName, ".", -1); err != nil {
+		return nil, fmt.Errorf("backup: reading the staged copy back: %v", err)
+	}
+	if err := compareStored(copied.entries, stored.entries); err != nil {
+		return nil, fmt.Errorf("backup: the staged copy differs from the source as read: %w", err)
+	}
+	if testHookAfterCopy != nil {
+		testHookAfterCopy()
+	}
+	// The source again: it must not have changed since it was copied.
+	again := newWalker(walkHash)
+	again.avoid = &self
+	if err := again.source(sfd, -1, ""); err != nil {
+		return nil, err
+	}
+	if err := compareSource(copied.entries, again.entries); err != nil {
+		return nil, err
+	}
+
+	info := Info{
+		ID:      id,
+		Label:   cleanLabel(label),
+		Source:  Source{Name: cleanLabel(src.Name()), Dev: srcSt.Dev, Ino: srcSt.Ino},
+		Created: now.UTC(),
+	}
+	summarise(&info, copied.entries)
+	if info.TreeSHA256 != treeHash(stored.entries) {
+		return nil, fmt.Errorf("%w: the staged copy's tree hash differs from the source's", ErrCorrupt)
+	}
+	if info.TreeSHA256 != treeHash(again.entries) {
+		return nil, changed(".", "its tree hash changed between the copy and the check")
+	}
+	if err := writeManifest(dfd, &manifest{Version: Version, Info: info, Entries: copied.entries}); err != nil {
+		return nil, err
+	}
+	if err := unix.Renameat2(s.fd, stage, s.fd, id, unix.RENAME_NOREPLACE); err != nil {
+		return nil, fmt.Errorf("backup: completing %s: %w", id, err)
+	}
+	done = true
+	if err := unix.Fsync(s.fd); err != nil {
+		// Complete but perhaps not durable: say so, and do not let a delete
+		// rely on it.
+		s.remove(id)
+		return nil, fmt.Errorf("backup: completing %s: %w", id, err)
+	}
+	return &Backup{Info: info, Tree: copied.entries}, nil
+}
+
+// diskEstimate is roughly what a copy of entries takes on a file system
+// with blocks of bsize: whole blocks for contents, a block per directory
+// or link, and the manifest.
+func diskEstimate(entries []Entry, bsize int64) int64 {
+	if bsize <= 0 {
+		bsize = 4096
+	}
+	n := bsize
+	for _, e := range entries {
+		switch e.Type {
+		case TypeFile:
+			n += (e.Size + bsize - 1) / bsize * bsize
+		case TypeDir, TypeSymlink:
+			n += bsize
+		}
+		n += 2*int64(len(e.Path)) + 256 // its manifest line
+	}
+	return n
+}
+
+type victim struct {
+	id string
+	fd int // the backup's exclusive lock
+}
+
+// plan chooses the backups to evict, oldest first, so that need fits the
+// quota and diskNeed the free space (free, plus what evictions free). It
+// locks them exclusively; one that cannot be locked (being restored or
+// verified) is passed over. When the source cannot fit even with every
+// lockable backup evicted, it evicts nothing: *NoRoomError.
+func (s *Store) plan(need, diskNeed, free int64) ([]victim, error) {
+	infos, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var used int64
+	for _, in := range infos {
+		if in.Problem == "" {
+			used += in.Size
+		}
+	}
+	disk := func(free int64) bool { return testSkipDiskCheck || free >= diskNeed }
+	noRoom := &NoRoomError{Need: need, Quota: s.quota, Used: used, DiskNeed: diskNeed, DiskFree: free}
+	if need > s.quota {
+		for _, in := range infos {
+			if in.Problem == "" {
+				noRoom.Evictable += in.Size
+			}
+		}
+		return nil, noRoom
+	}
+	var vs []victim
+	u, f := used, free
+	for _, in := range infos {
+		if u+need <= s.quota && disk(f) {
+			break
+		}
+		if in.Problem != "" {
+			continue
+		}
+		fd, err := s.openBackup(in.ID, true)
+		if err != nil {
+			continue // in use, or gone
+		}
+		vs = append(vs, victim{id: in.ID, fd: fd})
+		u -= in.Size
+		f += in.Bytes
+		noRoom.Evictable += in.Size
+	}
+	if u+need <= s.quota && disk(f) {
+		return vs, nil
+	}
+	for _, v := range vs {
+		unix.Close(v.fd)
+	}
+	noRoom.Disk = u+need <= s.quota
+	return nil, noRoom
+}
+
+// writeManifest writes the manifest into the staging directory dfd:
+// a temporary file, written and fsynced, renamed, the directory fsynced.
+func writeManifest(dfd int, m *manifest) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("backup: manifest: %w", err)
+	}
+	b = append(b, '\n')
+	fd, err := openAt(dfd, manifestTemp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return storeErr(manifestName, err)
+	}
+	err = writeAll(fd, b)
+	if err == nil {
+		err = unix.Fsync(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dfd, manifestTemp, dfd, manifestName)
+	}
+	if err == nil {
+		err = unix.Fsync(dfd)
+	}
+	if err != nil {
+		return storeErr(manifestName, err)
+	}
+	return nil
+}
