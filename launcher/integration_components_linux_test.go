@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -471,6 +472,70 @@ func TestIntegrationWrapperProxy(t *testing.T) {
 			r := s.launch(t, p, itOpts{}, "tcp-connect", ln.Addr().String())
 			if !strings.HasPrefix(r.stdout, "denied ") {
 				t.Errorf("a direct connect left the agent's namespace: %s", r)
+			}
+		})
+	}
+}
+
+// A change to a protected path waits for the person's answer on the
+// launcher's terminal: typed there, it goes ahead. The agent cannot give
+// that answer: what it writes to its terminal (which is the launcher's)
+// is output, not input, and the question times out as no.
+func TestIntegrationComponentsApproval(t *testing.T) {
+	s := newSandbox(t)
+	hook := filepath.Join(s.ws, ".git", "hooks", "pre-commit")
+	must(t, os.MkdirAll(filepath.Dir(hook), 0o755))
+	l := itEnv.launcher
+	for _, c := range []struct {
+		name, agentAlso string
+		answer          bool
+		want            string
+	}{
+		{"the person approves", "", true, "rc=0"},
+		// Its stdin is the terminal, open for writing too: before the
+		// question (typeahead) and while it waits.
+		{"the agent answers itself", "printf 'yes\\ny\\n' >&0; (for i in 1 2 3 4 5 6; do printf 'yes\\n' >&0; sleep 0.4; done) & ", false, "rc=119"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(hook)
+			master, slave := openPTY(t)
+			path, hash := s.writePolicy(t, componentsPol())
+			script := c.agentAlso + "printf 'echo hooked' | " + l + " fs write .git/hooks/pre-commit; echo rc=$?"
+			var mu sync.Mutex
+			var screen strings.Builder
+			o := itOpts{stdin: slave, ctty: true, onStart: func(int) {
+				go func() {
+					buf := make([]byte, 4096)
+					answered := false
+					for {
+						n, err := master.Read(buf)
+						mu.Lock()
+						screen.Write(buf[:max(n, 0)])
+						ask := !answered && strings.Contains(screen.String(), "to allow")
+						mu.Unlock()
+						if ask {
+							answered = true
+							if c.answer {
+								master.WriteString("y\n")
+							}
+						}
+						if err != nil {
+							return
+						}
+					}
+				}()
+			}}
+			r := s.run(t, o, l, "--quiet", "--approval-timeout", "3s", "--policy-sha256", hash, "--policy", path, "--", "/usr/bin/sh", "-c", script)
+			time.Sleep(100 * time.Millisecond) // the last of the terminal's output
+			mu.Lock()
+			shown := screen.String()
+			mu.Unlock()
+			if !strings.Contains(shown, `asks: write ".git/hooks/pre-commit"`) || r.stdout != c.want+"\n" {
+				t.Fatalf("terminal %q; run %s", shown, r)
+			}
+			_, err := os.Stat(hook)
+			if c.answer != (err == nil) {
+				t.Errorf("the hook exists: %v, want %v", err == nil, c.answer)
 			}
 		})
 	}
