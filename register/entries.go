@@ -318,6 +318,11 @@ func entries() []Entry {
 			"The vault is unsealed by the launcher and handed to kms alone, which keeps the values in locked memory and releases one only to net, by certificate, for a host its rule names. net sets the header only on intercepted connections to that host (a request naming another Host is refused), and only over TLS verified for the host; the agent trusts an interception CA name-constrained to the rules' hosts. The values are not in the agent's environment, files or /proc, nor in any log.",
 			Boundary, "launcher.TestIntegrationComponentsSecretInjected", "launcher.TestIntegrationComponentsSecretUnseen", "components/net.TestInjectRefusesOtherHost", "components/net.TestInjectVerifiesUpstream", "components/net.TestInjectCANameConstraints", "components/kms.TestStoreRelease", "components/kms.TestStoreLocked"),
 
+		sr("SR-43", "Only the person approves what needs approval",
+			"An agent that can answer the question itself (typing into the shared terminal, writing to its stdin, a file, or the channel) approves its own protected change.",
+			"Questions travel from the component to the launcher over a socketpair the agent holds no end of, and are asked on the launcher's controlling terminal: the launcher takes the terminal's foreground for the question (the agent's reads and writes stop), discards typeahead, and wants the exact word; TIOCSTI is refused to the agent (SR-17). No terminal, no answer in time, or any other answer is no; every decision is logged in the session directory.",
+			Boundary, "launcher.TestIntegrationComponentsApproval", "components/approve.TestAskAgentCannotAnswer", "components/approve.TestAskDeclined", "components/approve.TestChannel", "components/fs.TestProtectedApproval"),
+
 		// The evidence.
 		{ID: "SR-09", Title: "A refusal counts only with a successful control run",
 			Threat:  "A probe is refused for an unrelated reason (a missing file, a kernel without the feature) and the refusal is taken as proof that a control works.",
