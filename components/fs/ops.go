@@ -451,18 +451,6 @@ func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) 
 	return f(par)
 }
 
-// DeleteRecursive is refused: removing a tree needs the person's separate
-// confirmation and a verified backup first (DESIGN.md §5), which this
-// build does not offer yet.
-func (r *Root) DeleteRecursive(p string) error {
-	const op = "delete-recursive"
-	if err := r.check(op, p); err != nil {
-		return err
-	}
-	return &Error{Op: op, Path: p, Kind: KindNeedsConfirmation,
-		Detail: "recursive deletes need the person's confirmation and a backup first, which this build does not offer yet"}
-}
-
 type guardMode int
 
 const (

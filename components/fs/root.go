@@ -152,6 +152,9 @@ type Root struct {
 	// protected path may go ahead (the launcher's terminal, through the
 	// session's approval channel); nil: such a mutation is refused.
 	Approve func(action, detail string) (yes bool, reason string)
+	// Recursive, when set, lets recursive deletes go ahead (confirmed and
+	// backed up); nil: they are refused.
+	Recursive *Recursive
 }
 
 // NewRoot takes fd, a descriptor of the workspace directory (O_PATH is

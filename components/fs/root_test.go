@@ -88,7 +88,8 @@ func TestOperations(t *testing.T) {
 	wantOK(t, "delete d/c.txt", r.Delete("d/c.txt"))
 	wantOK(t, "delete the empty d", r.Delete("d"))
 	wantKind(t, "delete a missing name", r.Delete("d"), KindNotFound)
-	wantKind(t, "delete-recursive", r.DeleteRecursive("."), KindNeedsConfirmation)
+	_, rerr := r.DeleteRecursive(".")
+	wantKind(t, "delete-recursive", rerr, KindNeedsConfirmation)
 
 	// The workspace itself is no mutation's target.
 	wantKind(t, "delete .", r.Delete("."), KindBadRequest)
@@ -122,7 +123,7 @@ func TestMalformedPaths(t *testing.T) {
 		ops["delete"] = w.root.Delete(p)
 		ops["rename from"] = w.root.Rename(p, "new", false)
 		ops["rename to"] = w.root.Rename("sub/f", p, true)
-		ops["delete-recursive"] = w.root.DeleteRecursive(p)
+		_, ops["delete-recursive"] = w.root.DeleteRecursive(p)
 		for op, err := range ops {
 			wantKind(t, fmt.Sprintf("%s %q", op, p), err, KindBadRequest)
 		}

@@ -155,7 +155,8 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
 			}
-			return nil, nil, root.DeleteRecursive(a.Path)
+			res, err := root.DeleteRecursive(a.Path)
+			return res, nil, err
 		}},
 	}
 	out := map[string]rpc.DataHandler{}
@@ -281,7 +282,10 @@ func (c *Client) Delete(ctx context.Context, path string) (rpc.Decision, error) 
 	return c.c.Call(ctx, OpDelete, PathArgs{Path: path}, nil)
 }
 
-// DeleteRecursive asks for a tree's removal, which this build refuses.
-func (c *Client) DeleteRecursive(ctx context.Context, path string) (rpc.Decision, error) {
-	return c.c.Call(ctx, OpDeleteRecursive, PathArgs{Path: path}, nil)
+// DeleteRecursive asks for a tree's removal, which the person confirms
+// and a backup precedes.
+func (c *Client) DeleteRecursive(ctx context.Context, path string) (DeletedTree, rpc.Decision, error) {
+	var r DeletedTree
+	d, err := c.c.Call(ctx, OpDeleteRecursive, PathArgs{Path: path}, &r)
+	return r, d, err
 }

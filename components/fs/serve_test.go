@@ -123,7 +123,7 @@ func TestServe(t *testing.T) {
 				_, d, err := c.Stat(ctx, "missing")
 				return d, err
 			}, rpc.ReasonUnknown, ""},
-			{"delete-recursive", func() (rpc.Decision, error) { return c.DeleteRecursive(ctx, "src") }, rpc.ReasonNoRule, RuleRecursive},
+			{"delete-recursive", func() (rpc.Decision, error) { _, d, err := c.DeleteRecursive(ctx, "src"); return d, err }, rpc.ReasonNoRule, RuleRecursive},
 			{"delete a non-empty directory", func() (rpc.Decision, error) { return c.Delete(ctx, "src") }, rpc.ReasonBadRequest, ""},
 			{"read too much", func() (rpc.Decision, error) {
 				_, d, err := c.Read(ctx, "src/main.go", 0, MaxData+1)

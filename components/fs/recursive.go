@@ -1,0 +1,123 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/fs/backup"
+)
+
+// Recursive is how a Root removes a tree: the person confirms, a backup
+// is staged and verified first, and only then is the tree removed. A Root
+// without it refuses recursive deletes.
+type Recursive struct {
+	Store *backup.Store
+	// Confirm asks the person: first to delete with a backup kept, then,
+	// when no backup fits, to delete irreversibly.
+	Confirm func(action, detail string, irreversible bool) (yes bool, reason string)
+}
+
+// maxRemoveDepth bounds the removal's recursion (a tree deeper than this
+// is refused half way: what was removed is in the backup).
+const maxRemoveDepth = 2048
+
+// DeletedTree is what a recursive delete did.
+type DeletedTree struct {
+	Backup       string `json:"backup,omitempty"` // the backup's id; empty when irreversible
+	Irreversible bool   `json:"irreversible,omitempty"`
+}
+
+// DeleteRecursive removes p and everything beneath it — after the
+// person's confirmation (whose default is cancel) and a backup verified
+// against the tree; when no backup can fit, only after a second,
+// explicit irreversible-delete confirmation. A backup that fails for any
+// other reason cancels the delete. Protected paths (and their ancestors)
+// need their own approval first.
+func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
+	const op = "delete-recursive"
+	var out DeletedTree
+	if r.Recursive == nil {
+		if err := r.check(op, p); err != nil {
+			return out, err
+		}
+		return out, &Error{Op: op, Path: p, Kind: KindNeedsConfirmation,
+			Detail: "recursive deletes need the person's confirmation and a backup store, which this session does not have"}
+	}
+	err := r.inParent(op, p, guardRename, func(par parent) error {
+		fd, err := openAt(op, p, par.fd, par.name, unix.O_PATH|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		src := os.NewFile(uintptr(fd), p)
+		defer src.Close()
+		shown := quoteForQuestion(p)
+		yes, why := r.Recursive.Confirm(fmt.Sprintf("delete %s and everything beneath it (asked by the agent)", shown),
+			"a backup is staged and verified first; launcher backups restores it", false)
+		if !yes {
+			return &Error{Op: op, Path: p, Kind: KindNeedsConfirmation, Detail: "cancelled: the person did not confirm (" + why + ")"}
+		}
+		b, err := r.Recursive.Store.Stage(src, p, time.Now())
+		var noRoom *backup.NoRoomError
+		switch {
+		case errors.As(err, &noRoom):
+			yes, why := r.Recursive.Confirm(fmt.Sprintf("delete %s and everything beneath it, WITHOUT a backup", shown),
+				fmt.Sprintf("no backup fits (%s)", noRoom.Error()), true)
+			if !yes {
+				return &Error{Op: op, Path: p, Kind: KindNeedsConfirmation, Detail: "cancelled: no backup fits, and the person did not confirm an irreversible delete (" + why + ")"}
+			}
+			out.Irreversible = true
+		case err != nil:
+			return &Error{Op: op, Path: p, Kind: KindFailed, Detail: "the backup failed, so nothing was deleted: " + err.Error(), Err: err}
+		default:
+			out.Backup = b.ID
+		}
+		if err := removeAllAt(op, p, par.fd, par.name, 0); err != nil {
+			return err
+		}
+		unix.Fsync(par.fd)
+		return nil
+	})
+	return out, err
+}
+
+// removeAllAt removes name beneath the directory dfd and everything
+// beneath it, by descriptor: a symbolic link is removed, never followed;
+// a mount point stops the removal (RESOLVE_NO_XDEV).
+func removeAllAt(op, p string, dfd int, name string, depth int) error {
+	if depth > maxRemoveDepth {
+		return &Error{Op: op, Path: p, Kind: KindFailed, Detail: fmt.Sprintf("deeper than %d levels: the rest was left (it is in the backup)", maxRemoveDepth)}
+	}
+	err := unix.Unlinkat(dfd, name, 0)
+	if err == nil || err == unix.ENOENT {
+		return nil
+	}
+	if err != unix.EISDIR && err != unix.EPERM {
+		return sysErr(op, p, err, false)
+	}
+	fd, err := openAt(op, p, dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	d := os.NewFile(uintptr(fd), name)
+	for {
+		names, rerr := d.Readdirnames(256)
+		for _, n := range names {
+			if err := removeAllAt(op, p, fd, n, depth+1); err != nil {
+				d.Close()
+				return err
+			}
+		}
+		if rerr != nil || len(names) == 0 {
+			break
+		}
+	}
+	d.Close()
+	if err := unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
+		return sysErr(op, p, err, false)
+	}
+	return nil
+}

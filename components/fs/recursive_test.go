@@ -1,0 +1,173 @@
+package fs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/fs/backup"
+)
+
+// recursiveWorld is a world whose Root deletes trees with a backup store
+// beside the workspace and scripted answers.
+func recursiveWorld(t *testing.T, quota int64, answers ...bool) (*world, *backup.Store, *[]string) {
+	t.Helper()
+	w := newWorld(t)
+	store, err := backup.Open(filepath.Join(t.TempDir(), "store"), quota)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	var asked []string
+	w.root.Recursive = &Recursive{Store: store, Confirm: func(action, detail string, irreversible bool) (bool, string) {
+		kind := "confirm"
+		if irreversible {
+			kind = "irreversible"
+		}
+		asked = append(asked, kind+": "+action)
+		if len(answers) == 0 {
+			return false, "no answer"
+		}
+		a := answers[0]
+		answers = answers[1:]
+		if a {
+			return true, "approved"
+		}
+		return false, "declined"
+	}}
+	for rel, content := range map[string]string{"build/a.o": "aaa", "build/sub/b.o": "bbb", "build/sub/deep/c": "c"} {
+		w.file(t, rel, content)
+	}
+	os.Symlink(filepath.Join(w.outside, "secret"), filepath.Join(w.ws, "build", "out-link"))
+	return w, store, &asked
+}
+
+// Confirmed: the tree is backed up, verified and removed (the outside
+// file a link pointed at stays); the backup restores it byte for byte.
+func TestDeleteRecursiveBackedUp(t *testing.T) {
+	w, store, asked := recursiveWorld(t, 0, true)
+	res, err := w.root.DeleteRecursive("build")
+	if err != nil || res.Backup == "" || res.Irreversible {
+		t.Fatalf("%+v %v", res, err)
+	}
+	mustNotExistHost(t, filepath.Join(w.ws, "build"))
+	if b, _ := os.ReadFile(filepath.Join(w.outside, "secret")); string(b) != secret {
+		t.Fatal("the outside file a link pointed at changed")
+	}
+	if len(*asked) != 1 || !strings.Contains((*asked)[0], `delete "build"`) {
+		t.Errorf("questions %q", *asked)
+	}
+	if err := store.Verify(res.Backup); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := os.Open(w.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := store.Restore(res.Backup, ws, "build"); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{"build/a.o": "aaa", "build/sub/b.o": "bbb", "build/sub/deep/c": "c"} {
+		if b, err := os.ReadFile(filepath.Join(w.ws, rel)); err != nil || string(b) != want {
+			t.Errorf("%s after restore: %q %v", rel, b, err)
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(w.ws, "build", "out-link")); err != nil || l != filepath.Join(w.outside, "secret") {
+		t.Errorf("link after restore: %q %v", l, err)
+	}
+}
+
+// Not confirmed (declined, or no answer): nothing is backed up or
+// removed.
+func TestDeleteRecursiveCancelled(t *testing.T) {
+	for _, answers := range [][]bool{{false}, nil} {
+		w, store, _ := recursiveWorld(t, 0, answers...)
+		_, err := w.root.DeleteRecursive("build")
+		if KindOf(err) != KindNeedsConfirmation || !strings.Contains(err.Error(), "cancelled") {
+			t.Errorf("%v: %v", answers, err)
+		}
+		if _, err := os.Stat(filepath.Join(w.ws, "build/sub/deep/c")); err != nil {
+			t.Errorf("%v: the tree was touched: %v", answers, err)
+		}
+		if l, _ := store.List(); len(l) != 0 {
+			t.Errorf("%v: a backup was made: %v", answers, l)
+		}
+	}
+}
+
+// When no backup fits, the delete needs the second, irreversible
+// confirmation: without it nothing is removed; with it the tree goes and
+// the answer says there is no backup.
+func TestDeleteRecursiveNoRoom(t *testing.T) {
+	w, _, asked := recursiveWorld(t, 1, true, false) // a 1-byte store
+	_, err := w.root.DeleteRecursive("build")
+	if KindOf(err) != KindNeedsConfirmation || !strings.Contains(err.Error(), "irreversible") {
+		t.Fatalf("declined irreversible: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.ws, "build/a.o")); err != nil {
+		t.Fatalf("the tree was touched: %v", err)
+	}
+	if len(*asked) != 2 || !strings.HasPrefix((*asked)[1], "irreversible: ") || !strings.Contains((*asked)[1], "WITHOUT a backup") {
+		t.Errorf("questions %q", *asked)
+	}
+	w2, _, _ := recursiveWorld(t, 1, true, true)
+	res, err := w2.root.DeleteRecursive("build")
+	if err != nil || !res.Irreversible || res.Backup != "" {
+		t.Fatalf("confirmed irreversible: %+v %v", res, err)
+	}
+	mustNotExistHost(t, filepath.Join(w2.ws, "build"))
+}
+
+// A backup that fails for any other reason cancels the delete: here the
+// tree holds a mount point, which the store refuses to copy.
+func TestDeleteRecursiveBackupFails(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("PINFOLD_REQUIRE_ALL_FEATURES") == "1" {
+			t.Fatal("requires root (to mount a tmpfs in the tree)")
+		}
+		t.Skip("requires root (to mount a tmpfs in the tree)")
+	}
+	w, _, _ := recursiveWorld(t, 0, true)
+	mnt := filepath.Join(w.ws, "build", "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	_, err := w.root.DeleteRecursive("build")
+	if KindOf(err) != KindFailed || !strings.Contains(err.Error(), "nothing was deleted") {
+		t.Fatalf("%v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.ws, "build/sub/deep/c")); err != nil {
+		t.Fatalf("the tree was touched: %v", err)
+	}
+}
+
+// A protected tree needs its own approval before the delete is even
+// offered; an escape is refused before anything is asked.
+func TestDeleteRecursiveProtectedAndEscapes(t *testing.T) {
+	w, _, asked := recursiveWorld(t, 0, true)
+	w.file(t, ".git/hooks/pre-commit", "x")
+	if _, err := w.root.DeleteRecursive(".git"); KindOf(err) != KindProtected {
+		t.Errorf(".git without approval: %v", err)
+	}
+	w.symlink(t, w.outside, "to-outside")
+	if _, err := w.root.DeleteRecursive("to-outside/dir"); KindOf(err) != KindEscape {
+		t.Errorf("through a link: %v", err)
+	}
+	if _, err := w.root.DeleteRecursive("../outside"); KindOf(err) != KindBadRequest {
+		t.Errorf("..: %v", err)
+	}
+	if len(*asked) != 0 {
+		t.Errorf("asked %q", *asked)
+	}
+	if _, err := os.Stat(filepath.Join(w.outside, "dir", "secret")); err != nil {
+		t.Fatal(err)
+	}
+}
