@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -498,38 +499,11 @@ func TestIntegrationComponentsApproval(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			os.Remove(hook)
-			master, slave := openPTY(t)
-			path, hash := s.writePolicy(t, componentsPol())
-			script := c.agentAlso + "printf 'echo hooked' | " + l + " fs write .git/hooks/pre-commit; echo rc=$?"
-			var mu sync.Mutex
-			var screen strings.Builder
-			o := itOpts{stdin: slave, ctty: true, onStart: func(int) {
-				go func() {
-					buf := make([]byte, 4096)
-					answered := false
-					for {
-						n, err := master.Read(buf)
-						mu.Lock()
-						screen.Write(buf[:max(n, 0)])
-						ask := !answered && strings.Contains(screen.String(), "to allow")
-						mu.Unlock()
-						if ask {
-							answered = true
-							if c.answer {
-								master.WriteString("y\n")
-							}
-						}
-						if err != nil {
-							return
-						}
-					}
-				}()
-			}}
-			r := s.run(t, o, l, "--quiet", "--approval-timeout", "3s", "--policy-sha256", hash, "--policy", path, "--", "/usr/bin/sh", "-c", script)
-			time.Sleep(100 * time.Millisecond) // the last of the terminal's output
-			mu.Lock()
-			shown := screen.String()
-			mu.Unlock()
+			answer := ""
+			if c.answer {
+				answer = "y"
+			}
+			r, shown := s.ptySession(t, c.agentAlso+"printf 'echo hooked' | "+l+" fs write .git/hooks/pre-commit; echo rc=$?", answer)
 			if !strings.Contains(shown, `asks: write ".git/hooks/pre-commit"`) || r.stdout != c.want+"\n" {
 				t.Fatalf("terminal %q; run %s", shown, r)
 			}
@@ -539,4 +513,100 @@ func TestIntegrationComponentsApproval(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ptySession runs script in a components session whose launcher has a
+// fresh pty as its controlling terminal, answering the first question
+// shown there with answer ("" for none); it returns the run and what the
+// terminal showed.
+func (s *itSandbox) ptySession(t *testing.T, script, answer string) (itResult, string) {
+	t.Helper()
+	master, slave := openPTY(t)
+	path, hash := s.writePolicy(t, componentsPol())
+	var mu sync.Mutex
+	var screen strings.Builder
+	o := itOpts{stdin: slave, ctty: true, onStart: func(int) {
+		go func() {
+			buf := make([]byte, 4096)
+			answered := false
+			for {
+				n, err := master.Read(buf)
+				mu.Lock()
+				screen.Write(buf[:max(n, 0)])
+				ask := !answered && strings.Contains(screen.String(), "to allow")
+				mu.Unlock()
+				if ask {
+					answered = true
+					if answer != "" {
+						master.WriteString(answer + "\n")
+					}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}}
+	r := s.run(t, o, itEnv.launcher, "--quiet", "--approval-timeout", "3s", "--policy-sha256", hash, "--policy", path, "--", "/usr/bin/sh", "-c", script)
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	return r, screen.String()
+}
+
+// A recursive delete through fs: confirmed by the person's "delete" on
+// the launcher's terminal, the tree is backed up and removed, and
+// `launcher backups restore` brings it back byte for byte. "y" is not
+// "delete": that answer removes nothing.
+func TestIntegrationComponentsRecursiveDelete(t *testing.T) {
+	s := newSandbox(t)
+	store, err := storeDirFor(s.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(store) })
+	files := map[string]string{"build/a.o": "aaa", "build/sub/b.o": strings.Repeat("b", 70000), "build/sub/deep/c": "c"}
+	for rel, content := range files {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(s.ws, rel)), 0o755))
+		s.file(t, filepath.Join(s.ws, rel), content)
+	}
+	rm := itEnv.launcher + " fs rm -r build; echo rc=$?"
+	r, screen := s.ptySession(t, rm, "y")
+	if r.stdout != "rc=119\n" || !strings.Contains(screen, `asks: delete "build" and everything beneath it`) || !strings.Contains(screen, `Type "delete"`) {
+		t.Fatalf("answered y: %s; terminal %q", r, screen)
+	}
+	mustExist(t, filepath.Join(s.ws, "build/sub/deep/c"))
+	r, _ = s.ptySession(t, rm, "delete")
+	if r.stdout != "rc=0\n" || !strings.Contains(r.stderr, "deleted; backup ") {
+		t.Fatalf("answered delete: %s", r)
+	}
+	mustNotExist(t, filepath.Join(s.ws, "build"), "the confirmed delete did not happen")
+	id := strings.TrimSpace(r.stderr[strings.Index(r.stderr, "backup ")+len("backup "):])
+	id = strings.Fields(id)[0]
+	list := s.run(t, itOpts{}, itEnv.launcher, "backups", "list", "--workspace", s.ws)
+	if !strings.Contains(list.stdout, id) {
+		t.Fatalf("backups list: %s", list)
+	}
+	if v := s.run(t, itOpts{}, itEnv.launcher, "backups", "verify", id, "--workspace", s.ws); v.code != 0 {
+		t.Fatalf("verify: %s", v)
+	}
+	if rs := s.run(t, itOpts{}, itEnv.launcher, "backups", "restore", id, "--workspace", s.ws); rs.code != 0 {
+		t.Fatalf("restore: %s", rs)
+	}
+	for rel, want := range files {
+		if b, err := os.ReadFile(filepath.Join(s.ws, rel)); err != nil || string(b) != want {
+			t.Errorf("%s after restore: %d bytes, %v", rel, len(b), err)
+		}
+	}
+	if again := s.run(t, itOpts{}, itEnv.launcher, "backups", "restore", id, "--workspace", s.ws); again.code == 0 {
+		t.Errorf("a second restore overwrote the tree: %s", again)
+	}
+}
+
+// storeDirFor is the backup store the session uses for ws (as
+// components/session.StoreDir names it: the launcher package cannot
+// import the session).
+func storeDirFor(ws string) (string, error) {
+	sum := sha256.Sum256([]byte(ws))
+	return filepath.Join("/var/lib/pinfold/backups", hex.EncodeToString(sum[:8])), nil
 }

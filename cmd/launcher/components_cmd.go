@@ -59,7 +59,7 @@ func (e env) componentSession(p *policy.Policy, vaultPath, keyFile string, appro
 		asker = &approve.Terminal{TTY: tty, Timeout: approvalTimeout}
 	}
 	s, err := session.Start(session.Config{Launcher: exe, Root: sessionRoot, Rules: p.Secrets, Secrets: secrets,
-		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network, Asker: asker})
+		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network, Asker: asker, BackupQuota: int64(p.Backups.Quota)})
 	if err != nil {
 		return nil, nil, fail(exitFailure, "", "components: %v: nothing was started", err)
 	}

@@ -21,6 +21,8 @@ const fsHelp = `Usage (inside a components-mode session, as the agent):
   launcher fs mkdir PATH
   launcher fs mv FROM TO
   launcher fs rm PATH            a file or an empty directory
+  launcher fs rm -r PATH         a tree: you are asked on the launcher's terminal,
+                                 and a backup is kept (launcher backups)
 
 Asks the session's fs component, which works beneath the workspace and
 answers every request with a decision. PATH is relative to the workspace
@@ -47,6 +49,7 @@ func (e env) fsVerb(args []string) error {
 	}
 	fset := flags("fs " + sub)
 	asJSON := fset.Bool("json", false, "")
+	recursive := fset.Bool("r", false, "")
 	nargs := map[string]int{"read": 1, "write": 1, "stat": 1, "ls": -1, "mkdir": 1, "mv": 2, "rm": 1}
 	n, ok := nargs[sub]
 	if !ok {
@@ -65,7 +68,12 @@ func (e env) fsVerb(args []string) error {
 	}
 	defer rc.Close()
 	c := fs.NewClient(rc)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// A recursive delete waits for the person and for its backup.
+	timeout := 2 * time.Minute
+	if *recursive {
+		timeout = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var d rpc.Decision
 	switch sub {
@@ -123,7 +131,18 @@ func (e env) fsVerb(args []string) error {
 	case "mv":
 		d, err = c.Rename(ctx, rest[0], rest[1], false)
 	case "rm":
-		d, err = c.Delete(ctx, rest[0])
+		if !*recursive {
+			d, err = c.Delete(ctx, rest[0])
+			break
+		}
+		var res fs.DeletedTree
+		if res, d, err = c.DeleteRecursive(ctx, rest[0]); err == nil && d.Allowed {
+			if res.Irreversible {
+				fmt.Fprintf(e.stderr, "launcher: fs rm -r %s: deleted without a backup, as confirmed\n", rest[0])
+			} else {
+				fmt.Fprintf(e.stderr, "launcher: fs rm -r %s: deleted; backup %s\n", rest[0], res.Backup)
+			}
+		}
 	}
 	if err != nil {
 		return fail(exitFailure, "", "fs %s: %v", sub, err)

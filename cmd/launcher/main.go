@@ -49,6 +49,7 @@ Usage:
   launcher register list|show ID|check [--json] [--only ID,...] [--out FILE]
   launcher secrets add NAME|list|rm NAME|rekey [--vault FILE] [--key-file FILE]
   launcher fs read|write|stat|ls|mkdir|mv|rm PATH...   (the agent, in a components session)
+  launcher backups list|show ID|verify ID|restore ID --workspace DIR [--as NAME]
   launcher net get URL                                 (the agent, in a components session in proxy mode)
   launcher check url --policy FILE [--resolve HOST=IP]... [--json] URL
   launcher help [COMMAND]
@@ -152,6 +153,8 @@ func (e env) dispatch(args []string) error {
 		return e.fsVerb(args[1:])
 	case "check":
 		return e.check(args[1:])
+	case "backups":
+		return e.backups(args[1:])
 	case "net":
 		return e.netVerb(args[1:])
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/pinfold/pinfold/components/approve"
+	"github.com/pinfold/pinfold/components/fs/backup"
 	"github.com/pinfold/pinfold/components/internal/boot"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/launcher"
@@ -24,6 +25,9 @@ const (
 	// Optional: fs's end of the approval channel to the launcher, which
 	// asks the person on its terminal.
 	fdApprove = 7
+	// Optional: the backup store for recursive deletes, a directory
+	// (a detached clone the launcher idmapped onto fs's uid).
+	fdStore = 8
 )
 
 // maxBootstrap bounds what fs reads from its bootstrap pipe.
@@ -37,6 +41,9 @@ const maxBootstrap = 1 << 20
 // the middle of the path and ends on the directory.
 var landlockRoot = "/proc/self/fd/" + strconv.Itoa(fdRoot) + "/."
 
+// storePath names the backup store's descriptor the same way.
+var storePath = "/proc/self/fd/" + strconv.Itoa(fdStore) + "/."
+
 // Bootstrap is everything the launcher hands fs, over a pipe: its
 // credential and the session CA, the uids that may connect, and the
 // workspace-relative paths protected beyond the built-in ones.
@@ -47,6 +54,9 @@ type Bootstrap struct {
 	// workspace, and the policy's own): no mutation touches them or what
 	// is beneath them.
 	Protected []string `json:"protected"`
+	// BackupQuota is the backup store's size (the policy's
+	// backups.quota; 0: the store's default).
+	BackupQuota int64 `json:"backup_quota"`
 }
 
 // Main is the fs process. It reads its bootstrap, takes its listener and
@@ -68,7 +78,7 @@ func serve(log *slog.Logger) error {
 	if !boot.IsDir(fdRoot) {
 		return errors.New("fs runs only as a component the launcher starts (no workspace directory on descriptor 5)")
 	}
-	hasAgentLn, hasApprove := boot.IsListening(fdAgentListener), boot.IsSocket(fdApprove)
+	hasAgentLn, hasApprove, hasStore := boot.IsListening(fdAgentListener), boot.IsSocket(fdApprove), boot.IsDir(fdStore)
 	var b Bootstrap
 	ln, err := boot.Start(pki.FS, maxBootstrap, &b)
 	if err != nil {
@@ -95,6 +105,22 @@ func serve(log *slog.Logger) error {
 			a := ask.Ask(action, detail, approve.Approve)
 			return a.Yes, a.Reason
 		}
+		// Recursive deletes need both the person and a store.
+		if hasStore {
+			store, err := backup.Open(storePath, b.BackupQuota)
+			if err != nil {
+				return fmt.Errorf("backup store: %w", err)
+			}
+			defer store.Close()
+			root.Recursive = &Recursive{Store: store, Confirm: func(action, detail string, irreversible bool) (bool, string) {
+				kind := approve.ConfirmDelete
+				if irreversible {
+					kind = approve.Irreversible
+				}
+				a := ask.Ask(action, detail, kind)
+				return a.Yes, a.Reason
+			}}
+		}
 	}
 	var agentLn net.Listener
 	if hasAgentLn {
@@ -107,7 +133,11 @@ func serve(log *slog.Logger) error {
 	}
 	// From here fs reaches files beneath its root only, makes no socket
 	// and runs no program.
-	if err := launcher.ConfineComponent(confinement(landlockRoot)); err != nil {
+	writable := []string{landlockRoot}
+	if root.Recursive != nil {
+		writable = append(writable, storePath)
+	}
+	if err := launcher.ConfineComponent(confinement(writable...)); err != nil {
 		return err
 	}
 	// A confinement that leaves fs unable to resolve paths would answer
@@ -116,7 +146,7 @@ func serve(log *slog.Logger) error {
 		return fmt.Errorf("confined, fs cannot resolve its root: %w", err)
 	}
 	Register(srv, root)
-	log.Info("serving", "protected", len(b.Protected), "agent_listener", agentLn != nil, "approvals", hasApprove)
+	log.Info("serving", "protected", len(b.Protected), "agent_listener", agentLn != nil, "approvals", hasApprove, "recursive_deletes", root.Recursive != nil)
 	if agentLn == nil {
 		return srv.Serve(ln)
 	}
@@ -126,8 +156,9 @@ func serve(log *slog.Logger) error {
 	return <-errs
 }
 
-// confinement is fs's: files beneath its root (named by rootPath), no
-// sockets, no programs, and openat2 kept for its resolution.
-func confinement(rootPath string) launcher.ComponentConfinement {
-	return launcher.ComponentConfinement{Write: []string{rootPath}, Openat2: true}
+// confinement is fs's: files beneath its root and its backup store
+// (named by paths), no sockets, no programs, and openat2 kept for its
+// resolution.
+func confinement(paths ...string) launcher.ComponentConfinement {
+	return launcher.ComponentConfinement{Write: paths, Openat2: true}
 }

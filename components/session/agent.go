@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,7 +188,7 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		}
 		protected = append(protected, rel)
 	}
-	boot, err := json.Marshal(fs.Bootstrap{Credential: credential(leaf, keyPEM), Protected: protected})
+	boot, err := json.Marshal(fs.Bootstrap{Credential: credential(leaf, keyPEM), Protected: protected, BackupQuota: s.cfg.BackupQuota})
 	clear(keyPEM)
 	if err != nil {
 		claim.Close()
@@ -210,6 +212,20 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		}
 		go approve.Serve(c, s.cfg.Asker, string(pki.FS))
 		extra = append(extra, fsEnd)
+		// With someone to confirm them, recursive deletes are backed up in
+		// the workspace's store, which fs reaches as its own (idmapped).
+		dir, err := StoreDir(s.cfg.Workspace)
+		if err != nil {
+			claim.Close()
+			return err
+		}
+		store, err := idmappedTree(s.cfg.Launcher, dir, fsUID)
+		if err != nil {
+			claim.Close()
+			return err
+		}
+		defer store.Close()
+		extra = append(extra, store)
 	}
 	if err := s.start(pki.FS, fsUID, claim, boot, extra); err != nil {
 		return err
@@ -263,6 +279,26 @@ func (s *Session) startNet(ns netns.NsHandle) error {
 		defer c.kms.Close() // net holds its own copy once started
 	}
 	return s.start(pki.Net, c.uid, c.claim, boot, extra)
+}
+
+// BackupRoot is where the workspaces' backup stores live, root's alone.
+const BackupRoot = "/var/lib/pinfold/backups"
+
+// StoreDir is workspace's backup store (made root's, 0700, when missing):
+// one per workspace, named by its path's hash, outlasting sessions.
+func StoreDir(workspace string) (string, error) {
+	sum := sha256.Sum256([]byte(workspace))
+	dir := filepath.Join(BackupRoot, hex.EncodeToString(sum[:8]))
+	for _, d := range []string{"/var/lib/pinfold", BackupRoot, dir} {
+		if err := os.Mkdir(d, 0o700); err != nil && !os.IsExist(err) {
+			return "", fmt.Errorf("session: backup store: %w", err)
+		}
+		st, err := os.Lstat(d)
+		if err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != 0 || st.Mode().Perm()&0o077 != 0 {
+			return "", fmt.Errorf("session: backup store: %s must be a directory of root's that no one else can use (mode 0700)", d)
+		}
+	}
+	return dir, nil
 }
 
 // credential is a component's bootstrap credential. Who may connect to

@@ -47,6 +47,8 @@ type Config struct {
 	// nil: nothing that needs approval is allowed. Its log, when unset,
 	// is approvals.log in the session directory.
 	Asker *approve.Terminal
+	// BackupQuota is the policy's backups.quota (0: the store's default).
+	BackupQuota int64
 }
 
 // Exit is a component process that ended, and how.

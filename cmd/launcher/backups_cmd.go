@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/fs/backup"
+	"github.com/pinfold/pinfold/components/session"
+)
+
+const backupsHelp = `Usage (as root, the person):
+  launcher backups list    --workspace DIR [--json]
+  launcher backups show ID --workspace DIR [--json]
+  launcher backups verify ID --workspace DIR
+  launcher backups restore ID --workspace DIR [--as NAME]
+
+The backups fs kept of the trees it deleted recursively in components
+mode, one store per workspace (under /var/lib/pinfold/backups). restore
+puts the tree back where it was, beneath the workspace, under its old
+name or NAME; it never overwrites anything.
+` + exitCodesHelp
+
+func (e env) backups(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, backupsHelp)
+		return silentExit(exitUsage)
+	}
+	sub := args[0]
+	if sub == "-h" || sub == "--help" || sub == "-help" {
+		fmt.Fprint(e.stdout, backupsHelp)
+		return nil
+	}
+	fset := flags("backups " + sub)
+	ws := fset.String("workspace", "", "")
+	asJSON := fset.Bool("json", false, "")
+	as := fset.String("as", "", "")
+	nargs := map[string]int{"list": 0, "show": 1, "verify": 1, "restore": 1}
+	n, ok := nargs[sub]
+	if !ok {
+		return fail(exitUsage, "run `launcher backups --help`", "unknown backups command %q", sub)
+	}
+	rest, err := e.parse(fset, backupsHelp, args[1:], n)
+	if err != nil {
+		return err
+	}
+	if *ws == "" || !filepath.IsAbs(*ws) || filepath.Clean(*ws) != *ws {
+		return fail(exitUsage, "give the workspace as the policy names it", "backups: --workspace DIR must be an absolute, clean path")
+	}
+	if os.Geteuid() != 0 {
+		return fail(exitUsage, "run it as root", "backups: the stores are root's")
+	}
+	dir, err := session.StoreDir(*ws)
+	if err != nil {
+		return fail(exitFailure, "", "%v", err)
+	}
+	store, err := backup.Open(dir, 0)
+	if err != nil {
+		return fail(exitFailure, "", "backups: %v", err)
+	}
+	defer store.Close()
+	switch sub {
+	case "list":
+		list, err := store.List()
+		if err != nil {
+			return fail(exitFailure, "", "backups: %v", err)
+		}
+		if *asJSON {
+			return e.writeJSON(list)
+		}
+		for _, b := range list {
+			fmt.Fprintf(e.stdout, "%s\t%s\t%d bytes\t%s\n", b.ID, b.Created.Format(time.DateTime), b.Bytes, b.Label)
+		}
+	case "show":
+		info, entries, err := store.Show(rest[0])
+		if err != nil {
+			return fail(exitFailure, "", "backups: %v", err)
+		}
+		if *asJSON {
+			return e.writeJSON(struct {
+				Info    backup.Info    `json:"info"`
+				Entries []backup.Entry `json:"entries"`
+			}{info, entries})
+		}
+		fmt.Fprintf(e.stdout, "%s  %s  %d entries, %d bytes\n", info.ID, info.Label, len(entries), info.Bytes)
+		for _, en := range entries {
+			fmt.Fprintf(e.stdout, "  %s\n", en.Path)
+		}
+	case "verify":
+		if err := store.Verify(rest[0]); err != nil {
+			return fail(exitFailure, "", "backups: %v", err)
+		}
+		fmt.Fprintf(e.stdout, "%s: every file matches its hash\n", rest[0])
+	case "restore":
+		info, _, err := store.Show(rest[0])
+		if err != nil {
+			return fail(exitFailure, "", "backups: %v", err)
+		}
+		// The label is the workspace-relative path fs deleted.
+		rel := filepath.Clean(info.Label)
+		if rel == "." || filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
+			return fail(exitFailure, "", "backups: %s was not a path beneath the workspace (%q)", rest[0], info.Label)
+		}
+		name := filepath.Base(rel)
+		if *as != "" {
+			name = *as
+		}
+		// As root, into a tree the agent wrote: the parent is found
+		// beneath the workspace by descriptor, through no symbolic link
+		// and no mount, or a planted link would send the tree elsewhere.
+		parent := filepath.Join(*ws, filepath.Dir(rel))
+		d, err := openBeneath(*ws, filepath.Dir(rel))
+		if err != nil {
+			return fail(exitFailure, "", "backups: the place to restore to, %s: %v", parent, err)
+		}
+		defer d.Close()
+		if err := store.Restore(rest[0], d, name); err != nil {
+			return fail(exitFailure, "give another name with --as NAME", "backups: %v", err)
+		}
+		fmt.Fprintf(e.stdout, "restored %s to %s\n", rest[0], filepath.Join(parent, name))
+	}
+	return nil
+}
+
+// openBeneath opens the directory rel beneath ws (itself reached through
+// no symbolic link), refusing links and mounts on the way.
+func openBeneath(ws, rel string) (*os.File, error) {
+	wfd, err := unix.Openat2(unix.AT_FDCWD, ws, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(wfd)
+	fd, err := unix.Openat2(wfd, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV})
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(ws, rel)), nil
+}
