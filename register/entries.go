@@ -323,6 +323,11 @@ func entries() []Entry {
 			"Questions travel from the component to the launcher over a socketpair the agent holds no end of, and are asked on the launcher's controlling terminal: the launcher takes the terminal's foreground for the question (the agent's reads and writes stop), discards typeahead, and wants the exact word; TIOCSTI is refused to the agent (SR-17). No terminal, no answer in time, or any other answer is no; every decision is logged in the session directory.",
 			Boundary, "launcher.TestIntegrationComponentsApproval", "components/approve.TestAskAgentCannotAnswer", "components/approve.TestAskDeclined", "components/approve.TestChannel", "components/fs.TestProtectedApproval"),
 
+		sr("SR-44", "A recursive delete is confirmed and backed up first",
+			"An agent deletes the wrong tree (the workspace, a home directory, a repository) and nothing can bring it back.",
+			`Through fs a recursive delete needs the person's separate confirmation (the word "delete", default cancel), and before anything is removed a copy is staged in the workspace's backup store (root's, outside the agent's reach) and verified against the tree by hash; when no backup fits the quota, only a second, explicit irreversible confirmation lets it go ahead; any other backup failure cancels it. The tree is removed by descriptor (links removed, never followed). launcher backups restores byte for byte and never overwrites.`,
+			Boundary, "launcher.TestIntegrationComponentsRecursiveDelete", "components/fs.TestDeleteRecursiveBackedUp", "components/fs.TestDeleteRecursiveNoRoom", "components/fs.TestDeleteRecursiveBackupFails", "components/fs/backup.TestQuotaEviction", "components/fs/backup.TestStageDeleteRestore", "components/fs/backup.TestSourceChangedDuringStaging", "components/fs/backup.TestFullDiskMidCopy"),
+
 		// The evidence.
 		{ID: "SR-09", Title: "A refusal counts only with a successful control run",
 			Threat:  "A probe is refused for an unrelated reason (a missing file, a kernel without the feature) and the refusal is taken as proof that a control works.",

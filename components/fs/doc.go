@@ -4,7 +4,7 @@
 //
 // Root is the workspace as a directory descriptor, with the operations as
 // plain methods: Stat, Read, Write, List, Mkdir, Rename, Delete and
-// DeleteRecursive (always refused, for now). Register serves them over rpc
+// DeleteRecursive. Register serves them over rpc
 // as "stat", "read", "write", "list", "mkdir", "rename", "delete" and
 // "delete-recursive"; Client is the typed caller. File contents travel as
 // the frames' raw data, never in JSON. Main is the fs process.
@@ -84,11 +84,16 @@
 //     how the workspace is populated can (the launcher's idmapped clone,
 //     and protected_hardlinks for links the agent might make). Writes and
 //     deletes are safe: they replace or remove the name only.
-//   - Recursive delete is not offered: "delete-recursive" is always
-//     refused (no-rule, "fs.delete-recursive") until the separate
-//     confirmation, the verified backup, its quota and `launcher backups`
-//     exist. Likewise a mutation of a protected path is refused outright,
-//     since the approval channel to the person does not exist yet.
+//   - A mutation of a protected path (or of an ancestor of one, for
+//     renames and recursive deletes) goes ahead only with the person's
+//     approval (Root.Approve: the launcher's terminal, over the session's
+//     approval channel); without a channel it is refused. A recursive
+//     delete (Root.Recursive) is confirmed separately (the word
+//     "delete"), backed up and verified first (package backup), and,
+//     when no backup fits, needs a second, irreversible confirmation;
+//     without a store or a channel it is refused. In a directory that
+//     folds case the question may be asked twice (once per spelling
+//     check).
 //   - The git protections cover hooks, config and commondir; a bare
 //     repository elsewhere in the workspace (NAME.git/hooks) has no .git
 //     component and is not protected, and neither are files outside the
