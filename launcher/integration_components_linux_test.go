@@ -610,3 +610,21 @@ func storeDirFor(ws string) (string, error) {
 	sum := sha256.Sum256([]byte(ws))
 	return filepath.Join("/var/lib/pinfold/backups", hex.EncodeToString(sum[:8])), nil
 }
+
+// A policy file kept in the workspace is the launcher's, not the
+// agent's: fs neither reads nor lists it (the control: a file beside it
+// is read).
+func TestIntegrationComponentsPolicyHidden(t *testing.T) {
+	s := newSandbox(t)
+	s.file(t, filepath.Join(s.ws, "beside.txt"), "readable\n")
+	text := s.policyText(componentsPol())
+	path := filepath.Join(s.ws, "policy.toml")
+	must(t, os.WriteFile(path, []byte(text), 0o644))
+	sum := sha256.Sum256([]byte(text))
+	l := itEnv.launcher
+	script := l + " fs read beside.txt; " + l + " fs read policy.toml; echo policy=$?; " + l + " fs ls"
+	r := s.run(t, itOpts{}, l, "--quiet", "--policy-sha256", hex.EncodeToString(sum[:]), "--policy", path, "--", "/usr/bin/sh", "-c", script)
+	if !strings.HasPrefix(r.stdout, "readable\npolicy=119\n") || strings.Contains(r.stdout, "policy.toml") || !strings.Contains(r.stderr, "fs.authority") {
+		t.Fatalf("%s", r)
+	}
+}

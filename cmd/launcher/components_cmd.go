@@ -27,7 +27,7 @@ const sessionRoot = "/run/pinfold"
 // beside: it unseals the vault (only when the policy has [[secrets]]),
 // starts kms with the secrets the rules name, and returns the session and
 // a context that ends, with the reason, when any component exits.
-func (e env) componentSession(p *policy.Policy, vaultPath, keyFile string, approvalTimeout time.Duration) (*session.Session, context.Context, error) {
+func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile string, approvalTimeout time.Duration) (*session.Session, context.Context, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil, &cliError{code: exitRefused, err: errors.New("refused: components mode needs root, because each component runs under its own uid: nothing was started"),
 			hint: `run the launcher as root, or use mode = "wrapper"`}
@@ -59,7 +59,8 @@ func (e env) componentSession(p *policy.Policy, vaultPath, keyFile string, appro
 		asker = &approve.Terminal{TTY: tty, Timeout: approvalTimeout}
 	}
 	s, err := session.Start(session.Config{Launcher: exe, Root: sessionRoot, Rules: p.Secrets, Secrets: secrets,
-		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network, Asker: asker, BackupQuota: int64(p.Backups.Quota)})
+		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network, Asker: asker, BackupQuota: int64(p.Backups.Quota),
+		Authority: authorityPaths(policyFile, vaultPath)})
 	if err != nil {
 		return nil, nil, fail(exitFailure, "", "components: %v: nothing was started", err)
 	}
@@ -71,6 +72,24 @@ func (e env) componentSession(p *policy.Policy, vaultPath, keyFile string, appro
 		}
 	}()
 	return s, ctx, nil
+}
+
+// authorityPaths are the launcher's own files a components-mode agent
+// must not reach through fs: the policy file and the vault's directory
+// (the vault, its lock and its temporary files; the given vault or the
+// default, whether or not it exists yet).
+func authorityPaths(policyFile, vaultPath string) []string {
+	var out []string
+	if abs, err := filepath.Abs(policyFile); err == nil {
+		out = append(out, abs)
+	}
+	if vaultPath == "" {
+		vaultPath, _ = kms.DefaultPath()
+	}
+	if abs, err := filepath.Abs(vaultPath); err == nil && vaultPath != "" {
+		out = append(out, filepath.Dir(abs))
+	}
+	return out
 }
 
 // unseal opens the vault for a policy with [[secrets]] and returns the

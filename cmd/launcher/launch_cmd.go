@@ -102,7 +102,7 @@ func (e env) launch(args []string) error {
 		}
 	}
 	if p.Mode == policy.ModeComponents {
-		sess, sctx, err := e.componentSession(p, *vault, *keyFile, *approvalTimeout)
+		sess, sctx, err := e.componentSession(p, *file, *vault, *keyFile, *approvalTimeout)
 		if err != nil {
 			return err
 		}

@@ -54,6 +54,9 @@ type Bootstrap struct {
 	// workspace, and the policy's own): no mutation touches them or what
 	// is beneath them.
 	Protected []string `json:"protected"`
+	// Hidden are workspace-relative paths where the launcher's own
+	// authority lies (Root.Hide).
+	Hidden []string `json:"hidden,omitempty"`
 	// BackupQuota is the backup store's size (the policy's
 	// backups.quota; 0: the store's default).
 	BackupQuota int64 `json:"backup_quota"`
@@ -93,6 +96,9 @@ func serve(log *slog.Logger) error {
 		return err
 	}
 	defer root.Close()
+	if err := root.Hide(b.Hidden); err != nil {
+		return err
+	}
 	if hasApprove {
 		f := os.NewFile(fdApprove, "approvals")
 		c, err := net.FileConn(f)

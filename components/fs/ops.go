@@ -72,6 +72,9 @@ func (r *Root) check(op, p string) error {
 	if err := checkPath(p); err != nil {
 		return badRequest(op, p, "%v", err)
 	}
+	if r.hides(components(p)) {
+		return &Error{Op: op, Path: p, Kind: KindAuthority, Detail: "the launcher's own authority lies there (its policy, vault, session or backups): fs neither reads nor changes it"}
+	}
 	return nil
 }
 
@@ -344,6 +347,9 @@ read:
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue // gone since
+		}
+		if r.hides(append(components(p), name)) {
+			continue // not even its name
 		}
 		entries = append(entries, Entry{Name: name, Type: fileType(st.Mode), Size: st.Size})
 	}

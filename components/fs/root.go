@@ -3,6 +3,7 @@ package fs
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -47,6 +48,10 @@ const (
 	KindPermission
 	// KindFailed: the file system failed (ENOSPC, EIO, ...).
 	KindFailed
+	// KindAuthority: the launcher's own authority (its policy file, the
+	// vault, the session and backup directories) lies there: not even
+	// read.
+	KindAuthority
 )
 
 var kindNames = map[Kind]string{
@@ -57,6 +62,7 @@ var kindNames = map[Kind]string{
 	KindNeedsConfirmation: "needs confirmation",
 	KindPermission:        "permission denied",
 	KindFailed:            "failed",
+	KindAuthority:         "the launcher's authority",
 }
 
 func (k Kind) String() string {
@@ -155,6 +161,33 @@ type Root struct {
 	// Recursive, when set, lets recursive deletes go ahead (confirmed and
 	// backed up); nil: they are refused.
 	Recursive *Recursive
+
+	hidden [][]string // the launcher's authority paths in the workspace (Hide)
+}
+
+// Hide makes the workspace-relative paths (and everything beneath them)
+// unreachable for every operation, reads and listings included: where the
+// launcher's own authority lies inside the workspace (its policy file, the
+// vault, the session and backup directories). Call it before serving.
+func (r *Root) Hide(paths []string) error {
+	for _, p := range paths {
+		if err := checkPath(p); err != nil || p == "." {
+			return fmt.Errorf("fs: hidden path %q: not a path beneath the workspace (%v)", p, err)
+		}
+		r.hidden = append(r.hidden, components(p))
+	}
+	return nil
+}
+
+// hides reports whether the path of components cs is, or is beneath, a
+// hidden path.
+func (r *Root) hides(cs []string) bool {
+	for _, h := range r.hidden {
+		if len(cs) >= len(h) && slices.Equal(cs[:len(h)], h) {
+			return true
+		}
+	}
+	return false
 }
 
 // NewRoot takes fd, a descriptor of the workspace directory (O_PATH is

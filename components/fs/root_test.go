@@ -740,3 +740,47 @@ func mustNotExistHost(t *testing.T, p string) {
 		t.Fatalf("%s exists: %v", p, err)
 	}
 }
+
+// Where the launcher's own files lie in the workspace, fs neither reads,
+// lists, changes nor removes them, nor anything beneath; the control is
+// a sibling of theirs that fs serves.
+func TestHiddenAuthority(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "policy.toml", "version = 1\n")
+	w.file(t, ".config/pinfold/vault", "sealed")
+	w.file(t, "notes.txt", "mine")
+	if err := w.root.Hide([]string{"policy.toml", ".config/pinfold"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"read policy":     func() error { _, _, err := w.root.Read("policy.toml", 0, 0); return err }(),
+		"stat vault":      func() error { _, err := w.root.Stat(".config/pinfold/vault"); return err }(),
+		"list the dir":    func() error { _, _, err := w.root.List(".config/pinfold"); return err }(),
+		"write policy":    w.root.Write("policy.toml", []byte("x"), false),
+		"delete vault":    w.root.Delete(".config/pinfold/vault"),
+		"rename away":     w.root.Rename("policy.toml", "p2.toml", false),
+		"rename over":     w.root.Rename("notes.txt", "policy.toml", true),
+		"delete the tree": func() error { _, err := w.root.DeleteRecursive(".config/pinfold"); return err }(),
+	} {
+		if KindOf(err) != KindAuthority {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	ents, _, err := w.root.List(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name)
+	}
+	if strings.Contains(strings.Join(names, " "), "policy.toml") || !strings.Contains(strings.Join(names, " "), "notes.txt") {
+		t.Errorf("listing %v", names)
+	}
+	if b, _, err := w.root.Read("notes.txt", 0, 0); err != nil || string(b) != "mine" {
+		t.Errorf("control: %q %v", b, err)
+	}
+	if err := w.root.Hide([]string{"../x"}); err == nil {
+		t.Error("a hidden path outside the workspace was taken")
+	}
+}

@@ -21,6 +21,7 @@ const (
 	RuleProtected  = "fs.protected"        // a protected path, which needs approval
 	RuleRecursive  = "fs.delete-recursive" // needs confirmation and a backup
 	RulePermission = "fs.permission"       // the file system refused
+	RuleAuthority  = "fs.authority"        // the launcher's own files
 )
 
 // The operations, as named on the wire.
@@ -224,6 +225,8 @@ func Decide(err error) rpc.Decision {
 		return rpc.Deny(rpc.ReasonNoRule, RuleRecursive, detail)
 	case KindPermission:
 		return rpc.Deny(rpc.ReasonNoRule, RulePermission, detail)
+	case KindAuthority:
+		return rpc.Deny(rpc.ReasonNoRule, RuleAuthority, detail)
 	default: // KindBadRequest, KindFailed
 		return rpc.Deny(rpc.ReasonBadRequest, "", detail)
 	}

@@ -141,6 +141,9 @@ func (s *Session) AttachProxy(*os.File) error {
 // (netnsPath) and the session on its Unix socket, with the workspace
 // idmapped onto its own uid.
 func (s *Session) Attach(netnsPath string, uid, gid int) error {
+	if a, in := insideAuthority(s.cfg.Workspace, append([]string{s.cfg.Root, BackupRoot}, s.cfg.Authority...)); in {
+		return fmt.Errorf("session: the workspace %s lies in %s, the launcher's own: fs would serve it", s.cfg.Workspace, a)
+	}
 	if err := s.writeAgentCredential(uid); err != nil {
 		return err
 	}
@@ -188,7 +191,8 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		}
 		protected = append(protected, rel)
 	}
-	boot, err := json.Marshal(fs.Bootstrap{Credential: credential(leaf, keyPEM), Protected: protected, BackupQuota: s.cfg.BackupQuota})
+	boot, err := json.Marshal(fs.Bootstrap{Credential: credential(leaf, keyPEM), Protected: protected, BackupQuota: s.cfg.BackupQuota,
+		Hidden: beneath(s.cfg.Workspace, append([]string{s.cfg.Root, BackupRoot}, s.cfg.Authority...))})
 	clear(keyPEM)
 	if err != nil {
 		claim.Close()
@@ -279,6 +283,35 @@ func (s *Session) startNet(ns netns.NsHandle) error {
 		defer c.kms.Close() // net holds its own copy once started
 	}
 	return s.start(pki.Net, c.uid, c.claim, boot, extra)
+}
+
+// beneath returns, relative to ws, those of paths that lie in it (a path
+// that contains the workspace hides all of it: the workspace itself).
+func beneath(ws string, paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		rel, err := filepath.Rel(ws, filepath.Clean(p))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+			continue
+		}
+		if rel == "." {
+			continue // refused by Attach (insideAuthority)
+		}
+		out = append(out, rel)
+	}
+	return out
+}
+
+// insideAuthority returns the authority path that is, or contains, the
+// workspace: fs would then serve the launcher's own files.
+func insideAuthority(ws string, paths []string) (string, bool) {
+	for _, p := range paths {
+		p = filepath.Clean(p)
+		if p == ws || strings.HasPrefix(ws, p+"/") || p == "/" {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // BackupRoot is where the workspaces' backup stores live, root's alone.

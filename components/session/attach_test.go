@@ -225,3 +225,28 @@ func TestSessionAttach(t *testing.T) {
 	plain.Close()
 	a.waitLog(t, pki.FS, "msg=refused component=fs caller=unknown reason=handshake")
 }
+
+// The launcher's own paths inside the workspace are handed to fs as
+// relative paths to hide; ones outside are not; one holding the
+// workspace refuses the session.
+func TestAuthorityPaths(t *testing.T) {
+	ws := "/home/ana/src"
+	got := beneath(ws, []string{"/home/ana/src/policy.toml", "/home/ana/.config/pinfold", "/home/ana/src/.config/pinfold", "/home/ana/srcx/p", "/run/pinfold"})
+	if strings.Join(got, " ") != "policy.toml .config/pinfold" {
+		t.Errorf("beneath: %q", got)
+	}
+	for _, c := range []struct {
+		paths []string
+		in    bool
+	}{
+		{[]string{"/run/pinfold", "/var/lib/pinfold/backups"}, false},
+		{[]string{"/home/ana"}, true},
+		{[]string{"/home/ana/src"}, true},
+		{[]string{"/home/ana/sr"}, false},
+		{[]string{"/"}, true},
+	} {
+		if _, in := insideAuthority(ws, c.paths); in != c.in {
+			t.Errorf("%v: inside %v", c.paths, in)
+		}
+	}
+}

@@ -49,6 +49,10 @@ type Config struct {
 	Asker *approve.Terminal
 	// BackupQuota is the policy's backups.quota (0: the store's default).
 	BackupQuota int64
+	// Authority are the launcher's own files and directories (absolute:
+	// the policy file, the vault): fs hides those in the workspace, and
+	// the session's and backups' directories, from the agent.
+	Authority []string
 }
 
 // Exit is a component process that ended, and how.
