@@ -75,9 +75,9 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 }
 
 // authorityPaths are the launcher's own files a components-mode agent
-// must not reach through fs: the policy file and the vault's directory
-// (the vault, its lock and its temporary files; the given vault or the
-// default, whether or not it exists yet).
+// must not reach through fs: the policy file and the vault with its lock
+// (the given vault or the default, whether or not it exists yet; its
+// temporary files live only while `launcher secrets` writes it).
 func authorityPaths(policyFile, vaultPath string) []string {
 	var out []string
 	if abs, err := filepath.Abs(policyFile); err == nil {
@@ -87,7 +87,7 @@ func authorityPaths(policyFile, vaultPath string) []string {
 		vaultPath, _ = kms.DefaultPath()
 	}
 	if abs, err := filepath.Abs(vaultPath); err == nil && vaultPath != "" {
-		out = append(out, filepath.Dir(abs))
+		out = append(out, abs, abs+".lock")
 	}
 	return out
 }

@@ -67,12 +67,7 @@ type Bootstrap struct {
 // new sockets, no exec) and serves until it is killed. It returns an
 // exit status only when it could not start.
 func Main() int {
-	log := boot.Logger(pki.FS)
-	if err := serve(log); err != nil {
-		log.Error("fs stopped", "error", err)
-		return 1
-	}
-	return 0
+	return boot.Run(pki.FS, serve)
 }
 
 func serve(log *slog.Logger) error {

@@ -33,12 +33,7 @@ type Bootstrap struct {
 // files, no new sockets, no exec) and serves until it is killed. It
 // returns an exit status only when it could not start.
 func Main() int {
-	log := boot.Logger(pki.KMS)
-	if err := serve(log); err != nil {
-		log.Error("kms stopped", "error", err)
-		return 1
-	}
-	return 0
+	return boot.Run(pki.KMS, serve)
 }
 
 func serve(log *slog.Logger) error {

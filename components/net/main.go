@@ -50,12 +50,7 @@ var resolverFiles = []string{"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.co
 // serves the proxy on the agent's listener until it is killed. It returns
 // an exit status only when it could not start.
 func Main() int {
-	log := boot.Logger(pki.Net)
-	if err := serve(log); err != nil {
-		log.Error("net stopped", "error", err)
-		return 1
-	}
-	return 0
+	return boot.Run(pki.Net, serve)
 }
 
 func serve(log *slog.Logger) error {

@@ -152,16 +152,11 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		return fmt.Errorf("session: the agent's network namespace: %w", err)
 	}
 	defer ns.Close()
-	agentLn, err := bridge.ListenIn(ns, AgentFSAddr)
+	alf, err := listenerFile(ns, AgentFSAddr, pki.FS)
 	if err != nil {
-		return fmt.Errorf("session: %w", err)
+		return err
 	}
-	defer agentLn.Close() // fs holds its own copy
-	alf, err := agentLn.(interface{ File() (*os.File, error) }).File()
-	if err != nil {
-		return fmt.Errorf("session: fs's listener: %w", err)
-	}
-	defer alf.Close()
+	defer alf.Close() // fs holds its own copy
 	fsUID, claim, err := launcher.ClaimThrowawayID()
 	if err != nil {
 		return err
@@ -172,12 +167,7 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		return err
 	}
 	defer root.Close()
-	leaf, err := s.PKI.Issue(pki.FS)
-	if err != nil {
-		claim.Close()
-		return err
-	}
-	keyPEM, err := leaf.KeyPEM()
+	leaf, keyPEM, err := s.issue(pki.FS)
 	if err != nil {
 		claim.Close()
 		return err
@@ -243,21 +233,12 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 // startNet starts net, the agent's HTTP proxy, under the uid claimed for
 // it at Start, with its listener in the agent's namespace.
 func (s *Session) startNet(ns netns.NsHandle) error {
-	ln, err := bridge.ListenIn(ns, AgentNetAddr)
-	if err != nil {
-		return fmt.Errorf("session: %w", err)
-	}
-	defer ln.Close()
-	lf, err := ln.(interface{ File() (*os.File, error) }).File()
-	if err != nil {
-		return fmt.Errorf("session: net's listener: %w", err)
-	}
-	defer lf.Close()
-	leaf, err := s.PKI.Issue(pki.Net)
+	lf, err := listenerFile(ns, AgentNetAddr, pki.Net)
 	if err != nil {
 		return err
 	}
-	keyPEM, err := leaf.KeyPEM()
+	defer lf.Close() // net holds its own copy
+	leaf, keyPEM, err := s.issue(pki.Net)
 	if err != nil {
 		return err
 	}
@@ -334,6 +315,35 @@ func StoreDir(workspace string) (string, error) {
 	return dir, nil
 }
 
+// listenerFile is a listener on addr in the agent's namespace ns, for
+// role, as a file to hand the component.
+func listenerFile(ns netns.NsHandle, addr string, role pki.Role) (*os.File, error) {
+	ln, err := bridge.ListenIn(ns, addr)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		return nil, fmt.Errorf("session: %s's listener: %w", role, err)
+	}
+	return f, nil
+}
+
+// issue is role's leaf of the session and its key, PEM (the caller
+// clears it once sent).
+func (s *Session) issue(role pki.Role) (*pki.Leaf, []byte, error) {
+	leaf, err := s.PKI.Issue(role)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := leaf.KeyPEM()
+	if err != nil {
+		return nil, nil, err
+	}
+	return leaf, keyPEM, nil
+}
+
 // credential is a component's bootstrap credential. Who may connect to
 // its Unix socket at all: root (the launcher) for now; the uids of the
 // components that call it join when they exist. Mutual TLS then decides
@@ -345,11 +355,7 @@ func credential(leaf *pki.Leaf, keyPEM []byte) boot.Credential {
 // writeAgentCredential puts the CA, the agent's certificate and its key
 // in AgentDir; the key is made, with O_EXCL, the agent's uid's only.
 func (s *Session) writeAgentCredential(uid int) error {
-	leaf, err := s.PKI.Issue(pki.Agent)
-	if err != nil {
-		return err
-	}
-	keyPEM, err := leaf.KeyPEM()
+	leaf, keyPEM, err := s.issue(pki.Agent)
 	if err != nil {
 		return err
 	}

@@ -183,11 +183,7 @@ func Start(c Config) (s *Session, err error) {
 	if s.PKI, err = pki.NewSession(s.ID, time.Now()); err != nil {
 		return s, err
 	}
-	leaf, err := s.PKI.Issue(pki.KMS)
-	if err != nil {
-		return s, err
-	}
-	keyPEM, err := leaf.KeyPEM()
+	leaf, keyPEM, err := s.issue(pki.KMS)
 	if err != nil {
 		return s, err
 	}

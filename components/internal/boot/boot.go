@@ -129,6 +129,18 @@ func fdType(fd int) uint32 {
 // with refused requests must not fill the host's /run.
 const MaxLog = 32 << 20
 
+// Run is a component process's main: serve with the role's log, and an
+// exit status of 1, logged, when it could not start (0 otherwise: a
+// component serves until it is killed).
+func Run(role pki.Role, serve func(*slog.Logger) error) int {
+	log := Logger(role)
+	if err := serve(log); err != nil {
+		log.Error(string(role)+" stopped", "error", err)
+		return 1
+	}
+	return 0
+}
+
 // Logger is the component role's log: text on stderr, at most MaxLog
 // bytes, then one line saying the rest was dropped.
 func Logger(role pki.Role) *slog.Logger {
