@@ -1,0 +1,727 @@
+package bash
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Bounds on what Analyze accepts. Input beyond them is an error, never a
+// partial analysis.
+const (
+	// MaxSize is the largest command line Analyze accepts, in bytes.
+	MaxSize = 64 << 10
+	// MaxDepth bounds nesting: compound commands, substitutions,
+	// parameter expansions within one another and strings run by bash -c
+	// or eval each add a level. It also bounds the wrappers one command
+	// runs under (sudo env nice ... xargs ...).
+	MaxDepth = 64
+	// MaxCommands bounds the simple commands one command line may hold.
+	MaxCommands = 10000
+	// maxBrackets bounds the bracket depth the pre-scan sees before the
+	// parser runs (an over-estimate of nesting: quoted brackets count).
+	maxBrackets = 4 * MaxDepth
+)
+
+// Errors Analyze returns (wrapped, with detail); test with errors.Is.
+var (
+	ErrTooLarge = errors.New("command too large")
+	ErrNUL      = errors.New("command holds a NUL byte")
+	ErrTooDeep  = errors.New("command nests too deeply")
+	ErrTooMany  = errors.New("command holds too many simple commands")
+	ErrSyntax   = errors.New("command does not parse")
+)
+
+// Analysis is what Analyze found in one command line.
+type Analysis struct {
+	// Source is the command line as given.
+	Source string
+	// Commands are its simple commands, in the order the shell would
+	// start them (a substitution before the command whose word holds it).
+	Commands []SimpleCommand
+}
+
+// SimpleCommand is one command the line may run, after the wrappers that
+// only change how it runs (sudo, env, nice, timeout, xargs, ...) are
+// peeled off.
+type SimpleCommand struct {
+	// Words are the command's words after unwrapping: Words[0] is the
+	// command. Empty for a statement of assignments or redirections only.
+	Words []Word
+	// Name is the name the built-in rules know the command by: Words[0]
+	// when it is a literal, with a system directory (/usr/bin/ and the
+	// like) taken off; "" when Words is empty or Words[0] is not literal.
+	Name string
+	// Wrappers are the layers the command runs under, outermost first:
+	// "sudo", "env", "xargs", "find -exec", "bash -c", "eval" and so on,
+	// each with the words of the command that ran it.
+	Wrappers []Layer
+	// Assigns are the variables set for or by the command: NAME=value
+	// before it, given to env or sudo, or set by export/declare/local.
+	Assigns []Assign
+	// Redirects are the statement's redirections.
+	Redirects []Redirect
+	// GitOptions are git's global options (-C DIR, -c KEY=VALUE,
+	// --git-dir=...) taken out from before the subcommand, so that Words
+	// is "git SUBCOMMAND ...".
+	GitOptions []Word
+	// Appended is set when arguments are filled in at run time: xargs
+	// adds them, find -exec puts file names inside a word ("x{}").
+	Appended bool
+	// Dynamic, when set, names a word that is only known at run time and
+	// decides what runs: a command word that is not a literal, the string
+	// of a bash -c or eval that is not one.
+	Dynamic *Opaque
+	// Script, when set, names what the command runs without the analyzer
+	// seeing it: a shell script file, a script on standard input, a path
+	// to a program in the workspace.
+	Script *Opaque
+	// Text is the command's source text (for a command found inside a
+	// string, the text within that string).
+	Text string
+	// Pos is where the command is in the analysed source; a command
+	// found inside a string (bash -c '...', eval) has the position of
+	// the command that runs the string.
+	Pos Pos
+
+	code [2]int // Words[code[0]:code[1]] were analysed as commands of their own
+}
+
+// Word is one shell word.
+type Word struct {
+	// Text is the word's value when it is a literal (quotes removed,
+	// escapes resolved); otherwise a best-effort rendering in which
+	// expansions appear as their source text.
+	Text string
+	// Literal is set when the word's value is fixed by the source: no
+	// parameter, command or arithmetic expansion, no glob or brace
+	// expansion, no tilde, no $'...' escape.
+	Literal bool
+
+	single bool   // expands to exactly one field (literal, or expansions all double-quoted)
+	lead   string // the literal text before the first expansion
+}
+
+// Layer is one wrapper a command runs under.
+type Layer struct {
+	// Name names the layer: the wrapper ("sudo", "env", "xargs") or how
+	// the command was reached ("find -exec", "bash -c", "eval", "trap").
+	Name string
+	// Words are the words of the command that is the layer, from the
+	// wrapper's name on.
+	Words []Word
+
+	// off is the index in Words at which the wrapped command's words
+	// start when they end the layer's words (sudo rm -rf x), or -1 when
+	// the command came from inside a string or a delimited list.
+	off int
+}
+
+// Assign is a variable assignment.
+type Assign struct {
+	Name  string
+	Value Word
+}
+
+// Redirect is one redirection.
+type Redirect struct {
+	// Op is the operator: ">", ">>", "<", "<>", ">&", "<&", ">|", "<<",
+	// "<<-", "<<<", "&>", "&>>".
+	Op string
+	// FD is the file descriptor or {var} written before the operator, if any.
+	FD string
+	// Target is the file (or descriptor, or here-document delimiter).
+	Target Word
+}
+
+// Opaque marks part of a command that the analyzer cannot see.
+type Opaque struct {
+	// At is the index in Words of the word concerned (len(Words) when it
+	// is not a word: standard input).
+	At int
+	// Why says what is unknown, for the person.
+	Why string
+}
+
+// Pos is a position in the analysed source: byte offset, 1-based line
+// and column.
+type Pos struct {
+	Offset, Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// Analyze parses src as bash and finds every simple command in it. It
+// runs nothing and reads nothing. It fails on input larger than MaxSize,
+// holding a NUL byte, nesting deeper than MaxDepth, holding more than
+// MaxCommands simple commands, or not parsing.
+func Analyze(src string) (*Analysis, error) {
+	if len(src) > MaxSize {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(src), MaxSize)
+	}
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		return nil, fmt.Errorf("%w at byte %d", ErrNUL, i)
+	}
+	w := &walker{}
+	if err := w.source(scope{src: src}, src, 0); err != nil {
+		return nil, err
+	}
+	return &Analysis{Source: src, Commands: w.out}, nil
+}
+
+// walker collects simple commands.
+type walker struct {
+	out []SimpleCommand
+}
+
+// scope is the text being walked and how it is reached.
+type scope struct {
+	src    string  // the text the nodes' offsets refer to
+	at     *Pos    // the position of src in the top-level source; nil at top level
+	layers []Layer // wrappers the text runs under
+}
+
+func (s scope) pos(p syntax.Pos) Pos {
+	if s.at != nil {
+		return *s.at
+	}
+	return Pos{Offset: int(p.Offset()), Line: int(p.Line()), Col: int(p.Col())}
+}
+
+func (s scope) text(from, to syntax.Pos) string {
+	a, b := int(from.Offset()), int(to.Offset())
+	if a < 0 || b > len(s.src) || a > b {
+		return ""
+	}
+	return s.src[a:b]
+}
+
+func tooDeep() error {
+	return fmt.Errorf("%w: more than %d levels", ErrTooDeep, MaxDepth)
+}
+
+// source parses text and walks it.
+func (w *walker) source(s scope, text string, depth int) error {
+	if depth > MaxDepth {
+		return tooDeep()
+	}
+	if n := bracketDepth(text); n > maxBrackets {
+		return fmt.Errorf("%w: %d brackets deep, at most %d", ErrTooDeep, n, maxBrackets)
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	s.src = text
+	return w.stmts(s, f.Stmts, depth)
+}
+
+// bracketDepth is the deepest nesting of ( and { in text, counted
+// without regard to quoting: an over-estimate of the parser's recursion
+// that is cheap to take before the parser runs.
+func bracketDepth(text string) int {
+	d, most := 0, 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '(', '{':
+			d++
+			most = max(most, d)
+		case ')', '}':
+			d = max(d-1, 0)
+		}
+	}
+	return most
+}
+
+func (w *walker) stmts(s scope, list []*syntax.Stmt, depth int) error {
+	if depth > MaxDepth {
+		return tooDeep()
+	}
+	for _, st := range list {
+		if err := w.stmt(s, st, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stmt walks one statement. Chains of && || | are walked iteratively,
+// so that a long list is not deep.
+func (w *walker) stmt(s scope, root *syntax.Stmt, depth int) error {
+	stack := []*syntax.Stmt{root}
+	for len(stack) > 0 {
+		st := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if st == nil {
+			continue
+		}
+		redirs, err := w.redirects(s, st.Redirs, depth)
+		if err != nil {
+			return err
+		}
+		if bc, ok := st.Cmd.(*syntax.BinaryCmd); ok {
+			if len(redirs) > 0 {
+				if err := w.emit(s, SimpleCommand{Redirects: redirs, Text: s.text(st.Pos(), st.End()), Pos: s.pos(st.Pos())}); err != nil {
+					return err
+				}
+			}
+			stack = append(stack, bc.Y, bc.X)
+			continue
+		}
+		if err := w.command(s, st, redirs, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// redirects walks the substitutions in a statement's redirections and
+// converts them.
+func (w *walker) redirects(s scope, rs []*syntax.Redirect, depth int) ([]Redirect, error) {
+	var out []Redirect
+	for _, r := range rs {
+		if r.Word != nil {
+			if err := w.word(s, r.Word, depth); err != nil {
+				return nil, err
+			}
+		}
+		if r.Hdoc != nil {
+			if err := w.word(s, r.Hdoc, depth); err != nil {
+				return nil, err
+			}
+		}
+		rd := Redirect{Op: r.Op.String()}
+		if r.N != nil {
+			rd.FD = r.N.Value
+		}
+		if r.Word != nil {
+			rd.Target = s.conv(r.Word)
+		}
+		out = append(out, rd)
+	}
+	return out, nil
+}
+
+// command walks the command of a statement.
+func (w *walker) command(s scope, st *syntax.Stmt, redirs []Redirect, depth int) error {
+	d := depth + 1
+	if d > MaxDepth {
+		return tooDeep()
+	}
+	// A compound command's own redirections apply to all of it: they are
+	// recorded as a command of their own.
+	compound := func() error {
+		if len(redirs) == 0 {
+			return nil
+		}
+		return w.emit(s, SimpleCommand{Redirects: redirs, Text: s.text(st.Pos(), st.End()), Pos: s.pos(st.Pos())})
+	}
+	switch c := st.Cmd.(type) {
+	case nil:
+		return compound()
+	case *syntax.CallExpr:
+		return w.call(s, st, c, redirs, depth)
+	case *syntax.Subshell:
+		if err := compound(); err != nil {
+			return err
+		}
+		return w.stmts(s, c.Stmts, d)
+	case *syntax.Block:
+		if err := compound(); err != nil {
+			return err
+		}
+		return w.stmts(s, c.Stmts, d)
+	case *syntax.IfClause:
+		if err := compound(); err != nil {
+			return err
+		}
+		for ic := c; ic != nil; ic = ic.Else {
+			if err := w.stmts(s, ic.Cond, d); err != nil {
+				return err
+			}
+			if err := w.stmts(s, ic.Then, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *syntax.WhileClause:
+		if err := compound(); err != nil {
+			return err
+		}
+		if err := w.stmts(s, c.Cond, d); err != nil {
+			return err
+		}
+		return w.stmts(s, c.Do, d)
+	case *syntax.ForClause:
+		if err := compound(); err != nil {
+			return err
+		}
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			for _, x := range l.Items {
+				if err := w.word(s, x, d); err != nil {
+					return err
+				}
+			}
+		case *syntax.CStyleLoop:
+			for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
+				if err := w.arithm(s, x, d); err != nil {
+					return err
+				}
+			}
+		}
+		return w.stmts(s, c.Do, d)
+	case *syntax.CaseClause:
+		if err := compound(); err != nil {
+			return err
+		}
+		if err := w.word(s, c.Word, d); err != nil {
+			return err
+		}
+		for _, it := range c.Items {
+			for _, p := range it.Patterns {
+				if err := w.word(s, p, d); err != nil {
+					return err
+				}
+			}
+			if err := w.stmts(s, it.Stmts, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *syntax.FuncDecl:
+		// A function's body counts whether or not it is called.
+		if err := compound(); err != nil {
+			return err
+		}
+		return w.stmt(s, c.Body, d)
+	case *syntax.ArithmCmd:
+		if err := compound(); err != nil {
+			return err
+		}
+		return w.arithm(s, c.X, d)
+	case *syntax.TestClause:
+		if err := compound(); err != nil {
+			return err
+		}
+		return w.test(s, c.X, d)
+	case *syntax.DeclClause:
+		return w.decl(s, st, c, redirs, depth)
+	case *syntax.LetClause:
+		if err := compound(); err != nil {
+			return err
+		}
+		for _, x := range c.Exprs {
+			if err := w.arithm(s, x, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *syntax.TimeClause:
+		if err := compound(); err != nil {
+			return err
+		}
+		return w.stmt(s, c.Stmt, d)
+	case *syntax.CoprocClause:
+		if err := compound(); err != nil {
+			return err
+		}
+		if c.Name != nil {
+			if err := w.word(s, c.Name, d); err != nil {
+				return err
+			}
+		}
+		return w.stmt(s, c.Stmt, d)
+	case *syntax.TestDecl:
+		if err := compound(); err != nil {
+			return err
+		}
+		if c.Description != nil {
+			if err := w.word(s, c.Description, d); err != nil {
+				return err
+			}
+		}
+		return w.stmt(s, c.Body, d)
+	default:
+		// A construct this walker does not know: refuse rather than
+		// miss what it holds.
+		return fmt.Errorf("%w: unsupported construct %T", ErrSyntax, c)
+	}
+}
+
+// call handles a simple command: its words, assignments and
+// redirections.
+func (w *walker) call(s scope, st *syntax.Stmt, ce *syntax.CallExpr, redirs []Redirect, depth int) error {
+	c := SimpleCommand{Redirects: redirs, Pos: s.pos(ce.Pos())}
+	for _, a := range ce.Assigns {
+		as, err := w.assign(s, a, depth)
+		if err != nil {
+			return err
+		}
+		c.Assigns = append(c.Assigns, as...)
+	}
+	for _, x := range ce.Args {
+		if err := w.word(s, x, depth); err != nil {
+			return err
+		}
+		c.Words = append(c.Words, s.conv(x))
+	}
+	c.Text = stmtText(s, st, ce)
+	return w.simple(s, c, stdinOf(s, st), depth)
+}
+
+// stmtText is the text of a simple command with its redirections, without
+// the statement's terminator.
+func stmtText(s scope, st *syntax.Stmt, cmd syntax.Node) string {
+	from, to := cmd.Pos(), cmd.End()
+	for _, r := range st.Redirs {
+		if r.Pos().Offset() < from.Offset() {
+			from = r.Pos()
+		}
+		if r.End().Offset() > to.Offset() {
+			to = r.End()
+		}
+	}
+	return s.text(from, to)
+}
+
+// assign walks an assignment's substitutions and converts it.
+func (w *walker) assign(s scope, a *syntax.Assign, depth int) ([]Assign, error) {
+	if a.Index != nil {
+		if err := w.arithm(s, a.Index, depth+1); err != nil {
+			return nil, err
+		}
+	}
+	var out []Assign
+	name := ""
+	if a.Name != nil {
+		name = a.Name.Value
+	}
+	if a.Value != nil {
+		if err := w.word(s, a.Value, depth); err != nil {
+			return nil, err
+		}
+		if !a.Naked {
+			out = append(out, Assign{Name: name, Value: s.conv(a.Value)})
+		}
+	} else if a.Array == nil && !a.Naked {
+		out = append(out, Assign{Name: name, Value: Word{Literal: true, single: true}})
+	}
+	if a.Array != nil {
+		for _, e := range a.Array.Elems {
+			if e.Index != nil {
+				if err := w.arithm(s, e.Index, depth+1); err != nil {
+					return nil, err
+				}
+			}
+			if e.Value != nil {
+				if err := w.word(s, e.Value, depth); err != nil {
+					return nil, err
+				}
+				out = append(out, Assign{Name: name, Value: s.conv(e.Value)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// decl handles declare, export, local, readonly, typeset and nameref.
+func (w *walker) decl(s scope, st *syntax.Stmt, dc *syntax.DeclClause, redirs []Redirect, depth int) error {
+	c := SimpleCommand{Redirects: redirs, Pos: s.pos(dc.Pos()), Text: stmtText(s, st, dc)}
+	c.Words = []Word{{Text: dc.Variant.Value, Literal: true, single: true, lead: dc.Variant.Value}}
+	for _, a := range dc.Args {
+		as, err := w.assign(s, a, depth)
+		if err != nil {
+			return err
+		}
+		c.Assigns = append(c.Assigns, as...)
+		if a.Naked && a.Name == nil && a.Value != nil {
+			v := s.conv(a.Value)
+			if !v.Literal && c.Dynamic == nil {
+				c.Dynamic = &Opaque{At: len(c.Words), Why: dc.Variant.Value + " is given an argument that is not a literal: it may set any variable"}
+			}
+		}
+	}
+	c.Name = dc.Variant.Value
+	return w.emit(s, c)
+}
+
+// word walks the substitutions inside a word.
+func (w *walker) word(s scope, x *syntax.Word, depth int) error {
+	if x == nil {
+		return nil
+	}
+	return w.parts(s, x.Parts, depth)
+}
+
+func (w *walker) parts(s scope, ps []syntax.WordPart, depth int) error {
+	d := depth + 1
+	for _, p := range ps {
+		switch p := p.(type) {
+		case *syntax.DblQuoted:
+			if err := w.parts(s, p.Parts, depth); err != nil {
+				return err
+			}
+		case *syntax.CmdSubst:
+			if d > MaxDepth {
+				return tooDeep()
+			}
+			if err := w.stmts(s, p.Stmts, d); err != nil {
+				return err
+			}
+		case *syntax.ProcSubst:
+			if d > MaxDepth {
+				return tooDeep()
+			}
+			if err := w.stmts(s, p.Stmts, d); err != nil {
+				return err
+			}
+		case *syntax.ArithmExp:
+			if err := w.arithm(s, p.X, d); err != nil {
+				return err
+			}
+		case *syntax.ParamExp:
+			if d > MaxDepth {
+				return tooDeep()
+			}
+			if p.Index != nil {
+				if err := w.arithm(s, p.Index, d); err != nil {
+					return err
+				}
+			}
+			if p.Slice != nil {
+				if err := w.arithm(s, p.Slice.Offset, d); err != nil {
+					return err
+				}
+				if err := w.arithm(s, p.Slice.Length, d); err != nil {
+					return err
+				}
+			}
+			if p.Repl != nil {
+				if err := w.word(s, p.Repl.Orig, d); err != nil {
+					return err
+				}
+				if err := w.word(s, p.Repl.With, d); err != nil {
+					return err
+				}
+			}
+			if p.Exp != nil {
+				if err := w.word(s, p.Exp.Word, d); err != nil {
+					return err
+				}
+			}
+			if p.NestedParam != nil {
+				if err := w.parts(s, []syntax.WordPart{p.NestedParam}, d); err != nil {
+					return err
+				}
+			}
+		case *syntax.BraceExp:
+			for _, e := range p.Elems {
+				if err := w.word(s, e, d); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// arithm walks the words of an arithmetic expression, iteratively.
+func (w *walker) arithm(s scope, x syntax.ArithmExpr, depth int) error {
+	if depth > MaxDepth {
+		return tooDeep()
+	}
+	stack := []syntax.ArithmExpr{x}
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch e := e.(type) {
+		case *syntax.BinaryArithm:
+			stack = append(stack, e.Y, e.X)
+		case *syntax.UnaryArithm:
+			stack = append(stack, e.X)
+		case *syntax.ParenArithm:
+			stack = append(stack, e.X)
+		case *syntax.FlagsArithm:
+			stack = append(stack, e.X)
+		case *syntax.Word:
+			if err := w.word(s, e, depth); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// test walks the words of a [[ ]] expression, iteratively.
+func (w *walker) test(s scope, x syntax.TestExpr, depth int) error {
+	if depth > MaxDepth {
+		return tooDeep()
+	}
+	stack := []syntax.TestExpr{x}
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch e := e.(type) {
+		case *syntax.BinaryTest:
+			stack = append(stack, e.Y, e.X)
+		case *syntax.UnaryTest:
+			stack = append(stack, e.X)
+		case *syntax.ParenTest:
+			stack = append(stack, e.X)
+		case *syntax.Word:
+			if err := w.word(s, e, depth); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// emit records a command.
+func (w *walker) emit(s scope, c SimpleCommand) error {
+	if len(w.out) >= MaxCommands {
+		return fmt.Errorf("%w: more than %d", ErrTooMany, MaxCommands)
+	}
+	if len(s.layers) > 0 || len(c.Wrappers) > 0 {
+		c.Wrappers = append(slices.Clip(s.layers), c.Wrappers...)
+	}
+	if len(c.Words) > 0 && c.Words[0].Literal {
+		c.Name = commandName(c.Words[0].Text)
+	}
+	w.out = append(w.out, c)
+	return nil
+}
+
+// nested walks a string that command c runs as shell code (bash -c,
+// eval, trap, su -c, ...); the string is c.Words[at] or made from the
+// words from there on. Its commands run under the layers so far plus the
+// one running it. A string that does not parse sets c.Dynamic instead:
+// bash may read what the parser does not.
+func (w *walker) nested(s scope, c *SimpleCommand, name string, at int, text string, depth int) error {
+	pos := c.Pos
+	inner := scope{at: &pos}
+	for _, l := range append(slices.Clip(s.layers), c.Wrappers...) {
+		l.off = -1
+		inner.layers = append(inner.layers, l)
+	}
+	inner.layers = append(inner.layers, Layer{Name: name, Words: c.Words, off: -1})
+	n := len(w.out)
+	err := w.source(inner, text, depth+1)
+	switch {
+	case err == nil:
+		c.code = [2]int{at, at + 1}
+		return nil
+	case errors.Is(err, ErrSyntax):
+		w.out = w.out[:n] // nothing of the failed string is kept
+		if c.Dynamic == nil {
+			c.Dynamic = &Opaque{At: at, Why: "the code " + name + " runs does not parse (" + err.Error() + ")"}
+		}
+		return nil
+	default:
+		return err
+	}
+}

@@ -1,0 +1,285 @@
+package bash
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// Action is what a decision asks for. Actions are ordered: a later one
+// is more restrictive.
+type Action int
+
+const (
+	// Auto: the command runs without asking.
+	Auto Action = iota
+	// Approve: the person must approve the command first.
+	Approve
+	// ConfirmDelete: a recursive deletion. The person must confirm it
+	// separately (Cancel by default) and a verified backup of the targets
+	// must be made before it runs.
+	ConfirmDelete
+	// Refuse: the command does not run, whatever anyone answers.
+	Refuse
+)
+
+var actionNames = [...]string{Auto: "auto", Approve: "approve", ConfirmDelete: "confirm-delete", Refuse: "refuse"}
+
+func (a Action) String() string {
+	if a >= 0 && int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (a Action) MarshalText() ([]byte, error) {
+	if a < 0 || int(a) >= len(actionNames) {
+		return nil, fmt.Errorf("bash: no action %d", int(a))
+	}
+	return []byte(a.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *Action) UnmarshalText(b []byte) error {
+	for i, n := range actionNames {
+		if string(b) == n {
+			*a = Action(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("bash: no action %q", b)
+}
+
+// Decision is the decision for a command line, or for one of its simple
+// commands.
+type Decision struct {
+	Action Action `json:"action"`
+	// Rule names what decided: "commands.auto[2]",
+	// "commands.approval[0]", "builtin.git-push", "structural.git-hooks",
+	// "default" and so on (see the package documentation).
+	Rule string `json:"rule"`
+	// Reason says why, for the person.
+	Reason string `json:"reason"`
+	// Command is the text of the simple command that decided.
+	Command string `json:"command"`
+	// Targets are what a ConfirmDelete would delete, as written (a word
+	// that is not a literal appears as its source text and must be
+	// expanded, or the delete refused, by whoever runs it).
+	Targets []string `json:"targets,omitempty"`
+}
+
+// Options are the launcher's own paths, for the structural protections.
+type Options struct {
+	// Workspace is the agent's working directory (absolute); relative
+	// paths in commands are taken to be relative to it.
+	Workspace string
+	// Protected are paths, relative to the workspace, whose mutation
+	// needs the person's approval, in addition to the built-in list
+	// (the policy's files.protected).
+	Protected []string
+	// Authority are absolute paths the launcher keeps for itself (the
+	// vault, the session directory, the backup store, the policy file,
+	// its own binary): a command that names one, or a path beneath one,
+	// is refused.
+	Authority []string
+}
+
+// Decide decides a command line under the command policy c: as its most
+// restrictive simple command (the first of them on a tie). A nil
+// analysis is refused.
+func Decide(a *Analysis, c policy.Commands) Decision {
+	return DecideWith(a, c, Options{})
+}
+
+// DecideWith is Decide with the launcher's paths for the structural
+// protections.
+func DecideWith(a *Analysis, c policy.Commands, o Options) Decision {
+	if a == nil {
+		return Decision{Action: Refuse, Rule: "input.invalid", Reason: "the command could not be analysed"}
+	}
+	each := DecideEach(a, c, o)
+	if len(each) == 0 {
+		return Decision{Action: Auto, Rule: "default", Reason: "the command line runs nothing", Command: strings.TrimSpace(a.Source)}
+	}
+	best, others := 0, 0
+	for i, d := range each {
+		if d.Action > each[best].Action {
+			best = i
+		}
+	}
+	for i, d := range each {
+		if i != best && d.Action != Auto {
+			others++
+		}
+	}
+	d := each[best]
+	if others > 0 {
+		d.Reason += fmt.Sprintf("; %d more command(s) on the line also need attention", others)
+	}
+	return d
+}
+
+// DecideEach decides each simple command of a on its own, in order. A
+// caller that asks the person must show every decision that is not
+// Auto, not only the most restrictive one.
+func DecideEach(a *Analysis, c policy.Commands, o Options) []Decision {
+	if a == nil {
+		return nil
+	}
+	out := make([]Decision, len(a.Commands))
+	for i := range a.Commands {
+		out[i] = decideOne(&a.Commands[i], c, o)
+	}
+	return out
+}
+
+// decideOne decides one simple command:
+//
+//  1. structural protections (Refuse, or Approve), which no policy changes;
+//  2. recognised recursive deletion → ConfirmDelete, which no policy
+//     changes either (a Refuse from step 1 still wins; an Approve from
+//     step 1 is subsumed, the confirmation being the stronger question);
+//  3. an approval prefix matching one of the command's wrapper layers
+//     (approval "sudo" for sudo git status) → Approve;
+//  4. the policy's prefixes on the command itself: the most specific
+//     match wins, approval on a tie; an auto prefix wins over a built-in
+//     finding (step 5) only if it covers the word that finding is about
+//     (auto "git" does not make git push automatic; auto "git push" does);
+//  5. built-in high-risk actions, programs and scripts the analyzer cannot
+//     see, and words known only at run time → Approve;
+//  6. otherwise Auto.
+func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {
+	ctx := context(sc)
+	mk := func(a Action, rule, reason string) Decision {
+		return Decision{Action: a, Rule: rule, Reason: reason + ctx, Command: sc.Text}
+	}
+	st := structural(sc, o)
+	if st != nil && st.action == Refuse {
+		return mk(Refuse, st.rule, st.reason)
+	}
+	if rd := recursiveDelete(sc); rd != nil {
+		reason := rd.reason
+		if st != nil {
+			reason += "; " + st.reason
+		}
+		d := mk(ConfirmDelete, "builtin.recursive-delete", reason)
+		d.Targets = rd.targets
+		return d
+	}
+	if st != nil {
+		return mk(st.action, st.rule, st.reason)
+	}
+	for _, l := range sc.Wrappers {
+		if i, _ := bestPrefix(l.Words, c.Approval); i >= 0 {
+			return mk(Approve, fmt.Sprintf("commands.approval[%d]", i), fmt.Sprintf("%q needs approval by policy", string(c.Approval[i])))
+		}
+	}
+	pi, plen := bestPrefix(sc.Words, c.Approval)
+	ai, alen := bestPrefix(sc.Words, c.Auto)
+	for _, l := range sc.Wrappers {
+		if l.off < 0 {
+			continue
+		}
+		if i, n := bestPrefix(l.Words, c.Auto); i >= 0 && n-l.off > alen {
+			ai, alen = i, n-l.off
+		}
+	}
+	if pi >= 0 && plen >= alen {
+		return mk(Approve, fmt.Sprintf("commands.approval[%d]", pi), fmt.Sprintf("%q needs approval by policy", string(c.Approval[pi])))
+	}
+	fs := findings(sc)
+	if ai >= 0 {
+		covered := true
+		for _, f := range fs {
+			if alen <= f.at {
+				covered = false
+			}
+		}
+		if covered {
+			return mk(Auto, fmt.Sprintf("commands.auto[%d]", ai), fmt.Sprintf("%q runs automatically by policy", string(c.Auto[ai])))
+		}
+	}
+	if len(fs) > 0 {
+		return mk(Approve, fs[0].rule, fs[0].reason)
+	}
+	return mk(Auto, "default", "no rule asks for more")
+}
+
+// context names the layers a command runs under, for the reason.
+func context(sc *SimpleCommand) string {
+	if len(sc.Wrappers) == 0 {
+		return ""
+	}
+	names := make([]string, len(sc.Wrappers))
+	for i, l := range sc.Wrappers {
+		names[i] = l.Name
+	}
+	return " (run by " + strings.Join(names, ", ") + ")"
+}
+
+// bestPrefix finds the longest prefix in list that matches ws word for
+// word (the first of the longest on a tie): its index and length, or -1.
+// A word matches only when it is a literal equal to the prefix's word;
+// the command word also matches by its name (/usr/bin/git is git).
+func bestPrefix(ws []Word, list []policy.Command) (int, int) {
+	best, n := -1, 0
+	for i, p := range list {
+		pw := p.Words()
+		if len(pw) == 0 || len(pw) > len(ws) || len(pw) <= n {
+			continue
+		}
+		ok := true
+		for k, x := range pw {
+			w := ws[k]
+			if !w.Literal || (w.Text != x && !(k == 0 && commandName(w.Text) == x)) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			best, n = i, len(pw)
+		}
+	}
+	return best, n
+}
+
+// finding is one reason the built-in rules have to ask: at is the index
+// in Words of the word it is about (an auto prefix must cover it).
+type finding struct {
+	rule, reason string
+	at           int
+}
+
+// baseName is the name the built-in rules look a command up by: its
+// name, or the base name of a path (./gradlew is gradlew).
+func baseName(sc *SimpleCommand) string {
+	if sc.Name == "" {
+		return ""
+	}
+	return path.Base(sc.Name)
+}
+
+// findings are the built-in reasons to ask about sc, most important
+// first.
+func findings(sc *SimpleCommand) []finding {
+	var fs []finding
+	if f := highRisk(sc); f != nil {
+		fs = append(fs, *f)
+	}
+	if sc.Script != nil {
+		fs = append(fs, finding{"builtin.script", sc.Script.Why, sc.Script.At})
+	}
+	if sc.Dynamic != nil {
+		fs = append(fs, finding{"builtin.dynamic", sc.Dynamic.Why, sc.Dynamic.At})
+	}
+	if sc.Appended && sensitive(baseName(sc)) {
+		fs = append(fs, finding{"builtin.dynamic", baseName(sc) + " is given arguments that are filled in at run time (xargs, find -exec), and its arguments decide what it does", len(sc.Words)})
+	}
+	if f := dynamicArgs(sc); f != nil {
+		fs = append(fs, *f)
+	}
+	return fs
+}

@@ -1,0 +1,227 @@
+// Package bash is the bash component's command analyzer and decision
+// engine (DESIGN.md §5, issue 7): it reads a command line the agent wants
+// to run and decides whether it runs automatically, needs the person's
+// approval, needs a separate delete confirmation with a backup, or is
+// refused. It is pure Go: it runs nothing, reads no file, and keeps no
+// state between calls.
+//
+// # Analyze
+//
+// Analyze parses a command line with mvdan.cc/sh/v3/syntax (bash dialect)
+// and returns every simple command in it (SimpleCommand), in the order
+// the shell would start them: in pipelines and && || ; & lists,
+// subshells and { } blocks, if/while/until/for/select/case bodies,
+// function bodies (whether or not the function is called), time, ! and
+// coproc, $(…) and backquotes and <(…) >(…) anywhere in a word
+// (arguments, assignments, array elements, redirection targets, here-
+// documents, parameter-expansion defaults and replacements, arithmetic,
+// [[ ]] and case patterns).
+//
+// Each command is unwrapped to the command that really runs, and the
+// wrappers are kept as its layers (SimpleCommand.Wrappers):
+//
+//   - sudo (its options, -u USER and the like, --, VAR=value), doas, env
+//     (-i, -u NAME, -C DIR, -S STRING when it is a plain list of words,
+//     NAME=value of any name), command (but command -v/-V runs nothing),
+//     builtin, exec (-a NAME), nice (-n N, -N), nohup, timeout (options
+//     and DURATION), stdbuf, ionice, chrt (options and priority), setsid,
+//     time (the program; the keyword is syntax), flock (FILE CMD, FILE -c
+//     STRING), busybox APPLET, xargs (its command; arguments it adds are
+//     marked Appended), watch (-x CMD, or its words as sh -c), npx and
+//     bunx and uvx, npm/pnpm/yarn exec and dlx, uv/poetry/pipenv/pipx/pdm/
+//     hatch run, bundle exec;
+//   - find -exec/-execdir/-ok/-okdir: the find is recorded, and each
+//     command it runs (up to ; or +) separately, under a "find -exec" layer;
+//   - git's global options before the subcommand (-C DIR, -c KEY=VALUE,
+//     --git-dir=…, -P, …) are taken out into GitOptions, so that Words is
+//     "git SUBCOMMAND …" in every spelling.
+//
+// Strings that are shell code are parsed and walked as well, when they
+// are literals: bash/sh/dash/zsh/ksh -c STRING (with option clusters such
+// as -lc, -ec, -o pipefail -c), a literal here-document or here-string
+// given to a shell as its script, eval's arguments, trap's action, su -c,
+// npx -c, flock -c, watch's command, git rebase --exec, git submodule
+// foreach, git filter-branch's filters and git bisect run. A string that
+// is not a literal, a command word that is not one ($CMD, $(…), "${x}",
+// a glob, a brace expansion, $'\x..'), or a word that is not a literal
+// where a wrapper's options stand sets SimpleCommand.Dynamic. A shell run
+// on a script file or on standard input, source and ., and a program
+// named by a path outside the system directories (./build.sh, bin/tool)
+// set SimpleCommand.Script.
+//
+// Words are resolved as the shell would for literals (quotes removed,
+// escapes applied: g\it and "g"it are git); anything that expands at run
+// time makes a word non-literal (Word.Literal false), and its Text then
+// shows the expansion's source.
+//
+// # Decide
+//
+// Decide (DecideWith, with the launcher's paths; DecideEach, per command)
+// decides each simple command in this order and returns the most
+// restrictive decision of the line (Refuse > ConfirmDelete > Approve >
+// Auto; the first such command on a tie), naming the rule and the command
+// that decided:
+//
+//  1. structural protections, which no policy changes:
+//     "structural.authority" (Refuse): a word, wrapper word, assignment
+//     or redirection names one of Options.Authority (the vault, session
+//     directory, backup store, policy file, launcher binary) or a path
+//     beneath it;
+//     "structural.setuid" (Refuse): chmod or install -m with a set-user-ID
+//     or set-group-ID mode (+s, u+s, g=s, 4755, 02755), setcap;
+//     "structural.system" (Refuse): mount with arguments, umount, chroot,
+//     pivot_root, nsenter, unshare, insmod, rmmod, modprobe;
+//     "structural.exec-env" (Approve): setting a variable that makes
+//     programs run other code or rebinds command names (LD_PRELOAD,
+//     LD_LIBRARY_PATH, BASH_ENV, ENV, PATH, GIT_SSH_COMMAND, GIT_PAGER,
+//     PAGER, EDITOR, GIT_CONFIG_*, GIT_DIR, NODE_OPTIONS, BASH_FUNC_*…),
+//     before a command, through env or sudo, or by export/declare;
+//     "structural.git-hooks" (Approve): a write to .git/hooks, git config
+//     core.hooksPath or init.templateDir (also through git -c, git clone
+//     -c/--config), git clone/init --template;
+//     "structural.git-config" (Approve): a write to .git/config,
+//     .git/commondir or .git itself, git config (or git -c) of a key that
+//     makes git run a program or read other configuration (alias.*,
+//     core.pager, core.sshCommand, core.fsmonitor, filter.*, *.helper,
+//     include.path, …), git config --edit, --upload-pack/--receive-pack/
+//     --exec options, git --exec-path=;
+//     "structural.protected-path" (Approve): a write to .ssh, .vscode,
+//     .mcp.json, a shell start-up file (.bashrc, .profile, .zshrc, …) or
+//     one of Options.Protected.
+//     "A write" is a redirection (>, >>, >|, <>, &>, >& FILE) to the path,
+//     an assignment of it, or its mention (as a path-like part of any
+//     word: --out=.git/config, open('.git/hooks/x')) in the words of a
+//     command that is not read-only (cat, grep, ls, diff, find without
+//     -delete, git log/show/diff/status, … only read).
+//  2. recognised recursive deletion → ConfirmDelete
+//     ("builtin.recursive-delete"), with Decision.Targets: rm with -r/-R/
+//     --recursive in any spelling or position (-rf, -fr, -r -f, -Rf,
+//     --rec, rm x -rf) unless after --; any rm that find -exec runs; find
+//     -delete; git clean with -f, -d, -x or -X and without -n; rsync
+//     --delete* / --del / --remove-source-files. No policy prefix makes
+//     it automatic (issue 7: recursive deletion "always" needs the
+//     confirmation). It subsumes a structural Approve; a structural Refuse
+//     still wins.
+//  3. a policy approval prefix matching the words of any layer the
+//     command runs under (approval "sudo" for sudo git status; "bash" for
+//     what bash -c runs) → Approve ("commands.approval[i]").
+//  4. the policy's prefixes on the command's words, matched word for
+//     word on parsed literal words (the command word also by its name:
+//     /usr/bin/git is git), and on the words of the wrappers that end in
+//     the command (auto "sudo git status"): the most specific match wins,
+//     approval on a tie → Approve ("commands.approval[i]"); otherwise an
+//     auto match → Auto ("commands.auto[i]"), but only if it covers the
+//     word that a built-in finding of step 5 is about: auto "git" does not
+//     make git push automatic, auto "git push" does; auto "bash" does not
+//     make bash x.sh automatic, auto "bash x.sh" does.
+//  5. built-in findings → Approve:
+//     "builtin.git-push": git push (any global options, any flags),
+//     git send-pack, subtree push, lfs push, svn dcommit, p4 submit, gh pr
+//     merge; git remote, git stash push and the like are not pushes;
+//     "builtin.publish": npm/pnpm/bun/lerna publish, npm unpublish, yarn
+//     publish, yarn npm publish, cargo publish/yank, twine upload, gem
+//     push/yank, poetry/uv/hatch/flit/pdm publish, mvn deploy (and
+//     …:deploy, release:perform), gradle publish* (not …MavenLocal),
+//     docker/podman/nerdctl push, image/manifest/compose push, build
+//     --push or --output type=registry, gh release create/upload/edit/
+//     delete, nuget/dotnet nuget push, helm push, vsce/ovsx publish;
+//     "builtin.deploy": kubectl/oc apply, delete, create, replace, patch,
+//     rollout (not status/history), scale, edit, set, exec, cp, …; helm
+//     install/upgrade/uninstall/rollback; terraform/tofu apply, destroy,
+//     import, state rm/mv/push, …; terragrunt; pulumi up/destroy;
+//     ansible-playbook, ansible; serverless/sls, fly/flyctl, netlify,
+//     firebase, cdk, sam, wrangler, eb, railway, vercel deploys; docker
+//     stack deploy and service changes; gcloud/aws/az deploys;
+//     "builtin.cloud-destroy": aws …delete-*/terminate-*, aws s3 rm/rb/mv,
+//     aws s3 sync --delete, gcloud … delete, gcloud storage rm, gsutil
+//     rm/rb/mv, az … delete, psql -c / mysql -e / mariadb -e with DROP,
+//     TRUNCATE or DELETE, redis-cli flushall/flushdb, dropdb, dropuser, gh
+//     repo delete;
+//     "builtin.script": a shell run on a script file or on standard input
+//     (curl … | sh), source and ., --rcfile, sudo -s/-i, a program named
+//     by a path outside the system directories;
+//     "builtin.dynamic": a command word, bash -c string, eval argument or
+//     wrapper option that is not a literal; a here-document with
+//     expansions given to a shell; a code string that does not parse; the
+//     subcommand of git or of a command with built-in rules (git $SUB,
+//     kubectl $VERB) not a literal; rm given a word that is not a literal
+//     where an option may stand ($f, *.o; ./*.o is fine); find, rsync or
+//     git clean given an unquoted expansion there; chmod with a mode that
+//     is not a literal; SQL that is not a literal; arguments filled in at
+//     run time (xargs, find -exec "x{}") for a command whose arguments
+//     decide what it does (git, rm, the shells, the wrappers, the
+//     commands with built-in rules); alias definitions, hash -p, enable
+//     -f, shopt expand_aliases.
+//  6. otherwise Auto ("default").
+//
+// Decided on purpose: npm run publish-docs (and any npm run, make TARGET,
+// cargo run) is Auto: it runs a script of the project's, which the
+// analyzer cannot see, like any program; the policy's approval list is
+// the place for such names ("make deploy"). python -m twine upload is
+// Auto for the same reason (only twine as a command word is recognised).
+// git clean -f without -d is a recursive delete too: it removes untracked
+// files across the whole tree. aws s3 rm without --recursive is
+// cloud-destroy: a single object is as unrecoverable.
+//
+// # Guarantees
+//
+//   - Bounded input: more than MaxSize (64 KiB) bytes, a NUL byte, nesting
+//     deeper than MaxDepth (64; a bracket pre-scan refuses deeper
+//     brackets before the parser runs), more than MaxDepth wrappers on one
+//     command, or more than MaxCommands (10000) simple commands is an
+//     error (ErrTooLarge, ErrNUL, ErrTooDeep, ErrTooMany), never a partial
+//     analysis; so is input that does not parse (ErrSyntax). Long && || |
+//     chains and long arithmetic are walked iteratively, not recursively.
+//     No input panics (FuzzAnalyze).
+//   - Deterministic: the same input and policy give the same analysis and
+//     decision.
+//   - Fail-closed where the analyzer cannot see: what is not a literal
+//     where it decides what runs needs approval; an unparseable code
+//     string inside a command makes that command dynamic; a shell reading
+//     a file or standard input needs approval.
+//   - Every decision names its rule, a reason and the command's text;
+//     DecideEach gives every command's decision, for a caller that shows
+//     the person all of them.
+//
+// # Limits
+//
+// What cannot be seen statically, or is not attempted:
+//
+//   - Scripts and programs a command runs: bash script.sh, ./build.sh and
+//     source are Approve unless auto-listed; but make, npm run, cargo
+//     run, go generate, pytest, python/node/perl code (python -c '…'
+//     included) and anything else a program does are not analysed: the
+//     stage-2 confinement of the worker is the boundary, not this
+//     analysis. Remote commands (ssh host 'cmd', docker exec, kubectl
+//     exec's command) are not analysed either.
+//   - Aliases and functions defined outside the command line: aliases are
+//     not expanded (non-interactive bash does not either; alias
+//     definitions need approval); a function defined in the same line is
+//     analysed by its body; functions or aliases defined at run time from
+//     variables (eval "$def") are dynamic; git aliases defined in
+//     configuration (git p for git push) are not resolved — writing
+//     alias.* needs approval.
+//   - Values of variables: a variable set earlier in the line is not
+//     tracked (X=push; git $X is caught only because the subcommand is
+//     not a literal; rm -rf "$D" is a ConfirmDelete whose target is "$D"
+//     until run time). Globs are not expanded.
+//   - The working directory is not tracked: cd .git; cd hooks; echo x >
+//     pre-commit writes a hook unseen (cd .git/hooks is caught). Path
+//     checks are textual (no symlinks, no ..): fs and the confinement are
+//     the real protection of those paths; this is defence in depth and a
+//     clear message. Bare repositories (x.git/hooks) are not covered.
+//   - Prefix matching is positional: make -C dir deploy does not match
+//     the prefix "make deploy"; options before a subcommand of a command
+//     without built-in knowledge of them hide it from prefixes. Built-in
+//     subcommand detection skips options heuristically (a word after an
+//     option without '=' may be its value) and can over-match (terraform
+//     -var x=apply plan is not apply, but a flag's value named like a
+//     risky subcommand may be).
+//   - Only the deletions listed above are recognised: git reset --hard,
+//     git checkout -- ., mv onto an existing directory, truncate, dd and
+//     shell redirections that overwrite files are Auto unless the policy
+//     says otherwise.
+//   - env -S with quotes or expansions in its string is dynamic rather
+//     than split; $'…' with escapes is treated as not a literal rather
+//     than decoded.
+package bash

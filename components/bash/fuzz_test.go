@@ -1,0 +1,50 @@
+package bash
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// FuzzAnalyze: no input panics; any input that analyses decides the
+// same way every time, with a known action and a rule.
+func FuzzAnalyze(f *testing.F) {
+	for _, tc := range table {
+		f.Add(tc.cmd)
+	}
+	for _, s := range []string{
+		"", "(", "$(", "`", "'", "\"", "\\", "<<", "x\x00", "${", "$((", "((", "[[", "{", "a=(", "case x in", "f()",
+		"bash -c", "eval", "find -exec", "xargs -I", "sudo -u", "env -S", "git -c", "git -C", "$'\\x'",
+		strings.Repeat("(", 300), strings.Repeat("${a:-", 70),
+	} {
+		f.Add(s)
+	}
+	pol := tablePolicy
+	f.Fuzz(func(t *testing.T, src string) {
+		a, err := Analyze(src)
+		if err != nil {
+			if a != nil {
+				t.Fatalf("an error (%v) and an analysis", err)
+			}
+			return
+		}
+		b, err := Analyze(src)
+		if err != nil || !reflect.DeepEqual(a, b) {
+			t.Fatalf("second analysis differs (%v)", err)
+		}
+		d1 := Decide(a, pol)
+		d2 := DecideWith(b, pol, Options{})
+		if !reflect.DeepEqual(d1, d2) {
+			t.Fatalf("decisions differ: %+v, %+v", d1, d2)
+		}
+		if d1.Action < Auto || d1.Action > Refuse || d1.Rule == "" || d1.Reason == "" {
+			t.Fatalf("decision %+v", d1)
+		}
+		each := DecideEach(a, policy.Commands{}, Options{Workspace: "/w", Protected: []string{"p"}, Authority: []string{"/a"}})
+		if len(each) != len(a.Commands) {
+			t.Fatalf("%d decisions for %d commands", len(each), len(a.Commands))
+		}
+	})
+}

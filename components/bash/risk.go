@@ -1,0 +1,517 @@
+package bash
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Built-in high-risk rules.
+const (
+	rPush    = "builtin.git-push"
+	rPublish = "builtin.publish"
+	rDeploy  = "builtin.deploy"
+	rDestroy = "builtin.cloud-destroy"
+	rDynamic = "builtin.dynamic"
+)
+
+var ruleVerbs = map[string]string{
+	rPush:    "sends commits to a remote",
+	rPublish: "publishes to a package or image registry",
+	rDeploy:  "changes a deployment",
+	rDestroy: "destroys cloud or database resources",
+}
+
+// subRules map a command's subcommand (the first word that is neither an
+// option nor, perhaps, an option's value) to a rule. A key of two words
+// is a subcommand and the next non-option word; it wins over the
+// one-word key, and "" there means no rule (kubectl rollout status). "*"
+// is any invocation with an argument.
+var subRules = map[string]map[string]string{
+	"npm":    {"publish": rPublish, "unpublish": rPublish},
+	"yarn":   {"publish": rPublish, "npm publish": rPublish},
+	"pnpm":   {"publish": rPublish},
+	"bun":    {"publish": rPublish},
+	"lerna":  {"publish": rPublish},
+	"cargo":  {"publish": rPublish, "yank": rPublish},
+	"twine":  {"upload": rPublish},
+	"gem":    {"push": rPublish, "yank": rPublish},
+	"poetry": {"publish": rPublish},
+	"uv":     {"publish": rPublish},
+	"hatch":  {"publish": rPublish},
+	"flit":   {"publish": rPublish},
+	"pdm":    {"publish": rPublish},
+	"nuget":  {"push": rPublish, "delete": rPublish},
+	"dotnet": {"nuget push": rPublish, "nuget delete": rPublish},
+	"vsce":   {"publish": rPublish},
+	"ovsx":   {"publish": rPublish},
+	"gh": {
+		"pr merge": rPush, "release create": rPublish, "release upload": rPublish, "release edit": rPublish,
+		"release delete": rPublish, "repo delete": rDestroy,
+	},
+	"docker":  dockerRules,
+	"podman":  dockerRules,
+	"nerdctl": dockerRules,
+	"helm": {
+		"install": rDeploy, "upgrade": rDeploy, "uninstall": rDeploy, "delete": rDeploy, "rollback": rDeploy, "push": rPublish,
+	},
+	"kubectl":    kubectlRules,
+	"oc":         kubectlRules,
+	"terraform":  terraformRules,
+	"tofu":       terraformRules,
+	"terragrunt": {"apply": rDeploy, "destroy": rDeploy, "run-all apply": rDeploy, "run-all destroy": rDeploy},
+	"pulumi":     {"up": rDeploy, "update": rDeploy, "destroy": rDeploy, "stack rm": rDeploy},
+	"serverless": {"deploy": rDeploy, "remove": rDeploy},
+	"sls":        {"deploy": rDeploy, "remove": rDeploy},
+	"fly":        {"deploy": rDeploy, "apps destroy": rDeploy},
+	"flyctl":     {"deploy": rDeploy, "apps destroy": rDeploy},
+	"netlify":    {"deploy": rDeploy},
+	"firebase":   {"deploy": rDeploy},
+	"cdk":        {"deploy": rDeploy, "destroy": rDeploy},
+	"sam":        {"deploy": rDeploy, "delete": rDeploy},
+	"wrangler":   {"deploy": rDeploy, "publish": rDeploy, "delete": rDeploy},
+	"eb":         {"deploy": rDeploy, "terminate": rDeploy},
+	"railway":    {"up": rDeploy},
+	"gsutil":     {"rm": rDestroy, "rb": rDestroy, "mv": rDestroy},
+	"dropdb":     {"*": rDestroy},
+	"dropuser":   {"*": rDestroy},
+
+	"ansible-playbook": {"*": rDeploy},
+	"ansible":          {"*": rDeploy},
+}
+
+var dockerRules = map[string]string{
+	"push": rPublish, "image push": rPublish, "manifest push": rPublish, "compose push": rPublish,
+	"stack deploy": rDeploy, "service create": rDeploy, "service update": rDeploy, "service rm": rDeploy,
+	"service scale": rDeploy, "service rollback": rDeploy,
+}
+
+var kubectlRules = map[string]string{
+	"apply": rDeploy, "delete": rDeploy, "create": rDeploy, "replace": rDeploy, "patch": rDeploy,
+	"rollout": rDeploy, "rollout status": "", "rollout history": "",
+	"scale": rDeploy, "autoscale": rDeploy, "edit": rDeploy, "set": rDeploy, "label": rDeploy, "annotate": rDeploy,
+	"drain": rDeploy, "cordon": rDeploy, "uncordon": rDeploy, "taint": rDeploy, "run": rDeploy, "expose": rDeploy,
+	"exec": rDeploy, "cp": rDeploy, "debug": rDeploy,
+}
+
+var terraformRules = map[string]string{
+	"apply": rDeploy, "destroy": rDeploy, "import": rDeploy, "taint": rDeploy, "untaint": rDeploy, "force-unlock": rDeploy,
+	"state rm": rDeploy, "state mv": rDeploy, "state push": rDeploy, "state replace-provider": rDeploy,
+	"workspace delete": rDeploy,
+}
+
+// special are commands whose risky forms do not fit subRules.
+var special = map[string]func(sc *SimpleCommand) *finding{
+	"git":     gitRisk,
+	"docker":  dockerBuildPush,
+	"podman":  dockerBuildPush,
+	"nerdctl": dockerBuildPush,
+	"mvn":     mavenRisk,
+	"mvnw":    mavenRisk,
+	"gradle":  gradleRisk,
+	"gradlew": gradleRisk,
+	"aws":     awsRisk,
+	"gcloud":  gcloudRisk,
+	"az":      azRisk,
+	"psql":    sqlRisk("-c", "--command"),
+	"mysql":   sqlRisk("-e", "--execute"),
+	"mariadb": sqlRisk("-e", "--execute"),
+	"redis-cli": func(sc *SimpleCommand) *finding {
+		for i, w := range sc.Words[1:] {
+			if t := strings.ToLower(w.Text); t == "flushall" || t == "flushdb" {
+				return mkFinding(rDestroy, "redis-cli "+w.Text, i+1)
+			}
+		}
+		return nil
+	},
+	"vercel": func(sc *SimpleCommand) *finding {
+		for i, w := range sc.Words {
+			if w.Text == "--prod" {
+				return mkFinding(rDeploy, "vercel --prod", i)
+			}
+		}
+		cs := cands(sc.Words, 1)
+		if len(cs) == 0 {
+			return mkFinding(rDeploy, "vercel", 0)
+		}
+		switch t := sc.Words[cs[0]].Text; t {
+		case "deploy", "remove", "rm", "promote", "rollback", "redeploy":
+			return mkFinding(rDeploy, "vercel "+t, cs[0])
+		}
+		return nil
+	},
+}
+
+func mkFinding(rule, what string, at int) *finding {
+	return &finding{rule, what + " " + ruleVerbs[rule], at}
+}
+
+// highRisk applies the built-in high-risk rules.
+func highRisk(sc *SimpleCommand) *finding {
+	name := baseName(sc)
+	if name == "" {
+		return nil
+	}
+	if f, ok := special[name]; ok {
+		if r := f(sc); r != nil {
+			return r
+		}
+	}
+	m, ok := subRules[name]
+	if !ok {
+		return nil
+	}
+	ws := sc.Words
+	if r, ok := m["*"]; ok {
+		for _, w := range ws[1:] {
+			if !w.isOpt() {
+				return mkFinding(r, name, 0)
+			}
+		}
+		return nil
+	}
+	for _, i := range cands(ws, 1) {
+		if !ws[i].Literal {
+			continue
+		}
+		t := ws[i].Text
+		if n := nextWord(ws, i+1); n >= 0 && ws[n].Literal {
+			if r, ok := m[t+" "+ws[n].Text]; ok {
+				if r == "" {
+					return nil
+				}
+				return mkFinding(r, name+" "+t+" "+ws[n].Text, n)
+			}
+		}
+		if r := m[t]; r != "" {
+			return mkFinding(r, name+" "+t, i)
+		}
+	}
+	return nil
+}
+
+// cands are the words that may be a command's subcommand: from `from`
+// on, each word that is not an option up to the first one that does not
+// follow an option written without '=' (which may be that option's
+// value, or a flag's neighbour).
+func cands(ws []Word, from int) []int {
+	var out []int
+	afterOpt := false
+	for i := from; i < len(ws); i++ {
+		w := ws[i]
+		if w.Literal && w.Text == "--" {
+			break
+		}
+		if w.isOpt() {
+			afterOpt = !strings.Contains(w.Text, "=")
+			continue
+		}
+		out = append(out, i)
+		if !afterOpt {
+			break
+		}
+		afterOpt = false
+	}
+	return out
+}
+
+// nextWord is the index of the first word from i on that is not an
+// option, or -1.
+func nextWord(ws []Word, i int) int {
+	for ; i < len(ws); i++ {
+		if !ws[i].isOpt() {
+			return i
+		}
+	}
+	return -1
+}
+
+// nonOpts are the indexes of the literal words from `from` on that are
+// not options.
+func nonOpts(ws []Word, from int) []int {
+	var out []int
+	for i := from; i < len(ws); i++ {
+		if ws[i].Literal && !ws[i].isOpt() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// gitRisk: git push in any spelling (git's global options are already
+// taken out of Words), and the other commands that send to a remote.
+func gitRisk(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	if len(ws) < 2 || !ws[1].Literal {
+		return nil
+	}
+	switch ws[1].Text {
+	case "push", "send-pack":
+		return mkFinding(rPush, "git "+ws[1].Text, 1)
+	case "subtree":
+		for i, w := range ws[2:] {
+			if w.Text == "push" {
+				return mkFinding(rPush, "git subtree push", i+2)
+			}
+		}
+	case "lfs":
+		if n := nextWord(ws, 2); n >= 0 && ws[n].Text == "push" {
+			return mkFinding(rPush, "git lfs push", n)
+		}
+	case "svn":
+		if n := nextWord(ws, 2); n >= 0 && ws[n].Text == "dcommit" {
+			return mkFinding(rPush, "git svn dcommit", n)
+		}
+	case "p4":
+		if n := nextWord(ws, 2); n >= 0 && ws[n].Text == "submit" {
+			return mkFinding(rPush, "git p4 submit", n)
+		}
+	}
+	return nil
+}
+
+// dockerBuildPush: docker build (buildx build, buildx bake, image build)
+// that pushes its result.
+func dockerBuildPush(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	cs := cands(ws, 1)
+	if len(cs) == 0 {
+		return nil
+	}
+	first := ws[cs[0]].Text
+	if first != "build" && first != "buildx" && first != "image" && first != "builder" {
+		return nil
+	}
+	for i, w := range ws {
+		t := w.Text
+		if t == "--push" || strings.HasPrefix(t, "--push=") && t != "--push=false" ||
+			strings.Contains(t, "type=registry") || strings.Contains(t, "push=true") {
+			return mkFinding(rPublish, sc.Words[0].Text+" "+first+" "+t, i)
+		}
+	}
+	return nil
+}
+
+func mavenRisk(sc *SimpleCommand) *finding {
+	for _, i := range nonOpts(sc.Words, 1) {
+		t := sc.Words[i].Text
+		if t == "deploy" || strings.HasSuffix(t, ":deploy") || strings.HasPrefix(t, "deploy:") || t == "release:perform" {
+			return mkFinding(rPublish, "maven "+t, i)
+		}
+	}
+	return nil
+}
+
+func gradleRisk(sc *SimpleCommand) *finding {
+	for _, i := range nonOpts(sc.Words, 1) {
+		t := sc.Words[i].Text
+		task := t[strings.LastIndexByte(t, ':')+1:]
+		if strings.HasPrefix(task, "publish") && !strings.HasSuffix(task, "MavenLocal") || task == "uploadArchives" {
+			return mkFinding(rPublish, "gradle "+t, i)
+		}
+	}
+	return nil
+}
+
+func awsRisk(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	idx := nonOpts(ws, 1)
+	for k, i := range idx {
+		t := ws[i].Text
+		next := ""
+		if k+1 < len(idx) {
+			next = ws[idx[k+1]].Text
+		}
+		switch {
+		case strings.HasPrefix(t, "delete-") || strings.HasPrefix(t, "terminate-"):
+			return mkFinding(rDestroy, "aws "+t, i)
+		case t == "s3" && (next == "rm" || next == "rb" || next == "mv"):
+			return mkFinding(rDestroy, "aws s3 "+next, idx[k+1])
+		case t == "s3" && next == "sync":
+			for j, w := range ws {
+				if w.Text == "--delete" {
+					return mkFinding(rDestroy, "aws s3 sync --delete", j)
+				}
+			}
+		case t == "deploy" || t == "create-stack" || t == "update-stack" || t == "update-function-code" ||
+			t == "update-service" || t == "create-deployment":
+			return mkFinding(rDeploy, "aws "+t, i)
+		}
+	}
+	return nil
+}
+
+func gcloudRisk(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	idx := nonOpts(ws, 1)
+	for k, i := range idx {
+		switch t := ws[i].Text; {
+		case t == "delete":
+			return mkFinding(rDestroy, "gcloud … delete", i)
+		case t == "storage" && k+1 < len(idx) && (ws[idx[k+1]].Text == "rm" || ws[idx[k+1]].Text == "mv"):
+			return mkFinding(rDestroy, "gcloud storage "+ws[idx[k+1]].Text, idx[k+1])
+		case t == "deploy":
+			return mkFinding(rDeploy, "gcloud … deploy", i)
+		}
+	}
+	return nil
+}
+
+func azRisk(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	idx := nonOpts(ws, 1)
+	for k, i := range idx {
+		switch t := ws[i].Text; {
+		case t == "delete" || strings.HasPrefix(t, "delete-"):
+			return mkFinding(rDestroy, "az … "+t, i)
+		case t == "deploy":
+			return mkFinding(rDeploy, "az … deploy", i)
+		case t == "deployment" && k+2 < len(idx) && ws[idx[k+2]].Text == "create":
+			return mkFinding(rDeploy, "az deployment … create", idx[k+2])
+		}
+	}
+	return nil
+}
+
+var destructiveSQL = regexp.MustCompile(`(?i)\b(drop|truncate|delete)\b`)
+
+// sqlRisk: a database client given SQL that drops, truncates or deletes.
+func sqlRisk(short, long string) func(sc *SimpleCommand) *finding {
+	return func(sc *SimpleCommand) *finding {
+		ws := sc.Words
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			var sql Word
+			at := i
+			switch {
+			case t == short || t == long:
+				if i+1 >= len(ws) {
+					continue
+				}
+				sql, at = ws[i+1], i+1
+				i++
+			case strings.HasPrefix(t, long+"="):
+				sql = ws[i]
+				sql.Text = strings.TrimPrefix(t, long+"=")
+			case strings.HasPrefix(t, short) && !strings.HasPrefix(t, "--") && len(t) > len(short):
+				sql = ws[i]
+				sql.Text = t[len(short):]
+			default:
+				continue
+			}
+			if m := destructiveSQL.FindString(sql.Text); m != "" {
+				return &finding{rDestroy, baseName(sc) + " runs SQL holding " + strings.ToUpper(m) + ", which " + ruleVerbs[rDestroy], at}
+			}
+			if !sql.Literal {
+				return &finding{rDynamic, "the SQL " + baseName(sc) + " " + t + " runs is not a literal", at}
+			}
+		}
+		return nil
+	}
+}
+
+// sensitiveNames are commands whose arguments decide what they run or
+// whether they are high-risk: arguments added at run time (xargs) make
+// them need approval.
+var sensitiveNames = func() map[string]bool {
+	m := set("eval", "source", ".", "trap", "su", "watch", "find", "git", "rm", "rsync", "chmod", "install", "setcap",
+		"alias", "hash", "enable", "shopt", "xargs", "busybox", "python", "python3", "node", "perl", "ruby", "php")
+	for n := range subRules {
+		m[n] = true
+	}
+	for n := range special {
+		m[n] = true
+	}
+	for n := range shells {
+		m[n] = true
+	}
+	for n := range wrappers {
+		m[n] = true
+	}
+	for n := range systemCommands {
+		m[n] = true
+	}
+	for k := range runners {
+		m[k[0]] = true
+	}
+	return m
+}()
+
+func sensitive(name string) bool { return sensitiveNames[name] || isPath(name) }
+
+// dynamicArgs: arguments known only at run time where they decide what
+// a command does.
+func dynamicArgs(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	name := baseName(sc)
+	dyn := func(at int, why string) *finding { return &finding{rDynamic, why, at} }
+	switch {
+	case name == "":
+		return nil
+	case name == "git":
+		if len(ws) > 1 && !ws[1].Literal {
+			return dyn(1, "git's subcommand "+ws[1].Text+" is not a literal")
+		}
+		if len(ws) > 1 && ws[1].Text == "clean" {
+			return optionLike(ws, 2, false, "git clean")
+		}
+		return nil
+	case name == "rm":
+		return optionLike(ws, 1, true, "rm")
+	case name == "rsync" || name == "find":
+		return optionLike(ws, 1, false, name)
+	case name == "chmod":
+		for i := 1; i < len(ws); i++ {
+			if t := ws[i].Text; ws[i].Literal && (t == "-R" || t == "--recursive" || t == "-v" || t == "-c" || t == "-f" ||
+				strings.HasPrefix(t, "--")) {
+				continue
+			}
+			if !ws[i].Literal {
+				return dyn(i, "the mode chmod is given is not a literal")
+			}
+			return nil
+		}
+	case name == "alias":
+		for i, w := range ws[1:] {
+			if strings.Contains(w.Text, "=") {
+				return dyn(i+1, "alias changes what a command name runs")
+			}
+		}
+	case name == "hash" || name == "enable":
+		for i, w := range ws[1:] {
+			if w.Text == "-p" || name == "enable" && w.Text == "-f" {
+				return dyn(i+1, name+" "+w.Text+" changes what a command name runs")
+			}
+		}
+	case name == "shopt":
+		for i, w := range ws[1:] {
+			if w.Text == "expand_aliases" {
+				return dyn(i+1, "shopt expand_aliases lets aliases change what command names run")
+			}
+		}
+	}
+	_, sub := subRules[name]
+	_, spec := special[name]
+	if sub || spec {
+		if cs := cands(ws, 1); len(cs) > 0 && !ws[cs[len(cs)-1]].Literal {
+			i := cs[len(cs)-1]
+			return dyn(i, name+"'s subcommand "+ws[i].Text+" is not a literal")
+		}
+	}
+	return nil
+}
+
+// optionLike finds a word that is not a literal where an option may
+// stand (before "--"): one that may expand to -r, -delete, --delete...
+// quoted decides whether a quoted expansion (one field) counts too.
+func optionLike(ws []Word, from int, quoted bool, name string) *finding {
+	for i := from; i < len(ws); i++ {
+		w := ws[i]
+		if w.Literal && w.Text == "--" {
+			return nil
+		}
+		if !w.Literal && w.mayBeOption() && (quoted || !w.single) {
+			return &finding{rDynamic, name + " is given " + w.Text + ", which is not a literal and may expand to an option", i}
+		}
+	}
+	return nil
+}

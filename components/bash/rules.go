@@ -1,0 +1,644 @@
+package bash
+
+import (
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// verdict is a structural protection's answer.
+type verdict struct {
+	action       Action
+	rule, reason string
+}
+
+// ---- structural protections ----
+
+// protectedNames are protected wherever they appear as a path component,
+// with everything beneath them: the fs component's built-in list.
+var protectedNames = []string{
+	".ssh", ".vscode", ".mcp.json",
+	".profile", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+	".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc",
+}
+
+// execEnv are variables that make programs run code they name, or
+// rebind command names: setting one for a command changes what the
+// command does beyond what its words say.
+var execEnv = set(
+	"LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "BASH_ENV", "ENV", "PATH", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND",
+	"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL",
+	"GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_COMMON_DIR",
+	"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+	"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONSTARTUP", "LESSOPEN", "LESSCLOSE", "BROWSER",
+)
+
+func isExecEnv(name string) bool {
+	return execEnv[name] || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
+		strings.HasPrefix(name, "BASH_FUNC_")
+}
+
+// systemCommands change the system's mounts, root, namespaces or kernel:
+// nothing a confined agent has a use for.
+var systemCommands = set("mount", "umount", "chroot", "pivot_root", "nsenter", "unshare", "insmod", "rmmod", "modprobe")
+
+// readOnly are commands that only read the files their arguments name:
+// naming a protected path to them is not a change to it.
+var readOnly = set(
+	"cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack", "ls", "stat", "file", "wc",
+	"diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "echo", "printf", "test", "[",
+	"realpath", "readlink", "basename", "dirname", "bat", "nl", "od", "xxd", "hexdump", "strings", "tree", "du",
+	"type", "which", "whereis", "column", "jq",
+)
+
+var gitReadOnly = set("diff", "show", "log", "status", "blame", "ls-files", "grep", "check-ignore", "rev-parse",
+	"cat-file", "shortlog", "describe", "ls-tree", "whatchanged")
+
+// structural applies the protections no policy changes.
+func structural(sc *SimpleCommand, o Options) *verdict {
+	if v := authority(sc, o); v != nil {
+		return v
+	}
+	name := baseName(sc)
+	switch {
+	case name == "chmod":
+		for _, w := range sc.Words[1:] {
+			if w.Literal && setuidMode(w.Text) {
+				return &verdict{Refuse, "structural.setuid", "chmod " + w.Text + " makes a set-user-ID or set-group-ID program"}
+			}
+		}
+	case name == "install":
+		for i, w := range sc.Words[1:] {
+			m := ""
+			switch t := w.Text; {
+			case t == "-m" || t == "--mode":
+				if i+2 < len(sc.Words) {
+					m = sc.Words[i+2].Text
+				}
+			case strings.HasPrefix(t, "--mode="):
+				m = t[len("--mode="):]
+			case strings.HasPrefix(t, "-m") && len(t) > 2:
+				m = t[2:]
+			}
+			if setuidMode(m) {
+				return &verdict{Refuse, "structural.setuid", "install -m " + m + " makes a set-user-ID or set-group-ID program"}
+			}
+		}
+	case name == "setcap" && len(sc.Words) > 1:
+		return &verdict{Refuse, "structural.setuid", "setcap gives a program capabilities"}
+	case systemCommands[name] && (name != "mount" || len(sc.Words) > 1):
+		return &verdict{Refuse, "structural.system", name + " changes the system's mounts, root, namespaces or kernel"}
+	}
+	for _, a := range sc.Assigns {
+		if isExecEnv(a.Name) {
+			return &verdict{Approve, "structural.exec-env", "setting " + a.Name + " changes which code programs run"}
+		}
+	}
+	if v := gitStructural(sc); v != nil {
+		return v
+	}
+	for _, r := range sc.Redirects {
+		if !writes(r) {
+			continue
+		}
+		if rule, what := classifyWord(r.Target, o); rule != "" {
+			return &verdict{Approve, rule, "the redirection " + r.Op + " " + r.Target.Text + " writes to " + what}
+		}
+	}
+	for _, a := range sc.Assigns {
+		if rule, what := classifyWord(a.Value, o); rule != "" {
+			return &verdict{Approve, rule, a.Name + " is set to a path in " + what}
+		}
+	}
+	if !isReadOnly(sc) {
+		skip := codeWords(sc)
+		for i, w := range sc.Words {
+			if i == 0 || skip[i] {
+				continue
+			}
+			if rule, what := classifyWord(w, o); rule != "" {
+				return &verdict{Approve, rule, sc.Words[0].Text + " is given " + w.Text + ", in " + what}
+			}
+		}
+	}
+	return nil
+}
+
+// authority refuses a command that names one of the launcher's own paths
+// anywhere: its words, its wrappers', its assignments, its redirections.
+func authority(sc *SimpleCommand, o Options) *verdict {
+	if len(o.Authority) == 0 {
+		return nil
+	}
+	check := func(w Word) *verdict {
+		for _, tok := range pathTokens(w.Text) {
+			for _, a := range o.Authority {
+				if a = path.Clean(a); a == "/" || a == "." {
+					continue
+				}
+				if beneath(cleanTok(tok), a) || o.Workspace != "" && beneath(path.Join(path.Clean(o.Workspace), tok), a) && !path.IsAbs(tok) {
+					return &verdict{Refuse, "structural.authority", w.Text + " names " + a + ", which belongs to the launcher"}
+				}
+			}
+		}
+		return nil
+	}
+	var all []Word
+	all = append(all, sc.Words...)
+	for _, l := range sc.Wrappers {
+		all = append(all, l.Words...)
+	}
+	all = append(all, sc.GitOptions...)
+	for _, a := range sc.Assigns {
+		all = append(all, a.Value)
+	}
+	for _, r := range sc.Redirects {
+		all = append(all, r.Target)
+	}
+	for _, w := range all {
+		if v := check(w); v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+func cleanTok(t string) string {
+	if path.IsAbs(t) {
+		return path.Clean(t)
+	}
+	return t
+}
+
+func beneath(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// pathTokens splits a word's text into the path-like strings in it: a
+// word such as --output=.git/hooks/x or open('.git/config') holds one.
+func pathTokens(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/~+@%-", r))
+	})
+}
+
+func components(p string) []string {
+	var out []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// classifyWord finds a protected path among the path-like strings of a
+// word: the rule that protects it and a description, or "".
+func classifyWord(w Word, o Options) (rule, what string) {
+	for _, tok := range pathTokens(w.Text) {
+		if rule, what := classify(tok, o); rule != "" {
+			return rule, what
+		}
+	}
+	return "", ""
+}
+
+func classify(p string, o Options) (rule, what string) {
+	cs := components(p)
+	for i, c := range cs {
+		for _, n := range protectedNames {
+			if c == n {
+				return "structural.protected-path", "the protected path " + n
+			}
+		}
+		if c != ".git" {
+			continue
+		}
+		if i == len(cs)-1 {
+			return "structural.git-config", "the repository's .git"
+		}
+		for _, d := range cs[i+1:] {
+			switch d {
+			case "hooks":
+				return "structural.git-hooks", "the repository's hooks (.git/hooks)"
+			case "config", "commondir":
+				return "structural.git-config", "the repository's configuration (.git/" + d + ")"
+			}
+		}
+	}
+	rel := p
+	if path.IsAbs(p) {
+		if o.Workspace == "" {
+			return "", ""
+		}
+		ws := path.Clean(o.Workspace)
+		if !beneath(path.Clean(p), ws) {
+			return "", ""
+		}
+		rel = strings.TrimPrefix(strings.TrimPrefix(path.Clean(p), ws), "/")
+		cs = components(rel)
+	}
+	for _, e := range o.Protected {
+		ec := components(path.Clean(e))
+		if len(ec) == 0 || len(cs) < len(ec) {
+			continue
+		}
+		match := true
+		for k := range ec {
+			if cs[k] != ec[k] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return "structural.protected-path", "the protected path " + e
+		}
+	}
+	return "", ""
+}
+
+// writes reports whether a redirection writes to a file.
+func writes(r Redirect) bool {
+	switch r.Op {
+	case ">", ">>", ">|", "<>", "&>", "&>>":
+		return true
+	case ">&":
+		t := r.Target.Text
+		return !(t == "-" || strings.Trim(t, "0123456789") == "" || strings.Trim(strings.TrimSuffix(t, "-"), "0123456789") == "")
+	}
+	return false
+}
+
+// isReadOnly reports whether a command only reads the paths it is given.
+func isReadOnly(sc *SimpleCommand) bool {
+	name := baseName(sc)
+	switch {
+	case readOnly[name]:
+		return true
+	case name == "git":
+		return len(sc.Words) > 1 && gitReadOnly[sc.Words[1].Text]
+	case name == "find":
+		for _, w := range sc.Words {
+			switch w.Text {
+			case "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// codeWords are the indexes of words whose content was analysed as
+// commands of their own (a bash -c string, find's -exec commands): those
+// commands are decided on their own.
+func codeWords(sc *SimpleCommand) map[int]bool {
+	m := map[int]bool{}
+	for i := sc.code[0]; i < sc.code[1] && i < len(sc.Words); i++ {
+		m[i] = true
+	}
+	if baseName(sc) == "find" {
+		for i := 1; i < len(sc.Words); i++ {
+			switch sc.Words[i].Text {
+			case "-exec", "-execdir", "-ok", "-okdir":
+				for i++; i < len(sc.Words) && sc.Words[i].Text != ";" && sc.Words[i].Text != "+"; i++ {
+					m[i] = true
+				}
+			}
+		}
+	}
+	return m
+}
+
+var symbolicMode = regexp.MustCompile(`^[ugoa]*([-+=][rwxXstugo]*)+$`)
+
+// setuidMode reports whether a chmod mode sets the set-user-ID or
+// set-group-ID bit.
+func setuidMode(m string) bool {
+	if m == "" {
+		return false
+	}
+	if strings.Trim(m, "01234567") == "" {
+		v, err := strconv.ParseUint(m, 8, 32)
+		return err == nil && v&0o6000 != 0
+	}
+	for _, cl := range strings.Split(m, ",") {
+		if !symbolicMode.MatchString(cl) {
+			return false
+		}
+		op := byte(0)
+		for i := 0; i < len(cl); i++ {
+			switch c := cl[i]; c {
+			case '+', '-', '=':
+				op = c
+			case 's':
+				if op == '+' || op == '=' {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// gitStructural protects git's hooks and the configuration that makes
+// git run programs.
+func gitStructural(sc *SimpleCommand) *verdict {
+	if baseName(sc) != "git" {
+		return nil
+	}
+	g := sc.GitOptions
+	for k := 0; k < len(g); k++ {
+		t := g[k].Text
+		switch {
+		case t == "-c" && k+1 < len(g):
+			k++
+			if v := gitKey(g[k], "git -c"); v != nil {
+				return v
+			}
+		case t == "--config-env" && k+1 < len(g):
+			k++
+			if v := gitKey(g[k], "git --config-env"); v != nil {
+				return v
+			}
+		case strings.HasPrefix(t, "--config-env="):
+			w := g[k]
+			w.Text, w.lead = strings.TrimPrefix(t, "--config-env="), strings.TrimPrefix(w.lead, "--config-env=")
+			if v := gitKey(w, "git --config-env"); v != nil {
+				return v
+			}
+		case strings.HasPrefix(t, "--exec-path="):
+			return &verdict{Approve, "structural.git-config", "git --exec-path= makes git run its programs from another directory"}
+		}
+	}
+	if len(sc.Words) < 2 {
+		return nil
+	}
+	ws := sc.Words
+	sub := ws[1].Text
+	for k := 2; k < len(ws); k++ {
+		t := ws[k].Text
+		switch {
+		case strings.HasPrefix(t, "--upload-pack") || strings.HasPrefix(t, "--receive-pack") ||
+			(t == "--exec" || strings.HasPrefix(t, "--exec=")) && (sub == "push" || sub == "archive" || sub == "send-pack") ||
+			t == "-u" && sub == "clone":
+			return &verdict{Approve, "structural.git-config", "git " + sub + " " + t + " runs a program named in an option"}
+		case (sub == "clone" || sub == "init") && (t == "--template" || strings.HasPrefix(t, "--template=")):
+			return &verdict{Approve, "structural.git-hooks", "git " + sub + " --template copies hooks from a template directory"}
+		case sub == "clone" && (t == "-c" || t == "--config") && k+1 < len(ws):
+			k++
+			if v := gitKey(ws[k], "git clone "+t); v != nil {
+				return v
+			}
+		case sub == "clone" && strings.HasPrefix(t, "--config="):
+			w := ws[k]
+			w.Text, w.lead = strings.TrimPrefix(t, "--config="), strings.TrimPrefix(w.lead, "--config=")
+			if v := gitKey(w, "git clone --config"); v != nil {
+				return v
+			}
+		}
+	}
+	if sub == "config" {
+		return gitConfig(ws)
+	}
+	return nil
+}
+
+// gitConfig looks at git config: a write of a key that makes git run a
+// program, or an edit of the whole file.
+func gitConfig(ws []Word) *verdict {
+	read, write := false, false
+	var pos []Word
+	for k := 2; k < len(ws); k++ {
+		t := ws[k].Text
+		switch {
+		case k == 2 && (t == "get" || t == "list"):
+			read = true
+		case k == 2 && (t == "set" || t == "unset" || t == "rename-section" || t == "remove-section"):
+			write = true
+		case k == 2 && t == "edit", t == "-e", t == "--edit":
+			return &verdict{Approve, "structural.git-config", "git config --edit opens the configuration in an editor"}
+		case t == "--get" || t == "--get-all" || t == "--get-regexp" || t == "--get-urlmatch" || t == "-l" || t == "--list" ||
+			t == "--get-color" || t == "--get-colorbool":
+			read = true
+		case t == "--unset" || t == "--unset-all" || t == "--add" || t == "--replace-all" || t == "--rename-section" || t == "--remove-section":
+			write = true
+		case t == "-f" || t == "--file" || t == "--blob" || t == "--type" || t == "--default" || t == "--comment" || t == "--value":
+			k++
+		case strings.HasPrefix(t, "-") && ws[k].Literal:
+		default:
+			pos = append(pos, ws[k])
+		}
+	}
+	if read || len(pos) == 0 || !write && len(pos) < 2 {
+		return nil
+	}
+	key := pos[0]
+	if !key.Literal {
+		return &verdict{Approve, "structural.git-config", "git config writes a key that is not a literal"}
+	}
+	if rule, why := gitExecKey(key.Text); rule != "" {
+		return &verdict{Approve, rule, "git config " + key.Text + " " + why}
+	}
+	return nil
+}
+
+// gitKey checks a KEY=VALUE setting given on git's command line.
+func gitKey(w Word, how string) *verdict {
+	key, _, ok := strings.Cut(w.lead, "=")
+	if !ok && !w.Literal {
+		return &verdict{Approve, "structural.git-config", how + " is given a setting that is not a literal"}
+	}
+	if w.Literal {
+		key, _, _ = strings.Cut(w.Text, "=")
+	}
+	if rule, why := gitExecKey(key); rule != "" {
+		return &verdict{Approve, rule, how + " " + key + " " + why}
+	}
+	return nil
+}
+
+var gitExecExact = set(
+	"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass", "core.gitproxy",
+	"core.alternaterefscommand", "sequence.editor", "diff.external", "credential.helper", "gpg.program",
+	"uploadpack.packobjectshook", "include.path", "web.browser", "sendemail.smtpserver", "sendemail.tocmd",
+	"sendemail.cccmd", "sendemail.sendmailcmd", "protocol.allow",
+)
+
+// gitExecKey classifies a git configuration key (case-insensitively):
+// core.hooksPath and init.templateDir choose hooks; the others make git
+// run a program, include other configuration, or move the work tree.
+func gitExecKey(key string) (rule, why string) {
+	k := strings.ToLower(key)
+	switch {
+	case k == "core.hookspath" || k == "init.templatedir":
+		return "structural.git-hooks", "chooses the hooks git runs"
+	case gitExecExact[k],
+		strings.HasPrefix(k, "alias."), strings.HasPrefix(k, "pager."), strings.HasPrefix(k, "filter."),
+		strings.HasPrefix(k, "includeif."), strings.HasPrefix(k, "protocol.") && strings.HasSuffix(k, ".allow"),
+		strings.HasSuffix(k, ".textconv"), strings.HasSuffix(k, ".command"), strings.HasSuffix(k, ".driver"),
+		strings.HasSuffix(k, ".cmd"), strings.HasSuffix(k, ".helper"), strings.HasSuffix(k, ".program"),
+		strings.HasSuffix(k, ".uploadpack"), strings.HasSuffix(k, ".receivepack"), strings.HasSuffix(k, ".sshcommand"):
+		return "structural.git-config", "makes git run a program, or read other configuration"
+	}
+	return "", ""
+}
+
+// ---- recursive deletion ----
+
+type deletion struct {
+	reason  string
+	targets []string
+}
+
+func recursiveDelete(sc *SimpleCommand) *deletion {
+	ws := sc.Words
+	switch baseName(sc) {
+	case "rm":
+		rec, opts := false, true
+		var targets []string
+		for _, w := range ws[1:] {
+			switch {
+			case opts && w.Literal && w.Text == "--":
+				opts = false
+			case opts && w.isOpt():
+				if long, ok := strings.CutPrefix(w.Text, "--"); ok {
+					rec = rec || long != "" && strings.HasPrefix("recursive", long)
+				} else if strings.ContainsAny(w.Text, "rR") {
+					rec = true
+				}
+			default:
+				targets = append(targets, w.Text)
+			}
+		}
+		if f := findLayer(sc); f != nil {
+			return &deletion{"find runs rm on every file it matches", findStarts(f.Words)}
+		}
+		if rec {
+			return &deletion{"rm -r deletes whole directory trees", targets}
+		}
+	case "find":
+		for _, w := range ws {
+			if w.Literal && w.Text == "-delete" {
+				return &deletion{"find -delete deletes every file it matches", findStarts(ws)}
+			}
+		}
+	case "git":
+		if len(ws) < 2 || ws[1].Text != "clean" {
+			return nil
+		}
+		force, dry := false, false
+		var targets []string
+		for k := 2; k < len(ws); k++ {
+			t := ws[k].Text
+			switch {
+			case t == "--dry-run":
+				dry = true
+			case t == "--force":
+				force = true
+			case t == "--exclude" || t == "-e":
+				k++
+			case t == "--":
+			case strings.HasPrefix(t, "--"):
+			case strings.HasPrefix(t, "-") && len(t) > 1:
+				for _, c := range t[1:] {
+					if c == 'e' {
+						break
+					}
+					switch c {
+					case 'n':
+						dry = true
+					case 'f', 'd', 'x', 'X':
+						force = true
+					}
+				}
+			default:
+				targets = append(targets, t)
+			}
+		}
+		if force && !dry {
+			if len(targets) == 0 {
+				targets = []string{gitDirOf(sc)}
+			}
+			return &deletion{"git clean deletes untracked files (and with -d, -x, whole directories and ignored files)", targets}
+		}
+	case "rsync":
+		del, src := false, false
+		var pos []string
+		for _, w := range ws[1:] {
+			t := w.Text
+			switch {
+			case t == "--del" || strings.HasPrefix(t, "--delete"):
+				del = true
+			case strings.HasPrefix(t, "--remove-source-files"):
+				src = true
+			case w.isOpt():
+			default:
+				pos = append(pos, t)
+			}
+		}
+		switch {
+		case src:
+			return &deletion{"rsync --remove-source-files deletes the files it copies", pos}
+		case del && len(pos) > 0:
+			return &deletion{"rsync --delete deletes files in the destination that the source lacks", pos[len(pos)-1:]}
+		case del:
+			return &deletion{"rsync --delete deletes files in the destination that the source lacks", nil}
+		}
+	}
+	return nil
+}
+
+// findLayer is the find that runs sc through -exec, -execdir, -ok or
+// -okdir, if any.
+func findLayer(sc *SimpleCommand) *Layer {
+	for i := len(sc.Wrappers) - 1; i >= 0; i-- {
+		if strings.HasPrefix(sc.Wrappers[i].Name, "find -") {
+			return &sc.Wrappers[i]
+		}
+	}
+	return nil
+}
+
+// findStarts are find's starting points ("." when none is given).
+func findStarts(ws []Word) []string {
+	var out []string
+	i := 1
+	for i < len(ws) {
+		t := ws[i].Text
+		if t == "-H" || t == "-L" || t == "-P" || strings.HasPrefix(t, "-O") {
+			i++
+			continue
+		}
+		if t == "-D" {
+			i += 2
+			continue
+		}
+		break
+	}
+	for ; i < len(ws); i++ {
+		t := ws[i].Text
+		if ws[i].Literal && (strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ",") {
+			break
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		out = []string{"."}
+	}
+	return out
+}
+
+// gitDirOf is the directory git works in: -C DIR, or ".".
+func gitDirOf(sc *SimpleCommand) string {
+	dir := "."
+	for k := 0; k+1 < len(sc.GitOptions); k++ {
+		if sc.GitOptions[k].Text == "-C" {
+			dir = path.Join(dir, sc.GitOptions[k+1].Text)
+			k++
+		}
+	}
+	return dir
+}

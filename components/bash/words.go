@@ -1,0 +1,297 @@
+package bash
+
+import (
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// conv converts a parsed word: its literal value when it has one,
+// otherwise a rendering with expansions as their source text.
+func (s scope) conv(x *syntax.Word) Word {
+	out := Word{Literal: true, single: true}
+	var b strings.Builder
+	leadDone := false
+	dyn := func() {
+		if !leadDone {
+			out.lead, leadDone = b.String(), true
+		}
+		out.Literal = false
+	}
+	for i, p := range x.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v, exp := unquoted(p.Value, i == 0)
+			if exp >= 0 {
+				b.WriteString(v[:exp])
+				dyn()
+				out.single = false
+				b.WriteString(v[exp:])
+			} else {
+				b.WriteString(v)
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar && strings.ContainsRune(p.Value, '\\') {
+				dyn()
+				b.WriteString(s.text(p.Pos(), p.End()))
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(dquoted(l.Value))
+					continue
+				}
+				dyn()
+				if pe, ok := q.(*syntax.ParamExp); ok && manyFields(pe) {
+					out.single = false
+				}
+				b.WriteString(s.text(q.Pos(), q.End()))
+			}
+		default:
+			dyn()
+			out.single = false
+			b.WriteString(s.text(p.Pos(), p.End()))
+		}
+	}
+	out.Text = b.String()
+	if out.Literal {
+		out.lead = out.Text
+	}
+	return out
+}
+
+// manyFields reports whether a double-quoted parameter expansion may
+// still expand to several fields or none ("$@", "${a[@]}", "${!p@}").
+func manyFields(pe *syntax.ParamExp) bool {
+	if pe.Param != nil && (pe.Param.Value == "@" || pe.Param.Value == "*") {
+		return true
+	}
+	return pe.Index != nil || pe.Names != 0 || pe.Excl
+}
+
+// unquoted resolves the escapes of an unquoted literal. exp is the offset
+// in the result of the first character that expands (a glob, a brace
+// expansion, a leading tilde), or -1.
+func unquoted(raw string, first bool) (v string, exp int) {
+	exp = -1
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == '\\' {
+			if i+1 < len(raw) {
+				if raw[i+1] != '\n' {
+					b.WriteByte(raw[i+1])
+				}
+				i++
+			}
+			continue
+		}
+		if exp < 0 {
+			switch c {
+			case '*', '?':
+				exp = b.Len()
+			case '[':
+				if strings.IndexByte(raw[i+1:], ']') >= 0 {
+					exp = b.Len()
+				}
+			case '{':
+				if braces(raw[i:]) {
+					exp = b.Len()
+				}
+			case '~':
+				if first && i == 0 {
+					exp = 0
+				}
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), exp
+}
+
+// braces reports whether s, starting at '{', holds a brace expansion:
+// a closing brace with a comma or ".." before it.
+func braces(s string) bool {
+	end := strings.IndexByte(s, '}')
+	if end < 0 {
+		return false
+	}
+	in := s[1:end]
+	return strings.Contains(in, ",") || strings.Contains(in, "..")
+}
+
+// dquoted resolves the escapes of a literal inside double quotes.
+func dquoted(raw string) string {
+	if !strings.Contains(raw, `\`) {
+		return raw
+	}
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == '\\' && i+1 < len(raw) {
+			switch raw[i+1] {
+			case '\n':
+				i++
+				continue
+			case '$', '`', '"', '\\':
+				b.WriteByte(raw[i+1])
+				i++
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// hdocText is the text of a here-document body and whether it is a
+// literal: a quoted delimiter leaves the body as written; otherwise it
+// must hold no expansion, and its escapes are resolved.
+func hdocText(delim, body *syntax.Word) (string, bool) {
+	quoted := false
+	for _, p := range delim.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			quoted = true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				quoted = true
+			}
+		}
+	}
+	if body == nil {
+		return "", true
+	}
+	var b strings.Builder
+	for _, p := range body.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		if quoted {
+			b.WriteString(l.Value)
+		} else {
+			b.WriteString(hdocUnescape(l.Value))
+		}
+	}
+	return b.String(), true
+}
+
+func hdocUnescape(raw string) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == '\\' && i+1 < len(raw) {
+			switch raw[i+1] {
+			case '\n':
+				i++
+				continue
+			case '$', '`', '\\':
+				b.WriteByte(raw[i+1])
+				i++
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// stdin is what a statement gives a command on standard input, as far as
+// its redirections say.
+type stdin struct {
+	kind int    // stdinNone, stdinText, stdinOpaque, stdinFile
+	text string // stdinText: the literal text
+	what string // stdinOpaque, stdinFile: description
+}
+
+const (
+	stdinNone   = iota // inherited (a pipe, the terminal)
+	stdinText          // a literal here-document or here-string
+	stdinOpaque        // a here-document or here-string that is not a literal
+	stdinFile          // a file
+)
+
+func stdinOf(s scope, st *syntax.Stmt) stdin {
+	in := stdin{}
+	for _, r := range st.Redirs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if t, ok := hdocText(r.Word, r.Hdoc); ok {
+				in = stdin{kind: stdinText, text: t}
+			} else {
+				in = stdin{kind: stdinOpaque, what: "a here-document with expansions"}
+			}
+		case syntax.WordHdoc:
+			if w := s.conv(r.Word); w.Literal {
+				in = stdin{kind: stdinText, text: w.Text + "\n"}
+			} else {
+				in = stdin{kind: stdinOpaque, what: "a here-string that is not a literal"}
+			}
+		case syntax.RdrIn, syntax.RdrInOut:
+			in = stdin{kind: stdinFile, what: "the file " + s.conv(r.Word).Text}
+		case syntax.DplIn:
+			in = stdin{kind: stdinOpaque, what: "another file descriptor"}
+		}
+	}
+	return in
+}
+
+// systemDirs are directories whose programs are the ones PATH finds:
+// /usr/bin/git is git. A command word naming a program elsewhere is a
+// program the analyzer does not know (see commandName).
+var systemDirs = map[string]bool{
+	"/bin": true, "/sbin": true, "/usr/bin": true, "/usr/sbin": true,
+	"/usr/local/bin": true, "/usr/local/sbin": true,
+}
+
+// commandName is the name the rules know a literal command word by:
+// the word, or its base name when it names a system directory's program.
+func commandName(word string) string {
+	if !strings.Contains(word, "/") {
+		return word
+	}
+	dir, base := path.Split(path.Clean(word))
+	if systemDirs[path.Clean(dir)] && base != "" {
+		return base
+	}
+	return word
+}
+
+// isPath reports whether a command name is a path to a program outside
+// the system directories (./build.sh, bin/tool, /opt/x/run).
+func isPath(name string) bool { return strings.Contains(name, "/") }
+
+// mayBeOption reports whether a word may be, or expand to, an option:
+// a literal starting with '-', or a word whose expansion comes before
+// any literal text other than a '-'.
+func (w Word) mayBeOption() bool {
+	if w.Literal {
+		return strings.HasPrefix(w.Text, "-") && w.Text != "-"
+	}
+	return w.lead == "" || strings.HasPrefix(w.lead, "-")
+}
+
+// isOpt reports whether a word is a literal option ("-x", "--long"; not
+// "-" or "--").
+func (w Word) isOpt() bool {
+	return w.Literal && len(w.Text) > 1 && w.Text[0] == '-' && w.Text != "--"
+}
+
+func texts(ws []Word) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.Text
+	}
+	return out
+}
+
+func joinWords(ws []Word) string { return strings.Join(texts(ws), " ") }
+
+func lit(t string) Word { return Word{Text: t, Literal: true, single: true, lead: t} }
