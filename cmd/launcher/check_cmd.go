@@ -6,15 +6,24 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/pinfold/pinfold/components/bash"
 	netc "github.com/pinfold/pinfold/components/net"
 	"github.com/pinfold/pinfold/policy"
 )
 
 const checkHelp = `Usage:
   launcher check url --policy FILE [--resolve HOST=IP]... [--json] URL
+  launcher check command --policy FILE [--json] 'COMMAND LINE'
+
+check command prints what the bash component would decide for a shell
+command line under the policy's [commands] table (and its built-in
+protections): auto, approve, confirm-delete or refuse, the rule that
+decided and the simple command it was about. Nothing is run. It exits 0
+for auto, 119 for anything else.
 
 Prints the decision the net component's proxy would make for URL under
 the policy's [network] table: the host's rule (allow, deny, block_all),
@@ -45,12 +54,15 @@ func (r resolveFlags) Set(v string) error {
 }
 
 func (e env) check(args []string) error {
+	if len(args) > 0 && args[0] == "command" {
+		return e.checkCommand(args[1:])
+	}
 	if len(args) == 0 || args[0] != "url" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fmt.Fprint(e.stdout, checkHelp)
 			return nil
 		}
-		return fail(exitUsage, "run `launcher check --help`", "check: want `check url ...`")
+		return fail(exitUsage, "run `launcher check --help`", "check: want `check url ...` or `check command ...`")
 	}
 	fset := flags("check url")
 	file := fset.String("policy", "", "")
@@ -148,6 +160,57 @@ func (e env) check(args []string) error {
 		}
 	}
 	if !v.Allowed {
+		return silentExit(exitDenied)
+	}
+	return nil
+}
+
+// checkCommand is `launcher check command`.
+func (e env) checkCommand(args []string) error {
+	fset := flags("check command")
+	file := fset.String("policy", "", "")
+	asJSON := fset.Bool("json", false, "")
+	rest, err := e.parse(fset, checkHelp, args, 1)
+	if err != nil {
+		return err
+	}
+	if *file == "" {
+		return fail(exitUsage, "run `launcher check --help`", "check command: --policy FILE is required")
+	}
+	data, err := readPolicy(*file)
+	if err != nil {
+		return err
+	}
+	p, err := policy.Parse(*file, data)
+	if err != nil {
+		return e.invalid(*file, err)
+	}
+	a, err := bash.Analyze(rest[0])
+	if err != nil {
+		return fail(exitUsage, "", "check command: %v", err)
+	}
+	protected := make([]string, 0, len(p.Files.Protected))
+	for _, pr := range p.Files.Protected {
+		if rel, err := filepath.Rel(string(p.Workspace.Path), string(pr)); err == nil {
+			protected = append(protected, rel)
+		}
+	}
+	d := bash.DecideWith(a, p.Commands, bash.Options{Workspace: string(p.Workspace.Path), Protected: protected,
+		Authority: authorityPaths(*file, "")})
+	if *asJSON {
+		if err := e.writeJSON(d); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "%s by %s: %s\n", d.Action, d.Rule, d.Reason)
+		if d.Command != "" {
+			fmt.Fprintf(e.stdout, "  command: %s\n", d.Command)
+		}
+		for _, t := range d.Targets {
+			fmt.Fprintf(e.stdout, "  would delete: %s\n", t)
+		}
+	}
+	if d.Action != bash.Auto {
 		return silentExit(exitDenied)
 	}
 	return nil
