@@ -73,16 +73,9 @@ func (e env) check(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *file == "" {
-		return fail(exitUsage, "run `launcher check --help`", "check url: --policy FILE is required")
-	}
-	data, err := readPolicy(*file)
+	p, err := e.checkedPolicy("check url", *file)
 	if err != nil {
 		return err
-	}
-	p, err := policy.Parse(*file, data)
-	if err != nil {
-		return e.invalid(*file, err)
 	}
 	if p.Network.Mode != policy.NetProxy {
 		return fail(exitUsage, `set [network] mode = "proxy"`, "check url: the policy's network mode is %q: no proxy decides its requests", p.Network.Mode)
@@ -174,16 +167,9 @@ func (e env) checkCommand(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *file == "" {
-		return fail(exitUsage, "run `launcher check --help`", "check command: --policy FILE is required")
-	}
-	data, err := readPolicy(*file)
+	p, err := e.checkedPolicy("check command", *file)
 	if err != nil {
 		return err
-	}
-	p, err := policy.Parse(*file, data)
-	if err != nil {
-		return e.invalid(*file, err)
 	}
 	a, err := bash.Analyze(rest[0])
 	if err != nil {
@@ -214,4 +200,21 @@ func (e env) checkCommand(args []string) error {
 		return silentExit(exitDenied)
 	}
 	return nil
+}
+
+// checkedPolicy reads and parses the policy a check command names (no
+// pin: nothing is launched).
+func (e env) checkedPolicy(what, file string) (*policy.Policy, error) {
+	if file == "" {
+		return nil, fail(exitUsage, "run `launcher check --help`", "%s: --policy FILE is required", what)
+	}
+	data, err := readPolicy(file)
+	if err != nil {
+		return nil, err
+	}
+	p, err := policy.Parse(file, data)
+	if err != nil {
+		return nil, e.invalid(file, err)
+	}
+	return p, nil
 }
