@@ -53,6 +53,12 @@ func NormalizeHost(h string) (Host, error) {
 	}
 	if !isASCII(h) || strings.Contains(strings.ToLower(h), "xn--") {
 		a, err := idna.Lookup.ToASCII(h)
+		if err == nil {
+			// What is accepted must read back the same: a Unicode name
+			// whose xn-- form the same rules refuse (a label mixing
+			// directions after mapping, say) is refused too.
+			_, err = idna.Lookup.ToASCII(a)
+		}
 		if err != nil {
 			return Host{}, fmt.Errorf("host %q is not a valid internationalised name: %v", h, err)
 		}
