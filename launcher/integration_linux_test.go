@@ -50,12 +50,35 @@ var itEnv struct {
 // happens once, when the first integration test asks for it, so that
 // `go test -run SomeUnitTest` does not pay for linking the launcher.
 func TestMain(m *testing.M) {
+	// Components-mode runs keep their logs in /run/pinfold and make
+	// backup stores in /var/lib/pinfold/backups, as real sessions do;
+	// what this run made there (and is finished) goes when it ends.
+	before := map[string]bool{}
+	for _, dir := range sessionLeftovers {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			before[filepath.Join(dir, e.Name())] = true
+		}
+	}
 	code := m.Run()
 	if itEnv.base != "" {
 		os.RemoveAll(itEnv.base)
 	}
+	for _, dir := range sessionLeftovers {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			if _, err := os.Lstat(filepath.Join(p, "lock")); before[p] || err == nil || e.Name() == "ids" {
+				continue // there before, or a session still running
+			}
+			os.RemoveAll(p)
+		}
+	}
 	os.Exit(code)
 }
+
+// sessionLeftovers are where components-mode runs leave files on purpose.
+var sessionLeftovers = []string{"/run/pinfold", "/var/lib/pinfold/backups"}
 
 // buildIntegrationBinaries builds the launcher and the probe. A failure is
 // recorded: every integration test then fails (never skips) with the
