@@ -27,8 +27,8 @@
 //
 // Denials answer 403 with X-Pinfold-Rule and X-Pinfold-Reason and are
 // logged with the client, the target and the rule — never a path, a
-// header value or a body. A plain-HTTP redirect to a refused target
-// becomes 403. `launcher check url` asks Egress the same questions
+// header value or a body. A redirect to a refused target, in plain HTTP
+// or inside an intercepted connection, becomes 403. `launcher check url` asks Egress the same questions
 // without sending anything.
 //
 // Secret injection (Injector): for a host a [[secrets]] rule names, net
@@ -56,9 +56,6 @@
 //     /etc/hosts applies): a resolver search list may try NAME.DOMAIN
 //     after NAME. Every address is still classified, and an intercepted
 //     host's upstream must still prove NAME.
-//   - Inside an intercepted connection, redirects are passed to the agent
-//     unchecked (its next request is decided again); only plain-HTTP
-//     redirects are checked.
 //   - No port policy: "proxy" mode allows any port of an allowed host.
 //   - The machine's own addresses (refused as loopback even when public)
 //     are read when net starts; one added later is not known.

@@ -17,6 +17,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -132,6 +133,9 @@ type Injector struct {
 	Release func(ctx context.Context, name, host string) ([]byte, error)
 	Roots   *x509.CertPool // nil: the system's
 	Log     *slog.Logger
+	// CheckRedirect, when set, decides a 3xx answer's Location; a refused
+	// target's answer becomes 403, as for plain HTTP (Proxy.CheckRedirect).
+	CheckRedirect func(ctx context.Context, base *url.URL, loc string) (rule string, refused bool)
 
 	mu    sync.Mutex
 	certs map[string]*tls.Certificate
@@ -264,6 +268,17 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 		if err != nil {
 			writeInjectError(a, http.StatusBadGateway, "upstream", "the upstream's answer could not be read")
 			return err
+		}
+		if loc := resp.Header.Get("Location"); in.CheckRedirect != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
+			base := &url.URL{Scheme: "https", Host: req.Host, Path: req.URL.Path}
+			if rule, refused := in.CheckRedirect(ctx, base, loc); refused {
+				resp.Body.Close()
+				writeInjectError(a, http.StatusForbidden, "denied-redirect", "the answer redirects to a target the policy refuses ("+rule+")")
+				if in.Log != nil {
+					in.Log.Warn("refused", "host", host, "reason", "denied-redirect", "rule", rule)
+				}
+				return nil
+			}
 		}
 		removeHopByHop(resp.Header)
 		werr = resp.Write(a)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -261,5 +262,44 @@ func TestInjectInterimAnswers(t *testing.T) {
 	want := []string{"103 ", "200 answer for /hints", "200 answer for /second"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("answers %q, want %q", got, want)
+	}
+}
+
+// Inside an intercepted connection, an answer redirecting to a target
+// the policy refuses becomes 403, as for plain HTTP; one to an allowed
+// target passes (the control).
+func TestInjectRedirects(t *testing.T) {
+	const host = "api.github.com"
+	u, roots := upstreamFor(t, host)
+	u.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+	})
+	var released []string
+	in := injectorFor(t, roots, &released)
+	var asked []string
+	in.CheckRedirect = func(_ context.Context, base *url.URL, loc string) (string, bool) {
+		asked = append(asked, base.Host+" -> "+loc)
+		return "ssrf.metadata", strings.Contains(loc, "169.254.169.254")
+	}
+	for _, c := range []struct {
+		to     string
+		status int
+	}{{"http://169.254.169.254/latest/", 403}, {"https://api.github.com/elsewhere", 302}} {
+		agentEnd, done := serveInjected(t, in, u, host)
+		a := agentTLS(t, agentEnd, in, host)
+		a.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(a, "GET /r?to="+url.QueryEscape(c.to)+" HTTP/1.1\r\nHost: api.github.com\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(a), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+		<-done
+		if resp.StatusCode != c.status || (c.status == 403 && resp.Header.Get("X-Pinfold-Reason") != "denied-redirect") {
+			t.Errorf("redirect to %s: %d %v", c.to, resp.StatusCode, resp.Header)
+		}
+	}
+	if len(asked) != 2 || !strings.HasPrefix(asked[0], "api.github.com -> ") {
+		t.Errorf("asked %q", asked)
 	}
 }

@@ -109,6 +109,7 @@ func serve(log *slog.Logger) error {
 		// A rule's host is intercepted: TLS ends here, the header is set,
 		// and the request goes on over TLS verified for the host. Every
 		// other host is a byte tunnel.
+		in.CheckRedirect = p.CheckRedirect
 		p.Intercept = func(h Host, _ uint16) bool { return !h.IsIP() && in.Rule(h.Name) >= 0 }
 		p.InterceptTLS = func(ctx context.Context, client net.Conn, h Host, _ uint16, upstream net.Conn) error {
 			return in.Serve(ctx, client, h.Name, in.Rule(h.Name), upstream)

@@ -848,6 +848,16 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 // decided (the name, then every address of one lookup). A redirect to
 // the same target passes; one to a refused or unknowable target is a
 // refusal.
+// CheckRedirect decides a redirect's target the way checkLocation does,
+// for an answer the proxy reads inside an intercepted connection: nil
+// when the target may be followed, else the rule that refuses it.
+func (p *Proxy) CheckRedirect(ctx context.Context, base *url.URL, loc string) (rule string, refused bool) {
+	if f := p.checkLocation(ctx, base, loc); f != nil {
+		return f.rule, true
+	}
+	return "", false
+}
+
 func (p *Proxy) checkLocation(ctx context.Context, base *url.URL, loc string) *refusal {
 	deny := func(rule, detail string) *refusal {
 		return &refusal{http.StatusForbidden, ReasonDeniedRedirect, rule, detail}
