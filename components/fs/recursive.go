@@ -84,6 +84,36 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 	return out, err
 }
 
+// Backup stages and verifies a backup of p ("." for the whole workspace)
+// without asking anyone and without changing p, and returns its id. It
+// is how bash keeps what a recursive deletion by shell command would
+// remove, once the person has confirmed it: bash asks, fs keeps. An
+// error of KindNoRoom means no backup fits the store even after evicting
+// every older one; any other error, that the backup failed.
+func (r *Root) Backup(p string) (string, error) {
+	const op = "backup"
+	if r.Recursive == nil {
+		return "", &Error{Op: op, Path: p, Kind: KindNeedsConfirmation, Detail: "this session has no backup store"}
+	}
+	if err := r.check(op, p); err != nil {
+		return "", err
+	}
+	fd, err := r.open(op, p, p, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", err
+	}
+	src := os.NewFile(uintptr(fd), p)
+	defer src.Close()
+	b, err := r.Recursive.Store.Stage(src, p, time.Now())
+	if err != nil {
+		if errors.Is(err, backup.ErrNoRoom) {
+			return "", &Error{Op: op, Path: p, Kind: KindNoRoom, Detail: err.Error(), Err: err}
+		}
+		return "", &Error{Op: op, Path: p, Kind: KindFailed, Detail: "the backup failed: " + err.Error(), Err: err}
+	}
+	return b.ID, nil
+}
+
 // removeAllAt removes name beneath the directory dfd and everything
 // beneath it, by descriptor: a symbolic link is removed, never followed;
 // a mount point stops the removal (RESOLVE_NO_XDEV).

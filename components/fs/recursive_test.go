@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/components/fs/backup"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
 )
 
 // recursiveWorld is a world whose Root deletes trees with a backup store
@@ -169,5 +172,59 @@ func TestDeleteRecursiveProtectedAndEscapes(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.outside, "dir", "secret")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Backup (bash's, after the person confirmed a shell deletion) asks
+// nobody and changes nothing; the backup verifies; the whole workspace
+// can be kept; no room is its own kind; hidden and escaping paths are
+// refused like everywhere else.
+func TestBackupForBash(t *testing.T) {
+	w, store, asked := recursiveWorld(t, 0)
+	id, err := w.root.Backup("build")
+	if err != nil || id == "" {
+		t.Fatalf("%q %v", id, err)
+	}
+	if len(*asked) != 0 {
+		t.Errorf("Backup asked the person: %q", *asked)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.ws, "build/sub/b.o")); err != nil || string(b) != "bbb" {
+		t.Fatalf("the tree changed: %q %v", b, err)
+	}
+	if err := store.Verify(id); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := w.root.Backup("."); err != nil || id == "" {
+		t.Fatalf("the whole workspace: %q %v", id, err)
+	}
+	for _, p := range []string{"../x", "build/out-link/x", "/etc"} {
+		if _, err := w.root.Backup(p); err == nil {
+			t.Errorf("Backup(%q) succeeded", p)
+		}
+	}
+	full, _, _ := recursiveWorld(t, 1)
+	if _, err := full.root.Backup("build"); KindOf(err) != KindNoRoom || Decide(err).Rule != RuleNoRoom {
+		t.Errorf("no room: %v (%+v)", err, Decide(err))
+	}
+	none := newWorld(t)
+	if _, err := none.root.Backup("."); KindOf(err) != KindNeedsConfirmation {
+		t.Errorf("without a store: %v", err)
+	}
+}
+
+// backup is bash's alone: the agent asking for one is refused by role.
+func TestBackupOpBashOnly(t *testing.T) {
+	w, store, _ := recursiveWorld(t, 0)
+	h := handlers(w.root)[OpBackup]
+	args := []byte(`{"path":"build"}`)
+	if d, _, _ := h(context.Background(), pki.Agent, args, nil); d.Allowed || d.Reason != rpc.ReasonCallerRole {
+		t.Errorf("the agent: %+v", d)
+	}
+	if l, _ := store.List(); len(l) != 0 {
+		t.Fatalf("the agent's request made a backup: %v", l)
+	}
+	d, res, _ := h(context.Background(), pki.Bash, args, nil)
+	if !d.Allowed || res.(BackupResult).ID == "" {
+		t.Errorf("bash: %+v %+v", d, res)
 	}
 }

@@ -52,6 +52,8 @@ const (
 	// vault, the session and backup directories) lies there: not even
 	// read.
 	KindAuthority
+	// KindNoRoom: no backup of the tree fits the store (Backup).
+	KindNoRoom
 )
 
 var kindNames = map[Kind]string{
@@ -63,6 +65,7 @@ var kindNames = map[Kind]string{
 	KindPermission:        "permission denied",
 	KindFailed:            "failed",
 	KindAuthority:         "the launcher's authority",
+	KindNoRoom:            "no room for a backup",
 }
 
 func (k Kind) String() string {

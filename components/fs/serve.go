@@ -22,6 +22,7 @@ const (
 	RuleRecursive  = "fs.delete-recursive" // needs confirmation and a backup
 	RulePermission = "fs.permission"       // the file system refused
 	RuleAuthority  = "fs.authority"        // the launcher's own files
+	RuleNoRoom     = "fs.backup-no-room"   // no backup fits the store
 )
 
 // The operations, as named on the wire.
@@ -34,7 +35,15 @@ const (
 	OpRename          = "rename"
 	OpDelete          = "delete"
 	OpDeleteRecursive = "delete-recursive"
+	// OpBackup is bash's alone: a verified backup of a tree a confirmed
+	// shell command is about to delete.
+	OpBackup = "backup"
 )
+
+// BackupResult is the id of the backup made.
+type BackupResult struct {
+	ID string `json:"id"`
+}
 
 // PathArgs are the arguments of stat, list, mkdir, delete and
 // delete-recursive.
@@ -94,7 +103,8 @@ func Register(srv *rpc.Server, root *Root) {
 // and refuses data it does not expect.
 func handlers(root *Root) map[string]rpc.DataHandler {
 	type op struct {
-		data bool // the request carries data (write)
+		data     bool // the request carries data (write)
+		bashOnly bool // bash's, not the agent's (backup)
 		h    func(args json.RawMessage, data []byte) (any, []byte, error)
 	}
 	ops := map[string]op{
@@ -159,12 +169,23 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 			res, err := root.DeleteRecursive(a.Path)
 			return res, nil, err
 		}},
+		OpBackup: {bashOnly: true, h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
+			var a PathArgs
+			if err := decode(args, &a); err != nil {
+				return nil, nil, err
+			}
+			id, err := root.Backup(a.Path)
+			return BackupResult{ID: id}, nil, err
+		}},
 	}
 	out := map[string]rpc.DataHandler{}
 	for name, o := range ops {
 		out[name] = func(_ context.Context, caller pki.Role, args json.RawMessage, data []byte) (rpc.Decision, any, []byte) {
 			if caller != pki.Agent && caller != pki.Bash {
 				return rpc.Deny(rpc.ReasonCallerRole, "", "only the agent and bash use fs, not "+string(caller)), nil, nil
+			}
+			if o.bashOnly && caller != pki.Bash {
+				return rpc.Deny(rpc.ReasonCallerRole, "", name+" is bash's alone, not "+string(caller)+"'s"), nil, nil
 			}
 			if !o.data && len(data) > 0 {
 				return rpc.Deny(rpc.ReasonBadRequest, "", name+" takes no data"), nil, nil
@@ -227,6 +248,8 @@ func Decide(err error) rpc.Decision {
 		return rpc.Deny(rpc.ReasonNoRule, RulePermission, detail)
 	case KindAuthority:
 		return rpc.Deny(rpc.ReasonNoRule, RuleAuthority, detail)
+	case KindNoRoom:
+		return rpc.Deny(rpc.ReasonNoRule, RuleNoRoom, detail)
 	default: // KindBadRequest, KindFailed
 		return rpc.Deny(rpc.ReasonBadRequest, "", detail)
 	}
@@ -290,5 +313,13 @@ func (c *Client) Delete(ctx context.Context, path string) (rpc.Decision, error) 
 func (c *Client) DeleteRecursive(ctx context.Context, path string) (DeletedTree, rpc.Decision, error) {
 	var r DeletedTree
 	d, err := c.c.Call(ctx, OpDeleteRecursive, PathArgs{Path: path}, &r)
+	return r, d, err
+}
+
+// Backup has fs stage and verify a backup of path (bash's, once the
+// person confirmed a recursive deletion by shell command).
+func (c *Client) Backup(ctx context.Context, path string) (BackupResult, rpc.Decision, error) {
+	var r BackupResult
+	d, err := c.c.Call(ctx, OpBackup, PathArgs{Path: path}, &r)
 	return r, d, err
 }
