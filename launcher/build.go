@@ -52,6 +52,9 @@ type Request struct {
 	// ProxyPort is the net process's listener in the agent's namespace,
 	// which stage 2 makes ("proxy" mode in wrapper mode); 0 for none.
 	ProxyPort uint16
+	// ReadOnly are existing paths inside write paths that are mounted
+	// again read-only over them (a bash worker's protected paths).
+	ReadOnly []string
 }
 
 // Notes is what the launch summary reports beyond the plan.
@@ -97,7 +100,7 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 		Identity:  identity,
 		Landlock:  lp,
 	}
-	if plan.Mounts.Trees, err = treeList(p, plan.Mounts.Hide, owner); err != nil {
+	if plan.Mounts.Trees, err = treeList(p, plan.Mounts.Hide, owner, req.ReadOnly); err != nil {
 		return nil, notes, err
 	}
 	// In components mode the workspace is fs's: the agent starts there
@@ -253,7 +256,11 @@ func hideList(p *policy.Policy) []string {
 //
 // Everything else stays on the host's mounts, which stage 2 makes
 // read-only and set-uid-free as a whole.
-func treeList(p *policy.Policy, hide []string, idmapOwner int) ([]TreePlan, error) {
+// maxReadOnly bounds Request.ReadOnly: each tree holds two descriptors in
+// stage 2 until it is mounted.
+const maxReadOnly = 256
+
+func treeList(p *policy.Policy, hide []string, idmapOwner int, readOnly []string) ([]TreePlan, error) {
 	covered := append([]string{privateTmp, "/dev/shm"}, hide...)
 	under := func(l policy.Path) bool {
 		return slices.ContainsFunc(covered, func(c string) bool { return policy.Path(c).Contains(l) && policy.Path(c) != l })
@@ -289,6 +296,19 @@ func treeList(p *policy.Policy, hide []string, idmapOwner int) ([]TreePlan, erro
 					return nil, err
 				}
 			}
+		}
+	}
+	// Read-only trees inside write trees: a longer path sorts after the
+	// write tree it lies in, so it is mounted over it.
+	if len(readOnly) > maxReadOnly {
+		return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("%d read-only paths inside the write paths, more than the %d one launch mounts", len(readOnly), maxReadOnly)}
+	}
+	for _, r := range readOnly {
+		if !slices.ContainsFunc(p.Files.Write, func(w policy.Path) bool { return w.Contains(policy.Path(r)) && w != policy.Path(r) }) {
+			return nil, fmt.Errorf("read-only path %s is not beneath a write path", r)
+		}
+		if err := add(TreePlan{Path: r}); err != nil {
+			return nil, err
 		}
 	}
 	slices.SortStableFunc(out, func(a, b TreePlan) int { return len(a.Path) - len(b.Path) })

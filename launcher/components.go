@@ -2,7 +2,9 @@ package launcher
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/pinfold/pinfold/policy"
 )
@@ -44,4 +46,47 @@ func agentPolicy(p *policy.Policy, b Beside) (*policy.Policy, error) {
 	a.Network = policy.Network{Mode: policy.NetNone}
 	a.Files.Read = append(slices.Clone(p.Files.Read), policy.Path(b.AgentDir()))
 	return &a, nil
+}
+
+// shellStartupEnv are variables that make bash run or parse something the
+// bash component never saw: a file sourced at start (BASH_ENV, ENV),
+// options that change the grammar (SHELLOPTS, BASHOPTS), exported
+// functions. A worker never gets them, whatever the policy passes.
+func shellStartupEnv(name string) bool {
+	switch name {
+	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH", "GLOBIGNORE":
+		return true
+	}
+	return strings.HasPrefix(name, "BASH_FUNC_")
+}
+
+// WorkerPolicy is the policy the bash component's command workers run
+// under, from the person's components-mode policy (already accepted by
+// agentPolicy's rules): a wrapper-mode launch that may write the
+// workspace (what fs serves) and /dev/null, read and execute what
+// the agent may, with the agent's limits, no network (the proxy serves
+// the agent's namespace, not a worker's: a command that needs the
+// network fails) and no Unix sockets. The caller also mounts the
+// workspace's protected paths read-only over it (LaunchOptions.ReadOnly):
+// a command approved or not, the worker cannot rewrite a git hook.
+func WorkerPolicy(p *policy.Policy) *policy.Policy {
+	w := *p
+	w.Mode = policy.ModeWrapper
+	// Every write path lies in the workspace (agentPolicy refuses others).
+	w.Files.Write = []policy.Path{p.Workspace.Path}
+	if _, err := os.Stat("/dev/null"); err == nil {
+		w.Files.Write = append(w.Files.Write, "/dev/null")
+	}
+	w.Files.Protected = nil
+	w.Network = policy.Network{Mode: policy.NetNone}
+	w.Env.Pass = slices.DeleteFunc(slices.Clone(p.Env.Pass), func(n policy.EnvName) bool { return shellStartupEnv(string(n)) })
+	w.Env.Set = policy.EnvSet{}
+	for k, v := range p.Env.Set {
+		if !shellStartupEnv(k) {
+			w.Env.Set[k] = v
+		}
+	}
+	w.Files.Read = slices.Clone(p.Files.Read)
+	w.Files.Exec = slices.Clone(p.Files.Exec)
+	return &w
 }

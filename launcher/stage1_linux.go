@@ -33,6 +33,9 @@ type LaunchOptions struct {
 	// Beside is the component session of a components-mode launch; nil
 	// in wrapper mode.
 	Beside Beside
+	// ReadOnly are existing paths beneath the write paths mounted
+	// read-only over them (Request.ReadOnly).
+	ReadOnly []string
 }
 
 // Beside is what a components-mode launch runs next to the agent: the
@@ -210,7 +213,7 @@ type prepared struct {
 
 // preparePlan builds the plan and compiles its seccomp filter.
 func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared {
-	req := Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd}
+	req := Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd, ReadOnly: o.ReadOnly}
 	if o.Beside != nil {
 		req.ExtraEnv = o.Beside.AgentEnv()
 		req.ProxyPort = o.Beside.ProxyPort()
