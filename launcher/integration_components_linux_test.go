@@ -521,8 +521,14 @@ func TestIntegrationComponentsApproval(t *testing.T) {
 // terminal showed.
 func (s *itSandbox) ptySession(t *testing.T, script, answer string) (itResult, string) {
 	t.Helper()
+	return s.ptySessionWith(t, componentsPol(), script, answer)
+}
+
+// ptySessionWith is ptySession under the components-mode policy p.
+func (s *itSandbox) ptySessionWith(t *testing.T, p itPol, script, answer string) (itResult, string) {
+	t.Helper()
 	master, slave := openPTY(t)
-	path, hash := s.writePolicy(t, componentsPol())
+	path, hash := s.writePolicy(t, p)
 	var mu sync.Mutex
 	var screen strings.Builder
 	o := itOpts{stdin: slave, ctty: true, onStart: func(int) {

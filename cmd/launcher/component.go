@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pinfold/pinfold/components/bash"
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/kms"
 	netc "github.com/pinfold/pinfold/components/net"
@@ -26,8 +27,10 @@ func componentMain(args []string) int {
 			return fs.Main()
 		case "net":
 			return netc.Main()
+		case "bash":
+			return bash.Main()
 		}
 	}
-	fmt.Fprintf(os.Stderr, "launcher: error: %s is internal to the launcher: it starts a component (kms, fs or net), given as the only argument\n", componentEntry)
+	fmt.Fprintf(os.Stderr, "launcher: error: %s is internal to the launcher: it starts a component (kms, fs, net or bash), given as the only argument\n", componentEntry)
 	return exitUsage
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/kms"
 	"github.com/pinfold/pinfold/components/session"
+	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -60,7 +61,7 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 	}
 	s, err := session.Start(session.Config{Launcher: exe, Root: sessionRoot, Rules: p.Secrets, Secrets: secrets,
 		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network, Asker: asker, BackupQuota: int64(p.Backups.Quota),
-		Authority: authorityPaths(policyFile, vaultPath)})
+		Authority: authorityPaths(policyFile, vaultPath), Worker: launcher.WorkerPolicy(p)})
 	if err != nil {
 		return nil, nil, fail(exitFailure, "", "components: %v: nothing was started", err)
 	}

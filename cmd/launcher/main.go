@@ -28,7 +28,8 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success
-  119  a component denied the request (fs and net verbs), or would (check url)
+  118  sh: the command was killed at the policy's commands.timeout
+  119  a component denied the request (fs, sh and net verbs), or would (check url, check command)
   120  usage error: bad flag, argument or command
   121  the policy file is missing, unreadable, not a regular file, or too large
   122  the policy is invalid (syntax, unknown key, bad value, failed check)
@@ -50,8 +51,10 @@ Usage:
   launcher secrets add NAME|list|rm NAME|rekey [--vault FILE] [--key-file FILE]
   launcher fs read|write|stat|ls|mkdir|mv|rm PATH...   (the agent, in a components session)
   launcher backups list|show ID|verify ID|restore ID --workspace DIR [--as NAME]
+  launcher sh 'COMMAND LINE'                           (the agent, in a components session)
   launcher net get URL                                 (the agent, in a components session in proxy mode)
   launcher check url --policy FILE [--resolve HOST=IP]... [--json] URL
+  launcher check command --policy FILE [--json] 'COMMAND LINE'
   launcher help [COMMAND]
 
 Every command takes --help.
@@ -157,6 +160,8 @@ func (e env) dispatch(args []string) error {
 		return e.backups(args[1:])
 	case "net":
 		return e.netVerb(args[1:])
+	case "sh":
+		return e.shVerb(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return e.launch(args)

@@ -152,7 +152,7 @@ func DecideEach(a *Analysis, c policy.Commands, o Options) []Decision {
 //     see, and words known only at run time → Approve;
 //  6. otherwise Auto.
 func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {
-	ctx := context(sc)
+	ctx := contextOf(sc)
 	mk := func(a Action, rule, reason string) Decision {
 		return Decision{Action: a, Rule: rule, Reason: reason + ctx, Command: sc.Text}
 	}
@@ -208,8 +208,8 @@ func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {
 	return mk(Auto, "default", "no rule asks for more")
 }
 
-// context names the layers a command runs under, for the reason.
-func context(sc *SimpleCommand) string {
+// contextOf names the layers a command runs under, for the reason.
+func contextOf(sc *SimpleCommand) string {
 	if len(sc.Wrappers) == 0 {
 		return ""
 	}

@@ -28,6 +28,9 @@ const (
 	// Optional: the backup store for recursive deletes, a directory
 	// (a detached clone the launcher idmapped onto fs's uid).
 	fdStore = 8
+	// Optional: fs's end of a socketpair whose other end bash holds
+	// (backups before a confirmed deletion by shell command).
+	fdBash = 9
 )
 
 // maxBootstrap bounds what fs reads from its bootstrap pipe.
@@ -76,7 +79,7 @@ func serve(log *slog.Logger) error {
 	if !boot.IsDir(fdRoot) {
 		return errors.New("fs runs only as a component the launcher starts (no workspace directory on descriptor 5)")
 	}
-	hasAgentLn, hasApprove, hasStore := boot.IsListening(fdAgentListener), boot.IsSocket(fdApprove), boot.IsDir(fdStore)
+	hasAgentLn, hasApprove, hasStore, hasBash := boot.IsListening(fdAgentListener), boot.IsSocket(fdApprove), boot.IsDir(fdStore), boot.IsSocket(fdBash)
 	var b Bootstrap
 	ln, err := boot.Start(pki.FS, maxBootstrap, &b)
 	if err != nil {
@@ -132,6 +135,15 @@ func serve(log *slog.Logger) error {
 			return fmt.Errorf("agent listener: %w", err)
 		}
 	}
+	var bashConn net.Conn
+	if hasBash {
+		f := os.NewFile(fdBash, "bash")
+		bashConn, err = net.FileConn(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("bash's connection: %w", err)
+		}
+	}
 	// From here fs reaches files beneath its root only, makes no socket
 	// and runs no program.
 	writable := []string{landlockRoot}
@@ -147,7 +159,12 @@ func serve(log *slog.Logger) error {
 		return fmt.Errorf("confined, fs cannot resolve its root: %w", err)
 	}
 	Register(srv, root)
-	log.Info("serving", "protected", len(b.Protected), "agent_listener", agentLn != nil, "approvals", hasApprove, "recursive_deletes", root.Recursive != nil)
+	if bashConn != nil {
+		if err := srv.ServeConn(bashConn); err != nil {
+			return err
+		}
+	}
+	log.Info("serving", "protected", len(b.Protected), "agent_listener", agentLn != nil, "approvals", hasApprove, "recursive_deletes", root.Recursive != nil, "bash", hasBash)
 	if agentLn == nil {
 		return srv.Serve(ln)
 	}

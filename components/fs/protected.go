@@ -13,7 +13,8 @@ const MaxProtectedWalk = 200_000
 
 // ProtectedIn returns the protected paths that exist in the workspace dir
 // (absolute): the built-in names at any depth, the git files beneath any
-// ".git", and those of extra (absolute paths, the policy's) that exist.
+// ".git", and those of extra (absolute paths, the policy's) that exist beneath
+// dir.
 // It is how the launcher finds what to mount read-only over a bash
 // worker's writable workspace, so it follows no symbolic link, does not
 // descend into what it returns, and fails rather than answer from part
@@ -65,6 +66,9 @@ func protectedInLimit(dir string, extra []string, limit int) ([]string, error) {
 		return nil, err
 	}
 	for _, x := range extra {
+		if !beneathPath(x, dir) {
+			continue
+		}
 		if st, err := os.Lstat(x); err == nil && (st.IsDir() || st.Mode().IsRegular()) &&
 			!slices.ContainsFunc(out, func(o string) bool { return o == x || beneathPath(x, o) }) {
 			out = append(out, x)

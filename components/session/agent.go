@@ -63,7 +63,7 @@ func (s *Session) AgentDir() string { return filepath.Join(s.Dir, "agent") }
 
 // AgentEnv is what the agent's environment says about the session.
 func (s *Session) AgentEnv() []string {
-	env := []string{EnvSession + "=" + s.ID, EnvCredentials + "=" + s.AgentDir(), EnvFS + "=" + AgentFSAddr}
+	env := []string{EnvSession + "=" + s.ID, EnvCredentials + "=" + s.AgentDir(), EnvFS + "=" + AgentFSAddr, EnvBash + "=" + AgentBashAddr}
 	if s.cfg.Network.Mode == policy.NetProxy {
 		env = append(env, ProxyEnv()...)
 	}
@@ -189,23 +189,25 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		return fmt.Errorf("session: %w", err)
 	}
 	defer clear(boot)
-	extra := []*os.File{root, alf}
+	// bash reaches fs over a socketpair of their own (bash opens no
+	// sockets; fs's Unix socket admits root alone).
+	fsBash, bashFS, err := socketpair()
+	if err != nil {
+		claim.Close()
+		return err
+	}
+	defer fsBash.Close()
+	defer bashFS.Close()
+	// fds 5-9: the root, the agent's listener, the approval channel and
+	// the backup store (nil when nobody can confirm), bash's channel.
+	extra := []*os.File{root, alf, nil, nil, fsBash}
 	if s.cfg.Asker != nil {
-		// fs's questions reach the person through the launcher alone.
-		launcherEnd, fsEnd, err := socketpair()
+		fsEnd, err := s.approvals(pki.FS)
 		if err != nil {
 			claim.Close()
 			return err
 		}
 		defer fsEnd.Close()
-		c, err := net.FileConn(launcherEnd)
-		launcherEnd.Close()
-		if err != nil {
-			claim.Close()
-			return fmt.Errorf("session: approval channel: %w", err)
-		}
-		go approve.Serve(c, s.cfg.Asker, string(pki.FS))
-		extra = append(extra, fsEnd)
 		// With someone to confirm them, recursive deletes are backed up in
 		// the workspace's store, which fs reaches as its own (idmapped).
 		dir, err := StoreDir(s.cfg.Workspace)
@@ -219,15 +221,36 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 			return err
 		}
 		defer store.Close()
-		extra = append(extra, store)
+		extra[2], extra[3] = fsEnd, store
 	}
 	if err := s.start(pki.FS, fsUID, claim, boot, extra); err != nil {
+		return err
+	}
+	if err := s.startBash(ns, bashFS); err != nil {
 		return err
 	}
 	if s.net != nil {
 		return s.startNet(ns)
 	}
 	return nil
+}
+
+// approvals is a new approval channel for role: the launcher's end
+// served here (questions put to the person on the launcher's terminal),
+// the component's end returned.
+func (s *Session) approvals(role pki.Role) (*os.File, error) {
+	launcherEnd, end, err := socketpair()
+	if err != nil {
+		return nil, err
+	}
+	c, err := net.FileConn(launcherEnd)
+	launcherEnd.Close()
+	if err != nil {
+		end.Close()
+		return nil, fmt.Errorf("session: approval channel: %w", err)
+	}
+	go approve.Serve(c, s.cfg.Asker, string(role))
+	return end, nil
 }
 
 // startNet starts net, the agent's HTTP proxy, under the uid claimed for
@@ -550,6 +573,8 @@ func AgentClient(role pki.Role) (*rpc.Client, error) {
 	switch role {
 	case pki.FS:
 		addr = os.Getenv(EnvFS)
+	case pki.Bash:
+		addr = os.Getenv(EnvBash)
 	default:
 		return nil, fmt.Errorf("the agent has no client for %s in this version", role)
 	}

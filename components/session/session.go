@@ -53,6 +53,9 @@ type Config struct {
 	// the policy file, the vault): fs hides those in the workspace, and
 	// the session's and backups' directories, from the agent.
 	Authority []string
+	// Worker is the policy bash's command workers run under
+	// (launcher.WorkerPolicy); its [commands] is bash's command policy.
+	Worker *policy.Policy
 }
 
 // Exit is a component process that ended, and how.
@@ -85,6 +88,12 @@ type Session struct {
 	exited      chan Exit
 	mu          sync.Mutex
 	closed      bool
+	// Running workers hold workers for reading; Stop cancels workersCtx
+	// (each worker's launch ends, killing its tree) and takes it for
+	// writing, so none is left and none starts after.
+	workers     sync.RWMutex
+	workersCtx  context.Context
+	stopWorkers context.CancelCauseFunc
 }
 
 // claimed is a throwaway uid held for a component not yet started, and
@@ -125,6 +134,7 @@ func Start(c Config) (s *Session, err error) {
 		return nil, err
 	}
 	s = &Session{ID: hex.EncodeToString(b[:]), exited: make(chan Exit, 8), cfg: c}
+	s.workersCtx, s.stopWorkers = context.WithCancelCause(context.Background())
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -375,6 +385,8 @@ func (s *Session) Stop() error {
 	if already {
 		return nil
 	}
+	s.stopWorkers(errors.New("the session stopped"))
+	s.workers.Lock() // every worker's launch has returned
 	var errs []error
 	for _, p := range procs {
 		select {

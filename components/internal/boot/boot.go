@@ -90,16 +90,28 @@ func Read(role pki.Role, max int, b any) error {
 // Server parses the credential as role's leaf (wiping the key's PEM) and
 // returns an rpc server for it that admits the credential's peers.
 func (c *Credential) Server(role pki.Role, log *slog.Logger) (*rpc.Server, error) {
-	leaf, err := pki.ParseLeaf(c.CAPEM, c.CertPEM, c.KeyPEM, role)
-	clear(c.KeyPEM)
+	leaf, err := c.Leaf(role)
 	if err != nil {
 		return nil, err
 	}
+	return c.ServerFor(leaf, log), nil
+}
+
+// Leaf parses the credential as role's leaf, wiping the key's PEM (a
+// component that also calls others serves and calls with it).
+func (c *Credential) Leaf(role pki.Role) (*pki.Leaf, error) {
+	leaf, err := pki.ParseLeaf(c.CAPEM, c.CertPEM, c.KeyPEM, role)
+	clear(c.KeyPEM)
+	return leaf, err
+}
+
+// ServerFor is an rpc server for leaf that admits the credential's peers.
+func (c *Credential) ServerFor(leaf *pki.Leaf, log *slog.Logger) *rpc.Server {
 	srv := rpc.NewServer(leaf, log)
 	if len(c.Peers) > 0 {
 		srv.AllowPeers(c.Peers...)
 	}
-	return srv, nil
+	return srv
 }
 
 // IsPipe, IsListening, IsDir and IsSocket say what descriptor fd is.

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pinfold/pinfold/components/bash"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/session"
+)
+
+const shHelp = `Usage (inside a components-mode session, as the agent):
+  launcher sh 'COMMAND LINE'
+
+Asks the session's bash component to run the command line with bash -c
+in the workspace. bash decides first, under the policy's [commands]:
+automatic commands run at once; others need the person's approval on the
+launcher's terminal; a recursive deletion needs its own confirmation
+and a verified backup of what it deletes (launcher backups); some are
+refused whatever anyone answers (` + "`launcher check command`" + ` says which, and why).
+What runs, runs in a confined worker that may write the workspace but
+not its protected paths (git hooks and config, shell start-up files,
+.ssh, the policy's own), with no network, a timeout and an output cap.
+
+The command's stdout and stderr are printed as they were captured, and
+its exit status is sh's. A command bash refuses, or the person declines,
+prints the reason and the rule and exits 119; one killed at its timeout
+exits 118.
+` + exitCodesHelp
+
+// exitTimedOut is a command killed at its timeout.
+const exitTimedOut = 118
+
+func (e env) shVerb(args []string) error {
+	rest, err := e.parse(flags("sh"), shHelp, args, 1)
+	if err != nil {
+		return err
+	}
+	rc, err := session.AgentClient(pki.Bash)
+	if err != nil {
+		return fail(exitFailure, "", "sh: %v", err)
+	}
+	defer rc.Close()
+	// The person may take a while; the command has its own timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
+	defer cancel()
+	r, d, err := bash.NewClient(rc).Run(ctx, rest[0])
+	if err != nil {
+		return fail(exitFailure, "", "sh: %v", err)
+	}
+	if err := denied("sh", d); err != nil {
+		return err
+	}
+	e.stdout.Write(r.Stdout)
+	e.stderr.Write(r.Stderr)
+	if len(r.Backups) > 0 {
+		fmt.Fprintf(e.stderr, "launcher: sh: backed up first: %v (launcher backups)\n", r.Backups)
+	}
+	if r.Truncated {
+		fmt.Fprintln(e.stderr, "launcher: warning: sh: the output was cut at the policy's commands.output")
+	}
+	if r.TimedOut {
+		fmt.Fprintln(e.stderr, "launcher: error: sh: the command was killed at the policy's commands.timeout")
+		return silentExit(exitTimedOut)
+	}
+	if r.ExitCode != 0 {
+		return silentExit(r.ExitCode)
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+package bash
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+
+	"github.com/pinfold/pinfold/components/approve"
+	"github.com/pinfold/pinfold/components/fs"
+	"github.com/pinfold/pinfold/components/internal/boot"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/launcher"
+	"github.com/pinfold/pinfold/policy"
+)
+
+// The descriptors the launcher hands the bash process beyond the
+// bootstrap (3) and the Unix listener (4) every component gets.
+const (
+	fdAgentListener = 5 // the TCP listener in the agent's network namespace
+	fdRunner        = 6 // the launcher's end runs the workers (socketpair)
+	fdFS            = 7 // fs, for backups before a confirmed deletion (socketpair)
+	fdApprove       = 8 // optional: the approval channel to the launcher
+)
+
+// OpRun is the bash component's one operation: decide a command line and,
+// when it may, run it in a confined worker.
+const OpRun = "run"
+
+// maxBootstrap bounds what bash reads from its bootstrap pipe.
+const maxBootstrap = 1 << 20
+
+// Bootstrap is everything the launcher hands bash over its pipe.
+type Bootstrap struct {
+	boot.Credential
+	Commands policy.Commands `json:"commands"`
+	Options  Options         `json:"options"`
+}
+
+// Main is the bash process: it reads its bootstrap, takes its listeners
+// and channels, confines itself (no files at all, no new sockets, no
+// exec: it parses, asks and forwards) and serves until it is killed.
+func Main() int {
+	return boot.Run(pki.Bash, serve)
+}
+
+func serve(log *slog.Logger) error {
+	// Looked at first: the Go runtime takes free descriptors for itself.
+	if !boot.IsListening(fdAgentListener) || !boot.IsSocket(fdRunner) || !boot.IsSocket(fdFS) {
+		return errors.New("bash runs only as a component the launcher starts (no agent listener, runner and fs channels on descriptors 5-7)")
+	}
+	hasApprove := boot.IsSocket(fdApprove)
+	var b Bootstrap
+	ln, err := boot.Start(pki.Bash, maxBootstrap, &b)
+	if err != nil {
+		return err
+	}
+	leaf, err := b.Leaf(pki.Bash)
+	if err != nil {
+		return err
+	}
+	srv := b.ServerFor(leaf, log)
+	conn := func(fd int, name string) (net.Conn, error) {
+		f := os.NewFile(uintptr(fd), name)
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return c, nil
+	}
+	rc, err := conn(fdRunner, "runner channel")
+	if err != nil {
+		return err
+	}
+	fc, err := conn(fdFS, "fs channel")
+	if err != nil {
+		return err
+	}
+	fsc, err := rpc.NewClientConn(leaf, pki.FS, fc, nil)
+	if err != nil {
+		return err
+	}
+	broker := &Broker{Commands: b.Commands, Options: b.Options, Log: log,
+		Run: NewRunnerClient(rc).Run, Backup: FSBackup(fs.NewClient(fsc))}
+	if hasApprove {
+		ac, err := conn(fdApprove, "approval channel")
+		if err != nil {
+			return err
+		}
+		broker.Ask = approve.NewClient(ac).Ask
+	}
+	af := os.NewFile(fdAgentListener, "agent listener")
+	agentLn, err := net.FileListener(af)
+	af.Close()
+	if err != nil {
+		return fmt.Errorf("agent listener: %w", err)
+	}
+	// From here bash reads no file, makes no socket and runs no program:
+	// the commands it allows run in workers the launcher makes.
+	if err := launcher.ConfineComponent(launcher.ComponentConfinement{}); err != nil {
+		return err
+	}
+	Register(srv, broker)
+	log.Info("serving", "approvals", hasApprove)
+	errs := make(chan error, 2)
+	go func() { errs <- srv.Serve(agentLn) }()
+	go func() { errs <- srv.Serve(ln) }()
+	return <-errs
+}
+
+// Register adds bash's operation to srv: the agent's alone (Code Mode's
+// tool calls come from bash's own workers, not through it).
+func Register(srv *rpc.Server, b *Broker) {
+	srv.HandleData(OpRun, func(ctx context.Context, caller pki.Role, args json.RawMessage, data []byte) (rpc.Decision, any, []byte) {
+		if caller != pki.Agent {
+			return rpc.Deny(rpc.ReasonCallerRole, "", "only the agent runs commands, not "+string(caller)), nil, nil
+		}
+		var a RunArgs
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&a); err != nil || len(data) > 0 {
+			return rpc.Deny(rpc.ReasonBadRequest, "", "run takes {\"command\": …} and no data"), nil, nil
+		}
+		d, res := b.Handle(ctx, a.Command)
+		if res == nil {
+			return d, nil, nil
+		}
+		return d, res, append(res.Stdout, res.Stderr...)
+	})
+}
+
+// FSBackup is Broker.Backup through fs.
+func FSBackup(c *fs.Client) func(ctx context.Context, path string) (string, error) {
+	return func(ctx context.Context, path string) (string, error) {
+		r, d, err := c.Backup(ctx, path)
+		switch {
+		case err != nil:
+			return "", err
+		case d.Allowed:
+			return r.ID, nil
+		case d.Rule == fs.RuleNoRoom:
+			return "", ErrNoRoom
+		case d.Reason == rpc.ReasonUnknown:
+			return "", ErrAbsent
+		}
+		return "", fmt.Errorf("fs refused (%s): %s", d.Rule, d.Detail)
+	}
+}
+
+// Client is bash as the agent calls it.
+type Client struct{ c *rpc.Client }
+
+// NewClient wraps c, an rpc client for the bash component.
+func NewClient(c *rpc.Client) *Client { return &Client{c: c} }
+
+// Run asks bash to run command.
+func (c *Client) Run(ctx context.Context, command string) (RunResult, rpc.Decision, error) {
+	var r RunResult
+	d, data, err := c.c.CallData(ctx, OpRun, RunArgs{Command: command}, nil, &r)
+	if err == nil && d.Allowed {
+		if r.StdoutLen < 0 || r.StdoutLen > len(data) {
+			return r, d, errors.New("bash: a malformed answer (output lengths)")
+		}
+		r.Stdout, r.Stderr = data[:r.StdoutLen], data[r.StdoutLen:]
+	}
+	return r, d, err
+}
+
+// The runner channel: bash's end sends a Job per line and reads an
+// Outcome per line; the launcher's end (ServeRunner) runs them, one at a
+// time, in workers.
+
+// maxRunnerLine bounds a line on the runner channel: an outcome carries
+// at most rpc.MaxData bytes of output, base64 in JSON.
+const maxRunnerLine = 4 << 20
+
+// RunnerClient is bash's end of the runner channel.
+type RunnerClient struct {
+	mu sync.Mutex
+	c  io.ReadWriter
+	r  *bufio.Reader
+}
+
+// NewRunnerClient runs jobs over c.
+func NewRunnerClient(c io.ReadWriter) *RunnerClient {
+	return &RunnerClient{c: c, r: bufio.NewReaderSize(c, maxRunnerLine)}
+}
+
+// Run sends j and waits for its outcome; a broken channel is an outcome
+// with Error set (the command may not have run; it is not retried).
+func (rc *RunnerClient) Run(_ context.Context, j Job) Outcome {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	b, err := json.Marshal(j)
+	if err != nil {
+		return Outcome{Error: err.Error()}
+	}
+	if _, err := rc.c.Write(append(b, '\n')); err != nil {
+		return Outcome{Error: "the launcher's runner: " + err.Error()}
+	}
+	line, err := rc.r.ReadSlice('\n')
+	if err != nil {
+		return Outcome{Error: "the launcher's runner: " + err.Error()}
+	}
+	var o Outcome
+	if err := json.Unmarshal(line, &o); err != nil {
+		return Outcome{Error: "the launcher's runner: a malformed outcome"}
+	}
+	return o
+}
+
+// ServeRunner is the launcher's end: each Job read from c is run by run
+// (a confined worker) and its Outcome written back, until c ends. Jobs
+// run one at a time.
+func ServeRunner(c io.ReadWriteCloser, run func(Job) Outcome) {
+	defer c.Close()
+	r := bufio.NewReaderSize(c, 2*MaxSize+1024)
+	enc := json.NewEncoder(c)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return // ended, or a line too long: the channel is done
+		}
+		var j Job
+		var o Outcome
+		if err := json.Unmarshal(line, &j); err != nil {
+			o = Outcome{Error: "malformed job"}
+		} else {
+			o = run(j)
+		}
+		if enc.Encode(o) != nil {
+			return
+		}
+	}
+}

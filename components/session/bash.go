@@ -1,0 +1,196 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/vishvananda/netns"
+
+	"github.com/pinfold/pinfold/components/bash"
+	"github.com/pinfold/pinfold/components/fs"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/launcher"
+)
+
+// AgentBashAddr is bash's listener in the agent's namespace; EnvBash names
+// it in the agent's environment.
+const (
+	AgentBashAddr = "127.0.0.1:7403"
+	EnvBash       = "PINFOLD_BASH"
+)
+
+// startBash starts bash under a throwaway uid of its own: its listener in
+// the agent's namespace, the runner channel whose launcher end runs its
+// jobs in workers (runWorker), fsEnd (bash's end of its channel to fs)
+// and, when someone can be asked, an approval channel.
+func (s *Session) startBash(ns netns.NsHandle, fsEnd *os.File) error {
+	if s.cfg.Worker == nil {
+		return errors.New("session: bash needs the workers' policy (Config.Worker)")
+	}
+	lf, err := listenerFile(ns, AgentBashAddr, pki.Bash)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	launcherEnd, bashEnd, err := socketpair()
+	if err != nil {
+		return err
+	}
+	defer bashEnd.Close()
+	rc, err := net.FileConn(launcherEnd)
+	launcherEnd.Close()
+	if err != nil {
+		return fmt.Errorf("session: runner channel: %w", err)
+	}
+	go bash.ServeRunner(rc, s.runWorker)
+	extra := []*os.File{lf, bashEnd, fsEnd}
+	if s.cfg.Asker != nil {
+		end, err := s.approvals(pki.Bash)
+		if err != nil {
+			return err
+		}
+		defer end.Close()
+		extra = append(extra, end)
+	}
+	protected := make([]string, 0, len(s.cfg.Protected))
+	for _, p := range s.cfg.Protected {
+		rel, err := filepath.Rel(s.cfg.Workspace, p)
+		if err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		protected = append(protected, rel)
+	}
+	uid, claim, err := launcher.ClaimThrowawayID()
+	if err != nil {
+		return err
+	}
+	leaf, keyPEM, err := s.issue(pki.Bash)
+	if err != nil {
+		claim.Close()
+		return err
+	}
+	b, err := json.Marshal(bash.Bootstrap{Credential: credential(leaf, keyPEM), Commands: s.cfg.Worker.Commands,
+		Options: bash.Options{Workspace: s.cfg.Workspace, Protected: protected, Authority: s.authority()}})
+	clear(keyPEM)
+	if err != nil {
+		claim.Close()
+		return fmt.Errorf("session: %w", err)
+	}
+	defer clear(b)
+	return s.start(pki.Bash, uid, claim, b, extra)
+}
+
+// authority is every path the launcher keeps for itself: the policy,
+// the vault (Config.Authority), the sessions' and backups' directories
+// and the launcher binary.
+func (s *Session) authority() []string {
+	return append([]string{s.cfg.Root, BackupRoot, s.cfg.Launcher}, s.cfg.Authority...)
+}
+
+// errTimeout is a worker's context cause when its command ran out of time.
+var errTimeout = errors.New("the command's time ran out")
+
+// runWorker runs one of bash's jobs: bash -c COMMAND in a worker the
+// launcher confines like an agent, under WorkerPolicy, with the
+// workspace's protected paths and the launcher's own files beneath it
+// mounted read-only, stdin empty, stdout and stderr kept up to the job's
+// cap, and killed at its timeout. Any failure to confine is an error:
+// the command is never run any other way.
+func (s *Session) runWorker(j bash.Job) bash.Outcome {
+	if j.Timeout <= 0 || j.Output < 0 {
+		return bash.Outcome{Error: "a job without a timeout or with a negative output cap"}
+	}
+	ro, err := fs.ProtectedIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
+	if err != nil {
+		return bash.Outcome{Error: err.Error()}
+	}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return bash.Outcome{Error: err.Error()}
+	}
+	defer devNull.Close()
+	cap := &outputCap{left: min(j.Output, rpc.MaxData)}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return bash.Outcome{Error: err.Error()}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return bash.Outcome{Error: err.Error()}
+	}
+	var stdout, stderr []byte
+	var wg sync.WaitGroup
+	wg.Go(func() { stdout = cap.drain(outR) })
+	wg.Go(func() { stderr = cap.drain(errR) })
+	if !s.workers.TryRLock() {
+		return bash.Outcome{Error: "the session is stopping"}
+	}
+	defer s.workers.RUnlock()
+	ctx, cancel := context.WithTimeoutCause(s.workersCtx, j.Timeout, errTimeout)
+	defer cancel()
+	type result struct {
+		code int
+		err  error
+	}
+	done := make(chan result, 1)
+	// Its own goroutine: Launch locks its thread (the worker's parent-death
+	// signal follows it) and the thread ends with the goroutine.
+	go func() {
+		code, err := launcher.Launch(ctx, launcher.LaunchOptions{Policy: s.cfg.Worker, Quiet: true,
+			Argv:  []string{"bash", "--noprofile", "--norc", "-c", j.Command},
+			Stdin: devNull, Stdout: outW, Stderr: errW, ReadOnly: ro})
+		done <- result{code, err}
+	}()
+	r := <-done
+	outW.Close()
+	errW.Close()
+	wg.Wait()
+	o := bash.Outcome{ExitCode: r.code, Stdout: stdout, Stderr: stderr, Truncated: cap.cut}
+	switch {
+	case errors.Is(context.Cause(ctx), errTimeout):
+		o.TimedOut, o.ExitCode = true, -1
+	case r.err != nil:
+		o.Error = r.err.Error()
+	}
+	return o
+}
+
+// outputCap keeps at most left bytes of two streams together and drains
+// the rest (a worker blocked on a full pipe would only wait for its
+// timeout).
+type outputCap struct {
+	mu   sync.Mutex
+	left int
+	cut  bool
+}
+
+func (c *outputCap) drain(r io.ReadCloser) []byte {
+	defer r.Close()
+	var out []byte
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		c.mu.Lock()
+		keep := min(n, c.left)
+		c.left -= keep
+		if keep < n {
+			c.cut = true
+		}
+		c.mu.Unlock()
+		out = append(out, buf[:keep]...)
+		if err != nil {
+			return out
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// shellPol is a components-mode policy whose [commands] leaves touch to
+// the person, with a short timeout and a small output cap.
+func shellPol() itPol {
+	p := componentsPol()
+	p.extra = "[commands]\napproval = [\"touch\"]\ntimeout = \"3s\"\noutput = \"1KiB\"\n"
+	return p
+}
+
+// launcher sh: an automatic command runs in a confined worker in the
+// workspace (what it writes belongs to the workspace's owner), with its
+// output and exit status returned; the worker cannot write a protected
+// path even when the person's modes would let anyone (a read-only mount,
+// whatever the analyzer saw), cannot reach the agent's listeners (no
+// network), is killed at the timeout and has its output cut at the cap;
+// a command that needs approval, with no terminal to ask on, is denied
+// and does not run.
+func TestIntegrationComponentsShell(t *testing.T) {
+	s := newSandbox(t)
+	const owner = 4243
+	must(t, os.Chown(s.ws, owner, owner))
+	hooks := filepath.Join(s.ws, ".git", "hooks")
+	must(t, os.MkdirAll(hooks, 0o777))
+	hook := s.file(t, filepath.Join(hooks, "pre-commit"), "#!/bin/sh\n")
+	control := filepath.Join(s.ws, "open")
+	must(t, os.Mkdir(control, 0o777))
+	controlFile := s.file(t, filepath.Join(control, "file"), "#!/bin/sh\n")
+	for _, p := range []string{filepath.Join(s.ws, ".git"), hooks, control} {
+		must(t, os.Chmod(p, 0o777))
+	}
+	for _, p := range []string{filepath.Join(s.ws, ".git"), hooks, hook, control, controlFile} {
+		must(t, os.Chown(p, owner, owner))
+	}
+	must(t, os.Chmod(hook, 0o666))
+	must(t, os.Chmod(controlFile, 0o666))
+	l := itEnv.launcher
+	// Neither command names the path it writes (awk puts it together, so
+	// the analyzer lets both run): only the worker's mounts tell them
+	// apart. Both files are the owner's and writable by all.
+	awk := func(dir, file, label string) string {
+		return l + ` sh 'awk "BEGIN { f = \"` + dir[:2] + `\" \"` + dir[2:] + `/` + file + `\"; printf \"x\\n\" >> f; close(f) }"; echo ` + label + `=$?'; echo sh=$?`
+	}
+	script := strings.Join([]string{
+		l + ` sh 'echo out; echo err >&2; pwd; echo made > made.txt; exit 3'; echo sh=$?`,
+		awk(".git/hooks", "pre-commit", "hook"),
+		awk("open", "file", "control"),
+		l + ` sh 'exec 3<>/dev/tcp/127.0.0.1/7401 && echo REACHED-FS'; echo net=$?`,
+		l + ` sh 'sleep 20'; echo timeout=$?`,
+		l + ` sh 'yes | head -c 5000'; echo cap=$?`,
+		l + ` sh 'touch approved.txt'; echo touch=$?`,
+		"true",
+	}, "\n")
+	r := s.agentSh(t, shellPol(), itOpts{}, script)
+	if r.code != 0 {
+		t.Fatalf("session: %s", r)
+	}
+	for _, want := range []string{"out\n" + s.ws + "\nsh=3\n", "sh=0\n", "control=0\n", "net=1\n", "timeout=118\n", "touch=119\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %s", want, r)
+		}
+	}
+	if !strings.Contains(r.stdout, "hook=2\n") || !strings.Contains(r.stderr, "Read-only file system") {
+		t.Errorf("the worker wrote the hook, or failed for another reason: %s", r)
+	}
+	if strings.Contains(r.stdout, "REACHED-FS") {
+		t.Errorf("the worker reached the agent's fs listener: %s", r)
+	}
+	if b, _ := os.ReadFile(hook); string(b) != "#!/bin/sh\n" {
+		t.Errorf("the hook changed: %q", b)
+	}
+	if b, _ := os.ReadFile(controlFile); string(b) != "#!/bin/sh\nx\n" {
+		t.Errorf("the control was not written: %q", b)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(s.ws, "made.txt"), &st); err != nil || st.Uid != owner {
+		t.Errorf("made.txt: %v, owner %d (want %d)", err, st.Uid, owner)
+	}
+	if ys := strings.Count(r.stdout, "y\n"); ys != 512 || !strings.Contains(r.stderr, "output was cut") {
+		t.Errorf("output cap (1 KiB): %d lines of y; %s", ys, r.stderr)
+	}
+	for _, want := range []string{"err\n", "killed at the policy's commands.timeout", "rule bash.declined", "commands.approval[0]"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, r)
+		}
+	}
+	mustNotExist(t, filepath.Join(s.ws, "approved.txt"), "a command needing approval ran without it")
+}
+
+// On the launcher's terminal: the person's "y" lets a command that needs
+// approval run, any other answer does not; a recursive deletion by shell
+// command needs "delete" ("y" deletes nothing), and what it deleted is
+// in a backup that restores byte for byte.
+func TestIntegrationComponentsShellApproval(t *testing.T) {
+	s := newSandbox(t)
+	store, err := storeDirFor(s.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(store) })
+	l := itEnv.launcher
+	touch := l + " sh 'touch approved.txt'; echo rc=$?"
+	if r, screen := s.ptySessionWith(t, shellPol(), touch, "no"); r.stdout != "rc=119\n" || !strings.Contains(screen, "touch approved.txt") {
+		t.Fatalf("answered no: %s; terminal %q", r, screen)
+	}
+	mustNotExist(t, filepath.Join(s.ws, "approved.txt"), "declined, the command ran")
+	if r, _ := s.ptySessionWith(t, shellPol(), touch, "y"); r.stdout != "rc=0\n" {
+		t.Fatalf("answered y: %s", r)
+	}
+	mustExist(t, filepath.Join(s.ws, "approved.txt"))
+
+	files := map[string]string{"build/a.o": "aaa", "build/sub/b.o": strings.Repeat("b", 70000)}
+	for rel, content := range files {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(s.ws, rel)), 0o755))
+		s.file(t, filepath.Join(s.ws, rel), content)
+	}
+	rm := l + " sh 'rm -rf build'; echo rc=$?"
+	r, screen := s.ptySessionWith(t, shellPol(), rm, "y")
+	if r.stdout != "rc=119\n" || !strings.Contains(screen, "deletes recursively") || !strings.Contains(screen, `Type "delete"`) {
+		t.Fatalf("answered y: %s; terminal %q", r, screen)
+	}
+	mustExist(t, filepath.Join(s.ws, "build/sub/b.o"))
+	r, _ = s.ptySessionWith(t, shellPol(), rm, "delete")
+	if r.stdout != "rc=0\n" || !strings.Contains(r.stderr, "backed up first: [") {
+		t.Fatalf("answered delete: %s", r)
+	}
+	mustNotExist(t, filepath.Join(s.ws, "build"), "the confirmed delete did not happen")
+	id := strings.Trim(strings.Fields(r.stderr[strings.Index(r.stderr, "backed up first: [")+len("backed up first: ["):])[0], "[]")
+	if rs := s.run(t, itOpts{}, l, "backups", "restore", id, "--workspace", s.ws); rs.code != 0 {
+		t.Fatalf("restore %s: %s", id, rs)
+	}
+	for rel, want := range files {
+		if b, err := os.ReadFile(filepath.Join(s.ws, rel)); err != nil || string(b) != want {
+			t.Errorf("%s after restore: %d bytes, %v", rel, len(b), err)
+		}
+	}
+}
