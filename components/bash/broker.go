@@ -18,12 +18,12 @@ import (
 // Rules of the bash component's own refusals (the decision engine's rules
 // name the rest: "structural.…", "builtin.…", "commands.approval[N]").
 const (
-	RuleParse      = "bash.parse"       // the command line does not parse, or is too large
-	RuleDeclined   = "bash.declined"    // the person said no (or nobody could be asked)
-	RuleBackup     = "bash.backup"      // the backup before a deletion failed: nothing ran
-	RuleWorker     = "bash.worker"      // the confined worker could not be started
-	RuleTooLong    = "bash.too-long"    // too long to put to the person in full
-	maxQuestionCmd = 4 << 10            // bytes of command line a question shows, at most
+	RuleParse      = "bash.parse"    // the command line does not parse, or is too large
+	RuleDeclined   = "bash.declined" // the person said no (or nobody could be asked)
+	RuleBackup     = "bash.backup"   // the backup before a deletion failed: nothing ran
+	RuleWorker     = "bash.worker"   // the confined worker could not be started
+	RuleTooLong    = "bash.too-long" // too long to put to the person in full
+	maxQuestionCmd = 4 << 10         // bytes of command line a question shows, at most
 	questionHeader = "run in the workspace (asked by the agent): "
 )
 

@@ -105,7 +105,7 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 	type op struct {
 		data     bool // the request carries data (write)
 		bashOnly bool // bash's, not the agent's (backup)
-		h    func(args json.RawMessage, data []byte) (any, []byte, error)
+		h        func(args json.RawMessage, data []byte) (any, []byte, error)
 	}
 	ops := map[string]op{
 		OpStat: {h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
