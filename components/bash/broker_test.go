@@ -1,0 +1,225 @@
+package bash
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinfold/pinfold/components/approve"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/policy"
+)
+
+// fakeWorld records what a Broker asked, backed up and ran.
+type fakeWorld struct {
+	answers  []bool // the person's answers, in order; none left: no
+	asked    []string
+	kinds    []approve.Kind
+	backedUp []string
+	backup   func(path string) (string, error)
+	ran      []Job
+}
+
+func (w *fakeWorld) broker(c policy.Commands) *Broker {
+	return &Broker{
+		Commands: c,
+		Options:  Options{Workspace: "/ws"},
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Ask: func(action, detail string, kind approve.Kind) approve.Answer {
+			w.asked = append(w.asked, action+" | "+detail)
+			w.kinds = append(w.kinds, kind)
+			if len(w.answers) == 0 {
+				return approve.Answer{Reason: "no answer"}
+			}
+			a := w.answers[0]
+			w.answers = w.answers[1:]
+			return approve.Answer{Yes: a, Reason: map[bool]string{true: "approved", false: "declined"}[a]}
+		},
+		Backup: func(_ context.Context, p string) (string, error) {
+			w.backedUp = append(w.backedUp, p)
+			if w.backup != nil {
+				return w.backup(p)
+			}
+			return "id-" + p, nil
+		},
+		Run: func(_ context.Context, j Job) Outcome {
+			w.ran = append(w.ran, j)
+			return Outcome{ExitCode: 7, Stdout: []byte("out"), Stderr: []byte("err")}
+		},
+	}
+}
+
+func TestBrokerAutoRuns(t *testing.T) {
+	w := &fakeWorld{}
+	d, r := w.broker(policy.Commands{Timeout: policy.Duration(time.Minute), Output: 5 << 20}).Handle(context.Background(), "ls -la")
+	if !d.Allowed || r == nil || r.ExitCode != 7 || string(r.Stdout) != "out" || string(r.Stderr) != "err" {
+		t.Fatalf("%+v %+v", d, r)
+	}
+	if len(w.asked) != 0 || len(w.ran) != 1 {
+		t.Fatalf("asked %q, ran %+v", w.asked, w.ran)
+	}
+	// The cap is at most what one answer carries; the timeout is the policy's.
+	if j := w.ran[0]; j.Command != "ls -la" || j.Timeout != time.Minute || j.Output != rpc.MaxData {
+		t.Errorf("job %+v", j)
+	}
+	w2 := &fakeWorld{}
+	w2.broker(policy.Commands{}).Handle(context.Background(), "true")
+	if j := w2.ran[0]; j.Timeout != time.Duration(policy.Default().Commands.Timeout) || j.Output != 0 {
+		t.Errorf("unset limits: %+v", j)
+	}
+}
+
+func TestBrokerRefusedAndInvalid(t *testing.T) {
+	for _, c := range []struct{ cmd, rule string }{
+		{"mount /dev/sda1 /mnt", "structural."},
+		{"echo 'unterminated", RuleParse},
+		{"echo a\x00b", RuleParse},
+		{strings.Repeat("x", MaxSize+1), RuleParse},
+	} {
+		w := &fakeWorld{answers: []bool{true, true}}
+		d, r := w.broker(policy.Commands{}).Handle(context.Background(), c.cmd)
+		if d.Allowed || r != nil || !strings.HasPrefix(d.Rule, c.rule) {
+			t.Errorf("%.40q: %+v", c.cmd, d)
+		}
+		if len(w.ran) != 0 || len(w.asked) != 0 {
+			t.Errorf("%.40q: ran %d, asked %q", c.cmd, len(w.ran), w.asked)
+		}
+	}
+}
+
+// Approval: the person sees the whole command (quoted, so a newline or
+// an escape cannot hide a part) and the rule; only yes runs it; nobody to
+// ask is no; a command too long to show is not put to them.
+func TestBrokerApproval(t *testing.T) {
+	c := policy.Commands{Approval: []policy.Command{"touch"}}
+	for _, yes := range []bool{true, false} {
+		w := &fakeWorld{answers: []bool{yes}}
+		d, _ := w.broker(c).Handle(context.Background(), "touch a\necho b")
+		if d.Allowed != yes || len(w.ran) != map[bool]int{true: 1, false: 0}[yes] {
+			t.Errorf("answer %v: %+v, ran %d", yes, d, len(w.ran))
+		}
+		if len(w.asked) != 1 || !strings.Contains(w.asked[0], `"touch a\necho b"`) || !strings.Contains(w.asked[0], "commands.approval[0]") || w.kinds[0] != approve.Approve {
+			t.Errorf("question %q %v", w.asked, w.kinds)
+		}
+	}
+	b := (&fakeWorld{}).broker(c)
+	b.Ask = nil
+	if d, _ := b.Handle(context.Background(), "touch x"); d.Allowed || d.Rule != RuleDeclined {
+		t.Errorf("nobody to ask: %+v", d)
+	}
+	w := &fakeWorld{answers: []bool{true}}
+	if d, _ := w.broker(c).Handle(context.Background(), "touch "+strings.Repeat("a", maxQuestionCmd)); d.Allowed || d.Rule != RuleTooLong || len(w.asked) != 0 {
+		t.Errorf("too long: %+v, asked %d", d, len(w.asked))
+	}
+}
+
+// A recursive deletion: confirmed (ConfirmDelete), each root backed up
+// before anything runs; declined, nothing is backed up or run; a backup
+// that fails runs nothing; no room needs the irreversible confirmation;
+// a root that is not there is nothing to keep.
+func TestBrokerRecursiveDelete(t *testing.T) {
+	ctx := context.Background()
+	w := &fakeWorld{answers: []bool{true}}
+	d, r := w.broker(policy.Commands{}).Handle(ctx, "rm -rf build dist/x build/y")
+	if !d.Allowed || !slices.Equal(w.backedUp, []string{"build", "dist/x"}) || !slices.Equal(r.Backups, []string{"id-build", "id-dist/x"}) || len(w.ran) != 1 {
+		t.Fatalf("%+v %+v backed up %q", d, r, w.backedUp)
+	}
+	if w.kinds[0] != approve.ConfirmDelete || !strings.Contains(w.asked[0], "deletes recursively") || !strings.Contains(w.asked[0], "backed up first: build, dist/x") {
+		t.Errorf("question %q", w.asked)
+	}
+
+	w = &fakeWorld{answers: []bool{false}}
+	if d, _ := w.broker(policy.Commands{}).Handle(ctx, "rm -rf build"); d.Allowed || len(w.backedUp) != 0 || len(w.ran) != 0 {
+		t.Errorf("declined: %+v backed up %q ran %d", d, w.backedUp, len(w.ran))
+	}
+
+	w = &fakeWorld{answers: []bool{true}, backup: func(string) (string, error) { return "", errors.New("disk on fire") }}
+	if d, _ := w.broker(policy.Commands{}).Handle(ctx, "rm -rf build"); d.Allowed || d.Rule != RuleBackup || len(w.ran) != 0 {
+		t.Errorf("backup failed: %+v ran %d", d, len(w.ran))
+	}
+
+	for _, second := range []bool{false, true} {
+		w = &fakeWorld{answers: []bool{true, second}, backup: func(string) (string, error) { return "", ErrNoRoom }}
+		d, r := w.broker(policy.Commands{}).Handle(ctx, "rm -rf build")
+		if d.Allowed != second || len(w.ran) != map[bool]int{true: 1, false: 0}[second] || len(w.kinds) != 2 || w.kinds[1] != approve.Irreversible {
+			t.Errorf("no room, irreversible %v: %+v ran %d kinds %v", second, d, len(w.ran), w.kinds)
+		}
+		if second && len(r.Backups) != 0 {
+			t.Errorf("irreversible delete reports backups %q", r.Backups)
+		}
+	}
+
+	w = &fakeWorld{answers: []bool{true}, backup: func(string) (string, error) { return "", ErrAbsent }}
+	if d, _ := w.broker(policy.Commands{}).Handle(ctx, "mkdir -p t && rm -rf t"); !d.Allowed || len(w.ran) != 1 {
+		t.Errorf("absent target: %+v ran %d", d, len(w.ran))
+	}
+
+	// After a cd, relative targets are not the workspace's: all of it is kept.
+	w = &fakeWorld{answers: []bool{true}}
+	w.broker(policy.Commands{}).Handle(ctx, "cd sub && rm -rf build")
+	if !slices.Equal(w.backedUp, []string{"."}) {
+		t.Errorf("after cd: backed up %q", w.backedUp)
+	}
+}
+
+func TestBackupRoots(t *testing.T) {
+	for _, c := range []struct {
+		targets []string
+		want    []string
+	}{
+		{[]string{"build"}, []string{"build"}},
+		{[]string{"./build/"}, []string{"build"}},
+		{[]string{"/ws/build"}, []string{"build"}},
+		{[]string{"build/*.o"}, []string{"build"}},
+		{[]string{"*"}, []string{"."}},
+		{[]string{"."}, []string{"."}},
+		{[]string{"$HOME/x"}, []string{"."}},
+		{[]string{"~/x"}, []string{"."}},
+		{[]string{"a/$(echo b)/c"}, []string{"a"}},
+		{[]string{"../ws/build"}, []string{"build"}},
+		{[]string{"../other"}, nil},
+		{[]string{"/tmp/x"}, nil},
+		{[]string{"/"}, []string{"."}},
+		{[]string{"/w"}, nil},
+		{[]string{"/wsx/a"}, nil},
+		{[]string{"a/b", "a"}, []string{"a"}},
+		{[]string{"a", "a/b", "b", "."}, []string{"."}},
+		{[]string{`a\ b/c`}, []string{"."}},
+	} {
+		if got := BackupRoots(c.targets, "/ws"); !slices.Equal(got, c.want) {
+			t.Errorf("%q: got %q, want %q", c.targets, got, c.want)
+		}
+	}
+}
+
+// The runner channel: jobs and outcomes in order, a malformed job
+// answered as such, and a broken channel an outcome with Error set.
+func TestRunnerChannel(t *testing.T) {
+	a, b := net.Pipe()
+	go ServeRunner(b, func(j Job) Outcome {
+		return Outcome{ExitCode: len(j.Command), Stdout: []byte(j.Command), Stderr: []byte{0, 1, 2}}
+	})
+	rc := NewRunnerClient(a)
+	for _, cmd := range []string{"echo hi", "", strings.Repeat("z", MaxSize)} {
+		o := rc.Run(context.Background(), Job{Command: cmd, Timeout: time.Second})
+		if o.Error != "" || o.ExitCode != len(cmd) || string(o.Stdout) != cmd || string(o.Stderr) != "\x00\x01\x02" {
+			t.Fatalf("%.20q: %+v", cmd, o)
+		}
+	}
+	a.Write([]byte("{not json\n"))
+	line := make([]byte, 256)
+	n, _ := a.Read(line)
+	if !strings.Contains(string(line[:n]), "malformed job") {
+		t.Errorf("malformed: %q", line[:n])
+	}
+	a.Close()
+	if o := rc.Run(context.Background(), Job{Command: "x"}); o.Error == "" {
+		t.Errorf("closed channel: %+v", o)
+	}
+}
