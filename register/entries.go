@@ -325,8 +325,16 @@ func entries() []Entry {
 
 		sr("SR-44", "A recursive delete is confirmed and backed up first",
 			"An agent deletes the wrong tree (the workspace, a home directory, a repository) and nothing can bring it back.",
-			`Through fs a recursive delete needs the person's separate confirmation (the word "delete", default cancel), and before anything is removed a copy is staged in the workspace's backup store (root's, outside the agent's reach) and verified against the tree by hash; when no backup fits the quota, only a second, explicit irreversible confirmation lets it go ahead; any other backup failure cancels it. The tree is removed by descriptor (links removed, never followed). launcher backups restores byte for byte and never overwrites.`,
-			Boundary, "launcher.TestIntegrationComponentsRecursiveDelete", "components/fs.TestDeleteRecursiveBackedUp", "components/fs.TestDeleteRecursiveNoRoom", "components/fs.TestDeleteRecursiveBackupFails", "components/fs/backup.TestQuotaEviction", "components/fs/backup.TestStageDeleteRestore", "components/fs/backup.TestSourceChangedDuringStaging", "components/fs/backup.TestFullDiskMidCopy"),
+			`Through fs, or through a shell command bash recognises as one (rm -r in every spelling, find -delete, git clean -fdx…), a recursive delete needs the person's separate confirmation (the word "delete", default cancel), and before anything is removed a copy is staged in the workspace's backup store (root's, outside the agent's reach) and verified against the tree by hash; for a shell command the copy is of each target's literal leading directory (a glob or variable widens it, a cd makes it the whole workspace); when no backup fits the quota, only a second, explicit irreversible confirmation lets it go ahead; any other backup failure cancels it. fs removes the tree by descriptor (links removed, never followed). launcher backups restores byte for byte and never overwrites.`,
+			Boundary, "launcher.TestIntegrationComponentsRecursiveDelete", "launcher.TestIntegrationComponentsShellApproval", "components/bash.TestBrokerRecursiveDelete", "components/bash.TestBackupRoots", "components/fs.TestBackupForBash", "components/fs.TestDeleteRecursiveBackedUp", "components/fs.TestDeleteRecursiveNoRoom", "components/fs.TestDeleteRecursiveBackupFails", "components/fs/backup.TestQuotaEviction", "components/fs/backup.TestStageDeleteRestore", "components/fs/backup.TestSourceChangedDuringStaging", "components/fs/backup.TestFullDiskMidCopy"),
+		sr("SR-45", "The agent's shell commands are decided before they run, and run confined",
+			"An agent runs git push, a publish or a deployment, or a command it hid in a substitution, a bash -c string or a wrapper, without the person knowing.",
+			"In components mode the agent runs commands only through bash (launcher sh): every simple command is found and decided under [commands] and the built-in rules; what needs approval is shown whole (quoted) on the launcher's terminal and runs only on the person's yes; refused commands never run; what runs, runs as bash --norc --noprofile -c in a worker the launcher confines like an agent (a throwaway uid, Landlock, seccomp, namespaces with no network, the agent's limits, no shell start-up variables), killed at commands.timeout, its output cut at commands.output. Nothing is retried any other way.",
+			Boundary, "launcher.TestIntegrationComponentsShell", "launcher.TestIntegrationComponentsShellApproval", "components/bash.TestBrokerApproval", "components/bash.TestBrokerRefusedAndInvalid", "components/bash.TestBrokerAutoRuns", "components/bash.TestRunnerChannel"),
+		sr("SR-46", "A command worker cannot rewrite protected paths",
+			"A command that does not name .git/hooks (a build script, an interpreter one-liner that assembles the path) rewrites a git hook or a shell start-up file, which then runs outside the sandbox.",
+			"Before each command the launcher walks the workspace (bounded; failing rather than answering from part of it) for the protected paths that exist — the built-in names at any depth, git's hooks, config and commondir beneath every .git, the policy's own, the launcher's files — and mounts each read-only over the worker's writable workspace: whatever the analyzer saw, writes fail with EROFS.",
+			Boundary, "launcher.TestIntegrationComponentsShell", "components/fs.TestProtectedIn", "components/fs.TestProtectedInTooLarge"),
 
 		// The evidence.
 		{ID: "SR-09", Title: "A refusal counts only with a successful control run",
@@ -393,5 +401,13 @@ func entries() []Entry {
 			"A hard link inside the workspace to a file outside it (made by someone who could write both) is the same file: path resolution cannot tell, and fs reads it. fs's writes replace the name (rename), so they never change the outside file.",
 			"Said in the fs package's documentation and shown by its test; the workspace must not hold hard links the person did not mean.",
 			"components/fs.TestHardLinkLimit"),
+		sd("SD-16", "Command workers have no network",
+			`A command run through launcher sh runs in an empty network namespace even when the policy is in "proxy" mode (net serves the agent's namespace, not a worker's): npm install or git fetch through sh fails.`,
+			"Said in launcher sh --help and the session's documentation; the agent's own tools reach the network through net.",
+			"launcher.TestIntegrationComponentsShell"),
+		sd("SD-17", "Protected paths made during a command are not read-only",
+			"The read-only mounts are of the protected paths that exist when a command starts: a command that creates .vscode/ or a nested repository's .git/hooks may write in it during that command; a protected name that is a symbolic link is not mounted over.",
+			"The next command finds it and mounts it; fs and the analyzer still ask before any request or command that names one; git's hooks and config exist in every repository, so they are covered from its start.",
+			"components/fs.TestProtectedIn"),
 	}
 }
