@@ -224,4 +224,21 @@
 //   - env -S with quotes or expansions in its string is dynamic rather
 //     than split; $'…' with escapes is treated as not a literal rather
 //     than decoded.
+//
+// # The component
+//
+// Main is the bash process (component.go): it confines itself to no
+// files, no new sockets and no exec, then serves one operation, run, to
+// the agent alone. Broker.Handle decides the line and then: Refuse, a
+// denial naming the rule; Approve, the person is asked with the whole
+// command quoted (a newline or a control character cannot hide a part;
+// a line too long to show is refused rather than shown in part);
+// ConfirmDelete, a separate "delete" confirmation naming what is kept,
+// then fs backs up each target's literal leading directory (BackupRoots;
+// after a cd anywhere on the line, the whole workspace), and a target
+// with no room needs the "irreversible" word; any other backup failure
+// runs nothing. What may run is sent to the launcher (the runner
+// channel), which runs it in a confined worker and returns its exit
+// status and capped output (see components/session). A failure to make
+// the worker is an error; nothing is retried another way.
 package bash

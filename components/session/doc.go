@@ -26,6 +26,22 @@
 // environment names the address and the credential (AgentEnv), and
 // AgentClient reads them back inside the sandbox.
 //
+// Attach then starts bash (AgentBashAddr), with a socketpair to fs of
+// its own (for backups before a confirmed deletion), an approval channel
+// and the runner channel. bash decides; the launcher runs: each job bash
+// sends on the runner channel is run here, by runWorker, as
+// `bash --noprofile --norc -c COMMAND` under launcher.WorkerPolicy — a
+// whole launch (stage 1, stage 2, a throwaway uid, the workspace
+// idmapped, no network) with the workspace's protected paths
+// (fs.ProtectedIn: found anew for every command) mounted read-only over
+// it, stdin empty, output capped, killed at its timeout. DESIGN.md §5 has
+// bash run its workers; here bash holds no privilege at all (it is
+// confined to no files, no sockets and no exec before it serves), and the
+// workers are made by the one process that can make namespaces and
+// idmapped mounts, so a bash taken over by a hostile command line can ask
+// for a worker but cannot shape its confinement. Stop cancels running
+// workers and waits for them before it stops the components.
+//
 // Stop kills every component and empties the directory but for the
 // components' logs, which the person may read after the session; Summary
 // counts their requests, denials and refused connections. A session whose
@@ -35,8 +51,8 @@
 //
 // # Limitations
 //
-//   - kms, fs and net exist; bash does not yet (the agent has no shell
-//     component to ask).
+//   - Workers run one at a time, with no network (SD-16): net's proxy
+//     listens in the agent's namespace only.
 //   - fs serves the workspace only: one tree, one idmapped mount (one
 //     owner). A workspace on a file system without idmapped mounts is
 //     refused at Attach.
