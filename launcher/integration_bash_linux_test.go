@@ -3,6 +3,7 @@ package launcher
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -141,5 +142,47 @@ func TestIntegrationComponentsShellApproval(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(s.ws, rel)); err != nil || string(b) != want {
 			t.Errorf("%s after restore: %d bytes, %v", rel, len(b), err)
 		}
+	}
+}
+
+// The store's quota through real shell deletions in one session: a
+// second backup that does not fit beside the first evicts it; a tree
+// that fits no store even empty is deleted only on the second,
+// "irreversible" confirmation, and evicts nothing.
+func TestIntegrationComponentsShellQuota(t *testing.T) {
+	s := newSandbox(t)
+	store, err := storeDirFor(s.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(store) })
+	for name, size := range map[string]int{"a": 100 << 10, "b": 100 << 10, "c": 400 << 10} {
+		must(t, os.Mkdir(filepath.Join(s.ws, name), 0o755))
+		s.file(t, filepath.Join(s.ws, name, "data"), strings.Repeat(name, size))
+	}
+	p := componentsPol()
+	p.extra = "[backups]\nquota = \"150KiB\"\n"
+	l := itEnv.launcher
+	script := l + " sh 'rm -rf a'; echo a=$?; " + l + " sh 'rm -rf b'; echo b=$?; " + l + " sh 'rm -rf c'; echo c=$?"
+	r, screen := s.ptySessionWith(t, p, script, "delete", "delete", "delete", "irreversible")
+	if r.stdout != "a=0\nb=0\nc=0\n" || strings.Count(screen, `Type "irreversible"`) != 1 {
+		t.Fatalf("%s; terminal %q", r, screen)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		mustNotExist(t, filepath.Join(s.ws, name), name+" was not deleted")
+	}
+	ids := regexp.MustCompile(`backed up first: \[([0-9A-Za-z.-]+)\]`).FindAllStringSubmatch(r.stderr, -1)
+	if len(ids) != 2 {
+		t.Fatalf("want backups for a and b alone: %s", r.stderr)
+	}
+	list := s.run(t, itOpts{}, l, "backups", "list", "--workspace", s.ws)
+	if strings.Contains(list.stdout, ids[0][1]) || !strings.Contains(list.stdout, ids[1][1]) {
+		t.Fatalf("a's backup should be evicted and b's kept: %s", list)
+	}
+	if rs := s.run(t, itOpts{}, l, "backups", "restore", ids[1][1], "--workspace", s.ws); rs.code != 0 {
+		t.Fatalf("restore b: %s", rs)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.ws, "b", "data")); err != nil || string(b) != strings.Repeat("b", 100<<10) {
+		t.Errorf("b after restore: %d bytes, %v", len(b), err)
 	}
 }

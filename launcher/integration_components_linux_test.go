@@ -524,8 +524,9 @@ func (s *itSandbox) ptySession(t *testing.T, script, answer string) (itResult, s
 	return s.ptySessionWith(t, componentsPol(), script, answer)
 }
 
-// ptySessionWith is ptySession under the components-mode policy p.
-func (s *itSandbox) ptySessionWith(t *testing.T, p itPol, script, answer string) (itResult, string) {
+// ptySessionWith is ptySession under the components-mode policy p, with
+// one answer per question, in order ("" leaves a question unanswered).
+func (s *itSandbox) ptySessionWith(t *testing.T, p itPol, script string, answers ...string) (itResult, string) {
 	t.Helper()
 	master, slave := openPTY(t)
 	path, hash := s.writePolicy(t, p)
@@ -534,17 +535,16 @@ func (s *itSandbox) ptySessionWith(t *testing.T, p itPol, script, answer string)
 	o := itOpts{stdin: slave, ctty: true, onStart: func(int) {
 		go func() {
 			buf := make([]byte, 4096)
-			answered := false
+			answered := 0
 			for {
 				n, err := master.Read(buf)
 				mu.Lock()
 				screen.Write(buf[:max(n, 0)])
-				ask := !answered && strings.Contains(screen.String(), "to allow")
+				asked := strings.Count(screen.String(), "to allow")
 				mu.Unlock()
-				if ask {
-					answered = true
-					if answer != "" {
-						master.WriteString(answer + "\n")
+				for ; answered < asked && answered < len(answers); answered++ {
+					if answers[answered] != "" {
+						master.WriteString(answers[answered] + "\n")
 					}
 				}
 				if err != nil {
