@@ -35,9 +35,11 @@ type Response struct {
 const (
 	handshakeTimeout = 10 * time.Second
 	readTimeout      = 30 * time.Second // a frame, once its first bytes came
-	writeTimeout     = 30 * time.Second
 	idleTimeout      = 2 * time.Minute
 )
+
+// writeTimeout bounds writing one answer (a variable for the tests).
+var writeTimeout = 30 * time.Second
 
 // Server serves one component's operations over mutual TLS.
 type Server struct {
@@ -254,7 +256,12 @@ func (s *Server) serveConn(sc *serverConn, cfg *tls.Config) {
 		if err != nil {
 			return // closed, timed out, or cut short: nothing to answer
 		}
-		tc.SetDeadline(time.Now().Add(writeTimeout))
+		// No deadline while the handler runs (it may wait for the person,
+		// or for a command): the answer's write gets its own, in answer.
+		// A deadline that ran out during the handler would drop the
+		// answer to a request that was served, and the client could send
+		// it again.
+		tc.SetDeadline(time.Time{})
 		if !s.serveFrame(tc, caller, b) {
 			return
 		}
@@ -307,5 +314,6 @@ func (s *Server) answer(tc *tls.Conn, caller pki.Role, op string, d Decision, re
 		s.log.Error("encode response", "op", op, "error", err)
 		return false
 	}
+	tc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	return writeResponse(tc, meta, data) == nil
 }

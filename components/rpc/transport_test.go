@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,9 +25,10 @@ import (
 )
 
 type fixture struct {
-	sess *pki.Session
-	sock string
-	logs *syncbuf.Buffer
+	sess      *pki.Session
+	sock      string
+	logs      *syncbuf.Buffer
+	slowCalls atomic.Int32
 }
 
 // serveFS serves an fs-role server with two operations on a Unix socket:
@@ -65,6 +67,11 @@ func serveFSPeers(t *testing.T, peers []uint32) *fixture {
 	})
 	srv.Handle("deny-json", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
 		return Deny(ReasonNoRule, "deny-rule", "denied for the test"), map[string]string{"leak": "must-not-travel"}
+	})
+	srv.Handle("slow", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
+		f.slowCalls.Add(1)
+		time.Sleep(300 * time.Millisecond)
+		return Allow("slow-rule"), nil
 	})
 	srv.Handle("confused", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
 		return Decision{Allowed: true, Reason: ReasonNoRule}, map[string]string{"leak": "must-not-travel"}
@@ -427,5 +434,27 @@ func TestServeConn(t *testing.T) {
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil {
 		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// A handler that takes longer than the write timeout (it waited for the
+// person, or for a command) still has its answer delivered, and on a
+// kept connection the request is not sent again: the write deadline
+// starts when the answer is written, not when the request was read.
+func TestSlowHandlerAnsweredOnce(t *testing.T) {
+	old := writeTimeout
+	writeTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { writeTimeout = old })
+	f := serveFS(t)
+	c := f.client(t, pki.Agent)
+	if d, err := c.Call(ctx(t), "echo", nil, nil); err != nil || !d.Allowed {
+		t.Fatalf("warm-up: %+v %v", d, err) // the next call reuses this connection
+	}
+	d, err := c.Call(ctx(t), "slow", nil, nil)
+	if err != nil || !d.Allowed || d.Rule != "slow-rule" {
+		t.Fatalf("%+v %v", d, err)
+	}
+	if n := f.slowCalls.Load(); n != 1 {
+		t.Errorf("the handler ran %d times", n)
 	}
 }
