@@ -260,6 +260,10 @@ func hideList(p *policy.Policy) []string {
 // stage 2 until it is mounted.
 const maxReadOnly = 256
 
+// maxTrees bounds all the trees of a launch (stage 2 holds two
+// descriptors for each until it mounts them).
+const maxTrees = 400
+
 func treeList(p *policy.Policy, hide []string, idmapOwner int, readOnly []string) ([]TreePlan, error) {
 	covered := append([]string{privateTmp, "/dev/shm"}, hide...)
 	under := func(l policy.Path) bool {
@@ -299,17 +303,34 @@ func treeList(p *policy.Policy, hide []string, idmapOwner int, readOnly []string
 		}
 	}
 	// Read-only trees inside write trees: a longer path sorts after the
-	// write tree it lies in, so it is mounted over it.
+	// write tree it lies in, so it is mounted over it. Every directory
+	// between the write tree and it is mounted again on itself, writable:
+	// a mount point cannot be renamed (EBUSY), so the read-only tree
+	// cannot be moved aside with its parent and a new, writable one made
+	// in its place (mv .git .git-old; mkdir .git).
 	if len(readOnly) > maxReadOnly {
 		return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("%d read-only paths inside the write paths, more than the %d one launch mounts", len(readOnly), maxReadOnly)}
 	}
+	pinned := map[string]bool{}
 	for _, r := range readOnly {
-		if !slices.ContainsFunc(p.Files.Write, func(w policy.Path) bool { return w.Contains(policy.Path(r)) && w != policy.Path(r) }) {
+		i := slices.IndexFunc(p.Files.Write, func(w policy.Path) bool { return w.Contains(policy.Path(r)) && w != policy.Path(r) })
+		if i < 0 {
 			return nil, fmt.Errorf("read-only path %s is not beneath a write path", r)
+		}
+		for dir := filepath.Dir(r); dir != string(p.Files.Write[i]) && policy.Path(p.Files.Write[i]).Contains(policy.Path(dir)); dir = filepath.Dir(dir) {
+			if !pinned[dir] && !slices.Contains(readOnly, dir) {
+				pinned[dir] = true
+				if err := add(TreePlan{Path: dir, Write: true}); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if err := add(TreePlan{Path: r}); err != nil {
 			return nil, err
 		}
+	}
+	if len(out) > maxTrees {
+		return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("%d trees to mount, more than the %d one launch mounts", len(out), maxTrees)}
 	}
 	slices.SortStableFunc(out, func(a, b TreePlan) int { return len(a.Path) - len(b.Path) })
 	return out, nil

@@ -1,6 +1,8 @@
 package launcher
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,6 +57,13 @@ func TestIntegrationComponentsShell(t *testing.T) {
 		awk(".git/hooks", "pre-commit", "hook"),
 		awk("open", "file", "control"),
 		l + ` sh 'exec 3<>/dev/tcp/127.0.0.1/7401 && echo REACHED-FS'; echo net=$?`,
+		// Moving the repository aside (to make a new .git with a writable
+		// config) fails: every directory above a read-only path is a
+		// mount point, which cannot be renamed (perl dies with EBUSY, 16).
+		l + ` sh 'perl -e "rename(q(.g).q(it), q(old)) or die qq(rename: \$!\n)"; echo mv=$?'; echo sh=$?`,
+		// A protected path the command makes was writable to it: the
+		// agent is told.
+		l + ` sh 'perl -e "mkdir(q(.vs).q(code)) or die"'; echo made=$?`,
 		l + ` sh 'sleep 20'; echo timeout=$?`,
 		l + ` sh 'yes | head -c 5000'; echo cap=$?`,
 		l + ` sh 'touch approved.txt'; echo touch=$?`,
@@ -64,7 +73,7 @@ func TestIntegrationComponentsShell(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("session: %s", r)
 	}
-	for _, want := range []string{"out\n" + s.ws + "\nsh=3\n", "sh=0\n", "control=0\n", "net=1\n", "timeout=118\n", "touch=119\n"} {
+	for _, want := range []string{"out\n" + s.ws + "\nsh=3\n", "sh=0\n", "control=0\n", "net=1\n", "mv=16\n", "made=0\n", "timeout=118\n", "touch=119\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q: %s", want, r)
 		}
@@ -88,12 +97,29 @@ func TestIntegrationComponentsShell(t *testing.T) {
 	if ys := strings.Count(r.stdout, "y\n"); ys != 512 || !strings.Contains(r.stderr, "output was cut") {
 		t.Errorf("output cap (1 KiB): %d lines of y; %s", ys, r.stderr)
 	}
-	for _, want := range []string{"err\n", "killed at the policy's commands.timeout", "rule bash.declined", "commands.approval[0]"} {
+	for _, want := range []string{"err\n", "rename: Device or resource busy", "made the protected path " + filepath.Join(s.ws, ".vscode"), "killed at the policy's commands.timeout", "rule bash.declined", "commands.approval[0]"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q: %s", want, r)
 		}
 	}
 	mustNotExist(t, filepath.Join(s.ws, "approved.txt"), "a command needing approval ran without it")
+	mustNotExist(t, filepath.Join(s.ws, "old"), "the repository was moved aside")
+}
+
+// The launcher's own files are never readable: with the policy file in
+// the workspace, commands do not run at all (fs hides it; a worker that
+// reads the workspace would read it).
+func TestIntegrationComponentsShellAuthority(t *testing.T) {
+	s := newSandbox(t)
+	text := s.policyText(shellPol())
+	path := filepath.Join(s.ws, "policy.toml")
+	must(t, os.WriteFile(path, []byte(text), 0o644))
+	sum := sha256.Sum256([]byte(text))
+	l := itEnv.launcher
+	r := s.run(t, itOpts{}, l, "--quiet", "--policy-sha256", hex.EncodeToString(sum[:]), "--policy", path, "--", "/usr/bin/sh", "-c", l+" sh 'cat pol*'; echo sh=$?")
+	if r.stdout != "sh=125\n" || !strings.Contains(r.stderr, "lies in the workspace") || strings.Contains(r.stdout+r.stderr, "version = 1") {
+		t.Fatalf("%s", r)
+	}
 }
 
 // On the launcher's terminal: the person's "y" lets a command that needs

@@ -34,7 +34,8 @@ type LaunchOptions struct {
 	// in wrapper mode.
 	Beside Beside
 	// ReadOnly are existing paths beneath the write paths mounted
-	// read-only over them (Request.ReadOnly).
+	// read-only over them, the directories between pinned in place
+	// (Request.ReadOnly).
 	ReadOnly []string
 }
 

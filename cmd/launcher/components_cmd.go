@@ -61,7 +61,7 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 	}
 	s, err := session.Start(session.Config{Launcher: exe, Root: sessionRoot, Rules: p.Secrets, Secrets: secrets,
 		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network, Asker: asker, BackupQuota: int64(p.Backups.Quota),
-		Authority: authorityPaths(policyFile, vaultPath), Worker: launcher.WorkerPolicy(p)})
+		Authority: authorityPaths(policyFile, vaultPath, keyFile), Worker: launcher.WorkerPolicy(p)})
 	if err != nil {
 		return nil, nil, fail(exitFailure, "", "components: %v: nothing was started", err)
 	}
@@ -78,9 +78,15 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 // authorityPaths are the launcher's own files a components-mode agent
 // must not reach through fs: the policy file and the vault with its lock
 // (the given vault or the default, whether or not it exists yet; its
-// temporary files live only while `launcher secrets` writes it).
-func authorityPaths(policyFile, vaultPath string) []string {
+// temporary files live only while `launcher secrets` writes it), and the
+// key file when one is given.
+func authorityPaths(policyFile, vaultPath string, keyFile ...string) []string {
 	var out []string
+	for _, k := range keyFile {
+		if abs, err := filepath.Abs(k); err == nil && k != "" {
+			out = append(out, abs)
+		}
+	}
 	if abs, err := filepath.Abs(policyFile); err == nil {
 		out = append(out, abs)
 	}

@@ -26,7 +26,9 @@ not its protected paths (git hooks and config, shell start-up files,
 The command's stdout and stderr are printed as they were captured, and
 its exit status is sh's. A command bash refuses, or the person declines,
 prints the reason and the rule and exits 119; one killed at its timeout
-exits 118.
+exits 118; a worker the launcher could not make exits 125. A command's
+own status may be any of these too: the message on stderr tells them
+apart.
 ` + exitCodesHelp
 
 // exitTimedOut is a command killed at its timeout.
@@ -49,6 +51,9 @@ func (e env) shVerb(args []string) error {
 	if err != nil {
 		return fail(exitFailure, "", "sh: %v", err)
 	}
+	if !d.Allowed && d.Rule == bash.RuleWorker {
+		return fail(exitFailure, "", "sh: %s", d.Detail) // not a decision: the launcher failed
+	}
 	if err := denied("sh", d); err != nil {
 		return err
 	}
@@ -57,12 +62,18 @@ func (e env) shVerb(args []string) error {
 	if len(r.Backups) > 0 {
 		fmt.Fprintf(e.stderr, "launcher: sh: backed up first: %v (launcher backups)\n", r.Backups)
 	}
+	for _, p := range r.Created {
+		fmt.Fprintf(e.stderr, "launcher: warning: sh: the command made the protected path %s (read-only for the next command)\n", p)
+	}
 	if r.Truncated {
 		fmt.Fprintln(e.stderr, "launcher: warning: sh: the output was cut at the policy's commands.output")
 	}
 	if r.TimedOut {
 		fmt.Fprintln(e.stderr, "launcher: error: sh: the command was killed at the policy's commands.timeout")
 		return silentExit(exitTimedOut)
+	}
+	if r.ExitCode < 0 || r.ExitCode > 255 {
+		return fail(exitFailure, "", "sh: the command ended without an exit status (%d)", r.ExitCode)
 	}
 	if r.ExitCode != 0 {
 		return silentExit(r.ExitCode)

@@ -2,12 +2,14 @@ package bash
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pinfold/pinfold/components/approve"
@@ -44,7 +46,10 @@ type Outcome struct {
 	Stderr    []byte `json:"stderr"`
 	Truncated bool   `json:"truncated,omitempty"` // output beyond Job.Output was dropped
 	TimedOut  bool   `json:"timed_out,omitempty"` // killed at Job.Timeout
-	Error     string `json:"error,omitempty"`
+	// Created are protected paths that did not exist when the command
+	// started and do now: they were writable to it.
+	Created []string `json:"created,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // RunArgs is the agent's request: one command line, run by bash -c in the
@@ -61,6 +66,7 @@ type RunResult struct {
 	Truncated bool     `json:"truncated,omitempty"`
 	TimedOut  bool     `json:"timed_out,omitempty"`
 	Backups   []string `json:"backups,omitempty"` // made before a confirmed deletion
+	Created   []string `json:"created,omitempty"` // protected paths the command made (Outcome.Created)
 	Stdout    []byte   `json:"-"`
 	Stderr    []byte   `json:"-"`
 }
@@ -83,9 +89,11 @@ type Broker struct {
 	// Run hands the job to a confined worker.
 	Run func(ctx context.Context, j Job) Outcome
 	Log *slog.Logger
+
+	mu sync.Mutex // one job at a time, from its backup to its end
 }
 
-// Handle decides command and, when it may run, runs it.
+// Handle decides command and, when it may, runs it.
 func (b *Broker) Handle(ctx context.Context, command string) (rpc.Decision, *RunResult) {
 	deny := func(reason rpc.Reason, rule, detail string) (rpc.Decision, *RunResult) {
 		b.Log.Info("run", "allowed", false, "rule", rule, "detail", detail)
@@ -97,58 +105,123 @@ func (b *Broker) Handle(ctx context.Context, command string) (rpc.Decision, *Run
 	}
 	d := DecideWith(a, b.Commands, b.Options)
 	shown := strconv.Quote(command)
-	var backups []string
+	if d.Action != Auto && d.Action != Refuse && tooLong(shown) {
+		return deny(rpc.ReasonNoRule, RuleTooLong, fmt.Sprintf("the command needs the person (%s) and is too long to show them in full (%d bytes quoted, at most %d)", d.Rule, len(shown), maxQuestionCmd))
+	}
+	var keep []string
 	switch d.Action {
 	case Refuse:
 		return deny(rpc.ReasonNoRule, d.Rule, d.Reason+" ("+d.Command+")")
 	case Approve:
-		if len(shown) > maxQuestionCmd {
-			return deny(rpc.ReasonNoRule, RuleTooLong, fmt.Sprintf("the command needs the person's approval (%s) and is too long (%d bytes quoted, at most %d) to show them in full", d.Rule, len(shown), maxQuestionCmd))
-		}
-		if ans := b.ask(questionHeader+shown, d.Rule+": "+d.Reason, approve.Approve); !ans.Yes {
+		if ans := b.ask(questionHeader+shown, attention(a, b.Commands, b.Options), approve.Approve); !ans.Yes {
 			return deny(rpc.ReasonNoRule, RuleDeclined, fmt.Sprintf("the person did not approve it (%s; it needs approval under %s)", ans.Reason, d.Rule))
 		}
 	case ConfirmDelete:
-		if len(shown) > maxQuestionCmd {
-			return deny(rpc.ReasonNoRule, RuleTooLong, fmt.Sprintf("the command deletes recursively and is too long (%d bytes quoted, at most %d) to show the person in full", len(shown), maxQuestionCmd))
-		}
-		keep := BackupRoots(d.Targets, b.Options.Workspace)
-		if changesDirectory(a) {
-			// Relative targets are relative to a directory the analyzer
-			// cannot follow: keep the whole workspace.
-			keep = []string{"."}
-		}
-		what := "nothing in the workspace"
-		if len(keep) > 0 {
-			what = strings.Join(keep, ", ")
-		}
+		keep = b.backupRoots(a)
 		if ans := b.ask(questionHeader+shown+" — it deletes recursively and may be irreversible",
-			fmt.Sprintf("%s: %s; backed up first: %s", d.Rule, d.Reason, what), approve.ConfirmDelete); !ans.Yes {
+			fmt.Sprintf("%s; backed up first: %s", attention(a, b.Commands, b.Options), strings.Join(keep, ", ")), approve.ConfirmDelete); !ans.Yes {
 			return deny(rpc.ReasonNoRule, RuleDeclined, "cancelled: the person did not confirm the recursive deletion ("+ans.Reason+")")
 		}
-		for _, p := range keep {
-			id, err := b.Backup(ctx, p)
-			switch {
-			case errors.Is(err, ErrAbsent):
-				// Nothing to keep (the line makes it, or it is not there).
-			case errors.Is(err, ErrNoRoom):
-				if ans := b.ask(questionHeader+shown+" WITHOUT a backup of "+p, "no backup of it fits the store", approve.Irreversible); !ans.Yes {
-					return deny(rpc.ReasonNoRule, RuleDeclined, fmt.Sprintf("cancelled: no backup of %s fits, and the person did not confirm an irreversible deletion (%s); nothing ran", p, ans.Reason))
-				}
-			case err != nil:
-				return deny(rpc.ReasonNoRule, RuleBackup, fmt.Sprintf("the backup of %s failed, so nothing ran: %v", p, err))
-			default:
-				backups = append(backups, id)
-			}
-		}
+	}
+	// One job at a time, from its backup to its end: another command of
+	// the agent's cannot move a tree into a target once it is backed up.
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	backups, err := b.keep(ctx, keep, shown)
+	if err != nil {
+		return deny(rpc.ReasonNoRule, ruleOf(err), err.Error())
 	}
 	out := b.Run(ctx, b.job(command))
 	if out.Error != "" {
-		return deny(rpc.ReasonNoRule, RuleWorker, "the command did not run: "+out.Error)
+		return deny(rpc.ReasonNoRule, RuleWorker, "the command's worker failed (it may have started): "+out.Error)
 	}
-	b.Log.Info("run", "allowed", true, "rule", d.Rule, "action", d.Action.String(), "exit", out.ExitCode, "timed_out", out.TimedOut, "backups", len(backups))
+	b.Log.Info("run", "allowed", true, "rule", d.Rule, "action", d.Action.String(), "exit", out.ExitCode, "timed_out", out.TimedOut, "backups", len(backups), "created_protected", len(out.Created))
 	return rpc.Allow(d.Rule), &RunResult{ExitCode: out.ExitCode, StdoutLen: len(out.Stdout), Truncated: out.Truncated, TimedOut: out.TimedOut,
-		Backups: backups, Stdout: out.Stdout, Stderr: out.Stderr}
+		Backups: backups, Created: out.Created, Stdout: out.Stdout, Stderr: out.Stderr}
+}
+
+// keep backs up each root before a confirmed deletion. A root that is
+// not there widens the backup to the whole workspace (the line may make
+// or move it); no room needs the person's "irreversible"; any other
+// failure (a root that is a link among them) runs nothing.
+func (b *Broker) keep(ctx context.Context, roots []string, shown string) ([]string, error) {
+	var ids []string
+	for i := 0; i < len(roots); i++ {
+		p := roots[i]
+		id, err := b.Backup(ctx, p)
+		switch {
+		case err == nil:
+			ids = append(ids, id)
+		case errors.Is(err, ErrAbsent) && p != ".":
+			roots = []string{"."}
+			ids, i = nil, -1 // start again, with the whole workspace
+		case errors.Is(err, ErrNoRoom):
+			if ans := b.ask(questionHeader+shown+" WITHOUT a backup of "+p, "no backup of it fits the store", approve.Irreversible); !ans.Yes {
+				return nil, &declined{fmt.Sprintf("cancelled: no backup of %s fits, and the person did not confirm an irreversible deletion (%s); nothing ran", p, ans.Reason)}
+			}
+		default:
+			return nil, fmt.Errorf("the backup of %s failed, so nothing ran: %v", p, err)
+		}
+	}
+	return ids, nil
+}
+
+// declined is a cancellation by the person (rule bash.declined); other
+// errors of keep are backup failures (bash.backup).
+type declined struct{ msg string }
+
+func (d *declined) Error() string { return d.msg }
+
+func ruleOf(err error) string {
+	var d *declined
+	if errors.As(err, &d) {
+		return RuleDeclined
+	}
+	return RuleBackup
+}
+
+// tooLong reports whether a question showing shown would not fit the
+// approval channel (its JSON escapes <, > and & in six bytes each).
+func tooLong(shown string) bool {
+	b, _ := json.Marshal(shown)
+	return len(b) > maxQuestionCmd
+}
+
+// attention lists every simple command of a that needs the person, with
+// its rule: the person sees all of them, not only the most restrictive.
+func attention(a *Analysis, c policy.Commands, o Options) string {
+	var parts []string
+	for _, d := range DecideEach(a, c, o) {
+		if d.Action != Auto {
+			parts = append(parts, fmt.Sprintf("%s (%s: %s)", d.Command, d.Rule, d.Reason))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// backupRoots is what to keep before the line's recursive deletions:
+// the targets of every one of them (BackupRoots), or the whole workspace
+// when the line can change what a relative path names or when a
+// deletion's targets are unknown.
+func (b *Broker) backupRoots(a *Analysis) []string {
+	if changesDirectory(a) {
+		return []string{"."}
+	}
+	var targets []string
+	for _, d := range DecideEach(a, b.Commands, b.Options) {
+		if d.Action != ConfirmDelete {
+			continue
+		}
+		if len(d.Targets) == 0 {
+			return []string{"."} // xargs rm -rf, and the like
+		}
+		targets = append(targets, d.Targets...)
+	}
+	roots := BackupRoots(targets, b.Options.Workspace)
+	if len(roots) == 0 {
+		return []string{"."}
+	}
+	return roots
 }
 
 // Backup's errors that are not failures.
@@ -157,17 +230,40 @@ var (
 	ErrAbsent = errors.New("nothing there to back up")
 )
 
-// changesDirectory reports whether a command on the line changes the
-// working directory (cd, pushd, popd), after which relative paths are no
-// longer the workspace's.
+// changesDirectory reports whether the line may run its commands
+// somewhere other than the workspace, or run what the analyzer cannot
+// see: cd, pushd, popd; eval, source and .; env -C and git -C (and
+// --git-dir, --work-tree); a command word known only at run time; a
+// script the analyzer does not read. After any of those a relative
+// target is not the workspace's.
 func changesDirectory(a *Analysis) bool {
 	for _, c := range a.Commands {
 		switch c.Name {
-		case "cd", "pushd", "popd":
+		case "cd", "pushd", "popd", "eval", "source", ".":
 			return true
 		}
-		if len(c.Words) > 0 && !c.Words[0].Literal {
-			return true // a command word known only at run time could be cd
+		if c.Dynamic != nil || c.Script != nil || len(c.Words) > 0 && !c.Words[0].Literal {
+			return true
+		}
+		for _, l := range c.Wrappers {
+			if l.Name == "eval" || movesDir(l.Words) {
+				return true
+			}
+		}
+		if movesDir(c.GitOptions) {
+			return true
+		}
+	}
+	return false
+}
+
+// movesDir reports a -C DIR, --chdir, --git-dir or --work-tree option.
+func movesDir(ws []Word) bool {
+	for _, w := range ws {
+		t := w.Text
+		if strings.HasPrefix(t, "-C") || strings.HasPrefix(t, "--chdir") ||
+			strings.HasPrefix(t, "--git-dir") || strings.HasPrefix(t, "--work-tree") {
+			return true
 		}
 	}
 	return false
@@ -195,15 +291,16 @@ func (b *Broker) ask(action, detail string, kind approve.Kind) approve.Answer {
 // for each, its longest leading run of literal components — a glob, a
 // variable or a quote ends it, so "build/*.o" keeps build and "$D/x"
 // keeps the whole workspace — as a path relative to ws, "." for all of
-// it. Targets outside the workspace are left out (the worker cannot
-// write there but for its private /tmp); nested roots are kept once, by
-// the outermost.
+// it. Targets in /tmp and /dev/shm are left out (the worker's own,
+// private); any other outside the workspace keeps all of it (a path such
+// as /proc/self/cwd/x leads back in); nested roots are kept once, by the
+// outermost.
 func BackupRoots(targets []string, ws string) []string {
 	var roots []string
 	for _, t := range targets {
 		var lit []string
 		for i, c := range strings.Split(t, "/") {
-			if strings.ContainsAny(c, "$`*?[]{}~'\"\\!") {
+			if strings.ContainsAny(c, "$`*?[]{}~'\"\\!():|@+") {
 				break
 			}
 			if i == 0 && c == "" {
@@ -224,8 +321,12 @@ func BackupRoots(targets []string, ws string) []string {
 			rel = p[len(ws)+1:]
 		case strings.HasPrefix(ws, p+"/") || p == "/":
 			rel = "." // a directory that holds the workspace
+		case strings.HasPrefix(p, "/tmp/") || strings.HasPrefix(p, "/dev/shm/"):
+			continue // the worker's own, private
 		default:
-			continue
+			// Elsewhere the worker writes nothing, unless the path leads
+			// back in (/proc/self/cwd/…, /dev/fd/…): keep everything.
+			rel = "."
 		}
 		roots = append(roots, rel)
 	}

@@ -155,16 +155,35 @@ func TestBrokerRecursiveDelete(t *testing.T) {
 		}
 	}
 
-	w = &fakeWorld{answers: []bool{true}, backup: func(string) (string, error) { return "", ErrAbsent }}
-	if d, _ := w.broker(policy.Commands{}).Handle(ctx, "mkdir -p t && rm -rf t"); !d.Allowed || len(w.ran) != 1 {
-		t.Errorf("absent target: %+v ran %d", d, len(w.ran))
+	// A root that is not there (the line makes or moves it) widens the
+	// backup to the whole workspace.
+	w = &fakeWorld{answers: []bool{true}, backup: func(p string) (string, error) {
+		if p == "gone" {
+			return "", ErrAbsent
+		}
+		return "id-" + p, nil
+	}}
+	if d, r := w.broker(policy.Commands{}).Handle(ctx, "mv src gone && rm -rf gone"); !d.Allowed || len(w.ran) != 1 || !slices.Equal(w.backedUp, []string{"gone", "."}) || !slices.Equal(r.Backups, []string{"id-."}) {
+		t.Errorf("absent target: %+v ran %d backed up %q", d, len(w.ran), w.backedUp)
 	}
 
-	// After a cd, relative targets are not the workspace's: all of it is kept.
+	// Every deletion on the line is backed up, and shown.
 	w = &fakeWorld{answers: []bool{true}}
-	w.broker(policy.Commands{}).Handle(ctx, "cd sub && rm -rf build")
-	if !slices.Equal(w.backedUp, []string{"."}) {
-		t.Errorf("after cd: backed up %q", w.backedUp)
+	w.broker(policy.Commands{}).Handle(ctx, "rm -rf build; find src -delete")
+	if !slices.Equal(w.backedUp, []string{"build", "src"}) || !strings.Contains(w.asked[0], "find src -delete") {
+		t.Errorf("two deletions: backed up %q, asked %q", w.backedUp, w.asked)
+	}
+
+	// When relative targets may not be the workspace's (a cd, env -C,
+	// git -C, eval, a script, a dynamic command word) or the targets are
+	// unknown (xargs), all of it is kept.
+	for _, line := range []string{"cd sub && rm -rf build", "env -C src rm -rf lib", "env --chdir=src rm -rf lib", "git -C src clean -fdx",
+		"x='cd src'; eval \"$x\"; rm -rf lib", ". ./setup.sh; rm -rf lib", "echo src | xargs rm -rf", "$CMD; rm -rf lib"} {
+		w = &fakeWorld{answers: []bool{true}}
+		w.broker(policy.Commands{}).Handle(ctx, line)
+		if !slices.Equal(w.backedUp, []string{"."}) {
+			t.Errorf("%s: backed up %q", line, w.backedUp)
+		}
 	}
 }
 
@@ -183,11 +202,16 @@ func TestBackupRoots(t *testing.T) {
 		{[]string{"~/x"}, []string{"."}},
 		{[]string{"a/$(echo b)/c"}, []string{"a"}},
 		{[]string{"../ws/build"}, []string{"build"}},
-		{[]string{"../other"}, nil},
+		{[]string{"../other"}, []string{"."}},
 		{[]string{"/tmp/x"}, nil},
+		{[]string{"/dev/shm/x"}, nil},
+		{[]string{"/proc/self/cwd/src"}, []string{"."}},
 		{[]string{"/"}, []string{"."}},
-		{[]string{"/w"}, nil},
-		{[]string{"/wsx/a"}, nil},
+		{[]string{"/w"}, []string{"."}},
+		{[]string{"/wsx/a"}, []string{"."}},
+		{[]string{"+(src)"}, []string{"."}},
+		{[]string{":/"}, []string{"."}},
+		{[]string{":(top)"}, []string{"."}},
 		{[]string{"a/b", "a"}, []string{"a"}},
 		{[]string{"a", "a/b", "b", "."}, []string{"."}},
 		{[]string{`a\ b/c`}, []string{"."}},
@@ -211,6 +235,19 @@ func TestRunnerChannel(t *testing.T) {
 		if o.Error != "" || o.ExitCode != len(cmd) || string(o.Stdout) != cmd || string(o.Stderr) != "\x00\x01\x02" {
 			t.Fatalf("%.20q: %+v", cmd, o)
 		}
+	}
+	// The largest command, spelled at its longest in JSON, still fits.
+	worst := strings.Repeat("<", MaxSize)
+	if o := rc.Run(context.Background(), Job{Command: worst, Timeout: time.Second}); o.Error != "" || o.ExitCode != MaxSize {
+		t.Fatalf("worst-case escaping: %+v", o.Error)
+	}
+	// A line too large is answered, and the channel goes on.
+	go a.Write(append([]byte(`{"command":"`+strings.Repeat("z", 7*MaxSize)+`"}`), '\n'))
+	if o := rc.readOutcome(); o.Error != "a job too large" {
+		t.Fatalf("oversized: %+v", o)
+	}
+	if o := rc.Run(context.Background(), Job{Command: "after", Timeout: time.Second}); o.Error != "" || string(o.Stdout) != "after" {
+		t.Fatalf("after an oversized job: %+v", o)
 	}
 	a.Write([]byte("{not json\n"))
 	line := make([]byte, 256)

@@ -207,6 +207,10 @@ func (rc *RunnerClient) Run(_ context.Context, j Job) Outcome {
 	if _, err := rc.c.Write(append(b, '\n')); err != nil {
 		return Outcome{Error: "the launcher's runner: " + err.Error()}
 	}
+	return rc.readOutcome()
+}
+
+func (rc *RunnerClient) readOutcome() Outcome {
 	line, err := rc.r.ReadSlice('\n')
 	if err != nil {
 		return Outcome{Error: "the launcher's runner: " + err.Error()}
@@ -223,18 +227,29 @@ func (rc *RunnerClient) Run(_ context.Context, j Job) Outcome {
 // run one at a time.
 func ServeRunner(c io.ReadWriteCloser, run func(Job) Outcome) {
 	defer c.Close()
-	r := bufio.NewReaderSize(c, 2*MaxSize+1024)
+	// A command is at most MaxSize bytes; JSON spells <, > and & in six.
+	r := bufio.NewReaderSize(c, 6*MaxSize+4096)
 	enc := json.NewEncoder(c)
 	for {
 		line, err := r.ReadSlice('\n')
-		if err != nil {
-			return // ended, or a line too long: the channel is done
-		}
 		var j Job
 		var o Outcome
-		if err := json.Unmarshal(line, &j); err != nil {
+		switch {
+		case err == bufio.ErrBufferFull:
+			// Answered, and the rest of the line skipped: one bad job
+			// does not end the channel for the session.
+			for err == bufio.ErrBufferFull {
+				_, err = r.ReadSlice('\n')
+			}
+			if err != nil {
+				return
+			}
+			o = Outcome{Error: "a job too large"}
+		case err != nil:
+			return // the channel ended
+		case json.Unmarshal(line, &j) != nil:
 			o = Outcome{Error: "malformed job"}
-		} else {
+		default:
 			o = run(j)
 		}
 		if enc.Encode(o) != nil {

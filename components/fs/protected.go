@@ -18,9 +18,11 @@ const MaxProtectedWalk = 200_000
 // It is how the launcher finds what to mount read-only over a bash
 // worker's writable workspace, so it follows no symbolic link, does not
 // descend into what it returns, and fails rather than answer from part
-// of a tree larger than MaxProtectedWalk entries. A symbolic link at a
-// protected name is left out: nothing can be mounted over it, and it
-// leads nowhere the worker may write that is not itself walked here.
+// of a tree larger than MaxProtectedWalk entries. A file named ".git" (a
+// worktree's or submodule's pointer to its repository) is protected too.
+// A symbolic link at a protected name, or at ".git", is an error: nothing
+// can be mounted over a link, and what it points at (a hooks directory
+// elsewhere in the workspace) would stay writable.
 func ProtectedIn(dir string, extra []string) ([]string, error) {
 	return protectedInLimit(dir, extra, MaxProtectedWalk)
 }
@@ -43,10 +45,14 @@ func protectedInLimit(dir string, extra []string, limit int) ([]string, error) {
 			}
 			p := filepath.Join(path, e.Name())
 			t := e.Type()
+			named := slices.Contains(protectedNames, e.Name()) || inGit && slices.Contains(gitProtected, e.Name()) || e.Name() == gitDir && !t.IsDir()
 			if t&os.ModeSymlink != 0 {
+				if named || e.Name() == gitDir {
+					return fmt.Errorf("fs: %s is a symbolic link at a protected name: it cannot be made read-only for a command (make it a real directory or file)", p)
+				}
 				continue
 			}
-			if slices.Contains(protectedNames, e.Name()) || inGit && slices.Contains(gitProtected, e.Name()) {
+			if named {
 				if t.IsDir() || t.IsRegular() {
 					out = append(out, p)
 				}

@@ -25,9 +25,9 @@ func TestProtectedIn(t *testing.T) {
 		}
 	}
 	outside := t.TempDir()
-	os.MkdirAll(filepath.Join(outside, ".ssh"), 0o755)
 	os.Symlink(outside, filepath.Join(ws, "link"))
-	os.Symlink(filepath.Join(outside, ".ssh"), filepath.Join(ws, "src", ".ssh"))
+	must(t, os.MkdirAll(filepath.Join(ws, "wt"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "wt", ".git"), []byte("gitdir: ../.git/worktrees/wt\n"), 0o644))
 	got, err := ProtectedIn(ws, []string{filepath.Join(ws, "docs/.env"), filepath.Join(ws, "absent"), filepath.Join(ws, ".git/hooks/x")})
 	if err != nil {
 		t.Fatal(err)
@@ -37,9 +37,25 @@ func TestProtectedIn(t *testing.T) {
 		r, _ := filepath.Rel(ws, g)
 		rel = append(rel, r)
 	}
-	want := []string{".bashrc", ".git/config", ".git/hooks", ".git/modules/lib/config", ".git/modules/lib/hooks", "docs/.env", "src/.vscode", "sub/.git/config", "sub/.ssh"}
+	want := []string{".bashrc", ".git/config", ".git/hooks", ".git/modules/lib/config", ".git/modules/lib/hooks", "docs/.env", "src/.vscode", "sub/.git/config", "sub/.ssh", "wt/.git"}
 	if !slices.Equal(rel, want) {
 		t.Errorf("got %q\nwant %q", rel, want)
+	}
+}
+
+// A protected name that is a symbolic link (a hooks directory kept
+// elsewhere, a .git pointing at another repository) cannot be made
+// read-only: an error, not a silent gap.
+func TestProtectedInSymlink(t *testing.T) {
+	for _, link := range []string{".git/hooks", ".bashrc", "sub/.git", ".vscode"} {
+		ws := t.TempDir()
+		must(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+		must(t, os.MkdirAll(filepath.Join(ws, "scripts"), 0o755))
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, link)), 0o755))
+		must(t, os.Symlink(filepath.Join(ws, "scripts"), filepath.Join(ws, link)))
+		if _, err := ProtectedIn(ws, nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("%s: %v", link, err)
+		}
 	}
 }
 
@@ -55,6 +71,13 @@ func TestProtectedInTooLarge(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 	if _, err := protectedInLimit(ws, nil, 1000); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -104,6 +104,15 @@ func (r *Root) Backup(p string) (string, error) {
 	}
 	src := os.NewFile(uintptr(fd), p)
 	defer src.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", sysErr(op, p, err, false)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		// A deletion through the link (rm -rf link/) removes what it
+		// points at, which a backup of the link would not hold.
+		return "", &Error{Op: op, Path: p, Kind: KindEscape, Detail: "a symbolic link: a backup of it would not hold what a deletion through it removes"}
+	}
 	b, err := r.Recursive.Store.Stage(src, p, time.Now())
 	if err != nil {
 		if errors.Is(err, backup.ErrNoRoom) {

@@ -197,7 +197,7 @@ func TestBackupForBash(t *testing.T) {
 	if id, err := w.root.Backup("."); err != nil || id == "" {
 		t.Fatalf("the whole workspace: %q %v", id, err)
 	}
-	for _, p := range []string{"../x", "build/out-link/x", "/etc"} {
+	for _, p := range []string{"../x", "build/out-link/x", "build/out-link", "/etc"} {
 		if _, err := w.root.Backup(p); err == nil {
 			t.Errorf("Backup(%q) succeeded", p)
 		}

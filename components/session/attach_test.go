@@ -18,6 +18,8 @@ import (
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/internal/nstest"
+	"github.com/pinfold/pinfold/launcher"
+	"github.com/pinfold/pinfold/policy"
 )
 
 // attached is a session with kms and fs running, fs serving an agent
@@ -46,7 +48,9 @@ func attach(t *testing.T) *attached {
 			t.Fatal(err)
 		}
 	}
-	s, err := Start(Config{Launcher: bin, Root: filepath.Join(dir, "sessions"), Workspace: ws})
+	p := policy.Default()
+	p.Workspace.Path = policy.Path(ws)
+	s, err := Start(Config{Launcher: bin, Root: filepath.Join(dir, "sessions"), Workspace: ws, Worker: launcher.WorkerPolicy(&p)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,8 +186,11 @@ func TestSessionAttach(t *testing.T) {
 		t.Fatalf("control: the raw client is served with the agent's certificate: %v", err)
 	}
 	status := func(pid int) string { b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); return string(b) }
-	if s := status(a.s.Pid(pki.FS)); !strings.Contains(s, "NoNewPrivs:\t1") || !strings.Contains(s, "Seccomp:\t2") {
-		t.Errorf("fs is not confined:\n%s", s)
+	a.waitLog(t, pki.Bash, "msg=serving") // bash confines itself before it serves
+	for _, role := range []pki.Role{pki.FS, pki.Bash} {
+		if s := status(a.s.Pid(role)); !strings.Contains(s, "NoNewPrivs:\t1") || !strings.Contains(s, "Seccomp:\t2") {
+			t.Errorf("%s is not confined:\n%s", role, s)
+		}
 	}
 
 	if err := rawCall(agent, a.dialKMS); err == nil {

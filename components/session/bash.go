@@ -19,6 +19,7 @@ import (
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/launcher"
+	"github.com/pinfold/pinfold/policy"
 )
 
 // AgentBashAddr is bash's listener in the agent's namespace; EnvBash names
@@ -109,7 +110,20 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	if j.Timeout <= 0 || j.Output < 0 {
 		return bash.Outcome{Error: "a job without a timeout or with a negative output cap"}
 	}
-	ro, err := fs.ProtectedIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
+	if !s.workers.TryRLock() {
+		return bash.Outcome{Error: "the session is stopping"}
+	}
+	defer s.workers.RUnlock()
+	// The launcher's own files are never readable: a worker that could
+	// read the workspace would read them there.
+	for _, a := range s.cfg.Authority {
+		if filepath.Clean(a) != filepath.Clean(s.cfg.Workspace) && policy.Path(s.cfg.Workspace).Contains(policy.Path(a)) {
+			if _, err := os.Lstat(a); err == nil {
+				return bash.Outcome{Error: fmt.Sprintf("the launcher's own file %s lies in the workspace, where a command would read it: move it out of the workspace to run commands", a)}
+			}
+		}
+	}
+	before, err := fs.ProtectedIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
 	if err != nil {
 		return bash.Outcome{Error: err.Error()}
 	}
@@ -133,10 +147,6 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	var wg sync.WaitGroup
 	wg.Go(func() { stdout = cap.drain(outR) })
 	wg.Go(func() { stderr = cap.drain(errR) })
-	if !s.workers.TryRLock() {
-		return bash.Outcome{Error: "the session is stopping"}
-	}
-	defer s.workers.RUnlock()
 	ctx, cancel := context.WithTimeoutCause(s.workersCtx, j.Timeout, errTimeout)
 	defer cancel()
 	type result struct {
@@ -149,7 +159,7 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	go func() {
 		code, err := launcher.Launch(ctx, launcher.LaunchOptions{Policy: s.cfg.Worker, Quiet: true,
 			Argv:  []string{"bash", "--noprofile", "--norc", "-c", j.Command},
-			Stdin: devNull, Stdout: outW, Stderr: errW, ReadOnly: ro})
+			Stdin: devNull, Stdout: outW, Stderr: errW, ReadOnly: before})
 		done <- result{code, err}
 	}()
 	r := <-done
@@ -158,10 +168,20 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	wg.Wait()
 	o := bash.Outcome{ExitCode: r.code, Stdout: stdout, Stderr: stderr, Truncated: cap.cut}
 	switch {
-	case errors.Is(context.Cause(ctx), errTimeout):
+	case r.err != nil && errors.Is(r.err, errTimeout):
 		o.TimedOut, o.ExitCode = true, -1
 	case r.err != nil:
 		o.Error = r.err.Error()
+	}
+	// Protected paths the command made were writable to it (only those
+	// that existed were mounted read-only): the agent is told, and they
+	// are read-only for the next command.
+	if after, err := fs.ProtectedIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority())); err == nil {
+		for _, p := range after {
+			if !slices.Contains(before, p) {
+				o.Created = append(o.Created, p)
+			}
+		}
 	}
 	return o
 }
