@@ -409,5 +409,9 @@ func entries() []Entry {
 			"The read-only mounts are of the protected paths that exist when a command starts: a command that creates .vscode/ or a nested repository's .git/hooks may write in it during that command; a protected name that is a symbolic link is not mounted over.",
 			"The next command finds it and mounts it; fs and the analyzer still ask before any request or command that names one; git's hooks and config exist in every repository, so they are covered from its start.",
 			"components/fs.TestProtectedIn"),
+		sd("SD-18", "Only recognised deletions are confirmed and backed up",
+			"A command that deletes without saying so — a program (python -c 'shutil.rmtree(...)', tar --remove-files), or code bash builds from a variable at run time (arithmetic evaluates array subscripts: x='a[$(rm -rf src)]'; echo $((x))) — runs as an automatic command, with no confirmation and no backup; so does a tree the agent moves through fs into a target between its backup and the command's start.",
+			"The bash package's documentation lists what is recognised; aliases, PS4, PROMPT_COMMAND and ${x@P} need approval (builtin.shell-eval); the worker cannot write protected paths or reach the network whatever runs; a shell deletion's backup and run hold one lock against the agent's other commands.",
+			"components/bash.TestTable", "components/bash.TestBrokerRecursiveDelete"),
 	}
 }

@@ -103,6 +103,7 @@ type Word struct {
 
 	single bool   // expands to exactly one field (literal, or expansions all double-quoted)
 	lead   string // the literal text before the first expansion
+	prompt bool   // holds a ${…@P} prompt expansion
 }
 
 // Layer is one wrapper a command runs under.

@@ -281,5 +281,8 @@ func findings(sc *SimpleCommand) []finding {
 	if f := dynamicArgs(sc); f != nil {
 		fs = append(fs, *f)
 	}
+	if f := shellEval(sc); f != nil {
+		fs = append(fs, *f)
+	}
 	return fs
 }

@@ -224,6 +224,17 @@
 //   - env -S with quotes or expansions in its string is dynamic rather
 //     than split; $'…' with escapes is treated as not a literal rather
 //     than decoded.
+//   - Code bash makes of strings at run time: aliases (set -o posix,
+//     shopt expand_aliases, BASH_ALIASES), PS4 and PROMPT_COMMAND, and
+//     ${x@P} need approval (builtin.shell-eval); arithmetic is not
+//     covered: $((x)), [[ $x -eq 1 ]], let and declare -i evaluate a
+//     variable's value as an expression, and an array subscript in it
+//     runs command substitutions (x='a[$(rm -rf src)]'; echo $((x))).
+//     Such a command, like a program that deletes on its own (python -c
+//     'shutil.rmtree(...)'), is not a recognised deletion: it runs
+//     without the confirmation and the backup. The worker's confinement
+//     (no network, protected paths read-only) is the boundary; the
+//     analyzer is the person's early warning.
 //
 // # The component
 //

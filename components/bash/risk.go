@@ -2,6 +2,7 @@ package bash
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -511,6 +512,62 @@ func optionLike(ws []Word, from int, quoted bool, name string) *finding {
 		}
 		if !w.Literal && w.mayBeOption() && (quoted || !w.single) {
 			return &finding{rDynamic, name + " is given " + w.Text + ", which is not a literal and may expand to an option", i}
+		}
+	}
+	return nil
+}
+
+// evalVars are variables bash turns into code of its own: aliases and the
+// command hash (BASH_ALIASES, BASH_CMDS), the trace and prompt strings it
+// expands (PS4 under set -x, PROMPT_COMMAND).
+var evalVars = []string{"BASH_ALIASES", "BASH_CMDS", "PS4", "PROMPT_COMMAND"}
+
+// varWriters are builtins that set a variable named by an argument.
+var varWriters = set("read", "mapfile", "readarray", "printf", "declare", "typeset", "local", "export", "readonly", "getopts", "let", "unset")
+
+// shellEval finds a command that makes bash run code the analyzer did
+// not see: an option that turns aliases on (set -o posix, shopt -s
+// expand_aliases, or options not known before run time), a builtin that
+// writes one of evalVars by name (read PS4, printf -v BASH_ALIASES[x]),
+// and a prompt expansion (${x@P}) anywhere in its words.
+func shellEval(sc *SimpleCommand) *finding {
+	name := baseName(sc)
+	for i, w := range sc.Words {
+		if w.prompt {
+			return mkFinding("builtin.shell-eval", "${…@P} expands its value as a prompt, running any command substitution in it", i)
+		}
+	}
+	for _, r := range sc.Redirects {
+		if r.Target.prompt {
+			return mkFinding("builtin.shell-eval", "${…@P} expands its value as a prompt, running any command substitution in it", 0)
+		}
+	}
+	for _, a := range sc.Assigns {
+		if a.Value.prompt {
+			return mkFinding("builtin.shell-eval", "${…@P} expands its value as a prompt, running any command substitution in it", 0)
+		}
+		if slices.Contains(evalVars, a.Name) {
+			return mkFinding("builtin.shell-eval", "setting "+a.Name+" gives bash code to run", 0)
+		}
+	}
+	switch name {
+	case "set", "shopt":
+		for i, w := range sc.Words[1:] {
+			if !w.Literal {
+				return mkFinding("builtin.shell-eval", name+" is given options known only at run time, which may turn on aliases", i+1)
+			}
+			if t := w.Text; t == "posix" || t == "--posix" || t == "expand_aliases" {
+				return mkFinding("builtin.shell-eval", name+" "+t+" turns on aliases, whose definitions can hide commands", i+1)
+			}
+		}
+	}
+	if varWriters[name] {
+		for i, w := range sc.Words[1:] {
+			for _, v := range evalVars {
+				if t := strings.TrimLeft(w.Text, "-v"); strings.HasPrefix(t, v) || strings.Contains(w.Text, v) && !w.Literal {
+					return mkFinding("builtin.shell-eval", name+" writes "+v+", which bash runs as code", i+1)
+				}
+			}
 		}
 	}
 	return nil

@@ -246,6 +246,24 @@ var table = []struct {
 
 	// xargs and find.
 	{`xargs rm`, P, "builtin.dynamic"},
+	// Code bash makes of strings at run time (found by review: each ran a
+	// command the analyzer did not see).
+	{"set -o posix", P, "builtin.shell-eval"},
+	{"set --posix", P, "builtin.shell-eval"},
+	{"shopt -s $(printf expand_aliases)", P, "builtin.shell-eval"},
+	{"BASH_ALIASES[ls]='touch pwned'", P, "builtin.shell-eval"},
+	{"declare -A BASH_ALIASES=([ls]=x)", P, "builtin.shell-eval"},
+	{"BASH_CMDS[ls]=/tmp/x", P, "builtin.shell-eval"},
+	{"read -r PS4 <<< 'x'", P, "builtin.shell-eval"},
+	{"printf -v PS4 %s x", P, "builtin.shell-eval"},
+	{"mapfile -t BASH_ALIASES < f", P, "builtin.shell-eval"},
+	{"echo ${x@P}", P, "builtin.shell-eval"},
+	{`echo "${x@P}"`, P, "builtin.shell-eval"},
+	{"echo ${x@Q}", A, "default"},
+	{"set -euo pipefail", A, "default"},
+	{"shopt -s globstar nullglob", A, "default"},
+	{"read -r line", A, "default"},
+	{"printf -v out %s x", A, "default"},
 	{`echo push | xargs git`, P, "builtin.dynamic"},
 	{`xargs -I{} git push {}`, P, "builtin.git-push"},
 	{`xargs -0 -n1 rm -rf`, D, "builtin.recursive-delete"},

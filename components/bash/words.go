@@ -48,11 +48,13 @@ func (s scope) conv(x *syntax.Word) Word {
 				if pe, ok := q.(*syntax.ParamExp); ok && manyFields(pe) {
 					out.single = false
 				}
+				out.prompt = out.prompt || promptExp(q)
 				b.WriteString(s.text(q.Pos(), q.End()))
 			}
 		default:
 			dyn()
 			out.single = false
+			out.prompt = out.prompt || promptExp(p)
 			b.WriteString(s.text(p.Pos(), p.End()))
 		}
 	}
@@ -61,6 +63,13 @@ func (s scope) conv(x *syntax.Word) Word {
 		out.lead = out.Text
 	}
 	return out
+}
+
+// promptExp reports a ${…@P} expansion: its value is expanded as a
+// prompt string, which runs command substitutions.
+func promptExp(p syntax.WordPart) bool {
+	pe, ok := p.(*syntax.ParamExp)
+	return ok && pe.Exp != nil && pe.Exp.Op == syntax.OtherParamOps && pe.Exp.Word != nil && strings.Contains(pe.Exp.Word.Lit(), "P")
 }
 
 // manyFields reports whether a double-quoted parameter expansion may
