@@ -212,3 +212,47 @@ func TestIntegrationComponentsShellQuota(t *testing.T) {
 		t.Errorf("b after restore: %d bytes, %v", len(b), err)
 	}
 }
+
+// Code Mode in a session: the agent's script (launcher code run) is
+// checked by bash, run in a worker the launcher starts, and its tools are
+// served through the components — files through fs (what it writes is
+// the owner's, a protected path refused), commands under the command
+// policy (one needing approval refused with no one to ask); a runaway
+// script ends at the policy's deadline; a script the static check refuses
+// never runs.
+func TestIntegrationComponentsCode(t *testing.T) {
+	s := newSandbox(t)
+	const owner = 4244
+	must(t, os.Chown(s.ws, owner, owner))
+	s.file(t, filepath.Join(s.ws, "in.txt"), "from the host")
+	script := `const f = await pinfold.call("read_file", {path: "in.txt"});
+await pinfold.call("write_file", {path: "out.txt", content: f.content + "!"});
+const l = await pinfold.call("list_dir", {path: "."});
+const r = await pinfold.call("run_command", {command: "cat out.txt"});
+let hook = "", touch = "";
+try { await pinfold.call("write_file", {path: ".git/hooks/pre-commit", content: "x"}); } catch (e) { hook = e.message; }
+try { await pinfold.call("run_command", {command: "touch t"}); } catch (e) { touch = e.message; }
+pinfold.log("listed", l.entries.length);
+return {out: r.stdout, hook, touch};`
+	p := shellPol()
+	p.extra += "[code_mode]\ndeadline = \"2s\"\n"
+	run := func(js string) itResult {
+		return s.agentSh(t, p, itOpts{stdin: fileWith(t, js)}, itEnv.launcher+" code run -; echo rc=$?")
+	}
+	r := run(script)
+	if !strings.Contains(r.stdout, `"out":"from the host!"`) || !strings.Contains(r.stdout, "fs.protected") ||
+		!strings.Contains(r.stdout, "commands.approval[0]") || !strings.Contains(r.stdout, "rc=0") || !strings.Contains(r.stderr, "listed") {
+		t.Fatalf("%s", r)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(s.ws, "out.txt"), &st); err != nil || st.Uid != owner {
+		t.Errorf("out.txt: %v, owner %d", err, st.Uid)
+	}
+	mustNotExist(t, filepath.Join(s.ws, "t"), "a command needing approval ran from a script")
+	if r := run("for (;;) {}"); !strings.Contains(r.stdout, "rc=117") || !strings.Contains(r.stderr, "deadline") {
+		t.Errorf("runaway: %s", r)
+	}
+	if r := run(`return globalThis`); !strings.Contains(r.stdout, "rc=119") || !strings.Contains(r.stderr, "code.static") {
+		t.Errorf("static refusal: %s", r)
+	}
+}

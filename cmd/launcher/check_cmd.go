@@ -18,6 +18,7 @@ import (
 const checkHelp = `Usage:
   launcher check url --policy FILE [--resolve HOST=IP]... [--json] URL
   launcher check command --policy FILE [--json] 'COMMAND LINE'
+  launcher check script [--json] SCRIPT|-   (see launcher code --help)
 
 check command prints what the bash component would decide for a shell
 command line under the policy's [commands] table (and its built-in
@@ -57,12 +58,15 @@ func (e env) check(args []string) error {
 	if len(args) > 0 && args[0] == "command" {
 		return e.checkCommand(args[1:])
 	}
+	if len(args) > 0 && args[0] == "script" {
+		return e.checkScript(args[1:])
+	}
 	if len(args) == 0 || args[0] != "url" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fmt.Fprint(e.stdout, checkHelp)
 			return nil
 		}
-		return fail(exitUsage, "run `launcher check --help`", "check: want `check url ...` or `check command ...`")
+		return fail(exitUsage, "run `launcher check --help`", "check: want `check url ...`, `check command ...` or `check script ...`")
 	}
 	fset := flags("check url")
 	file := fset.String("policy", "", "")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/launcher/probe"
 )
@@ -28,8 +29,9 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success
+  117  code run: the script ran and failed (an exception, or a limit)
   118  sh: the command was killed at the policy's commands.timeout
-  119  a component denied the request (fs, sh and net verbs), or would (check url, check command)
+  119  a component denied the request (fs, sh and net verbs), or would (check url, check command, check script)
   120  usage error: bad flag, argument or command
   121  the policy file is missing, unreadable, not a regular file, or too large
   122  the policy is invalid (syntax, unknown key, bad value, failed check)
@@ -55,6 +57,8 @@ Usage:
   launcher net get URL                                 (the agent, in a components session in proxy mode)
   launcher check url --policy FILE [--resolve HOST=IP]... [--json] URL
   launcher check command --policy FILE [--json] 'COMMAND LINE'
+  launcher check script [--json] SCRIPT|-
+  launcher code run --tools TABLE [--policy FILE] [--json] SCRIPT|-
   launcher help [COMMAND]
 
 Every command takes --help.
@@ -91,6 +95,9 @@ func launcherMain() int {
 	}
 	if len(os.Args) > 1 && os.Args[1] == componentEntry {
 		return componentMain(os.Args[2:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == code.WorkerEntry {
+		return code.WorkerMain()
 	}
 	if len(os.Args) > 1 && os.Args[1] == probe.Entry {
 		probe.Main([]string{probe.Entry}, os.Args[2:]) // never returns
@@ -162,6 +169,8 @@ func (e env) dispatch(args []string) error {
 		return e.netVerb(args[1:])
 	case "sh":
 		return e.shVerb(args[1:])
+	case "code":
+		return e.codeVerb(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return e.launch(args)

@@ -11,9 +11,14 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/pinfold/pinfold/components/code"
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == code.WorkerEntry {
+		os.Exit(code.WorkerMain()) // code run's worker is this binary again
+	}
 	testscript.Main(m, map[string]func(){
 		"launcher": func() { os.Exit(launcherMain()) },
 		// readhidden reads a line with echo off from the terminal on fd 3

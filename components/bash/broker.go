@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/pinfold/pinfold/components/approve"
+	"github.com/pinfold/pinfold/components/code"
+	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -33,10 +36,19 @@ const (
 // launcher, which alone can make one (namespaces, mounts, a throwaway
 // uid).
 type Job struct {
+	// Kind is JobShell (bash -c Command in a worker) or JobCode (start a
+	// Code Mode worker, whose channel comes back over the fd channel).
+	Kind    string        `json:"kind,omitempty"`
 	Command string        `json:"command"`
 	Timeout time.Duration `json:"timeout"`
 	Output  int           `json:"output"` // bytes of stdout plus stderr kept
 }
+
+// Job kinds.
+const (
+	JobShell = ""
+	JobCode  = "code"
+)
 
 // Outcome is how a worker ended. Error set: it did not run (or its
 // confinement failed), and nothing is retried.
@@ -89,6 +101,13 @@ type Broker struct {
 	// Run hands the job to a confined worker.
 	Run func(ctx context.Context, j Job) Outcome
 	Log *slog.Logger
+
+	// Code Mode: the limits of a script, a function that has the
+	// launcher start a worker and returns bash's end of its channel, and
+	// fs for the scripts' file tools.
+	CodeLimits code.Limits
+	StartCode  func(ctx context.Context, j Job) (*os.File, error)
+	Files      *fs.Client
 
 	mu sync.Mutex // one job at a time, from its backup to its end
 }

@@ -13,7 +13,10 @@ import (
 	"os"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pinfold/pinfold/components/approve"
+	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/internal/boot"
 	"github.com/pinfold/pinfold/components/pki"
@@ -28,7 +31,8 @@ const (
 	fdAgentListener = 5 // the TCP listener in the agent's network namespace
 	fdRunner        = 6 // the launcher's end runs the workers (socketpair)
 	fdFS            = 7 // fs, for backups before a confirmed deletion (socketpair)
-	fdApprove       = 8 // optional: the approval channel to the launcher
+	fdPass          = 8 // the launcher passes Code Mode workers' channels here (socketpair)
+	fdApprove       = 9 // optional: the approval channel to the launcher
 )
 
 // OpRun is the bash component's one operation: decide a command line and,
@@ -43,6 +47,7 @@ type Bootstrap struct {
 	boot.Credential
 	Commands policy.Commands `json:"commands"`
 	Options  Options         `json:"options"`
+	Code     code.Limits     `json:"code"`
 }
 
 // Main is the bash process: it reads its bootstrap, takes its listeners
@@ -54,8 +59,8 @@ func Main() int {
 
 func serve(log *slog.Logger) error {
 	// Looked at first: the Go runtime takes free descriptors for itself.
-	if !boot.IsListening(fdAgentListener) || !boot.IsSocket(fdRunner) || !boot.IsSocket(fdFS) {
-		return errors.New("bash runs only as a component the launcher starts (no agent listener, runner and fs channels on descriptors 5-7)")
+	if !boot.IsListening(fdAgentListener) || !boot.IsSocket(fdRunner) || !boot.IsSocket(fdFS) || !boot.IsSocket(fdPass) {
+		return errors.New("bash runs only as a component the launcher starts (no agent listener, runner, fs and passing channels on descriptors 5-8)")
 	}
 	hasApprove := boot.IsSocket(fdApprove)
 	var b Bootstrap
@@ -89,8 +94,15 @@ func serve(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	pc, err := conn(fdPass, "passing channel")
+	if err != nil {
+		return err
+	}
+	runner := NewRunnerClient(rc)
+	runner.pass = pc.(*net.UnixConn)
+	files := fs.NewClient(fsc)
 	broker := &Broker{Commands: b.Commands, Options: b.Options, Log: log,
-		Run: NewRunnerClient(rc).Run, Backup: FSBackup(fs.NewClient(fsc))}
+		Run: runner.Run, Backup: FSBackup(files), Files: files, CodeLimits: b.Code, StartCode: runner.StartCode}
 	if hasApprove {
 		ac, err := conn(fdApprove, "approval channel")
 		if err != nil {
@@ -117,9 +129,26 @@ func serve(log *slog.Logger) error {
 	return <-errs
 }
 
-// Register adds bash's operation to srv: the agent's alone (Code Mode's
-// tool calls come from bash's own workers, not through it).
+// Register adds bash's operations to srv, run and code: the agent's
+// alone (Code Mode's tool calls come from the workers bash serves, not
+// through the listener).
 func Register(srv *rpc.Server, b *Broker) {
+	srv.Handle(OpCode, func(ctx context.Context, caller pki.Role, args json.RawMessage) (rpc.Decision, any) {
+		if caller != pki.Agent {
+			return rpc.Deny(rpc.ReasonCallerRole, "", "only the agent runs scripts, not "+string(caller)), nil
+		}
+		var a CodeArgs
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&a); err != nil {
+			return rpc.Deny(rpc.ReasonBadRequest, "", "code takes {\"script\": …}"), nil
+		}
+		d, res := b.Code(ctx, a.Script)
+		if res == nil {
+			return d, nil
+		}
+		return d, res
+	})
 	srv.HandleData(OpRun, func(ctx context.Context, caller pki.Role, args json.RawMessage, data []byte) (rpc.Decision, any, []byte) {
 		if caller != pki.Agent {
 			return rpc.Deny(rpc.ReasonCallerRole, "", "only the agent runs commands, not "+string(caller)), nil, nil
@@ -183,11 +212,66 @@ func (c *Client) Run(ctx context.Context, command string) (RunResult, rpc.Decisi
 // at most rpc.MaxData bytes of output, base64 in JSON.
 const maxRunnerLine = 4 << 20
 
-// RunnerClient is bash's end of the runner channel.
+// RunnerClient is bash's end of the runner channel, and of the passing
+// channel on which the launcher hands it Code Mode workers' channels.
 type RunnerClient struct {
-	mu sync.Mutex
-	c  io.ReadWriter
-	r  *bufio.Reader
+	mu   sync.Mutex
+	c    io.ReadWriter
+	r    *bufio.Reader
+	pass *net.UnixConn
+}
+
+// StartCode has the launcher start a Code Mode worker (j.Kind JobCode,
+// j.Timeout its life) and returns bash's end of the worker's channel.
+func (rc *RunnerClient) StartCode(_ context.Context, j Job) (*os.File, error) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.pass == nil {
+		return nil, errors.New("no passing channel")
+	}
+	b, err := json.Marshal(j)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rc.c.Write(append(b, '\n')); err != nil {
+		return nil, fmt.Errorf("the launcher's runner: %w", err)
+	}
+	if o := rc.readOutcome(); o.Error != "" {
+		return nil, errors.New(o.Error)
+	}
+	return ReceiveFile(rc.pass)
+}
+
+// SendFile passes f over c with one byte (SCM_RIGHTS).
+func SendFile(c *net.UnixConn, f *os.File) error {
+	_, _, err := c.WriteMsgUnix([]byte{0}, unix.UnixRights(int(f.Fd())), nil)
+	return err
+}
+
+// ReceiveFile takes one descriptor SendFile passed; anything else is an
+// error (and any descriptors that came with it are closed).
+func ReceiveFile(c *net.UnixConn) (*os.File, error) {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	n, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return nil, fmt.Errorf("the passing channel: %w", err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	var fds []int
+	for _, m := range msgs {
+		if got, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	if err != nil || n != 1 || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, errors.New("the passing channel: not one descriptor")
+	}
+	unix.CloseOnExec(fds[0])
+	return os.NewFile(uintptr(fds[0]), "code worker"), nil
 }
 
 // NewRunnerClient runs jobs over c.

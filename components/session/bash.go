@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netns"
 
 	"github.com/pinfold/pinfold/components/bash"
+	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
@@ -52,8 +54,23 @@ func (s *Session) startBash(ns netns.NsHandle, fsEnd *os.File) error {
 	if err != nil {
 		return fmt.Errorf("session: runner channel: %w", err)
 	}
-	go bash.ServeRunner(rc, s.runWorker)
-	extra := []*os.File{lf, bashEnd, fsEnd}
+	// The passing channel: the launcher hands bash each Code Mode
+	// worker's channel on it.
+	passLauncher, passBash, err := socketpair()
+	if err != nil {
+		rc.Close()
+		return err
+	}
+	defer passBash.Close()
+	pc, err := net.FileConn(passLauncher)
+	passLauncher.Close()
+	if err != nil {
+		rc.Close()
+		return fmt.Errorf("session: passing channel: %w", err)
+	}
+	s.pass = pc.(*net.UnixConn)
+	go bash.ServeRunner(rc, s.runJob)
+	extra := []*os.File{lf, bashEnd, fsEnd, passBash}
 	if s.cfg.Asker != nil {
 		end, err := s.approvals(pki.Bash)
 		if err != nil {
@@ -79,8 +96,11 @@ func (s *Session) startBash(ns netns.NsHandle, fsEnd *os.File) error {
 		claim.Close()
 		return err
 	}
+	cm := s.cfg.Worker.CodeMode
 	b, err := json.Marshal(bash.Bootstrap{Credential: credential(leaf, keyPEM), Commands: s.cfg.Worker.Commands,
-		Options: bash.Options{Workspace: s.cfg.Workspace, Protected: protected, Authority: s.authority()}})
+		Options: bash.Options{Workspace: s.cfg.Workspace, Protected: protected, Authority: s.authority()},
+		Code: code.Limits{Memory: int64(cm.Memory), Stack: int64(cm.Stack), Deadline: time.Duration(cm.Deadline),
+			ToolCalls: int(cm.ToolCalls), Output: int(cm.Output), ScriptSize: int(cm.ScriptSize)}})
 	clear(keyPEM)
 	if err != nil {
 		claim.Close()
@@ -95,6 +115,60 @@ func (s *Session) startBash(ns netns.NsHandle, fsEnd *os.File) error {
 // and the launcher binary.
 func (s *Session) authority() []string {
 	return append([]string{s.cfg.Root, BackupRoot, s.cfg.Launcher}, s.cfg.Authority...)
+}
+
+// runJob runs one of bash's jobs: a command (runWorker) or the start of
+// a Code Mode worker (startCode).
+func (s *Session) runJob(j bash.Job) bash.Outcome {
+	switch j.Kind {
+	case bash.JobShell:
+		return s.runWorker(j)
+	case bash.JobCode:
+		return s.startCode(j)
+	}
+	return bash.Outcome{Error: fmt.Sprintf("no job kind %q", j.Kind)}
+}
+
+// startCode starts a Code Mode worker (code.StartWorker: its own network
+// namespace, a throwaway uid, confined by itself before it reads the
+// script) whose one channel is a socket, hands bash the other end on the
+// passing channel, and kills the worker at the job's timeout (the
+// script's deadline and the grace) or when the session stops. bash serves
+// it; the launcher only makes and ends it.
+func (s *Session) startCode(j bash.Job) bash.Outcome {
+	if j.Timeout <= 0 {
+		return bash.Outcome{Error: "a Code Mode job without a timeout"}
+	}
+	if !s.workers.TryRLock() {
+		return bash.Outcome{Error: "the session is stopping"}
+	}
+	workerEnd, bashEnd, err := socketpair()
+	if err != nil {
+		s.workers.RUnlock()
+		return bash.Outcome{Error: err.Error()}
+	}
+	defer bashEnd.Close()
+	w, err := code.StartWorker([]string{s.cfg.Launcher, code.WorkerEntry}, workerEnd, workerEnd)
+	workerEnd.Close()
+	if err != nil {
+		s.workers.RUnlock()
+		return bash.Outcome{Error: err.Error()}
+	}
+	go func() {
+		defer s.workers.RUnlock()
+		select {
+		case <-w.Done():
+		case <-time.After(j.Timeout):
+			w.Kill()
+		case <-s.workersCtx.Done():
+			w.Kill()
+		}
+	}()
+	if err := bash.SendFile(s.pass, bashEnd); err != nil {
+		w.Kill()
+		return bash.Outcome{Error: "the passing channel: " + err.Error()}
+	}
+	return bash.Outcome{}
 }
 
 // errTimeout is a worker's context cause when its command ran out of time.

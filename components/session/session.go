@@ -92,6 +92,7 @@ type Session struct {
 	// (each worker's launch ends, killing its tree) and takes it for
 	// writing, so none is left and none starts after.
 	workers     sync.RWMutex
+	pass        *net.UnixConn // the launcher's end of bash's passing channel
 	workersCtx  context.Context
 	stopWorkers context.CancelCauseFunc
 }
@@ -421,6 +422,9 @@ func (s *Session) Stop() error {
 	}
 	if s.approvalLog != nil {
 		s.approvalLog.Close()
+	}
+	if s.pass != nil {
+		s.pass.Close()
 	}
 	if s.net != nil && s.net.claim != nil {
 		s.net.claim.Close() // claimed but never started

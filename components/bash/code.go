@@ -1,0 +1,160 @@
+package bash
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pinfold/pinfold/components/code"
+	"github.com/pinfold/pinfold/components/rpc"
+)
+
+// OpCode runs a Code Mode script for the agent: checked statically, run
+// in a worker the launcher starts (code.StartWorker), its tool calls
+// served here through the components.
+const OpCode = "code"
+
+// RuleStatic is the static check's refusal of a script.
+const RuleStatic = "code.static"
+
+// CodeArgs is the agent's script.
+type CodeArgs struct {
+	Script string `json:"script"`
+}
+
+// CodeResult is how a script that ran ended: its value and logs, or the
+// error that ended it (Limit names a limit it broke).
+type CodeResult struct {
+	Value     json.RawMessage `json:"value,omitempty"`
+	Logs      []string        `json:"logs"`
+	ToolCalls int             `json:"tool_calls"`
+	Error     string          `json:"error,omitempty"`
+	Limit     string          `json:"limit,omitempty"`
+}
+
+// Code checks and runs script. A script the static check refuses is
+// denied (code.static, every finding in the detail); one that ran is
+// allowed, whatever its result.
+func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeResult) {
+	if len(script) > b.CodeLimits.ScriptSize {
+		return rpc.Deny(rpc.ReasonBadRequest, "code_mode.script_size", fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), b.CodeLimits.ScriptSize)), nil
+	}
+	if fs := code.Validate(script); fs != nil {
+		msgs := make([]string, len(fs))
+		for i, f := range fs {
+			msgs[i] = f.String()
+		}
+		b.Log.Info("code", "allowed", false, "rule", RuleStatic, "findings", len(fs))
+		return rpc.Deny(rpc.ReasonNoRule, RuleStatic, strings.Join(msgs, "; ")), nil
+	}
+	if b.StartCode == nil {
+		return rpc.Deny(rpc.ReasonNoRule, RuleWorker, "this session cannot start Code Mode workers"), nil
+	}
+	lim := b.CodeLimits
+	conn, err := b.StartCode(ctx, Job{Kind: JobCode, Timeout: lim.Deadline + code.WorkerGrace})
+	if err != nil {
+		return rpc.Deny(rpc.ReasonNoRule, RuleWorker, "the Code Mode worker could not start: "+err.Error()), nil
+	}
+	defer conn.Close()
+	runCtx, cancel := context.WithTimeout(ctx, lim.Deadline)
+	defer cancel()
+	res, err := code.Serve(runCtx, conn, conn, script, lim, b.tool)
+	out := &CodeResult{Logs: []string{}}
+	var le *code.LimitError
+	switch {
+	case errors.As(err, &le):
+		out.Error, out.Limit = le.Error(), le.Limit
+	case err != nil:
+		out.Error = err.Error()
+	default:
+		out.Value, out.Logs, out.ToolCalls = res.Value, res.Logs, res.ToolCalls
+	}
+	b.Log.Info("code", "allowed", true, "tool_calls", out.ToolCalls, "error", out.Error != "", "limit", out.Limit)
+	return rpc.Allow("code_mode"), out
+}
+
+// The tools a script calls with pinfold.call, served through the
+// components: fs for files (its own rules and questions), this broker for
+// commands (the command policy and its questions).
+func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	decode := func(v any) error {
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			return fmt.Errorf("%s: bad arguments: %v", name, err)
+		}
+		return nil
+	}
+	denied := func(d rpc.Decision) error {
+		return fmt.Errorf("%s: denied (%s, rule %s): %s", name, d.Reason, d.Rule, d.Detail)
+	}
+	switch name {
+	case "read_file":
+		var a struct {
+			Path string `json:"path"`
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		r, d, err := b.Files.Read(ctx, a.Path, 0, 0)
+		switch {
+		case err != nil:
+			return nil, err
+		case !d.Allowed:
+			return nil, denied(d)
+		case !r.EOF:
+			return nil, fmt.Errorf("read_file: %s is larger than %d bytes", a.Path, rpc.MaxData)
+		case !utf8.Valid(r.Data):
+			return nil, fmt.Errorf("read_file: %s is not UTF-8 text", a.Path)
+		}
+		return json.Marshal(map[string]string{"content": string(r.Data)})
+	case "write_file":
+		var a struct {
+			Path    string `json:"path"`
+			Content string `json:"content"`
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		r, d, err := b.Files.Write(ctx, a.Path, []byte(a.Content), false)
+		switch {
+		case err != nil:
+			return nil, err
+		case !d.Allowed:
+			return nil, denied(d)
+		}
+		return json.Marshal(r)
+	case "list_dir":
+		var a struct {
+			Path string `json:"path"`
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		r, d, err := b.Files.List(ctx, a.Path)
+		switch {
+		case err != nil:
+			return nil, err
+		case !d.Allowed:
+			return nil, denied(d)
+		}
+		return json.Marshal(r)
+	case "run_command":
+		var a struct {
+			Command string `json:"command"`
+		}
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		d, r := b.Handle(ctx, a.Command)
+		if !d.Allowed {
+			return nil, denied(d)
+		}
+		return json.Marshal(map[string]any{"exit_code": r.ExitCode, "stdout": string(r.Stdout), "stderr": string(r.Stderr), "timed_out": r.TimedOut})
+	}
+	return nil, fmt.Errorf("no tool %q (read_file, write_file, list_dir, run_command)", name)
+}

@@ -1,0 +1,615 @@
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"modernc.org/quickjs"
+)
+
+// isoLimits are roomy limits for tests that are not about a limit.
+func isoLimits() Limits {
+	return Limits{Memory: 32 << 20, Stack: 4 << 20, Deadline: 3 * time.Second, ToolCalls: 20, Output: 1 << 20, ScriptSize: 1 << 16}
+}
+
+// isoTool is a fake tool: "echo" returns {"name","args"}, "fail" fails with
+// the message in args, "add" adds the numbers in args, "hang" waits for ctx,
+// "deaf" ignores ctx until the test ends, "raw" returns args.raw verbatim.
+func isoTool(t *testing.T) Tool {
+	deaf := make(chan struct{})
+	t.Cleanup(func() { close(deaf) })
+	return func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		switch name {
+		case "echo":
+			return json.Marshal(map[string]any{"name": name, "args": args})
+		case "fail":
+			var msg string
+			_ = json.Unmarshal(args, &msg)
+			return nil, errors.New(msg)
+		case "add":
+			var ns []float64
+			if err := json.Unmarshal(args, &ns); err != nil {
+				return nil, err
+			}
+			sum := 0.0
+			for _, n := range ns {
+				sum += n
+			}
+			return json.Marshal(sum)
+		case "hang":
+			<-ctx.Done()
+			return nil, ctx.Err()
+		case "deaf":
+			<-deaf
+			return json.RawMessage("1"), nil
+		case "raw":
+			var a struct{ Raw string }
+			_ = json.Unmarshal(args, &a)
+			return json.RawMessage(a.Raw), nil
+		case "panic":
+			panic("tool bug")
+		}
+		return nil, fmt.Errorf("no tool %q", name)
+	}
+}
+
+func isoRun(t *testing.T, script string, lim Limits) (*Result, error) {
+	t.Helper()
+	return Run(context.Background(), script, lim, isoTool(t))
+}
+
+// isoOK runs script and wants its result JSON to be want.
+func isoOK(t *testing.T, script, want string) *Result {
+	t.Helper()
+	res, err := isoRun(t, script, isoLimits())
+	if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	if string(res.Value) != want {
+		t.Fatalf("%s: got %s, want %s", script, res.Value, want)
+	}
+	return res
+}
+
+// isoLimit runs script and wants the run to break limit within budget.
+func isoLimit(t *testing.T, script string, lim Limits, limit string) *LimitError {
+	t.Helper()
+	start := time.Now()
+	res, err := isoRun(t, script, lim)
+	took := time.Since(start)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != limit {
+		v := ""
+		if res != nil {
+			v = string(res.Value)
+		}
+		t.Fatalf("%s: got %v (value %s), want a %s LimitError", script, err, v, limit)
+	}
+	if took > lim.Deadline+time.Second {
+		t.Errorf("%s: Run took %v, deadline %v", script, took, lim.Deadline)
+	}
+	return le
+}
+
+func isoScriptErr(t *testing.T, script string, want string) *ScriptError {
+	t.Helper()
+	_, err := isoRun(t, script, isoLimits())
+	var se *ScriptError
+	if !errors.As(err, &se) || !strings.Contains(se.Message, want) {
+		t.Fatalf("%s: got %v, want a ScriptError containing %q", script, err, want)
+	}
+	return se
+}
+
+func TestIsolateValues(t *testing.T) {
+	for _, c := range []struct{ script, want string }{
+		{"return 1", "1"},
+		{"return -1.5e300", "-1.5e+300"},
+		{"return 'hé\\u2028\"'", `"hé` + "\u2028" + `\""`},
+		{"return true", "true"},
+		{"return false", "false"},
+		{"return null", "null"},
+		{"", "null"},
+		{"return undefined", "null"},
+		{"return [1, 'a', null, [], {}]", `[1,"a",null,[],{}]`},
+		{"return {a: {b: [1, {c: 'd'}]}, e: undefined}", `{"a":{"b":[1,{"c":"d"}]}}`},
+		{"return NaN", "null"},
+		{"return new Date(0)", `"1970-01-01T00:00:00.000Z"`},
+		{"return {toJSON() { return 7 }}", "7"},
+		{"return '\\ud800'", `"\ud800"`},
+		{"class A { constructor(x) { this.x = x } get y() { return this.x * 2 } }\nreturn new A(3).y", "6"},
+		{"const mk = () => { let n = 0; return () => ++n }; const c = mk(); c(); c(); return c()", "3"},
+		{"function* g() { yield 1; yield 2 }; return [...g()]", "[1,2]"},
+		{"async function* g() { yield 1; yield 2 }; const r = []; for await (const x of g()) r.push(x); return r", "[1,2]"},
+		{"return await new Promise(r => r(5))", "5"},
+		{"return Promise.resolve(9)", "9"},
+		{"return [1,2,3].map(x => x * 2).reduce((a, b) => a + b)", "12"},
+		{"return JSON.parse('{\"a\":[1,2]}').a", "[1,2]"},
+		{"return Object.entries({a: 1}).flat()", `["a",1]`},
+		{"return typeof pinfold.call + typeof pinfold.log", `"functionfunction"`},
+		{"return this === globalThis", "true"},
+		{"let x = 1 // a comment at the end", "null"},
+	} {
+		isoOK(t, c.script, c.want)
+	}
+}
+
+func TestIsolateToolCalls(t *testing.T) {
+	res := isoOK(t, `
+const a = await pinfold.call("add", [1, 2]);
+const b = await pinfold.call("add", [a, 10]);
+const e = await pinfold.call("echo", {x: [b]});
+let f;
+try { await pinfold.call("fail", "no such file") } catch (err) { f = err instanceof Error && err.message }
+const u = await pinfold.call("echo");
+return [a, b, e, f, u.args]`, `[3,13,{"args":{"x":[13]},"name":"echo"},"no such file",null]`)
+	if res.ToolCalls != 5 {
+		t.Errorf("ToolCalls = %d, want 5", res.ToolCalls)
+	}
+
+	res = isoOK(t, `
+const ps = [];
+for (let i = 0; i < 10; i++) ps.push(pinfold.call("add", [i, 100]));
+return (await Promise.all(ps)).reduce((a, b) => a + b)`, "1045")
+	if res.ToolCalls != 10 {
+		t.Errorf("ToolCalls = %d, want 10", res.ToolCalls)
+	}
+
+	// A rejected call the script does not handle fails the run.
+	isoScriptErr(t, `await pinfold.call("fail", "quota")`, "Error: quota")
+	// A tool result that is not JSON rejects the call.
+	isoOK(t, `try { await pinfold.call("raw", {raw: "{nope"}) } catch (e) { return e.message }`, `"pinfold.call(\"raw\"): the tool returned invalid JSON"`)
+	// Arguments that are not JSON are the script's error, which it can catch.
+	isoOK(t, `try { pinfold.call("echo", {f() {}}) } catch (e) { return e.message }`, `"pinfold.call: the argument is not JSON: TypeError: property \"f\" is a function"`)
+	isoOK(t, `const o = {}; o.o = o; try { pinfold.call("echo", o) } catch (e) { return e.name }`, `"TypeError"`)
+	isoOK(t, `try { pinfold.call(1) } catch (e) { return e.message }`, `"pinfold.call: the tool name must be a string"`)
+	// A tool that panics ends the run with an error that is not the script's.
+	_, err := isoRun(t, `await pinfold.call("panic")`, isoLimits())
+	var se *ScriptError
+	var le *LimitError
+	if err == nil || errors.As(err, &se) || errors.As(err, &le) || !strings.Contains(err.Error(), "panicked") {
+		t.Errorf("panicking tool: got %v", err)
+	}
+	// No tool at all.
+	res, err = Run(context.Background(), `try { await pinfold.call("x") } catch (e) { return e.message }`, isoLimits(), nil)
+	if err != nil || string(res.Value) != `"no tools are available"` {
+		t.Errorf("nil tool: got %v, %v", res, err)
+	}
+}
+
+func TestIsolateDeepToolResult(t *testing.T) {
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	script := fmt.Sprintf(`try { await pinfold.call("raw", {raw: %q}) } catch (e) { return e.message }`, deep)
+	lim := isoLimits()
+	lim.ScriptSize = 1 << 20
+	res, err := isoRun(t, script, lim)
+	if err != nil || !strings.Contains(string(res.Value), "nests deeper than") {
+		t.Fatalf("got %v, %v", res, err)
+	}
+	// Just within the bound.
+	ok := strings.Repeat("[", 900) + strings.Repeat("]", 900)
+	isoOK(t, fmt.Sprintf(`let v = await pinfold.call("raw", {raw: %q}), d = 0; while (Array.isArray(v)) { v = v[0]; d++ } return d`, ok), "900")
+}
+
+func TestIsolateLogs(t *testing.T) {
+	res := isoOK(t, `
+pinfold.log("hello", 1, {a: [true]}, null);
+pinfold.log();
+pinfold.log(undefined, () => 1, Symbol("s"), 10n);
+pinfold.log("two\nlines", "x\u2028y");
+pinfold.log(String.raw`+"`a\\nb`"+`);
+const o = {}; o.o = o; pinfold.log(o);
+pinfold.log({toString() { throw 1 }, toJSON() { throw 2 }});
+return 0`, "0")
+	want := []string{
+		`"hello" 1 {"a":[true]} null`,
+		``,
+		`undefined () => 1 Symbol(s) 10`,
+		`"two\nlines" "x\u2028y"`,
+		`"a\\nb"`,
+		`[object Object]`,
+		`[unprintable]`,
+	}
+	if !reflect.DeepEqual(res.Logs, want) {
+		t.Errorf("logs:\n got %q\nwant %q", res.Logs, want)
+	}
+	// A function's source has real line breaks; they are escaped.
+	res = isoOK(t, "pinfold.log(function () {\nreturn 1\n}); return 1", "1")
+	if len(res.Logs) != 1 || res.Logs[0] != `function () {\nreturn 1\n}` {
+		t.Errorf("got %q", res.Logs)
+	}
+	// Logs come back with a script error too.
+	res, err := isoRun(t, `pinfold.log("before"); throw new RangeError("bad")`, isoLimits())
+	var se *ScriptError
+	if !errors.As(err, &se) || se.Message != "RangeError: bad" || res == nil || len(res.Logs) != 1 {
+		t.Errorf("got %v, %v", res, err)
+	}
+}
+
+func TestIsolateScriptErrors(t *testing.T) {
+	se := isoScriptErr(t, "const a = 1;\nfunction f() {\n  throw new TypeError('boom')\n}\nf()", "TypeError: boom")
+	if !strings.Contains(se.Stack, "<script>:3:") || !strings.Contains(se.Stack, "<script>:5:") || strings.Contains(se.Stack, "isoJS") {
+		t.Errorf("stack %q", se.Stack)
+	}
+	se = isoScriptErr(t, "null.x", "TypeError")
+	if !strings.Contains(se.Stack, "<script>:1:5)") { // columns of line 1 do not count the wrapper
+		t.Errorf("stack %q", se.Stack)
+	}
+	se = isoScriptErr(t, "let x = 1;\n  x = )", "SyntaxError")
+	if !strings.Contains(se.Stack, "<script>:2:7") {
+		t.Errorf("stack %q", se.Stack)
+	}
+	isoScriptErr(t, "throw 'plain'", "plain")
+	isoScriptErr(t, "throw {code: 7}", `{"code":7}`)
+	isoScriptErr(t, "await null; throw new Error('late')", "Error: late")
+	isoScriptErr(t, "return Promise.reject(new Error('rej'))", "Error: rej")
+	isoScriptErr(t, "const e = new Error('x'); Object.defineProperty(e, 'message', {get() { throw 1 }}); throw e", "cannot be printed")
+	// Results that are not JSON.
+	isoScriptErr(t, "return () => 1", "the result is not JSON: TypeError: it is a function")
+	isoScriptErr(t, "return {f: () => 1}", `the result is not JSON: TypeError: property "f" is a function`)
+	isoScriptErr(t, "return Symbol('s')", "the result is not JSON: TypeError: it is a symbol")
+	isoScriptErr(t, "return [1n]", `the result is not JSON: TypeError: property "0" is a bigint`)
+	isoScriptErr(t, "const o = {}; o.o = o; return o", "the result is not JSON: TypeError: circular reference")
+	isoScriptErr(t, "return {toJSON() { throw new Error('nope') }}", "the result is not JSON: Error: nope")
+	// Never settling, with nothing that could settle it.
+	isoScriptErr(t, "await new Promise(() => {})", "never settles")
+	isoScriptErr(t, "return new Promise(() => {})", "never settles")
+	isoScriptErr(t, "const p = pinfold.call('add', [1]); await p; await new Promise(() => {})", "never settles")
+}
+
+// isoGlobals is the exact set of global names a script sees: the ECMAScript
+// built-ins of QuickJS (InternalError is its own) without eval, Function,
+// SharedArrayBuffer and Atomics, plus pinfold.
+var isoGlobals = []string{
+	"AggregateError", "Array", "ArrayBuffer", "BigInt", "BigInt64Array", "BigUint64Array", "Boolean",
+	"DataView", "Date", "Error", "EvalError", "FinalizationRegistry", "Float16Array", "Float32Array",
+	"Float64Array", "Infinity", "Int16Array", "Int32Array", "Int8Array", "InternalError", "Iterator", "JSON",
+	"Map", "Math", "NaN", "Number", "Object", "Promise", "Proxy", "RangeError", "ReferenceError", "Reflect",
+	"RegExp", "Set", "String", "Symbol", "SyntaxError", "TypeError", "URIError", "Uint16Array", "Uint32Array",
+	"Uint8Array", "Uint8ClampedArray", "WeakMap", "WeakRef", "WeakSet", "decodeURI", "decodeURIComponent",
+	"encodeURI", "encodeURIComponent", "escape", "globalThis", "isFinite", "isNaN", "parseFloat", "parseInt",
+	"pinfold", "undefined", "unescape",
+}
+
+func TestIsolateGlobals(t *testing.T) {
+	isoOK(t, "return Object.getOwnPropertyNames(globalThis).sort()", mustJSON(t, isoGlobals))
+	isoOK(t, "return Object.getOwnPropertySymbols(globalThis).map(String)", `["Symbol(Symbol.toStringTag)"]`)
+	// Control: a bare QuickJS VM has the names the isolate removes.
+	v, err := isoBare(t, `["eval", "Function", "SharedArrayBuffer", "Atomics"].every(n => n in globalThis) ? 1 : 0`)
+	if err != nil || v != 1 {
+		t.Errorf("control: %v, %v", v, err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestIsolateConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := Run(context.Background(), fmt.Sprintf("return (await pinfold.call('add', [%d, 1])) + [1,2,3].length", i), isoLimits(), isoTool(t))
+			if err != nil || string(res.Value) != fmt.Sprint(i+4) {
+				t.Errorf("%d: %v %v", i, res, err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// isoBare evaluates js in a bare QuickJS VM: the control for the escapes.
+func isoBare(t *testing.T, js string) (any, error) {
+	t.Helper()
+	vm, err := quickjs.NewVM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vm.Close()
+	vm.SetEvalTimeout(5 * time.Second)
+	p, err := vm.EvalValue("(async () => { return "+js+" })()", quickjs.EvalGlobal)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Free()
+	var got any
+	var gotErr error
+	next, err := p.Then(func(v quickjs.Value) { got, gotErr = v.Any() }, func(v quickjs.Value) { gotErr = quickjs.ErrorFromValue(v) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Free()
+	if _, err := vm.ExecutePendingJobs(); err != nil {
+		t.Fatal(err)
+	}
+	return got, gotErr
+}
+
+func TestIsolateEscapes(t *testing.T) {
+	for _, c := range []struct {
+		probe   string // an expression that is 1 where the escape works
+		want    string // the error name in the isolate
+		control bool   // whether the probe works in a bare QuickJS VM
+	}{
+		{`eval("1")`, "ReferenceError", true},
+		{`(0, eval)("1")`, "ReferenceError", true},
+		{`globalThis.eval("1")`, "TypeError", true},
+		{`Function("return 1")()`, "ReferenceError", true},
+		{`new Function("return 1")()`, "ReferenceError", true},
+		{`(function () {}).constructor("return 1")()`, "TypeError", true},
+		{`(() => {}).constructor("return 1")()`, "TypeError", true},
+		{`(class {}).constructor("return 1")()`, "TypeError", true},
+		{`[].constructor.constructor("return 1")()`, "TypeError", true},
+		{`this.constructor.constructor("return 1")()`, "TypeError", true},
+		{`(async () => {}).constructor("return 1")()`, "TypeError", true},
+		{`Object.getPrototypeOf(async function () {}).constructor("return 1")()`, "TypeError", true},
+		{`(function* () {}).constructor("yield 1")().next().value`, "TypeError", true},
+		{`(async function* () {}).constructor("yield 1")().next().then(r => r.value)`, "TypeError", true},
+		{`Object.getOwnPropertyDescriptor(Object.getPrototypeOf(() => {}), "constructor").value("return 1")()`, "TypeError", true},
+		{`Reflect.construct(Function, ["return 1"])()`, "ReferenceError", true},
+		{`Reflect.construct((function* () {}).constructor, ["yield 1"])().next().value`, "TypeError", true},
+		{`(Object.defineProperty(Object.getPrototypeOf(() => {}), "constructor", {value: () => () => 1}), (() => {}).constructor()())`, "TypeError", true},
+		{`(() => { "use strict"; delete Object.getPrototypeOf(async () => {}).constructor; return 1 })()`, "TypeError", true},
+		{`new SharedArrayBuffer(8).byteLength / 8`, "ReferenceError", true},
+		{`Atomics.add(new Int32Array(1), 0, 1) + 1`, "ReferenceError", true},
+		{`import("os").then(() => 1)`, "ReferenceError", false},
+		{`import("std").then(() => 1)`, "ReferenceError", false},
+		{`require("fs") && 1`, "ReferenceError", false},
+		{`std.open && 1`, "ReferenceError", false},
+		{`os.exec && 1`, "ReferenceError", false},
+		{`scriptArgs && 1`, "ReferenceError", false},
+		{`print && console && 1`, "ReferenceError", false},
+		{`(function f() { return f.caller.name })()`, "TypeError", false},
+	} {
+		script := fmt.Sprintf("try { const r = await (%s); return 'escaped: ' + String(r) } catch (e) { return e.name }", c.probe)
+		isoOK(t, script, mustJSON(t, c.want))
+		if !c.control {
+			continue
+		}
+		if v, err := isoBare(t, c.probe); err != nil || v != 1 {
+			t.Errorf("control %s: got %v, %v in a bare VM, want 1", c.probe, v, err)
+		}
+	}
+	// Uncaught, an escape attempt is an ordinary script error.
+	isoScriptErr(t, `(() => {}).constructor("return 1")()`, "TypeError: not a function")
+}
+
+func TestIsolateBridgeFrozen(t *testing.T) {
+	for _, attack := range []string{
+		`pinfold.call = () => 1`,
+		`pinfold.log = () => 1`,
+		`pinfold.extra = 1`,
+		`globalThis.pinfold = {}`,
+		`delete globalThis.pinfold`,
+		`pinfold.call.x = 1`,
+		`Object.defineProperty(pinfold, "call", {value: 1})`,
+		`Object.defineProperty(globalThis, "pinfold", {value: 1})`,
+		`Object.setPrototypeOf(pinfold, {call: 1})`,
+	} {
+		isoOK(t, fmt.Sprintf(`"use strict"; try { %s; return "changed" } catch (e) { return e.name }`, attack), `"TypeError"`)
+		// In sloppy mode the assignment fails silently, and the bridge still works.
+		isoOK(t, fmt.Sprintf(`try { %s } catch (e) {} return [await pinfold.call("add", [1, 1]), Object.keys(pinfold)]`, attack), `[2,["call","log"]]`)
+	}
+	// Why pinfold is an accessor: QuickJS lets defineProperty replace the value
+	// of a non-configurable, non-writable data property of the global object.
+	v, err := isoBare(t, `(Object.defineProperty(globalThis, "p", {value: 0, writable: false, configurable: false}),
+		Object.defineProperty(globalThis, "p", {value: 1}), p)`)
+	if err != nil || v != 1 {
+		t.Errorf("bare VM: got %v, %v; if QuickJS now refuses this, pinfold could be a data property again", v, err)
+	}
+	// Replacing the built-ins the bridge uses does not change it.
+	isoOK(t, `
+JSON.stringify = () => '"forged"';
+JSON.parse = () => "forged";
+Promise.prototype.then = function () { throw new Error("forged") };
+Array.prototype[Symbol.iterator] = function* () { yield "forged" };
+pinfold.log("a", 1);
+return {v: await pinfold.call("add", [2, 3])}`, `{"v":5}`)
+}
+
+func TestIsolateMemory(t *testing.T) {
+	lim := isoLimits()
+	lim.Memory = 8 << 20
+	for _, script := range []string{
+		`const a = []; for (;;) a.push("x".repeat(1000) + a.length)`,
+		`const a = []; for (;;) a.push(new Array(1e5).fill(1))`,
+		`let s = "x"; for (;;) s = (s + s).split("").join("")`,
+		`return "x".repeat(2 ** 28)`,
+		`return new ArrayBuffer(1e9)`,
+		`const a = []; for (;;) { await null; a.push("y".repeat(1e4) + a.length) }`,
+		// A catch that rethrows, a finally, or a catch that fails itself.
+		`const a = []; try { for (;;) a.push("x".repeat(1000) + a.length) } catch (e) { throw e }`,
+		`const a = []; try { for (;;) a.push("x".repeat(1000) + a.length) } finally { pinfold.log("finally") }`,
+		`const a = []; try { for (;;) a.push("x".repeat(1000) + a.length) } catch (e) { a.push(...a) }`,
+		`const a = []; try { for (;;) a.push("x".repeat(1000) + a.length) } catch (e) { return a }`,
+		`const big = []; for (let i = 0; i < 2000; i++) big.push("z".repeat(1000) + i); return await pinfold.call("echo", big)`,
+	} {
+		isoLimit(t, script, lim, "memory")
+	}
+	// Control: the same growth, bounded, fits.
+	res, err := isoRun(t, `const a = []; for (let i = 0; i < 1000; i++) a.push("x".repeat(1000) + a.length); return a.length`, lim)
+	if err != nil || string(res.Value) != "1000" {
+		t.Errorf("control: %v, %v", res, err)
+	}
+}
+
+// TestIsolateMemoryCaught pins the limitation stated at the top of
+// isolate.go: a script that catches the out-of-memory error carries on, but
+// stays within its heap: the second attempt fails as the first did. (A catch
+// block that needs memory while the heap is still full fails itself, see
+// TestIsolateMemory.)
+func TestIsolateMemoryCaught(t *testing.T) {
+	lim := isoLimits()
+	lim.Memory = 8 << 20
+	res, err := isoRun(t, `
+const grow = () => { const a = []; for (;;) a.push("x".repeat(1000) + a.length) };
+const got = [];
+for (let i = 0; i < 2; i++) try { grow() } catch (e) { got.push(e.message) }
+return got`, lim)
+	if err != nil || string(res.Value) != `["out of memory","out of memory"]` {
+		t.Errorf("got %v, %v", res, err)
+	}
+}
+
+func TestIsolateStack(t *testing.T) {
+	lim := isoLimits()
+	lim.Stack = 1 << 20
+	for _, script := range []string{
+		`function f() { return f() + 1 } return f()`,
+		`const o = {get x() { return this.x }}; return o.x`,
+		`function f() { [1].forEach(f) } f()`,
+		`async function f() { await f() } await f()`,
+		`return JSON.parse("[".repeat(100000) + "]".repeat(100000))`,
+		`let o = {}; for (let i = 0; i < 100000; i++) o = {o}; return o`,
+		`function f() { try { return f() + 1 } finally { } } return f()`,
+		`function f() { return f() } try { f() } catch (e) { throw e }`,
+	} {
+		isoLimit(t, script, lim, "stack")
+	}
+	// Control: recursion well within the limit.
+	res, err := isoRun(t, `function f(n) { return n === 0 ? 0 : 1 + f(n - 1) } return f(300)`, lim)
+	if err != nil || string(res.Value) != "300" {
+		t.Errorf("control: %v, %v", res, err)
+	}
+	// Depth follows Stack: about one slot (2 KiB) per plain call.
+	res, err = isoRun(t, `let d = 0; function f() { d++; f() } try { f() } catch (e) {} return d`, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d int
+	if err := json.Unmarshal(res.Value, &d); err != nil || d < 400 || d > 512 {
+		t.Errorf("1 MiB of stack recursed %s deep, want 400..512", res.Value)
+	}
+}
+
+func TestIsolateDeadline(t *testing.T) {
+	lim := isoLimits()
+	lim.Deadline = 300 * time.Millisecond
+	for _, script := range []string{
+		`while (true) {}`,
+		`while (true) { try { for (;;) {} } catch (e) {} }`,
+		`try { while (true) {} } finally { while (true) {} }`,
+		`try { while (true) {} } catch (e) { pinfold.log("caught") ; while (true) {} }`,
+		`return {get x() { for (;;) {} }}`,
+		`return {toJSON() { for (;;) {} }}`,
+		`pinfold.log({toJSON() { for (;;) {} }})`,
+		`for (;;) await null`,
+		`async function spin() { for (;;) await Promise.resolve() } await Promise.all([spin(), spin()])`,
+		`return /(a+)+$/.test("a".repeat(40) + "b")`,
+		`await pinfold.call("hang")`,
+		`await pinfold.call("deaf")`,
+		`pinfold.call("deaf"); await new Promise(() => {})`,
+	} {
+		isoLimit(t, script, lim, "deadline")
+	}
+	// A native loop that does not poll the interrupt: Run returns anyway,
+	// isoGrace after the deadline, and abandons the VM to its goroutine.
+	start := time.Now()
+	_, err := isoRun(t, `const a = []; a.length = 2 ** 25; return a.indexOf(1)`, lim)
+	var le *LimitError
+	if took := time.Since(start); !errors.As(err, &le) || !strings.Contains(le.Detail, "abandoned") || took > lim.Deadline+isoGrace+500*time.Millisecond {
+		t.Errorf("got %v after %v", err, took)
+	}
+	// Control: the same loop, smaller, ends in time.
+	isoOK(t, `const a = []; a.length = 2 ** 10; return a.indexOf(1)`, "-1")
+}
+
+func TestIsolateToolBudget(t *testing.T) {
+	lim := isoLimits()
+	lim.ToolCalls = 3
+	three := `for (let i = 0; i < 3; i++) await pinfold.call("add", [i]);`
+	res, err := isoRun(t, three+"return 1", lim)
+	if err != nil || res.ToolCalls != 3 {
+		t.Fatalf("3 calls: %v, %v", res, err)
+	}
+	isoLimit(t, three+`await pinfold.call("add", [9])`, lim, "tool_calls")
+	isoLimit(t, three+`try { pinfold.call("add", [9]) } catch (e) {} finally { return 1 }`, lim, "tool_calls")
+	isoLimit(t, `await Promise.all([1, 2, 3, 4].map(i => pinfold.call("add", [i])))`, lim, "tool_calls")
+	lim.ToolCalls = 0
+	res, err = isoRun(t, "return 1", lim)
+	if err != nil || string(res.Value) != "1" {
+		t.Fatalf("no calls: %v, %v", res, err)
+	}
+	le := isoLimit(t, `pinfold.call("add", [1])`, lim, "tool_calls")
+	if !strings.Contains(le.Detail, "call 1 ") {
+		t.Errorf("detail %q", le.Detail)
+	}
+}
+
+func TestIsolateOutput(t *testing.T) {
+	lim := isoLimits()
+	lim.Output = 10000
+	isoLimit(t, `for (;;) pinfold.log("x".repeat(100))`, lim, "output")
+	isoLimit(t, `for (;;) pinfold.log()`, lim, "output")
+	isoLimit(t, `return "x".repeat(10000)`, lim, "output")
+	isoLimit(t, `pinfold.log("x".repeat(6000)); return "y".repeat(4000)`, lim, "output")
+	res, err := isoRun(t, `for (let i = 0; i < 10; i++) pinfold.log("x".repeat(99)); try { for (;;) pinfold.log("more") } catch (e) {} return 1`, lim)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "output" || res == nil || len(res.Logs) < 10 {
+		t.Errorf("got %v, %v", res, err)
+	}
+	// Control: just within.
+	res, err = isoRun(t, `pinfold.log("x".repeat(4997)); return "y".repeat(4998)`, lim) // 4999+1 + 5000 bytes
+	if err != nil || len(res.Value) != 5000 {
+		t.Errorf("control: %v, %v", res, err)
+	}
+}
+
+func TestIsolateScriptSize(t *testing.T) {
+	lim := isoLimits()
+	lim.ScriptSize = 10
+	isoLimit(t, "return 12345", lim, "script_size")
+	if _, err := isoRun(t, "return 123", lim); err != nil {
+		t.Errorf("control: %v", err)
+	}
+}
+
+func TestIsolateBadLimits(t *testing.T) {
+	for _, mod := range []func(*Limits){
+		func(l *Limits) { l.Memory = 0 },
+		func(l *Limits) { l.Stack = 0 },
+		func(l *Limits) { l.Stack = 1 << 30 },
+		func(l *Limits) { l.Deadline = 0 },
+		func(l *Limits) { l.ToolCalls = -1 },
+		func(l *Limits) { l.Output = 0 },
+		func(l *Limits) { l.ScriptSize = 0 },
+	} {
+		lim := isoLimits()
+		mod(&lim)
+		_, err := isoRun(t, "return 1", lim)
+		var le *LimitError
+		if err == nil || errors.As(err, &le) || !strings.Contains(err.Error(), "invalid limits") {
+			t.Errorf("%+v: got %v", lim, err)
+		}
+	}
+}
+
+func TestIsolateCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := Run(ctx, "while (true) {}", isoLimits(), isoTool(t))
+	if !errors.Is(err, context.Canceled) || time.Since(start) > time.Second {
+		t.Errorf("got %v after %v", err, time.Since(start))
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err = Run(ctx, `await pinfold.call("hang")`, isoLimits(), isoTool(t))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v", err)
+	}
+}

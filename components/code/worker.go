@@ -1,0 +1,524 @@
+package code
+
+// The worker: a process of its own for each script (DESIGN.md §6). The
+// parent (Spawn) starts the launcher binary again with WorkerEntry, in a
+// new network namespace (an empty one: no interface but a down loopback)
+// and, as root, under a throwaway uid; the worker makes itself not
+// dumpable, reads its limits (the first line on stdin), sets its rlimits,
+// confines itself (ConfineComponent: Landlock handling every file right
+// with no rule but its own /proc task list, no TCP, seccomp refusing
+// exec, sockets, namespaces and the rest) and only then reads the script
+// (the second line) and runs it in a fresh isolate. It speaks only over
+// stdin and stdout, one JSON message per line: the tool calls it makes
+// and, last, how the run ended. The parent serves the calls, counts the
+// budget itself (a worker taken over by its script cannot spend more),
+// bounds every line it reads, and kills the worker from outside when the
+// deadline passes: a runaway VM never outlives its deadline by more than
+// WorkerGrace.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/launcher"
+)
+
+// WorkerEntry is the hidden first argument with which the launcher binary
+// runs as a Code Mode worker.
+const WorkerEntry = "__pinfold_code_worker"
+
+// WorkerGrace is how long after the deadline the parent waits for the
+// worker's own answer before it kills it.
+const WorkerGrace = 250 * time.Millisecond
+
+// The messages on the worker's pipes.
+type (
+	// workerOut is a line from the worker: a tool call or the end.
+	workerOut struct {
+		Call *workerCall `json:"call,omitempty"`
+		Done *workerDone `json:"done,omitempty"`
+	}
+	workerCall struct {
+		ID   int             `json:"id"`
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	}
+	// workerReply is the parent's answer to a call.
+	workerReply struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result,omitempty"`
+		Error  string          `json:"error,omitempty"`
+	}
+	workerDone struct {
+		Result *Result      `json:"result,omitempty"`
+		Limit  *LimitError  `json:"limit,omitempty"`
+		Script *ScriptError `json:"script,omitempty"`
+		Error  string       `json:"error,omitempty"`
+	}
+)
+
+// maxReplyLine bounds a tool's answer to the worker (and so what one
+// pinfold.call can bring into the VM).
+const maxReplyLine = 4 << 20
+
+// afterConfine, when set (by the worker's tests alone), runs once the
+// worker is confined and before it reads the script.
+var afterConfine func()
+
+// WorkerMain is the worker process. It returns its exit status: 0 once it
+// has said how the run ended, 1 when it could not start or confine.
+func WorkerMain() int {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "code worker: not dumpable:", err)
+		return 1
+	}
+	in := bufio.NewReaderSize(os.Stdin, maxReplyLine)
+	var lim Limits
+	if err := readLine(in, 4<<10, &lim); err != nil {
+		fmt.Fprintln(os.Stderr, "code worker: limits:", err)
+		return 1
+	}
+	if err := confineWorker(lim); err != nil {
+		fmt.Fprintln(os.Stderr, "code worker:", err)
+		return 1
+	}
+	if afterConfine != nil {
+		afterConfine()
+	}
+	var script string
+	if err := readLine(in, 2*lim.ScriptSize+64, &script); err != nil {
+		fmt.Fprintln(os.Stderr, "code worker: script:", err)
+		return 1
+	}
+	w := &workerSide{out: json.NewEncoder(os.Stdout), waiting: map[int]chan workerReply{}}
+	go w.readReplies(in)
+	res, err := Run(context.Background(), script, lim, w.call)
+	done := &workerDone{Result: res}
+	var le *LimitError
+	var se *ScriptError
+	switch {
+	case errors.As(err, &le):
+		done = &workerDone{Limit: le}
+	case errors.As(err, &se):
+		done = &workerDone{Script: se}
+	case err != nil:
+		done = &workerDone{Error: err.Error()}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.out.Encode(workerOut{Done: done}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// confineWorker sets the worker's rlimits and confines it: no files, no
+// sockets, no exec, no new namespaces. The network namespace it runs in
+// is the parent's doing (Spawn).
+func confineWorker(lim Limits) error {
+	for _, r := range []struct {
+		res int
+		v   uint64
+	}{
+		{unix.RLIMIT_CORE, 0},
+		{unix.RLIMIT_FSIZE, 0},
+		{unix.RLIMIT_NOFILE, 64},
+		// The VM's heap plus the Go runtime's own: a VM the memory limit
+		// somehow missed still cannot take the host's memory. (Not
+		// RLIMIT_AS: the runtime and the C library reserve address space
+		// far beyond what they use, and threads fail to start under it.)
+		{unix.RLIMIT_DATA, uint64(lim.Memory) + workerRuntimeData},
+	} {
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: r.v, Max: r.v}); err != nil {
+			return fmt.Errorf("rlimit %d: %w", r.res, err)
+		}
+	}
+	return launcher.ConfineComponent(launcher.ComponentConfinement{})
+}
+
+// workerRuntimeData is the data the worker may use beyond the VM's heap:
+// the Go runtime's own heap and the C library's arenas.
+const workerRuntimeData = 1 << 30
+
+// readLine decodes one line of at most max bytes into v.
+func readLine(r *bufio.Reader, max int, v any) error {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > max {
+			return fmt.Errorf("a line longer than %d bytes", max)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
+	return json.Unmarshal(line, v)
+}
+
+// workerSide is the worker's end: calls go out with an id, replies come
+// back in any order.
+type workerSide struct {
+	mu      sync.Mutex
+	out     *json.Encoder
+	next    int
+	waiting map[int]chan workerReply
+	broken  error
+}
+
+func (w *workerSide) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	w.mu.Lock()
+	if w.broken != nil {
+		w.mu.Unlock()
+		return nil, w.broken
+	}
+	w.next++
+	id := w.next
+	ch := make(chan workerReply, 1)
+	w.waiting[id] = ch
+	err := w.out.Encode(workerOut{Call: &workerCall{ID: id, Name: name, Args: args}})
+	w.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("the parent is gone: %w", err)
+	}
+	select {
+	case r := <-ch:
+		if r.Error != "" {
+			return nil, errors.New(r.Error)
+		}
+		return r.Result, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (w *workerSide) readReplies(in *bufio.Reader) {
+	for {
+		var r workerReply
+		err := readLine(in, maxReplyLine, &r)
+		w.mu.Lock()
+		if err != nil {
+			w.broken = fmt.Errorf("the parent's channel: %w", err)
+			for id, ch := range w.waiting {
+				ch <- workerReply{ID: id, Error: w.broken.Error()}
+				delete(w.waiting, id)
+			}
+			w.mu.Unlock()
+			return
+		}
+		if ch, ok := w.waiting[r.ID]; ok {
+			ch <- r
+			delete(w.waiting, r.ID)
+		}
+		w.mu.Unlock()
+	}
+}
+
+// Worker is a started worker process.
+type Worker struct {
+	cmd     *exec.Cmd
+	release io.Closer
+	stderr  *cappedBuffer
+	done    chan struct{}
+	err     error
+}
+
+// StartWorker starts argv (the launcher binary and WorkerEntry; a test
+// binary in tests) as a worker: in a new network and IPC namespace, with
+// an empty environment, in a new session, killed with its parent; as
+// root under a throwaway uid, otherwise in a user namespace of its own
+// (the person's uid inside, so exec leaves it no capability). stdin and
+// stdout are its only channel (a pipe each, or one socket for both).
+func StartWorker(argv []string, stdin io.Reader, stdout io.Writer) (*Worker, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.Stdin, cmd.Stdout = stdin, stdout
+	w := &Worker{cmd: cmd, stderr: &cappedBuffer{left: 8 << 10}, done: make(chan struct{})}
+	cmd.Stderr = w.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true, Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC}
+	if os.Geteuid() == 0 {
+		uid, claim, err := launcher.ClaimThrowawayID()
+		if err != nil {
+			return nil, err
+		}
+		w.release = claim
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
+	} else {
+		uid, gid := os.Geteuid(), os.Getegid()
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+	}
+	// The parent-death signal follows the thread that forks, not the
+	// process: the worker is started from a goroutine locked to its
+	// thread for the worker's whole life (a thread the runtime ends when
+	// another locked goroutine exits would take the worker with it).
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		w.err = cmd.Wait()
+		if w.release != nil {
+			w.release.Close()
+		}
+		close(w.done)
+	}()
+	if err := <-started; err != nil {
+		if w.release != nil {
+			w.release.Close()
+		}
+		return nil, fmt.Errorf("code: start the worker: %w", err)
+	}
+	return w, nil
+}
+
+// Kill ends the worker (by the pid it started) and waits for it.
+func (w *Worker) Kill() {
+	w.cmd.Process.Kill()
+	<-w.done
+}
+
+// Done is closed when the worker has ended.
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+// Stderr is the start of what the worker said on stderr.
+func (w *Worker) Stderr() string { return w.stderr.String() }
+
+// Spawn runs script in a new worker (StartWorker) and serves it (Serve)
+// with tool, enforcing the deadline from outside too: the worker is
+// killed WorkerGrace after it, whatever it is doing. It returns what Run
+// returned in the worker; the worker is gone when it returns.
+func Spawn(ctx context.Context, argv []string, script string, lim Limits, tool Tool) (*Result, error) {
+	if err := checkJob(script, lim); err != nil {
+		return nil, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	start := time.Now()
+	w, err := StartWorker(argv, inR, outW)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	defer w.Kill()
+	defer inW.Close()
+	defer outR.Close()
+	runCtx, cancel := context.WithDeadline(ctx, start.Add(lim.Deadline))
+	defer cancel()
+	type ended struct {
+		res *Result
+		err error
+	}
+	out := make(chan ended, 1)
+	go func() {
+		res, err := Serve(runCtx, outR, inW, script, lim, tool)
+		out <- ended{res, err}
+	}()
+	kill := time.NewTimer(time.Until(start.Add(lim.Deadline + WorkerGrace)))
+	defer kill.Stop()
+	select {
+	case e := <-out:
+		var we *workerError
+		if errors.As(e.err, &we) {
+			return nil, fmt.Errorf("%w (%s)", e.err, w.Stderr())
+		}
+		return e.res, e.err
+	case <-kill.C:
+		return nil, &LimitError{Limit: "deadline", Detail: fmt.Sprintf("the script ran past its deadline of %s and its worker was killed", lim.Deadline)}
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// checkJob refuses bad limits and a script over its size before any
+// process starts.
+func checkJob(script string, lim Limits) error {
+	if err := checkLimits(lim); err != nil {
+		return err
+	}
+	if len(script) > lim.ScriptSize {
+		return &LimitError{Limit: "script_size", Detail: fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), lim.ScriptSize)}
+	}
+	return nil
+}
+
+// workerError is a worker that broke the protocol or ended without
+// saying how the run ended.
+type workerError struct{ msg string }
+
+func (e *workerError) Error() string { return "code: the worker failed: " + e.msg }
+
+// Serve is the parent's side of a worker's channel (r from its stdout, w
+// to its stdin): it hands the worker lim and script, serves its tool
+// calls with tool (in goroutines of their own, with a context that ends
+// at ctx's end; the budget counted here, whatever the worker counts) and
+// returns how the run ended. Every line it reads is bounded. It returns
+// at ctx's end too; killing the worker is the caller's.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Limits, tool Tool) (*Result, error) {
+	if err := checkJob(script, lim); err != nil {
+		return nil, err
+	}
+	p := &parentSide{tool: tool, lim: lim, in: json.NewEncoder(w)}
+	lb, _ := json.Marshal(lim)
+	sb, _ := json.Marshal(script)
+	// Written beside the rest: a worker that does not read must not hold
+	// the parent past the deadline (a pipe holds 64 KiB, a script more).
+	go func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		w.Write(append(append(append(lb, '\n'), sb...), '\n'))
+	}()
+	type ended struct {
+		done *workerDone
+		err  error
+	}
+	out := make(chan ended, 1)
+	go func() {
+		d, err := p.serve(ctx, bufio.NewReaderSize(r, 64<<10))
+		out <- ended{d, err}
+	}()
+	var e ended
+	select {
+	case e = <-out:
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &LimitError{Limit: "deadline", Detail: fmt.Sprintf("the script ran past its deadline of %s", lim.Deadline)}
+		}
+		return nil, context.Cause(ctx)
+	}
+	switch {
+	case e.err != nil:
+		if p.limit != nil {
+			return nil, p.limit
+		}
+		return nil, &workerError{e.err.Error()}
+	case e.done.Limit != nil:
+		return nil, e.done.Limit
+	case e.done.Script != nil:
+		return nil, e.done.Script
+	case e.done.Error != "":
+		return nil, errors.New("code: " + e.done.Error)
+	case e.done.Result == nil:
+		return nil, &workerError{"it ended without a result"}
+	}
+	e.done.Result.ToolCalls = p.calls
+	return e.done.Result, nil
+}
+
+// checkLimits refuses limits that would leave a run unbounded.
+func checkLimits(l Limits) error {
+	if l.Memory <= 0 || l.Stack <= 0 || l.Deadline <= 0 || l.Output <= 0 || l.ScriptSize <= 0 || l.ToolCalls < 0 {
+		return fmt.Errorf("code: every limit must be set (memory, stack, deadline, output and script size above 0, tool calls 0 or more): %+v", l)
+	}
+	return nil
+}
+
+// parentSide serves one worker's calls.
+type parentSide struct {
+	tool  Tool
+	lim   Limits
+	mu    sync.Mutex
+	in    *json.Encoder
+	calls int
+	limit *LimitError // a limit the parent enforced, which ended the run
+}
+
+// serve reads the worker's lines until its last: each call is answered
+// (in its own goroutine: a slow tool does not hold the others), the budget
+// counted here. Lines are bounded by the output cap: a worker cannot make
+// the parent hold more.
+func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, error) {
+	max := p.lim.Output + 1<<20
+	for {
+		var m workerOut
+		if err := readLine(r, max, &m); err != nil {
+			return nil, err
+		}
+		switch {
+		case m.Done != nil:
+			return m.Done, nil
+		case m.Call != nil:
+			p.mu.Lock()
+			p.calls++
+			over := p.calls > p.lim.ToolCalls
+			p.mu.Unlock()
+			if over {
+				p.limit = &LimitError{Limit: "tool_calls", Detail: fmt.Sprintf("more than %d tool calls", p.lim.ToolCalls)}
+				return nil, p.limit
+			}
+			c := *m.Call
+			// A tool still running when the run ends has its context
+			// cancelled; its answer then goes to a closed pipe.
+			go func() {
+				res, err := p.tool(ctx, c.Name, c.Args)
+				rep := workerReply{ID: c.ID, Result: res}
+				if err != nil {
+					rep = workerReply{ID: c.ID, Error: err.Error()}
+				}
+				p.mu.Lock()
+				p.in.Encode(rep)
+				p.mu.Unlock()
+			}()
+		default:
+			return nil, errors.New("a message that is neither a call nor the end")
+		}
+	}
+}
+
+// cappedBuffer keeps the first bytes of the worker's stderr, for errors.
+type cappedBuffer struct {
+	mu   sync.Mutex
+	b    []byte
+	left int
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(len(p), c.left)
+	c.b = append(c.b, p[:n]...)
+	c.left -= n
+	return len(p), nil
+}
+
+func (c *cappedBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.b) == 0 {
+		return "no message"
+	}
+	return string(c.b)
+}

@@ -1,0 +1,248 @@
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test binary is also the worker: started with WorkerEntry it runs
+// WorkerMain (with "probe", after trying to open a file and sockets once
+// confined: the test-only build of the worker the issue asks for).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == WorkerEntry {
+		if len(os.Args) > 2 && os.Args[2] == "probe" {
+			afterConfine = func() {
+				fmt.Fprintf(os.Stderr, "PROBE %s\n", escapeProbe())
+				os.Exit(0)
+			}
+		}
+		os.Exit(WorkerMain())
+	}
+	os.Exit(m.Run())
+}
+
+// escapeProbe tries what a confined worker must not do and says how each
+// attempt ended ("ok" is a failure of the confinement).
+func escapeProbe() string {
+	res := func(err error) string {
+		if err == nil {
+			return "ok"
+		}
+		return "denied(" + err.Error() + ")"
+	}
+	_, ferr := os.Open("/etc/passwd")
+	ifd, ierr := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if ierr == nil {
+		unix.Close(ifd)
+	}
+	ufd, uerr := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if uerr == nil {
+		unix.Close(ufd)
+	}
+	return fmt.Sprintf("file=%s inet=%s unix=%s", res(ferr), res(ierr), res(uerr))
+}
+
+// workerArgv is the test binary as a worker. As root the worker runs under
+// a throwaway uid, which cannot reach the go tool's private build
+// directory: it runs a copy in a directory anyone may enter.
+func workerArgv(t *testing.T, extra ...string) []string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		dir, err := os.MkdirTemp("/var/tmp", "pinfold-code-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		must(t, os.Chmod(dir, 0o755))
+		copied := filepath.Join(dir, "worker")
+		src, err := os.Open(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		dst, err := os.OpenFile(copied, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(dst, src); err != nil {
+			t.Fatal(err)
+		}
+		must(t, dst.Close())
+		exe = copied
+	}
+	return append([]string{exe, WorkerEntry}, extra...)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testLimits() Limits {
+	return Limits{Memory: 64 << 20, Stack: 1 << 20, Deadline: 5 * time.Second, ToolCalls: 20, Output: 1 << 20, ScriptSize: 256 << 10}
+}
+
+// Confined, the worker can open no file and make no socket; the same
+// probe in this (unconfined) process can: the refusals are the
+// confinement's.
+func TestWorkerConfined(t *testing.T) {
+	if got := escapeProbe(); strings.Contains(got, "denied") {
+		t.Fatalf("control: the probe fails unconfined: %s", got)
+	}
+	_, err := Spawn(context.Background(), workerArgv(t, "probe"), "return 1", testLimits(), nil)
+	if err == nil {
+		t.Fatal("the probe worker returned a result")
+	}
+	msg := err.Error()
+	i := strings.Index(msg, "PROBE ")
+	if i < 0 {
+		t.Fatalf("no probe report: %v", err)
+	}
+	report := msg[i:]
+	for _, what := range []string{"file=denied(", "inet=denied(", "unix=denied("} {
+		if !strings.Contains(report, what) {
+			t.Errorf("want %s in %q", what, report)
+		}
+	}
+}
+
+// A script runs in a worker: its tool calls reach the parent's tool, its
+// result and logs come back, and the parent counts the calls.
+func TestSpawnRuns(t *testing.T) {
+	var seen []string
+	tool := func(_ context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		seen = append(seen, name+string(args))
+		if name == "fail" {
+			return nil, errors.New("no such file")
+		}
+		return json.RawMessage(`{"n":` + fmt.Sprint(len(name)) + `}`), nil
+	}
+	script := `
+const a = await pinfold.call("read", {path: "x"});
+let failed = "";
+try { await pinfold.call("fail", null); } catch (e) { failed = String(e.message); }
+pinfold.log("got", a.n);
+return {n: a.n, failed};`
+	res, err := Spawn(context.Background(), workerArgv(t), script, testLimits(), tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		N      int    `json:"n"`
+		Failed string `json:"failed"`
+	}
+	if err := json.Unmarshal(res.Value, &v); err != nil || v.N != 4 || !strings.Contains(v.Failed, "no such file") {
+		t.Errorf("value %s (%v)", res.Value, err)
+	}
+	if res.ToolCalls != 2 || len(seen) != 2 || len(res.Logs) != 1 || !strings.Contains(res.Logs[0], "got") {
+		t.Errorf("calls %d seen %q logs %q", res.ToolCalls, seen, res.Logs)
+	}
+}
+
+// The parent enforces the deadline from outside: a worker that never
+// answers (here: the test binary asked to hang before it reads its
+// limits) is killed WorkerGrace after the deadline.
+func TestSpawnKillsAtDeadline(t *testing.T) {
+	lim := testLimits()
+	lim.Deadline = 300 * time.Millisecond
+	start := time.Now()
+	_, err := Spawn(context.Background(), []string{"/bin/sleep", "30"}, "return 1", lim, nil)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "deadline" {
+		t.Fatalf("%v", err)
+	}
+	if d := time.Since(start); d > lim.Deadline+WorkerGrace+2*time.Second {
+		t.Errorf("returned after %s", d)
+	}
+}
+
+// The parent counts the budget itself: a worker making more calls than
+// allowed ends the run, whatever the worker's own count says.
+func TestSpawnToolBudget(t *testing.T) {
+	lim := testLimits()
+	lim.ToolCalls = 3
+	n := 0
+	tool := func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		n++
+		return json.RawMessage("1"), nil
+	}
+	_, err := Spawn(context.Background(), workerArgv(t), `for (let i = 0; i < 10; i++) await pinfold.call("t", i); return 1`, lim, tool)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "tool_calls" || n > 3 {
+		t.Fatalf("%v after %d calls", err, n)
+	}
+}
+
+// Bad limits and oversized scripts are refused before any process starts.
+func TestSpawnRefusesBadInput(t *testing.T) {
+	lim := testLimits()
+	lim.Deadline = 0
+	if _, err := Spawn(context.Background(), []string{"/nonexistent"}, "return 1", lim, nil); err == nil || !strings.Contains(err.Error(), "every limit") {
+		t.Errorf("zero deadline: %v", err)
+	}
+	lim = testLimits()
+	lim.ScriptSize = 10
+	var le *LimitError
+	if _, err := Spawn(context.Background(), []string{"/nonexistent"}, "return 12345678", lim, nil); !errors.As(err, &le) || le.Limit != "script_size" {
+		t.Errorf("script size: %v", err)
+	}
+}
+
+// The worker's process is gone when Spawn returns, whatever happened.
+func TestSpawnLeavesNoProcess(t *testing.T) {
+	lim := testLimits()
+	lim.Deadline = 200 * time.Millisecond
+	before := countChildren(t)
+	Spawn(context.Background(), []string{"/bin/sleep", "30"}, "return 1", lim, nil)
+	if after := countChildren(t); after > before {
+		t.Errorf("%d children before, %d after", before, after)
+	}
+}
+
+// countChildren counts this process's children, over all its threads.
+func countChildren(t *testing.T) int {
+	t.Helper()
+	n := 0
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", os.Getpid(), task.Name()))
+		n += len(strings.Fields(string(b)))
+	}
+	return n
+}
+
+// A runaway script (a loop the VM's interrupt must stop) ends with the
+// deadline error, and its worker is gone, within the deadline and the
+// grace.
+func TestSpawnRunawayLoop(t *testing.T) {
+	lim := testLimits()
+	lim.Deadline = 300 * time.Millisecond
+	start := time.Now()
+	_, err := Spawn(context.Background(), workerArgv(t), "for (;;) { try { for (;;) {} } catch (e) {} }", lim, nil)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "deadline" {
+		t.Fatalf("%v", err)
+	}
+	if d := time.Since(start); d > lim.Deadline+WorkerGrace+2*time.Second {
+		t.Errorf("returned after %s", d)
+	}
+}

@@ -1,0 +1,44 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// launcher code run: a script runs in a worker of its own — as root under
+// a throwaway uid, unprivileged in a user namespace — its tool calls
+// answered from the table; a runaway script ends at its deadline with a
+// clear error; a script that reaches for the host finds nothing (the
+// static check refuses the obvious, the isolate has no such globals).
+func TestIntegrationCodeRun(t *testing.T) {
+	for _, uid := range []int{0, nobody} {
+		s := newSandboxAs(t, uid)
+		if uid != 0 {
+			if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+				requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+			}
+		}
+		tools := s.file(t, filepath.Join(s.dir, "tools.json"), `{"read_file": {"result": {"text": "hello"}}, "fetch": {"error": "offline"}}`)
+		script := func(name, body string) string { return s.file(t, filepath.Join(s.dir, name), body) }
+		ok := script("ok.js", `const a = await pinfold.call("read_file", {path: "x"});
+let err = "";
+try { await pinfold.call("fetch", {url: "http://x"}); } catch (e) { err = e.message; }
+pinfold.log("read", a.text.length);
+return {text: a.text, err, globals: typeof std + typeof os + typeof scriptArgs};`)
+		r := s.run(t, itOpts{}, itEnv.launcher, "code", "run", "--tools", tools, ok)
+		if r.code != 0 || !strings.Contains(r.stdout, `"text":"hello"`) || !strings.Contains(r.stdout, `"err":"offline"`) ||
+			!strings.Contains(r.stdout, `"globals":"undefinedundefinedundefined"`) || !strings.Contains(r.stderr, "read") {
+			t.Errorf("uid %d: %s", uid, r)
+		}
+		p := s.policyText(itPol{extra: "[code_mode]\ndeadline = \"500ms\"\n"})
+		pol := s.file(t, filepath.Join(s.dir, "p.toml"), p)
+		loop := script("loop.js", "for (;;) { try { for (;;) {} } catch (e) {} }")
+		r = s.run(t, itOpts{}, itEnv.launcher, "code", "run", "--tools", tools, "--policy", pol, loop)
+		if r.code != 117 || !strings.Contains(r.stderr, "deadline") || r.elapsed.Seconds() > 5 {
+			t.Errorf("uid %d runaway: %s (after %s)", uid, r, r.elapsed)
+		}
+		os.Remove(loop)
+	}
+}
