@@ -336,6 +336,15 @@ func entries() []Entry {
 			"Before each command the launcher walks the workspace (bounded; failing rather than answering from part of it) for the protected paths that exist — the built-in names at any depth, git's hooks, config and commondir beneath every .git, the policy's own, the launcher's files — and mounts each read-only over the worker's writable workspace: whatever the analyzer saw, writes fail with EROFS.",
 			Boundary, "launcher.TestIntegrationComponentsShell", "components/fs.TestProtectedIn", "components/fs.TestProtectedInTooLarge"),
 
+		sr("SR-47", "A Code Mode script reaches nothing but its tools",
+			"A model's script breaks out of its interpreter — through eval, a function constructor, a module, the host's files or network — or a tool call spends authority the policy did not give.",
+			"Two layers. The static check refuses eval, Function, require, import, process, Deno, globalThis, Reflect and constructor/__proto__/prototype in every spelling it can parse, with line and column. The script then runs in a fresh QuickJS VM with no std or os module, eval and Function deleted, the function constructors neutralised and the bridge frozen, in a worker process that is in an empty network namespace and, before it reads the script, confines itself (Landlock with no file rule, seccomp refusing exec and sockets, rlimits); a test-only build of the worker tries a file and two sockets once confined and all three fail. In a session its tools go through fs and bash's command policy, and the budget is counted by the serving side.",
+			Boundary, "components/code.TestWorkerConfined", "components/code.TestValidateRejects", "components/code.TestValidateAccepts", "components/code.TestIsolateEscapes", "components/code.TestIsolateGlobals", "components/code.TestIsolateBridgeFrozen", "components/code.TestSpawnToolBudget", "launcher.TestIntegrationCodeRun", "launcher.TestIntegrationComponentsCode"),
+		sr("SR-48", "A runaway script ends at its deadline and its limits",
+			"A script loops, recurses, allocates or waits forever, or floods its output, and holds the agent's session or the host.",
+			"Inside the VM: an interrupt at the deadline that no catch or finally survives, the heap and stack limits, the tool-call budget, the output cap, the script size, each a distinct error; a promise that can never settle ends at once. Outside it: the parent kills the worker WorkerGrace after the deadline whatever it is doing, and the worker is gone when the run returns.",
+			Boundary, "components/code.TestIsolateDeadline", "components/code.TestIsolateMemory", "components/code.TestIsolateStack", "components/code.TestIsolateToolBudget", "components/code.TestIsolateOutput", "components/code.TestIsolateScriptSize", "components/code.TestSpawnRunawayLoop", "components/code.TestSpawnKillsAtDeadline", "components/code.TestSpawnLeavesNoProcess"),
+
 		// The evidence.
 		{ID: "SR-09", Title: "A refusal counts only with a successful control run",
 			Threat:  "A probe is refused for an unrelated reason (a missing file, a kernel without the feature) and the refusal is taken as proof that a control works.",
@@ -413,5 +422,9 @@ func entries() []Entry {
 			"A command that deletes without saying so — a program (python -c 'shutil.rmtree(...)', tar --remove-files), or code bash builds from a variable at run time (arithmetic evaluates array subscripts: x='a[$(rm -rf src)]'; echo $((x))) — runs as an automatic command, with no confirmation and no backup; so does a tree the agent moves through fs into a target between its backup and the command's start.",
 			"The bash package's documentation lists what is recognised; aliases, PS4, PROMPT_COMMAND and ${x@P} need approval (builtin.shell-eval); the worker cannot write protected paths or reach the network whatever runs; a shell deletion's backup and run hold one lock against the agent's other commands.",
 			"components/bash.TestTable", "components/bash.TestBrokerRecursiveDelete"),
+		sd("SD-19", "A caught out-of-memory or stack overflow is not a limit error",
+			"QuickJS throws both as ordinary errors: a script that catches one and goes on is not stopped by that limit.",
+			"Its heap and stack stay bounded (further allocations keep failing) and the deadline still ends it; an uncaught one is the limit's own error.",
+			"components/code.TestIsolateMemoryCaught"),
 	}
 }

@@ -1,0 +1,39 @@
+// Package code is Code Mode (DESIGN.md §6, issue 8): a model writes one
+// small JavaScript program that calls many tools, and it runs with two
+// independent layers around it.
+//
+//   - Validate (validate.go) is the static pass: the script is parsed as
+//     the body of an async function and refused, with line, column and
+//     rule, when it names eval, Function, require, import, process, Deno,
+//     globalThis or Reflect, or reaches constructor, __proto__ or
+//     prototype in any spelling the parser can see. Defence in depth: a
+//     fully dynamic key (x[k]) is left to the isolate.
+//   - Run (isolate.go) runs the script in a fresh QuickJS VM with no std
+//     or os module, eval and Function gone and the function constructors
+//     neutralised, a frozen bridge (pinfold.call, pinfold.log) and every
+//     limit of [code_mode]: memory, stack, a deadline the script cannot
+//     catch, a tool-call budget, output, script size.
+//   - The worker (worker.go) is the OS layer: StartWorker runs the launcher
+//     binary again (WorkerEntry) in a new, empty network namespace, as
+//     root under a throwaway uid, otherwise in a user namespace of its own;
+//     WorkerMain sets its rlimits and confines itself (Landlock with no
+//     file rule, seccomp refusing exec, sockets and namespaces) before it
+//     reads the script, and speaks only over its stdin and stdout. Serve is
+//     the parent's side of that channel: it serves the tool calls, counts
+//     the budget itself and bounds every line; Spawn puts the two
+//     together and kills the worker WorkerGrace after the deadline.
+//
+// Where the two run differs from DESIGN.md's sketch, on purpose. In a
+// components session the bash component serves the worker (its tools go
+// through fs and through bash's own command policy) but does not start
+// it: bash holds no privilege (no exec, no sockets), so the launcher
+// starts the worker on bash's request and hands bash the worker's end of
+// a socketpair (components/session). The launcher, not bash, decides how
+// the worker is confined and kills it at its deadline, so a bash taken
+// over by a hostile script cannot loosen either.
+//
+// Limits: a script that catches an out-of-memory or stack-overflow error
+// and goes on is not stopped by that limit (QuickJS throws both as
+// ordinary errors; the heap and stack stay bounded, and the deadline
+// still holds); fetch is not among the session's tools yet.
+package code
