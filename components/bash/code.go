@@ -92,6 +92,16 @@ func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (j
 	denied := func(d rpc.Decision) error {
 		return fmt.Errorf("%s: denied (%s, rule %s): %s", name, d.Reason, d.Rule, d.Detail)
 	}
+	// answer is fs's result as the tool's, or its error or denial.
+	answer := func(r any, d rpc.Decision, err error) (json.RawMessage, error) {
+		switch {
+		case err != nil:
+			return nil, err
+		case !d.Allowed:
+			return nil, denied(d)
+		}
+		return json.Marshal(r)
+	}
 	switch name {
 	case "read_file":
 		var a struct {
@@ -120,14 +130,7 @@ func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (j
 		if err := decode(&a); err != nil {
 			return nil, err
 		}
-		r, d, err := b.Files.Write(ctx, a.Path, []byte(a.Content), false)
-		switch {
-		case err != nil:
-			return nil, err
-		case !d.Allowed:
-			return nil, denied(d)
-		}
-		return json.Marshal(r)
+		return answer(b.Files.Write(ctx, a.Path, []byte(a.Content), false))
 	case "list_dir":
 		var a struct {
 			Path string `json:"path"`
@@ -135,14 +138,7 @@ func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (j
 		if err := decode(&a); err != nil {
 			return nil, err
 		}
-		r, d, err := b.Files.List(ctx, a.Path)
-		switch {
-		case err != nil:
-			return nil, err
-		case !d.Allowed:
-			return nil, denied(d)
-		}
-		return json.Marshal(r)
+		return answer(b.Files.List(ctx, a.Path))
 	case "run_command":
 		var a struct {
 			Command string `json:"command"`
