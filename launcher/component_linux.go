@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"fmt"
-	"os"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -96,7 +95,11 @@ func componentLandlock(c ComponentConfinement, abi int) error {
 	// reaches every thread through psx, which lists them in
 	// /proc/PID/task, halfway through the restriction. So the component
 	// may read its own task list, and nothing else of /proc.
-	if err := add(fmt.Sprintf("/proc/%d/task", os.Getpid()), accessRead); err != nil {
+	// Named through /proc/self (a link followed in the middle of the
+	// path, so the rule is on the task directory itself): a process in a
+	// pid namespace of its own (a Code Mode worker) is not os.Getpid()
+	// in the host's /proc.
+	if err := add("/proc/self/task", accessRead); err != nil {
 		return err
 	}
 	for _, p := range c.Read {

@@ -114,6 +114,16 @@ type Broker struct {
 
 // Handle decides command and, when it may, runs it.
 func (b *Broker) Handle(ctx context.Context, command string) (rpc.Decision, *RunResult) {
+	return b.handle(ctx, command, false)
+}
+
+// RuleNeedsPerson refuses, inside a Code Mode script, a command that
+// would need the person: a script does not put questions to them.
+const RuleNeedsPerson = "code.needs-person"
+
+// handle is Handle; fromScript: the command is a Code Mode script's,
+// which runs only what needs no one's answer.
+func (b *Broker) handle(ctx context.Context, command string, fromScript bool) (rpc.Decision, *RunResult) {
 	deny := func(reason rpc.Reason, rule, detail string) (rpc.Decision, *RunResult) {
 		b.Log.Info("run", "allowed", false, "rule", rule, "detail", detail)
 		return rpc.Deny(reason, rule, detail), nil
@@ -126,6 +136,9 @@ func (b *Broker) Handle(ctx context.Context, command string) (rpc.Decision, *Run
 	shown := strconv.Quote(command)
 	if d.Action != Auto && d.Action != Refuse && tooLong(shown) {
 		return deny(rpc.ReasonNoRule, RuleTooLong, fmt.Sprintf("the command needs the person (%s) and is too long to show them in full (%d bytes quoted, at most %d)", d.Rule, len(shown), maxQuestionCmd))
+	}
+	if fromScript && (d.Action == Approve || d.Action == ConfirmDelete) {
+		return deny(rpc.ReasonNoRule, RuleNeedsPerson, fmt.Sprintf("it needs the person (%s: %s), and a script's commands are not put to them: run it with launcher sh", d.Rule, d.Reason))
 	}
 	var keep []string
 	switch d.Action {
@@ -146,6 +159,9 @@ func (b *Broker) Handle(ctx context.Context, command string) (rpc.Decision, *Run
 	// the agent's cannot move a tree into a target once it is backed up.
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return deny(rpc.ReasonNoRule, RuleDeclined, "the request ended before the command ran: "+err.Error())
+	}
 	backups, err := b.keep(ctx, keep, shown)
 	if err != nil {
 		return deny(rpc.ReasonNoRule, ruleOf(err), err.Error())

@@ -2,6 +2,7 @@ package bash
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -258,5 +259,28 @@ func TestRunnerChannel(t *testing.T) {
 	a.Close()
 	if o := rc.Run(context.Background(), Job{Command: "x"}); o.Error == "" {
 		t.Errorf("closed channel: %+v", o)
+	}
+}
+
+// A Code Mode script's calls that come after its end (queued behind the
+// deadline) run nothing; its commands that need the person are refused,
+// not asked.
+func TestCodeToolsAfterEndAndQuestions(t *testing.T) {
+	w := &fakeWorld{answers: []bool{true, true}}
+	b := w.broker(policy.Commands{Approval: []policy.Command{"touch"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.tool(ctx, "run_command", json.RawMessage(`{"command":"ls"}`)); err == nil || len(w.ran) != 0 {
+		t.Errorf("after the end: %v, ran %d", err, len(w.ran))
+	}
+	_, err := b.tool(context.Background(), "run_command", json.RawMessage(`{"command":"touch x"}`))
+	if err == nil || !strings.Contains(err.Error(), RuleNeedsPerson) || len(w.asked) != 0 || len(w.ran) != 0 {
+		t.Errorf("needs the person: %v, asked %q, ran %d", err, w.asked, len(w.ran))
+	}
+	if _, err := b.tool(context.Background(), "run_command", json.RawMessage(`{"command":"rm -rf build"}`)); err == nil || len(w.asked) != 0 {
+		t.Errorf("a deletion from a script: %v, asked %q", err, w.asked)
+	}
+	if out, err := b.tool(context.Background(), "run_command", json.RawMessage(`{"command":"ls"}`)); err != nil || !strings.Contains(string(out), `"exit_code":7`) {
+		t.Errorf("control: %s %v", out, err)
 	}
 }

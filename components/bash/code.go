@@ -81,6 +81,9 @@ func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeRe
 // components: fs for files (its own rules and questions), this broker for
 // commands (the command policy and its questions).
 func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: the script has ended (%v)", name, err) // a call queued behind the deadline
+	}
 	decode := func(v any) error {
 		dec := json.NewDecoder(bytes.NewReader(args))
 		dec.DisallowUnknownFields()
@@ -146,7 +149,7 @@ func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (j
 		if err := decode(&a); err != nil {
 			return nil, err
 		}
-		d, r := b.Handle(ctx, a.Command)
+		d, r := b.handle(ctx, a.Command, true)
 		if !d.Allowed {
 			return nil, denied(d)
 		}

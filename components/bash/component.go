@@ -281,9 +281,12 @@ func NewRunnerClient(c io.ReadWriter) *RunnerClient {
 
 // Run sends j and waits for its outcome; a broken channel is an outcome
 // with Error set (the command may not have run; it is not retried).
-func (rc *RunnerClient) Run(_ context.Context, j Job) Outcome {
+func (rc *RunnerClient) Run(ctx context.Context, j Job) Outcome {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return Outcome{Error: "not run: the request ended while it waited (" + err.Error() + ")"}
+	}
 	b, err := json.Marshal(j)
 	if err != nil {
 		return Outcome{Error: err.Error()}

@@ -594,13 +594,19 @@ func isoEscape(s string) string {
 			b.WriteString(`\n`)
 		case r == '\r':
 			b.WriteString(`\r`)
-		case r < 0x20 && r != '\t' || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029:
+		case r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f || r == 0x2028 || r == 0x2029 || isoBidi(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// isoBidi reports the bidirectional controls, which can make a line
+// read differently from what it holds.
+func isoBidi(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 // isoStack keeps the frames of the user's script in a QuickJS stack trace,

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -70,8 +71,17 @@ type (
 )
 
 // maxReplyLine bounds a tool's answer to the worker (and so what one
-// pinfold.call can bring into the VM).
-const maxReplyLine = 4 << 20
+// pinfold.call can bring into the VM): a 1 MiB result, JSON-escaped at
+// its worst (six bytes a byte), fits.
+const maxReplyLine = 8 << 20
+
+// encoder is a JSON line writer that leaves <, > and & as they are (the
+// default escaping makes each six bytes).
+func encoder(w io.Writer) *json.Encoder {
+	e := json.NewEncoder(w)
+	e.SetEscapeHTML(false)
+	return e
+}
 
 // afterConfine, when set (by the worker's tests alone), runs once the
 // worker is confined and before it reads the script.
@@ -84,12 +94,14 @@ func WorkerMain() int {
 		fmt.Fprintln(os.Stderr, "code worker: not dumpable:", err)
 		return 1
 	}
-	in := bufio.NewReaderSize(os.Stdin, maxReplyLine)
+	// The limits line is read a byte at a time: nothing of the script
+	// is read before the worker is confined.
 	var lim Limits
-	if err := readLine(in, 4<<10, &lim); err != nil {
+	if err := readFirstLine(os.Stdin, 4<<10, &lim); err != nil {
 		fmt.Fprintln(os.Stderr, "code worker: limits:", err)
 		return 1
 	}
+	in := bufio.NewReaderSize(os.Stdin, maxReplyLine)
 	if err := confineWorker(lim); err != nil {
 		fmt.Fprintln(os.Stderr, "code worker:", err)
 		return 1
@@ -98,11 +110,11 @@ func WorkerMain() int {
 		afterConfine()
 	}
 	var script string
-	if err := readLine(in, 2*lim.ScriptSize+64, &script); err != nil {
+	if err := readLine(in, 6*lim.ScriptSize+64, &script); err != nil {
 		fmt.Fprintln(os.Stderr, "code worker: script:", err)
 		return 1
 	}
-	w := &workerSide{out: json.NewEncoder(os.Stdout), waiting: map[int]chan workerReply{}}
+	w := &workerSide{out: encoder(os.Stdout), waiting: map[int]chan workerReply{}}
 	go w.readReplies(in)
 	res, err := Run(context.Background(), script, lim, w.call)
 	done := &workerDone{Result: res}
@@ -135,6 +147,10 @@ func confineWorker(lim Limits) error {
 		{unix.RLIMIT_CORE, 0},
 		{unix.RLIMIT_FSIZE, 0},
 		{unix.RLIMIT_NOFILE, 64},
+		// As root the worker's uid is a throwaway one of its own: its
+		// processes and threads are the worker's alone (the runtime's
+		// threads count).
+		{unix.RLIMIT_NPROC, workerNproc()},
 		// The VM's heap plus the Go runtime's own: a VM the memory limit
 		// somehow missed still cannot take the host's memory. (Not
 		// RLIMIT_AS: the runtime and the C library reserve address space
@@ -146,6 +162,21 @@ func confineWorker(lim Limits) error {
 		}
 	}
 	return launcher.ConfineComponent(launcher.ComponentConfinement{})
+}
+
+// throwawayArg tells the worker it runs under a throwaway uid.
+const throwawayArg = "throwaway-uid"
+
+// workerNproc is RLIMIT_NPROC for the worker: small under a throwaway
+// uid (as root); unprivileged the uid is the person's, whose other
+// processes count too, so the inherited limit stays.
+func workerNproc() uint64 {
+	if slices.Contains(os.Args, throwawayArg) {
+		return 64
+	}
+	var r unix.Rlimit
+	unix.Getrlimit(unix.RLIMIT_NPROC, &r)
+	return r.Cur
 }
 
 // workerRuntimeData is the data the worker may use beyond the VM's heap:
@@ -170,6 +201,35 @@ func readLine(r *bufio.Reader, max int, v any) error {
 		break
 	}
 	return json.Unmarshal(line, v)
+}
+
+// readFirstLine decodes the first line of r, read a byte at a time (at
+// most max bytes), into v.
+func readFirstLine(r io.Reader, max int, v any) error {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) <= max {
+		if _, err := io.ReadFull(r, b); err != nil {
+			return err
+		}
+		if b[0] == '\n' {
+			return json.Unmarshal(line, v)
+		}
+		line = append(line, b[0])
+	}
+	return fmt.Errorf("a line longer than %d bytes", max)
+}
+
+// WriteLimits writes the worker's first line, its limits: the launcher's
+// to write (in a session, before it hands the channel to bash), so that
+// whoever serves the worker cannot loosen them.
+func WriteLimits(w io.Writer, lim Limits) error {
+	b, err := json.Marshal(lim)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // workerSide is the worker's end: calls go out with an id, replies come
@@ -252,13 +312,18 @@ func StartWorker(argv []string, stdin io.Reader, stdout io.Writer) (*Worker, err
 	cmd.Stdin, cmd.Stdout = stdin, stdout
 	w := &Worker{cmd: cmd, stderr: &cappedBuffer{left: 8 << 10}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr
+	// Its own session and process group: Kill ends the group, so what it
+	// might fork goes with it. (Not a pid namespace: go-landlock's
+	// all-threads restriction hangs in one whose /proc is the host's.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true, Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC}
+	cmd.WaitDelay = time.Second // a descendant holding stderr open cannot hold Wait
 	if os.Geteuid() == 0 {
 		uid, claim, err := launcher.ClaimThrowawayID()
 		if err != nil {
 			return nil, err
 		}
 		w.release = claim
+		cmd.Args = append(cmd.Args, throwawayArg)
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
 	} else {
 		uid, gid := os.Geteuid(), os.Getegid()
@@ -296,6 +361,7 @@ func StartWorker(argv []string, stdin io.Reader, stdout io.Writer) (*Worker, err
 
 // Kill ends the worker (by the pid it started) and waits for it.
 func (w *Worker) Kill() {
+	syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL) // the worker's process group (Setsid)
 	w.cmd.Process.Kill()
 	<-w.done
 }
@@ -336,6 +402,10 @@ func Spawn(ctx context.Context, argv []string, script string, lim Limits, tool T
 	defer w.Kill()
 	defer inW.Close()
 	defer outR.Close()
+	// One short line: the pipe holds it whether or not the worker reads.
+	if err := WriteLimits(inW, lim); err != nil {
+		return nil, fmt.Errorf("code: the worker's limits: %w", err)
+	}
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(lim.Deadline))
 	defer cancel()
 	type ended struct {
@@ -353,6 +423,11 @@ func Spawn(ctx context.Context, argv []string, script string, lim Limits, tool T
 	case e := <-out:
 		var we *workerError
 		if errors.As(e.err, &we) {
+			// What it said is whole once it has ended.
+			select {
+			case <-w.Done():
+			case <-time.After(time.Second):
+			}
 			return nil, fmt.Errorf("%w (%s)", e.err, w.Stderr())
 		}
 		return e.res, e.err
@@ -382,7 +457,8 @@ type workerError struct{ msg string }
 func (e *workerError) Error() string { return "code: the worker failed: " + e.msg }
 
 // Serve is the parent's side of a worker's channel (r from its stdout, w
-// to its stdin): it hands the worker lim and script, serves its tool
+// to its stdin), once its limits are written (WriteLimits): it hands the
+// worker the script, serves its tool
 // calls with tool (in goroutines of their own, with a context that ends
 // at ctx's end; the budget counted here, whatever the worker counts) and
 // returns how the run ended. Every line it reads is bounded. It returns
@@ -391,15 +467,14 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 	if err := checkJob(script, lim); err != nil {
 		return nil, err
 	}
-	p := &parentSide{tool: tool, lim: lim, in: json.NewEncoder(w)}
-	lb, _ := json.Marshal(lim)
-	sb, _ := json.Marshal(script)
-	// Written beside the rest: a worker that does not read must not hold
-	// the parent past the deadline (a pipe holds 64 KiB, a script more).
+	p := &parentSide{tool: tool, lim: lim, in: encoder(w)}
+	// The limits line is already written (WriteLimits). The script goes
+	// beside the rest: a worker that does not read must not hold the
+	// parent past the deadline (a pipe holds 64 KiB, a script more).
 	go func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		w.Write(append(append(append(lb, '\n'), sb...), '\n'))
+		p.in.Encode(script)
 	}()
 	type ended struct {
 		done *workerDone
@@ -434,8 +509,22 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 	case e.done.Result == nil:
 		return nil, &workerError{"it ended without a result"}
 	}
-	e.done.Result.ToolCalls = p.calls
-	return e.done.Result, nil
+	// The worker's word is not taken: its lines are escaped again and
+	// measured against the cap, its value must be JSON.
+	res := e.done.Result
+	n := len(res.Value)
+	for i, l := range res.Logs {
+		res.Logs[i] = isoEscape(l)
+		n += len(res.Logs[i]) + 1
+	}
+	if n > lim.Output {
+		return nil, &LimitError{Limit: "output", Detail: fmt.Sprintf("the result and the logs are %d bytes, more than the %d allowed", n, lim.Output)}
+	}
+	if res.Value != nil && !json.Valid(res.Value) {
+		return nil, &workerError{"its result is not JSON"}
+	}
+	res.ToolCalls = p.calls
+	return res, nil
 }
 
 // checkLimits refuses limits that would leave a run unbounded.
@@ -461,7 +550,7 @@ type parentSide struct {
 // counted here. Lines are bounded by the output cap: a worker cannot make
 // the parent hold more.
 func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, error) {
-	max := p.lim.Output + 1<<20
+	max := 6*p.lim.Output + 1<<20 // the output, JSON-escaped at its worst
 	for {
 		var m workerOut
 		if err := readLine(r, max, &m); err != nil {
@@ -487,6 +576,8 @@ func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, e
 				rep := workerReply{ID: c.ID, Result: res}
 				if err != nil {
 					rep = workerReply{ID: c.ID, Error: err.Error()}
+				} else if len(res) > maxReplyLine/6-1024 {
+					rep = workerReply{ID: c.ID, Error: fmt.Sprintf("%s: its result is %d bytes, more than one call may bring in", c.Name, len(res))}
 				}
 				p.mu.Lock()
 				p.in.Encode(rep)

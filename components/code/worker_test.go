@@ -162,7 +162,7 @@ func TestSpawnKillsAtDeadline(t *testing.T) {
 	lim := testLimits()
 	lim.Deadline = 300 * time.Millisecond
 	start := time.Now()
-	_, err := Spawn(context.Background(), []string{"/bin/sleep", "30"}, "return 1", lim, nil)
+	_, err := Spawn(context.Background(), []string{"/bin/sh", "-c", "sleep 30"}, "return 1", lim, nil)
 	var le *LimitError
 	if !errors.As(err, &le) || le.Limit != "deadline" {
 		t.Fatalf("%v", err)
@@ -209,7 +209,7 @@ func TestSpawnLeavesNoProcess(t *testing.T) {
 	lim := testLimits()
 	lim.Deadline = 200 * time.Millisecond
 	before := countChildren(t)
-	Spawn(context.Background(), []string{"/bin/sleep", "30"}, "return 1", lim, nil)
+	Spawn(context.Background(), []string{"/bin/sh", "-c", "sleep 30"}, "return 1", lim, nil)
 	if after := countChildren(t); after > before {
 		t.Errorf("%d children before, %d after", before, after)
 	}
@@ -244,5 +244,23 @@ func TestSpawnRunawayLoop(t *testing.T) {
 	}
 	if d := time.Since(start); d > lim.Deadline+WorkerGrace+2*time.Second {
 		t.Errorf("returned after %s", d)
+	}
+}
+
+// What JSON would spell six bytes a byte (<, >, &) crosses the channel
+// at its size: a 100 KB script of them runs, and a 1 MB tool result of
+// them reaches the script; a later call still works.
+func TestSpawnEscapingSizes(t *testing.T) {
+	big := `"` + strings.Repeat("<", 1_000_000) + `"`
+	tool := func(_ context.Context, name string, _ json.RawMessage) (json.RawMessage, error) {
+		if name == "big" {
+			return json.RawMessage(big), nil
+		}
+		return json.RawMessage(`"small"`), nil
+	}
+	script := "// " + strings.Repeat("<&>", 33_000) + "\nconst b = await pinfold.call(\"big\", null);\nconst s = await pinfold.call(\"s\", null);\nreturn [b.length, s];"
+	res, err := Spawn(context.Background(), workerArgv(t), script, testLimits(), tool)
+	if err != nil || string(res.Value) != `[1000000,"small"]` {
+		t.Fatalf("%v %v", res, err)
 	}
 }

@@ -96,11 +96,9 @@ func (s *Session) startBash(ns netns.NsHandle, fsEnd *os.File) error {
 		claim.Close()
 		return err
 	}
-	cm := s.cfg.Worker.CodeMode
 	b, err := json.Marshal(bash.Bootstrap{Credential: credential(leaf, keyPEM), Commands: s.cfg.Worker.Commands,
 		Options: bash.Options{Workspace: s.cfg.Workspace, Protected: protected, Authority: s.authority()},
-		Code: code.Limits{Memory: int64(cm.Memory), Stack: int64(cm.Stack), Deadline: time.Duration(cm.Deadline),
-			ToolCalls: int(cm.ToolCalls), Output: int(cm.Output), ScriptSize: int(cm.ScriptSize)}})
+		Code:    codeLimits(s.cfg.Worker.CodeMode)})
 	clear(keyPEM)
 	if err != nil {
 		claim.Close()
@@ -136,39 +134,61 @@ func (s *Session) runJob(j bash.Job) bash.Outcome {
 // script's deadline and the grace) or when the session stops. bash serves
 // it; the launcher only makes and ends it.
 func (s *Session) startCode(j bash.Job) bash.Outcome {
-	if j.Timeout <= 0 {
-		return bash.Outcome{Error: "a Code Mode job without a timeout"}
+	// The launcher, not bash, sets the worker's limits and its life: the
+	// policy's [code_mode], written into the channel before bash gets it.
+	lim := codeLimits(s.cfg.Worker.CodeMode)
+	if s.codeWorkers.Add(1) > maxCodeWorkers {
+		s.codeWorkers.Add(-1)
+		return bash.Outcome{Error: fmt.Sprintf("%d scripts are running already, the most a session runs at once", maxCodeWorkers)}
 	}
 	if !s.workers.TryRLock() {
+		s.codeWorkers.Add(-1)
 		return bash.Outcome{Error: "the session is stopping"}
+	}
+	release := func() {
+		s.codeWorkers.Add(-1)
+		s.workers.RUnlock()
 	}
 	workerEnd, bashEnd, err := socketpair()
 	if err != nil {
-		s.workers.RUnlock()
+		release()
 		return bash.Outcome{Error: err.Error()}
 	}
 	defer bashEnd.Close()
 	w, err := code.StartWorker([]string{s.cfg.Launcher, code.WorkerEntry}, workerEnd, workerEnd)
 	workerEnd.Close()
 	if err != nil {
-		s.workers.RUnlock()
+		release()
 		return bash.Outcome{Error: err.Error()}
 	}
 	go func() {
-		defer s.workers.RUnlock()
+		defer release()
 		select {
 		case <-w.Done():
-		case <-time.After(j.Timeout):
+		case <-time.After(lim.Deadline + code.WorkerGrace):
 			w.Kill()
 		case <-s.workersCtx.Done():
 			w.Kill()
 		}
 	}()
+	if err := code.WriteLimits(bashEnd, lim); err != nil {
+		w.Kill()
+		return bash.Outcome{Error: "the worker's limits: " + err.Error()}
+	}
 	if err := bash.SendFile(s.pass, bashEnd); err != nil {
 		w.Kill()
 		return bash.Outcome{Error: "the passing channel: " + err.Error()}
 	}
 	return bash.Outcome{}
+}
+
+// maxCodeWorkers bounds the Code Mode workers a session runs at once.
+const maxCodeWorkers = 4
+
+// codeLimits is the policy's [code_mode] as a worker's limits.
+func codeLimits(cm policy.CodeMode) code.Limits {
+	return code.Limits{Memory: int64(cm.Memory), Stack: int64(cm.Stack), Deadline: time.Duration(cm.Deadline),
+		ToolCalls: int(cm.ToolCalls), Output: int(cm.Output), ScriptSize: int(cm.ScriptSize)}
 }
 
 // errTimeout is a worker's context cause when its command ran out of time.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -93,6 +94,7 @@ type Session struct {
 	// writing, so none is left and none starts after.
 	workers     sync.RWMutex
 	pass        *net.UnixConn // the launcher's end of bash's passing channel
+	codeWorkers atomic.Int32  // Code Mode workers running
 	workersCtx  context.Context
 	stopWorkers context.CancelCauseFunc
 }
