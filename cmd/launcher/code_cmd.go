@@ -35,8 +35,9 @@ it reads the script and is killed from outside at its deadline.
 In a components session, code run sends the script to the bash
 component, which serves its tools through the components: read_file
 {path} and list_dir {path} and write_file {path, content} through fs (its
-protected paths and questions), run_command {command} under the command
-policy (as launcher sh); the limits are the session policy's [code_mode].
+protected paths and questions), run_command {command} for what the
+command policy runs without asking (others are refused: run them with
+launcher sh); the limits are the session policy's [code_mode].
 
 With --tools, code run serves the tools from TABLE, a JSON object of canned answers:
   {"read_file": {"result": {"text": "hello"}}, "fetch": {"error": "offline"}}

@@ -29,8 +29,14 @@
 // it: bash holds no privilege (no exec, no sockets), so the launcher
 // starts the worker on bash's request and hands bash the worker's end of
 // a socketpair (components/session). The launcher, not bash, decides how
-// the worker is confined and kills it at its deadline, so a bash taken
-// over by a hostile script cannot loosen either.
+// the worker is confined, writes its limits into the channel before bash
+// gets it, and kills it at its deadline, so a bash taken over by a
+// hostile script cannot loosen any of it. A script's commands run only
+// when they need no one (the command policy's automatic ones): a script
+// does not put questions to the person (code.needs-person). The worker
+// is not in a pid namespace of its own (go-landlock's all-threads
+// restriction hangs in one that sees the host's /proc); its process
+// group is killed with it.
 //
 // Limits: a script that catches an out-of-memory or stack-overflow error
 // and goes on is not stopped by that limit (QuickJS throws both as
