@@ -3,12 +3,16 @@ package launcher
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // shellPol is a components-mode policy whose [commands] leaves touch to
@@ -254,5 +258,39 @@ return {out: r.stdout, hook, touch};`
 	}
 	if r := run(`return globalThis`); !strings.Contains(r.stdout, "rc=119") || !strings.Contains(r.stderr, "code.static") {
 		t.Errorf("static refusal: %s", r)
+	}
+}
+
+// A script's fetch goes through net, under the agent's decisions: an
+// upstream on this host's loopback (allowed by unsafe_allow_private)
+// answers; the metadata address and a denied name get net's 403 with
+// its rule; a non-HTTP URL is refused by bash. Without net (mode
+// "none") fetch says so.
+func TestIntegrationComponentsCodeFetch(t *testing.T) {
+	s := newSandbox(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "upstream says "+r.URL.Path)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	script := `const ok = await pinfold.call("fetch", {url: "http://` + ln.Addr().String() + `/hi"});
+const md = await pinfold.call("fetch", {url: "http://169.254.169.254/latest/meta-data/"});
+const dn = await pinfold.call("fetch", {url: "http://blocked.example/"});
+let bad = "";
+try { await pinfold.call("fetch", {url: "file:///etc/passwd"}); } catch (e) { bad = e.message; }
+return {ok: ok.status + " " + ok.body, md: md.status + " " + md.headers["X-Pinfold-Rule"], dn: dn.status + " " + dn.headers["X-Pinfold-Rule"], bad};`
+	r := s.agentSh(t, proxyPol(), itOpts{stdin: fileWith(t, script)}, itEnv.launcher+" code run -; echo rc=$?")
+	for _, want := range []string{`"ok":"200 upstream says /hi"`, `"md":"403 ssrf.metadata"`, `"dn":"403 network.deny[0]"`, `is not an http or https URL`, "rc=0"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("want %s: %s", want, r)
+		}
+	}
+	r = s.agentSh(t, componentsPol(), itOpts{stdin: fileWith(t, `return await pinfold.call("fetch", {url: "http://example.com/"})`)}, itEnv.launcher+" code run -; echo rc=$?")
+	if !strings.Contains(r.stdout, "rc=117") || !strings.Contains(r.stderr, "has no network") {
+		t.Errorf("without net: %s", r)
 	}
 }

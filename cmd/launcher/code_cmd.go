@@ -37,7 +37,8 @@ component, which serves its tools through the components: read_file
 {path} and list_dir {path} and write_file {path, content} through fs (its
 protected paths and questions), run_command {command} for what the
 command policy runs without asking (others are refused: run them with
-launcher sh); the limits are the session policy's [code_mode].
+launcher sh), and in proxy mode fetch {url, method, headers, body} through
+net, under the agent's own network rules; the limits are the session policy's [code_mode].
 
 With --tools, code run serves the tools from TABLE, a JSON object of canned answers:
   {"read_file": {"result": {"text": "hello"}}, "fetch": {"error": "offline"}}

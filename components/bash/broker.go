@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path"
 	"strconv"
@@ -48,6 +49,7 @@ type Job struct {
 const (
 	JobShell = ""
 	JobCode  = "code"
+	JobNet   = "net" // a connection to net's proxy, over the passing channel
 )
 
 // Outcome is how a worker ended. Error set: it did not run (or its
@@ -107,7 +109,9 @@ type Broker struct {
 	// fs for the scripts' file tools.
 	CodeLimits code.Limits
 	StartCode  func(ctx context.Context, j Job) (*os.File, error)
-	Files      *fs.Client
+	// Fetch is the scripts' HTTP client through net (nil: no net).
+	Fetch *http.Client
+	Files *fs.Client
 
 	mu sync.Mutex // one job at a time, from its backup to its end
 }

@@ -154,6 +154,12 @@ func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (j
 			return nil, denied(d)
 		}
 		return json.Marshal(map[string]any{"exit_code": r.ExitCode, "stdout": string(r.Stdout), "stderr": string(r.Stderr), "timed_out": r.TimedOut})
+	case "fetch":
+		var a fetchArgs
+		if err := decode(&a); err != nil {
+			return nil, err
+		}
+		return b.fetch(ctx, a)
 	}
-	return nil, fmt.Errorf("no tool %q (read_file, write_file, list_dir, run_command)", name)
+	return nil, fmt.Errorf("no tool %q (read_file, write_file, list_dir, run_command, fetch)", name)
 }

@@ -13,8 +13,6 @@ import (
 	"os"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/components/fs"
@@ -48,6 +46,10 @@ type Bootstrap struct {
 	Commands policy.Commands `json:"commands"`
 	Options  Options         `json:"options"`
 	Code     code.Limits     `json:"code"`
+	// Net: the session has net (proxy mode); TrustPEM is its interception
+	// CA, trusted beside the system's roots for scripts' fetches.
+	Net      bool   `json:"net,omitempty"`
+	TrustPEM []byte `json:"trust_pem,omitempty"`
 }
 
 // Main is the bash process: it reads its bootstrap, takes its listeners
@@ -103,6 +105,12 @@ func serve(log *slog.Logger) error {
 	files := fs.NewClient(fsc)
 	broker := &Broker{Commands: b.Commands, Options: b.Options, Log: log,
 		Run: runner.Run, Backup: FSBackup(files), Files: files, CodeLimits: b.Code, StartCode: runner.StartCode}
+	if b.Net {
+		// The roots are read now: confined, bash reads no file.
+		if broker.Fetch, err = fetchClient(runner, b.TrustPEM); err != nil {
+			return err
+		}
+	}
 	if hasApprove {
 		ac, err := conn(fdApprove, "approval channel")
 		if err != nil {
@@ -221,8 +229,8 @@ type RunnerClient struct {
 	pass *net.UnixConn
 }
 
-// StartCode has the launcher start a Code Mode worker (j.Kind JobCode,
-// j.Timeout its life) and returns bash's end of the worker's channel.
+// StartCode has the launcher start a Code Mode worker (j.Kind JobCode)
+// or connect bash to net (JobNet) and returns bash's end of the channel.
 func (rc *RunnerClient) StartCode(_ context.Context, j Job) (*os.File, error) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -239,39 +247,7 @@ func (rc *RunnerClient) StartCode(_ context.Context, j Job) (*os.File, error) {
 	if o := rc.readOutcome(); o.Error != "" {
 		return nil, errors.New(o.Error)
 	}
-	return ReceiveFile(rc.pass)
-}
-
-// SendFile passes f over c with one byte (SCM_RIGHTS).
-func SendFile(c *net.UnixConn, f *os.File) error {
-	_, _, err := c.WriteMsgUnix([]byte{0}, unix.UnixRights(int(f.Fd())), nil)
-	return err
-}
-
-// ReceiveFile takes one descriptor SendFile passed; anything else is an
-// error (and any descriptors that came with it are closed).
-func ReceiveFile(c *net.UnixConn) (*os.File, error) {
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4*4))
-	n, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
-	if err != nil {
-		return nil, fmt.Errorf("the passing channel: %w", err)
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	var fds []int
-	for _, m := range msgs {
-		if got, err := unix.ParseUnixRights(&m); err == nil {
-			fds = append(fds, got...)
-		}
-	}
-	if err != nil || n != 1 || len(fds) != 1 {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		return nil, errors.New("the passing channel: not one descriptor")
-	}
-	unix.CloseOnExec(fds[0])
-	return os.NewFile(uintptr(fds[0]), "code worker"), nil
+	return boot.ReceiveFile(rc.pass)
 }
 
 // NewRunnerClient runs jobs over c.

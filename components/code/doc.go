@@ -41,5 +41,5 @@
 // Limits: a script that catches an out-of-memory or stack-overflow error
 // and goes on is not stopped by that limit (QuickJS throws both as
 // ordinary errors; the heap and stack stay bounded, and the deadline
-// still holds); fetch is not among the session's tools yet.
+// still holds).
 package code

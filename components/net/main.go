@@ -23,6 +23,9 @@ import (
 const (
 	fdAgentListener = 5 // the proxy's listener in the agent's network namespace (TCP, 127.0.0.1)
 	fdKMS           = 6 // with injection: net's end of a socketpair whose other end kms serves
+	// In components mode: the launcher passes net connections whose
+	// other ends bash holds (Code Mode's fetch) over this socketpair.
+	fdPass = 7
 )
 
 // maxBootstrap bounds what net reads from its bootstrap pipe.
@@ -58,7 +61,7 @@ func serve(log *slog.Logger) error {
 	if !boot.IsListening(fdAgentListener) {
 		return errors.New("net runs only as a component the launcher starts (no agent listener on descriptor 5)")
 	}
-	hasKMS := boot.IsSocket(fdKMS)
+	hasKMS, hasPass := boot.IsSocket(fdKMS), boot.IsSocket(fdPass)
 	// In components mode net has a session socket (fd 4) and a
 	// credential; beside a wrapper-mode agent it has neither, and no
 	// secrets to inject.
@@ -115,6 +118,16 @@ func serve(log *slog.Logger) error {
 			return in.Serve(ctx, client, h.Name, in.Rule(h.Name), upstream)
 		}
 	}
+	var passed *net.UnixConn
+	if hasPass {
+		f := os.NewFile(fdPass, "passing channel")
+		c, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("passing channel: %w", err)
+		}
+		passed = c.(*net.UnixConn)
+	}
 	var read []string
 	for _, f := range resolverFiles {
 		if _, err := os.Stat(f); err == nil {
@@ -124,7 +137,11 @@ func serve(log *slog.Logger) error {
 	if err := launcher.ConfineComponent(launcher.ComponentConfinement{Read: read, Connect: true}); err != nil {
 		return err
 	}
-	log.Info("serving", "allow", len(b.Network.Allow), "deny", len(b.Network.Deny), "block_all", b.Network.BlockAll, "secrets", len(b.Secrets))
+	log.Info("serving", "allow", len(b.Network.Allow), "deny", len(b.Network.Deny), "block_all", b.Network.BlockAll, "secrets", len(b.Secrets), "bash", hasPass)
+	if passed != nil {
+		// bash's connections get the agent's decisions: the same proxy.
+		go p.Serve(boot.PassedListener{C: passed})
+	}
 	return p.Serve(agentLn)
 }
 

@@ -266,14 +266,27 @@ func (s *Session) startNet(ns netns.NsHandle) error {
 		return err
 	}
 	b := netc.Bootstrap{Credential: credential(leaf, keyPEM), Network: s.cfg.Network, Secrets: s.cfg.Rules}
-	extra := []*os.File{lf}
+	// fds 5-7: the agent's listener, kms (nil without injection), the
+	// passing channel for bash's connections.
+	launcherPass, netPass, err := socketpair()
+	if err != nil {
+		return err
+	}
+	defer netPass.Close()
+	pc, err := net.FileConn(launcherPass)
+	launcherPass.Close()
+	if err != nil {
+		return fmt.Errorf("session: net's passing channel: %w", err)
+	}
+	s.netPass = pc.(*net.UnixConn)
+	extra := []*os.File{lf, nil, netPass}
 	c := s.net
 	if s.inject != nil {
 		b.InjectCertPEM = s.inject.CertPEM()
 		if b.InjectKeyPEM, err = s.inject.KeyPEM(); err != nil {
 			return err
 		}
-		extra = append(extra, c.kms)
+		extra[1] = c.kms
 	}
 	boot, err := json.Marshal(b)
 	clear(keyPEM)

@@ -18,6 +18,7 @@ import (
 	"github.com/pinfold/pinfold/components/bash"
 	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/components/fs"
+	"github.com/pinfold/pinfold/components/internal/boot"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/launcher"
@@ -98,7 +99,7 @@ func (s *Session) startBash(ns netns.NsHandle, fsEnd *os.File) error {
 	}
 	b, err := json.Marshal(bash.Bootstrap{Credential: credential(leaf, keyPEM), Commands: s.cfg.Worker.Commands,
 		Options: bash.Options{Workspace: s.cfg.Workspace, Protected: protected, Authority: s.authority()},
-		Code:    codeLimits(s.cfg.Worker.CodeMode)})
+		Code:    codeLimits(s.cfg.Worker.CodeMode), Net: s.net != nil, TrustPEM: s.trustPEM()})
 	clear(keyPEM)
 	if err != nil {
 		claim.Close()
@@ -123,6 +124,8 @@ func (s *Session) runJob(j bash.Job) bash.Outcome {
 		return s.runWorker(j)
 	case bash.JobCode:
 		return s.startCode(j)
+	case bash.JobNet:
+		return s.connectNet()
 	}
 	return bash.Outcome{Error: fmt.Sprintf("no job kind %q", j.Kind)}
 }
@@ -175,11 +178,41 @@ func (s *Session) startCode(j bash.Job) bash.Outcome {
 		w.Kill()
 		return bash.Outcome{Error: "the worker's limits: " + err.Error()}
 	}
-	if err := bash.SendFile(s.pass, bashEnd); err != nil {
+	if err := boot.SendFile(s.pass, bashEnd); err != nil {
 		w.Kill()
 		return bash.Outcome{Error: "the passing channel: " + err.Error()}
 	}
 	return bash.Outcome{}
+}
+
+// connectNet makes a connection from bash to net's proxy (a socketpair,
+// an end passed to each): Code Mode's fetch goes where the agent's
+// requests go, under the same decisions.
+func (s *Session) connectNet() bash.Outcome {
+	if s.netPass == nil {
+		return bash.Outcome{Error: `this session has no net component (network.mode is not "proxy")`}
+	}
+	netEnd, bashEnd, err := socketpair()
+	if err != nil {
+		return bash.Outcome{Error: err.Error()}
+	}
+	defer netEnd.Close()
+	defer bashEnd.Close()
+	if err := boot.SendFile(s.netPass, netEnd); err != nil {
+		return bash.Outcome{Error: "net's passing channel: " + err.Error()}
+	}
+	if err := boot.SendFile(s.pass, bashEnd); err != nil {
+		return bash.Outcome{Error: "the passing channel: " + err.Error()}
+	}
+	return bash.Outcome{}
+}
+
+// trustPEM is the interception CA's certificate, when net injects.
+func (s *Session) trustPEM() []byte {
+	if s.inject == nil {
+		return nil
+	}
+	return s.inject.CertPEM()
 }
 
 // maxCodeWorkers bounds the Code Mode workers a session runs at once.

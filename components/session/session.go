@@ -94,6 +94,7 @@ type Session struct {
 	// writing, so none is left and none starts after.
 	workers     sync.RWMutex
 	pass        *net.UnixConn // the launcher's end of bash's passing channel
+	netPass     *net.UnixConn // the launcher's end of net's (proxy mode)
 	codeWorkers atomic.Int32  // Code Mode workers running
 	workersCtx  context.Context
 	stopWorkers context.CancelCauseFunc
@@ -427,6 +428,9 @@ func (s *Session) Stop() error {
 	}
 	if s.pass != nil {
 		s.pass.Close()
+	}
+	if s.netPass != nil {
+		s.netPass.Close()
 	}
 	if s.net != nil && s.net.claim != nil {
 		s.net.claim.Close() // claimed but never started
