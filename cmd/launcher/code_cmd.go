@@ -138,8 +138,7 @@ func (e env) codeInSession(name string, asJSON bool) error {
 	defer rc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour) // the person may be asked
 	defer cancel()
-	var r bash.CodeResult
-	d, err := rc.Call(ctx, bash.OpCode, bash.CodeArgs{Script: script}, &r)
+	r, d, err := bash.NewClient(rc).Code(ctx, script)
 	if err != nil {
 		return fail(exitFailure, "", "code run: %v", err)
 	}

@@ -59,6 +59,8 @@ Usage:
   launcher check command --policy FILE [--json] 'COMMAND LINE'
   launcher check script [--json] SCRIPT|-
   launcher code run --tools TABLE [--policy FILE] [--json] SCRIPT|-
+  launcher code run [--json] SCRIPT|-                  (the agent, in a components session)
+  launcher mcp                                         (the agent's MCP server, in a components session)
   launcher help [COMMAND]
 
 Every command takes --help.
@@ -171,6 +173,8 @@ func (e env) dispatch(args []string) error {
 		return e.shVerb(args[1:])
 	case "code":
 		return e.codeVerb(args[1:])
+	case "mcp":
+		return e.mcpVerb(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return e.launch(args)

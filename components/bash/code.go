@@ -155,7 +155,7 @@ func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (j
 		}
 		return json.Marshal(map[string]any{"exit_code": r.ExitCode, "stdout": string(r.Stdout), "stderr": string(r.Stderr), "timed_out": r.TimedOut})
 	case "fetch":
-		var a fetchArgs
+		var a FetchArgs
 		if err := decode(&a); err != nil {
 			return nil, err
 		}

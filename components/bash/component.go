@@ -212,6 +212,14 @@ func (c *Client) Run(ctx context.Context, command string) (RunResult, rpc.Decisi
 	return r, d, err
 }
 
+// Code asks bash to check and run a Code Mode script. A script that ran
+// is allowed whatever its end (r.Error says how it failed).
+func (c *Client) Code(ctx context.Context, script string) (CodeResult, rpc.Decision, error) {
+	var r CodeResult
+	d, err := c.c.Call(ctx, OpCode, CodeArgs{Script: script}, &r)
+	return r, d, err
+}
+
 // The runner channel: bash's end sends a Job per line and reads an
 // Outcome per line; the launcher's end (ServeRunner) runs them, one at a
 // time, in workers.

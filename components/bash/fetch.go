@@ -48,30 +48,43 @@ func fetchClient(rc *RunnerClient, trustPEM []byte) (*http.Client, error) {
 	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, nil
 }
 
-// fetchArgs and fetchResult are the fetch tool's.
-type fetchArgs struct {
+// FetchArgs and FetchResult are the fetch tool's, for Code Mode's
+// scripts and the MCP server alike.
+type FetchArgs struct {
 	URL     string            `json:"url"`
 	Method  string            `json:"method,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Body    string            `json:"body,omitempty"`
 }
 
-type fetchResult struct {
+// FetchResult is an answer: its status, headers (one value each) and
+// body, which is UTF-8 text.
+type FetchResult struct {
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers"`
 	Body    string            `json:"body"`
 }
 
-// fetch runs one request for a script: http and https only, the body
-// read up to what one answer carries, text only. A refusal by net is an
-// answer like any other (403 with X-Pinfold-Rule).
-func (b *Broker) fetch(ctx context.Context, a fetchArgs) (json.RawMessage, error) {
+// fetch runs one request for a script.
+func (b *Broker) fetch(ctx context.Context, a FetchArgs) (json.RawMessage, error) {
 	if b.Fetch == nil {
 		return nil, errors.New(`fetch: this session has no network (network.mode is not "proxy")`)
 	}
+	r, err := Fetch(ctx, b.Fetch, a)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(r)
+}
+
+// Fetch runs one request with c (whose transport goes through net's
+// proxy): http and https only, the body read up to what one answer
+// carries, text only. A refusal by net is an answer like any other
+// (403 with X-Pinfold-Rule); redirects are not followed (c's policy).
+func Fetch(ctx context.Context, c *http.Client, a FetchArgs) (FetchResult, error) {
 	u, err := url.Parse(a.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("fetch: %q is not an http or https URL", a.URL)
+		return FetchResult{}, fmt.Errorf("fetch: %q is not an http or https URL", a.URL)
 	}
 	method := a.Method
 	if method == "" {
@@ -79,28 +92,28 @@ func (b *Broker) fetch(ctx context.Context, a fetchArgs) (json.RawMessage, error
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), strings.NewReader(a.Body))
 	if err != nil {
-		return nil, fmt.Errorf("fetch: %v", err)
+		return FetchResult{}, fmt.Errorf("fetch: %v", err)
 	}
 	for k, v := range a.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := b.Fetch.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("fetch: %v", err)
+		return FetchResult{}, fmt.Errorf("fetch: %v", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, rpc.MaxData+1))
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("fetch: reading the body: %v", err)
+		return FetchResult{}, fmt.Errorf("fetch: reading the body: %v", err)
 	case len(body) > rpc.MaxData:
-		return nil, fmt.Errorf("fetch: the body is larger than %d bytes", rpc.MaxData)
+		return FetchResult{}, fmt.Errorf("fetch: the body is larger than %d bytes", rpc.MaxData)
 	case !utf8.Valid(body):
-		return nil, errors.New("fetch: the body is not UTF-8 text")
+		return FetchResult{}, errors.New("fetch: the body is not UTF-8 text")
 	}
 	h := map[string]string{}
 	for k := range resp.Header {
 		h[k] = resp.Header.Get(k)
 	}
-	return json.Marshal(fetchResult{Status: resp.StatusCode, Headers: h, Body: string(body)})
+	return FetchResult{Status: resp.StatusCode, Headers: h, Body: string(body)}, nil
 }

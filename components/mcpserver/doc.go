@@ -1,0 +1,32 @@
+// Package mcpserver is `launcher mcp`: the session's components offered
+// to any agent as Model Context Protocol tools, over stdio.
+//
+// The agent starts `launcher mcp` as one of its MCP servers, from inside
+// its sandbox. The server holds no authority of its own: it is a client
+// of the components (mutual TLS, the agent's credential, through the
+// listeners in the agent's network namespace), exactly as the
+// `launcher fs`, `launcher sh` and `launcher code` verbs are. So it runs
+// only in a components-mode session; elsewhere it has nothing to broker
+// and the command refuses to start rather than touch the host itself.
+//
+// Tools: read_file, write_file, list_dir and delete go to fs (a
+// recursive delete through the person's confirmation and a backup);
+// run_command and execute_code go to bash (the command policy; Code
+// Mode); fetch goes through net's proxy and is offered only when the
+// session has one. A call that needs the person blocks until they
+// answer on the launcher's terminal. A denial is a tool error (isError)
+// naming the reason, the rule that decided and a hint, so that the model
+// reads it; a call that got no decision says so.
+//
+// What the SDK does not do and this package adds:
+//   - Transport reads newline-delimited JSON-RPC itself so that a bad
+//     line gets the JSON-RPC error the specification asks for (parse
+//     error, invalid request, with id null when none can be read) and the
+//     session goes on; the SDK's stdio transport ends the session at the
+//     first bad line. Lines are bounded (MaxLine).
+//   - Every input schema carries the limits (maxLength, maxProperties,
+//     minimum and maximum), so the SDK refuses an oversized argument as a
+//     tool error before a handler runs; handlers check again.
+//   - At most MaxInFlight calls run at once (the SDK starts a goroutine
+//     per call); the rest wait for a place or their cancellation.
+package mcpserver

@@ -1,0 +1,231 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pinfold/pinfold/components/bash"
+	"github.com/pinfold/pinfold/components/fs"
+	"github.com/pinfold/pinfold/components/rpc"
+)
+
+// Files is fs as the server calls it (*fs.Client).
+type Files interface {
+	Read(ctx context.Context, path string, offset int64, length int) (fs.ReadResult, rpc.Decision, error)
+	Write(ctx context.Context, path string, data []byte, createOnly bool) (fs.WriteResult, rpc.Decision, error)
+	List(ctx context.Context, path string) (fs.ListResult, rpc.Decision, error)
+	Delete(ctx context.Context, path string) (rpc.Decision, error)
+	DeleteRecursive(ctx context.Context, path string) (fs.DeletedTree, rpc.Decision, error)
+}
+
+// Shell is bash as the server calls it (*bash.Client).
+type Shell interface {
+	Run(ctx context.Context, command string) (bash.RunResult, rpc.Decision, error)
+	Code(ctx context.Context, script string) (bash.CodeResult, rpc.Decision, error)
+}
+
+// Backends are the components the tools call.
+type Backends struct {
+	Files Files
+	Shell Shell
+	// Web goes through net's proxy; nil when the session has none
+	// (network.mode is not "proxy"), and then fetch is not offered.
+	Web *http.Client
+}
+
+// Limits on what one call carries.
+const (
+	MaxPath    = 4096        // a path argument
+	MaxWrite   = rpc.MaxData // write_file's content, in bytes
+	MaxRead    = rpc.MaxData // read_file's max_bytes
+	DefRead    = 256 << 10   // read_file's default max_bytes
+	MaxCommand = 64 << 10    // run_command's command line
+	MaxURL     = 8 << 10     // fetch's url
+	MaxHeaders = 64          // fetch's headers
+	MaxScript  = 1 << 20     // execute_code's script (bash applies the policy's, smaller, limit)
+
+	// MaxInFlight is how many calls run at once; the others wait for a
+	// place (or their cancellation).
+	MaxInFlight = 16
+	// callTimeout bounds a call: it may wait for the person, whose
+	// questions have their own timeout, and run a command, which has
+	// the policy's.
+	callTimeout = 2 * time.Hour
+)
+
+// Version is the server's version as it tells clients.
+var Version = "dev"
+
+// New is the MCP server for b: read_file, write_file, list_dir, delete,
+// run_command, execute_code, and fetch when b.Web is set.
+func New(b Backends) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "pinfold", Version: Version}, &mcp.ServerOptions{
+		Instructions: "Tools of a pinfold session: every file, command and network request goes through the session's components, " +
+			"which decide it under the person's pinned policy. Paths are relative to the workspace. A call that needs the person's " +
+			"approval waits for their answer. A denial names the policy rule that decided it; do not retry a denied call unchanged.",
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	t := &tools{b: b, slots: make(chan struct{}, MaxInFlight)}
+	add(s, t, &mcp.Tool{Name: "read_file", Description: "Read a file of the workspace. Text comes back as it is (encoding utf-8); " +
+		"other bytes as base64. Read a large file in parts with offset and max_bytes (next_offset says where to go on)."}, t.readFile,
+		limit{"path", MaxPath}, bound{"max_bytes", 1, MaxRead}, bound{"offset", 0, 1 << 53})
+	add(s, t, &mcp.Tool{Name: "write_file", Description: "Replace a file of the workspace with content (UTF-8 text), atomically, " +
+		"making it if it does not exist. Protected paths (git hooks and config, shell start-up files, .ssh, …) need the person's approval."}, t.writeFile,
+		limit{"path", MaxPath}, limit{"content", MaxWrite})
+	add(s, t, &mcp.Tool{Name: "list_dir", Description: "List a directory of the workspace (default: the workspace itself): each entry's name, type and size."}, t.listDir,
+		limit{"path", MaxPath})
+	add(s, t, &mcp.Tool{Name: "delete", Description: "Delete a file or an empty directory. With recursive, delete a directory and everything " +
+		"beneath it: the person is asked to confirm, and a verified backup is made first (its id is returned)."}, t.delete,
+		limit{"path", MaxPath})
+	add(s, t, &mcp.Tool{Name: "run_command", Description: "Run a shell command line (bash -c) in the workspace under the session's command policy: " +
+		"some commands run at once, some need the person's approval (the call waits), some are refused. It runs confined, with no network, " +
+		"a timeout and an output cap. Returns the exit code and the output; a non-zero exit code is a result, not an error."}, t.runCommand,
+		limit{"command", MaxCommand})
+	add(s, t, &mcp.Tool{Name: "execute_code", Description: "Run a JavaScript script (the body of an async function) in a confined QuickJS worker. " +
+		"It calls tools with await pinfold.call(name, args) — read_file {path}, write_file {path, content}, list_dir {path}, " +
+		"run_command {command} (only commands that need no approval), fetch {url, method, headers, body} — and logs with pinfold.log(...). " +
+		"Its return value (JSON) and logs come back. eval, Function, require, import, process, globalThis, Reflect and the properties " +
+		"constructor, __proto__ and prototype are refused by a static check."}, t.executeCode,
+		limit{"script", MaxScript})
+	if b.Web != nil {
+		add(s, t, &mcp.Tool{Name: "fetch", Description: "Make an HTTP or HTTPS request through the session's network proxy, under its domain " +
+			"rules (private and metadata addresses are refused). Redirects are not followed. The body comes back as text (at most 1 MiB)."}, t.fetch,
+			limit{"url", MaxURL}, limit{"method", 16}, limit{"body", MaxWrite}, count{"headers", MaxHeaders})
+	}
+	return s
+}
+
+// Serve serves b over in and out until the client goes (the end of in,
+// or a write it no longer reads) or ctx ends, which are not errors.
+func Serve(ctx context.Context, b Backends, in io.ReadCloser, out io.Writer) error {
+	err := New(b).Run(ctx, &Transport{In: in, Out: out})
+	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
+		return nil
+	}
+	return err
+}
+
+// tools holds what every handler shares: the components and the places
+// for calls in flight.
+type tools struct {
+	b     Backends
+	slots chan struct{}
+}
+
+// A schema constraint on one property of a tool's input.
+type constraint interface{ apply(*jsonschema.Schema) }
+
+type limit struct {
+	prop string
+	max  int
+}
+
+func (l limit) apply(s *jsonschema.Schema) { s.Properties[l.prop].MaxLength = &l.max }
+
+type bound struct {
+	prop     string
+	min, max float64
+}
+
+func (b bound) apply(s *jsonschema.Schema) {
+	p := s.Properties[b.prop]
+	p.Minimum, p.Maximum = &b.min, &b.max
+}
+
+type count struct {
+	prop string
+	max  int
+}
+
+func (c count) apply(s *jsonschema.Schema) { s.Properties[c.prop].MaxProperties = &c.max }
+
+// add registers h as tool t, its input schema inferred from In with cs
+// applied: the SDK checks every call against it before h sees it, and
+// answers a mismatch as a tool error. h runs when a place is free, with
+// the call's time bounded.
+func add[In, Out any](s *mcp.Server, t *tools, tool *mcp.Tool, h func(context.Context, In) (Out, error), cs ...constraint) {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: %s: %v", tool.Name, err))
+	}
+	for _, c := range cs {
+		c.apply(in)
+	}
+	tool.InputSchema = in
+	mcp.AddTool(s, tool, func(ctx context.Context, _ *mcp.CallToolRequest, args In) (*mcp.CallToolResult, Out, error) {
+		var zero Out
+		select {
+		case t.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, zero, ctx.Err()
+		}
+		defer func() { <-t.slots }()
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		out, err := h(ctx, args)
+		return nil, out, err
+	})
+}
+
+// denial is a component's refusal as the tool error the agent reads:
+// the reason, the rule that decided, the component's sentence and a
+// hint for what to do instead.
+func denial(tool string, d rpc.Decision) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: denied (%s", tool, d.Reason)
+	if d.Rule != "" {
+		fmt.Fprintf(&b, ", rule %s", d.Rule)
+	}
+	b.WriteString(")")
+	if d.Detail != "" {
+		b.WriteString(": " + d.Detail)
+	}
+	b.WriteString(". Hint: " + hint(d))
+	return fmt.Errorf("%s", b.String())
+}
+
+func hint(d rpc.Decision) string {
+	switch {
+	case d.Rule == bash.RuleDeclined || strings.Contains(d.Detail, "declined"):
+		return "the person said no (or could not be asked); do not ask again unchanged — say what you need and why."
+	case d.Rule == bash.RuleNeedsPerson:
+		return "a script runs only commands that need no approval; call run_command for this one."
+	case d.Rule == bash.RuleStatic:
+		return "rewrite the script without the refused names (each finding gives its line and column)."
+	case d.Rule == fs.RuleNoRoom:
+		return "there is no room for a backup; free some, or ask the person to delete it themselves."
+	case d.Reason == rpc.ReasonUnknown:
+		return "it does not exist; list_dir shows what does."
+	case d.Reason == rpc.ReasonBadRequest:
+		return "fix the arguments (paths are relative to the workspace, without .. or symbolic links)."
+	case d.Reason == rpc.ReasonCallerRole:
+		return "this session's agent may not ask this of that component."
+	}
+	return "the session's policy does not allow this; if it is needed, ask the person to change the policy."
+}
+
+// failed is a call that got no decision (a component unreachable, a
+// broken answer).
+func failed(tool string, err error) error {
+	return fmt.Errorf("%s: no answer from the session's components: %v", tool, err)
+}
+
+// jsonValue decodes a script's JSON value for the structured result.
+func jsonValue(raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
