@@ -530,34 +530,43 @@ func (s *itSandbox) ptySessionWith(t *testing.T, p itPol, script string, answers
 	t.Helper()
 	master, slave := openPTY(t)
 	path, hash := s.writePolicy(t, p)
-	var mu sync.Mutex
-	var screen strings.Builder
-	o := itOpts{stdin: slave, ctty: true, onStart: func(int) {
-		go func() {
-			buf := make([]byte, 4096)
-			answered := 0
-			for {
-				n, err := master.Read(buf)
-				mu.Lock()
-				screen.Write(buf[:max(n, 0)])
-				asked := strings.Count(screen.String(), "to allow")
-				mu.Unlock()
-				for ; answered < asked && answered < len(answers); answered++ {
-					if answers[answered] != "" {
-						master.WriteString(answers[answered] + "\n")
-					}
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}}
+	var screen func() string
+	o := itOpts{stdin: slave, ctty: true, onStart: func(int) { screen = answerOn(master, answers...) }}
 	r := s.run(t, o, itEnv.launcher, "--quiet", "--approval-timeout", "3s", "--policy-sha256", hash, "--policy", path, "--", "/usr/bin/sh", "-c", script)
 	time.Sleep(100 * time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	return r, screen.String()
+	return r, screen()
+}
+
+// answerOn reads the launcher's terminal (master) until it closes and
+// types one answer per question shown there, in order ("" leaves a
+// question unanswered); screen is what it showed so far.
+func answerOn(master *os.File, answers ...string) (screen func() string) {
+	var mu sync.Mutex
+	var b strings.Builder
+	go func() {
+		buf := make([]byte, 4096)
+		answered := 0
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			b.Write(buf[:max(n, 0)])
+			asked := strings.Count(b.String(), "to allow")
+			mu.Unlock()
+			for ; answered < asked && answered < len(answers); answered++ {
+				if answers[answered] != "" {
+					master.WriteString(answers[answered] + "\n")
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return b.String()
+	}
 }
 
 // A recursive delete through fs: confirmed by the person's "delete" on
