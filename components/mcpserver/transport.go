@@ -104,7 +104,8 @@ func (c *lineConn) Close() error {
 }
 
 // readLoop reads lines and passes on the messages among them, answering
-// the others itself; it ends at the end of the input (or its error).
+// the others itself; it ends at the end of the input (or its error),
+// which it passes on too.
 func (c *lineConn) readLoop(max int) {
 	br := bufio.NewReaderSize(c.in, 64<<10)
 	for {
@@ -119,13 +120,12 @@ func (c *lineConn) readLoop(max int) {
 			}
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				select {
-				case c.msgs <- read{err: err}:
-				case <-c.done:
-				}
+			// The end of the input ends the session, but answers to
+			// requests already read may still be written.
+			select {
+			case c.msgs <- read{err: err}:
+			case <-c.done:
 			}
-			c.Close()
 			return
 		}
 	}
