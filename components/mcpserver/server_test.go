@@ -38,7 +38,7 @@ type fakes struct {
 	slow time.Duration
 
 	inFlight, maxInFlight atomic.Int32
-	cancelled            atomic.Int32
+	cancelled             atomic.Int32
 }
 
 func newFakes() *fakes {
