@@ -11,6 +11,35 @@
 //   - proxy/: the net component's forward proxy (real Egress policy) next
 //     to direct loopback TCP: bulk MB/s through CONNECT and absolute-form
 //     GET, new connections a second, 1,000 tunnels held at once (no root).
+//   - codemode/: Code Mode's latency (validate, a confined worker, a
+//     script making 10 tool calls) next to the same script in-process,
+//     and the scripts a second one runner per CPU sustains.
+//   - report/: the JSON file format the programs write with -json and
+//     the site reads (report.Read, strict).
+//
+// # Machine-readable output
+//
+// Each program takes -json FILE and then, besides its table, writes a
+// report.Report: the rows it prints (medians, and p90s where it has them),
+// one unit per report, the ratios it prints as notes. bench/run writes them
+// to bin/bench/ and lists them at the end:
+//
+//   - launch.json: one row per tool, ms (median, p90); the "× bare" ratios
+//     and launcher / bubblewrap in the notes.
+//   - roundtrip.json (as root): plain echo, fs read over the socket, the
+//     agent's path; µs (median, p90); the ratio to the echo in the notes.
+//   - proxy.json: bulk throughput per path, MB/s (median); proxy-rate.json:
+//     new connections a second, direct and through CONNECT;
+//     proxy-hold.json: ms to establish all the held connections, and for
+//     each to echo, direct and through CONNECT (not written when the
+//     descriptor limit is too low to measure).
+//   - codemode.json: latency in this process and in a confined worker, ms
+//     (median, p90); codemode-rate.json: scripts a second, sustained.
+//
+// A further report's file is the main one's with a suffix before ".json"
+// (report.WithSuffix). The site draws them with
+//
+//	launcher site build --out DIR --bench FILE...
 //
 // # Limitations
 //

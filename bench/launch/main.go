@@ -1,12 +1,13 @@
 // Command launch measures how long it takes to start /bin/true confined by
 // the launcher and by its peers, interleaving the runs, and prints medians
-// and ratios to bare /bin/true.
+// and ratios to bare /bin/true. With -json FILE it also writes the table
+// as a bench/report Report to FILE: one row per tool (median and p90, ms),
+// the ratios in its notes.
 package main
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -14,21 +15,22 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/pinfold/pinfold/bench/report"
 )
 
 type tool struct {
-	Name string   `json:"name"`
-	Argv []string `json:"argv"`
-	runs []time.Duration
-	Med  float64 `json:"median_ms"`
-	P90  float64 `json:"p90_ms"`
+	Name     string
+	Argv     []string
+	runs     []time.Duration
+	Med, P90 float64 // ms
 }
 
 func main() {
 	n := flag.Int("n", 40, "runs per tool")
 	launcher := flag.String("launcher", "bin/launcher", "the launcher binary")
 	restrict := flag.String("landlock-restrict", "bin/landlock-restrict", "go-landlock's landlock-restrict, or empty to skip")
-	out := flag.String("json", "", "also write the results as JSON to this file")
+	out := flag.String("json", "", "also write the results to this file, as a bench/report JSON report")
 	flag.Parse()
 
 	dir, err := os.MkdirTemp("", "pinfold-bench-")
@@ -83,6 +85,7 @@ mode = "none"
 		}
 	}
 	bare := 0.0
+	var notes []string
 	fmt.Printf("launch of /usr/bin/true, %d interleaved runs each\n", *n)
 	fmt.Printf("%-18s %10s %10s %10s\n", "tool", "median", "p90", "× bare")
 	for _, t := range tools {
@@ -93,15 +96,24 @@ mode = "none"
 			bare = t.Med
 		}
 		fmt.Printf("%-18s %8.2fms %8.2fms %9.1f×\n", t.Name, t.Med, t.P90, t.Med/bare)
+		if t.Name != "bare" {
+			notes = append(notes, fmt.Sprintf("%s: %.1f× bare", t.Name, t.Med/bare))
+		}
 	}
 	for _, t := range tools {
 		if t.Name == "bubblewrap" {
-			fmt.Printf("launcher / bubblewrap: %.2f\n", tools[1].Med/t.Med)
+			line := fmt.Sprintf("launcher / bubblewrap: %.2f", tools[1].Med/t.Med)
+			fmt.Println(line)
+			notes = append(notes, line)
 		}
 	}
 	if *out != "" {
-		data, _ := json.MarshalIndent(map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "runs": *n, "tools": tools}, "", "  ")
-		check(os.WriteFile(*out, data, 0o644))
+		r := report.NewReport("launch", fmt.Sprintf("Time to launch /usr/bin/true bare, confined by the launcher with every Boundary on, and by its peers (%d interleaved runs each).", *n), "ms", report.Lower)
+		for _, t := range tools {
+			r.Add(t.Name, t.Med, t.P90, len(t.runs))
+		}
+		r.Notes = notes
+		check(r.WriteFile(*out))
 	}
 }
 

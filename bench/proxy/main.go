@@ -16,6 +16,19 @@
 // policy would; every listener and every address dialled is in
 // 127.0.0.0/8. It needs no root: it raises RLIMIT_NOFILE's soft limit to
 // the hard one (and the hard one too when it may) for the tunnels.
+//
+// With -json FILE it also writes bench/report Reports, once the run has
+// ended cleanly:
+//
+//   - FILE: bulk throughput, one row per path (median MB/s, no p90), the
+//     ratios to direct in its notes;
+//   - FILE with "-rate" before ".json": connection rate, one row per path
+//     (median connections/s), the ratio in its notes;
+//   - FILE with "-hold" before ".json": the tunnels held at once, rows
+//     "<path>: establish" and "<path>: echo" (ms for all n to be up, and
+//     for every one to echo; one run each), the verdict lines in its
+//     notes. Not written (and an old one removed) when the descriptor
+//     limit is too low to measure.
 package main
 
 import (
@@ -40,6 +53,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pinfold/pinfold/bench/report"
 	proxy "github.com/pinfold/pinfold/components/net"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -63,6 +77,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds of the rate test per path")
 	workers := flag.Int("workers", 64, "concurrent connections in the rate test")
 	ntunnels := flag.Int("tunnels", 1000, "tunnels held open at once")
+	out := flag.String("json", "", "also write bulk throughput to this file, and connection rate and tunnels held to its -rate and -hold siblings, as bench/report JSON reports")
 	flag.Parse()
 	if *sizeMiB < 1 || *reps < 1 || *nconns < 1 || *rounds < 1 || *workers < 1 || *ntunnels < 1 {
 		fail(errors.New("every count must be at least 1"))
@@ -158,11 +173,20 @@ func main() {
 		med[i] = median(mbps[i])
 	}
 	fmt.Printf("bulk: %d MiB body, %d runs each, interleaved (median MB/s, ratio to direct)\n", *sizeMiB, *reps)
-	fmt.Printf("  %-32s %8.0f\n", paths[0].name, med[0])
-	fmt.Printf("  %-32s %8.0f   %.2f of direct TCP  (target ≥ 0.80)\n", paths[1].name, med[1], med[1]/med[0])
-	fmt.Printf("  %-32s %8.0f   %.2f of direct TCP\n", paths[2].name, med[2], med[2]/med[0])
-	fmt.Printf("  %-32s %8.0f\n", paths[3].name, med[3])
-	fmt.Printf("  %-32s %8.0f   %.2f of direct GET  (target ≥ 0.80)\n", paths[4].name, med[4], med[4]/med[3])
+	bulkRatio := []string{
+		1: fmt.Sprintf("%.2f of direct TCP  (target ≥ 0.80)", med[1]/med[0]),
+		2: fmt.Sprintf("%.2f of direct TCP", med[2]/med[0]),
+		4: fmt.Sprintf("%.2f of direct GET  (target ≥ 0.80)", med[4]/med[3]),
+	}
+	var bulkNotes []string
+	for i, p := range paths {
+		if bulkRatio[i] == "" {
+			fmt.Printf("  %-32s %8.0f\n", p.name, med[i])
+			continue
+		}
+		fmt.Printf("  %-32s %8.0f   %s\n", p.name, med[i], bulkRatio[i])
+		bulkNotes = append(bulkNotes, p.name+": "+bulkRatio[i])
+	}
 
 	// 2. Connection rate.
 	direct := func() error { return echoOnce(echoDirect.addr, "") }
@@ -183,15 +207,17 @@ func main() {
 	dr, tr := median(directRates), median(tunnelRates)
 	fmt.Printf("\nconnection rate: %d connections × %d rounds, %d at a time (median connections/s)\n", *nconns, *rounds, *workers)
 	fmt.Printf("  %-32s %8.0f\n", "direct TCP, echo, close", dr)
-	fmt.Printf("  %-32s %8.0f   %.2f of direct\n", "CONNECT, echo, close", tr, tr/dr)
+	rateRatio := fmt.Sprintf("%.2f of direct", tr/dr)
+	fmt.Printf("  %-32s %8.0f   %s\n", "CONNECT, echo, close", tr, rateRatio)
 
 	// 3. Tunnels held at once.
 	fmt.Printf("\nconcurrency: %d connections held open at once, then one echo each (RLIMIT_NOFILE %d)\n", *ntunnels, fdLimit)
+	var holds []held
 	if need := uint64(4**ntunnels + 256); fdLimit < need {
 		fmt.Printf("  not measured: %d tunnels need about %d descriptors (client, proxy both ways, server)\n", *ntunnels, need)
 	} else {
-		hold("direct TCP", *ntunnels, *workers, echoTunnels, "", "")
-		hold("CONNECT tunnels", *ntunnels, *workers, echoTunnels, pxAddr, echoTunnels.addr)
+		holds = append(holds, hold("direct TCP", *ntunnels, *workers, echoTunnels, "", ""))
+		holds = append(holds, hold("CONNECT tunnels", *ntunnels, *workers, echoTunnels, pxAddr, echoTunnels.addr))
 	}
 
 	// Cleanup: the proxy, then the servers; then every goroutine this
@@ -220,7 +246,45 @@ func main() {
 	if leftG > baseG {
 		fail(fmt.Errorf("%d goroutines left behind", leftG-baseG))
 	}
+
+	if *out != "" {
+		bulk := report.NewReport("proxy", fmt.Sprintf("Bulk throughput of a %d MiB body over loopback: direct, through the net component's proxy (CONNECT and absolute-form GET) and a bare io.Copy relay (%d interleaved runs each).", *sizeMiB, *reps), "MB/s", report.Higher)
+		for i, p := range paths {
+			bulk.Add(p.name, med[i], 0, len(mbps[i]))
+		}
+		bulk.Notes = bulkNotes
+		check(bulk.WriteFile(*out))
+
+		rt := report.NewReport("proxy", fmt.Sprintf("New connections a second over loopback, each an echo and a close, direct and through a CONNECT tunnel (%d connections × %d rounds, %d at a time).", *nconns, *rounds, *workers), "connections/s", report.Higher)
+		rt.Date = bulk.Date
+		rt.Add("direct TCP, echo, close", dr, 0, len(directRates))
+		rt.Add("CONNECT, echo, close", tr, 0, len(tunnelRates))
+		rt.Notes = []string{"CONNECT, echo, close: " + rateRatio}
+		check(rt.WriteFile(report.WithSuffix(*out, "-rate")))
+
+		holdFile := report.WithSuffix(*out, "-hold")
+		if len(holds) == 0 {
+			if err := os.Remove(holdFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+				check(err)
+			}
+		} else {
+			hr := report.NewReport("proxy", fmt.Sprintf("Time to open %d connections held at once, directly and as CONNECT tunnels, and then to echo one message on each.", *ntunnels), "ms", report.Lower)
+			hr.Date = bulk.Date
+			for _, h := range holds {
+				hr.Add(h.name+": establish", ms(h.established), 0, 1)
+			}
+			for _, h := range holds {
+				hr.Add(h.name+": echo", ms(h.echo), 0, 1)
+			}
+			for _, h := range holds {
+				hr.Notes = append(hr.Notes, h.notes...)
+			}
+			check(hr.WriteFile(holdFile))
+		}
+	}
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // streamSize is what the stream server sends on each connection.
 var streamSize atomic.Int64
@@ -555,11 +619,19 @@ func rate(n, workers int, fn func() error) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
+// held is what hold measured: the times, and the lines it printed.
+type held struct {
+	name              string
+	established, echo time.Duration
+	notes             []string
+}
+
 // hold opens n connections to echo (through CONNECT tunnels via pxAddr to
 // target when pxAddr is set), workers at a time, and keeps every one open
 // until all are up; then each echoes one message. It prints how many were
-// held, the peak the echo server saw, and the times.
-func hold(name string, n, workers int, echo *server, pxAddr, target string) {
+// held, the peak the echo server saw, and the times, and returns them.
+func hold(name string, n, workers int, echo *server, pxAddr, target string) (res held) {
+	res.name = name
 	deadline := time.Now().Add(opTimeout)
 	conns := make([]net.Conn, n)
 	readers := make([]io.Reader, n)
@@ -613,6 +685,7 @@ func hold(name string, n, workers int, echo *server, pxAddr, target string) {
 		}
 		if k := echo.open.Load(); k > 0 {
 			fmt.Printf("  %-18s %d connections still open at the echo server %v after close\n", "", k, closeTimeout)
+			res.notes = append(res.notes, fmt.Sprintf("%s: %d connections still open at the echo server %v after close", name, k, closeTimeout))
 		}
 	}()
 	// All are up from the client's side; the server's accepts may lag a
@@ -655,12 +728,17 @@ func hold(name string, n, workers int, echo *server, pxAddr, target string) {
 	if echoed.Load() != int64(n) || upAtServer != int64(n) {
 		verdict = "NOT all held"
 	}
-	fmt.Printf("  %-18s %s: %d/%d established in %v (%.0f/s), %d open at the echo server at once, %d echoed in %v\n",
-		name, verdict, int64(n)-failed.Load(), n, established.Round(time.Millisecond),
+	summary := fmt.Sprintf("%s: %d/%d established in %v (%.0f/s), %d open at the echo server at once, %d echoed in %v",
+		verdict, int64(n)-failed.Load(), n, established.Round(time.Millisecond),
 		float64(n)/established.Seconds(), upAtServer, echoed.Load(), echoTime.Round(time.Millisecond))
+	fmt.Printf("  %-18s %s\n", name, summary)
+	res.established, res.echo = established, echoTime
+	res.notes = append(res.notes, name+": "+summary)
 	if err, _ := firstErr.Load().(error); err != nil {
 		fmt.Printf("  %-18s first error: %v\n", "", err)
+		res.notes = append(res.notes, fmt.Sprintf("%s: first error: %v", name, err))
 	}
+	return res
 }
 
 // raiseNoFile raises RLIMIT_NOFILE's soft limit to the hard one, and the

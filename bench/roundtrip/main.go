@@ -4,8 +4,10 @@
 // protocol, answered by fs's own operations — next to a plain Unix-socket
 // echo of the same payload, and to the same read over the component's
 // Unix socket (what the agent's TCP path adds is the difference). It
-// prints medians, p90s and the ratio to the echo. It needs root (it makes
-// a network namespace).
+// prints medians, p90s and the ratio to the echo; with -json FILE it also
+// writes them as a bench/report Report to FILE (one row per path, median
+// and p90 in µs, the ratio in its notes). It needs root (it makes a
+// network namespace).
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pinfold/pinfold/bench/report"
 	"github.com/pinfold/pinfold/components/bridge"
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/pki"
@@ -32,6 +35,7 @@ import (
 func main() {
 	n := flag.Int("n", 2000, "round trips per path")
 	size := flag.Int("size", 1024, "payload bytes")
+	out := flag.String("json", "", "also write the results to this file, as a bench/report JSON report")
 	flag.Parse()
 	if os.Geteuid() != 0 {
 		fmt.Fprintln(os.Stderr, "roundtrip: needs root (it makes a network namespace)")
@@ -137,7 +141,16 @@ func main() {
 	fmt.Printf("plain unix echo            %8.1fµs %8.1fµs\n", plain.med, plain.p90)
 	fmt.Printf("fs read over the socket    %8.1fµs %8.1fµs\n", unbridged.med, unbridged.p90)
 	fmt.Printf("agent → its listener → fs  %8.1fµs %8.1fµs\n", agent.med, agent.p90)
-	fmt.Printf("agent fs read / plain echo: %.1f (target ≤ 2)\n", agent.med/plain.med)
+	ratio := fmt.Sprintf("agent fs read / plain echo: %.1f (target ≤ 2)", agent.med/plain.med)
+	fmt.Println(ratio)
+	if *out != "" {
+		r := report.NewReport("roundtrip", fmt.Sprintf("Round trip of a %d-byte read: a plain Unix-socket echo, the fs component's read over its socket, and the agent's path through its listener and mutual TLS.", *size), "µs", report.Lower)
+		r.Add("plain unix echo", plain.med, plain.p90, *n)
+		r.Add("fs read over the socket", unbridged.med, unbridged.p90, *n)
+		r.Add("agent → its listener → fs", agent.med, agent.p90, *n)
+		r.Notes = []string{ratio}
+		check(r.WriteFile(*out))
+	}
 }
 
 type stats struct{ med, p90 float64 }
