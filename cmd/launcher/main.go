@@ -61,6 +61,8 @@ Usage:
   launcher code run --tools TABLE [--policy FILE] [--json] SCRIPT|-
   launcher code run [--json] SCRIPT|-                  (the agent, in a components session)
   launcher mcp                                         (the agent's MCP server, in a components session)
+  launcher site build --out DIR [--evidence FILE]... [--bench FILE]...
+  launcher site verify DIR
   launcher help [COMMAND]
 
 Every command takes --help.
@@ -175,6 +177,8 @@ func (e env) dispatch(args []string) error {
 		return e.codeVerb(args[1:])
 	case "mcp":
 		return e.mcpVerb(args[1:])
+	case "site":
+		return e.siteVerb(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return e.launch(args)

@@ -1,0 +1,227 @@
+package site
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/pinfold/pinfold/bench/report"
+	"github.com/pinfold/pinfold/policy"
+	"github.com/pinfold/pinfold/register"
+)
+
+//go:embed assets/style.css assets/playground.js assets/*.html
+var assets embed.FS
+
+// Input is everything a site is built from. The same Input builds the
+// same bytes: nothing is read from the clock or the machine.
+type Input struct {
+	Version  string // the launcher's version, shown in the footer
+	Security []byte // SECURITY.md
+	Entries  []register.Entry
+	Evidence []Evidence
+	Bench    []*report.Report
+}
+
+// Evidence is one `launcher register check --out` file and its name.
+type Evidence struct {
+	Name string
+	register.Evidence
+}
+
+// page is one HTML page of the site.
+type page struct {
+	File, Title, Nav string
+}
+
+var pages = []page{
+	{"index.html", "pinfold", "Home"},
+	{"threat-model.html", "Threat model", "Threat model"},
+	{"risks.html", "Known risks and their evidence", "Known risks"},
+	{"policy.html", "Policy reference", "Policy reference"},
+	{"bench.html", "Measurements", "Measurements"},
+	{"playground.html", "Hash your policy", "Hash playground"},
+}
+
+// Build renders the site: every file by its name in the output
+// directory. manifest.json is added by Write.
+func Build(in Input) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, name := range []string{"style.css", "playground.js"} {
+		b, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = b
+	}
+	files["nonprint.js"] = nonprintJS()
+	data := map[string]any{
+		"Security": template.HTML(markdown(string(in.Security))),
+		"Risks":    risks(in.Entries, in.Evidence),
+		"Machines": machines(in.Evidence),
+		"Keys":     policy.Reference(),
+		"Bench":    benches(in.Bench, files),
+	}
+	tmpl, err := template.New("layout.html").Funcs(template.FuncMap{"verdict": verdictText}).ParseFS(assets, "assets/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("site: templates: %w", err)
+	}
+	for _, p := range pages {
+		var body bytes.Buffer
+		if err := tmpl.ExecuteTemplate(&body, p.File, data); err != nil {
+			return nil, fmt.Errorf("site: %s: %w", p.File, err)
+		}
+		var out bytes.Buffer
+		err := tmpl.ExecuteTemplate(&out, "layout.html", map[string]any{
+			"Page": p, "Pages": pages, "Body": template.HTML(body.String()), "Version": in.Version,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("site: %s: %w", p.File, err)
+		}
+		files[p.File] = out.Bytes()
+	}
+	return files, nil
+}
+
+// risk is one register entry with its latest result on each machine.
+type risk struct {
+	register.Entry
+	Results []machineResult // one per machine, in Machines' order; Verdict "" when that machine has none
+}
+
+type machineResult struct {
+	Machine string
+	Date    string
+	Verdict register.Verdict
+	Reason  string
+}
+
+// machineKey names a machine by what the evidence records of it.
+func machineKey(m register.Machine) string {
+	return fmt.Sprintf("Linux %s, Landlock ABI %d, cgroup %s, uid %d", m.Kernel, m.LandlockABI, m.CgroupMode, m.UID)
+}
+
+// machines are the machines in the evidence, sorted.
+func machines(ev []Evidence) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range ev {
+		if k := machineKey(e.Machine); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func risks(entries []register.Entry, ev []Evidence) []risk {
+	ms := machines(ev)
+	// latest[machine][id] is the newest result (dates are RFC 3339 UTC,
+	// so they sort as strings; a tie goes to the later file name).
+	latest := map[string]map[string]machineResult{}
+	sorted := append([]Evidence(nil), ev...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].Machine.Date != sorted[j].Machine.Date {
+			return sorted[i].Machine.Date < sorted[j].Machine.Date
+		}
+		return sorted[i].Name < sorted[j].Name
+	})
+	for _, e := range sorted {
+		k := machineKey(e.Machine)
+		if latest[k] == nil {
+			latest[k] = map[string]machineResult{}
+		}
+		for _, r := range e.Results {
+			latest[k][r.ID] = machineResult{Machine: k, Date: e.Machine.Date, Verdict: r.Verdict, Reason: r.Reason}
+		}
+	}
+	out := make([]risk, len(entries))
+	for i, en := range entries {
+		out[i].Entry = en
+		for _, m := range ms {
+			r, ok := latest[m][en.ID]
+			if !ok {
+				r = machineResult{Machine: m}
+			}
+			out[i].Results = append(out[i].Results, r)
+		}
+	}
+	return out
+}
+
+// verdictText is a verdict in words with a mark, so that it does not
+// rest on colour.
+func verdictText(v register.Verdict) string {
+	switch v {
+	case register.Pass:
+		return "✓ pass"
+	case register.Fail:
+		return "✗ FAIL"
+	case register.Inconclusive:
+		return "? inconclusive"
+	case register.Skipped:
+		return "– skipped"
+	case "":
+		return "not run"
+	}
+	return string(v)
+}
+
+// bench is one report on the measurements page, its chart a file.
+type bench struct {
+	*report.Report
+	Chart, Alt string
+}
+
+func benches(rs []*report.Report, files map[string][]byte) []bench {
+	sorted := append([]*report.Report(nil), rs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].Bench != sorted[j].Bench {
+			return sorted[i].Bench < sorted[j].Bench
+		}
+		return sorted[i].Date < sorted[j].Date
+	})
+	var out []bench
+	used := map[string]int{}
+	for _, r := range sorted {
+		name := "chart-" + r.Bench
+		if n := used[name]; n > 0 {
+			name = fmt.Sprintf("%s-%d", name, n+1)
+		}
+		used["chart-"+r.Bench]++
+		name += ".svg"
+		files[name] = chart(r)
+		out = append(out, bench{Report: r, Chart: name, Alt: chartAlt(r)})
+	}
+	return out
+}
+
+// nonprintJS is the set of code points the launcher refuses in a
+// policy's text (not unicode.IsPrint, SR-12/SR-15/SR-16) as ranges for
+// the playground, computed from the same tables the launcher uses, so
+// the page flags exactly what the launcher would refuse.
+func nonprintJS() []byte {
+	var ranges [][2]int
+	for r := 0; r <= unicode.MaxRune; r++ {
+		if unicode.IsPrint(rune(r)) {
+			continue
+		}
+		if n := len(ranges); n > 0 && ranges[n-1][1] == r-1 {
+			ranges[n-1][1] = r
+		} else {
+			ranges = append(ranges, [2]int{r, r})
+		}
+	}
+	b, _ := json.Marshal(ranges)
+	var out strings.Builder
+	out.WriteString("// Generated by launcher site build from Go's unicode.IsPrint (Unicode " + unicode.Version + "):\n")
+	out.WriteString("// the code points a policy's text may not hold, as [first, last] ranges.\n")
+	out.WriteString("\"use strict\";\nconst PINFOLD_NONPRINT = " + string(b) + ";\n")
+	return []byte(out.String())
+}

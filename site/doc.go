@@ -1,0 +1,25 @@
+// Package site builds pinfold's static site: what pinfold is and the
+// launch line, the threat model (SECURITY.md), every register entry with
+// its latest dated result per machine from `launcher register check
+// --out` files, the policy reference generated from the policy schema,
+// the bench figures as SVG charts, and the hash playground — plus
+// manifest.json, every file's sha256, which Verify checks.
+//
+// The site is flat (no directories), self-contained (no external script,
+// font or stylesheet; each page's Content-Security-Policy allows only its
+// own files and no connection at all, so the playground cannot upload
+// what it hashes) and reproducible: Build reads nothing but its Input
+// (no clock, no host), orders every list, and so gives the same bytes
+// for the same inputs.
+//
+// The playground flags what the launcher's text check refuses. Rather
+// than restating that rule in JavaScript, the build generates the set of
+// refused code points from Go's unicode.IsPrint, the function the
+// launcher calls (nonprint.js), so the page and the launcher cannot
+// drift apart; the browser test compares them on a corpus.
+//
+// SECURITY.md is rendered by a small Markdown subset renderer
+// (markdown.go) that escapes every byte of its source: the chosen
+// dependencies include no Markdown library, and the subset is what that
+// file uses.
+package site

@@ -1,0 +1,205 @@
+package site
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+)
+
+// ManifestName is the file listing every other file's sha256.
+const ManifestName = "manifest.json"
+
+// Manifest is manifest.json: each file of the site (flat: no
+// directories) and the sha256 of its bytes.
+type Manifest struct {
+	Version int               `json:"version"`
+	Files   map[string]string `json:"files"`
+}
+
+// fileName is a name a site may hold; anything else in a manifest (a
+// path, "..") is refused before it is opened.
+var fileName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,100}$`)
+
+// maxFile bounds one file of the site when it is verified.
+const maxFile = 64 << 20
+
+func manifestOf(files map[string][]byte) ([]byte, error) {
+	m := Manifest{Version: 1, Files: map[string]string{}}
+	for name, b := range files {
+		if !fileName.MatchString(name) || name == ManifestName {
+			return nil, fmt.Errorf("site: %q is not a name a site may hold", name)
+		}
+		sum := sha256.Sum256(b)
+		m.Files[name] = hex.EncodeToString(sum[:])
+	}
+	b, err := json.MarshalIndent(m, "", "  ") // map keys sorted: the same bytes each time
+	return append(b, '\n'), err
+}
+
+// Write writes files and their manifest to dir, whole or not at all: into
+// a new directory beside it, renamed into place. An existing dir is
+// replaced only when it is a site (it has a manifest) or empty; anything
+// else is refused, so that no one's directory is lost to a mistyped --out.
+func Write(dir string, files map[string][]byte) error {
+	man, err := manifestOf(files)
+	if err != nil {
+		return err
+	}
+	old := false
+	if st, err := os.Lstat(dir); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s exists and is not a directory", dir)
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ManifestName)); len(ents) > 0 && err != nil {
+			return fmt.Errorf("%s is not empty and holds no %s: it is not a site this command built, so it is not replaced", dir, ManifestName)
+		}
+		old = true
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	parent, base := filepath.Split(filepath.Clean(dir))
+	if parent == "" {
+		parent = "."
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // gone once renamed; the debris of a failure otherwise
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	all := map[string][]byte{ManifestName: man}
+	for name, b := range files {
+		all[name] = b
+	}
+	for name, b := range all {
+		if err := writeSynced(filepath.Join(tmp, name), b); err != nil {
+			return err
+		}
+	}
+	if !old {
+		return os.Rename(tmp, dir)
+	}
+	aside, err := os.MkdirTemp(parent, "."+base+".old-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(aside)
+	if err := os.Rename(dir, filepath.Join(aside, "site")); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.Rename(filepath.Join(aside, "site"), dir) // put the old one back
+		return err
+	}
+	return nil
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Problem is one way a site differs from its manifest.
+type Problem struct {
+	File, What string
+}
+
+func (p Problem) String() string { return p.File + ": " + p.What }
+
+// Verify compares dir with its manifest: every file listed must be there
+// with the same bytes, and nothing else may be (no added file, no
+// directory, no symbolic link). An error means the check could not be
+// made (no readable manifest).
+func Verify(dir string) ([]Problem, error) {
+	raw, err := readBounded(filepath.Join(dir, ManifestName), 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil || m.Version != 1 || m.Files == nil {
+		return nil, fmt.Errorf("%s: not a version 1 manifest: %v", filepath.Join(dir, ManifestName), err)
+	}
+	var problems []Problem
+	for name, want := range m.Files {
+		if !fileName.MatchString(name) || name == ManifestName {
+			problems = append(problems, Problem{name, "the manifest names a file a site cannot hold"})
+			continue
+		}
+		path := filepath.Join(dir, name)
+		st, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			problems = append(problems, Problem{name, "missing"})
+			continue
+		case err != nil:
+			problems = append(problems, Problem{name, err.Error()})
+			continue
+		case !st.Mode().IsRegular():
+			problems = append(problems, Problem{name, "not a regular file"})
+			continue
+		}
+		b, err := readBounded(path, maxFile)
+		if err != nil {
+			problems = append(problems, Problem{name, err.Error()})
+			continue
+		}
+		sum := sha256.Sum256(b)
+		if hex.EncodeToString(sum[:]) != want {
+			problems = append(problems, Problem{name, "changed: its sha256 is not the manifest's"})
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if _, listed := m.Files[e.Name()]; !listed && e.Name() != ManifestName {
+			problems = append(problems, Problem{e.Name(), "added: not in the manifest"})
+		}
+	}
+	sort.Slice(problems, func(i, j int) bool { return problems[i].File < problems[j].File })
+	return problems, nil
+}
+
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	return b, nil
+}

@@ -1,0 +1,412 @@
+package site
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+
+	"golang.org/x/net/html"
+
+	"github.com/pinfold/pinfold/bench/report"
+	"github.com/pinfold/pinfold/register"
+)
+
+func testInput(t *testing.T) Input {
+	t.Helper()
+	sec, err := os.ReadFile("../SECURITY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &report.Report{Bench: "launch", Title: "Launch of /usr/bin/true", Unit: "ms", Better: "lower", Date: "2026-11-30T10:00:00Z",
+		Machine: report.Machine{Kernel: "6.18.0", CPUs: 2, GoVersion: "go1.26.8"},
+		Rows:    []report.Row{{Name: "bare", Median: 1.1, P90: 1.3, Runs: 50}, {Name: "launcher", Median: 9.5, P90: 11, Runs: 50}, {Name: "bubblewrap", Median: 4.6, Runs: 50}},
+		Notes:   []string{"launcher / bubblewrap: 2.06"}}
+	machine := register.Machine{Kernel: "6.18.0", LandlockABI: 7, CgroupMode: "hybrid", UID: 0, Version: "0.1.0-dev"}
+	older, newer := machine, machine
+	older.Date, newer.Date = "2026-11-01T00:00:00Z", "2026-11-30T00:00:00Z"
+	other := machine
+	other.Kernel, other.LandlockABI, other.CgroupMode, other.Date = "6.1.0", 3, "v2", "2026-11-15T00:00:00Z"
+	return Input{
+		Version:  "test",
+		Security: sec,
+		Entries:  register.All(),
+		Evidence: []Evidence{
+			// Given newest first: the order of the files does not matter.
+			{"b.json", register.Evidence{Machine: newer, Results: []register.Result{{ID: "SR-01", Verdict: register.Pass, Reason: "refused; control succeeded"}}}},
+			{"a.json", register.Evidence{Machine: older, Results: []register.Result{{ID: "SR-01", Verdict: register.Fail, Reason: "old failure"}, {ID: "SR-03", Verdict: register.Inconclusive, Reason: "control failed"}}}},
+			{"c.json", register.Evidence{Machine: other, Results: []register.Result{{ID: "SR-01", Verdict: register.Skipped, Reason: "no Landlock ABI 4"}}}},
+		},
+		Bench: []*report.Report{r},
+	}
+}
+
+// The same input builds the same bytes, written or not; the manifest
+// lists every file.
+func TestReproducible(t *testing.T) {
+	in := testInput(t)
+	a, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != len(b) {
+		t.Fatalf("%d files, then %d", len(a), len(b))
+	}
+	for name := range a {
+		if !bytes.Equal(a[name], b[name]) {
+			t.Errorf("%s differs between two builds", name)
+		}
+	}
+	d1, d2 := filepath.Join(t.TempDir(), "s1"), filepath.Join(t.TempDir(), "s2")
+	for _, d := range []string{d1, d2} {
+		files, _ := Build(in)
+		if err := Write(d, files); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range append(names(a), ManifestName) {
+		x, err1 := os.ReadFile(filepath.Join(d1, name))
+		y, err2 := os.ReadFile(filepath.Join(d2, name))
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s: the two written sites differ (%v %v)", name, err1, err2)
+		}
+	}
+	var m Manifest
+	raw, _ := os.ReadFile(filepath.Join(d1, ManifestName))
+	if err := json.Unmarshal(raw, &m); err != nil || len(m.Files) != len(a) {
+		t.Fatalf("manifest: %v, %d files for %d", err, len(m.Files), len(a))
+	}
+	for _, want := range []string{"index.html", "threat-model.html", "risks.html", "policy.html", "bench.html", "playground.html", "playground.js", "nonprint.js", "style.css", "chart-launch.svg"} {
+		if _, ok := m.Files[want]; !ok {
+			t.Errorf("the site has no %s", want)
+		}
+	}
+}
+
+func names(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// verify names each file that changed (one byte), was added or is
+// missing, or is not a regular file; a manifest entry that points
+// outside the site is a problem, not a file read.
+func TestVerifyTampering(t *testing.T) {
+	in := testInput(t)
+	write := func(t *testing.T) string {
+		d := filepath.Join(t.TempDir(), "site")
+		files, err := Build(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(d, files); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := Verify(d); err != nil || len(p) != 0 {
+			t.Fatalf("a fresh site: %v %v", p, err)
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name   string
+		tamper func(d string) error
+		want   string
+	}{
+		{"one byte changed", func(d string) error {
+			p := filepath.Join(d, "playground.js")
+			b, _ := os.ReadFile(p)
+			b[len(b)/2] ^= 1
+			return os.WriteFile(p, b, 0o644)
+		}, "playground.js: changed"},
+		{"a file added", func(d string) error { return os.WriteFile(filepath.Join(d, "evil.js"), []byte("x"), 0o644) }, "evil.js: added"},
+		{"a directory added", func(d string) error { return os.Mkdir(filepath.Join(d, "sub"), 0o755) }, "sub: added"},
+		{"a file missing", func(d string) error { return os.Remove(filepath.Join(d, "risks.html")) }, "risks.html: missing"},
+		{"a file swapped for a link", func(d string) error {
+			p := filepath.Join(d, "style.css")
+			b, _ := os.ReadFile(p)
+			alt := filepath.Join(filepath.Dir(d), "same.css")
+			os.WriteFile(alt, b, 0o644)
+			os.Remove(p)
+			return os.Symlink(alt, p)
+		}, "style.css: not a regular file"},
+		{"the manifest points outside", func(d string) error {
+			p := filepath.Join(d, ManifestName)
+			b, _ := os.ReadFile(p)
+			return os.WriteFile(p, bytes.Replace(b, []byte(`"bench.html"`), []byte(`"../../etc/passwd"`), 1), 0o644)
+		}, "../../etc/passwd: the manifest names a file a site cannot hold"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := write(t)
+			if err := c.tamper(d); err != nil {
+				t.Fatal(err)
+			}
+			p, err := Verify(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, x := range p {
+				got = append(got, x.String())
+			}
+			if !strings.Contains(strings.Join(got, "\n"), c.want) {
+				t.Errorf("want %q, got %q", c.want, got)
+			}
+		})
+	}
+	d := write(t)
+	os.WriteFile(filepath.Join(d, ManifestName), []byte("{"), 0o644)
+	if _, err := Verify(d); err == nil {
+		t.Error("a broken manifest verified")
+	}
+}
+
+// Write replaces a site or fills an empty directory, and refuses any
+// other directory without touching it.
+func TestWriteReplacesOnlySites(t *testing.T) {
+	files, err := Build(testInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := t.TempDir()
+	keep := filepath.Join(d, "notes.txt")
+	os.WriteFile(keep, []byte("mine"), 0o644)
+	if err := Write(d, files); err == nil || !strings.Contains(err.Error(), "not a site") {
+		t.Fatalf("a non-site directory: %v", err)
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "mine" {
+		t.Fatal("the refused directory changed")
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(d)); len(ents) != 1 {
+		t.Errorf("debris beside it: %v", ents)
+	}
+	site := filepath.Join(t.TempDir(), "site")
+	if err := Write(site, files); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(site, "stale.html"), []byte("x"), 0o644)
+	if err := Write(site, files); err != nil {
+		t.Fatalf("replacing a site: %v", err)
+	}
+	if p, err := Verify(site); err != nil || len(p) != 0 {
+		t.Errorf("the replaced site: %v %v", p, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(site)); len(ents) != 1 {
+		t.Errorf("debris beside the site: %v", ents)
+	}
+}
+
+// Every page: one h1, lang, a viewport, a skip link; every image has
+// alt text; every link and source is a file of the site (or a fragment of
+// one), nothing external; ids unique; the input has a label.
+func TestPagesAccessibleAndSelfContained(t *testing.T) {
+	files, err := Build(testInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files[ManifestName] = nil
+	for _, p := range pages {
+		doc, err := html.Parse(bytes.NewReader(files[p.File]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h1, viewport int
+		ids := map[string]int{}
+		labels := map[string]bool{}
+		var inputs []string
+		var walk func(n *html.Node)
+		walk = func(n *html.Node) {
+			if n.Type == html.ElementNode {
+				a := map[string]string{}
+				for _, at := range n.Attr {
+					a[at.Key] = at.Val
+				}
+				if id, ok := a["id"]; ok {
+					ids[id]++
+				}
+				switch n.Data {
+				case "html":
+					if a["lang"] != "en" {
+						t.Errorf("%s: html lang %q", p.File, a["lang"])
+					}
+				case "h1":
+					h1++
+				case "meta":
+					if a["name"] == "viewport" && strings.Contains(a["content"], "width=device-width") {
+						viewport++
+					}
+				case "img":
+					if len(a["alt"]) < 10 {
+						t.Errorf("%s: image %s has alt %q", p.File, a["src"], a["alt"])
+					}
+				case "label":
+					labels[a["for"]] = true
+				case "input":
+					inputs = append(inputs, a["id"])
+				}
+				for _, k := range []string{"href", "src"} {
+					v, ok := a[k]
+					if !ok {
+						continue
+					}
+					file, _, _ := strings.Cut(v, "#")
+					if file == "" {
+						continue
+					}
+					if _, ok := files[file]; !ok {
+						t.Errorf("%s: %s=%q is not a file of the site", p.File, k, v)
+					}
+				}
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				walk(c)
+			}
+		}
+		walk(doc)
+		if h1 != 1 || viewport != 1 {
+			t.Errorf("%s: %d h1, %d viewport", p.File, h1, viewport)
+		}
+		for id, n := range ids {
+			if n > 1 {
+				t.Errorf("%s: id %q %d times", p.File, id, n)
+			}
+		}
+		for _, in := range inputs {
+			if !labels[in] {
+				t.Errorf("%s: input %q has no label", p.File, in)
+			}
+		}
+		if !bytes.Contains(files[p.File], []byte(`class="skip" href="#main"`)) {
+			t.Errorf("%s: no skip link", p.File)
+		}
+		if regexp.MustCompile(`(?i)(src|href)="(https?:)?//`).Match(files[p.File]) {
+			t.Errorf("%s: refers to another site", p.File)
+		}
+	}
+}
+
+// The risks page shows each entry's latest result per machine: the newer
+// file wins on one machine, another machine has its own row, and an
+// entry no machine ran reads "not run".
+func TestRisksLatestPerMachine(t *testing.T) {
+	rs := risks(register.All(), testInput(t).Evidence)
+	byID := map[string]risk{}
+	for _, r := range rs {
+		byID[r.ID] = r
+	}
+	sr1 := byID["SR-01"].Results
+	if len(sr1) != 2 {
+		t.Fatalf("SR-01: %d machines", len(sr1))
+	}
+	got := map[string]register.Verdict{}
+	for _, r := range sr1 {
+		got[r.Machine[:12]] = r.Verdict
+	}
+	if got["Linux 6.18.0"] != register.Pass || got["Linux 6.1.0,"] != register.Skipped {
+		t.Errorf("SR-01: %v", sr1)
+	}
+	if r := byID["SR-03"].Results; r[0].Verdict != "" && r[1].Verdict != register.Inconclusive {
+		t.Errorf("SR-03: %v", r)
+	}
+	files, _ := Build(testInput(t))
+	page := string(files["risks.html"])
+	for _, want := range []string{"✓ pass", "– skipped", "? inconclusive", "not run", "2026-11-30T00:00:00Z", `id="SD-01"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("risks.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "old failure") {
+		t.Error("risks.html shows a result older than the machine's latest")
+	}
+}
+
+// SECURITY.md's text reaches the page escaped, with its structure.
+func TestMarkdown(t *testing.T) {
+	out := markdown("# Title\n\nText with `<b>code</b>` and **strong** <script>alert(1)</script> SR-09.\n\n## Part\n\n- one\n  continued\n- two\n\n1. first\n\n| a | b |\n|---|---|\n| `x` | y |\n")
+	for _, want := range []string{
+		"<p>Text with <code>&lt;b&gt;code&lt;/b&gt;</code> and <strong>strong</strong> &lt;script&gt;alert(1)&lt;/script&gt; <a href=\"risks.html#SR-09\">SR-09</a>.</p>",
+		`<h3 id="part">Part</h3>`, "<li>one continued</li>", "<ol>\n<li>first</li>", `<th scope="col">a</th>`, "<td><code>x</code></td>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Title") || strings.Contains(out, "<script") {
+		t.Errorf("the first heading or raw markup got through:\n%s", out)
+	}
+}
+
+// The playground's table of refused code points is exactly the set
+// unicode.IsPrint rejects.
+func TestNonprintTable(t *testing.T) {
+	js := string(nonprintJS())
+	_, list, _ := strings.Cut(js, "PINFOLD_NONPRINT = ")
+	list = strings.TrimSuffix(strings.TrimSpace(list), ";")
+	var ranges [][2]int
+	if err := json.Unmarshal([]byte(list), &ranges); err != nil {
+		t.Fatal(err)
+	}
+	in := func(r int) bool {
+		for _, x := range ranges {
+			if r >= x[0] && r <= x[1] {
+				return true
+			}
+		}
+		return false
+	}
+	for r := 0; r <= unicode.MaxRune; r += 7 {
+		if in(r) == unicode.IsPrint(rune(r)) {
+			t.Fatalf("U+%04X: table %v, IsPrint %v", r, in(r), unicode.IsPrint(rune(r)))
+		}
+	}
+	for _, r := range []int{0, 9, 0x7f, 0x202e, 0x200b, 0xfeff, 0x3000, 0xd800, 0x10ffff} {
+		if !in(r) {
+			t.Errorf("U+%04X not in the table", r)
+		}
+	}
+}
+
+// The stylesheet's text colours read on white: at least 4.5:1 (WCAG AA).
+func TestContrast(t *testing.T) {
+	css, err := assets.ReadFile("assets/style.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := regexp.MustCompile(`--(text|muted|link|pass|fail|warn|focus): #([0-9a-f]{6})`).FindAllStringSubmatch(string(css), -1)
+	if len(vars) != 7 {
+		t.Fatalf("found %d colours", len(vars))
+	}
+	lum := func(hex string) float64 {
+		var l [3]float64
+		for i := range 3 {
+			v, _ := strconv.ParseUint(hex[2*i:2*i+2], 16, 8)
+			c := float64(v) / 255
+			if c <= 0.03928 {
+				l[i] = c / 12.92
+			} else {
+				l[i] = math.Pow((c+0.055)/1.055, 2.4)
+			}
+		}
+		return 0.2126*l[0] + 0.7152*l[1] + 0.0722*l[2]
+	}
+	for _, v := range vars {
+		ratio := 1.05 / (lum(v[2]) + 0.05)
+		// The code background is #f2f2f2: text on it must read too.
+		onCode := (lum("f2f2f2") + 0.05) / (lum(v[2]) + 0.05)
+		if ratio < 4.5 || onCode < 4.5 {
+			t.Errorf("--%s #%s: %.2f:1 on white, %.2f:1 on code", v[1], v[2], ratio, onCode)
+		}
+	}
+}
