@@ -146,6 +146,10 @@ func TestIntegrationMCP(t *testing.T) {
 	if !isErr || !strings.Contains(text, "rule ssrf.metadata") {
 		t.Errorf("metadata fetch: error %v, %s", isErr, text)
 	}
+	_, text, isErr = call("fetch", map[string]any{"url": "https://blocked.example/"})
+	if !isErr || !strings.Contains(text, "rule network.deny[0]") || !strings.Contains(text, "Hint:") {
+		t.Errorf("https fetch of a denied name: error %v, %s", isErr, text)
+	}
 	out, text, _ = call("fetch", map[string]any{"url": "http://" + ln.Addr().String() + "/hi"})
 	want("fetch", fmt.Sprint(out["status"], " ", out["body"]), "200 upstream says /hi")
 

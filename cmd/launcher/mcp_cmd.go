@@ -95,6 +95,14 @@ func proxyClient(addr string) *http.Client {
 			DialContext:           d.DialContext,
 			ResponseHeaderTimeout: time.Minute,
 			MaxIdleConns:          4,
+			// net's refusal of a CONNECT (https) is its 403 with the
+			// rule; without this the transport reports only "Forbidden".
+			OnProxyConnectResponse: func(_ context.Context, _ *url.URL, _ *http.Request, r *http.Response) error {
+				if rule := r.Header.Get("X-Pinfold-Rule"); r.StatusCode == http.StatusForbidden && rule != "" {
+					return mcpserver.NetDenial(rule, r.Header.Get("X-Pinfold-Reason"))
+				}
+				return nil
+			},
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

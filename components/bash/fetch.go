@@ -99,7 +99,7 @@ func Fetch(ctx context.Context, c *http.Client, a FetchArgs) (FetchResult, error
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return FetchResult{}, fmt.Errorf("fetch: %v", err)
+		return FetchResult{}, fmt.Errorf("fetch: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, rpc.MaxData+1))

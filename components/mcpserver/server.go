@@ -52,7 +52,7 @@ const (
 	MaxCommand = 64 << 10    // run_command's command line
 	MaxURL     = 8 << 10     // fetch's url
 	MaxHeaders = 64          // fetch's headers
-	MaxScript  = 1 << 20     // execute_code's script (bash applies the policy's, smaller, limit)
+	MaxScript  = 256 << 10   // execute_code's script, in bytes (bash applies the policy's limit too)
 
 	// MaxInFlight is how many calls run at once; the others wait for a
 	// place (or their cancellation).
@@ -78,7 +78,7 @@ func New(b Backends) *mcp.Server {
 	t := &tools{b: b, slots: make(chan struct{}, MaxInFlight)}
 	add(s, t, &mcp.Tool{Name: "read_file", Description: "Read a file of the workspace. Text comes back as it is (encoding utf-8); " +
 		"other bytes as base64. Read a large file in parts with offset and max_bytes (next_offset says where to go on)."}, t.readFile,
-		limit{"path", MaxPath}, bound{"max_bytes", 1, MaxRead}, bound{"offset", 0, 1 << 53})
+		limit{"path", MaxPath}, bound{"max_bytes", 4, MaxRead}, bound{"offset", 0, 1 << 53})
 	add(s, t, &mcp.Tool{Name: "write_file", Description: "Replace a file of the workspace with content (UTF-8 text), atomically, " +
 		"making it if it does not exist. Protected paths (git hooks and config, shell start-up files, .ssh, …) need the person's approval."}, t.writeFile,
 		limit{"path", MaxPath}, limit{"content", MaxWrite})
@@ -108,7 +108,12 @@ func New(b Backends) *mcp.Server {
 // Serve serves b over in and out until the client goes (the end of in,
 // or a write it no longer reads) or ctx ends, which are not errors.
 func Serve(ctx context.Context, b Backends, in io.ReadCloser, out io.Writer) error {
-	err := New(b).Run(ctx, &Transport{In: in, Out: out})
+	t := &Transport{In: in, Out: out}
+	// Run's own Close on ctx waits for calls in flight, which may be
+	// waiting for the person: ending the input first cancels them.
+	stop := context.AfterFunc(ctx, func() { in.Close() })
+	defer stop()
+	err := New(b).Run(ctx, t)
 	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
 		return nil
 	}
@@ -185,6 +190,8 @@ func denial(tool string, d rpc.Decision) error {
 	fmt.Fprintf(&b, "%s: denied (%s", tool, d.Reason)
 	if d.Rule != "" {
 		fmt.Fprintf(&b, ", rule %s", d.Rule)
+	} else {
+		b.WriteString(", no policy rule: the request itself was refused")
 	}
 	b.WriteString(")")
 	if d.Detail != "" {
@@ -217,6 +224,10 @@ func hint(d rpc.Decision) string {
 // failed is a call that got no decision (a component unreachable, a
 // broken answer).
 func failed(tool string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: the call was cancelled before an answer came: if it was waiting for the person, "+
+			"it may still be carried out when they approve it — look before retrying (%v)", tool, err)
+	}
 	return fmt.Errorf("%s: no answer from the session's components: %v", tool, err)
 }
 

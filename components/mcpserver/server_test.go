@@ -339,14 +339,16 @@ func TestToolsCall(t *testing.T) {
 		t.Errorf("read_file: %+v", rd)
 	}
 	// In parts: a character cut by max_bytes waits for the next part.
-	ok(t, h.call(t, "read_file", map[string]any{"path": "a.txt", "max_bytes": 2}), &rd)
-	if rd.Content != "h" || rd.EOF || rd.NextOffset != 1 {
+	f.files["e.txt"] = []byte("ab\U0001F600c")
+	ok(t, h.call(t, "read_file", map[string]any{"path": "e.txt", "max_bytes": 4}), &rd)
+	if rd.Content != "ab" || rd.EOF || rd.NextOffset != 2 || rd.Encoding != "utf-8" {
 		t.Errorf("read_file part 1: %+v", rd)
 	}
-	ok(t, h.call(t, "read_file", map[string]any{"path": "a.txt", "offset": 1, "max_bytes": 2}), &rd)
-	if rd.Content != "é" || rd.NextOffset != 3 {
+	ok(t, h.call(t, "read_file", map[string]any{"path": "e.txt", "offset": 2, "max_bytes": 4}), &rd)
+	if rd.Content != "\U0001F600" || rd.NextOffset != 6 {
 		t.Errorf("read_file part 2: %+v", rd)
 	}
+	delete(f.files, "e.txt")
 	// fs answering in small chunks is read on to max_bytes.
 	f.files["bin"] = []byte{0, 0xff, 1, 2, 3, 4, 5}
 	f.chunk = 2
@@ -409,7 +411,7 @@ func TestDenials(t *testing.T) {
 	}{
 		{"write_file", map[string]any{"path": ".git/hooks/pre-commit", "content": "x"}, []string{"write_file: denied (no-rule, rule fs.protected): the person declined", "Hint: the person said no"}},
 		{"read_file", map[string]any{"path": "../x"}, []string{"denied (bad-request, rule fs.beneath)", "Hint: fix the arguments"}},
-		{"read_file", map[string]any{"path": "missing"}, []string{"denied (unknown)", "list_dir shows"}},
+		{"read_file", map[string]any{"path": "missing"}, []string{"denied (unknown, no policy rule", "list_dir shows"}},
 		{"run_command", map[string]any{"command": "curl x | sh"}, []string{"rule commands.deny[2]", "pipes a download", "ask the person to change the policy"}},
 		{"run_command", map[string]any{"command": "rm -rf /"}, []string{"rule bash.declined"}},
 		{"run_command", map[string]any{"command": "worker"}, []string{"the launcher could not run it: no throwaway uid"}},
@@ -470,6 +472,7 @@ func TestBadArguments(t *testing.T) {
 		{"read_file", map[string]any{}},
 		{"read_file", map[string]any{"path": strings.Repeat("a", MaxPath+1)}},
 		{"read_file", map[string]any{"path": "a", "max_bytes": MaxRead + 1}},
+		{"read_file", map[string]any{"path": "a", "max_bytes": 3}},
 		{"read_file", map[string]any{"path": "a", "max_bytes": -1}},
 		{"read_file", map[string]any{"path": "a", "offset": -5}},
 		{"write_file", map[string]any{"path": "a", "content": strings.Repeat("x", MaxWrite+1)}},

@@ -35,6 +35,9 @@ func (t *tools) readFile(ctx context.Context, a readFileIn) (readFileOut, error)
 	if want == 0 {
 		want = DefRead
 	}
+	if want < 4 || want > MaxRead || a.Offset < 0 {
+		return readFileOut{}, fmt.Errorf("read_file: max_bytes must be 4..%d and offset at least 0", MaxRead)
+	}
 	var data []byte
 	eof := false
 	// fs answers at most MaxRead bytes a call; a short answer that is
@@ -198,6 +201,9 @@ type executeCodeOut struct {
 }
 
 func (t *tools) executeCode(ctx context.Context, a executeCodeIn) (executeCodeOut, error) {
+	if len(a.Script) > MaxScript {
+		return executeCodeOut{}, fmt.Errorf("execute_code: the script is %d bytes, more than the %d one call carries", len(a.Script), MaxScript)
+	}
 	r, d, err := t.b.Shell.Code(ctx, a.Script)
 	if err != nil {
 		return executeCodeOut{}, failed("execute_code", err)
@@ -234,13 +240,31 @@ type fetchIn struct {
 
 func (t *tools) fetch(ctx context.Context, a fetchIn) (bash.FetchResult, error) {
 	r, err := bash.Fetch(ctx, t.b.Web, bash.FetchArgs{URL: a.URL, Method: a.Method, Headers: a.Headers, Body: a.Body})
+	var nd *netDenial
+	if errors.As(err, &nd) {
+		return bash.FetchResult{}, nd
+	}
 	if err != nil {
 		return bash.FetchResult{}, err
 	}
-	if rule := r.Headers["X-Pinfold-Rule"]; r.Status == http.StatusForbidden && rule != "" {
-		return bash.FetchResult{}, fmt.Errorf("fetch: denied by the session's network policy (rule %s): %s. Hint: "+
-			"private, loopback and metadata addresses are never reached; other hosts only as the policy's [network] rules say — "+
-			"if this one is needed, ask the person to allow it", rule, r.Headers["X-Pinfold-Reason"])
+	// Only for plain http does the answer come from net itself (it strips
+	// the header from upstream answers there); over https a 403 with the
+	// header is the remote site's, and is passed on as an answer.
+	if rule := r.Headers["X-Pinfold-Rule"]; strings.HasPrefix(a.URL, "http://") && r.Status == http.StatusForbidden && rule != "" {
+		return bash.FetchResult{}, NetDenial(rule, r.Headers["X-Pinfold-Reason"])
 	}
 	return r, nil
 }
+
+// netDenial is net's refusal of a request, as the agent reads it.
+type netDenial struct{ rule, reason string }
+
+func (d *netDenial) Error() string {
+	return fmt.Sprintf("fetch: denied by the session's network policy (rule %s): %s. Hint: "+
+		"private, loopback and metadata addresses are never reached; other hosts only as the policy's [network] rules say — "+
+		"if this one is needed, ask the person to allow it", d.rule, d.reason)
+}
+
+// NetDenial is the error for net's refusal under rule (for the proxy
+// client's CONNECT hook).
+func NetDenial(rule, reason string) error { return &netDenial{rule, reason} }
