@@ -136,7 +136,7 @@ func (p Problem) String() string { return p.File + ": " + p.What }
 // directory, no symbolic link). An error means the check could not be
 // made (no readable manifest).
 func Verify(dir string) ([]Problem, error) {
-	raw, err := readBounded(filepath.Join(dir, ManifestName), 1<<20)
+	raw, err := ReadBounded(filepath.Join(dir, ManifestName), 1<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func Verify(dir string) ([]Problem, error) {
 			problems = append(problems, Problem{name, "not a regular file"})
 			continue
 		}
-		b, err := readBounded(path, maxFile)
+		b, err := ReadBounded(path, maxFile)
 		if err != nil {
 			problems = append(problems, Problem{name, err.Error()})
 			continue
@@ -188,7 +188,9 @@ func Verify(dir string) ([]Problem, error) {
 	return problems, nil
 }
 
-func readBounded(path string, max int64) ([]byte, error) {
+// ReadBounded reads at most max bytes of path; a larger file is an
+// error naming it.
+func ReadBounded(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

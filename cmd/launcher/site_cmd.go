@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/pinfold/pinfold"
@@ -100,7 +98,7 @@ func (e env) siteBuild(args []string) error {
 // readEvidence reads one `register check --out` file strictly: known
 // fields only, a dated machine, known verdicts.
 func readEvidence(path string) (*register.Evidence, error) {
-	b, err := readFileBounded(path, maxEvidence)
+	b, err := site.ReadBounded(path, maxEvidence)
 	if err != nil {
 		return nil, err
 	}
@@ -127,23 +125,6 @@ func readEvidence(path string) (*register.Evidence, error) {
 		}
 	}
 	return &ev, nil
-}
-
-// readFileBounded reads at most max bytes of path; more is an error.
-func readFileBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("larger than %d bytes", max)
-	}
-	return b, nil
 }
 
 func (e env) siteVerify(args []string) error {
