@@ -2,12 +2,15 @@ package site
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/pinfold/pinfold/bench/report"
@@ -64,10 +67,11 @@ func Build(in Input) (map[string][]byte, error) {
 		"Security": template.HTML(markdown(string(in.Security))),
 		"Risks":    risks(in.Entries, in.Evidence),
 		"Machines": machines(in.Evidence),
+		"Files":    evidenceFiles(in.Evidence, files),
 		"Keys":     policy.Reference(),
 		"Bench":    benches(in.Bench, files),
 	}
-	tmpl, err := template.New("layout.html").Funcs(template.FuncMap{"verdict": verdictText}).ParseFS(assets, "assets/*.html")
+	tmpl, err := template.New("layout.html").Funcs(template.FuncMap{"verdict": verdictText, "when": when, "md": func(s string) template.HTML { return template.HTML(inline(s)) }}).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("site: templates: %w", err)
 	}
@@ -173,10 +177,72 @@ func verdictText(v register.Verdict) string {
 	return string(v)
 }
 
-// bench is one report on the measurements page, its chart a file.
+// evidenceFile is one evidence file as the site serves it.
+type evidenceFile struct {
+	File, Date, Machine, Summary string
+}
+
+// evidenceFiles puts each evidence file in the site, as the data the
+// pages were built from, under a name taken from its content (so the
+// order of --evidence flags does not change the bytes, and a file given
+// twice is served once), and lists them oldest first.
+func evidenceFiles(ev []Evidence, files map[string][]byte) []evidenceFile {
+	var out []evidenceFile
+	for _, e := range ev {
+		name, fresh := dataFile("evidence", e.Evidence, files)
+		if !fresh {
+			continue
+		}
+		n := map[register.Verdict]int{}
+		for _, r := range e.Results {
+			n[r.Verdict]++
+		}
+		sum := fmt.Sprintf("%d pass, %d fail, %d inconclusive, %d skipped",
+			n[register.Pass], n[register.Fail], n[register.Inconclusive], n[register.Skipped])
+		out = append(out, evidenceFile{File: name, Date: e.Machine.Date, Machine: machineKey(e.Machine), Summary: sum})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Date != out[j].Date {
+			return out[i].Date < out[j].Date
+		}
+		return out[i].File < out[j].File
+	})
+	return out
+}
+
+// dataFile adds v as indented JSON named PREFIX-HASH.json, HASH the
+// start of its sha256; fresh is false when that file was already there.
+func dataFile(prefix string, v any, files map[string][]byte) (name string, fresh bool) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		// Evidence and reports are plain data; they always encode.
+		panic(err)
+	}
+	b = append(b, '\n')
+	sum := sha256.Sum256(b)
+	name = prefix + "-" + hex.EncodeToString(sum[:8]) + ".json"
+	if _, ok := files[name]; ok {
+		return name, false
+	}
+	files[name] = b
+	return name, true
+}
+
+// when is an RFC 3339 date as a <time> element that reads "2026-11-30
+// 10:00 UTC" and wraps at spaces; anything else is shown as it is.
+func when(date string) template.HTML {
+	t, err := time.Parse(time.RFC3339, date)
+	if err != nil {
+		return template.HTML(template.HTMLEscapeString(date))
+	}
+	return template.HTML(`<time datetime="` + template.HTMLEscapeString(date) + `">` + t.UTC().Format("2006-01-02 15:04 UTC") + `</time>`)
+}
+
+// bench is one report on the measurements page, its chart a file and
+// its data a JSON file.
 type bench struct {
 	*report.Report
-	Chart, Alt string
+	Chart, Alt, Data string
 }
 
 func benches(rs []*report.Report, files map[string][]byte) []bench {
@@ -197,7 +263,8 @@ func benches(rs []*report.Report, files map[string][]byte) []bench {
 		used["chart-"+r.Bench]++
 		name += ".svg"
 		files[name] = chart(r)
-		out = append(out, bench{Report: r, Chart: name, Alt: chartAlt(r)})
+		data, _ := dataFile("bench", r, files)
+		out = append(out, bench{Report: r, Chart: name, Alt: chartAlt(r), Data: data})
 	}
 	return out
 }

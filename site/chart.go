@@ -10,16 +10,20 @@ import (
 )
 
 // chart is r as a horizontal bar chart in SVG: one bar per row (the
-// median), a whisker to the p90 when there is one, the value written at
-// the end of each bar. The picture has its own title and description;
-// the page also gives the numbers as a table and the image an alt text.
+// median) with its name above it, so that names of any length fit, a
+// whisker to the p90 when there is one, the value written at the end of
+// each bar. The picture is narrow (420 units) so that its text stays
+// legible when a phone scales it down. It has its own title and
+// description; the page also gives the numbers as a table and the image
+// an alt text.
 func chart(r *report.Report) []byte {
 	const (
-		labelW = 230
-		barW   = 380
-		rowH   = 30
-		top    = 36
-		width  = labelW + barW + 110
+		left  = 8
+		barW  = 330
+		rowH  = 46
+		top   = 34
+		width = left + barW + 82
+		text  = `font-family="sans-serif" font-size="14" fill="#1a1a1a"`
 	)
 	max := 0.0
 	for _, row := range r.Rows {
@@ -28,7 +32,7 @@ func chart(r *report.Report) []byte {
 	if max == 0 {
 		max = 1
 	}
-	height := top + rowH*len(r.Rows) + 16
+	height := top + rowH*len(r.Rows) + 8
 	var b strings.Builder
 	esc := html.EscapeString
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="t d">`+"\n", width, height, width, height)
@@ -38,20 +42,20 @@ func chart(r *report.Report) []byte {
 	if r.Better == report.Higher {
 		better = "higher is better"
 	}
-	fmt.Fprintf(&b, `<text x="8" y="22" font-family="sans-serif" font-size="14" fill="#1a1a1a">%s (%s)</text>`+"\n", esc(r.Unit), better)
+	fmt.Fprintf(&b, `<text x="%d" y="20" %s font-weight="bold">%s (%s)</text>`+"\n", left, text, esc(r.Unit), better)
 	for i, row := range r.Rows {
 		y := top + i*rowH
 		w := row.Median / max * barW
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-family="sans-serif" font-size="13" fill="#1a1a1a" text-anchor="end">%s</text>`+"\n", labelW-8, y+18, esc(row.Name))
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="#1f5fa8"/>`+"\n", labelW, y+5, w, rowH-10)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" %s>%s</text>`+"\n", left, y+14, text, esc(row.Name))
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="18" fill="#1f5fa8"/>`+"\n", left, y+20, w)
 		end := w
 		if row.P90 > row.Median {
 			p := row.P90 / max * barW
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#1a1a1a" stroke-width="2"/>`+"\n", labelW+w, y+15, labelW+p, y+15)
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#1a1a1a" stroke-width="2"/>`+"\n", labelW+p, y+9, labelW+p, y+21)
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#1a1a1a" stroke-width="2"/>`+"\n", left+w, y+29, left+p, y+29)
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#1a1a1a" stroke-width="2"/>`+"\n", left+p, y+22, left+p, y+36)
 			end = p
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-family="sans-serif" font-size="13" fill="#1a1a1a">%s</text>`+"\n", labelW+end+6, y+19, esc(number(row.Median)))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" %s>%s</text>`+"\n", left+end+6, y+34, text, esc(number(row.Median)))
 	}
 	b.WriteString("</svg>\n")
 	return []byte(b.String())

@@ -18,6 +18,17 @@
 // launcher calls (nonprint.js), so the page and the launcher cannot
 // drift apart; the browser test compares them on a corpus.
 //
+// The data behind the pages is part of the site: each evidence file and
+// bench report is served as JSON named by its content's hash and linked
+// from its page, so a reader can take the numbers, not only the pictures.
+//
+// Pages are written for a phone first: lists rather than wide tables
+// (a four-column table of machines and dates left one word per line at
+// 375 pixels), charts with each bar's name above it in a narrow picture
+// so that the text stays legible when scaled down, dates that wrap at
+// spaces. The browser test walks every page with the keyboard alone and
+// loads the playground both from files and from a loopback server.
+//
 // SECURITY.md is rendered by a small Markdown subset renderer
 // (markdown.go) that escapes every byte of its source: the chosen
 // dependencies include no Markdown library, and the subset is what that

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -327,6 +328,9 @@ func TestRisksLatestPerMachine(t *testing.T) {
 			t.Errorf("risks.html lacks %q", want)
 		}
 	}
+	if !strings.Contains(page, "<code>launcher hello</code>") || strings.Contains(page, "`launcher hello`") {
+		t.Error("risks.html does not set the register's code spans as code")
+	}
 	if strings.Contains(page, "old failure") {
 		t.Error("risks.html shows a result older than the machine's latest")
 	}
@@ -408,5 +412,70 @@ func TestContrast(t *testing.T) {
 		if ratio < 4.5 || onCode < 4.5 {
 			t.Errorf("--%s #%s: %.2f:1 on white, %.2f:1 on code", v[1], v[2], ratio, onCode)
 		}
+	}
+}
+
+// Every evidence file and bench report is served as JSON that decodes
+// back to what was given, linked from its page; the order of the inputs
+// and a file given twice change nothing.
+func TestDataFilesLinked(t *testing.T) {
+	in := testInput(t)
+	files, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`href="((evidence|bench)-[0-9a-f]{16}\.json)"`)
+	linked := map[string]string{}
+	for _, page := range []string{"risks.html", "bench.html"} {
+		for _, m := range links.FindAllStringSubmatch(string(files[page]), -1) {
+			linked[m[1]] = page
+		}
+	}
+	seen := map[string]bool{}
+	for name, page := range linked {
+		b, ok := files[name]
+		if !ok {
+			t.Fatalf("%s links %s, which is not in the site", page, name)
+		}
+		if strings.HasPrefix(name, "bench-") {
+			var r report.Report
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			seen["bench "+r.Bench+" "+r.Date] = true
+			continue
+		}
+		var ev register.Evidence
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range in.Evidence {
+			if reflect.DeepEqual(e.Evidence, ev) {
+				seen[e.Name] = true
+			}
+		}
+	}
+	for _, e := range in.Evidence {
+		if !seen[e.Name] {
+			t.Errorf("evidence %s is not served and linked as it was given", e.Name)
+		}
+	}
+	if !seen["bench launch 2026-11-30T10:00:00Z"] || len(linked) != len(in.Evidence)+len(in.Bench) {
+		t.Errorf("linked data files: %v", linked)
+	}
+	for name := range files {
+		if strings.HasSuffix(name, ".json") && linked[name] == "" {
+			t.Errorf("%s is in the site but no page links it", name)
+		}
+	}
+
+	shuffled := in
+	shuffled.Evidence = append([]Evidence{in.Evidence[2], in.Evidence[0]}, in.Evidence[1], in.Evidence[0])
+	again, err := Build(shuffled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(files, again) {
+		t.Error("reordered evidence, one file given twice, builds different bytes")
 	}
 }

@@ -276,3 +276,41 @@ func (o remoteObject) text() string {
 	}
 	return o.Type
 }
+
+// keys are the keys Press knows, with their DOM code, Windows virtual
+// key code and the text they type.
+var keys = map[string]struct {
+	code string
+	vk   int
+	text string
+}{
+	"Tab":   {"Tab", 9, ""},
+	"Enter": {"Enter", 13, "\r"},
+	" ":     {"Space", 32, " "},
+}
+
+// Press types one key as the keyboard would (down, then up), to the
+// focused element; shift holds Shift. Only the keys in keys are known.
+func (b *Browser) Press(ctx context.Context, key string, shift bool) error {
+	k, ok := keys[key]
+	if !ok {
+		return fmt.Errorf("cdp: Press: unknown key %q", key)
+	}
+	mods := 0
+	if shift {
+		mods = 8
+	}
+	for _, typ := range []string{"keyDown", "keyUp"} {
+		params := map[string]any{
+			"type": typ, "key": key, "code": k.code, "modifiers": mods,
+			"windowsVirtualKeyCode": k.vk, "nativeVirtualKeyCode": k.vk,
+		}
+		if typ == "keyDown" && k.text != "" {
+			params["text"] = k.text
+		}
+		if err := b.Call(ctx, "Input.dispatchKeyEvent", params, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
