@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +20,8 @@ import (
 
 const mcpHelp = `Usage (inside a components-mode session, as one of the agent's MCP servers):
   launcher mcp
+Usage (UNCONFINED, on the host, with all of your authority):
+  launcher mcp --full-access --workspace DIR
 
 Serves the session's components to the agent as Model Context Protocol
 tools, over stdio (newline-delimited JSON-RPC):
@@ -31,21 +34,51 @@ tools, over stdio (newline-delimited JSON-RPC):
 A call that needs the person's approval waits for their answer on the
 launcher's terminal. A denial is a tool error naming the rule and a hint.
 
-It has no authority of its own: it uses the agent's credential and the
-addresses the launcher put in the agent's environment (PINFOLD_CREDENTIALS,
-PINFOLD_FS, PINFOLD_BASH, PINFOLD_NET). Outside a components-mode session
-it refuses to start: there is nothing to broker, and it never reaches the
-host's files, commands or network itself.
+Without --full-access it has no authority of its own: it uses the agent's
+credential and the addresses the launcher put in the agent's environment
+(PINFOLD_CREDENTIALS, PINFOLD_FS, PINFOLD_BASH, PINFOLD_NET). Outside a
+components-mode session it refuses to start: there is nothing to broker,
+and it never reaches the host's files, commands or network itself.
 
 Register it in the agent's MCP configuration (README: "MCP server").
+
+--full-access --workspace DIR serves the same tools with no session, no
+component and no policy: UNCONFINED. Files and commands act directly on
+this host with the authority of the user running it (its uid, its
+network, its environment and the secrets in it), and no one is asked:
+it is for an owner who would run the agent with --full-access anyway.
+What the host refuses comes back as the host's error (not found,
+permission denied). Relative paths resolve against DIR (an absolute,
+clean path of an existing directory); ".." and absolute paths reach
+the rest of the host. read_file reads regular files only; write_file
+is atomic; a recursive delete happens at once, with no backup (it is
+irreversible), but never of /, DIR or a directory above DIR.
+run_command runs /bin/bash --noprofile --norc -c in DIR, in its own
+process group, killed at 10 minutes, each output stream capped at
+1 MiB. There is no Code Mode (execute_code is refused) and no fetch.
+A warning is printed on every start. It is never chosen automatically,
+and the two flags go together: either alone is a usage error.
 ` + exitCodesHelp
 
 // mcpProbeTimeout bounds the start-up check that fs answers.
 const mcpProbeTimeout = 10 * time.Second
 
 func (e env) mcpVerb(args []string) error {
-	if _, err := e.parse(flags("mcp"), mcpHelp, args, 0); err != nil {
+	fset := flags("mcp")
+	full := fset.Bool("full-access", false, "")
+	ws := fset.String("workspace", "", "")
+	if _, err := e.parse(fset, mcpHelp, args, 0); err != nil {
 		return err
+	}
+	switch {
+	case *full && *ws == "":
+		return fail(exitUsage, "name the directory that relative paths resolve against: launcher mcp --full-access --workspace DIR",
+			"mcp: --full-access needs --workspace DIR")
+	case !*full && *ws != "":
+		return fail(exitUsage, "inside a components-mode session the workspace is the session's: drop --workspace; "+
+			"for an unconfined server on the host, add --full-access", "mcp: --workspace is only for --full-access")
+	case *full:
+		return e.mcpFullAccess(*ws)
 	}
 	const outside = `start it from inside a components-mode session (mode = "components"): register ` +
 		"`launcher mcp` as an MCP server of the agent that the launcher starts"
@@ -70,6 +103,21 @@ func (e env) mcpVerb(args []string) error {
 	if addr := os.Getenv(session.EnvNet); addr != "" {
 		b.Web = proxyClient(addr)
 	}
+	return serveMCP(b)
+}
+
+// mcpFullAccess serves the host itself, unconfined, saying so.
+func (e env) mcpFullAccess(ws string) error {
+	b, err := mcpserver.HostBackends(ws, mcpserver.HostOptions{})
+	if err != nil {
+		return fail(exitUsage, "give an existing directory as an absolute, clean path", "mcp: %v", err)
+	}
+	fmt.Fprintf(e.stderr, "launcher: warning: UNCONFINED: mcp --full-access acts on this host with all of the authority of uid %d; no policy applies\n", os.Geteuid())
+	return serveMCP(b)
+}
+
+// serveMCP serves b over stdio until the client goes or a signal comes.
+func serveMCP(b mcpserver.Backends) error {
 	// A client that goes away mid-answer is an error to write, not a
 	// signal that kills the server.
 	signal.Ignore(syscall.SIGPIPE)
