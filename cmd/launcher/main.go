@@ -63,6 +63,8 @@ Usage:
   launcher mcp                                         (the agent's MCP server, in a components session)
   launcher site build --out DIR [--evidence FILE]... [--bench FILE]...
   launcher site verify DIR
+  launcher serve --policy-sha256 HASH --policy FILE [--listen ADDR] [--tls-self]   (MCP over HTTP, a session each)
+  launcher serve token add NAME [--cap host.execute] | list | revoke NAME
   launcher help [COMMAND]
 
 Every command takes --help.
@@ -179,6 +181,8 @@ func (e env) dispatch(args []string) error {
 		return e.mcpVerb(args[1:])
 	case "site":
 		return e.siteVerb(args[1:])
+	case "serve":
+		return e.serve(args[1:])
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return e.launch(args)

@@ -10,9 +10,9 @@ import (
 )
 
 const serveTokenHelp = `Usage:
-  launcher serve token add NAME [--cap host.execute]... [--store FILE]
-  launcher serve token list [--json] [--store FILE]
-  launcher serve token revoke NAME [--store FILE]
+  launcher serve token add NAME [--cap host.execute]... [--tokens FILE]
+  launcher serve token list [--json] [--tokens FILE]
+  launcher serve token revoke NAME [--tokens FILE]
 
 Owner tokens let a client use ` + "`launcher serve`" + `, the MCP-over-HTTP
 gateway. The store keeps each token's name, capabilities, creation date
@@ -55,7 +55,7 @@ func (e env) serveToken(args []string) error {
 		return nil
 	}
 	fset := flags("serve token " + sub)
-	storePath := fset.String("store", "", "")
+	storePath := fset.String("tokens", "", "")
 	var caps capFlags
 	var asJSON *bool
 	nargs := 0
@@ -77,7 +77,7 @@ func (e env) serveToken(args []string) error {
 	path := *storePath
 	if path == "" {
 		if path, err = gateway.DefaultStorePath(); err != nil {
-			return fail(exitUsage, "give --store FILE", "%v", err)
+			return fail(exitUsage, "give --tokens FILE", "%v", err)
 		}
 	}
 	store := gateway.Store{Path: path}

@@ -34,7 +34,7 @@ func wantServeTokenFail(t *testing.T, err error, code int, msg, hint string) {
 
 func TestServeTokenAddListRevoke(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "cfg", "serve-tokens.json")
-	stdout, stderr, err := serveTokenRun("add", "ci", "--cap", "host.execute", "--store", store)
+	stdout, stderr, err := serveTokenRun("add", "ci", "--cap", "host.execute", "--tokens", store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +46,11 @@ func TestServeTokenAddListRevoke(t *testing.T) {
 	if !strings.HasPrefix(stderr, `launcher: token "ci" added to `+store) || !strings.Contains(stderr, "will not be shown again") || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, secret) {
 		t.Errorf("add said %q on stderr", stderr)
 	}
-	if _, _, err := serveTokenRun("add", "laptop", "--store", store); err != nil {
+	if _, _, err := serveTokenRun("add", "laptop", "--tokens", store); err != nil {
 		t.Fatal(err)
 	}
 
-	stdout, _, err = serveTokenRun("list", "--store", store)
+	stdout, _, err = serveTokenRun("list", "--tokens", store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestServeTokenAddListRevoke(t *testing.T) {
 		}
 	}
 
-	stdout, _, err = serveTokenRun("list", "--json", "--store", store)
+	stdout, _, err = serveTokenRun("list", "--json", "--tokens", store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestServeTokenAddListRevoke(t *testing.T) {
 	if tok, ok := (gateway.Store{Path: store}).Verify(secret); !ok || tok.Name != "ci" || !tok.Has(gateway.CapHostExecute) {
 		t.Fatalf("the printed secret verifies as %v, %v", tok, ok)
 	}
-	if _, stderr, err = serveTokenRun("revoke", "ci", "--store", store); err != nil {
+	if _, stderr, err = serveTokenRun("revoke", "ci", "--tokens", store); err != nil {
 		t.Fatal(err)
 	}
 	if stderr != `launcher: token "ci" revoked from `+store+"\n" {
@@ -91,16 +91,16 @@ func TestServeTokenAddListRevoke(t *testing.T) {
 	if _, ok := (gateway.Store{Path: store}).Verify(secret); ok {
 		t.Error("the secret verifies after revoke")
 	}
-	if stdout, _, _ = serveTokenRun("list", "--store", store); strings.Contains(stdout, "ci") {
+	if stdout, _, _ = serveTokenRun("list", "--tokens", store); strings.Contains(stdout, "ci") {
 		t.Errorf("list after revoke:\n%s", stdout)
 	}
 
 	// An empty store lists as nothing, and as [] in JSON.
 	empty := filepath.Join(t.TempDir(), "none.json")
-	if stdout, _, err = serveTokenRun("list", "--store", empty); err != nil || stdout != "" {
+	if stdout, _, err = serveTokenRun("list", "--tokens", empty); err != nil || stdout != "" {
 		t.Errorf("empty list: %q, %v", stdout, err)
 	}
-	if stdout, _, err = serveTokenRun("list", "--json", "--store", empty); err != nil || stdout != "[]\n" {
+	if stdout, _, err = serveTokenRun("list", "--json", "--tokens", empty); err != nil || stdout != "[]\n" {
 		t.Errorf("empty list --json: %q, %v", stdout, err)
 	}
 }
@@ -119,7 +119,7 @@ func TestServeTokenDefaultStore(t *testing.T) {
 
 func TestServeTokenBadInput(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "serve-tokens.json")
-	if _, _, err := serveTokenRun("add", "ci", "--store", store); err != nil {
+	if _, _, err := serveTokenRun("add", "ci", "--tokens", store); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -141,7 +141,7 @@ func TestServeTokenBadInput(t *testing.T) {
 	} {
 		args := tc.args
 		if tc.args[0] != "rm" {
-			args = append(args, "--store", store)
+			args = append(args, "--tokens", store)
 		}
 		_, _, err := serveTokenRun(args...)
 		wantServeTokenFail(t, err, tc.code, tc.msg, tc.hint)
@@ -155,7 +155,7 @@ func TestServeTokenBadInput(t *testing.T) {
 func TestServeTokenRefusesBadStore(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "serve-tokens.json")
-	if _, _, err := serveTokenRun("add", "ci", "--store", store); err != nil {
+	if _, _, err := serveTokenRun("add", "ci", "--tokens", store); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(store, 0o644); err != nil {
@@ -163,13 +163,13 @@ func TestServeTokenRefusesBadStore(t *testing.T) {
 	}
 	const hint = "mode 0600, in a directory only you can write"
 	for _, args := range [][]string{{"list"}, {"add", "two"}, {"revoke", "ci"}} {
-		_, _, err := serveTokenRun(append(args, "--store", store)...)
+		_, _, err := serveTokenRun(append(args, "--tokens", store)...)
 		wantServeTokenFail(t, err, exitFailure, "tokens: bad store: "+store+" has mode 0644: others may read or change it (chmod 600 "+store+")", hint)
 	}
 	if err := os.Chmod(store, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := serveTokenRun("list", "--store", store); err != nil {
+	if _, _, err := serveTokenRun("list", "--tokens", store); err != nil {
 		t.Errorf("control: %v", err)
 	}
 
@@ -177,14 +177,14 @@ func TestServeTokenRefusesBadStore(t *testing.T) {
 	if err := os.Symlink(store, link); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := serveTokenRun("list", "--store", link)
+	_, _, err := serveTokenRun("list", "--tokens", link)
 	wantServeTokenFail(t, err, exitFailure, link+" is a symlink: refusing it", hint)
 
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"version":1,"tokens":[],"secret":"x"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = serveTokenRun("add", "x", "--store", bad)
+	_, _, err = serveTokenRun("add", "x", "--tokens", bad)
 	wantServeTokenFail(t, err, exitFailure, `tokens: bad store: `+bad+`: not a token store: json: unknown field "secret"`, hint)
 }
 
@@ -198,7 +198,7 @@ func TestServeTokenConcurrentProcesses(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			name := fmt.Sprintf("p%02d", i)
-			cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "serve", "token", "add", name, "--store", store}}
+			cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "serve", "token", "add", name, "--tokens", store}}
 			out, err := cmd.Output()
 			if err != nil {
 				errs <- fmt.Errorf("add %s: %v", name, err)
@@ -232,7 +232,7 @@ func TestServeTokenHelp(t *testing.T) {
 	if !errors.Is(err, silentExit(exitUsage)) || stderr != serveTokenHelp {
 		t.Errorf("no arguments: %v\n%s", err, stderr)
 	}
-	for _, want := range []string{"serve token add NAME [--cap host.execute]... [--store FILE]", "list [--json]", "revoke NAME", "will not be shown again", "120", "125"} {
+	for _, want := range []string{"serve token add NAME [--cap host.execute]... [--tokens FILE]", "list [--json]", "revoke NAME", "will not be shown again", "120", "125"} {
 		if !strings.Contains(serveTokenHelp, want) {
 			t.Errorf("help lacks %q", want)
 		}

@@ -126,8 +126,9 @@ func HostBackends(workspace string, opts HostOptions) (Backends, error) {
 		opts.OutputCap = DefOutputCap
 	}
 	return Backends{
-		Files: &hostFiles{ws: workspace, wsReal: resolved},
-		Shell: &hostShell{ws: workspace, timeout: opts.CommandTimeout, cap: opts.OutputCap},
+		FullAccess: true,
+		Files:      &hostFiles{ws: workspace, wsReal: resolved},
+		Shell:      &hostShell{ws: workspace, timeout: opts.CommandTimeout, cap: opts.OutputCap},
 	}, nil
 }
 

@@ -41,6 +41,9 @@ type Backends struct {
 	// Web goes through net's proxy; nil when the session has none
 	// (network.mode is not "proxy"), and then fetch is not offered.
 	Web *http.Client
+	// FullAccess: Files and Shell act on the host unconfined
+	// (HostBackends); the server says so and offers no Code Mode.
+	FullAccess bool
 }
 
 // Limits on what one call carries.
@@ -69,10 +72,15 @@ var Version = "dev"
 // New is the MCP server for b: read_file, write_file, list_dir, delete,
 // run_command, execute_code, and fetch when b.Web is set.
 func New(b Backends) *mcp.Server {
+	instr := "Tools of a pinfold session: every file, command and network request goes through the session's components, " +
+		"which decide it under the person's pinned policy. Paths are relative to the workspace. A call that needs the person's " +
+		"approval waits for their answer. A denial names the policy rule that decided it; do not retry a denied call unchanged."
+	if b.FullAccess {
+		instr = "Full access: these tools act on this host UNCONFINED, with all of the server's authority; no policy applies " +
+			"and no one is asked. Paths are relative to the workspace; absolute paths reach the whole host. Code Mode is not offered."
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "pinfold", Version: Version}, &mcp.ServerOptions{
-		Instructions: "Tools of a pinfold session: every file, command and network request goes through the session's components, " +
-			"which decide it under the person's pinned policy. Paths are relative to the workspace. A call that needs the person's " +
-			"approval waits for their answer. A denial names the policy rule that decided it; do not retry a denied call unchanged.",
+		Instructions: instr,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	t := &tools{b: b, slots: make(chan struct{}, MaxInFlight)}
@@ -91,12 +99,9 @@ func New(b Backends) *mcp.Server {
 		"some commands run at once, some need the person's approval (the call waits), some are refused. It runs confined, with no network, " +
 		"a timeout and an output cap. Returns the exit code and the output; a non-zero exit code is a result, not an error."}, t.runCommand,
 		limit{"command", MaxCommand})
-	add(s, t, &mcp.Tool{Name: "execute_code", Description: "Run a JavaScript script (the body of an async function) in a confined QuickJS worker. " +
-		"It calls tools with await pinfold.call(name, args) — read_file {path}, write_file {path, content}, list_dir {path}, " +
-		"run_command {command} (only commands that need no approval), fetch {url, method, headers, body} — and logs with pinfold.log(...). " +
-		"Its return value (JSON) and logs come back. eval, Function, require, import, process, globalThis, Reflect and the properties " +
-		"constructor, __proto__ and prototype are refused by a static check."}, t.executeCode,
-		limit{"script", MaxScript})
+	if !b.FullAccess {
+		addExecuteCode(s, t)
+	}
 	if b.Web != nil {
 		add(s, t, &mcp.Tool{Name: "fetch", Description: "Make an HTTP or HTTPS request through the session's network proxy, under its domain " +
 			"rules (private and metadata addresses are refused). Redirects are not followed. The body comes back as text (at most 1 MiB)."}, t.fetch,
@@ -239,4 +244,14 @@ func jsonValue(raw json.RawMessage) (any, error) {
 	var v any
 	err := json.Unmarshal(raw, &v)
 	return v, err
+}
+
+// addExecuteCode offers Code Mode (through bash, in a components session).
+func addExecuteCode(s *mcp.Server, t *tools) {
+	add(s, t, &mcp.Tool{Name: "execute_code", Description: "Run a JavaScript script (the body of an async function) in a confined QuickJS worker. " +
+		"It calls tools with await pinfold.call(name, args) — read_file {path}, write_file {path, content}, list_dir {path}, " +
+		"run_command {command} (only commands that need no approval), fetch {url, method, headers, body} — and logs with pinfold.log(...). " +
+		"Its return value (JSON) and logs come back. eval, Function, require, import, process, globalThis, Reflect and the properties " +
+		"constructor, __proto__ and prototype are refused by a static check."}, t.executeCode,
+		limit{"script", MaxScript})
 }

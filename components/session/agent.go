@@ -334,11 +334,16 @@ func insideAuthority(ws string, paths []string) (string, bool) {
 // BackupRoot is where the workspaces' backup stores live, root's alone.
 const BackupRoot = "/var/lib/pinfold/backups"
 
+// StorePath is where workspace's backup store is (or would be).
+func StorePath(workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return filepath.Join(BackupRoot, hex.EncodeToString(sum[:8]))
+}
+
 // StoreDir is workspace's backup store (made root's, 0700, when missing):
 // one per workspace, named by its path's hash, outlasting sessions.
 func StoreDir(workspace string) (string, error) {
-	sum := sha256.Sum256([]byte(workspace))
-	dir := filepath.Join(BackupRoot, hex.EncodeToString(sum[:8]))
+	dir := StorePath(workspace)
 	for _, d := range []string{"/var/lib/pinfold", BackupRoot, dir} {
 		if err := os.Mkdir(d, 0o700); err != nil && !os.IsExist(err) {
 			return "", fmt.Errorf("session: backup store: %w", err)

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/pinfold/pinfold/gateway"
+	"github.com/pinfold/pinfold/policy"
+	"github.com/pinfold/pinfold/register"
+)
+
+const serveHelp = `Usage:
+  launcher serve --policy-sha256 HASH --policy FILE [--listen ADDR]
+                 [--tls-cert FILE --tls-key FILE | --tls-self | --insecure-plain-http]
+                 [--state DIR] [--tokens FILE] [--max-sessions N] [--idle-timeout D]
+  launcher serve token add|list|revoke ...   (launcher serve token --help)
+
+Serves MCP over streamable HTTP at /mcp (and GET /healthz). Each MCP
+session runs in its own components-mode session under the pinned policy
+(mode = "components"; as root): its own uids, components and sandbox,
+created on initialize and ended on DELETE, after --idle-timeout without a
+request, or when its sandbox stops — never retried, and never outside it.
+
+Who a request is comes from its Authorization header alone:
+  Bearer TOKEN (an owner token)   the policy's own session (safe mode), or,
+                                  with the header "Pinfold-Mode: full" and a
+                                  token that has the host.execute capability,
+                                  full access: launcher mcp --full-access in the
+                                  policy's workspace as its owner, UNCONFINED
+  no token, or a token not valid  a guest: a new empty workspace and HOME, no
+                                  host files beyond the system's, no secrets;
+                                  a token not valid counts as a failed attempt
+                                  and too many from one address get 429
+Full access asked for without the capability is refused (403), never
+turned into something else. The client's address is the socket's peer;
+forwarded-for headers are ignored. No one answers the sandbox's questions
+here: what the policy leaves to the person is refused.
+
+  --listen ADDR          default 127.0.0.1:7480
+  --tls-cert/--tls-key   serve HTTPS with this certificate
+  --tls-self             serve HTTPS with a new self-signed certificate
+                         (its sha256 fingerprint is printed; pin it)
+  --insecure-plain-http  plain HTTP on an address that is not loopback
+                         (tokens travel unencrypted; a warning is printed)
+  --state DIR            sessions and logs (default /var/lib/pinfold/serve)
+  --tokens FILE          owner tokens (default: launcher serve token's)
+  --max-sessions N       sessions at once (default 8)
+  --idle-timeout D       default 15m
+  --auth-failures N      failed authentications one address may make before
+                         429 (default 10; one more allowed every 30 s)
+
+SIGINT or SIGTERM ends every session, then the gateway.
+` + exitCodesHelp
+
+func (e env) serve(args []string) error {
+	if len(args) > 0 && args[0] == "token" {
+		return e.serveToken(args[1:])
+	}
+	fset := flags("serve")
+	pin := fset.String("policy-sha256", "", "")
+	file := fset.String("policy", "", "")
+	listen := fset.String("listen", "127.0.0.1:7480", "")
+	certFile := fset.String("tls-cert", "", "")
+	keyFile := fset.String("tls-key", "", "")
+	self := fset.Bool("tls-self", false, "")
+	plain := fset.Bool("insecure-plain-http", false, "")
+	state := fset.String("state", "/var/lib/pinfold/serve", "")
+	tokens := fset.String("tokens", "", "")
+	maxSessions := fset.Int("max-sessions", 8, "")
+	idle := fset.Duration("idle-timeout", 15*time.Minute, "")
+	authFailures := fset.Int("auth-failures", 10, "")
+	if _, err := e.parse(fset, serveHelp, args, 0); err != nil {
+		return err
+	}
+	if *pin == "" || *file == "" {
+		return fail(exitUsage, "compute the hash yourself (sha256sum FILE) and pass both", "serve: needs --policy-sha256 HASH and --policy FILE")
+	}
+	if (*certFile == "") != (*keyFile == "") {
+		return fail(exitUsage, "give both --tls-cert and --tls-key", "serve: a certificate needs its key")
+	}
+	if n := boolCount(*certFile != "", *self, *plain); n > 1 {
+		return fail(exitUsage, "choose one of --tls-cert/--tls-key, --tls-self and --insecure-plain-http", "serve: more than one way to serve")
+	}
+	if *maxSessions < 1 || *maxSessions > 1024 {
+		return fail(exitUsage, "", "serve: --max-sessions %d: want 1 to 1024", *maxSessions)
+	}
+	if *authFailures < 1 || *authFailures > 1000 {
+		return fail(exitUsage, "", "serve: --auth-failures %d: want 1 to 1000", *authFailures)
+	}
+	if *idle < time.Second {
+		return fail(exitUsage, "", "serve: --idle-timeout %v: want at least 1s", *idle)
+	}
+	addr, err := netip.ParseAddrPort(*listen)
+	if err != nil {
+		return fail(exitUsage, "write it as IP:PORT, e.g. 127.0.0.1:7480 or [::1]:7480", "serve: --listen %q: %v", *listen, err)
+	}
+	tlsOn := *certFile != "" || *self
+	if !tlsOn && !addr.Addr().IsLoopback() && !*plain {
+		return fail(exitUsage, "serve HTTPS (--tls-cert/--tls-key or --tls-self), or say --insecure-plain-http", "serve: plain HTTP on %s, which is not loopback, would carry tokens unencrypted", addr)
+	}
+	if os.Geteuid() != 0 {
+		return fail(exitRefused, "run it as root", "serve: every session is a components-mode session, which needs root")
+	}
+	want, err := policy.ParseDigest(*pin)
+	if err != nil {
+		return fail(exitUsage, "", "--policy-sha256: %v", err)
+	}
+	data, err := readPolicy(*file)
+	if err != nil {
+		return err
+	}
+	if err := policy.Verify(data, want); err != nil {
+		return fail(exitMismatch, fmt.Sprintf("compute the hash of %s yourself (sha256sum) and compare it with the one you pinned", *file),
+			"policy %s does not match the pinned sha256: nothing was started", *file)
+	}
+	p, err := policy.Parse(*file, data)
+	if err == nil {
+		err = p.CheckLive()
+	}
+	if err != nil {
+		return e.invalid(*file, err)
+	}
+	if p.Mode != policy.ModeComponents {
+		return fail(exitInvalid, `set mode = "components" in the policy: every gateway session is one`, "serve: %s: mode is %q", *file, p.Mode)
+	}
+	exe, err := sharedExecutable()
+	if err != nil {
+		return err
+	}
+	if *tokens == "" {
+		if *tokens, err = gateway.DefaultStorePath(); err != nil {
+			return fail(exitUsage, "give --tokens FILE", "serve: %v", err)
+		}
+	}
+	store := gateway.Store{Path: *tokens}
+	if _, err := store.List(); err != nil {
+		return fail(exitFailure, "check the file, or start afresh with `launcher serve token add NAME`", "serve: tokens: %v", err)
+	}
+	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	gateway.Version = register.Version
+	g, err := gateway.New(gateway.Config{
+		Launcher: exe, Policy: p, PolicyData: data, PolicyHash: want, StateDir: *state,
+		Tokens: store, Limiter: gateway.NewLimiter(*authFailures, 30*time.Second, 4096),
+		MaxSessions: *maxSessions, IdleTimeout: *idle, Log: log,
+	})
+	if err != nil {
+		return fail(exitFailure, "", "serve: %v", err)
+	}
+	ln, err := net.Listen("tcp", addr.String())
+	if err != nil {
+		g.Shutdown(context.Background())
+		return fail(exitFailure, "choose another --listen address", "serve: %v", err)
+	}
+	scheme := "http"
+	srv := &http.Server{
+		Handler:           g.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if tlsOn {
+		scheme = "https"
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if *self {
+			cert, fp, err := selfSigned(addr.Addr())
+			if err != nil {
+				ln.Close()
+				g.Shutdown(context.Background())
+				return fail(exitFailure, "", "serve: %v", err)
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+			fmt.Fprintf(e.stderr, "launcher: serve: self-signed certificate, sha256 fingerprint %s: pin it in your client\n", fp)
+		} else {
+			cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+			if err != nil {
+				ln.Close()
+				g.Shutdown(context.Background())
+				return fail(exitUsage, "", "serve: --tls-cert/--tls-key: %v", err)
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		ln = tls.NewListener(ln, cfg)
+	} else if !addr.Addr().IsLoopback() {
+		fmt.Fprintf(e.stderr, "launcher: warning: serving plain HTTP on %s: owner tokens travel unencrypted\n", addr)
+	}
+	fmt.Fprintf(e.stdout, "launcher: serving MCP on %s://%s/mcp\n", scheme, ln.Addr())
+	if f, ok := e.stdout.(*os.File); ok {
+		f.Sync()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// A client that goes away mid-answer is an error to write, not a
+	// signal that kills the gateway.
+	signal.Ignore(syscall.SIGPIPE)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	log.Info("stopping: ending every session")
+	sctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	gerr := g.Shutdown(sctx)
+	srv.Shutdown(sctx)
+	srv.Close()
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fail(exitFailure, "", "serve: %v", serveErr)
+	}
+	if gerr != nil {
+		return fail(exitFailure, "", "serve: %v", gerr)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func boolCount(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// selfSigned is a new P-256 certificate for host (and localhost), valid
+// for a year, and its sha256 fingerprint.
+func selfSigned(host netip.Addr) (tls.Certificate, string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, "", err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return tls.Certificate{}, "", err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "pinfold gateway"},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	if host.IsValid() && !host.IsUnspecified() {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, host.AsSlice())
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, "", err
+	}
+	sum := sha256.Sum256(der)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,61 @@
+// Package gateway is `launcher serve`: MCP over streamable HTTP, each MCP
+// session in a sandbox of its own, with exactly the authority its caller
+// proved.
+//
+// DESIGN.md has no gateway; this is the design.
+//
+// A session is a child process that speaks MCP on its stdio: the
+// launcher under a pinned policy with `launcher mcp` as its agent — a
+// whole components-mode session, with its own uids, components and
+// namespaces. The gateway holds an MCP client to it and, on the HTTP
+// side, a server of its own (the go-sdk's streamable handler) whose tools
+// are the child's, each call forwarded as it came. The gateway itself
+// holds no authority over any session's files, commands or network: it
+// has no credential of theirs and never touches a workspace except to
+// make and remove a guest's.
+//
+// Who a request is comes from its Authorization header and nothing else:
+//
+//   - an owner token (Store: created by `launcher serve token add`, only
+//     its sha256 kept) gets the pinned policy's own session, Safe mode;
+//   - an owner token with the host.execute capability may ask for Full
+//     access (header Pinfold-Mode: full): `launcher mcp --full-access` in
+//     the policy's workspace, unconfined, as the workspace's owner — the
+//     same explicit escape as `launcher --full-access`, never reached by
+//     any other path;
+//   - no token, or one that is not valid, is a guest: a policy derived
+//     from the pinned one (guestPolicy) with a new empty workspace, HOME
+//     in the sandbox's private /tmp, none of the owner's files, homes or
+//     the launcher's state, no secrets, no private-range exceptions. An
+//     invalid token is also a failed attempt, counted against the socket
+//     peer's address (an IPv6 peer's /64); too many get 429.
+//
+// Asking for Full access without the capability is refused (403); it is
+// never turned into Safe mode, and a guest never runs outside a sandbox:
+// if the sandbox cannot start, the request fails. Each session records
+// the mode asked for and the mode in effect (always the same). When a
+// session's sandbox stops, the session ends; nothing is retried.
+//
+// No one answers the sandbox's questions at a gateway: children have no
+// terminal, so whatever the policy leaves to the person is refused.
+//
+// Sessions are bound to their caller: a request naming a session must
+// come from the same principal (the same owner token, or a guest), and
+// session ids are 128 random bits. Forwarded-for headers are never read.
+// Cross-origin browser requests are refused; the SDK refuses a loopback
+// request whose Host is not loopback (DNS rebinding).
+//
+// A session cannot connect back to the gateway: sessions have no network
+// but through net, and net refuses loopback, private ranges and the
+// host's own addresses (SSRF), where the gateway listens; guests cannot
+// carry unsafe_allow_private. An owner policy whose unsafe_allow_private
+// covers the gateway's address is the owner's own choice (noted in the
+// closing note of issue 11 as a follow-up: pass the gateway's listener to
+// net as a self listener).
+//
+// Bounds: MaxSessions live or starting (then 503 with Retry-After), a
+// body limit, header and read timeouts, an idle timeout per session, a
+// start timeout per sandbox. Logs: the gateway's own (JSON, stderr) and
+// one JSON log per session in StateDir/logs, which the child's stderr
+// also goes to. Shutdown ends every session and waits for them.
+package gateway

@@ -1,0 +1,261 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	csession "github.com/pinfold/pinfold/components/session"
+	"github.com/pinfold/pinfold/policy"
+)
+
+// Mode is what a session may do.
+type Mode string
+
+const (
+	// Safe: a components-mode session under the pinned policy (the
+	// owner's) or the guest policy derived from it.
+	Safe Mode = "safe"
+	// Full: `launcher mcp --full-access`, unconfined, with the authority
+	// of the workspace's owner; only for an owner token that carries
+	// host.execute.
+	Full Mode = "full"
+)
+
+// session is one MCP session: a child that serves MCP on its stdio (a
+// components-mode launch of `launcher mcp`, or `launcher mcp
+// --full-access`), the client the gateway holds to it, and the server
+// the HTTP side talks to, which forwards every tool call.
+type session struct {
+	ID        string
+	Principal string // "guest" or "token:NAME"
+	Asked     Mode   // the mode the caller asked for
+	Mode      Mode   // the mode in effect (always Asked: never converted)
+	Peer      netip.Addr
+	Created   time.Time
+
+	dir    string // the session's own state (policy, guest workspace); removed at the end
+	guest  bool
+	log    *slog.Logger
+	logf   *os.File
+	child  *mcp.ClientSession
+	server *mcp.Server
+
+	mu sync.Mutex
+	ss *mcp.ServerSession // the HTTP side's session, once initialize went through
+
+	endOnce sync.Once
+	ended   chan struct{}
+	why     string
+}
+
+// newID is a session id: 128 random bits, base32 (crypto/rand.Text),
+// never reused.
+func newID() string { return rand.Text() }
+
+// startSession makes the session's directory, its policy (guests) and
+// starts its child, then builds the forwarding server from the tools the
+// child lists. On any failure nothing of it is left.
+func (g *Gateway) startSession(ctx context.Context, id, principal string, mode Mode, peer netip.Addr) (_ *session, err error) {
+	s := &session{ID: id, Principal: principal, Asked: mode, Mode: mode, Peer: peer, Created: time.Now().UTC(),
+		guest: principal == guestPrincipal, ended: make(chan struct{})}
+	s.dir = filepath.Join(g.sessionsDir, id)
+	// 0711: the guest's sandbox passes through to its workspace; the
+	// policy file beside it is 0600.
+	if err := os.Mkdir(s.dir, 0o711); err != nil {
+		return nil, fmt.Errorf("session directory: %w", err)
+	}
+	logPath := filepath.Join(g.logsDir, id+".log")
+	s.logf, err = os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		os.RemoveAll(s.dir)
+		return nil, fmt.Errorf("session log: %w", err)
+	}
+	s.log = slog.New(slog.NewJSONHandler(s.logf, nil)).With("session", id)
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w; its log ends: %s", err, tail(logPath, 600))
+			s.log.Error("session not started", "err", err.Error())
+			s.cleanup(g)
+		}
+	}()
+	s.log.Info("session starting", "principal", principal, "mode_asked", string(s.Asked), "mode", string(s.Mode), "peer", peer.String())
+
+	cmd, err := g.childCommand(s)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = s.logf
+	cctx, cancel := context.WithTimeout(ctx, g.cfg.StartTimeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "pinfold-gateway", Version: Version}, nil)
+	s.child, err = client.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the session's sandbox did not start: %w", err)
+	}
+	tools, err := s.child.ListTools(cctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the session's server did not list its tools: %w", err)
+	}
+	instr := "A pinfold gateway session (" + string(s.Mode) + " mode"
+	if s.guest {
+		instr += ", guest: a new empty workspace, no secrets"
+	}
+	instr += "). "
+	if r := s.child.InitializeResult(); r != nil {
+		instr += r.Instructions
+	}
+	s.server = mcp.NewServer(&mcp.Implementation{Name: "pinfold-gateway", Version: Version}, &mcp.ServerOptions{
+		Instructions: instr,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		GetSessionID: func() string { return id },
+	})
+	for _, t := range tools.Tools {
+		s.server.AddTool(t, s.forward(t.Name))
+	}
+	// The child ending ends the session: its sandbox is gone, and nothing
+	// is retried, least of all outside it.
+	go func() {
+		err := s.child.Wait()
+		g.end(s, fmt.Sprintf("the session's sandbox ended (%v)", err))
+	}()
+	s.log.Info("session started", "tools", len(tools.Tools))
+	return s, nil
+}
+
+// forward is a tool handler that passes the call to the child as it came
+// and its answer back as it went.
+func (s *session) forward(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		r, err := s.child.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments})
+		attrs := []any{"tool", name, "ms", time.Since(start).Milliseconds()}
+		switch {
+		case err != nil:
+			s.log.Warn("tool call failed", append(attrs, "err", err.Error())...)
+		case r.IsError:
+			s.log.Info("tool call refused or failed", attrs...)
+		default:
+			s.log.Info("tool call", attrs...)
+		}
+		return r, err
+	}
+}
+
+// childCommand is the session's child: for Safe, the launcher under the
+// owner's pinned policy or the guest's derived one, with `launcher mcp`
+// as its agent; for Full, `launcher mcp --full-access` in the owner's
+// workspace as its owner. The child has no terminal (its own session),
+// so a question for the person is answered no at once; it is killed if
+// the gateway dies.
+func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
+	launcher := g.cfg.Launcher
+	var cmd *exec.Cmd
+	switch {
+	case s.Mode == Full:
+		ws := string(g.cfg.Policy.Workspace.Path)
+		st, err := os.Stat(ws)
+		if err != nil {
+			return nil, fmt.Errorf("full access: workspace: %w", err)
+		}
+		cmd = exec.Command(launcher, "mcp", "--full-access", "--workspace", ws)
+		sys := st.Sys().(*syscall.Stat_t)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: sys.Uid, Gid: sys.Gid, NoSetGroups: true}}
+		cmd.Dir = ws
+	case s.guest:
+		ws := filepath.Join(s.dir, "workspace")
+		if err := os.Mkdir(ws, 0o755); err != nil {
+			return nil, fmt.Errorf("guest workspace: %w", err)
+		}
+		gp, err := guestPolicy(g.cfg.Policy, ws, g.cfg.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		data := policy.Encode(gp)
+		path := filepath.Join(s.dir, "guest-policy.toml")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return nil, fmt.Errorf("guest policy: %w", err)
+		}
+		cmd = exec.Command(launcher, "--quiet", "--policy-sha256", policy.Hash(data).String(), "--policy", path, "--", launcher, "mcp")
+		cmd.Dir = s.dir
+	default:
+		cmd = exec.Command(launcher, "--quiet", "--policy-sha256", g.cfg.PolicyHash.String(), "--policy", g.policyCopy, "--", launcher, "mcp")
+		cmd.Dir = s.dir
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	// Setsid: no controlling terminal, so no question can be answered
+	// by anyone; Pdeathsig: a gateway that dies takes its children.
+	cmd.SysProcAttr.Setsid = true
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"}
+	return cmd, nil
+}
+
+// stop ends the child: stdin closed, then SIGTERM, then SIGKILL (the
+// transport's own sequence), and waits for it.
+func (s *session) stop() {
+	if s.child != nil {
+		s.child.Close()
+	}
+}
+
+// cleanup removes what the session made: a guest's whole directory
+// (workspace included) and its backup store; an owner session's
+// directory holds only transient files and goes too. The log stays.
+func (s *session) cleanup(g *Gateway) {
+	if s.guest {
+		os.RemoveAll(csession.StorePath(filepath.Join(s.dir, "workspace")))
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		g.log.Warn("session directory not removed", "session", s.ID, "err", err.Error())
+	}
+	if s.logf != nil {
+		s.logf.Close()
+	}
+}
+
+// tail is the last n bytes of the file at path, on one line.
+func tail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	off := max(st.Size()-n, 0)
+	b := make([]byte, st.Size()-off)
+	n2, _ := f.ReadAt(b, off)
+	return strings.Join(strings.Fields(string(b[:n2])), " ")
+}
+
+func (s *session) setServerSession(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	s.ss = ss
+	s.mu.Unlock()
+}
+
+func (s *session) serverSession() *mcp.ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ss
+}
+
+// age is the session's age in whole seconds, for logs.
+func (s *session) age() string { return strconv.Itoa(int(time.Since(s.Created).Seconds())) + "s" }

@@ -1,0 +1,519 @@
+package launcher
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// gatewayRun is a `launcher serve` the test started.
+type gatewayRun struct {
+	cmd   *exec.Cmd
+	url   string // http://127.0.0.1:PORT/mcp
+	state string
+	log   *strings.Builder
+}
+
+// startGateway starts `launcher serve` on a free loopback port with the
+// sandbox's policy p and the token store tokens; it is stopped (SIGTERM,
+// then SIGKILL) when the test ends.
+func startGateway(t *testing.T, s *itSandbox, p itPol, tokens string, extra ...string) *gatewayRun {
+	t.Helper()
+	path, hash := s.writePolicy(t, p)
+	g := &gatewayRun{state: filepath.Join(s.dir, "state"), log: &strings.Builder{}}
+	args := append([]string{"serve", "--policy-sha256", hash, "--policy", path, "--listen", "127.0.0.1:0",
+		"--state", g.state, "--tokens", tokens}, extra...)
+	g.cmd = exec.Command(itEnv.launcher, args...)
+	g.cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	g.cmd.Dir = s.dir
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := g.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errPipe, err := g.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logDone := make(chan struct{})
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(errPipe, 4<<20))
+		g.log.Write(b)
+		close(logDone)
+	}()
+	t.Cleanup(func() {
+		if g.cmd.ProcessState == nil {
+			g.cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { g.cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				g.cmd.Process.Kill()
+				<-done
+			}
+		}
+		<-logDone
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", g.log.String())
+		}
+	})
+	line := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(out)
+		l, _ := r.ReadString('\n')
+		line <- l
+		io.Copy(io.Discard, r)
+	}()
+	select {
+	case l := <-line:
+		_, url, ok := strings.Cut(strings.TrimSpace(l), "serving MCP on ")
+		if !ok {
+			t.Fatalf("gateway did not start: %q", l)
+		}
+		g.url = url
+	case <-time.After(30 * time.Second):
+		t.Fatal("gateway did not say where it serves")
+	}
+	return g
+}
+
+// headers is an http.RoundTripper that adds fixed headers.
+type headers struct {
+	h  map[string]string
+	rt http.RoundTripper
+}
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.h {
+		r.Header.Set(k, v)
+	}
+	return h.rt.RoundTrip(r)
+}
+
+// connect opens an MCP session at the gateway with these headers.
+func (g *gatewayRun) connect(ctx context.Context, hdr map[string]string) (*mcp.ClientSession, error) {
+	tr := &mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: &http.Client{Transport: headers{hdr, http.DefaultTransport}}, MaxRetries: -1}
+	return mcp.NewClient(&mcp.Implementation{Name: "pinfold-test", Version: "1"}, nil).Connect(ctx, tr, nil)
+}
+
+// callText calls a tool and returns its text, structured content and
+// whether it is a tool error; a protocol error fails the test.
+func callText(ctx context.Context, t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, map[string]any, bool) {
+	t.Helper()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var text strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	var out map[string]any
+	if b, _ := json.Marshal(r.StructuredContent); !r.IsError {
+		json.Unmarshal(b, &out)
+	}
+	return text.String(), out, r.IsError
+}
+
+// addToken makes an owner token with `launcher serve token add`.
+func addToken(t *testing.T, store, name string, caps ...string) string {
+	t.Helper()
+	args := []string{"serve", "token", "add", name, "--tokens", store}
+	for _, c := range caps {
+		args = append(args, "--cap", c)
+	}
+	out, err := exec.Command(itEnv.launcher, args...).Output()
+	if err != nil {
+		t.Fatalf("token add: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// The gateway end to end, on loopback, with the go-sdk's client: an
+// owner works in the policy's workspace; a guest (no token) and a
+// caller with a token that is not valid get a new empty workspace each,
+// and two guests at once cannot see each other's files; full access is
+// refused without host.execute and given with it; a session cannot
+// reach the gateway's listener; failed authentications from one address
+// are rate-limited; and when it is all over, no session is left: no
+// process, no directory.
+func TestIntegrationGateway(t *testing.T) {
+	s := newSandbox(t)
+	s.file(t, filepath.Join(s.ws, "hello.txt"), "the owner's project\n")
+	store := filepath.Join(s.dir, "tokens.json")
+	owner := addToken(t, store, "owner")
+	admin := addToken(t, store, "admin", "host.execute")
+	p := proxyPol()
+	p.netExtra = "block_all = false\n" // loopback stays refused (SSRF): the gateway listens there
+	p.extra = "[commands]\nauto = [\"echo\", \"cat\", \"ls\", \"id\"]\napproval = [\"touch\"]\ntimeout = \"20s\"\n"
+	g := startGateway(t, s, p, store, "--max-sessions", "6", "--idle-timeout", "2m", "--auth-failures", "30")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+	// The owner: the policy's workspace, under its rules.
+	os_, err := g.connect(ctx, bearer(owner))
+	if err != nil {
+		t.Fatalf("owner: %v", err)
+	}
+	text, out, isErr := callText(ctx, t, os_, "read_file", map[string]any{"path": "hello.txt"})
+	if isErr || out["content"] != "the owner's project\n" {
+		t.Errorf("owner read_file: %s", text)
+	}
+	text, out, _ = callText(ctx, t, os_, "run_command", map[string]any{"command": "id -u"})
+	if out["stdout"] == "0\n" || out["exit_code"] != 0.0 {
+		t.Errorf("owner's command ran as root or failed: %s", text)
+	}
+	// What the policy leaves to the person is refused: no one answers here.
+	if text, _, isErr = callText(ctx, t, os_, "run_command", map[string]any{"command": "touch x"}); !isErr {
+		t.Errorf("a command that needs the person ran: %s", text)
+	}
+	mustNotExist(t, filepath.Join(s.ws, "x"), "a command no one approved ran")
+	// Egress to the gateway's own listener is refused.
+	gw := strings.TrimSuffix(g.url, "/mcp") + "/healthz"
+	if text, _, isErr = callText(ctx, t, os_, "fetch", map[string]any{"url": gw}); !isErr || !strings.Contains(text, "ssrf") {
+		t.Errorf("the session reached the gateway: %s", text)
+	}
+	if text, out, _ = callText(ctx, t, os_, "run_command", map[string]any{"command": "cat < /dev/tcp/127.0.0.1/" + portOf(g.url)}); out["exit_code"] == 0.0 {
+		t.Errorf("a command reached the gateway: %s", text)
+	}
+
+	// Two guests at once, and a caller whose token is not valid: each a
+	// new empty workspace, none of the owner's files, none of each other's.
+	guestA, err := g.connect(ctx, nil)
+	if err != nil {
+		t.Fatalf("guest: %v", err)
+	}
+	guestB, err := g.connect(ctx, bearer("pft_not-a-token"))
+	if err != nil {
+		t.Fatalf("invalid token: %v", err)
+	}
+	for name, cs := range map[string]*mcp.ClientSession{"guest": guestA, "invalid token": guestB} {
+		if text, _, isErr := callText(ctx, t, cs, "read_file", map[string]any{"path": "hello.txt"}); !isErr {
+			t.Errorf("%s read the owner's file: %s", name, text)
+		}
+		if text, _, isErr := callText(ctx, t, cs, "read_file", map[string]any{"path": filepath.Join(s.ws, "hello.txt")}); !isErr {
+			t.Errorf("%s read the owner's file by its path: %s", name, text)
+		}
+	}
+	if text, _, isErr = callText(ctx, t, guestA, "write_file", map[string]any{"path": "mine.txt", "content": "guest A's\n"}); isErr {
+		t.Fatalf("guest write_file: %s", text)
+	}
+	if _, out, _ = callText(ctx, t, guestA, "list_dir", map[string]any{}); !strings.Contains(fmt.Sprint(out["entries"]), "mine.txt") {
+		t.Errorf("guest A does not see its own file: %v", out)
+	}
+	if _, out, _ = callText(ctx, t, guestB, "list_dir", map[string]any{}); strings.Contains(fmt.Sprint(out["entries"]), "mine.txt") {
+		t.Errorf("guest B sees guest A's file: %v", out)
+	}
+	if text, out, _ = callText(ctx, t, guestB, "run_command", map[string]any{"command": "cat " + g.state + "/sessions/*/workspace/mine.txt"}); strings.Contains(fmt.Sprint(out["stdout"]), "guest A") {
+		t.Errorf("guest B's command read guest A's file: %s", text)
+	}
+	if text, out, _ = callText(ctx, t, guestA, "run_command", map[string]any{"command": "cat " + filepath.Join(s.ws, "hello.txt")}); strings.Contains(fmt.Sprint(out["stdout"]), "owner") {
+		t.Errorf("a guest's command read the owner's project: %s", text)
+	}
+
+	// Full access: refused without the capability (never turned into
+	// safe mode), given with it.
+	full := func(tok string) map[string]string {
+		h := map[string]string{"Pinfold-Mode": "full"}
+		if tok != "" {
+			h["Authorization"] = "Bearer " + tok
+		}
+		return h
+	}
+	for who, tok := range map[string]string{"owner without host.execute": owner, "guest": ""} {
+		if cs, err := g.connect(ctx, full(tok)); err == nil {
+			cs.Close()
+			t.Errorf("%s got full access", who)
+		} else if !strings.Contains(err.Error(), "Forbidden") {
+			t.Errorf("%s: full access refused, but not as forbidden: %v", who, err)
+		}
+	}
+	// The refusal says why (the SDK's client shows only the status).
+	if code, body := rawPost(t, g.url, full(owner), initialize); code != http.StatusForbidden || !strings.Contains(body, "host.execute") {
+		t.Errorf("full access without the capability: %d %q", code, body)
+	}
+	fs, err := g.connect(ctx, full(admin))
+	if err != nil {
+		t.Fatalf("full access with host.execute: %v", err)
+	}
+	if text, out, _ = callText(ctx, t, fs, "run_command", map[string]any{"command": "id -u; cat hello.txt"}); out["stdout"] != "0\nthe owner's project\n" {
+		t.Errorf("full access: %s", text)
+	}
+	if tl, err := fs.ListTools(ctx, nil); err != nil || slices.ContainsFunc(tl.Tools, func(x *mcp.Tool) bool { return x.Name == "execute_code" }) {
+		t.Errorf("full access offers Code Mode, or lists nothing: %v", err)
+	}
+
+	// The end: every session closed, then nothing of them is left.
+	pids := descendants(g.cmd.Process.Pid)
+	if len(pids) < 4 {
+		t.Errorf("%d processes under the gateway with 4 sessions live", len(pids))
+	}
+	for _, cs := range []*mcp.ClientSession{os_, guestA, guestB, fs} {
+		cs.Close()
+	}
+	waitUntil(t, 60*time.Second, "every session ended", func() bool {
+		ents, _ := os.ReadDir(filepath.Join(g.state, "sessions"))
+		return len(ents) == 0 && len(descendants(g.cmd.Process.Pid)) == 0
+	})
+	if err := gone(pids); err != nil {
+		t.Error(err)
+	}
+	// Failed authentications from one address: after --auth-failures,
+	// 429 with Retry-After, tokens or not, until the bucket refills; a
+	// request without a token is still a guest.
+	var last *http.Response
+	_ = io.Discard
+	for i := 0; i < 40; i++ {
+		last = post(t, g.url, map[string]string{"Authorization": "Bearer wrong"}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if last.StatusCode == http.StatusTooManyRequests {
+			break
+		}
+	}
+	if last.StatusCode != http.StatusTooManyRequests || last.Header.Get("Retry-After") == "" {
+		t.Errorf("40 bad tokens from one address: last answer %d, Retry-After %q", last.StatusCode, last.Header.Get("Retry-After"))
+	}
+	if _, err := g.connect(ctx, bearer(owner)); err == nil {
+		t.Error("a rate-limited address still authenticated")
+	}
+
+	// A request without a token is still a guest: a session the gateway
+	// ends when it stops.
+	if code, body := rawPost(t, g.url, nil, initialize); code != http.StatusOK {
+		t.Errorf("a guest after the rate limit: %d %q", code, body)
+	}
+	pids = descendants(g.cmd.Process.Pid)
+	if len(pids) == 0 {
+		t.Error("no session under the gateway")
+	}
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	if err := g.cmd.Wait(); err != nil {
+		t.Errorf("gateway stopped with %v", err)
+	}
+	if err := gone(pids); err != nil {
+		t.Errorf("after the gateway stopped: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(g.state, "sessions")); len(ents) != 0 {
+		t.Errorf("session directories left: %v", ents)
+	}
+	logs, _ := os.ReadDir(filepath.Join(g.state, "logs"))
+	if len(logs) < 5 {
+		t.Errorf("%d session logs, want one per session", len(logs))
+	}
+}
+
+// initialize is an MCP initialize request.
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// post sends body to url as an MCP client would, with hdr, and returns
+// the answer with its body read.
+func post(t *testing.T, url string, hdr map[string]string, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(strings.NewReader(string(b)))
+	return resp
+}
+
+// rawPost is post's status and body.
+func rawPost(t *testing.T, url string, hdr map[string]string, body string) (int, string) {
+	t.Helper()
+	resp := post(t, url, hdr, body)
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// portOf is the port of a URL's host.
+func portOf(url string) string {
+	host := strings.TrimPrefix(strings.TrimPrefix(url, "http://"), "https://")
+	host, _, _ = strings.Cut(host, "/")
+	return host[strings.LastIndex(host, ":")+1:]
+}
+
+// descendants are every live process under pid, by role "pid N".
+func descendants(pid int) map[string]int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:\t"); ok {
+				pp, _ := strconv.Atoi(v)
+				children[pp] = append(children[pp], p)
+			}
+		}
+	}
+	out := map[string]int{}
+	queue := []int{pid}
+	for len(queue) > 0 && len(out) < 10000 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out["pid "+strconv.Itoa(c)] = c
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// waitUntil polls cond until it holds or limit passes.
+func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A storm of bad and good requests — malformed JSON, batches, oversized
+// bodies, unknown session ids, requests that are not initialize, 1,000
+// session attempts in all — gets only protocol answers (400, 404, 413,
+// 503 when full, 200), never a crash; no more sessions than the limit
+// are ever held, and once the storm's sessions are closed nothing of
+// them is left: no process, no session directory, no uid in use.
+func TestIntegrationGatewayStorm(t *testing.T) {
+	s := newSandbox(t)
+	store := filepath.Join(s.dir, "tokens.json")
+	p := componentsPol()
+	g := startGateway(t, s, p, store, "--max-sessions", "4")
+	idsBefore := idFiles()
+	bodies := []string{
+		initialize,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize"`,
+		`[` + initialize + `,` + initialize + `]`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"1.0","id":1,"method":"initialize"}`,
+		`"` + strings.Repeat("A", 9<<20) + `"`,
+		"\x00\xff",
+	}
+	type answer struct {
+		code int
+		sid  string
+	}
+	answers := make(chan answer, 1000)
+	sem := make(chan struct{}, 32)
+	for i := range 1000 {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			hdr := map[string]string{}
+			if i%5 == 1 {
+				hdr["Mcp-Session-Id"] = fmt.Sprintf("GUESS%021d", i)
+			}
+			body := bodies[i%len(bodies)]
+			if i%len(bodies) == 5 && i > 100 {
+				body = bodies[0] // the 9 MiB body a few times only
+			}
+			req, _ := http.NewRequest("POST", g.url, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				answers <- answer{code: -1}
+				return
+			}
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			answers <- answer{resp.StatusCode, resp.Header.Get("Mcp-Session-Id")}
+		}()
+	}
+	for range cap(sem) {
+		sem <- struct{}{}
+	}
+	close(answers)
+	counts := map[int]int{}
+	var sids []string
+	for a := range answers {
+		counts[a.code]++
+		if a.sid != "" {
+			sids = append(sids, a.sid)
+		}
+	}
+	for code, n := range counts {
+		switch code {
+		case 200, 400, 404, 413, 503:
+		default:
+			t.Errorf("%d answers with status %d", n, code)
+		}
+	}
+	if counts[200] == 0 || counts[503] == 0 || counts[400] == 0 || counts[404] == 0 || counts[413] == 0 {
+		t.Errorf("answers %v: want sessions, refusals when full, bad requests, unknown sessions and oversized bodies", counts)
+	}
+	if len(sids) > 4*len(bodies) || len(sids) != counts[200] {
+		t.Errorf("%d sessions made of %d answered 200", len(sids), counts[200])
+	}
+	if n := len(descendants(g.cmd.Process.Pid)); n == 0 {
+		t.Error("no session process after the storm")
+	}
+	var health struct{ Sessions, MaxSessions int }
+	if resp, err := http.Get(strings.TrimSuffix(g.url, "/mcp") + "/healthz"); err == nil {
+		json.NewDecoder(resp.Body).Decode(&health)
+		resp.Body.Close()
+	}
+	if health.Sessions > 4 {
+		t.Errorf("health: %d sessions, over the limit of 4", health.Sessions)
+	}
+	for _, sid := range sids {
+		req, _ := http.NewRequest("DELETE", g.url, nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	waitUntil(t, 60*time.Second, "the storm's sessions ended", func() bool {
+		ents, _ := os.ReadDir(filepath.Join(g.state, "sessions"))
+		return len(ents) == 0 && len(descendants(g.cmd.Process.Pid)) == 0
+	})
+	waitUntil(t, 30*time.Second, "the sessions' uids released", func() bool { return idFiles() <= idsBefore })
+	t.Logf("answers: %v; %d sessions", counts, len(sids))
+}
+
+// idFiles counts the throwaway uids in use (their lock files).
+func idFiles() int {
+	ents, _ := os.ReadDir("/run/pinfold/ids")
+	return len(ents)
+}
