@@ -1,0 +1,89 @@
+package gateway
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// The guest policy keeps the owner's rules for commands, limits and
+// domains, but none of the owner's files, homes, the launcher's state or
+// the gateway's, no secrets and no private-range exceptions; its only
+// write path is its own new workspace; it encodes to text the launcher
+// parses back to the same policy.
+func TestGuestPolicy(t *testing.T) {
+	owner := policy.Default()
+	owner.Version = 1
+	owner.Mode = policy.ModeComponents
+	owner.Workspace.Path = "/srv/project"
+	owner.Files = policy.Files{
+		Read:      []policy.Path{"/", "/usr/share", "/etc/ssl", "/home/alice/.gitconfig", "/srv/project/docs", "/srv", "/var/lib/pinfold/serve/x", "/root"},
+		Write:     []policy.Path{"/srv/project"},
+		Exec:      []policy.Path{"/usr/bin", "/usr/lib", "/usr/local/bin", "/home/alice/bin"},
+		Protected: []policy.Path{"/srv/project/.env"},
+	}
+	owner.Network = policy.Network{Mode: policy.NetProxy, BlockAll: true, Allow: []policy.Domain{"api.example.com"},
+		UnsafeAllowPrivate: []policy.CIDR{policy.CIDR(mustPrefix(t, "10.0.0.0/8"))}}
+	owner.Secrets = []policy.Secret{{Name: "api", Hosts: []policy.Domain{"api.example.com"}, Header: "x-api-key", Template: "{secret}"}}
+	owner.Env = policy.Env{Pass: []policy.EnvName{"PATH", "HOME", "API_TOKEN"}, Set: policy.EnvSet{"HOME": "/home/alice"}}
+	owner.Commands.Auto = []policy.Command{"ls", "git status"}
+
+	g, err := guestPolicy(&owner, "/var/lib/pinfold/serve/sessions/ID/workspace", "/var/lib/pinfold/serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Workspace.Path != "/var/lib/pinfold/serve/sessions/ID/workspace" || !slices.Equal(g.Files.Write, []policy.Path{g.Workspace.Path}) {
+		t.Errorf("workspace %s, write %v", g.Workspace.Path, g.Files.Write)
+	}
+	if want := []policy.Path{"/usr/share", "/etc/ssl"}; !slices.Equal(g.Files.Read, want) {
+		t.Errorf("read %v, want %v", g.Files.Read, want)
+	}
+	if want := []policy.Path{"/usr/bin", "/usr/lib", "/usr/local/bin"}; !slices.Equal(g.Files.Exec, want) {
+		t.Errorf("exec %v, want %v", g.Files.Exec, want)
+	}
+	if g.Files.Protected != nil || g.Secrets != nil || g.Network.UnsafeAllowPrivate != nil {
+		t.Errorf("protected %v, secrets %v, unsafe %v", g.Files.Protected, g.Secrets, g.Network.UnsafeAllowPrivate)
+	}
+	if g.Env.Pass != nil || g.Env.Set["HOME"] != "/tmp" || len(g.Env.Set) != 2 {
+		t.Errorf("env %+v", g.Env)
+	}
+	if !slices.Equal(g.Commands.Auto, owner.Commands.Auto) || !slices.Equal(g.Network.Allow, owner.Network.Allow) || !g.Network.BlockAll {
+		t.Errorf("the owner's rules were not kept: %+v %+v", g.Commands, g.Network)
+	}
+	// The owner's policy is untouched.
+	if owner.Workspace.Path != "/srv/project" || len(owner.Secrets) != 1 || len(owner.Files.Read) != 8 {
+		t.Error("guestPolicy changed the owner's policy")
+	}
+	// The text the gateway pins parses back to the same policy.
+	text := policy.Encode(g)
+	back, err := policy.Parse("guest.toml", text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if string(policy.Encode(back)) != string(text) {
+		t.Errorf("the guest policy does not round-trip:\n%s", text)
+	}
+	for _, leak := range []string{"alice", "/srv/project", "API_TOKEN", "x-api-key", "10.0.0.0"} {
+		if strings.Contains(string(text), leak) {
+			t.Errorf("the guest policy mentions %q:\n%s", leak, text)
+		}
+	}
+
+	wrapper := owner
+	wrapper.Mode = policy.ModeWrapper
+	if _, err := guestPolicy(&wrapper, "/w", "/s"); err == nil {
+		t.Error("a wrapper-mode policy gave a guest policy")
+	}
+}
+
+func mustPrefix(t *testing.T, s string) netip.Prefix {
+	t.Helper()
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
