@@ -27,6 +27,7 @@ var checks = []check{
 	{"env-pass-and-set", "SR-13", checkEnvConflict},
 	{"allow-and-deny", "SR-13", checkDomainConflict},
 	{"auto-and-approval", "SR-13", checkCommandConflict},
+	{"secret-complete", "", checkSecretComplete},
 	{"secrets-need-proxy", "", checkSecretsProxy},
 	{"secret-host-too-wide", "", checkSecretHosts},
 	{"limit-range", "", checkLimits},
@@ -291,6 +292,35 @@ func checkSecretsProxy(p *Policy) []Problem {
 	return []Problem{{Key: "secrets", elem: 0,
 		Msg:  fmt.Sprintf("secrets are injected by the proxy, but network mode is %q", p.Network.Mode),
 		Hint: `set [network] mode = "proxy"`}}
+}
+
+// checkSecretComplete refuses a [[secrets]] rule that lacks one of its
+// keys: an absent key is never decoded, so its own checks (a name, a
+// header name, a template holding {secret} once) never ran.
+func checkSecretComplete(p *Policy) []Problem {
+	var ps []Problem
+	for i, s := range p.Secrets {
+		var missing []string
+		if s.Name == "" {
+			missing = append(missing, "name")
+		}
+		if len(s.Hosts) == 0 {
+			missing = append(missing, "hosts")
+		}
+		if s.Header == "" {
+			missing = append(missing, "header")
+		}
+		if s.Template == "" {
+			missing = append(missing, "template")
+		}
+		if len(missing) > 0 {
+			pr := problem("secrets", "", fmt.Sprintf("a [[secrets]] rule needs name, hosts, header and template; this one lacks %s", strings.Join(missing, ", ")))
+			pr.Hint = `write all four, e.g. name = "api", hosts = ["api.example.com"], header = "authorization", template = "Bearer {secret}"`
+			pr.elem = i
+			ps = append(ps, pr)
+		}
+	}
+	return ps
 }
 
 // checkSecretHosts refuses a [[secrets]] host pattern that covers a whole

@@ -223,7 +223,7 @@ func TestChecks(t *testing.T) {
 	eq(t, "Checks()", Checks(), []string{
 		"workspace-required", "duplicate-entry", "path-in-two-lists", "write-exec-overlap", "private-dir",
 		"network-keys", "components-only", "protected-outside-workspace", "env-pass-and-set",
-		"allow-and-deny", "auto-and-approval", "secrets-need-proxy", "secret-host-too-wide", "limit-range",
+		"allow-and-deny", "auto-and-approval", "secret-complete", "secrets-need-proxy", "secret-host-too-wide", "limit-range",
 	})
 	// Validate names the check and its risk on every problem.
 	p := base()
