@@ -14,6 +14,10 @@
 //   - codemode/: Code Mode's latency (validate, a confined worker, a
 //     script making 10 tool calls) next to the same script in-process,
 //     and the scripts a second one runner per CPU sustains.
+//   - gateway/: `launcher serve` (as root): an MCP session's set-up,
+//     initialize to the first tool answer, for an owner and a guest, next
+//     to the same session over stdio without the gateway; and how many
+//     sessions one gateway holds at once, each answering every round.
 //   - report/: the JSON file format the programs write with -json and
 //     the site reads (report.Read, strict).
 //
@@ -35,6 +39,9 @@
 //     descriptor limit is too low to measure).
 //   - codemode.json: latency in this process and in a confined worker, ms
 //     (median, p90); codemode-rate.json: scripts a second, sustained.
+//   - gateway.json (as root): session set-up over stdio, through the
+//     gateway as owner and as guest, ms (median, p90), the ratios in the
+//     notes; gateway-held.json: sessions held at once.
 //
 // A further report's file is the main one's with a suffix before ".json"
 // (report.WithSuffix). The site draws them with
