@@ -49,6 +49,9 @@ type Config struct {
 	StateDir   string // sessions/ and logs/ beneath it; the gateway's alone while it runs
 	Tokens     Verifier
 	Limiter    *Limiter
+	// Listeners are the gateway's own addresses: every session's net
+	// refuses them, whatever the policy's unsafe_allow_private says.
+	Listeners []netip.AddrPort
 
 	MaxSessions  int           // sessions live or starting at once; default 8
 	IdleTimeout  time.Duration // a session with no request for this long ends; default 15m

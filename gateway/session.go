@@ -202,6 +202,13 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 	cmd.SysProcAttr.Setsid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"}
+	if len(g.cfg.Listeners) > 0 {
+		addrs := make([]string, len(g.cfg.Listeners))
+		for i, a := range g.cfg.Listeners {
+			addrs[i] = a.String()
+		}
+		cmd.Env = append(cmd.Env, "PINFOLD_SELF_LISTENERS="+strings.Join(addrs, ","))
+	}
 	return cmd, nil
 }
 

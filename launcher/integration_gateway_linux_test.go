@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -165,7 +166,10 @@ func TestIntegrationGateway(t *testing.T) {
 	owner := addToken(t, store, "owner")
 	admin := addToken(t, store, "admin", "host.execute")
 	p := proxyPol()
-	p.netExtra = "block_all = false\n" // loopback stays refused (SSRF): the gateway listens there
+	// Loopback is open to the owner's sessions (a local service), but
+	// never the gateway's own listener there.
+	p.netExtra = "block_all = false\nunsafe_allow_private = [\"127.0.0.0/8\"]\n"
+	up := upstream(t)
 	p.extra = "[commands]\nauto = [\"echo\", \"cat\", \"ls\", \"id\"]\napproval = [\"touch\"]\ntimeout = \"20s\"\n"
 	g := startGateway(t, s, p, store, "--max-sessions", "6", "--idle-timeout", "2m", "--auth-failures", "30")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -190,10 +194,14 @@ func TestIntegrationGateway(t *testing.T) {
 		t.Errorf("a command that needs the person ran: %s", text)
 	}
 	mustNotExist(t, filepath.Join(s.ws, "x"), "a command no one approved ran")
-	// Egress to the gateway's own listener is refused.
+	// Egress to the gateway's own listener is refused, though loopback
+	// is allowed: the control, another loopback server, is reached.
 	gw := strings.TrimSuffix(g.url, "/mcp") + "/healthz"
-	if text, _, isErr = callText(ctx, t, os_, "fetch", map[string]any{"url": gw}); !isErr || !strings.Contains(text, "ssrf") {
+	if text, _, isErr = callText(ctx, t, os_, "fetch", map[string]any{"url": gw}); !isErr || !strings.Contains(text, "ssrf.self") {
 		t.Errorf("the session reached the gateway: %s", text)
+	}
+	if text, _, isErr = callText(ctx, t, os_, "fetch", map[string]any{"url": up + "/ok"}); isErr || !strings.Contains(text, "upstream says /ok") {
+		t.Errorf("control: the loopback upstream was not reached: %s", text)
 	}
 	if text, out, _ = callText(ctx, t, os_, "run_command", map[string]any{"command": "cat < /dev/tcp/127.0.0.1/" + portOf(g.url)}); out["exit_code"] == 0.0 {
 		t.Errorf("a command reached the gateway: %s", text)
@@ -352,6 +360,20 @@ func rawPost(t *testing.T, url string, hdr map[string]string, body string) (int,
 	resp := post(t, url, hdr, body)
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// upstream is an HTTP server on loopback for the test's life.
+func upstream(t *testing.T) string {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "upstream says "+r.URL.Path)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
 }
 
 // portOf is the port of a URL's host.

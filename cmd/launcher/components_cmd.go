@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -46,6 +48,10 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 	if err != nil {
 		return nil, nil, err
 	}
+	self, err := selfListeners(os.Getenv(EnvSelfListeners))
+	if err != nil {
+		return nil, nil, fail(exitUsage, "write it as IP:PORT[,IP:PORT...]", "%s: %v: nothing was started", EnvSelfListeners, err)
+	}
 	protected := make([]string, len(p.Files.Protected))
 	for i, pr := range p.Files.Protected {
 		protected[i] = string(pr)
@@ -61,7 +67,7 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 	}
 	s, err := session.Start(session.Config{Launcher: exe, Root: sessionRoot, Rules: p.Secrets, Secrets: secrets,
 		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network, Asker: asker, BackupQuota: int64(p.Backups.Quota),
-		Authority: authorityPaths(policyFile, vaultPath, keyFile), Worker: launcher.WorkerPolicy(p)})
+		Authority: authorityPaths(policyFile, vaultPath, keyFile), Worker: launcher.WorkerPolicy(p), SelfListeners: self})
 	if err != nil {
 		return nil, nil, fail(exitFailure, "", "components: %v: nothing was started", err)
 	}
@@ -195,4 +201,28 @@ func sharedExecutable() (string, error) {
 		}
 	}
 	return exe, nil
+}
+
+// EnvSelfListeners names listeners of whoever starts the launcher (the
+// gateway puts its own there) that the session's net must never connect
+// to, whatever the policy's unsafe_allow_private says. It only adds
+// refusals; the agent cannot set the launcher's environment.
+const EnvSelfListeners = "PINFOLD_SELF_LISTENERS"
+
+// selfListeners parses EnvSelfListeners' value: IP:PORT, comma-separated.
+// Anything malformed is an error, never ignored: a typo would silently
+// drop a refusal.
+func selfListeners(v string) ([]netip.AddrPort, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []netip.AddrPort
+	for _, f := range strings.Split(v, ",") {
+		ap, err := netip.ParseAddrPort(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ap)
+	}
+	return out, nil
 }

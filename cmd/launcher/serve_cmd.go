@@ -154,20 +154,23 @@ func (e env) serve(args []string) error {
 	if _, err := store.List(); err != nil {
 		return fail(exitFailure, "check the file, or start afresh with `launcher serve token add NAME`", "serve: tokens: %v", err)
 	}
+	// Listening first: the sessions' net must know the address to
+	// refuse it.
+	ln, err := net.Listen("tcp", addr.String())
+	if err != nil {
+		return fail(exitFailure, "choose another --listen address", "serve: %v", err)
+	}
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
 	gateway.Version = register.Version
 	g, err := gateway.New(gateway.Config{
 		Launcher: exe, Policy: p, PolicyData: data, PolicyHash: want, StateDir: *state,
 		Tokens: store, Limiter: gateway.NewLimiter(*authFailures, 30*time.Second, 4096),
+		Listeners:   []netip.AddrPort{ln.Addr().(*net.TCPAddr).AddrPort()},
 		MaxSessions: *maxSessions, IdleTimeout: *idle, Log: log,
 	})
 	if err != nil {
+		ln.Close()
 		return fail(exitFailure, "", "serve: %v", err)
-	}
-	ln, err := net.Listen("tcp", addr.String())
-	if err != nil {
-		g.Shutdown(context.Background())
-		return fail(exitFailure, "choose another --listen address", "serve: %v", err)
 	}
 	scheme := "http"
 	srv := &http.Server{

@@ -40,6 +40,9 @@ type Bootstrap struct {
 	Secrets       []policy.Secret `json:"secrets"`
 	InjectCertPEM []byte          `json:"inject_cert_pem,omitempty"`
 	InjectKeyPEM  []byte          `json:"inject_key_pem,omitempty"`
+	// SelfListeners are addresses net must never connect to whatever
+	// the policy allows (a gateway's listener): see NewEgress.
+	SelfListeners []netip.AddrPort `json:"self_listeners,omitempty"`
 }
 
 // resolverFiles are what Go's own resolver reads; net may read them and
@@ -88,7 +91,7 @@ func serve(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	eg, err := NewEgress(b.Network, nil)
+	eg, err := NewEgress(b.Network, b.SelfListeners)
 	if err != nil {
 		return err
 	}

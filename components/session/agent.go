@@ -265,7 +265,7 @@ func (s *Session) startNet(ns netns.NsHandle) error {
 	if err != nil {
 		return err
 	}
-	b := netc.Bootstrap{Credential: credential(leaf, keyPEM), Network: s.cfg.Network, Secrets: s.cfg.Rules}
+	b := netc.Bootstrap{Credential: credential(leaf, keyPEM), Network: s.cfg.Network, Secrets: s.cfg.Rules, SelfListeners: s.cfg.SelfListeners}
 	// fds 5-7: the agent's listener, kms (nil without injection), the
 	// passing channel for bash's connections.
 	launcherPass, netPass, err := socketpair()

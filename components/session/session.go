@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +55,9 @@ type Config struct {
 	// the policy file, the vault): fs hides those in the workspace, and
 	// the session's and backups' directories, from the agent.
 	Authority []string
+	// SelfListeners are listeners of the launcher's caller (a gateway)
+	// that net refuses to connect to, unsafe_allow_private or not.
+	SelfListeners []netip.AddrPort
 	// Worker is the policy bash's command workers run under
 	// (launcher.WorkerPolicy); its [commands] is bash's command policy.
 	Worker *policy.Policy
