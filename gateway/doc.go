@@ -46,12 +46,11 @@
 // request whose Host is not loopback (DNS rebinding).
 //
 // A session cannot connect back to the gateway: sessions have no network
-// but through net, and net refuses loopback, private ranges and the
-// host's own addresses (SSRF), where the gateway listens; guests cannot
-// carry unsafe_allow_private. An owner policy whose unsafe_allow_private
-// covers the gateway's address is the owner's own choice (noted in the
-// closing note of issue 11 as a follow-up: pass the gateway's listener to
-// net as a self listener).
+// but through net, which refuses loopback, private ranges and the host's
+// own addresses (SSRF), and guests cannot carry unsafe_allow_private; and
+// the gateway passes its listener to every session's launcher
+// (PINFOLD_SELF_LISTENERS), whose net refuses it even when the owner's
+// policy opens loopback for a local service.
 //
 // Bounds: MaxSessions live or starting (then 503 with Retry-After), a
 // body limit, header and read timeouts, an idle timeout per session, a
