@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -430,7 +431,8 @@ func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool)
 
 // A storm of bad and good requests — malformed JSON, batches, oversized
 // bodies, unknown session ids, requests that are not initialize, 1,000
-// session attempts in all — gets only protocol answers (400, 404, 413,
+// session attempts in all, with 200 slow clients holding half-sent
+// requests throughout — gets only protocol answers (400, 404, 413,
 // 503 when full, 200), never a crash; no more sessions than the limit
 // are ever held, and once the storm's sessions are closed nothing of
 // them is left: no process, no session directory, no uid in use.
@@ -440,6 +442,16 @@ func TestIntegrationGatewayStorm(t *testing.T) {
 	p := componentsPol()
 	g := startGateway(t, s, p, store, "--max-sessions", "4")
 	idsBefore := idFiles()
+	// 200 slow clients: half a request each, held through the storm.
+	host := strings.TrimSuffix(strings.TrimPrefix(g.url, "http://"), "/mcp")
+	for range 200 {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprint(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n")
+	}
 	bodies := []string{
 		initialize,
 		`{"jsonrpc":"2.0","id":1,"method":"initialize"`,
@@ -538,4 +550,94 @@ func TestIntegrationGatewayStorm(t *testing.T) {
 func idFiles() int {
 	ents, _ := os.ReadDir("/run/pinfold/ids")
 	return len(ents)
+}
+
+// A sandbox that fails while a task runs stops the task and ends the
+// session: the call in flight fails, the next is refused, nothing runs
+// again — least of all with the host's permissions — and the session's
+// log records the mode asked for, the mode in effect and why it ended.
+func TestIntegrationGatewaySandboxFailure(t *testing.T) {
+	s := newSandbox(t)
+	store := filepath.Join(s.dir, "tokens.json")
+	owner := addToken(t, store, "owner", "host.execute")
+	g := startGateway(t, s, componentsPol(), store)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := g.connect(ctx, map[string]string{"Authorization": "Bearer " + owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// The control: the session works.
+	if text, _, isErr := callText(ctx, t, cs, "run_command", map[string]any{"command": "echo up"}); isErr {
+		t.Fatalf("control: %s", text)
+	}
+	inFlight := make(chan error, 1)
+	go func() {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "sleep 60; touch late"}})
+		if err == nil && !r.IsError {
+			err = fmt.Errorf("it finished: %+v", r.StructuredContent)
+		} else if err == nil {
+			err = errors.New("tool error")
+		}
+		inFlight <- err
+	}()
+	var session map[string]int
+	waitUntil(t, 30*time.Second, "the session's components and the command", func() bool {
+		for _, pid := range descendants(g.cmd.Process.Pid) {
+			if cmdline(pid)[0] == itEnv.launcher && slices.Contains(cmdline(pid), "--policy-sha256") {
+				session = sessionPids(pid)
+			}
+		}
+		return session["fs"] != 0 && session["bash"] != 0 && anyRuns(g.cmd.Process.Pid, "sleep")
+	})
+	if err := syscall.Kill(session["fs"], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-inFlight:
+		t.Logf("the call in flight: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the call in flight did not end with its sandbox")
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "echo again"}}); err == nil {
+		t.Error("the session answered after its sandbox failed")
+	}
+	waitUntil(t, 30*time.Second, "the session gone", func() bool {
+		ents, _ := os.ReadDir(filepath.Join(g.state, "sessions"))
+		return len(ents) == 0 && len(descendants(g.cmd.Process.Pid)) == 0
+	})
+	mustNotExist(t, filepath.Join(s.ws, "late"), "the stopped task ran on")
+	logs, _ := filepath.Glob(filepath.Join(g.state, "logs", "*.log"))
+	if len(logs) != 1 {
+		t.Fatalf("session logs: %v", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	for _, want := range []string{`"mode_asked":"safe","mode":"safe"`, `"msg":"session ended"`, `"why":"the session's sandbox ended`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("session log lacks %s:\n%s", want, b)
+		}
+	}
+	if strings.Contains(g.log.String(), "full-access") || strings.Contains(string(b), `"mode":"full"`) {
+		t.Error("something ran with full access")
+	}
+}
+
+// cmdline is a process's argv ("" alone when it cannot be read).
+func cmdline(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return []string{""}
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// anyRuns says whether a process under pid runs the program name.
+func anyRuns(pid int, name string) bool {
+	for _, p := range descendants(pid) {
+		if filepath.Base(cmdline(p)[0]) == name {
+			return true
+		}
+	}
+	return false
 }
