@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -190,6 +191,21 @@ func (g *Gateway) health(w http.ResponseWriter, _ *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{"status": status, "sessions": n, "max_sessions": g.cfg.MaxSessions})
 }
 
+// isLoopback says whether hostport (a host, with or without a port)
+// names loopback: "localhost" or a loopback address.
+func isLoopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
 // peerOf is the socket peer's address. Forwarded-for headers are never
 // read: the client boundary is the connection.
 func peerOf(r *http.Request) netip.Addr {
@@ -230,6 +246,13 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request, peer neti
 }
 
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
+	// DNS rebinding: a request that came to a loopback address must
+	// name a loopback host. Checked before anything else, so such a
+	// request never starts a session (the SDK's own check comes later).
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(local.String()) && !isLoopback(r.Host) {
+		httpError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not this loopback server's (DNS rebinding?)", r.Host))
+		return
+	}
 	peer := peerOf(r)
 	principal, tok, ok := g.authenticate(w, r, peer)
 	if !ok {

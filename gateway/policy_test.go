@@ -87,3 +87,15 @@ func mustPrefix(t *testing.T, s string) netip.Prefix {
 	}
 	return p
 }
+
+func TestIsLoopback(t *testing.T) {
+	for in, want := range map[string]bool{
+		"127.0.0.1:7480": true, "localhost:7480": true, "LOCALHOST": true, "[::1]:7480": true, "::1": true, "127.9.9.9": true,
+		"[::ffff:127.0.0.1]:1": true, "evil.example.com": false, "evil.example.com:7480": false, "10.0.0.1:80": false,
+		"localhost.evil.com": false, "": false, "127.0.0.1.nip.io": false,
+	} {
+		if got := isLoopback(in); got != want {
+			t.Errorf("isLoopback(%q) = %v", in, got)
+		}
+	}
+}

@@ -343,6 +343,10 @@ func post(t *testing.T, url string, hdr map[string]string, body string) *http.Re
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -442,6 +446,14 @@ func TestIntegrationGatewayStorm(t *testing.T) {
 	p := componentsPol()
 	g := startGateway(t, s, p, store, "--max-sessions", "4")
 	idsBefore := idFiles()
+	// DNS rebinding: a loopback listener asked for another host starts
+	// nothing.
+	if code, body := rawPost(t, g.url, map[string]string{"Host": "evil.example.com"}, initialize); code != http.StatusForbidden {
+		t.Errorf("Host evil.example.com: %d %q", code, body)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(g.state, "logs")); len(ents) != 0 {
+		t.Errorf("a rebinding request started a session: %v", ents)
+	}
 	// 200 slow clients: half a request each, held through the storm.
 	host := strings.TrimSuffix(strings.TrimPrefix(g.url, "http://"), "/mcp")
 	for range 200 {
