@@ -3,6 +3,9 @@ package launcher
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,7 +31,25 @@ type gatewayRun struct {
 	cmd   *exec.Cmd
 	url   string // http://127.0.0.1:PORT/mcp
 	state string
-	log   *strings.Builder
+	log   *lockedLog
+}
+
+// lockedLog is the gateway's stderr as it comes.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startGateway starts `launcher serve` on a free loopback port with the
@@ -36,7 +58,7 @@ type gatewayRun struct {
 func startGateway(t *testing.T, s *itSandbox, p itPol, tokens string, extra ...string) *gatewayRun {
 	t.Helper()
 	path, hash := s.writePolicy(t, p)
-	g := &gatewayRun{state: filepath.Join(s.dir, "state"), log: &strings.Builder{}}
+	g := &gatewayRun{state: filepath.Join(s.dir, "state"), log: &lockedLog{}}
 	args := append([]string{"serve", "--policy-sha256", hash, "--policy", path, "--listen", "127.0.0.1:0",
 		"--state", g.state, "--tokens", tokens}, extra...)
 	g.cmd = exec.Command(itEnv.launcher, args...)
@@ -56,8 +78,8 @@ func startGateway(t *testing.T, s *itSandbox, p itPol, tokens string, extra ...s
 	}
 	logDone := make(chan struct{})
 	go func() {
-		b, _ := io.ReadAll(io.LimitReader(errPipe, 4<<20))
-		g.log.Write(b)
+		io.Copy(g.log, io.LimitReader(errPipe, 4<<20))
+		io.Copy(io.Discard, errPipe)
 		close(logDone)
 	}()
 	t.Cleanup(func() {
@@ -652,4 +674,104 @@ func anyRuns(pid int, name string) bool {
 		}
 	}
 	return false
+}
+
+// The session lifecycle and the edges of the HTTP boundary: HTTPS with a
+// self-signed certificate whose printed fingerprint the client pins; a
+// token revoked mid-session stops its session's next request; an idle
+// session ends by itself; forwarded-for headers do not move a caller out
+// of its rate-limit bucket; a request that is not HTTP gets 400.
+func TestIntegrationGatewayLifecycle(t *testing.T) {
+	s := newSandbox(t)
+	store := filepath.Join(s.dir, "tokens.json")
+	owner := addToken(t, store, "owner")
+	other := addToken(t, store, "other")
+	g := startGateway(t, s, componentsPol(), store, "--tls-self", "--idle-timeout", "3s", "--auth-failures", "3")
+	if !strings.HasPrefix(g.url, "https://127.0.0.1:") {
+		t.Fatalf("--tls-self serves %s", g.url)
+	}
+	var fp string
+	waitUntil(t, 10*time.Second, "the certificate's fingerprint", func() bool {
+		_, after, ok := strings.Cut(g.log.String(), "sha256 fingerprint ")
+		fp, _, _ = strings.Cut(after, ":")
+		return ok && len(fp) == 64
+	})
+	pinned := &tls.Config{InsecureSkipVerify: true, VerifyConnection: func(cs tls.ConnectionState) error {
+		sum := sha256.Sum256(cs.PeerCertificates[0].Raw)
+		if hex.EncodeToString(sum[:]) != fp {
+			return errors.New("certificate does not match the printed fingerprint")
+		}
+		return nil
+	}}
+	// The helpers use the default transport; it trusts this certificate
+	// for the test's length.
+	http.DefaultTransport.(*http.Transport).TLSClientConfig = pinned
+	defer func() { http.DefaultTransport.(*http.Transport).TLSClientConfig = nil }()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+	// Revocation: the next request of the token's session is refused.
+	cs, err := g.connect(ctx, bearer(other))
+	if err != nil {
+		t.Fatalf("over https: %v", err)
+	}
+	if text, _, isErr := callText(ctx, t, cs, "list_dir", map[string]any{}); isErr {
+		t.Fatalf("control: %s", text)
+	}
+	if out, err := exec.Command(itEnv.launcher, "serve", "token", "revoke", "other", "--tokens", store).CombinedOutput(); err != nil {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_dir", Arguments: map[string]any{}}); err == nil {
+		t.Error("a revoked token's session still answered")
+	}
+	cs.Close()
+
+	// Idle: a session nobody calls ends by itself, and is gone.
+	cs, err = g.connect(ctx, bearer(owner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if text, _, isErr := callText(ctx, t, cs, "list_dir", map[string]any{}); isErr {
+		t.Fatalf("control: %s", text)
+	}
+	waitUntil(t, 60*time.Second, "the idle session ended", func() bool {
+		ents, _ := os.ReadDir(filepath.Join(g.state, "sessions"))
+		return len(ents) == 0 && len(descendants(g.cmd.Process.Pid)) == 0
+	})
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_dir", Arguments: map[string]any{}}); err == nil {
+		t.Error("an ended session answered")
+	}
+
+	// Forwarded-for headers name no one: the bucket is the socket's.
+	var code int
+	for i := 0; i < 10 && code != http.StatusTooManyRequests; i++ {
+		code, _ = rawPost(t, g.url, map[string]string{"Authorization": "Bearer wrong"}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	}
+	if code != http.StatusTooManyRequests {
+		t.Fatalf("bad tokens: %d, never 429", code)
+	}
+	for _, h := range []string{"X-Forwarded-For", "X-Real-IP", "Forwarded"} {
+		v := "203.0.113.9"
+		if h == "Forwarded" {
+			v = "for=203.0.113.9"
+		}
+		if code, _ := rawPost(t, g.url, map[string]string{"Authorization": "Bearer wrong", h: v}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != http.StatusTooManyRequests {
+			t.Errorf("%s moved the caller out of its bucket: %d", h, code)
+		}
+	}
+
+	// Not HTTP at all.
+	c, err := tls.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(g.url, "https://"), "/mcp"), pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "NOT HTTP AT ALL\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	if !strings.HasPrefix(line, "HTTP/1.1 400") {
+		t.Errorf("garbage got %q", line)
+	}
 }
