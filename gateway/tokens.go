@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/internal/privfile"
 )
 
 // CapHostExecute is the capability to use the gateway's tools that act
@@ -441,39 +443,12 @@ func (s Store) write(toks []Token) (err error) {
 	if err := tokenDir(dir); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".serve-tokens-*")
-	if err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	defer func() {
-		if err != nil && !errors.Is(err, ErrNotDurable) {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	// CreateTemp makes the file 0600 already; say so rather than rely on it.
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("tokens: write %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("tokens: sync %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.Path); err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	d, err := os.Open(dir)
-	if err == nil {
-		err = d.Sync()
-		d.Close()
-	}
-	if err != nil {
+	err = privfile.Replace(s.Path, data)
+	if errors.Is(err, privfile.ErrNotDurable) {
 		return fmt.Errorf("%w: %v", ErrNotDurable, err)
+	}
+	if err != nil {
+		return fmt.Errorf("tokens: %w", err)
 	}
 	return nil
 }

@@ -69,26 +69,9 @@ func (e env) launch(args []string) error {
 	if *quiet && *verbose {
 		return fail(exitUsage, "", "--quiet and --verbose exclude each other")
 	}
-	want, err := policy.ParseDigest(*pin)
-	if err != nil {
-		return fail(exitUsage, "", "--policy-sha256: %v", err)
-	}
-	// Hash first: nothing is decoded, created or started before the bytes
-	// match the pin.
-	data, err := readPolicy(*file)
+	p, _, _, err := e.loadPinned(*pin, *file)
 	if err != nil {
 		return err
-	}
-	if err := policy.Verify(data, want); err != nil {
-		return fail(exitMismatch, fmt.Sprintf("compute the hash of %s yourself (sha256sum) and compare it with the one you pinned; if the file changed, review it before pinning again", *file),
-			"policy %s does not match the pinned sha256: nothing was started", *file)
-	}
-	p, err := policy.Parse(*file, data)
-	if err == nil {
-		err = p.CheckLive()
-	}
-	if err != nil {
-		return e.invalid(*file, err)
 	}
 	opts := launcher.LaunchOptions{
 		Policy: p, Argv: argv, Quiet: *quiet, Verbose: *verbose,
@@ -165,4 +148,31 @@ func (e env) fullAccess(argv []string) error {
 		return fail(exitFailure, "", "full access: %v", err)
 	}
 	return nil
+}
+
+// loadPinned reads the policy file once and hashes those bytes against
+// the pin before anything else: nothing is decoded, created or started
+// before they match. Then it parses the same bytes and checks them
+// against the live filesystem.
+func (e env) loadPinned(pin, file string) (*policy.Policy, []byte, policy.Digest, error) {
+	want, err := policy.ParseDigest(pin)
+	if err != nil {
+		return nil, nil, want, fail(exitUsage, "", "--policy-sha256: %v", err)
+	}
+	data, err := readPolicy(file)
+	if err != nil {
+		return nil, nil, want, err
+	}
+	if err := policy.Verify(data, want); err != nil {
+		return nil, nil, want, fail(exitMismatch, fmt.Sprintf("compute the hash of %s yourself (sha256sum) and compare it with the one you pinned; if the file changed, review it before pinning again", file),
+			"policy %s does not match the pinned sha256: nothing was started", file)
+	}
+	p, err := policy.Parse(file, data)
+	if err == nil {
+		err = p.CheckLive()
+	}
+	if err != nil {
+		return nil, nil, want, e.invalid(file, err)
+	}
+	return p, data, want, nil
 }

@@ -119,24 +119,9 @@ func (e env) serve(args []string) error {
 	if os.Geteuid() != 0 {
 		return fail(exitRefused, "run it as root", "serve: every session is a components-mode session, which needs root")
 	}
-	want, err := policy.ParseDigest(*pin)
-	if err != nil {
-		return fail(exitUsage, "", "--policy-sha256: %v", err)
-	}
-	data, err := readPolicy(*file)
+	p, data, want, err := e.loadPinned(*pin, *file)
 	if err != nil {
 		return err
-	}
-	if err := policy.Verify(data, want); err != nil {
-		return fail(exitMismatch, fmt.Sprintf("compute the hash of %s yourself (sha256sum) and compare it with the one you pinned", *file),
-			"policy %s does not match the pinned sha256: nothing was started", *file)
-	}
-	p, err := policy.Parse(*file, data)
-	if err == nil {
-		err = p.CheckLive()
-	}
-	if err != nil {
-		return e.invalid(*file, err)
 	}
 	if p.Mode != policy.ModeComponents {
 		return fail(exitInvalid, `set mode = "components" in the policy: every gateway session is one`, "serve: %s: mode is %q", *file, p.Mode)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/internal/privfile"
 )
 
 // DefaultPath is where the person's vault lives:
@@ -88,39 +90,12 @@ func WriteFile(path string, data []byte) (err error) {
 	if err := privateDir(dir); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".vault-*")
-	if err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	// CreateTemp makes the file 0600 already; say so rather than rely on it.
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("vault: write %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("vault: sync %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	d, err := os.Open(dir)
-	if err == nil {
-		err = d.Sync()
-		d.Close()
-	}
-	if err != nil {
+	err = privfile.Replace(path, data)
+	if errors.Is(err, privfile.ErrNotDurable) {
 		return fmt.Errorf("%w: %v", ErrNotDurable, err)
+	}
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
 	}
 	return nil
 }
