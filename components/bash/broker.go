@@ -149,12 +149,12 @@ func (b *Broker) handle(ctx context.Context, command string, fromScript bool) (r
 	case Refuse:
 		return deny(rpc.ReasonNoRule, d.Rule, d.Reason+" ("+d.Command+")")
 	case Approve:
-		if ans := b.ask(questionHeader+shown, attention(a, b.Commands, b.Options), approve.Approve); !ans.Yes {
+		if ans := b.askFor(ctx, questionHeader+shown, attention(a, b.Commands, b.Options), approve.Approve); !ans.Yes {
 			return deny(rpc.ReasonNoRule, RuleDeclined, fmt.Sprintf("the person did not approve it (%s; it needs approval under %s)", ans.Reason, d.Rule))
 		}
 	case ConfirmDelete:
 		keep = b.backupRoots(a)
-		if ans := b.ask(questionHeader+shown+" — it deletes recursively and may be irreversible",
+		if ans := b.askFor(ctx, questionHeader+shown+" — it deletes recursively and may be irreversible",
 			fmt.Sprintf("%s; backed up first: %s", attention(a, b.Commands, b.Options), strings.Join(keep, ", ")), approve.ConfirmDelete); !ans.Yes {
 			return deny(rpc.ReasonNoRule, RuleDeclined, "cancelled: the person did not confirm the recursive deletion ("+ans.Reason+")")
 		}
@@ -195,7 +195,7 @@ func (b *Broker) keep(ctx context.Context, roots []string, shown string) ([]stri
 			roots = []string{"."}
 			ids, i = nil, -1 // start again, with the whole workspace
 		case errors.Is(err, ErrNoRoom):
-			if ans := b.ask(questionHeader+shown+" WITHOUT a backup of "+p, "no backup of it fits the store", approve.Irreversible); !ans.Yes {
+			if ans := b.askFor(ctx, questionHeader+shown+" WITHOUT a backup of "+p, "no backup of it fits the store", approve.Irreversible); !ans.Yes {
 				return nil, &declined{fmt.Sprintf("cancelled: no backup of %s fits, and the person did not confirm an irreversible deletion (%s); nothing ran", p, ans.Reason)}
 			}
 		default:
@@ -316,6 +316,17 @@ func (b *Broker) job(command string) Job {
 		j.Timeout = time.Duration(policy.Default().Commands.Timeout)
 	}
 	return j
+}
+
+// askFor is ask for a call whose caller may leave (ctx ends): a yes
+// given after that is taken as no, so nothing runs for a call nobody
+// waits for.
+func (b *Broker) askFor(ctx context.Context, action, detail string, kind approve.Kind) approve.Answer {
+	a := b.ask(action, detail, kind)
+	if a.Yes && ctx.Err() != nil {
+		return approve.Answer{Reason: "the caller left before the answer"}
+	}
+	return a
 }
 
 func (b *Broker) ask(action, detail string, kind approve.Kind) approve.Answer {

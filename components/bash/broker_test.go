@@ -284,3 +284,29 @@ func TestCodeToolsAfterEndAndQuestions(t *testing.T) {
 		t.Errorf("control: %s %v", out, err)
 	}
 }
+
+// A caller that leaves while the person is asked (its call's context
+// ends) gets nothing run, even if the person says yes afterwards: an
+// approved command, a confirmed recursive deletion.
+func TestBrokerCallerLeft(t *testing.T) {
+	c := policy.Commands{Approval: []policy.Command{"touch"}}
+	for _, cmd := range []string{"touch a", "rm -rf build"} {
+		w := &fakeWorld{answers: []bool{true, true}}
+		ctx, cancel := context.WithCancel(context.Background())
+		b := w.broker(c)
+		ask := b.Ask
+		b.Ask = func(action, detail string, kind approve.Kind) approve.Answer {
+			cancel() // the caller leaves while the question is open
+			return ask(action, detail, kind)
+		}
+		d, r := b.Handle(ctx, cmd)
+		if d.Allowed || r != nil || len(w.ran) != 0 || len(w.backedUp) != 0 || !strings.Contains(d.Detail, "left before the answer") {
+			t.Errorf("%s: %+v, ran %d, backed up %v", cmd, d, len(w.ran), w.backedUp)
+		}
+		// The control: the same yes with the caller still there runs it.
+		w = &fakeWorld{answers: []bool{true, true}}
+		if d, _ := w.broker(c).Handle(context.Background(), cmd); !d.Allowed || len(w.ran) != 1 {
+			t.Errorf("control %s: %+v", cmd, d)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -166,6 +167,33 @@ type Root struct {
 	Recursive *Recursive
 
 	hidden [][]string // the launcher's authority paths in the workspace (Hide)
+}
+
+// forCall is r for one call whose caller may leave (ctx ends, when the
+// connection closes): an approval or confirmation the person gives after
+// that is taken as no, so nothing is done for a call nobody waits for.
+func (r *Root) forCall(ctx context.Context) *Root {
+	if r.Approve == nil && r.Recursive == nil {
+		return r
+	}
+	c := *r
+	left := func(yes bool, why string) (bool, string) {
+		if yes && ctx.Err() != nil {
+			return false, "the caller left before the answer"
+		}
+		return yes, why
+	}
+	if r.Approve != nil {
+		c.Approve = func(action, detail string) (bool, string) { return left(r.Approve(action, detail)) }
+	}
+	if r.Recursive != nil {
+		rc := *r.Recursive
+		rc.Confirm = func(action, detail string, irreversible bool) (bool, string) {
+			return left(r.Recursive.Confirm(action, detail, irreversible))
+		}
+		c.Recursive = &rc
+	}
+	return &c
 }
 
 // Hide makes the workspace-relative paths (and everything beneath them)

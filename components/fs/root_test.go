@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -782,5 +783,35 @@ func TestHiddenAuthority(t *testing.T) {
 	}
 	if err := w.root.Hide([]string{"../x"}); err == nil {
 		t.Error("a hidden path outside the workspace was taken")
+	}
+}
+
+// forCall: a yes the person gives after the call's caller left is no;
+// with the caller there it stands; the shared Root is not changed.
+func TestForCallCallerLeft(t *testing.T) {
+	r := &Root{
+		Approve:   func(string, string) (bool, string) { return true, "approved" },
+		Recursive: &Recursive{Confirm: func(string, string, bool) (bool, string) { return true, "delete" }},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	live := r.forCall(ctx)
+	if yes, _ := live.Approve("a", "d"); !yes {
+		t.Error("approve with the caller there: no")
+	}
+	if yes, _ := live.Recursive.Confirm("a", "d", false); !yes {
+		t.Error("confirm with the caller there: no")
+	}
+	cancel()
+	if yes, why := live.Approve("a", "d"); yes || !strings.Contains(why, "left") {
+		t.Errorf("approve after the caller left: %v %q", yes, why)
+	}
+	if yes, why := live.Recursive.Confirm("a", "d", true); yes || !strings.Contains(why, "left") {
+		t.Errorf("confirm after the caller left: %v %q", yes, why)
+	}
+	if yes, _ := r.Approve("a", "d"); !yes {
+		t.Error("the shared Root changed")
+	}
+	if yes, _ := r.Recursive.Confirm("a", "d", false); !yes {
+		t.Error("the shared Recursive changed")
 	}
 }

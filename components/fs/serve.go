@@ -105,10 +105,10 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 	type op struct {
 		data     bool // the request carries data (write)
 		bashOnly bool // bash's, not the agent's (backup)
-		h        func(args json.RawMessage, data []byte) (any, []byte, error)
+		h        func(root *Root, args json.RawMessage, data []byte) (any, []byte, error)
 	}
 	ops := map[string]op{
-		OpStat: {h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
+		OpStat: {h: func(root *Root, args json.RawMessage, _ []byte) (any, []byte, error) {
 			var a PathArgs
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
@@ -116,7 +116,7 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 			info, err := root.Stat(a.Path)
 			return info, nil, err
 		}},
-		OpRead: {h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
+		OpRead: {h: func(root *Root, args json.RawMessage, _ []byte) (any, []byte, error) {
 			var a ReadArgs
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
@@ -124,7 +124,7 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 			b, eof, err := root.Read(a.Path, a.Offset, a.Length)
 			return ReadResult{EOF: eof}, b, err
 		}},
-		OpWrite: {data: true, h: func(args json.RawMessage, data []byte) (any, []byte, error) {
+		OpWrite: {data: true, h: func(root *Root, args json.RawMessage, data []byte) (any, []byte, error) {
 			var a WriteArgs
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
@@ -132,7 +132,7 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 			err := root.Write(a.Path, data, a.CreateOnly)
 			return WriteResult{Size: len(data)}, nil, err
 		}},
-		OpList: {h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
+		OpList: {h: func(root *Root, args json.RawMessage, _ []byte) (any, []byte, error) {
 			var a PathArgs
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
@@ -140,28 +140,28 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 			ents, trunc, err := root.List(a.Path)
 			return ListResult{Entries: ents, Truncated: trunc}, nil, err
 		}},
-		OpMkdir: {h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
+		OpMkdir: {h: func(root *Root, args json.RawMessage, _ []byte) (any, []byte, error) {
 			var a PathArgs
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
 			}
 			return nil, nil, root.Mkdir(a.Path)
 		}},
-		OpRename: {h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
+		OpRename: {h: func(root *Root, args json.RawMessage, _ []byte) (any, []byte, error) {
 			var a RenameArgs
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
 			}
 			return nil, nil, root.Rename(a.From, a.To, a.Overwrite)
 		}},
-		OpDelete: {h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
+		OpDelete: {h: func(root *Root, args json.RawMessage, _ []byte) (any, []byte, error) {
 			var a PathArgs
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
 			}
 			return nil, nil, root.Delete(a.Path)
 		}},
-		OpDeleteRecursive: {h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
+		OpDeleteRecursive: {h: func(root *Root, args json.RawMessage, _ []byte) (any, []byte, error) {
 			var a PathArgs
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
@@ -169,7 +169,7 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 			res, err := root.DeleteRecursive(a.Path)
 			return res, nil, err
 		}},
-		OpBackup: {bashOnly: true, h: func(args json.RawMessage, _ []byte) (any, []byte, error) {
+		OpBackup: {bashOnly: true, h: func(root *Root, args json.RawMessage, _ []byte) (any, []byte, error) {
 			var a PathArgs
 			if err := decode(args, &a); err != nil {
 				return nil, nil, err
@@ -180,7 +180,7 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 	}
 	out := map[string]rpc.DataHandler{}
 	for name, o := range ops {
-		out[name] = func(_ context.Context, caller pki.Role, args json.RawMessage, data []byte) (rpc.Decision, any, []byte) {
+		out[name] = func(ctx context.Context, caller pki.Role, args json.RawMessage, data []byte) (rpc.Decision, any, []byte) {
 			if caller != pki.Agent && caller != pki.Bash {
 				return rpc.Deny(rpc.ReasonCallerRole, "", "only the agent and bash use fs, not "+string(caller)), nil, nil
 			}
@@ -190,7 +190,7 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 			if !o.data && len(data) > 0 {
 				return rpc.Deny(rpc.ReasonBadRequest, "", name+" takes no data"), nil, nil
 			}
-			result, out, err := o.h(args, data)
+			result, out, err := o.h(root.forCall(ctx), args, data)
 			if d := Decide(err); !d.Allowed {
 				return d, nil, nil
 			}

@@ -230,8 +230,8 @@ func hint(d rpc.Decision) string {
 // broken answer).
 func failed(tool string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: the call was cancelled before an answer came: if it was waiting for the person, "+
-			"it may still be carried out when they approve it — look before retrying (%v)", tool, err)
+		return fmt.Errorf("%s: the call was cancelled before an answer came: a question it left open for the person counts as no, "+
+			"whatever they answer, but a command or change already under way may have had its effect — look before retrying (%v)", tool, err)
 	}
 	return fmt.Errorf("%s: no answer from the session's components: %v", tool, err)
 }

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pinfold/pinfold/components/pki"
@@ -283,8 +285,45 @@ func (s *Server) serveFrame(tc *tls.Conn, caller pki.Role, b []byte) bool {
 	case !json.Valid(req.args):
 		return s.answer(tc, caller, req.op, Deny(ReasonBadRequest, "", "arguments are not JSON"), nil, nil)
 	}
-	d, result, data := h(s.ctx, caller, req.args, req.data)
+	ctx, gone := s.watch(tc)
+	d, result, data := h(ctx, caller, req.args, req.data)
+	if gone() {
+		s.log.Info("caller left before the answer", "caller", string(caller), "op", req.op)
+		return false
+	}
 	return s.answer(tc, caller, req.op, d, result, data)
+}
+
+// watch gives a handler a context that ends when its caller does: the
+// protocol is one request, then its answer, so while the handler runs
+// the connection has nothing to read, and a read that ends (the client
+// closed it, cancelling its call) or brings a byte (a client that does
+// not wait, which is also the end of this connection) cancels the
+// handler — a question for the person, a command waiting to run — so
+// that nothing is done for a call nobody waits for. gone stops the
+// watch and says whether the caller left; the connection then ends.
+func (s *Server) watch(tc *tls.Conn) (ctx context.Context, gone func() bool) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	var left atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var one [1]byte
+		_, err := tc.Read(one[:])
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+			left.Store(true)
+			cancel()
+		}
+	}()
+	return ctx, func() bool {
+		// A read deadline in the past ends the watching read; a TLS read
+		// that times out keeps the connection usable.
+		tc.SetReadDeadline(time.Unix(1, 0))
+		<-done
+		tc.SetReadDeadline(time.Time{})
+		cancel()
+		return left.Load()
+	}
 }
 
 // answer checks, logs and sends a decision; false ends the connection.

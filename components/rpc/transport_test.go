@@ -29,6 +29,7 @@ type fixture struct {
 	sock      string
 	logs      *syncbuf.Buffer
 	slowCalls atomic.Int32
+	waited    chan error // what "wait" saw: its context's error, or nil at its own timeout
 }
 
 // serveFS serves an fs-role server with two operations on a Unix socket:
@@ -49,7 +50,7 @@ func serveFSPeers(t *testing.T, peers []uint32) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{sess: sess, sock: filepath.Join(t.TempDir(), "fs.sock"), logs: &syncbuf.Buffer{}}
+	f := &fixture{sess: sess, sock: filepath.Join(t.TempDir(), "fs.sock"), logs: &syncbuf.Buffer{}, waited: make(chan error, 4)}
 	srv := NewServer(leaf, slog.New(slog.NewTextHandler(f.logs, nil)))
 	if peers != nil {
 		srv.AllowPeers(peers...)
@@ -72,6 +73,15 @@ func serveFSPeers(t *testing.T, peers []uint32) *fixture {
 		f.slowCalls.Add(1)
 		time.Sleep(300 * time.Millisecond)
 		return Allow("slow-rule"), nil
+	})
+	srv.Handle("wait", func(ctx context.Context, _ pki.Role, _ json.RawMessage) (Decision, any) {
+		select {
+		case <-ctx.Done():
+			f.waited <- ctx.Err()
+		case <-time.After(10 * time.Second):
+			f.waited <- nil
+		}
+		return Allow("wait-rule"), nil
 	})
 	srv.Handle("confused", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
 		return Decision{Allowed: true, Reason: ReasonNoRule}, map[string]string{"leak": "must-not-travel"}
@@ -456,5 +466,30 @@ func TestSlowHandlerAnsweredOnce(t *testing.T) {
 	}
 	if n := f.slowCalls.Load(); n != 1 {
 		t.Errorf("the handler ran %d times", n)
+	}
+}
+
+// A call its client gives up on (its context ends, so it closes the
+// connection) cancels the handler's context at once: nothing goes on
+// for a call nobody waits for, such as a question for the person. The
+// connection is not reused; the next call works.
+func TestCancelledCallCancelsHandler(t *testing.T) {
+	f := serveFS(t)
+	c := f.client(t, pki.Agent)
+	cctx, cancel := context.WithTimeout(ctx(t), 200*time.Millisecond)
+	defer cancel()
+	if _, err := c.Call(cctx, "wait", nil, nil); err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+	select {
+	case err := <-f.waited:
+		if err == nil {
+			t.Fatal("the handler ran to its own timeout: the client's leaving did not reach it")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler did not end after its caller left")
+	}
+	if d, err := c.Call(ctx(t), "echo", nil, nil); err != nil || !d.Allowed {
+		t.Fatalf("the next call: %+v %v", d, err)
 	}
 }
