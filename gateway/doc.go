@@ -20,15 +20,18 @@
 //     its sha256 kept) gets the pinned policy's own session, Safe mode;
 //   - an owner token with the host.execute capability may ask for Full
 //     access (header Pinfold-Mode: full): `launcher mcp --full-access` in
-//     the policy's workspace, unconfined, as the workspace's owner — the
-//     same explicit escape as `launcher --full-access`, never reached by
-//     any other path;
+//     the policy's workspace, unconfined, as the workspace's owner with
+//     that user's groups (never the gateway's) — the same explicit escape
+//     as `launcher --full-access`, never reached by any other path. A
+//     workspace of root's is refused: a remote caller is never root;
 //   - no token, or one that is not valid, is a guest: a policy derived
 //     from the pinned one (guestPolicy) with a new empty workspace, HOME
-//     in the sandbox's private /tmp, none of the owner's files, homes or
-//     the launcher's state, no secrets, no private-range exceptions. An
-//     invalid token is also a failed attempt, counted against the socket
-//     peer's address (an IPv6 peer's /64); too many get 429.
+//     in the sandbox's private /tmp, no secrets, no private-range
+//     exceptions, and of the owner's read and exec paths only those in
+//     the operating system's trees (/usr, /etc, /lib…) — an allowlist, so
+//     that a home or project under any other name stays out. An invalid
+//     token is also a failed attempt, counted against the socket peer's
+//     address (an IPv6 peer's /64); too many get 429.
 //
 // Asking for Full access without the capability is refused (403); it is
 // never turned into Safe mode, and a guest never runs outside a sandbox:
@@ -40,8 +43,11 @@
 // terminal, so whatever the policy leaves to the person is refused.
 //
 // Sessions are bound to their caller: a request naming a session must
-// come from the same principal (the same owner token, or a guest), and
-// session ids are 128 random bits. Forwarded-for headers are never read.
+// come from the same principal — the same owner token (by its hash, so a
+// name revoked and reused is someone else), or a guest — and session ids
+// are 128 random bits that appear in no command line or path (a guest's
+// directory has a name of its own). A session whose token is revoked
+// ends at its next request. Forwarded-for headers are never read.
 // Cross-origin browser requests are refused; the SDK refuses a loopback
 // request whose Host is not loopback (DNS rebinding).
 //
@@ -52,9 +58,26 @@
 // (PINFOLD_SELF_LISTENERS), whose net refuses it even when the owner's
 // policy opens loopback for a local service.
 //
-// Bounds: MaxSessions live or starting (then 503 with Retry-After), a
-// body limit, header and read timeouts, an idle timeout per session, a
-// start timeout per sandbox. Logs: the gateway's own (JSON, stderr) and
-// one JSON log per session in StateDir/logs, which the child's stderr
-// also goes to. Shutdown ends every session and waits for them.
+// Bounds: MaxSessions live or starting (then 503 with Retry-After), of
+// which guests get at most MaxGuests and one address GuestsPerPeer, so
+// anonymous callers cannot take the owners' places; a request without a
+// session is checked (content type, Accept, at most 64 KiB, an
+// initialize) before any sandbox starts; a body limit, header and read
+// timeouts, an idle timeout per session, a start timeout per sandbox.
+// Logs: the gateway's own (JSON, stderr) and one JSON log per session in
+// StateDir/logs, which the child's stderr also goes to, kept 30 days and
+// at most 10,000. Ending a session cancels its calls in flight first, so
+// a DELETE or a shutdown does not wait for a long command; Shutdown ends
+// every session and waits for them.
+//
+// Limits of this design: a Full-access command's own background
+// processes, in process groups of their own, can outlive a gateway that
+// is killed outright (SIGKILL) — full access is unconfined by definition.
+// Local users of the gateway's host are outside its boundary: the guest
+// workspaces are under a directory they can pass through (the sandbox's
+// uid must), so one who learns a workspace's random name may read it.
+// And "never connects back" holds for the addresses the host knows: a
+// public address that reaches the gateway through NAT or a load
+// balancer is not known to net; give guests' policies no public egress
+// (block_all) where that matters.
 package gateway

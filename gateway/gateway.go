@@ -3,19 +3,24 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,11 +59,13 @@ type Config struct {
 	// refuses them, whatever the policy's unsafe_allow_private says.
 	Listeners []netip.AddrPort
 
-	MaxSessions  int           // sessions live or starting at once; default 8
-	IdleTimeout  time.Duration // a session with no request for this long ends; default 15m
-	StartTimeout time.Duration // a session's sandbox must be up within; default 60s
-	MaxBody      int64         // bytes of one request body; default 8 MiB
-	Log          *slog.Logger  // the gateway's own log; default stderr
+	MaxSessions   int           // sessions live or starting at once; default 8
+	MaxGuests     int           // of those, guests'; default half of MaxSessions (at least 1)
+	GuestsPerPeer int           // guests' from one address (an IPv6 /64); default 2
+	IdleTimeout   time.Duration // a session with no request for this long ends; default 15m
+	StartTimeout  time.Duration // a session's sandbox must be up within; default 60s
+	MaxBody       int64         // bytes of one request body; default 8 MiB
+	Log           *slog.Logger  // the gateway's own log; default stderr
 }
 
 // Gateway serves MCP sessions over streamable HTTP, each in a sandbox of
@@ -75,9 +82,11 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
-	starting int
-	closing  bool
-	wg       sync.WaitGroup
+	starting int                // reserved, not yet admitted
+	guests   map[netip.Addr]int // guests live or starting, by limitKey of their peer
+	ending   int                // ended, still stopping
+	closing  bool               // Shutdown began: no new session
+	started  atomic.Int64
 }
 
 type serverKey struct{}
@@ -95,6 +104,12 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = 8
 	}
+	if cfg.MaxGuests <= 0 {
+		cfg.MaxGuests = max(1, cfg.MaxSessions/2)
+	}
+	if cfg.GuestsPerPeer <= 0 {
+		cfg.GuestsPerPeer = 2
+	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 15 * time.Minute
 	}
@@ -107,7 +122,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	g := &Gateway{cfg: cfg, log: cfg.Log, sessions: map[string]*session{}}
+	g := &Gateway{cfg: cfg, log: cfg.Log, sessions: map[string]*session{}, guests: map[netip.Addr]int{}}
 	if err := g.prepareState(); err != nil {
 		return nil, err
 	}
@@ -162,11 +177,51 @@ func (g *Gateway) prepareState() error {
 	if err := os.Mkdir(g.logsDir, 0o700); err != nil && !os.IsExist(err) {
 		return fmt.Errorf("gateway: %w", err)
 	}
+	g.pruneLogs()
 	g.policyCopy = filepath.Join(dir, "policy.toml")
 	if err := os.WriteFile(g.policyCopy+".new", g.cfg.PolicyData, 0o600); err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	return os.Rename(g.policyCopy+".new", g.policyCopy)
+}
+
+// Session logs are kept for logMaxAge, and at most logMaxCount of them:
+// sessions anyone may start must not fill the disk.
+const (
+	logMaxAge   = 30 * 24 * time.Hour
+	logMaxCount = 10000
+)
+
+// pruneLogs removes session logs older than logMaxAge, then the oldest
+// beyond logMaxCount.
+func (g *Gateway) pruneLogs() {
+	ents, err := os.ReadDir(g.logsDir)
+	if err != nil {
+		return
+	}
+	type log struct {
+		name string
+		mod  time.Time
+	}
+	var logs []log
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || !strings.HasSuffix(e.Name(), ".log") {
+			continue
+		}
+		if time.Since(info.ModTime()) > logMaxAge {
+			os.Remove(filepath.Join(g.logsDir, e.Name()))
+			continue
+		}
+		logs = append(logs, log{e.Name(), info.ModTime()})
+	}
+	if len(logs) <= logMaxCount {
+		return
+	}
+	sort.Slice(logs, func(i, j int) bool { return logs[i].mod.Before(logs[j].mod) })
+	for _, l := range logs[:len(logs)-logMaxCount] {
+		os.Remove(filepath.Join(g.logsDir, l.name))
+	}
 }
 
 // Handler is the gateway's HTTP surface: /mcp (streamable HTTP) and
@@ -206,6 +261,52 @@ func isLoopback(hostport string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
+// maxInitialize bounds the body of a request that has no session yet:
+// an initialize is small, and such a request needs no authentication.
+const maxInitialize = 64 << 10
+
+// accepts says whether Accept values name both JSON and event streams.
+func accepts(values []string) bool {
+	var js, sse bool
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "application/json", "application/*":
+				js = true
+			case "text/event-stream", "text/*":
+				sse = true
+			case "*/*":
+				js, sse = true, true
+			}
+		}
+	}
+	return js && sse
+}
+
+// presentedHash is the sha256 (hex) of the bearer token the request
+// presents, "" when it presents none.
+func presentedHash(r *http.Request) string {
+	vals := r.Header.Values("Authorization")
+	if len(vals) != 1 {
+		return ""
+	}
+	scheme, secret, found := strings.Cut(vals[0], " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(secret)))
+	return hex.EncodeToString(sum[:])
+}
+
+// display is a principal for logs: a token by the start of its hash.
+func display(principal string) string {
+	if h, ok := strings.CutPrefix(principal, "token:"); ok && len(h) > 12 {
+		return "token:" + h[:12]
+	}
+	return principal
+}
+
 // peerOf is the socket peer's address. Forwarded-for headers are never
 // read: the client boundary is the connection.
 func peerOf(r *http.Request) netip.Addr {
@@ -236,7 +337,9 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request, peer neti
 		scheme, secret, found := strings.Cut(vals[0], " ")
 		if found && strings.EqualFold(scheme, "Bearer") {
 			if t, valid := g.cfg.Tokens.Verify(strings.TrimSpace(secret)); valid {
-				return "token:" + t.Name, t, true
+				// Bound to the token itself, not its name: a name revoked
+				// and given to a new token is another principal.
+				return "token:" + t.Hash, t, true
 			}
 		}
 	}
@@ -267,8 +370,22 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if s.Principal != principal {
-			g.log.Warn("request for another caller's session refused", "session", id, "peer", peer.String(), "principal", principal)
+			if s.Principal == "token:"+presentedHash(r) {
+				// Its own token, no longer valid: revoked. The session
+				// ends with it.
+				g.end(s, "its token was revoked")
+				httpError(w, http.StatusForbidden, "this session's token was revoked: the session has ended")
+				return
+			}
+			g.log.Warn("request for another caller's session refused", "session", id, "peer", peer.String(), "principal", display(principal))
 			httpError(w, http.StatusForbidden, "this session belongs to another caller")
+			return
+		}
+		if r.Method == http.MethodDelete {
+			// Ended here rather than by the SDK, whose Close waits for the
+			// calls in flight: end cancels them first.
+			g.end(s, "closed by the client")
+			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		g.sdk.ServeHTTP(w, r)
@@ -278,9 +395,18 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		g.sdk.ServeHTTP(w, r) // the SDK's own answer to a session-less GET or DELETE
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBody))
+	// What the SDK would refuse is refused before a sandbox starts.
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
+	if !accepts(r.Header.Values("Accept")) {
+		httpError(w, http.StatusBadRequest, "Accept must name both application/json and text/event-stream")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInitialize))
 	if err != nil {
-		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", g.cfg.MaxBody))
+		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("a request without a session (an initialize) is at most %d bytes", maxInitialize))
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(body)
@@ -306,29 +432,38 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if principal != guestPrincipal {
 			who = "token " + tok.Name
 		}
-		g.log.Warn("full access refused", "peer", peer.String(), "principal", principal)
+		g.log.Warn("full access refused", "peer", peer.String(), "principal", display(principal))
 		httpError(w, http.StatusForbidden, fmt.Sprintf("full access needs an owner token with the %s capability; %s has none (ask for safe mode, or `launcher serve token add NAME --cap %s`)", CapHostExecute, who, CapHostExecute))
 		return
 	}
-	if err := g.reserve(); err != nil {
+	if mode == Full {
+		if err := g.fullAccessAllowed(); err != nil {
+			httpError(w, http.StatusForbidden, err.Error())
+			return
+		}
+	}
+	guest := principal == guestPrincipal
+	if err := g.reserve(guest, peer); err != nil {
 		w.Header().Set("Retry-After", "5")
 		httpError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
 	s, err := g.startSession(r.Context(), newID(), principal, mode, peer)
 	if err != nil {
-		g.release()
-		g.log.Error("session not started", "peer", peer.String(), "principal", principal, "mode", string(mode), "err", err.Error())
+		g.release(guest, peer)
+		g.log.Error("session not started", "peer", peer.String(), "principal", display(principal), "mode", string(mode), "err", err.Error())
 		httpError(w, http.StatusServiceUnavailable, "the session's sandbox could not start, and nothing runs outside it (the gateway's log says why)")
 		return
 	}
 	if !g.admit(s) {
-		s.stop()
-		s.cleanup(g)
-		httpError(w, http.StatusServiceUnavailable, "the gateway is stopping")
+		g.end(s, "not admitted: the gateway is stopping, or the sandbox ended at once")
+		httpError(w, http.StatusServiceUnavailable, "the session ended as it started (the gateway is stopping, or its sandbox stopped)")
 		return
 	}
-	g.log.Info("session", "session", s.ID, "peer", peer.String(), "principal", principal, "mode_asked", string(s.Asked), "mode", string(s.Mode))
+	if g.started.Add(1)%64 == 0 {
+		go g.pruneLogs()
+	}
+	g.log.Info("session", "session", s.ID, "peer", peer.String(), "principal", display(principal), "mode_asked", string(s.Asked), "mode", string(s.Mode))
 	r2 := r.WithContext(context.WithValue(r.Context(), serverKey{}, s.server))
 	r2.Body = io.NopCloser(bytes.NewReader(body))
 	g.sdk.ServeHTTP(w, r2)
@@ -341,16 +476,16 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.setServerSession(ss)
-	g.wg.Add(1)
 	go func() {
-		defer g.wg.Done()
 		ss.Wait()
 		g.end(s, "closed by the client, or idle")
 	}()
 }
 
-// reserve counts a session about to start against MaxSessions.
-func (g *Gateway) reserve() error {
+// reserve counts a session about to start against MaxSessions and, for
+// a guest, against MaxGuests and GuestsPerPeer: guests cannot take the
+// places owners need, nor one address all the guests' places.
+func (g *Gateway) reserve(guest bool, peer netip.Addr) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closing {
@@ -359,23 +494,50 @@ func (g *Gateway) reserve() error {
 	if len(g.sessions)+g.starting >= g.cfg.MaxSessions {
 		return fmt.Errorf("the gateway holds its most sessions (%d): try again later", g.cfg.MaxSessions)
 	}
+	if guest {
+		total := 0
+		for _, n := range g.guests {
+			total += n
+		}
+		if total >= g.cfg.MaxGuests {
+			return fmt.Errorf("the gateway holds its most guest sessions (%d): try again later, or use an owner token", g.cfg.MaxGuests)
+		}
+		if g.guests[limitKey(peer)] >= g.cfg.GuestsPerPeer {
+			return fmt.Errorf("your address holds its most guest sessions (%d): end one first", g.cfg.GuestsPerPeer)
+		}
+		g.guests[limitKey(peer)]++
+	}
 	g.starting++
 	return nil
 }
 
-func (g *Gateway) release() {
+// release gives back a reservation that did not become a session.
+func (g *Gateway) release(guest bool, peer netip.Addr) {
 	g.mu.Lock()
 	g.starting--
+	g.releaseGuestLocked(guest, peer)
 	g.mu.Unlock()
 }
 
+func (g *Gateway) releaseGuestLocked(guest bool, peer netip.Addr) {
+	if !guest {
+		return
+	}
+	k := limitKey(peer)
+	if g.guests[k]--; g.guests[k] <= 0 {
+		delete(g.guests, k)
+	}
+}
+
 // admit turns a reservation into a live session; false when the gateway
-// began stopping meanwhile.
+// began stopping meanwhile, or the session already ended (its sandbox
+// died right after it started).
 func (g *Gateway) admit(s *session) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.starting--
-	if g.closing {
+	if g.closing || s.over {
+		g.releaseGuestLocked(s.guest, s.Peer)
 		return false
 	}
 	g.sessions[s.ID] = s
@@ -385,23 +547,38 @@ func (g *Gateway) admit(s *session) bool {
 // end ends s once, for why: the HTTP session closed, the child stopped
 // and its files removed. It may be called from anywhere, any number of
 // times.
+//
+// The order matters: the session's context is cancelled first (calls in
+// flight are cancelled in the child, whose commands are killed), then
+// the child is stopped, and only then the HTTP side closed, which waits
+// for its calls in flight — they have ended by then.
 func (g *Gateway) end(s *session, why string) {
 	s.endOnce.Do(func() {
 		g.mu.Lock()
+		s.over = true
+		_, live := g.sessions[s.ID]
 		delete(g.sessions, s.ID)
+		if live {
+			g.ending++
+			g.releaseGuestLocked(s.guest, s.Peer)
+		}
 		g.mu.Unlock()
 		s.why = why
-		g.wg.Add(1)
 		go func() {
-			defer g.wg.Done()
+			s.cancel()
+			s.stop()
 			if ss := s.serverSession(); ss != nil {
 				ss.Close()
 			}
-			s.stop()
 			s.log.Info("session ended", "why", why, "age", s.age())
 			g.log.Info("session ended", "session", s.ID, "why", why, "age", s.age())
 			s.cleanup(g)
 			close(s.ended)
+			if live {
+				g.mu.Lock()
+				g.ending--
+				g.mu.Unlock()
+			}
 		}()
 	})
 }
@@ -426,12 +603,20 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	for _, s := range live {
 		g.end(s, "the gateway is stopping")
 	}
-	done := make(chan struct{})
-	go func() { g.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return fmt.Errorf("gateway: sessions still ending: %w", ctx.Err())
+	// Until no session is live, starting or ending (a start under way
+	// is refused at admit and ended by its own request).
+	for {
+		g.mu.Lock()
+		busy := len(g.sessions) + g.starting + g.ending
+		g.mu.Unlock()
+		if busy == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("gateway: %d sessions still ending: %w", busy, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	if g.lock != nil {
 		g.lock.Close()

@@ -6,11 +6,17 @@ import (
 	"github.com/pinfold/pinfold/policy"
 )
 
-// hostOnly are the places a guest session may never read or run from,
-// whatever the owner's policy grants: people's homes, the launcher's
-// runtime state, its backups and vaults, and the gateway's own state
-// (added by guestPolicy).
-var hostOnly = []policy.Path{"/home", "/root", "/run", "/var/lib/pinfold", "/etc/pinfold", "/proc", "/sys", "/dev"}
+// systemTrees are where a guest may read and run from, when the owner's
+// policy grants it there: the operating system's programs, libraries and
+// configuration. An allowlist, not a denylist: a home under another
+// name (/var/home, /srv/users), another project, a data directory — none
+// of it is a system tree, so none of it reaches a guest.
+var systemTrees = []policy.Path{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// hostOnly are system places a guest may never have even when the
+// owner's policy grants them: the launcher's and the gateway's
+// configuration (added: the gateway's state).
+var hostOnly = []policy.Path{"/etc/pinfold"}
 
 // guestPath is the PATH of a guest session's commands.
 const guestPath = "/usr/local/bin:/usr/bin:/bin"
@@ -19,16 +25,18 @@ const guestPath = "/usr/local/bin:/usr/bin:/bin"
 // commands, limits, Code Mode limits and domain rules, but
 //   - a fresh workspace (the only write path; no protected extras, which
 //     named the owner's tree);
-//   - of the owner's read and exec paths only those that neither hold
-//     nor lie in the owner's workspace, a home, the launcher's or the
-//     gateway's state (so read = ["/"] is dropped, /usr/bin kept);
+//   - of the owner's read and exec paths only those inside a system tree
+//     that neither hold nor lie in the owner's workspace, the gateway's
+//     state or a host-only place (read = ["/"] is dropped, /usr/bin is
+//     kept), and the launcher binary itself to run (its agent is
+//     `launcher mcp`);
 //   - no secrets and no unsafe_allow_private;
 //   - an environment of its own: nothing passed from the gateway, HOME
 //     the session's private /tmp.
 //
 // The result is a policy value; the gateway encodes it, pins its hash
 // and starts the session with it like any other.
-func guestPolicy(owner *policy.Policy, workspace, state string) (*policy.Policy, error) {
+func guestPolicy(owner *policy.Policy, workspace, state, launcher string) (*policy.Policy, error) {
 	if owner.Mode != policy.ModeComponents {
 		return nil, fmt.Errorf("gateway: the policy's mode is %q; sessions need mode = \"components\"", owner.Mode)
 	}
@@ -37,14 +45,7 @@ func guestPolicy(owner *policy.Policy, workspace, state string) (*policy.Policy,
 	keep := func(paths []policy.Path) []policy.Path {
 		var out []policy.Path
 		for _, p := range paths {
-			ok := true
-			for _, h := range hidden {
-				if p.Contains(h) || h.Contains(p) {
-					ok = false
-					break
-				}
-			}
-			if ok {
+			if inSystem(p) && !touches(p, hidden) {
 				out = append(out, p)
 			}
 		}
@@ -56,10 +57,39 @@ func guestPolicy(owner *policy.Policy, workspace, state string) (*policy.Policy,
 		Write: []policy.Path{policy.Path(workspace)},
 		Exec:  keep(owner.Files.Exec),
 	}
+	if l := policy.Path(launcher); !covered(l, g.Files.Exec) {
+		g.Files.Exec = append(g.Files.Exec, l)
+	}
 	g.Secrets = nil
 	g.Network.UnsafeAllowPrivate = nil
 	g.Network.Allow = append([]policy.Domain(nil), owner.Network.Allow...)
 	g.Network.Deny = append([]policy.Domain(nil), owner.Network.Deny...)
 	g.Env = policy.Env{Set: policy.EnvSet{"HOME": "/tmp", "PATH": guestPath}}
 	return &g, nil
+}
+
+// inSystem says whether p lies in a system tree (the tree itself
+// included, "/" not).
+func inSystem(p policy.Path) bool {
+	return p != "/" && covered(p, systemTrees)
+}
+
+// covered says whether p is one of roots or lies beneath one.
+func covered(p policy.Path, roots []policy.Path) bool {
+	for _, r := range roots {
+		if r.Contains(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// touches says whether p holds or lies in one of hidden.
+func touches(p policy.Path, hidden []policy.Path) bool {
+	for _, h := range hidden {
+		if p.Contains(h) || h.Contains(p) {
+			return true
+		}
+	}
+	return false
 }

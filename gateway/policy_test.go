@@ -20,9 +20,10 @@ func TestGuestPolicy(t *testing.T) {
 	owner.Mode = policy.ModeComponents
 	owner.Workspace.Path = "/srv/project"
 	owner.Files = policy.Files{
-		Read:      []policy.Path{"/", "/usr/share", "/etc/ssl", "/home/alice/.gitconfig", "/srv/project/docs", "/srv", "/var/lib/pinfold/serve/x", "/root"},
+		Read: []policy.Path{"/", "/usr/share", "/etc/ssl", "/home/alice/.gitconfig", "/srv/project/docs", "/srv", "/var/lib/pinfold/serve/x", "/root",
+			"/var/home/alice/.gitconfig", "/var/roothome/.ssh", "/srv/project-b", "/data/customers", "/var/log", "/opt/tool", "/etc/pinfold/x", "/etc"},
 		Write:     []policy.Path{"/srv/project"},
-		Exec:      []policy.Path{"/usr/bin", "/usr/lib", "/usr/local/bin", "/home/alice/bin"},
+		Exec:      []policy.Path{"/usr/bin", "/usr/lib", "/usr/local/bin", "/home/alice/bin", "/var/home/alice/.cargo/bin"},
 		Protected: []policy.Path{"/srv/project/.env"},
 	}
 	owner.Network = policy.Network{Mode: policy.NetProxy, BlockAll: true, Allow: []policy.Domain{"api.example.com"},
@@ -31,7 +32,7 @@ func TestGuestPolicy(t *testing.T) {
 	owner.Env = policy.Env{Pass: []policy.EnvName{"PATH", "HOME", "API_TOKEN"}, Set: policy.EnvSet{"HOME": "/home/alice"}}
 	owner.Commands.Auto = []policy.Command{"ls", "git status"}
 
-	g, err := guestPolicy(&owner, "/var/lib/pinfold/serve/sessions/ID/workspace", "/var/lib/pinfold/serve")
+	g, err := guestPolicy(&owner, "/var/lib/pinfold/serve/sessions/ID/workspace", "/var/lib/pinfold/serve", "/usr/local/bin/launcher")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestGuestPolicy(t *testing.T) {
 		t.Errorf("the owner's rules were not kept: %+v %+v", g.Commands, g.Network)
 	}
 	// The owner's policy is untouched.
-	if owner.Workspace.Path != "/srv/project" || len(owner.Secrets) != 1 || len(owner.Files.Read) != 8 {
+	if owner.Workspace.Path != "/srv/project" || len(owner.Secrets) != 1 || len(owner.Files.Read) != 16 {
 		t.Error("guestPolicy changed the owner's policy")
 	}
 	// The text the gateway pins parses back to the same policy.
@@ -66,15 +67,21 @@ func TestGuestPolicy(t *testing.T) {
 	if string(policy.Encode(back)) != string(text) {
 		t.Errorf("the guest policy does not round-trip:\n%s", text)
 	}
-	for _, leak := range []string{"alice", "/srv/project", "API_TOKEN", "x-api-key", "10.0.0.0"} {
+	for _, leak := range []string{"alice", "/srv", "/var/home", "/var/roothome", "/var/log", "/data", "/opt", "/etc/pinfold", "API_TOKEN", "x-api-key", "10.0.0.0"} {
 		if strings.Contains(string(text), leak) {
 			t.Errorf("the guest policy mentions %q:\n%s", leak, text)
 		}
 	}
 
+	// A launcher outside the kept trees is added alone, as a file.
+	g, err = guestPolicy(&owner, "/w", "/s", "/var/tmp/it/bin/launcher")
+	if err != nil || !slices.Equal(g.Files.Exec, []policy.Path{"/usr/bin", "/usr/lib", "/usr/local/bin", "/var/tmp/it/bin/launcher"}) {
+		t.Errorf("exec %v, %v", g.Files.Exec, err)
+	}
+
 	wrapper := owner
 	wrapper.Mode = policy.ModeWrapper
-	if _, err := guestPolicy(&wrapper, "/w", "/s"); err == nil {
+	if _, err := guestPolicy(&wrapper, "/w", "/s", "/l"); err == nil {
 		t.Error("a wrapper-mode policy gave a guest policy")
 	}
 }

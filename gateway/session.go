@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -56,6 +58,10 @@ type session struct {
 	mu sync.Mutex
 	ss *mcp.ServerSession // the HTTP side's session, once initialize went through
 
+	ctx    context.Context // ends when the session does: its calls in flight are cancelled
+	cancel context.CancelFunc
+	over   bool // ended (under the gateway's mu)
+
 	endOnce sync.Once
 	ended   chan struct{}
 	why     string
@@ -71,7 +77,11 @@ func newID() string { return rand.Text() }
 func (g *Gateway) startSession(ctx context.Context, id, principal string, mode Mode, peer netip.Addr) (_ *session, err error) {
 	s := &session{ID: id, Principal: principal, Asked: mode, Mode: mode, Peer: peer, Created: time.Now().UTC(),
 		guest: principal == guestPrincipal, ended: make(chan struct{})}
-	s.dir = filepath.Join(g.sessionsDir, id)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	// Named by another random value: the directory's name shows in the
+	// child's command line (the guest policy's path), which every local
+	// user can read; the id, which reaches the session, must not.
+	s.dir = filepath.Join(g.sessionsDir, newID())
 	// 0711: the guest's sandbox passes through to its workspace; the
 	// policy file beside it is 0600.
 	if err := os.Mkdir(s.dir, 0o711); err != nil {
@@ -86,12 +96,14 @@ func (g *Gateway) startSession(ctx context.Context, id, principal string, mode M
 	s.log = slog.New(slog.NewJSONHandler(s.logf, nil)).With("session", id)
 	defer func() {
 		if err != nil {
+			s.cancel()
+			s.stop() // a child that started and then failed (or whose client left) goes too
 			err = fmt.Errorf("%w; its log ends: %s", err, tail(logPath, 600))
 			s.log.Error("session not started", "err", err.Error())
 			s.cleanup(g)
 		}
 	}()
-	s.log.Info("session starting", "principal", principal, "mode_asked", string(s.Asked), "mode", string(s.Mode), "peer", peer.String())
+	s.log.Info("session starting", "principal", display(principal), "mode_asked", string(s.Asked), "mode", string(s.Mode), "peer", peer.String())
 
 	cmd, err := g.childCommand(s)
 	if err != nil {
@@ -139,6 +151,10 @@ func (g *Gateway) startSession(ctx context.Context, id, principal string, mode M
 // and its answer back as it went.
 func (s *session) forward(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// The call ends with its request or with the session.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.ctx, cancel)()
 		start := time.Now()
 		r, err := s.child.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments})
 		attrs := []any{"tool", name, "ms", time.Since(start).Milliseconds()}
@@ -166,20 +182,19 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 	switch {
 	case s.Mode == Full:
 		ws := string(g.cfg.Policy.Workspace.Path)
-		st, err := os.Stat(ws)
+		sys, err := workspaceOwner(ws)
 		if err != nil {
-			return nil, fmt.Errorf("full access: workspace: %w", err)
+			return nil, err
 		}
 		cmd = exec.Command(launcher, "mcp", "--full-access", "--workspace", ws)
-		sys := st.Sys().(*syscall.Stat_t)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: sys.Uid, Gid: sys.Gid, NoSetGroups: true}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: sys.Uid, Gid: sys.Gid, Groups: ownerGroups(sys.Uid, sys.Gid)}}
 		cmd.Dir = ws
 	case s.guest:
 		ws := filepath.Join(s.dir, "workspace")
-		if err := os.Mkdir(ws, 0o755); err != nil {
+		if err := os.Mkdir(ws, 0o711); err != nil {
 			return nil, fmt.Errorf("guest workspace: %w", err)
 		}
-		gp, err := guestPolicy(g.cfg.Policy, ws, g.cfg.StateDir)
+		gp, err := guestPolicy(g.cfg.Policy, ws, g.cfg.StateDir, launcher)
 		if err != nil {
 			return nil, err
 		}
@@ -210,6 +225,45 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 		cmd.Env = append(cmd.Env, "PINFOLD_SELF_LISTENERS="+strings.Join(addrs, ","))
 	}
 	return cmd, nil
+}
+
+// workspaceOwner is the owner of the workspace, which full access runs
+// as; root is refused: a remote caller is never given root.
+func workspaceOwner(ws string) (*syscall.Stat_t, error) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(ws, &st); err != nil {
+		return nil, fmt.Errorf("full access: workspace: %w", err)
+	}
+	if st.Uid == 0 {
+		return nil, errors.New("full access runs as the workspace's owner, and the workspace belongs to root: refused (a remote caller is never given root)")
+	}
+	return &st, nil
+}
+
+// fullAccessAllowed says why full access cannot be given, if it cannot.
+func (g *Gateway) fullAccessAllowed() error {
+	_, err := workspaceOwner(string(g.cfg.Policy.Workspace.Path))
+	return err
+}
+
+// ownerGroups are uid's supplementary groups from the user database, or
+// only gid when it has no entry: never the gateway's own.
+func ownerGroups(uid, gid uint32) []uint32 {
+	groups := []uint32{gid}
+	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+	if err != nil {
+		return groups
+	}
+	ids, err := u.GroupIds()
+	if err != nil {
+		return groups
+	}
+	for _, id := range ids {
+		if n, err := strconv.ParseUint(id, 10, 32); err == nil && uint32(n) != gid {
+			groups = append(groups, uint32(n))
+		}
+	}
+	return groups
 }
 
 // stop ends the child: stdin closed, then SIGTERM, then SIGKILL (the

@@ -183,9 +183,11 @@ func addToken(t *testing.T, store, name string, caps ...string) string {
 // are rate-limited; and when it is all over, no session is left: no
 // process, no directory.
 func TestIntegrationGateway(t *testing.T) {
-	s := newSandbox(t)
+	// The project is a person's (uid 1000), not root's: full access runs
+	// as its owner, and is refused for a root-owned one.
+	s := newSandboxAs(t, 1000)
 	s.file(t, filepath.Join(s.ws, "hello.txt"), "the owner's project\n")
-	store := filepath.Join(s.dir, "tokens.json")
+	store := filepath.Join(t.TempDir(), "tokens.json") // root's, as serve's store must be
 	owner := addToken(t, store, "owner")
 	admin := addToken(t, store, "admin", "host.execute")
 	p := proxyPol()
@@ -289,7 +291,7 @@ func TestIntegrationGateway(t *testing.T) {
 	if err != nil {
 		t.Fatalf("full access with host.execute: %v", err)
 	}
-	if text, out, _ = callText(ctx, t, fs, "run_command", map[string]any{"command": "id -u; cat hello.txt"}); out["stdout"] != "0\nthe owner's project\n" {
+	if text, out, _ = callText(ctx, t, fs, "run_command", map[string]any{"command": "id -u; cat hello.txt"}); out["stdout"] != "1000\nthe owner's project\n" {
 		t.Errorf("full access: %s", text)
 	}
 	if tl, err := fs.ListTools(ctx, nil); err != nil || slices.ContainsFunc(tl.Tools, func(x *mcp.Tool) bool { return x.Name == "execute_code" }) {
@@ -551,8 +553,9 @@ func TestIntegrationGatewayStorm(t *testing.T) {
 	if counts[200] == 0 || counts[503] == 0 || counts[400] == 0 || counts[404] == 0 || counts[413] == 0 {
 		t.Errorf("answers %v: want sessions, refusals when full, bad requests, unknown sessions and oversized bodies", counts)
 	}
-	if len(sids) > 4*len(bodies) || len(sids) != counts[200] {
-		t.Errorf("%d sessions made of %d answered 200", len(sids), counts[200])
+	// --max-sessions 4: guests get at most half.
+	if len(sids) > 2 || len(sids) != counts[200] {
+		t.Errorf("%d guest sessions made of %d answered 200, want at most 2", len(sids), counts[200])
 	}
 	if n := len(descendants(g.cmd.Process.Pid)); n == 0 {
 		t.Error("no session process after the storm")
@@ -605,6 +608,11 @@ func TestIntegrationGatewaySandboxFailure(t *testing.T) {
 	// The control: the session works.
 	if text, _, isErr := callText(ctx, t, cs, "run_command", map[string]any{"command": "echo up"}); isErr {
 		t.Fatalf("control: %s", text)
+	}
+	// This workspace is root's: full access, which runs as its owner, is
+	// refused even with host.execute, and says why.
+	if code, body := rawPost(t, g.url, map[string]string{"Authorization": "Bearer " + owner, "Pinfold-Mode": "full"}, initialize); code != http.StatusForbidden || !strings.Contains(body, "belongs to root") {
+		t.Errorf("full access to a root-owned workspace: %d %q", code, body)
 	}
 	inFlight := make(chan error, 1)
 	go func() {
@@ -725,7 +733,18 @@ func TestIntegrationGatewayLifecycle(t *testing.T) {
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_dir", Arguments: map[string]any{}}); err == nil {
 		t.Error("a revoked token's session still answered")
 	}
+	// The session ended with its token; a new token of the same name is
+	// another caller and does not get it.
+	sid := cs.ID()
 	cs.Close()
+	renewed := addToken(t, store, "other")
+	if code, _ := rawPost(t, g.url, map[string]string{"Authorization": "Bearer " + renewed, "Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`); code == http.StatusOK {
+		t.Error("a new token of a revoked token's name got its session")
+	}
+	waitUntil(t, 30*time.Second, "the revoked token's session ended", func() bool {
+		ents, _ := os.ReadDir(filepath.Join(g.state, "sessions"))
+		return len(ents) == 0
+	})
 
 	// Idle: a session nobody calls ends by itself, and is gone.
 	cs, err = g.connect(ctx, bearer(owner))
@@ -773,5 +792,65 @@ func TestIntegrationGatewayLifecycle(t *testing.T) {
 	line, _ := bufio.NewReader(c).ReadString('\n')
 	if !strings.HasPrefix(line, "HTTP/1.1 400") {
 		t.Errorf("garbage got %q", line)
+	}
+}
+
+// A call in flight does not hold a session open: a DELETE ends it at
+// once, its command killed, and a gateway told to stop with a call in
+// flight stops promptly, leaving nothing.
+func TestIntegrationGatewayEndWithCallInFlight(t *testing.T) {
+	s := newSandbox(t)
+	store := filepath.Join(s.dir, "tokens.json")
+	owner := addToken(t, store, "owner")
+	g := startGateway(t, s, componentsPol(), store)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	busy := func() *mcp.ClientSession {
+		cs, err := g.connect(ctx, map[string]string{"Authorization": "Bearer " + owner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "sleep 120"}})
+		waitUntil(t, 30*time.Second, "the command running", func() bool { return anyRuns(g.cmd.Process.Pid, "sleep") })
+		return cs
+	}
+	cs := busy()
+	start := time.Now()
+	// A DELETE as the client sends it (the SDK's Close waits for its own
+	// calls in flight first).
+	req, _ := http.NewRequest("DELETE", g.url, nil)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Authorization", "Bearer "+owner)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Errorf("DELETE: %d", resp.StatusCode)
+	}
+	waitUntil(t, 30*time.Second, "the session gone after DELETE", func() bool {
+		ents, _ := os.ReadDir(filepath.Join(g.state, "sessions"))
+		return len(ents) == 0 && len(descendants(g.cmd.Process.Pid)) == 0
+	})
+	t.Logf("ended %v after DELETE with a call in flight", time.Since(start).Round(time.Millisecond))
+
+	busy()
+	pids := descendants(g.cmd.Process.Pid)
+	start = time.Now()
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- g.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("gateway stopped with %v", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("the gateway did not stop with a call in flight")
+	}
+	t.Logf("stopped %v after SIGTERM with a call in flight", time.Since(start).Round(time.Millisecond))
+	if err := gone(pids); err != nil {
+		t.Error(err)
 	}
 }

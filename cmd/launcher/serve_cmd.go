@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -125,6 +126,11 @@ func (e env) serve(args []string) error {
 	}
 	if p.Mode != policy.ModeComponents {
 		return fail(exitInvalid, `set mode = "components" in the policy: every gateway session is one`, "serve: %s: mode is %q", *file, p.Mode)
+	}
+	if !filepath.IsAbs(*state) {
+		if *state, err = filepath.Abs(*state); err != nil {
+			return fail(exitUsage, "give --state as an absolute path", "serve: --state: %v", err)
+		}
 	}
 	exe, err := sharedExecutable()
 	if err != nil {

@@ -510,7 +510,9 @@ func (s *hostShell) Run(ctx context.Context, command string) (bash.RunResult, rp
 	defer cancel()
 	cmd := exec.CommandContext(tctx, "/bin/bash", "--noprofile", "--norc", "-c", command)
 	cmd.Dir = s.ws // Env nil: the server's own environment; Stdin nil: /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group, killed whole at the deadline; killed too if this
+	// server dies (its children, in the group, are not: full access).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error {
 		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		if err == syscall.ESRCH {
