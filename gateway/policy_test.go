@@ -2,9 +2,12 @@ package gateway
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pinfold/pinfold/policy"
 )
@@ -104,5 +107,41 @@ func TestIsLoopback(t *testing.T) {
 		if got := isLoopback(in); got != want {
 			t.Errorf("isLoopback(%q) = %v", in, got)
 		}
+	}
+}
+
+// Session logs older than logMaxAge go; newer ones and other files stay.
+func TestPruneLogs(t *testing.T) {
+	dir := t.TempDir()
+	g := &Gateway{logsDir: dir}
+	old := time.Now().Add(-logMaxAge - time.Hour)
+	for i, name := range []string{"a.log", "b.log", "c.log", "keep.txt"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 || name == "keep.txt" {
+			os.Chtimes(p, old, old)
+		}
+	}
+	g.pruneLogs()
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"c.log", "keep.txt"}) {
+		t.Errorf("left %v", names)
+	}
+}
+
+// Full access gets the owner's groups from the user database, or only
+// its group: never the gateway's.
+func TestOwnerGroups(t *testing.T) {
+	if got := ownerGroups(4242424, 77); !slices.Equal(got, []uint32{77}) {
+		t.Errorf("a uid with no entry: %v", got)
+	}
+	if got := ownerGroups(0, 0); len(got) == 0 || got[0] != 0 {
+		t.Errorf("root: %v", got)
 	}
 }

@@ -298,8 +298,17 @@ func TestIntegrationGateway(t *testing.T) {
 		t.Errorf("full access offers Code Mode, or lists nothing: %v", err)
 	}
 
-	// The end: every session closed, then nothing of them is left.
+	// No session's id is in any command line (a local user could read it
+	// there and use the session).
 	pids := descendants(g.cmd.Process.Pid)
+	for _, cs := range []*mcp.ClientSession{os_, guestA, guestB, fs} {
+		for _, pid := range pids {
+			if strings.Contains(strings.Join(cmdline(pid), " "), cs.ID()) {
+				t.Errorf("session id %s in the command line of pid %d: %q", cs.ID(), pid, cmdline(pid))
+			}
+		}
+	}
+	// The end: every session closed, then nothing of them is left.
 	if len(pids) < 4 {
 		t.Errorf("%d processes under the gateway with 4 sessions live", len(pids))
 	}
@@ -475,8 +484,12 @@ func TestIntegrationGatewayStorm(t *testing.T) {
 	if code, body := rawPost(t, g.url, map[string]string{"Host": "evil.example.com"}, initialize); code != http.StatusForbidden {
 		t.Errorf("Host evil.example.com: %d %q", code, body)
 	}
+	// Nor does a request the SDK would refuse for its type.
+	if code, body := rawPost(t, g.url, map[string]string{"Content-Type": "text/plain"}, initialize); code != http.StatusUnsupportedMediaType {
+		t.Errorf("Content-Type text/plain: %d %q", code, body)
+	}
 	if ents, _ := os.ReadDir(filepath.Join(g.state, "logs")); len(ents) != 0 {
-		t.Errorf("a rebinding request started a session: %v", ents)
+		t.Errorf("a rebinding or mistyped request started a session: %v", ents)
 	}
 	// 200 slow clients: half a request each, held through the storm.
 	host := strings.TrimSuffix(strings.TrimPrefix(g.url, "http://"), "/mcp")
