@@ -467,8 +467,8 @@ func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool)
 }
 
 // A storm of bad and good requests — malformed JSON, batches, oversized
-// bodies, unknown session ids, requests that are not initialize, 1,000
-// session attempts in all, with 200 slow clients holding half-sent
+// bodies, unknown session ids, requests that are not initialize, and
+// 1,000 well-formed session attempts, with 200 slow clients holding half-sent
 // requests throughout — gets only protocol answers (400, 404, 413,
 // 503 when full, 200), never a crash; no more sessions than the limit
 // are ever held, and once the storm's sessions are closed nothing of
@@ -514,9 +514,11 @@ func TestIntegrationGatewayStorm(t *testing.T) {
 		code int
 		sid  string
 	}
-	answers := make(chan answer, 1000)
+	// 2,000 requests: every other one a well-formed initialize (1,000
+	// session attempts in a burst), the rest the bad mix.
+	answers := make(chan answer, 2000)
 	sem := make(chan struct{}, 32)
-	for i := range 1000 {
+	for i := range 2000 {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
@@ -525,8 +527,11 @@ func TestIntegrationGatewayStorm(t *testing.T) {
 				hdr["Mcp-Session-Id"] = fmt.Sprintf("GUESS%021d", i)
 			}
 			body := bodies[i%len(bodies)]
-			if i%len(bodies) == 5 && i > 100 {
+			if i%len(bodies) == 5 && i > 200 {
 				body = bodies[0] // the 9 MiB body a few times only
+			}
+			if i%2 == 0 {
+				body, hdr = initialize, map[string]string{}
 			}
 			req, _ := http.NewRequest("POST", g.url, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
