@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 )
 
 // ManifestName is the file listing every other file's sha256.
@@ -26,7 +27,7 @@ type Manifest struct {
 
 // fileName is a name a site may hold; anything else in a manifest (a
 // path, "..") is refused before it is opened.
-var fileName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,100}$`)
+var fileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,100}$`) })
 
 // maxFile bounds one file of the site when it is verified.
 const maxFile = 64 << 20
@@ -34,7 +35,7 @@ const maxFile = 64 << 20
 func manifestOf(files map[string][]byte) ([]byte, error) {
 	m := Manifest{Version: 1, Files: map[string]string{}}
 	for name, b := range files {
-		if !fileName.MatchString(name) || name == ManifestName {
+		if !fileName().MatchString(name) || name == ManifestName {
 			return nil, fmt.Errorf("site: %q is not a name a site may hold", name)
 		}
 		sum := sha256.Sum256(b)
@@ -148,7 +149,7 @@ func Verify(dir string) ([]Problem, error) {
 	}
 	var problems []Problem
 	for name, want := range m.Files {
-		if !fileName.MatchString(name) || name == ManifestName {
+		if !fileName().MatchString(name) || name == ManifestName {
 			problems = append(problems, Problem{name, "the manifest names a file a site cannot hold"})
 			continue
 		}

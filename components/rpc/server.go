@@ -71,7 +71,7 @@ type serverConn struct {
 // (SO_PEERCRED), checked before TLS. Call it before Serve.
 func (s *Server) AllowPeers(uids ...uint32) { s.peers = uids }
 
-var opName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+var opName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`) })
 
 // NewServer is a server for the component whose credential is leaf. Every
 // request and every refused handshake is logged to log, with the caller's
@@ -92,7 +92,7 @@ func (s *Server) Handle(op string, h Handler) {
 
 // HandleData registers op with a handler that sees and answers data.
 func (s *Server) HandleData(op string, h DataHandler) {
-	if !opName.MatchString(op) {
+	if !opName().MatchString(op) {
 		panic(fmt.Sprintf("rpc: bad operation name %q", op))
 	}
 	s.handlers[op] = h
@@ -278,7 +278,7 @@ func (s *Server) serveFrame(tc *tls.Conn, caller pki.Role, b []byte) bool {
 	}
 	h := s.handlers[req.op]
 	switch {
-	case !opName.MatchString(req.op):
+	case !opName().MatchString(req.op):
 		return s.answer(tc, caller, "", Deny(ReasonBadRequest, "", "no such operation"), nil, nil)
 	case h == nil:
 		return s.answer(tc, caller, req.op, Deny(ReasonBadRequest, "", "no operation "+req.op), nil, nil)

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -481,7 +482,7 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-var sessionID = regexp.MustCompile(`^[0-9a-f]{16}$`)
+var sessionID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 
 // keepLogs is how long a finished session's logs stay.
 const keepLogs = 7 * 24 * time.Hour
@@ -494,7 +495,7 @@ func sweep(root string) {
 		return
 	}
 	for _, e := range entries {
-		if !e.IsDir() || !sessionID.MatchString(e.Name()) {
+		if !e.IsDir() || !sessionID().MatchString(e.Name()) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
@@ -510,7 +511,7 @@ func sweep(root string) {
 	// Logs of sessions long over go too: /run is memory.
 	for _, e := range entries {
 		dir := filepath.Join(root, e.Name())
-		if st, err := os.Lstat(dir); err == nil && st.IsDir() && sessionID.MatchString(e.Name()) && time.Since(st.ModTime()) > keepLogs {
+		if st, err := os.Lstat(dir); err == nil && st.IsDir() && sessionID().MatchString(e.Name()) && time.Since(st.ModTime()) > keepLogs {
 			if _, err := os.Lstat(filepath.Join(dir, "lock")); os.IsNotExist(err) {
 				os.RemoveAll(dir)
 			}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -237,7 +238,7 @@ func (s *Store) cleanup() {
 // sort by time), and 32 random bits.
 const idLayout = "20060102T150405.000000000Z"
 
-var idPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}$`) })
 
 func newID(now time.Time) string {
 	var b [4]byte
@@ -245,7 +246,7 @@ func newID(now time.Time) string {
 	return now.UTC().Format(idLayout) + "-" + hex.EncodeToString(b[:])
 }
 
-func validID(id string) bool { return idPattern.MatchString(id) }
+func validID(id string) bool { return idPattern().MatchString(id) }
 
 // ValidID reports whether id is a well-formed backup id (it may not
 // exist).
