@@ -88,16 +88,18 @@ func New(b Backends) *mcp.Server {
 		"other bytes as base64. Read a large file in parts with offset and max_bytes (next_offset says where to go on)."}, t.readFile,
 		limit{"path", MaxPath}, bound{"max_bytes", 4, MaxRead}, bound{"offset", 0, 1 << 53})
 	add(s, t, &mcp.Tool{Name: "write_file", Description: "Replace a file of the workspace with content (UTF-8 text), atomically, " +
-		"making it if it does not exist. Protected paths (git hooks and config, shell start-up files, .ssh, …) need the person's approval."}, t.writeFile,
+		"making it if it does not exist." + pick(b.FullAccess, "", " Protected paths (git hooks and config, shell start-up files, .ssh, …) need the person's approval.")}, t.writeFile,
 		limit{"path", MaxPath}, limit{"content", MaxWrite})
 	add(s, t, &mcp.Tool{Name: "list_dir", Description: "List a directory of the workspace (default: the workspace itself): each entry's name, type and size."}, t.listDir,
 		limit{"path", MaxPath})
 	add(s, t, &mcp.Tool{Name: "delete", Description: "Delete a file or an empty directory. With recursive, delete a directory and everything " +
-		"beneath it: the person is asked to confirm, and a verified backup is made first (its id is returned)."}, t.delete,
+		pick(b.FullAccess, "beneath it, at once and with no backup.", "beneath it: the person is asked to confirm, and a verified backup is made first (its id is returned).")}, t.delete,
 		limit{"path", MaxPath})
-	add(s, t, &mcp.Tool{Name: "run_command", Description: "Run a shell command line (bash -c) in the workspace under the session's command policy: " +
-		"some commands run at once, some need the person's approval (the call waits), some are refused. It runs confined, with no network, " +
-		"a timeout and an output cap. Returns the exit code and the output; a non-zero exit code is a result, not an error."}, t.runCommand,
+	add(s, t, &mcp.Tool{Name: "run_command", Description: pick(b.FullAccess,
+		"Run a shell command line (bash -c) in the workspace, UNCONFINED on this host with the server's authority, with a timeout and an output cap. ",
+		"Run a shell command line (bash -c) in the workspace under the session's command policy: "+
+			"some commands run at once, some need the person's approval (the call waits), some are refused. It runs confined, with no network, "+
+			"a timeout and an output cap. ") + "Returns the exit code and the output; a non-zero exit code is a result, not an error."}, t.runCommand,
 		limit{"command", MaxCommand})
 	if !b.FullAccess {
 		addExecuteCode(s, t)
@@ -244,6 +246,14 @@ func jsonValue(raw json.RawMessage) (any, error) {
 	var v any
 	err := json.Unmarshal(raw, &v)
 	return v, err
+}
+
+// pick is a when c, else b.
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
 }
 
 // addExecuteCode offers Code Mode (through bash, in a components session).

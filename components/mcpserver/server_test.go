@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -675,4 +676,58 @@ func waitGoroutines(t *testing.T, base int) {
 	}
 	buf := make([]byte, 1<<20)
 	t.Errorf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+}
+
+// The end of the input (`printf … | launcher mcp`) does not lose the
+// answers to what was read: every request is answered, then Serve
+// returns. A client whose end of the output is gone instead has its
+// calls cancelled at once.
+func TestEndOfInputAnswered(t *testing.T) {
+	f := newFakes()
+	f.slow = 300 * time.Millisecond // the call is still running when the input ends
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	in := io.NopCloser(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"echo hi"}}}
+`))
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), Backends{Files: f, Shell: f}, in, outW); outW.Close() }()
+	b, _ := io.ReadAll(outR)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"id":1,"result"`) || !strings.Contains(string(b), `"id":2,"result"`) || !strings.Contains(string(b), "out:echo hi") {
+		t.Errorf("answers after the end of the input:\n%s", b)
+	}
+
+	// The client gone: the output's reader closed while a call waits.
+	g := newFakes()
+	outR, outW, err = os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	done = make(chan error, 1)
+	go func() { done <- Serve(context.Background(), Backends{Files: g, Shell: g}, inR, outW); outW.Close() }()
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"wait"}}}`)
+	deadline := time.Now().Add(10 * time.Second)
+	for g.inFlight.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	outR.Close()
+	inW.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve waited for a call whose client is gone")
+	}
+	if g.cancelled.Load() != 1 {
+		t.Error("the gone client's call was not cancelled")
+	}
 }

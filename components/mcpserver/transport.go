@@ -8,7 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +32,14 @@ const MaxLine = 6*MaxWrite + 64<<10
 // session at the first bad line, so one malformed message would cut the
 // agent off from every tool. Batches, which MCP dropped in its
 // 2025-06-18 revision, are refused the same way.
+//
+// The end of the input is passed on only once every request read has
+// been answered, while the output is still read: `printf … | launcher
+// mcp` gets its answers (the SDK cancels calls in flight at the end of
+// its input). A client that is gone — its end of the output closed, as
+// when its process ends — is seen at once, and its calls are cancelled.
+// Only an output that is a file (a pipe, a socket) can be watched so; on
+// any other the end of the input is passed on at once.
 type Transport struct {
 	In  io.ReadCloser
 	Out io.Writer
@@ -41,7 +53,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	if max <= 0 {
 		max = MaxLine
 	}
-	c := &lineConn{in: t.In, out: t.Out, msgs: make(chan read), done: make(chan struct{})}
+	c := &lineConn{in: t.In, out: t.Out, msgs: make(chan read), done: make(chan struct{}), pending: map[string]bool{}}
 	go c.readLoop(max)
 	return c, nil
 }
@@ -59,6 +71,78 @@ type lineConn struct {
 	msgs chan read
 	done chan struct{}
 	once sync.Once
+
+	pmu     sync.Mutex
+	pending map[string]bool // ids of requests read and not yet answered
+}
+
+// idKey is a request id as a map key.
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+// track notes a request read (or a cancellation of one, which the
+// server answers with nothing).
+func (c *lineConn) track(m jsonrpc.Message) {
+	r, ok := m.(*jsonrpc.Request)
+	if !ok {
+		return
+	}
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	switch {
+	case r.IsCall():
+		c.pending[idKey(r.ID)] = true
+	case r.Method == "notifications/cancelled":
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(r.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				delete(c.pending, idKey(id))
+			}
+		}
+	}
+}
+
+func (c *lineConn) answered(m jsonrpc.Message) {
+	if r, ok := m.(*jsonrpc.Response); ok {
+		c.pmu.Lock()
+		delete(c.pending, idKey(r.ID))
+		c.pmu.Unlock()
+	}
+}
+
+func (c *lineConn) unanswered() int {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return len(c.pending)
+}
+
+// drain waits, at the end of the input, until every request read is
+// answered, the client is gone or the connection closes. It returns at
+// once when the output cannot be watched.
+func (c *lineConn) drain() {
+	f, ok := c.out.(*os.File)
+	if !ok {
+		return
+	}
+	for c.unanswered() > 0 {
+		if outputGone(f) {
+			return
+		}
+		select {
+		case <-c.done:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// outputGone says whether the reader of f has gone (the write end of a
+// pipe or socket whose other end closed reports POLLERR or POLLHUP).
+func outputGone(f *os.File) bool {
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: 0}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0
 }
 
 func (c *lineConn) SessionID() string { return "" }
@@ -79,7 +163,9 @@ func (c *lineConn) Write(_ context.Context, m jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	return c.writeLine(b)
+	err = c.writeLine(b)
+	c.answered(m)
+	return err
 }
 
 func (c *lineConn) writeLine(b []byte) error {
@@ -112,6 +198,7 @@ func (c *lineConn) readLoop(max int) {
 		line, tooLong, err := readLine(br, max)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
 			if m := c.decode(line, tooLong, max); m != nil {
+				c.track(m)
 				select {
 				case c.msgs <- read{msg: m}:
 				case <-c.done:
@@ -120,8 +207,9 @@ func (c *lineConn) readLoop(max int) {
 			}
 		}
 		if err != nil {
-			// The end of the input ends the session, but answers to
-			// requests already read may still be written.
+			// The end of the input ends the session once the requests
+			// already read are answered (or the client is gone).
+			c.drain()
 			select {
 			case c.msgs <- read{err: err}:
 			case <-c.done:
