@@ -135,13 +135,16 @@ func walkValue(v any, t reflect.Type, path []string, elem int) []Problem {
 		}
 		var ps []Problem
 		for i, it := range items {
-			e := elem
-			// An array of tables numbers its elements; a leaf that
-			// happens to be a struct (CIDR) does not.
+			e, p := elem, path
+			// An array of tables numbers its elements (elem); an array
+			// of values names the one at fault in its key, so that two
+			// bad values are two problems, told apart.
 			if t.Elem().Kind() == reflect.Struct && !reflect.PointerTo(t.Elem()).Implements(unmarshalerType) {
 				e = i
+			} else if n := len(path); n > 0 {
+				p = append(path[:n-1:n-1], fmt.Sprintf("%s[%d]", path[n-1], i))
 			}
-			ps = append(ps, walkValue(it, t.Elem(), path, e)...)
+			ps = append(ps, walkValue(it, t.Elem(), p, e)...)
 		}
 		return ps
 	case reflect.Map:

@@ -278,7 +278,7 @@ path = "/w"
 		want: []string{
 			`3: network.mode: "open" is not one of ["none" "ports" "proxy"]`,
 			`6: limits.memory: size "4GB" is not digits followed by B, KiB, MiB, GiB or TiB (e.g. "512MiB"), or "0"`,
-			`9: files.read: path "usr" is not absolute: a relative path binds to whatever directory the launcher starts in`,
+			`9: files.read[0]: path "usr" is not absolute: a relative path binds to whatever directory the launcher starts in`,
 		},
 	}, {
 		name: "named checks",
@@ -466,7 +466,7 @@ func TestManyProblems(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("20000 problems under one key took %v", d) // was minutes
 	}
-	if len(pe.Problems) != 20000 || pe.Problems[19999].String() != `5: files.read: path "rel19999" is not absolute: a relative path binds to whatever directory the launcher starts in` {
+	if len(pe.Problems) != 20000 || pe.Problems[19999].String() != `5: files.read[19999]: path "rel19999" is not absolute: a relative path binds to whatever directory the launcher starts in` {
 		t.Errorf("%d problems, last %s", len(pe.Problems), pe.Problems[len(pe.Problems)-1])
 	}
 

@@ -400,11 +400,11 @@ func TestEncodeNoSpelling(t *testing.T) {
 		{"code_mode.deadline", func(p *Policy) { p.CodeMode.Deadline = 1 }},
 		{"limits.memory", func(p *Policy) { p.Limits.Memory = -1 }},
 		{"code_mode.tool_calls", func(p *Policy) { p.CodeMode.ToolCalls = MaxInt + 1 }},
-		{"network.unsafe_allow_private", func(p *Policy) {
+		{"network.unsafe_allow_private[0]", func(p *Policy) {
 			proxy(p)
 			p.Network.UnsafeAllowPrivate = []CIDR{CIDR(netip.MustParsePrefix("10.1.2.3/8"))}
 		}},
-		{"network.unsafe_allow_private", func(p *Policy) {
+		{"network.unsafe_allow_private[0]", func(p *Policy) {
 			proxy(p)
 			p.Network.UnsafeAllowPrivate = []CIDR{{}}
 		}},

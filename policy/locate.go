@@ -45,18 +45,23 @@ func (l locator) place(ps []Problem) []Problem {
 		if p.Line != 0 || p.Key == "" {
 			continue
 		}
-		n, ok := keyLines[p.Key]
+		// "files.read[2]" is on files.read's line: one lookup for all
+		// of an array's values.
+		key := p.Key
+		dot := strings.LastIndexByte(key, '.')
+		key = key[:dot+1] + trimIndex(key[dot+1:])
+		n, ok := keyLines[key]
 		if !ok {
 			if len(keyLines) == maxLocate {
 				continue
 			}
 			// A key the file does not hold (a missing allow list, say)
 			// is placed at its nearest enclosing table that it does.
-			path := strings.Split(p.Key, ".")
+			path := strings.Split(key, ".")
 			for n = l.keyLine(path); n == 0 && len(path) > 1; n = l.keyLine(path) {
 				path = path[:len(path)-1]
 			}
-			keyLines[p.Key] = n
+			keyLines[key] = n
 		}
 		if p.elem >= 0 {
 			head, _, _ := strings.Cut(p.Key, ".")
@@ -69,6 +74,21 @@ func (l locator) place(ps []Problem) []Problem {
 	}
 	sortProblems(ps)
 	return ps
+}
+
+// trimIndex is k without a trailing "[N]", the index of a value in an
+// array that a problem names.
+func trimIndex(k string) string {
+	i := strings.LastIndexByte(k, '[')
+	if i < 0 || !strings.HasSuffix(k, "]") || i+2 > len(k)-1 {
+		return k
+	}
+	for _, c := range k[i+1 : len(k)-1] {
+		if c < '0' || c > '9' {
+			return k
+		}
+	}
+	return k[:i]
 }
 
 // inElement returns line n when it lies inside the elem-th [[table]] of an
