@@ -147,6 +147,13 @@ func callText(ctx context.Context, t *testing.T, cs *mcp.ClientSession, name str
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	text, out := toolResult(r)
+	return text, out, r.IsError
+}
+
+// toolResult is a tool result's text, and its structured content when it
+// is not an error.
+func toolResult(r *mcp.CallToolResult) (string, map[string]any) {
 	var text strings.Builder
 	for _, c := range r.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
@@ -157,7 +164,7 @@ func callText(ctx context.Context, t *testing.T, cs *mcp.ClientSession, name str
 	if b, _ := json.Marshal(r.StructuredContent); !r.IsError {
 		json.Unmarshal(b, &out)
 	}
-	return text.String(), out, r.IsError
+	return text.String(), out
 }
 
 // addToken makes an owner token with `launcher serve token add`.

@@ -83,17 +83,8 @@ func TestIntegrationMCP(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v; terminal %q", name, err, screen())
 		}
-		var text strings.Builder
-		for _, c := range r.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				text.WriteString(tc.Text)
-			}
-		}
-		var out map[string]any
-		if b, _ := json.Marshal(r.StructuredContent); !r.IsError {
-			json.Unmarshal(b, &out)
-		}
-		return out, text.String(), r.IsError
+		text, out := toolResult(r)
+		return out, text, r.IsError
 	}
 	want := func(what string, got any, exp any) {
 		t.Helper()
