@@ -166,13 +166,21 @@ func (r *Root) Read(p string, offset int64, length int) (data []byte, eof bool, 
 		}
 		n += m
 	}
+	data, eof = ReadEnd(buf, n, length)
+	return data, eof, nil
+}
+
+// ReadEnd is what a read of up to length bytes returns when it asked for
+// len(buf) (more than length, to see the end) and got n: the data, and
+// whether the end of the file was reached.
+func ReadEnd(buf []byte, n, length int) (data []byte, eof bool) {
 	switch {
 	case n < len(buf): // the end came first
-		return buf[:n:n], true, nil
+		return buf[:n:n], true
 	case len(buf) > length: // more than asked: not the end
-		return buf[:length:length], false, nil
+		return buf[:length:length], false
 	default: // the file grew past its size at open: not known to be the end
-		return buf[:n:n], false, nil
+		return buf[:n:n], false
 	}
 }
 

@@ -261,14 +261,8 @@ func (h *hostFiles) read(ctx context.Context, p string, offset int64, length int
 	if err != nil && err != io.EOF {
 		return nil, false, hostErr(op, p, err)
 	}
-	switch {
-	case n < len(buf): // the end came first
-		return buf[:n:n], true, nil
-	case len(buf) > length: // more than asked: not the end
-		return buf[:length:length], false, nil
-	default: // the file grew past its size at open: not known to be the end
-		return buf[:n:n], false, nil
-	}
+	data, eof := fs.ReadEnd(buf, n, length)
+	return data, eof, nil
 }
 
 func regular(op, p string, st os.FileInfo) error {
