@@ -145,3 +145,38 @@ func TestOwnerGroups(t *testing.T) {
 		t.Errorf("root: %v", got)
 	}
 }
+
+// Guests take at most MaxGuests places and one address GuestsPerPeer
+// (an IPv6 /64 is one address); owners keep the rest; a place given
+// back can be taken again.
+func TestReserveGuests(t *testing.T) {
+	g := &Gateway{cfg: Config{MaxSessions: 6, MaxGuests: 3, GuestsPerPeer: 2}, sessions: map[string]*session{}, guests: map[netip.Addr]int{}}
+	a, a2, b := netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("2001:db8::2"), netip.MustParseAddr("192.0.2.7")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(g.reserve(true, a))
+	must(g.reserve(true, a2)) // the same /64
+	if err := g.reserve(true, a); err == nil || !strings.Contains(err.Error(), "your address") {
+		t.Errorf("a third guest from one /64: %v", err)
+	}
+	must(g.reserve(true, b))
+	if err := g.reserve(true, netip.MustParseAddr("198.51.100.1")); err == nil || !strings.Contains(err.Error(), "guest sessions (3)") {
+		t.Errorf("a fourth guest: %v", err)
+	}
+	must(g.reserve(false, b)) // owners keep their places
+	must(g.reserve(false, b))
+	must(g.reserve(false, b))
+	if err := g.reserve(false, b); err == nil || !strings.Contains(err.Error(), "most sessions (6)") {
+		t.Errorf("a seventh session: %v", err)
+	}
+	g.release(false, b)
+	g.release(true, a)
+	must(g.reserve(true, a)) // given back, taken again
+	if g.starting != 5 || g.guests[limitKey(a)] != 2 || g.guests[limitKey(b)] != 1 {
+		t.Errorf("starting %d, guests %v", g.starting, g.guests)
+	}
+}
