@@ -118,6 +118,7 @@ type Broker struct {
 
 // Handle decides command and, when it may, runs it.
 func (b *Broker) Handle(ctx context.Context, command string) (rpc.Decision, *RunResult) {
+	rpc.Watch(ctx) // it may ask the person, and it runs a command
 	return b.handle(ctx, command, false)
 }
 

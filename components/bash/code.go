@@ -40,6 +40,7 @@ type CodeResult struct {
 // denied (code.static, every finding in the detail); one that ran is
 // allowed, whatever its result.
 func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeResult) {
+	rpc.Watch(ctx) // a script runs for up to its deadline
 	if len(script) > b.CodeLimits.ScriptSize {
 		return rpc.Deny(rpc.ReasonBadRequest, "code_mode.script_size", fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), b.CodeLimits.ScriptSize)), nil
 	}

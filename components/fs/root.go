@@ -177,6 +177,8 @@ func (r *Root) forCall(ctx context.Context) *Root {
 		return r
 	}
 	c := *r
+	// The person is asked only after the caller is watched: its leaving
+	// then ends ctx, and a yes after that is no.
 	left := func(yes bool, why string) (bool, string) {
 		if yes && ctx.Err() != nil {
 			return false, "the caller left before the answer"
@@ -184,11 +186,15 @@ func (r *Root) forCall(ctx context.Context) *Root {
 		return yes, why
 	}
 	if r.Approve != nil {
-		c.Approve = func(action, detail string) (bool, string) { return left(r.Approve(action, detail)) }
+		c.Approve = func(action, detail string) (bool, string) {
+			rpc.Watch(ctx)
+			return left(r.Approve(action, detail))
+		}
 	}
 	if r.Recursive != nil {
 		rc := *r.Recursive
 		rc.Confirm = func(action, detail string, irreversible bool) (bool, string) {
+			rpc.Watch(ctx)
 			return left(r.Recursive.Confirm(action, detail, irreversible))
 		}
 		c.Recursive = &rc

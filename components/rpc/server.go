@@ -294,36 +294,74 @@ func (s *Server) serveFrame(tc *tls.Conn, caller pki.Role, b []byte) bool {
 	return s.answer(tc, caller, req.op, d, result, data)
 }
 
-// watch gives a handler a context that ends when its caller does: the
-// protocol is one request, then its answer, so while the handler runs
-// the connection has nothing to read, and a read that ends (the client
-// closed it, cancelling its call) or brings a byte (a client that does
-// not wait, which is also the end of this connection) cancels the
-// handler — a question for the person, a command waiting to run — so
-// that nothing is done for a call nobody waits for. gone stops the
-// watch and says whether the caller left; the connection then ends.
+// watch gives a handler a context that can end when its caller does:
+// the protocol is one request, then its answer, so while the handler
+// runs the connection has nothing to read, and a read that ends (the
+// client closed it, cancelling its call) or brings a byte (a client
+// that does not wait, which is also the end of this connection)
+// cancels the handler. The watching read starts only when the handler
+// says it is about to wait (Watch): a question for the person, a
+// command. Watching every call would cost more than most calls (a
+// goroutine and a wake-up each), and a client that left before Watch is
+// seen at once. gone stops the watch and says whether the caller left;
+// the connection then ends.
 func (s *Server) watch(tc *tls.Conn) (ctx context.Context, gone func() bool) {
 	ctx, cancel := context.WithCancel(s.ctx)
-	var left atomic.Bool
-	done := make(chan struct{})
+	w := &watcher{tc: tc, cancel: cancel, done: make(chan struct{})}
+	return context.WithValue(ctx, watcherKey{}, w), func() bool {
+		w.mu.Lock()
+		w.stopped = true
+		watching := w.started
+		w.mu.Unlock()
+		if watching {
+			// A read deadline in the past ends the watching read; a TLS
+			// read that times out keeps the connection usable.
+			tc.SetReadDeadline(time.Unix(1, 0))
+			<-w.done
+			tc.SetReadDeadline(time.Time{})
+		}
+		cancel()
+		return w.left.Load()
+	}
+}
+
+type watcherKey struct{}
+
+// watcher is one call's watch of its connection.
+type watcher struct {
+	tc     *tls.Conn
+	cancel context.CancelFunc
+	done   chan struct{}
+	left   atomic.Bool
+
+	mu               sync.Mutex
+	started, stopped bool
+}
+
+// Watch says that the call whose context ctx is is about to wait (for
+// the person, for a command): from now on, its caller leaving ends ctx.
+// Outside a server's handler, and after the first call, it does nothing.
+func Watch(ctx context.Context) {
+	w, ok := ctx.Value(watcherKey{}).(*watcher)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	if w.started || w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.started = true
+	w.mu.Unlock()
 	go func() {
-		defer close(done)
+		defer close(w.done)
 		var one [1]byte
-		_, err := tc.Read(one[:])
+		_, err := w.tc.Read(one[:])
 		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
-			left.Store(true)
-			cancel()
+			w.left.Store(true)
+			w.cancel()
 		}
 	}()
-	return ctx, func() bool {
-		// A read deadline in the past ends the watching read; a TLS read
-		// that times out keeps the connection usable.
-		tc.SetReadDeadline(time.Unix(1, 0))
-		<-done
-		tc.SetReadDeadline(time.Time{})
-		cancel()
-		return left.Load()
-	}
 }
 
 // answer checks, logs and sends a decision; false ends the connection.

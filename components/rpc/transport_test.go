@@ -75,6 +75,7 @@ func serveFSPeers(t *testing.T, peers []uint32) *fixture {
 		return Allow("slow-rule"), nil
 	})
 	srv.Handle("wait", func(ctx context.Context, _ pki.Role, _ json.RawMessage) (Decision, any) {
+		Watch(ctx)
 		select {
 		case <-ctx.Done():
 			f.waited <- ctx.Err()
