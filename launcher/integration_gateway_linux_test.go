@@ -879,3 +879,58 @@ func TestIntegrationGatewayEndWithCallInFlight(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Plain HTTP on an address that is not loopback (one the test gives a
+// network namespace of its own) needs --insecure-plain-http, and then
+// says that tokens travel unencrypted; HTTPS there needs no flag.
+func TestIntegrationGatewayPlainHTTP(t *testing.T) {
+	s := newSandbox(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		requireFeature(t, "unshare(1) for a network namespace", false, err.Error())
+	}
+	path, hash := s.writePolicy(t, componentsPol())
+	store := filepath.Join(s.dir, "tokens.json")
+	serve := func(extra string) (stdout, stderr string, code int) {
+		t.Helper()
+		script := fmt.Sprintf("ip link set lo up && ip addr add 10.200.0.1/32 dev lo && exec %s serve --policy-sha256 %s --policy %s --listen 10.200.0.1:0 --state %s --tokens %s %s",
+			itEnv.launcher, hash, path, filepath.Join(s.dir, "state"), store, extra)
+		cmd := exec.Command("unshare", "-n", "sh", "-c", script)
+		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		var out, errb lockedLog
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		// Serving: stop it once it said where; refused: it ends by itself.
+		deadline := time.After(30 * time.Second)
+		for !strings.Contains(out.String(), "serving MCP on") {
+			select {
+			case <-done:
+				return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+			case <-deadline:
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("serve %s: no answer; stderr %s", extra, errb.String())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+		return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	}
+	if _, stderr, code := serve(""); code != 120 || !strings.Contains(stderr, "which is not loopback, would carry tokens unencrypted") {
+		t.Errorf("plain HTTP without the flag: exit %d, %s", code, stderr)
+	}
+	stdout, stderr, code := serve("--insecure-plain-http")
+	if code != 0 || !strings.Contains(stdout, "serving MCP on http://10.200.0.1:") ||
+		!strings.Contains(stderr, "launcher: warning: serving plain HTTP on 10.200.0.1:0: owner tokens travel unencrypted") {
+		t.Errorf("plain HTTP with the flag: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	stdout, stderr, code = serve("--tls-self")
+	if code != 0 || !strings.Contains(stdout, "serving MCP on https://10.200.0.1:") || strings.Contains(stderr, "unencrypted") {
+		t.Errorf("HTTPS: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+}
