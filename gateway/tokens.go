@@ -487,21 +487,13 @@ func (s Store) lock() (func(), error) {
 // directory, not the caller's, or writable by others (they could put back
 // a store with a revoked token in it).
 func tokenDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	uid := st.Sys().(*syscall.Stat_t).Uid
+	err := privfile.Dir(dir, "store")
+	var np *privfile.NotPrivateError
 	switch {
-	case !st.IsDir():
-		return fmt.Errorf("%w: %s is not a directory", ErrBadStore, dir)
-	case uid != uint32(os.Geteuid()):
-		return fmt.Errorf("%w: directory %s belongs to uid %d, not to you: refusing it", ErrBadStore, dir, uid)
-	case st.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("%w: directory %s has mode %04o: others could replace the store (chmod 700 %s)", ErrBadStore, dir, st.Mode().Perm(), dir)
+	case errors.As(err, &np):
+		return fmt.Errorf("%w: %v", ErrBadStore, err)
+	case err != nil:
+		return fmt.Errorf("tokens: %w", err)
 	}
 	return nil
 }

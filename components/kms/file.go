@@ -103,20 +103,8 @@ func WriteFile(path string, data []byte) (err error) {
 // privateDir makes dir (0700) if missing, and refuses one that is not a
 // directory, not the caller's, or writable by others.
 func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := privfile.Dir(dir, "vault"); err != nil {
 		return fmt.Errorf("vault: %w", err)
-	}
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	switch {
-	case !st.IsDir():
-		return fmt.Errorf("vault: %s is not a directory", dir)
-	case st.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()):
-		return fmt.Errorf("vault: directory %s belongs to uid %d, not to you: refusing it", dir, st.Sys().(*syscall.Stat_t).Uid)
-	case st.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("vault: directory %s has mode %04o: others could replace the vault (chmod 700 %s)", dir, st.Mode().Perm(), dir)
 	}
 	return nil
 }

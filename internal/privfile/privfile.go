@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // ErrNotDurable: the new file is in place, but syncing its directory
@@ -55,6 +56,34 @@ func Replace(path string, data []byte) (err error) {
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotDurable, err)
+	}
+	return nil
+}
+
+// NotPrivateError is a directory Dir refuses.
+type NotPrivateError struct{ Problem string }
+
+func (e *NotPrivateError) Error() string { return e.Problem }
+
+// Dir makes dir (0700) if missing, and refuses one that is not a
+// directory, not the caller's, or writable by others, who could put an
+// older file (the what it holds) back in its place: a *NotPrivateError.
+func Dir(dir, what string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	uid := st.Sys().(*syscall.Stat_t).Uid
+	switch {
+	case !st.IsDir():
+		return &NotPrivateError{fmt.Sprintf("%s is not a directory", dir)}
+	case uid != uint32(os.Geteuid()):
+		return &NotPrivateError{fmt.Sprintf("directory %s belongs to uid %d, not to you: refusing it", dir, uid)}
+	case st.Mode().Perm()&0o022 != 0:
+		return &NotPrivateError{fmt.Sprintf("directory %s has mode %04o: others could replace the %s (chmod 700 %s)", dir, st.Mode().Perm(), what, dir)}
 	}
 	return nil
 }
