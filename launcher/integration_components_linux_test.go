@@ -114,18 +114,8 @@ func TestIntegrationComponentsFS(t *testing.T) {
 // its components (by role) and stage 2.
 func sessionPids(launcher int) map[string]int {
 	out := map[string]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil || !strings.Contains(string(status), fmt.Sprintf("\nPPid:\t%d\n", launcher)) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	for _, pid := range procChildren()[launcher] {
+		args := cmdline(pid)
 		switch {
 		case len(args) == 3 && args[1] == "__pinfold_component":
 			out[args[2]] = pid
@@ -134,6 +124,29 @@ func sessionPids(launcher int) map[string]int {
 		}
 	}
 	return out
+}
+
+// procChildren maps every live process to its children, from /proc.
+func procChildren() map[int][]int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:\t"); ok {
+				pp, _ := strconv.Atoi(v)
+				children[pp] = append(children[pp], p)
+			}
+		}
+	}
+	return children
 }
 
 // waitSession polls until the launcher's kms, fs and stage 2 all run.

@@ -430,24 +430,7 @@ func portOf(url string) string {
 
 // descendants are every live process under pid, by role "pid N".
 func descendants(pid int) map[string]int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "PPid:\t"); ok {
-				pp, _ := strconv.Atoi(v)
-				children[pp] = append(children[pp], p)
-			}
-		}
-	}
+	children := procChildren()
 	out := map[string]int{}
 	queue := []int{pid}
 	for len(queue) > 0 && len(out) < 10000 {

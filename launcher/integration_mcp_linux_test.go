@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,15 +34,7 @@ func TestIntegrationMCP(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(s.ws, "build", "sub"), 0o755))
 	s.file(t, filepath.Join(s.ws, "build", "sub", "a.o"), "object")
 	must(t, os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755))
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "upstream says "+r.URL.Path)
-	})}
-	go up.Serve(ln)
-	defer up.Close()
+	up := upstream(t)
 
 	p := proxyPol()
 	p.extra = "[commands]\napproval = [\"touch\"]\ntimeout = \"10s\"\n"
@@ -141,7 +131,7 @@ func TestIntegrationMCP(t *testing.T) {
 	if !isErr || !strings.Contains(text, "rule network.deny[0]") || !strings.Contains(text, "Hint:") {
 		t.Errorf("https fetch of a denied name: error %v, %s", isErr, text)
 	}
-	out, text, _ = call("fetch", map[string]any{"url": "http://" + ln.Addr().String() + "/hi"})
+	out, text, _ = call("fetch", map[string]any{"url": up + "/hi"})
 	want("fetch", fmt.Sprint(out["status"], " ", out["body"]), "200 upstream says /hi")
 
 	out, text, isErr = call("execute_code", map[string]any{"script": `const f = await pinfold.call("read_file", {path: "hello.txt"}); pinfold.log("read"); return f.content.trim();`})
