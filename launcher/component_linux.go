@@ -26,8 +26,9 @@ type ComponentConfinement struct {
 // (at most the highest this launcher knows) with rules for Read and
 // Write alone, TCP bind refused (and connect too without Connect, ABI 4+),
 // abstract sockets and signals scoped (ABI 6+); seccomp with the agent's
-// deny list, plus execve, and every socket() without Connect. Landlock
-// missing is an error, never a weaker component.
+// deny list, plus execve, every new process (threads only: DenyFork),
+// and every socket() without Connect. Landlock missing is an error,
+// never a weaker component.
 func ConfineComponent(c ComponentConfinement) error {
 	info := probeLandlock()
 	abi := min(info.ABI, maxKnownABI)
@@ -49,7 +50,7 @@ func ConfineComponent(c ComponentConfinement) error {
 	if err := componentLandlock(c, abi); err != nil {
 		return err
 	}
-	prog, err := BuildSeccomp(SeccompSpec{DenyExec: true, DenySockets: !c.Connect, AllowOpenat2: c.Openat2})
+	prog, err := BuildSeccomp(SeccompSpec{DenyExec: true, DenyFork: true, DenySockets: !c.Connect, AllowOpenat2: c.Openat2})
 	if err != nil {
 		return fmt.Errorf("component: %w", err)
 	}

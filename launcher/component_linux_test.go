@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -44,8 +46,9 @@ func TestComponentProbeChild(t *testing.T) {
 	os.Exit(0)
 }
 
-// componentTries reads a file, makes an IP socket and a Unix socket, and
-// execs a program (in a child, which reports only whether execve worked).
+// componentTries reads a file, makes an IP socket and a Unix socket,
+// execs a program (in a child, which reports only whether execve worked),
+// forks (a child that exits at once) and starts new threads.
 func componentTries() string {
 	res := func(err error) string {
 		var errno unix.Errno
@@ -73,6 +76,7 @@ func componentTries() string {
 		syscall.Wait4(pid, &ws, 0, nil)
 	}
 	out = append(out, "exec="+res(err))
+	out = append(out, "fork="+res(rawFork()), "threads="+res(newThreads(4)))
 	d, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
 	out = append(out, fmt.Sprintf("dumpable=%d", d))
 	return strings.Join(out, " ")
@@ -93,15 +97,75 @@ func TestConfineComponent(t *testing.T) {
 		return line
 	}
 	control := run("control")
-	for _, want := range []string{"read=ok", "inet=ok", "unix=ok", "exec=ok", "dumpable=1"} {
+	for _, want := range []string{"read=ok", "inet=ok", "unix=ok", "exec=ok", "fork=ok", "threads=ok", "dumpable=1"} {
 		if !strings.Contains(control, want) {
 			t.Fatalf("control: %q lacks %q", control, want)
 		}
 	}
 	got := run("confined")
-	for _, want := range []string{"read=EACCES", "inet=EPERM", "unix=EPERM", "exec=EPERM", "dumpable=0"} {
+	for _, want := range []string{"read=EACCES", "inet=EPERM", "unix=EPERM", "exec=EPERM", "fork=EPERM", "threads=ok", "dumpable=0"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("confined: %q lacks %q", got, want)
 		}
 	}
+}
+
+// rawFork makes a child process the way fork does (clone with SIGCHLD
+// alone: no exec to fail after it) and reaps it; the child exits at once,
+// before it runs any Go code that could need the runtime.
+//
+//go:nosplit
+func rawFork() error {
+	pid, _, e := unix.RawSyscall6(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	if pid == 0 {
+		unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+	}
+	var ws unix.WaitStatus
+	_, err := unix.Wait4(int(pid), &ws, 0, nil)
+	return err
+}
+
+// newThreads makes the runtime start n more threads: each of n goroutines
+// holds its own thread (locked) while the others are started. A thread
+// the kernel refused would crash the runtime ("failed to create new OS
+// thread"), so an answer at all says they started; the count is checked
+// against /proc/self/status when that is readable.
+func newThreads(n int) error {
+	before := threadCount()
+	var ready, release sync.WaitGroup
+	ready.Add(n)
+	release.Add(1)
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			ready.Done()
+			release.Wait()
+		}()
+	}
+	ready.Wait()
+	after := threadCount()
+	release.Done()
+	if before > 0 && after > 0 && after < before+n-1 {
+		return fmt.Errorf("%d threads before and %d with %d goroutines locked", before, after, n)
+	}
+	return nil
+}
+
+// threadCount is the process's thread count, or 0 when /proc/self/status
+// cannot be read (a confined component reads no file).
+func threadCount() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }

@@ -194,6 +194,11 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 		unix.CLONE_NEWUSER, unix.CLONE_NEWPID, unix.CLONE_NEWNET, unix.CLONE_NEWTIME} {
 		ns = append(ns, seccompConds{seccompBits(0, f)})
 	}
+	if spec.DenyFork {
+		// No new process at all: a clone must make a thread.
+		ns = append(ns, seccompConds{seccompMasked(0, unix.CLONE_THREAD, 0)})
+		deny(eperm, nil, "fork", "vfork")
+	}
 	deny(eperm, ns, "clone")
 	// Administration of the machine.
 	deny(eperm, nil, "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",

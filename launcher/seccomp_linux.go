@@ -50,6 +50,14 @@ type SeccompSpec struct {
 	// DenyExec makes execve and execveat fail with EPERM: for components
 	// that never start a program (kms, fs, net).
 	DenyExec bool
+	// DenyFork makes every way of starting a process fail with EPERM:
+	// fork, vfork, and clone without CLONE_THREAD (clone3 is ENOSYS
+	// already). Threads still start: CLONE_THREAD implies CLONE_VM and
+	// CLONE_SIGHAND, so what it makes is a thread of the same process,
+	// which dies with it. For components and Code Mode workers, which
+	// never start a process: without this a process that took one over
+	// could fork a child that calls setsid and outlives its group's kill.
+	DenyFork bool
 	// DenySockets makes socket and socketpair fail with EPERM whatever
 	// their family: for components that serve only the listener they were
 	// handed (kms). It replaces the family rules above.

@@ -35,8 +35,9 @@
 // when they need no one (the command policy's automatic ones): a script
 // does not put questions to the person (code.needs-person). The worker
 // is not in a pid namespace of its own (go-landlock's all-threads
-// restriction hangs in one that sees the host's /proc); its process
-// group is killed with it.
+// restriction hangs in one that sees the host's /proc); it cannot start
+// a process at all (seccomp: clone must make a thread, no fork), so
+// killing it leaves nothing behind.
 //
 // Limits: a script that catches an out-of-memory or stack-overflow error
 // and goes on is not stopped by that limit (QuickJS throws both as

@@ -312,9 +312,10 @@ func StartWorker(argv []string, stdin io.Reader, stdout io.Writer) (*Worker, err
 	cmd.Stdin, cmd.Stdout = stdin, stdout
 	w := &Worker{cmd: cmd, stderr: &cappedBuffer{left: 8 << 10}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr
-	// Its own session and process group: Kill ends the group, so what it
-	// might fork goes with it. (Not a pid namespace: go-landlock's
-	// all-threads restriction hangs in one whose /proc is the host's.)
+	// Its own session and process group, which Kill ends. It cannot fork
+	// once confined (launcher.ConfineComponent), so the group is the
+	// worker alone. (Not a pid namespace: go-landlock's all-threads
+	// restriction hangs in one whose /proc is the host's.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true, Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC}
 	cmd.WaitDelay = time.Second // a descendant holding stderr open cannot hold Wait
 	if os.Geteuid() == 0 {

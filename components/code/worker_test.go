@@ -49,7 +49,19 @@ func escapeProbe() string {
 	if uerr == nil {
 		unix.Close(ufd)
 	}
-	return fmt.Sprintf("file=%s inet=%s unix=%s", res(ferr), res(ierr), res(uerr))
+	// A child the way fork makes one; it exits before running Go code.
+	pid, _, e := unix.RawSyscall6(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	if e == 0 && pid == 0 {
+		unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+	}
+	var perr error
+	if e != 0 {
+		perr = e
+	} else {
+		var ws unix.WaitStatus
+		unix.Wait4(int(pid), &ws, 0, nil)
+	}
+	return fmt.Sprintf("file=%s inet=%s unix=%s fork=%s", res(ferr), res(ierr), res(uerr), res(perr))
 }
 
 // workerArgv is the test binary as a worker. As root the worker runs under
@@ -98,7 +110,8 @@ func testLimits() Limits {
 	return Limits{Memory: 64 << 20, Stack: 1 << 20, Deadline: 5 * time.Second, ToolCalls: 20, Output: 1 << 20, ScriptSize: 256 << 10}
 }
 
-// Confined, the worker can open no file and make no socket; the same
+// Confined, the worker can open no file, make no socket and start no
+// process; the same
 // probe in this (unconfined) process can: the refusals are the
 // confinement's.
 func TestWorkerConfined(t *testing.T) {
@@ -115,7 +128,7 @@ func TestWorkerConfined(t *testing.T) {
 		t.Fatalf("no probe report: %v", err)
 	}
 	report := msg[i:]
-	for _, what := range []string{"file=denied(", "inet=denied(", "unix=denied("} {
+	for _, what := range []string{"file=denied(", "inet=denied(", "unix=denied(", "fork=denied("} {
 		if !strings.Contains(report, what) {
 			t.Errorf("want %s in %q", what, report)
 		}
