@@ -184,3 +184,33 @@ func signalBatch(pids []int, list func() ([]int, error)) error {
 	}
 	return nil
 }
+
+// Freeze stops every process in the group until the returned thaw is
+// called: the v2 group's cgroup.freeze, else the v1 freezer. It fails,
+// leaving the group thawed, when there is no freezer or the group does
+// not report every task frozen within freezeWait.
+func (c *Cgroup) Freeze(ctx context.Context) (thaw func(), err error) {
+	var g groupSignaller
+	var frozen func() bool
+	switch {
+	case c.v2 != "":
+		g = v2Signaller{dir: c.v2}
+		frozen = func() bool {
+			ev, err := readCgroupFile(c.v2, "cgroup.events")
+			return err == nil && eventValue(ev, "frozen") == "1"
+		}
+	case c.freezer != "":
+		g = v1Signaller{freezer: c.freezer}
+		frozen = func() bool {
+			st, err := readCgroupFile(c.freezer, "freezer.state")
+			return err == nil && st == "FROZEN"
+		}
+	default:
+		return nil, errors.New("cgroup: the group has no freezer (no v2 group, no v1 freezer hierarchy)")
+	}
+	if !g.freeze(ctx) || !frozen() {
+		g.thaw()
+		return nil, fmt.Errorf("cgroup: the group did not freeze within %v", freezeWait)
+	}
+	return func() { g.thaw() }, nil
+}

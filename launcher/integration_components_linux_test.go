@@ -508,7 +508,8 @@ func TestIntegrationComponentsApproval(t *testing.T) {
 		{"the person approves", "", true, "rc=0"},
 		// Its stdin is the terminal, open for writing too: before the
 		// question (typeahead) and while it waits.
-		{"the agent answers itself", "printf 'yes\\ny\\n' >&0; (for i in 1 2 3 4 5 6; do printf 'yes\\n' >&0; sleep 0.4; done) & ", false, "rc=119"},
+		// (fd 3: sh gives an asynchronous list /dev/null as stdin.)
+		{"the agent answers itself", "exec 3<&0; printf 'yes\\ny\\n' >&3; (for i in 1 2 3 4 5 6; do printf 'yes\\n' >&3; sleep 0.4; done) & ", false, "rc=119"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			os.Remove(hook)
@@ -525,6 +526,74 @@ func TestIntegrationComponentsApproval(t *testing.T) {
 				t.Errorf("the hook exists: %v, want %v", err == nil, c.answer)
 			}
 		})
+	}
+}
+
+// While a question waits on the terminal the agent shares, the agent is
+// frozen: a background writer that ignores SIGTTOU (so TOSTOP alone would
+// not stop it) prints nothing between the question and the answer, and
+// goes on after. The control is the same writer before the question.
+func TestIntegrationComponentsApprovalAgentFrozen(t *testing.T) {
+	s := newSandbox(t)
+	hook := filepath.Join(s.ws, ".git", "hooks", "pre-commit")
+	must(t, os.MkdirAll(filepath.Dir(hook), 0o755))
+	// fd 3: sh gives an asynchronous list /dev/null as its stdin.
+	scribbler := "exec 3<&0; (trap '' TTOU; i=0; while [ $i -lt 150 ]; do printf 'SCRIBBLE%d\\n' $i >&3; sleep 0.02; i=$((i+1)); done) & sleep 0.3; "
+	script := scribbler + "printf 'echo hooked' | " + itEnv.launcher + " fs write .git/hooks/pre-commit; echo rc=$?; wait"
+	master, slave := openPTY(t)
+	path, hash := s.writePolicy(t, componentsPol())
+	var mu sync.Mutex
+	var screen strings.Builder
+	atAnswer := make(chan string, 1)
+	o := itOpts{stdin: slave, ctty: true, onStart: func(int) {
+		go func() {
+			buf := make([]byte, 4096)
+			asked := false
+			for {
+				n, err := master.Read(buf)
+				mu.Lock()
+				screen.Write(buf[:max(n, 0)])
+				shown := screen.String()
+				mu.Unlock()
+				if !asked && strings.Contains(shown, "to allow") {
+					asked = true
+					go func() {
+						time.Sleep(700 * time.Millisecond) // the writer would print ~35 lines meanwhile
+						mu.Lock()
+						atAnswer <- screen.String()
+						mu.Unlock()
+						master.WriteString("y\n")
+					}()
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}}
+	r := s.run(t, o, itEnv.launcher, "--quiet", "--approval-timeout", "5s", "--policy-sha256", hash, "--policy", path, "--", "/usr/bin/sh", "-c", script)
+	var before string
+	select {
+	case before = <-atAnswer:
+	default:
+		t.Fatalf("no question was shown: %s", r)
+	}
+	q := strings.Index(before, "to allow")
+	if !strings.Contains(before[:q], "SCRIBBLE") {
+		t.Fatalf("control: the writer printed nothing before the question: %q; %s", before, r)
+	}
+	if during := before[q:]; strings.Contains(during, "SCRIBBLE") {
+		t.Errorf("the agent wrote over the waiting question: %q", during)
+	}
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	after := screen.String()
+	mu.Unlock()
+	if !strings.Contains(after[len(before):], "SCRIBBLE") || r.stdout != "rc=0\n" {
+		t.Errorf("after the answer the agent did not go on, or the write failed: %s; terminal %q", r, after)
+	}
+	if _, err := os.Stat(hook); err != nil {
+		t.Errorf("approved, but the hook was not written: %v", err)
 	}
 }
 

@@ -59,6 +59,11 @@ type Beside interface {
 	// stage 2 is confined and before the agent starts.
 	ProxyPort() uint16
 	AttachProxy(listener *os.File) error
+	// AgentPause is given, as root (where the agent has a cgroup) and
+	// before the agent starts, a function that freezes the agent's whole
+	// tree until resume is called: the person's questions are put on the
+	// terminal the agent shares while it can write nothing there.
+	AgentPause(pause func(ctx context.Context) (resume func(), err error))
 }
 
 // StepFailedError is a Boundary step that failed in stage 2, after the
@@ -153,6 +158,9 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, err
 	}
 	defer s.cleanup()
+	if o.Beside != nil && s.cg != nil {
+		o.Beside.AgentPause(s.cg.Freeze)
+	}
 	if o.Beside != nil {
 		// Stage 2 waits for its plan: the agent cannot start before the
 		// components serve it.

@@ -46,6 +46,9 @@ func (w *wrapperNet) AgentEnv() []string            { return session.ProxyEnv() 
 func (w *wrapperNet) ProxyPort() uint16             { return session.AgentNetPort }
 func (w *wrapperNet) Attach(string, int, int) error { return nil }
 
+// AgentPause: nothing beside a wrapper-mode agent asks the person.
+func (w *wrapperNet) AgentPause(func(context.Context) (func(), error)) {}
+
 // AttachProxy starts net on the listener stage 2 made.
 func (w *wrapperNet) AttachProxy(ln *os.File) error {
 	boot, err := json.Marshal(netc.Bootstrap{Network: w.network})

@@ -4,14 +4,27 @@
 // answer in time, or anything but the exact word means no.
 //
 // The agent usually shares that terminal (it is its stdin and stdout), so
-// asking takes three precautions: the launcher makes its own process
-// group the terminal's foreground for the question (the agent's reads
-// then stop, so it cannot swallow the answer, and its writes stop, so it
-// cannot scribble over the question), discards typeahead first (keys
-// typed for the agent are not an answer), and sets the terminal to
-// canonical mode with echo for the line, restoring the agent's settings
-// after. The agent cannot type into the terminal: TIOCSTI and TIOCLINUX
-// are refused by its seccomp filter (SR-17).
+// asking takes these precautions:
+//
+//   - The agent's whole tree is frozen (its cgroup, see SetPause) before
+//     the question is written and thawed after the answer: it can write
+//     nothing over the question, however it handles signals. When it
+//     cannot be frozen the question is not asked, and the answer is no.
+//   - The launcher makes its own process group the terminal's foreground
+//     for the question, so the agent's reads stop and it cannot swallow
+//     the answer; TOSTOP is set too, which stops a background writer that
+//     does not ignore SIGTTOU (the only guard where no pause is set: a
+//     Terminal of its own in tests).
+//   - Typeahead is discarded first (keys typed for the agent are not an
+//     answer), and the line is read in canonical mode with echo,
+//     restoring the agent's settings after.
+//   - The question starts by resetting the character attributes and
+//     sets (SGR 0, ASCII in G0 and shifted in), so text the agent printed
+//     before cannot make it invisible or unreadable.
+//
+// The agent cannot type into the terminal: TIOCSTI and TIOCLINUX are
+// refused by its seccomp filter (SR-17). What it printed before the
+// question stays on the screen above it.
 //
 // Every decision is logged: who asked, what, the answer and when.
 package approve
@@ -82,7 +95,17 @@ type Terminal struct {
 	Timeout time.Duration
 	Log     *slog.Logger
 
-	mu sync.Mutex // one question at a time
+	mu    sync.Mutex // one question at a time
+	pause func(ctx context.Context) (resume func(), err error)
+}
+
+// SetPause makes every later question freeze the agent first (pause) and
+// thaw it after the answer (resume); a pause that fails means the
+// question is not asked.
+func (t *Terminal) SetPause(pause func(ctx context.Context) (resume func(), err error)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pause = pause
 }
 
 // DefaultTimeout is how long a question waits for its answer.
@@ -109,6 +132,13 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 	if t.TTY == nil {
 		return Answer{Reason: "no terminal to ask on"}
 	}
+	if t.pause != nil {
+		resume, err := t.pause(ctx)
+		if err != nil {
+			return Answer{Reason: "the agent could not be paused for the question: " + err.Error()}
+		}
+		defer resume()
+	}
 	fd := int(t.TTY.Fd())
 	restore, err := takeTerminal(fd)
 	if err != nil {
@@ -120,7 +150,7 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 		timeout = DefaultTimeout
 	}
 	word := r.Kind.word()
-	question := fmt.Sprintf("\r\n[pinfold] %s asks: %s\r\n", r.From, r.Action)
+	question := fmt.Sprintf(resetAttrs+"\r\n[pinfold] %s asks: %s\r\n", r.From, r.Action)
 	if r.Detail != "" {
 		question += "[pinfold] " + r.Detail + "\r\n"
 	}
@@ -147,6 +177,11 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 	io.WriteString(t.TTY, "[pinfold] cancelled\r\n")
 	return Answer{Reason: "declined"}
 }
+
+// resetAttrs undoes what text printed before the question could have set
+// to hide or garble it: character attributes (SGR 0: no conceal, default
+// colours), and the character set (G0 as ASCII, shifted in).
+const resetAttrs = "\x1b[0m\x1b(B\x0f"
 
 // printable reports whether s is valid UTF-8 without control characters
 // (C0, C1: escape sequences and carriage returns could redraw the
@@ -184,7 +219,7 @@ func takeTerminal(fd int) (func(), error) {
 	}
 	unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
 	ask := *old
-	ask.Lflag |= unix.ICANON | unix.ECHO | unix.ECHONL | unix.ISIG
+	ask.Lflag |= unix.ICANON | unix.ECHO | unix.ECHONL | unix.ISIG | unix.TOSTOP
 	ask.Iflag |= unix.ICRNL
 	ask.Oflag |= unix.OPOST | unix.ONLCR
 	unix.IoctlSetTermios(fd, unix.TCSETS, &ask)

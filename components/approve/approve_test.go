@@ -3,7 +3,9 @@ package approve
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -46,10 +48,18 @@ func child(kind string) int {
 	go4.Read(b[:])
 	k, _ := strconv.Atoi(kind)
 	t := &Terminal{TTY: tty, Timeout: 2 * time.Second}
+	// The pause records when it was taken and given back: resumed must
+	// still be 0 when the question is put, and 1 after.
+	var paused, resumedAtPause, resumed int
+	t.SetPause(func(context.Context) (func(), error) {
+		paused++
+		resumedAtPause = resumed
+		return func() { resumed++ }, nil
+	})
 	a := t.Ask(context.Background(), Request{From: "fs", Action: "delete build/ and all it holds", Detail: "rule builtin.recursive-delete", Kind: Kind(k)})
 	after, _ := unix.IoctlGetTermios(0, unix.TCGETS)
 	fg, _ := unix.IoctlGetInt(0, unix.TIOCGPGRP)
-	fmt.Fprintf(out, "yes=%v reason=%q canonical=%v fg-is-self=%v\n", a.Yes, a.Reason, after.Lflag&unix.ICANON != 0, fg == unix.Getpgrp())
+	fmt.Fprintf(out, "yes=%v reason=%q canonical=%v fg-is-self=%v pause=%d/%d/%d\n", a.Yes, a.Reason, after.Lflag&unix.ICANON != 0, fg == unix.Getpgrp(), paused, resumedAtPause, resumed)
 	return 0
 }
 
@@ -129,6 +139,14 @@ func session(t *testing.T, kind Kind, typeahead, answer, alsoSlave string) strin
 			t.Fatalf("no question on the terminal: %q", screen.String())
 		}
 	}
+	// While the question waits, a background writer is stopped (TOSTOP),
+	// and the question began by resetting the character attributes.
+	if tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS); err != nil || tio.Lflag&unix.TOSTOP == 0 {
+		t.Errorf("TOSTOP is off while the question waits (%v)", err)
+	}
+	if !strings.Contains(screen.String(), resetAttrs+"\r\r\n[pinfold] fs asks:") { // ONLCR: \r\r\n
+		t.Errorf("the question does not start with the attribute reset: %q", screen.String())
+	}
 	if alsoSlave != "" {
 		slave.WriteString(alsoSlave) // the agent writing to its terminal
 	}
@@ -153,7 +171,7 @@ func TestAskApproved(t *testing.T) {
 		answer string
 	}{{Approve, "y\n"}, {Approve, "YES\n"}, {ConfirmDelete, "delete\n"}, {Irreversible, "irreversible\n"}} {
 		got := session(t, c.kind, "", c.answer, "")
-		if got != `yes=true reason="approved" canonical=false fg-is-self=true` {
+		if got != `yes=true reason="approved" canonical=false fg-is-self=true pause=1/0/1` {
 			t.Errorf("kind %d, %q: %s", c.kind, c.answer, got)
 		}
 	}
@@ -179,6 +197,25 @@ func TestAskDeclined(t *testing.T) {
 func TestAskAgentCannotAnswer(t *testing.T) {
 	if got := session(t, Approve, "yes\n", "", "yes\n"); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
 		t.Errorf("typeahead or the agent's write answered: %s", got)
+	}
+}
+
+// A question whose pause fails is not put: nothing reaches the terminal,
+// and the answer is no. (The pause that works is in every session above:
+// the child reports it taken before the question and given back after.)
+func TestAskPauseFails(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	term := &Terminal{TTY: w}
+	term.SetPause(func(context.Context) (func(), error) { return nil, errors.New("no freezer") })
+	a := term.Ask(context.Background(), Request{From: "bash", Action: "run make", Kind: Approve})
+	w.Close()
+	shown, _ := io.ReadAll(r)
+	if a.Yes || a.Reason != "the agent could not be paused for the question: no freezer" || len(shown) != 0 {
+		t.Errorf("%+v; terminal %q", a, shown)
 	}
 }
 

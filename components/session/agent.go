@@ -137,6 +137,14 @@ func (s *Session) AttachProxy(*os.File) error {
 	return errors.New("session: the session makes net's listener itself")
 }
 
+// AgentPause lets the person's questions freeze the agent while they are
+// on the terminal (approve.Terminal.SetPause).
+func (s *Session) AgentPause(pause func(ctx context.Context) (resume func(), err error)) {
+	if s.cfg.Asker != nil {
+		s.cfg.Asker.SetPause(pause)
+	}
+}
+
 // Attach writes the agent's credential for uid and gid and starts fs,
 // serving the agent on a listener made in the agent's network namespace
 // (netnsPath) and the session on its Unix socket, with the workspace
