@@ -65,9 +65,13 @@ func TestIntegrationComponentsShell(t *testing.T) {
 		// config) fails: every directory above a read-only path is a
 		// mount point, which cannot be renamed (perl dies with EBUSY, 16).
 		l + ` sh 'perl -e "rename(q(.g).q(it), q(old)) or die qq(rename: \$!\n)"; echo mv=$?'; echo sh=$?`,
-		// A protected path the command makes was writable to it: the
-		// agent is told.
+		// Protected paths the command makes were writable to it (there
+		// was nothing to mount read-only): they are removed after it, and
+		// the agent is told. A .git/commondir would have the person's
+		// next git read its configuration (core.fsmonitor runs a command)
+		// from a directory the agent writes; a link there counts too.
 		l + ` sh 'perl -e "mkdir(q(.vs).q(code)) or die"'; echo made=$?`,
+		l + ` sh 'perl -e "open(F, q(>), q(.gi).q(t/commondir)) or die; print F q(../x)"; perl -e "mkdir(q(sub)); symlink(q(../y), q(sub/.gi).q(t)) or die"; echo kept > kept.txt'; echo commondir=$?`,
 		l + ` sh 'sleep 20'; echo timeout=$?`,
 		l + ` sh 'yes | head -c 5000'; echo cap=$?`,
 		l + ` sh 'touch approved.txt'; echo touch=$?`,
@@ -77,7 +81,7 @@ func TestIntegrationComponentsShell(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("session: %s", r)
 	}
-	for _, want := range []string{"out\n" + s.ws + "\nsh=3\n", "sh=0\n", "control=0\n", "net=1\n", "mv=16\n", "made=0\n", "timeout=118\n", "touch=119\n"} {
+	for _, want := range []string{"out\n" + s.ws + "\nsh=3\n", "sh=0\n", "control=0\n", "net=1\n", "mv=16\n", "made=0\n", "commondir=0\n", "timeout=118\n", "touch=119\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q: %s", want, r)
 		}
@@ -101,11 +105,21 @@ func TestIntegrationComponentsShell(t *testing.T) {
 	if ys := strings.Count(r.stdout, "y\n"); ys != 512 || !strings.Contains(r.stderr, "output was cut") {
 		t.Errorf("output cap (1 KiB): %d lines of y; %s", ys, r.stderr)
 	}
-	for _, want := range []string{"err\n", "rename: Device or resource busy", "made the protected path " + filepath.Join(s.ws, ".vscode"), "killed at the policy's commands.timeout", "rule bash.declined", "commands.approval[0]"} {
+	for _, want := range []string{"err\n", "rename: Device or resource busy", "killed at the policy's commands.timeout", "rule bash.declined", "commands.approval[0]"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q: %s", want, r)
 		}
 	}
+	for _, made := range []string{".vscode", ".git/commondir", "sub/.git"} {
+		if want := "made the protected path " + filepath.Join(s.ws, made) + ": removed"; !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, r)
+		}
+		if _, err := os.Lstat(filepath.Join(s.ws, made)); err == nil {
+			t.Errorf("%s, made by a command, is still there", made)
+		}
+	}
+	mustExist(t, filepath.Join(s.ws, "kept.txt")) // the control: what is not protected stays
+	mustExist(t, hook)
 	mustNotExist(t, filepath.Join(s.ws, "approved.txt"), "a command needing approval ran without it")
 	mustNotExist(t, filepath.Join(s.ws, "old"), "the repository was moved aside")
 }

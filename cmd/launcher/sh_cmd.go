@@ -63,7 +63,7 @@ func (e env) shVerb(args []string) error {
 		fmt.Fprintf(e.stderr, "launcher: sh: backed up first: %v (launcher backups)\n", r.Backups)
 	}
 	for _, p := range r.Created {
-		fmt.Fprintf(e.stderr, "launcher: warning: sh: the command made the protected path %s (read-only for the next command)\n", p)
+		fmt.Fprintf(e.stderr, "launcher: warning: sh: the command made the protected path %s: removed (protected paths change only through fs, with the person's approval)\n", p)
 	}
 	if r.Truncated {
 		fmt.Fprintln(e.stderr, "launcher: warning: sh: the output was cut at the policy's commands.output")

@@ -24,10 +24,18 @@ const MaxProtectedWalk = 200_000
 // can be mounted over a link, and what it points at (a hooks directory
 // elsewhere in the workspace) would stay writable.
 func ProtectedIn(dir string, extra []string) ([]string, error) {
-	return protectedInLimit(dir, extra, MaxProtectedWalk)
+	return protectedInLimit(dir, extra, MaxProtectedWalk, false)
 }
 
-func protectedInLimit(dir string, extra []string, limit int) ([]string, error) {
+// ProtectedNamesIn is ProtectedIn, except that a symbolic link at a
+// protected name or at ".git" is listed (not followed) instead of being
+// an error: what a command may have made there, for the launcher to
+// remove.
+func ProtectedNamesIn(dir string, extra []string) ([]string, error) {
+	return protectedInLimit(dir, extra, MaxProtectedWalk, true)
+}
+
+func protectedInLimit(dir string, extra []string, limit int, links bool) ([]string, error) {
 	var out []string
 	seen := 0
 	var walk func(path string, inGit bool, depth int) error
@@ -47,6 +55,10 @@ func protectedInLimit(dir string, extra []string, limit int) ([]string, error) {
 			t := e.Type()
 			named := slices.Contains(protectedNames, e.Name()) || inGit && slices.Contains(gitProtected, e.Name()) || e.Name() == gitDir && !t.IsDir()
 			if t&os.ModeSymlink != 0 {
+				if (named || e.Name() == gitDir) && links {
+					out = append(out, p)
+					continue
+				}
 				if named || e.Name() == gitDir {
 					return fmt.Errorf("fs: %s is a symbolic link at a protected name: it cannot be made read-only for a command (make it a real directory or file)", p)
 				}
@@ -75,7 +87,7 @@ func protectedInLimit(dir string, extra []string, limit int) ([]string, error) {
 		if !beneathPath(x, dir) {
 			continue
 		}
-		if st, err := os.Lstat(x); err == nil && (st.IsDir() || st.Mode().IsRegular()) &&
+		if st, err := os.Lstat(x); err == nil && (st.IsDir() || st.Mode().IsRegular() || links && st.Mode()&os.ModeSymlink != 0) &&
 			!slices.ContainsFunc(out, func(o string) bool { return o == x || beneathPath(x, o) }) {
 			out = append(out, x)
 		}

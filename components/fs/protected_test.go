@@ -59,6 +59,33 @@ func TestProtectedInSymlink(t *testing.T) {
 	}
 }
 
+// ProtectedNamesIn lists those links instead (each one itself, not what
+// it points at), and whatever else ProtectedIn finds.
+func TestProtectedNamesInSymlink(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(ws, "scripts"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "scripts", "config"), []byte("x"), 0o644))
+	must(t, os.Symlink("../scripts/config", filepath.Join(ws, ".git", "commondir")))
+	must(t, os.Symlink("scripts", filepath.Join(ws, ".vscode")))
+	must(t, os.Symlink("scripts", filepath.Join(ws, "policy-extra")))
+	got, err := ProtectedNamesIn(ws, []string{filepath.Join(ws, "policy-extra")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel []string
+	for _, g := range got {
+		r, _ := filepath.Rel(ws, g)
+		rel = append(rel, r)
+	}
+	if want := []string{".git/commondir", ".git/hooks", ".vscode", "policy-extra"}; !slices.Equal(rel, want) {
+		t.Errorf("got %q, want %q", rel, want)
+	}
+	if _, err := ProtectedIn(ws, nil); err == nil {
+		t.Error("control: ProtectedIn took the links")
+	}
+}
+
 // A tree too large to walk is an error, not a partial answer.
 func TestProtectedInTooLarge(t *testing.T) {
 	ws := t.TempDir()
@@ -67,10 +94,10 @@ func TestProtectedInTooLarge(t *testing.T) {
 	for i := range 300 {
 		os.WriteFile(filepath.Join(dir, strings.Repeat("f", 1+i%50)+string(rune('a'+i%26))+string(rune('a'+i/26))), nil, 0o644)
 	}
-	if _, err := protectedInLimit(ws, nil, 100); err == nil || !strings.Contains(err.Error(), "more than 100 entries") {
+	if _, err := protectedInLimit(ws, nil, 100, false); err == nil || !strings.Contains(err.Error(), "more than 100 entries") {
 		t.Fatalf("%v", err)
 	}
-	if _, err := protectedInLimit(ws, nil, 1000); err != nil {
+	if _, err := protectedInLimit(ws, nil, 1000, false); err != nil {
 		t.Fatal(err)
 	}
 }

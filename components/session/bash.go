@@ -300,17 +300,52 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	case r.err != nil:
 		o.Error = r.err.Error()
 	}
-	// Protected paths the command made were writable to it (only those
-	// that existed were mounted read-only): the agent is told, and they
-	// are read-only for the next command.
-	if after, err := fs.ProtectedIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority())); err == nil {
-		for _, p := range after {
-			if !slices.Contains(before, p) {
-				o.Created = append(o.Created, p)
-			}
-		}
+	o.Created, err = s.removeCreated(before)
+	if err != nil && o.Error == "" {
+		o.Error = err.Error()
 	}
 	return o
+}
+
+// removeCreated removes the protected paths a command made: only those
+// that existed could be mounted read-only, so the others were writable to
+// it, and fs would have refused to make them (a .git/commondir or a new
+// repository's config runs the agent's code in the person's next git).
+// Links at protected names count. The worker's tree is gone, so nothing
+// of the command makes more; the removal goes through an os.Root of the
+// workspace, which no link leads out of. It returns what was made, and an
+// error when the workspace could not be looked through or something made
+// could not be removed.
+func (s *Session) removeCreated(before []string) ([]string, error) {
+	after, err := fs.ProtectedNamesIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
+	if err != nil {
+		return nil, fmt.Errorf("after the command: %w", err)
+	}
+	var made []string
+	for _, p := range after {
+		if !slices.Contains(before, p) {
+			made = append(made, p)
+		}
+	}
+	if len(made) == 0 {
+		return nil, nil
+	}
+	root, err := os.OpenRoot(s.cfg.Workspace)
+	if err != nil {
+		return made, fmt.Errorf("remove the protected paths the command made: %w", err)
+	}
+	defer root.Close()
+	var errs []error
+	for _, p := range made {
+		rel, err := filepath.Rel(s.cfg.Workspace, p)
+		if err == nil {
+			err = root.RemoveAll(rel)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("remove the protected path %s the command made: %w", p, err))
+		}
+	}
+	return made, errors.Join(errs...)
 }
 
 // outputCap keeps at most left bytes of two streams together and drains

@@ -53,6 +53,10 @@
 //
 //   - Workers run one at a time, with no network (SD-16): net's proxy
 //     listens in the agent's namespace only.
+//   - A protected path a command makes (one that did not exist when it
+//     started, so was not mounted read-only) is removed when the command
+//     ends, links at protected names included, and the agent is told; it
+//     exists while the command runs (SD-17).
 //   - fs serves the workspace only: one tree, one idmapped mount (one
 //     owner). A workspace on a file system without idmapped mounts is
 //     refused at Attach.
