@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -100,7 +101,7 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 		Identity:  identity,
 		Landlock:  lp,
 	}
-	if plan.Mounts.Trees, err = treeList(p, plan.Mounts.Hide, owner, req.ReadOnly); err != nil {
+	if plan.Mounts.Trees, err = treeList(p, plan.Mounts.Hide, owner, req.ReadOnly, ownerView(h.Root)); err != nil {
 		return nil, notes, err
 	}
 	// In components mode the workspace is fs's: the agent starts there
@@ -264,7 +265,29 @@ const maxReadOnly = 256
 // descriptors for each until it mounts them).
 const maxTrees = 400
 
-func treeList(p *policy.Policy, hide []string, idmapOwner int, readOnly []string) ([]TreePlan, error) {
+// ownerView is a file owner's uid as stage 2 sees it (TreePlan.Owner):
+// as root the host's; unprivileged, stage 2's user namespace maps the
+// person's uid alone, and every other owner reads as the kernel's
+// overflow uid.
+func ownerView(root bool) func(uid int) int {
+	if root {
+		return func(uid int) int { return uid }
+	}
+	self, overflow := os.Getuid(), 65534
+	if b, err := os.ReadFile("/proc/sys/kernel/overflowuid"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			overflow = n
+		}
+	}
+	return func(uid int) int {
+		if uid == self {
+			return uid
+		}
+		return overflow
+	}
+}
+
+func treeList(p *policy.Policy, hide []string, idmapOwner int, readOnly []string, seen func(uid int) int) ([]TreePlan, error) {
 	covered := append([]string{privateTmp, "/dev/shm"}, hide...)
 	under := func(l policy.Path) bool {
 		return slices.ContainsFunc(covered, func(c string) bool { return policy.Path(c).Contains(l) && policy.Path(c) != l })
@@ -281,7 +304,7 @@ func treeList(p *policy.Policy, hide []string, idmapOwner int, readOnly []string
 			return nil // a device or socket: nothing to clone; the base mount's flags hold
 		}
 		t.Idmap = idmapOwner >= 0 && t.Write && int(st.Uid) == idmapOwner
-		t.Owner = int(st.Uid)
+		t.Owner = seen(int(st.Uid))
 		out = append(out, t)
 		return nil
 	}

@@ -36,6 +36,21 @@ func TestIntegrationUnprivileged(t *testing.T) {
 			t.Fatalf("%s is owned by uid %d, want %d", target, uid, nobody)
 		}
 	})
+	// A read path owned by another user (root, here) under /tmp, which the
+	// sandbox covers with its own and mounts read paths back onto: stage 2
+	// sees the owner as the overflow uid, which is what stage 1 must expect.
+	t.Run("read a tree another user owns", func(t *testing.T) {
+		dir, err := os.MkdirTemp("/tmp", "pinfold-rootowned-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		must(t, os.Chmod(dir, 0o755))
+		file := s.file(t, filepath.Join(dir, "data"), "shared\n")
+		must(t, os.Chown(file, 0, 0))
+		s.allowed(t, itPol{read: []string{dir}}, itOpts{}, "read", file)
+		s.control(t, itOpts{}, "read", file)
+	})
 	t.Run("write outside", func(t *testing.T) {
 		target := filepath.Join(s.outside, "x")
 		itExpect(t, "confined write outside", s.launch(t, itPol{}, itOpts{}, "write", target), "denied EROFS", 1)
