@@ -31,6 +31,16 @@
 // or inside an intercepted connection, becomes 403. `launcher check url` asks Egress the same questions
 // without sending anything.
 //
+// TRACE and TRACK (in any case, or named by an X-HTTP-Method-Override,
+// X-HTTP-Method or X-Method-Override header) are refused with 403
+// wherever net reads the method: plain HTTP (rule proxy.trace) and
+// intercepted connections (secrets.trace), reason denied-method, before
+// any lookup and before anything is sent. Their answer is the request
+// itself: where net injects a secret that is the secret, and nowhere
+// does an agent need it (cross-site tracing is its known abuse).
+// Refusing it everywhere leaves no case to get wrong. In a byte tunnel
+// net cannot see the method; no value is ever set there.
+//
 // Secret injection (Injector): for a host a [[secrets]] rule names, net
 // ends the agent's TLS with a certificate from the session's interception
 // CA, sets the rule's header from the value kms releases for that host
@@ -39,6 +49,25 @@
 // system's roots (or the SSL_CERT_FILE the person gave the launcher). A
 // request on that connection naming another Host is refused; hosts no
 // rule names are byte tunnels and never see a value.
+//
+// Nothing on an intercepted connection may send the value back to the
+// agent. TRACE, TRACK and CONNECT (secrets.connect) are refused there
+// before kms is asked. The request goes up with Accept-Encoding:
+// identity, whatever the agent asked, so that an echo is not hidden by
+// compression. Every answer (interim ones too) is looked at for the
+// value, verbatim, before it goes: its reason phrase and headers, and a
+// body with a Content-Length of at most 1 MiB (reflectLimit), read whole
+// first. If the value is there the agent gets 502 (rule
+// secrets.reflected, reason secret-reflected) instead, and the refusal
+// is logged. A longer body, or one of unknown length (chunked, a stream),
+// is passed on as it comes through a scanner that holds back the last
+// len(value)-1 bytes. If the value appears, the answer is cut off before
+// any byte of it goes (trailers are looked at before they go too); the
+// agent has had the head by then, so it sees the answer break, not a
+// 502. A body that ends with the connection then looks complete. Refusals
+// on intercepted connections have the same shape as the proxy's
+// (X-Pinfold-Rule, X-Pinfold-Reason, a short text), and X-Pinfold-*
+// headers from the upstream are dropped there too.
 //
 // # Deviations from DESIGN.md
 //
@@ -57,6 +86,16 @@
 //     after NAME. Every address is still classified, and an intercepted
 //     host's upstream must still prove NAME.
 //   - No port policy: "proxy" mode allows any port of an allowed host.
+//   - The scan for a reflected value is defence in depth, not a
+//     boundary: it finds the value only verbatim and whole, in one
+//     answer. An upstream that echoes it transformed (JSON-escaped,
+//     base64, URL-encoded, hashed, compressed although identity was
+//     asked for), in part, or in pieces across answers (a Range request
+//     to an echoing endpoint) is not caught. Only name in [[secrets]]
+//     hosts that do not send request headers back. A value short enough
+//     to turn up by chance makes answers that happen to hold it fail
+//     with 502. Each intercepted exchange in flight may hold one body of
+//     up to 1 MiB.
 //   - The machine's own addresses (refused as loopback even when public)
 //     are read when net starts; one added later is not known.
 //   - Beside a wrapper-mode agent net has no session: no certificate, no

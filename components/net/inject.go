@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -202,7 +203,6 @@ const (
 func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri int, upstream net.Conn) error {
 	defer agent.Close()
 	defer upstream.Close()
-	rule := in.Rules[ri]
 	cert, err := in.leaf(host)
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 	u.SetDeadline(time.Now().Add(injectHandshakeTimeout))
 	if err := u.HandshakeContext(ctx); err != nil {
 		// The agent learns the upstream failed, not why in detail.
-		writeInjectError(a, http.StatusBadGateway, "upstream-tls", "the upstream's certificate did not verify, or its TLS failed")
+		writeInjectError(a, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamTLS, "the upstream's certificate did not verify, or its TLS failed")
 		return fmt.Errorf("upstream handshake for %s: %w", host, err)
 	}
 	ar, ur := bufio.NewReader(a), bufio.NewReader(u)
@@ -226,68 +226,183 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 		if err != nil {
 			return nil // the agent is done (or sent garbage: nothing more to serve)
 		}
-		if h := strings.ToLower(strings.TrimSuffix(hostOnly(req.Host), ".")); h != host {
-			// The value is for host only, even on a connection to it.
-			writeInjectError(a, http.StatusForbidden, "host-mismatch", "the request's Host is not the host this connection was opened to")
-			req.Body.Close()
-			return nil
-		}
-		value, err := in.Release(ctx, string(rule.Name), host)
-		if err != nil {
-			writeInjectError(a, http.StatusBadGateway, "secret-unavailable", "the secret could not be had from kms")
-			req.Body.Close()
-			return fmt.Errorf("release %s for %s: %w", rule.Name, host, err)
-		}
-		header := strings.Replace(string(rule.Template), "{secret}", string(value), 1)
-		clear(value)
-		removeHopByHop(req.Header)
-		req.Header.Del(string(rule.Header))
-		req.Header.Set(string(rule.Header), header)
-		req.RequestURI = ""
-		u.SetDeadline(time.Now().Add(injectIdleTimeout))
-		werr := req.Write(u)
-		req.Body.Close()
-		if werr != nil {
-			return werr
-		}
-		resp, err := http.ReadResponse(ur, req)
-		// Interim answers (100 Continue, 103 Early Hints) go to the agent
-		// as they come; the final one follows (bounded: an upstream may not
-		// keep a request forever in interim answers).
-		for i := 0; err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols; i++ {
-			if i == maxInterim {
-				err = errors.New("too many interim answers")
-				break
-			}
-			removeHopByHop(resp.Header)
-			if werr := resp.Write(a); werr != nil {
-				return werr
-			}
-			resp, err = http.ReadResponse(ur, req)
-		}
-		if err != nil {
-			writeInjectError(a, http.StatusBadGateway, "upstream", "the upstream's answer could not be read")
+		more, err := in.exchange(ctx, a, u, ur, req, host, ri)
+		if err != nil || !more {
 			return err
 		}
-		if loc := resp.Header.Get("Location"); in.CheckRedirect != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
-			base := &url.URL{Scheme: "https", Host: req.Host, Path: req.URL.Path}
-			if rule, refused := in.CheckRedirect(ctx, base, loc); refused {
-				resp.Body.Close()
-				writeInjectError(a, http.StatusForbidden, "denied-redirect", "the answer redirects to a target the policy refuses ("+rule+")")
-				if in.Log != nil {
-					in.Log.Warn("refused", "host", host, "reason", "denied-redirect", "rule", rule)
+	}
+}
+
+// exchange serves one request the agent sent on an intercepted
+// connection: it refuses it, or sends it on with the rule's header set
+// and passes the answer back, unless the answer carries the value. more
+// says whether the connection may serve another request.
+func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *bufio.Reader, req *http.Request, host string, ri int) (more bool, err error) {
+	defer req.Body.Close()
+	rule := in.Rules[ri]
+	if h := strings.ToLower(strings.TrimSuffix(hostOnly(req.Host), ".")); h != host {
+		// The value is for host only, even on a connection to it.
+		in.refuse(a, host, req, http.StatusForbidden, RuleSecretsHost, ReasonHostMismatch, "the request's Host is not the host this connection was opened to")
+		return false, nil
+	}
+	// Refused before the value is even fetched: a method whose answer
+	// is the request itself would hand the agent the header.
+	if m := reflectiveMethod(req, true); m != "" {
+		r, detail := RuleSecretsTrace, m+" would send the request, and the secret set in it, back to the agent"
+		if m == http.MethodConnect {
+			r, detail = RuleSecretsConnect, "CONNECT inside an intercepted connection would carry the secret to a tunnel"
+		}
+		in.refuse(a, host, req, http.StatusForbidden, r, ReasonDeniedMethod, detail)
+		return false, nil
+	}
+	value, err := in.Release(ctx, string(rule.Name), host)
+	if err != nil {
+		in.refuse(a, host, req, http.StatusBadGateway, RuleSecretsRelease, ReasonSecretUnavailable, "the secret could not be had from kms")
+		return false, fmt.Errorf("release %s for %s: %w", rule.Name, host, err)
+	}
+	// The value is kept until the answer has gone, to look for it there.
+	defer clear(value)
+	header := strings.Replace(string(rule.Template), "{secret}", string(value), 1)
+	removeHopByHop(req.Header)
+	req.Header.Del(string(rule.Header))
+	req.Header.Set(string(rule.Header), header)
+	// An answer compressed at the agent's asking would hide an echoed
+	// value from the scan below: the agent does not choose the encoding.
+	req.Header.Set("Accept-Encoding", "identity")
+	req.RequestURI = ""
+	u.SetDeadline(time.Now().Add(injectIdleTimeout))
+	if err := req.Write(u); err != nil {
+		return false, err
+	}
+	// An empty value is nothing to hide (and would be found everywhere).
+	scan := len(value) > 0
+	vs := string(value)
+	resp, err := http.ReadResponse(ur, req)
+	// Interim answers (100 Continue, 103 Early Hints) go to the agent
+	// as they come; the final one follows (bounded: an upstream may not
+	// keep a request forever in interim answers).
+	for i := 0; err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols; i++ {
+		if i == maxInterim {
+			err = errors.New("too many interim answers")
+			break
+		}
+		if where := reflectedHead(resp, vs); where != "" {
+			in.refuseReflected(a, host, req, where)
+			return false, nil
+		}
+		cleanAnswer(resp.Header)
+		if err := resp.Write(a); err != nil {
+			return false, err
+		}
+		resp, err = http.ReadResponse(ur, req)
+	}
+	if err != nil {
+		in.refuse(a, host, req, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamFailed, "the upstream's answer could not be read")
+		return false, err
+	}
+	defer resp.Body.Close()
+	if where := reflectedHead(resp, vs); where != "" {
+		in.refuseReflected(a, host, req, where)
+		return false, nil
+	}
+	if loc := resp.Header.Get("Location"); in.CheckRedirect != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
+		base := &url.URL{Scheme: "https", Host: req.Host, Path: req.URL.Path}
+		if rule, refused := in.CheckRedirect(ctx, base, loc); refused {
+			in.refuse(a, host, req, http.StatusForbidden, rule, ReasonDeniedRedirect, "the answer redirects to a target the policy refuses ("+rule+")")
+			return false, nil
+		}
+	}
+	if scan && resp.Body != http.NoBody {
+		if resp.ContentLength >= 0 && resp.ContentLength <= reflectLimit {
+			// Small and of known length: read whole, so that an answer
+			// carrying the value is refused before any of it goes.
+			body := make([]byte, resp.ContentLength)
+			if _, err := io.ReadFull(resp.Body, body); err != nil {
+				in.refuse(a, host, req, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamFailed, "the upstream's answer could not be read")
+				return false, err
+			}
+			if bytes.Contains(body, value) {
+				in.refuseReflected(a, host, req, "body")
+				return false, nil
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+		} else {
+			// Long or of unknown length (a download, a stream): passed
+			// on as it comes, cut off before the value would go. The
+			// agent has had the head by then: it sees the answer break.
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{newReflectScanner(resp.Body, value, func() error {
+				if headerHolds(resp.Trailer, vs) {
+					return errReflected
 				}
 				return nil
-			}
+			}), resp.Body}
 		}
-		removeHopByHop(resp.Header)
-		werr = resp.Write(a)
-		resp.Body.Close()
-		if in.Log != nil {
-			in.Log.Info("injected", "host", host, "rule", fmt.Sprintf("secrets[%d]", ri), "method", req.Method, "status", resp.StatusCode)
-		}
-		if werr != nil || resp.Close || req.Close {
-			return werr
+	}
+	cleanAnswer(resp.Header)
+	werr := resp.Write(a)
+	if errors.Is(werr, errReflected) {
+		in.warn("refused", "host", host, "method", req.Method, "rule", RuleSecretsReflected, "reason", ReasonSecretReflected,
+			"status", resp.StatusCode, "detail", "found in the body or trailers as it streamed: the answer was cut off")
+		return false, nil
+	}
+	if in.Log != nil {
+		in.Log.Info("injected", "host", host, "rule", fmt.Sprintf("secrets[%d]", ri), "method", req.Method, "status", resp.StatusCode)
+	}
+	if werr != nil || resp.Close || req.Close {
+		return false, werr
+	}
+	return true, nil
+}
+
+// Rules of the refusals net makes inside an intercepted connection (a
+// redirect's refusal names the rule that refused its target).
+const (
+	RuleSecretsHost      = "secrets.host"      // a Host other than the connection's
+	RuleSecretsTrace     = "secrets.trace"     // TRACE or TRACK (or a method override saying so)
+	RuleSecretsConnect   = "secrets.connect"   // CONNECT inside the intercepted connection
+	RuleSecretsRelease   = "secrets.release"   // kms did not release the value (502)
+	RuleSecretsUpstream  = "secrets.upstream"  // the upstream's TLS or answer failed (502)
+	RuleSecretsReflected = "secrets.reflected" // the answer carries the injected value (502)
+)
+
+// Reasons only intercepted connections give.
+const (
+	ReasonHostMismatch      = "host-mismatch"
+	ReasonSecretUnavailable = "secret-unavailable"
+	ReasonUpstreamTLS       = "upstream-tls"
+	ReasonSecretReflected   = "secret-reflected"
+)
+
+func (in *Injector) warn(msg string, args ...any) {
+	if in.Log != nil {
+		in.Log.Warn(msg, args...)
+	}
+}
+
+// refuse answers the agent with a refusal and logs it (the host, the
+// method, the rule, never a path or a header's value).
+func (in *Injector) refuse(w io.Writer, host string, req *http.Request, code int, rule, reason, detail string) {
+	in.warn("refused", "host", host, "method", req.Method, "rule", rule, "reason", reason, "status", code, "detail", detail)
+	writeInjectError(w, code, rule, reason, detail)
+}
+
+// refuseReflected refuses an answer that carries the injected value
+// (where: "status", "header" or "body"); nothing of it reaches the agent.
+func (in *Injector) refuseReflected(w io.Writer, host string, req *http.Request, where string) {
+	in.refuse(w, host, req, http.StatusBadGateway, RuleSecretsReflected, ReasonSecretReflected,
+		"the upstream's answer carries the injected secret (in its "+where+"); it was not passed on")
+}
+
+// cleanAnswer drops an answer's hop-by-hop headers and any X-Pinfold-*
+// the upstream set: only net says X-Pinfold-*, as for plain HTTP.
+func cleanAnswer(h http.Header) {
+	removeHopByHop(h)
+	for k := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Pinfold-") {
+			delete(h, k)
 		}
 	}
 }
@@ -313,7 +428,25 @@ func removeHopByHop(h http.Header) {
 	}
 }
 
-func writeInjectError(w io.Writer, code int, reason, detail string) {
-	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Pinfold-Reason: %s\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s\n",
-		code, http.StatusText(code), reason, len(detail)+1, detail)
+// writeInjectError answers a refusal in the shape of Proxy.refuse's:
+// X-Pinfold-Rule, X-Pinfold-Reason and a short text; the connection
+// closes after it.
+func writeInjectError(w io.Writer, code int, rule, reason, detail string) {
+	msg := "pinfold: " + reason + " (" + rule + "): " + detail + "\n"
+	resp := &http.Response{
+		StatusCode: code, ProtoMajor: 1, ProtoMinor: 1, Close: true,
+		Header: http.Header{
+			"Content-Type":           {"text/plain; charset=utf-8"},
+			"X-Content-Type-Options": {"nosniff"},
+			"X-Pinfold-Rule":         {rule},
+			"X-Pinfold-Reason":       {reason},
+		},
+		ContentLength: int64(len(msg)),
+		Body:          io.NopCloser(strings.NewReader(msg)),
+	}
+	// One write (one TLS record): a client that reads the head and then
+	// closes must not leave the body's write waiting.
+	var b bytes.Buffer
+	resp.Write(&b)
+	w.Write(b.Bytes())
 }

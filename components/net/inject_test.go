@@ -293,6 +293,7 @@ func TestInjectRedirects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		io.Copy(io.Discard, resp.Body) // unread, the body's write waits out Close's 5 s
 		a.Close()
 		<-done
 		if resp.StatusCode != c.status || (c.status == 403 && resp.Header.Get("X-Pinfold-Reason") != "denied-redirect") {

@@ -47,6 +47,7 @@ const (
 	ReasonTimeout        = "timeout"         // dialling or the upstream timed out (504)
 	ReasonUpstreamFailed = "upstream-failed" // the upstream's answer could not be had (502)
 	ReasonDeniedRedirect = "denied-redirect" // a 3xx whose Location is a refused target
+	ReasonDeniedMethod   = "denied-method"   // TRACE or TRACK (reflectiveMethod): never sent on
 )
 
 // Rules of the refusals the proxy makes itself (the others are the
@@ -57,6 +58,7 @@ const (
 	RuleDial     = "proxy.dial"
 	RuleUpstream = "proxy.upstream"
 	RuleRedirect = "proxy.redirect"
+	RuleTrace    = "proxy.trace"
 )
 
 // Proxy is the HTTP forward proxy engine: CONNECT tunnels and
@@ -746,6 +748,12 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	target := proxyAuthority(h, port, 0)
+	// TRACE answers with the request itself: no use to an agent, and
+	// refused wherever net reads the method (doc.go), before any lookup.
+	if m := reflectiveMethod(r, false); m != "" {
+		p.refuse(w, r, target, &refusal{http.StatusForbidden, ReasonDeniedMethod, RuleTrace, m + " sends the request back; net does not forward it"})
+		return
+	}
 	ctx := r.Context()
 	addrs, hv, f := p.decide(ctx, h, port)
 	if f != nil {
