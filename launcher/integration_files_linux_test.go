@@ -391,3 +391,25 @@ func TestIntegrationComponentsModeNoDirectAuthority(t *testing.T) {
 	mustNotExist(t, target, "the agent ran under a refused policy")
 	s.allowed(t, itPol{}, itOpts{}, "write", target)
 }
+
+// A policy that lets the agent write a library the launcher loads (here
+// the C library, as this test binary maps it too) is refused before
+// anything starts: the agent could replace code the next launch runs.
+// The control: the same policy without that write path launches.
+func TestIntegrationLauncherLibraryWritable(t *testing.T) {
+	s := newSandbox(t)
+	var libc string
+	for _, f := range launcherCode() {
+		if strings.HasPrefix(filepath.Base(f), "libc.") || strings.HasPrefix(filepath.Base(f), "libc-") {
+			libc = f
+		}
+	}
+	if libc == "" {
+		t.Fatalf("no C library among the files this binary maps: %q", launcherCode())
+	}
+	r := s.launch(t, itPol{write: []string{libc}}, itOpts{}, "noop")
+	if r.code != 124 || !strings.Contains(r.stderr, "the launcher's "+libc+" is beneath "+libc) || !strings.Contains(r.stderr, "nothing was started") {
+		t.Fatalf("a writable %s: %s", libc, r)
+	}
+	s.allowed(t, itPol{}, itOpts{}, "noop")
+}

@@ -99,15 +99,10 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return 0, fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
 	}
-	// A launcher binary the agent can replace would confine nothing next time.
-	if exe, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			for _, w := range append([]policy.Path{o.Policy.Workspace.Path}, o.Policy.Files.Write...) {
-				if w.Contains(policy.Path(real)) {
-					return 0, &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher binary %s is beneath %s, which the agent can write: it could replace the launcher for the next run", real, w), Hint: "install the launcher outside the workspace and the write paths"}
-				}
-			}
-		}
+	// A launcher binary or library the agent can replace would confine
+	// nothing next time.
+	if err := writableCode(o.Policy, launcherCode()); err != nil {
+		return 0, err
 	}
 	if o.Policy.Mode == policy.ModeComponents {
 		p, err := agentPolicy(o.Policy, o.Beside)
@@ -209,6 +204,41 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, err
 	}
 	return s.wait(ctx, sigs)
+}
+
+// launcherCode is the launcher's executable and every file it has mapped
+// (the dynamic loader, the C library, libseccomp), each resolved.
+func launcherCode() []string {
+	var files []string
+	add := func(p string) {
+		if real, err := filepath.EvalSymlinks(p); err == nil && !slices.Contains(files, real) {
+			files = append(files, real)
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		add(exe)
+	}
+	maps, _ := os.ReadFile("/proc/self/maps")
+	for line := range strings.Lines(string(maps)) {
+		// address perms offset dev inode path: a path starts with '/'.
+		if i := strings.Index(line, " /"); i >= 0 {
+			add(strings.TrimSpace(line[i+1:]))
+		}
+	}
+	return files
+}
+
+// writableCode refuses a policy under which the agent could write one of
+// code (the launcher's own files, launcherCode).
+func writableCode(p *policy.Policy, code []string) error {
+	for _, w := range append([]policy.Path{p.Workspace.Path}, p.Files.Write...) {
+		for _, c := range code {
+			if w.Contains(policy.Path(c)) {
+				return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is beneath %s, which the agent can write: it could replace code the next launch runs", c, w), Hint: "keep the launcher and the libraries it loads (ldd) outside the workspace and the write paths"}
+			}
+		}
+	}
+	return nil
 }
 
 // prepared is the plan and what the summary says about it.
