@@ -247,9 +247,11 @@ func (t *tools) fetch(ctx context.Context, a fetchIn) (bash.FetchResult, error) 
 	if err != nil {
 		return bash.FetchResult{}, err
 	}
-	// Only for plain http does the answer come from net itself (it strips
-	// the header from upstream answers there); over https a 403 with the
-	// header is the remote site's, and is passed on as an answer.
+	// Only for plain http is the header surely net's (it strips it from
+	// upstream answers there). Over https it is the remote site's, or, for
+	// a [[secrets]] host net intercepts, net's own refusal (net drops the
+	// upstream's there): either way it is passed on as an answer, so no
+	// remote site can pass for a denial.
 	if rule := r.Headers["X-Pinfold-Rule"]; strings.HasPrefix(a.URL, "http://") && r.Status == http.StatusForbidden && rule != "" {
 		return bash.FetchResult{}, NetDenial(rule, r.Headers["X-Pinfold-Reason"])
 	}
