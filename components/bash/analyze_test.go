@@ -47,6 +47,15 @@ func TestAnalyzeFindsEveryCommand(t *testing.T) {
 		{`export X=$(a); local Y=$(b); declare -a Z=($(c))`, []string{"a", "export", "b", "local", "c", "declare"}},
 		{`bash -c 'a; b' && sh -c "c | d"`, []string{"a", "b", "bash -c a; b", "c", "d", "sh -c c | d"}},
 		{`sudo -u x env A=1 nice -n 3 timeout 5 a b`, []string{"a b"}},
+		{`taskset -c 1 setarch x86_64 -R prlimit -n1 strace -o f a b`, []string{"a b"}},
+		// getopt permutes su's, runuser's and script's options: -m is
+		// runuser's, and -c after "--" is the command's.
+		{`runuser -u x b -m -- -c d`, []string{"b -c d"}},
+		{`su x -c 'a; b'`, []string{"a", "b", "su x -c a; b"}},
+		{`su x -- -c a`, []string{"a", "sh -c a"}},
+		{`su -s /bin/zsh x`, []string{"/bin/zsh"}},
+		{`script -q log -c a`, []string{"a", "script -q log -c a"}},
+		{`sg g 'a | b' c`, []string{"a", "b", "sg g a | b c"}},
 		{`find . -exec a {} \; -execdir b {} +`, []string{"find . -exec a {} ; -execdir b {} +", "a {}", "b {}"}},
 		{"cat <<EOF\n$(a)\nEOF", []string{"a", "cat"}},
 		{`time a; ! b; coproc c`, []string{"a", "b", "c"}},

@@ -26,10 +26,27 @@
 //     builtin, exec (-a NAME), nice (-n N, -N), nohup, timeout (options
 //     and DURATION), stdbuf, ionice, chrt (options and priority), setsid,
 //     time (the program; the keyword is syntax), flock (FILE CMD, FILE -c
-//     STRING), busybox APPLET, xargs (its command; arguments it adds are
-//     marked Appended), watch (-x CMD, or its words as sh -c), npx and
-//     bunx and uvx, npm/pnpm/yarn exec and dlx, uv/poetry/pipenv/pipx/pdm/
+//     STRING), busybox and toybox APPLET, xargs (its command; arguments it
+//     adds are marked Appended), watch (-x CMD, or its words as sh -c),
+//     taskset (options and MASK; -p PID runs nothing), prlimit (--RES=N,
+//     -nN; -p PID runs nothing), setarch ARCH and the names it runs as
+//     (linux32, linux64, i386, x86_64, uname26 and the other
+//     architectures), numactl, strace, ltrace, valgrind, catchsegv,
+//     chronic, unbuffer (-p; any flag of Expect's spawn makes what runs
+//     unknown), setpriv, cgexec -g, firejail, systemd-run, npx and bunx
+//     and uvx, npm/pnpm/yarn exec and dlx, uv/poetry/pipenv/pipx/pdm/
 //     hatch run, bundle exec;
+//   - programs that run a shell: su and runuser (options anywhere, as
+//     getopt permutes them: -c/--command/--session-command STRING is
+//     walked; su USER ARG... runs the user's shell, -s SHELL or sh, with
+//     the ARGs; runuser -u USER [--] CMD runs CMD), script (-c STRING
+//     anywhere; its FILE is not a command), sg GROUP [-c] STRING (one
+//     word, as sh -c); setarch (linux64, …), firejail and systemd-run
+//     given no command, sudo -s/-i, doas -s, su USER, script, sg GROUP and
+//     newgrp start a shell that reads standard input, which is treated as
+//     a bare bash is (a literal here-document is walked, anything else is
+//     Script); nsenter and unshare are not unwrapped: they are refused
+//     ("structural.system") whatever they run;
 //   - find -exec/-execdir/-ok/-okdir: the find is recorded, and each
 //     command it runs (up to ; or +) separately, under a "find -exec" layer;
 //   - git's global options before the subcommand (-C DIR, -c KEY=VALUE,
@@ -39,15 +56,15 @@
 // Strings that are shell code are parsed and walked as well, when they
 // are literals: bash/sh/dash/zsh/ksh -c STRING (with option clusters such
 // as -lc, -ec, -o pipefail -c), a literal here-document or here-string
-// given to a shell as its script, eval's arguments, trap's action, su -c,
-// npx -c, flock -c, watch's command, git rebase --exec, git submodule
-// foreach, git filter-branch's filters and git bisect run. A string that
-// is not a literal, a command word that is not one ($CMD, $(…), "${x}",
-// a glob, a brace expansion, $'\x..'), or a word that is not a literal
-// where a wrapper's options stand sets SimpleCommand.Dynamic. A shell run
-// on a script file or on standard input, source and ., and a program
-// named by a path outside the system directories (./build.sh, bin/tool)
-// set SimpleCommand.Script.
+// given to a shell as its script, eval's arguments, trap's action, su,
+// runuser and script -c, sg's string, npx -c, flock -c, watch's command,
+// git rebase --exec, git submodule foreach, git filter-branch's filters
+// and git bisect run. A string that is not a literal, a command word
+// that is not one ($CMD, $(…), "${x}", a glob, a brace expansion,
+// $'\x..'), or a word that is not a literal where a wrapper's options
+// stand sets SimpleCommand.Dynamic. A shell run on a script file or on
+// standard input, source and ., and a program named by a path outside
+// the system directories (./build.sh, bin/tool) set SimpleCommand.Script.
 //
 // Words are resolved as the shell would for literals (quotes removed,
 // escapes applied: g\it and "g"it are git); anything that expands at run

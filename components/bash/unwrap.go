@@ -21,6 +21,9 @@ type optSpec struct {
 	assigns    bool            // NAME=value words may follow (env, sudo)
 	numeric    bool            // -N is an option (nice -10)
 	dash       bool            // "-" alone is an option (env -)
+	arch       bool            // a first word that is not an option comes before them (setarch ARCH)
+	permute    bool            // options may follow other words, as GNU getopt reads them (su, script)
+	shell      bool            // given no command, it starts a shell that reads standard input (setarch)
 }
 
 type captured struct {
@@ -34,6 +37,7 @@ type optResult struct {
 	assigns []Assign
 	stop    bool
 	caps    []captured
+	args    []int // with permute: the words that are not options, in order
 }
 
 // assignRE matches the NAME= that env and sudo take for an assignment:
@@ -45,10 +49,16 @@ var assignRE = regexp.MustCompile(`^[^=/]+=`)
 // word that is not an option; a word that is not a literal where an
 // option may stand, or that may split into several where a value
 // stands, ends the options too and so becomes the command word: what
-// runs is then unknown.
+// runs is then unknown. With sp.permute it reads on past the words that
+// are not options (r.args) up to "--", and r.cmd is len(ws), or the first
+// word it cannot read: one that is not a literal where an option may
+// stand, or a value that may split.
 func parseOpts(ws []Word, sp optSpec) optResult {
 	r := optResult{cmd: len(ws)}
 	i := 1
+	if sp.arch && len(ws) > 1 && ws[1].Literal && !strings.HasPrefix(ws[1].Text, "-") {
+		i = 2
+	}
 	value := func(j int) bool { // ws[j] is a value: it must exist and be one field
 		return j < len(ws) && ws[j].single
 	}
@@ -56,18 +66,23 @@ options:
 	for i < len(ws) {
 		w := ws[i]
 		if !w.Literal {
-			r.cmd = i
-			return r
+			if !sp.permute {
+				r.cmd = i
+				return r
+			}
+			if w.mayBeOption() && r.cmd == len(ws) {
+				r.cmd = i // and read on: what follows still counts
+			}
+			r.args = append(r.args, i)
+			i++
+			continue
 		}
 		t := w.Text
 		switch {
 		case t == "--":
 			i++
 			break options
-		case t == "-":
-			if !sp.dash {
-				break options
-			}
+		case t == "-" && sp.dash:
 			i++
 		case strings.HasPrefix(t, "--"):
 			name, val, eq := strings.Cut(t[2:], "=")
@@ -127,8 +142,18 @@ options:
 			}
 			i = next
 		default:
-			break options
+			if !sp.permute {
+				break options
+			}
+			r.args = append(r.args, i)
+			i++
 		}
+	}
+	if sp.permute {
+		for ; i < len(ws); i++ {
+			r.args = append(r.args, i)
+		}
+		return r
 	}
 	for k := 0; k < sp.positional && i < len(ws); k++ {
 		if !ws[i].single {
@@ -163,44 +188,133 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-// wrappers are the commands that run another command given as their
-// remaining words, with how to find it.
-var wrappers = map[string]optSpec{
-	"sudo": {
-		arg: "CDgpRrtTUu", stop: "lvVKe",
-		long:     set("user", "group", "host", "prompt", "close-from", "chdir", "chroot", "role", "type", "command-timeout", "other-user"),
-		longStop: set("list", "validate", "version", "remove-timestamp", "edit", "help"),
-		assigns:  true,
-	},
-	"doas":    {arg: "uC", stop: "CL"},
-	"env":     {arg: "uCP", capture: "S", long: set("unset", "chdir"), longCap: set("split-string"), assigns: true, dash: true},
-	"command": {stop: "vV"},
-	"builtin": {},
-	"exec":    {arg: "a"},
-	"nice":    {arg: "n", long: set("adjustment"), numeric: true},
-	"nohup":   {},
-	"timeout": {arg: "sk", long: set("signal", "kill-after"), positional: 1},
-	"stdbuf":  {arg: "ioe", long: set("input", "output", "error")},
-	"ionice": {
-		arg: "cnpPu", stop: "pPu",
-		long: set("class", "classdata", "pid", "pgid", "uid"), longStop: set("pid", "pgid", "uid"),
-	},
-	"chrt": {
-		arg: "TPD", stop: "pm",
-		long: set("sched-runtime", "sched-period", "sched-deadline"), longStop: set("pid", "max"),
-		positional: 1,
-	},
-	"setsid": {},
-	"time":   {arg: "fo", long: set("format", "output")},
-	"xargs": {
-		arg: "adEILnPs", attached: "eil",
-		long: set("arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"),
-	},
-	"npx":   {arg: "p", capture: "c", long: set("package"), longCap: set("call")},
-	"bunx":  {arg: "p", long: set("package")},
-	"uvx":   {arg: "p", long: set("from", "with", "python", "index", "index-url", "extra-index-url", "directory", "project")},
-	"flock": {arg: "wE", long: set("timeout", "wait", "conflict-exit-code"), positional: 1},
+// archSpec is setarch's: setarch ARCH [options] [CMD], or linux64
+// [options] [CMD] and the like (archNames), the name being the
+// architecture; with no command it runs /bin/sh.
+var archSpec = optSpec{stop: "hV", longStop: set("help", "version", "list"), shell: true}
+
+// archNames are the architectures setarch knows (util-linux), which are
+// also names it runs as, through links to it: linux64 CMD is setarch
+// linux64 CMD.
+var archNames = []string{
+	"uname26", "linux32", "linux64", "i386", "i486", "i586", "i686", "athlon", "x86_64", "ia64",
+	"ppc", "ppc32", "ppc64", "ppcle", "ppc32le", "ppc64le", "ppc64pseries", "ppc64iseries",
+	"s390", "s390x", "sparc", "sparc32", "sparc32bash", "sparc64", "mips", "mips32", "mips64",
+	"parisc", "parisc32", "parisc64", "alpha", "alphaev5", "alphaev56", "alphaev6", "alphaev67",
+	"aarch64", "armv7l", "armv8l", "riscv64",
 }
+
+// suSpec is su's and runuser's: -c and --session-command are the shell's
+// string, -s its program, runuser -u the user to run the command as.
+var suSpec = optSpec{
+	arg: "gGw", capture: "csu", stop: "hV",
+	long:     set("group", "supp-group", "whitelist-environment"),
+	longCap:  set("command", "session-command", "shell", "user"),
+	longStop: set("help", "version"),
+	dash:     true, permute: true,
+}
+
+// wrappers are the commands that run another command given as their
+// remaining words, with how to find it; su, runuser, script, sg and
+// newgrp run a shell (see su and sg).
+var wrappers = func() map[string]optSpec {
+	m := map[string]optSpec{
+		"sudo": {
+			arg: "CDgpRrtTUu", stop: "lvVKe",
+			long:     set("user", "group", "host", "prompt", "close-from", "chdir", "chroot", "role", "type", "command-timeout", "other-user"),
+			longStop: set("list", "validate", "version", "remove-timestamp", "edit", "help"),
+			assigns:  true,
+		},
+		"doas":    {arg: "uC", stop: "CL"},
+		"env":     {arg: "uCP", capture: "S", long: set("unset", "chdir"), longCap: set("split-string"), assigns: true, dash: true},
+		"command": {stop: "vV"},
+		"builtin": {},
+		"exec":    {arg: "a"},
+		"nice":    {arg: "n", long: set("adjustment"), numeric: true},
+		"nohup":   {},
+		"timeout": {arg: "sk", long: set("signal", "kill-after"), positional: 1},
+		"stdbuf":  {arg: "ioe", long: set("input", "output", "error")},
+		"ionice": {
+			arg: "cnpPu", stop: "pPu",
+			long: set("class", "classdata", "pid", "pgid", "uid"), longStop: set("pid", "pgid", "uid"),
+		},
+		"chrt": {
+			arg: "TPD", stop: "pm",
+			long: set("sched-runtime", "sched-period", "sched-deadline"), longStop: set("pid", "max"),
+			positional: 1,
+		},
+		"setsid": {},
+		"time":   {arg: "fo", long: set("format", "output")},
+		"xargs": {
+			arg: "adEILnPs", attached: "eil",
+			long: set("arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"),
+		},
+		"npx":     {arg: "p", capture: "c", long: set("package"), longCap: set("call")},
+		"bunx":    {arg: "p", long: set("package")},
+		"uvx":     {arg: "p", long: set("from", "with", "python", "index", "index-url", "extra-index-url", "directory", "project")},
+		"flock":   {arg: "wE", long: set("timeout", "wait", "conflict-exit-code"), positional: 1},
+		"taskset": {stop: "p", longStop: set("pid"), positional: 1},
+		"prlimit": {
+			arg: "po", stop: "p", attached: "cdefilmnqrstuvxy",
+			long: set("pid", "output"), longStop: set("pid"),
+		},
+		"strace": {
+			arg: "abeEIoOpPsSuUX",
+			long: set("columns", "detach-on", "env", "interruptible", "output", "attach", "trace-path", "string-limit",
+				"summary-sort-by", "summary-columns", "summary-syscall-overhead", "user", "const-print-style", "argv0",
+				"color", "trace", "trace-fds", "abbrev", "verbose", "raw", "signal", "signals", "status", "read", "write",
+				"fault", "inject", "kvm", "decode-pids", "stack-trace-frame-limit", "syscall-limit"),
+		},
+		"ltrace": {arg: "waADeFlnopsux", long: set("align", "config", "debug", "indent", "library", "output", "where")},
+		"numactl": {
+			arg: "iwpPcNCmSfoLMI", stop: "sH",
+			long: set("interleave", "weighted-interleave", "preferred", "preferred-many", "cpubind", "cpunodebind",
+				"physcpubind", "membind", "shm", "file", "offset", "length", "shmmode", "shmid"),
+			longStop: set("show", "hardware"),
+		},
+		"setpriv": {
+			stop: "d",
+			long: set("ambient-caps", "inh-caps", "bounding-set", "ruid", "euid", "rgid", "egid", "reuid", "regid",
+				"groups", "securebits", "pdeathsig", "ptracer", "selinux-label", "apparmor-profile", "landlock-access",
+				"landlock-rule", "seccomp-filter"),
+			longStop: set("dump", "list-caps"),
+		},
+		"systemd-run": {
+			arg: "CEHMpu", stop: "h",
+			long: set("host", "machine", "capsule", "unit", "property", "description", "slice", "service-type", "uid",
+				"gid", "nice", "working-directory", "root-directory", "setenv", "expand-environment", "job-mode",
+				"background", "json", "output", "path-property", "socket-property", "timer-property", "on-active",
+				"on-boot", "on-startup", "on-unit-active", "on-unit-inactive", "on-calendar"),
+			longStop: set("help", "version"), shell: true,
+		},
+		"cgexec":    {arg: "g"},
+		"firejail":  {longStop: set("help", "version", "list", "tree", "top"), shell: true},
+		"valgrind":  {},
+		"catchsegv": {},
+		"chronic":   {},
+		"unbuffer":  {},
+		"busybox":   {longStop: set("help", "list", "list-full", "install", "show")},
+		"toybox":    {longStop: set("help", "version", "long")},
+		"su":        suSpec,
+		"runuser":   suSpec,
+		"script": {
+			arg: "BEIOTmo", capture: "c", attached: "t", stop: "hV",
+			long:     set("echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"),
+			longCap:  set("command"),
+			longStop: set("help", "version"),
+			permute:  true,
+		},
+		"sg":     {dash: true, positional: 1},
+		"newgrp": {},
+	}
+	for _, n := range archNames {
+		m[n] = archSpec
+	}
+	sp := archSpec
+	sp.arch = true
+	m["setarch"] = sp
+	return m
+}()
 
 // runners are subcommands that run the command in their remaining
 // words: "npm exec prettier", "uv run twine upload".
@@ -243,6 +357,17 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 		}
 		name := commandName(first.Text)
 		if sp, ok := wrappers[name]; ok {
+			switch name {
+			case "su", "runuser", "script":
+				next, ok, err := w.su(s, &c, name, sp, depth)
+				if err != nil || !ok {
+					return err
+				}
+				c = next
+				continue
+			case "sg", "newgrp":
+				return w.sg(s, c, name, sp, in, depth)
+			}
 			r := parseOpts(c.Words, sp)
 			if name == "flock" && r.cmd+1 < len(c.Words) && (c.Words[r.cmd].Text == "-c" || c.Words[r.cmd].Text == "--command") {
 				// flock FILE -c COMMAND
@@ -268,9 +393,19 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 					return w.emit(s, c)
 				}
 			}
+			if name == "unbuffer" {
+				// Its words go to Expect's spawn, whose own flags
+				// (-ignore SIG, -open ID, ...) are not read here.
+				for k := 1; k < r.cmd; k++ {
+					if t := c.Words[k].Text; t != "--" && (t != "-p" || k > 1) {
+						c.Dynamic = &Opaque{At: k, Why: "unbuffer passes " + t + " to Expect's spawn, whose flags are not read: what runs is not known"}
+						return w.emit(s, c)
+					}
+				}
+			}
 			if r.stop || r.cmd >= len(c.Words) {
-				if (name == "sudo" || name == "doas") && !r.stop && startsShell(c.Words[1:]) {
-					c.Script = &Opaque{At: len(c.Words), Why: name + " starts a shell that reads standard input, which is not analysed"}
+				if !r.stop && (sp.shell || (name == "sudo" || name == "doas") && startsShell(c.Words[1:])) {
+					return w.stdinShell(s, c, name, in, depth)
 				}
 				return w.emit(s, c)
 			}
@@ -295,20 +430,12 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			}
 		}
 		switch {
-		case name == "busybox":
-			if len(c.Words) < 2 || c.Words[1].isOpt() {
-				return w.emit(s, c)
-			}
-			c = c.wrap(name, 1, nil)
-			continue
 		case shells[name]:
 			return w.shell(s, c, name, in, depth)
 		case name == "eval":
 			return w.eval(s, c, depth)
 		case name == "trap":
 			return w.trap(s, c, depth)
-		case name == "su":
-			return w.su(s, c, depth)
 		case name == "watch":
 			next, ok, err := w.watch(s, &c, depth)
 			if err != nil || !ok {
@@ -360,6 +487,28 @@ func (c SimpleCommand) wrap(name string, at int, assigns []Assign) SimpleCommand
 	return c
 }
 
+// wrapWords peels a wrapper off c when the command it runs is made of
+// the given words rather than the words c ends in (runuser -u U CMD -m
+// ARG, getopt having taken -m; su's shell): no layer's words end in the
+// command's then.
+func (c SimpleCommand) wrapWords(name string, ws []Word) SimpleCommand {
+	n := c.wrap(name, len(c.Words), nil)
+	n.Words = ws
+	for i := range n.Wrappers {
+		n.Wrappers[i].off = -1
+	}
+	return n
+}
+
+// pick returns the words of ws at the indexes idx.
+func pick(ws []Word, idx []int) []Word {
+	out := make([]Word, len(idx))
+	for k, i := range idx {
+		out[k] = ws[i]
+	}
+	return out
+}
+
 func shiftCaps(r optResult, by int) optResult {
 	caps := make([]captured, len(r.caps))
 	for i, c := range r.caps {
@@ -370,21 +519,29 @@ func shiftCaps(r optResult, by int) optResult {
 	return r
 }
 
-// shellString handles a wrapper's option that is a shell string (npx -c,
-// flock -c): the wrapper is recorded and the string walked. done is set
-// when it was.
+// shellString handles a wrapper's options that are shell strings (npx -c,
+// flock -c, su -c, script -c): the wrapper is recorded and each string
+// walked (getopt keeps the last of them; all are walked). done is set
+// when there was one.
 func (w *walker) shellString(s scope, c *SimpleCommand, name string, r optResult, depth int) (done bool, err error) {
 	for _, cp := range r.caps {
-		if cp.name != "-c" && cp.name != "--call" && cp.name != "--command" {
+		switch cp.name {
+		case "-c", "--call", "--command", "--session-command":
+		default:
 			continue
 		}
+		done = true
 		if !cp.val.Literal {
-			c.Dynamic = &Opaque{At: cp.at, Why: "the string " + name + " " + cp.name + " runs is not a literal"}
-			return true, w.emit(s, *c)
+			if c.Dynamic == nil {
+				c.Dynamic = &Opaque{At: cp.at, Why: "the string " + name + " " + cp.name + " runs is not a literal"}
+			}
+			continue
 		}
 		if err := w.nested(s, c, name+" "+cp.name, cp.at, cp.val.Text, depth); err != nil {
 			return true, err
 		}
+	}
+	if done {
 		return true, w.emit(s, *c)
 	}
 	return false, nil
@@ -482,18 +639,27 @@ opts:
 		c.Script = &Opaque{At: i, Why: name + " runs the script file " + ws[i].Text + ", which is not analysed"}
 		return w.emit(s, c)
 	}
+	return w.stdinShell(s, c, name, in, depth)
+}
+
+// stdinShell records a shell that reads its commands from standard input:
+// bash with no script or -c, or the shell a wrapper starts when it is
+// given no command (sudo -s, setarch, script, sg). A literal here-document
+// is walked; any other input is marked as unseen.
+func (w *walker) stdinShell(s scope, c SimpleCommand, name string, in stdin, depth int) error {
+	at := len(c.Words)
 	switch in.kind {
 	case stdinText:
-		if err := w.nested(s, &c, name+" <<", len(ws), in.text, depth); err != nil {
+		if err := w.nested(s, &c, name+" <<", at, in.text, depth); err != nil {
 			return err
 		}
 	case stdinOpaque:
-		c.Dynamic = &Opaque{At: len(ws), Why: name + " reads its script from " + in.what}
+		c.Dynamic = &Opaque{At: at, Why: name + " reads its script from " + in.what}
 	case stdinFile:
-		c.Script = &Opaque{At: len(ws), Why: name + " reads its script from " + in.what + ", which is not analysed"}
+		c.Script = &Opaque{At: at, Why: name + " reads its script from " + in.what + ", which is not analysed"}
 	default:
 		if c.Script == nil {
-			c.Script = &Opaque{At: len(ws), Why: name + " reads its script from standard input, which is not analysed"}
+			c.Script = &Opaque{At: at, Why: name + " reads its script from standard input, which is not analysed"}
 		}
 	}
 	return w.emit(s, c)
@@ -547,31 +713,68 @@ func (w *walker) trap(s scope, c SimpleCommand, depth int) error {
 	return w.emit(s, c)
 }
 
-// su walks the command of su -c COMMAND.
-func (w *walker) su(s scope, c SimpleCommand, depth int) error {
-	r := parseOpts(c.Words, optSpec{
-		arg: "gGsw", capture: "cC",
-		long:    set("group", "supp-group", "shell", "whitelist-environment"),
-		longCap: set("command", "session-command"),
-		dash:    true,
-	})
+// su handles su, runuser and script, whose options getopt finds among
+// their other words. su [options] [-] [USER [ARG...]] runs the user's
+// shell (-s SHELL) with -c COMMAND if given, else with the ARGs (su bob
+// -- -c CMD runs CMD; su bob, a shell reading standard input); runuser
+// -u USER [--] CMD... runs CMD itself; script [options] [FILE] runs -c
+// COMMAND or a shell. ok reports whether next holds the command to go on
+// unwrapping (the shell as "sh" unless -s names it, or runuser's command).
+func (w *walker) su(s scope, c *SimpleCommand, name string, sp optSpec, depth int) (next SimpleCommand, ok bool, err error) {
+	r := parseOpts(c.Words, sp)
+	if r.cmd < len(c.Words) {
+		c.Dynamic = &Opaque{At: r.cmd, Why: name + " is given " + c.Words[r.cmd].Text + ", which is not a literal, where its options may stand"}
+	}
+	if done, err := w.shellString(s, c, name, r, depth); done || err != nil {
+		return SimpleCommand{}, false, err
+	}
+	if r.stop || c.Dynamic != nil {
+		return SimpleCommand{}, false, w.emit(s, *c)
+	}
+	sh, user := lit("sh"), false
 	for _, cp := range r.caps {
-		if !cp.val.Literal {
-			c.Dynamic = &Opaque{At: cp.at, Why: "the command su runs is not a literal"}
-			return w.emit(s, c)
-		}
-		if err := w.nested(s, &c, "su -c", cp.at, cp.val.Text, depth); err != nil {
-			return err
+		switch cp.name {
+		case "-s", "--shell":
+			sh = cp.val
+		case "-u", "--user":
+			user = true
 		}
 	}
-	return w.emit(s, c)
+	args := r.args
+	switch {
+	case name == "script":
+		args = nil // the file it writes
+	case name == "runuser" && user:
+		if len(args) == 0 {
+			return SimpleCommand{}, false, w.emit(s, *c)
+		}
+		return c.wrapWords(name, pick(c.Words, args)), true, nil
+	case len(args) > 0:
+		args = args[1:] // the user
+	}
+	return c.wrapWords(name, append([]Word{sh}, pick(c.Words, args)...)), true, nil
+}
+
+// sg [-] GROUP [-c] COMMAND runs COMMAND, one word, with sh -c (shadow's
+// sg: sg wheel echo hi runs echo alone); sg without a command, and newgrp
+// [-] [GROUP], start a shell.
+func (w *walker) sg(s scope, c SimpleCommand, name string, sp optSpec, in stdin, depth int) error {
+	if r := parseOpts(c.Words, sp); name == "sg" && r.cmd < len(c.Words) {
+		at := r.cmd
+		if c.Words[at].Literal && c.Words[at].Text == "-c" && at+1 < len(c.Words) {
+			at++
+		}
+		_, err := w.shellString(s, &c, name, optResult{caps: []captured{{"-c", c.Words[at], at}}}, depth)
+		return err
+	}
+	return w.stdinShell(s, c, name, in, depth)
 }
 
 // watch: "watch -x CMD ARGS" runs the command; otherwise watch runs its
 // words joined as sh -c. ok reports whether next holds the command to go
 // on unwrapping.
 func (w *walker) watch(s scope, c *SimpleCommand, depth int) (next SimpleCommand, ok bool, err error) {
-	r := parseOpts(c.Words, optSpec{arg: "nq", long: set("interval", "equexit")})
+	r := parseOpts(c.Words, optSpec{arg: "nqs", long: set("interval", "equexit", "shotsdir")})
 	if r.cmd >= len(c.Words) {
 		return SimpleCommand{}, false, w.emit(s, *c)
 	}
