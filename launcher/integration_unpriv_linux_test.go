@@ -51,6 +51,15 @@ func TestIntegrationUnprivileged(t *testing.T) {
 		s.allowed(t, itPol{read: []string{dir}}, itOpts{}, "read", file)
 		s.control(t, itOpts{}, "read", file)
 	})
+	// The person's terminal (a pty the launcher's user owns) is the agent's
+	// stdin: the agent cannot change its mode through that descriptor,
+	// which stage 2 opened again through the read-only /dev. Unconfined,
+	// the same fchmod (to the mode it has) works.
+	t.Run("terminal metadata", func(t *testing.T) {
+		_, slave := openPTY(t)
+		must(t, os.Chown(slave.Name(), nobody, nobody))
+		s.denied(t, itPol{}, itOpts{stdin: slave, ctty: true}, "EROFS", "fchmod-fd", "0")
+	})
 	t.Run("write outside", func(t *testing.T) {
 		target := filepath.Join(s.outside, "x")
 		itExpect(t, "confined write outside", s.launch(t, itPol{}, itOpts{}, "write", target), "denied EROFS", 1)

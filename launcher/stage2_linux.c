@@ -30,6 +30,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -668,6 +669,44 @@ static void setup_mounts(struct plan *p)
 	}
 }
 
+// reopen_terminals gives each of descriptors 0-2 that is a terminal the
+// same terminal opened again through the sandbox's /dev, which is
+// read-only. The descriptor stage 2 inherited is on the host's writable
+// mount, and fchmod, fchown, futimens and fsetxattr act on a descriptor
+// (Landlock checks none of them): unprivileged, the agent is the
+// person's uid and could make the person's terminal readable by every
+// user. One that cannot be opened again is kept only when this uid does
+// not own the terminal (a terminal of the user the person switched from),
+// so no one in the sandbox can change it; otherwise the launch fails.
+static void reopen_terminals(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st, again;
+		if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) || !isatty(fd))
+			continue;
+		char link[32], path[256];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, path, sizeof path - 1);
+		int flags = fcntl(fd, F_GETFL);
+		int nfd = -1;
+		if (n > 0 && flags >= 0) {
+			path[n] = 0;
+			nfd = open(path, (flags & (O_ACCMODE | O_NONBLOCK)) | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (nfd < 0) {
+			if (st.st_uid != geteuid())
+				continue;
+			fail("terminal", "descriptor %d (%s): open it again through the sandbox's /dev: %s", fd, n > 0 ? path : "?", E);
+		}
+		struct statvfs vfs;
+		if (fstat(nfd, &again) != 0 || again.st_rdev != st.st_rdev || fstatvfs(nfd, &vfs) != 0 || !(vfs.f_flag & ST_RDONLY))
+			fail("terminal", "descriptor %d: %s is not the same terminal on a read-only mount", fd, path);
+		if (dup3(nfd, fd, 0) != fd)
+			fail("terminal", "descriptor %d: %s", fd, E);
+		close(nfd);
+	}
+}
+
 // loopback_up brings up lo in the new network namespace, so the agent can
 // talk to itself and to nothing else.
 static void loopback_up(void)
@@ -863,6 +902,7 @@ static void confine(struct plan *p)
 {
 	join_cgroups(p); // before anything else: nothing starts outside the group
 	setup_mounts(p);
+	reopen_terminals();
 	if (p->new_net)
 		loopback_up();
 	if (p->proxy_port)

@@ -152,8 +152,8 @@ func entries() []Entry {
 			Boundary, "policy.TestCheckLive", "policy.TestCheckLiveWithoutSource", "cmd/launcher.TestScripts", "launcher.TestIntegrationSymlinkWriteOut"),
 		sr("SR-21", "No writes or metadata changes outside write paths",
 			"The agent changes a file it may only read, or the mode, times or extended attributes of any host file its uid owns (Landlock before ABI 8 does not mediate chmod, utimes or setxattr).",
-			"Every host mount is read-only and nosuid inside the sandbox, so writes and metadata changes outside the write trees fail with EROFS whatever the agent's uid owns; Landlock refuses on its own behind that; /tmp and /dev/shm are private tmpfs; a read path under the host's /tmp is grafted read-only.",
-			Boundary, "launcher.TestIntegrationWriteOutsideWorkspace", "launcher.TestIntegrationLandlockBehindReadOnlyMounts", "launcher.TestIntegrationReadPathUnderTmpStaysReadOnly", "launcher.TestIntegrationChmodOutsideWritePaths"),
+			"Every host mount is read-only and nosuid inside the sandbox, so writes and metadata changes outside the write trees fail with EROFS whatever the agent's uid owns; Landlock refuses on its own behind that; /tmp and /dev/shm are private tmpfs; a read path under the host's /tmp is grafted read-only. A terminal on descriptors 0-2 is opened again through the sandbox's read-only /dev, so fchmod, futimens and fsetxattr on it fail too (SD-20 for other inherited files).",
+			Boundary, "launcher.TestIntegrationWriteOutsideWorkspace", "launcher.TestIntegrationLandlockBehindReadOnlyMounts", "launcher.TestIntegrationReadPathUnderTmpStaysReadOnly", "launcher.TestIntegrationChmodOutsideWritePaths", "launcher.TestIntegrationUnprivileged"),
 		sr("SR-23", "A symlink swapped in after the policy check is not followed",
 			"Between CheckLive and stage 2 opening the paths, a process of the same user replaces a listed directory with a symlink.",
 			"Stage 2 opens every listed path with openat2 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, for the Landlock rules and the mount clones alike, and fails closed with the path named.",
@@ -434,5 +434,9 @@ func entries() []Entry {
 			"QuickJS throws both as ordinary errors: a script that catches one and goes on is not stopped by that limit.",
 			"Its heap and stack stay bounded (further allocations keep failing) and the deadline still ends it; an uncaught one is the limit's own error.",
 			"components/code.TestIsolateMemoryCaught"),
+		sd("SD-20", "Unprivileged, the metadata of a file the person redirects the agent's output to can change",
+			"A regular file on descriptors 0-2 (launcher … > out.log) stays open on the host's writable mount: an unprivileged agent, which is the person's uid, can fchmod, futimens or fsetxattr it through that descriptor (Landlock does not check them). Terminals are opened again read-only (SR-21); a file cannot be, since a read-only mount refuses opening it for writing.",
+			"As root the agent's throwaway uid owns none of them; the file's contents are the agent's output anyway; redirect to a file in a directory only you can enter, or through a pipe (launcher … | tee out.log), which has no metadata to change.",
+			"launcher.TestIntegrationUnprivileged"),
 	}
 }

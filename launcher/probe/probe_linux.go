@@ -63,6 +63,7 @@ var actions = map[string]action{
 	"ptrace":           {1, arg1(ptracePid), "PID: PTRACE_SEIZE (released when the probe exits)"},
 	"read-environ":     {1, func(_ prober, a []string) error { return readFile("/proc/" + a[0] + "/environ") }, "PID: read /proc/PID/environ"},
 	"fd":               {1, arg1(fdOpen), "N: fcntl(N, F_GETFD)"},
+	"fchmod-fd":        {1, arg1(fchmodFd), "N: fchmod(N) to the mode it has (refused on a read-only mount, or when not the owner)"},
 	"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
 	"euid":             {0, nil, "prints `euid E uid U`"},
 	"setuid-exec":      {1, nil, "PATH: run PATH (a setuid copy of this probe) with `euid`; prints its line"},
@@ -280,6 +281,18 @@ func (p prober) writeExec(a []string) error {
 		return setupErr("chmod "+path, err)
 	}
 	return p.execFile(a)
+}
+
+func fchmodFd(arg string) error {
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 0 {
+		return probeError{fmt.Sprintf("fd %q", arg)}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(n, &st); err != nil {
+		return err
+	}
+	return unix.Fchmod(n, st.Mode&0o7777)
 }
 
 func fdOpen(arg string) error {
