@@ -144,7 +144,7 @@ func entries() []Entry {
 		// Files.
 		sr("SR-01", "A writable path never carries execute",
 			"The agent writes a program or library and runs it, directly or through ld.so or any mmap(PROT_EXEC) loader, turning a write grant into arbitrary code.",
-			"The policy check refuses a write path that equals, lies beneath or contains an exec path (in components mode the workspace counts as one, since fs writes it). Landlock write rules never include execute. Write trees are separate mounts with noexec, nosuid and nodev, so the kernel refuses exec and executable mappings of their files.",
+			"The policy check refuses a write path that equals, lies beneath or contains an exec path (in components mode the workspace counts as one, since fs writes it). Landlock write rules never include execute. Write trees are separate mounts with noexec, nosuid and nodev, so the kernel refuses exec and executable mappings of their files. What this cannot stop: a program the policy lets run (an interpreter, a JIT) reading written bytes and running them from its own memory — copying a file into anonymous executable memory needs no exec right; the exec list decides which programs can do that.",
 			Boundary, "policy.TestValidate", "policy.TestInvalidFiles", "launcher.TestBuildPlanRulesAndEnv", "launcher.TestIntegrationExecWrittenFile"),
 		sr("SR-02", "A writable path that resolves elsewhere is refused before anything runs",
 			"A write path or the workspace passes through a symlink, so writes land somewhere the policy does not name.",
