@@ -207,12 +207,13 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 }
 
 // launcherCode is the launcher's executable and every file it has mapped
-// (the dynamic loader, the C library, libseccomp), each resolved.
+// (the dynamic loader, the C library, libseccomp). The kernel names them
+// by the path it found them at, links resolved (/proc/self/exe, maps).
 func launcherCode() []string {
 	var files []string
 	add := func(p string) {
-		if real, err := filepath.EvalSymlinks(p); err == nil && !slices.Contains(files, real) {
-			files = append(files, real)
+		if !slices.Contains(files, p) {
+			files = append(files, p)
 		}
 	}
 	if exe, err := os.Executable(); err == nil {
