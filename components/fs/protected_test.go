@@ -32,11 +32,7 @@ func TestProtectedIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rel []string
-	for _, g := range got {
-		r, _ := filepath.Rel(ws, g)
-		rel = append(rel, r)
-	}
+	rel := relativeTo(ws, got)
 	want := []string{".bashrc", ".git/config", ".git/hooks", ".git/modules/lib/config", ".git/modules/lib/hooks", "docs/.env", "src/.vscode", "sub/.git/config", "sub/.ssh", "wt/.git"}
 	if !slices.Equal(rel, want) {
 		t.Errorf("got %q\nwant %q", rel, want)
@@ -73,17 +69,23 @@ func TestProtectedNamesInSymlink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rel []string
-	for _, g := range got {
-		r, _ := filepath.Rel(ws, g)
-		rel = append(rel, r)
-	}
+	rel := relativeTo(ws, got)
 	if want := []string{".git/commondir", ".git/hooks", ".vscode", "policy-extra"}; !slices.Equal(rel, want) {
 		t.Errorf("got %q, want %q", rel, want)
 	}
 	if _, err := ProtectedIn(ws, nil); err == nil {
 		t.Error("control: ProtectedIn took the links")
 	}
+}
+
+// relativeTo is paths, each relative to dir.
+func relativeTo(dir string, paths []string) []string {
+	var rel []string
+	for _, p := range paths {
+		r, _ := filepath.Rel(dir, p)
+		rel = append(rel, r)
+	}
+	return rel
 }
 
 // A tree too large to walk is an error, not a partial answer.
