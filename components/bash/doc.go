@@ -18,24 +18,41 @@
 // [[ ]] and case patterns).
 //
 // Each command is unwrapped to the command that really runs, and the
-// wrappers are kept as its layers (SimpleCommand.Wrappers):
+// wrappers are kept as its layers (SimpleCommand.Wrappers). Each
+// wrapper's options are read from a table of them all (unwrap.go), as its
+// getopt reads them: short and long, which take a value (attached or the
+// next word), which take an optional value only when attached (xargs
+// -i{}, --replace=R), which end the options and which mean it runs
+// nothing (--help, sudo -l); --name=value and --name value alike. An
+// option its table does not list, an unknown letter, an unknown name, or
+// a long option written shorter than its name (getopt takes any unique
+// prefix: timeout --kill 5 is --kill-after 5), is not read: it may take
+// the next word as its value, so what the wrapper runs is unknown and
+// the command needs approval (builtin.dynamic). The tables are the union
+// of the versions read (coreutils, util-linux, findutils, sudo, strace,
+// procps-ng, systemd, and the rest), an option whose value differs
+// between versions left out:
 //
-//   - sudo (its options, -u USER and the like, --, VAR=value), doas, env
-//     (-i, -u NAME, -C DIR, -S STRING when it is a plain list of words,
-//     NAME=value of any name), command (but command -v/-V runs nothing),
-//     builtin, exec (-a NAME), nice (-n N, -N), nohup, timeout (options
-//     and DURATION), stdbuf, ionice, chrt (options and priority), setsid,
-//     time (the program; the keyword is syntax), flock (FILE CMD, FILE -c
-//     STRING), busybox and toybox APPLET, xargs (its command; arguments it
-//     adds are marked Appended), watch (-x CMD, or its words as sh -c),
-//     taskset (options and MASK; -p PID runs nothing), prlimit (--RES=N,
-//     -nN; -p PID runs nothing), setarch ARCH and the names it runs as
-//     (linux32, linux64, i386, x86_64, uname26 and the other
-//     architectures), numactl, strace, ltrace, valgrind, catchsegv,
-//     chronic, unbuffer (-p; any flag of Expect's spawn makes what runs
-//     unknown), setpriv, cgexec -g, firejail, systemd-run, npx and bunx
-//     and uvx, npm/pnpm/yarn exec and dlx, uv/poetry/pipenv/pipx/pdm/
-//     hatch run, bundle exec;
+//   - sudo (its options, -u USER and the like, -h HOST, --, VAR=value),
+//     doas, env (-i, -u NAME, -C DIR, -S STRING when it is a plain list
+//     of words, NAME=value of any name), command (but command -v/-V runs
+//     nothing), builtin, exec (-a NAME), nice (-n N, -N, --N), nohup,
+//     timeout (options and DURATION), stdbuf, ionice, chrt (options and
+//     the priority, which is optional since util-linux 2.42 and so read
+//     only when it is a number), setsid, time (the program; the keyword
+//     is syntax), flock (FILE CMD, FILE -c STRING), busybox and toybox
+//     APPLET, xargs (its command; arguments it adds are marked Appended),
+//     watch (-x CMD, or its words as sh -c), taskset (options and MASK;
+//     -p PID runs nothing), prlimit (--RES=N, -nN; -p PID runs nothing),
+//     setarch ARCH and the names it runs as (linux32, linux64, i386,
+//     x86_64, uname26 and the other architectures), numactl, strace,
+//     ltrace, valgrind and firejail (which take --name=value only and
+//     refuse a long option they do not know, so only their short options
+//     are listed), catchsegv, chronic, unbuffer (-p; any flag of Expect's
+//     spawn makes what runs unknown), setpriv, cgexec -g, systemd-run,
+//     npx and bunx and uvx, npm/pnpm/yarn exec and dlx, uv/poetry/
+//     pipenv/pipx/pdm/hatch run, bundle exec (npm takes any of its
+//     settings as an option of exec: only those most used are listed);
 //   - programs that run a shell: su and runuser (options anywhere, as
 //     getopt permutes them: -c/--command/--session-command STRING is
 //     walked; su USER ARG... runs the user's shell, -s SHELL or sh, with
@@ -49,6 +66,12 @@
 //     ("structural.system") whatever they run;
 //   - find -exec/-execdir/-ok/-okdir: the find is recorded, and each
 //     command it runs (up to ; or +) separately, under a "find -exec" layer;
+//   - a command word that is filled in at run time, under xargs -I R
+//     (-iR, --replace=R; -i and --replace alone are {}) or find -exec and
+//     the like ({}), or that holds the string filled in (./{}.sh), sets
+//     SimpleCommand.Dynamic: what runs is known only then. Such a word
+//     where a wrapper's options stand is read as a word that is not a
+//     literal is (xargs -I{} timeout {} 5 CMD);
 //   - git's global options before the subcommand (-C DIR, -c KEY=VALUE,
 //     --git-dir=…, -P, …) are taken out into GitOptions, so that Words is
 //     "git SUBCOMMAND …" in every spelling.
@@ -61,8 +84,9 @@
 // git rebase --exec, git submodule foreach, git filter-branch's filters
 // and git bisect run. A string that is not a literal, a command word
 // that is not one ($CMD, $(…), "${x}", a glob, a brace expansion,
-// $'\x..'), or a word that is not a literal where a wrapper's options
-// stand sets SimpleCommand.Dynamic. A shell run on a script file or on
+// $'\x..'), a word that is not a literal where a wrapper's options stand,
+// or an option the wrapper's table does not list, sets
+// SimpleCommand.Dynamic. A shell run on a script file or on
 // standard input, source and ., and a program named by a path outside
 // the system directories (./build.sh, bin/tool) set SimpleCommand.Script.
 //
@@ -158,7 +182,12 @@
 //     (curl … | sh), source and ., --rcfile, sudo -s/-i, a program named
 //     by a path outside the system directories;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
-//     wrapper option that is not a literal; a here-document with
+//     wrapper option that is not a literal; an option a wrapper's table
+//     does not list (an unknown letter or name, or a long option
+//     abbreviated: sudo --us root, timeout --kill 5 10 CMD), for the
+//     wrapper cannot be unwrapped past it; a command word that xargs -I
+//     or find -exec fills in at run time ({}, or a word holding the
+//     xargs -I string); a here-document with
 //     expansions given to a shell; a code string that does not parse; the
 //     subcommand of git or of a command with built-in rules (git $SUB,
 //     kubectl $VERB) not a literal; rm given a word that is not a literal
@@ -241,6 +270,14 @@
 //   - env -S with quotes or expansions in its string is dynamic rather
 //     than split; $'…' with escapes is treated as not a literal rather
 //     than decoded.
+//   - An option a wrapper's table does not list makes the line need
+//     approval, not the delete confirmation: the command after it is
+//     not known, so timeout --kill 5 10 rm -rf src, once approved, runs
+//     without a backup. The options of a program that runs a
+//     subcommand's command are read only after the subcommand (npm exec
+//     --yes CMD); options before it (npm --silent exec CMD, pnpm -r exec
+//     CMD, uv -q run CMD) hide the runner, whose command is then not
+//     unwrapped.
 //   - Code bash makes of strings at run time: aliases (set -o posix,
 //     shopt expand_aliases, BASH_ALIASES), PS4 and PROMPT_COMMAND, and
 //     ${x@P} need approval (builtin.shell-eval); arithmetic is not

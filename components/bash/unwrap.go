@@ -7,23 +7,28 @@ import (
 	"strings"
 )
 
-// optSpec describes a wrapper's command-line options, enough to find the
-// command it runs. Options it does not list are taken for flags.
+// optSpec describes a wrapper's command-line options as the program reads
+// them (getopt_long, for most), enough to find the command it runs. The
+// lists are complete: an option they do not have makes what the wrapper
+// runs unknown, since it may take the next word as its value and so move
+// the command (parseOpts reports it in optResult.unknown). That includes a
+// long option written shorter than its name: getopt takes any unique
+// prefix, and which prefixes are unique depends on the version installed.
 type optSpec struct {
-	arg        string          // short options that take a value (-u USER, -uUSER)
-	attached   string          // short options whose optional value can only be attached (xargs -i{})
-	stop       string          // short options after which no command runs (sudo -l)
-	long       map[string]bool // long options that take a separate value when written without '='
-	longStop   map[string]bool // long options after which no command runs
-	capture    string          // short options whose value is returned
-	longCap    map[string]bool // long options whose value is returned
-	positional int             // words after the options before the command (timeout's DURATION)
-	assigns    bool            // NAME=value words may follow (env, sudo)
-	numeric    bool            // -N is an option (nice -10)
-	dash       bool            // "-" alone is an option (env -)
-	arch       bool            // a first word that is not an option comes before them (setarch ARCH)
-	permute    bool            // options may follow other words, as GNU getopt reads them (su, script)
-	shell      bool            // given no command, it starts a shell that reads standard input (setarch)
+	short      string // short options, as getopt's optstring has them: "k:s:v" (':' takes a value, "::" an optional value, attached only)
+	long       string // long options: "kill-after= signal= verbose" ('=' takes a value, "[=]" an optional value, after '=' only)
+	stop       string // options after which no command runs: "-l --list"
+	capture    string // options whose value is returned: "-c --command"
+	positional int    // words after the options before the command (timeout's DURATION)
+	number     bool   // the positional word is there only when it is a number (chrt's priority, optional since util-linux 2.42)
+	oneWord    bool   // a long option is one word (--name, --name=value), never taking the next: one missing here cannot move the command (valgrind, firejail and chronic)
+	nopt       bool   // npm's parser: a flag takes a following "true" or "false" as its value
+	assigns    bool   // NAME=value words may follow (env, sudo)
+	numeric    bool   // -N, --N and -+N are options (nice -10)
+	dash       bool   // "-" alone is an option (env -)
+	arch       bool   // a first word that is not an option comes before them (setarch ARCH)
+	permute    bool   // options may follow other words, as GNU getopt reads them (su, script)
+	shell      bool   // given no command, it starts a shell that reads standard input (setarch)
 }
 
 type captured struct {
@@ -38,6 +43,55 @@ type optResult struct {
 	stop    bool
 	caps    []captured
 	args    []int // with permute: the words that are not options, in order
+	unknown int   // index of the first word holding an option the spec does not list; 0 when none
+}
+
+// What an option takes.
+const (
+	argNone     = iota
+	argRequired // a value: attached, or the next word
+	argOptional // a value only if attached (-i{}, --replace=R)
+)
+
+// shortArg finds c among sp's short options.
+func (sp optSpec) shortArg(c byte) (arg int, ok bool) {
+	i := strings.IndexByte(sp.short, c)
+	if i < 0 || c == ':' {
+		return argNone, false
+	}
+	switch rest := sp.short[i+1:]; {
+	case strings.HasPrefix(rest, "::"):
+		return argOptional, true
+	case strings.HasPrefix(rest, ":"):
+		return argRequired, true
+	}
+	return argNone, true
+}
+
+// longArg finds name, written in full, among sp's long options.
+func (sp optSpec) longArg(name string) (arg int, ok bool) {
+	for f := range strings.FieldsSeq(sp.long) {
+		arg := argNone
+		if n, cut := strings.CutSuffix(f, "[=]"); cut {
+			f, arg = n, argOptional
+		} else if n, cut := strings.CutSuffix(f, "="); cut {
+			f, arg = n, argRequired
+		}
+		if f == name {
+			return arg, true
+		}
+	}
+	return argNone, false
+}
+
+// lists reports whether the space-separated list holds opt.
+func lists(list, opt string) bool {
+	for f := range strings.FieldsSeq(list) {
+		if f == opt {
+			return true
+		}
+	}
+	return false
 }
 
 // assignRE matches the NAME= that env and sudo take for an assignment:
@@ -45,14 +99,19 @@ type optResult struct {
 // (BASH_FUNC_ls%%=... defines a function for a bash it runs).
 var assignRE = regexp.MustCompile(`^[^=/]+=`)
 
+// numericOpt matches nice's -N, --N and -+N.
+var numericOpt = regexp.MustCompile(`^-[-+]?[0-9]`)
+
 // parseOpts reads a wrapper's options from ws[1:]. It stops at the first
 // word that is not an option; a word that is not a literal where an
 // option may stand, or that may split into several where a value
 // stands, ends the options too and so becomes the command word: what
-// runs is then unknown. With sp.permute it reads on past the words that
-// are not options (r.args) up to "--", and r.cmd is len(ws), or the first
+// runs is then unknown. So does an option sp does not list, which
+// r.unknown names. With sp.permute it reads on past the words that are
+// not options (r.args) up to "--", and r.cmd is len(ws), or the first
 // word it cannot read: one that is not a literal where an option may
-// stand, or a value that may split.
+// stand, or a value that may split; past an option it does not know it
+// reads on too, the option's value being taken for an argument.
 func parseOpts(ws []Word, sp optSpec) optResult {
 	r := optResult{cmd: len(ws)}
 	i := 1
@@ -61,6 +120,20 @@ func parseOpts(ws []Word, sp optSpec) optResult {
 	}
 	value := func(j int) bool { // ws[j] is a value: it must exist and be one field
 		return j < len(ws) && ws[j].single
+	}
+	capture := func(opt string, v Word, at int) {
+		if lists(sp.capture, opt) {
+			r.caps = append(r.caps, captured{opt, v, at})
+		}
+	}
+	unknown := func() bool { // reports whether to stop reading
+		if r.unknown == 0 {
+			r.unknown = i
+		}
+		if !sp.permute {
+			r.cmd = i
+		}
+		return !sp.permute
 	}
 options:
 	for i < len(ws) {
@@ -78,76 +151,79 @@ options:
 			continue
 		}
 		t := w.Text
+		next := i + 1
 		switch {
 		case t == "--":
 			i++
 			break options
 		case t == "-" && sp.dash:
-			i++
+		case sp.numeric && numericOpt.MatchString(t):
 		case strings.HasPrefix(t, "--"):
 			name, val, eq := strings.Cut(t[2:], "=")
-			if sp.longStop[name] {
-				r.stop = true
-			}
-			if eq {
-				if sp.longCap[name] {
-					r.caps = append(r.caps, captured{"--" + name, lit(val), i})
-				}
-				i++
-				continue
-			}
-			if sp.long[name] || sp.longCap[name] {
-				if !value(i + 1) {
-					r.cmd = min(i+1, len(ws))
+			arg, ok := sp.longArg(name)
+			if !ok && !sp.oneWord {
+				if unknown() {
 					return r
 				}
-				if sp.longCap[name] {
-					r.caps = append(r.caps, captured{"--" + name, ws[i+1], i + 1})
+				break
+			}
+			if lists(sp.stop, "--"+name) {
+				r.stop = true
+			}
+			switch {
+			case eq:
+				capture("--"+name, lit(val), i)
+			case arg == argRequired:
+				if !value(next) {
+					r.cmd = min(next, len(ws))
+					return r
 				}
-				i += 2
-				continue
+				capture("--"+name, ws[next], next)
+				next++
+			case arg == argOptional:
+				capture("--"+name, lit(""), i)
+			case sp.nopt && next < len(ws) && ws[next].Literal && (ws[next].Text == "true" || ws[next].Text == "false"):
+				next++
 			}
-			i++
 		case len(t) > 1 && t[0] == '-':
-			if sp.numeric && strings.Trim(t[1:], "0123456789+") == "" {
-				i++
-				continue
-			}
-			next := i + 1
 			for j := 1; j < len(t); j++ {
 				c := t[j]
-				if strings.IndexByte(sp.stop, c) >= 0 {
-					r.stop = true
-				}
-				if strings.IndexByte(sp.attached, c) >= 0 {
-					break
-				}
-				if strings.IndexByte(sp.arg, c) >= 0 || strings.IndexByte(sp.capture, c) >= 0 {
-					if j+1 < len(t) {
-						if strings.IndexByte(sp.capture, c) >= 0 {
-							r.caps = append(r.caps, captured{"-" + string(c), lit(t[j+1:]), i})
-						}
-					} else {
-						if !value(next) {
-							r.cmd = min(next, len(ws))
-							return r
-						}
-						if strings.IndexByte(sp.capture, c) >= 0 {
-							r.caps = append(r.caps, captured{"-" + string(c), ws[next], next})
-						}
-						next++
+				arg, ok := sp.shortArg(c)
+				if !ok {
+					if unknown() {
+						return r
 					}
 					break
 				}
+				opt := "-" + string(c)
+				if lists(sp.stop, opt) {
+					r.stop = true
+				}
+				if arg == argNone {
+					continue
+				}
+				switch {
+				case j+1 < len(t):
+					capture(opt, lit(t[j+1:]), i)
+				case arg == argOptional:
+					capture(opt, lit(""), i)
+				default:
+					if !value(next) {
+						r.cmd = min(next, len(ws))
+						return r
+					}
+					capture(opt, ws[next], next)
+					next++
+				}
+				break // the rest of the word, or the next word, was the value
 			}
-			i = next
 		default:
 			if !sp.permute {
 				break options
 			}
 			r.args = append(r.args, i)
-			i++
 		}
+		i = next
 	}
 	if sp.permute {
 		for ; i < len(ws); i++ {
@@ -159,6 +235,13 @@ options:
 		if !ws[i].single {
 			r.cmd = i
 			return r
+		}
+		if sp.number && strings.Trim(ws[i].Text, "0123456789") != "" {
+			if !ws[i].Literal {
+				r.cmd = i // a priority or the command: known only at run time
+				return r
+			}
+			break
 		}
 		i++
 	}
@@ -180,6 +263,21 @@ options:
 	return r
 }
 
+// unknownOpt marks c, the wrapper name, as running what is known only at
+// run time when its word at holds an option the wrapper's table does not
+// list (at > 0), as a word that is not a literal there does; it reports
+// whether it did.
+func unknownOpt(c *SimpleCommand, name string, at int) bool {
+	if at <= 0 || at >= len(c.Words) {
+		return false
+	}
+	if c.Dynamic == nil {
+		c.Dynamic = &Opaque{At: at, Why: name + " is given " + c.Words[at].Text + ", which is not one of its options as the analyzer knows them " +
+			"(getopt also takes an abbreviation, and an option may take the next word as its value): what " + name + " runs is known only at run time"}
+	}
+	return true
+}
+
 func set(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -188,10 +286,24 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-// archSpec is setarch's: setarch ARCH [options] [CMD], or linux64
-// [options] [CMD] and the like (archNames), the name being the
+// The tables below are each program's options in full, read from its
+// source or --help (coreutils 9.1 and 9.7, util-linux 2.38 to 2.42,
+// findutils 4.9, sudo 1.9.13, strace 6.1 and later, procps-ng 4, systemd
+// 252 and later, numactl 2.0.19, ltrace 0.7.3, libcgroup 3, uv's CLI
+// reference, npm, bun and yarn's documentation), the union where
+// versions differ. Where versions disagree on whether an option takes a
+// value (ltrace --debug), it is left out, so that it needs approval.
+
+// archSpec is setarch's (util-linux): setarch ARCH [options] [CMD], or
+// linux64 [options] [CMD] and the like (archNames), the name being the
 // architecture; with no command it runs /bin/sh.
-var archSpec = optSpec{stop: "hV", longStop: set("help", "version", "list"), shell: true}
+var archSpec = optSpec{
+	short: "3BFhILRSTvVXZ",
+	long: "32bit fdpic-funcptrs short-inode addr-compat-layout addr-no-randomize whole-seconds sticky-timeouts read-implies-exec " +
+		"mmap-page-zero 3gb 4gb uname-2.6 verbose list show[=] help version",
+	stop:  "-h --help -V --version --list --show",
+	shell: true,
+}
 
 // archNames are the architectures setarch knows (util-linux), which are
 // also names it runs as, through links to it: linux64 CMD is setarch
@@ -204,108 +316,208 @@ var archNames = []string{
 	"aarch64", "armv7l", "armv8l", "riscv64",
 }
 
-// suSpec is su's and runuser's: -c and --session-command are the shell's
-// string, -s its program, runuser -u the user to run the command as.
+// suSpec is su's and runuser's (util-linux su-common.c): -c and
+// --session-command are the shell's string, -s its program, runuser -u
+// the user to run the command as.
 var suSpec = optSpec{
-	arg: "gGw", capture: "csu", stop: "hV",
-	long:     set("group", "supp-group", "whitelist-environment"),
-	longCap:  set("command", "session-command", "shell", "user"),
-	longStop: set("help", "version"),
-	dash:     true, permute: true,
+	short: "c:fg:G:lmpPs:u:hVw:",
+	long: "command= session-command= fast login preserve-environment pty shell= group= supp-group= user= " +
+		"whitelist-environment= help version",
+	capture: "-c --command --session-command -s --shell -u --user",
+	stop:    "-h --help -V --version",
+	dash:    true, permute: true,
+}
+
+// npmExec is npm exec's: its own options and the npm settings most given
+// to it (npm takes any of its settings here; the others need approval).
+var npmExec = optSpec{
+	short: "c:dghp:qsvw:y",
+	long: "package= call= workspace= workspaces include-workspace-root yes no loglevel= registry= prefix= cache= userconfig= " +
+		"script-shell= silent quiet offline prefer-offline prefer-online global help version",
+	capture: "-c --call",
+	stop:    "-h --help -v --version",
+	nopt:    true,
+}
+
+// npx's are npm exec's and the old npx's --no-install and --shell; npx
+// puts "--" before the first word that is not an option or a value, so a
+// "true" or "false" there is the command.
+var npx = func() optSpec {
+	sp := npmExec
+	sp.long += " no-install shell="
+	sp.nopt = false
+	return sp
+}()
+
+// uvRun is uv run's and uv tool run's (uvx) options: those two share most
+// of them, and one only the other has takes a value in both or is refused.
+var uvRun = optSpec{
+	short: "b:C:c:f:hi:mnP:p:qsUvVw:",
+	long: "active all-extras all-groups all-packages allow-insecure-host= trusted-host= build-constraints= build-constraint= " +
+		"cache-dir= color= compile-bytecode compile config-file= config-setting= config-settings= config-settings-package= " +
+		"constraints= constraint= default-index= dev directory= env-file= exact exclude-newer= exclude-newer-package= extra= " +
+		"extra-index-url= find-links= fork-strategy= from= frozen group= gui-script help index= index-strategy= index-url= " +
+		"isolated keyring-provider= lfs link-mode= locked managed-python module native-tls no-binary no-binary-package= " +
+		"no-build no-build-isolation no-build-isolation-package= no-build-package= no-cache no-cache-dir no-config " +
+		"no-default-groups no-dev no-editable no-env-file no-extra= no-group= no-index no-managed-python no-progress " +
+		"no-project no_workspace no-python-downloads no-sources no-sources-package= no-sync offline only-dev only-group= " +
+		"overrides= override= package= prerelease= project= python= python-platform= quiet refresh refresh-package= " +
+		"reinstall force-reinstall reinstall-package= resolution= script system-certs torch-backend= upgrade " +
+		"upgrade-group= upgrade-package= verbose version with= with-editable= with-requirements=",
+	stop: "-h --help -V --version",
 }
 
 // wrappers are the commands that run another command given as their
-// remaining words, with how to find it; su, runuser, script, sg and
-// newgrp run a shell (see su and sg).
+// remaining words, with their options; su, runuser, script, sg and newgrp
+// run a shell (see su and sg).
 var wrappers = func() map[string]optSpec {
 	m := map[string]optSpec{
+		// sudo reads -h HOST when a word not starting with '-' follows,
+		// else -h is its help: taken here as always taking a value.
 		"sudo": {
-			arg: "CDgpRrtTUu", stop: "lvVKe",
-			long:     set("user", "group", "host", "prompt", "close-from", "chdir", "chroot", "role", "type", "command-timeout", "other-user"),
-			longStop: set("list", "validate", "version", "remove-timestamp", "edit", "help"),
-			assigns:  true,
+			short: "Aa:BbC:c:D:Eeg:Hh:iKklNnPp:R:r:SsT:t:U:u:Vv",
+			long: "askpass auth-type= background bell close-from= login-class= chdir= preserve-env[=] edit group= set-home help " +
+				"host= login remove-timestamp reset-timestamp list no-update non-interactive preserve-groups prompt= chroot= role= " +
+				"stdin shell type= command-timeout= other-user= user= version validate",
+			stop:    "-e --edit -l --list -v --validate -V --version -K --remove-timestamp --help",
+			assigns: true,
 		},
-		"doas":    {arg: "uC", stop: "CL"},
-		"env":     {arg: "uCP", capture: "S", long: set("unset", "chdir"), longCap: set("split-string"), assigns: true, dash: true},
-		"command": {stop: "vV"},
-		"builtin": {},
-		"exec":    {arg: "a"},
-		"nice":    {arg: "n", long: set("adjustment"), numeric: true},
-		"nohup":   {},
-		"timeout": {arg: "sk", long: set("signal", "kill-after"), positional: 1},
-		"stdbuf":  {arg: "ioe", long: set("input", "output", "error")},
+		"doas": {short: "C:Lnsu:", stop: "-C -L"},
+		// env's short options include the white space a shebang line's
+		// -S string may leave.
+		"env": {
+			short: "a:C:iS:u:v0 \t\n\v\f\r",
+			long: "argv0= ignore-environment null unset= chdir= default-signal[=] ignore-signal[=] block-signal[=] " +
+				"list-signal-handling debug split-string= help version",
+			capture: "-S --split-string",
+			stop:    "--help --version",
+			assigns: true, dash: true,
+		},
+		"command": {short: "pvV", long: "help", stop: "-v -V --help"},
+		"builtin": {long: "help", stop: "--help"},
+		"exec":    {short: "cla:", long: "help", stop: "--help"},
+		"nice":    {short: "n:", long: "adjustment= help version", stop: "--help --version", numeric: true},
+		"nohup":   {long: "help version", stop: "--help --version"},
+		"timeout": {
+			short: "fk:ps:v", long: "foreground kill-after= preserve-status signal= verbose help version",
+			stop: "--help --version", positional: 1,
+		},
+		"stdbuf": {short: "i:o:e:", long: "input= output= error= help version", stop: "--help --version"},
 		"ionice": {
-			arg: "cnpPu", stop: "pPu",
-			long: set("class", "classdata", "pid", "pgid", "uid"), longStop: set("pid", "pgid", "uid"),
+			short: "c:n:p:P:u:thV", long: "class= classdata= pid= pgid= uid= ignore help version",
+			stop: "-p -P -u --pid --pgid --uid -h --help -V --version",
 		},
 		"chrt": {
-			arg: "TPD", stop: "pm",
-			long: set("sched-runtime", "sched-period", "sched-deadline"), longStop: set("pid", "max"),
-			positional: 1,
+			short: "abdD:efhimoP:pRrT:vV",
+			long: "all-tasks batch deadline ext fifo idle pid help max other rr sched-runtime= sched-period= sched-deadline= " +
+				"reset-on-fork verbose version",
+			stop:       "-p --pid -m --max -h --help -V --version",
+			positional: 1, number: true,
 		},
-		"setsid": {},
-		"time":   {arg: "fo", long: set("format", "output")},
+		"setsid": {short: "cfwhV", long: "ctty fork wait help version", stop: "-h --help -V --version"},
+		// GNU time: -h is not in its optstring (it prints usage and
+		// exits); --output is its help's spelling of --output-file.
+		"time": {
+			short: "af:ho:pqvV", long: "append format= help output-file= output= portability quiet verbose version",
+			stop: "-h --help -V --version",
+		},
 		"xargs": {
-			arg: "adEILnPs", attached: "eil",
-			long: set("arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"),
+			short: "0a:d:E:e::I:i::L:l::n:oP:prs:tx",
+			long: "null arg-file= delimiter= eof[=] replace[=] max-lines[=] max-args= open-tty interactive no-run-if-empty " +
+				"max-chars= verbose show-limits exit max-procs= process-slot-var= help version",
+			capture: "-I -i --replace",
+			stop:    "--help --version",
 		},
-		"npx":     {arg: "p", capture: "c", long: set("package"), longCap: set("call")},
-		"bunx":    {arg: "p", long: set("package")},
-		"uvx":     {arg: "p", long: set("from", "with", "python", "index", "index-url", "extra-index-url", "directory", "project")},
-		"flock":   {arg: "wE", long: set("timeout", "wait", "conflict-exit-code"), positional: 1},
-		"taskset": {stop: "p", longStop: set("pid"), positional: 1},
+		"npx":  npx,
+		"bunx": {short: "hp:", long: "bun package= no-install verbose silent help", stop: "-h --help"},
+		"uvx":  uvRun,
+		// flock FILE -c COMMAND is read by flock itself; --nonblock is its
+		// help's spelling of --nonblocking.
+		"flock": {
+			short: "sexnoFuw:E:hV?",
+			long: "shared exclusive unlock nonblocking nonblock nb timeout= wait= conflict-exit-code= close no-fork verbose fcntl " +
+				"help version",
+			stop: "-h -? --help -V --version", positional: 1,
+		},
+		"taskset": {
+			short: "apchV", long: "all-tasks pid cpu-list help version",
+			stop: "-p --pid -h --help -V --version", positional: 1,
+		},
+		// prlimit's optstring has v twice; getopt takes the first, --as.
 		"prlimit": {
-			arg: "po", stop: "p", attached: "cdefilmnqrstuvxy",
-			long: set("pid", "output"), longStop: set("pid"),
+			short: "c::d::e::f::i::l::m::n::q::r::s::t::u::v::x::y::p:o:Vh",
+			long: "pid= output= as[=] core[=] cpu[=] data[=] fsize[=] locks[=] memlock[=] msgqueue[=] nice[=] nofile[=] nproc[=] " +
+				"rss[=] rtprio[=] rttime[=] sigpending[=] stack[=] noheadings raw verbose help version",
+			stop: "-p --pid -h --help -V --version",
 		},
 		"strace": {
-			arg: "abeEIoOpPsSuUX",
-			long: set("columns", "detach-on", "env", "interruptible", "output", "attach", "trace-path", "string-limit",
-				"summary-sort-by", "summary-columns", "summary-syscall-overhead", "user", "const-print-style", "argv0",
-				"color", "trace", "trace-fds", "abbrev", "verbose", "raw", "signal", "signals", "status", "read", "write",
-				"fault", "inject", "kvm", "decode-pids", "stack-trace-frame-limit", "syscall-limit"),
+			short: "a:Ab:cCdDe:E:fFhiI:kno:O:p:P:qrs:S:tTu:U:vVwxX:yYzZ",
+			long: "columns= output-append-mode detach-on= summary-only summary debug daemonize[=] daemonise[=] daemonised[=] " +
+				"daemonized[=] env= follow-forks output-separately help instruction-pointer interruptible= kill-on-exit " +
+				"stack-trace[=] stack-traces[=] stack-trace-frame-limit= syscall-limit= syscall-number output= " +
+				"summary-syscall-overhead= attach= trace-path= relative-timestamps[=] string-limit= summary-sort-by= " +
+				"absolute-timestamps[=] timestamps[=] syscall-times[=] user= summary-columns= no-abbrev version " +
+				"summary-wall-clock strings-in-hex[=] const-print-style= pidns-translation successful-only failed-only " +
+				"failing-only seccomp-bpf tips[=] argv0= trace= trace-fds= abbrev= verbose= raw= signal= signals= status= " +
+				"read= write= fault= inject= kvm= quiet[=] silent[=] silence[=] decode-fds[=] decode-pids= secontext[=]",
+			stop: "-h --help -V --version",
 		},
-		"ltrace": {arg: "waADeFlnopsux", long: set("align", "config", "debug", "indent", "library", "output", "where")},
+		"ltrace": {
+			short: "a:A:bcCdD:e:fF:ghiLl:n:o:p:rs:StTu:Vw:x:X:",
+			long:  "align= config= demangle indent= help library= output= version no-signals no-plt where=",
+			stop:  "-h --help -V --version",
+		},
 		"numactl": {
-			arg: "iwpPcNCmSfoLMI", stop: "sH",
-			long: set("interleave", "weighted-interleave", "preferred", "preferred-many", "cpubind", "cpunodebind",
-				"physcpubind", "membind", "shm", "file", "offset", "length", "shmmode", "shmid"),
-			longStop: set("show", "hardware"),
+			short: "ai:w:p:P:c:N:C:m:slbHS:f:o:L:tM:dDI:uTV",
+			long: "all interleave= weighted-interleave= preferred= preferred-many= cpubind= cpunodebind= physcpubind= membind= " +
+				"show localalloc balancing hardware shm= file= offset= length= strict shmmode= dump dump-nodes shmid= huge touch " +
+				"cpu-compress verify version",
+			stop: "-s --show -H --hardware -S --shm -f --file --version",
 		},
 		"setpriv": {
-			stop: "d",
-			long: set("ambient-caps", "inh-caps", "bounding-set", "ruid", "euid", "rgid", "egid", "reuid", "regid",
-				"groups", "securebits", "pdeathsig", "ptracer", "selinux-label", "apparmor-profile", "landlock-access",
-				"landlock-rule", "seccomp-filter"),
-			longStop: set("dump", "list-caps"),
+			short: "dhV",
+			long: "dump nnp no-new-privs inh-caps= ambient-caps= list-caps ruid= euid= rgid= egid= reuid= regid= clear-groups " +
+				"keep-groups init-groups groups= bounding-set= securebits= pdeathsig= ptracer= selinux-label= apparmor-profile= " +
+				"landlock-access= landlock-rule= seccomp-filter= reset-env help version",
+			stop: "-d --dump --list-caps -h --help -V --version",
 		},
 		"systemd-run": {
-			arg: "CEHMpu", stop: "h",
-			long: set("host", "machine", "capsule", "unit", "property", "description", "slice", "service-type", "uid",
-				"gid", "nice", "working-directory", "root-directory", "setenv", "expand-environment", "job-mode",
-				"background", "json", "output", "path-property", "socket-property", "timer-property", "on-active",
-				"on-boot", "on-startup", "on-unit-active", "on-unit-inactive", "on-calendar"),
-			longStop: set("help", "version"), shell: true,
+			short: "hrC:H:M:E:p:tTPqvGdSRu:",
+			long: "help version user system capsule= scope unit= description= slice= slice-inherit remain-after-exit " +
+				"expand-environment= send-sighup host= machine= service-type= wait uid= gid= nice= setenv= property= tty pty " +
+				"pty-late pipe quiet verbose on-active= on-boot= on-startup= on-unit-active= on-unit-inactive= on-calendar= " +
+				"on-timezone-change on-clock-change timer-property= path-property= socket-property= no-block no-ask-password " +
+				"collect working-directory= same-dir root-directory= same-root-dir shell job-mode= ignore-failure background= " +
+				"no-pager json=",
+			stop: "-h --help --version", shell: true,
 		},
-		"cgexec":    {arg: "g"},
-		"firejail":  {longStop: set("help", "version", "list", "tree", "top"), shell: true},
-		"valgrind":  {},
-		"catchsegv": {},
-		"chronic":   {},
-		"unbuffer":  {},
-		"busybox":   {longStop: set("help", "list", "list-full", "install", "show")},
-		"toybox":    {longStop: set("help", "version", "long")},
-		"su":        suSpec,
-		"runuser":   suSpec,
+		"cgexec": {short: "bg:hrs", long: "sticky help", stop: "-h --help"},
+		// firejail and valgrind take --name=value only, and stop at a long
+		// option they do not know; their short options are listed.
+		"firejail": {short: "?", long: "help version list tree top", stop: "-? --help --version --list --tree --top", oneWord: true, shell: true},
+		"valgrind": {short: "dhqv", long: "help help-debug help-dyn-options version", stop: "-h --help --help-debug --help-dyn-options --version", oneWord: true},
+		// catchsegv (a glibc script) takes --help or --version alone.
+		"catchsegv": {long: "help version", stop: "--help --version"},
+		// chronic reads -e and -v with Perl's Getopt::Std, which takes no
+		// value for them and only warns about other letters.
+		"chronic": {short: "ev", long: "help version", stop: "--help --version", oneWord: true},
+		// unbuffer takes -p; Expect's spawn reads any other flag (see simple).
+		"unbuffer": {short: "p"},
+		"busybox":  {long: "help list list-full install show", stop: "--help --list --list-full --install --show"},
+		"toybox":   {long: "help version long", stop: "--help --version --long"},
+		"su":       suSpec,
+		"runuser":  suSpec,
 		"script": {
-			arg: "BEIOTmo", capture: "c", attached: "t", stop: "hV",
-			long:     set("echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"),
-			longCap:  set("command"),
-			longStop: set("help", "version"),
-			permute:  true,
+			short: "aB:c:eE:fI:O:o:qm:T:t::Vh",
+			long: "append command= echo= return flush force log-in= log-out= log-io= log-timing= logging-format= output-limit= " +
+				"quiet timing[=] version help",
+			capture: "-c --command",
+			stop:    "-h --help -V --version",
+			permute: true,
 		},
+		// shadow's sg and newgrp take "-" and nothing else.
 		"sg":     {dash: true, positional: 1},
-		"newgrp": {},
+		"newgrp": {dash: true},
 	}
 	for _, n := range archNames {
 		m[n] = archSpec
@@ -317,21 +529,34 @@ var wrappers = func() map[string]optSpec {
 }()
 
 // runners are subcommands that run the command in their remaining
-// words: "npm exec prettier", "uv run twine upload".
+// words: "npm exec prettier", "uv run twine upload". pnpm passes the
+// words after exec and dlx to the command unread, and yarn those after
+// exec: an option there is not one of theirs.
 var runners = map[[2]string]optSpec{
-	{"npm", "exec"}:    {capture: "c", long: set("package", "workspace", "w"), longCap: set("call")},
-	{"npm", "x"}:       {capture: "c", long: set("package", "workspace", "w"), longCap: set("call")},
-	{"pnpm", "exec"}:   {arg: "C", long: set("filter", "dir")},
-	{"pnpm", "dlx"}:    {long: set("package")},
-	{"yarn", "exec"}:   {},
-	{"yarn", "dlx"}:    {arg: "p", long: set("package")},
-	{"uv", "run"}:      {arg: "p", long: set("with", "with-editable", "with-requirements", "python", "package", "directory", "project", "env-file", "extra", "group", "index", "index-url", "extra-index-url", "find-links", "config-file", "cache-dir", "from")},
-	{"poetry", "run"}:  {arg: "PC", long: set("project", "directory")},
-	{"pipenv", "run"}:  {},
-	{"pipx", "run"}:    {long: set("spec", "python", "index-url", "pip-args")},
-	{"bundle", "exec"}: {long: set("gemfile")},
-	{"pdm", "run"}:     {arg: "p", long: set("project")},
-	{"hatch", "run"}:   {},
+	{"npm", "exec"}:  npmExec,
+	{"npm", "x"}:     npmExec,
+	{"pnpm", "exec"}: {},
+	{"pnpm", "dlx"}:  {},
+	{"yarn", "exec"}: {},
+	{"yarn", "dlx"}:  {short: "hp:q", long: "package= quiet help", stop: "-h --help"},
+	{"uv", "run"}:    uvRun,
+	{"poetry", "run"}: {
+		short: "C:hnP:qvV", long: "ansi directory= help no-ansi no-cache no-interaction no-plugins project= quiet verbose version",
+		stop: "-h --help -V --version",
+	},
+	{"pipenv", "run"}: {short: "hqv", long: "clear help pypi-mirror= python= quiet system verbose", stop: "-h --help"},
+	{"pipx", "run"}: {
+		short: "ehi:qv",
+		long: "backend= editable fetch-missing-python help index-url= no-cache path pip-args= pypackages python= quiet spec= " +
+			"system-site-packages verbose",
+		stop: "-h --help",
+	},
+	{"bundle", "exec"}: {short: "r:V", long: "gemfile= keep-file-descriptors no-color retry= verbose"},
+	{"pdm", "run"}: {
+		short: "ghjlp:qsv", long: "global help json list project= quiet recreate site-packages skip= venv= verbose",
+		stop: "-h --help -j --json -l --list",
+	},
+	{"hatch", "run"}: {short: "h", long: "help", stop: "-h --help"},
 }
 
 // shells are the shells whose -c string, script file or standard input
@@ -355,6 +580,11 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			c.Dynamic = &Opaque{At: 0, Why: "the command word " + first.Text + " is not a literal: what runs is known only at run time"}
 			return w.emit(s, c)
 		}
+		fills := placeholders(s, c)
+		if f, ok := holdsFill(first.Text, fills); ok {
+			c.Dynamic = &Opaque{At: 0, Why: "the command word " + first.Text + f.why() + ": what runs is known only then"}
+			return w.emit(s, c)
+		}
 		name := commandName(first.Text)
 		if sp, ok := wrappers[name]; ok {
 			switch name {
@@ -368,7 +598,10 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			case "sg", "newgrp":
 				return w.sg(s, c, name, sp, in, depth)
 			}
-			r := parseOpts(c.Words, sp)
+			r := parseOpts(optWords(c, fills), sp)
+			if unknownOpt(&c, name, r.unknown) {
+				return w.emit(s, c)
+			}
 			if name == "flock" && r.cmd+1 < len(c.Words) && (c.Words[r.cmd].Text == "-c" || c.Words[r.cmd].Text == "--command") {
 				// flock FILE -c COMMAND
 				r.caps = []captured{{"-c", c.Words[r.cmd+1], r.cmd + 1}}
@@ -381,7 +614,9 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			if name == "env" {
 				if w2, ok := envSplit(c.Words, r); ok {
 					c.Words = w2
-					r = parseOpts(c.Words, sp)
+					if r = parseOpts(optWords(c, fills), sp); unknownOpt(&c, name, r.unknown) {
+						return w.emit(s, c)
+					}
 					// The outer layers' words no longer end in this
 					// command's: none of them is a prefix of it now.
 					c.Wrappers = slices.Clone(c.Wrappers)
@@ -417,12 +652,15 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 		}
 		if len(c.Words) > 1 {
 			if sp, ok := runners[[2]string{name, c.Words[1].Text}]; ok && c.Words[1].Literal {
-				sub := append([]Word{lit(name + " " + c.Words[1].Text)}, c.Words[2:]...)
+				sub := append([]Word{lit(name + " " + c.Words[1].Text)}, optWords(c, fills)[2:]...)
 				r := parseOpts(sub, sp)
+				if r.unknown > 0 && unknownOpt(&c, name+" "+c.Words[1].Text, r.unknown+1) {
+					return w.emit(s, c)
+				}
 				if done, err := w.shellString(s, &c, name+" "+c.Words[1].Text, shiftCaps(r, 1), depth); done || err != nil {
 					return err
 				}
-				if r.cmd >= len(sub) {
+				if r.stop || r.cmd >= len(sub) {
 					return w.emit(s, c)
 				}
 				c = c.wrap(name+" "+c.Words[1].Text, r.cmd+1, nil)
@@ -721,10 +959,11 @@ func (w *walker) trap(s scope, c SimpleCommand, depth int) error {
 // COMMAND or a shell. ok reports whether next holds the command to go on
 // unwrapping (the shell as "sh" unless -s names it, or runuser's command).
 func (w *walker) su(s scope, c *SimpleCommand, name string, sp optSpec, depth int) (next SimpleCommand, ok bool, err error) {
-	r := parseOpts(c.Words, sp)
+	r := parseOpts(optWords(*c, placeholders(s, *c)), sp)
 	if r.cmd < len(c.Words) {
 		c.Dynamic = &Opaque{At: r.cmd, Why: name + " is given " + c.Words[r.cmd].Text + ", which is not a literal, where its options may stand"}
 	}
+	unknownOpt(c, name, r.unknown)
 	if done, err := w.shellString(s, c, name, r, depth); done || err != nil {
 		return SimpleCommand{}, false, err
 	}
@@ -759,7 +998,11 @@ func (w *walker) su(s scope, c *SimpleCommand, name string, sp optSpec, depth in
 // sg: sg wheel echo hi runs echo alone); sg without a command, and newgrp
 // [-] [GROUP], start a shell.
 func (w *walker) sg(s scope, c SimpleCommand, name string, sp optSpec, in stdin, depth int) error {
-	if r := parseOpts(c.Words, sp); name == "sg" && r.cmd < len(c.Words) {
+	r := parseOpts(optWords(c, placeholders(s, c)), sp)
+	if unknownOpt(&c, name, r.unknown) {
+		return w.emit(s, c)
+	}
+	if name == "sg" && r.cmd < len(c.Words) {
 		at := r.cmd
 		if c.Words[at].Literal && c.Words[at].Text == "-c" && at+1 < len(c.Words) {
 			at++
@@ -770,12 +1013,20 @@ func (w *walker) sg(s scope, c SimpleCommand, name string, sp optSpec, in stdin,
 	return w.stdinShell(s, c, name, in, depth)
 }
 
+// watchSpec is procps-ng watch's options (4.0 and later).
+var watchSpec = optSpec{
+	short: "bcCd::efghn:pq:rs:tvwx",
+	long: "beep color no-color differences[=] errexit follow chgexit equexit= exec help interval= precise no-rerun shotsdir= " +
+		"no-title no-wrap version",
+	stop: "-h --help -v --version",
+}
+
 // watch: "watch -x CMD ARGS" runs the command; otherwise watch runs its
 // words joined as sh -c. ok reports whether next holds the command to go
 // on unwrapping.
 func (w *walker) watch(s scope, c *SimpleCommand, depth int) (next SimpleCommand, ok bool, err error) {
-	r := parseOpts(c.Words, optSpec{arg: "nqs", long: set("interval", "equexit", "shotsdir")})
-	if r.cmd >= len(c.Words) {
+	r := parseOpts(optWords(*c, placeholders(s, *c)), watchSpec)
+	if unknownOpt(c, "watch", r.unknown) || r.stop || r.cmd >= len(c.Words) {
 		return SimpleCommand{}, false, w.emit(s, *c)
 	}
 	for _, t := range texts(c.Words[1:r.cmd]) {
@@ -797,6 +1048,74 @@ func (w *walker) watch(s scope, c *SimpleCommand, depth int) (next SimpleCommand
 		c.code[1] = len(c.Words)
 	}
 	return SimpleCommand{}, false, w.emit(s, *c)
+}
+
+// fill is a string that a layer replaces at run time, in the words of the
+// command it runs, with what it reads or finds.
+type fill struct {
+	s  string // "" when the string is not a literal: it may be in any word
+	by string // "xargs -I", "find -exec"
+}
+
+func (f fill) why() string {
+	if f.s == "" {
+		return " may hold what " + f.by + " fills in at run time, its replace-string not being a literal"
+	}
+	return " holds " + f.s + ", which " + f.by + " fills in at run time"
+}
+
+// placeholders are the strings filled in at run time in the words of c:
+// xargs -I R (-iR, --replace=R; -i and --replace alone are {}) and find
+// -exec, -execdir, -ok and -okdir ({}), for each such layer c runs under
+// (those of the string it is in, in s, and its own; find fills in {} in
+// a string it gives sh -c too).
+func placeholders(s scope, c SimpleCommand) []fill {
+	var out []fill
+	for _, l := range append(slices.Clip(s.layers), c.Wrappers...) {
+		switch {
+		case l.Name == "xargs":
+			for _, cp := range parseOpts(l.Words, wrappers["xargs"]).caps {
+				f := fill{cp.val.Text, "xargs " + cp.name}
+				switch {
+				case !cp.val.Literal:
+					f.s = ""
+				case f.s == "" && cp.name != "-I" && !strings.Contains(l.Words[cp.at].Text, "="):
+					f.s = "{}"
+				}
+				out = append(out, f)
+			}
+		case strings.HasPrefix(l.Name, "find -"):
+			out = append(out, fill{"{}", l.Name})
+		}
+	}
+	return out
+}
+
+func holdsFill(text string, fills []fill) (fill, bool) {
+	for _, f := range fills {
+		if strings.Contains(text, f.s) {
+			return f, true
+		}
+	}
+	return fill{}, false
+}
+
+// optWords are c's words as a wrapper's options are read from them: one
+// that holds a placeholder is filled in at run time, and is read as a
+// word that is not a literal is (xargs -I{} timeout {} 5 CMD: {} may be
+// an option, and the command another word).
+func optWords(c SimpleCommand, fills []fill) []Word {
+	if len(fills) == 0 {
+		return c.Words
+	}
+	ws := slices.Clone(c.Words)
+	for i, w := range ws {
+		if f, ok := holdsFill(w.Text, fills); ok && w.Literal {
+			ws[i].Literal = false
+			ws[i].lead = w.Text[:strings.Index(w.Text, f.s)]
+		}
+	}
+	return ws
 }
 
 // find records itself and each command of its -exec, -execdir, -ok and
