@@ -275,9 +275,10 @@
 //     not known, so timeout --kill 5 10 rm -rf src, once approved, runs
 //     without a backup. The options of a program that runs a
 //     subcommand's command are read only after the subcommand (npm exec
-//     --yes CMD); options before it (npm --silent exec CMD, pnpm -r exec
-//     CMD, uv -q run CMD) hide the runner, whose command is then not
-//     unwrapped.
+//     --yes CMD); an option (or a word that is not a literal) before it,
+//     with a runner's subcommand name later on the line (npm --silent
+//     exec CMD, pnpm -r exec CMD, uv -q run CMD), makes the line need
+//     approval, since which word is the subcommand is not known.
 //   - Code bash makes of strings at run time: aliases (set -o posix,
 //     shopt expand_aliases, BASH_ALIASES), PS4 and PROMPT_COMMAND, and
 //     ${x@P} need approval (builtin.shell-eval); arithmetic is not

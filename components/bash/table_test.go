@@ -362,6 +362,17 @@ var table = []struct {
 	{`npm exec --yes false rm -rf src`, D, "builtin.recursive-delete"},
 	{`npx --yes false rm -rf src`, A, "default"},
 	{`npx --no-install -p x rm -rf src`, D, "builtin.recursive-delete"},
+	// A runner's global options before its subcommand hide which word is
+	// the subcommand (and so what runs); without them it is read.
+	{`npm --silent exec -- rm -rf src`, P, "builtin.dynamic"},
+	{`uv -q run rm -rf src`, P, "builtin.dynamic"},
+	{`pnpm -C . exec rm -rf src`, P, "builtin.dynamic"},
+	{`yarn --silent exec rm -rf src`, P, "builtin.dynamic"},
+	{`poetry -q run rm -rf src`, P, "builtin.dynamic"},
+	{`npm $opt exec rm -rf src`, P, "builtin.dynamic"},
+	{`npm exec -- rm -rf src`, D, "builtin.recursive-delete"},
+	{`npm --version`, A, "default"},
+	{`npm -g ls`, A, "default"},
 	// Abbreviations.
 	{`timeout --kill 5 10 rm -rf src`, P, "builtin.dynamic"},
 	{`timeout --sig KILL 10 rm -rf src`, P, "builtin.dynamic"},

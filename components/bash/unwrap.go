@@ -528,6 +528,16 @@ var wrappers = func() map[string]optSpec {
 	return m
 }()
 
+// runnerProgram and runnerSub are the programs and the subcommand names
+// of runners.
+var runnerProgram, runnerSub = func() (map[string]bool, map[string]bool) {
+	progs, subs := map[string]bool{}, map[string]bool{}
+	for k := range runners {
+		progs[k[0]], subs[k[1]] = true, true
+	}
+	return progs, subs
+}()
+
 // runners are subcommands that run the command in their remaining
 // words: "npm exec prettier", "uv run twine upload". pnpm passes the
 // words after exec and dlx to the command unread, and yarn those after
@@ -649,6 +659,14 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 				c.Appended = true
 			}
 			continue
+		}
+		if len(c.Words) > 1 && runnerProgram[name] && (!c.Words[1].Literal || strings.HasPrefix(c.Words[1].Text, "-")) {
+			// Global options (or a word that is not a literal) before the
+			// subcommand: "npm --silent exec -- rm -rf src" runs rm, but
+			// which word is the subcommand the analyzer cannot tell.
+			if slices.ContainsFunc(c.Words[2:], func(wd Word) bool { return !wd.Literal || runnerSub[wd.Text] }) && unknownOpt(&c, name, 1) {
+				return w.emit(s, c)
+			}
 		}
 		if len(c.Words) > 1 {
 			if sp, ok := runners[[2]string{name, c.Words[1].Text}]; ok && c.Words[1].Literal {
