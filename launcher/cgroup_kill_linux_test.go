@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -218,5 +219,65 @@ func TestCgroupKillV2Fallback(t *testing.T) {
 	assertGone(t, pids)
 	if err := c.Remove(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Freeze stops the group's writer until thaw, on every layout that has a
+// freezer (v2's cgroup.freeze, the v1 freezer); a v1 group without one
+// is an error, and its writer goes on.
+func TestCgroupFreeze(t *testing.T) {
+	for _, tc := range cgroupCases(requireCgroups(t, true)) {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestCgroup(t, tc.l, 20, 64<<20)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			cmd := exec.Command("/usr/bin/yes")
+			cmd.Stdout = w
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			if err := c.Add(cmd.Process.Pid); err != nil {
+				t.Fatal(err)
+			}
+			flowing := func() bool { // is more coming than the pipe held?
+				buf := make([]byte, 1<<16)
+				r.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+				for { // drain what was written before
+					if _, err := r.Read(buf); err != nil {
+						break
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
+				r.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+				n, _ := r.Read(buf)
+				return n > 0
+			}
+			if !flowing() {
+				t.Fatal("control: the writer writes nothing")
+			}
+			thaw, err := c.Freeze(context.Background())
+			if tc.l.Mode == CgroupV1 && c.freezer == "" {
+				if err == nil || !strings.Contains(err.Error(), "no freezer") || !flowing() {
+					t.Fatalf("without a freezer: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if flowing() {
+				thaw()
+				t.Fatal("frozen, the writer still writes")
+			}
+			thaw()
+			if !flowing() {
+				t.Fatal("thawed, the writer does not go on")
+			}
+		})
 	}
 }
