@@ -645,18 +645,25 @@ const spliceChunk = 1 << 20
 // spliceCopy is tunnelCopy between two TCP connections: the kernel moves
 // the bytes (splice, through io.Copy and TCPConn.ReadFrom), so a tunnel
 // holds no buffer of its own however busy or idle it is.
+//
+// The write deadline lies one idle time past the read deadline: the copy
+// reads bytes into a pipe and then writes them, and a write whose
+// deadline has passed fails before it writes anything, which would drop
+// bytes read just before the read deadline (a trickle meets a deadline
+// every idle time, since one CopyN returns only at 1 MiB or a deadline).
+// Only a destination stuck that long more fails the write.
 func spliceCopy(dst, src *net.TCPConn, idle time.Duration, last *atomic.Int64, abort func()) {
-	deadline := time.Now().Add(idle)
-	src.SetReadDeadline(deadline)
-	dst.SetWriteDeadline(deadline)
+	wind := func(deadline time.Time) {
+		src.SetReadDeadline(deadline)
+		dst.SetWriteDeadline(deadline.Add(idle))
+	}
+	wind(time.Now().Add(idle))
 	for {
 		n, err := io.CopyN(dst, src, spliceChunk)
 		if n > 0 {
 			now := time.Now()
 			last.Store(now.UnixNano())
-			deadline = now.Add(idle)
-			src.SetReadDeadline(deadline)
-			dst.SetWriteDeadline(deadline)
+			wind(now.Add(idle))
 		}
 		if err == nil {
 			continue
@@ -666,12 +673,9 @@ func spliceCopy(dst, src *net.TCPConn, idle time.Duration, last *atomic.Int64, a
 			// way may have moved.
 			next := time.Unix(0, last.Load()).Add(idle)
 			if n > 0 || time.Until(next) > 0 {
-				deadline = next
-				if n > 0 {
-					deadline = time.Now().Add(idle)
+				if n == 0 {
+					wind(next)
 				}
-				src.SetReadDeadline(deadline)
-				dst.SetWriteDeadline(deadline)
 				continue
 			}
 		}

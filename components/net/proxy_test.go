@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -482,6 +483,45 @@ func TestProxyTunnelIdle(t *testing.T) {
 	}
 	if el := time.Since(start); el < 200*time.Millisecond {
 		t.Errorf("closed after %v of silence, TunnelIdle is 300ms", el)
+	}
+}
+
+// A byte that arrives as the idle deadline falls is not lost: the copy
+// reads it from the source just before the deadline and must still write
+// it to the destination after. Small messages go through tunnels whose
+// idle time is short, sent at half that interval (the copy's deadline
+// falls every idle time while bytes trickle, so many land on one), and
+// every one comes back from the echo server.
+func TestProxyTunnelNoLossAtDeadline(t *testing.T) {
+	echo := pxEcho(t)
+	res := &pxResolver{names: map[string][]netip.Addr{"echo.test": {pxLoopback}}}
+	const idle = 40 * time.Millisecond
+	h := pxStart(t, nil, res, func(p *Proxy) { p.TunnelIdle = idle })
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			resp, _, c, br := h.roundTrip(t, http.MethodConnect, "CONNECT echo.test:"+pxPort(echo)+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			if resp.StatusCode != http.StatusOK {
+				errs <- fmt.Errorf("status %d", resp.StatusCode)
+				return
+			}
+			buf := make([]byte, 1)
+			for i := range 60 {
+				time.Sleep(idle/2 - time.Millisecond + time.Duration(i%3)*time.Millisecond)
+				c.Write([]byte{byte(i)})
+				c.SetReadDeadline(time.Now().Add(2 * time.Second))
+				if _, err := io.ReadFull(br, buf); err != nil || buf[0] != byte(i) {
+					errs <- fmt.Errorf("message %d: got %v, %v", i, buf, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
