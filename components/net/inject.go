@@ -137,6 +137,10 @@ type Injector struct {
 	// CheckRedirect, when set, decides a 3xx answer's Location; a refused
 	// target's answer becomes 403, as for plain HTTP (Proxy.CheckRedirect).
 	CheckRedirect func(ctx context.Context, base *url.URL, loc string) (rule string, refused bool)
+	// Idle is how long an intercepted connection may move no byte, either
+	// way, before it is closed (0: injectIdleTimeout). A stream that keeps
+	// moving (a model's answer token by token) is never cut.
+	Idle time.Duration
 
 	mu    sync.Mutex
 	certs map[string]*tls.Certificate
@@ -207,21 +211,28 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 	if err != nil {
 		return err
 	}
-	a := tls.Server(agent, &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
-	a.SetDeadline(time.Now().Add(injectHandshakeTimeout))
-	if err := a.HandshakeContext(ctx); err != nil {
+	idle := in.Idle
+	if idle <= 0 {
+		idle = injectIdleTimeout
+	}
+	// Every read and write may wait idle at most (idleConn): a stream that
+	// keeps moving, a model's answer token by token, is never cut. The
+	// handshakes have a bound of their own (HandshakeContext closes the
+	// connection when it passes).
+	hctx, cancel := context.WithTimeout(ctx, injectHandshakeTimeout)
+	defer cancel()
+	a := tls.Server(&idleConn{Conn: agent, idle: idle}, &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	if err := a.HandshakeContext(hctx); err != nil {
 		return fmt.Errorf("agent handshake for %s: %w", host, err)
 	}
-	u := tls.Client(upstream, &tls.Config{ServerName: host, RootCAs: in.Roots, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
-	u.SetDeadline(time.Now().Add(injectHandshakeTimeout))
-	if err := u.HandshakeContext(ctx); err != nil {
+	u := tls.Client(&idleConn{Conn: upstream, idle: idle}, &tls.Config{ServerName: host, RootCAs: in.Roots, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	if err := u.HandshakeContext(hctx); err != nil {
 		// The agent learns the upstream failed, not why in detail.
 		writeInjectError(a, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamTLS, "the upstream's certificate did not verify, or its TLS failed")
 		return fmt.Errorf("upstream handshake for %s: %w", host, err)
 	}
 	ar, ur := bufio.NewReader(a), bufio.NewReader(u)
 	for {
-		a.SetDeadline(time.Now().Add(injectIdleTimeout))
 		req, err := http.ReadRequest(ar)
 		if err != nil {
 			return nil // the agent is done (or sent garbage: nothing more to serve)
@@ -270,7 +281,6 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 	// value from the scan below: the agent does not choose the encoding.
 	req.Header.Set("Accept-Encoding", "identity")
 	req.RequestURI = ""
-	u.SetDeadline(time.Now().Add(injectIdleTimeout))
 	if err := req.Write(u); err != nil {
 		return false, err
 	}

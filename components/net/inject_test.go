@@ -304,3 +304,58 @@ func TestInjectRedirects(t *testing.T) {
 		t.Errorf("asked %q", asked)
 	}
 }
+
+// An answer that keeps moving is passed on however long it lasts; one
+// that stops for longer than the idle time is cut off there. (Deadlines
+// were once set per request: a model's answer streamed for more than two
+// minutes was cut.)
+func TestInjectIdleNotTotal(t *testing.T) {
+	const host = "api.github.com"
+	const idle = 300 * time.Millisecond
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, pause := 8, 100*time.Millisecond // 800 ms, each pause well within idle
+		if r.URL.Path == "/stall" {
+			n, pause = 2, 3*idle
+		}
+		for i := range n {
+			if i > 0 {
+				time.Sleep(pause)
+			}
+			fmt.Fprintf(w, "chunk %d\n", i)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	cert, key, roots := selfSigned(t, host)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{cert.Raw}, PrivateKey: key}}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		path   string
+		chunks int
+	}{{"/stream", 8}, {"/stall", 1}} {
+		var released []string
+		in := injectorFor(t, roots, &released)
+		in.Idle = idle
+		agentEnd, proxyEnd := net.Pipe()
+		up, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- in.Serve(context.Background(), proxyEnd, host, in.Rule(host), up) }()
+		a := agentTLS(t, agentEnd, in, host)
+		a.SetDeadline(time.Now().Add(10 * time.Second))
+		start := time.Now()
+		io.WriteString(a, "GET "+c.path+" HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(a), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		a.Close()
+		<-done
+		if got := strings.Count(string(body), "chunk "); got != c.chunks {
+			t.Errorf("%s: %d chunks after %v (idle %v), want %d", c.path, got, time.Since(start).Round(time.Millisecond), idle, c.chunks)
+		}
+	}
+}
