@@ -675,16 +675,25 @@ static void setup_mounts(struct plan *p)
 // mount, and fchmod, fchown, futimens and fsetxattr act on a descriptor
 // (Landlock checks none of them): unprivileged, the agent is the
 // person's uid and could make the person's terminal readable by every
-// user. One that cannot be opened again is kept only when this uid does
-// not own the terminal (a terminal of the user the person switched from),
-// so no one in the sandbox can change it; otherwise the launch fails.
-static void reopen_terminals(void)
+// user. As root it is not needed: the agent's throwaway uid owns no
+// terminal. What is opened must be the very file (device and inode of
+// the devpts or devtmpfs node, not only the terminal's number, which two
+// devpts instances share); a pty master (TIOCGPTN answers) is left alone,
+// since opening its path (/dev/ptmx) makes a new pty. A terminal that
+// cannot be opened again as itself is kept only when this uid does not
+// own it (a terminal of the user the person switched from), so no one in
+// the sandbox can change it; otherwise the launch fails.
+static void reopen_terminals(struct plan *p)
 {
+	if (p->setuid)
+		return;
 	for (int fd = 0; fd <= 2; fd++) {
 		struct stat st, again;
-		if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) || !isatty(fd))
+		struct statvfs vfs;
+		unsigned int ptn;
+		if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) || !isatty(fd) || ioctl(fd, TIOCGPTN, &ptn) == 0)
 			continue;
-		char link[32], path[256];
+		char link[32], path[256] = "?";
 		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 		ssize_t n = readlink(link, path, sizeof path - 1);
 		int flags = fcntl(fd, F_GETFL);
@@ -693,14 +702,15 @@ static void reopen_terminals(void)
 			path[n] = 0;
 			nfd = open(path, (flags & (O_ACCMODE | O_NONBLOCK)) | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
 		}
-		if (nfd < 0) {
+		int same = nfd >= 0 && fstat(nfd, &again) == 0 && again.st_rdev == st.st_rdev && again.st_dev == st.st_dev &&
+			   again.st_ino == st.st_ino && fstatvfs(nfd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+		if (!same) {
+			if (nfd >= 0)
+				close(nfd);
 			if (st.st_uid != geteuid())
 				continue;
-			fail("terminal", "descriptor %d (%s): open it again through the sandbox's /dev: %s", fd, n > 0 ? path : "?", E);
+			fail("terminal", "descriptor %d (%s): the sandbox's read-only /dev does not show this terminal, which the agent could then chmod; run the launcher from a terminal its /dev/pts holds", fd, path);
 		}
-		struct statvfs vfs;
-		if (fstat(nfd, &again) != 0 || again.st_rdev != st.st_rdev || fstatvfs(nfd, &vfs) != 0 || !(vfs.f_flag & ST_RDONLY))
-			fail("terminal", "descriptor %d: %s is not the same terminal on a read-only mount", fd, path);
 		if (dup3(nfd, fd, 0) != fd)
 			fail("terminal", "descriptor %d: %s", fd, E);
 		close(nfd);
@@ -902,7 +912,7 @@ static void confine(struct plan *p)
 {
 	join_cgroups(p); // before anything else: nothing starts outside the group
 	setup_mounts(p);
-	reopen_terminals();
+	reopen_terminals(p);
 	if (p->new_net)
 		loopback_up();
 	if (p->proxy_port)
