@@ -437,6 +437,11 @@ var table = []struct {
 	{`xargs -I{} timeout {} 5 rm -rf src`, P, "builtin.dynamic"},
 	{`find . -exec {} \;`, P, "builtin.dynamic"},
 	{`find . -exec {} -rf src \;`, P, "builtin.dynamic"},
+	// A file name as a subcommand: find push -exec git {} runs git push.
+	{`find push -maxdepth 0 -exec git {} \;`, P, "builtin.dynamic"},
+	{`find publish -maxdepth 0 -exec npm {} \;`, P, "builtin.dynamic"},
+	{`find . -exec cat {} \;`, A, "default"},
+	{`find . -exec grep -l foo {} +`, A, "default"},
 	{`find . -execdir ./{} \;`, P, "builtin.dynamic"},
 	{`find . -ok env {} +`, P, "builtin.dynamic"},
 	{`find . -exec su -c {} \;`, P, "builtin.dynamic"},

@@ -1158,15 +1158,21 @@ func (w *walker) find(s scope, c SimpleCommand, depth int) error {
 		}
 		if j > i+1 {
 			inner := SimpleCommand{
-				Words: ws[i+1 : j], Text: c.Text, Pos: c.Pos,
+				Words: slices.Clone(ws[i+1 : j]), Text: c.Text, Pos: c.Pos,
 				Wrappers: append(slices.Clip(c.Wrappers), Layer{Name: "find " + ws[i].Text, Words: ws, off: -1}),
 			}
-			for _, x := range inner.Words {
-				if x.Text != "{}" && strings.Contains(x.Text, "{}") {
+			for k, x := range inner.Words {
+				if !strings.Contains(x.Text, "{}") {
+					continue
+				}
+				if x.Text != "{}" {
 					// find puts the file name inside the word: a file
 					// name becomes part of an argument, or of code.
 					inner.Appended = true
 				}
+				// A file name, known only at run time, stands there:
+				// git {} runs whatever subcommand the name says.
+				inner.Words[k].Literal = false
 			}
 			for k := range inner.Wrappers {
 				inner.Wrappers[k].off = -1
