@@ -124,6 +124,51 @@ func TestIntegrationComponentsShell(t *testing.T) {
 	mustNotExist(t, filepath.Join(s.ws, "old"), "the repository was moved aside")
 }
 
+// What is removed after a command is only what is new at a protected
+// name: a repository the agent moves through fs while a command runs
+// keeps its config, hooks and .vscode. A command that leaves a tree the
+// walk cannot look through still has its .git/commondir (a FIFO here)
+// removed, and commands are then off for the session.
+func TestIntegrationComponentsShellRemovesOnlyNew(t *testing.T) {
+	s := newSandbox(t)
+	for _, f := range []string{"proj/.git/config", "proj/.git/hooks/pre-commit", "proj/.vscode/settings.json"} {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(s.ws, f)), 0o755))
+		s.file(t, filepath.Join(s.ws, f), "mine\n")
+	}
+	must(t, os.MkdirAll(filepath.Join(s.ws, ".git"), 0o755))
+	l := itEnv.launcher
+	script := strings.Join([]string{
+		l + ` sh 'sleep 2' & sleep 1; ` + l + ` fs mv proj proj2; echo mv=$?; wait; ` + l + ` fs mv proj2 proj; echo back=$?`,
+		l + ` sh 'perl -e "use POSIX; mkfifo(q(.gi).q(t/commondir), 0644) or die; for (1..2100) { mkdir q(d) or die; chdir q(d) or die }"'; echo deep=$?`,
+		l + ` sh 'echo next'; echo next=$?`,
+	}, "\n")
+	r := s.agentSh(t, shellPol(), itOpts{}, script)
+	for _, want := range []string{"mv=0\n", "back=0\n", "deep=125\n", "next=125\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %s", want, r)
+		}
+	}
+	for _, f := range []string{"proj/.git/config", "proj/.git/hooks/pre-commit", "proj/.vscode/settings.json"} {
+		if b, err := os.ReadFile(filepath.Join(s.ws, f)); err != nil || string(b) != "mine\n" {
+			t.Errorf("%s after the move and back: %q, %v", f, b, err)
+		}
+	}
+	if strings.Contains(r.stderr, "proj2") {
+		t.Errorf("the moved repository was taken for new: %s", r)
+	}
+	if _, err := os.Lstat(filepath.Join(s.ws, ".git/commondir")); err == nil {
+		t.Errorf(".git/commondir (a FIFO the command made) is still there: %s", r)
+	}
+	for _, want := range []string{"after the command: fs: looking for protected paths", "commands are off for the rest of the session", "commands are off for this session"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, r)
+		}
+	}
+	if len(r.stderr) > 4000 {
+		t.Errorf("stderr is %d bytes: a path was printed whole", len(r.stderr))
+	}
+}
+
 // The launcher's own files are never readable: with the policy file in
 // the workspace, commands do not run at all (fs hides it; a worker that
 // reads the workspace would read it).

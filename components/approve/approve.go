@@ -108,6 +108,24 @@ func (t *Terminal) SetPause(pause func(ctx context.Context) (resume func(), err 
 	t.pause = pause
 }
 
+// Hold keeps every question waiting until release is called (the
+// launcher holds them while a command runs: a protected change the person
+// approves then is made after the command, not in the middle of it).
+func (t *Terminal) Hold() (release func()) {
+	t.mu.Lock()
+	return t.mu.Unlock
+}
+
+// Tell writes a line for the person on the terminal, between questions.
+func (t *Terminal) Tell(msg string) {
+	if t.TTY == nil || !printable(msg) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	io.WriteString(t.TTY, resetAttrs+"\r\n[pinfold] "+msg+"\r\n")
+}
+
 // DefaultTimeout is how long a question waits for its answer.
 const DefaultTimeout = 2 * time.Minute
 

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,83 +25,142 @@ const MaxProtectedWalk = 200_000
 // can be mounted over a link, and what it points at (a hooks directory
 // elsewhere in the workspace) would stay writable.
 func ProtectedIn(dir string, extra []string) ([]string, error) {
-	return protectedInLimit(dir, extra, MaxProtectedWalk, false)
+	mounts, _, err := ProtectedBoth(dir, extra)
+	return mounts, err
 }
 
-// ProtectedNamesIn is ProtectedIn, except that a symbolic link at a
-// protected name or at ".git" is listed (not followed) instead of being
-// an error: what a command may have made there, for the launcher to
-// remove.
+// ProtectedNamesIn lists every protected name in dir, of any type: a
+// symbolic link, a FIFO or a socket at a protected name (or at ".git") is
+// listed, not followed, where ProtectedIn would refuse or skip it. It is
+// what a command may have made, for the launcher to remove, so it does
+// not stop at what it cannot look through: a subtree too deep or
+// unreadable is skipped and the walk ends after MaxProtectedWalk entries,
+// and the error, when not nil, says what was not looked at; the paths
+// found are returned either way.
 func ProtectedNamesIn(dir string, extra []string) ([]string, error) {
-	return protectedInLimit(dir, extra, MaxProtectedWalk, true)
+	names, problem := scanProtected(dir, extra, MaxProtectedWalk)
+	return outermost(pathsOf(names)), problem
 }
 
-func protectedInLimit(dir string, extra []string, limit int, links bool) ([]string, error) {
-	var out []string
+// ProtectedBoth is ProtectedIn and ProtectedNamesIn from one walk; any
+// part of the tree not looked through is an error.
+func ProtectedBoth(dir string, extra []string) (mounts, names []string, err error) {
+	return protectedBothLimit(dir, extra, MaxProtectedWalk)
+}
+
+func protectedBothLimit(dir string, extra []string, limit int) (mounts, names []string, err error) {
+	found, problem := scanProtected(dir, extra, limit)
+	if problem != nil {
+		return nil, nil, problem
+	}
+	var keep []string
+	for _, f := range found {
+		switch {
+		case f.mode&os.ModeSymlink != 0:
+			return nil, nil, fmt.Errorf("fs: %s is a symbolic link at a protected name: it cannot be made read-only for a command (make it a real directory or file)", shortPath(f.path))
+		case f.mode.IsDir() || f.mode.IsRegular():
+			keep = append(keep, f.path)
+		}
+	}
+	return outermost(keep), outermost(pathsOf(found)), nil
+}
+
+type protectedFound struct {
+	path string
+	mode os.FileMode // the type bits alone
+}
+
+func pathsOf(found []protectedFound) []string {
+	out := make([]string, len(found))
+	for i, f := range found {
+		out[i] = f.path
+	}
+	return out
+}
+
+// scanProtected walks dir for protected names of every type, following
+// no link and not descending into what it lists. It goes on past what it
+// cannot look through (a subtree too deep, an unreadable directory) and
+// stops after limit entries; problem names the first such thing.
+func scanProtected(dir string, extra []string, limit int) (found []protectedFound, problem error) {
 	seen := 0
-	var walk func(path string, inGit bool, depth int) error
-	walk = func(path string, inGit bool, depth int) error {
+	note := func(err error) {
+		if problem == nil {
+			problem = err
+		}
+	}
+	var walk func(path string, inGit bool, depth int) bool // false: stop
+	walk = func(path string, inGit bool, depth int) bool {
 		if depth > maxRemoveDepth {
-			return fmt.Errorf("fs: %s: deeper than %d levels", path, maxRemoveDepth)
+			note(fmt.Errorf("fs: %s: deeper than %d levels", shortPath(path), maxRemoveDepth))
+			return true
 		}
 		ents, err := os.ReadDir(path)
 		if err != nil {
-			return fmt.Errorf("fs: looking for protected paths: %w", err)
+			note(fmt.Errorf("fs: looking for protected paths in %s: %w", shortPath(path), unwrapPath(err)))
 		}
 		for _, e := range ents {
 			if seen++; seen > limit {
-				return fmt.Errorf("fs: the workspace %s has more than %d entries to look through for protected paths", dir, limit)
+				note(fmt.Errorf("fs: the workspace %s has more than %d entries to look through for protected paths", dir, limit))
+				return false
 			}
 			p := filepath.Join(path, e.Name())
 			t := e.Type()
 			named := slices.Contains(protectedNames, e.Name()) || inGit && slices.Contains(gitProtected, e.Name()) || e.Name() == gitDir && !t.IsDir()
-			if t&os.ModeSymlink != 0 {
-				if (named || e.Name() == gitDir) && links {
-					out = append(out, p)
-					continue
-				}
-				if named || e.Name() == gitDir {
-					return fmt.Errorf("fs: %s is a symbolic link at a protected name: it cannot be made read-only for a command (make it a real directory or file)", p)
-				}
-				continue
-			}
-			if named {
-				if t.IsDir() || t.IsRegular() {
-					out = append(out, p)
-				}
+			if named || e.Name() == gitDir && t&os.ModeSymlink != 0 {
+				found = append(found, protectedFound{p, t})
 				continue
 			}
 			// A repository's objects are many and hold nothing protected.
 			if !t.IsDir() || inGit && e.Name() == "objects" {
 				continue
 			}
-			if err := walk(p, inGit || e.Name() == gitDir, depth+1); err != nil {
-				return err
+			if !walk(p, inGit || e.Name() == gitDir, depth+1) {
+				return false
 			}
 		}
-		return nil
+		return true
 	}
-	if err := walk(dir, false, 0); err != nil {
-		return nil, err
-	}
+	walk(dir, false, 0)
 	for _, x := range extra {
 		if !beneathPath(x, dir) {
 			continue
 		}
-		if st, err := os.Lstat(x); err == nil && (st.IsDir() || st.Mode().IsRegular() || links && st.Mode()&os.ModeSymlink != 0) &&
-			!slices.ContainsFunc(out, func(o string) bool { return o == x || beneathPath(x, o) }) {
-			out = append(out, x)
+		if st, err := os.Lstat(x); err == nil && !slices.ContainsFunc(found, func(f protectedFound) bool { return f.path == x || beneathPath(x, f.path) }) {
+			found = append(found, protectedFound{x, st.Mode().Type()})
 		}
 	}
-	slices.Sort(out)
-	// Drop what lies beneath another: the outer mount covers it.
+	slices.SortFunc(found, func(a, b protectedFound) int { return strings.Compare(a.path, b.path) })
+	return found, problem
+}
+
+// outermost drops, from sorted paths, what lies beneath another: the
+// outer mount covers it.
+func outermost(paths []string) []string {
 	var kept []string
-	for _, p := range out {
+	for _, p := range paths {
 		if !slices.ContainsFunc(kept, func(k string) bool { return k == p || beneathPath(p, k) }) {
 			kept = append(kept, p)
 		}
 	}
-	return kept, nil
+	return kept
+}
+
+// shortPath is p, its middle elided past 120 bytes, for a message.
+func shortPath(p string) string {
+	if len(p) <= 120 {
+		return p
+	}
+	return p[:60] + "…" + p[len(p)-60:]
+}
+
+// unwrapPath is err without the *PathError's path, which shortPath says.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // beneathPath reports whether p lies strictly beneath dir.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -78,6 +79,49 @@ func TestProtectedNamesInSymlink(t *testing.T) {
 	}
 }
 
+// ProtectedNamesIn lists a FIFO at a protected name too (git would block
+// reading it), and goes on past what it cannot look through: a protected
+// name beside a tree too deep for the walk is still found, and the error
+// says what was skipped, in a message of bounded length.
+func TestProtectedNamesInGoesOn(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+	must(t, syscall.Mkfifo(filepath.Join(ws, ".git", "commondir"), 0o644))
+	// Made relative to each level: the whole path is longer than PATH_MAX.
+	dir, err := os.Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range maxRemoveDepth + 2 {
+		must(t, syscall.Mkdirat(int(dir.Fd()), "d", 0o755))
+		next, err := openDirAt(dir, "d")
+		dir.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = next
+	}
+	dir.Close()
+	got, err := ProtectedNamesIn(ws, nil)
+	if rel := relativeTo(ws, got); !slices.Equal(rel, []string{".git/commondir"}) {
+		t.Errorf("got %q", rel)
+	}
+	if err == nil || len(err.Error()) > 400 {
+		t.Errorf("what was skipped: %v", err)
+	}
+	if _, err := ProtectedIn(ws, nil); err == nil {
+		t.Error("ProtectedIn answered from part of the tree")
+	}
+}
+
+func openDirAt(dir *os.File, name string) (*os.File, error) {
+	fd, err := syscall.Openat(int(dir.Fd()), name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
 // relativeTo is paths, each relative to dir.
 func relativeTo(dir string, paths []string) []string {
 	var rel []string
@@ -96,10 +140,10 @@ func TestProtectedInTooLarge(t *testing.T) {
 	for i := range 300 {
 		os.WriteFile(filepath.Join(dir, strings.Repeat("f", 1+i%50)+string(rune('a'+i%26))+string(rune('a'+i/26))), nil, 0o644)
 	}
-	if _, err := protectedInLimit(ws, nil, 100, false); err == nil || !strings.Contains(err.Error(), "more than 100 entries") {
+	if _, _, err := protectedBothLimit(ws, nil, 100); err == nil || !strings.Contains(err.Error(), "more than 100 entries") {
 		t.Fatalf("%v", err)
 	}
-	if _, err := protectedInLimit(ws, nil, 1000, false); err != nil {
+	if _, _, err := protectedBothLimit(ws, nil, 1000); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/vishvananda/netns"
@@ -250,9 +251,24 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 			}
 		}
 	}
-	before, err := fs.ProtectedIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
+	// While the command runs no question is put (fs's approved protected
+	// changes wait for its end), so what is new at a protected name after
+	// it is the command's, or the person's own.
+	if s.cfg.Asker != nil {
+		defer s.cfg.Asker.Hold()()
+	}
+	if s.commandsOff.Load() {
+		return bash.Outcome{Error: "commands are off for this session: the workspace could not be checked after an earlier command"}
+	}
+	before, names, err := fs.ProtectedBoth(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
 	if err != nil {
 		return bash.Outcome{Error: err.Error()}
+	}
+	existed := map[[2]uint64]bool{}
+	for _, p := range names {
+		if id, ok := fileID(p); ok {
+			existed[id] = true
+		}
 	}
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -300,35 +316,63 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	case r.err != nil:
 		o.Error = r.err.Error()
 	}
-	o.Created, err = s.removeCreated(before)
-	if err != nil && o.Error == "" {
-		o.Error = err.Error()
+	o.Created, err = s.removeCreated(existed)
+	if err != nil {
+		// Fail closed: protected paths the command made may remain.
+		s.commandsOff.Store(true)
+		o.Error = err.Error() + "; commands are off for the rest of the session"
+	}
+	if s.cfg.Asker != nil && (len(o.Created) > 0 || err != nil) {
+		go s.tellCreated(o.Created, err) // after Hold is released
 	}
 	return o
+}
+
+// tellCreated tells the person what removeCreated removed, or that it
+// could not look or remove (the agent is told in its answer).
+func (s *Session) tellCreated(made []string, err error) {
+	for _, p := range made {
+		s.cfg.Asker.Tell("bash: a command made the protected path " + p + ": removed")
+	}
+	if err != nil {
+		s.cfg.Asker.Tell("bash: " + err.Error() + ": look through the workspace for protected paths (.git/commondir, .git/config, hooks) before you run git in it")
+	}
+}
+
+// fileID is p's device and inode, not following a link.
+func fileID(p string) ([2]uint64, bool) {
+	var st syscall.Stat_t
+	if syscall.Lstat(p, &st) != nil {
+		return [2]uint64{}, false
+	}
+	return [2]uint64{uint64(st.Dev), st.Ino}, true
 }
 
 // removeCreated removes the protected paths a command made: only those
 // that existed could be mounted read-only, so the others were writable to
 // it, and fs would have refused to make them (a .git/commondir or a new
 // repository's config runs the agent's code in the person's next git).
-// Links at protected names count. The worker's tree is gone, so nothing
-// of the command makes more; the removal goes through an os.Root of the
-// workspace, which no link leads out of. It returns what was made, and an
-// error when the workspace could not be looked through or something made
-// could not be removed.
-func (s *Session) removeCreated(before []string) ([]string, error) {
-	after, err := fs.ProtectedNamesIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
-	if err != nil {
-		return nil, fmt.Errorf("after the command: %w", err)
-	}
+// A path counts as made when no file it now names existed at a protected
+// name before (existed: device and inode), so a tree the agent moved
+// through fs meanwhile is not taken for new. Names of any type count
+// (links, FIFOs). The worker's tree is gone, so nothing of the command
+// makes more; the removal goes through an os.Root of the workspace, which
+// no link leads out of. It returns what was made, and an error when part
+// of the workspace could not be looked through (what was found is
+// removed all the same) or something made could not be removed.
+func (s *Session) removeCreated(existed map[[2]uint64]bool) ([]string, error) {
+	after, problem := fs.ProtectedNamesIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
 	var made []string
 	for _, p := range after {
-		if !slices.Contains(before, p) {
+		if id, ok := fileID(p); ok && !existed[id] {
 			made = append(made, p)
 		}
 	}
+	if problem != nil {
+		problem = fmt.Errorf("after the command: %w", problem)
+	}
 	if len(made) == 0 {
-		return nil, nil
+		return nil, problem
 	}
 	root, err := os.OpenRoot(s.cfg.Workspace)
 	if err != nil {
@@ -345,7 +389,7 @@ func (s *Session) removeCreated(before []string) ([]string, error) {
 			errs = append(errs, fmt.Errorf("remove the protected path %s the command made: %w", p, err))
 		}
 	}
-	return made, errors.Join(errs...)
+	return made, errors.Join(append(errs, problem)...)
 }
 
 // outputCap keeps at most left bytes of two streams together and drains

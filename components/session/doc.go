@@ -55,8 +55,12 @@
 //     listens in the agent's namespace only.
 //   - A protected path a command makes (one that did not exist when it
 //     started, so was not mounted read-only) is removed when the command
-//     ends, links at protected names included, and the agent is told; it
-//     exists while the command runs (SD-17).
+//     ends, whatever its type, and the agent and the person are told; it
+//     exists while the command runs (SD-17). What counts as made is known
+//     by device and inode, not by path (the agent may move a repository
+//     through fs meanwhile), and questions wait while a command runs. A
+//     workspace the walk cannot look through after a command turns
+//     commands off for the session.
 //   - fs serves the workspace only: one tree, one idmapped mount (one
 //     owner). A workspace on a file system without idmapped mounts is
 //     refused at Attach.

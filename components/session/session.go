@@ -97,6 +97,10 @@ type Session struct {
 	// (each worker's launch ends, killing its tree) and takes it for
 	// writing, so none is left and none starts after.
 	workers     sync.RWMutex
+	// commandsOff is set when the workspace could not be looked through
+	// after a command, or what it made could not be removed: no command
+	// runs after that (runWorker).
+	commandsOff atomic.Bool
 	pass        *net.UnixConn // the launcher's end of bash's passing channel
 	netPass     *net.UnixConn // the launcher's end of net's (proxy mode)
 	codeWorkers atomic.Int32  // Code Mode workers running
