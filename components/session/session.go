@@ -96,7 +96,7 @@ type Session struct {
 	// Running workers hold workers for reading; Stop cancels workersCtx
 	// (each worker's launch ends, killing its tree) and takes it for
 	// writing, so none is left and none starts after.
-	workers     sync.RWMutex
+	workers sync.RWMutex
 	// commandsOff is set when the workspace could not be looked through
 	// after a command, or what it made could not be removed: no command
 	// runs after that (runWorker).
