@@ -111,11 +111,14 @@ func TestIntegrationComponentsShell(t *testing.T) {
 		}
 	}
 	for _, made := range []string{".vscode", ".git/commondir", "sub/.git"} {
-		if want := "made the protected path " + filepath.Join(s.ws, made) + ": removed"; !strings.Contains(r.stderr, want) {
+		if want := "the protected path " + filepath.Join(s.ws, made) + " appeared or changed while the command ran: moved aside"; !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q: %s", want, r)
 		}
 		if _, err := os.Lstat(filepath.Join(s.ws, made)); err == nil {
 			t.Errorf("%s, made by a command, is still there", made)
+		}
+		if held, _ := filepath.Glob(filepath.Join(s.ws, made) + ".pinfold-held-*"); len(held) != 1 {
+			t.Errorf("%s was not moved aside: %q", made, held)
 		}
 	}
 	mustExist(t, filepath.Join(s.ws, "kept.txt")) // the control: what is not protected stays
@@ -124,11 +127,13 @@ func TestIntegrationComponentsShell(t *testing.T) {
 	mustNotExist(t, filepath.Join(s.ws, "old"), "the repository was moved aside")
 }
 
-// What is removed after a command is only what is new at a protected
+// What is moved aside after a command is only what is new at a protected
 // name: a repository the agent moves through fs while a command runs
-// keeps its config, hooks and .vscode. A command that leaves a tree the
-// walk cannot look through still has its .git/commondir (a FIFO here)
-// removed, and commands are then off for the session.
+// keeps its config, hooks and .vscode. A .git/config the person replaces
+// while a command runs (as git config does, by rename) is new too: it is
+// moved aside, not lost. A command that leaves a tree the walk cannot
+// look through still has its .git/commondir (a FIFO here) moved aside,
+// and commands are then off for the session.
 func TestIntegrationComponentsShellRemovesOnlyNew(t *testing.T) {
 	s := newSandbox(t)
 	for _, f := range []string{"proj/.git/config", "proj/.git/hooks/pre-commit", "proj/.vscode/settings.json"} {
@@ -136,9 +141,23 @@ func TestIntegrationComponentsShellRemovesOnlyNew(t *testing.T) {
 		s.file(t, filepath.Join(s.ws, f), "mine\n")
 	}
 	must(t, os.MkdirAll(filepath.Join(s.ws, ".git"), 0o755))
+	cfg := s.file(t, filepath.Join(s.ws, ".git/config"), "old\n")
 	l := itEnv.launcher
+	// The person's git config, in the middle of the first command (its
+	// sleep 2.31 is running).
+	go func() {
+		for i := 0; i < 200; i++ {
+			if sleeping() {
+				tmp := cfg + ".lock"
+				os.WriteFile(tmp, []byte("the person's\n"), 0o644)
+				os.Rename(tmp, cfg)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 	script := strings.Join([]string{
-		l + ` sh 'sleep 2' & sleep 1; ` + l + ` fs mv proj proj2; echo mv=$?; wait; ` + l + ` fs mv proj2 proj; echo back=$?`,
+		l + ` sh 'sleep 2.31' & sleep 1; ` + l + ` fs mv proj proj2; echo mv=$?; wait; ` + l + ` fs mv proj2 proj; echo back=$?`,
 		l + ` sh 'perl -e "use POSIX; mkfifo(q(.gi).q(t/commondir), 0644) or die; for (1..2100) { mkdir q(d) or die; chdir q(d) or die }"'; echo deep=$?`,
 		l + ` sh 'echo next'; echo next=$?`,
 	}, "\n")
@@ -156,6 +175,13 @@ func TestIntegrationComponentsShellRemovesOnlyNew(t *testing.T) {
 	if strings.Contains(r.stderr, "proj2") {
 		t.Errorf("the moved repository was taken for new: %s", r)
 	}
+	held, _ := filepath.Glob(cfg + ".pinfold-held-*")
+	if len(held) != 1 {
+		t.Fatalf("the config replaced during the command was not moved aside: %q; %s", held, r)
+	}
+	if b, err := os.ReadFile(held[0]); err != nil || string(b) != "the person's\n" {
+		t.Errorf("what was moved aside: %q, %v", b, err)
+	}
 	if _, err := os.Lstat(filepath.Join(s.ws, ".git/commondir")); err == nil {
 		t.Errorf(".git/commondir (a FIFO the command made) is still there: %s", r)
 	}
@@ -167,6 +193,17 @@ func TestIntegrationComponentsShellRemovesOnlyNew(t *testing.T) {
 	if len(r.stderr) > 4000 {
 		t.Errorf("stderr is %d bytes: a path was printed whole", len(r.stderr))
 	}
+}
+
+// sleeping reports whether a process runs sleep 2.31.
+func sleeping() bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.HasSuffix(string(b), "sleep\x002.31\x00") {
+			return true
+		}
+	}
+	return false
 }
 
 // The launcher's own files are never readable: with the policy file in

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/pinfold/pinfold/components/bash"
@@ -63,7 +64,7 @@ func (e env) shVerb(args []string) error {
 		fmt.Fprintf(e.stderr, "launcher: sh: backed up first: %v (launcher backups)\n", r.Backups)
 	}
 	for _, p := range r.Created {
-		fmt.Fprintf(e.stderr, "launcher: warning: sh: the command made the protected path %s: removed (protected paths change only through fs, with the person's approval)\n", p)
+		fmt.Fprintf(e.stderr, "launcher: warning: sh: the protected path %s appeared or changed while the command ran: moved aside (%s…), since protected paths change only through fs, with the person's approval\n", p, filepath.Base(p)+".pinfold-held-")
 	}
 	if r.Truncated {
 		fmt.Fprintln(e.stderr, "launcher: warning: sh: the output was cut at the policy's commands.output")

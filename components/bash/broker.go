@@ -60,9 +60,9 @@ type Outcome struct {
 	Stderr    []byte `json:"stderr"`
 	Truncated bool   `json:"truncated,omitempty"` // output beyond Job.Output was dropped
 	TimedOut  bool   `json:"timed_out,omitempty"` // killed at Job.Timeout
-	// Created are protected paths that did not exist when the command
-	// started and did after it: they were writable to it, and the
-	// launcher has removed them (fs would have refused to make them).
+	// Created are protected paths that appeared or changed while the
+	// command ran (they were writable to it): the launcher has moved
+	// each aside, beside itself (fs would have refused to make them).
 	Created []string `json:"created,omitempty"`
 	Error   string   `json:"error,omitempty"`
 }
@@ -81,7 +81,7 @@ type RunResult struct {
 	Truncated bool     `json:"truncated,omitempty"`
 	TimedOut  bool     `json:"timed_out,omitempty"`
 	Backups   []string `json:"backups,omitempty"` // made before a confirmed deletion
-	Created   []string `json:"created,omitempty"` // protected paths the command made, removed after it (Outcome.Created)
+	Created   []string `json:"created,omitempty"` // protected paths the command made or changed, moved aside after it (Outcome.Created)
 	Stdout    []byte   `json:"-"`
 	Stderr    []byte   `json:"-"`
 }

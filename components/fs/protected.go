@@ -89,8 +89,9 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 			problem = err
 		}
 	}
-	var walk func(path string, inGit bool, depth int) bool // false: stop
-	walk = func(path string, inGit bool, depth int) bool {
+	// gitRoot: path is a directory named .git itself.
+	var walk func(path string, inGit, gitRoot bool, depth int) bool // false: stop
+	walk = func(path string, inGit, gitRoot bool, depth int) bool {
 		if depth > maxRemoveDepth {
 			note(fmt.Errorf("fs: %s: deeper than %d levels", shortPath(path), maxRemoveDepth))
 			return true
@@ -111,17 +112,19 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 				found = append(found, protectedFound{p, t})
 				continue
 			}
-			// A repository's objects are many and hold nothing protected.
-			if !t.IsDir() || inGit && e.Name() == "objects" {
+			// A repository's objects are many and hold nothing protected;
+			// only .git/objects itself is skipped (a submodule named
+			// objects has its git directory at .git/modules/objects).
+			if !t.IsDir() || gitRoot && e.Name() == "objects" {
 				continue
 			}
-			if !walk(p, inGit || e.Name() == gitDir, depth+1) {
+			if !walk(p, inGit || e.Name() == gitDir, e.Name() == gitDir, depth+1) {
 				return false
 			}
 		}
 		return true
 	}
-	walk(dir, false, 0)
+	walk(dir, false, false, 0)
 	for _, x := range extra {
 		if !beneathPath(x, dir) {
 			continue

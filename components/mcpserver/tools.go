@@ -170,7 +170,7 @@ type runCommandOut struct {
 	Truncated bool     `json:"truncated,omitempty" jsonschema:"the output was cut at the policy's cap"`
 	TimedOut  bool     `json:"timed_out,omitempty" jsonschema:"the command was killed at the policy's timeout"`
 	Backups   []string `json:"backups,omitempty" jsonschema:"backups made before the command deleted recursively"`
-	Created   []string `json:"created,omitempty" jsonschema:"protected paths the command made, removed after it: they change only through write_file, with the person's approval"`
+	Created   []string `json:"created,omitempty" jsonschema:"protected paths the command made or changed, moved aside after it: they change only through write_file, with the person's approval"`
 }
 
 func (t *tools) runCommand(ctx context.Context, a runCommandIn) (runCommandOut, error) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/components/bash"
 	"github.com/pinfold/pinfold/components/code"
@@ -238,6 +239,12 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	if j.Timeout <= 0 || j.Output < 0 {
 		return bash.Outcome{Error: "a job without a timeout or with a negative output cap"}
 	}
+	// While the command runs no question is put (fs's approved protected
+	// changes wait for its end). Taken before the workers' lock, so that
+	// Stop never waits for a question's answer.
+	if s.cfg.Asker != nil {
+		defer s.cfg.Asker.Hold()()
+	}
 	if !s.workers.TryRLock() {
 		return bash.Outcome{Error: "the session is stopping"}
 	}
@@ -251,12 +258,6 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 			}
 		}
 	}
-	// While the command runs no question is put (fs's approved protected
-	// changes wait for its end), so what is new at a protected name after
-	// it is the command's, or the person's own.
-	if s.cfg.Asker != nil {
-		defer s.cfg.Asker.Hold()()
-	}
 	if s.commandsOff.Load() {
 		return bash.Outcome{Error: "commands are off for this session: the workspace could not be checked after an earlier command"}
 	}
@@ -264,11 +265,21 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	if err != nil {
 		return bash.Outcome{Error: err.Error()}
 	}
+	// Each protected file is held open (O_PATH) until the check after the
+	// command: an inode number cannot be given to a new file while its
+	// old file lives, so "the same device and inode" means the same file.
 	existed := map[[2]uint64]bool{}
 	for _, p := range names {
-		if id, ok := fileID(p); ok {
-			existed[id] = true
+		fd, err := syscall.Open(p, unix.O_PATH|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return bash.Outcome{Error: fmt.Sprintf("hold the protected path %s: %v", p, err)}
 		}
+		defer syscall.Close(fd)
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			return bash.Outcome{Error: fmt.Sprintf("hold the protected path %s: %v", p, err)}
+		}
+		existed[[2]uint64{uint64(st.Dev), st.Ino}] = true
 	}
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -316,23 +327,24 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	case r.err != nil:
 		o.Error = r.err.Error()
 	}
-	o.Created, err = s.removeCreated(existed)
+	var stamp string
+	o.Created, stamp, err = s.removeCreated(existed)
 	if err != nil {
 		// Fail closed: protected paths the command made may remain.
 		s.commandsOff.Store(true)
 		o.Error = err.Error() + "; commands are off for the rest of the session"
 	}
 	if s.cfg.Asker != nil && (len(o.Created) > 0 || err != nil) {
-		go s.tellCreated(o.Created, err) // after Hold is released
+		go s.tellCreated(o.Created, stamp, err) // after Hold is released
 	}
 	return o
 }
 
-// tellCreated tells the person what removeCreated removed, or that it
-// could not look or remove (the agent is told in its answer).
-func (s *Session) tellCreated(made []string, err error) {
-	for _, p := range made {
-		s.cfg.Asker.Tell("bash: a command made the protected path " + p + ": removed")
+// tellCreated tells the person what removeCreated moved aside, or that it
+// could not look or move (the agent is told in its answer).
+func (s *Session) tellCreated(moved []string, stamp string, err error) {
+	for _, p := range moved {
+		s.cfg.Asker.Tell("bash: the protected path " + p + " appeared or changed while a command ran (the command's doing, or yours): moved aside to " + p + heldSuffix + stamp + "; look at it before you put it back")
 	}
 	if err != nil {
 		s.cfg.Asker.Tell("bash: " + err.Error() + ": look through the workspace for protected paths (.git/commondir, .git/config, hooks) before you run git in it")
@@ -348,23 +360,32 @@ func fileID(p string) ([2]uint64, bool) {
 	return [2]uint64{uint64(st.Dev), st.Ino}, true
 }
 
-// removeCreated removes the protected paths a command made: only those
-// that existed could be mounted read-only, so the others were writable to
-// it, and fs would have refused to make them (a .git/commondir or a new
-// repository's config runs the agent's code in the person's next git).
-// A path counts as made when no file it now names existed at a protected
-// name before (existed: device and inode), so a tree the agent moved
-// through fs meanwhile is not taken for new. Names of any type count
-// (links, FIFOs). The worker's tree is gone, so nothing of the command
-// makes more; the removal goes through an os.Root of the workspace, which
-// no link leads out of. It returns what was made, and an error when part
-// of the workspace could not be looked through (what was found is
-// removed all the same) or something made could not be removed.
-func (s *Session) removeCreated(existed map[[2]uint64]bool) ([]string, error) {
+// heldSuffix is added to the name of a protected path removeCreated moves
+// aside, with the time (in its own directory: nothing is lost, and
+// nothing reads it).
+const heldSuffix = ".pinfold-held-"
+
+// removeCreated moves aside the protected paths a command made: only
+// those that existed could be mounted read-only, so the others were
+// writable to it, and fs would have refused to make them (a .git/commondir
+// or a new repository's config runs the agent's code in the person's next
+// git). A path counts as made when the file it now names was not at a
+// protected name before (existed: device and inode, each held open
+// meanwhile), so a tree the agent moved through fs is not taken for new;
+// a file the person replaced meanwhile (git config renames a new file over
+// .git/config, which also ends the worker's read-only mount of the old
+// one) is, and is moved aside, not deleted: the person is told. Names of
+// any type count (links, FIFOs), and one that cannot even be looked at.
+// The worker's tree is gone, so nothing of the command makes more; the
+// renames go through an os.Root of the workspace, which no link leads out
+// of. It returns what was moved, and an error when part of the workspace
+// could not be looked through (what was found is moved all the same) or
+// something could not be moved.
+func (s *Session) removeCreated(existed map[[2]uint64]bool) (moved []string, stamp string, err error) {
 	after, problem := fs.ProtectedNamesIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
 	var made []string
 	for _, p := range after {
-		if id, ok := fileID(p); ok && !existed[id] {
+		if id, ok := fileID(p); !ok || !existed[id] {
 			made = append(made, p)
 		}
 	}
@@ -372,24 +393,32 @@ func (s *Session) removeCreated(existed map[[2]uint64]bool) ([]string, error) {
 		problem = fmt.Errorf("after the command: %w", problem)
 	}
 	if len(made) == 0 {
-		return nil, problem
+		return nil, "", problem
 	}
 	root, err := os.OpenRoot(s.cfg.Workspace)
 	if err != nil {
-		return made, fmt.Errorf("remove the protected paths the command made: %w", err)
+		return nil, "", fmt.Errorf("move aside the protected paths the command made: %w", err)
 	}
 	defer root.Close()
 	var errs []error
+	stamp = time.Now().UTC().Format("20060102T150405.000000000")
 	for _, p := range made {
 		rel, err := filepath.Rel(s.cfg.Workspace, p)
+		held := rel + heldSuffix + stamp
 		if err == nil {
-			err = root.RemoveAll(rel)
+			if _, err = root.Lstat(held); err == nil {
+				err = fmt.Errorf("%s exists", held)
+			} else {
+				err = root.Rename(rel, held)
+			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("remove the protected path %s the command made: %w", p, err))
+			errs = append(errs, fmt.Errorf("move aside the protected path %s: %w", p, err))
+			continue
 		}
+		moved = append(moved, p)
 	}
-	return made, errors.Join(append(errs, problem)...)
+	return moved, stamp, errors.Join(append(errs, problem)...)
 }
 
 // outputCap keeps at most left bytes of two streams together and drains

@@ -53,14 +53,15 @@
 //
 //   - Workers run one at a time, with no network (SD-16): net's proxy
 //     listens in the agent's namespace only.
-//   - A protected path a command makes (one that did not exist when it
-//     started, so was not mounted read-only) is removed when the command
-//     ends, whatever its type, and the agent and the person are told; it
-//     exists while the command runs (SD-17). What counts as made is known
-//     by device and inode, not by path (the agent may move a repository
-//     through fs meanwhile), and questions wait while a command runs. A
-//     workspace the walk cannot look through after a command turns
-//     commands off for the session.
+//   - A protected path that appears or changes while a command runs (one
+//     that did not exist, so was not mounted read-only, or one the person
+//     replaced meanwhile) is moved aside when the command ends, whatever
+//     its type, and the agent and the person are told; it exists while
+//     the command runs (SD-17). What changed is known by device and
+//     inode, each held open during the command, not by path (the agent
+//     may move a repository through fs meanwhile), and questions wait
+//     while a command runs. A workspace the walk cannot look through
+//     after a command turns commands off for the session.
 //   - fs serves the workspace only: one tree, one idmapped mount (one
 //     owner). A workspace on a file system without idmapped mounts is
 //     refused at Attach.
