@@ -39,6 +39,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -116,14 +117,34 @@ func (t *Terminal) Hold() (release func()) {
 	return t.mu.Unlock
 }
 
-// Tell writes a line for the person on the terminal, between questions.
+// Tell writes a line for the person on the terminal, between questions,
+// with anything the terminal would not show as written (control and bidi
+// characters, bytes that are not UTF-8) escaped, never dropped.
 func (t *Terminal) Tell(msg string) {
-	if t.TTY == nil || !printable(msg) {
+	if t.TTY == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	io.WriteString(t.TTY, resetAttrs+"\r\n[pinfold] "+msg+"\r\n")
+	io.WriteString(t.TTY, resetAttrs+"\r\n[pinfold] "+shown(msg)+"\r\n")
+}
+
+// shown is s with what printable refuses escaped, Go-style.
+func shown(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		default:
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 // DefaultTimeout is how long a question waits for its answer.

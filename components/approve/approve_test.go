@@ -267,3 +267,22 @@ func TestChannel(t *testing.T) {
 		t.Errorf("no channel answered yes")
 	}
 }
+
+// Tell escapes what the terminal would not show as written, instead of
+// dropping the line: a path with a control character or bytes that are
+// not UTF-8 still reaches the person.
+func TestTellEscapes(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	term := &Terminal{TTY: w}
+	term.Tell("moved /ws/\x01\x1b[2J/\u202e/\xff/é/.git/commondir")
+	w.Close()
+	got, _ := io.ReadAll(r)
+	want := resetAttrs + "\r\n[pinfold] moved /ws/\\x01\\x1b[2J/\\u202e/\\xff/é/.git/commondir\r\n"
+	if string(got) != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}

@@ -3,10 +3,13 @@ package fs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // MaxProtectedWalk bounds ProtectedIn's walk of a workspace.
@@ -38,7 +41,7 @@ func ProtectedIn(dir string, extra []string) ([]string, error) {
 // and the error, when not nil, says what was not looked at; the paths
 // found are returned either way.
 func ProtectedNamesIn(dir string, extra []string) ([]string, error) {
-	names, problem := scanProtected(dir, extra, MaxProtectedWalk)
+	names, problem := scanProtected(dir, extra, 0)
 	return outermost(pathsOf(names)), problem
 }
 
@@ -79,52 +82,79 @@ func pathsOf(found []protectedFound) []string {
 }
 
 // scanProtected walks dir for protected names of every type, following
-// no link and not descending into what it lists. It goes on past what it
-// cannot look through (a subtree too deep, an unreadable directory) and
-// stops after limit entries; problem names the first such thing.
+// no link and not descending into what it lists. It walks by descriptor
+// (openat), so no path length stops it, reads each directory in batches,
+// and takes a directory's own names, then its .git, before its other
+// subdirectories, so that no sibling tree delays them. It goes on past
+// what it cannot look through (a subtree deeper than maxRemoveDepth, a
+// directory it cannot open) and, when limit is above 0, stops after limit
+// entries; problem says what was not looked at.
 func scanProtected(dir string, extra []string, limit int) (found []protectedFound, problem error) {
-	seen := 0
-	note := func(err error) {
-		if problem == nil {
-			problem = err
+	seen, skipped := 0, 0
+	var first []string
+	note := func(format string, args ...any) {
+		if skipped++; len(first) < 3 {
+			first = append(first, fmt.Sprintf(format, args...))
 		}
 	}
-	// gitRoot: path is a directory named .git itself.
-	var walk func(path string, inGit, gitRoot bool, depth int) bool // false: stop
-	walk = func(path string, inGit, gitRoot bool, depth int) bool {
-		if depth > maxRemoveDepth {
-			note(fmt.Errorf("fs: %s: deeper than %d levels", shortPath(path), maxRemoveDepth))
-			return true
-		}
-		ents, err := os.ReadDir(path)
-		if err != nil {
-			note(fmt.Errorf("fs: looking for protected paths in %s: %w", shortPath(path), unwrapPath(err)))
-		}
-		for _, e := range ents {
-			if seen++; seen > limit {
-				note(fmt.Errorf("fs: the workspace %s has more than %d entries to look through for protected paths", dir, limit))
-				return false
+	// gitRoot: the directory is a .git itself.
+	var walk func(f *os.File, path string, inGit, gitRoot bool, depth int) bool // false: stop
+	walk = func(f *os.File, path string, inGit, gitRoot bool, depth int) bool {
+		defer f.Close()
+		var subdirs []string
+		for {
+			ents, err := f.ReadDir(512)
+			for _, e := range ents {
+				if seen++; limit > 0 && seen > limit {
+					note("the workspace %s has more than %d entries to look through", dir, limit)
+					return false
+				}
+				name, t := e.Name(), e.Type()
+				named := slices.Contains(protectedNames, name) || inGit && slices.Contains(gitProtected, name) || name == gitDir && !t.IsDir()
+				if named || name == gitDir && t&os.ModeSymlink != 0 {
+					found = append(found, protectedFound{path + "/" + name, t})
+					continue
+				}
+				// A repository's objects are many and hold nothing protected;
+				// only .git/objects itself is skipped (a submodule named
+				// objects has its git directory at .git/modules/objects).
+				if t.IsDir() && !(gitRoot && name == "objects") {
+					subdirs = append(subdirs, name)
+				}
 			}
-			p := filepath.Join(path, e.Name())
-			t := e.Type()
-			named := slices.Contains(protectedNames, e.Name()) || inGit && slices.Contains(gitProtected, e.Name()) || e.Name() == gitDir && !t.IsDir()
-			if named || e.Name() == gitDir && t&os.ModeSymlink != 0 {
-				found = append(found, protectedFound{p, t})
+			if err == io.EOF || err == nil && len(ents) == 0 {
+				break
+			}
+			if err != nil {
+				note("%s: %v", shortPath(path), unwrapPath(err))
+				break
+			}
+		}
+		if i := slices.Index(subdirs, gitDir); i > 0 {
+			subdirs[0], subdirs[i] = subdirs[i], subdirs[0]
+		}
+		for _, name := range subdirs {
+			sub := path + "/" + name
+			if depth+1 > maxRemoveDepth {
+				note("%s: deeper than %d levels", shortPath(sub), maxRemoveDepth)
 				continue
 			}
-			// A repository's objects are many and hold nothing protected;
-			// only .git/objects itself is skipped (a submodule named
-			// objects has its git directory at .git/modules/objects).
-			if !t.IsDir() || gitRoot && e.Name() == "objects" {
+			fd, err := unix.Openat(int(f.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				note("%s: %v", shortPath(sub), err)
 				continue
 			}
-			if !walk(p, inGit || e.Name() == gitDir, e.Name() == gitDir, depth+1) {
+			if !walk(os.NewFile(uintptr(fd), sub), sub, inGit || name == gitDir, name == gitDir, depth+1) {
 				return false
 			}
 		}
 		return true
 	}
-	walk(dir, false, false, 0)
+	if top, err := os.Open(dir); err != nil {
+		note("%s: %v", dir, unwrapPath(err))
+	} else {
+		walk(top, filepath.Clean(dir), false, false, 0)
+	}
 	for _, x := range extra {
 		if !beneathPath(x, dir) {
 			continue
@@ -134,6 +164,13 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 		}
 	}
 	slices.SortFunc(found, func(a, b protectedFound) int { return strings.Compare(a.path, b.path) })
+	if skipped > 0 {
+		msg := strings.Join(first, "; ")
+		if skipped > len(first) {
+			msg += fmt.Sprintf("; and %d more", skipped-len(first))
+		}
+		problem = fmt.Errorf("fs: looking for protected paths, not looked through: %s", msg)
+	}
 	return found, problem
 }
 
@@ -151,10 +188,11 @@ func outermost(paths []string) []string {
 
 // shortPath is p, its middle elided past 120 bytes, for a message.
 func shortPath(p string) string {
-	if len(p) <= 120 {
+	r := []rune(p)
+	if len(r) <= 120 {
 		return p
 	}
-	return p[:60] + "…" + p[len(p)-60:]
+	return string(r[:60]) + "…" + string(r[len(r)-60:])
 }
 
 // unwrapPath is err without the *PathError's path, which shortPath says.

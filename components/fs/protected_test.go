@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,6 +113,59 @@ func TestProtectedNamesInGoesOn(t *testing.T) {
 	}
 	if _, err := ProtectedIn(ws, nil); err == nil {
 		t.Error("ProtectedIn answered from part of the tree")
+	}
+}
+
+// The walk after a command has no entry limit and no path length limit:
+// a long chain of long names, sorted before .git, neither stops it nor
+// hides the .git at its end, and 20 directories of 200 entries each do not
+// delay the top .git (a directory's .git is walked before its other
+// subdirectories).
+func TestProtectedNamesInLongPaths(t *testing.T) {
+	ws := t.TempDir()
+	dir, err := os.Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("\x01", 250)
+	for range 20 { // 5,000 bytes of path
+		must(t, syscall.Mkdirat(int(dir.Fd()), long, 0o755))
+		next, err := openDirAt(dir, long)
+		dir.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = next
+	}
+	must(t, syscall.Mkdirat(int(dir.Fd()), ".git", 0o755))
+	gitDir, err := openDirAt(dir, ".git")
+	dir.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Openat(int(gitDir.Fd()), "commondir", syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
+	gitDir.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Close(fd)
+	for i := range 20 {
+		d := filepath.Join(ws, "-", strconv.Itoa(i))
+		must(t, os.MkdirAll(d, 0o755))
+		for j := range 200 {
+			must(t, os.WriteFile(filepath.Join(d, strconv.Itoa(j)), nil, 0o644))
+		}
+	}
+	must(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".git", "commondir"), []byte("../evil\n"), 0o644))
+	got, err := ProtectedNamesIn(ws, nil)
+	if err != nil {
+		t.Fatalf("the walk did not look through everything: %v", err)
+	}
+	rel := relativeTo(ws, got)
+	slices.SortFunc(rel, func(a, b string) int { return len(a) - len(b) })
+	if len(rel) != 2 || rel[0] != ".git/commondir" || !strings.HasSuffix(rel[1], "/.git/commondir") || len(rel[1]) < 5000 {
+		t.Errorf("got %d paths: %.80q", len(rel), rel)
 	}
 }
 

@@ -332,7 +332,10 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	if err != nil {
 		// Fail closed: protected paths the command made may remain.
 		s.commandsOff.Store(true)
-		o.Error = err.Error() + "; commands are off for the rest of the session"
+		if o.Error != "" {
+			o.Error += "; and "
+		}
+		o.Error += err.Error() + "; commands are off for the rest of the session"
 	}
 	if s.cfg.Asker != nil && (len(o.Created) > 0 || err != nil) {
 		go s.tellCreated(o.Created, stamp, err) // after Hold is released
