@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -401,6 +402,9 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 		return err
 	}
 	defer unix.Close(dst.fd)
+	if err := r.singleLinked(op, to, src); err != nil {
+		return err
+	}
 	for _, e := range []struct {
 		p    string
 		fold bool
@@ -421,6 +425,75 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 	unix.Fsync(dst.fd)
 	if dst.fd != src.fd {
 		unix.Fsync(src.fd)
+	}
+	return nil
+}
+
+// maxLinkCheck bounds the entries singleLinked looks through in a tree.
+const maxLinkCheck = 10_000
+
+// singleLinked refuses to move into a protected path (to) a file with
+// another name, or a tree holding one: a command could write through the
+// other name, and the file would change with no new inode for the
+// launcher's check to see (SD-17). Elsewhere it allows anything.
+func (r *Root) singleLinked(op, to string, src parent) error {
+	cs := components(to)
+	if _, ok := r.match.protected(cs, false); !ok {
+		if _, ok := r.match.ancestor(cs, false); !ok {
+			return nil
+		}
+	}
+	refuse := func(what string) error {
+		return &Error{Op: op, Path: to, Kind: KindProtected,
+			Detail: fmt.Sprintf("%s: a protected path must not share its file with another name (copy it instead)", what)}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(src.fd, src.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil // the rename reports it
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		if st.Nlink > 1 {
+			return refuse(fmt.Sprintf("the file has %d names", st.Nlink))
+		}
+	case unix.S_IFDIR:
+		fd, err := unix.Openat(src.fd, src.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil
+		}
+		seen := 0
+		var walk func(fd int) string
+		walk = func(fd int) string {
+			f := os.NewFile(uintptr(fd), "")
+			defer f.Close()
+			ents, _ := f.ReadDir(-1)
+			for _, e := range ents {
+				if seen++; seen > maxLinkCheck {
+					return fmt.Sprintf("the tree has more than %d entries to check", maxLinkCheck)
+				}
+				var est unix.Stat_t
+				if unix.Fstatat(fd, e.Name(), &est, unix.AT_SYMLINK_NOFOLLOW) != nil {
+					continue
+				}
+				switch est.Mode & unix.S_IFMT {
+				case unix.S_IFREG:
+					if est.Nlink > 1 {
+						return fmt.Sprintf("%s in the tree has %d names", e.Name(), est.Nlink)
+					}
+				case unix.S_IFDIR:
+					cfd, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+					if err == nil {
+						if why := walk(cfd); why != "" {
+							return why
+						}
+					}
+				}
+			}
+			return ""
+		}
+		if why := walk(fd); why != "" {
+			return refuse(why)
+		}
 	}
 	return nil
 }

@@ -735,6 +735,38 @@ func TestProtectedApproval(t *testing.T) {
 	}
 }
 
+// A file with another name (or a tree holding one) is not moved into a
+// protected path, even with the person's yes: a command could write it
+// through the other name. Each control moves the same kind of thing
+// with one name, or a shared file to a path that is not protected.
+func TestRenameIntoProtectedSingleLinked(t *testing.T) {
+	w := newWorld(t)
+	w.root.Approve = func(string, string) (bool, string) { return true, "approved" }
+	must(t, w.root.Mkdir(".git"))
+	must(t, w.root.Mkdir(".git/hooks"))
+	w.file(t, "tools/pre-commit", "#!/bin/sh\n")
+	must(t, os.Link(filepath.Join(w.ws, "tools/pre-commit"), filepath.Join(w.ws, "y")))
+	if err := w.root.Rename("tools/pre-commit", ".git/hooks/pre-commit", false); KindOf(err) != KindProtected || !strings.Contains(err.Error(), "2 names") {
+		t.Fatalf("a file with two names moved into .git/hooks: %v", err)
+	}
+	if err := w.root.Rename("tools/pre-commit", "tools/renamed", false); err != nil {
+		t.Fatalf("control: a shared file moved elsewhere: %v", err)
+	}
+	w.file(t, "hooks2/post-checkout", "#!/bin/sh\n")
+	must(t, os.Link(filepath.Join(w.ws, "hooks2/post-checkout"), filepath.Join(w.ws, "z")))
+	if err := w.root.Rename("hooks2", ".vscode", false); KindOf(err) != KindProtected || !strings.Contains(err.Error(), "post-checkout in the tree has 2 names") {
+		t.Fatalf("a tree with a shared file moved to .vscode: %v", err)
+	}
+	must(t, os.Remove(filepath.Join(w.ws, "z")))
+	if err := w.root.Rename("hooks2", ".vscode", false); err != nil {
+		t.Fatalf("control: the tree with one name each: %v", err)
+	}
+	must(t, os.Remove(filepath.Join(w.ws, "y")))
+	if err := w.root.Rename("tools/renamed", ".git/hooks/pre-commit", false); err != nil {
+		t.Fatalf("control: a file with one name: %v", err)
+	}
+}
+
 func mustNotExistHost(t *testing.T, p string) {
 	t.Helper()
 	if _, err := os.Lstat(p); !os.IsNotExist(err) {
