@@ -62,8 +62,12 @@
 // which guests get at most MaxGuests and one address GuestsPerPeer, so
 // anonymous callers cannot take the owners' places; a request without a
 // session is checked (content type, Accept, at most 64 KiB, an
-// initialize) before any sandbox starts; a body limit, header and read
-// timeouts, an idle timeout per session, a start timeout per sandbox.
+// initialize) before any sandbox starts; a body limit (1 MiB for a
+// guest), at most 8 requests in flight per session (2 for a guest; then
+// 429), which is what bounds the gateway's memory; header and read
+// timeouts, an idle timeout per session, a start timeout per sandbox. A
+// session ends within a second of its token being revoked (the store is
+// read again every second), with or without a further request.
 // Logs: the gateway's own (JSON, stderr) and one JSON log per session in
 // StateDir/logs, which the child's stderr also goes to, kept 30 days and
 // at most 10,000. Ending a session cancels its calls in flight first, so
@@ -76,6 +80,10 @@
 // Local users of the gateway's host are outside its boundary: the guest
 // workspaces are under a directory they can pass through (the sandbox's
 // uid must), so one who learns a workspace's random name may read it.
+// A guest's workspace has no size limit of its own: it lives under
+// StateDir until the session ends, so put StateDir on a file system whose
+// filling does not hurt the host. Each session's component logs stay in
+// /run/pinfold/ID (32 MiB each at most) until the host removes them.
 // And "never connects back" holds for the addresses the host knows: a
 // public address that reaches the gateway through NAT or a load
 // balancer is not known to net; give guests' policies no public egress

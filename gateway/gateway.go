@@ -87,6 +87,51 @@ type Gateway struct {
 	ending   int                // ended, still stopping
 	closing  bool               // Shutdown began: no new session
 	started  atomic.Int64
+	stop     chan struct{}      // closed by Shutdown: the revocation watch ends
+}
+
+// Lister is a Verifier that can also list its tokens (Store): the gateway
+// then ends a session as soon as its token is revoked, not at its next
+// request.
+type Lister interface {
+	List() ([]Token, error)
+}
+
+// revokeEvery is how often the gateway looks for revoked tokens.
+const revokeEvery = time.Second
+
+// watchRevoked ends, every revokeEvery, the sessions whose token the
+// store no longer holds. A store it cannot read ends nothing (the next
+// request still finds the token invalid).
+func (g *Gateway) watchRevoked(l Lister) {
+	t := time.NewTicker(revokeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+		}
+		toks, err := l.List()
+		if err != nil {
+			continue
+		}
+		held := map[string]bool{}
+		for _, tk := range toks {
+			held["token:"+tk.Hash] = true
+		}
+		var gone []*session
+		g.mu.Lock()
+		for _, s := range g.sessions {
+			if strings.HasPrefix(s.Principal, "token:") && !held[s.Principal] {
+				gone = append(gone, s)
+			}
+		}
+		g.mu.Unlock()
+		for _, s := range gone {
+			g.end(s, "its token was revoked")
+		}
+	}
 }
 
 type serverKey struct{}
@@ -122,7 +167,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	g := &Gateway{cfg: cfg, log: cfg.Log, sessions: map[string]*session{}, guests: map[netip.Addr]int{}}
+	g := &Gateway{cfg: cfg, log: cfg.Log, sessions: map[string]*session{}, guests: map[netip.Addr]int{}, stop: make(chan struct{})}
 	if err := g.prepareState(); err != nil {
 		return nil, err
 	}
@@ -137,6 +182,9 @@ func New(cfg Config) (*Gateway, error) {
 		MaxRequestBodyBytes: cfg.MaxBody,
 		Logger:              cfg.Log,
 	})
+	if l, ok := cfg.Tokens.(Lister); ok {
+		go g.watchRevoked(l)
+	}
 	return g, nil
 }
 
@@ -388,6 +436,22 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
+		if r.Method == http.MethodPost {
+			// A place is taken before the body is read: the number of
+			// bodies held at once is bounded per session. (A GET is the
+			// session's event stream, and has no body.)
+			select {
+			case s.inflight <- struct{}{}:
+				defer func() { <-s.inflight }()
+			default:
+				w.Header().Set("Retry-After", "1")
+				httpError(w, http.StatusTooManyRequests, fmt.Sprintf("this session has %d requests in flight, its most: wait for one to end", cap(s.inflight)))
+				return
+			}
+			if s.guest {
+				r.Body = http.MaxBytesReader(w, r.Body, guestMaxBody)
+			}
+		}
 		g.sdk.ServeHTTP(w, r)
 		return
 	}
@@ -594,6 +658,9 @@ func (g *Gateway) Live() int {
 // to be gone (or ctx to end).
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.mu.Lock()
+	if !g.closing {
+		close(g.stop)
+	}
 	g.closing = true
 	live := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {

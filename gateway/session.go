@@ -65,7 +65,20 @@ type session struct {
 	endOnce sync.Once
 	ended   chan struct{}
 	why     string
+
+	// inflight holds a place for each of the session's requests being
+	// served: with each body up to MaxBody, their number is what bounds
+	// the gateway's memory.
+	inflight chan struct{}
 }
+
+// Requests one session may have in flight at once (a guest's bodies are
+// also at most guestMaxBody).
+const (
+	ownerInFlight = 8
+	guestInFlight = 2
+	guestMaxBody  = 1 << 20
+)
 
 // newID is a session id: 128 random bits, base32 (crypto/rand.Text),
 // never reused.
@@ -77,6 +90,10 @@ func newID() string { return rand.Text() }
 func (g *Gateway) startSession(ctx context.Context, id, principal string, mode Mode, peer netip.Addr) (_ *session, err error) {
 	s := &session{ID: id, Principal: principal, Asked: mode, Mode: mode, Peer: peer, Created: time.Now().UTC(),
 		guest: principal == guestPrincipal, ended: make(chan struct{})}
+	s.inflight = make(chan struct{}, ownerInFlight)
+	if s.guest {
+		s.inflight = make(chan struct{}, guestInFlight)
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	// Named by another random value: the directory's name shows in the
 	// child's command line (the guest policy's path), which every local

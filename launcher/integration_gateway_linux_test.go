@@ -843,6 +843,28 @@ func TestIntegrationGatewayEndWithCallInFlight(t *testing.T) {
 	})
 	t.Logf("ended %v after DELETE with a call in flight", time.Since(start).Round(time.Millisecond))
 
+	// Revoking the token ends its session with nothing more from the
+	// client, and the command it has in flight.
+	third := addToken(t, store, "third")
+	cs, err = g.connect(ctx, map[string]string{"Authorization": "Bearer " + third})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "sleep 120"}})
+	waitUntil(t, 30*time.Second, "the command running", func() bool { return anyRuns(g.cmd.Process.Pid, "sleep") })
+	revoked := time.Now()
+	if out, err := exec.Command(itEnv.launcher, "serve", "token", "revoke", "third", "--tokens", store).CombinedOutput(); err != nil {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	waitUntil(t, 30*time.Second, "the revoked token's session gone", func() bool {
+		ents, _ := os.ReadDir(filepath.Join(g.state, "sessions"))
+		return len(ents) == 0 && len(descendants(g.cmd.Process.Pid)) == 0
+	})
+	t.Logf("ended %v after its token was revoked", time.Since(revoked).Round(time.Millisecond))
+	if !strings.Contains(g.log.String(), "its token was revoked") {
+		t.Error("the gateway's log does not say the session ended with its token")
+	}
+
 	busy()
 	pids := descendants(g.cmd.Process.Pid)
 	start = time.Now()
