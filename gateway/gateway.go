@@ -87,7 +87,7 @@ type Gateway struct {
 	ending   int                // ended, still stopping
 	closing  bool               // Shutdown began: no new session
 	started  atomic.Int64
-	stop     chan struct{}      // closed by Shutdown: the revocation watch ends
+	stop     chan struct{} // closed by Shutdown: the revocation watch ends
 }
 
 // Lister is a Verifier that can also list its tokens (Store): the gateway
