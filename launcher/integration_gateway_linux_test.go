@@ -865,6 +865,32 @@ func TestIntegrationGatewayEndWithCallInFlight(t *testing.T) {
 		t.Error("the gateway's log does not say the session ended with its token")
 	}
 
+	// A session serves at most 8 requests at once: more get 429 before
+	// their bodies are read (what bounds the gateway's memory).
+	cs, err = g.connect(ctx, map[string]string{"Authorization": "Bearer " + owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{"Authorization": "Bearer " + owner, "Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": "2025-06-18"}
+	codes := make(chan int, 12)
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			code, _ := rawPost(t, g.url, hdr, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"sleep 1"}}}`, 100+i))
+			codes <- code
+		})
+	}
+	wg.Wait()
+	close(codes)
+	count := map[int]int{}
+	for c := range codes {
+		count[c]++
+	}
+	if count[http.StatusTooManyRequests] == 0 || count[http.StatusOK] == 0 || count[http.StatusOK] > 8 {
+		t.Errorf("12 calls at once in one session: %v", count)
+	}
+	cs.Close()
+
 	busy()
 	pids := descendants(g.cmd.Process.Pid)
 	start = time.Now()
