@@ -53,6 +53,7 @@ type session struct {
 	log    *slog.Logger
 	logf   *os.File
 	child  *mcp.ClientSession
+	cmd    *exec.Cmd // the child, once started
 	server *mcp.Server
 
 	mu sync.Mutex
@@ -130,6 +131,7 @@ func (g *Gateway) startSession(ctx context.Context, id, principal string, mode M
 	cctx, cancel := context.WithTimeout(ctx, g.cfg.StartTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "pinfold-gateway", Version: Version}, nil)
+	s.cmd = cmd
 	s.child, err = client.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the session's sandbox did not start: %w", err)
@@ -286,6 +288,14 @@ func ownerGroups(uid, gid uint32) []uint32 {
 // stop ends the child: stdin closed, then SIGTERM, then SIGKILL (the
 // transport's own sequence), and waits for it.
 func (s *session) stop() {
+	// SIGTERM first: the child's launcher passes it to its MCP server,
+	// which ends even with a call in flight. Closing its stdin alone
+	// lets that server finish the calls it has read (as it must for a
+	// client that closes its input and reads on), and the transport
+	// would wait 10 s for it before signalling.
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+	}
 	if s.child != nil {
 		s.child.Close()
 	}
