@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,7 +75,7 @@ func componentTries() string {
 		syscall.Wait4(pid, &ws, 0, nil)
 	}
 	out = append(out, "exec="+res(err))
-	out = append(out, "fork="+res(rawFork()), "threads="+res(newThreads(4)))
+	out = append(out, "fork="+res(rawFork()), "threads="+res(newThreads(32)))
 	d, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
 	out = append(out, fmt.Sprintf("dumpable=%d", d))
 	return strings.Join(out, " ")
@@ -128,44 +127,33 @@ func rawFork() error {
 	return err
 }
 
-// newThreads makes the runtime start n more threads: each of n goroutines
-// holds its own thread (locked) while the others are started. A thread
-// the kernel refused would crash the runtime ("failed to create new OS
-// thread"), so an answer at all says they started; the count is checked
-// against /proc/self/status when that is readable.
+// newThreads has n goroutines each hold a thread of its own (locked) at
+// the same time and checks that they are n threads: with n above what
+// the runtime had (a test binary runs a handful), it has to start new
+// ones, and a thread the kernel refused would crash the runtime ("failed
+// to create new OS thread"), failing the child.
 func newThreads(n int) error {
-	before := threadCount()
+	tids := make(chan int, n)
 	var ready, release sync.WaitGroup
 	ready.Add(n)
 	release.Add(1)
 	for range n {
 		go func() {
 			runtime.LockOSThread()
+			tids <- unix.Gettid()
 			ready.Done()
 			release.Wait()
 		}()
 	}
 	ready.Wait()
-	after := threadCount()
 	release.Done()
-	if before > 0 && after > 0 && after < before+n-1 {
-		return fmt.Errorf("%d threads before and %d with %d goroutines locked", before, after, n)
+	close(tids)
+	seen := map[int]bool{}
+	for tid := range tids {
+		seen[tid] = true
+	}
+	if len(seen) != n {
+		return fmt.Errorf("%d goroutines locked to threads ran on %d", n, len(seen))
 	}
 	return nil
-}
-
-// threadCount is the process's thread count, or 0 when /proc/self/status
-// cannot be read (a confined component reads no file).
-func threadCount() int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
-		}
-	}
-	return 0
 }
