@@ -80,9 +80,9 @@
 // Local users of the gateway's host are outside its boundary: the guest
 // workspaces are under a directory they can pass through (the sandbox's
 // uid must), so one who learns a workspace's random name may read it.
-// A guest's workspace has no size limit of its own: it lives under
-// StateDir until the session ends, so put StateDir on a file system whose
-// filling does not hurt the host. Each session's component logs stay in
+// A guest's workspace has no size limit of its own (its backup store is
+// at most 64 MiB): it lives under StateDir until the session ends, so put
+// StateDir on a file system whose filling does not hurt the host. Each session's component logs stay in
 // /run/pinfold/ID (32 MiB each at most) until the host removes them.
 // And "never connects back" holds for the addresses the host knows: a
 // public address that reaches the gateway through NAT or a load

@@ -65,8 +65,14 @@ func guestPolicy(owner *policy.Policy, workspace, state, launcher string) (*poli
 	g.Network.Allow = append([]policy.Domain(nil), owner.Network.Allow...)
 	g.Network.Deny = append([]policy.Domain(nil), owner.Network.Deny...)
 	g.Env = policy.Env{Set: policy.EnvSet{"HOME": "/tmp", "PATH": guestPath}}
+	// A guest's recursive deletes are backed up on the host's disk first:
+	// a small store of its own, not the owner's quota.
+	g.Backups.Quota = min(owner.Backups.Quota, guestBackupQuota)
 	return &g, nil
 }
+
+// guestBackupQuota bounds a guest session's backup store.
+const guestBackupQuota = 64 * policy.MiB
 
 // inSystem says whether p lies in a system tree (the tree itself
 // included, "/" not).

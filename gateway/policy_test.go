@@ -54,6 +54,9 @@ func TestGuestPolicy(t *testing.T) {
 	if g.Env.Pass != nil || g.Env.Set["HOME"] != "/tmp" || len(g.Env.Set) != 2 {
 		t.Errorf("env %+v", g.Env)
 	}
+	if g.Backups.Quota != guestBackupQuota || owner.Backups.Quota != 3*policy.GiB {
+		t.Errorf("backup quota %v for the guest (the owner's %v)", g.Backups.Quota, owner.Backups.Quota)
+	}
 	if !slices.Equal(g.Commands.Auto, owner.Commands.Auto) || !slices.Equal(g.Network.Allow, owner.Network.Allow) || !g.Network.BlockAll {
 		t.Errorf("the owner's rules were not kept: %+v %+v", g.Commands, g.Network)
 	}
