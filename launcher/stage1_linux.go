@@ -403,11 +403,20 @@ func fileID(f *os.File) [2]uint64 {
 }
 
 func pathID(path string) [2]uint64 {
+	if id, ok := FileID(path); ok {
+		return id
+	}
+	return [2]uint64{1} // gone: never equal to a held file's id
+}
+
+// FileID is path's device and inode, not following a final link; false
+// when it cannot be looked at.
+func FileID(path string) ([2]uint64, bool) {
 	var st syscall.Stat_t
 	if syscall.Lstat(path, &st) != nil {
-		return [2]uint64{1} // gone: never equal to a held file's id
+		return [2]uint64{}, false
 	}
-	return [2]uint64{st.Dev, st.Ino}
+	return [2]uint64{st.Dev, st.Ino}, true
 }
 
 // namedIDs collects the uids and gids that /etc/passwd and /etc/group

@@ -354,15 +354,6 @@ func (s *Session) tellCreated(moved []string, stamp string, err error) {
 	}
 }
 
-// fileID is p's device and inode, not following a link.
-func fileID(p string) ([2]uint64, bool) {
-	var st syscall.Stat_t
-	if syscall.Lstat(p, &st) != nil {
-		return [2]uint64{}, false
-	}
-	return [2]uint64{uint64(st.Dev), st.Ino}, true
-}
-
 // heldSuffix is added to the name of a protected path removeCreated moves
 // aside, with the time (in its own directory: nothing is lost, and
 // nothing reads it).
@@ -388,7 +379,7 @@ func (s *Session) removeCreated(existed map[[2]uint64]bool) (moved []string, sta
 	after, problem := fs.ProtectedNamesIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
 	var made []string
 	for _, p := range after {
-		if id, ok := fileID(p); !ok || !existed[id] {
+		if id, ok := launcher.FileID(p); !ok || !existed[id] {
 			made = append(made, p)
 		}
 	}
