@@ -3,6 +3,7 @@ package launcher
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
@@ -53,8 +54,9 @@ func TestIntegrationInteractiveTTY(t *testing.T) {
 			}
 		}
 	}()
-	// expect waits (bounded) until the output holds want.
-	expect := func(want string) {
+	// expectOr waits (bounded) until the output holds want; on failure
+	// it adds what more says.
+	expectOr := func(want string, more func() string) {
 		t.Helper()
 		deadline := time.After(10 * time.Second)
 		for !strings.Contains(out.String(), want) {
@@ -64,9 +66,13 @@ func TestIntegrationInteractiveTTY(t *testing.T) {
 					t.Fatalf("terminal closed before %q; output:\n%s", want, out.String())
 				}
 			case <-deadline:
-				t.Fatalf("no %q within 10s; output:\n%s", want, out.String())
+				t.Fatalf("no %q within 10s (%s); output:\n%s", want, more(), out.String())
 			}
 		}
+	}
+	expect := func(want string) {
+		t.Helper()
+		expectOr(want, func() string { return "" })
 	}
 	send := func(s string) {
 		t.Helper()
@@ -90,8 +96,20 @@ func TestIntegrationInteractiveTTY(t *testing.T) {
 	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 100}); err != nil {
 		t.Fatal(err)
 	}
+	// What the kernel holds for the pair, read back at once and again if
+	// the agent does not see it: a failure then says which side is wrong.
+	size := func() string {
+		ws, err := unix.IoctlGetWinsize(int(master.Fd()), unix.TIOCGWINSZ)
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("%d %d", ws.Row, ws.Col)
+	}
+	if got := size(); got != "40 100" {
+		t.Fatalf("the pty holds %q after the resize, want 40 100", got)
+	}
 	send("stty size\n")
-	expect("40 100")
+	expectOr("40 100", func() string { return "the pty holds " + size() })
 	send("exit 3\n")
 	err := cmd.Wait()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
