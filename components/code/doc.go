@@ -18,7 +18,10 @@
 //     root under a throwaway uid, otherwise in a user namespace of its own;
 //     WorkerMain sets its rlimits and confines itself (Landlock with no
 //     file rule, seccomp refusing exec, sockets and namespaces) before it
-//     reads the script, and speaks only over its stdin and stdout. Serve is
+//     reads the script, and speaks only over its stdin and stdout. It
+//     lives for one script, so its Go collector runs only when the heap
+//     nears 64 MiB (a fifth of the CPU a script cost went to collecting
+//     what the process's exit frees anyway). Serve is
 //     the parent's side of that channel: it serves the tool calls, counts
 //     the budget itself and bounds every line; Spawn puts the two
 //     together and kills the worker WorkerGrace after the deadline.

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"syscall"
@@ -87,9 +88,19 @@ func encoder(w io.Writer) *json.Encoder {
 // worker is confined and before it reads the script.
 var afterConfine func()
 
+// afterRun, when set (by the worker's tests alone), runs once the script
+// has ended and before the worker says how.
+var afterRun func()
+
 // WorkerMain is the worker process. It returns its exit status: 0 once it
 // has said how the run ended, 1 when it could not start or confine.
 func WorkerMain() int {
+	// The worker lives for one script, and most of what its collector
+	// would do is waste: it runs only when the Go heap nears
+	// workerGoHeap (tool replies are what grows it). RLIMIT_DATA below
+	// still bounds the whole process.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(workerGoHeap)
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "code worker: not dumpable:", err)
 		return 1
@@ -117,6 +128,9 @@ func WorkerMain() int {
 	w := &workerSide{out: encoder(os.Stdout), waiting: map[int]chan workerReply{}}
 	go w.readReplies(in)
 	res, err := Run(context.Background(), script, lim, w.call)
+	if afterRun != nil {
+		afterRun()
+	}
 	done := &workerDone{Result: res}
 	var le *LimitError
 	var se *ScriptError
@@ -178,6 +192,10 @@ func workerNproc() uint64 {
 	unix.Getrlimit(unix.RLIMIT_NPROC, &r)
 	return r.Cur
 }
+
+// workerGoHeap is the Go heap at which the worker's collector runs: a
+// few large tool replies (maxReplyLine is 8 MiB) and their decoding.
+const workerGoHeap = 64 << 20
 
 // workerRuntimeData is the data the worker may use beyond the VM's heap:
 // the Go runtime's own heap and the C library's arenas.

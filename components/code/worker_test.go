@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,14 @@ func TestMain(m *testing.M) {
 		if len(os.Args) > 2 && os.Args[2] == "probe" {
 			afterConfine = func() {
 				fmt.Fprintf(os.Stderr, "PROBE %s\n", escapeProbe())
+				os.Exit(0)
+			}
+		}
+		if len(os.Args) > 2 && os.Args[2] == "gc" {
+			afterRun = func() {
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				fmt.Fprintf(os.Stderr, "GC %d\n", m.NumGC)
 				os.Exit(0)
 			}
 		}
@@ -275,5 +284,43 @@ func TestSpawnEscapingSizes(t *testing.T) {
 	res, err := Spawn(context.Background(), workerArgv(t), script, testLimits(), tool)
 	if err != nil || string(res.Value) != `[1000000,"small"]` {
 		t.Fatalf("%v %v", res, err)
+	}
+}
+
+// The worker's collector stays off while what its tool replies leave
+// behind fits in workerGoHeap (5 replies of 1 MiB, about 4 MiB of
+// garbage each, which the default setting would collect at 4 MiB), and
+// runs once it goes past it (40 replies, which with the collector
+// simply off would all stay in memory).
+func TestWorkerCollector(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	tool := func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`"` + big + `"`), nil
+	}
+	collections := func(calls int) int {
+		t.Helper()
+		lim := testLimits()
+		lim.ToolCalls = calls
+		lim.Memory = 256 << 20
+		script := fmt.Sprintf(`let n = 0; for (let i = 0; i < %d; i++) n += (await pinfold.call("t", i)).length; return n`, calls)
+		start := time.Now()
+		_, err := Spawn(context.Background(), workerArgv(t, "gc"), script, lim, tool)
+		t.Logf("%d calls: %v %v", calls, time.Since(start), err)
+		msg := fmt.Sprint(err)
+		i := strings.Index(msg, "GC ")
+		if i < 0 {
+			t.Fatalf("no report from the worker: %v", err)
+		}
+		var n int
+		if _, err := fmt.Sscanf(msg[i:], "GC %d", &n); err != nil {
+			t.Fatalf("report %q: %v", msg[i:], err)
+		}
+		return n
+	}
+	if n := collections(5); n != 0 {
+		t.Errorf("5 replies: %d collections, want none", n)
+	}
+	if n := collections(40); n == 0 {
+		t.Errorf("40 replies: no collection, want the collector to run past %d MiB", workerGoHeap>>20)
 	}
 }
