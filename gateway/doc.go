@@ -82,8 +82,11 @@
 // uid must), so one who learns a workspace's random name may read it.
 // A guest's workspace has no size limit of its own (its backup store is
 // at most 64 MiB): it lives under StateDir until the session ends, so put
-// StateDir on a file system whose filling does not hurt the host. Each session's component logs stay in
-// /run/pinfold/ID (32 MiB each at most) until the host removes them.
+// StateDir on a file system whose filling does not hurt the host. Each
+// session's component logs stay in /run/pinfold/ID (32 MiB per component
+// at most) while it runs; once it is over, a later session removes them
+// after 7 days or beyond 256 MiB or 1,000 finished sessions, oldest first
+// (components/session), so guests cannot fill /run with them.
 // And "never connects back" holds for the addresses the host knows: a
 // public address that reaches the gateway through NAT or a load
 // balancer is not known to net; give guests' policies no public egress

@@ -492,8 +492,13 @@ func lockDir(dir string) (*os.File, error) {
 
 var sessionID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 
-// keepLogs is how long a finished session's logs stay.
-const keepLogs = 7 * 24 * time.Hour
+// How long, how much and how many finished sessions' logs stay
+// (pruneLogs).
+const (
+	keepLogs        = 7 * 24 * time.Hour
+	keepLogBytes    = 256 << 20
+	keepLogSessions = 1000
+)
 
 // sweep tidies the directories of sessions whose launcher died (SIGKILL
 // leaves no process, but leaves its files): their lock is free.
@@ -516,13 +521,45 @@ func sweep(root string) {
 		}
 		f.Close()
 	}
-	// Logs of sessions long over go too: /run is memory.
+	pruneLogs(root, entries)
+}
+
+// pruneLogs removes the logs of sessions that are over (their directory
+// holds no lock) once they are older than keepLogs, or beyond the newest
+// keepLogBytes of them, or beyond the newest keepLogSessions: /run is
+// memory, and a gateway starts sessions for anyone (each may write
+// boot.MaxLog per component).
+func pruneLogs(root string, entries []os.DirEntry) {
+	type over struct {
+		dir  string
+		when time.Time
+		size int64
+	}
+	var done []over
 	for _, e := range entries {
 		dir := filepath.Join(root, e.Name())
-		if st, err := os.Lstat(dir); err == nil && st.IsDir() && sessionID().MatchString(e.Name()) && time.Since(st.ModTime()) > keepLogs {
-			if _, err := os.Lstat(filepath.Join(dir, "lock")); os.IsNotExist(err) {
-				os.RemoveAll(dir)
+		st, err := os.Lstat(dir)
+		if err != nil || !st.IsDir() || !sessionID().MatchString(e.Name()) {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "lock")); !os.IsNotExist(err) {
+			continue // running, or not tidied yet
+		}
+		o := over{dir: dir, when: st.ModTime()}
+		files, _ := os.ReadDir(dir)
+		for _, f := range files {
+			if info, err := f.Info(); err == nil {
+				o.size += info.Size()
 			}
+		}
+		done = append(done, o)
+	}
+	slices.SortFunc(done, func(a, b over) int { return b.when.Compare(a.when) }) // newest first
+	var kept int64
+	for i, o := range done {
+		kept += o.size
+		if i >= keepLogSessions || kept > keepLogBytes || time.Since(o.when) > keepLogs {
+			os.RemoveAll(o.dir)
 		}
 	}
 }

@@ -1,0 +1,85 @@
+package session
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Finished sessions' logs go once they are older than keepLogs, beyond
+// keepLogBytes (newest kept first) or beyond keepLogSessions; a running
+// session's directory (it holds its lock) and what is not a session's
+// stay whatever their age and size.
+func TestPruneLogs(t *testing.T) {
+	root := t.TempDir()
+	now := time.Now()
+	mk := func(name string, age time.Duration, size int64, lock bool) string {
+		t.Helper()
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o711); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(dir, "fs.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil { // sparse: costs no memory
+			t.Fatal(err)
+		}
+		f.Close()
+		if lock {
+			if err := os.WriteFile(filepath.Join(dir, "lock"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(dir, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	const mib = 1 << 20
+	newest := mk("00000000000000a1", time.Minute, 100*mib, false)
+	second := mk("00000000000000a2", time.Hour, 100*mib, false)
+	third := mk("00000000000000a3", 2*time.Hour, 100*mib, false) // 300 MiB with the two newer
+	old := mk("00000000000000a4", 8*24*time.Hour, 1, false)
+	running := mk("00000000000000a5", 30*24*time.Hour, 400*mib, true)
+	other := mk("not-a-session", 30*24*time.Hour, 400*mib, false)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruneLogs(root, entries)
+	for dir, want := range map[string]bool{newest: true, second: true, third: false, old: false, running: true, other: true} {
+		_, err := os.Lstat(dir)
+		if got := err == nil; got != want {
+			t.Errorf("%s: kept = %v, want %v", filepath.Base(dir), got, want)
+		}
+	}
+
+	// The count bound: the oldest beyond keepLogSessions goes.
+	root = t.TempDir()
+	for i := range keepLogSessions + 1 {
+		dir := filepath.Join(root, fmt.Sprintf("%016x", i))
+		if err := os.Mkdir(dir, 0o711); err != nil {
+			t.Fatal(err)
+		}
+		when := now.Add(-time.Duration(i) * time.Second) // 0 is the newest
+		if err := os.Chtimes(dir, when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err = os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruneLogs(root, entries)
+	left, _ := os.ReadDir(root)
+	if len(left) != keepLogSessions {
+		t.Errorf("%d sessions left, want %d", len(left), keepLogSessions)
+	}
+	if _, err := os.Lstat(filepath.Join(root, fmt.Sprintf("%016x", keepLogSessions))); err == nil {
+		t.Error("the oldest session beyond the count is still there")
+	}
+}
