@@ -80,9 +80,15 @@
 // Local users of the gateway's host are outside its boundary: the guest
 // workspaces are under a directory they can pass through (the sandbox's
 // uid must), so one who learns a workspace's random name may read it.
-// A guest's workspace has no size limit of its own (its backup store is
-// at most 64 MiB): it lives under StateDir until the session ends, so put
-// StateDir on a file system whose filling does not hurt the host. Each
+// A guest's workspace is a tmpfs of its own, Config.GuestWorkspace bytes
+// (64 MiB by default) and guestInodes files, unmounted when the session
+// ends and, after a gateway was killed outright, by its next start; its
+// backup store is at most 64 MiB. The launcher maps the workspace onto
+// the fs uid with an idmapped mount, which tmpfs has since Linux 6.3:
+// on an older kernel guests are refused (503) unless the operator gives
+// up the limit (--guest-workspace unlimited: a directory under StateDir,
+// which a guest can fill). Its pages are charged to the memory cgroup of
+// the component or command that wrote them. Each
 // session's component logs stay in /run/pinfold/ID (32 MiB per component
 // at most) while it runs; once it is over, a later session removes them
 // after 7 days or beyond 256 MiB or 1,000 finished sessions, oldest first

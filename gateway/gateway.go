@@ -26,6 +26,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/policy"
 )
@@ -65,7 +66,11 @@ type Config struct {
 	IdleTimeout   time.Duration // a session with no request for this long ends; default 15m
 	StartTimeout  time.Duration // a session's sandbox must be up within; default 60s
 	MaxBody       int64         // bytes of one request body; default 8 MiB
-	Log           *slog.Logger  // the gateway's own log; default stderr
+	// GuestWorkspace is the size of a guest's workspace, a tmpfs of its
+	// own (with at most guestInodes files); default 64 MiB; negative: no
+	// limit of its own (a directory under StateDir).
+	GuestWorkspace int64
+	Log            *slog.Logger // the gateway's own log; default stderr
 }
 
 // Gateway serves MCP sessions over streamable HTTP, each in a sandbox of
@@ -164,6 +169,9 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 8 << 20
 	}
+	if cfg.GuestWorkspace == 0 {
+		cfg.GuestWorkspace = 64 << 20
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
@@ -215,7 +223,14 @@ func (g *Gateway) prepareState() error {
 	g.lock = lock
 	g.sessionsDir, g.logsDir = filepath.Join(dir, "sessions"), filepath.Join(dir, "logs")
 	// Sessions of a gateway that died: their children died with it
-	// (Pdeathsig), their directories are ours to remove.
+	// (Pdeathsig), their directories are ours to remove, guests'
+	// workspaces unmounted first (RemoveAll cannot remove a mount point,
+	// and would fail only after emptying it).
+	if ents, err := os.ReadDir(g.sessionsDir); err == nil {
+		for _, e := range ents {
+			unix.Unmount(filepath.Join(g.sessionsDir, e.Name(), "workspace"), unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+		}
+	}
 	if err := os.RemoveAll(g.sessionsDir); err != nil {
 		return fmt.Errorf("gateway: clearing old sessions: %w", err)
 	}

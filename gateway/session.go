@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	csession "github.com/pinfold/pinfold/components/session"
 	"github.com/pinfold/pinfold/policy"
@@ -50,6 +51,7 @@ type session struct {
 
 	dir    string // the session's own state (policy, guest workspace); removed at the end
 	guest  bool
+	tmpfs  string // a guest's workspace mount, unmounted at the end
 	log    *slog.Logger
 	logf   *os.File
 	child  *mcp.ClientSession
@@ -78,7 +80,9 @@ type session struct {
 const (
 	ownerInFlight = 8
 	guestInFlight = 2
-	guestMaxBody  = 1 << 20
+	// guestInodes is how many files a guest's workspace may hold.
+	guestInodes  = 16384
+	guestMaxBody = 1 << 20
 )
 
 // newID is a session id: 128 random bits, base32 (crypto/rand.Text),
@@ -213,6 +217,15 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 		if err := os.Mkdir(ws, 0o711); err != nil {
 			return nil, fmt.Errorf("guest workspace: %w", err)
 		}
+		if size := g.cfg.GuestWorkspace; size > 0 {
+			// A file system of its own, so a guest fills only that. (The
+			// launcher maps it onto the fs uid: idmapped tmpfs, Linux 6.3.)
+			opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0711", size, guestInodes)
+			if err := unix.Mount("tmpfs", ws, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
+				return nil, fmt.Errorf("guest workspace: a tmpfs of %d bytes: %w", size, err)
+			}
+			s.tmpfs = ws
+		}
 		gp, err := guestPolicy(g.cfg.Policy, ws, g.cfg.StateDir, launcher)
 		if err != nil {
 			return nil, err
@@ -305,14 +318,24 @@ func (s *session) stop() {
 // (workspace included) and its backup store; an owner session's
 // directory holds only transient files and goes too. The log stays.
 func (s *session) cleanup(g *Gateway) {
+	if s.logf != nil {
+		defer s.logf.Close()
+	}
 	if s.guest {
 		os.RemoveAll(csession.StorePath(filepath.Join(s.dir, "workspace")))
 	}
+	if s.tmpfs != "" {
+		// Detached: a sandbox's mount namespace made while it was
+		// mounted holds its own copy until that sandbox ends.
+		if err := unix.Unmount(s.tmpfs, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
+			// RemoveAll would empty it and then fail: it stays whole
+			// for the next start's sweep.
+			g.log.Warn("guest workspace not unmounted", "session", s.ID, "err", err.Error())
+			return
+		}
+	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		g.log.Warn("session directory not removed", "session", s.ID, "err", err.Error())
-	}
-	if s.logf != nil {
-		s.logf.Close()
 	}
 }
 

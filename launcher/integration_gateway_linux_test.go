@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 )
 
 // gatewayRun is a `launcher serve` the test started.
@@ -203,7 +204,23 @@ func TestIntegrationGateway(t *testing.T) {
 	p.netExtra = "block_all = false\nunsafe_allow_private = [\"127.0.0.0/8\"]\n"
 	up := upstream(t)
 	p.extra = "[commands]\nauto = [\"echo\", \"cat\", \"ls\", \"id\"]\napproval = [\"touch\"]\ntimeout = \"20s\"\n"
-	g := startGateway(t, s, p, store, "--max-sessions", "6", "--idle-timeout", "2m", "--auth-failures", "30")
+	// What a gateway killed outright left: a guest's workspace mount,
+	// which its next start unmounts before removing the directory.
+	left := filepath.Join(s.dir, "state", "sessions", "LEFTOVER", "workspace")
+	if err := os.MkdirAll(left, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(s.dir, "state"), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", left, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(left, unix.MNT_DETACH) })
+	g := startGateway(t, s, p, store, "--max-sessions", "6", "--idle-timeout", "2m", "--auth-failures", "30", "--guest-workspace", "2MiB")
+	if m := mountsUnder(t, g.state); len(m) > 0 {
+		t.Errorf("mounts of the last run left under the state directory: %q", m)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
@@ -259,6 +276,21 @@ func TestIntegrationGateway(t *testing.T) {
 	}
 	if text, _, isErr = callText(ctx, t, guestA, "write_file", map[string]any{"path": "mine.txt", "content": "guest A's\n"}); isErr {
 		t.Fatalf("guest write_file: %s", text)
+	}
+	// A guest's workspace is a file system of --guest-workspace (2 MiB):
+	// two files of 900 KiB fit, a third does not; guest B's is its own.
+	if m := mountsUnder(t, g.state); len(m) != 2 {
+		t.Errorf("two guests live, mounts under the state directory: %q", m)
+	}
+	big := strings.Repeat("g", 900<<10)
+	for i, want := range []bool{true, true, false} {
+		text, _, isErr := callText(ctx, t, guestA, "write_file", map[string]any{"path": fmt.Sprintf("big%d", i), "content": big})
+		if isErr == want {
+			t.Errorf("guest A's 900 KiB file %d: written %v, want %v: %.300s", i, !isErr, want, text)
+		}
+	}
+	if text, _, isErr = callText(ctx, t, guestB, "write_file", map[string]any{"path": "big0", "content": big}); isErr {
+		t.Errorf("guest B's first 900 KiB file: %.300s", text)
 	}
 	if _, out, _ = callText(ctx, t, guestA, "list_dir", map[string]any{}); !strings.Contains(fmt.Sprint(out["entries"]), "mine.txt") {
 		t.Errorf("guest A does not see its own file: %v", out)
@@ -326,6 +358,9 @@ func TestIntegrationGateway(t *testing.T) {
 		ents, _ := os.ReadDir(filepath.Join(g.state, "sessions"))
 		return len(ents) == 0 && len(descendants(g.cmd.Process.Pid)) == 0
 	})
+	if m := mountsUnder(t, g.state); len(m) > 0 {
+		t.Errorf("guests' workspaces still mounted after their sessions: %q", m)
+	}
 	if err := gone(pids); err != nil {
 		t.Error(err)
 	}
@@ -969,4 +1004,26 @@ func TestIntegrationGatewayPlainHTTP(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "serving MCP on https://10.200.0.1:") || strings.Contains(stderr, "unencrypted") {
 		t.Errorf("HTTPS: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
+}
+
+// mountsUnder lists the mount points in this mount namespace beneath dir.
+func mountsUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var under []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		// The mount point's space, tab, newline and backslash are octal.
+		mp := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(f[4])
+		if strings.HasPrefix(mp, dir+"/") {
+			under = append(under, mp)
+		}
+	}
+	return under
 }

@@ -32,6 +32,7 @@ const serveHelp = `Usage:
   launcher serve --policy-sha256 HASH --policy FILE [--listen ADDR]
                  [--tls-cert FILE --tls-key FILE | --tls-self | --insecure-plain-http]
                  [--state DIR] [--tokens FILE] [--max-sessions N] [--idle-timeout D]
+                 [--guest-workspace SIZE]
   launcher serve token add|list|revoke ...   (launcher serve token --help)
 
 Serves MCP over streamable HTTP at /mcp (and GET /healthz). Each MCP
@@ -67,6 +68,10 @@ here: what the policy leaves to the person is refused.
   --idle-timeout D       default 15m
   --auth-failures N      failed authentications one address may make before
                          429 (default 10; one more allowed every 30 s)
+  --guest-workspace SIZE a guest's workspace is a tmpfs of this size, at most
+                         16384 files (default 64MiB; needs Linux 6.3 or later);
+                         "unlimited": a directory under --state, which a guest
+                         can fill
 
 SIGINT or SIGTERM ends every session, then the gateway.
 ` + exitCodesHelp
@@ -88,6 +93,7 @@ func (e env) serve(args []string) error {
 	maxSessions := fset.Int("max-sessions", 8, "")
 	idle := fset.Duration("idle-timeout", 15*time.Minute, "")
 	authFailures := fset.Int("auth-failures", 10, "")
+	guestWS := fset.String("guest-workspace", "64MiB", "")
 	if _, err := e.parse(fset, serveHelp, args, 0); err != nil {
 		return err
 	}
@@ -108,6 +114,17 @@ func (e env) serve(args []string) error {
 	}
 	if *idle < time.Second {
 		return fail(exitUsage, "", "serve: --idle-timeout %v: want at least 1s", *idle)
+	}
+	guestSize := int64(-1)
+	if *guestWS != "unlimited" {
+		n, err := policy.ParseSize(*guestWS)
+		if err == nil && (n < 1<<20 || n > 1<<40) {
+			err = errors.New("want 1MiB to 1TiB")
+		}
+		if err != nil {
+			return fail(exitUsage, `give a size such as 64MiB, or "unlimited"`, "serve: --guest-workspace %q: %v", *guestWS, err)
+		}
+		guestSize = int64(n)
 	}
 	addr, err := netip.ParseAddrPort(*listen)
 	if err != nil {
@@ -157,7 +174,7 @@ func (e env) serve(args []string) error {
 		Launcher: exe, Policy: p, PolicyData: data, PolicyHash: want, StateDir: *state,
 		Tokens: store, Limiter: gateway.NewLimiter(*authFailures, 30*time.Second, 4096),
 		Listeners:   []netip.AddrPort{ln.Addr().(*net.TCPAddr).AddrPort()},
-		MaxSessions: *maxSessions, IdleTimeout: *idle, Log: log,
+		MaxSessions: *maxSessions, IdleTimeout: *idle, GuestWorkspace: guestSize, Log: log,
 	})
 	if err != nil {
 		ln.Close()
