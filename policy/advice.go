@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Advice returns warnings that do not block a launch: what the policy
@@ -76,14 +77,16 @@ func (p *Policy) Advice() []Problem {
 		add("limits.file_size", "unlimited", "", "file size is unlimited")
 	}
 	for _, n := range p.Env.Pass {
-		if credentialName.MatchString(string(n)) {
+		if credentialName().MatchString(string(n)) {
 			add("env.pass", "credential-env", "SR-11", fmt.Sprintf("%q looks like a credential and is passed to the agent", n))
 		}
 	}
 	return p.place(ps)
 }
 
-var credentialName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|PRIVATE|CREDENTIAL|_KEY$|^AWS_|AUTH)`)
+var credentialName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|PRIVATE|CREDENTIAL|_KEY$|^AWS_|AUTH)`)
+})
 
 // broad reports whether granting path whole is unlikely to be meant.
 func broad(path Path) bool {

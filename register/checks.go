@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A check proves one register entry on this machine: a probe run under a
@@ -319,11 +320,11 @@ const (
 	throwawayHigh = throwawayLow + 100_000_000
 )
 
-var euidLine = regexp.MustCompile(`^euid (\d+) uid \d+$`)
+var euidLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^euid (\d+) uid \d+$`) })
 
 // euid parses "euid E uid U", or -1.
 func euid(line string) int {
-	m := euidLine.FindStringSubmatch(line)
+	m := euidLine().FindStringSubmatch(line)
 	if m == nil {
 		return -1
 	}
@@ -334,11 +335,11 @@ func euid(line string) int {
 
 func exitCode(n int) func(Run) bool { return func(r Run) bool { return r.Code == n } }
 
-var forkedLine = regexp.MustCompile(`^forked (\d+) of \d+`)
+var forkedLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^forked (\d+) of \d+`) })
 
 // forked parses "forked K of N …", or -1.
 func forked(line string) int {
-	m := forkedLine.FindStringSubmatch(line)
+	m := forkedLine().FindStringSubmatch(line)
 	if m == nil {
 		return -1
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Kind says who holds a control up (DESIGN.md §1).
@@ -68,12 +69,12 @@ type Entry struct {
 	Evidence []string
 }
 
-var idPattern = regexp.MustCompile(`^S[RD]-\d\d$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^S[RD]-\d\d$`) })
 
 // Validate reports what is malformed in e.
 func (e Entry) Validate() error {
 	var errs []string
-	if !idPattern.MatchString(e.ID) {
+	if !idPattern().MatchString(e.ID) {
 		errs = append(errs, "id is not SR-nn or SD-nn")
 	}
 	if e.Title == "" || e.Threat == "" || e.Control == "" || e.Since == "" {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // markdown renders the subset of Markdown SECURITY.md uses — ATX
@@ -42,16 +43,16 @@ func markdown(src string) string {
 				rows = append(rows, lines[i])
 			}
 			b.WriteString(table(rows))
-		case listItem.MatchString(line):
-			ordered := orderedItem.MatchString(line)
+		case listItem().MatchString(line):
+			ordered := orderedItem().MatchString(line)
 			tag := "ul"
 			if ordered {
 				tag = "ol"
 			}
 			b.WriteString("<" + tag + ">\n")
-			same := func(l string) bool { return listItem.MatchString(l) && orderedItem.MatchString(l) == ordered }
+			same := func(l string) bool { return listItem().MatchString(l) && orderedItem().MatchString(l) == ordered }
 			for i < len(lines) && same(lines[i]) {
-				item := listItem.ReplaceAllString(lines[i], "")
+				item := listItem().ReplaceAllString(lines[i], "")
 				for i++; i < len(lines) && strings.HasPrefix(lines[i], "  ") && strings.TrimSpace(lines[i]) != ""; i++ {
 					item += " " + strings.TrimSpace(lines[i])
 				}
@@ -63,7 +64,7 @@ func markdown(src string) string {
 			b.WriteString("</" + tag + ">\n")
 		default:
 			var para []string
-			for ; i < len(lines) && strings.TrimSpace(lines[i]) != "" && !strings.HasPrefix(lines[i], "#") && !strings.HasPrefix(lines[i], "|") && !listItem.MatchString(lines[i]); i++ {
+			for ; i < len(lines) && strings.TrimSpace(lines[i]) != "" && !strings.HasPrefix(lines[i], "#") && !strings.HasPrefix(lines[i], "|") && !listItem().MatchString(lines[i]); i++ {
 				para = append(para, strings.TrimSpace(lines[i]))
 			}
 			b.WriteString("<p>" + inline(strings.Join(para, " ")) + "</p>\n")
@@ -73,11 +74,11 @@ func markdown(src string) string {
 }
 
 var (
-	listItem    = regexp.MustCompile(`^(- |\d+\. )`)
-	orderedItem = regexp.MustCompile(`^\d+\. `)
-	codeSpan    = regexp.MustCompile("`([^`]+)`")
-	strong      = regexp.MustCompile(`\*\*([^*]+)\*\*`)
-	registerID  = regexp.MustCompile(`\bS[RD]-\d\d\b`)
+	listItem    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(- |\d+\. )`) })
+	orderedItem = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+\. `) })
+	codeSpan    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`]+)`") })
+	strong      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*\*([^*]+)\*\*`) })
+	registerID  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bS[RD]-\d\d\b`) })
 )
 
 // inline escapes text, then marks up code spans, strong text and
@@ -86,13 +87,13 @@ var (
 func inline(text string) string {
 	var codes []string
 	text = strings.ReplaceAll(text, "\x00", "")
-	text = codeSpan.ReplaceAllStringFunc(text, func(m string) string {
+	text = codeSpan().ReplaceAllStringFunc(text, func(m string) string {
 		codes = append(codes, "<code>"+html.EscapeString(m[1:len(m)-1])+"</code>")
 		return "\x00" + strconv.Itoa(len(codes)-1) + "\x00"
 	})
 	text = html.EscapeString(text)
-	text = strong.ReplaceAllString(text, "<strong>$1</strong>")
-	text = registerID.ReplaceAllString(text, `<a href="risks.html#$0">$0</a>`)
+	text = strong().ReplaceAllString(text, "<strong>$1</strong>")
+	text = registerID().ReplaceAllString(text, `<a href="risks.html#$0">$0</a>`)
 	for i, c := range codes {
 		text = strings.Replace(text, "\x00"+strconv.Itoa(i)+"\x00", c, 1)
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Built-in high-risk rules.
@@ -373,7 +374,7 @@ func azRisk(sc *SimpleCommand) *finding {
 	return nil
 }
 
-var destructiveSQL = regexp.MustCompile(`(?i)\b(drop|truncate|delete)\b`)
+var destructiveSQL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(drop|truncate|delete)\b`) })
 
 // sqlRisk: a database client given SQL that drops, truncates or deletes.
 func sqlRisk(short, long string) func(sc *SimpleCommand) *finding {
@@ -399,7 +400,7 @@ func sqlRisk(short, long string) func(sc *SimpleCommand) *finding {
 			default:
 				continue
 			}
-			if m := destructiveSQL.FindString(sql.Text); m != "" {
+			if m := destructiveSQL().FindString(sql.Text); m != "" {
 				return &finding{rDestroy, baseName(sc) + " runs SQL holding " + strings.ToUpper(m) + ", which " + ruleVerbs[rDestroy], at}
 			}
 			if !sql.Literal {

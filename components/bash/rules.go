@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // verdict is a structural protection's answer.
@@ -312,7 +313,7 @@ func codeWords(sc *SimpleCommand) map[int]bool {
 	return m
 }
 
-var symbolicMode = regexp.MustCompile(`^[ugoa]*([-+=][rwxXstugo]*)+$`)
+var symbolicMode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ugoa]*([-+=][rwxXstugo]*)+$`) })
 
 // setuidMode reports whether a chmod mode sets the set-user-ID or
 // set-group-ID bit.
@@ -325,7 +326,7 @@ func setuidMode(m string) bool {
 		return err == nil && v&0o6000 != 0
 	}
 	for _, cl := range strings.Split(m, ",") {
-		if !symbolicMode.MatchString(cl) {
+		if !symbolicMode().MatchString(cl) {
 			return false
 		}
 		op := byte(0)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // optSpec describes a wrapper's command-line options as the program reads
@@ -97,10 +98,10 @@ func lists(list, opt string) bool {
 // assignRE matches the NAME= that env and sudo take for an assignment:
 // env takes any word with '=' before the command, odd names included
 // (BASH_FUNC_ls%%=... defines a function for a bash it runs).
-var assignRE = regexp.MustCompile(`^[^=/]+=`)
+var assignRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^=/]+=`) })
 
 // numericOpt matches nice's -N, --N and -+N.
-var numericOpt = regexp.MustCompile(`^-[-+]?[0-9]`)
+var numericOpt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-[-+]?[0-9]`) })
 
 // parseOpts reads a wrapper's options from ws[1:]. It stops at the first
 // word that is not an option; a word that is not a literal where an
@@ -157,7 +158,7 @@ options:
 			i++
 			break options
 		case t == "-" && sp.dash:
-		case sp.numeric && numericOpt.MatchString(t):
+		case sp.numeric && numericOpt().MatchString(t):
 		case strings.HasPrefix(t, "--"):
 			name, val, eq := strings.Cut(t[2:], "=")
 			arg, ok := sp.longArg(name)
@@ -246,7 +247,7 @@ options:
 		i++
 	}
 	if sp.assigns {
-		for i < len(ws) && assignRE.MatchString(ws[i].lead) {
+		for i < len(ws) && assignRE().MatchString(ws[i].lead) {
 			if !ws[i].single {
 				r.cmd = i
 				return r
