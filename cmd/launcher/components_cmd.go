@@ -114,6 +114,12 @@ func (e env) unseal(p *policy.Policy, vaultPath, keyFile string) ([]kms.Secret, 
 		}
 		return nil, nil
 	}
+	// From here the launcher holds the passphrase or key and the values
+	// until kms has them: no core dump of it, and no ptrace or
+	// /proc/PID/mem by its own uid.
+	if err := guardMemory(); err != nil {
+		return nil, err
+	}
 	path := vaultPath
 	if path == "" {
 		var err error
@@ -141,6 +147,7 @@ func (e env) unseal(p *policy.Policy, vaultPath, keyFile string) ([]kms.Secret, 
 		return nil, err
 	}
 	v, err := kms.Open(data, key)
+	key.Wipe()
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +168,18 @@ func (e env) unseal(p *policy.Policy, vaultPath, keyFile string) ([]kms.Secret, 
 		}
 	}
 	return out, nil
+}
+
+// guardMemory makes this process not dumpable and its core size 0: no
+// core file, and no ptrace or /proc/PID/mem short of CAP_SYS_PTRACE.
+func guardMemory() error {
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return fmt.Errorf("secrets: core size 0: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("secrets: not dumpable: %w", err)
+	}
+	return nil
 }
 
 // sharedExecutable is the launcher binary, which every component runs

@@ -75,6 +75,9 @@ func (e env) secrets(args []string) error {
 	if tty != nil {
 		defer tty.Close()
 	}
+	if err := guardMemory(); err != nil {
+		return err
+	}
 	// One change at a time: read, change and write under the vault's lock.
 	unlock, err := kms.Lock(path)
 	if err != nil {

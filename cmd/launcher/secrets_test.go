@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Without a key file and without a terminal to ask on, there is no key:
@@ -61,5 +63,30 @@ func TestSecretsConcurrentAdds(t *testing.T) {
 	}
 	if n := strings.Count(string(out), "\n"); n != 9 {
 		t.Errorf("%d secrets after 1+8 adds:\n%s", n, out)
+	}
+}
+
+// While the launcher holds a passphrase, a key or values, it leaves no
+// core file and is not dumpable (no ptrace or /proc/PID/mem by its own
+// uid). The control: the test process starts dumpable, with a core size
+// it may have.
+func TestGuardMemory(t *testing.T) {
+	if d, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); d != 1 {
+		t.Skipf("control: this test process is not dumpable to begin with (%d)", d)
+	}
+	var r unix.Rlimit
+	unix.Getrlimit(unix.RLIMIT_CORE, &r)
+	if r.Max > 0 {
+		unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: r.Max, Max: r.Max})
+	}
+	if err := guardMemory(); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); d != 0 {
+		t.Errorf("dumpable %d after guardMemory", d)
+	}
+	unix.Getrlimit(unix.RLIMIT_CORE, &r)
+	if r.Cur != 0 || r.Max != 0 {
+		t.Errorf("core size %d/%d after guardMemory", r.Cur, r.Max)
 	}
 }

@@ -28,9 +28,13 @@ func DefaultPath() (string, error) {
 var ErrNoVault = errors.New("vault: no vault yet")
 
 // ReadFile reads a vault file. It refuses a symlink, anything but a
-// regular file, a file others may read or write, and more than a vault
-// can hold.
+// regular file, a file others may read or write, more than a vault can
+// hold, and a directory that is not the caller's or that others may
+// write (as WriteFile does: they could put back an older vault).
 func ReadFile(path string) ([]byte, error) {
+	if err := privfile.CheckDir(filepath.Dir(path), "vault"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
 	b, err := readPrivate(path, maxVaultSize, "vault")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s (`launcher secrets add NAME` makes one)", ErrNoVault, path)
@@ -44,6 +48,7 @@ func ReadKeyFile(path string) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
+	defer clear(b)
 	return KeyFile(b)
 }
 

@@ -1,6 +1,8 @@
 package kms
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -26,6 +28,53 @@ type Bootstrap struct {
 	boot.Credential
 	Rules   []policy.Secret `json:"rules"`
 	Secrets []Secret        `json:"secrets"`
+}
+
+// Encode is b as JSON, each secret's value encoded by hand into the one
+// buffer it returns, which the caller clears: encoding/json builds its
+// output in a pooled buffer that would keep a copy of every value after
+// the caller's own were cleared. (The credential's key, a key of this
+// session alone, goes through encoding/json.)
+func (b Bootstrap) Encode() ([]byte, error) {
+	rest, err := json.Marshal(struct {
+		boot.Credential
+		Rules []policy.Secret `json:"rules"`
+	}{b.Credential, b.Rules})
+	if err != nil {
+		return nil, err
+	}
+	names, added := make([][]byte, len(b.Secrets)), make([][]byte, len(b.Secrets))
+	size := len(rest) + len(`,"secrets":[]`)
+	for i, s := range b.Secrets {
+		if names[i], err = json.Marshal(s.Name); err == nil {
+			added[i], err = json.Marshal(s.Added)
+		}
+		if err != nil {
+			return nil, err
+		}
+		size += len(`{"name":,"value":"","added":}`) + len(names[i]) + base64.StdEncoding.EncodedLen(len(s.Value)) + len(added[i])
+		if i > 0 {
+			size++ // the comma before it
+		}
+	}
+	out := make([]byte, 0, size) // never grown: growing would leave a copy behind
+	out = append(out, rest[:len(rest)-1]...)
+	out = append(out, `,"secrets":[`...)
+	for i, s := range b.Secrets {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"name":`...)
+		out = append(out, names[i]...)
+		out = append(out, `,"value":"`...)
+		n := len(out)
+		out = out[:n+base64.StdEncoding.EncodedLen(len(s.Value))]
+		base64.StdEncoding.Encode(out[n:], s.Value)
+		out = append(out, `","added":`...)
+		out = append(out, added[i]...)
+		out = append(out, '}')
+	}
+	return append(out, "]}"...), nil
 }
 
 // Main is the kms process. It reads its bootstrap, takes its listener,

@@ -2,7 +2,6 @@ package kms
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -38,7 +37,7 @@ func TestKMSProcess(t *testing.T) {
 	}
 	kmsLeaf, _ := sess.Issue(pki.KMS)
 	keyPEM, _ := kmsLeaf.KeyPEM()
-	boot, err := json.Marshal(Bootstrap{Credential: boot.Credential{CAPEM: kmsLeaf.CAPEM(), CertPEM: kmsLeaf.CertPEM(), KeyPEM: keyPEM}, Rules: rules(), Secrets: vaultSecrets()})
+	boot, err := Bootstrap{Credential: boot.Credential{CAPEM: kmsLeaf.CAPEM(), CertPEM: kmsLeaf.CertPEM(), KeyPEM: keyPEM}, Rules: rules(), Secrets: vaultSecrets()}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,22 @@ func TestVaultHeaderChecks(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refusing greedy parameters took %v: the work was done", d)
 	}
+	// Each bound, just past it, is refused before any work.
+	for _, c := range []struct {
+		off  int
+		put  func([]byte, uint32)
+		over uint32
+	}{
+		{11, binary.BigEndian.PutUint32, maxKDF.Time + 1},
+		{15, binary.BigEndian.PutUint32, maxKDF.MemoryKiB + 1},
+		{19, func(b []byte, v uint32) { b[0] = byte(v) }, uint32(maxKDF.Threads) + 1},
+	} {
+		h := bytes.Clone(b)
+		c.put(h[c.off:], c.over)
+		if _, err := Open(h, key); err == nil || !strings.Contains(err.Error(), "outside what this launcher opens") {
+			t.Errorf("header byte %d = %d: %v", c.off, c.over, err)
+		}
+	}
 	if _, err := Open(append([]byte("NOTVAULT"), b[8:]...), key); err == nil || !strings.Contains(err.Error(), "bad magic") {
 		t.Errorf("bad magic: %v", err)
 	}
@@ -298,6 +314,17 @@ func TestVaultFileRefusals(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(open, "vault"), data); err == nil || !strings.Contains(err.Error(), "others could replace the vault") {
 		t.Errorf("world-writable directory: %v", err)
+	}
+	// Nor is a vault read from there: another user could have put an
+	// older one back.
+	if err := os.WriteFile(filepath.Join(open, "vault"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(filepath.Join(open, "vault")); err == nil || !strings.Contains(err.Error(), "others could replace the vault") {
+		t.Errorf("a vault read from a world-writable directory: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing", "vault")); !errors.Is(err, ErrNoVault) {
+		t.Errorf("no directory: %v, want ErrNoVault", err)
 	}
 }
 

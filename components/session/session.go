@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -219,7 +218,7 @@ func Start(c Config) (s *Session, err error) {
 		// kms's own socket still admits root only.
 		s.net = &claimed{uid: uid, claim: claim}
 	}
-	boot, err := json.Marshal(kms.Bootstrap{Credential: cred, Rules: c.Rules, Secrets: named(c.Secrets, c.Rules)})
+	boot, err := kms.Bootstrap{Credential: cred, Rules: c.Rules, Secrets: named(c.Secrets, c.Rules)}.Encode()
 	clear(keyPEM)
 	if err != nil {
 		return s, fmt.Errorf("session: %w", err)

@@ -72,6 +72,12 @@ func Dir(dir, what string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	return CheckDir(dir, what)
+}
+
+// CheckDir is Dir's check alone, for a directory that must already be
+// there (an error wrapping fs.ErrNotExist when it is not).
+func CheckDir(dir, what string) error {
 	st, err := os.Lstat(dir)
 	if err != nil {
 		return err
