@@ -3,7 +3,9 @@
 // its latest dated result per machine from `launcher register check
 // --out` files, the policy reference generated from the policy schema,
 // the bench figures as SVG charts, and the hash playground — plus
-// manifest.json, every file's sha256, which Verify checks.
+// manifest.json, every file's sha256, which Verify checks once the
+// manifest's own sha256 matches the one its publisher gave (Write
+// returns it).
 //
 // The site is flat (no directories), self-contained (no external script,
 // font or stylesheet; each page's Content-Security-Policy allows only its

@@ -49,11 +49,18 @@ func manifestOf(files map[string][]byte) ([]byte, error) {
 // a new directory beside it, renamed into place. An existing dir is
 // replaced only when it is a site (it has a manifest) or empty; anything
 // else is refused, so that no one's directory is lost to a mistyped --out.
-func Write(dir string, files map[string][]byte) error {
+// It returns the manifest's sha256, which whoever verifies the site needs
+// from the publisher (see Verify).
+func Write(dir string, files map[string][]byte) (manifestSHA256 [sha256.Size]byte, err error) {
 	man, err := manifestOf(files)
 	if err != nil {
-		return err
+		return manifestSHA256, err
 	}
+	manifestSHA256 = sha256.Sum256(man)
+	return manifestSHA256, write(dir, man, files)
+}
+
+func write(dir string, man []byte, files map[string][]byte) error {
 	old := false
 	if st, err := os.Lstat(dir); err == nil {
 		if !st.IsDir() {
@@ -132,14 +139,25 @@ type Problem struct {
 
 func (p Problem) String() string { return p.File + ": " + p.What }
 
-// Verify compares dir with its manifest: every file listed must be there
-// with the same bytes, and nothing else may be (no added file, no
+// ErrManifestMismatch is Verify's answer when dir's manifest is not the
+// one the caller pinned.
+var ErrManifestMismatch = errors.New("its sha256 does not match the one given: nothing was checked against it")
+
+// Verify compares dir with its manifest. The manifest must first hash to
+// manifestSHA256, which the caller has from the site's publisher: a
+// manifest read from dir alone proves nothing, since whoever can change
+// a page there can rewrite its line too. Then every file listed must be
+// there with the same bytes, and nothing else may be (no added file, no
 // directory, no symbolic link). An error means the check could not be
-// made (no readable manifest).
-func Verify(dir string) ([]Problem, error) {
-	raw, err := ReadBounded(filepath.Join(dir, ManifestName), 1<<20)
+// made (no readable manifest, or ErrManifestMismatch).
+func Verify(dir string, manifestSHA256 [sha256.Size]byte) ([]Problem, error) {
+	path := filepath.Join(dir, ManifestName)
+	raw, err := ReadBounded(path, 1<<20)
 	if err != nil {
 		return nil, err
+	}
+	if sha256.Sum256(raw) != manifestSHA256 {
+		return nil, fmt.Errorf("%q: %w", path, ErrManifestMismatch)
 	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -2,7 +2,10 @@ package site
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,7 +74,7 @@ func TestReproducible(t *testing.T) {
 	d1, d2 := filepath.Join(t.TempDir(), "s1"), filepath.Join(t.TempDir(), "s2")
 	for _, d := range []string{d1, d2} {
 		files, _ := Build(in)
-		if err := Write(d, files); err != nil {
+		if _, err := Write(d, files); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,19 +110,20 @@ func names(m map[string][]byte) []string {
 // outside the site is a problem, not a file read.
 func TestVerifyTampering(t *testing.T) {
 	in := testInput(t)
-	write := func(t *testing.T) string {
+	write := func(t *testing.T) (string, [sha256.Size]byte) {
 		d := filepath.Join(t.TempDir(), "site")
 		files, err := Build(in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Write(d, files); err != nil {
+		sum, err := Write(d, files)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if p, err := Verify(d); err != nil || len(p) != 0 {
+		if p, err := Verify(d, sum); err != nil || len(p) != 0 {
 			t.Fatalf("a fresh site: %v %v", p, err)
 		}
-		return d
+		return d, sum
 	}
 	for _, c := range []struct {
 		name   string
@@ -143,18 +147,13 @@ func TestVerifyTampering(t *testing.T) {
 			os.Remove(p)
 			return os.Symlink(alt, p)
 		}, "style.css: not a regular file"},
-		{"the manifest points outside", func(d string) error {
-			p := filepath.Join(d, ManifestName)
-			b, _ := os.ReadFile(p)
-			return os.WriteFile(p, bytes.Replace(b, []byte(`"bench.html"`), []byte(`"../../etc/passwd"`), 1), 0o644)
-		}, "../../etc/passwd: the manifest names a file a site cannot hold"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := write(t)
+			d, sum := write(t)
 			if err := c.tamper(d); err != nil {
 				t.Fatal(err)
 			}
-			p, err := Verify(d)
+			p, err := Verify(d, sum)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,10 +166,64 @@ func TestVerifyTampering(t *testing.T) {
 			}
 		})
 	}
-	d := write(t)
+
+	// A manifest pinned as it is (a publisher's bad build) that names a
+	// path outside the site: a problem, nothing opened.
+	d, _ := write(t)
+	b, _ := os.ReadFile(filepath.Join(d, ManifestName))
+	b = bytes.Replace(b, []byte(`"bench.html"`), []byte(`"../../etc/passwd"`), 1)
+	os.WriteFile(filepath.Join(d, ManifestName), b, 0o644)
+	p, err := Verify(d, sha256.Sum256(b))
+	if err != nil || len(p) != 2 || p[0].String() != "../../etc/passwd: the manifest names a file a site cannot hold" {
+		t.Errorf("a manifest naming ../../etc/passwd: %q %v", p, err)
+	}
+
+	d, _ = write(t)
 	os.WriteFile(filepath.Join(d, ManifestName), []byte("{"), 0o644)
-	if _, err := Verify(d); err == nil {
-		t.Error("a broken manifest verified")
+	if _, err := Verify(d, sha256.Sum256([]byte("{"))); err == nil || errors.Is(err, ErrManifestMismatch) {
+		t.Errorf("a broken manifest: %v", err)
+	}
+}
+
+// A page changed and its line in the manifest rewritten to match, or the
+// manifest replaced by an empty one: the manifest is not the one pinned,
+// and that is all Verify says.
+func TestVerifyAnchored(t *testing.T) {
+	files, err := Build(testInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(t.TempDir(), "site")
+	sum, err := Write(d, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(d, ManifestName))
+	if sum != sha256.Sum256(raw) {
+		t.Fatal("Write's sum is not the written manifest's sha256")
+	}
+	page := append(files["index.html"], "<script>alert(1)</script>"...)
+	os.WriteFile(filepath.Join(d, "index.html"), page, 0o644)
+	var m Manifest
+	json.Unmarshal(raw, &m)
+	h := sha256.Sum256(page)
+	m.Files["index.html"] = hex.EncodeToString(h[:])
+	rewritten, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(d, ManifestName), rewritten, 0o644)
+	if p, err := Verify(d, sum); !errors.Is(err, ErrManifestMismatch) || p != nil {
+		t.Errorf("a rewritten manifest: %v %v", p, err)
+	} else if !strings.Contains(err.Error(), `site/manifest.json": its sha256 does not match`) || strings.Contains(err.Error(), hex.EncodeToString(h[:])) {
+		t.Errorf("the mismatch's message: %v", err)
+	}
+	// Control: pinned to what is there now, the same directory verifies.
+	if p, err := Verify(d, sha256.Sum256(rewritten)); err != nil || len(p) != 0 {
+		t.Errorf("control, pinned to the rewritten manifest: %v %v", p, err)
+	}
+
+	empty := t.TempDir()
+	os.WriteFile(filepath.Join(empty, ManifestName), []byte(`{"version":1,"files":{}}`), 0o644)
+	if _, err := Verify(empty, sum); !errors.Is(err, ErrManifestMismatch) {
+		t.Errorf("a directory holding only an empty manifest: %v", err)
 	}
 }
 
@@ -184,7 +237,7 @@ func TestWriteReplacesOnlySites(t *testing.T) {
 	d := t.TempDir()
 	keep := filepath.Join(d, "notes.txt")
 	os.WriteFile(keep, []byte("mine"), 0o644)
-	if err := Write(d, files); err == nil || !strings.Contains(err.Error(), "not a site") {
+	if _, err := Write(d, files); err == nil || !strings.Contains(err.Error(), "not a site") {
 		t.Fatalf("a non-site directory: %v", err)
 	}
 	if b, _ := os.ReadFile(keep); string(b) != "mine" {
@@ -194,14 +247,15 @@ func TestWriteReplacesOnlySites(t *testing.T) {
 		t.Errorf("debris beside it: %v", ents)
 	}
 	site := filepath.Join(t.TempDir(), "site")
-	if err := Write(site, files); err != nil {
+	if _, err := Write(site, files); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(site, "stale.html"), []byte("x"), 0o644)
-	if err := Write(site, files); err != nil {
+	sum, err := Write(site, files)
+	if err != nil {
 		t.Fatalf("replacing a site: %v", err)
 	}
-	if p, err := Verify(site); err != nil || len(p) != 0 {
+	if p, err := Verify(site, sum); err != nil || len(p) != 0 {
 		t.Errorf("the replaced site: %v %v", p, err)
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(site)); len(ents) != 1 {

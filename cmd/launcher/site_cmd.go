@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,7 +17,7 @@ import (
 
 const siteHelp = `Usage:
   launcher site build --out DIR [--evidence FILE]... [--bench FILE]...
-  launcher site verify DIR
+  launcher site verify --manifest-sha256 HASH DIR
 
 build writes a self-contained static site to DIR: what pinfold is, the
 threat model (SECURITY.md), every register entry with the latest dated
@@ -25,10 +28,15 @@ by bench/run), and the hash playground, where the browser computes a
 policy file's sha256 locally and flags what the launcher would refuse in
 its text. manifest.json lists every file's sha256. The same inputs give
 the same bytes. DIR is replaced whole, and only when it is empty or a
-site built before.
+site built before. build prints manifest.json's sha256: publish it apart
+from the site and give it to whoever verifies the site.
 
-verify checks DIR against its manifest and names every file that
-changed, was added or is missing (exit 1 if any).
+verify first checks that DIR's manifest.json hashes to HASH (64 hex
+digits, from the site's publisher, who had it from build), then checks
+every file against that manifest and names every file that changed, was
+added or is missing. A manifest read from DIR alone proves nothing:
+whoever can change a page there can rewrite its line too. Exit 1 if the
+manifest does not match HASH or any file differs.
 ` + exitCodesHelp
 
 // maxEvidence bounds one evidence file.
@@ -88,10 +96,11 @@ func (e env) siteBuild(args []string) error {
 	if err != nil {
 		return fail(exitFailure, "", "site build: %v", err)
 	}
-	if err := site.Write(*out, built); err != nil {
+	sum, err := site.Write(*out, built)
+	if err != nil {
 		return fail(exitFailure, "", "site build: %v", err)
 	}
-	fmt.Fprintf(e.stdout, "%s: %d files and %s\n", *out, len(built), site.ManifestName)
+	fmt.Fprintf(e.stdout, "wrote %s; %s sha256 %x: give it to whoever verifies the site\n", *out, site.ManifestName, sum)
 	return nil
 }
 
@@ -127,12 +136,27 @@ func readEvidence(path string) (*register.Evidence, error) {
 	return &ev, nil
 }
 
+// manifestPinHint says where --manifest-sha256 comes from.
+const manifestPinHint = "the hash comes from the site's publisher: `launcher site build` prints it; never take it from the site itself"
+
 func (e env) siteVerify(args []string) error {
-	rest, err := e.parse(flags("site verify"), siteHelp, args, 1)
+	fset := flags("site verify")
+	pin := fset.String("manifest-sha256", "", "")
+	rest, err := e.parse(fset, siteHelp, args, 1)
 	if err != nil {
 		return err
 	}
-	problems, err := site.Verify(rest[0])
+	if *pin == "" {
+		return fail(exitUsage, manifestPinHint, "site verify: --manifest-sha256 HASH is required: a manifest read from DIR alone proves nothing")
+	}
+	want, err := parseManifestPin(*pin)
+	if err != nil {
+		return fail(exitUsage, manifestPinHint, "site verify: --manifest-sha256 %q: %v", *pin, err)
+	}
+	problems, err := site.Verify(rest[0], want)
+	if errors.Is(err, site.ErrManifestMismatch) {
+		return fail(1, manifestPinHint, "site verify: %v", err)
+	}
 	if err != nil {
 		return fail(exitFailure, "is it a directory written by `launcher site build`?", "site verify: %v", err)
 	}
@@ -142,6 +166,19 @@ func (e env) siteVerify(args []string) error {
 	if len(problems) > 0 {
 		return silentExit(1)
 	}
-	fmt.Fprintf(e.stdout, "%s: every file matches %s\n", rest[0], site.ManifestName)
+	fmt.Fprintf(e.stdout, "%s: %s has the sha256 given and every file matches it\n", rest[0], site.ManifestName)
 	return nil
+}
+
+// parseManifestPin reads --manifest-sha256: exactly 64 hex digits, in
+// either case.
+func parseManifestPin(s string) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	if len(s) != hex.EncodedLen(sha256.Size) {
+		return sum, fmt.Errorf("not a sha256: want %d hex digits, got %d characters", hex.EncodedLen(sha256.Size), len(s))
+	}
+	if _, err := hex.Decode(sum[:], []byte(s)); err != nil {
+		return sum, fmt.Errorf("not a sha256: %v", err)
+	}
+	return sum, nil
 }
