@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"sync"
 )
 
@@ -64,14 +65,14 @@ func write(dir string, man []byte, files map[string][]byte) error {
 	old := false
 	if st, err := os.Lstat(dir); err == nil {
 		if !st.IsDir() {
-			return fmt.Errorf("%s exists and is not a directory", dir)
+			return fmt.Errorf("%q exists and is not a directory", dir)
 		}
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			return err
 		}
 		if _, err := os.Lstat(filepath.Join(dir, ManifestName)); len(ents) > 0 && err != nil {
-			return fmt.Errorf("%s is not empty and holds no %s: it is not a site this command built, so it is not replaced", dir, ManifestName)
+			return fmt.Errorf("%q is not empty and holds no %s: it is not a site this command built, so it is not replaced", dir, ManifestName)
 		}
 		old = true
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -132,12 +133,16 @@ func writeSynced(path string, b []byte) error {
 	return f.Close()
 }
 
-// Problem is one way a site differs from its manifest.
+// Problem is one way a site differs from its manifest. File is a name
+// from the directory or the manifest, so anyone's bytes.
 type Problem struct {
 	File, What string
 }
 
-func (p Problem) String() string { return p.File + ": " + p.What }
+// String quotes File (Go syntax, every control character escaped), so
+// that a name holding escape sequences or a carriage return cannot
+// rewrite the lines around it on an auditor's terminal.
+func (p Problem) String() string { return strconv.Quote(p.File) + ": " + p.What }
 
 // ErrManifestMismatch is Verify's answer when dir's manifest is not the
 // one the caller pinned.
@@ -163,7 +168,7 @@ func Verify(dir string, manifestSHA256 [sha256.Size]byte) ([]Problem, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil || m.Version != 1 || m.Files == nil {
-		return nil, fmt.Errorf("%s: not a version 1 manifest: %v", filepath.Join(dir, ManifestName), err)
+		return nil, fmt.Errorf("%q: not a version 1 manifest: %v", path, err)
 	}
 	var problems []Problem
 	for name, want := range m.Files {

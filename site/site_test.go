@@ -135,10 +135,10 @@ func TestVerifyTampering(t *testing.T) {
 			b, _ := os.ReadFile(p)
 			b[len(b)/2] ^= 1
 			return os.WriteFile(p, b, 0o644)
-		}, "playground.js: changed"},
-		{"a file added", func(d string) error { return os.WriteFile(filepath.Join(d, "evil.js"), []byte("x"), 0o644) }, "evil.js: added"},
-		{"a directory added", func(d string) error { return os.Mkdir(filepath.Join(d, "sub"), 0o755) }, "sub: added"},
-		{"a file missing", func(d string) error { return os.Remove(filepath.Join(d, "risks.html")) }, "risks.html: missing"},
+		}, `"playground.js": changed`},
+		{"a file added", func(d string) error { return os.WriteFile(filepath.Join(d, "evil.js"), []byte("x"), 0o644) }, `"evil.js": added`},
+		{"a directory added", func(d string) error { return os.Mkdir(filepath.Join(d, "sub"), 0o755) }, `"sub": added`},
+		{"a file missing", func(d string) error { return os.Remove(filepath.Join(d, "risks.html")) }, `"risks.html": missing`},
 		{"a file swapped for a link", func(d string) error {
 			p := filepath.Join(d, "style.css")
 			b, _ := os.ReadFile(p)
@@ -146,7 +146,7 @@ func TestVerifyTampering(t *testing.T) {
 			os.WriteFile(alt, b, 0o644)
 			os.Remove(p)
 			return os.Symlink(alt, p)
-		}, "style.css: not a regular file"},
+		}, `"style.css": not a regular file`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, sum := write(t)
@@ -174,7 +174,7 @@ func TestVerifyTampering(t *testing.T) {
 	b = bytes.Replace(b, []byte(`"bench.html"`), []byte(`"../../etc/passwd"`), 1)
 	os.WriteFile(filepath.Join(d, ManifestName), b, 0o644)
 	p, err := Verify(d, sha256.Sum256(b))
-	if err != nil || len(p) != 2 || p[0].String() != "../../etc/passwd: the manifest names a file a site cannot hold" {
+	if err != nil || len(p) != 2 || p[0].String() != `"../../etc/passwd": the manifest names a file a site cannot hold` {
 		t.Errorf("a manifest naming ../../etc/passwd: %q %v", p, err)
 	}
 
@@ -224,6 +224,34 @@ func TestVerifyAnchored(t *testing.T) {
 	os.WriteFile(filepath.Join(empty, ManifestName), []byte(`{"version":1,"files":{}}`), 0o644)
 	if _, err := Verify(empty, sum); !errors.Is(err, ErrManifestMismatch) {
 		t.Errorf("a directory holding only an empty manifest: %v", err)
+	}
+}
+
+// A name from the directory or from the manifest is printed quoted: no
+// control character of it reaches the auditor's terminal, and the quoted
+// form gives back the name.
+func TestProblemQuotesNames(t *testing.T) {
+	const added = "\xc3\xbf\r\x1b[5A\x1b[Jsite: every file matches manifest.json\x1b[8m"
+	const listed = "a\x1b[31mred\nline\u202e"
+	d := t.TempDir()
+	if err := os.WriteFile(filepath.Join(d, added), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	man, _ := json.Marshal(Manifest{Version: 1, Files: map[string]string{listed: strings.Repeat("0", 64)}})
+	os.WriteFile(filepath.Join(d, ManifestName), man, 0o644)
+	p, err := Verify(d, sha256.Sum256(man))
+	if err != nil || len(p) != 2 {
+		t.Fatalf("%q %v", p, err)
+	}
+	for _, x := range p {
+		s := x.String()
+		if i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }); i >= 0 {
+			t.Errorf("%q holds %U", s, []rune(s[i:])[0])
+		}
+		quoted, _ := strconv.QuotedPrefix(s)
+		if name, err := strconv.Unquote(quoted); err != nil || name != x.File || (name != added && name != listed) {
+			t.Errorf("%q: the quoted name gives back %q (%v)", s, name, err)
+		}
 	}
 }
 

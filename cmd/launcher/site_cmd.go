@@ -81,7 +81,7 @@ func (e env) siteBuild(args []string) error {
 	for _, path := range evidence {
 		ev, err := readEvidence(path)
 		if err != nil {
-			return fail(exitUsage, "give files written by `launcher register check --out FILE`", "site build: --evidence %s: %v", path, err)
+			return fail(exitUsage, "give files written by `launcher register check --out FILE`", "site build: --evidence %q: %v", path, err)
 		}
 		in.Evidence = append(in.Evidence, site.Evidence{Name: path, Evidence: *ev})
 	}
@@ -100,7 +100,7 @@ func (e env) siteBuild(args []string) error {
 	if err != nil {
 		return fail(exitFailure, "", "site build: %v", err)
 	}
-	fmt.Fprintf(e.stdout, "wrote %s; %s sha256 %x: give it to whoever verifies the site\n", *out, site.ManifestName, sum)
+	fmt.Fprintf(e.stdout, "wrote %q; %s sha256 %x: give it to whoever verifies the site\n", *out, site.ManifestName, sum)
 	return nil
 }
 
@@ -127,7 +127,7 @@ func readEvidence(path string) (*register.Evidence, error) {
 		switch r.Verdict {
 		case register.Pass, register.Fail, register.Inconclusive, register.Skipped:
 		default:
-			return nil, fmt.Errorf("results[%d] (%s): unknown verdict %q", i, r.ID, r.Verdict)
+			return nil, fmt.Errorf("results[%d] (%q): unknown verdict %q", i, r.ID, r.Verdict)
 		}
 		if _, ok := register.Lookup(r.ID); !ok {
 			return nil, fmt.Errorf("results[%d]: %q is not an entry of this launcher's register", i, r.ID)
@@ -160,13 +160,15 @@ func (e env) siteVerify(args []string) error {
 	if err != nil {
 		return fail(exitFailure, "is it a directory written by `launcher site build`?", "site verify: %v", err)
 	}
+	// Names are quoted (p.String too): they are anyone's bytes, and a raw
+	// escape sequence or carriage return could erase the lines above.
 	for _, p := range problems {
-		fmt.Fprintf(e.stderr, "launcher: error: site verify: %s: %s\n", rest[0], p)
+		fmt.Fprintf(e.stderr, "launcher: error: site verify: %q: %s\n", rest[0], p)
 	}
 	if len(problems) > 0 {
 		return silentExit(1)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s has the sha256 given and every file matches it\n", rest[0], site.ManifestName)
+	fmt.Fprintf(e.stdout, "%q: %s has the sha256 given and every file matches it\n", rest[0], site.ManifestName)
 	return nil
 }
 
