@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // ManifestName is the file listing every other file's sha256.
@@ -30,8 +33,12 @@ type Manifest struct {
 // path, "..") is refused before it is opened.
 var fileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,100}$`) })
 
-// maxFile bounds one file of the site when it is verified.
-const maxFile = 64 << 20
+// maxFile bounds one file of the site when it is verified, maxManifest
+// its manifest.
+const (
+	maxFile     = 64 << 20
+	maxManifest = 1 << 20
+)
 
 func manifestOf(files map[string][]byte) ([]byte, error) {
 	m := Manifest{Version: 1, Files: map[string]string{}}
@@ -155,11 +162,20 @@ var ErrManifestMismatch = errors.New("its sha256 does not match the one given: n
 // there with the same bytes, and nothing else may be (no added file, no
 // directory, no symbolic link). An error means the check could not be
 // made (no readable manifest, or ErrManifestMismatch).
+//
+// Every file is opened once, relative to dir, by readIn.
 func Verify(dir string, manifestSHA256 [sha256.Size]byte) ([]Problem, error) {
-	path := filepath.Join(dir, ManifestName)
-	raw, err := ReadBounded(path, 1<<20)
+	// O_DIRECTORY: dir is the caller's own argument (a link there is
+	// theirs to follow), but a FIFO in its place must not block.
+	d, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open %q: %w", dir, bare(err))
+	}
+	defer d.Close()
+	path := filepath.Join(dir, ManifestName)
+	raw, err := readIn(d, ManifestName, maxManifest)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", path, err)
 	}
 	if sha256.Sum256(raw) != manifestSHA256 {
 		return nil, fmt.Errorf("%q: %w", path, ErrManifestMismatch)
@@ -176,21 +192,12 @@ func Verify(dir string, manifestSHA256 [sha256.Size]byte) ([]Problem, error) {
 			problems = append(problems, Problem{name, "the manifest names a file a site cannot hold"})
 			continue
 		}
-		path := filepath.Join(dir, name)
-		st, err := os.Lstat(path)
+		b, err := readIn(d, name, maxFile)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			problems = append(problems, Problem{name, "missing"})
 			continue
 		case err != nil:
-			problems = append(problems, Problem{name, err.Error()})
-			continue
-		case !st.Mode().IsRegular():
-			problems = append(problems, Problem{name, "not a regular file"})
-			continue
-		}
-		b, err := ReadBounded(path, maxFile)
-		if err != nil {
 			problems = append(problems, Problem{name, err.Error()})
 			continue
 		}
@@ -199,9 +206,9 @@ func Verify(dir string, manifestSHA256 [sha256.Size]byte) ([]Problem, error) {
 			problems = append(problems, Problem{name, "changed: its sha256 is not the manifest's"})
 		}
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := d.ReadDir(-1)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read directory %q: %w", dir, bare(err))
 	}
 	for _, e := range ents {
 		if _, listed := m.Files[e.Name()]; !listed && e.Name() != ManifestName {
@@ -212,8 +219,52 @@ func Verify(dir string, manifestSHA256 [sha256.Size]byte) ([]Problem, error) {
 	return problems, nil
 }
 
+// readIn reads the regular file name in the directory d, at most max
+// bytes. It opens name once, neither following a symbolic link nor
+// waiting for a FIFO's writer, and checks what it opened through the
+// descriptor, so that no swap between a check and the open can make it
+// block on a FIFO or read a file outside d. Errors do not repeat name;
+// a missing file is os.ErrNotExist.
+func readIn(d *os.File, name string, max int64) ([]byte, error) {
+	fd, err := unix.Openat(int(d.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, errors.New("not a regular file (a symbolic link)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, bare(err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, bare(err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("larger than %d bytes", max)
+	}
+	return b, nil
+}
+
+// bare is err without the path an *fs.PathError adds, for messages that
+// name the file themselves (quoted).
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // ReadBounded reads at most max bytes of path; a larger file is an
-// error naming it.
+// error naming it. (Verify reads with readIn, which opens no FIFO and
+// follows no link.)
 func ReadBounded(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
