@@ -33,6 +33,9 @@ type Manifest struct {
 // path, "..") is refused before it is opened.
 var fileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,100}$`) })
 
+// sha256Hex is a sha256 as a manifest writes it.
+var sha256Hex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
+
 // maxFile bounds one file of the site when it is verified, maxManifest
 // its manifest.
 const (
@@ -51,6 +54,92 @@ func manifestOf(files map[string][]byte) ([]byte, error) {
 	}
 	b, err := json.MarshalIndent(m, "", "  ") // map keys sorted: the same bytes each time
 	return append(b, '\n'), err
+}
+
+// parseManifest reads a manifest strictly: one JSON object with exactly
+// the keys "version" (1) and "files" (an object of name to sha256 as 64
+// lowercase hex digits), spelled so, no key twice at either level, and
+// nothing after it. encoding/json alone would match keys in any case,
+// let a repeated key win silently and ignore what follows the object.
+func parseManifest(raw []byte) (*Manifest, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	m := &Manifest{}
+	seen := map[string]bool{}
+	err := object(dec, "the manifest", func(key string) error {
+		if seen[key] {
+			return fmt.Errorf("the key %q is given twice", key)
+		}
+		seen[key] = true
+		switch key {
+		case "version":
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return malformed(`"version"`, err)
+			}
+			if string(v) != "1" {
+				return fmt.Errorf(`"version" is %.20q, not 1`, v)
+			}
+			return nil
+		case "files":
+			m.Files = map[string]string{}
+			return object(dec, `"files"`, func(name string) error {
+				if _, dup := m.Files[name]; dup {
+					return fmt.Errorf("%q is listed twice in \"files\"", name)
+				}
+				var v any
+				if err := dec.Decode(&v); err != nil {
+					return malformed(fmt.Sprintf(`"files"[%q]`, name), err)
+				}
+				sum, ok := v.(string)
+				if !ok || !sha256Hex().MatchString(sum) {
+					return fmt.Errorf(`"files"[%q] is not a sha256 (64 lowercase hex digits)`, name)
+				}
+				m.Files[name] = sum
+				return nil
+			})
+		}
+		return fmt.Errorf(`unknown key %q: the keys are "version" and "files"`, key)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !seen["version"] || !seen["files"] {
+		return nil, errors.New(`it needs both "version" and "files"`)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("there is more after its JSON object")
+	}
+	m.Version = 1
+	return m, nil
+}
+
+// object reads one JSON object from dec, calling each with every key
+// once dec is at its value; each must consume the value.
+func object(dec *json.Decoder, what string, each func(key string) error) error {
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("%s is not a JSON object", what)
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return malformed(what, err)
+		}
+		if err := each(t.(string)); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return malformed(what, err)
+	}
+	return nil
+}
+
+// malformed says which JSON syntax error stopped the reading of what.
+func malformed(what string, err error) error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%s is not well-formed JSON: %v", what, err)
 }
 
 // Write writes files and their manifest to dir, whole or not at all: into
@@ -180,11 +269,9 @@ func Verify(dir string, manifestSHA256 [sha256.Size]byte) ([]Problem, error) {
 	if sha256.Sum256(raw) != manifestSHA256 {
 		return nil, fmt.Errorf("%q: %w", path, ErrManifestMismatch)
 	}
-	var m Manifest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil || m.Version != 1 || m.Files == nil {
-		return nil, fmt.Errorf("%q: not a version 1 manifest: %v", path, err)
+	m, err := parseManifest(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q: not a version 1 manifest: %w", path, err)
 	}
 	var problems []Problem
 	for name, want := range m.Files {
