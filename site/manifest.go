@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -144,8 +146,9 @@ func malformed(what string, err error) error {
 
 // Write writes files and their manifest to dir, whole or not at all: into
 // a new directory beside it, renamed into place. An existing dir is
-// replaced only when it is a site (it has a manifest) or empty; anything
-// else is refused, so that no one's directory is lost to a mistyped --out.
+// replaced only when it is empty or a site Write left (builtSite);
+// anything else is refused, so that no one's directory is lost to a
+// mistyped --out.
 // It returns the manifest's sha256, which whoever verifies the site needs
 // from the publisher (see Verify).
 func Write(dir string, files map[string][]byte) (manifestSHA256 [sha256.Size]byte, err error) {
@@ -163,12 +166,8 @@ func write(dir string, man []byte, files map[string][]byte) error {
 		if !st.IsDir() {
 			return fmt.Errorf("%q exists and is not a directory", dir)
 		}
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Lstat(filepath.Join(dir, ManifestName)); len(ents) > 0 && err != nil {
-			return fmt.Errorf("%q is not empty and holds no %s: it is not a site this command built, so it is not replaced", dir, ManifestName)
+		if err := builtSite(dir); err != nil {
+			return fmt.Errorf("%q is not a site this command built: %w; nothing was replaced", dir, err)
 		}
 		old = true
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -209,6 +208,54 @@ func write(dir string, man []byte, files map[string][]byte) error {
 	if err := os.Rename(tmp, dir); err != nil {
 		os.Rename(filepath.Join(aside, "site"), dir) // put the old one back
 		return err
+	}
+	return nil
+}
+
+// builtSite says why the existing directory dir may not be replaced, if
+// it may not: it is empty, or it is what Write leaves, a manifest.json
+// that parses strictly and exactly the files it lists beside it, no
+// directory. A directory that merely holds a manifest.json (a browser
+// extension's, say) is someone's work.
+func builtSite(dir string) error {
+	d, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return fmt.Errorf("it cannot be read: %w", bare(err))
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return fmt.Errorf("it cannot be read: %w", bare(err))
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	raw, err := readIn(d, ManifestName, maxManifest)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("it is not empty and holds no %s", ManifestName)
+	}
+	if err != nil {
+		return fmt.Errorf("its %s: %w", ManifestName, err)
+	}
+	m, err := parseManifest(raw)
+	if err != nil {
+		return fmt.Errorf("its %s is not a version 1 manifest: %w", ManifestName, err)
+	}
+	held := map[string]bool{}
+	for _, e := range ents {
+		_, listed := m.Files[e.Name()]
+		switch {
+		case e.IsDir():
+			return fmt.Errorf("it holds the directory %q", e.Name())
+		case !listed && e.Name() != ManifestName:
+			return fmt.Errorf("it holds %q, which its %s does not list", e.Name(), ManifestName)
+		}
+		held[e.Name()] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.Files)) {
+		if !held[name] {
+			return fmt.Errorf("its %s lists %q, which it does not hold", ManifestName, name)
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"unicode"
 
 	"golang.org/x/net/html"
+	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/bench/report"
 	"github.com/pinfold/pinfold/register"
@@ -262,33 +264,91 @@ func TestWriteReplacesOnlySites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := t.TempDir()
-	keep := filepath.Join(d, "notes.txt")
-	os.WriteFile(keep, []byte("mine"), 0o644)
-	if _, err := Write(d, files); err == nil || !strings.Contains(err.Error(), "not a site") {
-		t.Fatalf("a non-site directory: %v", err)
+	site := func(d string) error { _, err := Write(d, files); return err }
+	for _, c := range []struct {
+		name    string
+		prepare func(d string) error
+		want    string // "" when d is replaced
+	}{
+		{"someone's notes", func(d string) error { return os.WriteFile(filepath.Join(d, "notes.txt"), []byte("mine"), 0o644) },
+			"it is not empty and holds no manifest.json"},
+		{"a browser extension", func(d string) error {
+			os.WriteFile(filepath.Join(d, "background.js"), []byte("chrome.runtime"), 0o644)
+			return os.WriteFile(filepath.Join(d, ManifestName), []byte(`{"manifest_version": 3, "name": "mine", "version": "1.0"}`), 0o644)
+		}, `its manifest.json is not a version 1 manifest: unknown key "manifest_version"`},
+		{"a site with a file added", func(d string) error {
+			site(d)
+			return os.WriteFile(filepath.Join(d, "notes.txt"), []byte("mine"), 0o644)
+		}, `it holds "notes.txt", which its manifest.json does not list`},
+		{"a site with a directory added", func(d string) error {
+			site(d)
+			os.Mkdir(filepath.Join(d, "src"), 0o755)
+			return os.WriteFile(filepath.Join(d, "src", "main.go"), []byte("package main"), 0o644)
+		}, `it holds the directory "src"`},
+		{"a site with a listed name made a directory", func(d string) error {
+			site(d)
+			os.Remove(filepath.Join(d, "style.css"))
+			return os.Mkdir(filepath.Join(d, "style.css"), 0o755)
+		}, `it holds the directory "style.css"`},
+		{"a site with a file missing", func(d string) error { site(d); return os.Remove(filepath.Join(d, "bench.html")) },
+			`its manifest.json lists "bench.html", which it does not hold`},
+		{"a manifest that is a FIFO", func(d string) error { return unix.Mkfifo(filepath.Join(d, ManifestName), 0o644) },
+			"its manifest.json: not a regular file"},
+		{"an empty directory", func(d string) error { return nil }, ""},
+		{"a site", site, ""},
+		{"a site with a page edited", func(d string) error {
+			site(d)
+			return os.WriteFile(filepath.Join(d, "index.html"), []byte("edited"), 0o644)
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := filepath.Join(t.TempDir(), "out")
+			os.Mkdir(d, 0o755)
+			if err := c.prepare(d); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, d)
+			sum, err := Write(d, files)
+			if c.want != "" {
+				want := strconv.Quote(d) + " is not a site this command built: " + c.want
+				if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "; nothing was replaced") {
+					t.Fatalf("want %q…; nothing was replaced, got %v", want, err)
+				}
+				if after := snapshot(t, d); !reflect.DeepEqual(before, after) {
+					t.Errorf("the refused directory changed:\n%v\n%v", before, after)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			} else if p, err := Verify(d, sum); err != nil || len(p) != 0 {
+				t.Errorf("the written site: %v %v", p, err)
+			}
+			if ents, _ := os.ReadDir(filepath.Dir(d)); len(ents) != 1 {
+				t.Errorf("debris beside it: %v", ents)
+			}
+		})
 	}
-	if b, _ := os.ReadFile(keep); string(b) != "mine" {
-		t.Fatal("the refused directory changed")
-	}
-	if ents, _ := os.ReadDir(filepath.Dir(d)); len(ents) != 1 {
-		t.Errorf("debris beside it: %v", ents)
-	}
-	site := filepath.Join(t.TempDir(), "site")
-	if _, err := Write(site, files); err != nil {
+}
+
+// snapshot is every path under d with its type and, for a file, its bytes.
+func snapshot(t *testing.T, d string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		out[p] = e.Type().String()
+		if e.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			out[p] += " " + string(b)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(site, "stale.html"), []byte("x"), 0o644)
-	sum, err := Write(site, files)
-	if err != nil {
-		t.Fatalf("replacing a site: %v", err)
-	}
-	if p, err := Verify(site, sum); err != nil || len(p) != 0 {
-		t.Errorf("the replaced site: %v %v", p, err)
-	}
-	if ents, _ := os.ReadDir(filepath.Dir(site)); len(ents) != 1 {
-		t.Errorf("debris beside the site: %v", ents)
-	}
+	return out
 }
 
 // Every page: one h1, lang, a viewport, a skip link; every image has
