@@ -253,15 +253,26 @@ func benches(rs []*report.Report, files map[string][]byte) []bench {
 		}
 		return sorted[i].Date < sorted[j].Date
 	})
-	var out []bench
-	used := map[string]int{}
-	for _, r := range sorted {
-		name := "chart-" + r.Bench
-		if n := used[name]; n > 0 {
-			name = fmt.Sprintf("%s-%d", name, n+1)
+	// A bench's first report is chart-NAME; a later one of the same bench
+	// takes the first chart-NAME-N that no report has, so that it cannot
+	// take the name of a bench called NAME-N.
+	names := make([]string, len(sorted))
+	taken := map[string]bool{}
+	for i, r := range sorted {
+		if name := "chart-" + r.Bench; !taken[name] {
+			names[i], taken[name] = name, true
 		}
-		used["chart-"+r.Bench]++
-		name += ".svg"
+	}
+	for i, r := range sorted {
+		for n := 2; names[i] == ""; n++ {
+			if name := fmt.Sprintf("chart-%s-%d", r.Bench, n); !taken[name] {
+				names[i], taken[name] = name, true
+			}
+		}
+	}
+	var out []bench
+	for i, r := range sorted {
+		name := names[i] + ".svg"
 		files[name] = chart(r)
 		data, _ := dataFile("bench", r, files)
 		out = append(out, bench{Report: r, Chart: name, Alt: chartAlt(r), Data: data})

@@ -478,6 +478,49 @@ func TestRisksLatestPerMachine(t *testing.T) {
 	}
 }
 
+// Two reports of bench x and one of bench x-2: three charts, each its own
+// file holding its own rows, and three sections with their own ids.
+func TestBenchChartNamesUnique(t *testing.T) {
+	in := testInput(t)
+	mk := func(bench, date, row string) *report.Report {
+		r := *in.Bench[0]
+		r.Bench, r.Date, r.Title = bench, date, "Title of "+row
+		r.Rows = []report.Row{{Name: row, Median: 1, Runs: 1}}
+		return &r
+	}
+	in.Bench = []*report.Report{
+		mk("x-2", "2026-11-01T00:00:00Z", "row-of-x-2"),
+		mk("x", "2026-11-02T00:00:00Z", "row-of-x-later"),
+		mk("x", "2026-11-01T00:00:00Z", "row-of-x-earlier"),
+	}
+	files, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(files["bench.html"])
+	srcs := regexp.MustCompile(`<img src="(chart-[^"]+)"`).FindAllStringSubmatch(page, -1)
+	if len(srcs) != 3 {
+		t.Fatalf("bench.html shows %d charts: %q", len(srcs), srcs)
+	}
+	charts := map[string]string{}
+	for _, row := range []string{"row-of-x-2", "row-of-x-later", "row-of-x-earlier"} {
+		for _, s := range srcs {
+			if strings.Contains(string(files[s[1]]), ">"+row+"<") {
+				charts[row] = s[1]
+			}
+		}
+	}
+	if len(charts) != 3 || charts["row-of-x-2"] != "chart-x-2.svg" || charts["row-of-x-earlier"] != "chart-x.svg" {
+		t.Errorf("each report's chart file: %v", charts)
+	}
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(` id="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+		if ids[m[1]]++; ids[m[1]] > 1 {
+			t.Errorf("bench.html: id %q twice", m[1])
+		}
+	}
+}
+
 // SECURITY.md's text reaches the page escaped, with its structure.
 func TestMarkdown(t *testing.T) {
 	out := markdown("# Title\n\nText with `<b>code</b>` and **strong** <script>alert(1)</script> SR-09.\n\n## Part\n\n- one\n  continued\n- two\n\n1. first\n\n| a | b |\n|---|---|\n| `x` | y |\n")
