@@ -5,6 +5,8 @@ import (
 	"html"
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pinfold/pinfold/bench/report"
 )
@@ -34,7 +36,7 @@ func chart(r *report.Report) []byte {
 	}
 	height := top + rowH*len(r.Rows) + 8
 	var b strings.Builder
-	esc := html.EscapeString
+	esc := svgText
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="t d">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, "<title id=\"t\">%s</title>\n<desc id=\"d\">%s</desc>\n", esc(r.Title), esc(chartAlt(r)))
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="#ffffff"/>`+"\n")
@@ -59,6 +61,19 @@ func chart(r *report.Report) []byte {
 	}
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
+}
+
+// svgText is s escaped for the SVG's text: html.EscapeString leaves
+// control characters, and one of them makes the whole picture invalid
+// XML, so each control character, each code point XML 1.0 forbids
+// (U+FFFE, U+FFFF) and each byte that is not UTF-8 becomes U+FFFD.
+func svgText(s string) string {
+	return html.EscapeString(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == 0xFFFE || r == 0xFFFF {
+			return utf8.RuneError
+		}
+		return r // strings.Map writes bytes that are not UTF-8 as U+FFFD
+	}, s))
 }
 
 // chartAlt says in words what the chart shows.
