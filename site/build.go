@@ -126,13 +126,13 @@ func machines(ev []Evidence) []string {
 
 func risks(entries []register.Entry, ev []Evidence) []risk {
 	ms := machines(ev)
-	// latest[machine][id] is the newest result (dates are RFC 3339 UTC,
-	// so they sort as strings; a tie goes to the later file name).
+	// latest[machine][id] is the newest result (a tie goes to the later
+	// file name).
 	latest := map[string]map[string]machineResult{}
 	sorted := append([]Evidence(nil), ev...)
 	sort.SliceStable(sorted, func(i, j int) bool {
-		if sorted[i].Machine.Date != sorted[j].Machine.Date {
-			return sorted[i].Machine.Date < sorted[j].Machine.Date
+		if c := compareDates(sorted[i].Machine.Date, sorted[j].Machine.Date); c != 0 {
+			return c < 0
 		}
 		return sorted[i].Name < sorted[j].Name
 	})
@@ -202,12 +202,26 @@ func evidenceFiles(ev []Evidence, files map[string][]byte) []evidenceFile {
 		out = append(out, evidenceFile{File: name, Date: e.Machine.Date, Machine: machineKey(e.Machine), Summary: sum})
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Date != out[j].Date {
-			return out[i].Date < out[j].Date
+		if c := compareDates(out[i].Date, out[j].Date); c != 0 {
+			return c < 0
 		}
 		return out[i].File < out[j].File
 	})
 	return out
+}
+
+// compareDates orders two RFC 3339 dates by the instant they name: they
+// may carry any offset, so their strings do not sort (10:00+12:00 is
+// before 09:00Z). The same instant written two ways is ordered by its
+// text, so the order never depends on the inputs' order. A date that
+// does not parse (the CLI refuses them) sorts as the zero time.
+func compareDates(a, b string) int {
+	ta, _ := time.Parse(time.RFC3339, a)
+	tb, _ := time.Parse(time.RFC3339, b)
+	if c := ta.Compare(tb); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
 }
 
 // dataFile adds v as indented JSON named PREFIX-HASH.json, HASH the

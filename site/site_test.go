@@ -521,6 +521,36 @@ func TestBenchChartNamesUnique(t *testing.T) {
 	}
 }
 
+// The latest result is the one at the latest instant, whatever the
+// offsets: 10:00+12:00 is 22:00 UTC the day before, so 09:00Z is newer.
+// Control: 10:00-02:00 (12:00 UTC) is newer than 09:00Z.
+func TestRisksLatestByInstant(t *testing.T) {
+	m := register.Machine{Kernel: "6.18.0", LandlockABI: 7, CgroupMode: "v2", UID: 0}
+	for _, c := range []struct {
+		other string
+		want  register.Verdict
+	}{
+		{"2026-01-01T10:00:00+12:00", register.Pass},
+		{"2026-01-01T10:00:00-02:00", register.Fail},
+	} {
+		utc, other := m, m
+		utc.Date, other.Date = "2026-01-01T09:00:00Z", c.other
+		ev := []Evidence{
+			{"a.json", register.Evidence{Machine: other, Results: []register.Result{{ID: "SR-01", Verdict: register.Fail}}}},
+			{"b.json", register.Evidence{Machine: utc, Results: []register.Result{{ID: "SR-01", Verdict: register.Pass}}}},
+		}
+		for _, r := range risks(register.All(), ev) {
+			if r.ID == "SR-01" && r.Results[0].Verdict != c.want {
+				t.Errorf("09:00Z against %s: latest is %+v, want %s", c.other, r.Results[0], c.want)
+			}
+		}
+		files := evidenceFiles(ev, map[string][]byte{})
+		if first := files[0].Date; (c.want == register.Pass) != (first == c.other) {
+			t.Errorf("09:00Z against %s: the evidence list starts with %s", c.other, first)
+		}
+	}
+}
+
 // SECURITY.md's text reaches the page escaped, with its structure.
 func TestMarkdown(t *testing.T) {
 	out := markdown("# Title\n\nText with `<b>code</b>` and **strong** <script>alert(1)</script> SR-09.\n\n## Part\n\n- one\n  continued\n- two\n\n1. first\n\n| a | b |\n|---|---|\n| `x` | y |\n")
