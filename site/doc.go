@@ -35,4 +35,14 @@
 // (markdown.go) that escapes every byte of its source: the chosen
 // dependencies include no Markdown library, and the subset is what that
 // file uses.
+//
+// # Limitations
+//
+// Verify is only as good as the channel the manifest's sha256 came by:
+// a hash taken from the hosted site itself proves nothing. Verify opens
+// each listed name once without following links or waiting on a FIFO,
+// but opening a device node listed in a manifest can still have that
+// device's side effects before fstat refuses it. Write checks that an
+// existing directory is a site it built and then replaces it; a change
+// made to that directory between the check and the rename is lost.
 package site
