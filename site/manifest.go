@@ -148,9 +148,8 @@ func malformed(what string, err error) error {
 // a new directory beside it, renamed into place. An existing dir is
 // replaced only when it is empty or a site Write left (builtSite);
 // anything else is refused, so that no one's directory is lost to a
-// mistyped --out.
-// It returns the manifest's sha256, which whoever verifies the site needs
-// from the publisher (see Verify).
+// mistyped --out. It returns the manifest's sha256, which whoever
+// verifies the site needs from the publisher (see Verify).
 func Write(dir string, files map[string][]byte) (manifestSHA256 [sha256.Size]byte, err error) {
 	man, err := manifestOf(files)
 	if err != nil {
