@@ -29,6 +29,7 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success
+  1    site verify: the site differs from its manifest, or the manifest from its pin
   117  code run: the script ran and failed (an exception, or a limit)
   118  sh: the command was killed at the policy's commands.timeout
   119  a component denied the request (fs, sh and net verbs), or would (check url, check command, check script)
@@ -62,7 +63,7 @@ Usage:
   launcher code run [--json] SCRIPT|-                  (the agent, in a components session)
   launcher mcp                                         (the agent's MCP server, in a components session)
   launcher site build --out DIR [--evidence FILE]... [--bench FILE]...
-  launcher site verify DIR
+  launcher site verify --manifest-sha256 HASH DIR
   launcher serve --policy-sha256 HASH --policy FILE [--listen ADDR] [--tls-self]   (MCP over HTTP, a session each)
   launcher serve token add NAME [--cap host.execute] | list | revoke NAME
   launcher help [COMMAND]
