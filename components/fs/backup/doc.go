@@ -96,13 +96,23 @@
 //     SHA-256 of every file, link targets and the tree hash against the
 //     manifest (ErrCorrupt, naming the first difference).
 //   - Restore builds the tree under a temporary name (RestorePrefix) in
-//     dst, each entry made exclusively and written through descriptors,
-//     every file's hash checked as it is copied (ErrCorrupt, and the
-//     temporary tree removed), owners (when root) then modes (setuid,
-//     setgid, sticky included) then modification times set, children
-//     before their directories; then renames it onto name with
-//     RENAME_NOREPLACE. An existing name (checked first, and again by the
-//     rename) is ErrExists and nothing is changed. The backup stays.
+//     dst, each entry made exclusively (O_EXCL, mkdirat, symlinkat,
+//     mkfifoat), then opened once, by name with O_NOFOLLOW (a link
+//     O_PATH), and checked through that descriptor to be what was made:
+//     its type, this process's uid, one link, and for a directory empty
+//     (else the restore fails). From then on everything about the entry
+//     is done through the descriptor: contents, every file's hash
+//     checked as it is copied (ErrCorrupt), owners (when root) then
+//     modes then modification times (utimensat and fchownat with
+//     AT_EMPTY_PATH), children before their directories. The tree's
+//     root stays this process's, mode 0700, until it has been renamed
+//     onto name with RENAME_NOREPLACE; only then are its own owner, mode
+//     and time set, through its descriptor. So nothing inside the tree
+//     can be reached by another user while it is built. An existing name
+//     (checked first, and again by the rename) is ErrExists and nothing
+//     is changed. On any failure, the root's contents are removed
+//     through its descriptor, and the temporary name only while it is
+//     still that root (same device and inode). The backup stays.
 //   - Ids are checked against their exact form before any use (ErrBadID:
 //     "../x" and the like never reach the file system); restore names
 //     must be one file name (ErrBadName).
@@ -133,4 +143,16 @@
 //     so a tree written to continuously cannot be backed up.
 //   - Staging is serialised per store (across processes), and List and
 //     Show do not wait for it.
+//   - Restore still uses names in dst, which whoever can write dst may
+//     change at any time: each entry is made and then opened by name
+//     (the open is checked, as above, but a swap in between is refused,
+//     not prevented); the final rename moves whatever is under the
+//     temporary name then; and after a failure the temporary name is
+//     unlinked (rmdir for a directory, which removes only an empty one)
+//     after a device/inode check, so a swap in that window can remove a
+//     name that the writer of dst could have removed itself. A root
+//     that was made but failed its check is left in place. When the
+//     workspace belongs to root (the uid Restore runs as), the checks
+//     cannot tell what Restore made from what an agent made as that
+//     owner, and the root's 0700 does not keep that agent out.
 package backup

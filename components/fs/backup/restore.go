@@ -16,6 +16,11 @@ import (
 // complete under its temporary name, before it is renamed into place.
 var testHookBeforeRestoreRename func()
 
+// testHookAfterMake runs, in tests, right after Restore made an entry by
+// name (mkdirat, symlinkat, mkfifoat) and before it opens it: out and
+// name are where it was made.
+var testHookAfterMake func(out int, name string)
+
 // RestorePrefix begins the temporary name a restore builds its tree
 // under, in the destination directory, until it is renamed into place.
 const RestorePrefix = ".pinfold-restore-"
@@ -67,11 +72,15 @@ func checkName(name string) error {
 // is root, owners. Sockets and devices are not restored.
 //
 // The tree is built under a temporary name (RestorePrefix and random) in
-// dst, every entry made exclusively (O_EXCL, mkdirat, symlinkat) and
-// written through descriptors, then renamed onto name with
-// RENAME_NOREPLACE: when name was made meanwhile, ErrExists, the
-// temporary tree is removed and nothing else was touched. Any failure
-// removes the temporary tree. The backup stays in the store.
+// dst, every entry made exclusively (O_EXCL, mkdirat, symlinkat) and,
+// once made, reached only through a descriptor checked to be what this
+// restore made (type, owner, and for a directory empty). The tree's root
+// stays this process's, mode 0700, until it has been renamed onto name
+// with RENAME_NOREPLACE (its owner, mode and time are set then, through
+// its descriptor), so nothing inside it can be reached by others while
+// it is built. When name was made meanwhile, ErrExists and nothing else
+// was touched. Any failure removes what was made (see discard). The
+// backup stays in the store.
 func (s *Store) Restore(id string, dst *os.File, name string) error {
 	if err := checkID(id); err != nil {
 		return err
@@ -97,6 +106,7 @@ func (s *Store) Restore(id string, dst *os.File, name string) error {
 	if err != nil {
 		return fmt.Errorf("backup: %s: %w", id, err)
 	}
+	defer r.close()
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil:
@@ -108,20 +118,23 @@ func (s *Store) Restore(id string, dst *os.File, name string) error {
 	rand.Read(b[:])
 	tmp := RestorePrefix + hex.EncodeToString(b[:])
 	if err := r.node(0, bfd, dataName, dfd, tmp); err != nil {
-		if r.rootMade {
-			removeAll(dfd, tmp)
-		}
+		r.discard(dfd, tmp)
 		return fmt.Errorf("backup: restoring %s: %w", id, err)
 	}
 	if testHookBeforeRestoreRename != nil {
 		testHookBeforeRestoreRename()
 	}
 	if err := unix.Renameat2(dfd, tmp, dfd, name, unix.RENAME_NOREPLACE); err != nil {
-		removeAll(dfd, tmp)
+		r.discard(dfd, tmp)
 		if err == unix.EEXIST {
 			return fmt.Errorf("%w: %q appeared during the restore; nothing was changed", ErrExists, name)
 		}
 		return fmt.Errorf("backup: restoring %s as %q: %w", id, name, err)
+	}
+	// In place: now the root gets its owner, mode and time, through the
+	// descriptor held since it was made.
+	if err := r.finishTop(); err != nil {
+		return fmt.Errorf("backup: restored %s as %q, but: %w", id, name, err)
 	}
 	if pfd, err := openDir(dfd, "."); err == nil {
 		unix.Fsync(pfd)
@@ -131,18 +144,23 @@ func (s *Store) Restore(id string, dst *os.File, name string) error {
 }
 
 type restorer struct {
-	entries  []Entry
-	kids     map[string][]int
-	owners   bool // root: restore owners
-	buf      []byte
-	rootMade bool
+	entries []Entry
+	kids    map[string][]int
+	owners  bool // root: restore owners
+	euid    int
+	buf     []byte
+	// top is a descriptor of the tree's root once made and checked (-1
+	// before), and topSt its stat then.
+	top   int
+	topSt unix.Stat_t
 }
 
 // newRestorer indexes the manifest's entries by directory, checking
 // that every path is made of proper names beneath a directory listed
 // before it.
 func newRestorer(m *manifest) (*restorer, error) {
-	r := &restorer{entries: m.Entries, kids: map[string][]int{}, owners: os.Geteuid() == 0, buf: make([]byte, 1<<20)}
+	euid := os.Geteuid()
+	r := &restorer{entries: m.Entries, kids: map[string][]int{}, owners: euid == 0, euid: euid, buf: make([]byte, 1<<20), top: -1}
 	dirs := map[string]bool{}
 	for i, e := range m.Entries {
 		if i == 0 {
@@ -163,18 +181,64 @@ func newRestorer(m *manifest) (*restorer, error) {
 	return r, nil
 }
 
+func (r *restorer) close() {
+	if r.top >= 0 {
+		unix.Close(r.top)
+		r.top = -1
+	}
+}
+
 func corrupt(rel, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrCorrupt, q(rel), fmt.Sprintf(format, args...))
 }
 
-// node restores entry i, stored as inName beneath in, as outName beneath out.
+// errReplaced: what a restore made was no longer there when it opened it.
+var errReplaced = fmt.Errorf("it was replaced after it was made")
+
+// openMade opens name beneath out, just made by this restore as type t,
+// and checks that what it opened is that: of type t, this process's, a
+// single link, and, for a directory, empty. flags are the open's
+// (O_NOFOLLOW is added; a link is opened O_PATH).
+func (r *restorer) openMade(out int, name string, t uint32, flags uint64) (int, error) {
+	if testHookAfterMake != nil {
+		testHookAfterMake(out, name)
+	}
+	fd, err := openAt(out, name, flags|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	ok := unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == t && int(st.Uid) == r.euid
+	switch {
+	case !ok:
+	case t == unix.S_IFDIR:
+		names, err := readNames(fd)
+		ok = err == nil && len(names) == 0
+	default:
+		ok = st.Nlink == 1
+	}
+	if !ok {
+		unix.Close(fd)
+		return -1, errReplaced
+	}
+	return fd, nil
+}
+
+// keepTop makes fd, entry 0 just made and checked, the tree's root.
+func (r *restorer) keepTop(fd int) error {
+	if err := unix.Fstat(fd, &r.topSt); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	r.top = fd
+	return nil
+}
+
+// node restores entry i, stored as inName beneath in, as outName beneath
+// out. Every entry but the root (i 0) gets its metadata here, children
+// before their directories; the root's waits for finishTop.
 func (r *restorer) node(i int, in int, inName string, out int, outName string) error {
 	e := r.entries[i]
-	made := func() {
-		if i == 0 {
-			r.rootMade = true
-		}
-	}
 	switch e.Type {
 	case TypeDir:
 		sfd, err := openDir(in, inName)
@@ -185,12 +249,17 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 		if err := unix.Mkdirat(out, outName, 0o700); err != nil {
 			return pathErr("making", e.Path, err)
 		}
-		made()
-		dfd, err := openDir(out, outName)
+		dfd, err := r.openMade(out, outName, unix.S_IFDIR, unix.O_RDONLY|unix.O_DIRECTORY)
 		if err != nil {
 			return pathErr("opening the new", e.Path, err)
 		}
-		defer unix.Close(dfd)
+		if i == 0 {
+			if err := r.keepTop(dfd); err != nil {
+				return pathErr("opening the new", e.Path, err)
+			}
+		} else {
+			defer unix.Close(dfd)
+		}
 		for _, k := range r.kids[e.Path] {
 			if r.entries[k].Skipped {
 				continue
@@ -200,13 +269,18 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 				return err
 			}
 		}
-		if err := r.meta(dfd, e); err != nil {
-			return err
+		if i != 0 {
+			if err := r.meta(dfd, e); err != nil {
+				return err
+			}
 		}
 		if err := unix.Fsync(dfd); err != nil {
 			return pathErr("writing", e.Path, err)
 		}
-		return r.times(out, outName, e)
+		if i != 0 {
+			return r.times(dfd, e)
+		}
+		return nil
 	case TypeFile:
 		sfd, err := openAt(in, inName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 		if err != nil {
@@ -221,12 +295,17 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 		if err != nil {
 			return pathErr("making", e.Path, err)
 		}
-		made()
-		defer func() {
-			if dfd >= 0 {
-				unix.Close(dfd)
+		if i == 0 {
+			if err := r.keepTop(dfd); err != nil {
+				return pathErr("opening the new", e.Path, err)
 			}
-		}()
+		} else {
+			defer func() {
+				if dfd >= 0 {
+					unix.Close(dfd)
+				}
+			}()
+		}
 		h := sha256.New()
 		var off int64
 		for {
@@ -249,18 +328,24 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 		if off != e.Size || hex.EncodeToString(h.Sum(nil)) != e.SHA256 {
 			return corrupt(e.Path, "the stored copy's content differs from the manifest's hash")
 		}
+		if err := unix.Fsync(dfd); err != nil {
+			return pathErr("writing", e.Path, err)
+		}
+		if i == 0 {
+			return nil
+		}
 		if err := r.meta(dfd, e); err != nil {
 			return err
 		}
-		if err := unix.Fsync(dfd); err != nil {
-			return pathErr("writing", e.Path, err)
+		if err := r.times(dfd, e); err != nil {
+			return err
 		}
 		err = unix.Close(dfd)
 		dfd = -1
 		if err != nil {
 			return pathErr("writing", e.Path, err)
 		}
-		return r.times(out, outName, e)
+		return nil
 	case TypeSymlink:
 		t, err := readlinkAt(in, inName)
 		if err != nil || t != e.Target {
@@ -269,13 +354,26 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 		if err := unix.Symlinkat(e.Target, out, outName); err != nil {
 			return pathErr("making", e.Path, err)
 		}
-		made()
-		if r.owners {
-			if err := unix.Fchownat(out, outName, int(e.UID), int(e.GID), unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				return pathErr("setting the owner of", e.Path, err)
+		// The link itself, O_PATH: its owner and time are set through
+		// this descriptor (AT_EMPTY_PATH), never by name.
+		fd, err := r.openMade(out, outName, unix.S_IFLNK, unix.O_PATH)
+		if err == nil {
+			if t, terr := readlinkAt(fd, ""); terr != nil || t != e.Target {
+				unix.Close(fd)
+				fd, err = -1, errReplaced
 			}
 		}
-		return r.times(out, outName, e)
+		if err != nil {
+			return pathErr("opening the new", e.Path, err)
+		}
+		if i == 0 {
+			return r.keepTop(fd)
+		}
+		defer unix.Close(fd)
+		if err := r.meta(fd, e); err != nil {
+			return err
+		}
+		return r.times(fd, e)
 	case TypeFIFO:
 		var st unix.Stat_t
 		if err := unix.Fstatat(in, inName, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
@@ -284,34 +382,50 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 		if err := unix.Mkfifoat(out, outName, 0o600); err != nil {
 			return pathErr("making", e.Path, err)
 		}
-		made()
 		// Opened (read-only, non-blocking: that does not wait for a
-		// writer) so that its mode and owner are set through a descriptor.
-		fd, err := openAt(out, outName, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+		// writer) so that its mode, owner and time are set through a
+		// descriptor.
+		fd, err := r.openMade(out, outName, unix.S_IFIFO, unix.O_RDONLY|unix.O_NONBLOCK)
 		if err != nil {
 			return pathErr("opening the new", e.Path, err)
 		}
-		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
-			unix.Close(fd)
-			return pathErr("opening the new", e.Path, fmt.Errorf("it was replaced"))
-		}
-		err = r.meta(fd, e)
-		unix.Close(fd)
-		if err != nil {
+		defer unix.Close(fd)
+		if err := r.meta(fd, e); err != nil {
 			return err
 		}
-		return r.times(out, outName, e)
+		return r.times(fd, e)
 	}
 	return corrupt(e.Path, "the manifest's type %q cannot be restored", e.Type)
 }
 
-// meta sets the owner (when root) then the mode of the new entry fd:
-// in that order, since chown clears setuid and setgid.
+// finishTop sets the owner, mode and time of the tree's root, once it is
+// in place, through its descriptor.
+func (r *restorer) finishTop() error {
+	e := r.entries[0]
+	if err := r.meta(r.top, e); err != nil {
+		return err
+	}
+	if err := r.times(r.top, e); err != nil {
+		return err
+	}
+	if e.Type != TypeSymlink {
+		if err := unix.Fsync(r.top); err != nil {
+			return pathErr("writing", e.Path, err)
+		}
+	}
+	return nil
+}
+
+// meta sets the owner (when root) then the mode (not a link's) of the
+// new entry fd: in that order, since chown clears setuid and setgid.
 func (r *restorer) meta(fd int, e Entry) error {
 	if r.owners {
-		if err := unix.Fchown(fd, int(e.UID), int(e.GID)); err != nil {
+		if err := unix.Fchownat(fd, "", int(e.UID), int(e.GID), unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return pathErr("setting the owner of", e.Path, err)
 		}
+	}
+	if e.Type == TypeSymlink {
+		return nil
 	}
 	if err := unix.Fchmod(fd, e.Mode&07777); err != nil {
 		return pathErr("setting the mode of", e.Path, err)
@@ -320,11 +434,43 @@ func (r *restorer) meta(fd int, e Entry) error {
 }
 
 // times sets the modification time (the access time is left as now) of
-// name beneath dfd, never following a link.
-func (r *restorer) times(dfd int, name string, e Entry) error {
+// the entry fd itself (a link's own, through its O_PATH descriptor).
+func (r *restorer) times(fd int, e Entry) error {
 	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: e.MTime.Unix(), Nsec: int64(e.MTime.Nanosecond())}}
-	if err := unix.UtimesNanoAt(dfd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return pathErr("setting the time of", e.Path, err)
 	}
 	return nil
+}
+
+// discard removes, after a failure, what this restore made under tmp in
+// dst, and nothing else. The root's contents are removed through the
+// descriptor held since the root was made: the root is this process's
+// and 0700 until the rename, so no one else could have put anything in
+// it. The name tmp is removed only if it still is that root (same device
+// and inode); between that check and the unlink, only an empty directory
+// (rmdir) or a name that whoever can write dst could have removed itself
+// can be hit. A root that was made but could not be opened and checked
+// is left in place.
+func (r *restorer) discard(dfd int, tmp string) {
+	if r.top < 0 {
+		return
+	}
+	flags := 0
+	if r.topSt.Mode&unix.S_IFMT == unix.S_IFDIR {
+		flags = unix.AT_REMOVEDIR
+		for range 3 {
+			names, err := readNames(r.top)
+			if err != nil || len(names) == 0 {
+				break
+			}
+			for _, n := range names {
+				removeAll(r.top, n)
+			}
+		}
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Dev == r.topSt.Dev && st.Ino == r.topSt.Ino {
+		unix.Unlinkat(dfd, tmp, flags)
+	}
 }
