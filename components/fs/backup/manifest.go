@@ -137,7 +137,7 @@ type Info struct {
 	Files   int `json:"files"`
 	Skipped int `json:"skipped"`
 	// Bytes is the regular files' content; Size what the backup counts
-	// against the quota: Bytes plus EntryCharge per entry.
+	// against the quota: every entry's charge (see entryCharge).
 	Bytes int64 `json:"bytes"`
 	Size  int64 `json:"size"`
 	// TreeSHA256 is the tree hash (see treeHash): names, types, sizes,
@@ -150,17 +150,112 @@ type Info struct {
 }
 
 // EntryCharge is what each entry counts against the quota besides its
-// content: an allowance for its inode, directory entry and manifest line.
+// content and long names: an allowance for its inode, directory entry
+// and manifest line, the first NameAllowance bytes of its path and link
+// target included.
 const EntryCharge = 512
 
+// NameAllowance is how many bytes of an entry's path and link target,
+// as the manifest encodes them, EntryCharge covers; the rest are charged
+// byte for byte.
+const NameAllowance = 64
+
+// MaxManifest bounds a manifest, in bytes. A tree whose manifest would be
+// larger does not fit the store (*NoRoomError, Manifest set); a manifest
+// larger than this is not read.
+const MaxManifest = 64 << 20
+
+// maxHeader bounds the manifest without its entries: the label and the
+// source's name (MaxLabel bytes each, up to 6 bytes each when escaped),
+// the sizes, hashes and keys.
+const maxHeader = 16 << 10
+
 // manifest is manifest.json: the Info, then every entry in walk order.
+// Entries come last (List reads no further).
 type manifest struct {
 	Version int `json:"version"`
 	Info
 	Entries []Entry `json:"entries"`
 }
 
-func charge(bytes int64, entries int) int64 { return bytes + EntryCharge*int64(entries) }
+// entryCharge is what e counts against the quota: EntryCharge, the bytes
+// its path and link target take in the manifest beyond NameAllowance,
+// and its content (a regular file's bytes; a link's target, which the
+// stored link holds again).
+func entryCharge(e *Entry) int64 {
+	n := EntryCharge + max(0, encodedLen(e.Path)+encodedLen(e.Target)-NameAllowance)
+	switch e.Type {
+	case TypeFile:
+		n += e.Size
+	case TypeSymlink:
+		n += int64(len(e.Target))
+	}
+	return n
+}
+
+// encodedLen is how many bytes s takes in the manifest, quotes left out:
+// base64 when it is not valid UTF-8, else as encoding/json escapes it.
+func encodedLen(s string) int64 {
+	if !utf8.ValidString(s) {
+		return int64(base64.StdEncoding.EncodedLen(len(s)))
+	}
+	n := int64(0)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"', c == '\\', c == '\b', c == '\f', c == '\n', c == '\r', c == '\t':
+			n += 2
+		case c < 0x20, c == '<', c == '>', c == '&':
+			n += 6 // \u00XX
+		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9):
+			n += 6 // U+2028, U+2029: \u2028, \u2029
+			i += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// lineLen is the length of e's line in the manifest: its JSON and the
+// comma after it.
+func lineLen(e *Entry) int64 {
+	var buf [64]byte
+	n := int64(len(`{"type":"","mode":,"mtime":"","uid":,"gid":},`)) + int64(len(e.Type)) +
+		digits(int64(e.Mode)) + digits(int64(e.UID)) + digits(int64(e.GID)) +
+		int64(len(e.MTime.AppendFormat(buf[:0], time.RFC3339Nano)))
+	field := func(s, key string) {
+		switch {
+		case s == "":
+		case utf8.ValidString(s):
+			n += int64(len(`"":"",`)+len(key)) + encodedLen(s)
+		default:
+			n += int64(len(`"_b64":"",`)+len(key)) + encodedLen(s)
+		}
+	}
+	field(e.Path, "path")
+	field(e.Target, "target")
+	field(e.SHA256, "sha256")
+	if e.Size != 0 {
+		n += int64(len(`,"size":`)) + digits(e.Size)
+	}
+	if e.Skipped {
+		n += int64(len(`,"skipped":true`))
+	}
+	return n
+}
+
+// digits is the length of v in decimal, its sign included.
+func digits(v int64) int64 {
+	n := int64(1)
+	if v < 0 {
+		n++
+	}
+	for v <= -10 || v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
 
 // treeHash is the hash of a tree: SHA-256 over, for every entry that is
 // kept (not Skipped), in walk order (pre-order, names sorted bytewise),
@@ -192,8 +287,9 @@ func treeHash(entries []Entry) string {
 
 // summarise fills the counts, sizes and tree hash of info from entries.
 func summarise(info *Info, entries []Entry) {
-	info.Entries, info.Files, info.Skipped, info.Bytes = len(entries), 0, 0, 0
+	info.Entries, info.Files, info.Skipped, info.Bytes, info.Size = len(entries), 0, 0, 0, 0
 	for _, e := range entries {
+		info.Size += entryCharge(&e)
 		switch {
 		case e.Skipped:
 			info.Skipped++
@@ -205,7 +301,6 @@ func summarise(info *Info, entries []Entry) {
 	if len(entries) > 0 {
 		info.Type = entries[0].Type
 	}
-	info.Size = charge(info.Bytes, info.Entries)
 	info.TreeSHA256 = treeHash(entries)
 }
 

@@ -27,7 +27,8 @@ var (
 // dates the backup and makes its id.
 //
 // In order, holding the store's lock: leftovers of crashes are removed;
-// the source is measured (a walk that only stats); the oldest complete
+// the source is measured (a walk that only stats; a tree whose manifest
+// would pass MaxManifest is *NoRoomError at once); the oldest complete
 // backups are evicted until the source fits both the quota and the
 // file system's free space, or, when it cannot fit even after evicting
 // every backup that is not in use, *NoRoomError (ErrNoRoom) is returned
@@ -60,17 +61,26 @@ func (s *Store) Stage(src *os.File, label string, now time.Time) (*Backup, error
 	defer unlock()
 	s.cleanup()
 
-	measure := newWalker(walkMeasure)
-	measure.avoid = &self
-	if err := measure.source(sfd, -1, ""); err != nil {
-		return nil, err
-	}
-	need := charge(measure.bytes, len(measure.entries))
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(s.fd, &fs); err != nil {
 		return nil, fmt.Errorf("backup: store %s: %w", s.dir, err)
 	}
-	diskNeed := diskEstimate(measure.entries, fs.Bsize)
+	bsize := fs.Bsize
+	if bsize <= 0 {
+		bsize = 4096
+	}
+	measure := newWalker(walkMeasure)
+	measure.avoid, measure.bsize = &self, bsize
+	if err := measure.source(sfd, -1, ""); err != nil {
+		if errors.Is(err, errTooBig) {
+			// Stopped part way: the sizes are at least these.
+			return nil, &NoRoomError{Need: measure.size, Quota: s.quota, Manifest: measure.manifest}
+		}
+		return nil, err
+	}
+	need := measure.size
+	// The copy, its manifest (header included) and a block to spare.
+	diskNeed := bsize + maxHeader + measure.disk
 	victims, err := s.plan(need, diskNeed, int64(fs.Bavail)*fs.Bsize)
 	if err != nil {
 		return nil, err
@@ -112,9 +122,9 @@ func (s *Store) Stage(src *os.File, label string, now time.Time) (*Backup, error
 	copied := newWalker(walkCopy)
 	copied.avoid, copied.limit, copied.hook = &self, measure.bytes, testHookVisit
 	if err := copied.source(sfd, dfd, dataName); err != nil {
-		return nil, err
+		return nil, grewPastManifest(err)
 	}
-	if got := charge(copied.bytes, len(copied.entries)); got > need {
+	if got := copied.size; got > need {
 		return nil, changed(".", "it grew to %d bytes (with %d entries) after it was measured at %d", got, len(copied.entries), need)
 	}
 	if err := unix.Fsync(dfd); err != nil {
@@ -135,7 +145,7 @@ func (s *Store) Stage(src *os.File, label string, now time.Time) (*Backup, error
 	again := newWalker(walkHash)
 	again.avoid = &self
 	if err := again.source(sfd, -1, ""); err != nil {
-		return nil, err
+		return nil, grewPastManifest(err)
 	}
 	if err := compareSource(copied.entries, again.entries); err != nil {
 		return nil, err
@@ -170,24 +180,13 @@ func (s *Store) Stage(src *os.File, label string, now time.Time) (*Backup, error
 	return &Backup{Info: info, Tree: copied.entries}, nil
 }
 
-// diskEstimate is roughly what a copy of entries takes on a file system
-// with blocks of bsize: whole blocks for contents, a block per directory
-// or link, and the manifest.
-func diskEstimate(entries []Entry, bsize int64) int64 {
-	if bsize <= 0 {
-		bsize = 4096
+// grewPastManifest: a walk of the source after the measure stopped at
+// the manifest's bound, which the measure did not reach: the tree grew.
+func grewPastManifest(err error) error {
+	if errors.Is(err, errTooBig) {
+		return changed(".", "it grew after it was measured: %v", err)
 	}
-	n := bsize
-	for _, e := range entries {
-		switch e.Type {
-		case TypeFile:
-			n += (e.Size + bsize - 1) / bsize * bsize
-		case TypeDir, TypeSymlink:
-			n += bsize
-		}
-		n += 2*int64(len(e.Path)) + 256 // its manifest line
-	}
-	return n
+	return err
 }
 
 type victim struct {
@@ -257,6 +256,10 @@ func writeManifest(dfd int, m *manifest) error {
 		return fmt.Errorf("backup: manifest: %w", err)
 	}
 	b = append(b, '\n')
+	if len(b) > MaxManifest {
+		// The walks stop before this; a manifest this big would not be read.
+		return fmt.Errorf("backup: the manifest is %d bytes, more than the %d-byte limit", len(b), MaxManifest)
+	}
 	fd, err := openAt(dfd, manifestTemp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return storeErr(manifestName, err)

@@ -53,9 +53,12 @@ var (
 	ErrInUse = errors.New("backup: the backup is in use")
 )
 
-// NoRoomError is ErrNoRoom with its sizes. Disk says which limit failed:
-// false the quota (Need > Quota - what stays), true the file system's
-// free space. Nothing was evicted.
+// NoRoomError is ErrNoRoom with its sizes. Which limit failed: the
+// manifest's when Manifest is set (the source's manifest would pass
+// MaxManifest; the measure stopped there, so Need and Manifest are what
+// it had counted, and the other sizes are not filled in); else the file
+// system's free space when Disk is true; else the quota (Need > Quota -
+// what stays). Nothing was evicted.
 type NoRoomError struct {
 	Need      int64 // the source's size, as counted against the quota
 	Quota     int64
@@ -64,9 +67,14 @@ type NoRoomError struct {
 	Disk      bool
 	DiskNeed  int64 // the source's estimated use of the store's file system
 	DiskFree  int64 // available there, before evicting
+	Manifest  int64 // more than MaxManifest: the manifest's size when the measure stopped
 }
 
 func (e *NoRoomError) Error() string {
+	if e.Manifest > 0 {
+		return fmt.Sprintf("backup: no room in the backup store: the source has too many entries or too long names: its manifest would take more than %d bytes, the limit",
+			MaxManifest)
+	}
 	if e.Disk {
 		return fmt.Sprintf("backup: no room in the backup store: the copy needs about %d bytes on its file system, which has %d free, %d more if every evictable backup were evicted",
 			e.DiskNeed, e.DiskFree, e.Evictable)

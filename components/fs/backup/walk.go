@@ -25,23 +25,39 @@ const (
 // with O_NOFOLLOW, and what was opened is checked to be what was looked
 // at (same device, inode and type). A symbolic link is read with
 // readlinkat, never followed.
+//
+// Every walk tallies what it saw: entries, file bytes, the charge
+// against the quota, the manifest's size and (given bsize) an estimate of
+// the copy's use of the store's file system. The measure keeps only
+// these, not the entries. A walk stops (errTooBig) once the manifest
+// would pass MaxManifest, so no walk holds more names than a manifest
+// may (the paths of a deep chain of long names grow with its depth
+// squared).
 type walker struct {
-	mode    walkMode
-	entries []Entry
-	bytes   int64
-	limit   int64 // walkCopy: the content the measure found; more is a change
-	buf     []byte
-	avoid   *unix.Stat_t // the store's own directory: never walked into
-	hook    func(rel string)
+	mode     walkMode
+	entries  []Entry // not kept by walkMeasure
+	count    int     // entries seen
+	bytes    int64   // regular files' content
+	size     int64   // the charge against the quota (entryCharge)
+	manifest int64   // the manifest's size (maxHeader for everything but the entries)
+	bsize    int64   // the store's block size; 0: no disk estimate
+	disk     int64   // the copy's estimated use of the store's file system
+	limit    int64   // walkCopy: the content the measure found; more is a change
+	buf      []byte
+	avoid    *unix.Stat_t // the store's own directory: never walked into
+	hook     func(rel string)
 }
 
 func newWalker(mode walkMode) *walker {
-	w := &walker{mode: mode, limit: -1}
+	w := &walker{mode: mode, limit: -1, manifest: maxHeader}
 	if mode != walkMeasure {
 		w.buf = make([]byte, 1<<20)
 	}
 	return w
 }
+
+// errTooBig: the tree's manifest would be larger than MaxManifest.
+var errTooBig = fmt.Errorf("backup: the manifest would be larger than %d bytes (too many entries, or too long names)", MaxManifest)
 
 // changed is an error for a source that changed under the walk.
 func changed(rel, format string, args ...any) error {
@@ -134,7 +150,40 @@ func (w *walker) child(dfd int, name, rel string, out int) error {
 	}
 }
 
-func (w *walker) add(e Entry) { w.entries = append(w.entries, e) }
+// add records e: tallies it, and keeps it unless measuring. Once the
+// manifest would pass MaxManifest it is errTooBig.
+func (w *walker) add(e Entry) error {
+	w.count++
+	w.size += entryCharge(&e)
+	w.manifest += lineLen(&e)
+	if w.bsize > 0 {
+		w.disk += diskCost(&e, w.bsize)
+	}
+	if w.manifest > MaxManifest {
+		return fmt.Errorf("%w: %s is entry %d", errTooBig, q(e.Path), w.count)
+	}
+	if w.mode != walkMeasure {
+		w.entries = append(w.entries, e)
+	}
+	return nil
+}
+
+// diskCost is roughly what e's copy takes on a file system with blocks
+// of bsize: whole blocks for a file's content or a link's target, a
+// block per directory, and its manifest line.
+func diskCost(e *Entry, bsize int64) int64 {
+	blocks := func(n int64) int64 { return (n + bsize - 1) / bsize * bsize }
+	n := lineLen(e)
+	switch e.Type {
+	case TypeFile:
+		n += blocks(e.Size)
+	case TypeDir:
+		n += bsize
+	case TypeSymlink:
+		n += blocks(max(1, int64(len(e.Target))))
+	}
+	return n
+}
 
 // dir records the directory fd (described by st) and walks its names in
 // bytewise order.
@@ -142,7 +191,9 @@ func (w *walker) dir(fd int, st *unix.Stat_t, rel string, out int, outName strin
 	if w.avoid != nil && st.Dev == w.avoid.Dev && st.Ino == w.avoid.Ino {
 		return fmt.Errorf("backup: %s is the backup store itself: a tree holding the store is not backed up", q(rel))
 	}
-	w.add(entryOf(st, rel, TypeDir))
+	if err := w.add(entryOf(st, rel, TypeDir)); err != nil {
+		return err
+	}
 	sub := -1
 	if w.mode == walkCopy {
 		if err := unix.Mkdirat(out, outName, 0o700); err != nil {
@@ -177,9 +228,9 @@ func (w *walker) file(fd int, st *unix.Stat_t, rel string, out int, outName stri
 	e := entryOf(st, rel, TypeFile)
 	if w.mode == walkMeasure {
 		e.Size = st.Size
+		e.SHA256 = unhashed // its length, for the manifest's size
 		w.bytes += st.Size
-		w.add(e)
-		return nil
+		return w.add(e)
 	}
 	dst := -1
 	if w.mode == walkCopy {
@@ -235,9 +286,11 @@ func (w *walker) file(fd int, st *unix.Stat_t, rel string, out int, outName stri
 	e.Size = off
 	e.SHA256 = hex.EncodeToString(h.Sum(nil))
 	w.bytes += off
-	w.add(e)
-	return nil
+	return w.add(e)
 }
+
+// unhashed stands for a file's hash where the walk does not read it.
+const unhashed = "0000000000000000000000000000000000000000000000000000000000000000"
 
 func (w *walker) symlink(st *unix.Stat_t, target, rel string, out int, outName string) error {
 	e := entryOf(st, rel, TypeSymlink)
@@ -247,8 +300,7 @@ func (w *walker) symlink(st *unix.Stat_t, target, rel string, out int, outName s
 			return storeErr(rel, err)
 		}
 	}
-	w.add(e)
-	return nil
+	return w.add(e)
 }
 
 // special records a FIFO (kept: made again in the staging, no content)
@@ -261,19 +313,17 @@ func (w *walker) special(st *unix.Stat_t, rel string, out int, outName string) e
 				return storeErr(rel, err)
 			}
 		}
-		w.add(entryOf(st, rel, TypeFIFO))
+		return w.add(entryOf(st, rel, TypeFIFO))
 	case unix.S_IFSOCK:
 		e := entryOf(st, rel, TypeSocket)
 		e.Skipped = true
-		w.add(e)
+		return w.add(e)
 	case unix.S_IFCHR, unix.S_IFBLK:
 		e := entryOf(st, rel, TypeDevice)
 		e.Skipped = true
-		w.add(e)
-	default:
-		return fmt.Errorf("backup: %s: unknown file type %#o", q(rel), st.Mode&unix.S_IFMT)
+		return w.add(e)
 	}
-	return nil
+	return fmt.Errorf("backup: %s: unknown file type %#o", q(rel), st.Mode&unix.S_IFMT)
 }
 
 // storeErr is a failure to write the staging (ENOSPC, EIO, ...).
