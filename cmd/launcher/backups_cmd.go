@@ -20,9 +20,17 @@ const backupsHelp = `Usage (as root, the person):
   launcher backups restore ID --workspace DIR [--as NAME]
 
 The backups fs kept of the trees it deleted recursively in components
-mode, one store per workspace (under /var/lib/pinfold/backups). restore
+mode, one store per workspace (under /var/lib/pinfold/backups). show
+lists each entry's type, mode, recorded uid:gid and path. restore
 puts the tree back where it was, beneath the workspace, under its old
-name or NAME; it never overwrites anything.
+name or NAME; it never overwrites anything. Every restored file,
+directory and link belongs to the owner (user and group) of the
+workspace directory DIR, whatever owner the backup recorded: fs
+recorded owners as it saw them through its idmapped mount (the
+workspace owner's files as its throwaway uid, everyone else's as
+65534), so they are only shown by show, never applied. Setuid and
+setgid are never restored (mode & 01777); the permission bits, sticky
+bit and modification times are.
 ` + exitCodesHelp
 
 func (e env) backups(args []string) error {
@@ -87,8 +95,10 @@ func (e env) backups(args []string) error {
 			}{info, entries})
 		}
 		fmt.Fprintf(e.stdout, "%s  %s  %d entries, %d bytes\n", info.ID, info.Label, len(entries), info.Bytes)
+		// Type, mode and owner as fs recorded them (the owner as fs saw it
+		// through its idmapped mount: restore does not apply it).
 		for _, en := range entries {
-			fmt.Fprintf(e.stdout, "  %s\n", en.Path)
+			fmt.Fprintf(e.stdout, "  %-7s %04o %d:%d  %s\n", en.Type, en.Mode, en.UID, en.GID, en.Path)
 		}
 	case "verify":
 		if err := store.Verify(rest[0]); err != nil {
@@ -109,6 +119,10 @@ func (e env) backups(args []string) error {
 		if *as != "" {
 			name = *as
 		}
+		owner, err := workspaceOwner(*ws)
+		if err != nil {
+			return fail(exitFailure, "", "backups: %v", err)
+		}
 		// As root, into a tree the agent wrote: the parent is found
 		// beneath the workspace by descriptor, through no symbolic link
 		// and no mount, or a planted link would send the tree elsewhere.
@@ -118,7 +132,7 @@ func (e env) backups(args []string) error {
 			return fail(exitFailure, "", "backups: the place to restore to, %s: %v", parent, err)
 		}
 		defer d.Close()
-		if err := store.Restore(rest[0], d, name); err != nil {
+		if err := store.Restore(rest[0], d, name, owner); err != nil {
 			return fail(exitFailure, "give another name with --as NAME", "backups: %v", err)
 		}
 		fmt.Fprintf(e.stdout, "restored %s to %s\n", rest[0], filepath.Join(parent, name))
@@ -140,4 +154,17 @@ func openBeneath(ws, rel string) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(ws, rel)), nil
+}
+
+// workspaceOwner is the user and group that own the workspace directory
+// ws (not following a link): whom a restored tree is given to.
+func workspaceOwner(ws string) (backup.Owner, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(ws, &st); err != nil {
+		return backup.Owner{}, fmt.Errorf("the workspace %q: %w", ws, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return backup.Owner{}, fmt.Errorf("the workspace %q is not a directory", ws)
+	}
+	return backup.Owner{UID: int(st.Uid), GID: int(st.Gid)}, nil
 }

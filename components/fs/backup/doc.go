@@ -11,14 +11,15 @@
 //	// *NoRoomError with the sizes); the delete needs the person's second,
 //	// irreversible-delete confirmation. Any other error: do not delete.
 //	// Otherwise delete the tree; b.ID names the backup.
-//	s.List(); s.Show(id); s.Verify(id); s.Restore(id, dirFile, name); s.Remove(id)
+//	s.List(); s.Show(id); s.Verify(id); s.Restore(id, dirFile, name, owner); s.Remove(id)
 //
 // src is a descriptor of the tree to delete as the caller resolved it:
 // a directory (O_PATH|O_DIRECTORY is enough), a regular file (readable,
 // or O_PATH where /proc is mounted) or a symbolic link (O_PATH|O_NOFOLLOW:
 // the link is what is backed up); wrap a raw descriptor with os.NewFile.
-// Restore's dst is a directory descriptor (O_PATH is enough) and name a
-// single file name in it.
+// Restore's dst is a directory descriptor (O_PATH is enough), name a
+// single file name in it, and owner (Owner) whom every restored entry
+// is given to: the caller passes the workspace directory's owner.
 //
 // # The store
 //
@@ -51,7 +52,13 @@
 // The stored copy holds names, contents, link targets and FIFOs; files
 // are 0600 and directories 0700, owned by the store's owner (so no
 // setuid file or unreadable directory ever sits in the store). Modes,
-// times and owners live in the manifest only, and are applied by Restore.
+// times and owners live in the manifest only. Restore applies the
+// modes without setuid and setgid (mode & 01777) and the times; the
+// recorded owners are never applied (they are only shown): fs records
+// them as it sees them through its idmapped mount, the workspace
+// owner's files as its throwaway uid (which later sessions reuse) and
+// everyone else's as 65534, so restoring them would give the person's
+// files away, setuid ones included.
 //
 // # Guarantees
 //
@@ -104,15 +111,18 @@
 //     is done through the descriptor: contents, every file's hash
 //     checked as it is copied (ErrCorrupt), owners (when root) then
 //     modes then modification times (utimensat and fchownat with
-//     AT_EMPTY_PATH), children before their directories. The tree's
-//     root stays this process's, mode 0700, until it has been renamed
-//     onto name with RENAME_NOREPLACE; only then are its own owner, mode
-//     and time set, through its descriptor. So nothing inside the tree
-//     can be reached by another user while it is built. An existing name
-//     (checked first, and again by the rename) is ErrExists and nothing
-//     is changed. On any failure, the root's contents are removed
-//     through its descriptor, and the temporary name only while it is
-//     still that root (same device and inode). The backup stays.
+//     AT_EMPTY_PATH), children before their directories: the owner is
+//     the one the caller gives, for every entry, and the mode keeps
+//     neither setuid nor setgid (mode & 01777, files and directories
+//     alike). The tree's root stays this process's, mode 0700, until it
+//     has been renamed onto name with RENAME_NOREPLACE; only then are
+//     its own owner, mode and time set, through its descriptor. So
+//     nothing inside the tree can be reached by another user while it
+//     is built. An existing name (checked first, and again by the
+//     rename) is ErrExists and nothing is changed. On any failure, the
+//     root's contents are removed through its descriptor, and the
+//     temporary name only while it is still that root (same device and
+//     inode). The backup stays.
 //   - Ids are checked against their exact form before any use (ErrBadID:
 //     "../x" and the like never reach the file system); restore names
 //     must be one file name (ErrBadName).
@@ -125,9 +135,13 @@
 //   - Hard links are copied as separate files and restored as such.
 //   - Extended attributes, ACLs, file capabilities, security labels and
 //     inode flags (chattr) are not kept; access times are not restored.
-//     Owners are restored only when the process is root; otherwise the
-//     restored tree belongs to the caller (setgid may then be dropped by
-//     the kernel).
+//     Owners are not restored: every entry gets the owner the caller
+//     gives, and only when the process is root (otherwise the restored
+//     tree belongs to the caller). Setuid and setgid are never restored.
+//     Restore called without an owner (only the package's older tests
+//     do, until they pass one) is still the faithful restore of
+//     recorded owners with setuid and setgid: never to be used on a
+//     tree an agent wrote.
 //   - Sparse files are stored and restored dense.
 //   - FIFOs are recreated (they have no content). Sockets and devices
 //     are recorded in the manifest (skipped) but neither copied nor

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/fs/backup"
+	"github.com/pinfold/pinfold/components/session"
+)
+
+// backupsWorld is a workspace owned by wsUID:wsGID and its real backup
+// store (under /var/lib/pinfold/backups, removed when the test ends).
+type backupsWorld struct {
+	ws    string
+	store string
+}
+
+const wsUID, wsGID = 4242, 4343
+
+func newBackupsWorld(t *testing.T) *backupsWorld {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("PINFOLD_REQUIRE_ALL_FEATURES") == "1" {
+			t.Fatalf("requires root (the backup stores are root's), found euid %d (PINFOLD_REQUIRE_ALL_FEATURES=1 turns this skip into a failure)", os.Geteuid())
+		}
+		t.Skipf("requires root (the backup stores are root's), found euid %d", os.Geteuid())
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(ws, wsUID, wsGID); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := session.StoreDir(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return &backupsWorld{ws: ws, store: dir}
+}
+
+// stage backs up rel (beneath the workspace) with label, as fs would,
+// deletes it, and returns the backup's id.
+func (w *backupsWorld) stage(t *testing.T, rel, label string) string {
+	t.Helper()
+	s, err := backup.Open(w.store, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := filepath.Join(w.ws, rel)
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := os.NewFile(uintptr(fd), p)
+	defer src.Close()
+	b, err := s.Stage(src, label, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel == "." {
+		es, _ := os.ReadDir(w.ws)
+		for _, e := range es {
+			os.RemoveAll(filepath.Join(w.ws, e.Name()))
+		}
+	} else if err := os.RemoveAll(p); err != nil {
+		t.Fatal(err)
+	}
+	return b.ID
+}
+
+// backupsRun runs `launcher backups ARGS... --workspace WS`.
+func (w *backupsWorld) run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(append(append([]string{"backups"}, args...), "--workspace", w.ws), &o, &e)
+	return code, o.String(), e.String()
+}
+
+// restore gives the restored tree to the workspace's owner, whatever the
+// backup recorded, and drops setuid and setgid.
+func TestBackupsRestoreGivesWorkspaceOwner(t *testing.T) {
+	w := newBackupsWorld(t)
+	d := filepath.Join(w.ws, "d")
+	for _, step := range []error{
+		os.Mkdir(d, 0o755),
+		os.WriteFile(filepath.Join(d, "tool"), []byte("#!/bin/sh\n"), 0o755),
+		os.Symlink("tool", filepath.Join(d, "link")),
+		os.Lchown(filepath.Join(d, "tool"), 1907603510, 65534),
+		os.Chmod(filepath.Join(d, "tool"), 0o755|os.ModeSetuid|os.ModeSetgid),
+		os.Lchown(filepath.Join(d, "link"), 1907603510, 65534),
+		os.Lchown(d, 65534, 65534),
+		os.Chmod(d, 0o755|os.ModeSetgid),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	id := w.stage(t, "d", "d")
+	code, out, errs := w.run(t, "restore", id)
+	if code != 0 {
+		t.Fatalf("restore: %d %s %s", code, out, errs)
+	}
+	for _, p := range []string{d, filepath.Join(d, "tool"), filepath.Join(d, "link")} {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != wsUID || st.Gid != wsGID {
+			t.Errorf("%s: restored as %d:%d, want the workspace's %d:%d", p, st.Uid, st.Gid, wsUID, wsGID)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK && st.Mode&07777 != 0o755 {
+			t.Errorf("%s: restored with mode %#o, want 0755", p, st.Mode&07777)
+		}
+	}
+	// show still says what fs recorded.
+	code, out, _ = w.run(t, "show", id)
+	if code != 0 || !strings.Contains(out, "file    6755 1907603510:65534") {
+		t.Errorf("show: %d\n%s", code, out)
+	}
+}
+
+// A --workspace that is not a directory is refused for restore.
+func TestBackupsRestoreRefusesWorkspaceNotADirectory(t *testing.T) {
+	w := newBackupsWorld(t)
+	d := filepath.Join(w.ws, "d")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := w.stage(t, "d", "d")
+	// The workspace itself replaced by a link to a directory.
+	real := w.ws + ".real"
+	if err := os.Rename(w.ws, real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, w.ws); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(w.ws)
+	code, _, errs := w.run(t, "restore", id)
+	if code != exitFailure || !strings.Contains(errs, "is not a directory") {
+		t.Fatalf("restore into a linked workspace: %d %s", code, errs)
+	}
+	if _, err := os.Lstat(filepath.Join(real, "d")); err == nil {
+		t.Fatal("restored through the link")
+	}
+}
