@@ -302,30 +302,58 @@ func (s *Store) openBackup(id string, exclusive bool) (int, error) {
 	return fd, nil
 }
 
-// readManifest reads and checks the manifest in the backup directory bfd.
-func readManifest(bfd int, id string) (*manifest, error) {
+// openManifest opens the manifest in the backup directory bfd: a regular
+// file of at most MaxManifest bytes. Reads go through the returned reader,
+// which stops one byte past MaxManifest (the file may grow).
+func openManifest(bfd int, id string) (*os.File, io.Reader, error) {
 	fd, err := openAt(bfd, manifestName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err == unix.ENOENT {
-		return nil, fmt.Errorf("%w: %s (incomplete: no manifest)", ErrNotFound, id)
+		return nil, nil, fmt.Errorf("%w: %s (incomplete: no manifest)", ErrNotFound, id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("backup: %s: manifest: %w", id, err)
+		return nil, nil, fmt.Errorf("backup: %s: manifest: %w", id, err)
 	}
 	f := os.NewFile(uintptr(fd), manifestName)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("backup: %s: manifest: %w", id, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, nil, fmt.Errorf("%w: %s: the manifest is not a regular file", ErrCorrupt, id)
+	}
+	if st.Size > MaxManifest {
+		f.Close()
+		return nil, nil, tooBigManifest(id, st.Size)
+	}
+	return f, io.LimitReader(f, MaxManifest+1), nil
+}
+
+func tooBigManifest(id string, size int64) error {
+	return fmt.Errorf("backup: %s: the manifest is %d bytes, more than the %d-byte limit: not read", id, size, MaxManifest)
+}
+
+// readManifest reads and checks the manifest in the backup directory bfd.
+func readManifest(bfd int, id string) (*manifest, error) {
+	f, r, err := openManifest(bfd, id)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
-	b, err := io.ReadAll(f)
+	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("backup: %s: manifest: %w", id, err)
+	}
+	if len(b) > MaxManifest {
+		return nil, tooBigManifest(id, int64(len(b)))
 	}
 	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%w: %s: the manifest is not valid: %v", ErrCorrupt, id, err)
 	}
-	if m.Version != Version {
-		return nil, fmt.Errorf("backup: %s: manifest version %d, this build reads %d", id, m.Version, Version)
-	}
-	if m.ID != id {
-		return nil, fmt.Errorf("%w: %s: the manifest names backup %q", ErrCorrupt, id, m.ID)
+	if err := checkHeader(&m, id); err != nil {
+		return nil, err
 	}
 	if len(m.Entries) == 0 || m.Entries[0].Path != "." {
 		return nil, fmt.Errorf("%w: %s: the manifest has no root entry", ErrCorrupt, id)
@@ -333,8 +361,84 @@ func readManifest(bfd int, id string) (*manifest, error) {
 	return &m, nil
 }
 
-// List describes the complete backups, oldest first. A backup whose
-// manifest cannot be read is listed with its Problem.
+func checkHeader(m *manifest, id string) error {
+	if m.Version != Version {
+		return fmt.Errorf("backup: %s: manifest version %d, this build reads %d", id, m.Version, Version)
+	}
+	if m.ID != id {
+		return fmt.Errorf("%w: %s: the manifest names backup %q", ErrCorrupt, id, m.ID)
+	}
+	return nil
+}
+
+// readSummary reads the manifest in the backup directory bfd up to its
+// root entry (writeManifest puts the entries last): its Info, checked as
+// readManifest checks it, without reading or holding the other entries.
+func readSummary(bfd int, id string) (*Info, error) {
+	f, r, err := openManifest(bfd, id)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	bad := func(err error) error {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("%w: %s: the manifest is not valid: %v", ErrCorrupt, id, err)
+	}
+	dec := json.NewDecoder(r)
+	if tok, err := dec.Token(); err != nil {
+		return nil, bad(err)
+	} else if tok != json.Delim('{') {
+		return nil, bad(fmt.Errorf("not an object"))
+	}
+	fields := map[string]json.RawMessage{}
+	var root *Entry
+	for root == nil && dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, bad(err)
+		}
+		key, _ := tok.(string)
+		if strings.EqualFold(key, "entries") { // as json.Unmarshal matches it
+			if tok, err := dec.Token(); err != nil {
+				return nil, bad(err)
+			} else if tok != json.Delim('[') || !dec.More() {
+				break
+			}
+			root = new(Entry)
+			if err := dec.Decode(root); err != nil {
+				return nil, bad(err)
+			}
+			break
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, bad(err)
+		}
+		fields[key] = v
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return nil, bad(err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, bad(err)
+	}
+	if err := checkHeader(&m, id); err != nil {
+		return nil, err
+	}
+	if root == nil || root.Path != "." {
+		return nil, fmt.Errorf("%w: %s: the manifest has no root entry", ErrCorrupt, id)
+	}
+	return &m.Info, nil
+}
+
+// List describes the complete backups, oldest first, from their
+// manifests' summaries (read up to the root entry, not the other
+// entries: Show and Verify read those). A backup whose manifest cannot be
+// read (over MaxManifest among the reasons) is listed with its Problem.
 func (s *Store) List() ([]Info, error) {
 	names, err := readNames(s.fd)
 	if err != nil {
@@ -349,7 +453,7 @@ func (s *Store) List() ([]Info, error) {
 		if err != nil {
 			continue // removed meanwhile, or not a directory
 		}
-		m, err := readManifest(fd, n)
+		info, err := readSummary(fd, n)
 		unix.Close(fd)
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -357,7 +461,7 @@ func (s *Store) List() ([]Info, error) {
 		case err != nil:
 			out = append(out, Info{ID: n, Problem: err.Error()})
 		default:
-			out = append(out, m.Info)
+			out = append(out, *info)
 		}
 	}
 	return out, nil
