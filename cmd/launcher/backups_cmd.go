@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,7 +82,7 @@ func (e env) backups(args []string) error {
 			return e.writeJSON(list)
 		}
 		for _, b := range list {
-			fmt.Fprintf(e.stdout, "%s\t%s\t%d bytes\t%s\n", b.ID, b.Created.Format(time.DateTime), b.Bytes, b.Label)
+			fmt.Fprintf(e.stdout, "%s\t%s\t%d bytes\t%q\n", b.ID, b.Created.Format(time.DateTime), b.Bytes, b.Label)
 		}
 	case "show":
 		info, entries, err := store.Show(rest[0])
@@ -94,11 +95,14 @@ func (e env) backups(args []string) error {
 				Entries []backup.Entry `json:"entries"`
 			}{info, entries})
 		}
-		fmt.Fprintf(e.stdout, "%s  %s  %d entries, %d bytes\n", info.ID, info.Label, len(entries), info.Bytes)
+		fmt.Fprintf(e.stdout, "%s  %q  %d entries, %d bytes\n", info.ID, info.Label, len(entries), info.Bytes)
+		// Labels, paths and names are printed quoted (%q): an agent
+		// names them, and raw they could carry escape sequences to the
+		// root person's terminal.
 		// Type, mode and owner as fs recorded them (the owner as fs saw it
 		// through its idmapped mount: restore does not apply it).
 		for _, en := range entries {
-			fmt.Fprintf(e.stdout, "  %-7s %04o %d:%d  %s\n", en.Type, en.Mode, en.UID, en.GID, en.Path)
+			fmt.Fprintf(e.stdout, "  %-7s %04o %d:%d  %q\n", shownType(en.Type), en.Mode, en.UID, en.GID, en.Path)
 		}
 	case "verify":
 		if err := store.Verify(rest[0]); err != nil {
@@ -129,13 +133,13 @@ func (e env) backups(args []string) error {
 		parent := filepath.Join(*ws, filepath.Dir(rel))
 		d, err := openBeneath(*ws, filepath.Dir(rel))
 		if err != nil {
-			return fail(exitFailure, "", "backups: the place to restore to, %s: %v", parent, err)
+			return fail(exitFailure, "", "backups: the place to restore to, %q: %v", parent, err)
 		}
 		defer d.Close()
 		if err := store.Restore(rest[0], d, name, owner); err != nil {
 			return fail(exitFailure, "give another name with --as NAME", "backups: %v", err)
 		}
-		fmt.Fprintf(e.stdout, "restored %s to %s\n", rest[0], filepath.Join(parent, name))
+		fmt.Fprintf(e.stdout, "restored %s to %q\n", rest[0], filepath.Join(parent, name))
 	}
 	return nil
 }
@@ -167,4 +171,14 @@ func workspaceOwner(ws string) (backup.Owner, error) {
 		return backup.Owner{}, fmt.Errorf("the workspace %q is not a directory", ws)
 	}
 	return backup.Owner{UID: int(st.Uid), GID: int(st.Gid)}, nil
+}
+
+// shownType is t as show prints it: plain when it is one of the types an
+// entry has, quoted otherwise (the manifest is data).
+func shownType(t backup.Type) string {
+	switch t {
+	case backup.TypeFile, backup.TypeDir, backup.TypeSymlink, backup.TypeFIFO, backup.TypeSocket, backup.TypeDevice:
+		return string(t)
+	}
+	return strconv.Quote(string(t))
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +127,64 @@ func TestBackupsRestoreGivesWorkspaceOwner(t *testing.T) {
 	code, out, _ = w.run(t, "show", id)
 	if code != 0 || !strings.Contains(out, "file    6755 1907603510:65534") {
 		t.Errorf("show: %d\n%s", code, out)
+	}
+}
+
+// hostile is a name an agent can give a directory: an OSC title, a bell,
+// a clear screen, an 8-bit CSI and a right-to-left override.
+const hostile = "e\x1b]0;TITLE\x07\x1b[2J\u009b2J\u202egnp.x"
+
+// noControls fails when s holds what a terminal would act on.
+func noControls(t *testing.T, what, s string) {
+	t.Helper()
+	for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("%s prints %q raw:\n%q", what, bad, s)
+		}
+	}
+}
+
+// Labels, paths and names reach the terminal escaped: list, show,
+// restore and its errors; --json stays JSON.
+func TestBackupsEscapeNames(t *testing.T) {
+	w := newBackupsWorld(t)
+	d := filepath.Join(w.ws, hostile)
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, hostile), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := w.stage(t, hostile, hostile)
+	quoted := strconv.Quote(hostile)
+
+	code, out, errs := w.run(t, "list")
+	noControls(t, "list", out+errs)
+	if code != 0 || !strings.Contains(out, quoted) {
+		t.Errorf("list: %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = w.run(t, "show", id)
+	noControls(t, "show", out+errs)
+	if code != 0 || strings.Count(out, quoted) != 2 {
+		t.Errorf("show: %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = w.run(t, "restore", id)
+	noControls(t, "restore", out+errs)
+	if code != 0 || !strings.Contains(out, strconv.Quote(d)) {
+		t.Errorf("restore: %d\n%s%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(d, hostile)); err != nil || string(b) != "x" {
+		t.Errorf("restored file: %q %v", b, err)
+	}
+	code, out, errs = w.run(t, "restore", id) // the name exists now
+	noControls(t, "restore's error", out+errs)
+	if code != exitFailure || !strings.Contains(errs, quoted) {
+		t.Errorf("second restore: %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = w.run(t, "list", "--json")
+	var list []backup.Info
+	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || len(list) != 1 || list[0].Label != hostile {
+		t.Errorf("list --json: %d %v\n%s", code, err, out)
 	}
 }
 
