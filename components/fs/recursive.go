@@ -22,7 +22,7 @@ type Recursive struct {
 }
 
 // maxRemoveDepth bounds the removal's recursion (a tree deeper than this
-// is refused half way: what was removed is in the backup).
+// is refused half way, after the backup).
 const maxRemoveDepth = 2048
 
 // DeletedTree is what a recursive delete did.
@@ -36,7 +36,10 @@ type DeletedTree struct {
 // against the tree; when no backup can fit, only after a second,
 // explicit irreversible-delete confirmation. A backup that fails for any
 // other reason cancels the delete. Protected paths (and their ancestors)
-// need their own approval first.
+// need their own approval first. A removal that fails part way (a name
+// fs cannot remove, a tree deeper than maxRemoveDepth) is an error that
+// says the tree is partly removed and names the backup holding it (the
+// result names it too).
 func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 	const op = "delete-recursive"
 	var out DeletedTree
@@ -75,13 +78,33 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		default:
 			out.Backup = b.ID
 		}
-		if err := removeAllAt(op, p, par.fd, par.name, 0); err != nil {
-			return err
-		}
+		err = removeAllAt(op, p, par.fd, par.name, 0)
 		unix.Fsync(par.fd)
+		if err != nil {
+			return removalFailed(op, p, out, err)
+		}
 		return nil
 	})
 	return out, err
+}
+
+// removalFailed is the error of a removal that stopped part way, after
+// the backup (if any) was made: the tree is partly removed, so the error
+// says so and names the backup that holds all of it and how to restore
+// it. The caller's result still has the backup's id too, but an error
+// is all the agent is sent.
+func removalFailed(op, p string, out DeletedTree, err error) error {
+	why, errno := err.Error(), err
+	var fe *Error
+	if errors.As(err, &fe) {
+		why, errno = fe.Detail, fe.Err
+	}
+	detail := fmt.Sprintf("removal failed after backup %s: %s; the tree is partly removed; restore it with launcher backups restore %s",
+		out.Backup, why, out.Backup)
+	if out.Backup == "" {
+		detail = fmt.Sprintf("removal failed (no backup was kept, as the person confirmed): %s; the tree is partly removed", why)
+	}
+	return &Error{Op: op, Path: p, Kind: KindFailed, Detail: detail, Err: errno}
 }
 
 // Backup stages and verifies a backup of p ("." for the whole workspace)
@@ -128,7 +151,7 @@ func (r *Root) Backup(p string) (string, error) {
 // a mount point stops the removal (RESOLVE_NO_XDEV).
 func removeAllAt(op, p string, dfd int, name string, depth int) error {
 	if depth > maxRemoveDepth {
-		return &Error{Op: op, Path: p, Kind: KindFailed, Detail: fmt.Sprintf("deeper than %d levels: the rest was left (it is in the backup)", maxRemoveDepth)}
+		return &Error{Op: op, Path: p, Kind: KindFailed, Detail: fmt.Sprintf("deeper than %d levels: the rest was left", maxRemoveDepth)}
 	}
 	err := unix.Unlinkat(dfd, name, 0)
 	if err == nil || err == unix.ENOENT {
