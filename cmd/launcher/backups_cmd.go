@@ -24,11 +24,12 @@ The backups fs kept of the trees it deleted recursively in components
 mode, one store per workspace (under /var/lib/pinfold/backups). show
 lists each entry's type, mode, recorded uid:gid and path. restore
 puts the tree back where it was, beneath the workspace, under its old
-name or NAME; it never overwrites anything. Every restored file,
-directory and link belongs to the owner (user and group) of the
-workspace directory DIR, whatever owner the backup recorded: fs
-recorded owners as it saw them through its idmapped mount (the
-workspace owner's files as its throwaway uid, everyone else's as
+name or NAME; it never overwrites anything. A backup of the whole
+workspace (label ".") needs --as NAME and is restored as DIR/NAME.
+Every restored file, directory and link belongs to the owner (user and
+group) of the workspace directory DIR, whatever owner the backup
+recorded: fs recorded owners as it saw them through its idmapped mount
+(the workspace owner's files as its throwaway uid, everyone else's as
 65534), so they are only shown by show, never applied. Setuid and
 setgid are never restored (mode & 01777); the permission bits, sticky
 bit and modification times are.
@@ -114,10 +115,18 @@ func (e env) backups(args []string) error {
 		if err != nil {
 			return fail(exitFailure, "", "backups: %v", err)
 		}
-		// The label is the workspace-relative path fs deleted.
+		// The label is the workspace-relative path fs deleted: "." when
+		// it was the workspace's contents (bash backs up the whole
+		// workspace for rm -rf *, a glob or a dynamic path). That tree
+		// has no name of its own: it goes back as DIR/NAME, NAME given
+		// with --as.
 		rel := filepath.Clean(info.Label)
-		if rel == "." || filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
+		if filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
 			return fail(exitFailure, "", "backups: %s was not a path beneath the workspace (%q)", rest[0], info.Label)
+		}
+		if rel == "." && *as == "" {
+			return fail(exitFailure, "give it a name with --as NAME: it is restored as DIR/NAME",
+				"backups: %s is a backup of the whole workspace (label %q): it has no name to restore under", rest[0], info.Label)
 		}
 		name := filepath.Base(rel)
 		if *as != "" {

@@ -188,6 +188,35 @@ func TestBackupsEscapeNames(t *testing.T) {
 	}
 }
 
+// A backup of the whole workspace (label ".", what bash stages for
+// rm -rf *) is restored with --as NAME as DIR/NAME; without --as the
+// error says so.
+func TestBackupsRestoreWholeWorkspace(t *testing.T) {
+	w := newBackupsWorld(t)
+	if err := os.MkdirAll(filepath.Join(w.ws, "src", "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.ws, "src", "pkg", "a.go"), []byte("package pkg\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := w.stage(t, ".", ".")
+
+	code, out, errs := w.run(t, "restore", id)
+	if code != exitFailure || !strings.Contains(errs, "whole workspace") || !strings.Contains(errs, "launcher: hint: give it a name with --as NAME") {
+		t.Fatalf("restore without --as: %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = w.run(t, "restore", id, "--as", "before-rm")
+	if code != 0 {
+		t.Fatalf("restore --as: %d\n%s%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.ws, "before-rm", "src", "pkg", "a.go")); err != nil || string(b) != "package pkg\n" {
+		t.Fatalf("restored as DIR/NAME: %q %v", b, err)
+	}
+	if want := strconv.Quote(filepath.Join(w.ws, "before-rm")); !strings.Contains(out, want) {
+		t.Errorf("restore says %q, want it to name %s", out, want)
+	}
+}
+
 // A --workspace that is not a directory is refused for restore.
 func TestBackupsRestoreRefusesWorkspaceNotADirectory(t *testing.T) {
 	w := newBackupsWorld(t)
