@@ -65,6 +65,44 @@ func TestDeleteRecursiveRemovalFailsAfterBackup(t *testing.T) {
 	}
 }
 
+// A tree whose manifest would pass backup.MaxManifest (a 1000-deep
+// chain of 255-byte names: 128 MB of paths) does not fit, though it is
+// charged less than the default quota: the person is asked for the
+// irreversible delete, and declining it leaves the tree.
+func TestDeleteRecursiveManifestTooBig(t *testing.T) {
+	w, store, asked := recursiveWorld(t, 0, true, false)
+	fd, err := unix.Open(filepath.Join(w.ws, "build"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.Repeat("n", 255)
+	for range 1000 {
+		if err := unix.Mkdirat(fd, name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	_, err = w.root.DeleteRecursive("build")
+	if KindOf(err) != KindNeedsConfirmation || !strings.Contains(err.Error(), "irreversible") {
+		t.Fatalf("%v", err)
+	}
+	if len(*asked) != 2 || !strings.Contains((*asked)[1], "WITHOUT a backup") {
+		t.Errorf("questions %q", *asked)
+	}
+	if _, err := os.Stat(filepath.Join(w.ws, "build/sub/deep/c")); err != nil {
+		t.Fatalf("the tree was touched: %v", err)
+	}
+	if l, _ := store.List(); len(l) != 0 {
+		t.Errorf("backups %+v", l)
+	}
+}
+
 // Without a backup (confirmed irreversible), a removal that fails part
 // way says the tree is partly removed, and names no backup.
 func TestDeleteRecursiveRemovalFailsIrreversible(t *testing.T) {
