@@ -71,7 +71,7 @@ func TestDeleteRecursiveBackedUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	if err := store.Restore(res.Backup, ws, "build"); err != nil {
+	if err := store.Restore(res.Backup, ws, "build", backup.Owner{UID: os.Geteuid(), GID: os.Getegid()}); err != nil {
 		t.Fatal(err)
 	}
 	for rel, want := range map[string]string{"build/a.o": "aaa", "build/sub/b.o": "bbb", "build/sub/deep/c": "c"} {

@@ -19,7 +19,8 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
 
 // The whole path a recursive delete takes: stage, the caller deletes,
 // restore; the restored tree equals the original byte for byte, with
-// modes, times, link targets (and owners, as root).
+// modes, times and link targets, every entry the given owner's (as
+// root), setuid and setgid gone.
 func TestStageDeleteRestore(t *testing.T) {
 	w := newWorld(t, 0)
 	tree := filepath.Join(w.ws, "tree")
@@ -41,20 +42,21 @@ func TestStageDeleteRestore(t *testing.T) {
 
 	removeTree(t, tree)
 	ws := openPath(t, w.ws)
-	if err := w.store.Restore(b.ID, ws, "tree"); err != nil {
+	if err := w.store.Restore(b.ID, ws, "tree", self()); err != nil {
 		t.Fatal(err)
 	}
-	compareSnapshots(t, withoutSockets(before), snapshot(t, tree))
+	want := restoredAs(withoutSockets(before), self())
+	compareSnapshots(t, want, snapshot(t, tree))
 	if _, err := os.Lstat(filepath.Join(tree, "sock")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a socket was restored: %v", err)
 	}
 
 	// Restoring again under the same name is refused, the tree untouched.
-	wantErr(t, w.store.Restore(b.ID, ws, "tree"), ErrExists)
-	compareSnapshots(t, withoutSockets(before), snapshot(t, tree))
+	wantErr(t, w.store.Restore(b.ID, ws, "tree", self()), ErrExists)
+	compareSnapshots(t, want, snapshot(t, tree))
 	// Under another name, beside it: the same tree.
-	must(t, w.store.Restore(b.ID, ws, "tree.again"))
-	compareSnapshots(t, withoutSockets(before), snapshot(t, filepath.Join(w.ws, "tree.again")))
+	must(t, w.store.Restore(b.ID, ws, "tree.again", self()))
+	compareSnapshots(t, want, snapshot(t, filepath.Join(w.ws, "tree.again")))
 	if es, _ := os.ReadDir(w.ws); len(es) != 2 {
 		t.Errorf("workspace after restores: %v (a temporary tree left?)", es)
 	}
@@ -130,7 +132,7 @@ func TestStageFileAndLink(t *testing.T) {
 			t.Fatalf("%d: %+v", i, b.Info)
 		}
 		must(t, os.Remove(filepath.Join(w.ws, name)))
-		must(t, w.store.Restore(b.ID, openPath(t, w.ws), name))
+		must(t, w.store.Restore(b.ID, openPath(t, w.ws), name, self()))
 	}
 	after := snapshot(t, w.ws)
 	delete(before, ".") // the workspace's own time changed
@@ -445,7 +447,7 @@ func TestTamperedCopy(t *testing.T) {
 			must(t, tc.tamper(w, b.ID))
 			wantErr(t, w.store.Verify(b.ID), ErrCorrupt)
 			removeTree(t, dir)
-			err = w.store.Restore(b.ID, openPath(t, w.ws), "d")
+			err = w.store.Restore(b.ID, openPath(t, w.ws), "d", self())
 			if tc.name == "added" {
 				// Restore follows the manifest: an extra stored file is
 				// not restored, and the rest is intact.
@@ -473,23 +475,23 @@ func TestRestoreRefusals(t *testing.T) {
 
 	for _, id := range []string{"", "../x", "..", ".", "x/../../etc", "/etc", b.ID + "/..", "../" + b.ID,
 		b.ID[:len(b.ID)-1] + "A", b.ID[:len(b.ID)-1] + "g", strings.Replace(b.ID, "T", "t", 1), stagePrefix + b.ID, b.ID + "\n"} {
-		wantErr(t, w.store.Restore(id, ws, "n"), ErrBadID)
+		wantErr(t, w.store.Restore(id, ws, "n", self()), ErrBadID)
 		wantErr(t, w.store.Verify(id), ErrBadID)
 		wantErr(t, w.store.Remove(id), ErrBadID)
 		_, _, err := w.store.Show(id)
 		wantErr(t, err, ErrBadID)
 	}
 	missing := newID(t0.Add(time.Hour))
-	wantErr(t, w.store.Restore(missing, ws, "n"), ErrNotFound)
+	wantErr(t, w.store.Restore(missing, ws, "n", self()), ErrNotFound)
 	for _, name := range []string{"", ".", "..", "a/b", "../d", "/abs", "a\x00b", strings.Repeat("n", 256)} {
-		wantErr(t, w.store.Restore(b.ID, ws, name), ErrBadName)
+		wantErr(t, w.store.Restore(b.ID, ws, name, self()), ErrBadName)
 	}
 
 	// The name exists: a file, a directory, a dangling link.
 	must(t, os.WriteFile(filepath.Join(w.ws, "file"), []byte("keep"), 0o644))
 	must(t, os.Symlink("nowhere", filepath.Join(w.ws, "dangling")))
 	for _, name := range []string{"d", "file", "dangling"} {
-		wantErr(t, w.store.Restore(b.ID, ws, name), ErrExists)
+		wantErr(t, w.store.Restore(b.ID, ws, name, self()), ErrExists)
 	}
 	if got, _ := os.ReadFile(filepath.Join(w.ws, "file")); string(got) != "keep" {
 		t.Fatal("an existing file was changed")
@@ -500,7 +502,7 @@ func TestRestoreRefusals(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(w.ws, "late"), []byte("made meanwhile"), 0o644))
 	}
 	defer func() { testHookBeforeRestoreRename = nil }()
-	wantErr(t, w.store.Restore(b.ID, ws, "late"), ErrExists)
+	wantErr(t, w.store.Restore(b.ID, ws, "late", self()), ErrExists)
 	if got, _ := os.ReadFile(filepath.Join(w.ws, "late")); string(got) != "made meanwhile" {
 		t.Fatal("the name made meanwhile was changed")
 	}

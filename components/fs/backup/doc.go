@@ -130,6 +130,16 @@
 //     being restored or verified, and renames the backup out of the ids
 //     before deleting it, so it is never seen half removed.
 //
+// A backup counts against the quota, per entry, EntryCharge (512) plus
+// the bytes of its path and link target as the manifest encodes them
+// beyond the first NameAllowance (64), plus its content (a file's bytes;
+// a link's target). A manifest is at most MaxManifest (64 MiB): a tree
+// whose manifest would be larger does not fit (*NoRoomError with
+// Manifest set, found by a measure that stops there, so the person is
+// asked about an irreversible delete); a larger manifest is not read,
+// and List shows it as a problem. List reads each manifest only up to
+// its root entry.
+//
 // # Limits
 //
 //   - Hard links are copied as separate files and restored as such.
@@ -138,10 +148,6 @@
 //     Owners are not restored: every entry gets the owner the caller
 //     gives, and only when the process is root (otherwise the restored
 //     tree belongs to the caller). Setuid and setgid are never restored.
-//     Restore called without an owner (only the package's older tests
-//     do, until they pass one) is still the faithful restore of
-//     recorded owners with setuid and setgid: never to be used on a
-//     tree an agent wrote.
 //   - Sparse files are stored and restored dense.
 //   - FIFOs are recreated (they have no content). Sockets and devices
 //     are recorded in the manifest (skipped) but neither copied nor

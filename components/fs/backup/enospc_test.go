@@ -136,7 +136,7 @@ func TestFullDiskMidCopy(t *testing.T) {
 		must(t, err)
 		before := snapshot(t, dir)
 		removeTree(t, dir)
-		must(t, w.store.Restore(b.ID, openPath(t, w.ws), "mid"))
+		must(t, w.store.Restore(b.ID, openPath(t, w.ws), "mid", self()))
 		compareSnapshots(t, before, snapshot(t, dir))
 	})
 }

@@ -318,3 +318,17 @@ func wantErr(t *testing.T, err, target error) {
 func dataPath(w *world, id string, rel ...string) string {
 	return filepath.Join(append([]string{w.storeDir, id, dataName}, rel...)...)
 }
+
+// self is this process as the owner of a restored tree.
+func self() Owner { return Owner{UID: os.Geteuid(), GID: os.Getegid()} }
+
+// restoredAs is what a snapshot of a tree looks like restored for owner:
+// every entry owner's, setuid and setgid gone.
+func restoredAs(m map[string]node, owner Owner) map[string]node {
+	out := map[string]node{}
+	for k, v := range m {
+		v.UID, v.GID, v.Mode = uint32(owner.UID), uint32(owner.GID), v.Mode&^(unix.S_ISUID|unix.S_ISGID)
+		out[k] = v
+	}
+	return out
+}

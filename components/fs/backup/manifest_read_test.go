@@ -46,7 +46,7 @@ func TestManifestReadBounded(t *testing.T) {
 	ws, err := os.Open(w.ws)
 	must(t, err)
 	defer ws.Close()
-	wantLimit("restore", w.store.Restore(b.ID, ws, "again"))
+	wantLimit("restore", w.store.Restore(b.ID, ws, "again", self()))
 	var infos []Info
 	if n := allocated(func() { infos, err = w.store.List() }); n > 1<<20 {
 		t.Errorf("List allocated %d bytes", n)

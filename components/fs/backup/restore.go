@@ -80,12 +80,6 @@ type Owner struct{ UID, GID int }
 // workspace owner's files as fs's throwaway uid, everyone else's as
 // 65534). Sockets and devices are not restored.
 //
-// owner is required. Called without it (only the package's older tests
-// do, until they pass one; the parameter then stops being variadic),
-// Restore is the faithful restore it used to be: the recorded owners
-// and setuid and setgid, which must never be applied to a tree an
-// agent wrote.
-//
 // The tree is built under a temporary name (RestorePrefix and random) in
 // dst, every entry made exclusively (O_EXCL, mkdirat, symlinkat) and,
 // once made, reached only through a descriptor checked to be what this
@@ -96,18 +90,12 @@ type Owner struct{ UID, GID int }
 // it is built. When name was made meanwhile, ErrExists and nothing else
 // was touched. Any failure removes what was made (see discard). The
 // backup stays in the store.
-func (s *Store) Restore(id string, dst *os.File, name string, owner ...Owner) error {
+func (s *Store) Restore(id string, dst *os.File, name string, owner Owner) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	var own *Owner
-	switch {
-	case len(owner) > 1:
-		return fmt.Errorf("backup: restore: %d owners given, want one", len(owner))
-	case len(owner) == 1 && (owner[0].UID < 0 || owner[0].GID < 0):
-		return fmt.Errorf("backup: restore: owner %d:%d is not a user and group", owner[0].UID, owner[0].GID)
-	case len(owner) == 1:
-		own = &owner[0]
+	if owner.UID < 0 || owner.GID < 0 {
+		return fmt.Errorf("backup: restore: owner %d:%d is not a user and group", owner.UID, owner.GID)
 	}
 	if err := checkName(name); err != nil {
 		return err
@@ -126,7 +114,7 @@ func (s *Store) Restore(id string, dst *os.File, name string, owner ...Owner) er
 	if err != nil {
 		return err
 	}
-	r, err := newRestorer(m, own)
+	r, err := newRestorer(m, owner)
 	if err != nil {
 		return fmt.Errorf("backup: %s: %w", id, err)
 	}
@@ -170,8 +158,8 @@ func (s *Store) Restore(id string, dst *os.File, name string, owner ...Owner) er
 type restorer struct {
 	entries []Entry
 	kids    map[string][]int
-	owners  bool   // root: set owners
-	owner   *Owner // every entry's; nil: the recorded ones (see Restore)
+	owners  bool  // root: set owners
+	owner   Owner // every entry's (see Restore)
 	euid    int
 	buf     []byte
 	// top is a descriptor of the tree's root once made and checked (-1
@@ -183,7 +171,7 @@ type restorer struct {
 // newRestorer indexes the manifest's entries by directory, checking
 // that every path is made of proper names beneath a directory listed
 // before it.
-func newRestorer(m *manifest, owner *Owner) (*restorer, error) {
+func newRestorer(m *manifest, owner Owner) (*restorer, error) {
 	euid := os.Geteuid()
 	r := &restorer{entries: m.Entries, kids: map[string][]int{}, owners: euid == 0, owner: owner, euid: euid, buf: make([]byte, 1<<20), top: -1}
 	dirs := map[string]bool{}
@@ -442,14 +430,9 @@ func (r *restorer) finishTop() error {
 }
 
 // meta sets the owner (when root) then the mode (not a link's) of the
-// new entry fd: in that order, since chown clears setuid and setgid.
-// With an owner given, that owner and the mode without setuid and
-// setgid (01777); without, the recorded owner and mode (see Restore).
+// new entry fd: Restore's owner, and the mode without setuid and setgid.
 func (r *restorer) meta(fd int, e Entry) error {
-	uid, gid, mode := int(e.UID), int(e.GID), e.Mode&07777
-	if r.owner != nil {
-		uid, gid, mode = r.owner.UID, r.owner.GID, e.Mode&01777
-	}
+	uid, gid, mode := r.owner.UID, r.owner.GID, e.Mode&01777
 	if r.owners {
 		if err := unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return pathErr("setting the owner of", e.Path, err)

@@ -64,7 +64,7 @@ func TestRestoreFailedRenameRemovesOnlyItsOwn(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(w.ws, "d"), []byte("made meanwhile"), 0o644))
 	}
 	defer func() { testHookBeforeRestoreRename = nil }()
-	wantErr(t, w.store.Restore(b.ID, openPath(t, w.ws), "d"), ErrExists)
+	wantErr(t, w.store.Restore(b.ID, openPath(t, w.ws), "d", self()), ErrExists)
 
 	es, err := os.ReadDir(w.ws)
 	must(t, err)
@@ -104,7 +104,7 @@ func TestRestoreRefusesReplacedEntry(t *testing.T) {
 			foreignDir(t, out, name)
 		}
 		defer func() { testHookAfterMake = nil }()
-		err = w.store.Restore(b.ID, openPath(t, w.ws), "d")
+		err = w.store.Restore(b.ID, openPath(t, w.ws), "d", self())
 		if !errors.Is(err, errReplaced) {
 			t.Fatalf("error %v, want %v", err, errReplaced)
 		}
@@ -131,7 +131,7 @@ func TestRestoreRefusesReplacedEntry(t *testing.T) {
 			must(t, unix.Fchownat(out, name, 1234, 1234, unix.AT_SYMLINK_NOFOLLOW))
 		}
 		defer func() { testHookAfterMake = nil }()
-		err = w.store.Restore(b.ID, openPath(t, w.ws), "l")
+		err = w.store.Restore(b.ID, openPath(t, w.ws), "l", self())
 		if !errors.Is(err, errReplaced) {
 			t.Fatalf("error %v, want %v", err, errReplaced)
 		}
