@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -127,6 +128,16 @@ func (e env) backups(args []string) error {
 		if rel == "." && *as == "" {
 			return fail(exitFailure, "give it a name with --as NAME: it is restored as DIR/NAME",
 				"backups: %s is a backup of the whole workspace (label %q): it has no name to restore under", rest[0], info.Label)
+		}
+		// A label cut at MaxLabel bytes, or one whose bytes were not
+		// UTF-8 (replaced), is not the path it was: such a tree, too, goes
+		// back only as DIR/NAME.
+		if len(info.Label) > backup.MaxLabel-utf8.UTFMax || strings.ContainsRune(info.Label, utf8.RuneError) {
+			if *as == "" {
+				return fail(exitFailure, "give it a name with --as NAME: it is restored as DIR/NAME",
+					"backups: %s was labelled %q, which is not exactly the path it had (cut short, or not UTF-8)", rest[0], info.Label)
+			}
+			rel = "."
 		}
 		name := filepath.Base(rel)
 		if *as != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -240,5 +241,38 @@ func TestBackupsRestoreRefusesWorkspaceNotADirectory(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(real, "d")); err == nil {
 		t.Fatal("restored through the link")
+	}
+}
+
+// A label that is not exactly the path the tree had (cut at MaxLabel
+// bytes, or with bytes that were not UTF-8 replaced) is no place to
+// restore to: refused without --as, and with it the tree goes back as
+// DIR/NAME, never under the shortened or altered name.
+func TestBackupsRestoreUntrustedLabel(t *testing.T) {
+	w := newBackupsWorld(t)
+	for i, label := range []string{strings.Repeat("d", backup.MaxLabel+100), "bad\xffname"} {
+		rel := fmt.Sprintf("t%d", i)
+		if err := os.MkdirAll(filepath.Join(w.ws, rel), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(w.ws, rel, "f"), []byte("data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		id := w.stage(t, rel, label)
+		code, out, errs := w.run(t, "restore", id)
+		if code != exitFailure || !strings.Contains(errs, "not exactly the path") || !strings.Contains(errs, "--as NAME") {
+			t.Errorf("%d: restore without --as: %d\n%s%s", i, code, out, errs)
+		}
+		if es, _ := os.ReadDir(w.ws); len(es) != 0 {
+			t.Errorf("%d: something was restored: %v", i, es)
+		}
+		as := fmt.Sprintf("back%d", i)
+		if code, out, errs = w.run(t, "restore", id, "--as", as); code != 0 {
+			t.Fatalf("%d: restore --as: %d\n%s%s", i, code, out, errs)
+		}
+		if b, err := os.ReadFile(filepath.Join(w.ws, as, "f")); err != nil || string(b) != "data" {
+			t.Errorf("%d: restored as DIR/NAME: %q %v", i, b, err)
+		}
+		os.RemoveAll(filepath.Join(w.ws, as))
 	}
 }
