@@ -177,7 +177,8 @@ func smallTree(t *testing.T, dir string, size int) {
 // source that cannot fit even with every backup evicted is ErrNoRoom,
 // with its sizes, and nothing is evicted; a backup in use is passed over.
 func TestQuotaEviction(t *testing.T) {
-	const quota = 10000
+	const each = 2000 + 2*EntryCharge // a tree of 2000 bytes: its directory and one file
+	const quota = 3*each + 1000       // three fit, not four
 	w := newWorld(t, quota)
 	s := w.store
 	stage := func(name string, size int, i int) (*Backup, error) {
@@ -189,7 +190,7 @@ func TestQuotaEviction(t *testing.T) {
 	for i := range 3 {
 		b, err := stage("t"+string(rune('1'+i)), 2000, i)
 		must(t, err)
-		if b.Size != 2000+2*EntryCharge {
+		if b.Size != each {
 			t.Fatalf("size %d", b.Size)
 		}
 		all = append(all, b.ID)
@@ -214,12 +215,12 @@ func TestQuotaEviction(t *testing.T) {
 
 	// Too big even for an empty store: nothing evicted.
 	before := ids(t, s)
-	_, err = stage("huge", 20000, 5)
+	_, err = stage("huge", quota, 5)
 	var nr *NoRoomError
 	if !errors.As(err, &nr) || !errors.Is(err, ErrNoRoom) {
 		t.Fatalf("error %v, want a NoRoomError", err)
 	}
-	if nr.Need != 20000+2*EntryCharge || nr.Quota != quota || nr.Used != 3*(2000+2*EntryCharge) || nr.Evictable != nr.Used || nr.Disk {
+	if nr.Need != quota+2*EntryCharge || nr.Quota != quota || nr.Used != 3*each || nr.Evictable != nr.Used || nr.Disk {
 		t.Fatalf("NoRoomError %+v", nr)
 	}
 	if got := ids(t, s); !slices.Equal(got, before) {
@@ -236,8 +237,8 @@ func TestQuotaEviction(t *testing.T) {
 	}
 	// Fits only if the locked one went too: refused, nothing evicted.
 	before = ids(t, s)
-	_, err = stage("t7", 7000, 7)
-	if !errors.As(err, &nr) || nr.Evictable != 2*(2000+2*EntryCharge) {
+	_, err = stage("t7", quota-each-2*EntryCharge+1000, 7) // more than two evictions free, less than three
+	if !errors.As(err, &nr) || nr.Evictable != 2*each {
 		t.Fatalf("error %v (%+v)", err, nr)
 	}
 	if got := ids(t, s); !slices.Equal(got, before) {
@@ -247,7 +248,7 @@ func TestQuotaEviction(t *testing.T) {
 	unix.Close(lock)
 
 	// Fits after evicting everything: everything goes.
-	b8, err := stage("t8", 8000, 8)
+	b8, err := stage("t8", quota-each-2*EntryCharge+1000, 8)
 	must(t, err)
 	if got := ids(t, s); !slices.Equal(got, []string{b8.ID}) {
 		t.Fatalf("ids %q", got)

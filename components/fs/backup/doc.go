@@ -85,7 +85,7 @@
 //   - The tree hash (tree_sha256) is SHA-256 over every kept entry, in
 //     walk order, of its length-prefixed path, type, size, content hash
 //     and link target.
-//   - Quota: a backup counts its file bytes plus EntryCharge (512) per
+//   - Quota: a backup counts its file bytes plus EntryCharge (4608: a block and 512) per
 //     entry. Before copying, the oldest complete backups are evicted,
 //     one at a time, until the source fits the quota and the store's
 //     file system's free space (estimated in blocks). A backup being
@@ -130,7 +130,7 @@
 //     being restored or verified, and renames the backup out of the ids
 //     before deleting it, so it is never seen half removed.
 //
-// A backup counts against the quota, per entry, EntryCharge (512) plus
+// A backup counts against the quota, per entry, EntryCharge (4608: a block and 512) plus
 // the bytes of its path and link target as the manifest encodes them
 // beyond the first NameAllowance (64), plus its content (a file's bytes;
 // a link's target). A manifest is at most MaxManifest (64 MiB): a tree

@@ -150,10 +150,12 @@ type Info struct {
 }
 
 // EntryCharge is what each entry counts against the quota besides its
-// content and long names: an allowance for its inode, directory entry
-// and manifest line, the first NameAllowance bytes of its path and link
-// target included.
-const EntryCharge = 512
+// content and long names: a file system block, which every directory
+// and small file takes in the store, and 512 bytes for its inode,
+// directory entry and manifest line, the first NameAllowance bytes of
+// its path and link target included. (At 512 alone, many small entries
+// used eight times what they were charged.)
+const EntryCharge = 4096 + 512
 
 // NameAllowance is how many bytes of an entry's path and link target,
 // as the manifest encodes them, EntryCharge covers; the rest are charged

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,4 +187,30 @@ func TestDiskEstimateCountsLinkTargets(t *testing.T) {
 		t.Fatalf("error %v (%+v), want a NoRoomError for the disk", err, nr)
 	}
 	checkUntouched(t, w, first)
+}
+
+// A backup is charged at least the disk its copy takes: many empty
+// directories and one-byte files take a block each in the store, which
+// a flat 512 bytes an entry undercounted eightfold.
+func TestQuotaChargesSmallEntries(t *testing.T) {
+	w := newWorld(t, 0)
+	dir := filepath.Join(w.ws, "small")
+	must(t, os.Mkdir(dir, 0o755))
+	for i := range 300 {
+		must(t, os.Mkdir(filepath.Join(dir, "d"+strconv.Itoa(i)), 0o755))
+		put(t, filepath.Join(dir, "f"+strconv.Itoa(i)), []byte("x"), 0o644)
+	}
+	b, err := w.store.Stage(openPath(t, dir), "small", time.Now())
+	must(t, err)
+	var used int64
+	must(t, filepath.Walk(filepath.Join(w.storeDir, b.ID), func(_ string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		used += info.Sys().(*syscall.Stat_t).Blocks * 512
+		return nil
+	}))
+	if b.Size < used {
+		t.Errorf("charged %d bytes for a backup that takes %d on disk", b.Size, used)
+	}
 }
