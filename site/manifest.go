@@ -9,11 +9,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -212,10 +210,12 @@ func write(dir string, man []byte, files map[string][]byte) error {
 }
 
 // builtSite says why the existing directory dir may not be replaced, if
-// it may not: it is empty, or it is what Write leaves, a manifest.json
-// that parses strictly and exactly the files it lists beside it, no
-// directory. A directory that merely holds a manifest.json (a browser
-// extension's, say) is someone's work.
+// it may not: it is empty, or it is what Write leaves, checked as Verify
+// checks a site against its own manifest (a strict manifest.json, and
+// beside it exactly the files it lists, regular, with the bytes it
+// names). A directory that merely holds a manifest.json (a browser
+// extension's, say), or a site someone has since edited, is someone's
+// work.
 func builtSite(dir string) error {
 	d, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -236,25 +236,15 @@ func builtSite(dir string) error {
 	if err != nil {
 		return fmt.Errorf("its %s: %w", ManifestName, err)
 	}
-	m, err := parseManifest(raw)
-	if err != nil {
+	if _, err := parseManifest(raw); err != nil {
 		return fmt.Errorf("its %s is not a version 1 manifest: %w", ManifestName, err)
 	}
-	held := map[string]bool{}
-	for _, e := range ents {
-		_, listed := m.Files[e.Name()]
-		switch {
-		case e.IsDir():
-			return fmt.Errorf("it holds the directory %q", e.Name())
-		case !listed && e.Name() != ManifestName:
-			return fmt.Errorf("it holds %q, which its %s does not list", e.Name(), ManifestName)
-		}
-		held[e.Name()] = true
+	problems, err := Verify(dir, sha256.Sum256(raw))
+	if err != nil {
+		return err
 	}
-	for _, name := range slices.Sorted(maps.Keys(m.Files)) {
-		if !held[name] {
-			return fmt.Errorf("its %s lists %q, which it does not hold", ManifestName, name)
-		}
+	if len(problems) > 0 {
+		return fmt.Errorf("it differs from its %s: %s", ManifestName, problems[0])
 	}
 	return nil
 }

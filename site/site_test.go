@@ -279,27 +279,34 @@ func TestWriteReplacesOnlySites(t *testing.T) {
 		{"a site with a file added", func(d string) error {
 			site(d)
 			return os.WriteFile(filepath.Join(d, "notes.txt"), []byte("mine"), 0o644)
-		}, `it holds "notes.txt", which its manifest.json does not list`},
+		}, `it differs from its manifest.json: "notes.txt": added: not in the manifest`},
 		{"a site with a directory added", func(d string) error {
 			site(d)
 			os.Mkdir(filepath.Join(d, "src"), 0o755)
 			return os.WriteFile(filepath.Join(d, "src", "main.go"), []byte("package main"), 0o644)
-		}, `it holds the directory "src"`},
+		}, `it differs from its manifest.json: "src": added: not in the manifest`},
 		{"a site with a listed name made a directory", func(d string) error {
 			site(d)
 			os.Remove(filepath.Join(d, "style.css"))
 			return os.Mkdir(filepath.Join(d, "style.css"), 0o755)
-		}, `it holds the directory "style.css"`},
+		}, `it differs from its manifest.json: "style.css": not a regular file`},
 		{"a site with a file missing", func(d string) error { site(d); return os.Remove(filepath.Join(d, "bench.html")) },
-			`its manifest.json lists "bench.html", which it does not hold`},
+			`it differs from its manifest.json: "bench.html": missing`},
 		{"a manifest that is a FIFO", func(d string) error { return unix.Mkfifo(filepath.Join(d, ManifestName), 0o644) },
 			"its manifest.json: not a regular file"},
-		{"an empty directory", func(d string) error { return nil }, ""},
-		{"a site", site, ""},
+		// A page edited since, or a listed name's bytes that are not the
+		// manifest's (a directory of notes with a manifest naming them):
+		// someone's work.
 		{"a site with a page edited", func(d string) error {
 			site(d)
 			return os.WriteFile(filepath.Join(d, "index.html"), []byte("edited"), 0o644)
-		}, ""},
+		}, `it differs from its manifest.json: "index.html": changed: its sha256 is not the manifest's`},
+		{"notes whose manifest names them", func(d string) error {
+			os.WriteFile(filepath.Join(d, "thesis.txt"), []byte("my thesis"), 0o644)
+			return os.WriteFile(filepath.Join(d, ManifestName), []byte(`{"version":1,"files":{"thesis.txt":"`+strings.Repeat("0", 64)+`"}}`), 0o644)
+		}, `it differs from its manifest.json: "thesis.txt": changed`},
+		{"an empty directory", func(d string) error { return nil }, ""},
+		{"a site", site, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := filepath.Join(t.TempDir(), "out")

@@ -28,8 +28,9 @@ by bench/run), and the hash playground, where the browser computes a
 policy file's sha256 locally and flags what the launcher would refuse in
 its text. manifest.json lists every file's sha256. The same inputs give
 the same bytes. DIR is replaced whole, and only when it is empty or a
-site built before: a version 1 manifest.json and exactly the files it
-lists, no directory. build prints manifest.json's sha256: publish it apart
+site built before and left as it was: a version 1 manifest.json and
+exactly the files it lists, with the bytes it names, no directory.
+build prints manifest.json's sha256: publish it apart
 from the site and give it to whoever verifies the site.
 
 verify first checks that DIR's manifest.json hashes to HASH (64 hex
