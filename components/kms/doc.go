@@ -28,16 +28,21 @@
 //
 //   - A wrong key and an altered file are indistinguishable (both fail the
 //     tag), and the error says so.
-//   - The values are in the launcher's memory while it manages the vault;
-//     they are cleared where the code holds them, but Go may have copied
-//     them (the JSON decoder, the garbage collector); only Store's copy is
-//     in locked memory. Release returns a copy on the Go heap, for net.
+//   - The values, the passphrase or key file and the derived key are in
+//     the launcher's memory while it unseals the vault. The launcher is
+//     then not dumpable and has core size 0; it clears what the code
+//     holds (Key.Wipe, the derived key, the plaintext, the values once
+//     kms has them) and encodes kms's bootstrap itself (Bootstrap.Encode)
+//     rather than through encoding/json's pooled buffers. Copies inside
+//     argon2id's working memory and the cipher object cannot be cleared
+//     from here, and freed memory keeps its bytes until reused; none of
+//     it is locked against swap. Only Store's copy is in locked memory.
+//     Release returns a copy on the Go heap, for net.
 //   - The kms process (Main, started as `launcher __pinfold_component kms`)
 //     reads its credential, the rules and the unsealed values from an
 //     inherited pipe, takes its listening Unix socket from the launcher,
 //     then confines itself (launcher.ConfineComponent: no files, no new
-//     sockets, no programs) before serving. The launcher side that starts
-//     it under its own uid, in a session, is later work.
+//     sockets, no programs) before serving.
 //   - Names and dates are as secret as values: they are sealed too, so
 //     `launcher secrets list` needs the key.
 //   - A key file is hashed, not stretched: it must be random (32 bytes
