@@ -181,8 +181,15 @@ func newSandboxAs(t *testing.T, uid int) *itSandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	s := &itSandbox{dir: dir, ws: filepath.Join(dir, "ws"), outside: filepath.Join(dir, "outside"), uid: uid}
+	t.Cleanup(func() {
+		os.RemoveAll(dir)
+		// A components session opens a backup store for its workspace
+		// (under /var/lib/pinfold/backups): it goes with the workspace.
+		if store, err := storeDirFor(s.ws); err == nil {
+			os.RemoveAll(store)
+		}
+	})
 	for _, d := range []string{s.ws, s.outside} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
