@@ -487,6 +487,17 @@ func TestIntegrationWrapperProxy(t *testing.T) {
 			if !strings.HasPrefix(r.stdout, "denied ") {
 				t.Errorf("a direct connect left the agent's namespace: %s", r)
 			}
+			// Whoever starts the launcher may name listeners of its own
+			// (a gateway does): net refuses them though the policy opens
+			// loopback, as in components mode; the control above reached
+			// the same address. A malformed list starts nothing.
+			self := itOpts{env: []string{"PINFOLD_SELF_LISTENERS=" + ln.Addr().String()}}
+			if r := s.launch(t, p, self, "http-get", "http://"+ln.Addr().String()+"/"); r.code != 0 || !strings.HasPrefix(r.stdout, "status 403 ssrf.self") {
+				t.Errorf("GET of a listener named in PINFOLD_SELF_LISTENERS: %s", r)
+			}
+			if r := s.launch(t, p, itOpts{env: []string{"PINFOLD_SELF_LISTENERS=garbage"}}, "http-get", "http://"+ln.Addr().String()+"/"); r.code != 120 || !strings.Contains(r.stderr, "PINFOLD_SELF_LISTENERS") {
+				t.Errorf("a malformed PINFOLD_SELF_LISTENERS: %s", r)
+			}
 		})
 	}
 }

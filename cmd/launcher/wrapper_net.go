@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
@@ -30,6 +31,7 @@ import (
 type wrapperNet struct {
 	exe     string
 	network policy.Network
+	self    []netip.AddrPort // EnvSelfListeners: net refuses them whatever the policy opens
 	verbose bool
 	stderr  io.Writer
 	cancel  context.CancelCauseFunc
@@ -51,7 +53,7 @@ func (w *wrapperNet) AgentPause(func(context.Context) (func(), error)) {}
 
 // AttachProxy starts net on the listener stage 2 made.
 func (w *wrapperNet) AttachProxy(ln *os.File) error {
-	boot, err := json.Marshal(netc.Bootstrap{Network: w.network})
+	boot, err := json.Marshal(netc.Bootstrap{Network: w.network, SelfListeners: w.self})
 	if err != nil {
 		return err
 	}
@@ -101,17 +103,19 @@ func (w *wrapperNet) AttachProxy(ln *os.File) error {
 	}
 	w.done = make(chan struct{})
 	go w.readLog(logR)
+	// Waited for from here on, so that stop, which kills it, always
+	// returns, whatever fails below.
+	go func() {
+		err := w.cmd.Wait()
+		close(w.done)
+		w.cancel(fmt.Errorf("component net exited (%v): the agent was killed; nothing runs without its proxy", err))
+	}()
 	if w.cg != nil {
 		// v1: joined before it reads its bootstrap, so before it does anything.
 		if err := w.cg.Add(w.cmd.Process.Pid); err != nil {
 			return fmt.Errorf("net's cgroup: %w", err)
 		}
 	}
-	go func() {
-		err := w.cmd.Wait()
-		close(w.done)
-		w.cancel(fmt.Errorf("component net exited (%v): the agent was killed; nothing runs without its proxy", err))
-	}()
 	_, err = bw.Write(boot)
 	return err
 }
@@ -163,6 +167,10 @@ func (w *wrapperNet) stop(quiet bool) {
 // newWrapperNet is the net component a wrapper-mode "proxy" launch runs
 // beside the agent, and a context that ends when it does.
 func newWrapperNet(p *policy.Policy, verbose bool, stderr io.Writer) (*wrapperNet, context.Context, error) {
+	self, err := selfListeners(os.Getenv(EnvSelfListeners))
+	if err != nil {
+		return nil, nil, fail(exitUsage, "write it as IP:PORT[,IP:PORT...]", "%s: %v: nothing was started", EnvSelfListeners, err)
+	}
 	exe, err := sharedExecutable()
 	if err != nil && os.Geteuid() == 0 {
 		return nil, nil, err // as root net runs under its own uid, which must run the binary
@@ -173,5 +181,5 @@ func newWrapperNet(p *policy.Policy, verbose bool, stderr io.Writer) (*wrapperNe
 		}
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &wrapperNet{exe: exe, network: p.Network, verbose: verbose, stderr: stderr, cancel: cancel}, ctx, nil
+	return &wrapperNet{exe: exe, network: p.Network, self: self, verbose: verbose, stderr: stderr, cancel: cancel}, ctx, nil
 }
