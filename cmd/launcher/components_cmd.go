@@ -224,9 +224,9 @@ func sharedExecutable() (string, error) {
 
 // EnvSelfListeners names listeners of whoever starts the launcher (the
 // gateway puts its own there) that net, in components or wrapper mode,
-// must never connect
-// to, whatever the policy's unsafe_allow_private says. It only adds
-// refusals; the agent cannot set the launcher's environment.
+// must never connect to, whatever the policy's unsafe_allow_private
+// says. It only adds refusals; the agent cannot set the launcher's
+// environment.
 const EnvSelfListeners = "PINFOLD_SELF_LISTENERS"
 
 // selfListeners parses EnvSelfListeners' value: IP:PORT, comma-separated.
