@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -16,6 +17,12 @@ type check struct {
 	id      string
 	prepare func(s *scratch) (probeCase, error)
 }
+
+// passedFD is where a check hands the launcher an open descriptor: above
+// the ones stage 1 itself puts on 3 and up for stage 2, which would
+// replace one handed lower whether or not the launcher closes what it
+// inherited.
+const passedFD = 10
 
 // probeCase is one prepared check.
 type probeCase struct {
@@ -29,7 +36,7 @@ type probeCase struct {
 	// outside the sandbox).
 	controlProbe []string
 	direct       bool     // control: run the probe directly (true) or under the control policy (false)
-	fd3          bool     // hand an open descriptor to fd 3
+	passFD       bool     // hand an open descriptor to fd passedFD
 	env          []string // added to the launcher's environment
 	// launcherInWS runs the confined launch with a copy of the launcher
 	// placed in the workspace (the control uses the real one).
@@ -119,7 +126,7 @@ func checks() []check {
 				}}, nil
 		}},
 		{"SR-10", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("fd", "3"), direct: true, fd3: true}, nil
+			return probeCase{probe: probe("fd", strconv.Itoa(passedFD)), direct: true, passFD: true}, nil
 		}},
 		{"SR-11", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("env", "PINFOLD_CHECK_SECRET"), direct: true, env: []string{"PINFOLD_CHECK_SECRET=not-for-the-agent"},
@@ -160,17 +167,23 @@ func checks() []check {
 			if err := os.Chmod(suid, 0o755|os.ModeSetuid); err != nil {
 				return probeCase{}, err
 			}
+			// Refused: the agent's own uid, which as root is a throwaway
+			// one, never 0 (an agent left root would pass "euid 0 uid 0").
 			same := func(r Run) bool {
 				var e, u int
 				n, _ := fmt.Sscanf(r.Line, "euid %d uid %d", &e, &u)
-				return n == 2 && e == u
+				return n == 2 && e == u && e != 0
 			}
 			return probeCase{policy: "", raw: s.policyTextExec(s.xbin), probe: probe("setuid-exec", suid), direct: true, controlUID: 65534,
 				refused: same,
 				ok:      func(r Run) bool { return r.Line == "euid 0 uid 65534" }}, nil
 		}},
 		{"SR-19", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("memfd-exec", "exec"), direct: true}, nil
+			// A plain memfd (flags 0): MFD_EXEC is refused by seccomp alone,
+			// while this one needs the rest of the control too (as root
+			// vm.memfd_noexec = 2 in the sandbox's pid namespace; else
+			// seccomp's rule that a memfd be sealed non-executable).
+			return probeCase{probe: probe("memfd-exec"), direct: true}, nil
 		}},
 		{"SR-20", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("vsock-socket"), direct: true, skip: func(c Run) (bool, string) {
@@ -178,7 +191,11 @@ func checks() []check {
 			}}, nil
 		}},
 		{"SR-21", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("write", filepath.Join(s.outside, "written")), direct: true}, nil
+			// EROFS, the read-only mount's answer: Landlock's EACCES alone
+			// would not show that the host's files are read-only for what
+			// Landlock below ABI 8 does not mediate (chmod, times, xattrs).
+			return probeCase{probe: probe("write", filepath.Join(s.outside, "written")), direct: true,
+				refused: func(r Run) bool { return r.Line == "denied EROFS" }}, nil
 		}},
 		{"SR-22", func(s *scratch) (probeCase, error) {
 			// Stage 2 is pid 1 of the sandbox and runs as the agent's uid;

@@ -228,13 +228,14 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 	cmd.SysProcAttr = attr
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if pc.fd3 {
+	if pc.passFD {
 		f, err := os.Open(s.dir)
 		if err != nil {
 			return Run{Code: -1, Err: err.Error()}
 		}
 		defer f.Close()
-		cmd.ExtraFiles = []*os.File{f}
+		cmd.ExtraFiles = make([]*os.File, passedFD-2)
+		cmd.ExtraFiles[passedFD-3] = f
 	}
 	err := cmd.Start()
 	if err == nil {
