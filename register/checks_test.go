@@ -52,6 +52,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-31": {Run{Code: 159}, ok, ok},
 		"SR-27": {Run{Line: "no process left"}, Run{Line: "a process remains"}, Run{Line: "a process remains"}},
 		"SR-18": {Run{Line: "euid 1879048200 uid 1879048200"}, Run{Line: "euid 0 uid 1879048200"}, Run{Line: "euid 0 uid 65534"}},
+		"SR-21": {Run{Line: "denied EROFS", Code: 1}, ok, ok},
 		"SR-32": {Run{Code: 123}, ok, ok},
 		"SR-36": {Run{Code: 137}, ok, ok},
 		"SR-23": {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
@@ -88,8 +89,12 @@ func TestCheckPredicates(t *testing.T) {
 			t.Errorf("%s: control %+v is not taken as a success", c.id, l.controlOK)
 		}
 	}
-	// A refusal for another reason is not the one these checks are about.
+	// A refusal for another reason is not the one these checks are about:
+	// an agent left root is not refused by SR-18; Landlock's EACCES is not
+	// the read-only mount SR-21 is about.
 	for id, other := range map[string]Run{
+		"SR-18": {Line: "euid 0 uid 0"},
+		"SR-21": {Line: "denied EACCES", Code: 1},
 		"SR-23": {Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"},
 		"SR-24": {Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"},
 	} {
