@@ -71,7 +71,10 @@ func checks() []check {
 	probe := func(args ...string) []string { return args }
 	return []check{
 		{"SR-01", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("write-exec", filepath.Join(s.ws, "prog")), direct: true}, nil
+			// Mapped executable, not exec'd: Landlock refuses execve of a
+			// written file by itself, so only this shows the write paths'
+			// noexec mounts, which also stop loaders (ld.so PATH).
+			return probeCase{probe: probe("write-map-exec", filepath.Join(s.ws, "prog")), direct: true}, nil
 		}},
 		{"SR-02", func(s *scratch) (probeCase, error) {
 			link := filepath.Join(s.ws, "planted")

@@ -44,6 +44,7 @@ var actions = map[string]action{
 	"symlink-write":    {1, arg1(symlinkWrite), "LINK: LINK must be a symlink; write through it"},
 	"exec":             {1, prober.execFile, "PATH: fork and execve PATH (with this probe's `noop` argv), wait for exit 0"},
 	"write-exec":       {1, prober.writeExec, "PATH: copy this probe to PATH (0755), then exec it (`noop`)"},
+	"write-map-exec":   {1, arg1(writeMapExec), "PATH: write a page to PATH, then mmap it PROT_READ|PROT_EXEC (what a loader does)"},
 	"link":             {2, func(_ prober, a []string) error { return unix.Link(a[0], a[1]) }, "SRC DST: hard link"},
 	"chmod":            {1, func(_ prober, a []string) error { return unix.Chmod(a[0], 0o777) }, "PATH: chmod PATH 0777"},
 	"rename":           {2, func(_ prober, a []string) error { return unix.Rename(a[0], a[1]) }, "SRC DST: rename"},
@@ -281,6 +282,25 @@ func (p prober) writeExec(a []string) error {
 		return setupErr("chmod "+path, err)
 	}
 	return p.execFile(a)
+}
+
+// writeMapExec writes a file and maps it executable, as ld.so or an
+// interpreter's loader would: only the mount's noexec refuses that
+// (Landlock's execute right covers execve alone).
+func writeMapExec(path string) error {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o755)
+	if err != nil {
+		return setupErr("write "+path, err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, make([]byte, unix.Getpagesize())); err != nil {
+		return setupErr("write "+path, err)
+	}
+	m, err := unix.Mmap(fd, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE)
+	if err != nil {
+		return err
+	}
+	return unix.Munmap(m)
 }
 
 func fchmodFd(arg string) error {
