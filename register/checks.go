@@ -77,11 +77,26 @@ func checks() []check {
 			return probeCase{probe: probe("write-map-exec", filepath.Join(s.ws, "prog")), direct: true}, nil
 		}},
 		{"SR-02", func(s *scratch) (probeCase, error) {
-			link := filepath.Join(s.ws, "planted")
-			if err := os.Symlink(filepath.Join(s.outside, "target"), link); err != nil {
+			// A write path that is a symlink to a directory outside: refused
+			// by the policy check before anything runs. The control names
+			// the directory itself, and the same write through the link
+			// goes ahead. (A link planted inside a write path is another
+			// control's: SR-21's read-only host.)
+			real, link := filepath.Join(s.outside, "real"), filepath.Join(s.outside, "wlink")
+			if err := os.Mkdir(real, 0o777); err != nil {
 				return probeCase{}, err
 			}
-			return probeCase{probe: probe("symlink-write", link), direct: true}, nil
+			if err := os.Chmod(real, 0o777); err != nil {
+				return probeCase{}, err
+			}
+			if err := os.Symlink(real, link); err != nil {
+				return probeCase{}, err
+			}
+			withWrite := func(dir string) string {
+				return strings.Replace(s.policyText(""), fmt.Sprintf("write = [%q]", s.ws), fmt.Sprintf("write = [%q, %q]", s.ws, dir), 1)
+			}
+			return probeCase{raw: withWrite(link), control: withWrite(real), probe: probe("write", filepath.Join(link, "written")),
+				refused: func(r Run) bool { return r.Code == 122 && strings.Contains(r.Stderr, "planted the link") }}, nil // the symlink refusal's hint
 		}},
 		{"SR-03", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("tcp-connect", s.listener), direct: true}, nil
