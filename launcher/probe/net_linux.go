@@ -112,6 +112,18 @@ func unixSocket() error {
 	return err
 }
 
+// unixAny tries both ways to a Unix socket that can reach a server that
+// seccomp's rule covers, so that dropping either shows (the register's
+// SR-08): socket(AF_UNIX), and a datagram socketpair, which can sendto
+// any path. (A stream socketpair is connected only to itself: allowed.)
+func unixAny() error {
+	first := unixSocket()
+	if first == nil || socketpair("dgram") == nil {
+		return nil
+	}
+	return first
+}
+
 // unixConnect connects to a pathname socket, or to an abstract one when
 // name starts with "@". The socket() call itself is part of the attempt:
 // a refusal there is a refusal of the connection.

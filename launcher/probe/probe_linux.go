@@ -54,6 +54,7 @@ var actions = map[string]action{
 	"udp-send":         {1, arg1(udpSend), "ADDR: send a datagram and wait 2s for the echo"},
 	"mptcp-socket":     {0, arg0(mptcpSocket), "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)"},
 	"unix-socket":      {0, arg0(unixSocket), "socket(AF_UNIX, SOCK_STREAM, 0)"},
+	"unix-any":         {0, arg0(unixAny), "socket(AF_UNIX), then socketpair(AF_UNIX, SOCK_DGRAM): ok when either works, else the first error"},
 	"unix-connect":     {1, arg1(unixConnect), "PATH: connect to a pathname Unix socket"},
 	"abstract-connect": {1, func(_ prober, a []string) error { return unixConnect("@" + a[0]) }, "NAME: connect to an abstract Unix socket"},
 	"socketpair":       {1, arg1(socketpair), "stream|dgram: socketpair(AF_UNIX)"},
