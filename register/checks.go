@@ -258,7 +258,7 @@ func checks() []check {
 			return probeCase{raw: s.policyTextNet("[network]\nmode = \"proxy\"\nblock_all = false\n"), probe: probe("tcp-connect", s.listener), direct: true}, nil
 		}},
 		{"SR-29", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("kill", fmt.Sprint(s.sleeper), "0"), direct: true}, nil
+			return probeCase{probe: probe("others", fmt.Sprint(s.sleeper)), direct: true}, nil
 		}},
 		{"SR-30", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("unshare-user"), direct: true}, nil

@@ -62,6 +62,7 @@ var actions = map[string]action{
 	"i386-syscall":     {0, func(prober, []string) error { return i386Syscall() }, "getpid through int $0x80 (x86-64 only)"},
 	"vsock-socket":     {0, func(prober, []string) error { return socketOnly(unix.AF_VSOCK, unix.SOCK_STREAM) }, "socket(AF_VSOCK, SOCK_STREAM)"},
 	"kill":             {2, func(_ prober, a []string) error { return killPid(a[0], a[1]) }, "PID SIG: kill(2), SIG a number"},
+	"others":           {1, prober.others, "PID: kill(PID, 0), then PTRACE_SEIZE of a child it starts: ok when either works, else the first error"},
 	"ptrace":           {1, arg1(ptracePid), "PID: PTRACE_SEIZE (released when the probe exits)"},
 	"read-environ":     {1, func(_ prober, a []string) error { return readFile("/proc/" + a[0] + "/environ") }, "PID: read /proc/PID/environ"},
 	"fd":               {1, arg1(fdOpen), "N: fcntl(N, F_GETFD)"},

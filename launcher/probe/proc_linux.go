@@ -32,6 +32,36 @@ func killPid(pid, sig string) error {
 	return unix.Kill(p, unix.Signal(s))
 }
 
+// others reaches another process two ways: a signal to pid (0: is it
+// there) and a trace of a child of its own, a process it can see. ok
+// when either works, else the signal's error: the pid namespace hides
+// pid and seccomp refuses ptrace, and dropping either shows (the
+// register's SR-29).
+func (p prober) others(a []string) error {
+	first := killPid(a[0], "0")
+	if first == nil {
+		return nil
+	}
+	exe, err := executable()
+	if err != nil {
+		return err
+	}
+	kid, err := syscall.ForkExec(exe, p.argv(exe, "sleep", "5"), &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 2, 2}})
+	if err != nil {
+		return setupErr("start a child", err)
+	}
+	defer func() {
+		unix.Kill(kid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		unix.Wait4(kid, &ws, 0, nil)
+	}()
+	runtime.LockOSThread() // ptrace requests belong to the thread that attached
+	if unix.PtraceSeize(kid) == nil {
+		return nil
+	}
+	return first
+}
+
 // ptracePid seizes pid without stopping it; the kernel detaches when the
 // probe exits.
 func ptracePid(pid string) error {
