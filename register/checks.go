@@ -188,14 +188,24 @@ func checks() []check {
 			}
 			// Refused: the agent's own uid, which as root is a throwaway
 			// one, never 0 (an agent left root would pass "euid 0 uid 0").
+			// And a set-uid file of its own: seccomp refuses the mode (a
+			// file in the workspace belongs to its owner, for anyone to
+			// run). The directory is everyone's, for the control.
+			made := filepath.Join(s.ws, "made")
+			if err := os.MkdirAll(made, 0o777); err != nil {
+				return probeCase{}, err
+			}
+			if err := os.Chmod(made, 0o777); err != nil {
+				return probeCase{}, err
+			}
 			same := func(r Run) bool {
 				var e, u int
 				n, _ := fmt.Sscanf(r.Line, "euid %d uid %d", &e, &u)
-				return n == 2 && e == u && e != 0
+				return n == 2 && e == u && e != 0 && strings.HasSuffix(r.Line, " chmod denied EPERM")
 			}
-			return probeCase{policy: "", raw: s.policyTextExec(s.xbin), probe: probe("setuid-exec", suid), direct: true, controlUID: 65534,
+			return probeCase{policy: "", raw: s.policyTextExec(s.xbin), probe: probe("setuid-exec", suid, filepath.Join(made, "f")), direct: true, controlUID: 65534,
 				refused: same,
-				ok:      func(r Run) bool { return r.Line == "euid 0 uid 65534" }}, nil
+				ok:      func(r Run) bool { return r.Line == "euid 0 uid 65534 chmod ok" }}, nil
 		}},
 		{"SR-19", func(s *scratch) (probeCase, error) {
 			// A plain memfd (flags 0): MFD_EXEC is refused by seccomp alone,

@@ -51,7 +51,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-25": {Run{Code: 124}, ok, ok},
 		"SR-31": {Run{Code: 159}, ok, ok},
 		"SR-27": {Run{Line: "no process left"}, Run{Line: "a process remains"}, Run{Line: "a process remains"}},
-		"SR-18": {Run{Line: "euid 1879048200 uid 1879048200"}, Run{Line: "euid 0 uid 1879048200"}, Run{Line: "euid 0 uid 65534"}},
+		"SR-18": {Run{Line: "euid 1879048200 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 65534 chmod ok"}},
 		"SR-21": {Run{Line: "denied EROFS", Code: 1}, ok, ok},
 		"SR-02": {Run{Code: 122, Stderr: "launcher: hint: name the real path, and check who planted the link"}, ok, ok},
 		"SR-32": {Run{Code: 123}, ok, ok},
@@ -93,14 +93,22 @@ func TestCheckPredicates(t *testing.T) {
 	// A refusal for another reason is not the one these checks are about:
 	// an agent left root is not refused by SR-18; Landlock's EACCES is not
 	// the read-only mount SR-21 is about.
-	for id, other := range map[string]Run{
-		"SR-18": {Line: "euid 0 uid 0"},
-		"SR-21": {Line: "denied EACCES", Code: 1},
-		"SR-23": {Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"},
-		"SR-24": {Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"},
+	for _, c := range []struct {
+		id    string
+		other Run
+	}{
+		{"SR-18", Run{Line: "euid 0 uid 0 chmod denied EPERM"}},
+		{"SR-18", Run{Line: "euid 1879048200 uid 1879048200 chmod ok"}}, // a set-uid file was made
+		{"SR-21", Run{Line: "denied EACCES", Code: 1}},
+		{"SR-23", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"}},
+		{"SR-24", Run{Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"}},
 	} {
-		if pc, _ := checks()[indexOf(checks(), id)].prepare(s); pc.refused(other) {
-			t.Errorf("%s: %+v is taken as its refusal", id, other)
+		pc, err := checks()[indexOf(checks(), c.id)].prepare(s)
+		if err != nil {
+			t.Fatalf("%s: prepare: %v", c.id, err)
+		}
+		if pc.refused(c.other) {
+			t.Errorf("%s: %+v is taken as its refusal", c.id, c.other)
 		}
 	}
 	// The fork bomb must be stopped by the limit, not by anything else.

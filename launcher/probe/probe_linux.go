@@ -69,7 +69,7 @@ var actions = map[string]action{
 	"fchmod-fd":        {1, arg1(fchmodFd), "N: fchmod(N) to the mode it has (refused on a read-only mount, or when not the owner)"},
 	"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
 	"euid":             {0, nil, "prints `euid E uid U`"},
-	"setuid-exec":      {1, nil, "PATH: run PATH (a setuid copy of this probe) with `euid`; prints its line"},
+	"setuid-exec":      {-1, nil, "PATH [FILE]: run PATH (a setuid copy of this probe) with `euid`; prints its line, then with FILE ` chmod ok` or ` chmod denied ERRNO` for making FILE.PID (new) mode 04755"},
 	"fork-bomb":        {1, nil, "N: fork up to N (≤ 1000) `sleep 5` children; prints `forked K of N [ERRNO]`, kills and reaps them"},
 	"alloc":            {1, arg1(alloc), "BYTES: mmap and touch (suffixes KiB, MiB, GiB)"},
 	"unshare-user":     {0, prober.unshareUser, "fork a child that unshares a user namespace and execs `noop`"},
@@ -115,7 +115,10 @@ func Main(self []string, args []string) {
 		fmt.Printf("euid %d uid %d\n", unix.Geteuid(), unix.Getuid())
 		os.Exit(0)
 	case "setuid-exec":
-		p.setuidExec(args[0])
+		if len(args) < 1 || len(args) > 2 {
+			p.usage()
+		}
+		p.setuidExec(args)
 	case "fork-bomb":
 		forkBomb(args[0])
 	case "spawn-sleep":

@@ -82,9 +82,12 @@ func executable() (string, error) {
 	return p, nil
 }
 
-// setuidExec runs path with `euid` and prints the line it printed. An
-// exec refusal is reported as denied.
-func (p prober) setuidExec(path string) {
+// setuidExec runs path with `euid` and prints the line it printed; with
+// a second argument, it then makes that file and tries to give it the
+// set-uid bit, and says how that went on the same line. An exec refusal
+// is reported as denied.
+func (p prober) setuidExec(a []string) {
+	path := a[0]
 	var pipe [2]int
 	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
 		broke(setupErr("pipe", err))
@@ -102,6 +105,20 @@ func (p prober) setuidExec(path string) {
 	line := strings.TrimSpace(string(out))
 	if !ws.Exited() || ws.ExitStatus() != 0 || !strings.HasPrefix(line, "euid ") || strings.Contains(line, "\n") {
 		broke(fmt.Errorf("%s printed %q, status %#x", path, out, uint32(ws)))
+	}
+	if len(a) == 2 {
+		file := a[1] + "." + strconv.Itoa(os.Getpid()) // the confined run and its control share the directory
+		fd, err := unix.Open(file, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o755)
+		if err != nil {
+			broke(setupErr("make "+file, err))
+		}
+		unix.Close(fd)
+		if err := unix.Chmod(file, 0o4755); err != nil {
+			name := unix.ErrnoName(err.(syscall.Errno))
+			line += " chmod denied " + name
+		} else {
+			line += " chmod ok"
+		}
 	}
 	fmt.Println(line)
 	os.Exit(0)
