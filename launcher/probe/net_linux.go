@@ -52,6 +52,9 @@ func tcpListen(network string) error {
 }
 
 // onTCPSocket opens a TCP socket of addr's family and applies op to it.
+// The socket() call is part of the attempt: where no network namespace
+// can be made, seccomp refuses it (SR-03's fallback), and that refusal is
+// the connection's.
 func onTCPSocket(addr string, op func(int, unix.Sockaddr) error) error {
 	family, sa, err := sockaddr(addr)
 	if err != nil {
@@ -59,7 +62,7 @@ func onTCPSocket(addr string, op func(int, unix.Sockaddr) error) error {
 	}
 	fd, err := socket(family, unix.SOCK_STREAM, 0)
 	if err != nil {
-		return setupErr("socket", err)
+		return err
 	}
 	defer unix.Close(fd)
 	return op(fd, sa)
