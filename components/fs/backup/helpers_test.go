@@ -332,3 +332,14 @@ func restoredAs(m map[string]node, owner Owner) map[string]node {
 	}
 	return out
 }
+
+// stagedTree makes a tree of files entries at w.ws/d and stages it with
+// label: the start of most tests here.
+func stagedTree(t *testing.T, w *world, files int, label string) (string, *Backup) {
+	t.Helper()
+	dir := filepath.Join(w.ws, "d")
+	smallTree(t, dir, files)
+	b, err := w.store.Stage(openPath(t, dir), label, t0)
+	must(t, err)
+	return dir, b
+}

@@ -25,10 +25,7 @@ func allocated(f func()) uint64 {
 // naming the backup and the limit, and List lists it with that problem.
 func TestManifestReadBounded(t *testing.T) {
 	w := newWorld(t, 0)
-	dir := filepath.Join(w.ws, "d")
-	smallTree(t, dir, 100)
-	b, err := w.store.Stage(openPath(t, dir), "d", t0)
-	must(t, err)
+	_, b := stagedTree(t, w, 100, "d")
 	// A sparse manifest one byte over the limit.
 	must(t, os.Truncate(filepath.Join(w.storeDir, b.ID, manifestName), MaxManifest+1))
 	wantLimit := func(what string, err error) {
@@ -71,10 +68,7 @@ func (e errorOf) Error() string { return string(e) }
 // (within the limit) costs it a few kilobytes; Show still reads it all.
 func TestListReadsSummaries(t *testing.T) {
 	w := newWorld(t, 0)
-	dir := filepath.Join(w.ws, "d")
-	smallTree(t, dir, 100)
-	b, err := w.store.Stage(openPath(t, dir), "d", t0)
-	must(t, err)
+	_, b := stagedTree(t, w, 100, "d")
 	// The same backup with 100,000 more (made up) entries in its manifest.
 	m := &manifest{Version: Version, Info: b.Info, Entries: b.Tree}
 	for i := range 100000 {
@@ -106,10 +100,7 @@ func TestListReadsSummaries(t *testing.T) {
 // or no root entry, is a problem in List too.
 func TestListChecksSummaries(t *testing.T) {
 	w := newWorld(t, 0)
-	dir := filepath.Join(w.ws, "d")
-	smallTree(t, dir, 10)
-	b, err := w.store.Stage(openPath(t, dir), "d", t0)
-	must(t, err)
+	_, b := stagedTree(t, w, 10, "d")
 	p := filepath.Join(w.storeDir, b.ID, manifestName)
 	good, err := os.ReadFile(p)
 	must(t, err)

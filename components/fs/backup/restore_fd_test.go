@@ -48,10 +48,7 @@ func tempTreeName(t *testing.T, dir string) string {
 func TestRestoreFailedRenameRemovesOnlyItsOwn(t *testing.T) {
 	requireRoot(t, "a directory owned by another user")
 	w := newWorld(t, 0)
-	dir := filepath.Join(w.ws, "d")
-	smallTree(t, dir, 5000)
-	b, err := w.store.Stage(openPath(t, dir), "d", t0)
-	must(t, err)
+	dir, b := stagedTree(t, w, 5000, "d")
 	removeTree(t, dir)
 
 	testHookBeforeRestoreRename = func() {
@@ -91,10 +88,7 @@ func TestRestoreRefusesReplacedEntry(t *testing.T) {
 	requireRoot(t, "entries owned by another user")
 	t.Run("directory", func(t *testing.T) {
 		w := newWorld(t, 0)
-		dir := filepath.Join(w.ws, "d")
-		smallTree(t, dir, 5000)
-		b, err := w.store.Stage(openPath(t, dir), "d", t0)
-		must(t, err)
+		dir, b := stagedTree(t, w, 5000, "d")
 		removeTree(t, dir)
 		testHookAfterMake = func(out int, name string) {
 			if !strings.HasPrefix(name, RestorePrefix) {
@@ -104,7 +98,7 @@ func TestRestoreRefusesReplacedEntry(t *testing.T) {
 			foreignDir(t, out, name)
 		}
 		defer func() { testHookAfterMake = nil }()
-		err = w.store.Restore(b.ID, openPath(t, w.ws), "d", self())
+		err := w.store.Restore(b.ID, openPath(t, w.ws), "d", self())
 		if !errors.Is(err, errReplaced) {
 			t.Fatalf("error %v, want %v", err, errReplaced)
 		}
