@@ -42,8 +42,11 @@
 // a process at all (seccomp: clone must make a thread, no fork), so
 // killing it leaves nothing behind.
 //
-// Limits: a script that catches an out-of-memory or stack-overflow error
-// and goes on is not stopped by that limit (QuickJS throws both as
-// ordinary errors; the heap and stack stay bounded, and the deadline
-// still holds).
+// Limits: any allocation the heap limit refuses ends the run as the
+// memory limit, whatever the script does with the error (isoheap.go puts
+// a guard under the engine's allocator; DESIGN §6 asked only that the
+// limit hold). A script that catches a stack overflow and goes on is not
+// stopped by that limit: QuickJS throws it as an ordinary error and its
+// stack check cannot be watched. The stack stays bounded and the deadline
+// still holds (SD-19).
 package code

@@ -17,9 +17,11 @@
 //
 // Limits, each a distinct *LimitError:
 //   - script_size: checked before a VM exists.
-//   - memory: the QuickJS heap limit; an out-of-memory error that escapes the
-//     script ends the run, as does an uncaught null, which QuickJS throws when
-//     it has no memory left to create an error.
+//   - memory: the QuickJS heap limit. Any allocation the limit refuses ends
+//     the run (isoheap.go), whether or not the script catches the error
+//     QuickJS throws for it; so do an out-of-memory error that escapes the
+//     script and an uncaught null, which QuickJS throws when it has no
+//     memory left to create an error.
 //   - stack: this port of QuickJS counts libc.TLS stack slots, not bytes: one
 //     per plain JS call, 3-9 per level through a getter, forEach, a proxy or a
 //     generator, one per level of JSON.parse. A slot costs up to ~1.7 KiB of
@@ -40,12 +42,12 @@
 //
 // # Limitations
 //
-//   - QuickJS throws out-of-memory and stack overflow as catchable
-//     InternalErrors. A script that catches one and carries on stays within
-//     its heap and stack (allocations past the limit keep failing) but ends
-//     with its own outcome, not a LimitError: modernc.org/quickjs v0.27.0 has
-//     no hook that reports the failure, and rewriting catch clauses needs a
-//     JS parser.
+//   - QuickJS throws a stack overflow as a catchable InternalError. A script
+//     that catches one and carries on stays within its stack (deeper calls
+//     keep failing) but ends with its own outcome, not a LimitError: the
+//     engine's stack check calls nothing the isolate can watch, as the heap
+//     guard watches the allocator. Rewriting catch clauses would not be
+//     enough (Promise.allSettled and finally blocks swallow errors too).
 //   - A thrown InternalError or SyntaxError saying "out of memory" or "stack
 //     overflow", or a thrown null, is reported as that limit.
 //   - A script can close the function body early ("}); ...; (async () => {")
@@ -222,6 +224,7 @@ type isoState struct {
 	done     chan struct{} // closed when the VM goroutine ends
 
 	vm                     *quickjs.VM
+	heap                   *isoHeap
 	slots                  int
 	logs                   []string
 	outBytes, calls, still int // output so far, tool calls started, tool calls unsettled
@@ -240,7 +243,13 @@ func (st *isoState) run(script string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("code: new VM: %w", err)
 	}
-	st.vm = vm
+	heap, release, err := isoGuardHeap(vm)
+	if err != nil {
+		vm.Close()
+		return nil, err
+	}
+	st.vm, st.heap = vm, heap
+	defer release() // after Close, which may still allocate
 	defer vm.Close()
 	defer context.AfterFunc(st.ctx, vm.Interrupt)()
 	vm.SetMemoryLimit(uintptr(st.lim.Memory))
@@ -270,11 +279,7 @@ func (st *isoState) run(script string) (*Result, error) {
 func (st *isoState) loop(entry quickjs.Value) {
 	for st.enter(func() error { _, err := st.vm.ExecutePendingJobs(); return err }) {
 		if st.still == 0 {
-			o := isoOutcome{err: &ScriptError{Message: "the script's promise never settles: it awaits something no pending tool call can resolve"}}
-			if full, err := entry.Call(quickjs.UndefinedValue, "full"); err != nil || full != false {
-				o = st.outcome("memory", "", "")
-			}
-			st.decide(o)
+			st.decide(isoOutcome{err: &ScriptError{Message: "the script's promise never settles: it awaits something no pending tool call can resolve"}})
 			return
 		}
 		select {
@@ -326,6 +331,9 @@ func (st *isoState) enter(f func() error) bool {
 	}
 	st.vm.SetEvalTimeout(left)
 	err := f()
+	if _, refused := st.heap.refusal(); refused {
+		st.decide(isoOutcome{}) // decide makes it the memory limit
+	}
 	var qe *quickjs.Error
 	switch {
 	case st.end != nil:
@@ -386,6 +394,10 @@ func (st *isoState) decide(o isoOutcome) {
 		o = isoOutcome{err: fmt.Errorf("code: run: %w", context.Cause(st.parent))}
 	case st.ctx.Err() != nil || !time.Now().Before(st.deadline):
 		o = isoOutcome{err: &LimitError{"deadline", fmt.Sprintf("the script ran past its %v deadline", st.lim.Deadline)}}
+	default:
+		if why, refused := st.heap.refusal(); refused {
+			o = isoOutcome{err: &LimitError{"memory", fmt.Sprintf("the script ran out of its %d-byte heap: %s", st.lim.Memory, why)}}
+		}
 	}
 	st.end = &o
 }
@@ -565,17 +577,8 @@ const bridge = freeze({call: freeze(isoJSCall), log: freeze(isoJSLog)});
 // data property of the global object (even NaN), but not an accessor.
 const isoJSPinfold = () => bridge;
 def(g, "pinfold", {get: freeze(isoJSPinfold), set: void 0, enumerable: false, configurable: false});
-// The script's promise is kept: the value it settled with stays alive for
-// the "full" probe below.
-let script;
-const isoJSStart = (fn) => { script = fn(); apply(then, script, [isoJSOk, isoJSFail]); };
-// Whether the heap is too full for 64 KiB more. When the promise never
-// settles, a reaction the engine could not queue for want of memory is the
-// likely cause: the engine drops it silently.
-const isoJSFull = () => {
-  try { new ArrayBuffer(65536); return false; } catch (e) { return e === null || isoJSLimit(e) === "memory"; }
-};
-const isoJSEntry = (op, a, b, c) => op === "start" ? isoJSStart(a) : op === "full" ? isoJSFull() : isoJSSettle(a, b, c);
+const isoJSStart = (fn) => { apply(then, fn(), [isoJSOk, isoJSFail]); };
+const isoJSEntry = (op, a, b, c) => op === "start" ? isoJSStart(a) : isoJSSettle(a, b, c);
 return isoJSEntry;
 })()`
 
