@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -36,7 +37,14 @@ func main() {
 	n := flag.Int("n", 2000, "round trips per path")
 	size := flag.Int("size", 1024, "payload bytes")
 	out := flag.String("json", "", "also write the results to this file, as a bench/report JSON report")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	if os.Geteuid() != 0 {
 		fmt.Fprintln(os.Stderr, "roundtrip: needs root (it makes a network namespace)")
 		os.Exit(1)
