@@ -52,7 +52,12 @@
 //     spawn makes what runs unknown), setpriv, cgexec -g, systemd-run,
 //     npx and bunx and uvx, npm/pnpm/yarn exec and dlx, uv/poetry/
 //     pipenv/pipx/pdm/hatch run, bundle exec (npm takes any of its
-//     settings as an option of exec: only those most used are listed);
+//     settings as an option of exec: only those most used are listed),
+//     gosu and su-exec USER CMD, pkexec, fakeroot, dbus-run-session,
+//     proxychains and proxychains4 (-q and -f FILE as whole words, at
+//     most two, which is all proxychains-ng reads alike); GNU parallel
+//     and sem make their commands at run time and run them through a
+//     shell, so what they run needs approval (builtin.dynamic);
 //   - programs that run a shell: su and runuser (options anywhere, as
 //     getopt permutes them: -c/--command/--session-command STRING is
 //     walked; su USER ARG... runs the user's shell, -s SHELL or sh, with

@@ -519,6 +519,21 @@ var wrappers = func() map[string]optSpec {
 		// shadow's sg and newgrp take "-" and nothing else.
 		"sg":     {dash: true, positional: 1},
 		"newgrp": {dash: true},
+		// gosu USER CMD reads --help and --version (and -h, -v) only as its
+		// first word; su-exec USER CMD reads no option at all.
+		"gosu":    {short: "hv", long: "help version", stop: "-h --help -v --version", positional: 1},
+		"su-exec": {positional: 1},
+		// pkexec (polkit) compares each word with its five options until
+		// one is not; with no program it runs root's shell.
+		"pkexec": {short: "u:", long: "user= keep-cwd disable-internal-agent help version", stop: "--help --version", shell: true},
+		// fakeroot's script: GNU getopt(1) with +l:f:i:s:ub:vh and these
+		// long options; with no command it runs $SHELL.
+		"fakeroot": {short: "l:f:i:s:ub:vh", long: "lib= faked= unknown-is-real fd-base= version help", stop: "-v --version -h --help", shell: true},
+		// proxychains-ng reads at most two of -q and -f FILE, each a word
+		// of its own (proxychainsOpts); proxychains 3 reads -f FILE.
+		"proxychains":      {short: "qf:"},
+		"proxychains4":     {short: "qf:"},
+		"dbus-run-session": {long: "dbus-daemon= config-file= help version", stop: "--help --version"},
 	}
 	for _, n := range archNames {
 		m[n] = archSpec
@@ -608,6 +623,10 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 				continue
 			case "sg", "newgrp":
 				return w.sg(s, c, name, sp, in, depth)
+			case "proxychains", "proxychains4":
+				if k := proxychainsOpts(c.Words); unknownOpt(&c, name, k) {
+					return w.emit(s, c)
+				}
 			}
 			r := parseOpts(optWords(c, fills), sp)
 			if unknownOpt(&c, name, r.unknown) {
@@ -700,6 +719,9 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			}
 			c = next
 			continue
+		case name == "parallel" || name == "sem":
+			c.Dynamic = &Opaque{At: 0, Why: "GNU " + name + " makes each command from its words, replacement strings ({}) and arguments it reads at run time (after :::, or on standard input), and runs it through a shell: what runs is known only then"}
+			return w.emit(s, c)
 		case name == "find":
 			return w.find(s, c, depth)
 		case name == "git":
@@ -715,6 +737,25 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 		}
 		return w.emit(s, c)
 	}
+}
+
+// proxychainsOpts returns the index of the first word where proxychains
+// does not read options as getopt would, 0 if none: proxychains-ng looks
+// at most two words starting with '-', takes -q and -f by their second
+// byte only (-qx is -q, -fX takes the next word), and runs a third as the
+// program. Only -q and -f FILE, whole words, are read here.
+func proxychainsOpts(ws []Word) int {
+	for i, n := 1, 0; i < len(ws) && ws[i].Literal && strings.HasPrefix(ws[i].Text, "-"); n++ {
+		switch t := ws[i].Text; {
+		case n == 2, t != "-q" && t != "-f":
+			return i
+		case t == "-q":
+			i++
+		default:
+			i += 2
+		}
+	}
+	return 0
 }
 
 // startsShell reports whether sudo's or doas's options ask for a shell
