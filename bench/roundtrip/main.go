@@ -2,8 +2,10 @@
 // 1 KiB file from the agent's network namespace, through the listener
 // made there and handed to the component, over mutual TLS and the rpc
 // protocol, answered by fs's own operations — next to a plain Unix-socket
-// echo of the same payload, and to the same read over the component's
-// Unix socket (what the agent's TCP path adds is the difference). It
+// echo of the same payload, to an echo over mutual TLS with the same
+// certificates (the floor of any design with TLS), and to the same read
+// over the component's Unix socket (what the agent's TCP path adds is
+// the difference). It
 // prints medians, p90s and the ratio to the echo; with -json FILE it also
 // writes them as a bench/report Report to FILE (one row per path, median
 // and p90 in µs, the ratio in its notes). It needs root (it makes a
@@ -14,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -101,6 +104,32 @@ func main() {
 	cl, err := net.Listen("unix", compSock)
 	check(err)
 	go srv.Serve(cl)
+	// The floor of any design with mutual TLS: an echo of the payload
+	// over TLS 1.3 with the same certificates, nothing else.
+	scfg, err := pki.ServerConfig(fsLeaf, nil)
+	check(err)
+	ccfg, err := pki.ClientConfig(agentLeaf, pki.FS, nil)
+	check(err)
+	tlsSock := filepath.Join(dir, "tls.sock")
+	tl, err := tls.Listen("unix", tlsSock, scfg)
+	check(err)
+	go func() {
+		for {
+			c, err := tl.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(c, c)
+		}
+	}()
+	tc, err := tls.Dial("unix", tlsSock, ccfg)
+	check(err)
+	tlsEcho := measure(*n, func() {
+		_, err := tc.Write(payload)
+		check(err)
+		_, err = io.ReadFull(tc, buf)
+		check(err)
+	})
 	ns, err := nstest.NewLoopback()
 	check(err)
 	defer ns.Close()
@@ -147,6 +176,7 @@ func main() {
 	}
 	fmt.Printf("round trip of %d bytes, %d each (median, p90)\n", *size, *n)
 	fmt.Printf("plain unix echo            %8.1fµs %8.1fµs\n", plain.med, plain.p90)
+	fmt.Printf("mutual TLS echo            %8.1fµs %8.1fµs\n", tlsEcho.med, tlsEcho.p90)
 	fmt.Printf("fs read over the socket    %8.1fµs %8.1fµs\n", unbridged.med, unbridged.p90)
 	fmt.Printf("agent → its listener → fs  %8.1fµs %8.1fµs\n", agent.med, agent.p90)
 	ratio := fmt.Sprintf("agent fs read / plain echo: %.1f (target ≤ 2)", agent.med/plain.med)
@@ -154,6 +184,7 @@ func main() {
 	if *out != "" {
 		r := report.NewReport("roundtrip", fmt.Sprintf("Round trip of a %d-byte read: a plain Unix-socket echo, the fs component's read over its socket, and the agent's path through its listener and mutual TLS.", *size), "µs", report.Lower)
 		r.Add("plain unix echo", plain.med, plain.p90, *n)
+		r.Add("mutual TLS echo", tlsEcho.med, tlsEcho.p90, *n)
 		r.Add("fs read over the socket", unbridged.med, unbridged.p90, *n)
 		r.Add("agent → its listener → fs", agent.med, agent.p90, *n)
 		r.Notes = []string{ratio}
