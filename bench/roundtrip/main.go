@@ -63,15 +63,7 @@ func main() {
 	plainSock := filepath.Join(dir, "plain.sock")
 	pl, err := net.Listen("unix", plainSock)
 	check(err)
-	go func() {
-		for {
-			c, err := pl.Accept()
-			if err != nil {
-				return
-			}
-			go io.Copy(c, c)
-		}
-	}()
+	go echo(pl)
 	pc, err := net.Dial("unix", plainSock)
 	check(err)
 	buf := make([]byte, *size)
@@ -113,15 +105,7 @@ func main() {
 	tlsSock := filepath.Join(dir, "tls.sock")
 	tl, err := tls.Listen("unix", tlsSock, scfg)
 	check(err)
-	go func() {
-		for {
-			c, err := tl.Accept()
-			if err != nil {
-				return
-			}
-			go io.Copy(c, c)
-		}
-	}()
+	go echo(tl)
 	tc, err := tls.Dial("unix", tlsSock, ccfg)
 	check(err)
 	tlsEcho := measure(*n, func() {
@@ -189,6 +173,17 @@ func main() {
 		r.Add("agent → its listener → fs", agent.med, agent.p90, *n)
 		r.Notes = []string{ratio}
 		check(r.WriteFile(*out))
+	}
+}
+
+// echo copies back what each connection to l sends.
+func echo(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go io.Copy(c, c)
 	}
 }
 
