@@ -86,23 +86,56 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 // (the given vault or the default, whether or not it exists yet; its
 // temporary files live only while `launcher secrets` writes it), and the
 // key file when one is given.
+//
+// Each is given both as written (made absolute) and with its directories'
+// symbolic links resolved, as the workspace is: a policy named through a
+// linked current directory, or a vault under a $HOME with a link in it,
+// must still be found beneath the workspace (a hunt found it was not).
+// Where the name itself is a link, the file it points to is kept too.
 func authorityPaths(policyFile, vaultPath string, keyFile ...string) []string {
 	var out []string
-	for _, k := range keyFile {
-		if abs, err := filepath.Abs(k); err == nil && k != "" {
-			out = append(out, abs)
+	add := func(p string) {
+		abs, err := filepath.Abs(p)
+		if err != nil || p == "" {
+			return
+		}
+		forms := []string{abs, resolveDirs(abs)}
+		if target, err := filepath.EvalSymlinks(abs); err == nil {
+			forms = append(forms, target)
+		}
+		for _, f := range forms {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
 		}
 	}
-	if abs, err := filepath.Abs(policyFile); err == nil {
-		out = append(out, abs)
+	for _, k := range keyFile {
+		add(k)
 	}
+	add(policyFile)
 	if vaultPath == "" {
 		vaultPath, _ = kms.DefaultPath()
 	}
-	if abs, err := filepath.Abs(vaultPath); err == nil && vaultPath != "" {
-		out = append(out, abs, abs+".lock")
+	if vaultPath != "" {
+		add(vaultPath)
+		add(vaultPath + ".lock")
 	}
 	return out
+}
+
+// resolveDirs resolves the links in abs's directories, as far up as they
+// exist (a vault's directory may not yet).
+func resolveDirs(abs string) string {
+	rest := filepath.Base(abs)
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // unseal opens the vault for a policy with [[secrets]] and returns the

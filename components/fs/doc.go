@@ -48,10 +48,8 @@
 //     .bash_login, .bash_logout, .zshrc, .zshenv, .zprofile, .zlogin,
 //     .zlogout, .cshrc, .tcshrc, .login, .logout, .kshrc, .mkshrc) and,
 //     anywhere beneath a .git directory, hooks, config and commondir (so
-//     submodules' .git/modules/NAME/hooks too). The bootstrap adds
-//     workspace-relative paths (the policy's own list, and the policy
-//     file, vault, session directory and backup store when they lie in
-//     the workspace). A rename is also refused when either end is an
+//     submodules' .git/modules/NAME/hooks too). The bootstrap adds the
+//     policy's own list. A rename is also refused when either end is an
 //     ancestor of a protected path (anything with a .git component, a
 //     directory of a bootstrap path), and a write of a file named .git (a
 //     gitdir pointer) is refused: both would otherwise make protected
@@ -59,6 +57,13 @@
 //     protected paths are allowed. Names match per component, case
 //     sensitively, unless the parent directory is case-insensitive
 //     (FS_CASEFOLD_FL), where they match ignoring case.
+//   - Hidden paths (Root.Hide): where the launcher's own files lie in the
+//     workspace (the policy file, the vault and its lock, a key file,
+//     the session and backup directories; named both as given and with
+//     links resolved), fs neither reads, lists, changes nor removes them
+//     or anything beneath, and neither renames nor removes a directory
+//     that holds one, which would serve it under another name (no
+//     approval can allow either: rule "fs.authority").
 //   - Decisions: allowed under rule "workspace"; a path that would leave
 //     the workspace (a link, a mount point) is no-rule "fs.beneath"; a
 //     missing file is unknown; a malformed path or argument, or a request

@@ -73,10 +73,7 @@ func (r *Root) check(op, p string) error {
 	if err := checkPath(p); err != nil {
 		return badRequest(op, p, "%v", err)
 	}
-	if r.hides(components(p)) {
-		return &Error{Op: op, Path: p, Kind: KindAuthority, Detail: "the launcher's own authority lies there (its policy, vault, session or backups): fs neither reads nor changes it"}
-	}
-	return nil
+	return r.checkHidden(op, p, false, false)
 }
 
 // Stat describes p, without following a symbolic link at its end.
@@ -381,11 +378,13 @@ func (r *Root) Mkdir(p string) error {
 // over a file, a directory over an empty directory).
 func (r *Root) Rename(from, to string, overwrite bool) error {
 	const op = "rename"
-	if err := r.check(op, from); err != nil {
-		return err
-	}
-	if err := r.check(op, to); err != nil {
-		return err
+	for _, p := range []string{from, to} {
+		if err := checkPath(p); err != nil {
+			return badRequest(op, p, "%v", err)
+		}
+		if err := r.checkHidden(op, p, true, false); err != nil {
+			return err
+		}
 	}
 	for _, p := range []string{from, to} {
 		if err := r.guard(op, p, guardRename, false); err != nil {
@@ -410,6 +409,9 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 		fold bool
 	}{{from, src.fold}, {to, dst.fold}} {
 		if e.fold {
+			if err := r.checkHidden(op, e.p, true, true); err != nil {
+				return err
+			}
 			if err := r.guard(op, e.p, guardRename, true); err != nil {
 				return err
 			}
@@ -522,6 +524,11 @@ func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) 
 	if err := r.check(op, p); err != nil {
 		return err
 	}
+	// A removal (or a recursive one) of a directory holding a hidden path.
+	moves := op == "delete" || op == "delete-recursive"
+	if err := r.checkHidden(op, p, moves, false); err != nil {
+		return err
+	}
 	if err := r.guard(op, p, mode, false); err != nil {
 		return err
 	}
@@ -531,6 +538,9 @@ func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) 
 	}
 	defer unix.Close(par.fd)
 	if par.fold {
+		if err := r.checkHidden(op, p, moves, true); err != nil {
+			return err
+		}
 		if err := r.guard(op, p, mode, true); err != nil {
 			return err
 		}

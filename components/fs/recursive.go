@@ -44,7 +44,10 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 	const op = "delete-recursive"
 	var out DeletedTree
 	if r.Recursive == nil {
-		if err := r.check(op, p); err != nil {
+		if err := checkPath(p); err != nil {
+			return out, badRequest(op, p, "%v", err)
+		}
+		if err := r.checkHidden(op, p, true, false); err != nil {
 			return out, err
 		}
 		return out, &Error{Op: op, Path: p, Kind: KindNeedsConfirmation,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -219,12 +218,44 @@ func (r *Root) Hide(paths []string) error {
 // hides reports whether the path of components cs is, or is beneath, a
 // hidden path.
 func (r *Root) hides(cs []string) bool {
+	within, _ := r.hiddenAt(cs, false)
+	return within
+}
+
+// hiddenAt reports whether the path of components cs is, or is beneath, a
+// hidden path (within), and whether a hidden path lies beneath it
+// (above): moving or removing such a directory would take the hidden
+// path out of the name fs knows it by. fold compares names as a
+// case-insensitive directory does.
+func (r *Root) hiddenAt(cs []string, fold bool) (within, above bool) {
 	for _, h := range r.hidden {
-		if len(cs) >= len(h) && slices.Equal(cs[:len(h)], h) {
-			return true
+		n := min(len(cs), len(h))
+		same := true
+		for i := range n {
+			if !eq(cs[i], h[i], fold) {
+				same = false
+				break
+			}
+		}
+		if same {
+			within = within || len(cs) >= len(h)
+			above = above || len(cs) < len(h)
 		}
 	}
-	return false
+	return within, above
+}
+
+// checkHidden refuses op on p where a hidden path is p, lies above p or,
+// when moves is set (a rename, a removal), lies beneath p.
+func (r *Root) checkHidden(op, p string, moves, fold bool) error {
+	within, above := r.hiddenAt(components(p), fold)
+	switch {
+	case within:
+		return &Error{Op: op, Path: p, Kind: KindAuthority, Detail: "the launcher's own authority lies there (its policy, vault, session or backups): fs neither reads nor changes it"}
+	case moves && above:
+		return &Error{Op: op, Path: p, Kind: KindAuthority, Detail: "the launcher's own authority (its policy, vault, session or backups) lies beneath it: fs neither moves nor removes it"}
+	}
+	return nil
 }
 
 // NewRoot takes fd, a descriptor of the workspace directory (O_PATH is

@@ -818,6 +818,53 @@ func TestHiddenAuthority(t *testing.T) {
 	}
 }
 
+// A directory holding a hidden path is neither moved nor removed: renamed,
+// the hidden path would be served under its new name (found by a hunt:
+// the vault was read, and the policy file rewritten and put back).
+func TestHiddenAuthorityAncestors(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, ".config/pinfold/vault", "sealed")
+	w.file(t, "conf/pinfold.toml", "version = 1\n")
+	w.file(t, "conf2/other.txt", "mine")
+	w.file(t, "spare/x", "x")
+	if err := w.root.Mkdir("empty"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.root.Hide([]string{".config/pinfold/vault", "conf/pinfold.toml", "absent/vault"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"rename the grandparent":     w.root.Rename(".config", "cfg", false),
+		"rename the parent":          w.root.Rename(".config/pinfold", ".config/p2", false),
+		"rename the other parent":    w.root.Rename("conf", "c2", false),
+		"rename onto an ancestor":    w.root.Rename("spare", "absent", false),
+		"delete the parent":          w.root.Delete("conf"),
+		"delete recursively":         func() error { _, err := w.root.DeleteRecursive(".config"); return err }(),
+		"delete recursively, parent": func() error { _, err := w.root.DeleteRecursive("conf"); return err }(),
+	} {
+		if KindOf(err) != KindAuthority {
+			t.Errorf("%s: %v, want an authority refusal", name, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(w.ws, ".config/pinfold/vault")); err != nil || string(b) != "sealed" {
+		t.Errorf("the vault is %q, %v", b, err)
+	}
+	// Controls: a sibling tree moves; a path that merely shares a prefix
+	// of a component (conf2) is not an ancestor.
+	wantOK(t, "rename a sibling", w.root.Rename("conf2", "conf3", false))
+	wantOK(t, "rename an empty dir", w.root.Rename("empty", "empty2", false))
+
+	// With a backup store the person is not even asked.
+	rw, _, asked := recursiveWorld(t, 0, true)
+	rw.file(t, ".config/pinfold/vault", "sealed")
+	if err := rw.root.Hide([]string{".config/pinfold/vault"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rw.root.DeleteRecursive(".config"); KindOf(err) != KindAuthority || len(*asked) > 0 {
+		t.Errorf("recursive delete of the vault's ancestor: %v, asked %q", err, *asked)
+	}
+}
+
 // forCall: a yes the person gives after the call's caller left is no;
 // with the caller there it stands; the shared Root is not changed.
 func TestForCallCallerLeft(t *testing.T) {
