@@ -126,13 +126,13 @@
 //     core.hooksPath or init.templateDir (also through git -c, git clone
 //     -c/--config), git clone/init --template;
 //     "structural.git-config" (Approve): a write to .git/config,
-//     .git/commondir or .git itself, git config (or git -c) of a key that
+//     .git/config.worktree, .git/commondir, .git itself or .config/git, git config (or git -c) of a key that
 //     makes git run a program or read other configuration (alias.*,
 //     core.pager, core.sshCommand, core.fsmonitor, filter.*, *.helper,
 //     include.path, …), git config --edit, --upload-pack/--receive-pack/
 //     --exec options, git --exec-path=;
 //     "structural.protected-path" (Approve): a write to .ssh, .vscode,
-//     .mcp.json, a shell start-up file (.bashrc, .profile, .zshrc, …) or
+//     .mcp.json, .gitconfig, a shell start-up file (.bashrc, .profile, .zshrc, …) or
 //     one of Options.Protected.
 //     "A write" is a redirection (>, >>, >|, <>, &>, >& FILE) to the path,
 //     an assignment of it, or its mention (as a path-like part of any

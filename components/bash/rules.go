@@ -3,9 +3,12 @@ package bash
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pinfold/pinfold/components/fs"
 )
 
 // verdict is a structural protection's answer.
@@ -17,13 +20,9 @@ type verdict struct {
 // ---- structural protections ----
 
 // protectedNames are protected wherever they appear as a path component,
-// with everything beneath them: the fs component's built-in list.
-var protectedNames = []string{
-	".ssh", ".vscode", ".mcp.json",
-	".profile", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
-	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
-	".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc",
-}
+// with everything beneath them, and gitProtected beneath a .git
+// component: the fs component's built-in lists.
+var protectedNames, gitProtected = fs.ProtectedNames(), fs.GitProtectedNames()
 
 // execEnv are variables that make programs run code they name, or
 // rebind command names: setting one for a command changes what the
@@ -214,6 +213,9 @@ func classify(p string, o Options) (rule, what string) {
 				return "structural.protected-path", "the protected path " + n
 			}
 		}
+		if c == ".config" && i+1 < len(cs) && cs[i+1] == "git" {
+			return "structural.git-config", "git's configuration (.config/git)"
+		}
 		if c != ".git" {
 			continue
 		}
@@ -221,10 +223,10 @@ func classify(p string, o Options) (rule, what string) {
 			return "structural.git-config", "the repository's .git"
 		}
 		for _, d := range cs[i+1:] {
-			switch d {
-			case "hooks":
+			switch {
+			case d == "hooks":
 				return "structural.git-hooks", "the repository's hooks (.git/hooks)"
-			case "config", "commondir":
+			case slices.Contains(gitProtected, d):
 				return "structural.git-config", "the repository's configuration (.git/" + d + ")"
 			}
 		}

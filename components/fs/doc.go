@@ -46,12 +46,14 @@
 //     "fs.protected"). Built in, at any depth: .ssh, .vscode, .mcp.json,
 //     the shell start-up files (.profile, .bashrc, .bash_profile,
 //     .bash_login, .bash_logout, .zshrc, .zshenv, .zprofile, .zlogin,
-//     .zlogout, .cshrc, .tcshrc, .login, .logout, .kshrc, .mkshrc) and,
-//     anywhere beneath a .git directory, hooks, config and commondir (so
-//     submodules' .git/modules/NAME/hooks too). The bootstrap adds the
+//     .zlogout, .cshrc, .tcshrc, .login, .logout, .kshrc, .mkshrc),
+//     .gitconfig and .config/git; and, anywhere beneath a .git
+//     directory, hooks, config, config.worktree and commondir (so
+//     submodules' .git/modules/NAME/hooks and worktrees'
+//     .git/worktrees/NAME/config.worktree too). The bootstrap adds the
 //     policy's own list. A rename is also refused when either end is an
 //     ancestor of a protected path (anything with a .git component, a
-//     directory of a bootstrap path), and a write of a file named .git (a
+//     .config, a directory of a bootstrap path), and a write of a file named .git (a
 //     gitdir pointer) is refused: both would otherwise make protected
 //     content by moving unprotected content into place. Reads of
 //     protected paths are allowed. Names match per component, case

@@ -3,6 +3,7 @@ package fs
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -67,15 +68,32 @@ var (
 		".profile", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
 		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
 		".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc",
+		// The person's git configuration (when the workspace is a home):
+		// core.fsmonitor, core.pager and aliases run commands.
+		".gitconfig",
 	}
 	// Protected beneath a ".git" component, at any depth below it: the
 	// repository's hooks and config, those of submodules
-	// (.git/modules/NAME/hooks), and commondir, which would point git at
-	// another directory's config and hooks.
-	gitProtected = []string{"hooks", "config", "commondir"}
+	// (.git/modules/NAME/hooks), config.worktree, which git reads as
+	// config when extensions.worktreeConfig is set (also
+	// .git/worktrees/NAME/config.worktree), and commondir, which would
+	// point git at another directory's config and hooks.
+	gitProtected = []string{"hooks", "config", "config.worktree", "commondir"}
 )
 
-const gitDir = ".git"
+// ProtectedNames are the names protected wherever they appear as a path
+// component, and GitProtectedNames those protected beneath a .git
+// component (.config/git is protected too): for the bash analyzer, which
+// refuses commands naming them as fs refuses requests.
+func ProtectedNames() []string    { return slices.Clone(protectedNames) }
+func GitProtectedNames() []string { return slices.Clone(gitProtected) }
+
+const (
+	gitDir = ".git"
+	// xdgDir/xdgGit: git's XDG configuration directory, .config/git.
+	xdgDir = ".config"
+	xdgGit = "git"
+)
 
 // protection is what protects a path: the protected path it is or lies
 // beneath, as a string for the denial's detail.
@@ -120,6 +138,9 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 				return protection{strings.Join(cs[:i+1], "/")}, true
 			}
 		}
+		if eq(c, xdgDir, fold) && i+1 < len(cs) && eq(cs[i+1], xdgGit, fold) {
+			return protection{strings.Join(cs[:i+2], "/")}, true
+		}
 		if eq(c, gitDir, fold) {
 			for j := i + 1; j < len(cs); j++ {
 				for _, n := range gitProtected {
@@ -140,8 +161,8 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 
 // ancestor reports whether something beneath the path with components
 // cs could be protected because of cs itself: cs has a ".git" component
-// (a "hooks" beneath it would be protected), or cs is a proper prefix of
-// one of the bootstrap's paths. Moving such a directory, or moving
+// (a "hooks" beneath it would be protected), ends in ".config" (its
+// "git"), or is a proper prefix of one of the bootstrap's paths. Moving such a directory, or moving
 // something onto its name, would move protected files or make
 // unprotected ones protected; a rename of either end is refused.
 func (m *matcher) ancestor(cs []string, fold bool) (protection, bool) {
@@ -149,6 +170,9 @@ func (m *matcher) ancestor(cs []string, fold bool) (protection, bool) {
 		if eq(c, gitDir, fold) {
 			return protection{strings.Join(cs[:i+1], "/")}, true
 		}
+	}
+	if len(cs) > 0 && eq(cs[len(cs)-1], xdgDir, fold) {
+		return protection{strings.Join(append(slices.Clip(cs), xdgGit), "/")}, true
 	}
 	for _, e := range m.extra {
 		if len(cs) > 0 && len(cs) < len(e) && prefix(e, cs, fold) {

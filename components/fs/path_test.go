@@ -31,27 +31,33 @@ func TestProtectedMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	prot := map[string]string{
-		".git/hooks":                   ".git/hooks",
-		".git/hooks/pre-commit":        ".git/hooks",
-		".git/config":                  ".git/config",
-		".git/commondir":               ".git/commondir",
-		".git/modules/sub/hooks/x":     ".git/modules/sub/hooks",
-		".git/modules/sub/config":      ".git/modules/sub/config",
-		"vendor/lib/.git/hooks/x":      "vendor/lib/.git/hooks",
-		".ssh":                         ".ssh",
-		".ssh/authorized_keys":         ".ssh",
-		"a/.ssh/id_ed25519":            "a/.ssh",
-		".vscode/settings.json":        ".vscode",
-		".mcp.json":                    ".mcp.json",
-		".bashrc":                      ".bashrc",
-		".profile":                     ".profile",
-		".zshrc":                       ".zshrc",
-		".bash_profile":                ".bash_profile",
-		"home/.zshenv":                 "home/.zshenv",
-		"secrets/prod":                 "secrets/prod",
-		"secrets/prod/key":             "secrets/prod",
-		"policy.toml":                  "policy.toml",
-		".git/modules/a/b/c/commondir": ".git/modules/a/b/c/commondir",
+		".git/hooks":                       ".git/hooks",
+		".git/hooks/pre-commit":            ".git/hooks",
+		".git/config":                      ".git/config",
+		".git/commondir":                   ".git/commondir",
+		".git/modules/sub/hooks/x":         ".git/modules/sub/hooks",
+		".git/modules/sub/config":          ".git/modules/sub/config",
+		"vendor/lib/.git/hooks/x":          "vendor/lib/.git/hooks",
+		".ssh":                             ".ssh",
+		".ssh/authorized_keys":             ".ssh",
+		"a/.ssh/id_ed25519":                "a/.ssh",
+		".vscode/settings.json":            ".vscode",
+		".mcp.json":                        ".mcp.json",
+		".bashrc":                          ".bashrc",
+		".profile":                         ".profile",
+		".zshrc":                           ".zshrc",
+		".bash_profile":                    ".bash_profile",
+		"home/.zshenv":                     "home/.zshenv",
+		"secrets/prod":                     "secrets/prod",
+		"secrets/prod/key":                 "secrets/prod",
+		"policy.toml":                      "policy.toml",
+		".git/modules/a/b/c/commondir":     ".git/modules/a/b/c/commondir",
+		".git/config.worktree":             ".git/config.worktree",
+		".git/worktrees/w/config.worktree": ".git/worktrees/w/config.worktree",
+		".gitconfig":                       ".gitconfig",
+		".config/git":                      ".config/git",
+		".config/git/config":               ".config/git",
+		"home/.config/git/attributes":      "home/.config/git",
 	}
 	for p, want := range prot {
 		pr, ok := m.protected(components(p), false)
@@ -65,6 +71,7 @@ func TestProtectedMatch(t *testing.T) {
 		"secrets", "secrets/dev", "secrets/production", "sub/secrets/prod", "policy.toml.bak", "sub/policy.toml",
 		// Case variants: another name on a case-sensitive file system.
 		".GIT/config", ".Git/hooks/x", ".BASHRC", ".SSH/x", ".VSCode/x", ".MCP.json", "Secrets/prod",
+		".config", ".config/gitx", ".config/nvim/git", "config.worktree", "git/config", ".gitconfig.bak",
 	}
 	for _, p := range free {
 		if pr, ok := m.protected(components(p), false); ok {
@@ -77,13 +84,13 @@ func TestProtectedMatch(t *testing.T) {
 			t.Errorf("protected(%q, fold) is free", p)
 		}
 	}
-	anc := []string{".git", ".git/modules", "a/.git", "secrets"}
+	anc := []string{".git", ".git/modules", "a/.git", "secrets", ".config", "home/.config"}
 	for _, p := range anc {
 		if _, ok := m.ancestor(components(p), false); !ok {
 			t.Errorf("ancestor(%q) is free", p)
 		}
 	}
-	for _, p := range []string{".", "a", "secrets2", "policy", "x/secrets", ".gitx"} {
+	for _, p := range []string{".", "a", "secrets2", "policy", "x/secrets", ".gitx", ".configx", "config"} {
 		if pr, ok := m.ancestor(components(p), false); ok {
 			t.Errorf("ancestor(%q) = %q, want free", p, pr.path)
 		}

@@ -110,7 +110,8 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 					return false
 				}
 				name, t := e.Name(), e.Type()
-				named := slices.Contains(protectedNames, name) || inGit && slices.Contains(gitProtected, name) || name == gitDir && !t.IsDir()
+				named := slices.Contains(protectedNames, name) || inGit && slices.Contains(gitProtected, name) || name == gitDir && !t.IsDir() ||
+					depth > 0 && name == xdgGit && filepath.Base(path) == xdgDir
 				if named || name == gitDir && t&os.ModeSymlink != 0 {
 					found = append(found, protectedFound{path + "/" + name, t})
 					continue

@@ -18,7 +18,8 @@ func TestProtectedIn(t *testing.T) {
 	for _, f := range []string{".bashrc", "src/.vscode/settings.json", ".git/hooks/pre-commit", ".git/config",
 		".git/modules/lib/hooks/post-checkout", ".git/modules/lib/config", ".git/objects/ab/hooks",
 		".git/modules/objects/hooks/post-checkout",
-		"sub/.git/config", "sub/.ssh/id", "src/main.go", "docs/.env", "notes/config"} {
+		"sub/.git/config", "sub/.ssh/id", "src/main.go", "docs/.env", "notes/config",
+		".git/config.worktree", ".gitconfig", ".config/git/config", ".config/nvim/init.lua", "git/config"} {
 		p := filepath.Join(ws, f)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -36,7 +37,7 @@ func TestProtectedIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := relativeTo(ws, got)
-	want := []string{".bashrc", ".git/config", ".git/hooks", ".git/modules/lib/config", ".git/modules/lib/hooks", ".git/modules/objects/hooks", "docs/.env", "src/.vscode", "sub/.git/config", "sub/.ssh", "wt/.git"}
+	want := []string{".bashrc", ".config/git", ".git/config", ".git/config.worktree", ".git/hooks", ".git/modules/lib/config", ".git/modules/lib/hooks", ".git/modules/objects/hooks", ".gitconfig", "docs/.env", "src/.vscode", "sub/.git/config", "sub/.ssh", "wt/.git"}
 	if !slices.Equal(rel, want) {
 		t.Errorf("got %q\nwant %q", rel, want)
 	}
