@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func confineProbe(path, outside string) int {
 	}
 	out = append(out, "inside-create="+res(err))
 	// fs's own operations: openat2.
-	root := &Root{fd: fdRoot, match: &matcher{}}
+	root := &Root{fd: fdRoot, match: &matcher{}, changes: new(sync.RWMutex)}
 	err = root.Write("made-by-fs", []byte("x"), true)
 	var fe *Error
 	if errors.As(err, &fe) && fe.Err != nil {

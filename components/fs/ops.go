@@ -378,6 +378,8 @@ func (r *Root) Mkdir(p string) error {
 // over a file, a directory over an empty directory).
 func (r *Root) Rename(from, to string, overwrite bool) error {
 	const op = "rename"
+	r.changes.RLock()
+	defer r.changes.RUnlock()
 	for _, p := range []string{from, to} {
 		if err := checkPath(p); err != nil {
 			return badRequest(op, p, "%v", err)
@@ -521,6 +523,10 @@ func (r *Root) Delete(p string) error {
 // where that directory compares names case-insensitively, guards p again
 // so; then it runs f on the parent and p's last name.
 func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) error {
+	if op != "delete-recursive" { // which takes it exclusively, once confirmed
+		r.changes.RLock()
+		defer r.changes.RUnlock()
+	}
 	if err := r.check(op, p); err != nil {
 		return err
 	}

@@ -35,11 +35,19 @@ type DeletedTree struct {
 // person's confirmation (whose default is cancel) and a backup verified
 // against the tree; when no backup can fit, only after a second,
 // explicit irreversible-delete confirmation. A backup that fails for any
-// other reason cancels the delete. Protected paths (and their ancestors)
-// need their own approval first. A removal that fails part way (a name
-// fs cannot remove, a tree deeper than maxRemoveDepth) is an error that
-// says the tree is partly removed and names the backup holding it (the
-// result names it too).
+// other reason cancels the delete. A p that is, lies beneath or is named
+// as an ancestor of a protected path (.git, a bootstrap path's
+// directory) needs that approval first; protected paths deeper in the
+// tree (proj/.git/hooks) go with it, in its backup, on the one
+// confirmation. What is removed is the tree that was confirmed and backed
+// up, by descriptor: another tree renamed onto the name meanwhile is left
+// (removeConfirmed), and from the backup to the end fs makes no other
+// change, so nothing is moved into the tree between its copy and its
+// removal. A command bash runs meanwhile is another process, which this
+// does not hold. A removal that fails part way (a name fs cannot remove,
+// a tree deeper than maxRemoveDepth) is an error that says the tree is
+// partly removed and names the backup holding it (the result names it
+// too).
 func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 	const op = "delete-recursive"
 	var out DeletedTree
@@ -66,6 +74,10 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		if !yes {
 			return &Error{Op: op, Path: p, Kind: KindNeedsConfirmation, Detail: "cancelled: the person did not confirm (" + why + ")"}
 		}
+		// From the backup to the end no change of fs's runs, so nothing
+		// is moved into the tree between its copy and its removal.
+		r.changes.Lock()
+		defer r.changes.Unlock()
 		b, err := r.Recursive.Store.Stage(src, p, time.Now())
 		var noRoom *backup.NoRoomError
 		switch {
@@ -81,7 +93,10 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		default:
 			out.Backup = b.ID
 		}
-		err = removeAllAt(op, p, par.fd, par.name, 0)
+		if testHookStaged != nil {
+			testHookStaged()
+		}
+		err = removeConfirmed(op, p, par, src)
 		unix.Fsync(par.fd)
 		if err != nil {
 			return removalFailed(op, p, out, err)
@@ -89,6 +104,62 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		return nil
 	})
 	return out, err
+}
+
+// testHookStaged, set by a test, runs between a recursive delete's
+// backup and its removal.
+var testHookStaged func()
+
+// removeConfirmed removes the tree that was confirmed and backed up (src)
+// and nothing else: the name may since have been given to another tree
+// (a rename while the person was asked). It removes a directory's
+// contents through a descriptor checked to be src's, then the emptied
+// directory by name, again only while the name is src's; a file or link,
+// by name after the same check.
+func removeConfirmed(op, p string, par parent, src *os.File) error {
+	var want, now unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &want); err != nil {
+		return sysErr(op, p, err, false)
+	}
+	same := func() bool {
+		return unix.Fstatat(par.fd, par.name, &now, unix.AT_SYMLINK_NOFOLLOW) == nil && now.Dev == want.Dev && now.Ino == want.Ino
+	}
+	moved := &Error{Op: op, Path: p, Kind: KindFailed,
+		Detail: "another file or tree was put at this name after the delete was confirmed: it was left as it is"}
+	if want.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if !same() {
+			return moved
+		}
+		return removeAllAt(op, p, par.fd, par.name, 0)
+	}
+	fd, err := openAt(op, p, par.fd, par.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	d := os.NewFile(uintptr(fd), p)
+	defer d.Close()
+	if err := unix.Fstat(fd, &now); err != nil || now.Dev != want.Dev || now.Ino != want.Ino {
+		return moved
+	}
+	for {
+		names, rerr := d.Readdirnames(256)
+		for _, n := range names {
+			if err := removeAllAt(op, p, fd, n, 1); err != nil {
+				return err
+			}
+		}
+		if rerr != nil || len(names) == 0 {
+			break
+		}
+	}
+	if !same() {
+		return &Error{Op: op, Path: p, Kind: KindFailed,
+			Detail: "the directory was moved away from this name while it was being removed: its contents were removed, the directory itself and what is now at the name were left"}
+	}
+	if err := unix.Unlinkat(par.fd, par.name, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
+		return sysErr(op, p, err, false)
+	}
+	return nil
 }
 
 // removalFailed is the error of a removal that stopped part way, after

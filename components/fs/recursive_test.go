@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -81,6 +82,76 @@ func TestDeleteRecursiveBackedUp(t *testing.T) {
 	}
 	if l, err := os.Readlink(filepath.Join(w.ws, "build", "out-link")); err != nil || l != filepath.Join(w.outside, "secret") {
 		t.Errorf("link after restore: %q %v", l, err)
+	}
+}
+
+// Another tree renamed onto the name while the person is asked is left
+// alone (it is in no backup), as is the confirmed tree under its new
+// name; a file swapped for the confirmed one likewise. A hunt found the
+// swapped-in tree removed and a backup named for it.
+func TestDeleteRecursiveSwappedName(t *testing.T) {
+	for _, kind := range []string{"dir", "file"} {
+		w, _, _ := recursiveWorld(t, 0)
+		w.file(t, "junk/a.o", "junk")
+		w.file(t, "important/thesis.tex", "years of work")
+		target := "junk"
+		if kind == "file" {
+			w.file(t, "junk.txt", "junk")
+			w.file(t, "important.txt", "years of work")
+			target = "junk.txt"
+		}
+		w.root.Recursive.Confirm = func(string, string, bool) (bool, string) {
+			// The agent's renames, served while the question is open.
+			must(t, w.root.Rename(target, target+".old", false))
+			must(t, w.root.Rename(strings.Replace(target, "junk", "important", 1), target, false))
+			return true, "yes"
+		}
+		_, err := w.root.DeleteRecursive(target)
+		if KindOf(err) != KindFailed || !strings.Contains(err.Error(), "left as it is") {
+			t.Errorf("%s: %v, want a failure that says the new tree was left", kind, err)
+		}
+		in := map[string]string{"dir": "junk/thesis.tex", "file": "junk.txt"}[kind]
+		if b, err := os.ReadFile(filepath.Join(w.ws, in)); err != nil || string(b) != "years of work" {
+			t.Errorf("%s: the swapped-in tree is %q, %v", kind, b, err)
+		}
+		old := map[string]string{"dir": "junk.old/a.o", "file": "junk.txt.old"}[kind]
+		if _, err := os.Stat(filepath.Join(w.ws, old)); err != nil {
+			t.Errorf("%s: the confirmed tree: %v", kind, err)
+		}
+	}
+}
+
+// Between the backup and the removal no change of fs's runs: a tree the
+// agent moves into the one being removed (so that it would go with no
+// backup of its own) waits, and then finds no directory to move into.
+func TestDeleteRecursiveHoldsChanges(t *testing.T) {
+	w, _, _ := recursiveWorld(t, 0, true)
+	w.file(t, "junk/a.o", "junk")
+	w.file(t, "important/thesis.tex", "years of work")
+	moved := make(chan error, 1)
+	testHookStaged = func() {
+		go func() { moved <- w.root.Rename("important", "junk/important", false) }()
+		select {
+		case err := <-moved:
+			moved <- err
+			t.Errorf("a rename ran between the backup and the removal: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	defer func() { testHookStaged = nil }()
+	if _, err := w.root.DeleteRecursive("junk"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-moved:
+		if err == nil {
+			t.Error("the rename into the removed tree succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the rename still waits after the delete")
+	}
+	if b, err := os.ReadFile(filepath.Join(w.ws, "important/thesis.tex")); err != nil || string(b) != "years of work" {
+		t.Errorf("important: %q, %v", b, err)
 	}
 }
 

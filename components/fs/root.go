@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -166,6 +167,10 @@ type Root struct {
 	Recursive *Recursive
 
 	hidden [][]string // the launcher's authority paths in the workspace (Hide)
+	// changes is held shared by every change and exclusively by a
+	// recursive delete from its backup to its end, so that nothing fs
+	// does moves a tree into the one being removed meanwhile.
+	changes *sync.RWMutex
 }
 
 // forCall is r for one call whose caller may leave (ctx ends, when the
@@ -276,7 +281,7 @@ func NewRoot(fd int, protected []string) (*Root, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return &Root{fd: fd, match: m}, nil
+	return &Root{fd: fd, match: m, changes: new(sync.RWMutex)}, nil
 }
 
 // OpenRoot opens dir (a host path, followed as it is: the caller chooses
