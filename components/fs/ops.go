@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -419,6 +420,13 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 			}
 		}
 	}
+	var a, b unix.Stat_t
+	if unix.Fstatat(src.fd, src.name, &a, unix.AT_SYMLINK_NOFOLLOW) == nil && unix.Fstatat(dst.fd, dst.name, &b, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+		a.Dev == b.Dev && a.Ino == b.Ino && !(dst.fold && strings.EqualFold(src.name, dst.name)) {
+		// rename(2) does nothing then, and says it succeeded (in a
+		// case-insensitive directory it changes a name's case).
+		return badRequest(op, from, "%s and %s are names of the same file: nothing would move (delete one of them instead)", quoteForQuestion(from), quoteForQuestion(to))
+	}
 	var flags uint
 	if !overwrite {
 		flags = unix.RENAME_NOREPLACE
@@ -437,9 +445,10 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 const maxLinkCheck = 10_000
 
 // singleLinked refuses to move into a protected path (to) a file with
-// another name, or a tree holding one: a command could write through the
-// other name, and the file would change with no new inode for the
-// launcher's check to see (SD-17). Elsewhere it allows anything.
+// another name, a symbolic link, or a tree holding either: a command (or
+// fs itself) could write through the other name, and the file would
+// change with no new inode for the launcher's check to see (SD-17), and
+// no question. Elsewhere it allows anything.
 func (r *Root) singleLinked(op, to string, src parent) error {
 	cs := components(to)
 	if _, ok := r.match.protected(cs, false); !ok {
@@ -460,6 +469,10 @@ func (r *Root) singleLinked(op, to string, src parent) error {
 		if st.Nlink > 1 {
 			return refuse(fmt.Sprintf("the file has %d names", st.Nlink))
 		}
+	case unix.S_IFLNK:
+		// What it names is another name's file: it could change with no
+		// question, and the question would not show it.
+		return refuse("it is a symbolic link")
 	case unix.S_IFDIR:
 		fd, err := unix.Openat(src.fd, src.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -484,6 +497,8 @@ func (r *Root) singleLinked(op, to string, src parent) error {
 					if est.Nlink > 1 {
 						return fmt.Sprintf("%s in the tree has %d names", e.Name(), est.Nlink)
 					}
+				case unix.S_IFLNK:
+					return fmt.Sprintf("%s in the tree is a symbolic link", e.Name())
 				case unix.S_IFDIR:
 					cfd, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 					if err == nil {

@@ -767,6 +767,46 @@ func TestRenameIntoProtectedSingleLinked(t *testing.T) {
 	}
 }
 
+// Nor is a symbolic link, or a tree holding one: a hunt moved a link to
+// a workspace script into .git/hooks with one yes, then changed the hook
+// by writing the script, with no question.
+func TestRenameIntoProtectedNoLink(t *testing.T) {
+	w := newWorld(t)
+	w.root.Approve = func(string, string) (bool, string) { return true, "approved" }
+	must(t, w.root.Mkdir(".git"))
+	must(t, w.root.Mkdir(".git/hooks"))
+	w.file(t, "tools/lint.sh", "#!/bin/sh\nexit 0\n")
+	w.symlink(t, "../../tools/lint.sh", "pc")
+	if err := w.root.Rename("pc", ".git/hooks/pre-commit", false); KindOf(err) != KindProtected || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a link moved into .git/hooks: %v", err)
+	}
+	w.file(t, "cfg/settings.json", "{}")
+	w.symlink(t, "../tools/lint.sh", "cfg/task.sh")
+	if err := w.root.Rename("cfg", ".vscode", false); KindOf(err) != KindProtected || !strings.Contains(err.Error(), "task.sh in the tree is a symbolic link") {
+		t.Errorf("a tree holding a link moved to .vscode: %v", err)
+	}
+	// Controls: the link moves elsewhere; the tree without it moves in.
+	wantOK(t, "a link elsewhere", w.root.Rename("pc", "pc2", false))
+	must(t, os.Remove(filepath.Join(w.ws, "cfg/task.sh")))
+	wantOK(t, "the tree without its link", w.root.Rename("cfg", ".vscode", false))
+}
+
+// A rename between two names of one file is refused: rename(2) does
+// nothing then and reports success, and fs would too.
+func TestRenameSameFile(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "a", "x")
+	must(t, os.Link(filepath.Join(w.ws, "a"), filepath.Join(w.ws, "b")))
+	if err := w.root.Rename("a", "b", true); KindOf(err) != KindBadRequest || !strings.Contains(err.Error(), "same file") {
+		t.Errorf("rename between two names of one file: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(w.ws, "a")); err != nil {
+		t.Errorf("a: %v", err)
+	}
+	w.file(t, "c", "y")
+	wantOK(t, "control: over another file", w.root.Rename("a", "c", true))
+}
+
 func mustNotExistHost(t *testing.T, p string) {
 	t.Helper()
 	if _, err := os.Lstat(p); !os.IsNotExist(err) {
