@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode"
 
 	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/launcher"
@@ -138,10 +139,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// oneLine keeps an error on one line so each problem is one line of stderr.
+// oneLine keeps an error on one line so each problem is one line of
+// stderr, and keeps what an error quotes from elsewhere (a script's
+// exception, a file name) from steering the terminal: control
+// characters, line separators and bidirectional controls are escaped,
+// and the line is cut at maxErrorLine bytes.
 func oneLine(s string) string {
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	var b strings.Builder
+	t := strings.TrimSpace(s)
+	for i, r := range t {
+		switch {
+		case b.Len() >= maxErrorLine:
+			return b.String() + fmt.Sprintf(" … (%d more bytes)", len(t)-i)
+		case r == '\n':
+			b.WriteByte(' ')
+		case r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r) || r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Bidi_Control, r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
+
+// maxErrorLine bounds one error line on stderr.
+const maxErrorLine = 8 << 10
 
 func (e env) dispatch(args []string) error {
 	if len(args) == 0 {

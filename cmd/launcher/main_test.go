@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -81,4 +82,26 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// An error line quotes what others wrote (a script's exception, a file
+// name): it stays one line, cannot steer the terminal, and is bounded.
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain error":                  "plain error",
+		"two\nlines":                   "two lines",
+		"\x1b]0;owned\x07\rfake":       `\u001b]0;owned\u0007\u000dfake`,
+		"bidi \u202egnp.exe":           `bidi \u202egnp.exe`,
+		"sep\u2028x\u0085y\x7f":        `sep\u2028x\u0085y\u007f`,
+		"tab\tkept, unicode kept: é ✓": "tab\tkept, unicode kept: é ✓",
+		"  trimmed  ":                  "trimmed",
+	} {
+		if got := oneLine(in); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+	long := oneLine(strings.Repeat("x", 3<<20))
+	if len(long) > maxErrorLine+64 || !strings.HasSuffix(long, fmt.Sprintf("(%d more bytes)", 3<<20-maxErrorLine)) {
+		t.Errorf("a 3 MiB error is %d bytes, ending %q", len(long), long[len(long)-40:])
+	}
 }

@@ -122,9 +122,13 @@ const (
 	isoMinStack  = 64 << 10
 	isoMaxStack  = 20000 * isoSlotBytes // Go aborts at ~40000 slots on arm64
 	isoMaxDepth  = 1000                 // JSON nesting that may cross the bridge
-	isoGrace     = 100 * time.Millisecond
-	isoPrefix    = "(async function () {" // the script follows on the same line
-	isoSuffix    = "\n})"
+	// Bounds on what of an exception leaves the VM, and on a tool's name.
+	isoMaxMessage   = 4 << 10
+	isoMaxStackText = 16 << 10
+	isoMaxToolName  = 256
+	isoGrace        = 100 * time.Millisecond
+	isoPrefix       = "(async function () {" // the script follows on the same line
+	isoSuffix       = "\n})"
 )
 
 // Run runs script as the body of an async function in a fresh VM and returns
@@ -377,9 +381,23 @@ func (st *isoState) outcome(kind, text, stack string) isoOutcome {
 	case "stack":
 		return isoOutcome{err: &LimitError{"stack", fmt.Sprintf("the script overflowed its %d-byte stack (%d QuickJS slots)", st.lim.Stack, st.slots)}}
 	case "json":
-		return isoOutcome{err: &ScriptError{Message: text}}
+		return isoOutcome{err: &ScriptError{Message: isoClip(text, isoMaxMessage)}}
 	}
-	return isoOutcome{err: &ScriptError{Message: text, Stack: isoStack(stack)}}
+	return isoOutcome{err: &ScriptError{Message: isoClip(text, isoMaxMessage), Stack: isoClip(isoStack(stack), isoMaxStackText)}}
+}
+
+// isoClip cuts s to at most n bytes (at a character's start) and says
+// how much was cut: an exception's message is the script's to choose,
+// and it leaves the VM beside the output limit, not in it.
+func isoClip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(" … (%d more bytes)", len(s)-cut)
 }
 
 // decide ends the run with o unless it is decided already. Once the deadline
@@ -437,6 +455,8 @@ func (st *isoState) goCall(args []any) (any, error) {
 	switch {
 	case !ok1 || !ok2:
 		return nil, errors.New("pinfold.call: bad arguments")
+	case len(name) > isoMaxToolName:
+		return nil, fmt.Errorf("pinfold.call: the tool name has %d bytes, more than %d", len(name), isoMaxToolName)
 	case st.calls >= st.lim.ToolCalls:
 		return st.abort(isoOutcome{err: &LimitError{"tool_calls", fmt.Sprintf("call %d (of tool %q) is over the budget of %d", st.calls+1, name, st.lim.ToolCalls)}})
 	case isoDepth([]byte(js)) > isoMaxDepth:

@@ -689,3 +689,29 @@ func TestIsolateCancel(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// What of an exception leaves the VM is bounded, as the output is: its
+// message and stack, and a tool's name quoted in an error (a hunt got
+// 3 MB messages out past a 1000-byte output limit).
+func TestIsolateBoundedErrors(t *testing.T) {
+	lim := isoLimits()
+	lim.Output = 1000
+	_, err := isoRun(t, `throw new Error("\u001b]0;x\u0007" + "x".repeat(3e6))`, lim)
+	var se *ScriptError
+	if !errors.As(err, &se) || len(se.Message) > isoMaxMessage+64 || !strings.HasSuffix(se.Message, "more bytes)") {
+		t.Errorf("a 3 MB exception: %T, %d bytes", err, len(fmt.Sprint(err)))
+	}
+	_, err = isoRun(t, `function f(n) { return n ? f(n - 1) : null.x } f(1800)`, lim)
+	if !errors.As(err, &se) || len(se.Stack) > isoMaxStackText+64 {
+		t.Errorf("a deep stack: %v, %d bytes of stack", err, len(se.Stack))
+	}
+	res, err := isoRun(t, `try { await pinfold.call("z".repeat(3e6)) } catch (e) { return e.message }`, lim)
+	if err != nil || len(res.Value) > 200 || !strings.Contains(string(res.Value), "more than 256") {
+		t.Errorf("a 3 MB tool name: %v, %.200s", err, fmt.Sprint(res))
+	}
+	lim.ToolCalls = 0
+	_, err = isoRun(t, `pinfold.call("z".repeat(3e6))`, lim)
+	if err == nil || len(err.Error()) > 500 {
+		t.Errorf("a long tool name over the budget: %d bytes of error", len(fmt.Sprint(err)))
+	}
+}
