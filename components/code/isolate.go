@@ -229,6 +229,7 @@ type isoState struct {
 
 	vm                     *quickjs.VM
 	heap                   *isoHeap
+	drainCut               bool // the last drain stopped at its bound with jobs left
 	slots                  int
 	logs                   []string
 	outBytes, calls, still int // output so far, tool calls started, tool calls unsettled
@@ -281,7 +282,10 @@ func (st *isoState) run(script string) (*Result, error) {
 
 // loop runs jobs and settles tool calls until the run is decided.
 func (st *isoState) loop(entry quickjs.Value) {
-	for st.enter(func() error { _, err := st.vm.ExecutePendingJobs(); return err }) {
+	for st.enter(func() error { st.drainCut = false; _, err := st.vm.ExecutePendingJobs(); return err }) {
+		if st.drainCut {
+			continue // jobs are left: the deadline, not the drain's bound, ends a script that keeps making them
+		}
 		if st.still == 0 {
 			st.decide(isoOutcome{err: &ScriptError{Message: "the script's promise never settles: it awaits something no pending tool call can resolve"}})
 			return
@@ -346,7 +350,8 @@ func (st *isoState) enter(f func() error) bool {
 		return true
 	case !errors.As(err, &qe):
 		if strings.HasPrefix(err.Error(), "quickjs: aborted draining") {
-			return true // a bound on the jobs of one drain, not of the run
+			st.drainCut = true // a bound on the jobs of one drain, not of the run
+			return true
 		}
 		st.decide(isoOutcome{err: fmt.Errorf("code: VM: %w", err)})
 		return false

@@ -715,3 +715,17 @@ func TestIsolateBoundedErrors(t *testing.T) {
 		t.Errorf("a long tool name over the budget: %d bytes of error", len(fmt.Sprint(err)))
 	}
 }
+
+// A script that awaits more than a million times (more jobs than one
+// drain of the engine's runs) goes on to its result; one that makes jobs
+// forever ends at its deadline.
+func TestIsolateManyJobs(t *testing.T) {
+	lim := isoLimits()
+	lim.Deadline = 20 * time.Second
+	res, err := isoRun(t, `let i = 0; for (; i < 1100000; i++) await null; return i`, lim)
+	if err != nil || string(res.Value) != "1100000" {
+		t.Errorf("1.1 million awaits: %v, %v", res, err)
+	}
+	lim.Deadline = 2 * time.Second
+	isoLimit(t, `for (;;) await null`, lim, "deadline")
+}
