@@ -48,6 +48,15 @@
 //     engine's stack check calls nothing the isolate can watch, as the heap
 //     guard watches the allocator. Rewriting catch clauses would not be
 //     enough (Promise.allSettled and finally blocks swallow errors too).
+//   - A call's frame (its arguments, locals and operand stack) is C stack
+//     memory the heap limit does not count, one per stack slot in use. Its
+//     size comes from the function's source, which Validate bounds
+//     (MaxParams, MaxArgs, MaxDeclared: some 100 KiB at most), not from
+//     values made at run time: bind makes a closure whose arrays are heap
+//     (the engine's bound functions copied their arguments there). So a
+//     validated script's frames take at most about Stack/2048 such frames:
+//     some 50 MiB at the default 1 MiB stack; the worker's RLIMIT_DATA
+//     bounds the whole process. Run itself does not validate.
 //   - A thrown InternalError or SyntaxError saying "out of memory" or "stack
 //     overflow", or a thrown null, is reported as that limit.
 //   - A script can close the function body early ("}); ...; (async () => {")
@@ -539,6 +548,29 @@ const limitProtos = [InternalError.prototype, SyntaxError.prototype];
 for (const k of ["isoGoCall", "isoGoLog", "isoGoEnd", "eval", "Function", "SharedArrayBuffer", "Atomics"]) delete g[k];
 for (const f of [function () {}, async function () {}, function* () {}, async function* () {}])
   def(getProto(f), "constructor", {value: void 0, writable: false, enumerable: false, configurable: false});
+// bind makes a closure, not the engine's bound function: calling one of
+// those copies its bound arguments and the call's into C stack memory
+// the heap limit does not count, and a chain of them grows that
+// quadratically (a hunt used 887 MB under a 64 MiB limit). The closure's
+// arrays are heap.
+const construct = Reflect.construct, hasInstance = Symbol.hasInstance, FnProto = getProto(function () {});
+const isoJSBind = function (thisArg, ...bound) {
+  const fn = this;
+  if (typeof fn !== "function") throw new TypeErr("bind: not a function");
+  const isoJSBound = function (...args) {
+    const all = [];
+    for (let i = 0; i < bound.length; i++) def(all, i, {value: bound[i], writable: true, enumerable: true, configurable: true});
+    for (let i = 0; i < args.length; i++) def(all, bound.length + i, {value: args[i], writable: true, enumerable: true, configurable: true});
+    return new.target === void 0 ? apply(fn, thisArg, all) : construct(fn, all, new.target === isoJSBound ? fn : new.target);
+  };
+  const name = fn.name, length = fn.length;
+  def(isoJSBound, "name", {value: "bound " + (typeof name === "string" ? name : ""), configurable: true});
+  def(isoJSBound, "length", {value: typeof length === "number" && length > bound.length ? length - bound.length : 0, configurable: true});
+  def(isoJSBound, hasInstance, {value: (v) => v instanceof fn, configurable: true});
+  def(isoJSBound, "prototype", {value: void 0}); // as a bound function has none
+  return isoJSBound;
+};
+def(FnProto, "bind", {value: isoJSBind, writable: true, enumerable: false, configurable: true});
 const pending = Object.create(null);
 const isoJSLimit = (e) => {
   try {

@@ -31,7 +31,8 @@
 //     read them as keywords would parse differently from the validator), and a parser panic.
 //   - encoding: NUL bytes (the parser treats NUL as end of input), invalid UTF-8, and escapes of lone
 //     surrogates (`"\uD800"`), so every decoded name and literal is valid Unicode.
-//   - too-large: more than MaxScriptSize bytes. too-deep: nesting beyond MaxNesting, or the parser's
+//   - too-large: more than MaxScriptSize bytes; a function with more than MaxParams parameters, a
+//     call with more than MaxArgs arguments written out, more than MaxDeclared variables declared. too-deep: nesting beyond MaxNesting, or the parser's
 //     own 1000-level limit on expressions and statements (e.g. `a=>a=>…`, `!!!…`, if-chains).
 //   - internal: the validator's token stream and the parser's tree disagree; it fails closed.
 //
@@ -111,6 +112,17 @@ const MaxScriptSize = 1 << 20
 // uncounted recursion, destructuring patterns (about 500 bytes of stack per level, measured), stays
 // far below a megabyte.
 const MaxNesting = 256
+
+// Bounds on what makes a call's frame large. QuickJS keeps a frame's
+// arguments, locals and operand stack in C stack memory that its heap
+// limit does not count (a hunt's 30,000-parameter function recursed to
+// 250 MB under a 64 MiB limit): with these a frame holds at most some
+// 100 KiB.
+const (
+	MaxParams   = 256  // parameters of one function
+	MaxArgs     = 1024 // arguments written in one call (a spread is one)
+	MaxDeclared = 4096 // variables the script declares, in all its scopes
+)
 
 // Rules, as they appear in Finding.Rule.
 const (
@@ -214,14 +226,15 @@ func valEncoding(src string) []valHit {
 
 // valState is the state of one Validate call after the pre-checks.
 type valState struct {
-	src     string
-	buf     []byte          // src with room for the parser's NUL; all parser slices point into it
-	hits    []valHit        // findings so far
-	props   []int           // offsets of identifier tokens in property-name position
-	regexps map[int]int     // offset -> length of every regular expression literal in the tree
-	tagged  map[int]bool    // offsets of template chunks of tagged templates (invalid escapes allowed)
-	spans   [][2]int        // (offset, length) of every literal the tree holds, for the tripwire
-	expect  map[string]bool // banned names the tree holds as variables, with, import
+	src      string
+	buf      []byte          // src with room for the parser's NUL; all parser slices point into it
+	hits     []valHit        // findings so far
+	props    []int           // offsets of identifier tokens in property-name position
+	regexps  map[int]int     // offset -> length of every regular expression literal in the tree
+	tagged   map[int]bool    // offsets of template chunks of tagged templates (invalid escapes allowed)
+	spans    [][2]int        // (offset, length) of every literal the tree holds, for the tripwire
+	expect   map[string]bool // banned names the tree holds as variables, with, import
+	declared int             // variables declared so far, in all scopes
 }
 
 func (s *valState) add(off int, rule, name, msg string) {

@@ -2,6 +2,7 @@ package code
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -401,6 +402,50 @@ func TestValidateEmpty(t *testing.T) {
 	for _, src := range []string{"", " ", "\n", ";", "// only a comment"} {
 		if fs := Validate(src); fs != nil {
 			t.Errorf("Validate(%q) = %v", src, fs)
+		}
+	}
+}
+
+// What makes a call's frame large is bounded, just past each bound
+// rejected, at it accepted: parameters, arguments written out, variables.
+func TestValidateFrameBounds(t *testing.T) {
+	names := func(n int, prefix string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "%s%d", prefix, i)
+		}
+		return b.String()
+	}
+	decls := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "let v%d = %d;\n", i, i)
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		src  string
+		want string // "" to accept
+	}{
+		{"function f(" + names(MaxParams, "p") + ") {}", ""},
+		{"function f(" + names(MaxParams+1, "p") + ") {}", "parameters"},
+		{"const f = (" + names(MaxParams+1, "p") + ") => 0", "parameters"},
+		{"class A { m(" + names(MaxParams+1, "p") + ") {} }", "parameters"},
+		{"Math.max(" + names(MaxArgs, "") + ")", ""},
+		{"Math.max(" + names(MaxArgs+1, "") + ")", "arguments"},
+		{"new Array(" + names(MaxArgs+1, "") + ")", "arguments"},
+		{decls(MaxDeclared), ""},
+		{decls(MaxDeclared/2) + "function g() {\n" + decls(MaxDeclared/2+1) + "}", "variables"},
+	} {
+		fs := Validate(c.src)
+		switch {
+		case c.want == "" && len(fs) > 0:
+			t.Errorf("%.60s…: rejected: %v", c.src, fs)
+		case c.want != "" && (len(fs) != 1 || fs[0].Rule != "too-large" || !strings.Contains(fs[0].Message, c.want)):
+			t.Errorf("%.60s…: %v, want one too-large finding about %s", c.src, fs, c.want)
 		}
 	}
 }

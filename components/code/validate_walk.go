@@ -43,6 +43,11 @@ func (s *valState) walk(root js.INode) {
 		case *js.AST:
 			push(&n.BlockStmt, key)
 		case *js.BlockStmt:
+			if before := s.declared; before <= MaxDeclared {
+				if s.declared += len(n.Scope.Declared); s.declared > MaxDeclared {
+					s.add(0, valRuleTooLarge, "", fmt.Sprintf("the script declares more than %d variables (a call's frame holds its function's variables outside the VM's heap limit)", MaxDeclared))
+				}
+			}
 			for _, c := range n.List {
 				push(c, key)
 			}
@@ -118,6 +123,13 @@ func (s *valState) walk(root js.INode) {
 			push(n.Key, key)
 			push(&n.Value, key)
 		case *js.Params:
+			if len(n.List) > MaxParams {
+				off := 0
+				if v, ok := n.List[0].Binding.(*js.Var); ok {
+					off = max(s.offsetOf(v.Data), 0)
+				}
+				s.add(off, valRuleTooLarge, "", fmt.Sprintf("a function with %d parameters: at most %d (a call's frame holds them outside the VM's heap limit)", len(n.List), MaxParams))
+			}
 			for i := range n.List {
 				push(&n.List[i], key)
 			}
@@ -215,6 +227,9 @@ func (s *valState) walk(root js.INode) {
 			push(n.X, key)
 			push(&n.Args, key)
 		case *js.Args:
+			if len(n.List) > MaxArgs {
+				s.add(s.firstOff(n.List[0].Value), valRuleTooLarge, "", fmt.Sprintf("a call with %d arguments: at most %d (spread an array instead: f(...xs))", len(n.List), MaxArgs))
+			}
 			for _, a := range n.List {
 				push(a.Value, key)
 			}
