@@ -65,7 +65,9 @@
 //     links resolved), fs neither reads, lists, changes nor removes them
 //     or anything beneath, and neither renames nor removes a directory
 //     that holds one, which would serve it under another name (no
-//     approval can allow either: rule "fs.authority").
+//     approval can allow either: rule "fs.authority"). Their names
+//     compare ignoring case, so a case-insensitive directory cannot
+//     serve them under another case.
 //   - Decisions: allowed under rule "workspace"; a path that would leave
 //     the workspace (a link, a mount point) is no-rule "fs.beneath"; a
 //     missing file is unknown; a malformed path or argument, or a request

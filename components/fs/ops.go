@@ -74,7 +74,7 @@ func (r *Root) check(op, p string) error {
 	if err := checkPath(p); err != nil {
 		return badRequest(op, p, "%v", err)
 	}
-	return r.checkHidden(op, p, false, false)
+	return r.checkHidden(op, p, false)
 }
 
 // Stat describes p, without following a symbolic link at its end.
@@ -385,7 +385,7 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 		if err := checkPath(p); err != nil {
 			return badRequest(op, p, "%v", err)
 		}
-		if err := r.checkHidden(op, p, true, false); err != nil {
+		if err := r.checkHidden(op, p, true); err != nil {
 			return err
 		}
 	}
@@ -412,9 +412,6 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 		fold bool
 	}{{from, src.fold}, {to, dst.fold}} {
 		if e.fold {
-			if err := r.checkHidden(op, e.p, true, true); err != nil {
-				return err
-			}
 			if err := r.guard(op, e.p, guardRename, true); err != nil {
 				return err
 			}
@@ -547,7 +544,7 @@ func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) 
 	}
 	// A removal (or a recursive one) of a directory holding a hidden path.
 	moves := op == "delete" || op == "delete-recursive"
-	if err := r.checkHidden(op, p, moves, false); err != nil {
+	if err := r.checkHidden(op, p, moves); err != nil {
 		return err
 	}
 	if err := r.guard(op, p, mode, false); err != nil {
@@ -559,9 +556,6 @@ func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) 
 	}
 	defer unix.Close(par.fd)
 	if par.fold {
-		if err := r.checkHidden(op, p, moves, true); err != nil {
-			return err
-		}
 		if err := r.guard(op, p, mode, true); err != nil {
 			return err
 		}

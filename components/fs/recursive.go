@@ -55,7 +55,7 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		if err := checkPath(p); err != nil {
 			return out, badRequest(op, p, "%v", err)
 		}
-		if err := r.checkHidden(op, p, true, false); err != nil {
+		if err := r.checkHidden(op, p, true); err != nil {
 			return out, err
 		}
 		return out, &Error{Op: op, Path: p, Kind: KindNeedsConfirmation,

@@ -223,21 +223,23 @@ func (r *Root) Hide(paths []string) error {
 // hides reports whether the path of components cs is, or is beneath, a
 // hidden path.
 func (r *Root) hides(cs []string) bool {
-	within, _ := r.hiddenAt(cs, false)
+	within, _ := r.hiddenAt(cs)
 	return within
 }
 
 // hiddenAt reports whether the path of components cs is, or is beneath, a
 // hidden path (within), and whether a hidden path lies beneath it
 // (above): moving or removing such a directory would take the hidden
-// path out of the name fs knows it by. fold compares names as a
-// case-insensitive directory does.
-func (r *Root) hiddenAt(cs []string, fold bool) (within, above bool) {
+// path out of the name fs knows it by. Names compare ignoring case, as a
+// case-insensitive directory would (anywhere on the path, before or
+// after fs opens it): hiding a case variant of the launcher's file as
+// well costs nothing.
+func (r *Root) hiddenAt(cs []string) (within, above bool) {
 	for _, h := range r.hidden {
 		n := min(len(cs), len(h))
 		same := true
 		for i := range n {
-			if !eq(cs[i], h[i], fold) {
+			if !eq(cs[i], h[i], true) {
 				same = false
 				break
 			}
@@ -252,8 +254,8 @@ func (r *Root) hiddenAt(cs []string, fold bool) (within, above bool) {
 
 // checkHidden refuses op on p where a hidden path is p, lies above p or,
 // when moves is set (a rename, a removal), lies beneath p.
-func (r *Root) checkHidden(op, p string, moves, fold bool) error {
-	within, above := r.hiddenAt(components(p), fold)
+func (r *Root) checkHidden(op, p string, moves bool) error {
+	within, above := r.hiddenAt(components(p))
 	switch {
 	case within:
 		return &Error{Op: op, Path: p, Kind: KindAuthority, Detail: "the launcher's own authority lies there (its policy, vault, session or backups): fs neither reads nor changes it"}

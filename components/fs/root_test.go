@@ -889,6 +889,16 @@ func TestHiddenAuthorityAncestors(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(w.ws, ".config/pinfold/vault")); err != nil || string(b) != "sealed" {
 		t.Errorf("the vault is %q, %v", b, err)
 	}
+	// Case variants are hidden too: a case-insensitive directory would
+	// serve the file under them.
+	for name, err := range map[string]error{
+		"read a case variant":   func() error { _, _, err := w.root.Read("CONF/Pinfold.TOML", 0, 0); return err }(),
+		"rename a case variant": w.root.Rename(".CONFIG", "cfg", false),
+	} {
+		if KindOf(err) != KindAuthority {
+			t.Errorf("%s: %v, want an authority refusal", name, err)
+		}
+	}
 	// Controls: a sibling tree moves; a path that merely shares a prefix
 	// of a component (conf2) is not an ancestor.
 	wantOK(t, "rename a sibling", w.root.Rename("conf2", "conf3", false))
