@@ -367,6 +367,13 @@ func (w *walker) command(s scope, st *syntax.Stmt, redirs []Redirect, depth int)
 					return err
 				}
 			}
+			// The loop sets its variable: for PS4 in '$(…)' is PS4='$(…)'.
+			if l.Name != nil && (isExecEnv(l.Name.Value) || slices.Contains(evalVars, l.Name.Value)) {
+				if err := w.emit(s, SimpleCommand{Text: "for " + l.Name.Value + " in …", Pos: s.pos(c.Pos()),
+					Assigns: []Assign{{Name: l.Name.Value, Value: Word{Text: "(each word of the loop)", single: true}}}}); err != nil {
+					return err
+				}
+			}
 		case *syntax.CStyleLoop:
 			for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
 				if err := w.arithm(s, x, d); err != nil {
@@ -539,11 +546,18 @@ func (w *walker) decl(s scope, st *syntax.Stmt, dc *syntax.DeclClause, redirs []
 			return err
 		}
 		c.Assigns = append(c.Assigns, as...)
-		if a.Naked && a.Name == nil && a.Value != nil {
+		switch {
+		case a.Naked && a.Name == nil && a.Value != nil:
+			// An option (-n, -x) or an argument known only at run time:
+			// kept as a word for the rules that read names (varWriter).
 			v := s.conv(a.Value)
 			if !v.Literal && c.Dynamic == nil {
 				c.Dynamic = &Opaque{At: len(c.Words), Why: dc.Variant.Value + " is given an argument that is not a literal: it may set any variable"}
 			}
+			c.Words = append(c.Words, v)
+		case a.Naked && a.Name != nil:
+			// export NAME, declare -x NAME: a name without a value.
+			c.Words = append(c.Words, Word{Text: a.Name.Value, Literal: true, single: true, lead: a.Name.Value})
 		}
 	}
 	c.Name = dc.Variant.Value

@@ -44,7 +44,7 @@ func TestAnalyzeFindsEveryCommand(t *testing.T) {
 		{`a <(b) >(c)`, []string{"b", "c", "a <(b) >(c)"}},
 		{`echo ${v:-$(a)} ${w/$(b)/$(c)} $(( $(d) + 1 ))`, []string{"a", "b", "c", "d", "echo ${v:-$(a)} ${w/$(b)/$(c)} $(( $(d) + 1 ))"}},
 		{`[[ $(a) == x ]] && (( $(b) ))`, []string{"a", "b"}},
-		{`export X=$(a); local Y=$(b); declare -a Z=($(c))`, []string{"a", "export", "b", "local", "c", "declare"}},
+		{`export X=$(a); local Y=$(b); declare -a Z=($(c))`, []string{"a", "export", "b", "local", "c", "declare -a"}},
 		{`bash -c 'a; b' && sh -c "c | d"`, []string{"a", "b", "bash -c a; b", "c", "d", "sh -c c | d"}},
 		{`sudo -u x env A=1 nice -n 3 timeout 5 a b`, []string{"a b"}},
 		{`taskset -c 1 setarch x86_64 -R prlimit -n1 strace -o f a b`, []string{"a b"}},

@@ -86,12 +86,16 @@
 // as -lc, -ec, -o pipefail -c), a literal here-document or here-string
 // given to a shell as its script, eval's arguments, trap's action, su,
 // runuser and script -c, sg's string, npx -c, flock -c, watch's command,
-// git rebase --exec, git submodule foreach, git filter-branch's filters
-// and git bisect run. A string that is not a literal, a command word
+// git rebase --exec (also -x in a group of short options, -fx CMD, and
+// any prefix of --exec git takes), git submodule foreach, git
+// filter-branch's filters and --setup, and git bisect run. A string that is not a literal, a command word
 // that is not one ($CMD, $(…), "${x}", a glob, a brace expansion,
 // $'\x..'), a word that is not a literal where a wrapper's options stand,
 // or an option the wrapper's table does not list, sets
-// SimpleCommand.Dynamic. A shell run on a script file or on
+// SimpleCommand.Dynamic; so does a git global option whose value may be
+// several words (git -C $d clean: a later word would be the subcommand),
+// or a word that is not a literal where git's options or subcommand
+// stand. A shell run on a script file or on
 // standard input, source and ., and a program named by a path outside
 // the system directories (./build.sh, bin/tool) set SimpleCommand.Script.
 //
@@ -121,7 +125,12 @@
 //     programs run other code or rebinds command names (LD_PRELOAD,
 //     LD_LIBRARY_PATH, BASH_ENV, ENV, PATH, GIT_SSH_COMMAND, GIT_PAGER,
 //     PAGER, EDITOR, GIT_CONFIG_*, GIT_DIR, NODE_OPTIONS, BASH_FUNC_*…),
-//     before a command, through env or sudo, or by export/declare;
+//     before a command, through env or sudo, or by export/declare; also a
+//     for loop over such a variable, read, mapfile and printf -v naming
+//     one, export or declare -x of one by name (builtin and command
+//     included), a nameref (declare/local/typeset -n, through which a
+//     plain assignment sets a variable not seen by name) and read or
+//     mapfile into a variable named only at run time;
 //     "structural.git-hooks" (Approve): a write to .git/hooks, git config
 //     core.hooksPath or init.templateDir (also through git -c, git clone
 //     -c/--config), git clone/init --template;
@@ -143,7 +152,10 @@
 //     ("builtin.recursive-delete"), with Decision.Targets: rm with -r/-R/
 //     --recursive in any spelling or position (-rf, -fr, -r -f, -Rf,
 //     --rec, rm x -rf) unless after --; any rm that find -exec runs; find
-//     -delete; git clean with -f, -d, -x or -X and without -n; rsync
+//     -delete; git clean unless its last word on dry runs is -n or
+//     --dry-run (git refuses without -f only while clean.requireForce
+//     holds, which config can turn off; any prefix of a long option
+//     counts, --no-dry-run included); rsync
 //     --delete* / --del / --remove-source-files. No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse
@@ -210,7 +222,7 @@
 // analyzer cannot see, like any program; the policy's approval list is
 // the place for such names ("make deploy"). python -m twine upload is
 // Auto for the same reason (only twine as a command word is recognised).
-// git clean -f without -d is a recursive delete too: it removes untracked
+// git clean without -d is a recursive delete too: it removes untracked
 // files across the whole tree. aws s3 rm without --recursive is
 // cloud-destroy: a single object is as unrecoverable.
 //

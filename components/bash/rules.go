@@ -96,6 +96,9 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 			return &verdict{Approve, "structural.exec-env", "setting " + a.Name + " changes which code programs run"}
 		}
 	}
+	if v := varWriter(sc); v != nil {
+		return v
+	}
 	if v := gitStructural(sc); v != nil {
 		return v
 	}
@@ -120,6 +123,41 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 			}
 			if rule, what := classifyWord(w, o); rule != "" {
 				return &verdict{Approve, rule, sc.Words[0].Text + " is given " + w.Text + ", in " + what}
+			}
+		}
+	}
+	return nil
+}
+
+// varWriter finds a builtin that sets or exports, by a name in its
+// words, a variable that makes programs (or bash) run other code: read
+// LD_PRELOAD, printf -v PATH, mapfile, export BASH_ENV, declare -x NAME
+// (also through builtin or command, which leave them words); a nameref
+// (declare -n), through which a later plain assignment sets a variable
+// the analyzer cannot see by name; and a target named at run time.
+func varWriter(sc *SimpleCommand) *verdict {
+	name := baseName(sc)
+	if !varWriters[name] || name == "unset" || name == "let" {
+		return nil
+	}
+	for i, w := range sc.Words[1:] {
+		t := w.Text
+		if name == "printf" && !strings.HasPrefix(t, "-v") && (i == 0 || sc.Words[i].Text != "-v") {
+			continue // printf writes only its -v variable; its format and arguments are text
+		}
+		if (name == "declare" || name == "typeset" || name == "local") && w.Literal && len(t) > 1 && t[0] == '-' && strings.ContainsRune(t[1:], 'n') {
+			return &verdict{Approve, "structural.exec-env", name + " " + t + " makes a nameref: an assignment through it sets a variable the analyzer does not see by name"}
+		}
+		if !w.Literal && (name == "read" || name == "mapfile" || name == "readarray") && !strings.HasPrefix(t, "-") {
+			return &verdict{Approve, "structural.exec-env", name + " sets a variable named only at run time (" + t + ")"}
+		}
+		for _, cand := range []string{t, strings.TrimPrefix(t, "-v")} {
+			id := cand
+			if i := strings.IndexFunc(cand, func(r rune) bool { return !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }); i >= 0 {
+				id = cand[:i]
+			}
+			if id != "" && isExecEnv(id) && !slices.Contains(evalVars, id) { // evalVars: shellEval's
+				return &verdict{Approve, "structural.exec-env", name + " sets or exports " + id + ", which changes which code programs run"}
 			}
 		}
 	}
@@ -532,36 +570,45 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		if len(ws) < 2 || ws[1].Text != "clean" {
 			return nil
 		}
-		force, dry := false, false
+		// Anything but a dry run deletes: git refuses without -f only
+		// while clean.requireForce holds, which a -c, GIT_CONFIG_* or a
+		// config file can turn off; -i reads its choice from standard
+		// input. Options come anywhere before "--" (git permutes them),
+		// the last of -n/--dry-run and --no-dry-run wins, and git takes
+		// any unambiguous prefix of a long option.
+		dry, opts := false, true
 		var targets []string
 		for k := 2; k < len(ws); k++ {
 			t := ws[k].Text
 			switch {
-			case t == "--dry-run":
+			case !opts:
+				targets = append(targets, t)
+			case t == "--":
+				opts = false
+			case len(t) > len("--no-") && strings.HasPrefix("--no-dry-run", t):
+				dry = false
+			case len(t) > len("--") && strings.HasPrefix("--dry-run", t):
 				dry = true
-			case t == "--force":
-				force = true
 			case t == "--exclude" || t == "-e":
 				k++
-			case t == "--":
 			case strings.HasPrefix(t, "--"):
 			case strings.HasPrefix(t, "-") && len(t) > 1:
-				for _, c := range t[1:] {
-					if c == 'e' {
+				for i, c := range t[1:] {
+					if c == 'e' { // the pattern: the rest, or the next word
+						if i == len(t)-2 {
+							k++
+						}
 						break
 					}
-					switch c {
-					case 'n':
+					if c == 'n' {
 						dry = true
-					case 'f', 'd', 'x', 'X':
-						force = true
 					}
 				}
 			default:
 				targets = append(targets, t)
 			}
 		}
-		if force && !dry {
+		if !dry {
 			if len(targets) == 0 {
 				targets = []string{gitDirOf(sc)}
 			}

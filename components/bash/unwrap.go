@@ -1240,8 +1240,14 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 	for i < len(ws) && ws[i].isOpt() {
 		t := ws[i].Text
 		if gitValued[t] && t != "--exec-path" {
-			if i+1 >= len(ws) || !ws[i+1].single {
+			if i+1 >= len(ws) {
 				break
+			}
+			if !ws[i+1].single {
+				// git -C $d clean -fdx: the value may be several words,
+				// and then a later one is the subcommand.
+				c.Dynamic = &Opaque{At: i + 1, Why: "git " + t + " is given " + ws[i+1].Text + ", which may be several words: which word is git's command is known only at run time"}
+				return w.emit(s, c)
 			}
 			c.GitOptions = append(c.GitOptions, ws[i], ws[i+1])
 			i += 2
@@ -1250,11 +1256,17 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 		c.GitOptions = append(c.GitOptions, ws[i])
 		i++
 	}
+	if i < len(ws) && !ws[i].Literal {
+		// git $opts clean, git -C$d clean: a global option or the
+		// subcommand is known only at run time.
+		c.Dynamic = &Opaque{At: i, Why: "git is given " + ws[i].Text + " where its options or command stand: what git does is known only at run time"}
+		return w.emit(s, c)
+	}
 	if i > 1 {
 		c.Words = append([]Word{ws[0]}, ws[i:]...)
 	}
 	ws = c.Words
-	if len(ws) < 2 || !ws[1].Literal {
+	if len(ws) < 2 {
 		return w.emit(s, c)
 	}
 	var nestedErr error
@@ -1272,30 +1284,67 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 	}
 	switch ws[1].Text {
 	case "rebase":
-		for k := 2; k < len(ws); k++ {
+		// --exec CMD, --exec=CMD and any prefix of it git takes (--exe),
+		// -x CMD, and x in a group of short options (-fx CMD, -fxCMD).
+		walkAt := func(k int, v string) {
+			if ws[k].Literal {
+				nestedErr = w.nested(s, &c, "git rebase --exec", k, v, depth)
+			} else if c.Dynamic == nil {
+				c.Dynamic = &Opaque{At: k, Why: "the command git rebase --exec runs is not a literal"}
+			}
+		}
+		for k := 2; k < len(ws) && nestedErr == nil; k++ {
 			t := ws[k].Text
+			if t == "--" {
+				break
+			}
+			name, val, attached := strings.Cut(t, "=")
 			switch {
-			case t == "-x" || t == "--exec":
-				walkStr(k+1, "git rebase --exec")
-				k++
-			case strings.HasPrefix(t, "--exec="):
-				v := ws[k]
-				v.Text = strings.TrimPrefix(t, "--exec=")
-				if v.Literal {
-					nestedErr = w.nested(s, &c, "git rebase --exec", k, v.Text, depth)
-				} else if c.Dynamic == nil {
-					c.Dynamic = &Opaque{At: k, Why: "the command git rebase --exec runs is not a literal"}
+			case len(name) >= len("--ex") && strings.HasPrefix("--exec", name):
+				if attached {
+					walkAt(k, val)
+				} else {
+					walkStr(k+1, "git rebase --exec")
+					k++
 				}
-			case strings.HasPrefix(t, "-x") && len(t) > 2 && ws[k].Literal:
-				nestedErr = w.nested(s, &c, "git rebase --exec", k, t[2:], depth)
+			case strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && len(t) > 1:
+				for i := 1; i < len(t); i++ {
+					if c := t[i]; c == 'x' {
+						if i+1 < len(t) {
+							walkAt(k, t[i+1:])
+						} else {
+							walkStr(k+1, "git rebase --exec")
+							k++
+						}
+						break
+					} else if strings.IndexByte("sXCS", c) >= 0 { // the rest is its value
+						if i+1 == len(t) && c != 'C' && c != 'S' {
+							k++
+						}
+						break
+					}
+				}
 			}
 		}
 	case "filter-branch":
 		for k := 2; k < len(ws); k++ {
-			if t := ws[k].Text; strings.HasPrefix(t, "--") && strings.HasSuffix(t, "-filter") {
-				walkStr(k+1, "git filter-branch "+t)
-				k++
+			t := ws[k].Text
+			name, val, attached := strings.Cut(t, "=")
+			if name != "--setup" && !(strings.HasPrefix(name, "--") && strings.HasSuffix(name, "-filter")) {
+				continue
 			}
+			if attached {
+				v := ws[k]
+				v.Text = val
+				if v.Literal {
+					nestedErr = w.nested(s, &c, "git filter-branch "+name, k, val, depth)
+				} else if c.Dynamic == nil {
+					c.Dynamic = &Opaque{At: k, Why: "the command git filter-branch " + name + " runs is not a literal"}
+				}
+				continue
+			}
+			walkStr(k+1, "git filter-branch "+t)
+			k++
 		}
 	case "submodule":
 		for k := 2; k < len(ws); k++ {
