@@ -153,7 +153,9 @@ func varWriter(sc *SimpleCommand) *verdict {
 		}
 		for _, cand := range []string{t, strings.TrimPrefix(t, "-v")} {
 			id := cand
-			if i := strings.IndexFunc(cand, func(r rune) bool { return !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }); i >= 0 {
+			if i := strings.IndexFunc(cand, func(r rune) bool {
+				return !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+			}); i >= 0 {
 				id = cand[:i]
 			}
 			if id != "" && isExecEnv(id) && !slices.Contains(evalVars, id) { // evalVars: shellEval's
