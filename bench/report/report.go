@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pinfold/pinfold/internal/privfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -137,6 +138,9 @@ func (r *Report) WriteFile(path string) (err error) {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	data = append(data, '\n')
+	if err := privfile.Replaceable(path); err != nil {
+		return err
+	}
 	if len(data) > MaxSize {
 		return fmt.Errorf("%s: %d bytes, more than the %d a reader accepts", path, len(data), MaxSize)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pinfold/pinfold/internal/privfile"
 	"github.com/pinfold/pinfold/register"
 )
 
@@ -144,6 +145,9 @@ func (e env) registerCheck(args []string) error {
 
 // writeEvidence writes the evidence file whole or not at all.
 func writeEvidence(path string, ev register.Evidence) error {
+	if err := privfile.Replaceable(path); err != nil {
+		return err
+	}
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {

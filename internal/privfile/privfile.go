@@ -20,6 +20,9 @@ var ErrNotDurable = errors.New("the change is made, but its directory could not 
 // half of either. After the rename an error wraps ErrNotDurable: the
 // change is made. The caller checks the directory first.
 func Replace(path string, data []byte) (err error) {
+	if err := Replaceable(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
 	if err != nil {
@@ -92,4 +95,34 @@ func CheckDir(dir, what string) error {
 		return &NotPrivateError{fmt.Sprintf("directory %s has mode %04o: others could replace the %s (chmod 700 %s)", dir, st.Mode().Perm(), what, dir)}
 	}
 	return nil
+}
+
+// Replaceable refuses a path that holds something other than a regular
+// file or a symbolic link: renaming a new file over it would destroy a
+// device (as root, /dev/null for every program), a FIFO, a socket or a
+// directory's place. A missing path is fine.
+func Replaceable(path string) error {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case st.Mode().IsRegular() || st.Mode()&os.ModeSymlink != 0:
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case st.IsDir():
+		what = "a directory"
+	case st.Mode()&os.ModeCharDevice != 0:
+		what = "a character device"
+	case st.Mode()&os.ModeDevice != 0:
+		what = "a block device"
+	case st.Mode()&os.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case st.Mode()&os.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("%s is %s, which a file written in its place would destroy: nothing was written (name a regular file)", path, what)
 }

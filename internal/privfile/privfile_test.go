@@ -3,6 +3,8 @@ package privfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -43,5 +45,48 @@ func TestReplace(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("left behind after a failure: %v", ents)
+	}
+}
+
+// A file is never renamed over a device, FIFO, socket or directory: as
+// root, replacing /dev/null would break every program. The test makes
+// its own (a FIFO, a directory, and, as root, a character device node
+// like /dev/null's in its temporary directory) and checks each is left.
+func TestReplaceRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]string{fifo: "a FIFO", sub: "a directory"}
+	if os.Geteuid() == 0 {
+		null := filepath.Join(dir, "null")
+		if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+			t.Fatal(err)
+		}
+		targets[null] = "a character device"
+	}
+	for p, what := range targets {
+		before, _ := os.Lstat(p)
+		err := Replace(p, []byte("x"))
+		if err == nil || !strings.Contains(err.Error(), what) {
+			t.Errorf("%s: %v, want a refusal naming %s", p, err, what)
+		}
+		if after, _ := os.Lstat(p); after == nil || after.Mode() != before.Mode() {
+			t.Errorf("%s was replaced", p)
+		}
+	}
+	// Controls: a regular file and a missing one are written.
+	for _, p := range []string{filepath.Join(dir, "new"), fifo + "-absent"} {
+		if err := Replace(p, []byte("x")); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if err := Replace(filepath.Join(dir, "new"), []byte("y")); err != nil {
+		t.Errorf("over a regular file: %v", err)
 	}
 }
