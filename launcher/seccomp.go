@@ -183,7 +183,10 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// Kernel attack surface that ordinary programs do not need.
 	deny(eperm, nil, "bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd",
 		// io_uring also runs openat/socket/connect without passing this filter.
-		"io_uring_setup", "io_uring_enter", "io_uring_register")
+		"io_uring_setup", "io_uring_enter", "io_uring_register",
+		// fanotify: Landlock does not check its marks, which report the
+		// host's file activity (by inode) where the lists give nothing.
+		"fanotify_init", "fanotify_mark")
 	// Namespaces: no joining, no unsharing (of anything), no clone3 (its
 	// flags are in memory, which seccomp cannot read; ENOSYS makes glibc,
 	// musl and Go fall back to clone, whose flags are checked here).

@@ -82,6 +82,8 @@ func seccompCases() []seccompCase {
 		sys("io_uring_setup", unix.SYS_IO_URING_SETUP, perm, "ok", 1, scBuf),
 		sys("io_uring_enter", unix.SYS_IO_URING_ENTER, perm, "", m1),
 		sys("io_uring_register", unix.SYS_IO_URING_REGISTER, perm, "", m1),
+		sys("fanotify_init", unix.SYS_FANOTIFY_INIT, perm, "ok", unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_FID|unix.FAN_CLOEXEC, unix.O_RDONLY),
+		sys("fanotify_mark", unix.SYS_FANOTIFY_MARK, perm, "", m1),
 		// Namespaces.
 		sys("setns", unix.SYS_SETNS, perm, "", m1),
 		sys("unshare nothing", unix.SYS_UNSHARE, perm, "ok", 0),

@@ -439,5 +439,9 @@ func entries() []Entry {
 			"A regular file on descriptors 0-2 (launcher … > out.log) stays open on the host's writable mount: an unprivileged agent, which is the person's uid, can fchmod, futimens or fsetxattr it through that descriptor (Landlock does not check them). Terminals are opened again read-only (SR-21); a file cannot be, since a read-only mount refuses opening it for writing.",
 			"As root the agent's throwaway uid owns none of them; the file's contents are the agent's output anyway; redirect to a file in a directory only you can enter, or through a pipe (launcher … | tee out.log), which has no metadata to change.",
 			"launcher.TestIntegrationUnprivileged"),
+		sd("SD-21", "Outside the lists, a file's metadata and the host's activity in a directory can be seen",
+			"Landlock checks opening, listing and changing files, not stat, readlink or inotify: the agent can learn whether a path it can name exists, its size, owner, mode and times, and, with inotify_add_watch on a directory its uid may search, the names of files the host opens, creates or deletes there, as it happens. Unprivileged, the agent is the person's uid, so that includes the person's own private directories (which keys in ~/.ssh exist, and when one is used).",
+			"Contents and listings stay refused. fanotify, which reports activity by inode and across a whole mount, is refused by seccomp. inotify is left to agents because tools inside the workspace depend on it (file watchers), and seccomp cannot tell a workspace path from another. As root the agent's throwaway uid may search only what anyone may. Keep what must not even be known to exist outside what the person's uid can search, or run as root.",
+			"launcher.TestSeccompKernel"),
 	}
 }
