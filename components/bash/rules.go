@@ -508,6 +508,8 @@ var gitExecExact = set(
 	"core.alternaterefscommand", "sequence.editor", "diff.external", "credential.helper", "gpg.program",
 	"uploadpack.packobjectshook", "include.path", "web.browser", "sendemail.smtpserver", "sendemail.tocmd",
 	"sendemail.cccmd", "sendemail.sendmailcmd", "protocol.allow",
+	// Where git looks: another work tree, or attributes naming filters.
+	"core.worktree", "core.attributesfile",
 )
 
 // gitExecKey classifies a git configuration key (case-insensitively):
@@ -523,7 +525,9 @@ func gitExecKey(key string) (rule, why string) {
 		strings.HasPrefix(k, "includeif."), strings.HasPrefix(k, "protocol.") && strings.HasSuffix(k, ".allow"),
 		strings.HasSuffix(k, ".textconv"), strings.HasSuffix(k, ".command"), strings.HasSuffix(k, ".driver"),
 		strings.HasSuffix(k, ".cmd"), strings.HasSuffix(k, ".helper"), strings.HasSuffix(k, ".program"),
-		strings.HasSuffix(k, ".uploadpack"), strings.HasSuffix(k, ".receivepack"), strings.HasSuffix(k, ".sshcommand"):
+		strings.HasSuffix(k, ".uploadpack"), strings.HasSuffix(k, ".receivepack"), strings.HasSuffix(k, ".sshcommand"),
+		// submodule.NAME.update = !CMD runs CMD on git submodule update.
+		strings.HasPrefix(k, "submodule.") && strings.HasSuffix(k, ".update"):
 		return "structural.git-config", "makes git run a program, or read other configuration"
 	}
 	return "", ""
@@ -624,7 +628,7 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			switch {
 			case t == "--del" || strings.HasPrefix(t, "--delete"):
 				del = true
-			case strings.HasPrefix(t, "--remove-source-files"):
+			case strings.HasPrefix(t, "--remove-source-files"), strings.HasPrefix(t, "--remove-sent-files"):
 				src = true
 			case w.isOpt():
 			default:

@@ -1326,6 +1326,35 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 				}
 			}
 		}
+	case "difftool", "grep":
+		// difftool -x/--extcmd CMD runs CMD on each pair; grep
+		// -O/--open-files-in-pager=CMD runs CMD on the matching files.
+		long, short, minLen := "--extcmd", "-x", len("--ex")
+		if ws[1].Text == "grep" {
+			long, short, minLen = "--open-files-in-pager", "-O", len("--ope")
+		}
+		label := "git " + ws[1].Text + " " + long
+		for k := 2; k < len(ws) && nestedErr == nil; k++ {
+			t := ws[k].Text
+			if t == "--" {
+				break
+			}
+			name, val, attached := strings.Cut(t, "=")
+			switch {
+			case len(name) >= minLen && strings.HasPrefix(long, name) && attached, strings.HasPrefix(t, short) && len(t) > 2:
+				if !attached {
+					val = t[2:]
+				}
+				if ws[k].Literal {
+					nestedErr = w.nested(s, &c, label, k, val, depth)
+				} else if c.Dynamic == nil {
+					c.Dynamic = &Opaque{At: k, Why: "the command " + label + " runs is not a literal"}
+				}
+			case ws[1].Text == "difftool" && (t == short || len(name) >= minLen && strings.HasPrefix(long, name)):
+				walkStr(k+1, label)
+				k++
+			}
+		}
 	case "filter-branch":
 		for k := 2; k < len(ws); k++ {
 			t := ws[k].Text
