@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -134,4 +136,89 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Ctrl-Z on an agent that does not handle it (sleep) stops the launcher
+// as a job of the person's shell, which gets the terminal back; fg
+// continues it, and the agent then ends by Ctrl-C as the launcher's
+// status. A hunt found the terminal held by the stopped agent until the
+// launcher was killed.
+func TestIntegrationJobControl(t *testing.T) {
+	s := newSandbox(t)
+	master, slave := openPTY(t)
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	// The person's shell, unconfined, on the terminal.
+	sh := exec.CommandContext(ctx, "/usr/bin/bash", "--norc", "--noprofile", "-i")
+	sh.Env = []string{"PATH=/usr/bin:/bin", "TERM=dumb", "PS1=$ "}
+	sh.Dir = s.dir
+	sh.Stdin, sh.Stdout, sh.Stderr = slave, slave, slave
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	defer func() {
+		// The shell's children are the launchers it started (this
+		// test's): a stopped one would otherwise outlive the test.
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", sh.Process.Pid, sh.Process.Pid))
+		for _, f := range strings.Fields(string(kids)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		sh.Process.Kill()
+		sh.Wait()
+	}()
+	var out lockedBuffer
+	got := make(chan struct{}, 64)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				out.Write(buf[:n])
+				got <- struct{}{}
+			}
+			if err != nil {
+				close(got)
+				return
+			}
+		}
+	}()
+	expect := func(want string) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			select {
+			case _, ok := <-got:
+				if !ok {
+					t.Fatalf("terminal closed before %q; output:\n%s", want, out.String())
+				}
+			case <-deadline:
+				t.Fatalf("no %q within 10s; output:\n%s", want, out.String())
+			}
+		}
+	}
+	send := func(s string) {
+		t.Helper()
+		if _, err := master.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("echo shell-$((6*7))\n")
+	expect("shell-42")
+	send(fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sleep 60\n", itEnv.launcher, hash, path))
+	time.Sleep(1500 * time.Millisecond) // the agent runs
+	send("\x1a")                        // Ctrl-Z
+	send("echo back-$?\n")
+	expect("back-148") // the shell has the terminal: its job stopped by SIGTSTP
+	send("fg\n")
+	time.Sleep(800 * time.Millisecond) // fg hands the terminal to the launcher, which gives it to the agent
+	send("\x03")                       // Ctrl-C: the agent's foreground group
+	send("echo done-$?\n")
+	expect("done-130")
+	send("exit 0\n")
+	master.Close()
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,7 +32,8 @@ type session struct {
 	stderr        io.Writer
 	listenCovered bool
 	netns         bool
-	pass          *os.File // stage 1's end of the socket stage 2 hands the proxy's listener over
+	pass          *os.File            // stage 1's end of the socket stage 2 hands the proxy's listener over
+	stops         chan syscall.Signal // the agent stopped, with this signal (run)
 }
 
 // cloneStage2 creates the cgroup and clones stage 2 into its namespaces
@@ -221,14 +223,58 @@ func (s *session) receiveProxyListener() (*os.File, error) {
 	return f, nil
 }
 
-// run lets the confined stage 2 start the agent.
+// run lets the confined stage 2 start the agent. From then on stage 2
+// reports the agent's stops ("stop N") on the same pipe: they come on
+// s.stops until the pipe ends.
 func (s *session) run() error {
 	if _, err := s.control.Write([]byte{goByte}); err != nil {
 		return fmt.Errorf("start agent: %w", err)
 	}
-	err := s.expect("ok")
-	s.reportR.Close()
-	return err
+	if err := s.expect("ok"); err != nil {
+		return err
+	}
+	s.stops = make(chan syscall.Signal, 1)
+	go func() {
+		defer close(s.stops)
+		for {
+			line, err := s.report.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "stop "))); err == nil && strings.HasPrefix(line, "stop ") {
+				s.stops <- syscall.Signal(n)
+			}
+		}
+	}()
+	return nil
+}
+
+// stopped follows the agent's stop as a shell's job would (sudo does the
+// same): on a terminal, take it back from the agent's process group and
+// stop the launcher with the agent's signal, so the person's shell gets
+// control (Ctrl-Z); once the shell continues the launcher, give the
+// terminal back if the shell gave it to the launcher (fg, not bg), and
+// continue the agent. Without a terminal the launcher waits, as before:
+// there is no shell to give control to.
+func (s *session) stopped(sig syscall.Signal) {
+	if s.tty < 0 {
+		return
+	}
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	s.restoreTTY()
+	if sig != syscall.SIGTSTP && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
+		sig = syscall.SIGTSTP // a SIGSTOP cannot be caught by the shell's rules either way
+	}
+	syscall.Kill(os.Getpid(), sig)
+	<-cont
+	if isForegroundFD(s.tty) {
+		signal.Ignore(unix.SIGTTOU)
+		unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, s.cmd.Process.Pid)
+		signal.Reset(unix.SIGTTOU)
+	}
+	s.control.Write([]byte{byte(syscall.SIGCONT)})
 }
 
 // wait relays signals to the agent until stage 2 exits, and returns the
@@ -244,6 +290,12 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 			if n, ok := sig.(syscall.Signal); ok {
 				s.control.Write([]byte{byte(n)})
 			}
+		case sig, ok := <-s.stops:
+			if !ok {
+				s.stops = nil // the pipe ended: stage 2 is exiting
+				continue
+			}
+			s.stopped(sig)
 		case <-ctx.Done():
 			s.control.Close()
 			<-done
@@ -309,10 +361,11 @@ func (s *session) restoreTTY() {
 // (ENOTTY, and the launch with it), and from a background job it would
 // stop stage 2 with SIGTTOU.
 func isForegroundTerminal(f *os.File) bool {
-	if f == nil {
-		return false
-	}
-	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	return f != nil && isForegroundFD(int(f.Fd()))
+}
+
+func isForegroundFD(fd int) bool {
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
 	return err == nil && pgrp == unix.Getpgrp()
 }
 

@@ -999,14 +999,29 @@ static int status_code(int st)
 // signal). When stage 2 exits, the kernel kills whatever is left in the
 // pid namespace. If stage 1 is gone (EOF on the control pipe), nobody
 // supervises the agent any more: it is killed.
+//
+// Job control: when the agent stops (Ctrl-Z on the terminal, SIGSTOP),
+// stage 2 tells stage 1 ("stop N"), which takes the terminal back and
+// stops itself, so the person's shell gets control; when the shell
+// continues stage 1, stage 1 relays SIGCONT, which continues stage 2's
+// process group (the agent's). A terminating signal relayed to a stopped
+// agent is followed by SIGCONT, so that it acts.
 static int supervise(pid_t agent, int sfd)
 {
+	int stopped = 0;
 	for (;;) {
 		int st;
 		pid_t w;
-		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-			if (w == agent)
-				return status_code(st);
+		while ((w = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
+			if (w != agent)
+				continue;
+			if (WIFSTOPPED(st)) {
+				stopped = 1;
+				dprintf(PF_FD_REPORT, "stop %d\n", WSTOPSIG(st));
+				continue;
+			}
+			return status_code(st);
+		}
 		struct pollfd fds[2] = {{PF_FD_CONTROL, POLLIN, 0}, {sfd, POLLIN, 0}};
 		if (poll(fds, 2, -1) < 0 && errno != EINTR)
 			return PF_EXIT_FAILED;
@@ -1018,9 +1033,14 @@ static int supervise(pid_t agent, int sfd)
 		if (fds[0].revents) {
 			unsigned char sig;
 			ssize_t n = read(PF_FD_CONTROL, &sig, 1);
-			if (n == 1)
+			if (n == 1 && sig == SIGCONT) {
+				stopped = 0;
+				kill(0, SIGCONT);
+			} else if (n == 1) {
 				kill(agent, sig);
-			else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+				if (stopped && (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT))
+					kill(0, SIGCONT);
+			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
 				kill(agent, SIGKILL);
 				return 128 + SIGKILL;
 			}
@@ -1059,7 +1079,7 @@ static int stage2(void)
 	pid_t agent = start(&p, &orig);
 	if (write(PF_FD_REPORT, "ok\n", 3) != 3)
 		_exit(PF_EXIT_FAILED);
-	close(PF_FD_REPORT);
+	// PF_FD_REPORT stays open: supervise reports the agent's stops on it.
 	return supervise(agent, sfd);
 }
 

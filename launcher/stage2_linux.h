@@ -13,7 +13,7 @@
 // The descriptors stage 1 passes, in this order after stdio.
 enum {
 	PF_FD_PLAN = 3,    // stage 1 → stage 2: the plan
-	PF_FD_REPORT = 4,  // stage 2 → stage 1: "ready" when confined, "ok" when the agent runs, or "error: STEP: WHAT"
+	PF_FD_REPORT = 4,  // stage 2 → stage 1: "ready" when confined, "ok" when the agent runs, or "error: STEP: WHAT"; then "stop N" each time the agent stops
 	PF_FD_CONTROL = 5, // stage 1 → stage 2: the go byte, then forwarded signals, one byte each; EOF: stage 1 died
 	PF_FD_JOIN = 6,    // and on: the v1 cgroup tasks files stage 2 joins (plan.njoin of them)
 };
