@@ -421,23 +421,34 @@ func gitStructural(sc *SimpleCommand) *verdict {
 	}
 	ws := sc.Words
 	sub := ws[1].Text
+	// A subcommand's long option may be written as any prefix git finds
+	// unambiguous (--upload-pa, --templ, --conf): min is the shortest
+	// prefix read as the option here.
+	is := func(t, full string, min int) (val string, attached, ok bool) {
+		name, val, attached := strings.Cut(t, "=")
+		return val, attached, len(name) >= min && strings.HasPrefix(full, name)
+	}
 	for k := 2; k < len(ws); k++ {
 		t := ws[k].Text
+		_, _, upload := is(t, "--upload-pack", len("--upl"))
+		_, _, receive := is(t, "--receive-pack", len("--rece"))
+		_, _, exec := is(t, "--exec", len("--exe"))
+		_, _, template := is(t, "--template", len("--te"))
+		cval, cattached, config := is(t, "--config", len("--con"))
 		switch {
-		case strings.HasPrefix(t, "--upload-pack") || strings.HasPrefix(t, "--receive-pack") ||
-			(t == "--exec" || strings.HasPrefix(t, "--exec=")) && (sub == "push" || sub == "archive" || sub == "send-pack") ||
+		case upload || receive || exec && (sub == "push" || sub == "archive" || sub == "send-pack") ||
 			t == "-u" && sub == "clone":
 			return &verdict{Approve, "structural.git-config", "git " + sub + " " + t + " runs a program named in an option"}
-		case (sub == "clone" || sub == "init") && (t == "--template" || strings.HasPrefix(t, "--template=")):
+		case (sub == "clone" || sub == "init") && template:
 			return &verdict{Approve, "structural.git-hooks", "git " + sub + " --template copies hooks from a template directory"}
-		case sub == "clone" && (t == "-c" || t == "--config") && k+1 < len(ws):
+		case sub == "clone" && (t == "-c" || config && !cattached) && k+1 < len(ws):
 			k++
 			if v := gitKey(ws[k], "git clone "+t); v != nil {
 				return v
 			}
-		case sub == "clone" && strings.HasPrefix(t, "--config="):
+		case sub == "clone" && config && cattached:
 			w := ws[k]
-			w.Text, w.lead = strings.TrimPrefix(t, "--config="), strings.TrimPrefix(w.lead, "--config=")
+			w.Text, w.lead = cval, strings.TrimPrefix(w.lead, t[:len(t)-len(cval)])
 			if v := gitKey(w, "git clone --config"); v != nil {
 				return v
 			}
