@@ -29,59 +29,10 @@ func TestIntegrationInteractiveTTY(t *testing.T) {
 	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--quiet", "--",
-		"/usr/bin/bash", "--norc", "--noprofile", "-i")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TERM=dumb"}
-	cmd.Dir = s.dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-
-	var out lockedBuffer
-	got := make(chan struct{}, 64)
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			if n > 0 {
-				out.Write(buf[:n])
-				got <- struct{}{}
-			}
-			if err != nil {
-				close(got)
-				return
-			}
-		}
-	}()
-	// expectOr waits (bounded) until the output holds want; on failure
-	// it adds what more says.
-	expectOr := func(want string, more func() string) {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for !strings.Contains(out.String(), want) {
-			select {
-			case _, ok := <-got:
-				if !ok {
-					t.Fatalf("terminal closed before %q; output:\n%s", want, out.String())
-				}
-			case <-deadline:
-				t.Fatalf("no %q within 10s (%s); output:\n%s", want, more(), out.String())
-			}
-		}
-	}
-	expect := func(want string) {
-		t.Helper()
-		expectOr(want, func() string { return "" })
-	}
-	send := func(s string) {
-		t.Helper()
-		if _, err := master.Write([]byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cmd, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb"},
+		itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--quiet", "--", "/usr/bin/bash", "--norc", "--noprofile", "-i")
+	expectOr, expect, send := term.expectOr, term.expect, term.send
+	out := term.out
 	send("echo ready-$((6*7))\n")
 	expect("ready-42")
 	send("sleep 30 &\n")
@@ -120,6 +71,74 @@ func TestIntegrationInteractiveTTY(t *testing.T) {
 	master.Close()
 }
 
+// ptyTerm is the test's side of a pseudo-terminal a command runs on:
+// what the command wrote so far, and keys to send.
+type ptyTerm struct {
+	t      *testing.T
+	master *os.File
+	out    *lockedBuffer
+	got    chan struct{}
+}
+
+// startOnPTY starts argv in dir on the terminal slave (its controlling
+// terminal, in a session of its own) and reads master from then on.
+func startOnPTY(t *testing.T, ctx context.Context, master, slave *os.File, dir string, env []string, argv ...string) (*exec.Cmd, *ptyTerm) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir = env, dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	term := &ptyTerm{t: t, master: master, out: &lockedBuffer{}, got: make(chan struct{}, 64)}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				term.out.Write(buf[:n])
+				term.got <- struct{}{}
+			}
+			if err != nil {
+				close(term.got)
+				return
+			}
+		}
+	}()
+	return cmd, term
+}
+
+// expectOr waits (bounded) until the output holds want; on failure it
+// adds what more says.
+func (p *ptyTerm) expectOr(want string, more func() string) {
+	p.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(p.out.String(), want) {
+		select {
+		case _, ok := <-p.got:
+			if !ok {
+				p.t.Fatalf("terminal closed before %q; output:\n%s", want, p.out.String())
+			}
+		case <-deadline:
+			p.t.Fatalf("no %q within 10s (%s); output:\n%s", want, more(), p.out.String())
+		}
+	}
+}
+
+func (p *ptyTerm) expect(want string) {
+	p.t.Helper()
+	p.expectOr(want, func() string { return "" })
+}
+
+func (p *ptyTerm) send(s string) {
+	p.t.Helper()
+	if _, err := p.master.Write([]byte(s)); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
 // lockedBuffer is a bytes.Buffer safe for one writer and one reader.
 type lockedBuffer struct {
 	mu  sync.Mutex
@@ -150,15 +169,8 @@ func TestIntegrationJobControl(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	// The person's shell, unconfined, on the terminal.
-	sh := exec.CommandContext(ctx, "/usr/bin/bash", "--norc", "--noprofile", "-i")
-	sh.Env = []string{"PATH=/usr/bin:/bin", "TERM=dumb", "PS1=$ "}
-	sh.Dir = s.dir
-	sh.Stdin, sh.Stdout, sh.Stderr = slave, slave, slave
-	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
+	sh, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb", "PS1=$ "},
+		"/usr/bin/bash", "--norc", "--noprofile", "-i")
 	defer func() {
 		// The shell's children are the launchers it started (this
 		// test's): a stopped one would otherwise outlive the test.
@@ -171,42 +183,7 @@ func TestIntegrationJobControl(t *testing.T) {
 		sh.Process.Kill()
 		sh.Wait()
 	}()
-	var out lockedBuffer
-	got := make(chan struct{}, 64)
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			if n > 0 {
-				out.Write(buf[:n])
-				got <- struct{}{}
-			}
-			if err != nil {
-				close(got)
-				return
-			}
-		}
-	}()
-	expect := func(want string) {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for !strings.Contains(out.String(), want) {
-			select {
-			case _, ok := <-got:
-				if !ok {
-					t.Fatalf("terminal closed before %q; output:\n%s", want, out.String())
-				}
-			case <-deadline:
-				t.Fatalf("no %q within 10s; output:\n%s", want, out.String())
-			}
-		}
-	}
-	send := func(s string) {
-		t.Helper()
-		if _, err := master.Write([]byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	expect, send := term.expect, term.send
 	send("echo shell-$((6*7))\n")
 	expect("shell-42")
 	send(fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sleep 60\n", itEnv.launcher, hash, path))

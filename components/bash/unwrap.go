@@ -1282,17 +1282,20 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 		}
 		nestedErr = w.nested(s, &c, label, at, ws[at].Text, depth)
 	}
+	// walkPart walks v, the part of word k that is a command (--opt=CMD,
+	// -xCMD).
+	walkPart := func(k int, label, v string) {
+		if ws[k].Literal {
+			nestedErr = w.nested(s, &c, label, k, v, depth)
+		} else if c.Dynamic == nil {
+			c.Dynamic = &Opaque{At: k, Why: "the command " + label + " runs is not a literal"}
+		}
+	}
 	switch ws[1].Text {
 	case "rebase":
 		// --exec CMD, --exec=CMD and any prefix of it git takes (--exe),
 		// -x CMD, and x in a group of short options (-fx CMD, -fxCMD).
-		walkAt := func(k int, v string) {
-			if ws[k].Literal {
-				nestedErr = w.nested(s, &c, "git rebase --exec", k, v, depth)
-			} else if c.Dynamic == nil {
-				c.Dynamic = &Opaque{At: k, Why: "the command git rebase --exec runs is not a literal"}
-			}
-		}
+		walkAt := func(k int, v string) { walkPart(k, "git rebase --exec", v) }
 		for k := 2; k < len(ws) && nestedErr == nil; k++ {
 			t := ws[k].Text
 			if t == "--" {
@@ -1345,11 +1348,7 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 				if !attached {
 					val = t[2:]
 				}
-				if ws[k].Literal {
-					nestedErr = w.nested(s, &c, label, k, val, depth)
-				} else if c.Dynamic == nil {
-					c.Dynamic = &Opaque{At: k, Why: "the command " + label + " runs is not a literal"}
-				}
+				walkPart(k, label, val)
 			case ws[1].Text == "difftool" && (t == short || len(name) >= minLen && strings.HasPrefix(long, name)):
 				walkStr(k+1, label)
 				k++
@@ -1363,13 +1362,7 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 				continue
 			}
 			if attached {
-				v := ws[k]
-				v.Text = val
-				if v.Literal {
-					nestedErr = w.nested(s, &c, "git filter-branch "+name, k, val, depth)
-				} else if c.Dynamic == nil {
-					c.Dynamic = &Opaque{At: k, Why: "the command git filter-branch " + name + " runs is not a literal"}
-				}
+				walkPart(k, "git filter-branch "+name, val)
 				continue
 			}
 			walkStr(k+1, "git filter-branch "+t)
