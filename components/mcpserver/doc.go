@@ -28,5 +28,9 @@
 //     minimum and maximum), so the SDK refuses an oversized argument as a
 //     tool error before a handler runs; handlers check again.
 //   - At most MaxInFlight calls run at once (the SDK starts a goroutine
-//     per call); the rest wait for a place or their cancellation.
+//     per call); the rest wait for a place or their cancellation. With
+//     maxPending (4 × MaxInFlight) requests unanswered, the next line is
+//     not read until one is: a flooding client holds up only itself.
+//   - A request with "id": null is answered as invalid (MCP forbids it;
+//     the SDK would take it for a notification and answer nothing).
 package mcpserver

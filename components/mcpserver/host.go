@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -60,14 +61,17 @@ type HostOptions struct {
 // the link names; delete acts on the link itself). The only refusals
 // are of malformed requests (an empty path, a NUL byte, a read of
 // something other than a regular file) and, for both deletes, of "/",
-// the workspace and any directory above it, as named or as resolved
-// through links: a guard against mistakes, not a boundary, since
+// the workspace and any directory above it, as named or as what the
+// path resolves to (compared by device and inode, so links and bind
+// mounts count; a path it cannot look at is refused): a guard against
+// mistakes, not a boundary, since
 // run_command can do the same.
 //
 // Files:
 //   - Read reads regular files only, at most rpc.MaxData bytes a call,
-//     with an end-of-file flag. It looks before it opens (a device is not
-//     opened) and opens O_NONBLOCK (a FIFO swapped in cannot block).
+//     with an end-of-file flag. It looks before it opens, through an
+//     O_PATH descriptor that it then reopens, so a device is never opened,
+//     even one renamed onto the name meanwhile.
 //   - Write is atomic: a temporary file (fs.TempPrefix) in the target's
 //     directory, fsynced, renamed onto the name (RENAME_NOREPLACE when
 //     create-only, so an existing name is refused as O_EXCL would). A new
@@ -227,28 +231,27 @@ func (h *hostFiles) read(ctx context.Context, p string, offset int64, length int
 	if length == 0 {
 		length = rpc.MaxData
 	}
-	// Look before opening: opening a device runs its driver.
-	st, err := os.Stat(p)
+	// Look before opening: opening a device runs its driver. The look
+	// is through an O_PATH descriptor (which opens nothing), and the
+	// file read is that descriptor's, reopened: a device renamed onto the
+	// name meanwhile is never opened.
+	pf, err := os.OpenFile(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, hostErr(op, p, err)
+	}
+	defer pf.Close()
+	st, err := pf.Stat()
 	if err != nil {
 		return nil, false, hostErr(op, p, err)
 	}
 	if err := regular(op, p, st); err != nil {
 		return nil, false, err
 	}
-	// The name may have changed since: O_NONBLOCK so that a FIFO
-	// swapped in cannot block the open, and the type checked again on
-	// what was opened.
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", pf.Fd()), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, false, hostErr(op, p, err)
 	}
 	defer f.Close()
-	if st, err = f.Stat(); err != nil {
-		return nil, false, hostErr(op, p, err)
-	}
-	if err := regular(op, p, st); err != nil {
-		return nil, false, err
-	}
 	// One byte more than asked tells whether the end was reached; the
 	// buffer is sized by the file (plus a page, for one that grows), so
 	// that a small file does not cost MaxData.
@@ -469,21 +472,35 @@ func (h *hostFiles) deleteRecursive(ctx context.Context, p string) error {
 }
 
 // guard refuses to delete "/", the workspace or a directory above it,
-// whether p names one or resolves to one through links.
+// whether p names one, resolves to one through links, or is one under
+// another name (a bind mount): what p resolves to is compared, by device
+// and inode, with each of them. When p cannot be looked at (other than
+// not being there), it refuses rather than guess.
 func (h *hostFiles) guard(op, p string) error {
-	names := []string{p}
-	if resolved, err := filepath.EvalSymlinks(p); err == nil && resolved != p {
-		names = append(names, resolved)
+	refuse := func(what string) error {
+		return &refusal{fmt.Sprintf("%s %q: it is or resolves to %s, which is \"/\", the workspace (%s) or holds it: "+
+			"full access never deletes those", op, p, what, h.ws)}
 	}
-	for _, n := range names {
-		for _, ws := range []string{h.ws, h.wsReal} {
-			if n == "/" || n == ws || strings.HasPrefix(ws, n+"/") {
-				return &refusal{fmt.Sprintf("%s %q: it is or resolves to %q, which is \"/\", the workspace (%s) or holds it: "+
-					"full access never deletes those", op, p, n, h.ws)}
-			}
+	for _, ws := range []string{h.ws, h.wsReal} {
+		if p == "/" || p == ws || strings.HasPrefix(ws, p+"/") {
+			return refuse(strconv.Quote(p))
 		}
 	}
-	return nil
+	st, err := os.Stat(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil // the delete reports it
+	case err != nil:
+		return &refusal{fmt.Sprintf("%s %q: cannot tell whether it is the workspace or holds it (%v): full access deletes it only when it can", op, p, err)}
+	}
+	for dir := h.wsReal; ; dir = filepath.Dir(dir) {
+		if d, err := os.Stat(dir); err == nil && os.SameFile(st, d) {
+			return refuse(strconv.Quote(dir))
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
 }
 
 // hostShell is Shell on the host.

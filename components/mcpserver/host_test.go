@@ -3,11 +3,14 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -475,5 +478,127 @@ func TestHostNoCodeNoFetch(t *testing.T) {
 	}
 	if exists(filepath.Join(ws, "x")) {
 		t.Error("the script ran")
+	}
+}
+
+// The delete guard compares what a path resolves to, not a name: a
+// chain of links through a tree deeper than PATH_MAX (which
+// filepath.EvalSymlinks cannot follow, and the kernel can) still reaches
+// the workspace's parent, and is refused. Asked of the guard directly,
+// so that a regression fails here rather than delete anything.
+func TestHostGuardLongResolution(t *testing.T) {
+	_, b, dir, ws := hostHarness(t, HostOptions{})
+	hf := b.Files.(*hostFiles)
+	name := strings.Repeat("n", 250)
+	const levels = 17 // 17 × 251 bytes: past PATH_MAX
+	root, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(unix.Mkdirat(root, "deep", 0o755))
+	cur, err := unix.Openat(root, "deep", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	must(err)
+	unix.Close(root)
+	for i := range levels {
+		must(unix.Mkdirat(cur, name, 0o755))
+		next, err := unix.Openat(cur, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		must(err)
+		if i == 7 { // halfway: a link to the rest of the way down
+			must(unix.Symlinkat(strings.TrimSuffix(strings.Repeat(name+"/", levels-8), "/"), next, "rest"))
+		}
+		unix.Close(cur)
+		cur = next
+	}
+	// At the bottom, a link back up to dir.
+	must(unix.Symlinkat(strings.Repeat("../", levels+1), cur, "up"))
+	unix.Close(cur)
+	must(os.Symlink("../deep/"+strings.TrimSuffix(strings.Repeat(name+"/", 8), "/"), filepath.Join(ws, "half")))
+	p := filepath.Join(ws, "half", "rest", "up")
+	if st, err := os.Stat(p); err != nil || !st.IsDir() {
+		t.Fatalf("the chain does not reach dir: %v", err)
+	}
+	if _, err := filepath.EvalSymlinks(p); err == nil {
+		t.Fatal("EvalSymlinks resolved the chain: the test no longer shows what it should")
+	}
+	if err := hf.guard(fs.OpDeleteRecursive, p); err == nil || !strings.Contains(err.Error(), "full access never deletes those") {
+		t.Errorf("guard of a chain to the workspace's parent: %v", err)
+	}
+	// Control: the same chain to a sibling of the workspace is allowed.
+	must(os.Mkdir(filepath.Join(dir, "sib"), 0o755))
+	if err := hf.guard(fs.OpDeleteRecursive, filepath.Join(p, "sib")); err != nil {
+		t.Errorf("guard of a chain to a sibling: %v", err)
+	}
+	os.RemoveAll(filepath.Join(dir, "deep"))
+}
+
+// A device renamed onto a file's name while read_file reads it is never
+// opened (opening runs its driver): the look and the read are one
+// descriptor's. The test makes its own null device node in a temporary
+// directory and counts its opens with inotify, while another goroutine
+// keeps swapping it with a regular file.
+func TestHostReadNeverOpensASwappedDevice(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a device node needs root")
+	}
+	_, b, dir, ws := hostHarness(t, HostOptions{})
+	hf := b.Files.(*hostFiles)
+	dev := filepath.Join(dir, "null")
+	if err := unix.Mknod(dev, unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
+	in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, dev, unix.IN_OPEN); err != nil {
+		t.Fatal(err)
+	}
+	opens := func() (n int) {
+		buf := make([]byte, 4096)
+		for {
+			k, err := unix.Read(in, buf)
+			if err != nil || k <= 0 {
+				return n
+			}
+			n += k / unix.SizeofInotifyEvent
+		}
+	}
+	// Control: inotify sees an open of the device.
+	if f, err := os.Open(dev); err == nil {
+		f.Close()
+	}
+	if opens() == 0 {
+		t.Fatal("control: inotify saw no open of the device")
+	}
+	name, reg := filepath.Join(ws, "f"), filepath.Join(dir, "reg")
+	writeFile(t, name, "regular")
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 1_000_000 && !stop.Load(); i++ {
+			unix.Rename(name, reg)
+			unix.Rename(dev, name)
+			unix.Rename(name, dev)
+			unix.Rename(reg, name)
+		}
+	}()
+	n, reads := 0, 0
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && n == 0; reads++ {
+		hf.read(context.Background(), "f", 0, 0)
+		n += opens()
+	}
+	stop.Store(true)
+	wg.Wait()
+	if n > 0 {
+		t.Errorf("the swapped-in device was opened %d times in %d reads", n, reads)
 	}
 }

@@ -570,6 +570,8 @@ func TestMalformedJSONRPC(t *testing.T) {
 	wantError("unknown tool", 7.0, -32602)
 	send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":"not an object"}`)
 	wantError("params not an object", 8.0, -32602)
+	send(`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"x"}}}`)
+	wantError("null id", nil, -32600) // the SDK took it for a notification: no answer at all
 	send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
 	if m := next(); m["id"] != 9.0 || m["error"] != nil {
 		t.Fatalf("after the bad lines, ping: %v", m)
@@ -582,6 +584,71 @@ func TestMalformedJSONRPC(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not end at the end of its input")
+	}
+}
+
+// A client that floods calls while MaxInFlight hold every slot is not
+// read further once maxPending are unanswered: the calls waiting (each a
+// goroutine holding its arguments in the SDK) stay bounded, and every one
+// answers once the slots free. A hunt queued 300 1 MiB writes: +316
+// goroutines and +911 MiB.
+func TestFloodIsNotRead(t *testing.T) {
+	f := newFakes() // "wait" holds its slot until f.gate closes
+	h := serveRaw(t, Backends{Files: f, Shell: f}, 0)
+	dec := json.NewDecoder(h.out)
+	answers := make(chan map[string]any, 1024)
+	go func() {
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(answers)
+				return
+			}
+			answers <- m
+		}
+	}()
+	io.WriteString(h.in, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	<-answers
+	io.WriteString(h.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	base := runtime.NumGoroutine()
+	sent := make(chan int, 1)
+	go func() {
+		n := 0
+		for i := range MaxInFlight {
+			if _, err := fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":"w%d","method":"tools/call","params":{"name":"run_command","arguments":{"command":"wait"}}}`+"\n", i); err != nil {
+				break
+			}
+			n++
+		}
+		for i := range 300 {
+			if _, err := fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"c%d"}}}`+"\n", i+1, i); err != nil {
+				break
+			}
+			n++
+		}
+		sent <- n
+	}()
+	time.Sleep(time.Second)
+	if g := runtime.NumGoroutine() - base; g > 2*maxPending+32 {
+		t.Errorf("%d more goroutines with the flood waiting, want at most about %d", g, 2*maxPending)
+	}
+	select {
+	case n := <-sent:
+		t.Errorf("all %d lines were taken while the slots were held", n)
+	default:
+	}
+	close(f.gate)
+	got := 0
+	for got < MaxInFlight+300 {
+		select {
+		case _, ok := <-answers:
+			if !ok {
+				t.Fatalf("the server closed after %d answers", got)
+			}
+			got++
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d of %d answered", got, MaxInFlight+300)
+		}
 	}
 }
 

@@ -111,6 +111,9 @@ func (c *lineConn) answered(m jsonrpc.Message) {
 	}
 }
 
+// maxPending bounds the requests read and not yet answered.
+const maxPending = 4 * MaxInFlight
+
 func (c *lineConn) unanswered() int {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
@@ -195,6 +198,16 @@ func (c *lineConn) Close() error {
 func (c *lineConn) readLoop(max int) {
 	br := bufio.NewReaderSize(c.in, 64<<10)
 	for {
+		// Calls past those running wait in the SDK, each a goroutine
+		// holding its arguments: with maxPending unanswered, the next
+		// line waits to be read (a flooding client holds up only itself).
+		for c.unanswered() >= maxPending {
+			select {
+			case <-c.done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 		line, tooLong, err := readLine(br, max)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
 			if m := c.decode(line, tooLong, max); m != nil {
@@ -250,6 +263,15 @@ func (c *lineConn) decode(line []byte, tooLong bool, max int) jsonrpc.Message {
 		return nil
 	case bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")):
 		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported (MCP removed them in 2025-06-18)")
+		return nil
+	}
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &probe) == nil && string(bytes.TrimSpace(probe.ID)) == "null" {
+		// JSON-RPC would answer it; MCP forbids a null id, and the SDK
+		// would take it for a notification and answer nothing.
+		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: the id is null (MCP requires a string or a number)")
 		return nil
 	}
 	m, err := jsonrpc.DecodeMessage(line)
