@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -187,6 +188,14 @@ func (in *Injector) leaf(host string) (*tls.Certificate, error) {
 	if in.certs == nil {
 		in.certs = map[string]*tls.Certificate{}
 	}
+	// The agent chooses the names a wildcard rule matches: at most
+	// maxLeaves are kept, one goes to make room.
+	for k := range in.certs {
+		if len(in.certs) < maxLeaves {
+			break
+		}
+		delete(in.certs, k)
+	}
 	in.certs[host] = c
 	return c, nil
 }
@@ -197,6 +206,7 @@ const (
 	injectHandshakeTimeout = 10 * time.Second
 	injectIdleTimeout      = 2 * time.Minute
 	injectMaxHeaderBytes   = 64 << 10
+	maxLeaves              = 1024 // certificates kept for the names a rule matched
 )
 
 // Serve intercepts one CONNECT to host (rule ri) whose upstream
@@ -231,12 +241,20 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 		writeInjectError(a, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamTLS, "the upstream's certificate did not verify, or its TLS failed")
 		return fmt.Errorf("upstream handshake for %s: %w", host, err)
 	}
-	ar, ur := bufio.NewReader(a), bufio.NewReader(u)
+	// The request head is read through a limit of injectMaxHeaderBytes
+	// (the body is not: the limit is lifted once the head is read).
+	head := &io.LimitedReader{R: a, N: injectMaxHeaderBytes}
+	ar, ur := bufio.NewReader(head), bufio.NewReader(u)
 	for {
+		head.N = injectMaxHeaderBytes + int64(ar.Buffered())
 		req, err := http.ReadRequest(ar)
 		if err != nil {
+			if head.N <= 0 {
+				writeInjectError(a, http.StatusRequestHeaderFieldsTooLarge, RuleSecretsRequest, ReasonBadRequest, fmt.Sprintf("the request's head is larger than %d bytes", injectMaxHeaderBytes))
+			}
 			return nil // the agent is done (or sent garbage: nothing more to serve)
 		}
+		head.N = 1 << 62 // the body
 		more, err := in.exchange(ctx, a, u, ur, req, host, ri)
 		if err != nil || !more {
 			return err
@@ -251,7 +269,7 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *bufio.Reader, req *http.Request, host string, ri int) (more bool, err error) {
 	defer req.Body.Close()
 	rule := in.Rules[ri]
-	if h := strings.ToLower(strings.TrimSuffix(hostOnly(req.Host), ".")); h != host {
+	if h, ok := injectHost(req.Host); !ok || h != host {
 		// The value is for host only, even on a connection to it.
 		in.refuse(a, host, req, http.StatusForbidden, RuleSecretsHost, ReasonHostMismatch, "the request's Host is not the host this connection was opened to")
 		return false, nil
@@ -273,6 +291,9 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 	}
 	// The value is kept until the answer has gone, to look for it there.
 	defer clear(value)
+	// An error may quote what the upstream sent, the value among it
+	// (http.ReadResponse on a malformed answer): it goes to net's log.
+	defer func() { err = scrub(err, value) }()
 	header := strings.Replace(string(rule.Template), "{secret}", string(value), 1)
 	removeHopByHop(req.Header)
 	req.Header.Del(string(rule.Header))
@@ -352,6 +373,8 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 		}
 	}
 	cleanAnswer(resp.Header)
+	// Trailers arrive with the body's end: cleaned then, before they go.
+	resp.Body = &trailerCleaner{ReadCloser: resp.Body, resp: resp}
 	werr := resp.Write(a)
 	if errors.Is(werr, errReflected) {
 		in.warn("refused", "host", host, "method", req.Method, "rule", RuleSecretsReflected, "reason", ReasonSecretReflected,
@@ -376,7 +399,36 @@ const (
 	RuleSecretsRelease   = "secrets.release"   // kms did not release the value (502)
 	RuleSecretsUpstream  = "secrets.upstream"  // the upstream's TLS or answer failed (502)
 	RuleSecretsReflected = "secrets.reflected" // the answer carries the injected value (502)
+	RuleSecretsRequest   = "secrets.request"   // a request head over injectMaxHeaderBytes (431)
 )
+
+// trailerCleaner drops hop-by-hop and X-Pinfold-* trailers once the body
+// has been read (only then are they there).
+type trailerCleaner struct {
+	io.ReadCloser
+	resp *http.Response
+}
+
+func (t *trailerCleaner) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if err != nil {
+		cleanAnswer(t.resp.Trailer)
+	}
+	return n, err
+}
+
+// scrub replaces the value, as it is and as Go quotes it, in err's text.
+func scrub(err error, value []byte) error {
+	if err == nil || len(value) == 0 {
+		return err
+	}
+	msg := err.Error()
+	v, q := string(value), strings.Trim(strconv.Quote(string(value)), `"`)
+	if !strings.Contains(msg, v) && !strings.Contains(msg, q) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(strings.ReplaceAll(msg, v, "[the secret]"), q, "[the secret]"))
+}
 
 // Reasons only intercepted connections give.
 const (
@@ -417,11 +469,19 @@ func cleanAnswer(h http.Header) {
 	}
 }
 
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
+// injectHost is the name a Host header on an intercepted connection
+// names, lower case without a trailing dot: a name alone, or a name and
+// a port of digits. Anything else (brackets, a port that is not a
+// number, a comma list) is not a Host net sends the value with.
+func injectHost(hostport string) (string, bool) {
+	name, port, hasPort := strings.Cut(hostport, ":")
+	if hasPort && (port == "" || strings.Trim(port, "0123456789") != "" || len(port) > 5) {
+		return "", false
 	}
-	return hostport
+	if name == "" || strings.ContainsAny(name, "[]/,@ \t") {
+		return "", false
+	}
+	return strings.ToLower(strings.TrimSuffix(name, ".")), true
 }
 
 // hopByHop are the headers one connection's ends keep to themselves.

@@ -85,7 +85,8 @@ func headerHolds(h http.Header, value string) bool {
 		return false
 	}
 	for k, vs := range h {
-		if strings.Contains(k, value) {
+		// Names: Go has made them canonical (ghp_x became Ghp_x).
+		if strings.Contains(strings.ToLower(k), strings.ToLower(value)) {
 			return true
 		}
 		for _, v := range vs {
