@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,6 +18,11 @@ type peerFilter struct {
 	net.Listener
 	uids []uint32
 	log  *slog.Logger
+	// Refusals are logged at most once a second, with the number not
+	// logged since: any local user may connect, and a line for each
+	// would let one fill the component's log and silence it.
+	last    time.Time
+	skipped int
 }
 
 func (p *peerFilter) Accept() (net.Conn, error) {
@@ -33,8 +39,13 @@ func (p *peerFilter) Accept() (net.Conn, error) {
 		if ok && slices.Contains(p.uids, uid) {
 			return c, nil
 		}
-		p.log.Warn("refused", "caller", "uid "+uidString(uid, ok), "reason", "peer_uid")
 		c.Close()
+		if now := time.Now(); now.Sub(p.last) >= time.Second {
+			p.log.Warn("refused", "caller", "uid "+uidString(uid, ok), "reason", "peer_uid", "more_not_logged", p.skipped)
+			p.last, p.skipped = now, 0
+		} else {
+			p.skipped++
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pinfold/pinfold/components/pki"
 )
@@ -103,7 +104,7 @@ func (s *Server) HandleData(op string, h DataHandler) {
 // checked.
 func (s *Server) Serve(ln net.Listener) error {
 	cfg, err := pki.ServerConfig(s.leaf, func(ev pki.RejectEvent) {
-		s.log.Warn("refused", "caller", ev.Claimed, "reason", ev.Reason.String(), "detail", fmt.Sprint(ev.Detail))
+		s.log.Warn("refused", "caller", logText(ev.Claimed), "reason", ev.Reason.String(), "detail", logText(fmt.Sprint(ev.Detail)))
 	})
 	if err != nil {
 		return err
@@ -155,7 +156,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // are those of Serve's connections. It returns at once.
 func (s *Server) ServeConn(c net.Conn) error {
 	cfg, err := pki.ServerConfig(s.leaf, func(ev pki.RejectEvent) {
-		s.log.Warn("refused", "caller", ev.Claimed, "reason", ev.Reason.String(), "detail", fmt.Sprint(ev.Detail))
+		s.log.Warn("refused", "caller", logText(ev.Claimed), "reason", ev.Reason.String(), "detail", logText(fmt.Sprint(ev.Detail)))
 	})
 	if err != nil {
 		return err
@@ -227,7 +228,7 @@ func (s *Server) serveConn(sc *serverConn, cfg *tls.Config) {
 	if err := tc.HandshakeContext(s.ctx); err != nil {
 		var rej *pki.RejectEvent
 		if !errors.As(err, &rej) { // the session check logged its own
-			s.log.Warn("refused", "caller", "unknown", "reason", "handshake", "detail", err.Error())
+			s.log.Warn("refused", "caller", "unknown", "reason", "handshake", "detail", logText(err.Error()))
 		}
 		return
 	}
@@ -385,7 +386,7 @@ func (s *Server) answer(tc *tls.Conn, caller pki.Role, op string, d Decision, re
 		}
 	}
 	s.log.Info("request", "caller", string(caller), "op", op, "allowed", resp.Decision.Allowed,
-		"reason", resp.Decision.Reason.String(), "rule", resp.Decision.Rule, "detail", resp.Decision.Detail)
+		"reason", resp.Decision.Reason.String(), "rule", resp.Decision.Rule, "detail", logText(resp.Decision.Detail))
 	meta, err := json.Marshal(resp)
 	if err != nil {
 		s.log.Error("encode response", "op", op, "error", err)
@@ -393,4 +394,20 @@ func (s *Server) answer(tc *tls.Conn, caller pki.Role, op string, d Decision, re
 	}
 	tc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	return writeResponse(tc, meta, data) == nil
+}
+
+// maxLogText bounds a caller's text in one log line: a path or a
+// certificate's name, escaped twice over, must not let one request fill
+// the component's log (boot.MaxLog).
+const maxLogText = 512
+
+func logText(s string) string {
+	if len(s) <= maxLogText {
+		return s
+	}
+	cut := maxLogText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
 }

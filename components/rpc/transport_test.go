@@ -379,6 +379,40 @@ func TestAllowPeers(t *testing.T) {
 	}
 }
 
+// A local user flooding a component's socket is refused each time but
+// logged at most once a second, with a count of what was not logged: a
+// line for each let a hunt fill the log (boot.MaxLog) and silence the
+// session's later requests.
+func TestRefusedPeersLogBounded(t *testing.T) {
+	me := uint32(os.Geteuid())
+	g := serveFSPeers(t, []uint32{me + 1})
+	const n = 300
+	for range n {
+		c, err := net.Dial("unix", g.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, c) // until the server closes it
+		c.Close()
+	}
+	lines := strings.Count(g.logs.String(), "reason=peer_uid")
+	if lines < 1 || lines > 5 {
+		t.Errorf("%d refusal lines for %d connections, want 1 to 5:\n%.2000s", lines, n, g.logs.String())
+	}
+}
+
+// A caller's text in a log line is bounded: a 4000-byte detail (a path
+// escaped twice over in a hunt's flood) is cut.
+func TestLogTextBounded(t *testing.T) {
+	long := strings.Repeat("\x01", 4000)
+	if got := logText(long); len(got) > maxLogText+40 || !strings.HasSuffix(got, "more bytes)") {
+		t.Errorf("logText of 4000 bytes: %d bytes, ending %q", len(got), got[len(got)-20:])
+	}
+	if got := logText("short"); got != "short" {
+		t.Errorf("logText(short) = %q", got)
+	}
+}
+
 // A connection the launcher made (a socketpair) is served without an idle
 // timeout and carries calls in turn; a second client cannot conjure
 // another connection out of it; once it breaks, calls fail rather than

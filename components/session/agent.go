@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -603,26 +604,46 @@ func (s *Session) Summary() string {
 			parts = append(parts, fmt.Sprintf("%s: no log (%v)", p.role, err))
 			continue
 		}
-		var requests, denied, refused, errs int
+		// Each test is of the first match in a line, which lies before
+		// any field a caller chooses (time, level, msg, component,
+		// caller, op come first): text the agent sends cannot count.
+		first := func(line, key string) string {
+			if i := strings.Index(line, " "+key+"="); i >= 0 {
+				v, _, _ := strings.Cut(line[i+len(key)+2:], " ")
+				return v
+			}
+			return ""
+		}
+		var requests, denied, refused, errs, skipped int
+		cut := false
 		for _, line := range strings.Split(string(b), "\n") {
 			switch {
-			case strings.Contains(line, " msg=request "):
+			case strings.HasPrefix(line, "log: over "):
+				cut = true
+			case first(line, "msg") == "request":
 				requests++
-				if strings.Contains(line, " allowed=false ") {
+				if first(line, "allowed") == "false" {
 					denied++
 				}
-			case strings.Contains(line, " msg=refused "):
+			case first(line, "msg") == "refused":
 				refused++
-			case strings.Contains(line, " level=ERROR "):
+				if n, err := strconv.Atoi(first(line, "more_not_logged")); err == nil && n > 0 {
+					skipped += n
+				}
+			case first(line, "level") == "ERROR":
 				errs++
 			}
 		}
+		refused += skipped
 		part := fmt.Sprintf("%s %d requests, %d denied", p.role, requests, denied)
 		if refused > 0 {
 			part += fmt.Sprintf(", %d connections refused", refused)
 		}
 		if errs > 0 {
 			part += fmt.Sprintf(", %d errors", errs)
+		}
+		if cut {
+			part += fmt.Sprintf(", LOG CUT at %d bytes: these count only what it kept", boot.MaxLog)
 		}
 		parts = append(parts, part)
 	}

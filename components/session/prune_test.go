@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinfold/pinfold/components/pki"
 )
 
 // Finished sessions' logs go once they are older than keepLogs, beyond
@@ -81,5 +84,33 @@ func TestPruneLogs(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(root, fmt.Sprintf("%016x", keepLogSessions))); err == nil {
 		t.Error("the oldest session beyond the count is still there")
+	}
+}
+
+// The summary counts requests by the fields before anything a caller
+// chooses, and says when a component's log was cut: a hunt's agent
+// filled fs's log so that its later write went unlogged, and the summary
+// said every request was denied.
+func TestSummaryReadsLogsHonestly(t *testing.T) {
+	dir := t.TempDir()
+	log := strings.Join([]string{
+		`time=2026-12-01T12:00:00Z level=INFO msg=request component=fs caller=agent op=write allowed=true reason=allowed rule=workspace detail=""`,
+		`time=2026-12-01T12:00:01Z level=INFO msg=request component=fs caller=agent op=stat allowed=false reason=no_rule rule=fs.beneath detail="x allowed=false y msg=refused level=ERROR"`,
+		`time=2026-12-01T12:00:02Z level=WARN msg=refused component=fs caller="uid 65534" reason=peer_uid more_not_logged=41`,
+		"log: over 33554432 bytes: the rest of this component's log is dropped",
+		"",
+	}, "\n")
+	if err := os.WriteFile(filepath.Join(dir, "fs.log"), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{Dir: dir, procs: []*proc{{role: pki.FS}}}
+	got := s.Summary()
+	for _, want := range []string{"fs 2 requests, 1 denied", "42 connections refused", "LOG CUT"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "errors") {
+		t.Errorf("summary %q counts an error the agent's text named", got)
 	}
 }
