@@ -59,19 +59,24 @@
 // policy opens loopback for a local service.
 //
 // Bounds: MaxSessions live or starting (then 503 with Retry-After), of
-// which guests get at most MaxGuests and one address GuestsPerPeer, so
-// anonymous callers cannot take the owners' places; a request without a
+// which guests get at most MaxGuests (half, rounded down: none when there
+// is one place) and one address GuestsPerPeer, so anonymous callers
+// cannot take the owners' places; a request without a
 // session is checked (content type, Accept, at most 64 KiB, an
 // initialize) before any sandbox starts; a body limit (1 MiB for a
 // guest), at most 8 requests in flight per session (2 for a guest; then
-// 429), which is what bounds the gateway's memory; header and read
+// 429), which is what bounds the gateway's memory — so a JSON-RPC batch,
+// many calls in one request, is refused (the SDK would still take one
+// from a client that names an old protocol version); header and read
 // timeouts, an idle timeout per session, a start timeout per sandbox. A
 // session ends within a second of its token being revoked (the store is
 // read again every second), with or without a further request.
 // Logs: the gateway's own (JSON, stderr) and one JSON log per session in
 // StateDir/logs, which the child's stderr also goes to, kept 30 days and
 // at most 10,000. Ending a session cancels its calls in flight first, so
-// a DELETE or a shutdown does not wait for a long command; Shutdown ends
+// a DELETE or a shutdown does not wait for a long command, and cuts the
+// writes still going to its clients, so that one that does not read
+// cannot hold the session's end (a guest's tmpfs) open; Shutdown ends
 // every session and waits for them.
 //
 // Limits of this design: a Full-access command's own background

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -61,7 +62,7 @@ type Config struct {
 	Listeners []netip.AddrPort
 
 	MaxSessions   int           // sessions live or starting at once; default 8
-	MaxGuests     int           // of those, guests'; default half of MaxSessions (at least 1)
+	MaxGuests     int           // of those, guests'; default half of MaxSessions, rounded down
 	GuestsPerPeer int           // guests' from one address (an IPv6 /64); default 2
 	IdleTimeout   time.Duration // a session with no request for this long ends; default 15m
 	StartTimeout  time.Duration // a session's sandbox must be up within; default 60s
@@ -155,7 +156,7 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.MaxSessions = 8
 	}
 	if cfg.MaxGuests <= 0 {
-		cfg.MaxGuests = max(1, cfg.MaxSessions/2)
+		cfg.MaxGuests = guestPlaces(cfg.MaxSessions)
 	}
 	if cfg.GuestsPerPeer <= 0 {
 		cfg.GuestsPerPeer = 2
@@ -466,7 +467,13 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 			if s.guest {
 				r.Body = http.MaxBytesReader(w, r.Body, guestMaxBody)
 			}
+			if refuseBatch(w, r) {
+				return
+			}
 		}
+		// Its writes can be cut when the session ends: a client that
+		// does not read must not hold the session's cleanup.
+		defer s.track(http.NewResponseController(w))()
 		g.sdk.ServeHTTP(w, r)
 		return
 	}
@@ -646,6 +653,7 @@ func (g *Gateway) end(s *session, why string) {
 		go func() {
 			s.cancel()
 			s.stop()
+			s.cutWrites()
 			if ss := s.serverSession(); ss != nil {
 				ss.Close()
 			}
@@ -717,3 +725,38 @@ func rpcError(w http.ResponseWriter, code int64, msg string) {
 	w.WriteHeader(http.StatusBadRequest)
 	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": "pinfold gateway: " + msg}})
 }
+
+// refuseBatch answers a JSON-RPC batch (an array) with 400 and reports
+// so; otherwise it leaves the body as it was. The SDK still takes a
+// batch when a request's protocol-version header is old or missing, and
+// a batch is many calls under one of the session's places in flight: one
+// guest POST of 9,500 reads, never read back, grew the gateway by GBs.
+// MCP has no batches since 2025-06-18.
+func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
+	br := bufio.NewReader(r.Body)
+	for {
+		b, err := br.Peek(1)
+		if err != nil || len(b) == 0 {
+			break
+		}
+		if c := b[0]; c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			br.ReadByte()
+			continue
+		}
+		if b[0] == '[' {
+			rpcError(w, -32600, "batches are not supported (MCP removed them in 2025-06-18): send one message per request")
+			return true
+		}
+		break
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, r.Body}
+	return false
+}
+
+// guestPlaces is the default number of guest sessions: half of the
+// sessions, rounded down, so that with one place guests get none
+// (anonymous callers must not take the owners' only place).
+func guestPlaces(maxSessions int) int { return maxSessions / 2 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -73,6 +74,42 @@ type session struct {
 	// served: with each body up to MaxBody, their number is what bounds
 	// the gateway's memory.
 	inflight chan struct{}
+
+	// writers are the session's requests being answered: when it ends,
+	// their writes are cut (cutWrites), so that its cleanup does not
+	// wait on a client that does not read.
+	wmu     sync.Mutex
+	writers map[*http.ResponseController]bool
+	cut     bool
+}
+
+// track notes a request being answered until the returned func.
+func (s *session) track(rc *http.ResponseController) func() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.cut {
+		rc.SetWriteDeadline(time.Now())
+	}
+	if s.writers == nil {
+		s.writers = map[*http.ResponseController]bool{}
+	}
+	s.writers[rc] = true
+	return func() {
+		s.wmu.Lock()
+		delete(s.writers, rc)
+		s.wmu.Unlock()
+	}
+}
+
+// cutWrites makes every write to the session's clients, now and later,
+// fail at once.
+func (s *session) cutWrites() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.cut = true
+	for rc := range s.writers {
+		rc.SetWriteDeadline(time.Now())
+	}
 }
 
 // Requests one session may have in flight at once (a guest's bodies are
