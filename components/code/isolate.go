@@ -75,6 +75,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pinfold/pinfold/internal/clip"
 	"modernc.org/quickjs"
 )
 
@@ -395,23 +396,9 @@ func (st *isoState) outcome(kind, text, stack string) isoOutcome {
 	case "stack":
 		return isoOutcome{err: &LimitError{"stack", fmt.Sprintf("the script overflowed its %d-byte stack (%d QuickJS slots)", st.lim.Stack, st.slots)}}
 	case "json":
-		return isoOutcome{err: &ScriptError{Message: isoClip(text, isoMaxMessage)}}
+		return isoOutcome{err: &ScriptError{Message: clip.Bytes(text, isoMaxMessage)}}
 	}
-	return isoOutcome{err: &ScriptError{Message: isoClip(text, isoMaxMessage), Stack: isoClip(isoStack(stack), isoMaxStackText)}}
-}
-
-// isoClip cuts s to at most n bytes (at a character's start) and says
-// how much was cut: an exception's message is the script's to choose,
-// and it leaves the VM beside the output limit, not in it.
-func isoClip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf(" … (%d more bytes)", len(s)-cut)
+	return isoOutcome{err: &ScriptError{Message: clip.Bytes(text, isoMaxMessage), Stack: clip.Bytes(isoStack(stack), isoMaxStackText)}}
 }
 
 // decide ends the run with o unless it is decided already. Once the deadline

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/internal/clip"
 )
 
 // Handler answers one operation for an authenticated caller. args is the
@@ -401,13 +401,4 @@ func (s *Server) answer(tc *tls.Conn, caller pki.Role, op string, d Decision, re
 // the component's log (boot.MaxLog).
 const maxLogText = 512
 
-func logText(s string) string {
-	if len(s) <= maxLogText {
-		return s
-	}
-	cut := maxLogText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
-}
+func logText(s string) string { return clip.Bytes(s, maxLogText) }
