@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -61,7 +62,16 @@ func protectedBothLimit(dir string, extra []string, limit int) (mounts, names []
 		switch {
 		case f.mode&os.ModeSymlink != 0:
 			return nil, nil, fmt.Errorf("fs: %s is a symbolic link at a protected name: it cannot be made read-only for a command (make it a real directory or file)", shortPath(f.path))
-		case f.mode.IsDir() || f.mode.IsRegular():
+		case f.mode.IsRegular():
+			// A second name would let a command change it (the read-only
+			// mount is over this name only), with no new inode to see.
+			if st, err := os.Lstat(f.path); err == nil {
+				if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+					return nil, nil, fmt.Errorf("fs: %s has %d names (hard links): a command could change it through another, so it cannot be protected (give it one name: copy it over itself)", shortPath(f.path), sys.Nlink)
+				}
+			}
+			keep = append(keep, f.path)
+		case f.mode.IsDir():
 			keep = append(keep, f.path)
 		}
 	}
@@ -112,7 +122,12 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 				name, t := e.Name(), e.Type()
 				named := slices.Contains(protectedNames, name) || inGit && slices.Contains(gitProtected, name) || name == gitDir && !t.IsDir() ||
 					depth > 0 && name == xdgGit && filepath.Base(path) == xdgDir
-				if named || name == gitDir && t&os.ModeSymlink != 0 {
+				// A link where a name decides protection beneath it (.git,
+				// any directory inside one such as .git/modules, .config)
+				// would put unprotected files under protected names: it is
+				// found as such, never followed.
+				link := t&os.ModeSymlink != 0 && (name == gitDir || inGit || name == xdgDir)
+				if named || link {
 					found = append(found, protectedFound{path + "/" + name, t})
 					continue
 				}

@@ -210,3 +210,52 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A link where a name decides protection beneath it is found, never
+// followed: a hunt's command linked .git/modules to a tree holding a
+// hook (the person's git submodule update then ran it), and .config to a
+// directory holding git/config, and neither was seen after the command.
+// Before a command such a link refuses it, as a link at a protected name
+// does; a link elsewhere (not inside .git) is nothing to either.
+func TestProtectedNamesLinkedAncestors(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, "mods", "sub", "hooks"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+	must(t, os.Symlink("../mods", filepath.Join(ws, ".git", "modules")))
+	must(t, os.MkdirAll(filepath.Join(ws, "cfgdata", "git"), 0o755))
+	must(t, os.Symlink("cfgdata", filepath.Join(ws, ".config")))
+	must(t, os.Symlink("mods", filepath.Join(ws, "plain-link"))) // control
+	got, err := ProtectedNamesIn(ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := relativeTo(ws, got)
+	for _, want := range []string{".config", ".git/modules"} {
+		if !slices.Contains(rel, want) {
+			t.Errorf("%s not found: %q", want, rel)
+		}
+	}
+	if slices.Contains(rel, "plain-link") {
+		t.Errorf("a link outside .git was taken for protected: %q", rel)
+	}
+	if _, err := ProtectedIn(ws, nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("ProtectedIn with a linked .git/modules: %v", err)
+	}
+}
+
+// A protected file with a second name (a hard link the person made)
+// refuses commands: the read-only mount is over one name, and a command
+// writing the other changed it with no new inode to notice.
+func TestProtectedInRefusesHardLinked(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, "dot"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "dot", "bashrc"), []byte("x"), 0o644))
+	must(t, os.Link(filepath.Join(ws, "dot", "bashrc"), filepath.Join(ws, ".bashrc")))
+	if _, err := ProtectedIn(ws, nil); err == nil || !strings.Contains(err.Error(), "2 names") {
+		t.Errorf("ProtectedIn with a hard-linked .bashrc: %v", err)
+	}
+	must(t, os.Remove(filepath.Join(ws, "dot", "bashrc")))
+	if _, err := ProtectedIn(ws, nil); err != nil {
+		t.Errorf("control, one name: %v", err)
+	}
+}
