@@ -328,7 +328,14 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 		o.Error = r.err.Error()
 	}
 	var stamp string
+	// fs is frozen while the tree is checked, so that the check sees one
+	// state of it: the agent's fs could otherwise move what the command
+	// made from a part not yet walked to a part already walked (a hunt
+	// did, three times in three). A move fs makes after the thaw moves
+	// what the check has already dealt with.
+	thaw := s.freezeFS()
 	o.Created, stamp, err = s.removeCreated(existed)
+	thaw()
 	if err != nil {
 		// Fail closed: protected paths the command made may remain.
 		s.commandsOff.Store(true)
@@ -341,6 +348,32 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 		go s.tellCreated(o.Created, stamp, err) // after Hold is released
 	}
 	return o
+}
+
+// freezeFS stops the fs component (its whole group, after any system
+// call in progress has finished) until the returned thaw. Where the
+// group cannot be frozen (no freezer), nothing is stopped, and the check
+// after a command races the agent's fs, as before.
+func (s *Session) freezeFS() (thaw func()) {
+	s.mu.Lock()
+	var cg *launcher.Cgroup
+	for _, p := range s.procs {
+		if p.role == pki.FS {
+			cg = p.cg
+		}
+	}
+	s.mu.Unlock()
+	if cg == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	thaw, err := cg.Freeze(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "launcher: warning: fs could not be frozen for the check after a command (%v): the agent's fs may move what the command made while it is checked\n", err)
+		return func() {}
+	}
+	return thaw
 }
 
 // tellCreated tells the person what removeCreated moved aside, or that it
