@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +40,32 @@ func TestAuthorityPathsResolveLinks(t *testing.T) {
 		if !slices.Contains(got, want) {
 			t.Errorf("%s is missing from %q", want, got)
 		}
+	}
+}
+
+// policy init's file is written whole beside its name and linked to it:
+// the name is never there half-written (a hunt's interrupted init left
+// an empty policy that blocked the retry), and no temporary file stays.
+func TestWriteNew(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "p.toml")
+	if err := writeNew(p, []byte("version = 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "version = 1\n" {
+		t.Errorf("content %q, %v", b, err)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v", st.Mode())
+	}
+	err := writeNew(p, []byte("other"))
+	if err == nil || !strings.Contains(err.Error(), "file exists") {
+		t.Errorf("over an existing file: %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "version = 1\n" {
+		t.Errorf("the existing file became %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left in the directory: %v", ents)
 	}
 }

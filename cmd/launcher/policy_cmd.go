@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/pinfold/pinfold/policy"
 )
@@ -193,22 +194,40 @@ func (e env) policyInit(args []string) error {
 // writeNew creates path exclusively and writes data durably; on any
 // failure it removes what it created, so nothing is left half-written.
 func writeNew(path string, data []byte) (err error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	// Written whole to a temporary file beside it, then linked to its
+	// name (which refuses an existing one, as O_EXCL did): an interrupt
+	// leaves no empty policy at the name to block the retry.
+	if _, err := os.Lstat(path); err == nil {
+		return &os.PathError{Op: "open", Path: path, Err: syscall.EEXIST}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
 		return err
 	}
-	return f.Sync()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		var le *os.LinkError
+		if errors.As(err, &le) && errors.Is(le.Err, os.ErrExist) {
+			return &os.PathError{Op: "open", Path: path, Err: syscall.EEXIST}
+		}
+		return err
+	}
+	return nil
 }
 
 // shellQuote quotes s for a POSIX shell when it needs quoting.
