@@ -65,6 +65,18 @@ func (e env) backups(args []string) error {
 	if os.Geteuid() != 0 {
 		return fail(exitUsage, "run it as root", "backups: the stores are root's")
 	}
+	// The CLI never makes a store: one that is not there holds nothing
+	// (a hunt's `backups list` of any path made root's store for it).
+	if _, err := os.Lstat(session.StorePath(*ws)); os.IsNotExist(err) {
+		if sub == "list" {
+			if *asJSON {
+				return e.writeJSON([]backup.Info{})
+			}
+			return nil
+		}
+		return fail(exitUsage, "give --workspace as the policy names it (`launcher backups list --workspace DIR` lists what is kept)",
+			"backups: no backups are kept for the workspace %q", *ws)
+	}
 	dir, err := session.StoreDir(*ws)
 	if err != nil {
 		return fail(exitFailure, "", "%v", err)

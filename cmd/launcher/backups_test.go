@@ -276,3 +276,28 @@ func TestBackupsRestoreUntrustedLabel(t *testing.T) {
 		os.RemoveAll(filepath.Join(w.ws, as))
 	}
 }
+
+// list, show, verify and restore never make a store: one that is not
+// there holds nothing (a hunt's `backups list --workspace` of any path,
+// even one that did not exist, made root's store for it).
+func TestBackupsNeverMakeAStore(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the stores are root's")
+	}
+	ws := filepath.Join(t.TempDir(), "never-backed-up")
+	for _, args := range [][]string{{"list"}, {"list", "--json"}, {"show", "x"}, {"verify", "x"}, {"restore", "x"}} {
+		var o, e bytes.Buffer
+		code := run(append(append([]string{"backups"}, args...), "--workspace", ws), &o, &e)
+		want := exitUsage
+		if args[0] == "list" {
+			want = exitOK
+		}
+		if code != want {
+			t.Errorf("%v: exit %d (%s), want %d", args, code, e.String(), want)
+		}
+	}
+	if _, err := os.Lstat(session.StorePath(ws)); !os.IsNotExist(err) {
+		t.Errorf("a store was made for %s: %v", ws, err)
+		os.RemoveAll(session.StorePath(ws))
+	}
+}
