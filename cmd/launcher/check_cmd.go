@@ -192,12 +192,12 @@ func (e env) checkCommand(args []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "%s by %s: %s\n", d.Action, d.Rule, d.Reason)
+		fmt.Fprintf(e.stdout, "%s by %s: %s\n", d.Action, d.Rule, printable(d.Reason))
 		if d.Command != "" {
-			fmt.Fprintf(e.stdout, "  command: %s\n", d.Command)
+			fmt.Fprintf(e.stdout, "  command: %s\n", printable(d.Command))
 		}
 		for _, t := range d.Targets {
-			fmt.Fprintf(e.stdout, "  would delete: %s\n", t)
+			fmt.Fprintf(e.stdout, "  would delete: %s\n", printable(t))
 		}
 	}
 	if d.Action != bash.Auto {

@@ -192,7 +192,7 @@ func (e env) checkScript(args []string) error {
 		return nil
 	}
 	if fs == nil {
-		fmt.Fprintf(e.stdout, "%s: accepted\n", rest[0])
+		fmt.Fprintf(e.stdout, "%s: accepted\n", printable(rest[0]))
 		return nil
 	}
 	return e.findings(rest[0], fs, true)
@@ -206,7 +206,7 @@ func (e env) findings(name string, fs []code.Finding, toStdout bool) error {
 		w = e.stdout
 	}
 	for _, f := range fs {
-		fmt.Fprintf(w, "%s:%s\n", name, f)
+		fmt.Fprintf(w, "%s:%s\n", printable(name), f)
 	}
 	if toStdout {
 		return silentExit(exitDenied)

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/launcher"
@@ -162,6 +164,23 @@ func oneLine(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// printable is s as it may go to the terminal on stdout: itself when it
+// holds nothing that steers a terminal or splits a line (control
+// characters, line separators, bidirectional controls, bytes that are
+// not UTF-8), else Go-quoted. Names and commands printed are the
+// person's or the agent's to choose.
+func printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Bidi_Control, r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // maxErrorLine bounds one error line on stderr.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -103,5 +104,33 @@ func TestOneLine(t *testing.T) {
 	long := oneLine(strings.Repeat("x", 3<<20))
 	if len(long) > maxErrorLine+64 || !strings.HasSuffix(long, fmt.Sprintf("(%d more bytes)", 3<<20-maxErrorLine)) {
 		t.Errorf("a 3 MiB error is %d bytes, ending %q", len(long), long[len(long)-40:])
+	}
+}
+
+// What the launcher prints on stdout about names and commands others
+// chose is quoted when it would steer the terminal or split a line (a
+// hunt's file named evil\x1b[31m… coloured the terminal through
+// `policy hash`), and left as it is otherwise.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"policy.toml":        "policy.toml",
+		"dir with space/é ✓": "dir with space/é ✓",
+		"evil\x1b[31mRED":    `"evil\x1b[31mRED"`,
+		"two\nlines":         `"two\nlines"`,
+		"bidi\u202etxt":      `"bidi\u202etxt"`,
+		"\xff\xfe":           `"\xff\xfe"`,
+	} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %s, want %s", in, got, want)
+		}
+	}
+	dir := t.TempDir()
+	name := dir + "/evil\x1b[31mRED.toml"
+	if err := os.WriteFile(name, []byte("version = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o, e bytes.Buffer
+	if code := run([]string{"policy", "hash", name}, &o, &e); code != 0 || strings.ContainsRune(o.String(), 0x1b) {
+		t.Errorf("policy hash: %d %q %q", code, o.String(), e.String())
 	}
 }

@@ -66,7 +66,7 @@ func (e env) policyHash(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s  %s\n", policy.Hash(data), rest[0])
+	fmt.Fprintf(e.stdout, "%s  %s\n", policy.Hash(data), printable(rest[0]))
 	return nil
 }
 
@@ -116,7 +116,7 @@ func (e env) policyCheck(args []string) error {
 			e.problem("advice", file, pr)
 		}
 		if rep.Valid {
-			fmt.Fprintf(e.stdout, "%s: valid policy, sha256 %s, %d advice\n", file, rep.SHA256, len(rep.Advice))
+			fmt.Fprintf(e.stdout, "%s: valid policy, sha256 %s, %d advice\n", printable(file), rep.SHA256, len(rep.Advice))
 		}
 	}
 	if !rep.Valid {
@@ -184,7 +184,7 @@ func (e env) policyInit(args []string) error {
 		return &cliError{code: exitFailure, err: fmt.Errorf("policy init: %w", err), hint: hint}
 	}
 	sum := policy.Hash(text)
-	fmt.Fprintf(e.stdout, "wrote %s (template %s, workspace %s)\n", path, *tmpl, dir)
+	fmt.Fprintf(e.stdout, "wrote %s (template %s, workspace %s)\n", printable(path), printable(*tmpl), printable(dir))
 	fmt.Fprintf(e.stdout, "sha256 %s\n", sum)
 	fmt.Fprintf(e.stdout, "check the hash on your own (sha256sum %s), then launch with:\n", shellQuote(path))
 	fmt.Fprintf(e.stdout, "  launcher --policy-sha256 %s --policy %s -- AGENT [ARGS...]\n", sum, shellQuote(path))
