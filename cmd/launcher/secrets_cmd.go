@@ -65,6 +65,13 @@ func (e env) secrets(args []string) error {
 	if err != nil {
 		return err
 	}
+	// A name no secret can have is said at once: before the lock, the
+	// passphrase and the value are asked for.
+	if sub == "add" || sub == "rm" {
+		if err := kms.CheckName(rest[0]); err != nil {
+			return fail(exitUsage, "a secret's name is lower-case letters, digits and _ (as the policy's [[secrets]] names it)", "secrets %s: %v", sub, err)
+		}
+	}
 	path := *vaultPath
 	if path == "" {
 		if path, err = kms.DefaultPath(); err != nil {
@@ -78,12 +85,16 @@ func (e env) secrets(args []string) error {
 	if err := guardMemory(); err != nil {
 		return err
 	}
-	// One change at a time: read, change and write under the vault's lock.
-	unlock, err := kms.Lock(path)
-	if err != nil {
-		return err
+	// One change at a time: read, change and write under the vault's
+	// lock. list changes nothing, and the vault is replaced whole by a
+	// rename: it reads without the lock (so without writing beside it).
+	if sub != "list" {
+		unlock, err := kms.Lock(path)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	data, err := kms.ReadFile(path)
 	creating := errors.Is(err, kms.ErrNoVault) && sub == "add"
 	if err != nil && !creating {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -88,5 +89,33 @@ func TestGuardMemory(t *testing.T) {
 	unix.Getrlimit(unix.RLIMIT_CORE, &r)
 	if r.Cur != 0 || r.Max != 0 {
 		t.Errorf("core size %d/%d after guardMemory", r.Cur, r.Max)
+	}
+}
+
+// A name no secret can have is refused first (exit 120), before the
+// vault is locked or the value read; list reads without the lock, so it
+// writes nothing beside the vault (a hunt's list left a .lock beside a
+// FIFO, a directory and an empty file, and failed on a read-only one).
+func TestSecretsBadNameFirstListWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vault := filepath.Join(dir, "cfg", "vault")
+	var o, e bytes.Buffer
+	code := run([]string{"secrets", "add", "Bad_NAME", "--vault", vault, "--key-file", key}, &o, &e)
+	if code != exitUsage || !strings.Contains(e.String(), "upper-case") {
+		t.Errorf("a bad name: %d %s", code, e.String())
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "cfg")); !os.IsNotExist(err) {
+		t.Errorf("a bad name made the vault's directory or lock: %v", err)
+	}
+	// list of a vault that is not there: an error, and nothing made.
+	o.Reset()
+	e.Reset()
+	run([]string{"secrets", "list", "--vault", filepath.Join(dir, "v2"), "--key-file", key}, &o, &e)
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("list left %v", ents)
 	}
 }

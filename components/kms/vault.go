@@ -307,6 +307,10 @@ func (v *Vault) check() error {
 }
 
 // checkName holds names to what a policy's [[secrets]] can name.
+// CheckName refuses a name a secret cannot have, before anything is
+// read or asked.
+func CheckName(name string) error { return checkName(name) }
+
 func checkName(name string) error {
 	if err := policy.CheckSecretName(name); err != nil {
 		return fmt.Errorf("vault: %w (a letter, then lower-case letters, digits, '_' or '-')", err)
