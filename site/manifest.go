@@ -194,19 +194,11 @@ func write(dir string, man []byte, files map[string][]byte) error {
 	if !old {
 		return os.Rename(tmp, dir)
 	}
-	aside, err := os.MkdirTemp(parent, "."+base+".old-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(aside)
-	if err := os.Rename(dir, filepath.Join(aside, "site")); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.Rename(filepath.Join(aside, "site"), dir) // put the old one back
-		return err
-	}
-	return nil
+	// One step swaps the new site in and the old one out to tmp (which
+	// the deferred RemoveAll then removes): there is no moment without a
+	// site at dir, which two renames left (a hunt's interrupt between
+	// them lost --out).
+	return unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE)
 }
 
 // builtSite says why the existing directory dir may not be replaced, if

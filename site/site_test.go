@@ -701,3 +701,46 @@ func TestDataFilesLinked(t *testing.T) {
 		t.Error("reordered evidence, one file given twice, builds different bytes")
 	}
 }
+
+// Replacing a site leaves no moment without one at its name: the new
+// site is swapped in with the old in one step. Two renames left a gap,
+// and a hunt's interrupt in it lost --out. A reader polls the manifest
+// while the site is replaced again and again.
+func TestWriteReplacesWithoutAGap(t *testing.T) {
+	files, err := Build(testInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(t.TempDir(), "site")
+	if _, err := Write(d, files); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	missing := make(chan int, 1)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				missing <- n
+				return
+			default:
+			}
+			if _, err := os.Lstat(filepath.Join(d, ManifestName)); err != nil {
+				n++
+			}
+		}
+	}()
+	for range 40 {
+		if _, err := Write(d, files); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if n := <-missing; n > 0 {
+		t.Errorf("the site was missing at %d looks while it was replaced", n)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(d)); len(ents) != 1 {
+		t.Errorf("left beside the site: %v", ents)
+	}
+}
