@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,7 +102,7 @@ func (e env) backups(args []string) error {
 	case "show":
 		info, entries, err := store.Show(rest[0])
 		if err != nil {
-			return fail(exitFailure, "", "backups: %v", err)
+			return storeFail(err)
 		}
 		if *asJSON {
 			return e.writeJSON(struct {
@@ -120,13 +121,16 @@ func (e env) backups(args []string) error {
 		}
 	case "verify":
 		if err := store.Verify(rest[0]); err != nil {
-			return fail(exitFailure, "", "backups: %v", err)
+			return storeFail(err)
 		}
 		fmt.Fprintf(e.stdout, "%s: every file matches its hash\n", rest[0])
 	case "restore":
+		if *as != "" && (*as == "." || *as == ".." || strings.ContainsRune(*as, '/')) {
+			return fail(exitUsage, "--as names the restored tree within its directory: one name, without /", "backups: --as %q is not a name", *as)
+		}
 		info, _, err := store.Show(rest[0])
 		if err != nil {
-			return fail(exitFailure, "", "backups: %v", err)
+			return storeFail(err)
 		}
 		// The label is the workspace-relative path fs deleted: "." when
 		// it was the workspace's contents (bash backs up the whole
@@ -213,4 +217,14 @@ func shownType(t backup.Type) string {
 		return string(t)
 	}
 	return strconv.Quote(string(t))
+}
+
+// storeFail is a store's error as the CLI's: an id that is not one is the
+// caller's mistake (exit 120, with where the ids are); anything else is a
+// failure.
+func storeFail(err error) error {
+	if errors.Is(err, backup.ErrBadID) {
+		return fail(exitUsage, "`launcher backups list --workspace DIR` shows the ids", "backups: %v", err)
+	}
+	return fail(exitFailure, "", "backups: %v", err)
 }

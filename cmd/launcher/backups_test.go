@@ -301,3 +301,20 @@ func TestBackupsNeverMakeAStore(t *testing.T) {
 		os.RemoveAll(session.StorePath(ws))
 	}
 }
+
+// An id that is not one, and an --as that is not one name, are the
+// caller's mistakes: exit 120 with a hint, not a failure (125).
+func TestBackupsBadInputIsUsage(t *testing.T) {
+	w := newBackupsWorld(t)
+	d := filepath.Join(w.ws, "d")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := w.stage(t, "d", "d")
+	for _, args := range [][]string{{"show", "nope"}, {"verify", "nope"}, {"restore", "nope"}, {"restore", id, "--as", "a/b"}, {"restore", id, "--as", ".."}} {
+		code, _, errs := w.run(t, args...)
+		if code != exitUsage || !strings.Contains(errs, "launcher: hint:") {
+			t.Errorf("%v: %d %s", args, code, errs)
+		}
+	}
+}
