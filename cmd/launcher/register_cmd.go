@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pinfold/pinfold/internal/privfile"
@@ -105,7 +107,15 @@ func (e env) registerCheck(args []string) error {
 	if isTerminal(os.Stderr) && !*asJSON {
 		progress = func(id string) { fmt.Fprintf(e.stderr, "\rchecking %s…", id) }
 	}
-	ev, err := register.Runner{Launcher: exe, Timeout: 30 * time.Second}.Run(context.Background(), ids, progress)
+	// Interrupted, the checks end and their scratch directories
+	// (/var/tmp/pinfold-check-*) and launches are cleaned up before the
+	// launcher exits 130, rather than left where the signal found them.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ev, err := register.Runner{Launcher: exe, Timeout: 30 * time.Second}.Run(ctx, ids, progress)
+	if ctx.Err() != nil {
+		return &cliError{code: 130, err: errors.New("register check: interrupted: nothing was written, and the checks' scratch directories were removed")}
+	}
 	var unknown *register.UnknownIDError
 	if errors.As(err, &unknown) {
 		return fail(exitUsage, "", "register check --only: %v", err)
