@@ -19,7 +19,7 @@ import (
 
 const codeHelp = `Usage:
   launcher code run [--json] SCRIPT|-                    (the agent, in a components session)
-  launcher code run --tools TABLE [--policy FILE] [--json] SCRIPT|-
+  launcher code run --tools FILE [--policy FILE] [--json] SCRIPT|-
   launcher check script [--json] SCRIPT|-
 
 Code Mode runs a JavaScript script — the body of an async function that
@@ -40,7 +40,8 @@ command policy runs without asking (others are refused: run them with
 launcher sh), and in proxy mode fetch {url, method, headers, body} through
 net, under the agent's own network rules; the limits are the session policy's [code_mode].
 
-With --tools, code run serves the tools from TABLE, a JSON object of canned answers:
+With --tools FILE, code run serves the tools from the file, a JSON object of
+canned answers:
   {"read_file": {"result": {"text": "hello"}}, "fetch": {"error": "offline"}}
 A tool the table does not name fails with "no such tool". The limits
 (memory, stack, deadline, tool calls, output, script size) are the
@@ -133,7 +134,7 @@ func (e env) codeInSession(name string, asJSON bool) error {
 	}
 	rc, err := session.AgentClient(pki.Bash)
 	if err != nil {
-		return fail(exitUsage, "outside a session, give --tools TABLE (a JSON object of canned answers)", "code run: %v", err)
+		return fail(exitUsage, "outside a session, give --tools FILE (a file holding a JSON object of canned answers)", "code run: %v", err)
 	}
 	defer rc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour) // the person may be asked

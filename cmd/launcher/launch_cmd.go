@@ -57,6 +57,9 @@ func (e env) launch(args []string) error {
 	if len(argv) == 0 || !dashDashBefore(args, len(argv)) {
 		return fail(exitUsage, "put the agent after --: launcher --policy-sha256 HASH --policy FILE -- AGENT [ARGS...]", "no agent command after --")
 	}
+	if argv[0] == "" {
+		return fail(exitUsage, "name the agent's program after --", "the agent's command is an empty string")
+	}
 	if *full {
 		if *pin != "" || *file != "" {
 			return fail(exitUsage, "drop --full-access to run confined, or drop the policy to run unconfined", "--full-access cannot be combined with a policy: a policy is never downgraded to an unconfined run")

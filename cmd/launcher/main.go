@@ -62,7 +62,7 @@ Usage:
   launcher check url --policy FILE [--resolve HOST=IP]... [--json] URL
   launcher check command --policy FILE [--json] 'COMMAND LINE'
   launcher check script [--json] SCRIPT|-
-  launcher code run --tools TABLE [--policy FILE] [--json] SCRIPT|-
+  launcher code run --tools FILE [--policy FILE] [--json] SCRIPT|-
   launcher code run [--json] SCRIPT|-                  (the agent, in a components session)
   launcher mcp                                         (the agent's MCP server, in a components session)
   launcher site build --out DIR [--evidence FILE]... [--bench FILE]...

@@ -134,3 +134,17 @@ func TestPrintable(t *testing.T) {
 		t.Errorf("policy hash: %d %q %q", code, o.String(), e.String())
 	}
 }
+
+// An empty agent command is a usage error (120), before any policy is
+// read, with or without --full-access.
+func TestEmptyAgentIsUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--policy-sha256", strings.Repeat("0", 64), "--policy", "/nonexistent.toml", "--", ""},
+		{"--full-access", "--", ""},
+	} {
+		var o, e bytes.Buffer
+		if code := run(args, &o, &e); code != exitUsage || !strings.Contains(e.String(), "empty string") {
+			t.Errorf("%q: %d %s", args, code, e.String())
+		}
+	}
+}
