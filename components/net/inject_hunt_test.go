@@ -110,11 +110,7 @@ func TestInjectHostStrict(t *testing.T) {
 // injectMaxHeaderBytes with 431, before kms is asked.
 func TestInjectHeadBounded(t *testing.T) {
 	const host = "api.github.com"
-	u, roots := upstreamFor(t, host)
-	var released []string
-	in := injectorFor(t, roots, &released)
-	agentEnd, done := serveInjected(t, in, u, host)
-	a := agentTLS(t, agentEnd, in, host)
+	u, _, released, a, done := interceptedAgent(t, host)
 	a.SetDeadline(time.Now().Add(20 * time.Second))
 	go func() {
 		fmt.Fprintf(a, "GET / HTTP/1.1\r\nHost: api.github.com\r\nX-Big: ")
@@ -132,8 +128,8 @@ func TestInjectHeadBounded(t *testing.T) {
 	}
 	a.Close()
 	<-done
-	if len(released) != 0 || len(u.auth) != 0 {
-		t.Errorf("kms was asked (%q) or the upstream reached (%q)", released, u.auth)
+	if len(*released) != 0 || len(u.auth) != 0 {
+		t.Errorf("kms was asked (%q) or the upstream reached (%q)", *released, u.auth)
 	}
 }
 

@@ -80,6 +80,18 @@ func serveInjected(t *testing.T, in *Injector, u *upstream, host string) (net.Co
 	return agentEnd, done
 }
 
+// interceptedAgent is an agent's TLS connection, intercepted by an
+// injector for host, to a loopback upstream: the upstream, the injector,
+// what kms released, the agent's end, and Serve's result.
+func interceptedAgent(t *testing.T, host string) (*upstream, *Injector, *[]string, *tls.Conn, chan error) {
+	t.Helper()
+	u, roots := upstreamFor(t, host)
+	released := &[]string{}
+	in := injectorFor(t, roots, released)
+	agentEnd, done := serveInjected(t, in, u, host)
+	return u, in, released, agentTLS(t, agentEnd, in, host), done
+}
+
 // upstreamRoots trusts the test server's certificate under the name
 // api.github.com (httptest's certificate names example.com: the
 // injector verifies against the name it was told, so a pool with that
@@ -97,11 +109,7 @@ func upstreamFor(t *testing.T, host string) (*upstream, *x509.CertPool) {
 // agent sent replaced); the agent never receives the value.
 func TestInjectSetsHeader(t *testing.T) {
 	const host = "api.github.com"
-	u, roots := upstreamFor(t, host)
-	var released []string
-	in := injectorFor(t, roots, &released)
-	agentEnd, done := serveInjected(t, in, u, host)
-	a := agentTLS(t, agentEnd, in, host)
+	u, _, released, a, done := interceptedAgent(t, host)
 	a.SetDeadline(time.Now().Add(10 * time.Second))
 	io.WriteString(a, "GET /user HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: Bearer PLACEHOLDER\r\nConnection: close\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(a), nil)
@@ -117,8 +125,8 @@ func TestInjectSetsHeader(t *testing.T) {
 	if len(u.auth) != 1 || u.auth[0] != "Bearer ghp_real_value" {
 		t.Errorf("upstream got Authorization %q", u.auth)
 	}
-	if len(released) != 1 || released[0] != "github@api.github.com" {
-		t.Errorf("released %v", released)
+	if len(*released) != 1 || (*released)[0] != "github@api.github.com" {
+		t.Errorf("released %v", *released)
 	}
 	if strings.Contains(string(body), "ghp_real_value") || strings.Contains(strings.Join(resp.Header.Values("Authorization"), ""), "ghp") {
 		t.Error("the value came back to the agent")
@@ -129,11 +137,7 @@ func TestInjectSetsHeader(t *testing.T) {
 // refused before any value is fetched; the control is the test above.
 func TestInjectRefusesOtherHost(t *testing.T) {
 	const host = "api.github.com"
-	u, roots := upstreamFor(t, host)
-	var released []string
-	in := injectorFor(t, roots, &released)
-	agentEnd, done := serveInjected(t, in, u, host)
-	a := agentTLS(t, agentEnd, in, host)
+	u, _, released, a, done := interceptedAgent(t, host)
 	a.SetDeadline(time.Now().Add(10 * time.Second))
 	io.WriteString(a, "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(a), nil)
@@ -142,8 +146,8 @@ func TestInjectRefusesOtherHost(t *testing.T) {
 	}
 	a.Close()
 	<-done
-	if resp.StatusCode != 403 || resp.Header.Get("X-Pinfold-Reason") != "host-mismatch" || len(released) != 0 || len(u.auth) != 0 {
-		t.Errorf("%d %v released %v upstream %v", resp.StatusCode, resp.Header, released, u.auth)
+	if resp.StatusCode != 403 || resp.Header.Get("X-Pinfold-Reason") != "host-mismatch" || len(*released) != 0 || len(u.auth) != 0 {
+		t.Errorf("%d %v released %v upstream %v", resp.StatusCode, resp.Header, *released, u.auth)
 	}
 }
 
