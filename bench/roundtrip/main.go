@@ -34,6 +34,7 @@ import (
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/internal/nstest"
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -89,7 +90,16 @@ func main() {
 	wsDir := filepath.Join(dir, "ws")
 	check(os.Mkdir(wsDir, 0o755))
 	check(os.WriteFile(filepath.Join(wsDir, "payload"), payload, 0o644))
-	root, err := fs.OpenRoot(wsDir, nil)
+	// As the launcher hands it to fs: a detached clone of the workspace's
+	// mount, nodev, nosuid and noexec (components/session; the idmap it
+	// also has costs nothing per request).
+	wfd, err := unix.Open(wsDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	check(err)
+	tree, err := unix.OpenTree(wfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	check(err)
+	unix.Close(wfd)
+	check(unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}))
+	root, err := fs.NewRoot(tree, nil)
 	check(err)
 	fs.Register(srv, root)
 	compSock := filepath.Join(dir, "fs.sock")

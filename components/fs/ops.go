@@ -114,34 +114,11 @@ func (r *Root) Read(p string, offset int64, length int) (data []byte, eof bool, 
 	if length == 0 {
 		length = MaxData
 	}
-	// Look before opening: opening a device for reading runs its driver.
-	fd, err := r.open(op, p, p, unix.O_PATH|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, false, err
-	}
-	var st unix.Stat_t
-	err = unix.Fstat(fd, &st)
-	unix.Close(fd)
-	if err != nil {
-		return nil, false, sysErr(op, p, err, false)
-	}
-	if err := regular(op, p, &st); err != nil {
-		return nil, false, err
-	}
-	// The name may have changed since: O_NONBLOCK so that a FIFO swapped
-	// in cannot block the open, O_NOFOLLOW so a final link is refused,
-	// and the type checked again on what was opened.
-	fd, err = r.open(op, p, p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	fd, st, err := r.openRegular(op, p)
 	if err != nil {
 		return nil, false, err
 	}
 	defer unix.Close(fd)
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, false, sysErr(op, p, err, false)
-	}
-	if err := regular(op, p, &st); err != nil {
-		return nil, false, err
-	}
 	// One byte more than asked tells whether the end was reached. The
 	// buffer is sized by the file as it was when opened (plus a page, for
 	// a file growing meanwhile; a longer read just says it did not reach
@@ -160,13 +137,63 @@ func (r *Root) Read(p string, offset int64, length int) (data []byte, eof bool, 
 		if err != nil {
 			return nil, false, sysErr(op, p, err, false)
 		}
-		if m == 0 {
+		n += m
+		// A short read once the size seen at open is reached is the end
+		// (as of the open); a short read before it (a signal) reads on.
+		if m == 0 || int64(n) >= st.Size-offset && n < len(buf) {
 			break
 		}
-		n += m
 	}
 	data, eof = ReadEnd(buf, n, length)
 	return data, eof, nil
+}
+
+// openRegular opens the regular file p for reading and returns its
+// descriptor and what fstat says of it.
+//
+// Opening a device for reading runs its driver, so on a root that may
+// hold devices it looks first with O_PATH. On a nodev root the kernel
+// refuses that open before a driver sees it, and the look is made only to
+// explain a refused open. Either way the open is O_NONBLOCK (a FIFO
+// swapped in cannot block it) and O_NOFOLLOW, and the type is checked
+// again on what was opened, since the name may have changed since.
+func (r *Root) openRegular(op, p string) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
+	look := func() error {
+		fd, err := r.open(op, p, p, unix.O_PATH|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil {
+			return sysErr(op, p, err, false)
+		}
+		return regular(op, p, &st)
+	}
+	if !r.nodev {
+		if err := look(); err != nil {
+			return -1, st, err
+		}
+	}
+	fd, err := r.open(op, p, p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		if r.nodev {
+			if lerr := look(); lerr != nil {
+				return -1, st, lerr
+			}
+		}
+		return -1, st, err
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, st, sysErr(op, p, err, false)
+	}
+	if err := regular(op, p, &st); err != nil {
+		unix.Close(fd)
+		return -1, st, err
+	}
+	return fd, st, nil
 }
 
 // ReadEnd is what a read of up to length bytes returns when it asked for

@@ -158,6 +158,10 @@ func errnoName(e unix.Errno) string {
 type Root struct {
 	fd    int
 	match *matcher
+	// nodev: the root's mount refuses to open devices (MS_NODEV), and no
+	// lookup leaves that mount (RESOLVE_NO_XDEV), so Read need not look
+	// before it opens (the fs component's root is mounted so).
+	nodev bool
 	// Approve, when set, asks the person whether a mutation of a
 	// protected path may go ahead (the launcher's terminal, through the
 	// session's approval channel); nil: such a mutation is refused.
@@ -283,7 +287,11 @@ func NewRoot(fd int, protected []string) (*Root, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return &Root{fd: fd, match: m, changes: new(sync.RWMutex)}, nil
+	// A mount's flags are its own: the launcher's detached clone keeps
+	// nodev whatever is done to the mount it was cloned from.
+	var sfs unix.Statfs_t
+	nodev := unix.Fstatfs(fd, &sfs) == nil && sfs.Flags&unix.ST_NODEV != 0
+	return &Root{fd: fd, match: m, nodev: nodev, changes: new(sync.RWMutex)}, nil
 }
 
 // OpenRoot opens dir (a host path, followed as it is: the caller chooses
