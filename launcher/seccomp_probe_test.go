@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -243,7 +244,11 @@ func seccompProbeOp(op string) string {
 		err = unix.Sendto(fds[0], []byte("x"), 0, &unix.SockaddrUnix{Name: os.Getenv(seccompProbePathEnv)})
 		return seccompProbeResult(err)
 	case "int80":
-		if pid := seccompInt80(nr); pid != int32(os.Getpid()) {
+		pid, gate := seccompInt80(nr)
+		if !gate {
+			return "no-gate"
+		}
+		if pid != int32(os.Getpid()) {
 			return fmt.Sprintf("int 0x80 returned %d", pid)
 		}
 		return "ok"
@@ -370,11 +375,13 @@ func seccompProbePty() (int, error) {
 }
 
 // seccompInt80 makes i386 syscall nr (no arguments) with `int $0x80` from
-// this 64-bit thread. Go has no inline assembly and cgo is not allowed in
+// this 64-bit thread, and says whether the gate exists: where it faults
+// (IA32 emulation off, or a hypervisor that does not pass int $0x80 on)
+// gate is false. Go has no inline assembly and cgo is not allowed in
 // tests, so the stub is machine code in an executable page, called through
 // a func value whose code pointer is the page: mov $nr, %eax; int $0x80;
 // ret. Go's register ABI returns an int32 result in AX.
-func seccompInt80(nr uintptr) int32 {
+func seccompInt80(nr uintptr) (pid int32, gate bool) {
 	code, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		panic(err)
@@ -385,5 +392,11 @@ func seccompInt80(nr uintptr) int32 {
 	}
 	fv := &struct{ pc uintptr }{uintptr(unsafe.Pointer(&code[0]))}
 	stub := *(*func() int32)(unsafe.Pointer(&fv))
-	return stub()
+	defer func() {
+		if recover() != nil {
+			pid, gate = 0, false
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return stub(), true
 }

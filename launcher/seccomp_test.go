@@ -130,7 +130,7 @@ func seccompCases() []seccompCase {
 		sys("personality query as -1", unix.SYS_PERSONALITY, "allow", "ok", m1),
 		sys("personality PER_LINUX high bits", unix.SYS_PERSONALITY, "allow", "ok", scHigh),
 		// Other architectures' entry points.
-		feat(with(sys("i386 int 0x80 getpid", 20, sigsys, "ok"), def, "int80"), "IA32 emulation (CONFIG_IA32_EMULATION)"),
+		feat(with(sys("i386 int 0x80 getpid", 20, sigsys, "ok"), def, "int80"), "IA32 emulation (CONFIG_IA32_EMULATION) answering getpid"),
 		sys("x32 getpid", unix.SYS_GETPID|0x40000000, sigsys, ""),
 		// Sockets.
 		feat(sys("mptcp inet", unix.SYS_SOCKET, "errno=EPROTONOSUPPORT", "ok", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), "MPTCP"),
@@ -301,6 +301,13 @@ func TestSeccompKernel(t *testing.T) {
 			ctl := runSeccompProbe(t, c, nil)
 			got := runSeccompProbe(t, c, progs[c.spec])
 			t.Logf("control: %s; filtered: %s", ctl, got)
+			if ctl == "no-gate" {
+				// Not a feature the launcher needs but a way in that this
+				// machine lacks: nothing can slip through it. The x32 row
+				// here and TestSeccompVerdicts (the filter's verdict for
+				// i386 calls) still run.
+				t.Skip("this machine has no i386 system call gate: int $0x80 faults (IA32 emulation off, or not passed on by the hypervisor)")
+			}
 			if c.ctl != "" && ctl != c.ctl {
 				if c.feature == "" {
 					t.Fatalf("control: %s, want %s", ctl, c.ctl)

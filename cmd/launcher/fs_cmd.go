@@ -64,7 +64,7 @@ func (e env) fsVerb(args []string) error {
 	}
 	rc, err := session.AgentClient(pki.FS)
 	if err != nil {
-		return fail(exitFailure, "", "fs: %v", err)
+		return sessionFail("fs", err)
 	}
 	defer rc.Close()
 	c := fs.NewClient(rc)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pinfold/pinfold/components/code"
+	"github.com/pinfold/pinfold/components/session"
 	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/launcher/probe"
 )
@@ -36,7 +37,7 @@ const exitCodesHelp = `Exit codes:
   117  code run: the script ran and failed (an exception, or a limit)
   118  sh: the command was killed at the policy's commands.timeout
   119  a component denied the request (fs, sh and net verbs), or would (check url, check command, check script)
-  120  usage error: bad flag, argument or command
+  120  usage error: bad flag, argument or command (or fs, sh, net outside a session)
   121  the policy file is missing, unreadable, not a regular file, or too large
   122  the policy is invalid (syntax, unknown key, bad value, failed check)
   123  the policy's sha256 does not match the pinned value
@@ -86,6 +87,19 @@ func (e *cliError) Error() string { return e.err.Error() }
 
 func fail(code int, hint string, format string, args ...any) error {
 	return &cliError{code: code, err: fmt.Errorf(format, args...), hint: hint}
+}
+
+// outsideSession is the hint for an agent-side verb run outside a
+// session: a usage error, since nothing there could answer it.
+const outsideSession = "run it inside the agent that `launcher --policy-sha256 M --policy P -- AGENT` starts under a policy with mode = \"components\""
+
+// sessionFail is the error of an agent-side verb whose session client
+// could not be made: a usage error outside a session, else a failure.
+func sessionFail(verb string, err error) error {
+	if errors.Is(err, session.ErrNoSession) {
+		return fail(exitUsage, outsideSession, "%s: %v", verb, err)
+	}
+	return fail(exitFailure, "", "%s: %v", verb, err)
 }
 
 // silentExit reports an exit code whose messages have already been printed.

@@ -37,7 +37,7 @@ func (e env) netVerb(args []string) error {
 	}
 	addr := os.Getenv(session.EnvNet)
 	if addr == "" {
-		return fail(exitFailure, "", "net: not inside a components-mode session in \"proxy\" mode: %s is not set (the launcher sets it for the agent)", session.EnvNet)
+		return fail(exitUsage, outsideSession, "net: %v in \"proxy\" mode: %s is not set (the launcher sets it for the agent)", session.ErrNoSession, session.EnvNet)
 	}
 	u, err := url.Parse(rest[0])
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

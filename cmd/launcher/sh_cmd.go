@@ -42,7 +42,7 @@ func (e env) shVerb(args []string) error {
 	}
 	rc, err := session.AgentClient(pki.Bash)
 	if err != nil {
-		return fail(exitFailure, "", "sh: %v", err)
+		return sessionFail("sh", err)
 	}
 	defer rc.Close()
 	// The person may take a while; the command has its own timeout.

@@ -650,9 +650,15 @@ func (s *Session) Summary() string {
 	return "components: " + strings.Join(parts, "; ") + " (logs in " + s.Dir + ")"
 }
 
+// ErrNoSession: the agent-side verbs were run where the launcher set no
+// session's variables (not inside an agent it started in components mode).
+var ErrNoSession = errors.New("not inside a components-mode session")
+
 // AgentClient is the agent's client for the component role, from inside
 // the sandbox: its credential from the directory and the address from
 // the variables the launcher put in its environment.
+//
+// Outside a session its error wraps ErrNoSession.
 func AgentClient(role pki.Role) (*rpc.Client, error) {
 	dir, addr := os.Getenv(EnvCredentials), ""
 	switch role {
@@ -664,7 +670,7 @@ func AgentClient(role pki.Role) (*rpc.Client, error) {
 		return nil, fmt.Errorf("the agent has no client for %s in this version", role)
 	}
 	if dir == "" || addr == "" {
-		return nil, fmt.Errorf("not inside a components-mode session: %s and the component's address are not set (the launcher sets them for the agent)", EnvCredentials)
+		return nil, fmt.Errorf("%w: %s and the component's address are not set (the launcher sets them for the agent)", ErrNoSession, EnvCredentials)
 	}
 	read := func(name string) ([]byte, error) {
 		b, err := os.ReadFile(filepath.Join(dir, name))

@@ -59,7 +59,8 @@ var actions = map[string]action{
 	"abstract-connect": {1, func(_ prober, a []string) error { return unixConnect("@" + a[0]) }, "NAME: connect to an abstract Unix socket"},
 	"socketpair":       {1, arg1(socketpair), "stream|dgram: socketpair(AF_UNIX)"},
 	"tfo-connect":      {1, arg1(tfoConnect), "ADDR: TCP Fast Open: sendto(MSG_FASTOPEN) to IP:PORT, which connects"},
-	"i386-syscall":     {0, func(prober, []string) error { return i386Syscall() }, "getpid through int $0x80 (x86-64 only)"},
+	"i386-syscall":     {0, arg0(i386Syscall), "getpid through int $0x80 (x86-64 only); `no-gate` (exit 3) when the gate itself faults"},
+	"x32-syscall":      {0, arg0(x32Syscall), "getpid with the x32 bit through the native gate (x86-64 only)"},
 	"vsock-socket":     {0, func(prober, []string) error { return socketOnly(unix.AF_VSOCK, unix.SOCK_STREAM) }, "socket(AF_VSOCK, SOCK_STREAM)"},
 	"kill":             {2, func(_ prober, a []string) error { return killPid(a[0], a[1]) }, "PID SIG: kill(2), SIG a number"},
 	"others":           {1, prober.others, "PID: kill(PID, 0), then PTRACE_SEIZE of a child it starts: ok when either works, else the first error"},
@@ -174,6 +175,9 @@ func report(err error) {
 	case err == nil:
 		fmt.Println("ok")
 		os.Exit(0)
+	case errors.Is(err, errNoGate):
+		fmt.Println("no-gate " + err.Error())
+		os.Exit(3)
 	case errors.As(err, &errno):
 		name := unix.ErrnoName(errno)
 		if name == "" {
@@ -190,6 +194,10 @@ func broke(err error) {
 	fmt.Println("error " + strings.ReplaceAll(err.Error(), "\n", " "))
 	os.Exit(2)
 }
+
+// errNoGate: the system call gate the probe was to try does not exist
+// here (int $0x80 faults), so nothing can be allowed or refused through it.
+var errNoGate = errors.New("int $0x80 faults: this machine has no i386 system call gate")
 
 // probeError marks a failure of the probe's own set-up: it is never
 // reported as a refusal, even when it wraps an errno.
