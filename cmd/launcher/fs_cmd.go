@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pinfold/pinfold/components/fs"
@@ -15,7 +17,9 @@ import (
 
 const fsHelp = `Usage (inside a components-mode session, as the agent):
   launcher fs read PATH          print the file
-  launcher fs write PATH         replace the file with stdin (atomically; at most 1 MiB)
+  launcher fs write PATH         replace the file with stdin (atomically; at most 1 MiB;
+                                 nothing on stdin is refused unless --empty is given:
+                                 a closed stdin reads as empty)
   launcher fs stat PATH [--json]
   launcher fs ls [PATH] [--json]
   launcher fs mkdir PATH
@@ -50,6 +54,7 @@ func (e env) fsVerb(args []string) error {
 	fset := flags("fs " + sub)
 	asJSON := fset.Bool("json", false, "")
 	recursive := fset.Bool("r", false, "")
+	empty := fset.Bool("empty", false, "")
 	nargs := map[string]int{"read": 1, "write": 1, "stat": 1, "ls": -1, "mkdir": 1, "mv": 2, "rm": 1}
 	n, ok := nargs[sub]
 	if !ok {
@@ -59,8 +64,30 @@ func (e env) fsVerb(args []string) error {
 	if err != nil {
 		return err
 	}
+	// A flag another verb takes is a mistake, not something to ignore.
+	for name, verbs := range map[string]string{"json": "stat ls", "r": "rm", "empty": "write"} {
+		if fset.Lookup(name).Value.String() == "true" && !slices.Contains(strings.Fields(verbs), sub) {
+			return fail(exitUsage, "run `launcher fs --help`", "fs %s: -%s is for fs %s only", sub, name, strings.ReplaceAll(verbs, " ", " and fs "))
+		}
+	}
 	if sub == "ls" && len(rest) > 1 {
 		return fail(exitUsage, "run `launcher fs --help`", "fs ls: want at most one path")
+	}
+	// What to write is read whole first: nothing is asked of fs for a
+	// write that cannot be sent.
+	var data []byte
+	if sub == "write" {
+		if data, err = io.ReadAll(io.LimitReader(os.Stdin, rpc.MaxData+1)); err != nil {
+			return fail(exitFailure, "", "fs write %s: stdin: %v", printable(rest[0]), err)
+		}
+		if len(data) > rpc.MaxData {
+			return fail(exitUsage, "", "fs write %s: more than %d bytes on stdin: fs writes a file whole, up to that size", printable(rest[0]), rpc.MaxData)
+		}
+		// A closed stdin reads as /dev/null (the Go runtime opens it on a
+		// missing descriptor 0), so empty input is not taken as meant.
+		if len(data) == 0 && !*empty {
+			return fail(exitUsage, "give --empty to write an empty file", "fs write %s: nothing on stdin: the file was left as it is", printable(rest[0]))
+		}
 	}
 	rc, err := session.AgentClient(pki.FS)
 	if err != nil {
@@ -93,14 +120,7 @@ func (e env) fsVerb(args []string) error {
 			off += int64(len(r.Data))
 		}
 	case "write":
-		var data []byte
-		data, err = io.ReadAll(io.LimitReader(os.Stdin, rpc.MaxData+1))
-		if err == nil && len(data) > rpc.MaxData {
-			return fail(exitUsage, "", "fs write %s: more than %d bytes on stdin: fs writes a file whole, up to that size", rest[0], rpc.MaxData)
-		}
-		if err == nil {
-			_, d, err = c.Write(ctx, rest[0], data, false)
-		}
+		_, d, err = c.Write(ctx, rest[0], data, false)
 	case "stat":
 		var info fs.Info
 		if info, d, err = c.Stat(ctx, rest[0]); err == nil && d.Allowed {

@@ -51,7 +51,7 @@ func (e env) launch(args []string) error {
 		fmt.Fprint(e.stdout, launchHelp)
 		return nil
 	} else if err != nil {
-		return fail(exitUsage, "run `launcher --help`", "%v", err)
+		return fail(exitUsage, "run `launcher --help`", "%v", flagErr(err, args))
 	}
 	argv := fset.Args()
 	if len(argv) == 0 || !dashDashBefore(args, len(argv)) {

@@ -287,10 +287,38 @@ func (e env) parse(fs *flag.FlagSet, help string, args []string, nargs int) ([]s
 		return nil, silentExit(exitOK)
 	}
 	if err != nil {
-		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: %v", fs.Name(), err)
+		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: %v", fs.Name(), flagErr(err, args))
 	}
 	if nargs >= 0 && len(pos) != nargs {
 		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: want %d argument(s), got %d", fs.Name(), nargs, len(pos))
 	}
 	return pos, nil
+}
+
+// flagErr says a flag package error with the flag as it was typed: the
+// package names every flag with one dash, whatever the command line had.
+func flagErr(err error, args []string) error {
+	msg := err.Error()
+	for _, f := range []struct{ prefix, say string }{
+		{"flag provided but not defined: -", "unknown flag %s"},
+		{"flag needs an argument: -", "flag %s needs a value"},
+	} {
+		name, ok := strings.CutPrefix(msg, f.prefix)
+		if !ok {
+			continue
+		}
+		typed := "--" + name
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if strings.HasPrefix(a, "-") && n == name {
+				typed, _, _ = strings.Cut(a, "=")
+				break
+			}
+		}
+		return fmt.Errorf(f.say, printable(typed))
+	}
+	return err
 }

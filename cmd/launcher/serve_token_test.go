@@ -132,11 +132,11 @@ func TestServeTokenBadInput(t *testing.T) {
 		{[]string{"add", "a b"}, exitUsage, `token name "a b" has ' '`, "1-64 of a-z"},
 		{[]string{"add", "ci"}, exitUsage, `tokens: "ci": a token by that name exists in ` + store, "revoke the old token first"},
 		{[]string{"revoke", "nope"}, exitUsage, `tokens: revoke "nope": no such token in ` + store, "`launcher serve token list` shows the names"},
-		{[]string{"revoke", "-x"}, exitUsage, "flag provided but not defined", "launcher serve token revoke --help"},
+		{[]string{"revoke", "-x"}, exitUsage, "serve token revoke: unknown flag -x", "launcher serve token revoke --help"},
 		{[]string{"revoke", "Nope"}, exitUsage, `token name "Nope"`, "1-64 of a-z"},
 		{[]string{"add"}, exitUsage, "serve token add: want 1 argument(s), got 0", "run `launcher serve token add --help`"},
 		{[]string{"list", "extra"}, exitUsage, "want 0 argument(s), got 1", ""},
-		{[]string{"list", "--cap", "host.execute"}, exitUsage, "flag provided but not defined: -cap", ""},
+		{[]string{"list", "--cap", "host.execute"}, exitUsage, "serve token list: unknown flag --cap", ""},
 		{[]string{"rm", "ci"}, exitUsage, `unknown serve token command "rm"`, "launcher serve token --help"},
 	} {
 		args := tc.args
