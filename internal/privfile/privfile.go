@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrNotDurable: the new file is in place, but syncing its directory
@@ -24,6 +26,7 @@ func Replace(path string, data []byte) (err error) {
 		return err
 	}
 	dir := filepath.Dir(path)
+	sweep(dir, "."+filepath.Base(path)+"-")
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
@@ -61,6 +64,34 @@ func Replace(path string, data []byte) (err error) {
 		return fmt.Errorf("%w: %v", ErrNotDurable, err)
 	}
 	return nil
+}
+
+// staleAfter is how old another writer's temporary file must be before
+// it is taken as left behind (a writer killed between creating it and
+// renaming it); a live writer renames its file within milliseconds.
+const staleAfter = 10 * time.Minute
+
+// sweep removes the temporary files of earlier writers of the same file
+// that were killed before their rename: regular files named prefix and
+// CreateTemp's digits, the caller's, older than staleAfter. Best effort:
+// a file it cannot remove stays, as before.
+func sweep(dir, prefix string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		st, isUnix := fi.Sys().(*syscall.Stat_t)
+		if err != nil || !isUnix || int(st.Uid) != os.Geteuid() || time.Since(fi.ModTime()) < staleAfter {
+			continue
+		}
+		os.Remove(filepath.Join(dir, e.Name()))
+	}
 }
 
 // NotPrivateError is a directory Dir refuses.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Replace writes the whole new content, mode 0600, over the old file and
@@ -88,5 +89,43 @@ func TestReplaceRefusesSpecialFiles(t *testing.T) {
 	}
 	if err := Replace(filepath.Join(dir, "new"), []byte("y")); err != nil {
 		t.Errorf("over a regular file: %v", err)
+	}
+}
+
+// A writer killed between its temporary file and the rename leaves the
+// file behind; the next Replace of the same file removes it once it is
+// old, and leaves a young one (a live writer's), another file's, a
+// name that is not CreateTemp's and one that is not a regular file.
+func TestReplaceSweepsLeftTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tokens")
+	old := time.Now().Add(-2 * staleAfter)
+	put := func(name string, age time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("ciphertext"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, age, age); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := put(".tokens-123456", old)
+	young := put(".tokens-654321", time.Now())
+	other := put(".vault-111111", old)
+	named := put(".tokens-notes", old)
+	if err := os.Mkdir(filepath.Join(dir, ".tokens-222222"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := Replace(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale temporary file is still there: %v", err)
+	}
+	for _, p := range []string{young, other, named, filepath.Join(dir, ".tokens-222222"), path} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s: %v", filepath.Base(p), err)
+		}
 	}
 }
