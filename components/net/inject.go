@@ -284,6 +284,15 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 		in.refuse(a, host, req, http.StatusForbidden, r, ReasonDeniedMethod, detail)
 		return false, nil
 	}
+	expect := false
+	if exp := req.Header.Values("Expect"); len(exp) > 0 {
+		if len(exp) != 1 || !strings.EqualFold(strings.TrimSpace(exp[0]), "100-continue") {
+			in.refuse(a, host, req, http.StatusExpectationFailed, RuleSecretsRequest, ReasonBadRequest, "only Expect: 100-continue is understood")
+			return false, nil
+		}
+		expect = true
+		req.Header.Del("Expect")
+	}
 	value, err := in.Release(ctx, string(rule.Name), host)
 	if err != nil {
 		in.refuse(a, host, req, http.StatusBadGateway, RuleSecretsRelease, ReasonSecretUnavailable, "the secret could not be had from kms")
@@ -302,6 +311,16 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 	// value from the scan below: the agent does not choose the encoding.
 	req.Header.Set("Accept-Encoding", "identity")
 	req.RequestURI = ""
+	// An agent that said Expect: 100-continue sends its body only once
+	// told to, or after its own wait (curl: a second). The request goes
+	// on whole, body and all, so net says it itself, now that every
+	// refusal is behind it; the upstream is not asked (its 100 would
+	// come only after the body).
+	if expect && req.ContentLength != 0 {
+		if _, err := io.WriteString(a, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
+			return false, err
+		}
+	}
 	if err := req.Write(u); err != nil {
 		return false, err
 	}

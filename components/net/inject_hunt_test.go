@@ -165,3 +165,55 @@ func TestInjectLeafCacheBounded(t *testing.T) {
 		t.Errorf("%d certificates kept, want at most %d", n, maxLeaves)
 	}
 }
+
+// An agent that asks Expect: 100-continue (curl does for a large body)
+// is told to go on at once, not left to its own timeout; the upstream
+// gets the body without the Expect; another expectation is refused.
+func TestInjectExpectContinue(t *testing.T) {
+	const host = "api.github.com"
+	t.Run("100-continue", func(t *testing.T) {
+		_, _, _, a, done := interceptedAgent(t, host)
+		a.SetDeadline(time.Now().Add(10 * time.Second))
+		body := strings.Repeat("x", 2048)
+		io.WriteString(a, "POST /upload HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: Bearer PLACEHOLDER\r\nExpect: 100-continue\r\nContent-Length: 2048\r\nConnection: close\r\n\r\n")
+		br := bufio.NewReader(a)
+		// The body is not sent yet: the answer must come without it.
+		a.SetReadDeadline(time.Now().Add(3 * time.Second))
+		interim, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("no answer before the body: %v", err)
+		}
+		if interim.StatusCode != http.StatusContinue {
+			t.Fatalf("first answer %d, want 100", interim.StatusCode)
+		}
+		a.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(a, body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		a.Close()
+		<-done
+		if resp.StatusCode != 200 || !strings.Contains(string(got), "hello from api.github.com") {
+			t.Fatalf("%d %q", resp.StatusCode, got)
+		}
+	})
+	t.Run("other expectation", func(t *testing.T) {
+		_, _, released, a, done := interceptedAgent(t, host)
+		a.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(a, "POST /upload HTTP/1.1\r\nHost: api.github.com\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\nx")
+		resp, err := http.ReadResponse(bufio.NewReader(a), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+		<-done
+		if resp.StatusCode != http.StatusExpectationFailed || resp.Header.Get("X-Pinfold-Rule") != RuleSecretsRequest {
+			t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("X-Pinfold-Rule"))
+		}
+		if len(*released) != 0 {
+			t.Errorf("the value was released for a refused request: %v", *released)
+		}
+	})
+}
