@@ -8,7 +8,9 @@
 //     globalThis or Reflect, or reaches constructor, __proto__ or
 //     prototype in any spelling the parser can see. Defence in depth: a
 //     fully dynamic key (x[k]) is left to the isolate.
-//   - Run (isolate.go) runs the script in a fresh QuickJS VM with no std
+//   - Run (isolate.go) makes the static pass itself (a script it rejects
+//     is a *RejectedError, never started: no caller can skip it), then
+//     runs the script in a fresh QuickJS VM with no std
 //     or os module, eval and Function gone and the function constructors
 //     neutralised, a frozen bridge (pinfold.call, pinfold.log) and every
 //     limit of [code_mode]: memory, stack, a deadline the script cannot

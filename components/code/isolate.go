@@ -116,6 +116,18 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("code: %s limit exceeded: %s", e.Limit, e.Detail)
 }
 
+// RejectedError is a script the static pass (Validate) rejects: Run does
+// not start it.
+type RejectedError struct{ Findings []Finding }
+
+func (e *RejectedError) Error() string {
+	msg := "code: the script was rejected: " + e.Findings[0].String()
+	if n := len(e.Findings) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more)", n)
+	}
+	return msg
+}
+
 // ScriptError is an uncaught exception or a rejected result promise: Message
 // and, where QuickJS gives it, Stack (line numbers of the user's script,
 // 1-based).
@@ -142,12 +154,32 @@ const (
 )
 
 // Run runs script as the body of an async function in a fresh VM and returns
-// its JSON result and logs. Its errors are *LimitError, *ScriptError, or plain
+// its JSON result and logs. A script Validate rejects is not run: a
+// *RejectedError. Its other errors are *LimitError, *ScriptError, or plain
 // errors for bad Limits, the end of ctx, a tool that panicked and failures of
 // the VM itself. With a LimitError or ScriptError it also returns the logs and
 // tool calls so far in a Result with a nil Value, unless the VM had to be
 // abandoned at the deadline. A nil tool fails every call.
 func Run(ctx context.Context, script string, lim Limits, tool Tool) (*Result, error) {
+	if err := isoCheckLimits(lim); err != nil {
+		return nil, err
+	}
+	if len(script) > lim.ScriptSize {
+		return nil, &LimitError{"script_size", fmt.Sprintf("the script has %d bytes, the limit is %d", len(script), lim.ScriptSize)}
+	}
+	// The static pass also bounds what the VM cannot see (a call's frame
+	// lives outside its heap), so Run makes it itself: no caller can run
+	// a script without it. Callers make it first too, to answer early.
+	if fs := Validate(script); fs != nil {
+		return nil, &RejectedError{Findings: fs}
+	}
+	return runVM(ctx, script, lim, tool)
+}
+
+// runVM is Run without the static pass: the VM's own defenses, which the
+// tests try on scripts Validate would reject, so that each layer is
+// known to hold alone.
+func runVM(ctx context.Context, script string, lim Limits, tool Tool) (*Result, error) {
 	deadline := time.Now().Add(lim.Deadline)
 	if err := isoCheckLimits(lim); err != nil {
 		return nil, err

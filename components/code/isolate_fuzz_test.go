@@ -56,7 +56,7 @@ const r = await pinfold.call(%s, a);
 pinfold.log(r);
 return r`, argsJS, argsJS, nameJS)
 		start := time.Now()
-		res, err := Run(context.Background(), script, lim, tool)
+		res, err := runVM(context.Background(), script, lim, tool)
 		if took := time.Since(start); took > lim.Deadline+time.Second {
 			t.Errorf("Run took %v", took)
 		}

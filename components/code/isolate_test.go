@@ -62,9 +62,44 @@ func isoTool(t *testing.T) Tool {
 	}
 }
 
+// isoRun runs script in the VM without the static pass: these tests
+// try the VM's own defenses, many with scripts Validate rejects.
 func isoRun(t *testing.T, script string, lim Limits) (*Result, error) {
 	t.Helper()
-	return Run(context.Background(), script, lim, isoTool(t))
+	return runVM(context.Background(), script, lim, isoTool(t))
+}
+
+// Run makes the static pass itself: a script Validate rejects is not run
+// (its tool is never called), whoever calls Run; one it accepts runs.
+func TestRunValidates(t *testing.T) {
+	called := false
+	tool := func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		called = true
+		return json.RawMessage(`1`), nil
+	}
+	params := make([]string, 300)
+	for i := range params {
+		params[i] = fmt.Sprintf("p%d", i)
+	}
+	for _, script := range []string{
+		`await pinfold.call("x"); return eval("1")`,
+		`await pinfold.call("x"); return globalThis`,
+		`await pinfold.call("x"); function f(` + strings.Join(params, ",") + `) {}; return 1`,
+		`await pinfold.call("x"); return (`,
+	} {
+		res, err := Run(context.Background(), script, isoLimits(), tool)
+		var re *RejectedError
+		if !errors.As(err, &re) || len(re.Findings) == 0 || res != nil {
+			t.Errorf("%.60s: %v %+v, want a RejectedError", script, err, res)
+		}
+	}
+	if called {
+		t.Error("a rejected script ran (its tool was called)")
+	}
+	res, err := Run(context.Background(), `return (await pinfold.call("x")) + 1`, isoLimits(), tool)
+	if err != nil || string(res.Value) != "2" || !called {
+		t.Errorf("an accepted script: %+v %v (tool called %v)", res, err, called)
+	}
 }
 
 // isoOK runs script and wants its result JSON to be want.
