@@ -73,6 +73,9 @@ func (e env) backups(args []string) error {
 			if *asJSON {
 				return e.writeJSON([]backup.Info{})
 			}
+			// Said, so that a path spelt otherwise than the policy's is
+			// not taken for a workspace with nothing kept.
+			fmt.Fprintf(e.stderr, "launcher: note: no backups are kept for the workspace %s (the path must be spelt as the policy names it)\n", printable(*ws))
 			return nil
 		}
 		return fail(exitUsage, "give --workspace as the policy names it (`launcher backups list --workspace DIR` lists what is kept)",
@@ -95,6 +98,9 @@ func (e env) backups(args []string) error {
 		}
 		if *asJSON {
 			return e.writeJSON(list)
+		}
+		if len(list) == 0 {
+			fmt.Fprintf(e.stderr, "launcher: note: no backups are kept for the workspace %s now\n", printable(*ws))
 		}
 		for _, b := range list {
 			fmt.Fprintf(e.stdout, "%s\t%s\t%d bytes\t%q\n", b.ID, b.Created.Format(time.DateTime), b.Bytes, b.Label)

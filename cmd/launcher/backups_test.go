@@ -295,6 +295,19 @@ func TestBackupsNeverMakeAStore(t *testing.T) {
 		if code != want {
 			t.Errorf("%v: exit %d (%s), want %d", args, code, e.String(), want)
 		}
+		// An empty list says so on stderr (a path spelt otherwise than the
+		// policy's is not silently a workspace with nothing kept); stdout
+		// stays the list: nothing, or [] for --json.
+		switch strings.Join(args, " ") {
+		case "list":
+			if o.Len() != 0 || !strings.Contains(e.String(), "launcher: note: no backups are kept for the workspace "+ws) {
+				t.Errorf("list: stdout %q, stderr %q", o.String(), e.String())
+			}
+		case "list --json":
+			if strings.TrimSpace(o.String()) != "[]" {
+				t.Errorf("list --json: stdout %q", o.String())
+			}
+		}
 	}
 	if _, err := os.Lstat(session.StorePath(ws)); !os.IsNotExist(err) {
 		t.Errorf("a store was made for %s: %v", ws, err)
