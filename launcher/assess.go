@@ -166,7 +166,11 @@ func assessUnixSockets(p *policy.Policy, h Host) Assessment {
 		a.Detail = fmt.Sprintf("allowed by the policy; Landlock checks connecting to pathname sockets against the file rules (ABI %d)", h.Landlock.ABI)
 	default:
 		a.Verdict = Degraded
-		a.Detail = fmt.Sprintf("allowed by the policy, and Landlock ABI %d < %d does not check pathname sockets: any socket file visible to the agent is connectable; the mount namespace hides /run, /var/run and /tmp/.X11-unix unless listed", h.Landlock.ABI, landlockUnixSockABI)
+		why := fmt.Sprintf("Landlock ABI %d < %d does not check pathname sockets", h.Landlock.ABI, landlockUnixSockABI)
+		if h.Landlock.ABI >= landlockUnixSockABI {
+			why = fmt.Sprintf("this launcher applies Landlock only up to ABI %d", maxKnownABI)
+		}
+		a.Detail = "allowed by the policy, and " + why + ": any socket file visible to the agent is connectable; the mount namespace hides /run, /var/run and /tmp/.X11-unix unless listed"
 		a.Hint = "set unix_sockets = false unless the agent needs them"
 	}
 	return a
@@ -293,10 +297,6 @@ func assessScoping(p *policy.Policy, h Host) Assessment {
 	a.Verdict = Degraded
 	a.Detail = fmt.Sprintf("Landlock ABI %d < %d: no Landlock scoping; ", h.Landlock.ABI, landlockScopeMinABI) + strings.Join(cover, "; ")
 	a.Hint = kernelForABI(landlockScopeMinABI) + " (Landlock ABI 6)"
-	if h.Landlock.ABI >= landlockScopeMinABI {
-		a.Detail = "Landlock erratum 2 is not fixed in this kernel, so go-landlock will not scope: " + strings.Join(cover, "; ")
-		a.Hint = "a kernel with the fix for Landlock erratum 2 (a current stable release)"
-	}
 	return a
 }
 

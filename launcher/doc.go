@@ -98,6 +98,14 @@
 //     succeed; idmapped mounts are checked only at launch.
 //   - Running as euid 0 inside a container's user namespace is reported as
 //     root; root-only steps may then fail at launch, and fail closed.
-//   - Landlock features newer than ABI 9 are not known to Probe; a newer
-//     kernel is reported with its ABI, and the extra features unused.
+//   - Stage 2 applies Landlock rights up to ABI 7. Probe knows features up
+//     to ABI 9 and reports a newer kernel with its ABI, but ABI 8 (tsync:
+//     stage 2 restricts while it is one thread, so nothing is lost), ABI 9
+//     (connecting to pathname Unix sockets) and ABI 10 (UDP ports) are
+//     not used: with unix_sockets allowed the launch says the Boundary is
+//     degraded (SD-12), and UDP in ports mode stays uncovered (SD-04). They
+//     need a kernel to test them on before they are trusted.
+//   - Erratum 2 (signals between threads of one process in different
+//     Landlock domains denied) does not stop the scopes: stage 2 restricts
+//     before the agent has threads, so all of them share one domain.
 package launcher

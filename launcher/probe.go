@@ -137,16 +137,26 @@ func kernelForABI(abi int) string {
 	return "a newer kernel"
 }
 
-// landlockFeatures says, for every known feature, whether a kernel with
-// this ABI and errata enforces it for the launcher.
+// landlockFeatures says, for every known feature, whether a launch on a
+// kernel with this ABI and errata enforces it: the kernel has it and the
+// launcher applies it (stage 2 handles rights up to maxKnownABI).
+//
+// Erratum 2 (signals between threads of one process in different domains
+// denied) does not stop the scopes: stage 2 restricts itself while it is
+// one thread, before the agent exists, so every thread of the agent
+// shares its domain. Only an agent that restricts some of its own
+// threads further meets it; the feature says so.
 func landlockFeatures(abi int, errata uint64) []LandlockFeature {
 	defs := landlockFeatureDefs()
 	fs := make([]LandlockFeature, 0, len(defs))
 	for _, d := range defs {
 		f := LandlockFeature{Name: d.name, MinABI: d.abi, Enforced: abi >= d.abi}
-		if f.Enforced && d.abi == landlockScopeMinABI && errata&erratumScopedSignal == 0 {
+		switch {
+		case f.Enforced && d.abi > maxKnownABI:
 			f.Enforced = false
-			f.Detail = "erratum 2 is not fixed in this kernel (signals between threads of one process are denied), so go-landlock treats it as ABI 5"
+			f.Detail = fmt.Sprintf("the kernel has it, but this launcher applies Landlock only up to ABI %d", maxKnownABI)
+		case f.Enforced && d.abi == landlockScopeMinABI && errata&erratumScopedSignal == 0:
+			f.Detail = "erratum 2 is not fixed in this kernel: an agent that restricts some of its own threads further cannot signal between them (the launcher's scope itself is not affected)"
 		}
 		fs = append(fs, f)
 	}

@@ -370,7 +370,10 @@ func isForegroundFD(fd int) bool {
 }
 
 // summaryLine is the one line printed at start: what was applied.
-func summaryLine(p *Plan, prog SeccompProgram, s *session, dropped int) string {
+// summaryLine is the launch's one line: what was applied, then what is
+// not covered, among it every Boundary the host weakens (degraded, from
+// Assess; `launcher hello` and --verbose give the details).
+func summaryLine(p *Plan, prog SeccompProgram, s *session, dropped int, degraded []Assessment) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "launcher: confined: landlock ABI %d (%d path rules, %d port rules)", p.Landlock.ABI, len(p.Landlock.Paths), len(p.Landlock.Ports))
 	if s.netns {
@@ -403,6 +406,17 @@ func summaryLine(p *Plan, prog SeccompProgram, s *session, dropped int) string {
 		if r.Resource == unix.RLIMIT_AS {
 			uncovered = append(uncovered, "resident memory: only address space is bounded (SD-05)")
 		}
+	}
+	for _, a := range degraded {
+		switch a.Boundary {
+		case "network", "memory limit": // said above, in their own words
+			continue
+		}
+		item := a.Boundary + " degraded"
+		if a.Risk != "" {
+			item += " (" + a.Risk + ")"
+		}
+		uncovered = append(uncovered, item)
 	}
 	if len(uncovered) > 0 {
 		b.WriteString("; uncovered: " + strings.Join(uncovered, ", "))

@@ -115,8 +115,15 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, &RefusedError{Boundary: "network", Detail: `mode "proxy" needs the net component beside the agent, and none was started`, Hint: `launch with the launcher's own command line, which starts it`}
 	}
 	h := ProbeForLaunch()
-	if refused := refusals(Assess(o.Policy, h)); refused != nil {
+	assessed := Assess(o.Policy, h)
+	if refused := refusals(assessed); refused != nil {
 		return 0, refused
+	}
+	var degraded []Assessment
+	for _, a := range assessed {
+		if a.Verdict == Degraded {
+			degraded = append(degraded, a)
+		}
 	}
 	cwd, _ := os.Getwd()
 	id := IdentityPlan{}
@@ -173,8 +180,11 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, err
 	}
 	if !o.Quiet {
-		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s, len(notes.Dropped)))
+		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s, len(notes.Dropped), degraded))
 		if o.Verbose {
+			for _, a := range degraded {
+				notes.Other = append(notes.Other, "degraded: "+a.Boundary+": "+a.Detail)
+			}
 			if len(notes.Dropped) > 0 {
 				notes.Other = append(notes.Other, "not passed to the agent: "+strings.Join(notes.Dropped, " "))
 			}
