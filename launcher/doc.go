@@ -41,6 +41,12 @@
 // stage 2: an RLIMIT_CPU on the init would let the agent wear it down by
 // waking it with signals.
 //
+// The seccomp filter is stricter than DESIGN.md §3 step 8 in one point:
+// with Unix sockets off, socketpair(AF_UNIX) stays allowed for stream and
+// seqpacket pairs only. A datagram socket, even one of a pair, can sendto
+// a pathname address, which would reach a host server the way a socket
+// of its own would (SR-08).
+//
 // As root the agent runs under a throwaway uid from a documented range
 // (claimed with a lock file under /run/pinfold/ids), and the workspace and
 // the write paths are idmapped onto it, so files it creates belong to their

@@ -28,12 +28,9 @@
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES
 //     turns those skips into failures in CI).
-//   - A few controls have no test of their own yet (Evidence empty); the
-//     register says so rather than borrowing a test that proves something
-//     nearby: SR-23, SR-25, SR-28.
-//   - Components mode is covered as far as it exists (SR-37 to SR-42,
-//     SD-15): only SR-37 has an executable check; the others need a
-//     session's keys, a component to kill, or upstream servers, and are
-//     shown by tests that run real sessions. bash and Code Mode do not
-//     exist yet; their risks will be added with them.
+//   - Components mode (SR-37 to SR-50, SD-15 to SD-19): only SR-37 has an
+//     executable check. The others need a session's keys, a component to
+//     kill, upstream servers or a person answering, and are shown only by
+//     the tests each entry names, most of which run real sessions; an
+//     auditor runs those (`go test`), not `launcher register check`.
 package register

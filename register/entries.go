@@ -372,7 +372,7 @@ func entries() []Entry {
 			"launcher.TestCgroupSweepStale", "launcher.TestIntegrationLauncherKilled"),
 		sd("SD-03", `"ports" mode restricts ports, not hosts`,
 			"An allowed TCP port is reachable on every host, loopback included.",
-			"Advice and the launch summary say so on every run; host rules need the proxy, which is not built.",
+			"Advice and the launch summary say so on every run; host rules need proxy mode (the net component), where every connection is decided by name and address (SR-41).",
 			"policy.TestAdvice", "launcher.TestAssess"),
 		sd("SD-04", "UDP, ICMP and other IP protocols without a network namespace",
 			`In "ports" mode the agent shares the host's network; Landlock covers TCP bind and connect only, so UDP (DNS included), ICMP, SCTP and raw IP are not covered.`,

@@ -1,17 +1,25 @@
 // Command launcher is pinfold's CLI: flag parsing, help text and exit codes.
 // The work lives in the policy and launcher packages.
 //
-// # Limitations
+// Deviation from DESIGN.md §2 ("refuses to run unless the policy hashes to
+// M"): `--full-access` runs an agent unconfined, with no policy, because a
+// person sometimes needs the same agent outside the sandbox and should not
+// reach for another tool to get it. It is never chosen automatically,
+// asking for it beside a policy is a usage error, and every run says on
+// stderr that it is unconfined (README, `launcher --help`).
 //
-//   - Launching an agent (wrapper mode) is not in this version yet: the
-//     launch line is refused with exit code 120 and nothing is started.
+// Deviation from DESIGN.md §2.1 ("the error names both the file and the
+// expected hash"): a hash mismatch names the file only. No 64-digit hash
+// appears on the screen at that moment, not even the pin the person typed,
+// so that nothing there looks like a value to copy into the next pin
+// (issue 3; launch_usage.txtar checks it).
 //
-// The go:debug lines keep the Go runtime (1.25+) from opening the
-// cgroup's cpu.cfs_quota_us and cpu.cfs_period_us at start-up and
-// holding them on the lowest free descriptors (3 and 4): the hidden probe
-// entry's `fd` action and the SR-10 checks read exactly those
-// descriptors. They also keep GOMAXPROCS from following the container's
-// CPU quota, which the launcher does not need.
+// The go:debug lines keep GOMAXPROCS from following the container's CPU
+// quota, which the launcher does not need, and keep the Go runtime from
+// watching the cgroup's cpu.cfs_quota_us and cpu.cfs_period_us: Go 1.26
+// still reads them at start-up, but closes them before main, so the
+// lowest free descriptors (3 and 4), which the hidden probe entry's `fd`
+// action and the SR-10 checks read, are free.
 //
 //go:debug containermaxprocs=0
 //go:debug updatemaxprocs=0
