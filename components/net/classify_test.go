@@ -325,3 +325,45 @@ func TestClassifyAgreesWithNetip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzClassify: for any 4 or 16 bytes, Classify answers a class it
+// documents, never public for an address that carries an IPv4 address or
+// lies outside 2000::/3 (IPv6), ignores the zone, and answers the same for
+// the address spelt out and parsed back.
+func FuzzClassify(f *testing.F) {
+	for _, s := range []string{"8.8.8.8", "127.0.0.1", "169.254.169.254", "::ffff:8.8.8.8", "64:ff9b::a00:1",
+		"2002:c0a8:101::1", "2001::1", "fd00::1", "2606:4700::1", "::", "::1", "::8.8.8.8", "fe80::1", "ff02::1"} {
+		a := netip.MustParseAddr(s)
+		f.Add(a.AsSlice())
+	}
+	known := map[Class]bool{}
+	for _, c := range []Class{ClassPublic, ClassMetadata, ClassLoopback, ClassPrivate, ClassLinkLocal, ClassCGNAT, ClassUnspecified,
+		ClassMulticast, ClassBroadcast, ClassDocumentation, ClassBenchmarking, ClassReserved, ClassULA, ClassSiteLocal,
+		ClassIPv4Mapped, ClassIPv4Compatible, ClassNAT64, Class6to4, ClassTeredo} {
+		known[c] = true
+	}
+	global := netip.MustParsePrefix("2000::/3")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, ok := netip.AddrFromSlice(b)
+		if !ok {
+			return
+		}
+		c := Classify(a)
+		if !known[c.base()] || (c.embedded() != "" && !known[c.embedded()]) {
+			t.Fatalf("%s: class %q is not one Classify documents", a, c)
+		}
+		if a.Is6() && c == ClassPublic {
+			if _, _, carries := embeddedIPv4(a); carries || !global.Contains(a) {
+				t.Fatalf("%s: public, but it carries an IPv4 address or lies outside 2000::/3", a)
+			}
+		}
+		if a.Is6() {
+			if z := Classify(a.WithZone("eth0")); z != c {
+				t.Fatalf("%s: %q, with a zone %q", a, c, z)
+			}
+		}
+		if p, err := netip.ParseAddr(a.String()); err != nil || Classify(p) != c {
+			t.Fatalf("%s: %q, spelt out and parsed back %v %q", a, c, err, Classify(p))
+		}
+	})
+}
