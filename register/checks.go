@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 // A check proves one register entry on this machine: a probe run under a
@@ -32,9 +35,10 @@ type probeCase struct {
 	control string   // the policy text for the control when the check is about the policy itself
 	pin     string   // a pin to use instead of the policy's hash
 	probe   []string // ACTION ARGS
-	// controlProbe, when set, is what the direct control runs instead
+	// controlProbe, when set, is what the control runs instead: directly
 	// (when the confined target, such as pid 1, means something else
-	// outside the sandbox).
+	// outside the sandbox), or under the control policy (the same
+	// request made the way that is allowed, in a components session).
 	controlProbe []string
 	direct       bool     // control: run the probe directly (true) or under the control policy (false)
 	passFD       bool     // hand an open descriptor to fd passedFD
@@ -330,7 +334,115 @@ func checks() []check {
 			components := strings.Replace(wrapper, "version = 1\n", "version = 1\nmode = \"components\"\n", 1)
 			return probeCase{raw: components, control: wrapper, probe: probe("write", filepath.Join(s.ws, "direct"))}, nil
 		}},
+		{"SR-38", func(s *scratch) (probeCase, error) {
+			// The agent asks fs with a certificate for its own identity
+			// from a CA of its own: refused at the handshake. The control
+			// makes the same call with the session's certificate.
+			text := s.componentsText("")
+			return probeCase{raw: text, control: text, probe: probe("fs-present", "forged"), controlProbe: probe("fs-present", "genuine"),
+				refused: func(r Run) bool { return r.Line == "denied handshake" && r.Code == 1 }}, nil
+		}},
+		{"SR-39", func(s *scratch) (probeCase, error) {
+			// A link planted in the workspace to a file outside it, read
+			// through fs; the control reads a file of the workspace.
+			secret := filepath.Join(s.outside, "secret")
+			if err := os.WriteFile(secret, []byte("outside\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			link := filepath.Join(s.ws, "escape")
+			os.Remove(link) // a scratch prepared before (the predicates' test)
+			if err := os.Symlink(secret, link); err != nil {
+				return probeCase{}, err
+			}
+			if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			text := s.componentsText("")
+			return probeCase{raw: text, control: text, probe: probe("fs-read", "escape"), controlProbe: probe("fs-read", "inside"),
+				refused: func(r Run) bool { return r.Line == "denied fs.beneath" && r.Code == 1 }}, nil
+		}},
+		{"SR-40", func(s *scratch) (probeCase, error) {
+			// The agent waits; fs is killed once the session runs. The
+			// session stops at once, saying which component ended, and
+			// nothing of the agent's is left. The control, the same
+			// session left alone, sleeps to its end.
+			marker := "pinfold-check-" + filepath.Base(s.dir)
+			text := s.componentsText("")
+			var killed atomic.Bool
+			return probeCase{raw: text, control: text, probe: probe("sleep", "3", marker),
+				race: func(launcher int) { killed.Store(killComponent(launcher, "fs", 15*time.Second)) },
+				refused: func(r Run) bool {
+					return r.Line == "" && r.Code != 0 && strings.Contains(r.Stderr, "component fs exited")
+				},
+				rejudge: func(v Verdict, reason string) (Verdict, string) {
+					if leftOver(s.launcher, marker) != "no process left" {
+						return Fail, "the agent outlived its session (the check ended it)"
+					}
+					if !killed.Load() && v == Pass {
+						return Inconclusive, "fs was not found to kill"
+					}
+					return v, reason
+				}}, nil
+		}},
+		{"SR-41", func(s *scratch) (probeCase, error) {
+			// A GET through net to a web server on the host's loopback:
+			// refused as an SSRF. The control allows loopback explicitly
+			// (unsafe_allow_private) and gets the page.
+			web, err := s.webServer()
+			if err != nil {
+				return probeCase{}, err
+			}
+			proxy := "[network]\nmode = \"proxy\"\nblock_all = false\n"
+			text := s.componentsTextNet(proxy)
+			control := s.componentsTextNet(proxy + "unsafe_allow_private = [\"127.0.0.1/32\"]\n")
+			return probeCase{raw: text, control: control, probe: probe("http-get", "http://"+web+"/"),
+				refused: func(r Run) bool { return strings.HasPrefix(r.Line, "status 403 ssrf.loopback ") && r.Code == 0 },
+				ok:      func(r Run) bool { return r.Line == "status 200 - "+webPage && r.Code == 0 }}, nil
+		}},
 	}
+}
+
+// killComponent waits, at most wait, for the component role that the
+// launcher at pid started, and kills it: true once it is killed.
+func killComponent(launcher int, role string, wait time.Duration) bool {
+	want := "\x00" + componentEntry + "\x00" + role + "\x00"
+	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err != nil || !strings.Contains("\x00"+string(cmdline), want) || parentOf(pid) != launcher {
+				continue
+			}
+			return syscall.Kill(pid, syscall.SIGKILL) == nil
+		}
+	}
+	return false
+}
+
+// parentOf is pid's parent, or -1.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// pid (comm) state ppid …: comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return -1
+	}
+	return ppid
 }
 
 // leftOver reports whether a probe process whose command line holds

@@ -58,6 +58,10 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-36": {Run{Code: 137}, ok, ok},
 		"SR-23": {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
 		"SR-24": {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
+		"SR-38": {Run{Line: "denied handshake", Code: 1}, ok, ok},
+		"SR-40": {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
+		"SR-39": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-41": {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
 	}
 	s, err := newScratch("/usr/bin/true")
 	if err != nil {
@@ -102,6 +106,16 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-21", Run{Line: "denied EACCES", Code: 1}},
 		{"SR-23", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"}},
 		{"SR-24", Run{Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"}},
+		// fs refusing for another reason (the workspace's own protections)
+		// is not the escape SR-39 is about; net refusing by domain rule is
+		// not the SSRF check; a refusal by the agent's own kernel rules
+		// (no socket) is not the session's handshake.
+		{"SR-39", Run{Line: "denied fs.protected", Code: 1}},
+		{"SR-41", Run{Line: "status 403 network.block_all pinfold: …"}},
+		{"SR-38", Run{Line: "denied EACCES", Code: 1}},
+		// The launcher failing for another reason is not the session
+		// stopping with its component.
+		{"SR-40", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: …"}},
 	} {
 		pc, err := checks()[indexOf(checks(), c.id)].prepare(s)
 		if err != nil {

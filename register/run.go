@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +28,10 @@ const Version = "0.1.0-dev"
 // probeEntry is the hidden first argument that makes the launcher binary
 // the probe.
 const probeEntry = "__pinfold_probe"
+
+// componentEntry is the hidden argument a component runs under
+// (components/session.ComponentEntry, which this package does not import).
+const componentEntry = "__pinfold_component"
 
 // Result is one check's outcome on this machine, with what it ran on.
 type Result struct {
@@ -155,7 +161,11 @@ func (r Runner) run(ctx context.Context, c check) (Result, probeCase) {
 		if control == "" {
 			control = confinedText
 		}
-		res.Control = r.launch(ctx, s, control, "", pc, false)
+		cpc := pc
+		if pc.controlProbe != nil {
+			cpc.probe = pc.controlProbe
+		}
+		res.Control = r.launch(ctx, s, control, "", cpc, false)
 	}
 	refused, ok := pc.refused, pc.ok
 	if refused == nil {
@@ -279,6 +289,7 @@ type scratch struct {
 	aln              net.Listener
 	sleeper          int
 	sleep            *exec.Cmd
+	closers          []func() // what a check started, stopped by close
 }
 
 func newScratch(launcherPath string) (*scratch, error) {
@@ -362,6 +373,36 @@ func copyFile(from, to string, mode os.FileMode) error {
 	return os.WriteFile(to, data, mode)
 }
 
+// componentsText is the standard policy in components mode.
+func (s *scratch) componentsText(extra string) string {
+	return strings.Replace(s.policyText(extra), "version = 1\n", "version = 1\nmode = \"components\"\n", 1)
+}
+
+// componentsTextNet is componentsText with its [network] section
+// replaced by network.
+func (s *scratch) componentsTextNet(network string) string {
+	text := s.componentsText("")
+	return text[:strings.Index(text, "[network]")] + network
+}
+
+// webPage is the first line of what webServer serves.
+const webPage = "pinfold register check"
+
+// webServer starts an HTTP server on the host's loopback, serving
+// webPage, for the proxy's checks; it stops with the scratch.
+func (s *scratch) webServer() (string, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, webPage+"\n")
+	})}
+	go srv.Serve(ln)
+	s.closers = append(s.closers, func() { srv.Close() })
+	return ln.Addr().String(), nil
+}
+
 // policyTextNet is the standard policy with its [network] section
 // replaced by network.
 func (s *scratch) policyTextNet(network string) string {
@@ -371,6 +412,9 @@ func (s *scratch) policyTextNet(network string) string {
 }
 
 func (s *scratch) close() {
+	for _, c := range s.closers {
+		c()
+	}
 	for _, ln := range []net.Listener{s.ln, s.aln} {
 		if ln != nil {
 			ln.Close()

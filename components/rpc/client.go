@@ -52,6 +52,14 @@ func NewClient(leaf *pki.Leaf, server pki.Role, dial func(ctx context.Context) (
 	return &Client{cfg: cfg, dial: dial, server: server}, nil
 }
 
+// NewClientTLS is a client that uses cfg as it is: no call-table check,
+// no server check beyond what cfg asks. It is for the register's probes,
+// which play a caller the session did not make (a certificate from
+// another CA) and must get the server's verdict, not their own.
+func NewClientTLS(cfg *tls.Config, server pki.Role, dial func(ctx context.Context) (net.Conn, error)) *Client {
+	return &Client{cfg: cfg, dial: dial, server: server}
+}
+
 // NewClientConn is a client over the one connection c (one end of a
 // socketpair the launcher made), for a caller that may not open sockets:
 // calls take turns on it, and once it breaks every call fails.

@@ -13,6 +13,7 @@
 //
 //	ok                 exit 0: the attempt succeeded
 //	denied ERRNO       exit 1: the kernel refused it (ERRNO as in errno.h, e.g. EACCES)
+//	denied RULE        exit 1: a component refused it (fs-read, fs-present)
 //	error TEXT         exit 2: the probe itself broke; nothing was learned
 //	no-gate TEXT       exit 3: the way in it was to try does not exist here
 //	                   (i386-syscall where int $0x80 faults)

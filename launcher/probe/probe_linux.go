@@ -61,6 +61,8 @@ var actions = map[string]action{
 	"tfo-connect":      {1, arg1(tfoConnect), "ADDR: TCP Fast Open: sendto(MSG_FASTOPEN) to IP:PORT, which connects"},
 	"i386-syscall":     {0, arg0(i386Syscall), "getpid through int $0x80 (x86-64 only); `no-gate` (exit 3) when the gate itself faults"},
 	"x32-syscall":      {0, arg0(x32Syscall), "getpid with the x32 bit through the native gate (x86-64 only)"},
+	"fs-read":          {1, arg1(fsRead), "PATH: read PATH through the session's fs, as the agent (components mode); a denial prints `denied RULE`"},
+	"fs-present":       {1, arg1(fsPresent), "genuine|forged: stat . at the session's fs presenting the agent's certificate, or one for its identity from another CA (`denied handshake`)"},
 	"vsock-socket":     {0, func(prober, []string) error { return socketOnly(unix.AF_VSOCK, unix.SOCK_STREAM) }, "socket(AF_VSOCK, SOCK_STREAM)"},
 	"kill":             {2, func(_ prober, a []string) error { return killPid(a[0], a[1]) }, "PID SIG: kill(2), SIG a number"},
 	"others":           {1, prober.others, "PID: kill(PID, 0), then PTRACE_SEIZE of a child it starts: ok when either works, else the first error"},
@@ -171,6 +173,7 @@ func (p prober) usage() {
 // report prints the one line for err and exits.
 func report(err error) {
 	var errno syscall.Errno
+	var denial componentDenial
 	switch {
 	case err == nil:
 		fmt.Println("ok")
@@ -178,6 +181,9 @@ func report(err error) {
 	case errors.Is(err, errNoGate):
 		fmt.Println("no-gate " + err.Error())
 		os.Exit(3)
+	case errors.As(err, &denial):
+		fmt.Println("denied " + denial.rule)
+		os.Exit(1)
 	case errors.As(err, &errno):
 		name := unix.ErrnoName(errno)
 		if name == "" {

@@ -1,0 +1,112 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pinfold/pinfold/components/fs"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/components/session"
+)
+
+// The probes an agent runs in components mode: what it can ask of the
+// session's fs, and whether fs takes a certificate the session did not
+// issue. A component's denial is `denied RULE` (exit 1), like a kernel's.
+
+// componentTimeout bounds one call to a component.
+const componentTimeout = 20 * time.Second
+
+// fsRead reads p through the session's fs, as the agent.
+func fsRead(p string) error {
+	rc, err := session.AgentClient(pki.FS)
+	if err != nil {
+		return probeError{err.Error()}
+	}
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), componentTimeout)
+	defer cancel()
+	_, d, err := fs.NewClient(rc).Read(ctx, p, 0, 0)
+	return decided(d, err)
+}
+
+// fsPresent asks the session's fs to stat "." over a connection on which
+// the agent presents its own certificate ("genuine") or one for the same
+// identity from a CA of its own making ("forged"). The server alone
+// judges: this side checks nothing of the server's certificate.
+func fsPresent(which string) error {
+	dir, addr := os.Getenv(session.EnvCredentials), os.Getenv(session.EnvFS)
+	if dir == "" || addr == "" {
+		return probeError{"not inside a components-mode session"}
+	}
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			broke(err)
+		}
+		return b
+	}
+	leaf, err := pki.ParseLeaf(read(session.CAFile), read(session.CertFile), read(session.KeyFile), pki.Agent)
+	if err != nil {
+		return probeError{"the agent's credential: " + err.Error()}
+	}
+	switch which {
+	case "genuine":
+	case "forged":
+		other, err := pki.NewSession(leaf.SessionID(), time.Now())
+		if err != nil {
+			return probeError{err.Error()}
+		}
+		if leaf, err = other.Issue(pki.Agent); err != nil {
+			return probeError{err.Error()}
+		}
+	default:
+		return probeError{fmt.Sprintf("fs-present: %q is neither genuine nor forged", which)}
+	}
+	cfg := &tls.Config{
+		MinVersion:         tls.VersionTLS13,
+		Certificates:       []tls.Certificate{{Certificate: [][]byte{leaf.CertDER()}, PrivateKey: leaf.PrivateKey()}},
+		InsecureSkipVerify: true, // the server's verdict on the client is what is probed
+	}
+	rc := rpc.NewClientTLS(cfg, pki.FS, func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		d.SetMultipathTCP(false)
+		return d.DialContext(ctx, "tcp4", addr)
+	})
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), componentTimeout)
+	defer cancel()
+	_, d, err := fs.NewClient(rc).Stat(ctx, ".")
+	if err != nil {
+		// The session refused the connection: a TLS alert, or the
+		// connection closed before any answer.
+		return refusedBy("handshake")
+	}
+	return decided(d, nil)
+}
+
+// componentDenial is a component's refusal, printed `denied RULE`.
+type componentDenial struct{ rule string }
+
+func (e componentDenial) Error() string { return e.rule }
+
+func refusedBy(rule string) error { return componentDenial{rule} }
+
+// decided turns a component's answer into the probe's.
+func decided(d rpc.Decision, err error) error {
+	switch {
+	case err != nil:
+		return probeError{err.Error()}
+	case d.Allowed:
+		return nil
+	case d.Rule != "":
+		return componentDenial{d.Rule}
+	default:
+		return componentDenial{"reason-" + fmt.Sprint(d.Reason)}
+	}
+}
