@@ -223,7 +223,7 @@ func TestIntegrationComponentsShellAuthority(t *testing.T) {
 	}
 }
 
-// On the launcher's terminal: the person's "y" lets a command that needs
+// On the launcher's terminal: the person's "yes" lets a command that needs
 // approval run, any other answer does not; a recursive deletion by shell
 // command needs "delete" ("y" deletes nothing), and what it deleted is
 // in a backup that restores byte for byte.
@@ -240,7 +240,7 @@ func TestIntegrationComponentsShellApproval(t *testing.T) {
 		t.Fatalf("answered no: %s; terminal %q", r, screen)
 	}
 	mustNotExist(t, filepath.Join(s.ws, "approved.txt"), "declined, the command ran")
-	if r, _ := s.ptySessionWith(t, shellPol(), touch, "y"); r.stdout != "rc=0\n" {
+	if r, _ := s.ptySessionWith(t, shellPol(), touch, "yes"); r.stdout != "rc=0\n" {
 		t.Fatalf("answered y: %s", r)
 	}
 	mustExist(t, filepath.Join(s.ws, "approved.txt"))

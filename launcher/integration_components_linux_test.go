@@ -526,7 +526,7 @@ func TestIntegrationComponentsApproval(t *testing.T) {
 			os.Remove(hook)
 			answer := ""
 			if c.answer {
-				answer = "y"
+				answer = "yes"
 			}
 			r, shown := s.ptySession(t, c.agentAlso+"printf 'echo hooked' | "+l+" fs write .git/hooks/pre-commit; echo rc=$?", answer)
 			if !strings.Contains(shown, `asks: write ".git/hooks/pre-commit"`) || r.stdout != c.want+"\n" {
@@ -569,11 +569,11 @@ func TestIntegrationComponentsApprovalAgentFrozen(t *testing.T) {
 				if !asked && strings.Contains(shown, "to allow") {
 					asked = true
 					go func() {
-						time.Sleep(700 * time.Millisecond) // the writer would print ~35 lines meanwhile
+						time.Sleep(answerDelay) // the writer would print ~50 lines meanwhile
 						mu.Lock()
 						atAnswer <- screen.String()
 						mu.Unlock()
-						master.WriteString("y\n")
+						master.WriteString("yes\n")
 					}()
 				}
 				if err != nil {
@@ -630,6 +630,10 @@ func (s *itSandbox) ptySessionWith(t *testing.T, p itPol, script string, answers
 	return r, screen()
 }
 
+// answerDelay is how long after a question shows the tests type its
+// answer: more than approve's settle, within which keys are discarded.
+const answerDelay = time.Second
+
 // answerOn reads the launcher's terminal (master) until it closes and
 // types one answer per question shown there, in order ("" leaves a
 // question unanswered); screen is what it showed so far.
@@ -646,8 +650,13 @@ func answerOn(master *os.File, answers ...string) (screen func() string) {
 			asked := strings.Count(b.String(), "to allow")
 			mu.Unlock()
 			for ; answered < asked && answered < len(answers); answered++ {
-				if answers[answered] != "" {
-					master.WriteString(answers[answered] + "\n")
+				if a := answers[answered]; a != "" {
+					// Typed once the question stands: keys that come
+					// sooner are discarded (approve's settle).
+					go func() {
+						time.Sleep(answerDelay)
+						master.WriteString(a + "\n")
+					}()
 				}
 			}
 			if err != nil {

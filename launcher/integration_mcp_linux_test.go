@@ -41,7 +41,7 @@ func TestIntegrationMCP(t *testing.T) {
 	path, hash := s.writePolicy(t, p)
 	master, slave := openPTY(t)
 	// The questions come in the order of the calls below.
-	screen := answerOn(master, "y", "delete", "no")
+	screen := answerOn(master, "yes", "delete", "no")
 	cmd := exec.Command(itEnv.launcher, "--quiet", "--approval-timeout", "5s", "--policy-sha256", hash, "--policy", path, "--", itEnv.launcher, "mcp")
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.Dir = s.dir

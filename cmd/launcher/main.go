@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	_ "github.com/pinfold/pinfold/components/agentprobe" // the components-mode probe actions
 	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/components/session"
 	"github.com/pinfold/pinfold/launcher"

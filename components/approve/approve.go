@@ -15,16 +15,31 @@
 //     the answer; TOSTOP is set too, which stops a background writer that
 //     does not ignore SIGTTOU (the only guard where no pause is set: a
 //     Terminal of its own in tests).
-//   - Typeahead is discarded first (keys typed for the agent are not an
-//     answer), and the line is read in canonical mode with echo,
-//     restoring the agent's settings after.
-//   - The question starts by resetting the character attributes and
-//     sets (SGR 0, ASCII in G0 and shifted in), so text the agent printed
-//     before cannot make it invisible or unreadable.
+//   - The terminal's settings are the launcher's own for the question,
+//     not the agent's with a few flags changed: no canonical mode, no
+//     echo, no signals, no flow control. The answer is read key by key
+//     and edited here (backspace, Ctrl-U; Ctrl-C or Ctrl-D cancels), so
+//     control characters the agent chose (a kill or interrupt character
+//     that turns a terminal's reply into "y") mean nothing.
+//   - Typeahead is discarded, the question stands for a moment (settle)
+//     and what came meanwhile is discarded again: keys typed in the
+//     rhythm of the agent's own prompts, and the terminal's late replies
+//     to queries the agent sent before it was frozen, are not an answer.
+//     Anything but plain keys after that (an escape sequence: a reply, a
+//     function key) voids the answer. Approvals take the word "yes", not
+//     a reflexive "y".
+//   - The question starts by undoing what the agent could have left set
+//     to hide, move or cut it: a soft reset, the scrolling region, origin
+//     and insert modes, line wrapping, the cursor's visibility, mouse,
+//     focus and paste reporting, the palette and the default colours, the
+//     character attributes and sets, and each line's width. Its text is
+//     then drawn in explicit colours.
 //
 // The agent cannot type into the terminal: TIOCSTI and TIOCLINUX are
 // refused by its seccomp filter (SR-17). What it printed before the
-// question stays on the screen above it.
+// question stays on the screen above it, and may imitate a question: the
+// real one is always the last thing on the screen, directly before the
+// cursor.
 //
 // Every decision is logged: who asked, what, the answer and when.
 package approve
@@ -53,7 +68,7 @@ import (
 type Kind int
 
 const (
-	// Approve: a change the policy leaves to the person; "y" or "yes".
+	// Approve: a change the policy leaves to the person; the word "yes".
 	Approve Kind = iota + 1
 	// ConfirmDelete: a recursive delete, backed up first; the word
 	// "delete". The default is Cancel.
@@ -96,8 +111,9 @@ type Terminal struct {
 	Timeout time.Duration
 	Log     *slog.Logger
 
-	mu    sync.Mutex // one question at a time
-	pause func(ctx context.Context) (resume func(), err error)
+	mu     sync.Mutex // one question at a time
+	pause  func(ctx context.Context) (resume func(), err error)
+	settle time.Duration // tests: the question's standing time (0: settle)
 }
 
 // SetPause makes every later question freeze the agent first (pause) and
@@ -189,38 +205,81 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 		timeout = DefaultTimeout
 	}
 	word := r.Kind.word()
-	question := fmt.Sprintf(resetAttrs+"\r\n[pinfold] %s asks: %s\r\n", r.From, r.Action)
+	lines := []string{fmt.Sprintf("[pinfold] %s asks: %s", r.From, r.Action)}
 	if r.Detail != "" {
-		question += "[pinfold] " + r.Detail + "\r\n"
+		lines = append(lines, "[pinfold] "+r.Detail)
 	}
+	last := ""
 	switch r.Kind {
 	case ConfirmDelete:
-		question += "[pinfold] This may be irreversible (a backup is kept). "
+		last = "[pinfold] This may be irreversible (a backup is kept). "
 	case Irreversible:
-		question += "[pinfold] NO BACKUP can be kept: this cannot be undone. "
+		last = "[pinfold] NO BACKUP can be kept: this cannot be undone. "
 	}
-	question += fmt.Sprintf("Type %q to allow, anything else cancels (%s): ", word, timeout.Round(time.Second))
+	last += fmt.Sprintf("Type %q to allow, anything else cancels (%s): ", word, timeout.Round(time.Second))
+	question := questionReset + "\r\n"
+	for _, l := range append(lines, last) {
+		question += lineStart + l
+		if l != last {
+			question += "\r\n"
+		}
+	}
 	if _, err := io.WriteString(t.TTY, question); err != nil {
 		return Answer{Reason: "the terminal could not be written: " + err.Error()}
 	}
-	line, err := readLine(ctx, fd, timeout)
+	settled := settle
+	if t.settle != 0 {
+		settled = t.settle
+	}
+	line, err := readAnswer(ctx, t.TTY, fd, settled, timeout)
+	io.WriteString(t.TTY, resetAttrs)
 	switch {
 	case errors.Is(err, errTimeout):
 		io.WriteString(t.TTY, "\r\n[pinfold] no answer: cancelled\r\n")
 		return Answer{Reason: "no answer in time"}
+	case errors.Is(err, errCancelled):
+		io.WriteString(t.TTY, "\r\n[pinfold] cancelled\r\n")
+		return Answer{Reason: "declined"}
+	case errors.Is(err, errNotKeys):
+		io.WriteString(t.TTY, "\r\n[pinfold] the terminal sent something other than keys: cancelled\r\n")
+		return Answer{Reason: "declined: the answer held an escape sequence or a control character"}
 	case err != nil:
 		return Answer{Reason: "the answer could not be read: " + err.Error()}
-	case strings.TrimSpace(strings.ToLower(line)) == word || (r.Kind == Approve && strings.TrimSpace(strings.ToLower(line)) == "y"):
+	case strings.EqualFold(strings.TrimSpace(line), word):
+		io.WriteString(t.TTY, "\r\n")
 		return Answer{Yes: true, Reason: "approved"}
 	}
-	io.WriteString(t.TTY, "[pinfold] cancelled\r\n")
+	io.WriteString(t.TTY, "\r\n[pinfold] cancelled\r\n")
 	return Answer{Reason: "declined"}
 }
 
-// resetAttrs undoes what text printed before the question could have set
-// to hide or garble it: character attributes (SGR 0: no conceal, default
+// resetAttrs undoes what text printed before a line could have set to
+// hide or garble it: character attributes (SGR 0: no conceal, default
 // colours), and the character set (G0 as ASCII, shifted in).
 const resetAttrs = "\x1b[0m\x1b(B\x0f"
+
+// questionReset undoes, before a question, every terminal state the
+// agent's output could have left to hide, move or cut it: a soft reset
+// (DECSTR), the scrolling region (DECSTBM), origin and insert modes, line
+// wrapping (DECAWM, which DECSTR turns off on some terminals), the
+// cursor's visibility, screen-wide reverse video, mouse, focus and
+// bracketed-paste reporting (whose reports would void the answer), the
+// palette and the default foreground, background and cursor colours (OSC
+// 104, 110, 111, 112), then resetAttrs. A terminal ignores what it does
+// not know.
+const questionReset = "\x1b[!p\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b[?25h\x1b[?5l" +
+	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?2004l" +
+	"\x1b]104\x1b\\\x1b]110\x1b\\\x1b]111\x1b\\\x1b]112\x1b\\" + resetAttrs
+
+// lineStart begins each line of a question: a single-width line (DECSWL:
+// the agent may have made the lines below double-height or -width), in
+// explicit 24-bit colours, white on black, which no palette or default
+// colour the agent set can change.
+const lineStart = "\x1b#5\x1b[1;38;2;255;255;255;48;2;0;0;0m"
+
+// settle is how long a question stands before keys are taken as its
+// answer (see the package doc).
+const settle = 700 * time.Millisecond
 
 // printable reports whether s is valid UTF-8 without control characters
 // (C0, C1: escape sequences and carriage returns could redraw the
@@ -238,8 +297,9 @@ func printable(s string) bool {
 }
 
 // takeTerminal makes the caller's process group the terminal's
-// foreground, discards typeahead and sets canonical mode with echo; the
-// returned function gives everything back.
+// foreground, discards typeahead and sets the launcher's own settings
+// for the question (see the package doc); the returned function gives
+// everything back.
 func takeTerminal(fd int) (func(), error) {
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
@@ -256,12 +316,14 @@ func takeTerminal(fd int) (func(), error) {
 		signal.Reset(unix.SIGTTOU)
 		return nil, err
 	}
-	unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
 	ask := *old
-	ask.Lflag |= unix.ICANON | unix.ECHO | unix.ECHONL | unix.ISIG | unix.TOSTOP
-	ask.Iflag |= unix.ICRNL
+	ask.Lflag &^= unix.ICANON | unix.ECHO | unix.ECHONL | unix.ISIG | unix.IEXTEN | unix.NOFLSH | unix.XCASE
+	ask.Lflag |= unix.TOSTOP
+	ask.Iflag &^= unix.IXON | unix.IXOFF | unix.IXANY | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IUCLC
 	ask.Oflag |= unix.OPOST | unix.ONLCR
-	unix.IoctlSetTermios(fd, unix.TCSETS, &ask)
+	ask.Cc[unix.VMIN], ask.Cc[unix.VTIME] = 1, 0
+	unix.IoctlSetTermios(fd, unix.TCSETSF, &ask)
+	unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
 	return func() {
 		unix.IoctlSetTermios(fd, unix.TCSETS, old)
 		unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, fg)
@@ -269,27 +331,54 @@ func takeTerminal(fd int) (func(), error) {
 	}, nil
 }
 
-var errTimeout = errors.New("timeout")
+var (
+	errTimeout   = errors.New("timeout")
+	errCancelled = errors.New("cancelled")
+	errNotKeys   = errors.New("not keys")
+)
 
-// readLine reads one line (at most 256 bytes) within timeout, waiting
-// with poll so that no goroutine is left reading the terminal after.
-func readLine(ctx context.Context, fd int, timeout time.Duration) (string, error) {
+// maxAnswer bounds an answer: the longest word is 12 letters.
+const maxAnswer = 64
+
+// readAnswer waits settle (discarding what comes meanwhile), then reads
+// one line of plain keys within timeout, echoing them to w and editing it
+// here: printable ASCII is the line, backspace and DEL take a character
+// back, Ctrl-U the line, Enter ends it, Ctrl-C and Ctrl-D cancel. An
+// escape sequence or any other byte voids it (errNotKeys). It waits with
+// poll, so that no goroutine is left reading the terminal after.
+func readAnswer(ctx context.Context, w io.Writer, fd int, settle, timeout time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
-	var b strings.Builder
+	waitFor := func(d time.Duration) (bool, error) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, max(int(d/time.Millisecond), 1))
+			if err == unix.EINTR {
+				continue
+			}
+			return n > 0, err
+		}
+	}
+	settled := time.NewTimer(settle)
+	defer settled.Stop()
+	select {
+	case <-ctx.Done():
+		return "", errTimeout
+	case <-settled.C:
+	}
+	unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
+	var line []byte
 	buf := make([]byte, 64)
-	for b.Len() < 256 {
+	for {
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {
 			return "", errTimeout
 		}
-		ms := int(min(left, 200*time.Millisecond) / time.Millisecond)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, max(ms, 1))
-		if err == unix.EINTR || n == 0 {
-			continue
-		}
+		ready, err := waitFor(min(left, 200*time.Millisecond))
 		if err != nil {
 			return "", err
+		}
+		if !ready {
+			continue
 		}
 		m, err := unix.Read(fd, buf)
 		if err == unix.EINTR || err == unix.EAGAIN {
@@ -301,12 +390,31 @@ func readLine(ctx context.Context, fd int, timeout time.Duration) (string, error
 		if m == 0 {
 			return "", io.EOF
 		}
-		b.Write(buf[:m])
-		if i := strings.IndexByte(b.String(), '\n'); i >= 0 {
-			return b.String()[:i], nil
+		for _, c := range buf[:m] {
+			switch {
+			case c == '\r' || c == '\n':
+				return string(line), nil
+			case c == 0x03 || c == 0x04: // Ctrl-C, Ctrl-D
+				return "", errCancelled
+			case c == 0x7f || c == 0x08:
+				if len(line) > 0 {
+					line = line[:len(line)-1]
+					io.WriteString(w, "\b \b")
+				}
+			case c == 0x15: // Ctrl-U
+				io.WriteString(w, strings.Repeat("\b \b", len(line)))
+				line = line[:0]
+			case c >= 0x20 && c < 0x7f:
+				if len(line) == maxAnswer {
+					return "", errNotKeys
+				}
+				line = append(line, c)
+				w.Write([]byte{c})
+			default: // ESC (a reply, a function key), other controls, non-ASCII
+				return "", errNotKeys
+			}
 		}
 	}
-	return b.String(), nil
 }
 
 // The channel between a component and the launcher: one end of a

@@ -25,6 +25,12 @@ import (
 // on descriptor 4 before asking, so the parent can type ahead first.
 const childEnv = "PINFOLD_APPROVE_TEST_CHILD"
 
+// hostileEnv makes the child's "agent" set hostile control characters.
+const hostileEnv = "PINFOLD_APPROVE_TEST_HOSTILE"
+
+// testSettle is the question's standing time in the tests.
+const testSettle = 300 * time.Millisecond
+
 func TestMain(m *testing.M) {
 	if kind := os.Getenv(childEnv); kind != "" {
 		os.Exit(child(kind))
@@ -40,14 +46,22 @@ func child(kind string) int {
 		fmt.Fprintf(out, "error %v\n", err)
 		return 1
 	}
-	// The "agent" had the terminal raw, as a full-screen program does.
-	raw, _ := unix.IoctlGetTermios(0, unix.TCGETS)
-	raw.Lflag &^= unix.ICANON | unix.ECHO
-	unix.IoctlSetTermios(0, unix.TCSETS, raw)
+	agent, _ := unix.IoctlGetTermios(0, unix.TCGETS)
+	if os.Getenv(hostileEnv) != "" {
+		// The agent chose its control characters to turn keys and
+		// replies into an answer: kill '$', interrupt 'n', reprint 'o',
+		// in canonical mode with IEXTEN and NOFLSH.
+		agent.Lflag |= unix.ICANON | unix.ISIG | unix.IEXTEN | unix.NOFLSH | unix.ECHO
+		agent.Cc[unix.VKILL], agent.Cc[unix.VINTR], agent.Cc[unix.VREPRINT] = '$', 'n', 'o'
+	} else {
+		// The "agent" had the terminal raw, as a full-screen program does.
+		agent.Lflag &^= unix.ICANON | unix.ECHO
+	}
+	unix.IoctlSetTermios(0, unix.TCSETS, agent)
 	var b [1]byte
 	go4.Read(b[:])
 	k, _ := strconv.Atoi(kind)
-	t := &Terminal{TTY: tty, Timeout: 2 * time.Second}
+	t := &Terminal{TTY: tty, Timeout: 2 * time.Second, settle: testSettle}
 	// The pause records when it was taken and given back: resumed must
 	// still be 0 when the question is put, and 1 after.
 	var paused, resumedAtPause, resumed int
@@ -59,7 +73,8 @@ func child(kind string) int {
 	a := t.Ask(context.Background(), Request{From: "fs", Action: "delete build/ and all it holds", Detail: "rule builtin.recursive-delete", Kind: Kind(k)})
 	after, _ := unix.IoctlGetTermios(0, unix.TCGETS)
 	fg, _ := unix.IoctlGetInt(0, unix.TIOCGPGRP)
-	fmt.Fprintf(out, "yes=%v reason=%q canonical=%v fg-is-self=%v pause=%d/%d/%d\n", a.Yes, a.Reason, after.Lflag&unix.ICANON != 0, fg == unix.Getpgrp(), paused, resumedAtPause, resumed)
+	same := after.Lflag == agent.Lflag && after.Iflag == agent.Iflag && after.Cc == agent.Cc
+	fmt.Fprintf(out, "yes=%v reason=%q restored=%v fg-is-self=%v pause=%d/%d/%d\n", a.Yes, a.Reason, same, fg == unix.Getpgrp(), paused, resumedAtPause, resumed)
 	return 0
 }
 
@@ -86,11 +101,20 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
-// session runs the child on a fresh pty as its controlling terminal.
-// typeahead is typed before the question; answer (if not "") once the
-// question shows; alsoSlave is written to the terminal's output side, as
-// an agent sharing the terminal can. It returns the child's line.
-func session(t *testing.T, kind Kind, typeahead, answer, alsoSlave string) string {
+// exchange is what the tests do around one question: keys typed before
+// it (typeahead), keys typed as soon as it shows (early: within its
+// settle time), the answer typed after, and what the agent writes to the
+// terminal meanwhile (alsoSlave); hostile gives the agent's terminal the
+// control characters of an attack.
+type exchange struct {
+	kind                              Kind
+	typeahead, early, answer, alsoOut string
+	hostile                           bool
+}
+
+// session runs the child on a fresh pty as its controlling terminal and
+// plays e. It returns the child's line.
+func session(t *testing.T, e exchange) string {
 	t.Helper()
 	master, slave := openPTY(t)
 	outR, outW, _ := os.Pipe()
@@ -98,7 +122,10 @@ func session(t *testing.T, kind Kind, typeahead, answer, alsoSlave string) strin
 	defer outR.Close()
 	defer goW.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(int(kind)))
+	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(int(e.kind)))
+	if e.hostile {
+		cmd.Env = append(cmd.Env, hostileEnv+"=1")
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.ExtraFiles = []*os.File{outW, goR}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
@@ -123,9 +150,9 @@ func session(t *testing.T, kind Kind, typeahead, answer, alsoSlave string) strin
 			}
 		}
 	}()
-	time.Sleep(100 * time.Millisecond) // the child has set raw mode
-	if typeahead != "" {
-		master.WriteString(typeahead)
+	time.Sleep(100 * time.Millisecond) // the child has set its terminal
+	if e.typeahead != "" {
+		master.WriteString(e.typeahead)
 		time.Sleep(100 * time.Millisecond)
 	}
 	goW.Write([]byte{1})
@@ -139,64 +166,109 @@ func session(t *testing.T, kind Kind, typeahead, answer, alsoSlave string) strin
 			t.Fatalf("no question on the terminal: %q", screen.String())
 		}
 	}
+	if e.early != "" {
+		master.WriteString(e.early)
+	}
 	// While the question waits, a background writer is stopped (TOSTOP),
-	// and the question began by resetting the character attributes.
-	if tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS); err != nil || tio.Lflag&unix.TOSTOP == 0 {
-		t.Errorf("TOSTOP is off while the question waits (%v)", err)
+	// and the question began by resetting the terminal's state.
+	if tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS); err != nil || tio.Lflag&unix.TOSTOP == 0 || tio.Lflag&(unix.ICANON|unix.ISIG|unix.IEXTEN) != 0 {
+		t.Errorf("while the question waits: lflag %#o (%v), want TOSTOP and no ICANON, ISIG or IEXTEN", tio.Lflag, err)
 	}
-	if !strings.Contains(screen.String(), resetAttrs+"\r\r\n[pinfold] fs asks:") { // ONLCR: \r\r\n
-		t.Errorf("the question does not start with the attribute reset: %q", screen.String())
+	if !strings.Contains(screen.String(), questionReset+"\r\r\n"+lineStart+"[pinfold] fs asks:") { // ONLCR: \r\r\n
+		t.Errorf("the question does not start with the reset: %q", screen.String())
 	}
-	if alsoSlave != "" {
-		slave.WriteString(alsoSlave) // the agent writing to its terminal
+	if e.alsoOut != "" {
+		slave.WriteString(e.alsoOut) // the agent writing to its terminal
 	}
-	if answer != "" {
-		master.WriteString(answer)
+	if e.answer != "" {
+		time.Sleep(testSettle + 200*time.Millisecond)
+		master.WriteString(e.answer)
 	}
 	line, err := bufio.NewReader(outR).ReadString('\n')
 	if err != nil {
 		t.Fatalf("child: %v (terminal %q)", err, screen.String())
 	}
-	for !strings.Contains(screen.String(), "delete build/") {
-		screen.WriteString(<-shown)
-	}
 	return strings.TrimSpace(line)
 }
 
-// The person's word approves; the answer restores the agent's terminal
-// settings (raw, here) and gives the foreground back.
+const restoredOK = ` restored=true fg-is-self=true pause=1/0/1`
+
+// The person's word approves, typed after the question stands, with the
+// line edited as the person types it; the answer restores the agent's
+// terminal settings (raw, or hostile) and gives the foreground back.
 func TestAskApproved(t *testing.T) {
-	for _, c := range []struct {
-		kind   Kind
-		answer string
-	}{{Approve, "y\n"}, {Approve, "YES\n"}, {ConfirmDelete, "delete\n"}, {Irreversible, "irreversible\n"}} {
-		got := session(t, c.kind, "", c.answer, "")
-		if got != `yes=true reason="approved" canonical=false fg-is-self=true pause=1/0/1` {
-			t.Errorf("kind %d, %q: %s", c.kind, c.answer, got)
+	for _, e := range []exchange{
+		{kind: Approve, answer: "yes\n"},
+		{kind: Approve, answer: "YES\r"},
+		{kind: Approve, answer: "yez\x7fs\n"},
+		{kind: Approve, answer: "no\x15yes\n"},
+		{kind: Approve, answer: "yes\n", hostile: true},
+		{kind: ConfirmDelete, answer: "delete\n"},
+		{kind: Irreversible, answer: "irreversible\n"},
+	} {
+		if got := session(t, e); got != `yes=true reason="approved"`+restoredOK {
+			t.Errorf("%+v: %s", e, got)
 		}
 	}
 }
 
-// Anything but the word cancels: "y" does not confirm a delete, "delete"
-// does not confirm an irreversible one, an empty line declines.
+// Anything but the word cancels: "y" approves nothing, "delete" does not
+// confirm an irreversible delete, an empty line, Ctrl-C and Ctrl-D
+// decline.
 func TestAskDeclined(t *testing.T) {
-	for _, c := range []struct {
-		kind   Kind
-		answer string
-	}{{ConfirmDelete, "y\n"}, {ConfirmDelete, "yes\n"}, {Irreversible, "delete\n"}, {Approve, "\n"}, {Approve, "no\n"}} {
-		if got := session(t, c.kind, "", c.answer, ""); !strings.HasPrefix(got, `yes=false reason="declined"`) {
-			t.Errorf("kind %d, %q: %s", c.kind, c.answer, got)
+	for _, e := range []exchange{
+		{kind: Approve, answer: "y\n"},
+		{kind: ConfirmDelete, answer: "y\n"},
+		{kind: ConfirmDelete, answer: "yes\n"},
+		{kind: Irreversible, answer: "delete\n"},
+		{kind: Approve, answer: "\n"},
+		{kind: Approve, answer: "no\n"},
+		{kind: Approve, answer: "ye\x03s\n"},
+		{kind: Approve, answer: "\x04"},
+	} {
+		if got := session(t, e); !strings.HasPrefix(got, `yes=false reason="declined"`) {
+			t.Errorf("%+v: %s", e, got)
 		}
 	}
 }
 
 // What the agent can do with the terminal does not answer: keys typed
-// before the question are discarded, and the agent's own writes to the
+// before the question, or as soon as it shows (in the rhythm of the
+// agent's own prompts), are discarded, and the agent's own writes to the
 // terminal are output, not input; the question then times out as no. The
-// control is TestAskApproved: the same word typed after the question.
+// control is TestAskApproved: the same word typed once it stands.
 func TestAskAgentCannotAnswer(t *testing.T) {
-	if got := session(t, Approve, "yes\n", "", "yes\n"); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
-		t.Errorf("typeahead or the agent's write answered: %s", got)
+	for _, e := range []exchange{
+		{kind: Approve, typeahead: "yes\n", alsoOut: "yes\n"},
+		{kind: Approve, early: "yes\n"},
+		{kind: Approve, early: "yes\n", hostile: true},
+	} {
+		if got := session(t, e); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
+			t.Errorf("%+v: %s", e, got)
+		}
+	}
+}
+
+// A reply the terminal sends (to a query the agent made before it was
+// frozen) is not keys: it voids the answer, whatever control characters
+// the agent had chosen to cut it into a "y" (the hunt's attack: kill '$'
+// leaves "y" of "\x1b[?25;1$y", and the person's "n" is the interrupt
+// character). The person typing "no" after it is declined, as is a
+// function key.
+func TestAskTerminalReplyVoids(t *testing.T) {
+	for _, e := range []exchange{
+		{kind: Approve, answer: "\x1b[?25;1$yno\n", hostile: true},
+		{kind: Approve, answer: "\x1b[?25;1$y\n", hostile: true},
+		{kind: Approve, answer: "\x1b[?1;2cyes\n"},
+		{kind: Approve, answer: "ye\x1bOPs\n"},
+		{kind: Approve, answer: "\x1byes\n"},
+		{kind: Approve, answer: "y\x00es\n"},
+		{kind: Approve, answer: "y\xc3\xa9s\n"},
+	} {
+		got := session(t, e)
+		if !strings.HasPrefix(got, `yes=false reason="declined`) || !strings.HasSuffix(got, restoredOK) {
+			t.Errorf("%q (hostile %v): %s", e.answer, e.hostile, got)
+		}
 	}
 }
 

@@ -139,7 +139,9 @@ func (b *Broker) handle(ctx context.Context, command string, fromScript bool) (r
 		return deny(rpc.ReasonBadRequest, RuleParse, "the command line was not analysed: "+err.Error())
 	}
 	d := DecideWith(a, b.Commands, b.Options)
-	shown := strconv.Quote(command)
+	// Escaped to ASCII, as fs's questions are: a zero-width or filler
+	// character, a homoglyph or a combining mark shows as what it is.
+	shown := strconv.QuoteToASCII(command)
 	if d.Action != Auto && d.Action != Refuse && tooLong(shown) {
 		return deny(rpc.ReasonNoRule, RuleTooLong, fmt.Sprintf("the command needs the person (%s) and is too long to show them in full (%d bytes quoted, at most %d)", d.Rule, len(shown), maxQuestionCmd))
 	}
@@ -157,7 +159,7 @@ func (b *Broker) handle(ctx context.Context, command string, fromScript bool) (r
 	case ConfirmDelete:
 		keep = b.backupRoots(a)
 		if ans := b.askFor(ctx, questionHeader+shown+" — it deletes recursively and may be irreversible",
-			fmt.Sprintf("%s; backed up first: %s", attention(a, b.Commands, b.Options), strings.Join(keep, ", ")), approve.ConfirmDelete); !ans.Yes {
+			fmt.Sprintf("%s; backed up first: %s", attention(a, b.Commands, b.Options), quoteAll(keep)), approve.ConfirmDelete); !ans.Yes {
 			return deny(rpc.ReasonNoRule, RuleDeclined, "cancelled: the person did not confirm the recursive deletion ("+ans.Reason+")")
 		}
 	}
@@ -197,7 +199,7 @@ func (b *Broker) keep(ctx context.Context, roots []string, shown string) ([]stri
 			roots = []string{"."}
 			ids, i = nil, -1 // start again, with the whole workspace
 		case errors.Is(err, ErrNoRoom):
-			if ans := b.askFor(ctx, questionHeader+shown+" WITHOUT a backup of "+p, "no backup of it fits the store", approve.Irreversible); !ans.Yes {
+			if ans := b.askFor(ctx, questionHeader+shown+" WITHOUT a backup of "+strconv.QuoteToASCII(p), "no backup of it fits the store", approve.Irreversible); !ans.Yes {
 				return nil, &declined{fmt.Sprintf("cancelled: no backup of %s fits, and the person did not confirm an irreversible deletion (%s); nothing ran", p, ans.Reason)}
 			}
 		default:
@@ -234,10 +236,19 @@ func attention(a *Analysis, c policy.Commands, o Options) string {
 	var parts []string
 	for _, d := range DecideEach(a, c, o) {
 		if d.Action != Auto {
-			parts = append(parts, fmt.Sprintf("%s (%s: %s)", d.Command, d.Rule, d.Reason))
+			parts = append(parts, fmt.Sprintf("%s (%s: %s)", strconv.QuoteToASCII(d.Command), d.Rule, d.Reason))
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// quoteAll is ps for a question: each quoted and escaped to ASCII.
+func quoteAll(ps []string) string {
+	q := make([]string, len(ps))
+	for i, p := range ps {
+		q[i] = strconv.QuoteToASCII(p)
+	}
+	return strings.Join(q, ", ")
 }
 
 // backupRoots is what to keep before the line's recursive deletions:

@@ -131,7 +131,7 @@ func TestBrokerRecursiveDelete(t *testing.T) {
 	if !d.Allowed || !slices.Equal(w.backedUp, []string{"build", "dist/x"}) || !slices.Equal(r.Backups, []string{"id-build", "id-dist/x"}) || len(w.ran) != 1 {
 		t.Fatalf("%+v %+v backed up %q", d, r, w.backedUp)
 	}
-	if w.kinds[0] != approve.ConfirmDelete || !strings.Contains(w.asked[0], "deletes recursively") || !strings.Contains(w.asked[0], "backed up first: build, dist/x") {
+	if w.kinds[0] != approve.ConfirmDelete || !strings.Contains(w.asked[0], "deletes recursively") || !strings.Contains(w.asked[0], `backed up first: "build", "dist/x"`) {
 		t.Errorf("question %q", w.asked)
 	}
 
@@ -307,6 +307,29 @@ func TestBrokerCallerLeft(t *testing.T) {
 		w = &fakeWorld{answers: []bool{true, true}}
 		if d, _ := w.broker(c).Handle(context.Background(), cmd); !d.Allowed || len(w.ran) != 1 {
 			t.Errorf("control %s: %+v", cmd, d)
+		}
+	}
+}
+
+// What a question shows of a command is escaped to ASCII everywhere in
+// it, the command line and each command needing attention: a zero-width
+// space, a filler that draws as nothing, a homoglyph are seen for what
+// they are.
+func TestBrokerQuestionEscapesInvisibles(t *testing.T) {
+	w := &fakeWorld{answers: []bool{false}}
+	w.broker(policy.Commands{Approval: []policy.Command{"touch"}}).Handle(context.Background(), "touch \u200bnotes \u3164 \u0430pp")
+	if len(w.asked) != 1 {
+		t.Fatalf("questions %q", w.asked)
+	}
+	q := w.asked[0]
+	for _, r := range []rune{'\u200b', '\u3164', '\u0430'} {
+		if strings.ContainsRune(q, r) {
+			t.Errorf("the question shows %U as itself: %q", r, q)
+		}
+	}
+	for _, esc := range []string{`\u200b`, `\u3164`, `\u0430`} {
+		if strings.Count(q, esc) != 2 {
+			t.Errorf("%s not escaped in both the command line and the detail: %q", esc, q)
 		}
 	}
 }

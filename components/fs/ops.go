@@ -233,7 +233,8 @@ func (r *Root) Write(p string, data []byte, createOnly bool) error {
 		}
 		return badRequest(op, p, "%d bytes is more than one write stores (%d)", len(data), MaxData)
 	}
-	return r.inParent(op, p, guardWrite, func(par parent) error { return r.write(op, p, par, data, createOnly) })
+	action := fmt.Sprintf("write %s: %d bytes%s", quoteForQuestion(p), len(data), beginning(data))
+	return r.inParent(op, p, guardWrite, action, func(par parent) error { return r.write(op, p, par, data, createOnly) })
 }
 
 // write is Write in p's parent directory.
@@ -393,7 +394,7 @@ read:
 // Mkdir makes directory p (0755 less the umask); its parent must exist.
 func (r *Root) Mkdir(p string) error {
 	const op = "mkdir"
-	return r.inParent(op, p, guardPlain, func(par parent) error {
+	return r.inParent(op, p, guardPlain, "", func(par parent) error {
 		if err := unix.Mkdirat(par.fd, par.name, 0o755); err != nil {
 			return sysErr(op, p, err, false)
 		}
@@ -416,10 +417,13 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 			return err
 		}
 	}
-	for _, p := range []string{from, to} {
-		if err := r.guard(op, p, guardRename, false); err != nil {
-			return err
-		}
+	// One question for the move, both ends and the direction in it.
+	action := fmt.Sprintf("rename %s to %s", quoteForQuestion(from), quoteForQuestion(to))
+	if overwrite {
+		action += ", replacing what is there"
+	}
+	if err := r.guard(op, []string{from, to}, guardRename, false, action); err != nil {
+		return err
 	}
 	src, err := r.openParent(op, from)
 	if err != nil {
@@ -434,15 +438,15 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 	if err := r.singleLinked(op, to, src); err != nil {
 		return err
 	}
-	for _, e := range []struct {
-		p    string
-		fold bool
-	}{{from, src.fold}, {to, dst.fold}} {
-		if e.fold {
-			if err := r.guard(op, e.p, guardRename, true); err != nil {
-				return err
-			}
-		}
+	var folded []string
+	if src.fold {
+		folded = append(folded, from)
+	}
+	if dst.fold {
+		folded = append(folded, to)
+	}
+	if err := r.guard(op, folded, guardRename, true, action); err != nil {
+		return err
 	}
 	var a, b unix.Stat_t
 	if unix.Fstatat(src.fd, src.name, &a, unix.AT_SYMLINK_NOFOLLOW) == nil && unix.Fstatat(dst.fd, dst.name, &b, unix.AT_SYMLINK_NOFOLLOW) == nil &&
@@ -545,7 +549,7 @@ func (r *Root) singleLinked(op, to string, src parent) error {
 // never what it points to) or an empty directory.
 func (r *Root) Delete(p string) error {
 	const op = "delete"
-	return r.inParent(op, p, guardPlain, func(par parent) error {
+	return r.inParent(op, p, guardPlain, "", func(par parent) error {
 		err := unix.Unlinkat(par.fd, par.name, 0)
 		if err == unix.EISDIR {
 			err = unix.Unlinkat(par.fd, par.name, unix.AT_REMOVEDIR)
@@ -561,7 +565,7 @@ func (r *Root) Delete(p string) error {
 // inParent checks p, guards it (mode), opens its parent directory and,
 // where that directory compares names case-insensitively, guards p again
 // so; then it runs f on the parent and p's last name.
-func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) error {
+func (r *Root) inParent(op, p string, mode guardMode, action string, f func(par parent) error) error {
 	if op != "delete-recursive" { // which takes it exclusively, once confirmed
 		r.changes.RLock()
 		defer r.changes.RUnlock()
@@ -574,7 +578,7 @@ func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) 
 	if err := r.checkHidden(op, p, moves); err != nil {
 		return err
 	}
-	if err := r.guard(op, p, mode, false); err != nil {
+	if err := r.guard(op, []string{p}, mode, false, action); err != nil {
 		return err
 	}
 	par, err := r.openParent(op, p)
@@ -583,7 +587,7 @@ func (r *Root) inParent(op, p string, mode guardMode, f func(par parent) error) 
 	}
 	defer unix.Close(par.fd)
 	if par.fold {
-		if err := r.guard(op, p, mode, true); err != nil {
+		if err := r.guard(op, []string{p}, mode, true, action); err != nil {
 			return err
 		}
 	}
@@ -598,30 +602,75 @@ const (
 	guardRename                  // also: an ancestor of a protected path (.git, a prefix of the bootstrap's)
 )
 
-// guard refuses a mutation of p that touches a protected path.
-func (r *Root) guard(op, p string, mode guardMode, fold bool) error {
-	cs := components(p)
-	pr, ok := r.match.protected(cs, fold)
-	if !ok && mode == guardWrite && len(cs) > 0 && eq(cs[len(cs)-1], gitDir, fold) {
-		pr, ok = protection{p}, true
+// guard refuses a mutation of the paths ps that touches a protected
+// path, unless the person approves it: one question for the whole
+// operation, action saying it as the person reads it (every path, the
+// direction, the size; "" says op and the path), the detail naming each
+// protected path it touches.
+func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action string) error {
+	var hit []string
+	for _, p := range ps {
+		cs := components(p)
+		pr, ok := r.match.protected(cs, fold)
+		if !ok && mode == guardWrite && len(cs) > 0 && eq(cs[len(cs)-1], gitDir, fold) {
+			pr, ok = protection{p}, true
+		}
+		if !ok && mode == guardRename {
+			pr, ok = r.match.ancestor(cs, fold)
+		}
+		if ok && !slices.Contains(hit, pr.path) {
+			hit = append(hit, pr.path)
+		}
 	}
-	if !ok && mode == guardRename {
-		pr, ok = r.match.ancestor(cs, fold)
-	}
-	if !ok {
+	if len(hit) == 0 {
 		return nil
 	}
+	p := ps[0]
+	if action == "" {
+		action = op + " " + quoteForQuestion(p)
+	}
+	shown := make([]string, len(hit))
+	for i, h := range hit {
+		shown[i] = quoteForQuestion(h)
+	}
+	are := strings.Join(shown, " and ") + " are"
+	if len(hit) == 1 {
+		are = shown[0] + " is"
+	}
 	if r.Approve != nil {
-		yes, why := r.Approve(fmt.Sprintf("%s %s (asked by the agent)", op, quoteForQuestion(p)),
-			fmt.Sprintf("%s is protected (rule %s): it changes how tools behave for the person", quoteForQuestion(pr.path), RuleProtected))
+		yes, why := r.Approve(action+" (asked by the agent)",
+			fmt.Sprintf("%s protected (rule %s): it changes how tools behave for the person", are, RuleProtected))
 		if yes {
 			return nil
 		}
 		return &Error{Op: op, Path: p, Kind: KindProtected,
-			Detail: fmt.Sprintf("%q is protected, and the person did not approve (%s)", pr.path, why)}
+			Detail: fmt.Sprintf("%s protected, and the person did not approve (%s)", are, why)}
 	}
 	return &Error{Op: op, Path: p, Kind: KindProtected,
-		Detail: fmt.Sprintf("%q is protected: changing it needs the person's approval, and this session cannot ask", pr.path)}
+		Detail: fmt.Sprintf("%q is protected: changing it needs the person's approval, and this session cannot ask", hit[0])}
+}
+
+// beginning shows what a write puts in a file, for its question: up to
+// three lines or 120 bytes, escaped.
+func beginning(data []byte) string {
+	if len(data) == 0 {
+		return " (empty)"
+	}
+	b := data[:min(len(data), 120)]
+	lines := 0
+	for i, c := range b {
+		if c == '\n' {
+			if lines++; lines == 3 {
+				b = b[:i]
+				break
+			}
+		}
+	}
+	more := ""
+	if len(b) < len(data) {
+		more = " …"
+	}
+	return ", beginning " + strconv.QuoteToASCII(string(b)) + more
 }
 
 // quoteForQuestion is p as the person reads it in a question: quoted,

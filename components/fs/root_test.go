@@ -944,3 +944,39 @@ func TestForCallCallerLeft(t *testing.T) {
 		t.Error("the shared Recursive changed")
 	}
 }
+
+// A question names the whole change, so two different changes never read
+// alike: a rename shows both ends in its direction, and whether it
+// replaces; a write shows its size and how it begins; a rename between
+// two protected paths is asked once, naming both.
+func TestQuestionNamesTheWholeChange(t *testing.T) {
+	w := newWorld(t)
+	var asked []string
+	w.root.Approve = func(action, detail string) (bool, string) {
+		asked = append(asked, action+" | "+detail)
+		return false, "declined"
+	}
+	must(t, w.root.Mkdir(".git"))
+	w.file(t, "payload", "#!/bin/sh\necho one\necho two\necho three\n")
+	w.file(t, ".git/hooks/pre-commit", "#!/bin/sh\n")
+	w.root.Rename("payload", ".git/hooks/pre-commit", false)
+	w.root.Rename(".git/hooks/pre-commit", "payload", true)
+	w.root.Write(".git/hooks/post-commit", []byte("#!/bin/sh\necho one\necho two\necho three\n"), false)
+	w.root.Write(".git/hooks/pre-push", nil, false)
+	w.root.Rename(".git/hooks/pre-commit", ".git/config", false)
+	want := []string{
+		`rename "payload" to ".git/hooks/pre-commit" (asked by the agent) | ".git/hooks" is protected`,
+		`rename ".git/hooks/pre-commit" to "payload", replacing what is there (asked by the agent) | ".git/hooks" is protected`,
+		`write ".git/hooks/post-commit": 39 bytes, beginning "#!/bin/sh\necho one\necho two" … (asked by the agent)`,
+		`write ".git/hooks/pre-push": 0 bytes (empty) (asked by the agent)`,
+		`rename ".git/hooks/pre-commit" to ".git/config" (asked by the agent) | ".git/hooks" and ".git/config" are protected`,
+	}
+	if len(asked) != len(want) {
+		t.Fatalf("%d questions, want %d: %q", len(asked), len(want), asked)
+	}
+	for i := range want {
+		if !strings.HasPrefix(asked[i], want[i]) {
+			t.Errorf("question %d:\n got %q\nwant %q…", i, asked[i], want[i])
+		}
+	}
+}

@@ -13,7 +13,8 @@
 //
 //	ok                 exit 0: the attempt succeeded
 //	denied ERRNO       exit 1: the kernel refused it (ERRNO as in errno.h, e.g. EACCES)
-//	denied RULE        exit 1: a component refused it (fs-read, fs-present)
+//	denied RULE        exit 1: something else refused it (a component: the
+//	                   launcher's fs-read and fs-present, components/agentprobe)
 //	error TEXT         exit 2: the probe itself broke; nothing was learned
 //	no-gate TEXT       exit 3: the way in it was to try does not exist here
 //	                   (i386-syscall where int $0x80 faults)

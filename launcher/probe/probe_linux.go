@@ -61,8 +61,6 @@ var actions = map[string]action{
 	"tfo-connect":      {1, arg1(tfoConnect), "ADDR: TCP Fast Open: sendto(MSG_FASTOPEN) to IP:PORT, which connects"},
 	"i386-syscall":     {0, arg0(i386Syscall), "getpid through int $0x80 (x86-64 only); `no-gate` (exit 3) when the gate itself faults"},
 	"x32-syscall":      {0, arg0(x32Syscall), "getpid with the x32 bit through the native gate (x86-64 only)"},
-	"fs-read":          {1, arg1(fsRead), "PATH: read PATH through the session's fs, as the agent (components mode); a denial prints `denied RULE`"},
-	"fs-present":       {1, arg1(fsPresent), "genuine|forged: stat . at the session's fs presenting the agent's certificate, or one for its identity from another CA (`denied handshake`)"},
 	"vsock-socket":     {0, func(prober, []string) error { return socketOnly(unix.AF_VSOCK, unix.SOCK_STREAM) }, "socket(AF_VSOCK, SOCK_STREAM)"},
 	"kill":             {2, func(_ prober, a []string) error { return killPid(a[0], a[1]) }, "PID SIG: kill(2), SIG a number"},
 	"others":           {1, prober.others, "PID: kill(PID, 0), then PTRACE_SEIZE of a child it starts: ok when either works, else the first error"},
@@ -173,7 +171,7 @@ func (p prober) usage() {
 // report prints the one line for err and exits.
 func report(err error) {
 	var errno syscall.Errno
-	var denial componentDenial
+	var denial Denied
 	switch {
 	case err == nil:
 		fmt.Println("ok")
@@ -182,7 +180,7 @@ func report(err error) {
 		fmt.Println("no-gate " + err.Error())
 		os.Exit(3)
 	case errors.As(err, &denial):
-		fmt.Println("denied " + denial.rule)
+		fmt.Println("denied " + denial.Rule)
 		os.Exit(1)
 	case errors.As(err, &errno):
 		name := unix.ErrnoName(errno)
@@ -199,6 +197,30 @@ func broke(err error) {
 	// One line, whatever the error says.
 	fmt.Println("error " + strings.ReplaceAll(err.Error(), "\n", " "))
 	os.Exit(2)
+}
+
+// Denied is a refusal by something other than the kernel (a component),
+// printed `denied RULE` (exit 1) like a kernel's.
+type Denied struct{ Rule string }
+
+func (d Denied) Error() string { return d.Rule }
+
+// Broken is a failure of a probe's own set-up: `error TEXT` (exit 2),
+// never taken for a refusal.
+func Broken(msg string) error { return probeError{msg} }
+
+// Fail reports err as the probe's own failure and exits.
+func Fail(err error) { broke(err) }
+
+// Register adds an action that only some binaries have (the launcher's
+// components-mode probes, which the standalone probe program, built
+// without cgo, cannot link). nargs is its number of arguments (-1: any).
+// It is for init functions; a name taken twice panics.
+func Register(name string, nargs int, run func(args []string) error, help string) {
+	if _, ok := actions[name]; ok {
+		panic("probe: action " + name + " registered twice")
+	}
+	actions[name] = action{nargs, func(_ prober, a []string) error { return run(a) }, help}
 }
 
 // errNoGate: the system call gate the probe was to try does not exist

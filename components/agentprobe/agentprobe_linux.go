@@ -1,4 +1,4 @@
-package probe
+package agentprobe
 
 import (
 	"context"
@@ -13,11 +13,15 @@ import (
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/components/session"
+	"github.com/pinfold/pinfold/launcher/probe"
 )
 
-// The probes an agent runs in components mode: what it can ask of the
-// session's fs, and whether fs takes a certificate the session did not
-// issue. A component's denial is `denied RULE` (exit 1), like a kernel's.
+func init() {
+	probe.Register("fs-read", 1, func(a []string) error { return fsRead(a[0]) },
+		"PATH: read PATH through the session's fs, as the agent (components mode); a denial prints `denied RULE`")
+	probe.Register("fs-present", 1, func(a []string) error { return fsPresent(a[0]) },
+		"genuine|forged: stat . at the session's fs presenting the agent's certificate, or one for its identity from another CA (`denied handshake`)")
+}
 
 // componentTimeout bounds one call to a component.
 const componentTimeout = 20 * time.Second
@@ -26,7 +30,7 @@ const componentTimeout = 20 * time.Second
 func fsRead(p string) error {
 	rc, err := session.AgentClient(pki.FS)
 	if err != nil {
-		return probeError{err.Error()}
+		return probe.Broken(err.Error())
 	}
 	defer rc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), componentTimeout)
@@ -42,31 +46,31 @@ func fsRead(p string) error {
 func fsPresent(which string) error {
 	dir, addr := os.Getenv(session.EnvCredentials), os.Getenv(session.EnvFS)
 	if dir == "" || addr == "" {
-		return probeError{"not inside a components-mode session"}
+		return probe.Broken("not inside a components-mode session")
 	}
 	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
-			broke(err)
+			probe.Fail(err)
 		}
 		return b
 	}
 	leaf, err := pki.ParseLeaf(read(session.CAFile), read(session.CertFile), read(session.KeyFile), pki.Agent)
 	if err != nil {
-		return probeError{"the agent's credential: " + err.Error()}
+		return probe.Broken("the agent's credential: " + err.Error())
 	}
 	switch which {
 	case "genuine":
 	case "forged":
 		other, err := pki.NewSession(leaf.SessionID(), time.Now())
 		if err != nil {
-			return probeError{err.Error()}
+			return probe.Broken(err.Error())
 		}
 		if leaf, err = other.Issue(pki.Agent); err != nil {
-			return probeError{err.Error()}
+			return probe.Broken(err.Error())
 		}
 	default:
-		return probeError{fmt.Sprintf("fs-present: %q is neither genuine nor forged", which)}
+		return probe.Broken(fmt.Sprintf("fs-present: %q is neither genuine nor forged", which))
 	}
 	cfg := &tls.Config{
 		MinVersion:         tls.VersionTLS13,
@@ -85,28 +89,21 @@ func fsPresent(which string) error {
 	if err != nil {
 		// The session refused the connection: a TLS alert, or the
 		// connection closed before any answer.
-		return refusedBy("handshake")
+		return probe.Denied{Rule: "handshake"}
 	}
 	return decided(d, nil)
 }
-
-// componentDenial is a component's refusal, printed `denied RULE`.
-type componentDenial struct{ rule string }
-
-func (e componentDenial) Error() string { return e.rule }
-
-func refusedBy(rule string) error { return componentDenial{rule} }
 
 // decided turns a component's answer into the probe's.
 func decided(d rpc.Decision, err error) error {
 	switch {
 	case err != nil:
-		return probeError{err.Error()}
+		return probe.Broken(err.Error())
 	case d.Allowed:
 		return nil
 	case d.Rule != "":
-		return componentDenial{d.Rule}
+		return probe.Denied{Rule: d.Rule}
 	default:
-		return componentDenial{"reason-" + fmt.Sprint(d.Reason)}
+		return probe.Denied{Rule: "reason-" + fmt.Sprint(d.Reason)}
 	}
 }
