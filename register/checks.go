@@ -399,6 +399,35 @@ func checks() []check {
 				refused: func(r Run) bool { return strings.HasPrefix(r.Line, "status 403 ssrf.loopback ") && r.Code == 0 },
 				ok:      func(r Run) bool { return r.Line == "status 200 - "+webPage && r.Code == 0 }}, nil
 		}},
+		{"SR-47", func(s *scratch) (probeCase, error) {
+			// A script that passes the static check (the key is built at
+			// run time) reaches for each function constructor, to compile
+			// code outside the sandboxed globals: the isolate refuses.
+			// The control reaches the workspace the allowed way, a tool.
+			escape := `const k = ["con", "structor"].join("");
+let how = "none";
+for (const f of [function () {}, async function () {}, function* () {}, async function* () {}]) {
+  try { const g = f[k]("return 1"); how = "constructed " + typeof g; break; } catch (e) { how = "refused " + e.name; }
+}
+return how;`
+			tool := `return (await pinfold.call("read_file", {path: "inside"})).content;`
+			if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			text := s.componentsText("")
+			return probeCase{raw: text, control: text, probe: probe("code-run", escape), controlProbe: probe("code-run", tool),
+				refused: func(r Run) bool { return strings.HasPrefix(r.Line, `value "refused `) && r.Code == 0 },
+				ok:      func(r Run) bool { return r.Line == `value "inside\n"` && r.Code == 0 }}, nil
+		}},
+		{"SR-48", func(s *scratch) (probeCase, error) {
+			// A script that never ends, under a 2 s deadline: the run
+			// ends as the deadline's limit. The control counts to 1000.
+			text := s.componentsText("[code_mode]\ndeadline = \"2s\"\n")
+			return probeCase{raw: text, control: text,
+				probe: probe("code-run", "for (;;) {}"), controlProbe: probe("code-run", "let i = 0;\nwhile (i < 1000) i++;\nreturn i;"),
+				refused: func(r Run) bool { return r.Line == "denied limit:deadline" && r.Code == 1 },
+				ok:      func(r Run) bool { return r.Line == "value 1000" && r.Code == 0 }}, nil
+		}},
 	}
 }
 

@@ -59,6 +59,8 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-23": {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
 		"SR-24": {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
 		"SR-38": {Run{Line: "denied handshake", Code: 1}, ok, ok},
+		"SR-47": {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
+		"SR-48": {Run{Line: "denied limit:deadline", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
 		"SR-40": {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
 		"SR-39": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
 		"SR-41": {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
@@ -113,6 +115,9 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-39", Run{Line: "denied fs.protected", Code: 1}},
 		{"SR-41", Run{Line: "status 403 network.block_all pinfold: …"}},
 		{"SR-38", Run{Line: "denied EACCES", Code: 1}},
+		// Another limit, or the static check, is not the deadline.
+		{"SR-48", Run{Line: "denied limit:memory", Code: 1}},
+		{"SR-48", Run{Line: "denied code.static", Code: 1}},
 		// The launcher failing for another reason is not the session
 		// stopping with its component.
 		{"SR-40", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: …"}},

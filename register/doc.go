@@ -28,11 +28,11 @@
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES
 //     turns those skips into failures in CI).
-//   - Components mode (SR-37 to SR-50, SD-15 to SD-19): SR-37 to SR-41
-//     have executable checks, run in real components sessions (the agent
-//     probes fs and net with the launcher's own probe actions; SR-40 kills
-//     fs from outside). SR-42 to SR-50 need a vault and a TLS upstream, or
-//     a person answering, and are shown only by the tests each entry
-//     names; an auditor runs those (`go test`), not `launcher register
-//     check`.
+//   - Components mode (SR-37 to SR-50, SD-15 to SD-19): SR-37 to SR-41,
+//     SR-47 and SR-48 have executable checks, run in real components
+//     sessions (the agent probes fs, net and Code Mode with the launcher's
+//     own probe actions, components/agentprobe; SR-40 kills fs from
+//     outside). The others need a vault and a TLS upstream, or a person
+//     answering, and are shown only by the tests each entry names; an
+//     auditor runs those (`go test`), not `launcher register check`.
 package register

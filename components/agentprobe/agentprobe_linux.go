@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pinfold/pinfold/components/bash"
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
@@ -21,6 +22,39 @@ func init() {
 		"PATH: read PATH through the session's fs, as the agent (components mode); a denial prints `denied RULE`")
 	probe.Register("fs-present", 1, func(a []string) error { return fsPresent(a[0]) },
 		"genuine|forged: stat . at the session's fs presenting the agent's certificate, or one for its identity from another CA (`denied handshake`)")
+	probe.Register("code-run", 1, func(a []string) error { return codeRun(a[0]) },
+		"SCRIPT: run the Code Mode script SCRIPT (its text) through the session's bash, as the agent: `value JSON`, or `denied RULE` (the static check), `denied limit:NAME`, `denied exception`")
+}
+
+// codeRun runs script (its text: the agent reads no workspace file
+// itself in components mode) as `launcher code run` does in a session,
+// and prints what came of it: `value JSON` (its result, at most 200
+// bytes of it), or a denial. It exits itself on success, since its line
+// is not report's `ok`.
+func codeRun(script string) error {
+	rc, err := session.AgentClient(pki.Bash)
+	if err != nil {
+		return probe.Broken(err.Error())
+	}
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, d, err := bash.NewClient(rc).Code(ctx, script)
+	switch {
+	case err != nil || !d.Allowed:
+		return decided(d, err)
+	case r.Limit != "":
+		return probe.Denied{Rule: "limit:" + r.Limit}
+	case r.Error != "":
+		return probe.Denied{Rule: "exception"}
+	}
+	v := string(r.Value)
+	if len(v) > 200 {
+		v = v[:200]
+	}
+	fmt.Println("value " + v)
+	os.Exit(0)
+	return nil
 }
 
 // componentTimeout bounds one call to a component.
