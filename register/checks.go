@@ -399,6 +399,43 @@ func checks() []check {
 				refused: func(r Run) bool { return strings.HasPrefix(r.Line, "status 403 ssrf.loopback ") && r.Code == 0 },
 				ok:      func(r Run) bool { return r.Line == "status 200 - "+webPage && r.Code == 0 }}, nil
 		}},
+		{"SR-45", func(s *scratch) (probeCase, error) {
+			// A command the policy leaves to the person, asked with no
+			// terminal to put it on: refused, never run. The control runs
+			// a command the policy lets run by itself.
+			text := s.componentsText("[commands]\nauto = [\"true\"]\napproval = [\"touch\"]\n")
+			return probeCase{raw: text, control: text, probe: probe("sh-run", "touch approved-by-nobody"), controlProbe: probe("sh-run", "true"),
+				refused: func(r Run) bool { return r.Line == "denied bash.declined" && r.Code == 1 },
+				ok:      func(r Run) bool { return strings.HasPrefix(r.Line, "exit 0") && r.Code == 0 }}, nil
+		}},
+		{"SR-46", func(s *scratch) (probeCase, error) {
+			// A command the policy runs by itself copies a tree into the
+			// workspace, and the tree holds a git hook: its command line
+			// never names .git/hooks, and the hook is mounted read-only in
+			// the worker. The control copies a tree without one.
+			files := map[string]string{
+				"tpl/.git/hooks/pre-commit": "echo pwned\n",
+				"plain/notes.txt":           "note\n",
+			}
+			if err := os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755); err != nil {
+				return probeCase{}, err
+			}
+			for name, text := range files {
+				p := filepath.Join(s.ws, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					return probeCase{}, err
+				}
+				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+					return probeCase{}, err
+				}
+			}
+			text := s.componentsText("[commands]\nauto = [\"cp\"]\n")
+			return probeCase{raw: text, control: text, probe: probe("sh-run", "cp -r tpl/. ."), controlProbe: probe("sh-run", "cp -r plain/. ."),
+				refused: func(r Run) bool {
+					return strings.HasPrefix(r.Line, "exit ") && !strings.HasPrefix(r.Line, "exit 0") && strings.Contains(r.Line, "Read-only file system")
+				},
+				ok: func(r Run) bool { return strings.HasPrefix(r.Line, "exit 0") && r.Code == 0 }}, nil
+		}},
 		{"SR-47", func(s *scratch) (probeCase, error) {
 			// A script that passes the static check (the key is built at
 			// run time) reaches for each function constructor, to compile

@@ -28,9 +28,9 @@
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES
 //     turns those skips into failures in CI).
-//   - Components mode (SR-37 to SR-50, SD-15 to SD-19): SR-37 to SR-41,
-//     SR-47 and SR-48 have executable checks, run in real components
-//     sessions (the agent probes fs, net and Code Mode with the launcher's
+//   - Components mode (SR-37 to SR-50, SD-15 to SD-19): SR-37 to SR-41
+//     and SR-45 to SR-48 have executable checks, run in real components
+//     sessions (the agent probes fs, net, bash and Code Mode with the launcher's
 //     own probe actions, components/agentprobe; SR-40 kills fs from
 //     outside). The others need a vault and a TLS upstream, or a person
 //     answering, and are shown only by the tests each entry names; an

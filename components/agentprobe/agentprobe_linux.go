@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pinfold/pinfold/components/bash"
@@ -22,8 +23,34 @@ func init() {
 		"PATH: read PATH through the session's fs, as the agent (components mode); a denial prints `denied RULE`")
 	probe.Register("fs-present", 1, func(a []string) error { return fsPresent(a[0]) },
 		"genuine|forged: stat . at the session's fs presenting the agent's certificate, or one for its identity from another CA (`denied handshake`)")
+	probe.Register("sh-run", 1, func(a []string) error { return shRun(a[0]) },
+		"COMMAND: run COMMAND through the session's bash, as the agent (`launcher sh`): `exit N STDERR-LINE`, or `denied RULE`")
 	probe.Register("code-run", 1, func(a []string) error { return codeRun(a[0]) },
 		"SCRIPT: run the Code Mode script SCRIPT (its text) through the session's bash, as the agent: `value JSON`, or `denied RULE` (the static check), `denied limit:NAME`, `denied exception`")
+}
+
+// shRun asks the session's bash to run command, as `launcher sh` does,
+// and prints how it ended: `exit N` and the first line of its stderr
+// (at most 200 bytes), or a denial. It exits itself when the command ran.
+func shRun(command string) error {
+	rc, err := session.AgentClient(pki.Bash)
+	if err != nil {
+		return probe.Broken(err.Error())
+	}
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, d, err := bash.NewClient(rc).Run(ctx, command)
+	if err != nil || !d.Allowed {
+		return decided(d, err)
+	}
+	line, _, _ := strings.Cut(string(r.Stderr), "\n")
+	if len(line) > 200 {
+		line = line[:200]
+	}
+	fmt.Printf("exit %d %s\n", r.ExitCode, line)
+	os.Exit(0)
+	return nil
 }
 
 // codeRun runs script (its text: the agent reads no workspace file

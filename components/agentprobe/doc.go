@@ -1,10 +1,11 @@
 // Package agentprobe adds the launcher's probe actions that run as the
-// agent inside a components-mode session (the register's checks SR-38,
-// SR-39, SR-47 and SR-48 use them): fs-read asks the session's fs for a
-// file, as the agent; fs-present asks fs to stat "." presenting the
-// agent's own certificate, or one for its identity from a CA of the
-// probe's making; code-run runs a Code Mode script through the session's
-// bash. A component's denial prints `denied RULE` (exit 1).
+// agent inside a components-mode session (the register's checks of
+// components mode use them): fs-read asks the session's fs for a file,
+// as the agent; fs-present asks fs to stat "." presenting the agent's own
+// certificate, or one for its identity from a CA of the probe's making;
+// sh-run runs a command through the session's bash, as `launcher sh`
+// does; code-run runs a Code Mode script there. A component's denial
+// prints `denied RULE` (exit 1).
 //
 // They live apart from launcher/probe because they need the components'
 // client code, which needs cgo: the standalone probe program the
