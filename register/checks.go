@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/pinfold/pinfold/components/session"
 )
 
 // A check proves one register entry on this machine: a probe run under a
@@ -35,6 +37,9 @@ type probeCase struct {
 	control string   // the policy text for the control when the check is about the policy itself
 	pin     string   // a pin to use instead of the policy's hash
 	probe   []string // ACTION ARGS
+	// controlAnswer, when set, is typed on the control's terminal (a
+	// fresh pty) once a question shows there, as the person would.
+	controlAnswer string
 	// controlProbe, when set, is what the control runs instead: directly
 	// (when the confined target, such as pid 1, means something else
 	// outside the sandbox), or under the control policy (the same
@@ -51,6 +56,9 @@ type probeCase struct {
 	// pty gives both runs a fresh pseudo-terminal as stdin and controlling
 	// terminal.
 	pty bool
+	// answer is typed on that terminal once a question shows (set for the
+	// control from controlAnswer).
+	answer string
 	// observe, when set, replaces each run's line with what it sees once
 	// the run is over (for checks about what outlives the run).
 	observe func() string
@@ -398,6 +406,40 @@ func checks() []check {
 			return probeCase{raw: text, control: control, probe: probe("http-get", "http://"+web+"/"),
 				refused: func(r Run) bool { return strings.HasPrefix(r.Line, "status 403 ssrf.loopback ") && r.Code == 0 },
 				ok:      func(r Run) bool { return r.Line == "status 200 - "+webPage && r.Code == 0 }}, nil
+		}},
+		{"SR-43", func(s *scratch) (probeCase, error) {
+			// The agent writes a git hook through fs with nobody to ask:
+			// refused (the agent cannot answer for the person). The
+			// control writes a file that is not protected.
+			if err := os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755); err != nil {
+				return probeCase{}, err
+			}
+			text := s.componentsText("")
+			return probeCase{raw: text, control: text, probe: probe("fs-write", ".git/hooks/pre-commit"), controlProbe: probe("fs-write", "notes.txt"),
+				refused: func(r Run) bool { return r.Line == "denied fs.protected" && r.Code == 1 }}, nil
+		}},
+		{"SR-44", func(s *scratch) (probeCase, error) {
+			// A recursive delete through fs with nobody to confirm it:
+			// refused, the tree left. The control is the same request
+			// with the check typing "delete" on the launcher's terminal,
+			// as the person would: the tree goes, backed up first.
+			p := filepath.Join(s.ws, "tree", "sub", "file")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return probeCase{}, err
+			}
+			if err := os.WriteFile(p, []byte("kept in a backup\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			s.closers = append(s.closers, func() { os.RemoveAll(session.StorePath(s.ws)) })
+			text := s.componentsText("")
+			return probeCase{raw: text, control: text, probe: probe("fs-rm-r", "tree"), controlAnswer: "delete",
+				refused: func(r Run) bool { return r.Line == "denied fs.delete-recursive" && r.Code == 1 },
+				rejudge: func(v Verdict, reason string) (Verdict, string) {
+					if _, err := os.Stat(filepath.Join(session.StorePath(s.ws))); v == Pass && err != nil {
+						return Fail, "the confirmed delete kept no backup: " + err.Error()
+					}
+					return v, reason
+				}}, nil
 		}},
 		{"SR-45", func(s *scratch) (probeCase, error) {
 			// A command the policy leaves to the person, asked with no

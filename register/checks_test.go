@@ -59,6 +59,8 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-23": {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
 		"SR-24": {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
 		"SR-38": {Run{Line: "denied handshake", Code: 1}, ok, ok},
+		"SR-43": {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
+		"SR-44": {Run{Line: "denied fs.delete-recursive", Code: 1}, ok, ok},
 		"SR-45": {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
 		"SR-46": {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
 		"SR-47": {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
@@ -121,6 +123,9 @@ func TestCheckPredicates(t *testing.T) {
 		// mount; a refusal by rule is not the person's missing answer.
 		{"SR-46", Run{Line: "exit 1 cp: cannot stat 'tpl/.': No such file or directory"}},
 		{"SR-45", Run{Line: "denied bash.parse", Code: 1}},
+		// fs refusing for another reason is not the person's missing yes.
+		{"SR-43", Run{Line: "denied fs.beneath", Code: 1}},
+		{"SR-44", Run{Line: "denied fs.beneath", Code: 1}},
 		// Another limit, or the static check, is not the deadline.
 		{"SR-48", Run{Line: "denied limit:memory", Code: 1}},
 		{"SR-48", Run{Line: "denied code.static", Code: 1}},

@@ -165,6 +165,9 @@ func (r Runner) run(ctx context.Context, c check) (Result, probeCase) {
 		if pc.controlProbe != nil {
 			cpc.probe = pc.controlProbe
 		}
+		if pc.controlAnswer != "" {
+			cpc.pty, cpc.answer = true, pc.controlAnswer
+		}
 		res.Control = r.launch(ctx, s, control, "", cpc, false)
 	}
 	refused, ok := pc.refused, pc.ok
@@ -205,7 +208,11 @@ func (r Runner) launch(ctx context.Context, s *scratch, text, pin string, pc pro
 			return Run{Code: -1, Err: err.Error()}
 		}
 	}
-	argv := append([]string{outer, "--policy-sha256", pin, "--policy", path, "--quiet", "--", r.Launcher, probeEntry}, pc.probe...)
+	argv := []string{outer, "--policy-sha256", pin, "--policy", path, "--quiet"}
+	if pc.answer != "" {
+		argv = append(argv, "--approval-timeout", "30s")
+	}
+	argv = append(append(argv, "--", r.Launcher, probeEntry), pc.probe...)
 	if confined && pc.wrap != nil {
 		argv = append(append([]string{r.Launcher, probeEntry}, pc.wrap...), argv...)
 	}
@@ -232,6 +239,9 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 		}
 		defer master.Close()
 		defer slave.Close()
+		if pc.answer != "" {
+			go answerOn(master, pc.answer)
+		}
 		cmd.Stdin = slave
 		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
 	}
@@ -371,6 +381,27 @@ func copyFile(from, to string, mode os.FileMode) error {
 		return err
 	}
 	return os.WriteFile(to, data, mode)
+}
+
+// answerOn reads a terminal's output until a question shows ("to
+// allow"), then, once it has stood longer than the launcher discards
+// keys for, types answer. It ends when the terminal does.
+func answerOn(master *os.File, answer string) {
+	var seen strings.Builder
+	buf := make([]byte, 4096)
+	for seen.Len() < 1<<20 {
+		n, err := master.Read(buf)
+		seen.Write(buf[:max(n, 0)])
+		if strings.Contains(seen.String(), "to allow") {
+			time.Sleep(time.Second)
+			master.WriteString(answer + "\n")
+			io.Copy(io.Discard, master)
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // componentsText is the standard policy in components mode.

@@ -21,6 +21,10 @@ import (
 func init() {
 	probe.Register("fs-read", 1, func(a []string) error { return fsRead(a[0]) },
 		"PATH: read PATH through the session's fs, as the agent (components mode); a denial prints `denied RULE`")
+	probe.Register("fs-write", 1, func(a []string) error { return fsDo(a[0], "write") },
+		"PATH: write a line to PATH through the session's fs, as the agent")
+	probe.Register("fs-rm-r", 1, func(a []string) error { return fsDo(a[0], "rm-r") },
+		"PATH: delete the tree PATH through the session's fs, as the agent (`launcher fs rm -r`)")
 	probe.Register("fs-present", 1, func(a []string) error { return fsPresent(a[0]) },
 		"genuine|forged: stat . at the session's fs presenting the agent's certificate, or one for its identity from another CA (`denied handshake`)")
 	probe.Register("sh-run", 1, func(a []string) error { return shRun(a[0]) },
@@ -97,6 +101,25 @@ func fsRead(p string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), componentTimeout)
 	defer cancel()
 	_, d, err := fs.NewClient(rc).Read(ctx, p, 0, 0)
+	return decided(d, err)
+}
+
+// fsDo asks the session's fs, as the agent, to write a line to p or to
+// delete the tree p.
+func fsDo(p, what string) error {
+	rc, err := session.AgentClient(pki.FS)
+	if err != nil {
+		return probe.Broken(err.Error())
+	}
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), componentTimeout)
+	defer cancel()
+	var d rpc.Decision
+	if what == "write" {
+		_, d, err = fs.NewClient(rc).Write(ctx, p, []byte("written by the agent\n"), false)
+	} else {
+		_, d, err = fs.NewClient(rc).DeleteRecursive(ctx, p)
+	}
 	return decided(d, err)
 }
 
