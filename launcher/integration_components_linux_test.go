@@ -566,6 +566,9 @@ func TestIntegrationComponentsApprovalAgentFrozen(t *testing.T) {
 				screen.Write(buf[:max(n, 0)])
 				shown := screen.String()
 				mu.Unlock()
+				if !asked && strings.Contains(shown, "\x1b[6n") {
+					master.WriteString("\x1b[24;80R") // as a terminal reports its cursor
+				}
 				if !asked && strings.Contains(shown, "to allow") {
 					asked = true
 					go func() {
@@ -642,13 +645,19 @@ func answerOn(master *os.File, answers ...string) (screen func() string) {
 	var b strings.Builder
 	go func() {
 		buf := make([]byte, 4096)
-		answered := 0
+		answered, reported := 0, 0
 		for {
 			n, err := master.Read(buf)
 			mu.Lock()
 			b.Write(buf[:max(n, 0)])
 			asked := strings.Count(b.String(), "to allow")
+			queried := strings.Count(b.String(), "\x1b[6n")
 			mu.Unlock()
+			// The question asks where the cursor is, as a terminal
+			// answers once it has drawn it.
+			for ; reported < queried; reported++ {
+				master.WriteString("\x1b[24;80R")
+			}
 			for ; answered < asked && answered < len(answers); answered++ {
 				if a := answers[answered]; a != "" {
 					// Typed once the question stands: keys that come

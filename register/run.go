@@ -384,7 +384,8 @@ func copyFile(from, to string, mode os.FileMode) error {
 }
 
 // answerOn reads a terminal's output until a question shows ("to
-// allow"), then, once it has stood longer than the launcher discards
+// allow") and asks where the cursor is, reports it as a terminal would,
+// and once the question has stood longer than the launcher discards
 // keys for, types answer. It ends when the terminal does.
 func answerOn(master *os.File, answer string) {
 	var seen strings.Builder
@@ -392,7 +393,8 @@ func answerOn(master *os.File, answer string) {
 	for seen.Len() < 1<<20 {
 		n, err := master.Read(buf)
 		seen.Write(buf[:max(n, 0)])
-		if strings.Contains(seen.String(), "to allow") {
+		if strings.Contains(seen.String(), "to allow") && strings.Contains(seen.String(), "\x1b[6n") {
+			master.WriteString("\x1b[24;80R")
 			time.Sleep(time.Second)
 			master.WriteString(answer + "\n")
 			io.Copy(io.Discard, master)

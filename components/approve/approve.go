@@ -21,25 +21,42 @@
 //     and edited here (backspace, Ctrl-U; Ctrl-C or Ctrl-D cancels), so
 //     control characters the agent chose (a kill or interrupt character
 //     that turns a terminal's reply into "y") mean nothing.
-//   - Typeahead is discarded, the question stands for a moment (settle)
-//     and what came meanwhile is discarded again: keys typed in the
-//     rhythm of the agent's own prompts, and the terminal's late replies
-//     to queries the agent sent before it was frozen, are not an answer.
-//     Anything but plain keys after that (an escape sequence: a reply, a
-//     function key) voids the answer. Approvals take the word "yes", not
-//     a reflexive "y".
+//   - Typeahead is discarded. The question ends by asking the terminal
+//     where its cursor is; the reply comes only once the question is on
+//     the screen (over a slow link, long after it was written). From
+//     then the question stands for a moment (settle), and what came
+//     meanwhile is discarded again: keys typed in the rhythm of the
+//     agent's own prompts, or typed before the question reached the
+//     screen, and the terminal's late replies to queries the agent sent
+//     before it was frozen, are not an answer. A terminal that does not
+//     report its cursor gets the settle time after shownWait. Anything
+//     but plain keys after that (an escape sequence: a reply, a function
+//     key) voids the answer. Approvals take the word "yes", not a
+//     reflexive "y".
 //   - The question starts by undoing what the agent could have left set
-//     to hide, move or cut it: a soft reset, the scrolling region, origin
-//     and insert modes, line wrapping, the cursor's visibility, mouse,
-//     focus and paste reporting, the palette and the default colours, the
-//     character attributes and sets, and each line's width. Its text is
-//     then drawn in explicit colours.
+//     to hide, move or cut it: a sequence or string left open (which
+//     would take the question as its data), a soft reset, the scrolling
+//     region, origin and insert modes, line wrapping, the cursor's
+//     visibility, mouse, focus and paste reporting, the palette and the
+//     default colours, the character attributes and sets, and each line's
+//     width. It starts on a new line and erases everything below it, and
+//     each of its lines is cleared and drawn in explicit colours.
 //
 // The agent cannot type into the terminal: TIOCSTI and TIOCLINUX are
 // refused by its seccomp filter (SR-17). What it printed before the
 // question stays on the screen above it, and may imitate a question: the
 // real one is always the last thing on the screen, directly before the
 // cursor.
+//
+// # Limitations
+//
+//   - The question is drawn on the screen the terminal shows. An agent in
+//     the alternate screen (a full-screen program, or one that switched
+//     to hide the trace) gets it there, and leaving that screen erases
+//     it; the launcher's log keeps every decision.
+//   - Tell's lines (notes between questions, such as a protected path a
+//     command made and that was moved aside) start the same way, but the
+//     agent is not frozen for them: it can draw over them at once.
 //
 // Every decision is logged: who asked, what, the answer and when.
 package approve
@@ -54,6 +71,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,6 +132,7 @@ type Terminal struct {
 	mu     sync.Mutex // one question at a time
 	pause  func(ctx context.Context) (resume func(), err error)
 	settle time.Duration // tests: the question's standing time (0: settle)
+	shown  time.Duration // tests: the wait for the cursor report (0: shownWait)
 }
 
 // SetPause makes every later question freeze the agent first (pause) and
@@ -142,7 +161,7 @@ func (t *Terminal) Tell(msg string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	io.WriteString(t.TTY, resetAttrs+"\r\n[pinfold] "+shown(msg)+"\r\n")
+	io.WriteString(t.TTY, cancelSequences+resetAttrs+"\r\n[pinfold] "+shown(msg)+"\r\n")
 }
 
 // shown is s with what printable refuses escaped, Go-style.
@@ -217,21 +236,32 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 		last = "[pinfold] NO BACKUP can be kept: this cannot be undone. "
 	}
 	last += fmt.Sprintf("Type %q to allow, anything else cancels (%s): ", word, timeout.Round(time.Second))
-	question := questionReset + "\r\n"
+	// On a line of its own, with everything below it erased, each line
+	// cleared before it is drawn: nothing of the agent's stands beside
+	// or after the question, which ends where the cursor waits.
+	question := questionReset + "\r\n\x1b[J"
 	for _, l := range append(lines, last) {
-		question += lineStart + l
+		question += "\x1b[2K" + lineStart + l
 		if l != last {
 			question += "\r\n"
 		}
 	}
-	if _, err := io.WriteString(t.TTY, question); err != nil {
+	// Then the terminal is asked where its cursor is: it answers only
+	// once it has drawn the question, and the settle time starts then.
+	if _, err := io.WriteString(t.TTY, question+cursorQuery); err != nil {
 		return Answer{Reason: "the terminal could not be written: " + err.Error()}
 	}
-	settled := settle
+	w := readWait{settle: settle, shown: shownWait, column: -1}
 	if t.settle != 0 {
-		settled = t.settle
+		w.settle = t.settle
 	}
-	line, err := readAnswer(ctx, t.TTY, fd, settled, timeout)
+	if t.shown != 0 {
+		w.shown = t.shown
+	}
+	if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Col > 0 && len(last) < int(ws.Col) {
+		w.column = len(last) + 1
+	}
+	line, err := readAnswer(ctx, t.TTY, fd, w, timeout)
 	io.WriteString(t.TTY, resetAttrs)
 	switch {
 	case errors.Is(err, errTimeout):
@@ -258,16 +288,24 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 // colours), and the character set (G0 as ASCII, shifted in).
 const resetAttrs = "\x1b[0m\x1b(B\x0f"
 
+// cancelSequences ends whatever sequence the agent's output left open:
+// CAN aborts a control sequence, and ST ends a string (DCS, OSC, APC, PM,
+// SOS) that would otherwise take the question as its data (tmux keeps
+// even ESC inside a DCS until ST).
+const cancelSequences = "\x18\x1b\\"
+
 // questionReset undoes, before a question, every terminal state the
-// agent's output could have left to hide, move or cut it: a soft reset
-// (DECSTR), the scrolling region (DECSTBM), origin and insert modes, line
+// agent's output could have left to hide, move or cut it: any open
+// sequence (cancelSequences), a soft reset (DECSTR), origin mode, the
+// scrolling region (DECSTBM, with the cursor saved and restored around
+// it: it homes the cursor), insert mode, line
 // wrapping (DECAWM, which DECSTR turns off on some terminals), the
 // cursor's visibility, screen-wide reverse video, mouse, focus and
 // bracketed-paste reporting (whose reports would void the answer), the
 // palette and the default foreground, background and cursor colours (OSC
 // 104, 110, 111, 112), then resetAttrs. A terminal ignores what it does
 // not know.
-const questionReset = "\x1b[!p\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b[?25h\x1b[?5l" +
+const questionReset = cancelSequences + "\x1b[!p\x1b[?6l\x1b7\x1b[r\x1b8\x1b[4l\x1b[?7h\x1b[?25h\x1b[?5l" +
 	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?2004l" +
 	"\x1b]104\x1b\\\x1b]110\x1b\\\x1b]111\x1b\\\x1b]112\x1b\\" + resetAttrs
 
@@ -280,6 +318,27 @@ const lineStart = "\x1b#5\x1b[1;38;2;255;255;255;48;2;0;0;0m"
 // settle is how long a question stands before keys are taken as its
 // answer (see the package doc).
 const settle = 700 * time.Millisecond
+
+// cursorQuery asks the terminal for its cursor's position (DSR 6); the
+// reply (CPR, ESC [ row ; column R) comes only once everything written
+// before it is on the screen.
+const cursorQuery = "\x1b[6n"
+
+// shownWait bounds the wait for that reply: a terminal that does not
+// answer gets the settle time from then on.
+const shownWait = 2 * time.Second
+
+// readWait is how readAnswer waits before it takes keys: for the
+// terminal's cursor report (at most shown; column, when known (> 0), is
+// where the cursor must be, so that an earlier report the agent asked
+// for is not taken for it), then settle.
+type readWait struct {
+	settle, shown time.Duration
+	column        int
+}
+
+// cprPattern is a cursor position report.
+var cprPattern = regexp.MustCompile(`\x1b\[([0-9]{1,5});([0-9]{1,5})R`)
 
 // printable reports whether s is valid UTF-8 without control characters
 // (C0, C1: escape sequences and carriage returns could redraw the
@@ -331,6 +390,17 @@ func takeTerminal(fd int) (func(), error) {
 	}, nil
 }
 
+// shownIn reports whether b holds a cursor report at column (any, when
+// column is not known).
+func shownIn(b []byte, column int) bool {
+	for _, m := range cprPattern.FindAllSubmatch(b, -1) {
+		if c, err := strconv.Atoi(string(m[2])); err == nil && (column <= 0 || c == column) {
+			return true
+		}
+	}
+	return false
+}
+
 var (
 	errTimeout   = errors.New("timeout")
 	errCancelled = errors.New("cancelled")
@@ -340,13 +410,14 @@ var (
 // maxAnswer bounds an answer: the longest word is 12 letters.
 const maxAnswer = 64
 
-// readAnswer waits settle (discarding what comes meanwhile), then reads
-// one line of plain keys within timeout, echoing them to w and editing it
-// here: printable ASCII is the line, backspace and DEL take a character
-// back, Ctrl-U the line, Enter ends it, Ctrl-C and Ctrl-D cancel. An
-// escape sequence or any other byte voids it (errNotKeys). It waits with
-// poll, so that no goroutine is left reading the terminal after.
-func readAnswer(ctx context.Context, w io.Writer, fd int, settle, timeout time.Duration) (string, error) {
+// readAnswer waits for the question to be on the screen and then for it
+// to stand (rw; what comes meanwhile is discarded), then reads one line
+// of plain keys within timeout, echoing them to w and editing it here:
+// printable ASCII is the line, backspace and DEL take a character back,
+// Ctrl-U the line, Enter ends it, Ctrl-C and Ctrl-D cancel. An escape
+// sequence or any other byte voids it (errNotKeys). It waits with poll,
+// so that no goroutine is left reading the terminal after.
+func readAnswer(ctx context.Context, w io.Writer, fd int, rw readWait, timeout time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
 	waitFor := func(d time.Duration) (bool, error) {
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
@@ -358,7 +429,36 @@ func readAnswer(ctx context.Context, w io.Writer, fd int, settle, timeout time.D
 			return n > 0, err
 		}
 	}
-	settled := time.NewTimer(settle)
+	buf := make([]byte, 64)
+	// Shown: the cursor report, or the end of the wait for it.
+	var seen []byte
+	for end := time.Now().Add(rw.shown); time.Now().Before(end); {
+		if ctx.Err() != nil {
+			return "", errTimeout
+		}
+		ready, err := waitFor(min(time.Until(end), 100*time.Millisecond))
+		if err != nil {
+			return "", err
+		}
+		if !ready {
+			continue
+		}
+		m, err := unix.Read(fd, buf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil || m == 0 {
+			break
+		}
+		seen = append(seen, buf[:m]...)
+		if shownIn(seen, rw.column) {
+			break
+		}
+		if len(seen) > 4096 {
+			seen = seen[len(seen)-64:]
+		}
+	}
+	settled := time.NewTimer(rw.settle)
 	defer settled.Stop()
 	select {
 	case <-ctx.Done():
@@ -367,7 +467,6 @@ func readAnswer(ctx context.Context, w io.Writer, fd int, settle, timeout time.D
 	}
 	unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
 	var line []byte
-	buf := make([]byte, 64)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {

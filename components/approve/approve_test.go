@@ -31,6 +31,11 @@ const hostileEnv = "PINFOLD_APPROVE_TEST_HOSTILE"
 // testSettle is the question's standing time in the tests.
 const testSettle = 300 * time.Millisecond
 
+// testShown bounds the wait for the cursor report in the tests: longer
+// than an answer takes to come, so that a test whose terminal gave no
+// report fails.
+const testShown = 3 * time.Second
+
 func TestMain(m *testing.M) {
 	if kind := os.Getenv(childEnv); kind != "" {
 		os.Exit(child(kind))
@@ -61,7 +66,7 @@ func child(kind string) int {
 	var b [1]byte
 	go4.Read(b[:])
 	k, _ := strconv.Atoi(kind)
-	t := &Terminal{TTY: tty, Timeout: 2 * time.Second, settle: testSettle}
+	t := &Terminal{TTY: tty, Timeout: 4 * time.Second, settle: testSettle, shown: testShown}
 	// The pause records when it was taken and given back: resumed must
 	// still be 0 when the question is put, and 1 after.
 	var paused, resumedAtPause, resumed int
@@ -110,6 +115,12 @@ type exchange struct {
 	kind                              Kind
 	typeahead, early, answer, alsoOut string
 	hostile                           bool
+	// cprDelay is how long the terminal takes to report the cursor once
+	// asked (a slow link); noCPR: it never does.
+	cprDelay time.Duration
+	noCPR    bool
+	// earlyAt is when the early keys are typed after the question shows.
+	earlyAt time.Duration
 }
 
 // session runs the child on a fresh pty as its controlling terminal and
@@ -135,7 +146,8 @@ func session(t *testing.T, e exchange) string {
 	outW.Close()
 	goR.Close()
 	defer cmd.Wait()
-	// Everything the terminal shows, read as it comes.
+	// Everything the terminal shows, read as it comes; the cursor query
+	// is answered as a terminal would, once it has drawn what came before.
 	shown := make(chan string, 64)
 	go func() {
 		buf := make([]byte, 4096)
@@ -143,6 +155,12 @@ func session(t *testing.T, e exchange) string {
 			n, err := master.Read(buf)
 			if n > 0 {
 				shown <- string(buf[:n])
+				if strings.Contains(string(buf[:n]), cursorQuery) && !e.noCPR {
+					go func() {
+						time.Sleep(e.cprDelay)
+						master.WriteString("\x1b[24;80R")
+					}()
+				}
 			}
 			if err != nil {
 				close(shown)
@@ -167,6 +185,7 @@ func session(t *testing.T, e exchange) string {
 		}
 	}
 	if e.early != "" {
+		time.Sleep(e.earlyAt)
 		master.WriteString(e.early)
 	}
 	// While the question waits, a background writer is stopped (TOSTOP),
@@ -174,14 +193,20 @@ func session(t *testing.T, e exchange) string {
 	if tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS); err != nil || tio.Lflag&unix.TOSTOP == 0 || tio.Lflag&(unix.ICANON|unix.ISIG|unix.IEXTEN) != 0 {
 		t.Errorf("while the question waits: lflag %#o (%v), want TOSTOP and no ICANON, ISIG or IEXTEN", tio.Lflag, err)
 	}
-	if !strings.Contains(screen.String(), questionReset+"\r\r\n"+lineStart+"[pinfold] fs asks:") { // ONLCR: \r\r\n
+	if !strings.Contains(screen.String(), questionReset+"\r\r\n\x1b[J\x1b[2K"+lineStart+"[pinfold] fs asks:") { // ONLCR: \r\r\n
 		t.Errorf("the question does not start with the reset: %q", screen.String())
+	}
+	if !strings.HasPrefix(questionReset, "\x18\x1b\\") {
+		t.Errorf("the reset does not first end an open sequence or string: %q", questionReset)
+	}
+	if !strings.HasSuffix(screen.String(), "cancels (4s): "+cursorQuery) {
+		t.Errorf("the question does not end with the cursor query: %q", screen.String())
 	}
 	if e.alsoOut != "" {
 		slave.WriteString(e.alsoOut) // the agent writing to its terminal
 	}
 	if e.answer != "" {
-		time.Sleep(testSettle + 200*time.Millisecond)
+		time.Sleep(max(e.cprDelay-e.earlyAt, 0) + testSettle + 200*time.Millisecond)
 		master.WriteString(e.answer)
 	}
 	line, err := bufio.NewReader(outR).ReadString('\n')
@@ -246,6 +271,26 @@ func TestAskAgentCannotAnswer(t *testing.T) {
 		if got := session(t, e); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
 			t.Errorf("%+v: %s", e, got)
 		}
+	}
+}
+
+// The settle time starts when the terminal reports the question drawn,
+// not when it was written: over a slow link, keys typed before the
+// question reached the screen (for a prompt of the agent's) are not its
+// answer. The control is the same exchange answered after the report;
+// a terminal that never reports gets the settle time after shownWait.
+func TestAskSettlesFromTheReport(t *testing.T) {
+	slow := 1500 * time.Millisecond
+	// Typed after a settle time counted from the write, before the report.
+	if got := session(t, exchange{kind: Approve, early: "yes\n", earlyAt: testSettle + 400*time.Millisecond, cprDelay: slow}); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
+		t.Errorf("keys typed before the question was drawn answered it: %s", got)
+	}
+	if got := session(t, exchange{kind: Approve, answer: "yes\n", cprDelay: slow}); got != `yes=true reason="approved"`+restoredOK {
+		t.Errorf("control, answered after the report: %s", got)
+	}
+	// No report: keys before shownWait and the settle are not the answer.
+	if got := session(t, exchange{kind: Approve, answer: "yes\n", noCPR: true}); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
+		t.Errorf("with no report, keys before the wait ran out answered: %s", got)
 	}
 }
 
@@ -353,7 +398,7 @@ func TestTellEscapes(t *testing.T) {
 	term.Tell("moved /ws/\x01\x1b[2J/\u202e/\xff/é/.git/commondir")
 	w.Close()
 	got, _ := io.ReadAll(r)
-	want := resetAttrs + "\r\n[pinfold] moved /ws/\\x01\\x1b[2J/\\u202e/\\xff/é/.git/commondir\r\n"
+	want := cancelSequences + resetAttrs + "\r\n[pinfold] moved /ws/\\x01\\x1b[2J/\\u202e/\\xff/é/.git/commondir\r\n"
 	if string(got) != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}

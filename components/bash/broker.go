@@ -239,8 +239,30 @@ func attention(a *Analysis, c policy.Commands, o Options) string {
 			parts = append(parts, fmt.Sprintf("%s (%s: %s)", strconv.QuoteToASCII(d.Command), d.Rule, d.Reason))
 		}
 	}
-	return strings.Join(parts, "; ")
+	// A reason names commands and words of the line: whatever of them
+	// is not printable ASCII shows escaped.
+	return asciiShown(strings.Join(parts, "; "))
 }
+
+// asciiShown is s with every rune that is not printable ASCII escaped
+// (\uXXXX), as strconv.QuoteToASCII would, but unquoted.
+func asciiShown(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 0x20 && r < 0x7f {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRuneToASCII(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+// quotedWord is a word of the command line as a reason shows it: quoted and
+// escaped to ASCII, so that it reads as the agent's word and not as the
+// analyser's prose (a word may hold ") for the notes file only; …").
+func quotedWord(s string) string { return strconv.QuoteToASCII(s) }
 
 // quoteAll is ps for a question: each quoted and escaped to ASCII.
 func quoteAll(ps []string) string {

@@ -333,3 +333,21 @@ func TestBrokerQuestionEscapesInvisibles(t *testing.T) {
 		}
 	}
 }
+
+// A word of the line inside a reason is quoted: it cannot read as the
+// analyser's prose, and its invisible characters show escaped.
+func TestBrokerReasonQuotesWords(t *testing.T) {
+	w := &fakeWorld{answers: []bool{false}}
+	line := "unbuffer -x\u3164\u3164\") for the notes file only; nothing in .git is read\" touch notes.txt"
+	w.broker(policy.Commands{}).Handle(context.Background(), line)
+	if len(w.asked) != 1 {
+		t.Fatalf("questions %q", w.asked)
+	}
+	_, detail, _ := strings.Cut(w.asked[0], " | ")
+	if strings.ContainsRune(detail, '\u3164') || !strings.Contains(detail, `\u3164`) {
+		t.Errorf("the detail shows U+3164 as itself: %q", detail)
+	}
+	if !strings.Contains(detail, `\") for the notes file only`) {
+		t.Errorf("the word is not quoted in the reason: %q", detail)
+	}
+}

@@ -404,7 +404,7 @@ func sqlRisk(short, long string) func(sc *SimpleCommand) *finding {
 				return &finding{rDestroy, baseName(sc) + " runs SQL holding " + strings.ToUpper(m) + ", which " + ruleVerbs[rDestroy], at}
 			}
 			if !sql.Literal {
-				return &finding{rDynamic, "the SQL " + baseName(sc) + " " + t + " runs is not a literal", at}
+				return &finding{rDynamic, "the SQL " + baseName(sc) + " " + quotedWord(t) + " runs is not a literal", at}
 			}
 		}
 		return nil
@@ -512,7 +512,7 @@ func optionLike(ws []Word, from int, quoted bool, name string) *finding {
 			return nil
 		}
 		if !w.Literal && w.mayBeOption() && (quoted || !w.single) {
-			return &finding{rDynamic, name + " is given " + w.Text + ", which is not a literal and may expand to an option", i}
+			return &finding{rDynamic, name + " is given " + quotedWord(w.Text) + ", which is not a literal and may expand to an option", i}
 		}
 	}
 	return nil

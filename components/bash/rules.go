@@ -66,7 +66,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 	case name == "chmod":
 		for _, w := range sc.Words[1:] {
 			if w.Literal && setuidMode(w.Text) {
-				return &verdict{Refuse, "structural.setuid", "chmod " + w.Text + " makes a set-user-ID or set-group-ID program"}
+				return &verdict{Refuse, "structural.setuid", "chmod " + quotedWord(w.Text) + " makes a set-user-ID or set-group-ID program"}
 			}
 		}
 	case name == "install":
@@ -107,7 +107,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 			continue
 		}
 		if rule, what := classifyWord(r.Target, o); rule != "" {
-			return &verdict{Approve, rule, "the redirection " + r.Op + " " + r.Target.Text + " writes to " + what}
+			return &verdict{Approve, rule, "the redirection " + r.Op + " " + quotedWord(r.Target.Text) + " writes to " + what}
 		}
 	}
 	for _, a := range sc.Assigns {
@@ -122,7 +122,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 				continue
 			}
 			if rule, what := classifyWord(w, o); rule != "" {
-				return &verdict{Approve, rule, sc.Words[0].Text + " is given " + w.Text + ", in " + what}
+				return &verdict{Approve, rule, sc.Words[0].Text + " is given " + quotedWord(w.Text) + ", in " + what}
 			}
 		}
 	}
@@ -146,10 +146,10 @@ func varWriter(sc *SimpleCommand) *verdict {
 			continue // printf writes only its -v variable; its format and arguments are text
 		}
 		if (name == "declare" || name == "typeset" || name == "local") && w.Literal && len(t) > 1 && t[0] == '-' && strings.ContainsRune(t[1:], 'n') {
-			return &verdict{Approve, "structural.exec-env", name + " " + t + " makes a nameref: an assignment through it sets a variable the analyzer does not see by name"}
+			return &verdict{Approve, "structural.exec-env", name + " " + quotedWord(t) + " makes a nameref: an assignment through it sets a variable the analyzer does not see by name"}
 		}
 		if !w.Literal && (name == "read" || name == "mapfile" || name == "readarray") && !strings.HasPrefix(t, "-") {
-			return &verdict{Approve, "structural.exec-env", name + " sets a variable named only at run time (" + t + ")"}
+			return &verdict{Approve, "structural.exec-env", name + " sets a variable named only at run time (" + quotedWord(t) + ")"}
 		}
 		for _, cand := range []string{t, strings.TrimPrefix(t, "-v")} {
 			id := cand
@@ -179,7 +179,7 @@ func authority(sc *SimpleCommand, o Options) *verdict {
 					continue
 				}
 				if beneath(cleanTok(tok), a) || o.Workspace != "" && beneath(path.Join(path.Clean(o.Workspace), tok), a) && !path.IsAbs(tok) {
-					return &verdict{Refuse, "structural.authority", w.Text + " names " + a + ", which belongs to the launcher"}
+					return &verdict{Refuse, "structural.authority", quotedWord(w.Text) + " names " + a + ", which belongs to the launcher"}
 				}
 			}
 		}
@@ -438,7 +438,7 @@ func gitStructural(sc *SimpleCommand) *verdict {
 		switch {
 		case upload || receive || exec && (sub == "push" || sub == "archive" || sub == "send-pack") ||
 			t == "-u" && sub == "clone":
-			return &verdict{Approve, "structural.git-config", "git " + sub + " " + t + " runs a program named in an option"}
+			return &verdict{Approve, "structural.git-config", "git " + sub + " " + quotedWord(t) + " runs a program named in an option"}
 		case (sub == "clone" || sub == "init") && template:
 			return &verdict{Approve, "structural.git-hooks", "git " + sub + " --template copies hooks from a template directory"}
 		case sub == "clone" && (t == "-c" || config && !cattached) && k+1 < len(ws):
@@ -494,7 +494,7 @@ func gitConfig(ws []Word) *verdict {
 		return &verdict{Approve, "structural.git-config", "git config writes a key that is not a literal"}
 	}
 	if rule, why := gitExecKey(key.Text); rule != "" {
-		return &verdict{Approve, rule, "git config " + key.Text + " " + why}
+		return &verdict{Approve, rule, "git config " + quotedWord(key.Text) + " " + why}
 	}
 	return nil
 }

@@ -273,7 +273,7 @@ func unknownOpt(c *SimpleCommand, name string, at int) bool {
 		return false
 	}
 	if c.Dynamic == nil {
-		c.Dynamic = &Opaque{At: at, Why: name + " is given " + c.Words[at].Text + ", which is not one of its options as the analyzer knows them " +
+		c.Dynamic = &Opaque{At: at, Why: name + " is given " + quotedWord(c.Words[at].Text) + ", which is not one of its options as the analyzer knows them " +
 			"(getopt also takes an abbreviation, and an option may take the next word as its value): what " + name + " runs is known only at run time"}
 	}
 	return true
@@ -603,7 +603,7 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 		}
 		first := c.Words[0]
 		if !first.Literal {
-			c.Dynamic = &Opaque{At: 0, Why: "the command word " + first.Text + " is not a literal: what runs is known only at run time"}
+			c.Dynamic = &Opaque{At: 0, Why: "the command word " + quotedWord(first.Text) + " is not a literal: what runs is known only at run time"}
 			return w.emit(s, c)
 		}
 		fills := placeholders(s, c)
@@ -663,7 +663,7 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 				// (-ignore SIG, -open ID, ...) are not read here.
 				for k := 1; k < r.cmd; k++ {
 					if t := c.Words[k].Text; t != "--" && (t != "-p" || k > 1) {
-						c.Dynamic = &Opaque{At: k, Why: "unbuffer passes " + t + " to Expect's spawn, whose flags are not read: what runs is not known"}
+						c.Dynamic = &Opaque{At: k, Why: "unbuffer passes " + quotedWord(t) + " to Expect's spawn, whose flags are not read: what runs is not known"}
 						return w.emit(s, c)
 					}
 				}
@@ -728,7 +728,7 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			return w.git(s, c, depth)
 		case name == "source" || name == ".":
 			if len(c.Words) > 1 {
-				c.Script = &Opaque{At: 1, Why: "runs the file " + c.Words[1].Text + " in the shell; its commands are not analysed"}
+				c.Script = &Opaque{At: 1, Why: "runs the file " + quotedWord(c.Words[1].Text) + " in the shell; its commands are not analysed"}
 			}
 			return w.emit(s, c)
 		case isPath(name):
@@ -893,7 +893,7 @@ opts:
 			break opts
 		case t == "--rcfile" || t == "--init-file":
 			if i+1 < len(ws) {
-				c.Script = &Opaque{At: i + 1, Why: name + " runs the start-up file " + ws[i+1].Text + ", which is not analysed"}
+				c.Script = &Opaque{At: i + 1, Why: name + " runs the start-up file " + quotedWord(ws[i+1].Text) + ", which is not analysed"}
 			}
 			i += 2
 		case t == "--version" || t == "--help":
@@ -934,7 +934,7 @@ opts:
 	case noexec:
 		return w.emit(s, c)
 	case i < len(ws):
-		c.Script = &Opaque{At: i, Why: name + " runs the script file " + ws[i].Text + ", which is not analysed"}
+		c.Script = &Opaque{At: i, Why: name + " runs the script file " + quotedWord(ws[i].Text) + ", which is not analysed"}
 		return w.emit(s, c)
 	}
 	return w.stdinShell(s, c, name, in, depth)
@@ -1021,7 +1021,7 @@ func (w *walker) trap(s scope, c SimpleCommand, depth int) error {
 func (w *walker) su(s scope, c *SimpleCommand, name string, sp optSpec, depth int) (next SimpleCommand, ok bool, err error) {
 	r := parseOpts(optWords(*c, placeholders(s, *c)), sp)
 	if r.cmd < len(c.Words) {
-		c.Dynamic = &Opaque{At: r.cmd, Why: name + " is given " + c.Words[r.cmd].Text + ", which is not a literal, where its options may stand"}
+		c.Dynamic = &Opaque{At: r.cmd, Why: name + " is given " + quotedWord(c.Words[r.cmd].Text) + ", which is not a literal, where its options may stand"}
 	}
 	unknownOpt(c, name, r.unknown)
 	if done, err := w.shellString(s, c, name, r, depth); done || err != nil {
@@ -1246,7 +1246,7 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 			if !ws[i+1].single {
 				// git -C $d clean -fdx: the value may be several words,
 				// and then a later one is the subcommand.
-				c.Dynamic = &Opaque{At: i + 1, Why: "git " + t + " is given " + ws[i+1].Text + ", which may be several words: which word is git's command is known only at run time"}
+				c.Dynamic = &Opaque{At: i + 1, Why: "git " + quotedWord(t) + " is given " + quotedWord(ws[i+1].Text) + ", which may be several words: which word is git's command is known only at run time"}
 				return w.emit(s, c)
 			}
 			c.GitOptions = append(c.GitOptions, ws[i], ws[i+1])
@@ -1259,7 +1259,7 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 	if i < len(ws) && !ws[i].Literal {
 		// git $opts clean, git -C$d clean: a global option or the
 		// subcommand is known only at run time.
-		c.Dynamic = &Opaque{At: i, Why: "git is given " + ws[i].Text + " where its options or command stand: what git does is known only at run time"}
+		c.Dynamic = &Opaque{At: i, Why: "git is given " + quotedWord(ws[i].Text) + " where its options or command stand: what git does is known only at run time"}
 		return w.emit(s, c)
 	}
 	if i > 1 {
