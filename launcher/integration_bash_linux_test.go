@@ -252,7 +252,7 @@ func TestIntegrationComponentsShellApproval(t *testing.T) {
 	}
 	rm := l + " sh 'rm -rf build'; echo rc=$?"
 	r, screen := s.ptySessionWith(t, shellPol(), rm, "y")
-	if r.stdout != "rc=119\n" || !strings.Contains(screen, "deletes recursively") || !strings.Contains(screen, `Type "delete"`) {
+	if r.stdout != "rc=119\n" || !strings.Contains(screen, "deletes recursively") || !strings.Contains(screen, `Type "delete `) {
 		t.Fatalf("answered y: %s; terminal %q", r, screen)
 	}
 	mustExist(t, filepath.Join(s.ws, "build/sub/b.o"))

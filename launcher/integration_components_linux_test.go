@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -566,9 +567,6 @@ func TestIntegrationComponentsApprovalAgentFrozen(t *testing.T) {
 				screen.Write(buf[:max(n, 0)])
 				shown := screen.String()
 				mu.Unlock()
-				if !asked && strings.Contains(shown, "\x1b[6n") {
-					master.WriteString("\x1b[24;80R") // as a terminal reports its cursor
-				}
 				if !asked && strings.Contains(shown, "to allow") {
 					asked = true
 					go func() {
@@ -576,7 +574,7 @@ func TestIntegrationComponentsApprovalAgentFrozen(t *testing.T) {
 						mu.Lock()
 						atAnswer <- screen.String()
 						mu.Unlock()
-						master.WriteString("yes\n")
+						master.WriteString(withCode(shown, "yes") + "\n")
 					}()
 				}
 				if err != nil {
@@ -633,6 +631,20 @@ func (s *itSandbox) ptySessionWith(t *testing.T, p itPol, script string, answers
 	return r, screen()
 }
 
+// questionCode is what the latest question asks to be typed.
+var questionCode = regexp.MustCompile(`Type "([a-z]+) ([0-9]{4})" to allow`)
+
+// withCode is answer as the person types it for the latest question on
+// screen: its word with the question's code, or answer itself when it is
+// not that word (a refusal, a wrong word).
+func withCode(screen, answer string) string {
+	m := questionCode.FindAllStringSubmatch(screen, -1)
+	if len(m) > 0 && m[len(m)-1][1] == answer {
+		return answer + " " + m[len(m)-1][2]
+	}
+	return answer
+}
+
 // answerDelay is how long after a question shows the tests type its
 // answer: more than approve's settle, within which keys are discarded.
 const answerDelay = time.Second
@@ -645,23 +657,20 @@ func answerOn(master *os.File, answers ...string) (screen func() string) {
 	var b strings.Builder
 	go func() {
 		buf := make([]byte, 4096)
-		answered, reported := 0, 0
+		answered := 0
 		for {
 			n, err := master.Read(buf)
 			mu.Lock()
 			b.Write(buf[:max(n, 0)])
-			asked := strings.Count(b.String(), "to allow")
-			queried := strings.Count(b.String(), "\x1b[6n")
+			shown := b.String()
+			asked := strings.Count(shown, "to allow")
 			mu.Unlock()
-			// The question asks where the cursor is, as a terminal
-			// answers once it has drawn it.
-			for ; reported < queried; reported++ {
-				master.WriteString("\x1b[24;80R")
-			}
 			for ; answered < asked && answered < len(answers); answered++ {
 				if a := answers[answered]; a != "" {
-					// Typed once the question stands: keys that come
-					// sooner are discarded (approve's settle).
+					// Typed once the question stands (keys that come
+					// sooner are discarded), with its code when the answer
+					// is the word it asks for.
+					a = withCode(shown, a)
 					go func() {
 						time.Sleep(answerDelay)
 						master.WriteString(a + "\n")
@@ -698,7 +707,7 @@ func TestIntegrationComponentsRecursiveDelete(t *testing.T) {
 	}
 	rm := itEnv.launcher + " fs rm -r build; echo rc=$?"
 	r, screen := s.ptySession(t, rm, "y")
-	if r.stdout != "rc=119\n" || !strings.Contains(screen, `asks: delete "build" and everything beneath it`) || !strings.Contains(screen, `Type "delete"`) {
+	if r.stdout != "rc=119\n" || !strings.Contains(screen, `asks: delete "build" and everything beneath it`) || !strings.Contains(screen, `Type "delete `) {
 		t.Fatalf("answered y: %s; terminal %q", r, screen)
 	}
 	mustExist(t, filepath.Join(s.ws, "build/sub/deep/c"))

@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -384,18 +386,20 @@ func copyFile(from, to string, mode os.FileMode) error {
 }
 
 // answerOn reads a terminal's output until a question shows ("to
-// allow") and asks where the cursor is, reports it as a terminal would,
-// and once the question has stood longer than the launcher discards
-// keys for, types answer. It ends when the terminal does.
+// allow") and, once it has stood longer than the launcher discards keys
+// for, types answer with the question's code, as the person would. It
+// ends when the terminal does.
 func answerOn(master *os.File, answer string) {
 	var seen strings.Builder
 	buf := make([]byte, 4096)
 	for seen.Len() < 1<<20 {
 		n, err := master.Read(buf)
 		seen.Write(buf[:max(n, 0)])
-		if strings.Contains(seen.String(), "to allow") && strings.Contains(seen.String(), "\x1b[6n") {
-			master.WriteString("\x1b[24;80R")
+		if m := questionCode().FindStringSubmatch(seen.String()); m != nil {
 			time.Sleep(time.Second)
+			if m[1] == answer {
+				answer += " " + m[2]
+			}
 			master.WriteString(answer + "\n")
 			io.Copy(io.Discard, master)
 			return
@@ -405,6 +409,9 @@ func answerOn(master *os.File, answer string) {
 		}
 	}
 }
+
+// questionCode is what a question asks to be typed: its word and code.
+var questionCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Type "([a-z]+) ([0-9]{4})" to allow`) })
 
 // componentsText is the standard policy in components mode.
 func (s *scratch) componentsText(extra string) string {

@@ -21,32 +21,31 @@
 //     and edited here (backspace, Ctrl-U; Ctrl-C or Ctrl-D cancels), so
 //     control characters the agent chose (a kill or interrupt character
 //     that turns a terminal's reply into "y") mean nothing.
-//   - Typeahead is discarded. The question ends by asking the terminal
-//     where its cursor is; the reply comes only once the question is on
-//     the screen (over a slow link, long after it was written). From
-//     then the question stands for a moment (settle), and what came
-//     meanwhile is discarded again: keys typed in the rhythm of the
-//     agent's own prompts, or typed before the question reached the
-//     screen, and the terminal's late replies to queries the agent sent
-//     before it was frozen, are not an answer. A terminal that does not
-//     report its cursor gets the settle time after shownWait. Anything
+//   - The answer is the word ("yes", "delete", "irreversible") and four
+//     digits drawn for that question, shown only in it: "yes 4821". A
+//     person answering a prompt the agent drew in the question's style,
+//     in the rhythm of its prompts, over a link slow enough that the
+//     question was not yet drawn, or behind a multiplexer the agent made
+//     hide it, does not type the code; nothing the terminal sends by
+//     itself holds it. Typeahead is discarded, and so is what comes in
+//     the first moment (settle) after the question is written. Anything
 //     but plain keys after that (an escape sequence: a reply, a function
-//     key) voids the answer. Approvals take the word "yes", not a
-//     reflexive "y".
+//     key) voids the answer.
 //   - The question starts by undoing what the agent could have left set
 //     to hide, move or cut it: a sequence or string left open (which
 //     would take the question as its data), a soft reset, the scrolling
 //     region, origin and insert modes, line wrapping, the cursor's
 //     visibility, mouse, focus and paste reporting, the palette and the
 //     default colours, the character attributes and sets, and each line's
-//     width. It starts on a new line and erases everything below it, and
-//     each of its lines is cleared and drawn in explicit colours.
+//     width. It is drawn at the foot of the screen, on new lines, with
+//     everything below erased and each line cleared and drawn in explicit
+//     colours; it is asked only when it fits the screen whole.
 //
 // The agent cannot type into the terminal: TIOCSTI and TIOCLINUX are
 // refused by its seccomp filter (SR-17). What it printed before the
 // question stays on the screen above it, and may imitate a question: the
 // real one is always the last thing on the screen, directly before the
-// cursor.
+// cursor; a fake one cannot show the code.
 //
 // # Limitations
 //
@@ -57,6 +56,10 @@
 //   - Tell's lines (notes between questions, such as a protected path a
 //     command made and that was moved aside) start the same way, but the
 //     agent is not frozen for them: it can draw over them at once.
+//   - Behind a terminal multiplexer the launcher talks to the multiplexer.
+//     With passthrough on (tmux's allow-passthrough), the agent can reach
+//     the terminal outside it and keep a question from being seen; it
+//     still cannot answer it (the code).
 //
 // Every decision is logged: who asked, what, the answer and when.
 package approve
@@ -64,14 +67,15 @@ package approve
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"os"
 	"os/signal"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,7 +90,8 @@ import (
 type Kind int
 
 const (
-	// Approve: a change the policy leaves to the person; the word "yes".
+	// Approve: a change the policy leaves to the person; the word "yes"
+	// (and the question's code, as for every kind).
 	Approve Kind = iota + 1
 	// ConfirmDelete: a recursive delete, backed up first; the word
 	// "delete". The default is Cancel.
@@ -129,10 +134,10 @@ type Terminal struct {
 	Timeout time.Duration
 	Log     *slog.Logger
 
-	mu     sync.Mutex // one question at a time
-	pause  func(ctx context.Context) (resume func(), err error)
-	settle time.Duration // tests: the question's standing time (0: settle)
-	shown  time.Duration // tests: the wait for the cursor report (0: shownWait)
+	mu        sync.Mutex // one question at a time
+	pause     func(ctx context.Context) (resume func(), err error)
+	settle    time.Duration // tests: the question's standing time (0: settle)
+	fixedCode string        // tests: the code every question asks for
 }
 
 // SetPause makes every later question freeze the agent first (pause) and
@@ -182,6 +187,11 @@ func shown(s string) string {
 	return b.String()
 }
 
+// MaxQuestion bounds what a question shows (who asks, the action and
+// the detail): about fifteen rows of an 80-column terminal, with the
+// prompt line.
+const MaxQuestion = 1200
+
 // DefaultTimeout is how long a question waits for its answer.
 const DefaultTimeout = 2 * time.Minute
 
@@ -203,8 +213,42 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 	if r.Kind.word() == "" || !printable(r.From+r.Action+r.Detail) {
 		return Answer{Reason: "malformed request"}
 	}
+	// One screen's worth: a question longer than that would have its first
+	// lines, which name the action, above the screen (the window size the
+	// terminal reports is the agent's to change).
+	if n := len(r.From) + len(r.Action) + len(r.Detail); n > MaxQuestion {
+		return Answer{Reason: fmt.Sprintf("the question is too long to show whole (%d bytes, at most %d): it was not asked", n, MaxQuestion)}
+	}
 	if t.TTY == nil {
 		return Answer{Reason: "no terminal to ask on"}
+	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	// The answer is the word and a code drawn for this question: a
+	// person answering a prompt of the agent's, or a question they do
+	// not see, cannot give it.
+	want := r.Kind.word() + " " + t.code()
+	lines := []string{fmt.Sprintf("[pinfold] %s asks: %s", r.From, r.Action)}
+	if r.Detail != "" {
+		lines = append(lines, "[pinfold] "+r.Detail)
+	}
+	last := ""
+	switch r.Kind {
+	case ConfirmDelete:
+		last = "[pinfold] This may be irreversible (a backup is kept). "
+	case Irreversible:
+		last = "[pinfold] NO BACKUP can be kept: this cannot be undone. "
+	}
+	last += fmt.Sprintf("Type %q to allow, anything else cancels (%s): ", want, timeout.Round(time.Second))
+	lines = append(lines, last)
+	// A question is asked only when it fits the screen whole: otherwise
+	// its first lines, which name the action, would be above the screen.
+	if ws, err := unix.IoctlGetWinsize(int(t.TTY.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
+		if need := rowsFor(lines, int(ws.Col)); need > int(ws.Row)-1 {
+			return Answer{Reason: fmt.Sprintf("the question needs %d rows and the terminal shows %d: it was not asked (a taller window, or fewer commands at once)", need, ws.Row)}
+		}
 	}
 	if t.pause != nil {
 		resume, err := t.pause(ctx)
@@ -219,49 +263,24 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 		return Answer{Reason: "the terminal could not be taken: " + err.Error()}
 	}
 	defer restore()
-	timeout := t.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	word := r.Kind.word()
-	lines := []string{fmt.Sprintf("[pinfold] %s asks: %s", r.From, r.Action)}
-	if r.Detail != "" {
-		lines = append(lines, "[pinfold] "+r.Detail)
-	}
-	last := ""
-	switch r.Kind {
-	case ConfirmDelete:
-		last = "[pinfold] This may be irreversible (a backup is kept). "
-	case Irreversible:
-		last = "[pinfold] NO BACKUP can be kept: this cannot be undone. "
-	}
-	last += fmt.Sprintf("Type %q to allow, anything else cancels (%s): ", word, timeout.Round(time.Second))
-	// On a line of its own, with everything below it erased, each line
-	// cleared before it is drawn: nothing of the agent's stands beside
-	// or after the question, which ends where the cursor waits.
-	question := questionReset + "\r\n\x1b[J"
-	for _, l := range append(lines, last) {
+	// At the foot of the screen, on lines of its own, each cleared before
+	// it is drawn: what the agent printed scrolls up above it, and the
+	// question ends where the cursor waits.
+	question := questionReset + "\x1b[9999;1H\r\n\x1b[J"
+	for i, l := range lines {
 		question += "\x1b[2K" + lineStart + l
-		if l != last {
+		if i < len(lines)-1 {
 			question += "\r\n"
 		}
 	}
-	// Then the terminal is asked where its cursor is: it answers only
-	// once it has drawn the question, and the settle time starts then.
-	if _, err := io.WriteString(t.TTY, question+cursorQuery); err != nil {
+	if _, err := io.WriteString(t.TTY, question); err != nil {
 		return Answer{Reason: "the terminal could not be written: " + err.Error()}
 	}
-	w := readWait{settle: settle, shown: shownWait, column: -1}
+	settled := settle
 	if t.settle != 0 {
-		w.settle = t.settle
+		settled = t.settle
 	}
-	if t.shown != 0 {
-		w.shown = t.shown
-	}
-	if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Col > 0 && len(last) < int(ws.Col) {
-		w.column = len(last) + 1
-	}
-	line, err := readAnswer(ctx, t.TTY, fd, w, timeout)
+	line, err := readAnswer(ctx, t.TTY, fd, settled, timeout)
 	io.WriteString(t.TTY, resetAttrs)
 	switch {
 	case errors.Is(err, errTimeout):
@@ -275,12 +294,34 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 		return Answer{Reason: "declined: the answer held an escape sequence or a control character"}
 	case err != nil:
 		return Answer{Reason: "the answer could not be read: " + err.Error()}
-	case strings.EqualFold(strings.TrimSpace(line), word):
+	case strings.EqualFold(strings.Join(strings.Fields(line), " "), want):
 		io.WriteString(t.TTY, "\r\n")
 		return Answer{Yes: true, Reason: "approved"}
 	}
 	io.WriteString(t.TTY, "\r\n[pinfold] cancelled\r\n")
 	return Answer{Reason: "declined"}
+}
+
+// code is a question's four random digits (the tests may fix them).
+func (t *Terminal) code() string {
+	if t.fixedCode != "" {
+		return t.fixedCode
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(10000))
+	if err != nil {
+		panic("approve: no randomness: " + err.Error()) // crypto/rand does not fail on Linux
+	}
+	return fmt.Sprintf("%04d", n.Int64())
+}
+
+// rowsFor is how many rows lines take on a screen cols wide (each line is
+// ASCII, printable: what ask checked).
+func rowsFor(lines []string, cols int) int {
+	n := 0
+	for _, l := range lines {
+		n += max(1, (len(l)+cols-1)/cols)
+	}
+	return n
 }
 
 // resetAttrs undoes what text printed before a line could have set to
@@ -296,16 +337,15 @@ const cancelSequences = "\x18\x1b\\"
 
 // questionReset undoes, before a question, every terminal state the
 // agent's output could have left to hide, move or cut it: any open
-// sequence (cancelSequences), a soft reset (DECSTR), origin mode, the
-// scrolling region (DECSTBM, with the cursor saved and restored around
-// it: it homes the cursor), insert mode, line
-// wrapping (DECAWM, which DECSTR turns off on some terminals), the
-// cursor's visibility, screen-wide reverse video, mouse, focus and
-// bracketed-paste reporting (whose reports would void the answer), the
-// palette and the default foreground, background and cursor colours (OSC
-// 104, 110, 111, 112), then resetAttrs. A terminal ignores what it does
-// not know.
-const questionReset = cancelSequences + "\x1b[!p\x1b[?6l\x1b7\x1b[r\x1b8\x1b[4l\x1b[?7h\x1b[?25h\x1b[?5l" +
+// sequence (cancelSequences), a soft reset (DECSTR), origin mode and the
+// scrolling region (DECSTBM; both move the cursor, which ask then puts at
+// the foot of the screen), insert mode, line wrapping (DECAWM, which
+// DECSTR turns off on some terminals), the cursor's visibility,
+// screen-wide reverse video, mouse, focus and bracketed-paste reporting
+// (whose reports would void the answer), the palette and the default
+// foreground, background and cursor colours (OSC 104, 110, 111, 112),
+// then resetAttrs. A terminal ignores what it does not know.
+const questionReset = cancelSequences + "\x1b[!p\x1b[?6l\x1b[r\x1b[4l\x1b[?7h\x1b[?25h\x1b[?5l" +
 	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?2004l" +
 	"\x1b]104\x1b\\\x1b]110\x1b\\\x1b]111\x1b\\\x1b]112\x1b\\" + resetAttrs
 
@@ -318,27 +358,6 @@ const lineStart = "\x1b#5\x1b[1;38;2;255;255;255;48;2;0;0;0m"
 // settle is how long a question stands before keys are taken as its
 // answer (see the package doc).
 const settle = 700 * time.Millisecond
-
-// cursorQuery asks the terminal for its cursor's position (DSR 6); the
-// reply (CPR, ESC [ row ; column R) comes only once everything written
-// before it is on the screen.
-const cursorQuery = "\x1b[6n"
-
-// shownWait bounds the wait for that reply: a terminal that does not
-// answer gets the settle time from then on.
-const shownWait = 2 * time.Second
-
-// readWait is how readAnswer waits before it takes keys: for the
-// terminal's cursor report (at most shown; column, when known (> 0), is
-// where the cursor must be, so that an earlier report the agent asked
-// for is not taken for it), then settle.
-type readWait struct {
-	settle, shown time.Duration
-	column        int
-}
-
-// cprPattern is a cursor position report.
-var cprPattern = regexp.MustCompile(`\x1b\[([0-9]{1,5});([0-9]{1,5})R`)
 
 // printable reports whether s is valid UTF-8 without control characters
 // (C0, C1: escape sequences and carriage returns could redraw the
@@ -390,17 +409,6 @@ func takeTerminal(fd int) (func(), error) {
 	}, nil
 }
 
-// shownIn reports whether b holds a cursor report at column (any, when
-// column is not known).
-func shownIn(b []byte, column int) bool {
-	for _, m := range cprPattern.FindAllSubmatch(b, -1) {
-		if c, err := strconv.Atoi(string(m[2])); err == nil && (column <= 0 || c == column) {
-			return true
-		}
-	}
-	return false
-}
-
 var (
 	errTimeout   = errors.New("timeout")
 	errCancelled = errors.New("cancelled")
@@ -410,14 +418,13 @@ var (
 // maxAnswer bounds an answer: the longest word is 12 letters.
 const maxAnswer = 64
 
-// readAnswer waits for the question to be on the screen and then for it
-// to stand (rw; what comes meanwhile is discarded), then reads one line
-// of plain keys within timeout, echoing them to w and editing it here:
-// printable ASCII is the line, backspace and DEL take a character back,
-// Ctrl-U the line, Enter ends it, Ctrl-C and Ctrl-D cancel. An escape
-// sequence or any other byte voids it (errNotKeys). It waits with poll,
-// so that no goroutine is left reading the terminal after.
-func readAnswer(ctx context.Context, w io.Writer, fd int, rw readWait, timeout time.Duration) (string, error) {
+// readAnswer waits settle (discarding what comes meanwhile), then reads
+// one line of plain keys within timeout, echoing them to w and editing it
+// here: printable ASCII is the line, backspace and DEL take a character
+// back, Ctrl-U the line, Enter ends it, Ctrl-C and Ctrl-D cancel. An
+// escape sequence or any other byte voids it (errNotKeys). It waits with
+// poll, so that no goroutine is left reading the terminal after.
+func readAnswer(ctx context.Context, w io.Writer, fd int, settle, timeout time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
 	waitFor := func(d time.Duration) (bool, error) {
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
@@ -429,36 +436,7 @@ func readAnswer(ctx context.Context, w io.Writer, fd int, rw readWait, timeout t
 			return n > 0, err
 		}
 	}
-	buf := make([]byte, 64)
-	// Shown: the cursor report, or the end of the wait for it.
-	var seen []byte
-	for end := time.Now().Add(rw.shown); time.Now().Before(end); {
-		if ctx.Err() != nil {
-			return "", errTimeout
-		}
-		ready, err := waitFor(min(time.Until(end), 100*time.Millisecond))
-		if err != nil {
-			return "", err
-		}
-		if !ready {
-			continue
-		}
-		m, err := unix.Read(fd, buf)
-		if err == unix.EINTR || err == unix.EAGAIN {
-			continue
-		}
-		if err != nil || m == 0 {
-			break
-		}
-		seen = append(seen, buf[:m]...)
-		if shownIn(seen, rw.column) {
-			break
-		}
-		if len(seen) > 4096 {
-			seen = seen[len(seen)-64:]
-		}
-	}
-	settled := time.NewTimer(rw.settle)
+	settled := time.NewTimer(settle)
 	defer settled.Stop()
 	select {
 	case <-ctx.Done():
@@ -466,6 +444,7 @@ func readAnswer(ctx context.Context, w io.Writer, fd int, rw readWait, timeout t
 	case <-settled.C:
 	}
 	unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
+	buf := make([]byte, 64)
 	var line []byte
 	for {
 		left := time.Until(deadline)

@@ -31,10 +31,8 @@ const hostileEnv = "PINFOLD_APPROVE_TEST_HOSTILE"
 // testSettle is the question's standing time in the tests.
 const testSettle = 300 * time.Millisecond
 
-// testShown bounds the wait for the cursor report in the tests: longer
-// than an answer takes to come, so that a test whose terminal gave no
-// report fails.
-const testShown = 3 * time.Second
+// testCode is the code every question asks for in the child.
+const testCode = "4821"
 
 func TestMain(m *testing.M) {
 	if kind := os.Getenv(childEnv); kind != "" {
@@ -66,7 +64,7 @@ func child(kind string) int {
 	var b [1]byte
 	go4.Read(b[:])
 	k, _ := strconv.Atoi(kind)
-	t := &Terminal{TTY: tty, Timeout: 4 * time.Second, settle: testSettle, shown: testShown}
+	t := &Terminal{TTY: tty, Timeout: 3 * time.Second, settle: testSettle, fixedCode: testCode}
 	// The pause records when it was taken and given back: resumed must
 	// still be 0 when the question is put, and 1 after.
 	var paused, resumedAtPause, resumed int
@@ -115,12 +113,6 @@ type exchange struct {
 	kind                              Kind
 	typeahead, early, answer, alsoOut string
 	hostile                           bool
-	// cprDelay is how long the terminal takes to report the cursor once
-	// asked (a slow link); noCPR: it never does.
-	cprDelay time.Duration
-	noCPR    bool
-	// earlyAt is when the early keys are typed after the question shows.
-	earlyAt time.Duration
 }
 
 // session runs the child on a fresh pty as its controlling terminal and
@@ -146,8 +138,7 @@ func session(t *testing.T, e exchange) string {
 	outW.Close()
 	goR.Close()
 	defer cmd.Wait()
-	// Everything the terminal shows, read as it comes; the cursor query
-	// is answered as a terminal would, once it has drawn what came before.
+	// Everything the terminal shows, read as it comes.
 	shown := make(chan string, 64)
 	go func() {
 		buf := make([]byte, 4096)
@@ -155,12 +146,6 @@ func session(t *testing.T, e exchange) string {
 			n, err := master.Read(buf)
 			if n > 0 {
 				shown <- string(buf[:n])
-				if strings.Contains(string(buf[:n]), cursorQuery) && !e.noCPR {
-					go func() {
-						time.Sleep(e.cprDelay)
-						master.WriteString("\x1b[24;80R")
-					}()
-				}
 			}
 			if err != nil {
 				close(shown)
@@ -185,7 +170,6 @@ func session(t *testing.T, e exchange) string {
 		}
 	}
 	if e.early != "" {
-		time.Sleep(e.earlyAt)
 		master.WriteString(e.early)
 	}
 	// While the question waits, a background writer is stopped (TOSTOP),
@@ -193,20 +177,20 @@ func session(t *testing.T, e exchange) string {
 	if tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS); err != nil || tio.Lflag&unix.TOSTOP == 0 || tio.Lflag&(unix.ICANON|unix.ISIG|unix.IEXTEN) != 0 {
 		t.Errorf("while the question waits: lflag %#o (%v), want TOSTOP and no ICANON, ISIG or IEXTEN", tio.Lflag, err)
 	}
-	if !strings.Contains(screen.String(), questionReset+"\r\r\n\x1b[J\x1b[2K"+lineStart+"[pinfold] fs asks:") { // ONLCR: \r\r\n
-		t.Errorf("the question does not start with the reset: %q", screen.String())
+	if !strings.Contains(screen.String(), questionReset+"\x1b[9999;1H\r\r\n\x1b[J\x1b[2K"+lineStart+"[pinfold] fs asks:") { // ONLCR: \r\r\n
+		t.Errorf("the question does not start with the reset at the foot of the screen: %q", screen.String())
 	}
 	if !strings.HasPrefix(questionReset, "\x18\x1b\\") {
 		t.Errorf("the reset does not first end an open sequence or string: %q", questionReset)
 	}
-	if !strings.HasSuffix(screen.String(), "cancels (4s): "+cursorQuery) {
-		t.Errorf("the question does not end with the cursor query: %q", screen.String())
+	if want := fmt.Sprintf("Type %q to allow, anything else cancels (3s): ", e.kind.word()+" "+testCode); !strings.HasSuffix(screen.String(), want) {
+		t.Errorf("the question does not end asking for %q: %q", want, screen.String())
 	}
 	if e.alsoOut != "" {
 		slave.WriteString(e.alsoOut) // the agent writing to its terminal
 	}
 	if e.answer != "" {
-		time.Sleep(max(e.cprDelay-e.earlyAt, 0) + testSettle + 200*time.Millisecond)
+		time.Sleep(testSettle + 200*time.Millisecond)
 		master.WriteString(e.answer)
 	}
 	line, err := bufio.NewReader(outR).ReadString('\n')
@@ -223,13 +207,14 @@ const restoredOK = ` restored=true fg-is-self=true pause=1/0/1`
 // terminal settings (raw, or hostile) and gives the foreground back.
 func TestAskApproved(t *testing.T) {
 	for _, e := range []exchange{
-		{kind: Approve, answer: "yes\n"},
-		{kind: Approve, answer: "YES\r"},
-		{kind: Approve, answer: "yez\x7fs\n"},
-		{kind: Approve, answer: "no\x15yes\n"},
-		{kind: Approve, answer: "yes\n", hostile: true},
-		{kind: ConfirmDelete, answer: "delete\n"},
-		{kind: Irreversible, answer: "irreversible\n"},
+		{kind: Approve, answer: "yes 4821\n"},
+		{kind: Approve, answer: "YES 4821\r"},
+		{kind: Approve, answer: "  yes   4821 \n"},
+		{kind: Approve, answer: "yez\x7fs 4821\n"},
+		{kind: Approve, answer: "no\x15yes 4821\n"},
+		{kind: Approve, answer: "yes 4821\n", hostile: true},
+		{kind: ConfirmDelete, answer: "delete 4821\n"},
+		{kind: Irreversible, answer: "irreversible 4821\n"},
 	} {
 		if got := session(t, e); got != `yes=true reason="approved"`+restoredOK {
 			t.Errorf("%+v: %s", e, got)
@@ -237,18 +222,22 @@ func TestAskApproved(t *testing.T) {
 	}
 }
 
-// Anything but the word cancels: "y" approves nothing, "delete" does not
-// confirm an irreversible delete, an empty line, Ctrl-C and Ctrl-D
-// decline.
+// Anything but the word and the question's code cancels: the word
+// alone (what a prompt of the agent's asks for), another code, "y", the
+// word of another kind, an empty line, Ctrl-C and Ctrl-D.
 func TestAskDeclined(t *testing.T) {
 	for _, e := range []exchange{
+		{kind: Approve, answer: "yes\n"},
+		{kind: Approve, answer: "yes 4822\n"},
+		{kind: Approve, answer: "yes 48215\n"},
+		{kind: Approve, answer: "4821\n"},
 		{kind: Approve, answer: "y\n"},
-		{kind: ConfirmDelete, answer: "y\n"},
-		{kind: ConfirmDelete, answer: "yes\n"},
-		{kind: Irreversible, answer: "delete\n"},
+		{kind: ConfirmDelete, answer: "yes 4821\n"},
+		{kind: ConfirmDelete, answer: "delete\n"},
+		{kind: Irreversible, answer: "delete 4821\n"},
 		{kind: Approve, answer: "\n"},
 		{kind: Approve, answer: "no\n"},
-		{kind: Approve, answer: "ye\x03s\n"},
+		{kind: Approve, answer: "yes 48\x0321\n"},
 		{kind: Approve, answer: "\x04"},
 	} {
 		if got := session(t, e); !strings.HasPrefix(got, `yes=false reason="declined"`) {
@@ -264,9 +253,9 @@ func TestAskDeclined(t *testing.T) {
 // control is TestAskApproved: the same word typed once it stands.
 func TestAskAgentCannotAnswer(t *testing.T) {
 	for _, e := range []exchange{
-		{kind: Approve, typeahead: "yes\n", alsoOut: "yes\n"},
-		{kind: Approve, early: "yes\n"},
-		{kind: Approve, early: "yes\n", hostile: true},
+		{kind: Approve, typeahead: "yes 4821\n", alsoOut: "yes 4821\n"},
+		{kind: Approve, early: "yes 4821\n"},
+		{kind: Approve, early: "yes 4821\n", hostile: true},
 	} {
 		if got := session(t, e); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
 			t.Errorf("%+v: %s", e, got)
@@ -274,23 +263,42 @@ func TestAskAgentCannotAnswer(t *testing.T) {
 	}
 }
 
-// The settle time starts when the terminal reports the question drawn,
-// not when it was written: over a slow link, keys typed before the
-// question reached the screen (for a prompt of the agent's) are not its
-// answer. The control is the same exchange answered after the report;
-// a terminal that never reports gets the settle time after shownWait.
-func TestAskSettlesFromTheReport(t *testing.T) {
-	slow := 1500 * time.Millisecond
-	// Typed after a settle time counted from the write, before the report.
-	if got := session(t, exchange{kind: Approve, early: "yes\n", earlyAt: testSettle + 400*time.Millisecond, cprDelay: slow}); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
-		t.Errorf("keys typed before the question was drawn answered it: %s", got)
+// Each question draws its own code: four digits, not the same for long,
+// shown only in the question.
+func TestAskCodes(t *testing.T) {
+	var term Terminal
+	seen := map[string]bool{}
+	for range 50 {
+		c := term.code()
+		if len(c) != 4 || strings.Trim(c, "0123456789") != "" {
+			t.Fatalf("code %q", c)
+		}
+		seen[c] = true
 	}
-	if got := session(t, exchange{kind: Approve, answer: "yes\n", cprDelay: slow}); got != `yes=true reason="approved"`+restoredOK {
-		t.Errorf("control, answered after the report: %s", got)
+	if len(seen) < 40 {
+		t.Errorf("50 questions drew %d codes", len(seen))
 	}
-	// No report: keys before shownWait and the settle are not the answer.
-	if got := session(t, exchange{kind: Approve, answer: "yes\n", noCPR: true}); !strings.HasPrefix(got, `yes=false reason="no answer in time"`) {
-		t.Errorf("with no report, keys before the wait ran out answered: %s", got)
+}
+
+// A question that would not fit one screen is not asked: its first
+// lines, which name the action, would be above it. Too many bytes, or
+// too many rows for the window's size.
+func TestAskFitsTheScreen(t *testing.T) {
+	master, slave := openPTY(t)
+	term := &Terminal{TTY: slave}
+	long := Request{From: "bash", Action: "run " + strings.Repeat("x", MaxQuestion), Kind: Approve}
+	if a := term.Ask(context.Background(), long); a.Yes || !strings.Contains(a.Reason, "too long to show whole") {
+		t.Errorf("too long: %+v", a)
+	}
+	if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 6, Col: 40}); err != nil {
+		t.Fatal(err)
+	}
+	tall := Request{From: "bash", Action: "run " + strings.Repeat("y", 200), Detail: "rule x", Kind: Approve}
+	if a := term.Ask(context.Background(), tall); a.Yes || !strings.Contains(a.Reason, "rows and the terminal shows 6") {
+		t.Errorf("too tall: %+v", a)
+	}
+	if n, _ := unix.Poll([]unix.PollFd{{Fd: int32(master.Fd()), Events: unix.POLLIN}}, 200); n > 0 {
+		t.Errorf("a question that was not asked wrote to the terminal")
 	}
 }
 
@@ -304,11 +312,11 @@ func TestAskTerminalReplyVoids(t *testing.T) {
 	for _, e := range []exchange{
 		{kind: Approve, answer: "\x1b[?25;1$yno\n", hostile: true},
 		{kind: Approve, answer: "\x1b[?25;1$y\n", hostile: true},
-		{kind: Approve, answer: "\x1b[?1;2cyes\n"},
-		{kind: Approve, answer: "ye\x1bOPs\n"},
-		{kind: Approve, answer: "\x1byes\n"},
-		{kind: Approve, answer: "y\x00es\n"},
-		{kind: Approve, answer: "y\xc3\xa9s\n"},
+		{kind: Approve, answer: "\x1b[?1;2cyes 4821\n"},
+		{kind: Approve, answer: "ye\x1bOPs 4821\n"},
+		{kind: Approve, answer: "\x1byes 4821\n"},
+		{kind: Approve, answer: "y\x00es 4821\n"},
+		{kind: Approve, answer: "y\xc3\xa9s 4821\n"},
 	} {
 		got := session(t, e)
 		if !strings.HasPrefix(got, `yes=false reason="declined`) || !strings.HasSuffix(got, restoredOK) {

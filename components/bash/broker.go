@@ -29,7 +29,8 @@ const (
 	RuleBackup     = "bash.backup"   // the backup before a deletion failed: nothing ran
 	RuleWorker     = "bash.worker"   // the confined worker could not be started
 	RuleTooLong    = "bash.too-long" // too long to put to the person in full
-	maxQuestionCmd = 4 << 10         // bytes of command line a question shows, at most
+	maxQuestionCmd = 700             // bytes of command line a question shows, at most (approve.MaxQuestion bounds the whole)
+	maxAttention   = 400             // bytes of the reasons a question shows, at most
 	questionHeader = "run in the workspace (asked by the agent): "
 )
 
@@ -240,8 +241,14 @@ func attention(a *Analysis, c policy.Commands, o Options) string {
 		}
 	}
 	// A reason names commands and words of the line: whatever of them
-	// is not printable ASCII shows escaped.
-	return asciiShown(strings.Join(parts, "; "))
+	// is not printable ASCII shows escaped. The command line itself is in
+	// the question whole; its reasons are cut to keep the question on one
+	// screen.
+	shown := asciiShown(strings.Join(parts, "; "))
+	if len(shown) > maxAttention {
+		shown = shown[:maxAttention] + " … (more of the line needs attention: read it above)"
+	}
+	return shown
 }
 
 // asciiShown is s with every rune that is not printable ASCII escaped
