@@ -292,7 +292,7 @@ func TestIntegrationComponentsShellQuota(t *testing.T) {
 	l := itEnv.launcher
 	script := l + " sh 'rm -rf a'; echo a=$?; " + l + " sh 'rm -rf b'; echo b=$?; " + l + " sh 'rm -rf c'; echo c=$?"
 	r, screen := s.ptySessionWith(t, p, script, "delete", "delete", "delete", "irreversible")
-	if r.stdout != "a=0\nb=0\nc=0\n" || strings.Count(screen, `Type "irreversible"`) != 1 {
+	if r.stdout != "a=0\nb=0\nc=0\n" || strings.Count(screen, `Type "irreversible `) != 1 {
 		t.Fatalf("%s; terminal %q", r, screen)
 	}
 	for _, name := range []string{"a", "b", "c"} {
