@@ -79,4 +79,18 @@
 //     teardown cost about what bubblewrap's do. Stage 2 is C and joins
 //     its v1 groups without an RCU grace period, so neither a second Go
 //     runtime nor cgroup v1's migration lock is in the figure any more.
+//
+//   - On 2026-12-01 the VM was of another kind (a PVM guest: page faults
+//     and process start cost about three times as much): bare 2.5 ms,
+//     launcher 42 ms, bubblewrap 13.3 ms (3.2×), and the previous day's
+//     launcher binary measures the same there. The largest single part is
+//     starting this binary at all: `launcher --version` takes about 17 ms
+//     of CPU and 500 page faults, against 4 ms and 150 for an empty Go
+//     program and 6 ms and 240 for one that only links libseccomp; a
+//     program importing only package launcher takes 10 ms. The rest is the
+//     package initialisation and runtime start of the dependencies every
+//     component needs (modernc's libc and QuickJS, the MCP SDK, net/http
+//     and crypto/tls) in the one executable that is re-executed for each
+//     role. A Code Mode worker is that same start: 31-39 ms a script and
+//     about 36 scripts a second on that VM, with either day's binary.
 package bench
