@@ -19,11 +19,11 @@ import (
 )
 
 func init() {
-	probe.Register("fs-read", 1, func(a []string) error { return fsRead(a[0]) },
+	probe.Register("fs-read", 1, func(a []string) error { return fsDo("read", a[0]) },
 		"PATH: read PATH through the session's fs, as the agent (components mode); a denial prints `denied RULE`")
-	probe.Register("fs-write", 1, func(a []string) error { return fsDo(a[0], "write") },
+	probe.Register("fs-write", 1, func(a []string) error { return fsDo("write", a[0]) },
 		"PATH: write a line to PATH through the session's fs, as the agent")
-	probe.Register("fs-rm-r", 1, func(a []string) error { return fsDo(a[0], "rm-r") },
+	probe.Register("fs-rm-r", 1, func(a []string) error { return fsDo("rm-r", a[0]) },
 		"PATH: delete the tree PATH through the session's fs, as the agent (`launcher fs rm -r`)")
 	probe.Register("fs-present", 1, func(a []string) error { return fsPresent(a[0]) },
 		"genuine|forged: stat . at the session's fs presenting the agent's certificate, or one for its identity from another CA (`denied handshake`)")
@@ -33,94 +33,86 @@ func init() {
 		"SCRIPT: run the Code Mode script SCRIPT (its text) through the session's bash, as the agent: `value JSON`, or `denied RULE` (the static check), `denied limit:NAME`, `denied exception`")
 }
 
-// shRun asks the session's bash to run command, as `launcher sh` does,
-// and prints how it ended: `exit N` and the first line of its stderr
-// (at most 200 bytes), or a denial. It exits itself when the command ran.
-func shRun(command string) error {
-	rc, err := session.AgentClient(pki.Bash)
+// Bounds on one call: fs answers at once (no one is asked in a check);
+// bash runs a command or a script.
+const (
+	fsTimeout   = 20 * time.Second
+	bashTimeout = 2 * time.Minute
+)
+
+// asAgent calls f with the session's client for role, as the agent has
+// it, within timeout.
+func asAgent(role pki.Role, timeout time.Duration, f func(ctx context.Context, rc *rpc.Client) error) error {
+	rc, err := session.AgentClient(role)
 	if err != nil {
 		return probe.Broken(err.Error())
 	}
 	defer rc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	r, d, err := bash.NewClient(rc).Run(ctx, command)
-	if err != nil || !d.Allowed {
-		return decided(d, err)
-	}
-	line, _, _ := strings.Cut(string(r.Stderr), "\n")
+	return f(ctx, rc)
+}
+
+// outcome prints what came of a call that was allowed, at most 200
+// bytes of it, and exits: its line is not report's `ok`.
+func outcome(format string, a ...any) error {
+	line := fmt.Sprintf(format, a...)
 	if len(line) > 200 {
 		line = line[:200]
 	}
-	fmt.Printf("exit %d %s\n", r.ExitCode, line)
+	fmt.Println(line)
 	os.Exit(0)
 	return nil
+}
+
+// fsDo asks the session's fs, as the agent, to read p, write a line to
+// it, or delete the tree p.
+func fsDo(what, p string) error {
+	return asAgent(pki.FS, fsTimeout, func(ctx context.Context, rc *rpc.Client) error {
+		c := fs.NewClient(rc)
+		var d rpc.Decision
+		var err error
+		switch what {
+		case "read":
+			_, d, err = c.Read(ctx, p, 0, 0)
+		case "write":
+			_, d, err = c.Write(ctx, p, []byte("written by the agent\n"), false)
+		default:
+			_, d, err = c.DeleteRecursive(ctx, p)
+		}
+		return decided(d, err)
+	})
+}
+
+// shRun asks the session's bash to run command, as `launcher sh` does:
+// `exit N` and the first line of its stderr, or a denial.
+func shRun(command string) error {
+	return asAgent(pki.Bash, bashTimeout, func(ctx context.Context, rc *rpc.Client) error {
+		r, d, err := bash.NewClient(rc).Run(ctx, command)
+		if err != nil || !d.Allowed {
+			return decided(d, err)
+		}
+		line, _, _ := strings.Cut(string(r.Stderr), "\n")
+		return outcome("exit %d %s", r.ExitCode, line)
+	})
 }
 
 // codeRun runs script (its text: the agent reads no workspace file
-// itself in components mode) as `launcher code run` does in a session,
-// and prints what came of it: `value JSON` (its result, at most 200
-// bytes of it), or a denial. It exits itself on success, since its line
-// is not report's `ok`.
+// itself in components mode) as `launcher code run` does in a session:
+// `value JSON` (its result), or a denial.
 func codeRun(script string) error {
-	rc, err := session.AgentClient(pki.Bash)
-	if err != nil {
-		return probe.Broken(err.Error())
-	}
-	defer rc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	r, d, err := bash.NewClient(rc).Code(ctx, script)
-	switch {
-	case err != nil || !d.Allowed:
-		return decided(d, err)
-	case r.Limit != "":
-		return probe.Denied{Rule: "limit:" + r.Limit}
-	case r.Error != "":
-		return probe.Denied{Rule: "exception"}
-	}
-	v := string(r.Value)
-	if len(v) > 200 {
-		v = v[:200]
-	}
-	fmt.Println("value " + v)
-	os.Exit(0)
-	return nil
-}
-
-// componentTimeout bounds one call to a component.
-const componentTimeout = 20 * time.Second
-
-// fsRead reads p through the session's fs, as the agent.
-func fsRead(p string) error {
-	rc, err := session.AgentClient(pki.FS)
-	if err != nil {
-		return probe.Broken(err.Error())
-	}
-	defer rc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), componentTimeout)
-	defer cancel()
-	_, d, err := fs.NewClient(rc).Read(ctx, p, 0, 0)
-	return decided(d, err)
-}
-
-// fsDo asks the session's fs, as the agent, to write a line to p or to
-// delete the tree p.
-func fsDo(p, what string) error {
-	rc, err := session.AgentClient(pki.FS)
-	if err != nil {
-		return probe.Broken(err.Error())
-	}
-	defer rc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), componentTimeout)
-	defer cancel()
-	var d rpc.Decision
-	if what == "write" {
-		_, d, err = fs.NewClient(rc).Write(ctx, p, []byte("written by the agent\n"), false)
-	} else {
-		_, d, err = fs.NewClient(rc).DeleteRecursive(ctx, p)
-	}
-	return decided(d, err)
+	return asAgent(pki.Bash, bashTimeout, func(ctx context.Context, rc *rpc.Client) error {
+		r, d, err := bash.NewClient(rc).Code(ctx, script)
+		switch {
+		case err != nil || !d.Allowed:
+			return decided(d, err)
+		case r.Limit != "":
+			return probe.Denied{Rule: "limit:" + r.Limit}
+		case r.Error != "":
+			return probe.Denied{Rule: "exception"}
+		}
+		return outcome("value %s", r.Value)
+	})
 }
 
 // fsPresent asks the session's fs to stat "." over a connection on which
@@ -167,7 +159,7 @@ func fsPresent(which string) error {
 		return d.DialContext(ctx, "tcp4", addr)
 	})
 	defer rc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), componentTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), fsTimeout)
 	defer cancel()
 	_, d, err := fs.NewClient(rc).Stat(ctx, ".")
 	if err != nil {
