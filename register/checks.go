@@ -339,8 +339,7 @@ func checks() []check {
 			// components mode (fs holds that authority), allowed in
 			// wrapper mode (the control).
 			wrapper := s.policyText("")
-			components := strings.Replace(wrapper, "version = 1\n", "version = 1\nmode = \"components\"\n", 1)
-			return probeCase{raw: components, control: wrapper, probe: probe("write", filepath.Join(s.ws, "direct"))}, nil
+			return probeCase{raw: inComponents(wrapper), control: wrapper, probe: probe("write", filepath.Join(s.ws, "direct"))}, nil
 		}},
 		{"SR-38", func(s *scratch) (probeCase, error) {
 			// The agent asks fs with a certificate for its own identity
@@ -513,7 +512,7 @@ return how;`
 // killComponent waits, at most wait, for the component role that the
 // launcher at pid started, and kills it: true once it is killed.
 func killComponent(launcher int, role string, wait time.Duration) bool {
-	want := "\x00" + componentEntry + "\x00" + role + "\x00"
+	want := "\x00" + session.ComponentEntry + "\x00" + role + "\x00"
 	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {

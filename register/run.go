@@ -31,10 +31,6 @@ const Version = "0.1.0-dev"
 // the probe.
 const probeEntry = "__pinfold_probe"
 
-// componentEntry is the hidden argument a component runs under
-// (components/session.ComponentEntry, which this package does not import).
-const componentEntry = "__pinfold_component"
-
 // Result is one check's outcome on this machine, with what it ran on.
 type Result struct {
 	ID       string  `json:"id"`
@@ -413,16 +409,18 @@ func answerOn(master *os.File, answer string) {
 // questionCode is what a question asks to be typed: its word and code.
 var questionCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Type "([a-z]+) ([0-9]{4})" to allow`) })
 
-// componentsText is the standard policy in components mode.
-func (s *scratch) componentsText(extra string) string {
-	return strings.Replace(s.policyText(extra), "version = 1\n", "version = 1\nmode = \"components\"\n", 1)
+// inComponents is a policy text with mode = "components".
+func inComponents(text string) string {
+	return strings.Replace(text, "version = 1\n", "version = 1\nmode = \"components\"\n", 1)
 }
+
+// componentsText is the standard policy in components mode.
+func (s *scratch) componentsText(extra string) string { return inComponents(s.policyText(extra)) }
 
 // componentsTextNet is componentsText with its [network] section
 // replaced by network.
 func (s *scratch) componentsTextNet(network string) string {
-	text := s.componentsText("")
-	return text[:strings.Index(text, "[network]")] + network
+	return inComponents(s.policyTextNet(network))
 }
 
 // webPage is the first line of what webServer serves.
