@@ -506,6 +506,27 @@ return how;`
 				refused: func(r Run) bool { return r.Line == "denied limit:deadline" && r.Code == 1 },
 				ok:      func(r Run) bool { return r.Line == "value 1000" && r.Code == 0 }}, nil
 		}},
+		{"SR-49", func(s *scratch) (probeCase, error) {
+			// The agent's MCP server asked, through read_file, for a file
+			// outside the workspace by a link planted in it: fs's refusal,
+			// since the server holds nothing of its own. The control reads
+			// a workspace file through the same server.
+			secret := filepath.Join(s.outside, "secret")
+			if err := os.WriteFile(secret, []byte("outside\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			link := filepath.Join(s.ws, "escape")
+			os.Remove(link) // a scratch prepared before (the predicates' test)
+			if err := os.Symlink(secret, link); err != nil {
+				return probeCase{}, err
+			}
+			if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			text := s.componentsText("")
+			return probeCase{raw: text, control: text, probe: probe("mcp-read", "escape"), controlProbe: probe("mcp-read", "inside"),
+				refused: func(r Run) bool { return r.Line == "denied fs.beneath" && r.Code == 1 }}, nil
+		}},
 	}
 }
 

@@ -60,6 +60,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-24": {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
 		"SR-38": {Run{Line: "denied handshake", Code: 1}, ok, ok},
 		"SR-43": {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
+		"SR-49": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
 		"SR-44": {Run{Line: "denied fs.delete-recursive", Code: 1}, ok, ok},
 		"SR-45": {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
 		"SR-46": {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
@@ -126,6 +127,8 @@ func TestCheckPredicates(t *testing.T) {
 		// fs refusing for another reason is not the person's missing yes.
 		{"SR-43", Run{Line: "denied fs.beneath", Code: 1}},
 		{"SR-44", Run{Line: "denied fs.beneath", Code: 1}},
+		// The MCP server failing for another reason is not fs's refusal.
+		{"SR-49", Run{Line: "denied mcp-error", Code: 1}},
 		// Another limit, or the static check, is not the deadline.
 		{"SR-48", Run{Line: "denied limit:memory", Code: 1}},
 		{"SR-48", Run{Line: "denied code.static", Code: 1}},

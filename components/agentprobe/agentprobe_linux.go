@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pinfold/pinfold/components/bash"
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/pki"
@@ -29,6 +32,8 @@ func init() {
 		"genuine|forged: stat . at the session's fs presenting the agent's certificate, or one for its identity from another CA (`denied handshake`)")
 	probe.Register("sh-run", 1, func(a []string) error { return shRun(a[0]) },
 		"COMMAND: run COMMAND through the session's bash, as the agent (`launcher sh`): `exit N STDERR-LINE`, or `denied RULE`")
+	probe.Register("mcp-read", 1, func(a []string) error { return mcpRead(a[0]) },
+		"PATH: start `launcher mcp` and call its read_file tool for PATH, as the agent's MCP client: `ok`, or `denied RULE`")
 	probe.Register("code-run", 1, func(a []string) error { return codeRun(a[0]) },
 		"SCRIPT: run the Code Mode script SCRIPT (its text) through the session's bash, as the agent: `value JSON`, or `denied RULE` (the static check), `denied limit:NAME`, `denied exception`")
 }
@@ -113,6 +118,42 @@ func codeRun(script string) error {
 		}
 		return outcome("value %s", r.Value)
 	})
+}
+
+// mcpRule is the rule a tool error names (mcpserver's denial).
+var mcpRule = regexp.MustCompile(`, rule ([a-z0-9._:-]+)\)`)
+
+// mcpRead starts this binary's MCP server (`launcher mcp`) on pipes, as
+// an agent's MCP client does, and calls read_file for p: the server
+// holds nothing of its own, so its answer is fs's.
+func mcpRead(p string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return probe.Broken(err.Error())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fsTimeout)
+	defer cancel()
+	cmd := exec.Command(self, "mcp")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pinfold-probe", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return probe.Broken("mcp: " + err.Error())
+	}
+	defer cs.Close()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": p}})
+	if err != nil {
+		return probe.Broken("mcp read_file: " + err.Error())
+	}
+	if !r.IsError {
+		return nil
+	}
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			if m := mcpRule.FindStringSubmatch(tc.Text); m != nil {
+				return probe.Denied{Rule: m[1]}
+			}
+		}
+	}
+	return probe.Denied{Rule: "mcp-error"}
 }
 
 // fsPresent asks the session's fs to stat "." over a connection on which

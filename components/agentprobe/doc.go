@@ -4,8 +4,9 @@
 // as the agent; fs-present asks fs to stat "." presenting the agent's own
 // certificate, or one for its identity from a CA of the probe's making;
 // sh-run runs a command through the session's bash, as `launcher sh`
-// does; code-run runs a Code Mode script there. A component's denial
-// prints `denied RULE` (exit 1).
+// does; code-run runs a Code Mode script there; mcp-read starts
+// `launcher mcp` and calls its read_file tool, as the agent's MCP client
+// would. A component's denial prints `denied RULE` (exit 1).
 //
 // They live apart from launcher/probe because they need the components'
 // client code, which needs cgo: the standalone probe program the
