@@ -352,21 +352,7 @@ func checks() []check {
 		{"SR-39", func(s *scratch) (probeCase, error) {
 			// A link planted in the workspace to a file outside it, read
 			// through fs; the control reads a file of the workspace.
-			secret := filepath.Join(s.outside, "secret")
-			if err := os.WriteFile(secret, []byte("outside\n"), 0o644); err != nil {
-				return probeCase{}, err
-			}
-			link := filepath.Join(s.ws, "escape")
-			os.Remove(link) // a scratch prepared before (the predicates' test)
-			if err := os.Symlink(secret, link); err != nil {
-				return probeCase{}, err
-			}
-			if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
-				return probeCase{}, err
-			}
-			text := s.componentsText("")
-			return probeCase{raw: text, control: text, probe: probe("fs-read", "escape"), controlProbe: probe("fs-read", "inside"),
-				refused: func(r Run) bool { return r.Line == "denied fs.beneath" && r.Code == 1 }}, nil
+			return s.escapeCase("fs-read")
 		}},
 		{"SR-40", func(s *scratch) (probeCase, error) {
 			// The agent waits; fs is killed once the session runs. The
@@ -511,23 +497,31 @@ return how;`
 			// outside the workspace by a link planted in it: fs's refusal,
 			// since the server holds nothing of its own. The control reads
 			// a workspace file through the same server.
-			secret := filepath.Join(s.outside, "secret")
-			if err := os.WriteFile(secret, []byte("outside\n"), 0o644); err != nil {
-				return probeCase{}, err
-			}
-			link := filepath.Join(s.ws, "escape")
-			os.Remove(link) // a scratch prepared before (the predicates' test)
-			if err := os.Symlink(secret, link); err != nil {
-				return probeCase{}, err
-			}
-			if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
-				return probeCase{}, err
-			}
-			text := s.componentsText("")
-			return probeCase{raw: text, control: text, probe: probe("mcp-read", "escape"), controlProbe: probe("mcp-read", "inside"),
-				refused: func(r Run) bool { return r.Line == "denied fs.beneath" && r.Code == 1 }}, nil
+			return s.escapeCase("mcp-read")
 		}},
 	}
+}
+
+// escapeCase is a components-mode check of a link planted in the
+// workspace to a file outside it, read by the probe action (as the
+// agent): fs refuses it (fs.beneath). The control reads a workspace file
+// the same way.
+func (s *scratch) escapeCase(action string) (probeCase, error) {
+	secret := filepath.Join(s.outside, "secret")
+	if err := os.WriteFile(secret, []byte("outside\n"), 0o644); err != nil {
+		return probeCase{}, err
+	}
+	link := filepath.Join(s.ws, "escape")
+	os.Remove(link) // a scratch prepared before (the predicates' test)
+	if err := os.Symlink(secret, link); err != nil {
+		return probeCase{}, err
+	}
+	if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
+		return probeCase{}, err
+	}
+	text := s.componentsText("")
+	return probeCase{raw: text, control: text, probe: []string{action, "escape"}, controlProbe: []string{action, "inside"},
+		refused: func(r Run) bool { return r.Line == "denied fs.beneath" && r.Code == 1 }}, nil
 }
 
 // killComponent waits, at most wait, for the component role that the
