@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -363,7 +364,14 @@ func checks() []check {
 			text := s.componentsText("")
 			var killed atomic.Bool
 			return probeCase{raw: text, control: text, probe: probe("sleep", "3", marker),
-				race: func(launcher int) { killed.Store(killComponent(launcher, "fs", 15*time.Second)) },
+				race: func(launcher int) {
+					// Once the agent runs (the session is whole: killing fs
+					// while it is set up is the launch failing, not the
+					// session stopping).
+					if agentRuns(marker, 15*time.Second) {
+						killed.Store(killComponent(launcher, "fs", 15*time.Second))
+					}
+				},
 				refused: func(r Run) bool {
 					return r.Line == "" && r.Code != 0 && strings.Contains(r.Stderr, "component fs exited")
 				},
@@ -565,6 +573,23 @@ func parentOf(pid int) int {
 		return -1
 	}
 	return ppid
+}
+
+// agentRuns waits, at most wait, for a probe process (argv[1] the probe
+// entry: not the launcher, whose command line names the probe too)
+// whose command line holds marker.
+func agentRuns(marker string, wait time.Duration) bool {
+	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			args := strings.Split(string(cmdline), "\x00")
+			if err == nil && len(args) > 2 && args[1] == probeEntry && slices.Contains(args, marker) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // leftOver reports whether a probe process whose command line holds
