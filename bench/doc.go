@@ -93,4 +93,15 @@
 //     and crypto/tls) in the one executable that is re-executed for each
 //     role. A Code Mode worker is that same start: 31-39 ms a script and
 //     about 36 scripts a second on that VM, with either day's binary.
+//
+//   - Most of a start's cost on that VM is page faults: a fault there is
+//     a dear trap, and the Go runtime and package initialisation touch
+//     the code all over. Since the launcher maps its read-only segments
+//     at once when it starts (launcher/image_linux.c), `launcher --help`
+//     takes about 18 ms of CPU and 485 faults instead of 24 ms and 650,
+//     and a launch about 39 ms instead of 41.5 (perf stat, 30 runs each,
+//     interleaved, binaries read back from disk). How a binary sits in
+//     the page cache matters here: one just written by the linker is
+//     mapped in larger pieces and starts faster than the same bytes read
+//     from disk, so compare binaries in the same state.
 package bench

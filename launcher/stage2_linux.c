@@ -1107,8 +1107,11 @@ __attribute__((constructor)) static void pf_stage2_entry(int argc, char **argv, 
 		}
 		_exit(0);
 	}
-	if (argc < 2 || !argv || !argv[1] || strcmp(argv[1], PF_STAGE2_ENTRY) != 0)
+	if (argc < 2 || !argv || !argv[1] || strcmp(argv[1], PF_STAGE2_ENTRY) != 0) {
+		// Go starts next, and touches the image all over (image_linux.c).
+		pf_populate_image();
 		return;
+	}
 	// Started by hand, or by anything but stage 1, it writes nothing
 	// anywhere: its three descriptors must be pipes, and it must be the
 	// first process of a new pid namespace (so its mount namespace is new

@@ -82,4 +82,7 @@ void pf_free_plan(struct plan *p);
 int pf_open_nofollow(const char *path);
 int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where, int *made);
 
+// Maps the executable's read-only segments at once (image_linux.c).
+void pf_populate_image(void);
+
 #endif
