@@ -2,17 +2,11 @@ package launcher
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -24,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pinfold/pinfold/internal/testpki"
 )
 
 // Components mode, run for real: the launcher starts kms and fs under
@@ -434,25 +430,11 @@ func TestIntegrationComponentsSecretInjected(t *testing.T) {
 // for localhost and 127.0.0.1.
 func testTLS(t *testing.T) ([]byte, tls.Certificate) {
 	t.Helper()
-	rootKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	rootTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pinfold test root"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
-	rootDER, err := x509.CreateCertificate(rand.Reader, rootTmpl, rootTmpl, &rootKey.PublicKey, rootKey)
+	rootPEM, cert, err := testpki.Localhost()
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, _ := x509.ParseCertificate(rootDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, root, &key.PublicKey, rootKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rootDER}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return rootPEM, cert
 }
 
 // Wrapper mode has net too in "proxy" mode, as root (net under a

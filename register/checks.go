@@ -47,8 +47,12 @@ type probeCase struct {
 	// request made the way that is allowed, in a components session).
 	controlProbe []string
 	direct       bool     // control: run the probe directly (true) or under the control policy (false)
+	// bare runs the confined probe directly too: what confines it is a
+	// service the check started (the gateway), not a launch of its own.
+	bare bool
 	passFD       bool     // hand an open descriptor to fd passedFD
 	env          []string // added to the launcher's environment
+	launcherArgs []string // added to the launcher's options (both runs under a policy)
 	// launcherInWS runs the confined launch with a copy of the launcher
 	// placed in the workspace (the control uses the real one).
 	launcherInWS bool
@@ -400,6 +404,17 @@ func checks() []check {
 				refused: func(r Run) bool { return strings.HasPrefix(r.Line, "status 403 ssrf.loopback ") && r.Code == 0 },
 				ok:      func(r Run) bool { return r.Line == "status 200 - "+webPage && r.Code == 0 }}, nil
 		}},
+		{"SR-42", func(s *scratch) (probeCase, error) {
+			// A session with a vault whose secret a rule gives to
+			// "localhost" over TLS. The agent hunts for the value: it asks
+			// net for an upstream of its own at that same name over plain
+			// HTTP (it echoes what it receives), then looks through its
+			// environment, /proc and every file it can read. Nothing. The
+			// control, in the same session, asks the rule's upstream over
+			// TLS, which says the header carried the value: the secret is
+			// live there, so its absence above means something.
+			return s.secretCase()
+		}},
 		{"SR-43", func(s *scratch) (probeCase, error) {
 			// The agent writes a git hook through fs with nobody to ask:
 			// refused (the agent cannot answer for the person). The
@@ -506,6 +521,14 @@ return how;`
 			// since the server holds nothing of its own. The control reads
 			// a workspace file through the same server.
 			return s.escapeCase("mcp-read")
+		}},
+		{"SR-50", func(s *scratch) (probeCase, error) {
+			// A gateway (launcher serve) for a workspace holding a file. A
+			// caller with no token, a guest, asks for that file by its
+			// path: it gets a workspace of its own, and the owner's file
+			// is not in it. The control is the same request with the
+			// owner's token, which reads it.
+			return s.gatewayCase()
 		}},
 	}
 }

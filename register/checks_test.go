@@ -3,6 +3,8 @@ package register
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -68,9 +70,11 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-48": {Run{Line: "denied limit:deadline", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
 		"SR-40": {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
 		"SR-39": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-50": {Run{Line: "denied mcp-error", Code: 1, Stderr: `read_file: denied (unknown, no policy rule: the request itself was refused): read "inside": no such file or directory. Hint: it does not exist; list_dir shows what does.`}, ok, ok},
+		"SR-42": {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
 		"SR-41": {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
 	}
-	s, err := newScratch("/usr/bin/true")
+	s, err := newScratch(fakeLauncher(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +133,13 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-44", Run{Line: "denied fs.beneath", Code: 1}},
 		// The MCP server failing for another reason is not fs's refusal.
 		{"SR-49", Run{Line: "denied mcp-error", Code: 1}},
+		// The agent's own upstream not reached, or reached with a header
+		// of some kind, is not the secret kept.
+		{"SR-42", Run{Line: "absent 3; status 403 ssrf.loopback pinfold: …"}},
+		{"SR-42", Run{Line: "absent 3; status 200 - authorization: Bearer x"}},
+		// A guest refused for another reason (the gateway's own error) is
+		// not a workspace of its own.
+		{"SR-50", Run{Line: "denied mcp-error", Code: 1, Stderr: "read_file: session: the sandbox did not start"}},
 		// Another limit, or the static check, is not the deadline.
 		{"SR-48", Run{Line: "denied limit:memory", Code: 1}},
 		{"SR-48", Run{Line: "denied code.static", Code: 1}},
@@ -144,6 +155,11 @@ func TestCheckPredicates(t *testing.T) {
 			t.Errorf("%s: %+v is taken as its refusal", c.id, c.other)
 		}
 	}
+	// The rule's upstream reached without the header is not the secret
+	// live in the session.
+	if pc, _ := checks()[indexOf(checks(), "SR-42")].prepare(s); pc.ok(Run{Line: "status 200 - no-header"}) || pc.ok(Run{Line: "status 502 secrets.upstream x"}) {
+		t.Error("SR-42: a control whose request did not carry the value counts as a success")
+	}
 	// The fork bomb must be stopped by the limit, not by anything else.
 	if pc, _ := checks()[indexOf(checks(), "SR-04")].prepare(s); pc.refused(Run{Line: "forked 0 of 100 EACCES"}) {
 		t.Error("SR-04: a fork refused for another reason (EACCES before any child) counts as the limit")
@@ -153,7 +169,7 @@ func TestCheckPredicates(t *testing.T) {
 // SR-09's check passes only when a refusal beside a failed control was
 // not counted; SR-23's keeps the usual verdict when its swap was in time.
 func TestRejudge(t *testing.T) {
-	s, err := newScratch("/usr/bin/true")
+	s, err := newScratch(fakeLauncher(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,4 +223,17 @@ func TestRetries(t *testing.T) {
 			t.Errorf("retries %d: reason %q does not say the attempt", retries, res.Reason)
 		}
 	}
+}
+
+// fakeLauncher is a stand-in for the launcher binary with which checks
+// can be prepared but not run: it does nothing and succeeds, but for
+// `serve`, which says where it serves and waits to be stopped.
+func fakeLauncher(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "launcher")
+	script := "#!/bin/sh\ncase \"$1 $2\" in\n\"serve token\") echo token ;;\nserve*) echo \"launcher: serving MCP on http://127.0.0.1:9/mcp\"; exec sleep 60 ;;\nesac\nexit 0\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -28,13 +28,13 @@
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES
 //     turns those skips into failures in CI).
-//   - Components mode (SR-37 to SR-50, SD-15 to SD-19): SR-37 to SR-41
-//     and SR-43 to SR-49 have executable checks, run in real components
-//     sessions (the agent probes fs, net, bash and Code Mode with the launcher's
-//     own probe actions, components/agentprobe; SR-40 kills fs from
-//     outside; SR-44's control types "delete" on the launcher's terminal,
-//     as the person would). SR-42 and SR-50 need a vault and a TLS
-//     upstream, or a gateway and its tokens, and are shown only by the
-//     tests each entry names; an auditor runs those (`go test`), not
-//     `launcher register check`.
+//   - Components mode (SR-37 to SR-50, SD-15 to SD-19): every risk has
+//     an executable check, run in a real components session (the agent
+//     probes fs, net, bash and Code Mode with the launcher's own probe
+//     actions, components/agentprobe; SR-40 kills fs from outside; SR-44's
+//     control types "delete" on the launcher's terminal, as the person
+//     would). SR-42's session has a vault and two upstreams on loopback,
+//     one over TLS under a root of the check's own, given to the launcher
+//     as SSL_CERT_FILE; SR-50's is a `launcher serve` the check starts, with
+//     a token store of its own, and both its runs are callers of it.
 package register

@@ -146,7 +146,11 @@ func (r Runner) run(ctx context.Context, c check) (Result, probeCase) {
 	if confinedText == "" {
 		confinedText = s.policyText(pc.policy)
 	}
-	res.Confined = r.launch(ctx, s, confinedText, pc.pin, pc, true)
+	if pc.bare {
+		res.Confined = r.exec(ctx, s, append([]string{r.Launcher, probeEntry}, pc.probe...), pc, 0)
+	} else {
+		res.Confined = r.launch(ctx, s, confinedText, pc.pin, pc, true)
+	}
 	pc.race = nil // the confined run's alone
 	if pc.direct {
 		cp := pc.probe
@@ -210,6 +214,7 @@ func (r Runner) launch(ctx context.Context, s *scratch, text, pin string, pc pro
 	if pc.answer != "" {
 		argv = append(argv, "--approval-timeout", "30s")
 	}
+	argv = append(argv, pc.launcherArgs...)
 	argv = append(append(argv, "--", r.Launcher, probeEntry), pc.probe...)
 	if confined && pc.wrap != nil {
 		argv = append(append([]string{r.Launcher, probeEntry}, pc.wrap...), argv...)

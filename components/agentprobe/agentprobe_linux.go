@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,8 @@ func init() {
 		"COMMAND: run COMMAND through the session's bash, as the agent (`launcher sh`): `exit N STDERR-LINE`, or `denied RULE`")
 	probe.Register("mcp-read", 1, func(a []string) error { return mcpRead(a[0]) },
 		"PATH: start `launcher mcp` and call its read_file tool for PATH, as the agent's MCP client: `ok`, or `denied RULE`")
+	probe.Register("gateway-read", 3, func(a []string) error { return gatewayRead(a[0], a[1], a[2]) },
+		"URL TOKENFILE PATH: open an MCP session at the gateway (`launcher serve`) URL with the bearer token in TOKENFILE (- for none: a guest) and call read_file for PATH: `ok`, or `denied RULE`")
 	probe.Register("code-run", 1, func(a []string) error { return codeRun(a[0]) },
 		"SCRIPT: run the Code Mode script SCRIPT (its text) through the session's bash, as the agent: `value JSON`, or `denied RULE` (the static check), `denied limit:NAME`, `denied exception`")
 }
@@ -42,6 +45,7 @@ func init() {
 // bash runs a command or a script.
 const (
 	fsTimeout   = 20 * time.Second
+	mcpTimeout  = time.Minute // a gateway's session starts a components session first
 	bashTimeout = 2 * time.Minute
 )
 
@@ -131,10 +135,46 @@ func mcpRead(p string) error {
 	if err != nil {
 		return probe.Broken(err.Error())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), fsTimeout)
+	return mcpReadFile(&mcp.CommandTransport{Command: exec.Command(self, "mcp")}, p)
+}
+
+// gatewayRead is a caller of `launcher serve` at url: it opens an MCP
+// session there, with the bearer token in tokenFile ("-": none, a guest),
+// and calls read_file for p.
+func gatewayRead(url, tokenFile, p string) error {
+	hdr := http.Header{}
+	if tokenFile != "-" {
+		tok, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return probe.Broken(err.Error())
+		}
+		hdr.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	}
+	client := &http.Client{Transport: withHeader{hdr, http.DefaultTransport}}
+	return mcpReadFile(&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxRetries: -1}, p)
+}
+
+// withHeader is a RoundTripper that adds h to every request.
+type withHeader struct {
+	h  http.Header
+	rt http.RoundTripper
+}
+
+func (w withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range w.h {
+		r.Header[k] = v
+	}
+	return w.rt.RoundTrip(r)
+}
+
+// mcpReadFile connects over t and calls read_file for p: `ok` and the
+// content's first line, or `denied RULE` (mcp-error when the tool error
+// names no rule).
+func mcpReadFile(t mcp.Transport, p string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), mcpTimeout)
 	defer cancel()
-	cmd := exec.Command(self, "mcp")
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pinfold-probe", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pinfold-probe", Version: "1"}, nil).Connect(ctx, t, nil)
 	if err != nil {
 		return probe.Broken("mcp: " + err.Error())
 	}
@@ -143,15 +183,18 @@ func mcpRead(p string) error {
 	if err != nil {
 		return probe.Broken("mcp read_file: " + err.Error())
 	}
+	var text strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
 	if !r.IsError {
 		return nil
 	}
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			if m := mcpRule.FindStringSubmatch(tc.Text); m != nil {
-				return probe.Denied{Rule: m[1]}
-			}
-		}
+	fmt.Fprintln(os.Stderr, strings.TrimSpace(text.String())) // what the tool said, for the record
+	if m := mcpRule.FindStringSubmatch(text.String()); m != nil {
+		return probe.Denied{Rule: m[1]}
 	}
 	return probe.Denied{Rule: "mcp-error"}
 }

@@ -1,8 +1,8 @@
 package probe
 
 import (
-	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -17,6 +17,14 @@ import (
 // when absent) and the body's first line. It exits 0 when an answer came
 // (whatever its status), and fails the probe when none did.
 func httpGet(url string) {
+	resp, body := fetch(url)
+	fmt.Println(answerLine(resp, body))
+	os.Exit(0)
+}
+
+// fetch GETs url as httpGet does, and reads at most 1 MiB of the body;
+// it fails the probe when no answer came.
+func fetch(url string) (*http.Response, []byte) {
 	tr := &http.Transport{}
 	if p := os.Getenv("HTTP_PROXY"); p != "" {
 		pu, err := neturl.Parse(p)
@@ -31,11 +39,19 @@ func httpGet(url string) {
 		broke(fmt.Errorf("http-get %s: %w", url, err))
 	}
 	defer resp.Body.Close()
-	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		broke(fmt.Errorf("http-get %s: the body: %w", url, err))
+	}
+	return resp, body
+}
+
+// answerLine is `status N RULE FIRSTLINE`.
+func answerLine(resp *http.Response, body []byte) string {
+	line, _, _ := strings.Cut(string(body), "\n")
 	rule := resp.Header.Get("X-Pinfold-Rule")
 	if rule == "" {
 		rule = "-"
 	}
-	fmt.Printf("status %d %s %s\n", resp.StatusCode, rule, strings.TrimSpace(line))
-	os.Exit(0)
+	return fmt.Sprintf("status %d %s %s", resp.StatusCode, rule, strings.TrimSpace(line))
 }

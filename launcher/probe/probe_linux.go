@@ -85,6 +85,7 @@ var actions = map[string]action{
 	"kill-self":        {1, nil, "SIG: send SIG to itself"},
 	"http-get":         {1, nil, "URL: GET through the environment's proxy; prints `status N RULE FIRSTLINE`"},
 	"find-bytes":       {-1, nil, "HEX ROOT...: look for the bytes in every readable file beneath the roots; prints `found PATH` (exit 1) or `absent N`"},
+	"secret-hunt":      {-1, nil, "HEX URL ROOT...: GET URL through the proxy, then look for the bytes in its answer and as find-bytes does; prints `found WHERE` (exit 1) or `absent N; status N RULE FIRSTLINE`; $NAME in a root is expanded"},
 	"without-landlock": {-1, nil, "CMD [ARGS...]: exec CMD as on a kernel without Landlock (seccomp answers ENOSYS to its system calls)"},
 }
 
@@ -139,6 +140,11 @@ func Main(self []string, args []string) {
 			p.usage()
 		}
 		findBytes(args)
+	case "secret-hunt":
+		if len(args) < 3 {
+			p.usage()
+		}
+		secretHunt(args)
 	case "kill-self":
 		sig, err := strconv.Atoi(args[0])
 		if err != nil {

@@ -5,6 +5,8 @@ package probe_test
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,5 +116,50 @@ func TestFindBytes(t *testing.T) {
 	}
 	if _, code := runProbe(t, "plain", "find-bytes", "zz", dir); code == 0 || code == 1 {
 		t.Errorf("a bad needle answered with exit %d", code)
+	}
+}
+
+// secret-hunt finds the bytes in the answer of the upstream it asks (an
+// echo of what it received), in its headers, or beneath the roots, and
+// otherwise says absent with the answer it got.
+func TestSecretHunt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/echo":
+			fmt.Fprintln(w, "got ..needle..")
+		case "/header":
+			w.Header().Set("X-Echo", "needle")
+			fmt.Fprintln(w, "nothing here")
+		default:
+			fmt.Fprintln(w, "nothing here")
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("hay"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	needle := fmt.Sprintf("%x", "needle")
+	t.Setenv("PINFOLD_HUNT_DIR", dir) // the probe's environment: a root may name it
+	for _, c := range []struct {
+		path, root, want string
+		code             int
+	}{
+		{"/echo", dir, "found the answer from " + srv.URL + "/echo\n", 1},
+		{"/header", dir, "found the answer from " + srv.URL + "/header\n", 1},
+		{"/plain", dir, "absent 1; status 200 - nothing here\n", 0},
+		{"/plain", "/proc/self/cmdline", "absent 1; status 200 - nothing here\n", 0}, // its argv holds the needle in hex only
+		{"/plain", "$PINFOLD_HUNT_DIR/f", "absent 1; status 200 - nothing here\n", 0},
+		{"/plain", "$PINFOLD_HUNT_DIR/none", "absent 0; status 200 - nothing here\n", 0},
+	} {
+		if out, code := runProbe(t, "plain", "secret-hunt", needle, srv.URL+c.path, c.root); code != c.code || out != c.want {
+			t.Errorf("%s, %s: %q, exit %d; want %q, exit %d", c.path, c.root, out, code, c.want, c.code)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "g"), []byte("needle"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := runProbe(t, "plain", "secret-hunt", needle, srv.URL+"/plain", dir); code != 1 || out != "found "+filepath.Join(dir, "g")+"\n" {
+		t.Errorf("a planted copy: %q, exit %d", out, code)
 	}
 }
