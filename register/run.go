@@ -146,6 +146,10 @@ func (r Runner) run(ctx context.Context, c check) (Result, probeCase) {
 	if confinedText == "" {
 		confinedText = s.policyText(pc.policy)
 	}
+	if os.Geteuid() != 0 && (pc.bare || componentsMode().MatchString(confinedText)) {
+		res.Verdict, res.Reason = Skipped, needsRoot
+		return res, pc
+	}
 	if pc.bare {
 		res.Confined = r.exec(ctx, s, append([]string{r.Launcher, probeEntry}, pc.probe...), pc, 0)
 	} else {
@@ -413,6 +417,13 @@ func answerOn(master *os.File, answer string) {
 
 // questionCode is what a question asks to be typed: its word and code.
 var questionCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Type "([a-z]+) ([0-9]{4})" to allow`) })
+
+// needsRoot is why a components-mode check is skipped when not root: the
+// launcher refuses components mode (and serve) to anyone else.
+const needsRoot = "components mode (and the gateway) runs only as root: run the checks as root"
+
+// componentsMode finds mode = "components" in a policy text.
+var componentsMode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^mode = "components"$`) })
 
 // inComponents is a policy text with mode = "components".
 func inComponents(text string) string {

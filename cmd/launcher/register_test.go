@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pinfold/pinfold/register"
@@ -79,6 +81,28 @@ func TestRegisterCheck(t *testing.T) {
 	var again register.Evidence
 	if err := json.Unmarshal(saved, &again); err != nil || again.Machine.Kernel == "" || again.Machine.Date == "" {
 		t.Errorf("evidence file: %v, machine %+v", err, again.Machine)
+	}
+
+	// Run by anyone else, the components-mode checks (and the gateway's)
+	// are skipped, saying why: the launcher refuses them that mode, which
+	// is not a check that proved nothing.
+	nobody := exec.Command(bin, "register", "check", "--json", "--only", "SR-37,SR-42,SR-50")
+	nobody.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err = nobody.Output()
+	if err != nil {
+		t.Fatalf("register check as nobody: %v", err)
+	}
+	var asNobody register.Evidence
+	if err := json.Unmarshal(out, &asNobody); err != nil {
+		t.Fatalf("register check --json as nobody: %v\n%s", err, out)
+	}
+	for _, r := range asNobody.Results {
+		if r.Verdict != register.Skipped || !strings.Contains(r.Reason, "runs only as root") {
+			t.Errorf("as nobody, %s: %s %s", r.ID, r.Verdict, r.Reason)
+		}
+	}
+	if len(asNobody.Results) != 3 {
+		t.Errorf("as nobody: %d results for 3 checks", len(asNobody.Results))
 	}
 }
 
