@@ -168,9 +168,9 @@ func (w withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 	return w.rt.RoundTrip(r)
 }
 
-// mcpReadFile connects over t and calls read_file for p: `ok` and the
-// content's first line, or `denied RULE` (mcp-error when the tool error
-// names no rule).
+// mcpReadFile connects over t and calls read_file for p: `ok`, or
+// `denied RULE` (mcp-error when the tool error names no rule), the tool's
+// words on stderr.
 func mcpReadFile(t mcp.Transport, p string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), mcpTimeout)
 	defer cancel()
