@@ -96,7 +96,7 @@ type Commands struct {
 
 // Backups configures the recursive-delete backup store (components mode).
 type Backups struct {
-	Quota Size `toml:"quota" doc:"Size of the backup store; the oldest complete backups are evicted first."`
+	Quota Size `toml:"quota" doc:"Size of the backup store; older backups are evicted to make room only when the person confirms it, shown which."`
 }
 
 // CodeMode limits one Code Mode script.

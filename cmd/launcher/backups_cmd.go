@@ -21,6 +21,7 @@ const backupsHelp = `Usage (as root, the person):
   launcher backups show ID --workspace DIR [--json]
   launcher backups verify ID --workspace DIR
   launcher backups restore ID --workspace DIR [--as NAME]
+  launcher backups remove ID --workspace DIR
 
 The backups fs kept of the trees it deleted recursively in components
 mode, one store per workspace (under /var/lib/pinfold/backups). show
@@ -35,6 +36,11 @@ recorded: fs recorded owners as it saw them through its idmapped mount
 65534), so they are only shown by show, never applied. Setuid and
 setgid are never restored (mode & 01777); the permission bits, sticky
 bit and modification times are.
+
+The store keeps at most [backups] quota (3 GiB by default). A backup that
+does not fit evicts older ones only when the person says so: fs asks,
+naming them; a deletion bash runs never evicts, and is asked about as
+one with no backup. remove deletes a backup for good, to make room.
 ` + exitCodesHelp
 
 func (e env) backups(args []string) error {
@@ -51,7 +57,7 @@ func (e env) backups(args []string) error {
 	ws := fset.String("workspace", "", "")
 	asJSON := fset.Bool("json", false, "")
 	as := fset.String("as", "", "")
-	nargs := map[string]int{"list": 0, "show": 1, "verify": 1, "restore": 1}
+	nargs := map[string]int{"list": 0, "show": 1, "verify": 1, "restore": 1, "remove": 1}
 	n, ok := nargs[sub]
 	if !ok {
 		return fail(exitUsage, "run `launcher backups --help`", "unknown backups command %q", sub)
@@ -125,6 +131,15 @@ func (e env) backups(args []string) error {
 		for _, en := range entries {
 			fmt.Fprintf(e.stdout, "  %-7s %04o %d:%d  %q\n", shownType(en.Type), en.Mode, en.UID, en.GID, en.Path)
 		}
+	case "remove":
+		info, _, err := store.Show(rest[0])
+		if err != nil {
+			return storeFail(err)
+		}
+		if err := store.Remove(rest[0]); err != nil {
+			return storeFail(err)
+		}
+		fmt.Fprintf(e.stdout, "removed %s (%q, %d bytes)\n", rest[0], info.Label, info.Bytes)
 	case "verify":
 		if err := store.Verify(rest[0]); err != nil {
 			return storeFail(err)

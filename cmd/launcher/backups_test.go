@@ -183,9 +183,45 @@ func TestBackupsEscapeNames(t *testing.T) {
 		t.Errorf("second restore: %d\n%s%s", code, out, errs)
 	}
 	code, out, _ = w.run(t, "list", "--json")
+	noControls(t, "list --json", out)
 	var list []backup.Info
 	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || len(list) != 1 || list[0].Label != hostile {
 		t.Errorf("list --json: %d %v\n%s", code, err, out)
+	}
+	code, out, _ = w.run(t, "show", id, "--json")
+	noControls(t, "show --json", out)
+	var shown struct {
+		Info    backup.Info    `json:"info"`
+		Entries []backup.Entry `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil || shown.Info.Label != hostile || len(shown.Entries) != 2 || shown.Entries[1].Path != hostile {
+		t.Errorf("show --json: %d %v\n%s", code, err, out)
+	}
+}
+
+// remove deletes one backup for good, saying which; an id that is not
+// one is a usage error, one that is not kept a failure.
+func TestBackupsRemove(t *testing.T) {
+	w := newBackupsWorld(t)
+	for _, name := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(w.ws, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := w.stage(t, "a", "a"), w.stage(t, "b", "b")
+	code, out, errs := w.run(t, "remove", a)
+	if code != 0 || !strings.HasPrefix(out, "removed "+a+` ("a", `) {
+		t.Fatalf("remove: %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = w.run(t, "list")
+	if code != 0 || strings.Contains(out, a) || !strings.Contains(out, b) {
+		t.Errorf("list after remove: %d\n%s", code, out)
+	}
+	if code, out, errs = w.run(t, "remove", a); code != exitFailure || !strings.Contains(errs, "no such backup") {
+		t.Errorf("remove again: %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs = w.run(t, "remove", "../x"); code != exitUsage {
+		t.Errorf("remove of a bad id: %d\n%s%s", code, out, errs)
 	}
 }
 

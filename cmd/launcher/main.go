@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	_ "github.com/pinfold/pinfold/components/agentprobe" // the components-mode probe actions
@@ -251,9 +252,35 @@ func (e env) dispatch(args []string) error {
 
 // writeJSON writes v to stdout, indented, for auditors and programs.
 func (e env) writeJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(append(escapeUnprintable(b), '\n'))
+	return err
+}
+
+// escapeUnprintable writes, in JSON text, every character beyond ASCII
+// that is not printable (C1 controls, bidirectional and other format
+// characters, unassigned ones) as \uXXXX: encoding/json escapes only
+// those below U+0020 (and <, >, &, U+2028, U+2029), and strings an agent
+// chose (backup labels and paths) must not reach the person's terminal
+// raw. Such characters occur only inside JSON strings, so the text
+// stays the same JSON.
+func escapeUnprintable(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r < utf8.RuneSelf || unicode.IsPrint(r) || (r == utf8.RuneError && n == 1) {
+			out = append(out, b[i:i+n]...)
+		} else if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			out = fmt.Appendf(out, "\\u%04x\\u%04x", r1, r2)
+		} else {
+			out = fmt.Appendf(out, "\\u%04x", r)
+		}
+		i += n
+	}
+	return out
 }
 
 // flags returns a FlagSet whose errors and help go where the CLI wants them.

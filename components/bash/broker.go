@@ -200,7 +200,7 @@ func (b *Broker) keep(ctx context.Context, roots []string, shown string) ([]stri
 			roots = []string{"."}
 			ids, i = nil, -1 // start again, with the whole workspace
 		case errors.Is(err, ErrNoRoom):
-			if ans := b.askFor(ctx, questionHeader+shown+" WITHOUT a backup of "+strconv.QuoteToASCII(p), "no backup of it fits the store", approve.Irreversible); !ans.Yes {
+			if ans := b.askFor(ctx, questionHeader+shown+" WITHOUT a backup of "+strconv.QuoteToASCII(p), noRoomDetail(err), approve.Irreversible); !ans.Yes {
 				return nil, &declined{fmt.Sprintf("cancelled: no backup of %s fits, and the person did not confirm an irreversible deletion (%s); nothing ran", p, ans.Reason)}
 			}
 		default:
@@ -209,6 +209,24 @@ func (b *Broker) keep(ctx context.Context, roots []string, shown string) ([]stri
 	}
 	return ids, nil
 }
+
+// noRoomDetail says why no backup is kept: fs's words when it gave
+// them (older backups in the way are evicted only by the person, with
+// launcher backups remove: a deletion bash runs never evicts).
+func noRoomDetail(err error) string {
+	const base = "no backup of it fits the store"
+	_, detail, ok := strings.Cut(err.Error(), ErrNoRoom.Error()+": ")
+	if !ok {
+		return base
+	}
+	if len(detail) > maxNoRoomDetail {
+		detail = detail[:maxNoRoomDetail] + "…"
+	}
+	return base + " (" + asciiShown(detail) + "); to keep one, cancel, free room with launcher backups remove, and run it again"
+}
+
+// maxNoRoomDetail bounds fs's words in the question.
+const maxNoRoomDetail = 300
 
 // declined is a cancellation by the person (rule bash.declined); other
 // errors of keep are backup failures (bash.backup).

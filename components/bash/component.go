@@ -185,7 +185,7 @@ func FSBackup(c *fs.Client) func(ctx context.Context, path string) (string, erro
 		case d.Allowed:
 			return r.ID, nil
 		case d.Rule == fs.RuleNoRoom:
-			return "", ErrNoRoom
+			return "", fmt.Errorf("%w: %s", ErrNoRoom, d.Detail)
 		case d.Reason == rpc.ReasonUnknown:
 			return "", ErrAbsent
 		}

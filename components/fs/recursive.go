@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -80,6 +82,24 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		defer r.changes.Unlock()
 		b, err := r.Recursive.Store.Stage(src, p, time.Now())
 		var noRoom *backup.NoRoomError
+		if errors.As(err, &noRoom) && len(noRoom.InTheWay) > 0 {
+			// Room only by evicting older backups: the person is shown
+			// which, and they go only on a yes (an eviction not asked
+			// for would let the agent drop the backup of a tree it had
+			// deleted before, by deleting junk).
+			yes, why := r.Recursive.Confirm(fmt.Sprintf("delete %s and everything beneath it, EVICTING %d older backups to make room for its backup", shown, len(noRoom.InTheWay)),
+				"evicted for good: "+inTheWay(noRoom.InTheWay), true)
+			if !yes {
+				return &Error{Op: op, Path: p, Kind: KindNeedsConfirmation, Detail: "cancelled: its backup needs older backups evicted, and the person did not confirm (" + why + "); nothing was deleted or evicted"}
+			}
+			var evict []string
+			for _, in := range noRoom.InTheWay {
+				evict = append(evict, in.ID)
+			}
+			if b, err = r.Recursive.Store.StageEvicting(src, p, time.Now(), evict); errors.Is(err, backup.ErrNoRoom) {
+				return &Error{Op: op, Path: p, Kind: KindFailed, Detail: "the backup store changed while the person was asked, and the backup needs other evictions now: nothing was deleted or evicted", Err: err}
+			}
+		}
 		switch {
 		case errors.As(err, &noRoom):
 			yes, why := r.Recursive.Confirm(fmt.Sprintf("delete %s and everything beneath it, WITHOUT a backup", shown),
@@ -104,6 +124,36 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		return nil
 	})
 	return out, err
+}
+
+// inTheWay names the backups an eviction would remove, for the person:
+// the oldest few, each by what was deleted (the agent's name for it,
+// quoted and cut), when and its size.
+func inTheWay(infos []backup.Info) string {
+	const show, maxName = 4, 48
+	var parts []string
+	for i, in := range infos {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(infos)-show))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("the backup of %s made %s (%d bytes)", quotedCut(in.Label, maxName), in.Created.UTC().Format("2006-01-02 15:04 UTC"), in.Size))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// quotedCut is s quoted to ASCII (quoteForQuestion), cut to about max
+// characters of the quoted form (whole escapes only) and "…" when cut.
+func quotedCut(s string, max int) string {
+	var b strings.Builder
+	for _, r := range s {
+		q := strconv.QuoteToASCII(string(r))
+		if b.Len()+len(q)-2 > max {
+			return `"` + b.String() + `…"`
+		}
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return `"` + b.String() + `"`
 }
 
 // testHookStaged, set by a test, runs between a recursive delete's
@@ -185,8 +235,9 @@ func removalFailed(op, p string, out DeletedTree, err error) error {
 // without asking anyone and without changing p, and returns its id. It
 // is how bash keeps what a recursive deletion by shell command would
 // remove, once the person has confirmed it: bash asks, fs keeps. An
-// error of KindNoRoom means no backup fits the store even after evicting
-// every older one; any other error, that the backup failed.
+// error of KindNoRoom means no backup fits the store beside the backups
+// kept (it evicts none: bash asks the person about the deletion alone);
+// any other error, that the backup failed.
 func (r *Root) Backup(p string) (string, error) {
 	const op = "backup"
 	if r.Recursive == nil {

@@ -299,3 +299,67 @@ func TestBackupOpBashOnly(t *testing.T) {
 		t.Errorf("bash: %+v %+v", d, res)
 	}
 }
+
+// A delete whose backup fits only by evicting older backups asks the
+// person again, naming that: declined, nothing is deleted or evicted;
+// confirmed, the older backup goes and the tree is deleted with its own.
+// (Evicting unasked let an agent drop the backup of a tree it had
+// deleted, by deleting junk of its own.)
+func TestDeleteRecursiveEvictionAsked(t *testing.T) {
+	w, store, asked := recursiveWorld(t, 0, true, true, false, true, true)
+	first, err := w.root.DeleteRecursive("build")
+	if err != nil || first.Backup == "" {
+		t.Fatalf("%+v %v", first, err)
+	}
+	kept, err := store.List()
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("%v %v", kept, err)
+	}
+	// The same store with room for one such tree and a half.
+	small, err := backup.Open(store.Dir(), kept[0].Size+kept[0].Size/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	w.root.Recursive.Store = small
+	for rel, content := range map[string]string{"junk/a.o": "aaa", "junk/sub/b.o": "bbb", "junk/sub/deep/c": "c"} {
+		w.file(t, rel, content)
+	}
+	_, err = w.root.DeleteRecursive("junk")
+	if KindOf(err) != KindNeedsConfirmation || !strings.Contains(err.Error(), "nothing was deleted or evicted") {
+		t.Fatalf("eviction declined: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.ws, "junk/a.o")); err != nil {
+		t.Fatalf("the tree was touched: %v", err)
+	}
+	if l, _ := small.List(); len(l) != 1 || l[0].ID != first.Backup {
+		t.Fatalf("backups after a declined eviction: %+v", l)
+	}
+	if len(*asked) != 3 || !strings.HasPrefix((*asked)[2], "irreversible: ") || !strings.Contains((*asked)[2], "EVICTING 1 older backups") {
+		t.Fatalf("questions %q", *asked)
+	}
+	res, err := w.root.DeleteRecursive("junk")
+	if err != nil || res.Backup == "" || res.Irreversible {
+		t.Fatalf("eviction confirmed: %+v %v", res, err)
+	}
+	mustNotExistHost(t, filepath.Join(w.ws, "junk"))
+	if l, _ := small.List(); len(l) != 1 || l[0].ID != res.Backup {
+		t.Fatalf("backups after a confirmed eviction: %+v", l)
+	}
+}
+
+// The eviction question names each backup by what was deleted, quoted to
+// ASCII and cut, when and its size, and at most four of them.
+func TestInTheWay(t *testing.T) {
+	at := time.Date(2026, 12, 1, 16, 30, 0, 0, time.UTC)
+	var infos []backup.Info
+	for _, l := range []string{"thesis", "a\x1b[2Jb", strings.Repeat("é", 100), "d", "e", "f"} {
+		infos = append(infos, backup.Info{Label: l, Created: at, Size: 14000})
+	}
+	got := inTheWay(infos)
+	want := `the backup of "thesis" made 2026-12-01 16:30 UTC (14000 bytes); the backup of "a\x1b[2Jb" made 2026-12-01 16:30 UTC (14000 bytes); ` +
+		`the backup of "` + strings.Repeat(`\u00e9`, 8) + `…" made 2026-12-01 16:30 UTC (14000 bytes); the backup of "d" made 2026-12-01 16:30 UTC (14000 bytes); and 2 more`
+	if got != want {
+		t.Errorf("inTheWay:\n got %s\nwant %s", got, want)
+	}
+}

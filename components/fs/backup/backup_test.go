@@ -172,23 +172,44 @@ func smallTree(t *testing.T, dir string, size int) {
 	put(t, filepath.Join(dir, "f"), randomBytes(t, size), 0o644)
 }
 
-// Eviction: the oldest complete backups go first, only as many as
+// Eviction: nothing is evicted unless the caller allows it (the person
+// was shown which): a source that does not fit beside the backups kept
+// is ErrNoRoom naming the oldest backups in the way, and only with
+// exactly those allowed do they go, oldest first, only as many as
 // needed; an incomplete one is never counted (and is cleaned away); a
 // source that cannot fit even with every backup evicted is ErrNoRoom,
-// with its sizes, and nothing is evicted; a backup in use is passed over.
+// with its sizes, names none in the way, and nothing is evicted; a
+// backup in use is passed over.
 func TestQuotaEviction(t *testing.T) {
 	const each = 2000 + 2*EntryCharge // a tree of 2000 bytes: its directory and one file
 	const quota = 3*each + 1000       // three fit, not four
 	w := newWorld(t, quota)
 	s := w.store
-	stage := func(name string, size int, i int) (*Backup, error) {
+	stage := func(name string, size int, i int, evict []string) (*Backup, error) {
 		dir := filepath.Join(w.ws, name)
-		smallTree(t, dir, size)
-		return s.Stage(openPath(t, dir), name, t0.Add(time.Duration(i)*time.Minute))
+		if _, err := os.Lstat(dir); err != nil {
+			smallTree(t, dir, size)
+		}
+		return s.StageEvicting(openPath(t, dir), name, t0.Add(time.Duration(i)*time.Minute), evict)
+	}
+	noRoom := func(err error, inTheWay ...string) *NoRoomError {
+		t.Helper()
+		var nr *NoRoomError
+		if !errors.As(err, &nr) || !errors.Is(err, ErrNoRoom) {
+			t.Fatalf("error %v, want a NoRoomError", err)
+		}
+		var way []string
+		for _, in := range nr.InTheWay {
+			way = append(way, in.ID)
+		}
+		if !slices.Equal(way, inTheWay) {
+			t.Fatalf("in the way %q, want %q (%v)", way, inTheWay, err)
+		}
+		return nr
 	}
 	var all []string
 	for i := range 3 {
-		b, err := stage("t"+string(rune('1'+i)), 2000, i)
+		b, err := stage("t"+string(rune('1'+i)), 2000, i, nil)
 		must(t, err)
 		if b.Size != each {
 			t.Fatalf("size %d", b.Size)
@@ -204,22 +225,29 @@ func TestQuotaEviction(t *testing.T) {
 	must(t, os.Mkdir(crashed, 0o700))
 	put(t, filepath.Join(crashed, "junk"), randomBytes(t, 50000), 0o600)
 
-	b4, err := stage("t4", 2000, 4)
-	must(t, err)
-	if got, want := ids(t, s), []string{all[1], all[2], b4.ID}; !slices.Equal(got, want) {
-		t.Fatalf("after one eviction %q, want %q", got, want)
+	// A fourth does not fit beside three: the oldest is in the way, and
+	// stays unless it is allowed to go (Stage allows none).
+	_, err := s.Stage(openPath(t, filepath.Join(w.ws, "t1")), "t4", t0.Add(4*time.Minute))
+	noRoom(err, all[0])
+	_, err = stage("t4", 2000, 4, all[1:])
+	noRoom(err, all[0])
+	if got := ids(t, s); !slices.Equal(got, all) {
+		t.Fatalf("a staging that was not allowed to evict did: %q, want %q", got, all)
 	}
 	if _, err := os.Lstat(crashed); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the crashed staging is still there: %v", err)
 	}
-
-	// Too big even for an empty store: nothing evicted.
-	before := ids(t, s)
-	_, err = stage("huge", quota, 5)
-	var nr *NoRoomError
-	if !errors.As(err, &nr) || !errors.Is(err, ErrNoRoom) {
-		t.Fatalf("error %v, want a NoRoomError", err)
+	b4, err := stage("t4", 2000, 4, all[:1])
+	must(t, err)
+	if got, want := ids(t, s), []string{all[1], all[2], b4.ID}; !slices.Equal(got, want) {
+		t.Fatalf("after one eviction %q, want %q", got, want)
 	}
+
+	// Too big even for an empty store: nothing evicted, whatever is
+	// allowed, and none is in the way.
+	before := ids(t, s)
+	_, err = stage("huge", quota, 5, before)
+	nr := noRoom(err)
 	if nr.Need != quota+2*EntryCharge || nr.Quota != quota || nr.Used != 3*each || nr.Evictable != nr.Used || nr.Disk {
 		t.Fatalf("NoRoomError %+v", nr)
 	}
@@ -227,18 +255,21 @@ func TestQuotaEviction(t *testing.T) {
 		t.Fatalf("a refused staging evicted: %q, want %q", got, before)
 	}
 
-	// The oldest is being restored (locked): the next oldest goes.
+	// The oldest is being restored (locked): the next oldest is the one
+	// in the way, and goes.
 	lock, err := s.openBackup(before[0], false)
 	must(t, err)
-	b6, err := stage("t6", 2000, 6)
+	_, err = stage("t6", 2000, 6, nil)
+	noRoom(err, before[1])
+	b6, err := stage("t6", 2000, 6, before[1:2])
 	must(t, err)
 	if got, want := ids(t, s), []string{before[0], before[2], b6.ID}; !slices.Equal(got, want) {
 		t.Fatalf("eviction with the oldest in use %q, want %q", got, want)
 	}
 	// Fits only if the locked one went too: refused, nothing evicted.
 	before = ids(t, s)
-	_, err = stage("t7", quota-each-2*EntryCharge+1000, 7) // more than two evictions free, less than three
-	if !errors.As(err, &nr) || nr.Evictable != 2*each {
+	_, err = stage("t7", quota-each-2*EntryCharge+1000, 7, before) // more than two evictions free, less than three
+	if nr := noRoom(err); nr.Evictable != 2*each {
 		t.Fatalf("error %v (%+v)", err, nr)
 	}
 	if got := ids(t, s); !slices.Equal(got, before) {
@@ -247,8 +278,10 @@ func TestQuotaEviction(t *testing.T) {
 	wantErr(t, s.Remove(before[0]), ErrInUse)
 	unix.Close(lock)
 
-	// Fits after evicting everything: everything goes.
-	b8, err := stage("t8", quota-each-2*EntryCharge+1000, 8)
+	// Fits after evicting everything: everything goes, once allowed.
+	_, err = stage("t8", quota-each-2*EntryCharge+1000, 8, nil)
+	noRoom(err, before...)
+	b8, err := stage("t8", quota-each-2*EntryCharge+1000, 8, before)
 	must(t, err)
 	if got := ids(t, s); !slices.Equal(got, []string{b8.ID}) {
 		t.Fatalf("ids %q", got)

@@ -7,9 +7,12 @@
 //
 //	s, err := backup.Open(dir, quota)      // once; quota 0 is 3 GiB
 //	b, err := s.Stage(src, label, time.Now())
-//	// errors.Is(err, backup.ErrNoRoom): it cannot fit (errors.As gives
-//	// *NoRoomError with the sizes); the delete needs the person's second,
-//	// irreversible-delete confirmation. Any other error: do not delete.
+//	// errors.Is(err, backup.ErrNoRoom): it does not fit (errors.As gives
+//	// *NoRoomError with the sizes). When its InTheWay names older
+//	// backups, it fits once they go: show the person which, and on a yes
+//	// call s.StageEvicting(src, label, now, theirIDs). Otherwise the
+//	// delete needs the person's second, irreversible-delete
+//	// confirmation. Any other error: do not delete.
 //	// Otherwise delete the tree; b.ID names the backup.
 //	s.List(); s.Show(id); s.Verify(id); s.Restore(id, dirFile, name, owner); s.Remove(id)
 //
@@ -86,16 +89,27 @@
 //     walk order, of its length-prefixed path, type, size, content hash
 //     and link target.
 //   - Quota: a backup counts its file bytes plus EntryCharge (4608: a block and 512) per
-//     entry. Before copying, the oldest complete backups are evicted,
-//     one at a time, until the source fits the quota and the store's
+//     entry. Before copying, the oldest complete backups are chosen, one
+//     at a time, until the source would fit the quota and the store's
 //     file system's free space (estimated in blocks). A backup being
 //     restored or verified (shared lock) is passed over, as is one whose
-//     manifest cannot be read. When the source cannot fit even with every
-//     evictable backup gone, nothing is evicted and Stage returns
-//     *NoRoomError (errors.Is ErrNoRoom) with the sizes; Disk says
-//     whether the quota or the disk was the limit. Incomplete stagings
-//     never count (and are removed). A tree that grows after it was
-//     measured is ErrChanged.
+//     manifest cannot be read. They are evicted only when the caller
+//     allowed each of them (StageEvicting); otherwise nothing is evicted
+//     and *NoRoomError (errors.Is ErrNoRoom) names them in InTheWay.
+//     When the source cannot fit even with every evictable backup gone,
+//     nothing is evicted and *NoRoomError has the sizes and no InTheWay;
+//     Disk says whether the quota or the disk was the limit. Incomplete
+//     stagings never count (and are removed). A tree that grows after it
+//     was measured is ErrChanged.
+//
+//     Deviation from DESIGN.md §5, which evicts the oldest backups first
+//     by itself: an eviction the person was not shown let an agent drop
+//     the backup of a tree it had deleted (with the person's yes) by
+//     deleting junk of its own, sparse so it cost nothing, whose backup
+//     needed the room (found by a hunt, 2026-12-01). fs now asks the
+//     person, naming the backups that would go; bash's deletions never
+//     evict, and are asked about as deletions without a backup; the
+//     person frees room with launcher backups remove.
 //   - A full disk while copying (ENOSPC, EDQUOT) is an error wrapping
 //     the errno; the partial staging is removed, and no other backup is
 //     touched (evictions already planned and done stay done).

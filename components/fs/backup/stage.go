@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,12 +27,25 @@ var (
 // backed up). label says why (the caller's words, e.g. the command); now
 // dates the backup and makes its id.
 //
-// In order, holding the store's lock: leftovers of crashes are removed;
+// Stage evicts nothing: when the source does not fit beside the backups
+// kept, it returns *NoRoomError, which names the oldest backups whose
+// eviction would make room (InTheWay); StageEvicting evicts those the
+// caller allows. An eviction nobody was told of would let whoever asks
+// for a backup (an agent deleting junk it made) drop an older one the
+// person relies on.
+func (s *Store) Stage(src *os.File, label string, now time.Time) (*Backup, error) {
+	return s.StageEvicting(src, label, now, nil)
+}
+
+// StageEvicting is Stage, allowed to evict the backups whose ids are in
+// evict (the person was shown them): in order, holding the store's lock:
+// leftovers of crashes are removed;
 // the source is measured (a walk that only stats; a tree whose manifest
 // would pass MaxManifest is *NoRoomError at once); the oldest complete
 // backups are evicted until the source fits both the quota and the
-// file system's free space, or, when it cannot fit even after evicting
-// every backup that is not in use, *NoRoomError (ErrNoRoom) is returned
+// file system's free space, or, when that would evict a backup evict
+// does not name, or cannot make room even evicting every backup that is
+// not in use, *NoRoomError (ErrNoRoom) is returned
 // and nothing is evicted; the tree is copied into a staging directory,
 // hashing every file as it is read; the staging is walked and hashed
 // again and must equal what was read (the tree hash); the source is
@@ -39,7 +53,7 @@ var (
 // ErrChanged); the manifest is written and fsynced, last, and the staging
 // renamed to its id. On any failure the staging is removed and nothing
 // else is changed (evictions already done stay done).
-func (s *Store) Stage(src *os.File, label string, now time.Time) (*Backup, error) {
+func (s *Store) StageEvicting(src *os.File, label string, now time.Time, evict []string) (*Backup, error) {
 	if src == nil {
 		return nil, errors.New("backup: no source descriptor")
 	}
@@ -81,7 +95,7 @@ func (s *Store) Stage(src *os.File, label string, now time.Time) (*Backup, error
 	need := measure.size
 	// The copy, its manifest (header included) and a block to spare.
 	diskNeed := bsize + maxHeader + measure.disk
-	victims, err := s.plan(need, diskNeed, int64(fs.Bavail)*fs.Bsize)
+	victims, err := s.plan(need, diskNeed, int64(fs.Bavail)*fs.Bsize, evict)
 	if err != nil {
 		return nil, err
 	}
@@ -198,8 +212,10 @@ type victim struct {
 // quota and diskNeed the free space (free, plus what evictions free). It
 // locks them exclusively; one that cannot be locked (being restored or
 // verified) is passed over. When the source cannot fit even with every
-// lockable backup evicted, it evicts nothing: *NoRoomError.
-func (s *Store) plan(need, diskNeed, free int64) ([]victim, error) {
+// lockable backup evicted, or would need a backup evicted that allowed
+// does not name, it evicts nothing: *NoRoomError (with InTheWay, in the
+// second case).
+func (s *Store) plan(need, diskNeed, free int64, allowed []string) ([]victim, error) {
 	infos, err := s.List()
 	if err != nil {
 		return nil, err
@@ -221,6 +237,7 @@ func (s *Store) plan(need, diskNeed, free int64) ([]victim, error) {
 		return nil, noRoom
 	}
 	var vs []victim
+	var way []Info
 	u, f := used, free
 	for _, in := range infos {
 		if u+need <= s.quota && disk(f) {
@@ -234,15 +251,22 @@ func (s *Store) plan(need, diskNeed, free int64) ([]victim, error) {
 			continue // in use, or gone
 		}
 		vs = append(vs, victim{id: in.ID, fd: fd})
+		way = append(way, in)
 		u -= in.Size
 		f += in.Bytes
 		noRoom.Evictable += in.Size
 	}
-	if u+need <= s.quota && disk(f) {
+	fits := u+need <= s.quota && disk(f)
+	if fits && !slices.ContainsFunc(way, func(in Info) bool { return !slices.Contains(allowed, in.ID) }) {
 		return vs, nil
 	}
 	for _, v := range vs {
 		unix.Close(v.fd)
+	}
+	if fits {
+		// Room only by evicting: which limit the backups kept leave short.
+		noRoom.InTheWay, noRoom.Disk = way, used+need <= s.quota
+		return nil, noRoom
 	}
 	noRoom.Disk = u+need <= s.quota
 	return nil, noRoom

@@ -33,8 +33,9 @@ const (
 
 // Errors. Each is wrapped with details; test with errors.Is.
 var (
-	// ErrNoRoom: the source does not fit, even after evicting every
-	// complete backup that may be evicted; *NoRoomError has the sizes.
+	// ErrNoRoom: the source does not fit beside the backups kept (and
+	// the evictions allowed); *NoRoomError has the sizes, and names the
+	// older backups whose eviction would make room.
 	ErrNoRoom = errors.New("backup: no room in the backup store")
 	// ErrChanged: the source changed while it was staged (the staging
 	// was removed), or the tree could not be read as it was seen.
@@ -58,7 +59,9 @@ var (
 // MaxManifest; the measure stopped there, so Need and Manifest are what
 // it had counted, and the other sizes are not filled in); else the file
 // system's free space when Disk is true; else the quota (Need > Quota -
-// what stays). Nothing was evicted.
+// what stays). Nothing was evicted. InTheWay, when set, are the oldest
+// backups whose eviction would make room: asked again with their ids
+// allowed (StageEvicting), the source fits.
 type NoRoomError struct {
 	Need      int64 // the source's size, as counted against the quota
 	Quota     int64
@@ -68,6 +71,7 @@ type NoRoomError struct {
 	DiskNeed  int64 // the source's estimated use of the store's file system
 	DiskFree  int64 // available there, before evicting
 	Manifest  int64 // more than MaxManifest: the manifest's size when the measure stopped
+	InTheWay  []Info
 }
 
 func (e *NoRoomError) Error() string {
@@ -75,12 +79,16 @@ func (e *NoRoomError) Error() string {
 		return fmt.Sprintf("backup: no room in the backup store: the source has too many entries or too long names: its manifest would take more than %d bytes, the limit",
 			MaxManifest)
 	}
-	if e.Disk {
-		return fmt.Sprintf("backup: no room in the backup store: the copy needs about %d bytes on its file system, which has %d free, %d more if every evictable backup were evicted",
-			e.DiskNeed, e.DiskFree, e.Evictable)
+	way := ""
+	if n := len(e.InTheWay); n > 0 {
+		way = fmt.Sprintf("; evicting the %d oldest backups would make room", n)
 	}
-	return fmt.Sprintf("backup: no room in the backup store: the source needs %d bytes of the %d-byte quota; %d are used by backups, of which %d could be evicted",
-		e.Need, e.Quota, e.Used, e.Evictable)
+	if e.Disk {
+		return fmt.Sprintf("backup: no room in the backup store: the copy needs about %d bytes on its file system, which has %d free, %d more if every evictable backup were evicted%s",
+			e.DiskNeed, e.DiskFree, e.Evictable, way)
+	}
+	return fmt.Sprintf("backup: no room in the backup store: the source needs %d bytes of the %d-byte quota; %d are used by backups, of which %d could be evicted%s",
+		e.Need, e.Quota, e.Used, e.Evictable, way)
 }
 
 // Is makes errors.Is(err, ErrNoRoom) true.
