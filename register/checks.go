@@ -46,10 +46,10 @@ type probeCase struct {
 	// outside the sandbox), or under the control policy (the same
 	// request made the way that is allowed, in a components session).
 	controlProbe []string
-	direct       bool     // control: run the probe directly (true) or under the control policy (false)
+	direct       bool // control: run the probe directly (true) or under the control policy (false)
 	// bare runs the confined probe directly too: what confines it is a
 	// service the check started (the gateway), not a launch of its own.
-	bare bool
+	bare         bool
 	passFD       bool     // hand an open descriptor to fd passedFD
 	env          []string // added to the launcher's environment
 	launcherArgs []string // added to the launcher's options (both runs under a policy)

@@ -101,8 +101,7 @@
 //     Disk says whether the quota or the disk was the limit. Incomplete
 //     stagings never count (and are removed). A tree that grows after it
 //     was measured is ErrChanged.
-//
-//     Deviation from DESIGN.md §5, which evicts the oldest backups first
+//   - Deviation from DESIGN.md §5, which evicts the oldest backups first
 //     by itself: an eviction the person was not shown let an agent drop
 //     the backup of a tree it had deleted (with the person's yes) by
 //     deleting junk of its own, sparse so it cost nothing, whose backup
