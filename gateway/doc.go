@@ -31,7 +31,11 @@
 //     the operating system's trees (/usr, /etc, /lib…) — an allowlist, so
 //     that a home or project under any other name stays out. An invalid
 //     token is also a failed attempt, counted against the socket peer's
-//     address (an IPv6 peer's /64); too many get 429.
+//     address (an IPv6 peer's /64); too many get 429 for the next bad
+//     token. A valid token is served whatever its address's failures (an
+//     address is shared: locking it out would let any local user keep
+//     the owner out); a token is 256 random bits, so the limit bounds
+//     the work and log lines failures make, not guessing.
 //
 // Asking for Full access without the capability is refused (403); it is
 // never turned into Safe mode, and a guest never runs outside a sandbox:
