@@ -489,3 +489,39 @@ func TestManyProblems(t *testing.T) {
 		t.Errorf("first problem %s, want %s", got, want)
 	}
 }
+
+// Deep nesting is refused before the decoder sees it (whose memory grows
+// far faster with nesting than with size): inline tables, arrays and
+// dotted keys, with the line it is on. Brackets, braces and dots inside
+// strings of every kind and in comments are text, not structure.
+func TestNestingBounded(t *testing.T) {
+	deep := func(n int, open, close string) string {
+		return "version = 1\nx = " + strings.Repeat(open, n) + "1" + strings.Repeat(close, n) + "\n"
+	}
+	for name, c := range map[string]struct{ text, want string }{
+		"inline tables": {deep(40, "{a=", "}"), "line 2: brackets and braces nested more than 16 deep"},
+		"arrays":        {deep(17, "[", "]"), "line 2: brackets and braces nested more than 16 deep"},
+		"dotted keys":   {"version = 1\n" + "x" + strings.Repeat(".a", 17) + " = 1\n", "line 2: more than 16 dots outside strings"},
+		"table header":  {"version = 1\n[x" + strings.Repeat(".a", 17) + "]\n", "line 2: more than 16 dots outside strings"},
+	} {
+		pe := parseErr(t, name, []byte(c.text))
+		if p := pe.Problems[0]; p.Check != "text" || !strings.HasPrefix(p.Msg, c.want) {
+			t.Errorf("%s: %s: %q, want %q…", name, p.Check, p.Msg, c.want)
+		}
+	}
+	// The same characters as text: past the structure check, to the
+	// schema (which knows no key "x").
+	many := strings.Repeat("[{.", 40)
+	for name, text := range map[string]string{
+		"basic":              "x = \"" + many + "\\\"" + many + "\"\n",
+		"literal":            "x = '" + many + "'\n",
+		"multi-line basic":   "x = \"\"\"\n" + many + "\n" + many + "\"\"\"\n",
+		"multi-line literal": "x = '''\n" + many + "\n'''\n",
+		"comment":            "# " + many + "\nx = 1\n",
+	} {
+		pe := parseErr(t, name, []byte("version = 1\n"+text))
+		if p := pe.Problems[0]; p.Check == "text" {
+			t.Errorf("%s: refused as structure: %s", name, p.Msg)
+		}
+	}
+}

@@ -68,6 +68,100 @@ func checkText(data []byte) error {
 		i += w
 		col++
 	}
+	return checkNesting(data)
+}
+
+// Bounds on a policy's structure, far above any real one (whose deepest
+// value is an inline table in an array of tables: three levels, two dots
+// in a key). The TOML decoder's memory grows with nesting far faster than
+// with size: 16 KiB of nested inline tables took it to 864 MB, 400 KiB
+// to 24 GB (a hunt, 2026-12-01), which the size cap does not prevent.
+const (
+	maxNesting = 16 // brackets and braces open at once
+	maxDots    = 16 // dots outside strings on one line (dotted keys)
+)
+
+// checkNesting refuses text whose brackets and braces nest deeper than
+// maxNesting, or with more than maxDots dots outside strings and
+// comments on one line, before the decoder sees it. It follows TOML's
+// strings (basic, literal, and both multi-line kinds) and comments only
+// as far as needed to tell structure from text.
+func checkNesting(data []byte) error {
+	const (
+		code = iota
+		comment
+		basic
+		literal
+		mlBasic
+		mlLiteral
+	)
+	state, depth, dots, line := code, 0, 0, 1
+	at := func(i int, s string) bool { return i+len(s) <= len(data) && string(data[i:i+len(s)]) == s }
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if c == '\n' {
+			line++
+			dots = 0
+			if state == comment || state == basic || state == literal {
+				state = code // an unterminated one-line string is the decoder's error
+			}
+			continue
+		}
+		switch state {
+		case comment:
+		case basic:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				state = code
+			}
+		case literal:
+			if c == '\'' {
+				state = code
+			}
+		case mlBasic:
+			switch {
+			case c == '\\':
+				if i+1 < len(data) && data[i+1] != '\n' {
+					i++
+				}
+			case at(i, `"""`):
+				state, i = code, i+2
+			}
+		case mlLiteral:
+			if at(i, "'''") {
+				state, i = code, i+2
+			}
+		default:
+			switch c {
+			case '#':
+				state = comment
+			case '"':
+				if at(i, `"""`) {
+					state, i = mlBasic, i+2
+				} else {
+					state = basic
+				}
+			case '\'':
+				if at(i, "'''") {
+					state, i = mlLiteral, i+2
+				} else {
+					state = literal
+				}
+			case '[', '{':
+				if depth++; depth > maxNesting {
+					return &textError{line: line, msg: fmt.Sprintf("line %d: brackets and braces nested more than %d deep: no policy needs that (its deepest value is three levels down)", line, maxNesting)}
+				}
+			case ']', '}':
+				depth = max(depth-1, 0)
+			case '.':
+				if dots++; dots > maxDots {
+					return &textError{line: line, msg: fmt.Sprintf("line %d: more than %d dots outside strings: no policy key has that many parts (dotted keys nest tables)", line, maxDots)}
+				}
+			}
+		}
+	}
 	return nil
 }
 
