@@ -42,6 +42,9 @@ func StarterPolicy(name string, workspace string) ([]byte, error) {
 	if err := ws.UnmarshalTOML(workspace); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
+	if why := unfitWorkspace(ws); why != "" {
+		return nil, &UnfitWorkspaceError{Workspace: workspace, Why: why}
+	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# pinfold policy, template %q. Pin it by its sha256 and launch with\n", name)
@@ -97,4 +100,44 @@ func tomlList(xs []string) string {
 		q[i] = "  " + strconv.Quote(x) + ","
 	}
 	return "[\n" + strings.Join(q, "\n") + "\n]"
+}
+
+// UnfitWorkspaceError is a starter policy refused for its workspace: one
+// whose being writable whole would hand the agent the host (a home
+// directory, with its shell start-up files; a system tree), or that the
+// sandbox replaces (/proc, /dev, /sys, /tmp).
+type UnfitWorkspaceError struct{ Workspace, Why string }
+
+func (e *UnfitWorkspaceError) Error() string {
+	return fmt.Sprintf("the workspace %q %s: a starter policy makes its workspace writable whole", e.Workspace, e.Why)
+}
+
+// systemTrees are the system's own directories: no workspace belongs in
+// them.
+var systemTrees = []Path{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev", "/run", "/var/lib", "/var/log"}
+
+// unfitWorkspace says why ws should not be a starter policy's workspace,
+// or "".
+func unfitWorkspace(ws Path) string {
+	switch {
+	case ws == "/":
+		return "is the root of the file system"
+	case ws == "/root" || isHome(ws):
+		return "is a home directory: the agent could rewrite its shell start-up files (.bashrc, .profile), which run unconfined at the next login, and its keys"
+	case ws == "/tmp" || ws == "/dev/shm":
+		return "is replaced by a private one in the sandbox"
+	case ws == "/var/tmp":
+		return "is shared with every user of the machine"
+	case broad(ws):
+		return "holds other people's or the system's files"
+	}
+	for _, t := range systemTrees {
+		if t.Contains(ws) {
+			return fmt.Sprintf("is in %s, one of the system's own trees", t)
+		}
+	}
+	if h, err := os.UserHomeDir(); err == nil && ws.Contains(Path(h)) {
+		return fmt.Sprintf("holds the home directory %s", h)
+	}
+	return ""
 }

@@ -137,7 +137,10 @@ const initHelp = `Usage: launcher policy init [--workspace DIR] [--template NAME
 
 Writes a starter policy to FILE (default ./policy.toml; never overwrites),
 listing only system paths that exist on this machine, and prints its sha256
-and the exact launch line.
+and the exact launch line, after what policy check would advise. The
+workspace is writable whole, so init refuses one that is a home directory
+(its shell start-up files run unconfined at the next login), holds one, or
+is the root, a system tree (/etc, /usr, /proc…) or /tmp.
 
   --workspace DIR  the agent's working directory (default: the current one)
   --template NAME  offline (default: no network) or ports (TCP 443)
@@ -165,6 +168,11 @@ func (e env) policyInit(args []string) error {
 		return fail(exitUsage, "", "policy init: workspace %q: %v", *ws, err)
 	}
 	text, err := policy.StarterPolicy(*tmpl, dir)
+	var unfit *policy.UnfitWorkspaceError
+	if errors.As(err, &unfit) {
+		return fail(exitUsage, "make a directory for the project (mkdir ~/project) and run policy init there, or give --workspace DIR; write a policy by hand for anything broader",
+			"policy init: %v", err)
+	}
 	if err != nil {
 		code := exitInvalid
 		if strings.HasPrefix(err.Error(), "unknown template") {
@@ -184,6 +192,13 @@ func (e env) policyInit(args []string) error {
 		return &cliError{code: exitFailure, err: fmt.Errorf("policy init: %w", err), hint: hint}
 	}
 	sum := policy.Hash(text)
+	// What policy check would advise, said now: the person reads it
+	// before pinning the hash.
+	if p, err := policy.Parse(path, text); err == nil {
+		for _, pr := range p.Advice() {
+			e.problem("advice", path, pr)
+		}
+	}
 	fmt.Fprintf(e.stdout, "wrote %s (template %s, workspace %s)\n", printable(path), printable(*tmpl), printable(dir))
 	fmt.Fprintf(e.stdout, "sha256 %s\n", sum)
 	fmt.Fprintf(e.stdout, "check the hash on your own (sha256sum %s), then launch with:\n", shellQuote(path))
