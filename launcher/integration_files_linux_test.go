@@ -53,6 +53,34 @@ func TestIntegrationWriteOutsideWorkspace(t *testing.T) {
 	mustExist(t, target)
 }
 
+// A documented limit (SD-22): a file with a second name in a write path
+// is writable through that name, though its first name is in a read
+// path only: Landlock and the mounts go by path, and a hard link is the
+// same file. The control: the write through the read path's name is
+// refused. (policy check advises on such files: policy.TestHardLinked.)
+func TestIntegrationHardLinkLimit(t *testing.T) {
+	s := newSandbox(t)
+	ro := filepath.Join(s.outside, "ro")
+	must(t, os.Mkdir(ro, 0o755))
+	f := filepath.Join(ro, "f")
+	s.file(t, f, "original\n")
+	must(t, os.Link(f, filepath.Join(s.ws, "linked")))
+	p := itPol{read: []string{ro}}
+	if r := s.launch(t, p, itOpts{}, "write", f); !strings.HasPrefix(r.stdout, "denied ") {
+		t.Fatalf("a write by the read path's name: %s", r)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "original\n" {
+		t.Fatalf("the refused write changed the file: %q", b)
+	}
+	r := s.launch(t, p, itOpts{}, "write", filepath.Join(s.ws, "linked"))
+	if r.code != 0 {
+		t.Fatalf("the write by the workspace's name: %s", r)
+	}
+	if b, _ := os.ReadFile(f); string(b) == "original\n" {
+		t.Errorf("the limit SD-22 describes no longer holds (update the register): the file in the read path is unchanged")
+	}
+}
+
 // Write-xor-execute: a program the agent has just written in its
 // workspace does not run (SR-01).
 func TestIntegrationExecWrittenFile(t *testing.T) {

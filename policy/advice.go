@@ -2,12 +2,15 @@ package policy
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // Advice returns warnings that do not block a launch: what the policy
@@ -154,4 +157,56 @@ func credentialStore(path Path) string {
 		}
 	}
 	return ""
+}
+
+// maxLinkWalk bounds the entries HardLinked looks at in one write path.
+const maxLinkWalk = 1_000_000
+
+// HardLinked walks each write path (not following links, not leaving its
+// file system) for regular files with more than one name, and advises
+// on each path that has them (SD-22): a write path makes the file
+// writable, and so changeable through every other name it has,
+// whichever list that name is in (git clone of a local repository and
+// pnpm's store make such links). It reads the live file system, so
+// `policy check` runs it, and a launch does not (the walk is as long as
+// the workspace is large).
+func (p *Policy) HardLinked() []Problem {
+	var ps []Problem
+	for _, w := range p.Files.Write {
+		var top unix.Stat_t
+		if err := unix.Lstat(string(w), &top); err != nil || top.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		n, seen, first := 0, 0, ""
+		filepath.WalkDir(string(w), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if seen++; seen > maxLinkWalk {
+				return filepath.SkipAll
+			}
+			var st unix.Stat_t
+			if unix.Lstat(path, &st) != nil {
+				return nil
+			}
+			if d.IsDir() && st.Dev != top.Dev {
+				return filepath.SkipDir // another file system mounted here
+			}
+			if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+				if n++; first == "" {
+					first = path
+				}
+			}
+			return nil
+		})
+		if n > 0 {
+			msg := fmt.Sprintf("%q holds %d files with more than one name (hard links), such as %q: writable here, each is changed through its every other name too, in a read or exec path or anywhere", w, n, first)
+			if seen > maxLinkWalk {
+				msg += fmt.Sprintf(" (only the first %d entries were looked at)", maxLinkWalk)
+			}
+			ps = append(ps, Problem{Key: "files.write", Check: "hard-linked", Risk: "SD-22", Msg: msg,
+				Hint: "give such files one name (cp them over themselves, or git clone --no-hardlinks), or keep the other names out of reach", elem: -1})
+		}
+	}
+	return p.place(ps)
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -248,5 +249,39 @@ func TestStarterPolicy(t *testing.T) {
 		if err == nil || !regexp.MustCompile("^"+tt.re+"$").MatchString(err.Error()) {
 			t.Errorf("StarterPolicy(%q, %q) = %q, %v\nwant error matching %s", tt.name, tt.ws, data, err, tt.re)
 		}
+	}
+}
+
+// A write path holding a file with another name (a hard link) is
+// advised on, naming how many and one; one without is not; a link out
+// of the write path is not followed.
+func TestHardLinked(t *testing.T) {
+	ws, other := liveDir(t), liveDir(t)
+	p := &Policy{Files: Files{Write: []Path{Path(ws)}}}
+	if err := os.WriteFile(filepath.Join(other, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, filepath.Join(ws, "to-other")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "own"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(other, "f"), filepath.Join(other, "f2")); err != nil {
+		t.Fatal(err)
+	}
+	if ps := p.HardLinked(); len(ps) != 0 {
+		t.Fatalf("control, no hard link in the write path: %v", ps)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(other, "f"), filepath.Join(ws, "sub", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	ps := p.HardLinked()
+	if len(ps) != 1 || ps[0].Check != "hard-linked" || ps[0].Risk != "SD-22" ||
+		!strings.HasPrefix(ps[0].Msg, fmt.Sprintf("%q holds 1 files with more than one name (hard links), such as %q", ws, filepath.Join(ws, "sub", "linked"))) {
+		t.Fatalf("advice: %v", ps)
 	}
 }

@@ -94,7 +94,7 @@ func (e env) policyCheck(args []string) error {
 	p, err := policy.Parse(file, data)
 	if err == nil {
 		err = p.CheckLive()
-		rep.Advice = p.Advice()
+		rep.Advice = append(p.Advice(), p.HardLinked()...)
 	}
 	var pe *policy.Error
 	if err != nil && !errors.As(err, &pe) {
