@@ -310,6 +310,11 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 	// An answer compressed at the agent's asking would hide an echoed
 	// value from the scan below: the agent does not choose the encoding.
 	req.Header.Set("Accept-Encoding", "identity")
+	// Nor does it choose a part: the scan looks at one answer at a time,
+	// and an echo asked for in ranges (bytes=0-20, then 21-) would pass
+	// it in pieces none of which holds the value (a hunt, 2026-12-01).
+	req.Header.Del("Range")
+	req.Header.Del("If-Range")
 	req.RequestURI = ""
 	// An agent that said Expect: 100-continue sends its body only once
 	// told to, or after its own wait (curl: a second). The request goes

@@ -36,6 +36,7 @@ type echoUpstream struct {
 	mu      sync.Mutex
 	methods []string
 	encs    []string
+	ranges  []string
 }
 
 func newEchoUpstream(t *testing.T) (*echoUpstream, *x509.CertPool) {
@@ -55,6 +56,7 @@ func (e *echoUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	e.methods = append(e.methods, r.Method+" "+r.URL.Path)
 	e.encs = append(e.encs, r.Header.Get("Accept-Encoding"))
+	e.ranges = append(e.ranges, r.Header.Get("Range")+r.Header.Get("If-Range"))
 	e.mu.Unlock()
 	auth := r.Header.Get("Authorization")
 	switch {
@@ -276,6 +278,16 @@ func TestInjectRefusesReflected(t *testing.T) {
 	// a body echoed back is not hidden from the scan by compression.
 	if _, encs := u.got(); len(encs) == 0 || encs[0] != "identity" {
 		t.Errorf("the upstream was asked for encodings %q", encs)
+	}
+
+	// Nor may the agent ask for the echo in parts (each scanned alone):
+	// the upstream is asked for no range.
+	injectedRaw(t, in, u, "GET /headers HTTP/1.1\r\nHost: api.github.com\r\nRange: bytes=0-20\r\nIf-Range: \"x\"\r\nConnection: close\r\n\r\n")
+	u.mu.Lock()
+	last := u.ranges[len(u.ranges)-1]
+	u.mu.Unlock()
+	if last != "" {
+		t.Errorf("the upstream was asked for the range %q", last)
 	}
 
 	// Controls: answers without the value pass whole.
