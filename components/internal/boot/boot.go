@@ -75,7 +75,7 @@ func Read(role pki.Role, max int, b any) error {
 		return fmt.Errorf("%s runs only as a component the launcher starts (no bootstrap pipe on descriptor 3)", role)
 	}
 	f := os.NewFile(FDBootstrap, "bootstrap")
-	raw, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	raw, err := readWiping(f, max+1)
 	f.Close()
 	defer clear(raw)
 	if err != nil || len(raw) > max {
@@ -85,6 +85,31 @@ func Read(role pki.Role, max int, b any) error {
 		return fmt.Errorf("decode the bootstrap: %w", err)
 	}
 	return nil
+}
+
+// readWiping reads r to its end, at most limit bytes, into one buffer it
+// grows itself, clearing each buffer it outgrows: io.ReadAll leaves the
+// chunks it copied from on the heap, where the bootstrap's secrets would
+// stay unwiped (a hunt found a vault's values in kms's heap so).
+func readWiping(r io.Reader, limit int) ([]byte, error) {
+	buf := make([]byte, 0, min(limit, 64<<10))
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			bigger := make([]byte, len(buf), min(2*cap(buf), limit))
+			copy(bigger, buf)
+			clear(buf[:cap(buf)])
+			buf = bigger
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // Server parses the credential as role's leaf (wiping the key's PEM) and
