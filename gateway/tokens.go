@@ -376,9 +376,19 @@ func checkTokenHash(h string) error {
 }
 
 // readTokenFile reads the store. It refuses a symlink, anything but a
-// regular file, a file not the caller's or open to others, and more than
-// maxTokenStoreSize. A missing file is an error that is fs.ErrNotExist.
+// regular file, a file not the caller's or open to others, one in a
+// directory others may write (or beneath one, without the sticky bit),
+// and more than maxTokenStoreSize. A missing file is an error that is fs.ErrNotExist.
 func readTokenFile(path string) ([]byte, error) {
+	// Its directory and those above, as for writing: whoever may write
+	// them could put back a store with a revoked token in it.
+	for _, check := range []func(string, string) error{privfile.CheckDir, privfile.CheckAncestors} {
+		err := check(filepath.Dir(path), "token store")
+		var np *privfile.NotPrivateError
+		if errors.As(err, &np) {
+			return nil, fmt.Errorf("%w: %v", ErrBadStore, err)
+		}
+	}
 	// O_NONBLOCK: a FIFO planted at the path must not block the open
 	// before the checks below refuse it.
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)

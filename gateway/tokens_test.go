@@ -351,6 +351,25 @@ func TestStoreRefusesLooseDirectory(t *testing.T) {
 	if err := s.Revoke("ci"); !errors.Is(err, ErrBadStore) {
 		t.Errorf("Revoke in a 0777 directory = %v", err)
 	}
+	// Reading too (serve, list): others could put back an older store.
+	if _, err := s.List(); !errors.Is(err, ErrBadStore) {
+		t.Errorf("List in a 0777 directory = %v", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(); err != nil {
+		t.Errorf("control, List: %v", err)
+	}
+	if err := os.Chmod(filepath.Dir(dir), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(); !errors.Is(err, ErrBadStore) || !strings.Contains(err.Error(), "above the token store") {
+		t.Errorf("List beneath a 0777 directory = %v", err)
+	}
+	if err := os.Chmod(filepath.Dir(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -30,9 +30,15 @@ var ErrNoVault = errors.New("vault: no vault yet")
 // ReadFile reads a vault file. It refuses a symlink, anything but a
 // regular file, a file others may read or write, more than a vault can
 // hold, and a directory that is not the caller's or that others may
-// write (as WriteFile does: they could put back an older vault).
+// write (as WriteFile does: they could put back an older vault), or above
+// which a directory others may write (without the sticky bit) lies.
 func ReadFile(path string) ([]byte, error) {
 	if err := privfile.CheckDir(filepath.Dir(path), "vault"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("vault: %w", err)
+	}
+	// And the directories above: one others may write lets them swap
+	// the vault's directory for another sealed under the same key.
+	if err := privfile.CheckAncestors(filepath.Dir(path), "vault"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("vault: %w", err)
 	}
 	b, err := readPrivate(path, maxVaultSize, "vault")

@@ -279,6 +279,17 @@ func TestVaultFileRefusals(t *testing.T) {
 	if _, err := ReadFile(path); err != nil {
 		t.Fatalf("control: %v", err)
 	}
+	// A directory above the vault's that others may write (no sticky
+	// bit): they could swap the vault's directory for another.
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), "above the vault") {
+		t.Errorf("a vault beneath a directory others may write: %v", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)

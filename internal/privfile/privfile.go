@@ -128,6 +128,48 @@ func CheckDir(dir, what string) error {
 	return nil
 }
 
+// CheckAncestors refuses when a directory above dir (as named, and as
+// its links resolve) belongs to a user other than root and the caller,
+// or is writable by group or others without the sticky bit: whoever can
+// write it can rename what is beneath, and swap dir (with the what in
+// it) for another of theirs or an older copy. Only dir's own directory
+// check (CheckDir) looks at dir itself. A missing dir is fs.ErrNotExist.
+func CheckAncestors(dir, what string) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{filepath.Clean(dir), real} {
+		for a := filepath.Dir(d); ; a = filepath.Dir(a) {
+			if err := checkAncestor(a, what); err != nil {
+				return err
+			}
+			if a == "/" || a == "." {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func checkAncestor(a, what string) error {
+	st, err := os.Lstat(a)
+	if err != nil {
+		return err
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return nil // what it leads to is checked as resolved; its own directory, next
+	}
+	uid := st.Sys().(*syscall.Stat_t).Uid
+	switch {
+	case uid != 0 && uid != uint32(os.Geteuid()):
+		return &NotPrivateError{fmt.Sprintf("directory %s, above the %s, belongs to uid %d: its owner could swap the %s's directory", a, what, uid, what)}
+	case st.Mode().Perm()&0o022 != 0 && st.Mode()&os.ModeSticky == 0:
+		return &NotPrivateError{fmt.Sprintf("directory %s, above the %s, has mode %04o without the sticky bit: others could rename the directories beneath it, the %s's among them (chmod go-w %s)", a, what, st.Mode().Perm(), what, a)}
+	}
+	return nil
+}
+
 // Replaceable refuses a path that holds something other than a regular
 // file or a symbolic link: renaming a new file over it would destroy a
 // device (as root, /dev/null for every program), a FIFO, a socket or a

@@ -1,6 +1,7 @@
 package privfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,6 +127,45 @@ func TestReplaceSweepsLeftTemporaries(t *testing.T) {
 	for _, p := range []string{young, other, named, filepath.Join(dir, ".tokens-222222"), path} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err)
+		}
+	}
+}
+
+// A directory above, writable by others without the sticky bit, or
+// another user's, is refused, named; as resolved through a link too.
+// The controls: the same tree with that directory 0755, or sticky.
+func TestCheckAncestors(t *testing.T) {
+	base := t.TempDir()
+	a := filepath.Join(base, "a")
+	b := filepath.Join(a, "b")
+	if err := os.MkdirAll(b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	for mode, refused := range map[os.FileMode]bool{0o777: true, 0o775: true, 0o755: false, 0o777 | os.ModeSticky: false} {
+		if err := os.Chmod(a, mode); err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range []string{b, link} {
+			err := CheckAncestors(dir, "vault")
+			var np *NotPrivateError
+			if refused != errors.As(err, &np) || refused && !strings.Contains(err.Error(), "directory "+a+", above the vault") {
+				t.Errorf("%s under %s mode %o: %v", dir, a, mode, err)
+			}
+		}
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chmod(a, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(a, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckAncestors(b, "vault"); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+			t.Errorf("another user's directory above: %v", err)
 		}
 	}
 }
