@@ -126,6 +126,10 @@ func checkPathInTwoLists(p *Policy) []Problem {
 	for _, r := range p.Files.Read {
 		if slices.Contains(p.Files.Write, r) {
 			ps = append(ps, problem("files.read", "", fmt.Sprintf("%q is listed in both read and write: write already grants read, so list it once", r)))
+		} else if i := slices.IndexFunc(p.Files.Write, func(w Path) bool { return w.Contains(r) }); i >= 0 {
+			// It reads as a read-only carve-out, and is none: Landlock
+			// grants a directory's rights to all beneath it.
+			ps = append(ps, problem("files.read", "", fmt.Sprintf("%q is beneath write path %q, so it is writable too: a read path cannot make part of a write path read-only; list it once, or move what must stay read-only out of the write path", r, p.Files.Write[i])))
 		}
 		if slices.Contains(p.Files.Exec, r) {
 			ps = append(ps, problem("files.read", "", fmt.Sprintf("%q is listed in both read and exec: exec already grants read, so list it once", r)))

@@ -74,7 +74,11 @@ func TestValidate(t *testing.T) {
 			`path-in-two-lists: files.read: "/home/ana/src/app" is listed in both read and write: write already grants read, so list it once (SR-13)`}},
 		{"read and exec", func(p *Policy) { p.Files.Read = []Path{"/usr/bin"} }, []string{
 			`path-in-two-lists: files.read: "/usr/bin" is listed in both read and exec: exec already grants read, so list it once (SR-13)`}},
-		{"read beneath write", func(p *Policy) { p.Files.Read = []Path{"/home/ana/src/app/docs"} }, nil},
+		// Not the read-only carve-out it reads as: refused, as exec
+		// beneath write is.
+		{"read beneath write", func(p *Policy) { p.Files.Read = []Path{"/home/ana/src/app/docs"} }, []string{
+			`path-in-two-lists: files.read: "/home/ana/src/app/docs" is beneath write path "/home/ana/src/app", so it is writable too: a read path cannot make part of a write path read-only; list it once, or move what must stay read-only out of the write path (SR-13)`}},
+		{"read above write", func(p *Policy) { p.Files.Read = []Path{"/home/ana/src"} }, nil},
 
 		{"write equals exec", func(p *Policy) { p.Files.Exec = []Path{"/home/ana/src/app"} }, []string{
 			`write-exec-overlap: files.write: write path "/home/ana/src/app" is also an exec path` + overlapWhy}},
