@@ -53,6 +53,9 @@ func (e env) launch(args []string) error {
 	} else if err != nil {
 		return fail(exitUsage, "run `launcher --help`", "%v", flagErr(err, args))
 	}
+	if name := repeatedFlag(fset, args[:len(args)-len(fset.Args())]); name != "" {
+		return fail(exitUsage, "give each flag once", "%s is given more than once (which one was meant?)", name)
+	}
 	argv := fset.Args()
 	if len(argv) == 0 || !dashDashBefore(args, len(argv)) {
 		return fail(exitUsage, "put the agent after --: launcher --policy-sha256 HASH --policy FILE -- AGENT [ARGS...]", "no agent command after --")

@@ -317,6 +317,9 @@ func (e env) parse(fs *flag.FlagSet, help string, args []string, nargs int) ([]s
 	if err != nil {
 		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: %v", fs.Name(), flagErr(err, args))
 	}
+	if name := repeatedFlag(fs, args); name != "" {
+		return nil, fail(exitUsage, "give each flag once", "%s: %s is given more than once (which one was meant?)", fs.Name(), name)
+	}
 	if nargs >= 0 && len(pos) != nargs {
 		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: want %d argument(s), got %d", fs.Name(), nargs, len(pos))
 	}
@@ -325,6 +328,38 @@ func (e env) parse(fs *flag.FlagSet, help string, args []string, nargs int) ([]s
 
 // flagErr says a flag package error with the flag as it was typed: the
 // package names every flag with one dash, whatever the command line had.
+// repeatedFlag names, as typed, a flag of fs that args give more than
+// once, or is "". The flag package keeps the last value silently, so
+// `--policy-sha256 A --policy-sha256 B` pinned B; nothing here means two
+// values. It reads args as the flag package does: up to "--", a flag's
+// value after it when not given with "=" (but for booleans).
+func repeatedFlag(fs *flag.FlagSet, args []string) string {
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if seen[name] {
+			typed, _, _ := strings.Cut(a, "=")
+			return printable(typed)
+		}
+		seen[name] = true
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) {
+			i++ // its value
+		}
+	}
+	return ""
+}
+
 func flagErr(err error, args []string) error {
 	msg := err.Error()
 	for _, f := range []struct{ prefix, say string }{

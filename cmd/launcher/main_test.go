@@ -148,3 +148,27 @@ func TestEmptyAgentIsUsage(t *testing.T) {
 		}
 	}
 }
+
+// repeatedFlag reads args as the flag package does: a repeat before "--"
+// is found, as typed; the agent's arguments after "--", and a flag's
+// value that looks like a flag, are not flags.
+func TestRepeatedFlag(t *testing.T) {
+	fs := flags("t")
+	fs.String("policy", "", "")
+	fs.Bool("quiet", false, "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", "a", "--quiet"}, ""},
+		{[]string{"--policy", "a", "--policy=b"}, "--policy"},
+		{[]string{"--quiet", "-quiet"}, "-quiet"},
+		{[]string{"--policy", "--quiet", "--quiet"}, ""}, // "--quiet" is --policy's value
+		{[]string{"--policy", "a", "--", "--policy", "b"}, ""},
+		{[]string{"--policy", "a", "pos", "--policy", "b"}, "--policy"}, // flags after a positional (policy check FILE --json)
+	} {
+		if got := repeatedFlag(fs, c.args); got != c.want {
+			t.Errorf("repeatedFlag(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
