@@ -222,7 +222,7 @@ func (r *Report) validate() error {
 	case r.Bench == "":
 		return errors.New("bench is missing")
 	case !isName(r.Bench):
-		return fmt.Errorf("bench %q is not a name (lower-case letters, digits and '-')", r.Bench)
+		return fmt.Errorf("bench %q is not a name (lower-case letters, digits and '-', at most %d)", r.Bench, MaxName)
 	case strings.TrimSpace(r.Unit) == "":
 		return errors.New("unit is missing")
 	case r.Better == "":
@@ -258,7 +258,15 @@ func (r *Report) validate() error {
 
 func valid(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && x >= 0 }
 
+// MaxName bounds a bench's name: the site names its chart and data files
+// after it (chart-NAME-N.svg), and those must stay within a site's file
+// names (101 characters); a longer one broke the whole site build.
+const MaxName = 64
+
 func isName(s string) bool {
+	if len(s) > MaxName {
+		return false
+	}
 	for _, c := range s {
 		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 			return false

@@ -151,6 +151,8 @@ func TestReadErrors(t *testing.T) {
 		{"bench missing", `"bench":"launch",`, ``, "bench is missing"},
 		{"bench empty", `"bench":"launch"`, `"bench":""`, "bench is missing"},
 		{"bench not a name", `"bench":"launch"`, `"bench":"Launch Times"`, "not a name"},
+		{"bench name at the bound", `"bench":"launch"`, `"bench":"` + strings.Repeat("a", MaxName) + `"`, ""},
+		{"bench name too long", `"bench":"launch"`, `"bench":"` + strings.Repeat("a", MaxName+1) + `"`, "at most 64"},
 		{"unit missing", `"unit":"ms",`, ``, "unit is missing"},
 		{"unit blank", `"unit":"ms"`, `"unit":"  "`, "unit is missing"},
 		{"better missing", `"better":"lower",`, ``, "better is missing"},
