@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -394,4 +395,61 @@ func ReadBounded(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
 	}
 	return b, nil
+}
+
+// CheckJSONKeys refuses JSON text that encoding/json would read other
+// than a careful reader does: an object naming a key twice (the decoder
+// keeps the last), a key not in lower case (the decoder matches field
+// names regardless of case, so "RESULTS" would stand for "results"), or
+// anything after the first value. The files the site reads (register
+// evidence) are written by the launcher with lower-case keys, once each.
+func CheckJSONKeys(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	// Each open object's keys; nil for an open array.
+	var stack []map[string]bool
+	expectKey := func() bool { return len(stack) > 0 && stack[len(stack)-1] != nil }
+	key := true // the next string in an object is a key
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, map[string]bool{})
+				key = true
+			case '[':
+				stack = append(stack, nil)
+			default:
+				stack = stack[:len(stack)-1]
+				key = expectKey()
+			}
+			if len(stack) == 0 && dec.More() {
+				return errors.New("data after the first JSON value")
+			}
+			continue
+		case string:
+			if expectKey() && key {
+				seen := stack[len(stack)-1]
+				if t != strings.ToLower(t) {
+					return fmt.Errorf("key %q is not in lower case (a decoder would take it for %q)", t, strings.ToLower(t))
+				}
+				if seen[t] {
+					return fmt.Errorf("key %q appears twice in one object (a decoder keeps the last)", t)
+				}
+				seen[t] = true
+				key = false
+				continue
+			}
+		}
+		// A value: in an object, the next string is a key again.
+		key = expectKey()
+	}
+	return nil
 }

@@ -95,3 +95,25 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+// What encoding/json would read otherwise than a careful reader is
+// refused: a key twice (the last wins), a key in another case (matched
+// regardless of case), data after the value; the controls pass.
+func TestCheckJSONKeys(t *testing.T) {
+	for text, want := range map[string]string{
+		`{"results":[{"verdict":"pass"}],"machine":{"uid":0}}`: "",
+		`{"a":{"b":[{"c":1},{"c":2}]},"d":"e"}`:                "",
+		`{"a":["x","x"],"b":"a"}`:                              "", // values may repeat, and look like keys
+		`{"results":[{"verdict":"pass","verdict":"fail"}]}`:    `key "verdict" appears twice`,
+		`{"results":[],"results":[]}`:                          `key "results" appears twice`,
+		`{"RESULTS":[]}`:                                       `key "RESULTS" is not in lower case`,
+		`{"machine":{"Uid":0}}`:                                `key "Uid" is not in lower case`,
+		`{"results":[]}{"results":[]}`:                         "data after the first JSON value",
+		`{"results":[]} x`:                                     "data after the first JSON value",
+	} {
+		err := CheckJSONKeys([]byte(text))
+		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", text, err, want)
+		}
+	}
+}

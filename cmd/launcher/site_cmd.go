@@ -107,11 +107,15 @@ func (e env) siteBuild(args []string) error {
 }
 
 // readEvidence reads one `register check --out` file strictly: known
-// fields only, a dated machine, known verdicts.
+// fields only, each once and in lower case, nothing after the object, a
+// dated machine, known verdicts.
 func readEvidence(path string) (*register.Evidence, error) {
 	b, err := site.ReadBounded(path, maxEvidence)
 	if err != nil {
 		return nil, err
+	}
+	if err := site.CheckJSONKeys(b); err != nil {
+		return nil, fmt.Errorf("not an evidence file as the launcher writes it: %v", err)
 	}
 	var ev register.Evidence
 	dec := json.NewDecoder(bytes.NewReader(b))
