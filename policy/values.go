@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Leaf value types. Each implements toml.Unmarshaler, so the same parser
@@ -92,6 +94,13 @@ func (p *Path) UnmarshalTOML(v any) error {
 	}
 	if c := filepath.Clean(s); c != s {
 		return fmt.Errorf("path %q is not clean (write it as %q): the text must read as it binds (SR-12)", s, c)
+	}
+	// File systems compare names byte by byte: "café" with a combining
+	// accent (NFD) is another directory than with the precomposed é
+	// (NFC), and the two display alike. Only NFC is taken, so what the
+	// policy shows is one name.
+	if !norm.NFC.IsNormalString(s) {
+		return fmt.Errorf("path %+q is not in Unicode normal form C (%+q is): it displays like another name that is a different directory; rename it to the NFC spelling (SR-12)", s, norm.NFC.String(s))
 	}
 	*p = Path(s)
 	return nil

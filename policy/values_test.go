@@ -261,6 +261,8 @@ func TestPath(t *testing.T) {
 		{"/a\u202e", `string "/a\u202e" holds character U+202E at byte 2: a bidirectional control reorders how text displays, so the policy would not read as it binds (SR-16)`},
 		{"/a\x00", `string "/a\x00" holds character U+0000 at byte 2: control characters are not allowed in policy text (SR-12)`},
 		{"/a\xff", `string "/a\xff" holds invalid UTF-8 at byte 2`},
+		{"/srv/caf\u00e9", ""},
+		{"/srv/cafe\u0301", `path "/srv/cafe\u0301" is not in Unicode normal form C ("/srv/caf\u00e9" is): it displays like another name that is a different directory; rename it to the NFC spelling (SR-12)`},
 		{int64(1), "want a string, found integer 1"},
 	})
 }
