@@ -101,6 +101,10 @@
 //     Disk says whether the quota or the disk was the limit. Incomplete
 //     stagings never count (and are removed). A tree that grows after it
 //     was measured is ErrChanged.
+//   - The store leaves a twentieth of its file system free (at most
+//     1 GiB), and a twentieth of its inodes: it lives on the host's /var,
+//     and an agent chooses what is backed up; a source that needs more
+//     than the free inodes allow beside that is *NoRoomError (Inodes).
 //   - Deviation from DESIGN.md §5, which evicts the oldest backups first
 //     by itself: an eviction the person was not shown let an agent drop
 //     the backup of a tree it had deleted (with the person's yes) by

@@ -2,9 +2,11 @@ package backup
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,4 +141,55 @@ func TestFullDiskMidCopy(t *testing.T) {
 		must(t, w.store.Restore(b.ID, openPath(t, w.ws), "mid", self()))
 		compareSnapshots(t, before, snapshot(t, dir))
 	})
+}
+
+// The store leaves a twentieth of its file system free (the host's /var
+// is not filled to the last block by what an agent chose to back up),
+// and inodes too: a tree that would fit only into that reserve is no
+// room, and so is one with more entries than the free inodes allow.
+// The controls: a smaller tree, and fewer files.
+func TestDiskReserve(t *testing.T) {
+	requireRoot(t, "to mount small tmpfs file systems as stores")
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	must(t, os.Mkdir(ws, 0o755))
+	open := func(name, opts string) *Store {
+		mnt := filepath.Join(base, name)
+		must(t, os.MkdirAll(mnt, 0o700))
+		if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts+",mode=0700"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+		s, err := Open(filepath.Join(mnt, "store"), 0)
+		must(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	// 4 MiB: a 3.9 MiB tree fits its free space, not beside the reserve.
+	s := open("bytes", "size=4m")
+	tree := func(name string, files, size int) string {
+		dir := filepath.Join(ws, name)
+		must(t, os.MkdirAll(dir, 0o755))
+		for i := range files {
+			put(t, filepath.Join(dir, fmt.Sprint(i)), randomBytes(t, size), 0o644)
+		}
+		return dir
+	}
+	_, err := s.Stage(openPath(t, tree("near-full", 1, 3900<<10)), "near-full", t0)
+	var nr *NoRoomError
+	if !errors.As(err, &nr) || !nr.Disk || !strings.Contains(err.Error(), "kept free") {
+		t.Fatalf("a tree only the reserve would hold: %v", err)
+	}
+	if _, err := s.Stage(openPath(t, tree("fits", 1, 3<<20)), "fits", t0); err != nil {
+		t.Fatalf("control, 3 MiB: %v", err)
+	}
+	// 200 inodes: 300 entries do not fit; 100 do.
+	s = open("inodes", "size=64m,nr_inodes=200")
+	_, err = s.Stage(openPath(t, tree("many", 300, 10)), "many", t0)
+	if !errors.As(err, &nr) || nr.Inodes != 301 || !strings.Contains(err.Error(), "inodes") {
+		t.Fatalf("more entries than inodes: %v (%+v)", err, nr)
+	}
+	if _, err := s.Stage(openPath(t, tree("few", 100, 10)), "few", t0); err != nil {
+		t.Fatalf("control, 100 files: %v", err)
+	}
 }

@@ -93,8 +93,15 @@ func (s *Store) StageEvicting(src *os.File, label string, now time.Time, evict [
 		return nil, err
 	}
 	need := measure.size
-	// The copy, its manifest (header included) and a block to spare.
-	diskNeed := bsize + maxHeader + measure.disk
+	// The copy, its manifest (header included) and a block to spare, and
+	// what the store leaves free on its file system besides (diskReserve).
+	diskNeed := bsize + maxHeader + measure.disk + diskReserve(&fs)
+	// Inodes too: an entry each, and the same share left (tmpfs and ext4
+	// run out of them before bytes with many small files).
+	if fs.Files > 0 && int64(fs.Ffree) < int64(measure.count)+int64(fs.Files/20) {
+		return nil, &NoRoomError{Need: need, Quota: s.quota, Disk: true, DiskNeed: diskNeed, DiskFree: int64(fs.Bavail) * fs.Bsize,
+			Inodes: int64(measure.count), InodesFree: int64(fs.Ffree)}
+	}
 	victims, err := s.plan(need, diskNeed, int64(fs.Bavail)*fs.Bsize, evict)
 	if err != nil {
 		return nil, err
@@ -192,6 +199,15 @@ func (s *Store) StageEvicting(src *os.File, label string, now time.Time, evict [
 		return nil, fmt.Errorf("backup: completing %s: %w", id, err)
 	}
 	return &Backup{Info: info, Tree: copied.entries}, nil
+}
+
+// diskReserve is what a backup must leave free on the store's file
+// system: a twentieth of it, at most 1 GiB. The store lives on the
+// host's /var: a backup that filled it to the last block would stop the
+// host's own writes (logs, package updates), and the agent chooses what
+// is backed up.
+func diskReserve(fs *unix.Statfs_t) int64 {
+	return min(int64(fs.Blocks)*fs.Bsize/20, 1<<30)
 }
 
 // grewPastManifest: a walk of the source after the measure stopped at

@@ -72,6 +72,10 @@ type NoRoomError struct {
 	DiskFree  int64 // available there, before evicting
 	Manifest  int64 // more than MaxManifest: the manifest's size when the measure stopped
 	InTheWay  []Info
+	// Inodes, when set, is the source's entry count, which the store's
+	// file system's free inodes (InodesFree) cannot take beside its
+	// reserve (the disk is the limit: Disk is true).
+	Inodes, InodesFree int64
 }
 
 func (e *NoRoomError) Error() string {
@@ -79,12 +83,16 @@ func (e *NoRoomError) Error() string {
 		return fmt.Sprintf("backup: no room in the backup store: the source has too many entries or too long names: its manifest would take more than %d bytes, the limit",
 			MaxManifest)
 	}
+	if e.Inodes > 0 {
+		return fmt.Sprintf("backup: no room in the backup store: the copy needs %d inodes on its file system, which has %d free, and a twentieth of them kept free",
+			e.Inodes, e.InodesFree)
+	}
 	way := ""
 	if n := len(e.InTheWay); n > 0 {
 		way = fmt.Sprintf("; evicting the %d oldest backups would make room", n)
 	}
 	if e.Disk {
-		return fmt.Sprintf("backup: no room in the backup store: the copy needs about %d bytes on its file system, which has %d free, %d more if every evictable backup were evicted%s",
+		return fmt.Sprintf("backup: no room in the backup store: the copy needs about %d bytes on its file system (a twentieth of which, at most 1 GiB, is kept free besides), which has %d free, %d more if every evictable backup were evicted%s",
 			e.DiskNeed, e.DiskFree, e.Evictable, way)
 	}
 	return fmt.Sprintf("backup: no room in the backup store: the source needs %d bytes of the %d-byte quota; %d are used by backups, of which %d could be evicted%s",
