@@ -29,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
+	csession "github.com/pinfold/pinfold/components/session"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -229,7 +230,11 @@ func (g *Gateway) prepareState() error {
 	// and would fail only after emptying it).
 	if ents, err := os.ReadDir(g.sessionsDir); err == nil {
 		for _, e := range ents {
-			unix.Unmount(filepath.Join(g.sessionsDir, e.Name(), "workspace"), unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+			ws := filepath.Join(g.sessionsDir, e.Name(), "workspace")
+			unix.Unmount(ws, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+			// And a guest's backup store, which lives elsewhere (by its
+			// workspace's path): no later session has that path.
+			os.RemoveAll(csession.StorePath(ws))
 		}
 	}
 	if err := os.RemoveAll(g.sessionsDir); err != nil {

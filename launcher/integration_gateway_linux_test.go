@@ -217,9 +217,21 @@ func TestIntegrationGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unix.Unmount(left, unix.MNT_DETACH) })
+	// And that guest's backup store, kept elsewhere by its workspace's path.
+	leftStore, err := storeDirFor(left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(leftStore, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(leftStore) })
 	g := startGateway(t, s, p, store, "--max-sessions", "6", "--idle-timeout", "2m", "--auth-failures", "30", "--guest-workspace", "2MiB")
 	if m := mountsUnder(t, g.state); len(m) > 0 {
 		t.Errorf("mounts of the last run left under the state directory: %q", m)
+	}
+	if _, err := os.Lstat(leftStore); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the backup store of the last run's guest is still there: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
