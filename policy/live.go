@@ -12,8 +12,10 @@ import (
 // CheckLive checks the policy against the file system as it is now: the
 // workspace and every listed path exist, and no component of the workspace
 // or a write path is a symlink or otherwise resolves elsewhere (SR-02). It
-// returns an *Error, or nil. The launcher runs it again at launch, just
-// before applying the rules.
+// returns an *Error, or nil. The launcher runs it when it loads the
+// pinned policy; what changes after that is stage 2's to catch: it opens
+// every tree and rule path with no symlink followed (RESOLVE_NO_SYMLINKS)
+// and refuses one that is no longer what was checked (SR-23).
 func (p *Policy) CheckLive() error {
 	var ps []Problem
 	if p.Workspace.Path != "" {
