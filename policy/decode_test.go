@@ -503,6 +503,10 @@ func TestNestingBounded(t *testing.T) {
 		"arrays":        {deep(17, "[", "]"), "line 2: brackets and braces nested more than 16 deep"},
 		"dotted keys":   {"version = 1\n" + "x" + strings.Repeat(".a", 17) + " = 1\n", "line 2: more than 16 dots outside strings"},
 		"table header":  {"version = 1\n[x" + strings.Repeat(".a", 17) + "]\n", "line 2: more than 16 dots outside strings"},
+		// Up to two quotes of the text may stand before a multi-line
+		// string's closing three: the string ends after all of them.
+		"after a multi-line basic string ending in quotes":   {"version = 1\nx = [ \"\"\"a\"\"\"\", " + strings.Repeat("{a=", 40) + "1" + strings.Repeat("}", 40) + " ]\n", "line 2: brackets and braces nested more than 16 deep"},
+		"after a multi-line literal string ending in quotes": {"version = 1\nx = [ '''a'''', " + strings.Repeat("{a=", 40) + "1" + strings.Repeat("}", 40) + " ]\n", "line 2: brackets and braces nested more than 16 deep"},
 	} {
 		pe := parseErr(t, name, []byte(c.text))
 		if p := pe.Problems[0]; p.Check != "text" || !strings.HasPrefix(p.Msg, c.want) {
@@ -518,6 +522,7 @@ func TestNestingBounded(t *testing.T) {
 		"multi-line basic":   "x = \"\"\"\n" + many + "\n" + many + "\"\"\"\n",
 		"multi-line literal": "x = '''\n" + many + "\n'''\n",
 		"comment":            "# " + many + "\nx = 1\n",
+		"ending in quotes":   "x = [ \"\"\"say \"hi\"\"\"\"\", '''it''''', \"" + many + "\" ]\n",
 	} {
 		pe := parseErr(t, name, []byte("version = 1\n"+text))
 		if p := pe.Problems[0]; p.Check == "text" {

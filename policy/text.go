@@ -126,12 +126,12 @@ func checkNesting(data []byte) error {
 				if i+1 < len(data) && data[i+1] != '\n' {
 					i++
 				}
-			case at(i, `"""`):
-				state, i = code, i+2
+			case c == '"':
+				i = closeRun(data, i, '"', &state)
 			}
 		case mlLiteral:
-			if at(i, "'''") {
-				state, i = code, i+2
+			if c == '\'' {
+				i = closeRun(data, i, '\'', &state)
 			}
 		default:
 			switch c {
@@ -163,6 +163,22 @@ func checkNesting(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// closeRun reads the run of quote characters q at data[i] inside a
+// multi-line string: three or more end it, at the run's end (TOML lets
+// up to two quotes of the text stand just before the closing three:
+// """a"""" is the text a"); fewer are text. It returns the index of the
+// run's last quote.
+func closeRun(data []byte, i int, q byte, state *int) int {
+	n := 0
+	for i+n < len(data) && data[i+n] == q {
+		n++
+	}
+	if n >= 3 {
+		*state = 0 // code
+	}
+	return i + n - 1
 }
 
 func runeName(r rune) string {
