@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -492,15 +493,24 @@ func TestProxyTunnelIdle(t *testing.T) {
 // idle time is short, sent at half that interval (the copy's deadline
 // falls every idle time while bytes trickle, so many land on one), and
 // every one comes back from the echo server.
+//
+// A message sent later than the idle time after the tunnel's last
+// activity (a loaded machine can delay this side) may rightly find the
+// tunnel closed: it is not judged, and that tunnel ends there. The
+// estimate of the last activity is this side's own previous write (or
+// its CONNECT), which is never later than the proxy's, so a message
+// judged was sent well within the idle time.
 func TestProxyTunnelNoLossAtDeadline(t *testing.T) {
 	echo := pxEcho(t)
 	res := &pxResolver{names: map[string][]netip.Addr{"echo.test": {pxLoopback}}}
 	const idle = 40 * time.Millisecond
 	h := pxStart(t, nil, res, func(p *Proxy) { p.TunnelIdle = idle })
 	var wg sync.WaitGroup
+	var judged atomic.Int64
 	errs := make(chan error, 8)
 	for range 8 {
 		wg.Go(func() {
+			last := time.Now()
 			resp, _, c, br := h.roundTrip(t, http.MethodConnect, "CONNECT echo.test:"+pxPort(echo)+" HTTP/1.1\r\nHost: x\r\n\r\n")
 			if resp.StatusCode != http.StatusOK {
 				errs <- fmt.Errorf("status %d", resp.StatusCode)
@@ -509,12 +519,17 @@ func TestProxyTunnelNoLossAtDeadline(t *testing.T) {
 			buf := make([]byte, 1)
 			for i := range 60 {
 				time.Sleep(idle/2 - time.Millisecond + time.Duration(i%3)*time.Millisecond)
+				if time.Since(last) > idle*3/4 {
+					return // too late to judge: the tunnel may have idled
+				}
+				last = time.Now()
 				c.Write([]byte{byte(i)})
 				c.SetReadDeadline(time.Now().Add(2 * time.Second))
 				if _, err := io.ReadFull(br, buf); err != nil || buf[0] != byte(i) {
-					errs <- fmt.Errorf("message %d: got %v, %v", i, buf, err)
+					errs <- fmt.Errorf("message %d, sent %v after the last: got %v, %v", i, time.Since(last), buf, err)
 					return
 				}
+				judged.Add(1)
 			}
 		})
 	}
@@ -522,6 +537,9 @@ func TestProxyTunnelNoLossAtDeadline(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if n := judged.Load(); n < 60 {
+		t.Skipf("only %d of 480 messages were sent in time to be judged: the machine is too loaded for this test", n)
 	}
 }
 
