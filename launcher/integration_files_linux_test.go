@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -440,4 +441,47 @@ func TestIntegrationLauncherLibraryWritable(t *testing.T) {
 		t.Fatalf("a writable %s: %s", libc, r)
 	}
 	s.allowed(t, itPol{}, itOpts{}, "noop")
+}
+
+// Run by a name that is a symbolic link in the workspace leading to the
+// real launcher outside, the launch is refused like a launcher in the
+// workspace: the agent could replace the link, and the person's next
+// launch by that name would run its program unconfined (SR-25). The
+// control: the same launch by the launcher's own path.
+func TestIntegrationLauncherLinkWritable(t *testing.T) {
+	s := newSandbox(t)
+	must(t, os.Mkdir(filepath.Join(s.ws, "bin"), 0o755))
+	link := filepath.Join(s.ws, "bin", "launcher")
+	must(t, os.Symlink(itEnv.launcher, link))
+	path, hash := s.writePolicy(t, itPol{})
+	r := s.run(t, itOpts{}, link, "--policy-sha256", hash, "--policy", path, "--", itEnv.probe, "noop")
+	if r.code != 124 || !strings.Contains(r.stderr, "the launcher's "+link+" is beneath "+s.ws) {
+		t.Fatalf("launched by a link in the workspace: %s", r)
+	}
+	if c := s.run(t, itOpts{}, itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--", itEnv.probe, "noop"); c.code != 0 {
+		t.Fatalf("control, by the launcher's own path: %s", c)
+	}
+}
+
+// invokedAs follows the name the person ran through every link, keeping
+// each link's own path; a name without a slash is looked up in PATH.
+func TestInvokedAs(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "real"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "ws", "bin"), 0o755))
+	real := filepath.Join(dir, "real", "launcher")
+	must(t, os.WriteFile(real, []byte("#!/bin/sh\n"), 0o755))
+	must(t, os.Symlink("real", filepath.Join(dir, "hop"))) // a relative link
+	must(t, os.Symlink(filepath.Join(dir, "hop", "launcher"), filepath.Join(dir, "ws", "bin", "launcher")))
+	want := []string{filepath.Join(dir, "ws", "bin", "launcher"), filepath.Join(dir, "ws", "bin", "launcher"), filepath.Join(dir, "hop")}
+	if got := invokedAs(filepath.Join(dir, "ws", "bin", "launcher")); !slices.Equal(got, want) {
+		t.Errorf("invokedAs = %q, want %q", got, want)
+	}
+	t.Setenv("PATH", filepath.Join(dir, "ws", "bin")+":/usr/bin")
+	if got := invokedAs("launcher"); !slices.Equal(got, want) {
+		t.Errorf("invokedAs(launcher) through PATH = %q, want %q", got, want)
+	}
+	if got := invokedAs(real); !slices.Equal(got, []string{real}) {
+		t.Errorf("invokedAs(the file itself) = %q", got)
+	}
 }

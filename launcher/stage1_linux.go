@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -217,8 +218,14 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 }
 
 // launcherCode is the launcher's executable and every file it has mapped
-// (the dynamic loader, the C library, libseccomp). The kernel names them
-// by the path it found them at, links resolved (/proc/self/exe, maps).
+// (the dynamic loader, the C library, libseccomp), which the kernel names
+// by the path it found them at, links resolved (/proc/self/exe, maps);
+// and the way the person reached the executable: the path they ran
+// (argv[0], looked up in PATH when it has no slash) and every symbolic
+// link on the way from it. A link in a write path that leads to the real
+// launcher outside is replaced as easily as the launcher would be: the
+// next launch run by that name would run the agent's program (a hunt,
+// 2026-12-01).
 func launcherCode() []string {
 	var files []string
 	add := func(p string) {
@@ -229,6 +236,9 @@ func launcherCode() []string {
 	if exe, err := os.Executable(); err == nil {
 		add(exe)
 	}
+	for _, p := range invokedAs(os.Args[0]) {
+		add(p)
+	}
 	maps, _ := os.ReadFile("/proc/self/maps")
 	for line := range strings.Lines(string(maps)) {
 		// address perms offset dev inode path: a path starts with '/'.
@@ -237,6 +247,61 @@ func launcherCode() []string {
 		}
 	}
 	return files
+}
+
+// invokedAs is the path argv0 names (absolute; found in PATH when it has
+// no slash) and, when a link is on its way, each link's own path, up to
+// the file it leads to.
+func invokedAs(argv0 string) []string {
+	p := argv0
+	if !strings.Contains(p, "/") {
+		lp, err := exec.LookPath(p)
+		if err != nil {
+			return nil
+		}
+		p = lp
+	}
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return nil
+	}
+	paths := []string{p}
+	for hop := 0; hop < 40; hop++ {
+		link, rest, target, ok := firstLink(p)
+		if !ok {
+			return paths
+		}
+		paths = append(paths, link)
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(link), target)
+		}
+		p = filepath.Join(target, rest)
+	}
+	return paths
+}
+
+// firstLink finds the first symbolic link among p's components: its path,
+// what follows it in p, and its target. ok is false when there is none
+// (or p cannot be read).
+func firstLink(p string) (link, rest, target string, ok bool) {
+	parts := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	cur := "/"
+	for i, c := range parts {
+		next := filepath.Join(cur, c)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return "", "", "", false
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			t, err := os.Readlink(next)
+			if err != nil {
+				return "", "", "", false
+			}
+			return next, filepath.Join(parts[i+1:]...), t, true
+		}
+		cur = next
+	}
+	return "", "", "", false
 }
 
 // writableCode refuses a policy under which the agent could write one of
