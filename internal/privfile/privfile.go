@@ -128,26 +128,56 @@ func CheckDir(dir, what string) error {
 	return nil
 }
 
-// CheckAncestors refuses when a directory above dir (as named, and as
-// its links resolve) belongs to a user other than root and the caller,
-// or is writable by group or others without the sticky bit: whoever can
-// write it can rename what is beneath, and swap dir (with the what in
-// it) for another of theirs or an older copy. Only dir's own directory
-// check (CheckDir) looks at dir itself. A missing dir is fs.ErrNotExist.
+// CheckAncestors refuses when a directory above dir belongs to a user
+// other than root and the caller, or is writable by group or others
+// without the sticky bit: whoever can write it can rename what is
+// beneath, and swap dir (with the what in it) for another of theirs or
+// an older copy. It resolves dir itself, one name at a time from /
+// (relative to the working directory when dir is), so that every
+// directory a name is looked up in is checked: those holding the links
+// on the way too, since a link is replaced as a directory is. Only dir's
+// own directory check (CheckDir) looks at dir itself. A missing dir is
+// fs.ErrNotExist.
 func CheckAncestors(dir, what string) error {
-	real, err := filepath.EvalSymlinks(dir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	for _, d := range []string{filepath.Clean(dir), real} {
-		for a := filepath.Dir(d); ; a = filepath.Dir(a) {
-			if err := checkAncestor(a, what); err != nil {
-				return err
-			}
-			if a == "/" || a == "." {
-				break
-			}
+	pending := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	cur, links := "/", 0
+	for len(pending) > 0 {
+		c := pending[0]
+		pending = pending[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
 		}
+		if err := checkAncestor(cur, what); err != nil {
+			return err
+		}
+		next := filepath.Join(cur, c)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return err
+		}
+		if st.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > 40 {
+			return &os.PathError{Op: "resolve", Path: dir, Err: syscall.ELOOP}
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return err
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		pending = append(strings.Split(strings.TrimPrefix(target, "/"), "/"), pending...)
 	}
 	return nil
 }
@@ -156,9 +186,6 @@ func checkAncestor(a, what string) error {
 	st, err := os.Lstat(a)
 	if err != nil {
 		return err
-	}
-	if st.Mode()&os.ModeSymlink != 0 {
-		return nil // what it leads to is checked as resolved; its own directory, next
 	}
 	uid := st.Sys().(*syscall.Stat_t).Uid
 	switch {

@@ -169,3 +169,43 @@ func TestCheckAncestors(t *testing.T) {
 		}
 	}
 }
+
+// A relative name is resolved from the working directory, and every
+// directory holding a link on the way is checked: a link in a directory
+// others may write can be replaced there, however safe where it leads.
+func TestCheckAncestorsResolves(t *testing.T) {
+	base := t.TempDir()
+	open, safe, priv := filepath.Join(base, "open"), filepath.Join(base, "safe"), filepath.Join(base, "priv")
+	for _, d := range []string{filepath.Join(open, "sub"), filepath.Join(safe, "vd"), priv} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(open, "sub"))
+	if err := CheckAncestors(".", "vault"); err == nil || !strings.Contains(err.Error(), "directory "+open+", above the vault") {
+		t.Errorf("a relative name beneath %s: %v", open, err)
+	}
+	// priv/link -> open/l2 -> safe: safe/vd is reached through a link in open.
+	if err := os.Symlink(filepath.Join(open, "l2"), filepath.Join(priv, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(safe, filepath.Join(open, "l2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckAncestors(filepath.Join(priv, "link", "vd"), "vault"); err == nil || !strings.Contains(err.Error(), "directory "+open+", above the vault") {
+		t.Errorf("through a link held by %s: %v", open, err)
+	}
+	// The controls: safe/vd named directly; the chain once open is 0755.
+	if err := CheckAncestors(filepath.Join(safe, "vd"), "vault"); err != nil {
+		t.Errorf("control, named directly: %v", err)
+	}
+	if err := os.Chmod(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckAncestors(filepath.Join(priv, "link", "vd"), "vault"); err != nil {
+		t.Errorf("control, the chain with %s 0755: %v", open, err)
+	}
+}
