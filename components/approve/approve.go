@@ -99,6 +99,9 @@ const (
 	// Irreversible: a recursive delete that no backup can hold; the word
 	// "irreversible".
 	Irreversible
+	// Evict: older backups deleted for good to make room for a new one;
+	// the word "evict".
+	Evict
 )
 
 // word is what the person must type for kind.
@@ -110,6 +113,8 @@ func (k Kind) word() string {
 		return "delete"
 	case Irreversible:
 		return "irreversible"
+	case Evict:
+		return "evict"
 	}
 	return ""
 }
@@ -240,6 +245,8 @@ func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 		last = "[pinfold] This may be irreversible (a backup is kept). "
 	case Irreversible:
 		last = "[pinfold] NO BACKUP can be kept: this cannot be undone. "
+	case Evict:
+		last = "[pinfold] The backups named above go for good: this cannot be undone. "
 	}
 	last += fmt.Sprintf("Type %q to allow, anything else cancels (%s): ", want, timeout.Round(time.Second))
 	lines = append(lines, last)

@@ -215,6 +215,7 @@ func TestAskApproved(t *testing.T) {
 		{kind: Approve, answer: "yes 4821\n", hostile: true},
 		{kind: ConfirmDelete, answer: "delete 4821\n"},
 		{kind: Irreversible, answer: "irreversible 4821\n"},
+		{kind: Evict, answer: "evict 4821\n"},
 	} {
 		if got := session(t, e); got != `yes=true reason="approved"`+restoredOK {
 			t.Errorf("%+v: %s", e, got)
@@ -235,6 +236,8 @@ func TestAskDeclined(t *testing.T) {
 		{kind: ConfirmDelete, answer: "yes 4821\n"},
 		{kind: ConfirmDelete, answer: "delete\n"},
 		{kind: Irreversible, answer: "delete 4821\n"},
+		{kind: Evict, answer: "delete 4821\n"},
+		{kind: Evict, answer: "irreversible 4821\n"},
 		{kind: Approve, answer: "\n"},
 		{kind: Approve, answer: "no\n"},
 		{kind: Approve, answer: "yes 48\x0321\n"},

@@ -116,9 +116,12 @@ func serve(log *slog.Logger) error {
 				return fmt.Errorf("backup store: %w", err)
 			}
 			defer store.Close()
-			root.Recursive = &Recursive{Store: store, Confirm: func(action, detail string, irreversible bool) (bool, string) {
+			root.Recursive = &Recursive{Store: store, Confirm: func(action, detail string, q Question) (bool, string) {
 				kind := approve.ConfirmDelete
-				if irreversible {
+				switch q {
+				case AskEvict:
+					kind = approve.Evict
+				case AskIrreversible:
 					kind = approve.Irreversible
 				}
 				a := ask.Ask(action, detail, kind)

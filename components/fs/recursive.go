@@ -18,10 +18,20 @@ import (
 // without it refuses recursive deletes.
 type Recursive struct {
 	Store *backup.Store
-	// Confirm asks the person: first to delete with a backup kept, then,
-	// when no backup fits, to delete irreversibly.
-	Confirm func(action, detail string, irreversible bool) (yes bool, reason string)
+	// Confirm asks the person: first to delete with a backup kept; then,
+	// when its backup fits only by evicting older ones, to evict them;
+	// or, when no backup fits, to delete irreversibly.
+	Confirm func(action, detail string, q Question) (yes bool, reason string)
 }
+
+// Question is what a recursive delete asks the person.
+type Question int
+
+const (
+	AskDelete       Question = iota + 1 // delete, a backup kept
+	AskEvict                            // evict the older backups named, for the new one
+	AskIrreversible                     // delete with no backup
+)
 
 // maxRemoveDepth bounds the removal's recursion (a tree deeper than this
 // is refused half way, after the backup).
@@ -72,7 +82,7 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		defer src.Close()
 		shown := quoteForQuestion(p)
 		yes, why := r.Recursive.Confirm(fmt.Sprintf("delete %s and everything beneath it (asked by the agent)", shown),
-			"a backup is staged and verified first; launcher backups restores it", false)
+			"a backup is staged and verified first; launcher backups restores it", AskDelete)
 		if !yes {
 			return &Error{Op: op, Path: p, Kind: KindNeedsConfirmation, Detail: "cancelled: the person did not confirm (" + why + ")"}
 		}
@@ -88,7 +98,7 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 			// for would let the agent drop the backup of a tree it had
 			// deleted before, by deleting junk).
 			yes, why := r.Recursive.Confirm(fmt.Sprintf("delete %s and everything beneath it, EVICTING %d older backups to make room for its backup", shown, len(noRoom.InTheWay)),
-				"evicted for good: "+inTheWay(noRoom.InTheWay), true)
+				"evicted for good: "+inTheWay(noRoom.InTheWay), AskEvict)
 			if !yes {
 				return &Error{Op: op, Path: p, Kind: KindNeedsConfirmation, Detail: "cancelled: its backup needs older backups evicted, and the person did not confirm (" + why + "); nothing was deleted or evicted"}
 			}
@@ -103,7 +113,7 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		switch {
 		case errors.As(err, &noRoom):
 			yes, why := r.Recursive.Confirm(fmt.Sprintf("delete %s and everything beneath it, WITHOUT a backup", shown),
-				fmt.Sprintf("no backup fits (%s)", noRoom.Error()), true)
+				fmt.Sprintf("no backup fits (%s)", noRoom.Error()), AskIrreversible)
 			if !yes {
 				return &Error{Op: op, Path: p, Kind: KindNeedsConfirmation, Detail: "cancelled: no backup fits, and the person did not confirm an irreversible delete (" + why + ")"}
 			}
@@ -127,16 +137,13 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 }
 
 // inTheWay names the backups an eviction would remove, for the person:
-// the oldest few, each by what was deleted (the agent's name for it,
-// quoted and cut), when and its size.
+// every one (a question too long for the terminal is not asked, and the
+// delete is cancelled: none may go unnamed), each by what was deleted
+// (the agent's name for it, quoted and cut), when, and its size.
 func inTheWay(infos []backup.Info) string {
-	const show, maxName = 4, 48
+	const maxName = 48
 	var parts []string
-	for i, in := range infos {
-		if i == show {
-			parts = append(parts, fmt.Sprintf("and %d more", len(infos)-show))
-			break
-		}
+	for _, in := range infos {
 		parts = append(parts, fmt.Sprintf("the backup of %s made %s (%d bytes)", quotedCut(in.Label, maxName), in.Created.UTC().Format("2006-01-02 15:04 UTC"), in.Size))
 	}
 	return strings.Join(parts, "; ")

@@ -26,11 +26,8 @@ func recursiveWorld(t *testing.T, quota int64, answers ...bool) (*world, *backup
 	}
 	t.Cleanup(func() { store.Close() })
 	var asked []string
-	w.root.Recursive = &Recursive{Store: store, Confirm: func(action, detail string, irreversible bool) (bool, string) {
-		kind := "confirm"
-		if irreversible {
-			kind = "irreversible"
-		}
+	w.root.Recursive = &Recursive{Store: store, Confirm: func(action, detail string, q Question) (bool, string) {
+		kind := map[Question]string{AskDelete: "confirm", AskEvict: "evict", AskIrreversible: "irreversible"}[q]
 		asked = append(asked, kind+": "+action)
 		if len(answers) == 0 {
 			return false, "no answer"
@@ -100,7 +97,7 @@ func TestDeleteRecursiveSwappedName(t *testing.T) {
 			w.file(t, "important.txt", "years of work")
 			target = "junk.txt"
 		}
-		w.root.Recursive.Confirm = func(string, string, bool) (bool, string) {
+		w.root.Recursive.Confirm = func(string, string, Question) (bool, string) {
 			// The agent's renames, served while the question is open.
 			must(t, w.root.Rename(target, target+".old", false))
 			must(t, w.root.Rename(strings.Replace(target, "junk", "important", 1), target, false))
@@ -335,7 +332,7 @@ func TestDeleteRecursiveEvictionAsked(t *testing.T) {
 	if l, _ := small.List(); len(l) != 1 || l[0].ID != first.Backup {
 		t.Fatalf("backups after a declined eviction: %+v", l)
 	}
-	if len(*asked) != 3 || !strings.HasPrefix((*asked)[2], "irreversible: ") || !strings.Contains((*asked)[2], "EVICTING 1 older backups") {
+	if len(*asked) != 3 || !strings.HasPrefix((*asked)[2], "evict: ") || !strings.Contains((*asked)[2], "EVICTING 1 older backups") {
 		t.Fatalf("questions %q", *asked)
 	}
 	res, err := w.root.DeleteRecursive("junk")
@@ -348,8 +345,9 @@ func TestDeleteRecursiveEvictionAsked(t *testing.T) {
 	}
 }
 
-// The eviction question names each backup by what was deleted, quoted to
-// ASCII and cut, when and its size, and at most four of them.
+// The eviction question names every backup it would evict (none goes
+// unnamed: a question too long is not asked at all), each by what was
+// deleted, quoted to ASCII and cut, when, and its size.
 func TestInTheWay(t *testing.T) {
 	at := time.Date(2026, 12, 1, 16, 30, 0, 0, time.UTC)
 	var infos []backup.Info
@@ -357,8 +355,9 @@ func TestInTheWay(t *testing.T) {
 		infos = append(infos, backup.Info{Label: l, Created: at, Size: 14000})
 	}
 	got := inTheWay(infos)
-	want := `the backup of "thesis" made 2026-12-01 16:30 UTC (14000 bytes); the backup of "a\x1b[2Jb" made 2026-12-01 16:30 UTC (14000 bytes); ` +
-		`the backup of "` + strings.Repeat(`\u00e9`, 8) + `…" made 2026-12-01 16:30 UTC (14000 bytes); the backup of "d" made 2026-12-01 16:30 UTC (14000 bytes); and 2 more`
+	const when = ` made 2026-12-01 16:30 UTC (14000 bytes)`
+	want := `the backup of "thesis"` + when + `; the backup of "a\x1b[2Jb"` + when + `; ` +
+		`the backup of "` + strings.Repeat(`\u00e9`, 8) + `…"` + when + `; the backup of "d"` + when + `; the backup of "e"` + when + `; the backup of "f"` + when
 	if got != want {
 		t.Errorf("inTheWay:\n got %s\nwant %s", got, want)
 	}

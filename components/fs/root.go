@@ -201,9 +201,9 @@ func (r *Root) forCall(ctx context.Context) *Root {
 	}
 	if r.Recursive != nil {
 		rc := *r.Recursive
-		rc.Confirm = func(action, detail string, irreversible bool) (bool, string) {
+		rc.Confirm = func(action, detail string, q Question) (bool, string) {
 			rpc.Watch(ctx)
-			return left(r.Recursive.Confirm(action, detail, irreversible))
+			return left(r.Recursive.Confirm(action, detail, q))
 		}
 		c.Recursive = &rc
 	}

@@ -920,27 +920,27 @@ func TestHiddenAuthorityAncestors(t *testing.T) {
 func TestForCallCallerLeft(t *testing.T) {
 	r := &Root{
 		Approve:   func(string, string) (bool, string) { return true, "approved" },
-		Recursive: &Recursive{Confirm: func(string, string, bool) (bool, string) { return true, "delete" }},
+		Recursive: &Recursive{Confirm: func(string, string, Question) (bool, string) { return true, "delete" }},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	live := r.forCall(ctx)
 	if yes, _ := live.Approve("a", "d"); !yes {
 		t.Error("approve with the caller there: no")
 	}
-	if yes, _ := live.Recursive.Confirm("a", "d", false); !yes {
+	if yes, _ := live.Recursive.Confirm("a", "d", AskDelete); !yes {
 		t.Error("confirm with the caller there: no")
 	}
 	cancel()
 	if yes, why := live.Approve("a", "d"); yes || !strings.Contains(why, "left") {
 		t.Errorf("approve after the caller left: %v %q", yes, why)
 	}
-	if yes, why := live.Recursive.Confirm("a", "d", true); yes || !strings.Contains(why, "left") {
+	if yes, why := live.Recursive.Confirm("a", "d", AskIrreversible); yes || !strings.Contains(why, "left") {
 		t.Errorf("confirm after the caller left: %v %q", yes, why)
 	}
 	if yes, _ := r.Approve("a", "d"); !yes {
 		t.Error("the shared Root changed")
 	}
-	if yes, _ := r.Recursive.Confirm("a", "d", false); !yes {
+	if yes, _ := r.Recursive.Confirm("a", "d", AskDelete); !yes {
 		t.Error("the shared Recursive changed")
 	}
 }
