@@ -315,6 +315,7 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 	// it in pieces none of which holds the value (a hunt, 2026-12-01).
 	req.Header.Del("Range")
 	req.Header.Del("If-Range")
+	req.Header.Del("Request-Range") // Apache's older spelling of Range (a re-test)
 	req.RequestURI = ""
 	// An agent that said Expect: 100-continue sends its body only once
 	// told to, or after its own wait (curl: a second). The request goes

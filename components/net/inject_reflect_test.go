@@ -56,7 +56,7 @@ func (e *echoUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	e.methods = append(e.methods, r.Method+" "+r.URL.Path)
 	e.encs = append(e.encs, r.Header.Get("Accept-Encoding"))
-	e.ranges = append(e.ranges, r.Header.Get("Range")+r.Header.Get("If-Range"))
+	e.ranges = append(e.ranges, r.Header.Get("Range")+r.Header.Get("If-Range")+r.Header.Get("Request-Range"))
 	e.mu.Unlock()
 	auth := r.Header.Get("Authorization")
 	switch {
@@ -282,7 +282,7 @@ func TestInjectRefusesReflected(t *testing.T) {
 
 	// Nor may the agent ask for the echo in parts (each scanned alone):
 	// the upstream is asked for no range.
-	injectedRaw(t, in, u, "GET /headers HTTP/1.1\r\nHost: api.github.com\r\nRange: bytes=0-20\r\nIf-Range: \"x\"\r\nConnection: close\r\n\r\n")
+	injectedRaw(t, in, u, "GET /headers HTTP/1.1\r\nHost: api.github.com\r\nRange: bytes=0-20\r\nIf-Range: \"x\"\r\nRequest-Range: bytes=0-20\r\nConnection: close\r\n\r\n")
 	u.mu.Lock()
 	last := u.ranges[len(u.ranges)-1]
 	u.mu.Unlock()
