@@ -223,6 +223,13 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	} else {
 		families := []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
 		deny(syscall.EAFNOSUPPORT, seccompNotIn(0, 32, families...), "socket", "socketpair")
+		// Netlink: the kernel's routing, socket-diagnostic and generic
+		// families (getaddrinfo, ip, ss). NETLINK_USERSOCK and the other
+		// families that carry messages between processes of one network
+		// namespace reach the host's own processes wherever the agent has
+		// the host's (ports mode, a hunt).
+		deny(syscall.EPROTONOSUPPORT, seccompWith(seccompNotIn(2, 32, unix.NETLINK_ROUTE, unix.NETLINK_SOCK_DIAG, unix.NETLINK_GENERIC),
+			seccompArg32(0, unix.AF_NETLINK)), "socket")
 		inet := func(c seccomp.ScmpCondition) [][]seccomp.ScmpCondition {
 			return [][]seccomp.ScmpCondition{{seccompArg32(0, unix.AF_INET), c}, {seccompArg32(0, unix.AF_INET6), c}}
 		}
@@ -271,12 +278,20 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 		deny(syscall.ENOSYS, nil, "openat2")
 	}
 
-	// Terminal input injection, and userfaultfd through its device.
+	// Terminal input injection, a terminal's line discipline (N_NULL
+	// leaves the person's terminal dead after the agent: a hunt), and
+	// userfaultfd through its device.
 	deny(eperm, [][]seccomp.ScmpCondition{
 		{seccompArg32(1, unix.TIOCSTI)},
 		{seccompArg32(1, unix.TIOCLINUX)},
+		{seccompArg32(1, unix.TIOCSETD)},
 		{seccompArg32(1, seccompUserfaultfdIocNew)},
 	}, "ioctl")
+
+	// Leases: Landlock does not check them, and a read lease on a file
+	// the agent may only read holds the person's writes to it for up to
+	// lease-break-time (45 s), while telling the agent of them (SIGIO).
+	deny(eperm, one(seccompArg32(1, unix.F_SETLEASE)), "fcntl")
 
 	// Fileless execution: Landlock does not check anonymous files. EACCES
 	// is what the kernel answers under vm.memfd_noexec=2. execveat's
