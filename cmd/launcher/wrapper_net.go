@@ -82,7 +82,7 @@ func (w *wrapperNet) AttachProxy(ln *os.File) error {
 		var tag [6]byte
 		rand.Read(tag[:])
 		w.cg, err = launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, launcher.CgroupSpec{
-			Session: fmt.Sprintf("s-%d-net-%x", os.Getpid(), tag), Pids: session.ComponentPids, Memory: session.ComponentMemory})
+			Session: fmt.Sprintf("s-%d-net-%x", os.Getpid(), tag), Pids: session.ComponentPids, Memory: session.NetMemory})
 		if err != nil {
 			logR.Close()
 			return fmt.Errorf("net's cgroup: %w", err)

@@ -27,9 +27,16 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
+// maxResponseHeaderBytes bounds an upstream's answer head (64 KiB: more
+// than any real one). With DefaultMaxConns connections, each also
+// holding two 64 KiB buffers and a copy buffer of at most tunnelBufSize,
+// net's worst case stays within its memory limit (a hunt: 1 MiB heads on
+// 2,048 connections took net past 512 MiB, which ended the session).
+const maxResponseHeaderBytes = 64 << 10
+
 // Defaults for the Proxy's limits, used when a field is zero.
 const (
-	DefaultMaxConns       = 2048
+	DefaultMaxConns       = 1024
 	DefaultHeaderTimeout  = 10 * time.Second
 	DefaultIdleTimeout    = 60 * time.Second
 	DefaultMaxHeaderBytes = 32 << 10
@@ -178,7 +185,7 @@ func (p *Proxy) setup() (*http.Server, error) {
 		DialContext:            dialPinned,
 		DisableKeepAlives:      true, // every forward has its own, checked, connection
 		DisableCompression:     true, // Accept-Encoding passes as the client sent it
-		MaxResponseHeaderBytes: 1 << 20,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		ResponseHeaderTimeout:  p.tunnelIdle(),
 		ExpectContinueTimeout:  time.Second,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{},

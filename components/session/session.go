@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -130,6 +132,15 @@ type proc struct {
 const (
 	ComponentPids   = 64
 	ComponentMemory = 512 << 20
+	// NetMemory is net's: it buffers for every connection it holds (at
+	// most net.DefaultMaxConns, each within about 450 KiB at worst).
+	NetMemory = 1 << 30
+	// ComponentProcs is each component's GOMAXPROCS, at most: Go runs
+	// about a thread per CPU under load, and on a host of many CPUs that
+	// passed ComponentPids, whose refusal of a thread aborts a Go program
+	// (a hunt, simulating 96 CPUs). Components wait on I/O; a few CPUs
+	// are plenty.
+	ComponentProcs = 4
 )
 
 // Start makes the session: its directory (0711, root's), its PKI, and the
@@ -264,12 +275,20 @@ func named(secrets []kms.Secret, rules []policy.Secret) []kms.Secret {
 	return out
 }
 
+// componentMemory is role's memory limit.
+func componentMemory(role pki.Role) int64 {
+	if role == pki.Net {
+		return NetMemory
+	}
+	return ComponentMemory
+}
+
 // ComponentEnv is a component's environment: empty, but for net, which
 // verifies upstreams against the system's roots and so takes the
 // launcher's SSL_CERT_FILE and SSL_CERT_DIR when the person set them
 // (a corporate root, say), as every Go and OpenSSL program does.
 func ComponentEnv(role pki.Role) []string {
-	env := []string{}
+	env := []string{"GOMAXPROCS=" + strconv.Itoa(min(runtime.NumCPU(), ComponentProcs))}
 	if role == pki.Net {
 		for _, k := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR"} {
 			if v, ok := os.LookupEnv(k); ok {
@@ -313,7 +332,7 @@ func (s *Session) start(role pki.Role, uid int, claim io.Closer, boot []byte, ex
 	// Named like the agent's groups (s-<launcher pid>-…), so a later
 	// launch sweeps them if this launcher is killed.
 	cg, err := launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, launcher.CgroupSpec{
-		Session: fmt.Sprintf("s-%d-%s-%s", os.Getpid(), s.ID, role), Pids: ComponentPids, Memory: ComponentMemory})
+		Session: fmt.Sprintf("s-%d-%s-%s", os.Getpid(), s.ID, role), Pids: ComponentPids, Memory: componentMemory(role)})
 	if err != nil {
 		claim.Close()
 		return fmt.Errorf("session: %s cgroup: %w", role, err)

@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -233,5 +236,20 @@ func TestSessionRootMustBePrivate(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(root); len(ents) != 0 {
 		t.Errorf("something was made in the refused root: %v", ents)
+	}
+}
+
+// A component runs Go on a few CPUs at most, whatever the host has: its
+// threads must stay within ComponentPids.
+func TestComponentEnvProcs(t *testing.T) {
+	for _, role := range []pki.Role{pki.FS, pki.Net, pki.KMS, pki.Bash} {
+		env := ComponentEnv(role)
+		want := "GOMAXPROCS=" + strconv.Itoa(min(runtime.NumCPU(), ComponentProcs))
+		if !slices.Contains(env, want) {
+			t.Errorf("%s: environment %q lacks %s", role, env, want)
+		}
+	}
+	if componentMemory(pki.Net) != NetMemory || componentMemory(pki.FS) != ComponentMemory {
+		t.Error("net's memory limit is not its own")
 	}
 }
