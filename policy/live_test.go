@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -243,6 +244,9 @@ func TestStarterPolicy(t *testing.T) {
 		{"offline", "/proc", q(`the workspace "/proc" `) + `.*`},
 		{"offline", "/tmp", q(`the workspace "/tmp" is replaced by a private one in the sandbox: `) + `.*`},
 		{"offline", "/var/tmp", q(`the workspace "/var/tmp" is shared with every user of the machine: `) + `.*`},
+		{"offline", "/var/spool", q(`the workspace "/var/spool" is in /var, one of the system's own trees: `) + `.*`},
+		{"offline", "/var/cache/apt", q(`the workspace "/var/cache/apt" is in /var, one of the system's own trees: `) + `.*`},
+		{"offline", "/root/.config", q(`the workspace "/root/.config" is in /root, a home directory's own settings: `) + `.*`},
 	}
 	for _, tt := range tests {
 		data, err := StarterPolicy(tt.name, tt.ws)
@@ -283,5 +287,47 @@ func TestHardLinked(t *testing.T) {
 	if len(ps) != 1 || ps[0].Check != "hard-linked" || ps[0].Risk != "SD-22" ||
 		!strings.HasPrefix(ps[0].Msg, fmt.Sprintf("%q holds 1 files with more than one name (hard links), such as %q", ws, filepath.Join(ws, "sub", "linked"))) {
 		t.Fatalf("advice: %v", ps)
+	}
+}
+
+// A home directory is known by what it is, not how it is spelt: a bind
+// mount of one elsewhere is refused as the home itself; so is a
+// directory holding a home /etc/passwd names. The control: a project
+// directory beside them.
+func TestStarterPolicyHomeByInode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a bind mount in a mount namespace of the test's own")
+	}
+	base := liveDir(t)
+	bind, project := filepath.Join(base, "bind"), filepath.Join(base, "project")
+	for _, d := range []string{bind, project} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "/" {
+		t.Skipf("no home directory to bind (%q, %v)", home, err)
+	}
+	// In a mount namespace of its own, so nothing shows outside the test.
+	script := fmt.Sprintf("mount --bind %s %s && exec %s -test.run='^TestStarterPolicyHomeByInodeChild$'", home, bind, os.Args[0])
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "PINFOLD_BIND_CHILD="+bind, "PINFOLD_PROJECT_CHILD="+project)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+func TestStarterPolicyHomeByInodeChild(t *testing.T) {
+	bind, project := os.Getenv("PINFOLD_BIND_CHILD"), os.Getenv("PINFOLD_PROJECT_CHILD")
+	if bind == "" {
+		t.Skip("run by TestStarterPolicyHomeByInode")
+	}
+	var ue *UnfitWorkspaceError
+	if _, err := StarterPolicy("offline", bind); !errors.As(err, &ue) || ue.Why != homeWhy {
+		t.Errorf("a bind mount of the home directory: %v", err)
+	}
+	if _, err := StarterPolicy("offline", project); err != nil {
+		t.Errorf("control, a project directory: %v", err)
 	}
 }

@@ -3,9 +3,12 @@ package policy
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // templateNames names the starter policies `launcher policy init` writes.
@@ -113,8 +116,8 @@ func (e *UnfitWorkspaceError) Error() string {
 }
 
 // systemTrees are the system's own directories: no workspace belongs in
-// them.
-var systemTrees = []Path{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev", "/run", "/var/lib", "/var/log"}
+// them. /var is the system's but for what is beneath /var/tmp.
+var systemTrees = []Path{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev", "/run", "/var"}
 
 // unfitWorkspace says why ws should not be a starter policy's workspace,
 // or "".
@@ -123,7 +126,7 @@ func unfitWorkspace(ws Path) string {
 	case ws == "/":
 		return "is the root of the file system"
 	case ws == "/root" || isHome(ws):
-		return "is a home directory: the agent could rewrite its shell start-up files (.bashrc, .profile), which run unconfined at the next login, and its keys"
+		return homeWhy
 	case ws == "/tmp" || ws == "/dev/shm":
 		return "is replaced by a private one in the sandbox"
 	case ws == "/var/tmp":
@@ -132,12 +135,62 @@ func unfitWorkspace(ws Path) string {
 		return "holds other people's or the system's files"
 	}
 	for _, t := range systemTrees {
-		if t.Contains(ws) {
+		if t.Contains(ws) && !(t == "/var" && Path("/var/tmp").Contains(ws)) {
 			return fmt.Sprintf("is in %s, one of the system's own trees", t)
 		}
 	}
-	if h, err := os.UserHomeDir(); err == nil && ws.Contains(Path(h)) {
-		return fmt.Sprintf("holds the home directory %s", h)
+	homes := passwdHomes()
+	if h, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, h)
+	}
+	// By what it is, not how it is spelt: a bind mount of a home, or of
+	// a system tree, elsewhere.
+	var st unix.Stat_t
+	haveStat := unix.Stat(string(ws), &st) == nil
+	sameFile := func(p string) bool {
+		var o unix.Stat_t
+		return haveStat && unix.Stat(p, &o) == nil && st.Dev == o.Dev && st.Ino == o.Ino
+	}
+	for _, h := range homes {
+		home := Path(filepath.Clean(h))
+		if !filepath.IsAbs(h) || home == "/" {
+			continue
+		}
+		switch {
+		case home == ws || sameFile(h):
+			return homeWhy
+		case ws.Contains(home):
+			return fmt.Sprintf("holds the home directory %s", home)
+		case home.Contains(ws):
+			// A project in a home is fine; its dot-directories (.config,
+			// .ssh, .local) are the home's own settings and keys.
+			if rel := strings.TrimPrefix(string(ws), string(home)+"/"); strings.HasPrefix(rel, ".") {
+				return fmt.Sprintf("is in %s, a home directory's own settings", home)
+			}
+		}
+	}
+	for _, t := range append([]Path{"/"}, systemTrees...) {
+		if sameFile(string(t)) {
+			return fmt.Sprintf("is %s, by another name (a bind mount or a link)", t)
+		}
 	}
 	return ""
+}
+
+// homeWhy is why a home directory is no starter workspace.
+const homeWhy = "is a home directory: the agent could rewrite its shell start-up files (.bashrc, .profile), which run unconfined at the next login, and its keys"
+
+// passwdHomes are the home directories /etc/passwd names.
+func passwdHomes() []string {
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return nil
+	}
+	var homes []string
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Split(strings.TrimRight(line, "\n"), ":"); len(f) >= 7 && f[5] != "" {
+			homes = append(homes, f[5])
+		}
+	}
+	return homes
 }
