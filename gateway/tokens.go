@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -281,18 +282,57 @@ type tokenFile struct {
 
 // read reads and checks the store; a missing file holds no tokens.
 func (s Store) read() ([]Token, error) {
-	b, err := readTokenFile(s.Path)
+	var cached []Token
+	b, key, err := readTokenFile(s.Path, func(key string) bool {
+		parsed.Lock()
+		defer parsed.Unlock()
+		if parsed.path == s.Path && parsed.key == key {
+			cached = slices.Clone(parsed.toks)
+			return true
+		}
+		return false
+	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	if cached != nil {
+		return cached, nil
+	}
+	if testHookDecode != nil {
+		testHookDecode()
+	}
 	toks, err := decodeTokens(b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadStore, s.Path, err)
 	}
+	parsed.Lock()
+	parsed.path, parsed.key, parsed.toks = s.Path, key, slices.Clone(toks)
+	parsed.Unlock()
 	return toks, nil
+}
+
+// parsed is the last store decoded, by what its file was (fileKey): a
+// gateway verifies a token on every request, and bad tokens, which a
+// peer over its failure limit still has checked (a valid one is served
+// whatever its address did), must not each cost a read and decode of
+// the whole store. Every check of the file and its directories still
+// runs each time; only the same file, unchanged, is not read again.
+var parsed struct {
+	sync.Mutex
+	path, key string
+	toks      []Token
+}
+
+// testHookDecode, set by a test, runs before each decode of a store.
+var testHookDecode func()
+
+// fileKey says which file, and which version of it, st is: a store is
+// replaced by rename (a new inode) and any change moves its ctime.
+func fileKey(st *syscall.Stat_t) string {
+	return fmt.Sprintf("%d:%d:%d:%d.%d:%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
 }
 
 // decodeTokens decodes a store strictly (unknown keys, trailing data, a
@@ -379,44 +419,48 @@ func checkTokenHash(h string) error {
 // regular file, a file not the caller's or open to others, one in a
 // directory others may write (or beneath one, without the sticky bit),
 // and more than maxTokenStoreSize. A missing file is an error that is fs.ErrNotExist.
-func readTokenFile(path string) ([]byte, error) {
+func readTokenFile(path string, cached func(key string) bool) ([]byte, string, error) {
 	// Its directory and those above, as for writing: whoever may write
 	// them could put back a store with a revoked token in it.
 	for _, check := range []func(string, string) error{privfile.CheckDir, privfile.CheckAncestors} {
 		err := check(filepath.Dir(path), "token store")
 		var np *privfile.NotPrivateError
 		if errors.As(err, &np) {
-			return nil, fmt.Errorf("%w: %v", ErrBadStore, err)
+			return nil, "", fmt.Errorf("%w: %v", ErrBadStore, err)
 		}
 	}
 	// O_NONBLOCK: a FIFO planted at the path must not block the open
 	// before the checks below refuse it.
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {
-		return nil, fmt.Errorf("%w: %s is a symlink: refusing it", ErrBadStore, path)
+		return nil, "", fmt.Errorf("%w: %s is a symlink: refusing it", ErrBadStore, path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("tokens: %w", err)
+		return nil, "", fmt.Errorf("tokens: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("tokens: %w", err)
+		return nil, "", fmt.Errorf("tokens: %w", err)
 	}
 	if err := checkTokenFileInfo(path, st); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if st.Size() > maxTokenStoreSize {
-		return nil, fmt.Errorf("%w: %s is %d bytes, more than %d", ErrBadStore, path, st.Size(), maxTokenStoreSize)
+		return nil, "", fmt.Errorf("%w: %s is %d bytes, more than %d", ErrBadStore, path, st.Size(), maxTokenStoreSize)
+	}
+	key := fileKey(st.Sys().(*syscall.Stat_t))
+	if cached != nil && cached(key) {
+		return nil, key, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxTokenStoreSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("tokens: read %s: %w", path, err)
+		return nil, "", fmt.Errorf("tokens: read %s: %w", path, err)
 	}
 	if len(b) > maxTokenStoreSize {
-		return nil, fmt.Errorf("%w: %s grew past %d bytes while read", ErrBadStore, path, maxTokenStoreSize)
+		return nil, "", fmt.Errorf("%w: %s grew past %d bytes while read", ErrBadStore, path, maxTokenStoreSize)
 	}
-	return b, nil
+	return b, key, nil
 }
 
 // checkTokenFileInfo: a regular file, the caller's, that no one else may read

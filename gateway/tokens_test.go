@@ -535,3 +535,48 @@ func TestDefaultStorePath(t *testing.T) {
 		t.Errorf("without: %q, %v", p, err)
 	}
 }
+
+// A store is decoded once per version of its file: bad tokens checked
+// again and again (a peer over its failure limit) cost no read and
+// decode each; a revocation (a new file) and an edit in place (a new
+// ctime) are seen at once.
+func TestVerifyDecodesOncePerVersion(t *testing.T) {
+	s := tokStore(t)
+	secret := tokAdd(t, s, "ci")
+	decodes := 0
+	testHookDecode = func() { decodes++ }
+	defer func() { testHookDecode = nil }()
+	if _, ok := s.Verify(secret); !ok {
+		t.Fatal("a valid token refused")
+	}
+	bad := secret[:len(secret)-2] + "AA"
+	for range 100 {
+		if _, ok := s.Verify(bad); ok {
+			t.Fatal("a bad token verified")
+		}
+	}
+	if decodes > 1 {
+		t.Errorf("%d decodes of an unchanged store for 101 checks", decodes)
+	}
+	if err := s.Revoke("ci"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Verify(secret); ok {
+		t.Error("a revoked token still verifies")
+	}
+	// Put it back by writing the old bytes in place: another version.
+	second := tokAdd(t, s, "ci2")
+	b, err := os.ReadFile(s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Verify(second); !ok {
+		t.Fatal("a valid token refused")
+	}
+	if err := os.WriteFile(s.Path, bytes.Replace(b, []byte(`"ci2"`), []byte(`"cj2"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tok, ok := s.Verify(second); !ok || tok.Name != "cj2" {
+		t.Errorf("an edit in place was not seen: %+v %v", tok, ok)
+	}
+}
