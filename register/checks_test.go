@@ -70,7 +70,6 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-48": {Run{Line: "denied limit:deadline", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
 		"SR-40": {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
 		"SR-39": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
-		"SR-50": {Run{Line: "denied mcp-error", Code: 1, Stderr: `read_file: denied (unknown, no policy rule: the request itself was refused): read "inside": no such file or directory. Hint: it does not exist; list_dir shows what does.`}, ok, ok},
 		"SR-42": {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
 		"SR-41": {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
 	}
@@ -79,10 +78,18 @@ func TestCheckPredicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.close()
+	// SR-50's refusal names the owner's file, in this scratch.
+	cases["SR-50"] = lines{Run{Line: "exit 1 cat: " + filepath.Join(s.ws, "inside") + ": Permission denied"}, Run{Line: "exit 0 the owner's project"}, Run{Line: "exit 0 the owner's project"}}
 	for _, c := range checks() {
+		if c.id == "SR-50" && os.Geteuid() != 0 {
+			continue // the gateway is root's: skipped when run (TestRegisterCheck)
+		}
 		pc, err := c.prepare(s)
 		if err != nil {
 			t.Fatalf("%s: prepare: %v", c.id, err)
+		}
+		if pc.skip != nil && pc.refused == nil {
+			continue // a check this runner skips (as not root): nothing to judge
 		}
 		l, ok := cases[c.id]
 		if !ok {
@@ -139,7 +146,8 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-42", Run{Line: "absent 3; status 200 - authorization: Bearer x"}},
 		// A guest refused for another reason (the gateway's own error) is
 		// not a workspace of its own.
-		{"SR-50", Run{Line: "denied mcp-error", Code: 1, Stderr: "read_file: session: the sandbox did not start"}},
+		{"SR-50", Run{Line: "denied mcp-error", Code: 1, Stderr: "run_command: session: the sandbox did not start"}},
+		{"SR-50", Run{Line: "exit 1 cat: /elsewhere: Permission denied"}},
 		// Another limit, or the static check, is not the deadline.
 		{"SR-48", Run{Line: "denied limit:memory", Code: 1}},
 		{"SR-48", Run{Line: "denied code.static", Code: 1}},
@@ -151,7 +159,7 @@ func TestCheckPredicates(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: prepare: %v", c.id, err)
 		}
-		if pc.refused(c.other) {
+		if pc.refused != nil && pc.refused(c.other) {
 			t.Errorf("%s: %+v is taken as its refusal", c.id, c.other)
 		}
 	}

@@ -36,5 +36,6 @@
 //     would). SR-42's session has a vault and two upstreams on loopback,
 //     one over TLS under a root of the check's own, given to the launcher
 //     as SSL_CERT_FILE; SR-50's is a `launcher serve` the check starts, with
-//     a token store of its own, and both its runs are callers of it.
+//     a token store of its own, and both its runs are callers of it: a
+//     guest's command for the owner's file, and the owner's.
 package register

@@ -20,7 +20,8 @@ import (
 // the standard policy in components mode; it is stopped with the scratch.
 func (s *scratch) gatewayCase() (probeCase, error) {
 	if os.Geteuid() != 0 {
-		return probeCase{bare: true, probe: []string{"noop"}}, nil // skipped (run)
+		never := func(Run) bool { return false }
+		return probeCase{bare: true, probe: []string{"noop"}, refused: never, ok: never}, nil // skipped (run)
 	}
 	file := filepath.Join(s.ws, "inside")
 	if err := os.WriteFile(file, []byte("the owner's project\n"), 0o644); err != nil {
@@ -35,7 +36,7 @@ func (s *scratch) gatewayCase() (probeCase, error) {
 	if err := os.WriteFile(tokenFile, out, 0o600); err != nil {
 		return probeCase{}, err
 	}
-	text := s.componentsText("")
+	text := s.componentsText("[commands]\nauto = [\"cat\"]\n")
 	policy := filepath.Join(s.dir, "gateway-policy.toml")
 	if err := os.WriteFile(policy, []byte(text), 0o644); err != nil {
 		return probeCase{}, err
@@ -46,13 +47,19 @@ func (s *scratch) gatewayCase() (probeCase, error) {
 	if err != nil {
 		return probeCase{}, err
 	}
+	// The guest runs a command for the owner's file by its path: the
+	// command worker is confined by the guest's policy, which names
+	// nothing of the owner's workspace (a separate workspace alone, as
+	// read_file would show, proves less: a guest policy that also read
+	// the owner's tree would pass it). The control is the owner's.
+	cat := "cat " + file
 	return probeCase{bare: true, direct: true,
-		probe: []string{"gateway-read", url, "-", "inside"}, controlProbe: []string{"gateway-read", url, tokenFile, "inside"},
-		// A guest's workspace is new and empty: fs finds no such file
-		// there (the probe prints the tool's words on stderr).
+		probe: []string{"gateway-sh", url, "-", cat}, controlProbe: []string{"gateway-sh", url, tokenFile, cat},
 		refused: func(r Run) bool {
-			return r.Line == "denied mcp-error" && r.Code == 1 && strings.HasSuffix(r.Stderr, `read "inside": no such file or directory. Hint: it does not exist; list_dir shows what does.`)
-		}}, nil
+			return r.Code == 0 && strings.HasPrefix(r.Line, "exit 1 cat: "+file+": ") &&
+				(strings.HasSuffix(r.Line, ": No such file or directory") || strings.HasSuffix(r.Line, ": Permission denied"))
+		},
+		ok: func(r Run) bool { return r.Line == "exit 0 the owner's project" && r.Code == 0 }}, nil
 }
 
 // startGateway runs the launcher with args (a `serve`) and waits, at most

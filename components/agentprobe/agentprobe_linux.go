@@ -3,6 +3,7 @@ package agentprobe
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -37,6 +38,8 @@ func init() {
 		"PATH: start `launcher mcp` and call its read_file tool for PATH, as the agent's MCP client: `ok`, or `denied RULE`")
 	probe.Register("gateway-read", 3, func(a []string) error { return gatewayRead(a[0], a[1], a[2]) },
 		"URL TOKENFILE PATH: open an MCP session at the gateway (`launcher serve`) URL with the bearer token in TOKENFILE (- for none: a guest) and call read_file for PATH: `ok`, or `denied RULE`")
+	probe.Register("gateway-sh", 3, func(a []string) error { return gatewaySh(a[0], a[1], a[2]) },
+		"URL TOKENFILE COMMAND: as gateway-read, calling run_command for COMMAND: `exit N LINE` (its stdout's first line, its stderr's when it failed), or `denied RULE`")
 	probe.Register("code-run", 1, func(a []string) error { return codeRun(a[0]) },
 		"SCRIPT: run the Code Mode script SCRIPT (its text) through the session's bash, as the agent: `value JSON`, or `denied RULE` (the static check), `denied limit:NAME`, `denied exception`")
 }
@@ -142,16 +145,65 @@ func mcpRead(p string) error {
 // session there, with the bearer token in tokenFile ("-": none, a guest),
 // and calls read_file for p.
 func gatewayRead(url, tokenFile, p string) error {
+	t, err := gatewayTransport(url, tokenFile)
+	if err != nil {
+		return err
+	}
+	return mcpReadFile(t, p)
+}
+
+// gatewaySh is gatewayRead calling run_command for command: `exit N
+// LINE`, LINE the first of its stdout (of its stderr when it failed),
+// or `denied RULE` when it was refused.
+func gatewaySh(url, tokenFile, command string) error {
+	t, err := gatewayTransport(url, tokenFile)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), mcpTimeout)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pinfold-probe", Version: "1"}, nil).Connect(ctx, t, nil)
+	if err != nil {
+		return probe.Broken("mcp: " + err.Error())
+	}
+	defer cs.Close()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": command}})
+	if err != nil {
+		return probe.Broken("mcp run_command: " + err.Error())
+	}
+	if r.IsError {
+		return toolDenial(r)
+	}
+	var out struct {
+		Stdout   string `json:"stdout"`
+		Stderr   string `json:"stderr"`
+		ExitCode int    `json:"exit_code"`
+	}
+	b, _ := json.Marshal(r.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		return probe.Broken("run_command's result: " + err.Error())
+	}
+	line := out.Stdout
+	if out.ExitCode != 0 {
+		line = out.Stderr
+	}
+	first, _, _ := strings.Cut(line, "\n")
+	return outcome("exit %d %s", out.ExitCode, first)
+}
+
+// gatewayTransport is the transport of a caller of the gateway at url
+// with the bearer token in tokenFile ("-": none).
+func gatewayTransport(url, tokenFile string) (mcp.Transport, error) {
 	hdr := http.Header{}
 	if tokenFile != "-" {
 		tok, err := os.ReadFile(tokenFile)
 		if err != nil {
-			return probe.Broken(err.Error())
+			return nil, probe.Broken(err.Error())
 		}
 		hdr.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
 	}
 	client := &http.Client{Transport: withHeader{hdr, http.DefaultTransport}}
-	return mcpReadFile(&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxRetries: -1}, p)
+	return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxRetries: -1}, nil
 }
 
 // withHeader is a RoundTripper that adds h to every request.
@@ -183,14 +235,20 @@ func mcpReadFile(t mcp.Transport, p string) error {
 	if err != nil {
 		return probe.Broken("mcp read_file: " + err.Error())
 	}
+	if !r.IsError {
+		return nil
+	}
+	return toolDenial(r)
+}
+
+// toolDenial is a tool error as a denial: its rule (mcp-error when it
+// names none), the tool's words on stderr.
+func toolDenial(r *mcp.CallToolResult) error {
 	var text strings.Builder
 	for _, c := range r.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
 			text.WriteString(tc.Text)
 		}
-	}
-	if !r.IsError {
-		return nil
 	}
 	fmt.Fprintln(os.Stderr, strings.TrimSpace(text.String())) // what the tool said, for the record
 	if m := mcpRule.FindStringSubmatch(text.String()); m != nil {
