@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -198,4 +199,62 @@ func TestIntegrationJobControl(t *testing.T) {
 	expect("done-130")
 	send("exit 0\n")
 	master.Close()
+}
+
+// Ctrl-Z stops the agent's whole tree, not only its job: a process it
+// left in a process group of its own, ignoring SIGTTOU, could otherwise
+// make itself the terminal's foreground once the person's shell has it
+// back, and read what the person types there (a hunt). The control: the
+// same program run by the shell without the launcher reads the line.
+func TestIntegrationJobControlStopsTheTree(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{})
+	for _, c := range []struct {
+		name     string
+		confined bool
+	}{{"confined", true}, {"control", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			master, slave := openPTY(t)
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			sh, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb", "PS1=$ "},
+				"/usr/bin/bash", "--norc", "--noprofile", "-i")
+			defer func() {
+				kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", sh.Process.Pid, sh.Process.Pid))
+				for _, f := range strings.Fields(string(kids)) {
+					if pid, err := strconv.Atoi(f); err == nil {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+				sh.Process.Kill()
+				sh.Wait()
+			}()
+			stolen := filepath.Join(s.ws, "stolen-"+c.name)
+			agent := fmt.Sprintf("%s tty-steal 2 %s", itEnv.probe, stolen)
+			if c.confined {
+				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
+			}
+			term.send("echo shell-$((6*7))\n")
+			term.expect("shell-42")
+			term.send(agent + "\n")
+			time.Sleep(1000 * time.Millisecond) // the agent runs; its helper waits
+			term.send("\x1a")                   // Ctrl-Z
+			term.send("echo back-$?\n")
+			term.expect("back-148")
+			time.Sleep(2500 * time.Millisecond) // past the helper's wait
+			term.send("echo typed-at-the-shell-$((6*7))\n")
+			time.Sleep(1500 * time.Millisecond)
+			got, _ := os.ReadFile(stolen)
+			if c.confined {
+				term.expect("typed-at-the-shell-42")
+				if strings.Contains(string(got), "typed-at-the-shell") {
+					t.Fatalf("the agent read the person's line: %q", got)
+				}
+			} else if !strings.Contains(string(got), "typed-at-the-shell") {
+				t.Fatalf("control: the helper did not take the terminal (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
+			}
+			term.send("kill -9 %1\n")
+			master.Close()
+		})
+	}
 }

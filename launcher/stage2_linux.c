@@ -1002,10 +1002,11 @@ static int status_code(int st)
 //
 // Job control: when the agent stops (Ctrl-Z on the terminal, SIGSTOP),
 // stage 2 tells stage 1 ("stop N"), which takes the terminal back and
-// stops itself, so the person's shell gets control; when the shell
-// continues stage 1, stage 1 relays SIGCONT, which continues stage 2's
-// process group (the agent's). A terminating signal relayed to a stopped
-// agent is followed by SIGCONT, so that it acts.
+// stops itself, so the person's shell gets control; every other process
+// of the tree is stopped too (SIGSTOP to all but init). When the shell
+// continues stage 1, stage 1 relays SIGCONT, which continues them all. A
+// terminating signal relayed to a stopped agent is followed by SIGCONT,
+// so that it acts.
 static int supervise(pid_t agent, int sfd)
 {
 	int stopped = 0;
@@ -1016,7 +1017,14 @@ static int supervise(pid_t agent, int sfd)
 			if (w != agent)
 				continue;
 			if (WIFSTOPPED(st)) {
+				// The whole tree stops with the agent, whatever process
+				// group each is in: one the agent left in a group of its
+				// own (ignoring SIGTTOU) would otherwise take the
+				// terminal's foreground once the person's shell has it,
+				// and read what is typed there. kill(-1) from init spares
+				// init alone.
 				stopped = 1;
+				kill(-1, SIGSTOP);
 				dprintf(PF_FD_REPORT, "stop %d\n", WSTOPSIG(st));
 				continue;
 			}
@@ -1035,11 +1043,11 @@ static int supervise(pid_t agent, int sfd)
 			ssize_t n = read(PF_FD_CONTROL, &sig, 1);
 			if (n == 1 && sig == SIGCONT) {
 				stopped = 0;
-				kill(0, SIGCONT);
+				kill(-1, SIGCONT);
 			} else if (n == 1) {
 				kill(agent, sig);
 				if (stopped && (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT))
-					kill(0, SIGCONT);
+					kill(-1, SIGCONT);
 			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
 				kill(agent, SIGKILL);
 				return 128 + SIGKILL;

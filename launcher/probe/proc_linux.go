@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -299,5 +300,61 @@ func sleepFor(args []string) error {
 		return err
 	}
 	time.Sleep(time.Duration(n) * time.Second)
+	return nil
+}
+
+// ttySteal is an agent after the person's terminal: it starts
+// `tty-steal-child SECS FILE` in a process group of its own (on the same
+// terminal), which ignores SIGTTOU and SIGTTIN, waits SECS seconds, makes
+// its group the terminal's foreground, and writes what it reads there to
+// FILE for five seconds. This process then sleeps a minute, as an agent
+// in the foreground would until the person stops it (Ctrl-Z).
+func (p prober) ttySteal(secs, file string) error {
+	exe, err := executable()
+	if err != nil {
+		return setupErr("own executable", err)
+	}
+	proc, err := os.StartProcess(exe, p.argv(exe, "tty-steal-child", secs, file), &os.ProcAttr{
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		return err
+	}
+	proc.Release()
+	time.Sleep(time.Minute)
+	return nil
+}
+
+// ttyStealChild is ttySteal's child (see there).
+func ttyStealChild(secs, file string) error {
+	signal.Ignore(syscall.SIGTTOU, syscall.SIGTTIN)
+	n, err := atoi(secs, "seconds", 0, 60)
+	if err != nil {
+		return err
+	}
+	time.Sleep(time.Duration(n) * time.Second)
+	if err := unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp()); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	buf := make([]byte, 256)
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		fds := []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, int(time.Until(end).Milliseconds())+1); err != nil && err != unix.EINTR || n == 0 {
+			continue
+		}
+		k, err := syscall.Read(0, buf)
+		if k > 0 {
+			out.Write(buf[:k])
+		}
+		if err != nil && err != syscall.EINTR || k == 0 {
+			break
+		}
+	}
 	return nil
 }
