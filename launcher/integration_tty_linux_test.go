@@ -165,25 +165,8 @@ func (b *lockedBuffer) String() string {
 // launcher was killed.
 func TestIntegrationJobControl(t *testing.T) {
 	s := newSandbox(t)
-	master, slave := openPTY(t)
 	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	// The person's shell, unconfined, on the terminal.
-	sh, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb", "PS1=$ "},
-		"/usr/bin/bash", "--norc", "--noprofile", "-i")
-	defer func() {
-		// The shell's children are the launchers it started (this
-		// test's): a stopped one would otherwise outlive the test.
-		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", sh.Process.Pid, sh.Process.Pid))
-		for _, f := range strings.Fields(string(kids)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		sh.Process.Kill()
-		sh.Wait()
-	}()
+	master, term := personShell(t, s)
 	expect, send := term.expect, term.send
 	send("echo shell-$((6*7))\n")
 	expect("shell-42")
@@ -214,21 +197,7 @@ func TestIntegrationJobControlStopsTheTree(t *testing.T) {
 		confined bool
 	}{{"confined", true}, {"control", false}} {
 		t.Run(c.name, func(t *testing.T) {
-			master, slave := openPTY(t)
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			defer cancel()
-			sh, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb", "PS1=$ "},
-				"/usr/bin/bash", "--norc", "--noprofile", "-i")
-			defer func() {
-				kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", sh.Process.Pid, sh.Process.Pid))
-				for _, f := range strings.Fields(string(kids)) {
-					if pid, err := strconv.Atoi(f); err == nil {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
-				}
-				sh.Process.Kill()
-				sh.Wait()
-			}()
+			master, term := personShell(t, s)
 			stolen := filepath.Join(s.ws, "stolen-"+c.name)
 			agent := fmt.Sprintf("%s tty-steal 2 %s", itEnv.probe, stolen)
 			if c.confined {
@@ -257,4 +226,29 @@ func TestIntegrationJobControlStopsTheTree(t *testing.T) {
 			master.Close()
 		})
 	}
+}
+
+// personShell is the person's shell, unconfined, interactive on a fresh
+// terminal in s.dir, for the rest of the test: its master end and the
+// terminal as the test drives it. When the test ends, the shell and the
+// jobs it started (the test's launchers: a stopped one would otherwise
+// outlive the test) are killed.
+func personShell(t *testing.T, s *itSandbox) (*os.File, *ptyTerm) {
+	t.Helper()
+	master, slave := openPTY(t)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	sh, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb", "PS1=$ "},
+		"/usr/bin/bash", "--norc", "--noprofile", "-i")
+	t.Cleanup(func() {
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", sh.Process.Pid, sh.Process.Pid))
+		for _, f := range strings.Fields(string(kids)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		sh.Process.Kill()
+		sh.Wait()
+		cancel()
+	})
+	return master, term
 }
