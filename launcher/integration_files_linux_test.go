@@ -463,18 +463,22 @@ func TestIntegrationLauncherLinkWritable(t *testing.T) {
 	}
 }
 
-// invokedAs follows the name the person ran through every link, keeping
-// each link's own path; a name without a slash is looked up in PATH.
+// invokedAs follows the name the person ran through every link, as the
+// kernel does, keeping each link's own path and the file it leads to; a
+// name without a slash is looked up in PATH, a relative entry too, and
+// then the working directory it was found from counts as well.
 func TestInvokedAs(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(dir, "real"), 0o755))
 	must(t, os.MkdirAll(filepath.Join(dir, "ws", "bin"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "elsewhere", "deep"), 0o755))
 	real := filepath.Join(dir, "real", "launcher")
 	must(t, os.WriteFile(real, []byte("#!/bin/sh\n"), 0o755))
 	must(t, os.Symlink("real", filepath.Join(dir, "hop"))) // a relative link
-	must(t, os.Symlink(filepath.Join(dir, "hop", "launcher"), filepath.Join(dir, "ws", "bin", "launcher")))
-	want := []string{filepath.Join(dir, "ws", "bin", "launcher"), filepath.Join(dir, "ws", "bin", "launcher"), filepath.Join(dir, "hop")}
-	if got := invokedAs(filepath.Join(dir, "ws", "bin", "launcher")); !slices.Equal(got, want) {
+	link := filepath.Join(dir, "ws", "bin", "launcher")
+	must(t, os.Symlink(filepath.Join(dir, "hop", "launcher"), link))
+	want := []string{link, filepath.Join(dir, "hop"), real}
+	if got := invokedAs(link); !slices.Equal(got, want) {
 		t.Errorf("invokedAs = %q, want %q", got, want)
 	}
 	t.Setenv("PATH", filepath.Join(dir, "ws", "bin")+":/usr/bin")
@@ -483,5 +487,23 @@ func TestInvokedAs(t *testing.T) {
 	}
 	if got := invokedAs(real); !slices.Equal(got, []string{real}) {
 		t.Errorf("invokedAs(the file itself) = %q", got)
+	}
+	// A relative PATH entry (Go's ErrDot), and a relative argv[0]: the
+	// working directory counts.
+	t.Chdir(filepath.Join(dir, "ws"))
+	t.Setenv("PATH", "bin:/usr/bin")
+	wantRel := append([]string{filepath.Join(dir, "ws")}, want...)
+	if got := invokedAs("launcher"); !slices.Equal(got, wantRel) {
+		t.Errorf("invokedAs(launcher) through a relative PATH entry = %q, want %q", got, wantRel)
+	}
+	if got := invokedAs("./bin/launcher"); !slices.Equal(got, wantRel) {
+		t.Errorf("invokedAs(./bin/launcher) = %q, want %q", got, wantRel)
+	}
+	// ".." after a link is taken where the link leads, not by the text.
+	must(t, os.Symlink(filepath.Join(dir, "elsewhere", "deep"), filepath.Join(dir, "ws", "lnk")))
+	must(t, os.Symlink(real, filepath.Join(dir, "elsewhere", "launcher")))
+	got := invokedAs(dir + "/ws/lnk/../launcher") // not filepath.Join, which folds the ".."
+	if want := []string{filepath.Join(dir, "ws", "lnk"), filepath.Join(dir, "elsewhere", "launcher"), real}; !slices.Equal(got, want) {
+		t.Errorf("invokedAs(ws/lnk/../launcher) = %q, want %q", got, want)
 	}
 }

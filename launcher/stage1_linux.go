@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pinfold/pinfold/internal/privfile"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -249,59 +250,32 @@ func launcherCode() []string {
 	return files
 }
 
-// invokedAs is the path argv0 names (absolute; found in PATH when it has
-// no slash) and, when a link is on its way, each link's own path, up to
-// the file it leads to.
+// invokedAs is what the way the person ran the launcher depends on: the
+// path argv0 names (found in PATH when it has no slash), resolved as the
+// kernel does (privfile.Resolve), and every symbolic link on the way; and
+// when that path is relative (argv0, or a relative or empty PATH entry),
+// the working directory it was resolved from, which the agent could
+// move if it can write there.
 func invokedAs(argv0 string) []string {
 	p := argv0
 	if !strings.Contains(p, "/") {
 		lp, err := exec.LookPath(p)
-		if err != nil {
+		if err != nil && !errors.Is(err, exec.ErrDot) {
 			return nil
 		}
-		p = lp
+		p = lp // ErrDot: found through ".", "" or a relative entry, and run so
 	}
-	p, err := filepath.Abs(p)
-	if err != nil {
-		return nil
+	var paths []string
+	if !filepath.IsAbs(p) {
+		if wd, err := os.Readlink("/proc/self/cwd"); err == nil {
+			paths = append(paths, wd)
+		}
 	}
-	paths := []string{p}
-	for hop := 0; hop < 40; hop++ {
-		link, rest, target, ok := firstLink(p)
-		if !ok {
-			return paths
-		}
-		paths = append(paths, link)
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(link), target)
-		}
-		p = filepath.Join(target, rest)
+	final, err := privfile.Resolve(p, nil, func(link string) { paths = append(paths, link) })
+	if err == nil {
+		paths = append(paths, final)
 	}
 	return paths
-}
-
-// firstLink finds the first symbolic link among p's components: its path,
-// what follows it in p, and its target. ok is false when there is none
-// (or p cannot be read).
-func firstLink(p string) (link, rest, target string, ok bool) {
-	parts := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
-	cur := "/"
-	for i, c := range parts {
-		next := filepath.Join(cur, c)
-		st, err := os.Lstat(next)
-		if err != nil {
-			return "", "", "", false
-		}
-		if st.Mode()&os.ModeSymlink != 0 {
-			t, err := os.Readlink(next)
-			if err != nil {
-				return "", "", "", false
-			}
-			return next, filepath.Join(parts[i+1:]...), t, true
-		}
-		cur = next
-	}
-	return "", "", "", false
 }
 
 // writableCode refuses a policy under which the agent could write one of

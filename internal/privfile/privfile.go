@@ -132,19 +132,35 @@ func CheckDir(dir, what string) error {
 // other than root and the caller, or is writable by group or others
 // without the sticky bit: whoever can write it can rename what is
 // beneath, and swap dir (with the what in it) for another of theirs or
-// an older copy. It resolves dir itself, one name at a time from /
-// (relative to the working directory when dir is), so that every
-// directory a name is looked up in is checked: those holding the links
-// on the way too, since a link is replaced as a directory is. Only dir's
-// own directory check (CheckDir) looks at dir itself. A missing dir is
-// fs.ErrNotExist.
+// an older copy. It resolves dir as the kernel does (Resolve), so that
+// every directory a name is looked up in is checked: those holding the
+// links on the way too, since a link is replaced as a directory is.
+// Only dir's own directory check (CheckDir) looks at dir itself. A
+// missing dir is fs.ErrNotExist.
 func CheckAncestors(dir, what string) error {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return err
+	_, err := Resolve(dir, func(d string) error { return checkAncestor(d, what) }, nil)
+	return err
+}
+
+// Resolve follows path as the kernel does, one name at a time from /
+// (a relative path after the process's working directory as the kernel
+// knows it, not $PWD); ".." after a symbolic link is taken in
+// the link's target, not by folding the text. It calls lookup with every
+// directory a name is looked up in (its error stops the walk), and
+// onLink with the path of every link on the way. It returns the path
+// resolved, with no link in it. A missing name is fs.ErrNotExist.
+func Resolve(path string, lookup func(dir string) error, onLink func(link string)) (string, error) {
+	cur, pending := "/", strings.Split(path, "/")
+	if !filepath.IsAbs(path) {
+		// From the working directory, whose own way down is walked too:
+		// a directory above it can be swapped as well as any other.
+		wd, err := os.Readlink("/proc/self/cwd")
+		if err != nil {
+			return "", err
+		}
+		pending = append(strings.Split(wd, "/"), pending...)
 	}
-	pending := strings.Split(strings.TrimPrefix(abs, "/"), "/")
-	cur, links := "/", 0
+	links := 0
 	for len(pending) > 0 {
 		c := pending[0]
 		pending = pending[1:]
@@ -155,31 +171,36 @@ func CheckAncestors(dir, what string) error {
 			cur = filepath.Dir(cur)
 			continue
 		}
-		if err := checkAncestor(cur, what); err != nil {
-			return err
+		if lookup != nil {
+			if err := lookup(cur); err != nil {
+				return "", err
+			}
 		}
 		next := filepath.Join(cur, c)
 		st, err := os.Lstat(next)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if st.Mode()&os.ModeSymlink == 0 {
 			cur = next
 			continue
 		}
 		if links++; links > 40 {
-			return &os.PathError{Op: "resolve", Path: dir, Err: syscall.ELOOP}
+			return "", &os.PathError{Op: "resolve", Path: path, Err: syscall.ELOOP}
+		}
+		if onLink != nil {
+			onLink(next)
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if filepath.IsAbs(target) {
 			cur = "/"
 		}
-		pending = append(strings.Split(strings.TrimPrefix(target, "/"), "/"), pending...)
+		pending = append(strings.Split(target, "/"), pending...)
 	}
-	return nil
+	return cur, nil
 }
 
 func checkAncestor(a, what string) error {

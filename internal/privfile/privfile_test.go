@@ -198,6 +198,21 @@ func TestCheckAncestorsResolves(t *testing.T) {
 	if err := CheckAncestors(filepath.Join(priv, "link", "vd"), "vault"); err == nil || !strings.Contains(err.Error(), "directory "+open+", above the vault") {
 		t.Errorf("through a link held by %s: %v", open, err)
 	}
+	// ".." after a link is taken where the link leads: priv/into/../vd
+	// is open/sub/../vd to the kernel, beneath open, whatever the text
+	// says (folded, it would be priv/vd).
+	if err := os.MkdirAll(filepath.Join(open, "vd"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(priv, "vd"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(open, "sub"), filepath.Join(priv, "into")); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckAncestors(priv+"/into/../vd", "vault"); err == nil || !strings.Contains(err.Error(), "directory "+open+", above the vault") {
+		t.Errorf("\"..\" after a link into %s: %v", open, err)
+	}
 	// The controls: safe/vd named directly; the chain once open is 0755.
 	if err := CheckAncestors(filepath.Join(safe, "vd"), "vault"); err != nil {
 		t.Errorf("control, named directly: %v", err)
