@@ -35,7 +35,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 	if _, err := toml.Decode(text, &tree); err != nil {
 		return fail(syntaxProblem(err))
 	}
-	loc := locator{text: text, tree: tree}
+	loc := locator{text: text, tree: tree, decoded: new(int)}
 	if ps := walkTable(tree, reflect.TypeFor[Policy](), nil); len(ps) > 0 {
 		return fail(loc.place(ps)...)
 	}

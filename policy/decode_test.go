@@ -499,17 +499,24 @@ func TestNestingBounded(t *testing.T) {
 		return "version = 1\nx = " + strings.Repeat(open, n) + "1" + strings.Repeat(close, n) + "\n"
 	}
 	for name, c := range map[string]struct{ text, want string }{
-		"inline tables": {deep(40, "{a=", "}"), "line 2: brackets and braces nested more than 16 deep"},
-		"arrays":        {deep(17, "[", "]"), "line 2: brackets and braces nested more than 16 deep"},
-		"dotted keys":   {"version = 1\n" + "x" + strings.Repeat(".a", 17) + " = 1\n", "line 2: more than 16 dots outside strings"},
-		"table header":  {"version = 1\n[x" + strings.Repeat(".a", 17) + "]\n", "line 2: more than 16 dots outside strings"},
+		"inline tables": {deep(40, "{a=", "}"), "brackets and braces nested more than 16 deep"},
+		"arrays":        {deep(17, "[", "]"), "brackets and braces nested more than 16 deep"},
+		"dotted keys":   {"version = 1\n" + "x" + strings.Repeat(".a", 17) + " = 1\n", "more than 16 dots outside strings"},
+		"table header":  {"version = 1\n[x" + strings.Repeat(".a", 17) + "]\n", "more than 16 dots outside strings"},
+		// Long keys: the decoder keeps a copy of a table's name in each of
+		// its keys, so length times count is its memory.
+		"a long table name":      {"version = 1\n[" + strings.Repeat("A", 300) + "]\nb = 1\n", "a key of 257 characters, more than 256"},
+		"a long bare key":        {"version = 1\n" + strings.Repeat("k", 300) + " = 1\n", "a key of 257 characters, more than 256"},
+		"a long quoted key":      {"version = 1\nx = {\"" + strings.Repeat("q", 300) + "\" = 1}\n", "a key of 300 characters, more than 256"},
+		"a long literal key":     {"version = 1\n['" + strings.Repeat("q", 300) + "']\n", "a key of 300 characters, more than 256"},
+		"a long dotted key part": {"version = 1\na.\"" + strings.Repeat("q", 300) + "\" .b = 1\n", "a key of 300 characters, more than 256"},
 		// Up to two quotes of the text may stand before a multi-line
 		// string's closing three: the string ends after all of them.
-		"after a multi-line basic string ending in quotes":   {"version = 1\nx = [ \"\"\"a\"\"\"\", " + strings.Repeat("{a=", 40) + "1" + strings.Repeat("}", 40) + " ]\n", "line 2: brackets and braces nested more than 16 deep"},
-		"after a multi-line literal string ending in quotes": {"version = 1\nx = [ '''a'''', " + strings.Repeat("{a=", 40) + "1" + strings.Repeat("}", 40) + " ]\n", "line 2: brackets and braces nested more than 16 deep"},
+		"after a multi-line basic string ending in quotes":   {"version = 1\nx = [ \"\"\"a\"\"\"\", " + strings.Repeat("{a=", 40) + "1" + strings.Repeat("}", 40) + " ]\n", "brackets and braces nested more than 16 deep"},
+		"after a multi-line literal string ending in quotes": {"version = 1\nx = [ '''a'''', " + strings.Repeat("{a=", 40) + "1" + strings.Repeat("}", 40) + " ]\n", "brackets and braces nested more than 16 deep"},
 	} {
 		pe := parseErr(t, name, []byte(c.text))
-		if p := pe.Problems[0]; p.Check != "text" || !strings.HasPrefix(p.Msg, c.want) {
+		if p := pe.Problems[0]; p.Check != "text" || p.Line != 2 || !strings.HasPrefix(p.Msg, c.want) {
 			t.Errorf("%s: %s: %q, want %q…", name, p.Check, p.Msg, c.want)
 		}
 	}
@@ -522,11 +529,35 @@ func TestNestingBounded(t *testing.T) {
 		"multi-line basic":   "x = \"\"\"\n" + many + "\n" + many + "\"\"\"\n",
 		"multi-line literal": "x = '''\n" + many + "\n'''\n",
 		"comment":            "# " + many + "\nx = 1\n",
+		"a long value":       "x = \"/" + strings.Repeat("v", 1000) + "\"\n",
 		"ending in quotes":   "x = [ \"\"\"say \"hi\"\"\"\"\", '''it''''', \"" + many + "\" ]\n",
 	} {
 		pe := parseErr(t, name, []byte("version = 1\n"+text))
 		if p := pe.Problems[0]; p.Check == "text" {
 			t.Errorf("%s: refused as structure: %s", name, p.Msg)
 		}
+	}
+}
+
+// Placing problems on their lines decodes the file again for each key,
+// so the lookups share a budget of decoded text: a large file with many
+// bad keys is refused with every problem, only the first few on their
+// lines (a re-test: 32 lookups of 350 KiB took 27 s).
+func TestLocateBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version = 1\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "[unknown%d]\n# %s\n", i, strings.Repeat("p", 7000))
+	}
+	text := b.String() // about 280 KiB
+	pe := parseErr(t, "big.toml", []byte(text))
+	placed := 0
+	for _, p := range pe.Problems {
+		if p.Line > 0 {
+			placed++
+		}
+	}
+	if len(pe.Problems) != 40 || placed == 0 || placed > maxLocateBytes/len(text) {
+		t.Errorf("%d problems, %d placed on a line; want 40, at most %d placed", len(pe.Problems), placed, maxLocateBytes/len(text))
 	}
 }

@@ -79,6 +79,11 @@ func checkText(data []byte) error {
 const (
 	maxNesting = 16 // brackets and braces open at once
 	maxDots    = 16 // dots outside strings on one line (dotted keys)
+	// maxKey bounds a key's characters, bare or quoted (and a bare word
+	// anywhere): the decoder keeps each key by its whole dotted name, so
+	// a table named with 200,000 characters and 20,000 keys in it, 369
+	// KiB, took it past 4 GB (a re-test, 2026-12-01).
+	maxKey = 256
 )
 
 // checkNesting refuses text whose brackets and braces nest deeper than
@@ -96,9 +101,33 @@ func checkNesting(data []byte) error {
 		mlLiteral
 	)
 	state, depth, dots, line := code, 0, 0, 1
+	bare, start := 0, 0 // the bare word being read; where the one-line string began
 	at := func(i int, s string) bool { return i+len(s) <= len(data) && string(data[i:i+len(s)]) == s }
+	tooLong := func(n int) error {
+		return &textError{line: line, msg: fmt.Sprintf("a key of %d characters, more than %d: no policy key is that long (the decoder copies a table's name into each of its keys)", n, maxKey)}
+	}
+	// A one-line string ending at i is a key when '=', '.' or ']' follows.
+	isKey := func(i int) bool {
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case ' ', '\t':
+				continue
+			case '=', '.', ']':
+				return true
+			}
+			return false
+		}
+		return false
+	}
 	for i := 0; i < len(data); i++ {
 		c := data[i]
+		if state == code && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			if bare++; bare > maxKey {
+				return tooLong(bare)
+			}
+			continue
+		}
+		bare = 0
 		if c == '\n' {
 			line++
 			dots = 0
@@ -115,10 +144,16 @@ func checkNesting(data []byte) error {
 				i++
 			case '"':
 				state = code
+				if i-start > maxKey && isKey(i) {
+					return tooLong(i - start - 1)
+				}
 			}
 		case literal:
 			if c == '\'' {
 				state = code
+				if i-start > maxKey && isKey(i) {
+					return tooLong(i - start - 1)
+				}
 			}
 		case mlBasic:
 			switch {
@@ -141,23 +176,23 @@ func checkNesting(data []byte) error {
 				if at(i, `"""`) {
 					state, i = mlBasic, i+2
 				} else {
-					state = basic
+					state, start = basic, i
 				}
 			case '\'':
 				if at(i, "'''") {
 					state, i = mlLiteral, i+2
 				} else {
-					state = literal
+					state, start = literal, i
 				}
 			case '[', '{':
 				if depth++; depth > maxNesting {
-					return &textError{line: line, msg: fmt.Sprintf("line %d: brackets and braces nested more than %d deep: no policy needs that (its deepest value is three levels down)", line, maxNesting)}
+					return &textError{line: line, msg: fmt.Sprintf("brackets and braces nested more than %d deep: no policy needs that (its deepest value is three levels down)", maxNesting)}
 				}
 			case ']', '}':
 				depth = max(depth-1, 0)
 			case '.':
 				if dots++; dots > maxDots {
-					return &textError{line: line, msg: fmt.Sprintf("line %d: more than %d dots outside strings: no policy key has that many parts (dotted keys nest tables)", line, maxDots)}
+					return &textError{line: line, msg: fmt.Sprintf("more than %d dots outside strings: no policy key has that many parts (dotted keys nest tables)", maxDots)}
 				}
 			}
 		}
