@@ -142,9 +142,44 @@ type Injector struct {
 	// way, before it is closed (0: injectIdleTimeout). A stream that keeps
 	// moving (a model's answer token by token) is never cut.
 	Idle time.Duration
+	// WholeBudget bounds the bytes of answers read whole (for the
+	// reflection check) held at once, over every connection (0:
+	// defaultWholeBudget). Past it an answer is scanned as it streams,
+	// which is as safe (cut off before the value would pass) but shows
+	// the agent a broken answer instead of a 502.
+	WholeBudget int64
 
 	mu    sync.Mutex
 	certs map[string]*tls.Certificate
+	whole int64 // held now, of WholeBudget
+}
+
+// defaultWholeBudget is net's memory for answers read whole: with up to
+// DefaultMaxConns connections each reading up to reflectLimit, it could
+// otherwise pass net's memory limit (a re-test: 922 intercepted answers
+// of 1 MiB killed net, and the session with it).
+const defaultWholeBudget = 128 << 20
+
+// holdWhole takes n bytes of the budget for an answer read whole, or
+// says there is no room.
+func (in *Injector) holdWhole(n int64) bool {
+	budget := in.WholeBudget
+	if budget == 0 {
+		budget = defaultWholeBudget
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.whole+n > budget {
+		return false
+	}
+	in.whole += n
+	return true
+}
+
+func (in *Injector) dropWhole(n int64) {
+	in.mu.Lock()
+	in.whole -= n
+	in.mu.Unlock()
 }
 
 // Rule returns the index of the first rule whose hosts match host (a
@@ -369,7 +404,8 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 		}
 	}
 	if scan && resp.Body != http.NoBody {
-		if resp.ContentLength >= 0 && resp.ContentLength <= reflectLimit {
+		if resp.ContentLength >= 0 && resp.ContentLength <= reflectLimit && in.holdWhole(resp.ContentLength) {
+			defer in.dropWhole(resp.ContentLength)
 			// Small and of known length: read whole, so that an answer
 			// carrying the value is refused before any of it goes.
 			body := make([]byte, resp.ContentLength)

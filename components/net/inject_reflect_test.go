@@ -428,3 +428,37 @@ func (c *chunker) Read(p []byte) (int, error) {
 	c.data = c.data[n:]
 	return n, nil
 }
+
+// Answers read whole share a budget (WholeBudget): past it an answer is
+// scanned as it streams instead, which keeps the value from the agent
+// just the same (cut off), and a clean answer passes whole. The budget
+// is given back after each answer.
+func TestInjectWholeBudget(t *testing.T) {
+	u, roots := newEchoUpstream(t)
+	var released []string
+	in := injectorFor(t, roots, &released)
+	in.WholeBudget = 1
+	raw := injectedRaw(t, in, u, "GET /headers HTTP/1.1\r\nHost: api.github.com\r\nConnection: close\r\n\r\n")
+	if bytes.Contains(raw, []byte(reflValue)) {
+		t.Fatalf("the value reached the agent past the budget:\n%.300s", raw)
+	}
+	resp, body, err := parse(t, raw, "GET")
+	if resp.StatusCode != 200 || err == nil || strings.Contains(body, reflValue) {
+		t.Errorf("past the budget, an echo: %d %v (want 200, cut off)", resp.StatusCode, err)
+	}
+	raw = injectedRaw(t, in, u, "GET /plain HTTP/1.1\r\nHost: api.github.com\r\nConnection: close\r\n\r\n")
+	if resp, body, err := parse(t, raw, "GET"); resp.StatusCode != 200 || err != nil || body != "nothing of yours" {
+		t.Errorf("control past the budget: %d %v %q", resp.StatusCode, err, body)
+	}
+	in.WholeBudget = 0
+	raw = injectedRaw(t, in, u, "GET /headers HTTP/1.1\r\nHost: api.github.com\r\nConnection: close\r\n\r\n")
+	if resp, _, _ := parse(t, raw, "GET"); resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("within the budget, an echo: %d, want 502", resp.StatusCode)
+	}
+	in.mu.Lock()
+	held := in.whole
+	in.mu.Unlock()
+	if held != 0 {
+		t.Errorf("%d bytes of the budget still held after the answers", held)
+	}
+}

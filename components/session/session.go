@@ -133,7 +133,8 @@ const (
 	ComponentPids   = 64
 	ComponentMemory = 512 << 20
 	// NetMemory is net's: it buffers for every connection it holds (at
-	// most net.DefaultMaxConns, each within about 450 KiB at worst).
+	// most net.DefaultMaxConns, each within about 450 KiB at worst), and
+	// intercepted answers read whole share 128 MiB more.
 	NetMemory = 1 << 30
 	// ComponentProcs is each component's GOMAXPROCS, at most: Go runs
 	// about a thread per CPU under load, and on a host of many CPUs that
