@@ -138,13 +138,15 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 
 // inTheWay names the backups an eviction would remove, for the person:
 // every one (a question too long for the terminal is not asked, and the
-// delete is cancelled: none may go unnamed), each by what was deleted
-// (the agent's name for it, quoted and cut), when, and its size.
+// delete is cancelled: none may go unnamed), each by its id (which
+// launcher backups list shows; two labels may read alike once cut), what
+// was deleted (the agent's name for it, quoted and cut), when, and its
+// size.
 func inTheWay(infos []backup.Info) string {
 	const maxName = 48
 	var parts []string
 	for _, in := range infos {
-		parts = append(parts, fmt.Sprintf("the backup of %s made %s (%d bytes)", quotedCut(in.Label, maxName), in.Created.UTC().Format("2006-01-02 15:04 UTC"), in.Size))
+		parts = append(parts, fmt.Sprintf("%s, the backup of %s made %s (%d bytes)", in.ID, quotedCut(in.Label, maxName), in.Created.UTC().Format("2006-01-02 15:04 UTC"), in.Size))
 	}
 	return strings.Join(parts, "; ")
 }

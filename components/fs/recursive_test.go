@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"fmt"
 	"context"
 	"os"
 	"path/filepath"
@@ -351,13 +352,13 @@ func TestDeleteRecursiveEvictionAsked(t *testing.T) {
 func TestInTheWay(t *testing.T) {
 	at := time.Date(2026, 12, 1, 16, 30, 0, 0, time.UTC)
 	var infos []backup.Info
-	for _, l := range []string{"thesis", "a\x1b[2Jb", strings.Repeat("é", 100), "d", "e", "f"} {
-		infos = append(infos, backup.Info{Label: l, Created: at, Size: 14000})
+	for i, l := range []string{"thesis", "a\x1b[2Jb", strings.Repeat("é", 100), "d", "e", "f"} {
+		infos = append(infos, backup.Info{ID: fmt.Sprintf("id%d", i), Label: l, Created: at, Size: 14000})
 	}
 	got := inTheWay(infos)
 	const when = ` made 2026-12-01 16:30 UTC (14000 bytes)`
-	want := `the backup of "thesis"` + when + `; the backup of "a\x1b[2Jb"` + when + `; ` +
-		`the backup of "` + strings.Repeat(`\u00e9`, 8) + `…"` + when + `; the backup of "d"` + when + `; the backup of "e"` + when + `; the backup of "f"` + when
+	want := `id0, the backup of "thesis"` + when + `; id1, the backup of "a\x1b[2Jb"` + when + `; ` +
+		`id2, the backup of "` + strings.Repeat(`\u00e9`, 8) + `…"` + when + `; id3, the backup of "d"` + when + `; id4, the backup of "e"` + when + `; id5, the backup of "f"` + when
 	if got != want {
 		t.Errorf("inTheWay:\n got %s\nwant %s", got, want)
 	}
