@@ -1,8 +1,8 @@
 package fs
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
