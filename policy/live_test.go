@@ -299,8 +299,8 @@ func TestStarterPolicyHomeByInode(t *testing.T) {
 		t.Skip("needs root: a bind mount in a mount namespace of the test's own")
 	}
 	base := liveDir(t)
-	bind, project := filepath.Join(base, "bind"), filepath.Join(base, "project")
-	for _, d := range []string{bind, project} {
+	bind, project, sys := filepath.Join(base, "bind"), filepath.Join(base, "project"), filepath.Join(base, "sys")
+	for _, d := range []string{bind, project, sys} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -310,9 +310,9 @@ func TestStarterPolicyHomeByInode(t *testing.T) {
 		t.Skipf("no home directory to bind (%q, %v)", home, err)
 	}
 	// In a mount namespace of its own, so nothing shows outside the test.
-	script := fmt.Sprintf("mount --bind %s %s && exec %s -test.run='^TestStarterPolicyHomeByInodeChild$'", home, bind, os.Args[0])
+	script := fmt.Sprintf("mount --bind %s %s && mount --bind /var/lib %s && exec %s -test.run='^TestStarterPolicyHomeByInodeChild$'", home, bind, sys, os.Args[0])
 	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script)
-	cmd.Env = append(os.Environ(), "PINFOLD_BIND_CHILD="+bind, "PINFOLD_PROJECT_CHILD="+project)
+	cmd.Env = append(os.Environ(), "PINFOLD_BIND_CHILD="+bind, "PINFOLD_PROJECT_CHILD="+project, "PINFOLD_SYS_CHILD="+sys)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "PASS") {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -326,6 +326,14 @@ func TestStarterPolicyHomeByInodeChild(t *testing.T) {
 	var ue *UnfitWorkspaceError
 	if _, err := StarterPolicy("offline", bind); !errors.As(err, &ue) || ue.Why != homeWhy {
 		t.Errorf("a bind mount of the home directory: %v", err)
+	}
+	// A bind of a system subtree (not its root) is found by its mount.
+	sys := os.Getenv("PINFOLD_SYS_CHILD")
+	if _, err := StarterPolicy("offline", sys); !errors.As(err, &ue) || !strings.Contains(ue.Why, "is /var/lib by a bind mount") {
+		t.Errorf("a bind mount of /var/lib: %v", err)
+	}
+	if _, err := StarterPolicy("offline", filepath.Dir(sys)); !errors.As(err, &ue) || !strings.Contains(ue.Why, "holds a bind mount of ") {
+		t.Errorf("a directory holding a bind mount of /var/lib: %v", err)
 	}
 	if _, err := StarterPolicy("offline", project); err != nil {
 		t.Errorf("control, a project directory: %v", err)
