@@ -8,6 +8,7 @@
 // exits without starting anything.
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -33,6 +34,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -994,6 +996,62 @@ static int status_code(int st)
 	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 }
 
+// all_stopped reports whether every process of the pid namespace but
+// stage 2 (pid 1) is stopped, or gone: read from the namespace's own
+// /proc, each task's state in its stat line after the command's ')'.
+static int all_stopped(void)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	int ok = 1;
+	struct dirent *e;
+	while (ok && (e = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end != '\0' || pid <= 1)
+			continue;
+		char path[64], buf[512];
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; // gone
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		char *rp = strrchr(buf, ')');
+		if (!rp || rp[1] != ' ')
+			continue;
+		char st = rp[2];
+		if (st != 'T' && st != 't' && st != 'Z' && st != 'X')
+			ok = 0;
+	}
+	closedir(d);
+	return ok;
+}
+
+// stop_tree stops every process of the pid namespace but stage 2, and
+// returns once none runs: kill(-1) reaches them one after another, and
+// one not yet stopped could continue another (SIGCONT) before its turn,
+// so the round is repeated until /proc shows every one stopped (a
+// re-test found a pair of helpers that kept each other running). A
+// tree that will not stop within the bound is killed instead (1): it
+// fights the person's Ctrl-Z.
+static int stop_tree(void)
+{
+	for (int round = 0; round < 1000; round++) {
+		kill(-1, SIGSTOP);
+		if (all_stopped())
+			return 0;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	kill(-1, SIGKILL);
+	return 1;
+}
+
 // supervise is init: it reaps every child, relays the signals stage 1
 // forwards to the agent, and returns the agent's exit status (128+N for a
 // signal). When stage 2 exits, the kernel kills whatever is left in the
@@ -1024,7 +1082,8 @@ static int supervise(pid_t agent, int sfd)
 				// and read what is typed there. kill(-1) from init spares
 				// init alone.
 				stopped = 1;
-				kill(-1, SIGSTOP);
+				if (stop_tree() != 0)
+					return 128 + SIGKILL;
 				dprintf(PF_FD_REPORT, "stop %d\n", WSTOPSIG(st));
 				continue;
 			}

@@ -305,7 +305,8 @@ func sleepFor(args []string) error {
 
 // ttySteal is an agent after the person's terminal: it starts
 // `tty-steal-child SECS FILE` in a process group of its own (on the same
-// terminal), which ignores SIGTTOU and SIGTTIN, waits SECS seconds, makes
+// terminal), with three `sigcont-loop` beside it in that group; the child
+// ignores SIGTTOU and SIGTTIN, waits SECS seconds, makes
 // its group the terminal's foreground, and writes what it reads there to
 // FILE for five seconds. This process then sleeps a minute, as an agent
 // in the foreground would until the person stops it (Ctrl-Z).
@@ -321,8 +322,39 @@ func (p prober) ttySteal(secs, file string) error {
 	if err != nil {
 		return err
 	}
+	// And beside it, in its group, one that keeps continuing the group
+	// (SIGCONT), so that a stop that reaches one process at a time is
+	// undone behind it.
+	for range 3 { // several: each continues the others stopped before it
+		helper, err := os.StartProcess(exe, p.argv(exe, "sigcont-loop", strconv.Itoa(proc.Pid), "15"), &os.ProcAttr{
+			Files: []*os.File{nil, nil, os.Stderr},
+			Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: proc.Pid},
+		})
+		if err != nil {
+			return err
+		}
+		helper.Release()
+	}
 	proc.Release()
 	time.Sleep(time.Minute)
+	return nil
+}
+
+// sigcontLoop sends SIGCONT to process group pgid, without pause, for
+// secs seconds (ignoring SIGTTOU and SIGTTIN).
+func sigcontLoop(pgid, secs string) error {
+	signal.Ignore(syscall.SIGTTOU, syscall.SIGTTIN)
+	g, err := atoi(pgid, "pgid", 1, 1<<22)
+	if err != nil {
+		return err
+	}
+	n, err := atoi(secs, "seconds", 0, 60)
+	if err != nil {
+		return err
+	}
+	for end := time.Now().Add(time.Duration(n) * time.Second); time.Now().Before(end); {
+		syscall.Kill(-g, syscall.SIGCONT)
+	}
 	return nil
 }
 
