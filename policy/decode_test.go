@@ -505,11 +505,13 @@ func TestNestingBounded(t *testing.T) {
 		"table header":  {"version = 1\n[x" + strings.Repeat(".a", 17) + "]\n", "more than 16 dots outside strings"},
 		// Long keys: the decoder keeps a copy of a table's name in each of
 		// its keys, so length times count is its memory.
-		"a long table name":      {"version = 1\n[" + strings.Repeat("A", 300) + "]\nb = 1\n", "a key of 257 characters, more than 256"},
-		"a long bare key":        {"version = 1\n" + strings.Repeat("k", 300) + " = 1\n", "a key of 257 characters, more than 256"},
-		"a long quoted key":      {"version = 1\nx = {\"" + strings.Repeat("q", 300) + "\" = 1}\n", "a key of 300 characters, more than 256"},
-		"a long literal key":     {"version = 1\n['" + strings.Repeat("q", 300) + "']\n", "a key of 300 characters, more than 256"},
-		"a long dotted key part": {"version = 1\na.\"" + strings.Repeat("q", 300) + "\" .b = 1\n", "a key of 300 characters, more than 256"},
+		"a long table name":        {"version = 1\n[" + strings.Repeat("A", 300) + "]\nb = 1\n", "a key of 257 characters, more than 256"},
+		"a long bare key":          {"version = 1\n" + strings.Repeat("k", 300) + " = 1\n", "a key of 257 characters, more than 256"},
+		"a long quoted key":        {"version = 1\nx = {\"" + strings.Repeat("q", 300) + "\" = 1}\n", "a key of 300 characters, more than 256"},
+		"a long literal key":       {"version = 1\n['" + strings.Repeat("q", 300) + "']\n", "a key of 300 characters, more than 256"},
+		"a long dotted key part":   {"version = 1\na.\"" + strings.Repeat("q", 300) + "\" .b = 1\n", "a key of 300 characters, more than 256"},
+		"a long dotted table name": {"version = 1\n[" + strings.TrimSuffix(strings.Repeat(strings.Repeat("k", 250)+".", 3), ".") + "]\nb = 1\n", "a key of more than 512 characters with its dotted parts"},
+		"a long dotted key":        {"version = 1\n" + strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat("k", 200)+`".`, 3), ".") + " = 1\n", "a key of more than 512 characters with its dotted parts"},
 		// Up to two quotes of the text may stand before a multi-line
 		// string's closing three: the string ends after all of them.
 		"after a multi-line basic string ending in quotes":   {"version = 1\nx = [ \"\"\"a\"\"\"\", " + strings.Repeat("{a=", 40) + "1" + strings.Repeat("}", 40) + " ]\n", "brackets and braces nested more than 16 deep"},
@@ -524,13 +526,14 @@ func TestNestingBounded(t *testing.T) {
 	// schema (which knows no key "x").
 	many := strings.Repeat("[{.", 40)
 	for name, text := range map[string]string{
-		"basic":              "x = \"" + many + "\\\"" + many + "\"\n",
-		"literal":            "x = '" + many + "'\n",
-		"multi-line basic":   "x = \"\"\"\n" + many + "\n" + many + "\"\"\"\n",
-		"multi-line literal": "x = '''\n" + many + "\n'''\n",
-		"comment":            "# " + many + "\nx = 1\n",
-		"a long value":       "x = \"/" + strings.Repeat("v", 1000) + "\"\n",
-		"ending in quotes":   "x = [ \"\"\"say \"hi\"\"\"\"\", '''it''''', \"" + many + "\" ]\n",
+		"basic":                         "x = \"" + many + "\\\"" + many + "\"\n",
+		"literal":                       "x = '" + many + "'\n",
+		"multi-line basic":              "x = \"\"\"\n" + many + "\n" + many + "\"\"\"\n",
+		"multi-line literal":            "x = '''\n" + many + "\n'''\n",
+		"comment":                       "# " + many + "\nx = 1\n",
+		"a long value":                  "x = \"/" + strings.Repeat("v", 1000) + "\"\n",
+		"a long value last in an array": "x = [\"/" + strings.Repeat("v", 1000) + "\"]\ny = ['/" + strings.Repeat("v", 1000) + "' ]\n",
+		"ending in quotes":              "x = [ \"\"\"say \"hi\"\"\"\"\", '''it''''', \"" + many + "\" ]\n",
 	} {
 		pe := parseErr(t, name, []byte("version = 1\n"+text))
 		if p := pe.Problems[0]; p.Check == "text" {

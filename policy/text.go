@@ -84,6 +84,10 @@ const (
 	// a table named with 200,000 characters and 20,000 keys in it, 369
 	// KiB, took it past 4 GB (a re-test, 2026-12-01).
 	maxKey = 256
+	// maxKeyTotal bounds a whole dotted key or table name, parts and
+	// dots: 17 parts of 256 characters over 174,000 keys took the decoder
+	// to 2 GB (a re-test).
+	maxKeyTotal = 512
 )
 
 // checkNesting refuses text whose brackets and braces nest deeper than
@@ -102,6 +106,16 @@ func checkNesting(data []byte) error {
 	)
 	state, depth, dots, line := code, 0, 0, 1
 	bare, start := 0, 0 // the bare word being read; where the one-line string began
+	// keyTotal is the key being read, its parts and dots together (a
+	// table header's whole name); header, whether the line's first '['
+	// opened a table header, whose ']' a key may stand before.
+	keyTotal, header, blank := 0, false, true
+	addKey := func(n int) error {
+		if keyTotal += n; keyTotal > maxKeyTotal {
+			return &textError{line: line, msg: fmt.Sprintf("a key of more than %d characters with its dotted parts: no policy key is that long (the decoder copies a table's name into each of its keys)", maxKeyTotal)}
+		}
+		return nil
+	}
 	at := func(i int, s string) bool { return i+len(s) <= len(data) && string(data[i:i+len(s)]) == s }
 	tooLong := func(n int) error {
 		return &textError{line: line, msg: fmt.Sprintf("a key of %d characters, more than %d: no policy key is that long (the decoder copies a table's name into each of its keys)", n, maxKey)}
@@ -112,8 +126,10 @@ func checkNesting(data []byte) error {
 			switch data[j] {
 			case ' ', '\t':
 				continue
-			case '=', '.', ']':
+			case '=', '.':
 				return true
+			case ']':
+				return header
 			}
 			return false
 		}
@@ -125,12 +141,17 @@ func checkNesting(data []byte) error {
 			if bare++; bare > maxKey {
 				return tooLong(bare)
 			}
+			if err := addKey(1); err != nil {
+				return err
+			}
+			blank = false
 			continue
 		}
 		bare = 0
 		if c == '\n' {
 			line++
 			dots = 0
+			keyTotal, header, blank = 0, false, true
 			if state == comment || state == basic || state == literal {
 				state = code // an unterminated one-line string is the decoder's error
 			}
@@ -144,15 +165,25 @@ func checkNesting(data []byte) error {
 				i++
 			case '"':
 				state = code
-				if i-start > maxKey && isKey(i) {
-					return tooLong(i - start - 1)
+				if isKey(i) {
+					if i-start > maxKey {
+						return tooLong(i - start - 1)
+					}
+					if err := addKey(i - start - 1); err != nil {
+						return err
+					}
 				}
 			}
 		case literal:
 			if c == '\'' {
 				state = code
-				if i-start > maxKey && isKey(i) {
-					return tooLong(i - start - 1)
+				if isKey(i) {
+					if i-start > maxKey {
+						return tooLong(i - start - 1)
+					}
+					if err := addKey(i - start - 1); err != nil {
+						return err
+					}
 				}
 			}
 		case mlBasic:
@@ -169,6 +200,21 @@ func checkNesting(data []byte) error {
 				i = closeRun(data, i, '\'', &state)
 			}
 		default:
+			first := blank && c != ' ' && c != '\t' && c != '\r'
+			if first {
+				blank = false
+			}
+			switch c {
+			case '=', ',', '{':
+				keyTotal = 0
+			case '[':
+				keyTotal = 0
+				if first {
+					header = true // [table] or [[array of tables]]
+				}
+			case ']':
+				keyTotal = 0
+			}
 			switch c {
 			case '#':
 				state = comment
@@ -191,6 +237,9 @@ func checkNesting(data []byte) error {
 			case ']', '}':
 				depth = max(depth-1, 0)
 			case '.':
+				if err := addKey(1); err != nil {
+					return err
+				}
 				if dots++; dots > maxDots {
 					return &textError{line: line, msg: fmt.Sprintf("more than %d dots outside strings: no policy key has that many parts (dotted keys nest tables)", maxDots)}
 				}
