@@ -507,3 +507,30 @@ func TestInvokedAs(t *testing.T) {
 		t.Errorf("invokedAs(ws/lnk/../launcher) = %q, want %q", got, want)
 	}
 }
+
+// A bind mount of the launcher's own directory in the workspace is the
+// launcher's directory, writable: refused by what it is, though no path
+// of the launcher's is beneath the workspace (a re-test replaced the
+// launcher through one). The control: the same launch with an empty
+// directory bound there instead.
+func TestIntegrationLauncherBindWritable(t *testing.T) {
+	s := newSandbox(t)
+	tools := filepath.Join(s.ws, "tools")
+	must(t, os.Mkdir(tools, 0o755))
+	empty := filepath.Join(s.outside, "empty")
+	must(t, os.Mkdir(empty, 0o755))
+	path, hash := s.writePolicy(t, itPol{})
+	launch := func(bound string) itResult {
+		// In a mount namespace of its own, so the bind shows nowhere else.
+		script := fmt.Sprintf("mount --bind %s %s && exec %s --policy-sha256 %s --policy %s --quiet -- %s noop",
+			bound, tools, itEnv.launcher, hash, path, itEnv.probe)
+		return s.run(t, itOpts{}, "unshare", "-m", "--propagation", "private", "sh", "-c", script)
+	}
+	r := launch(filepath.Dir(itEnv.launcher))
+	if r.code != 124 || !strings.Contains(r.stderr, "is reachable for writing as "+tools+" (a bind mount)") {
+		t.Fatalf("the launcher's directory bound in the workspace: %s", r)
+	}
+	if c := launch(empty); c.code != 0 {
+		t.Fatalf("control, an empty directory bound there: %s", c)
+	}
+}

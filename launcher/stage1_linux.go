@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pinfold/pinfold/internal/mountinfo"
 	"github.com/pinfold/pinfold/internal/privfile"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -281,10 +282,46 @@ func invokedAs(argv0 string) []string {
 // writableCode refuses a policy under which the agent could write one of
 // code (the launcher's own files, launcherCode).
 func writableCode(p *policy.Policy, code []string) error {
-	for _, w := range append([]policy.Path{p.Workspace.Path}, p.Files.Write...) {
+	hint := "keep the launcher and the libraries it loads (ldd) outside the workspace and the write paths"
+	writes := append([]policy.Path{p.Workspace.Path}, p.Files.Write...)
+	for _, w := range writes {
 		for _, c := range code {
 			if w.Contains(policy.Path(c)) {
-				return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is beneath %s, which the agent can write: it could replace code the next launch runs", c, w), Hint: "keep the launcher and the libraries it loads (ldd) outside the workspace and the write paths"}
+				return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is beneath %s, which the agent can write: it could replace code the next launch runs", c, w), Hint: hint}
+			}
+		}
+	}
+	// And by what the directories are, not how they are spelt: a write
+	// path, or a mount beneath one, may be a bind of the launcher's own
+	// directory (a re-test replaced the launcher so).
+	type id struct{ dev, ino uint64 }
+	reach := map[id]string{}
+	note := func(path string) {
+		var st unix.Stat_t
+		if unix.Stat(path, &st) == nil {
+			reach[id{st.Dev, st.Ino}] = path
+		}
+	}
+	for _, w := range writes {
+		note(string(w))
+	}
+	for _, m := range mountinfo.Read() {
+		for _, w := range writes {
+			if w.Contains(policy.Path(m.Point)) {
+				note(m.Point)
+			}
+		}
+	}
+	for _, c := range code {
+		for d := c; ; d = filepath.Dir(d) {
+			var st unix.Stat_t
+			if unix.Stat(d, &st) == nil {
+				if via, ok := reach[id{st.Dev, st.Ino}]; ok {
+					return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is reachable for writing as %s (a bind mount), which the agent can write beneath: it could replace code the next launch runs", c, via), Hint: hint}
+				}
+			}
+			if d == "/" || d == "." {
+				break
 			}
 		}
 	}

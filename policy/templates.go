@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/internal/mountinfo"
 )
 
 // templateNames names the starter policies `launcher policy init` writes.
@@ -198,73 +200,33 @@ func passwdHomes() []string {
 	return homes
 }
 
-// mountEntry is a line of /proc/self/mountinfo: the device, the path of
-// the file system's tree that is mounted (root), and where.
-type mountEntry struct{ dev, root, point string }
-
-// mounts reads /proc/self/mountinfo.
-func mounts() []mountEntry {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	var ms []mountEntry
-	for line := range strings.Lines(string(b)) {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		ms = append(ms, mountEntry{dev: f[2], root: unescapeMount(f[3]), point: unescapeMount(f[4])})
-	}
-	return ms
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // unfitMounts applies unfitWorkspace to what ws really is when a bind
 // mount put a tree of another place there (at ws, above it, or beneath
 // it): a bind of /root/.ssh, /var/lib or /etc is that directory,
 // whatever its path here says (a re-test, 2026-12-01). The place is
 // found from the device's mount whose root is the file system's own.
 func unfitMounts(ws Path) string {
-	ms := mounts()
-	origin := func(m mountEntry, rel string) (Path, bool) {
-		if m.root == "/" {
+	ms := mountinfo.Read()
+	origin := func(m mountinfo.Mount, rel string) (Path, bool) {
+		if m.Root == "/" {
 			return "", false // the file system's own root: not a bind of a subtree
 		}
 		for _, main := range ms {
-			if main.dev == m.dev && main.root == "/" {
-				return Path(filepath.Join(main.point, m.root, rel)), true
+			if main.Dev == m.Dev && main.Root == "/" {
+				return Path(filepath.Join(main.Point, m.Root, rel)), true
 			}
 		}
 		return "", false
 	}
 	// The mount ws is in: the longest mount point above or at it.
-	var in *mountEntry
+	var in *mountinfo.Mount
 	for i, m := range ms {
-		if Path(m.point).Contains(ws) && (in == nil || len(m.point) > len(in.point)) {
+		if Path(m.Point).Contains(ws) && (in == nil || len(m.Point) > len(in.Point)) {
 			in = &ms[i]
 		}
 	}
 	if in != nil {
-		rel := strings.TrimPrefix(strings.TrimPrefix(string(ws), in.point), "/")
+		rel := strings.TrimPrefix(strings.TrimPrefix(string(ws), in.Point), "/")
 		if o, ok := origin(*in, rel); ok && o != ws {
 			if why := unfitWorkspace(o); why != "" {
 				return fmt.Sprintf("is %s by a bind mount, and that %s", o, why)
@@ -272,7 +234,7 @@ func unfitMounts(ws Path) string {
 		}
 	}
 	for _, m := range ms {
-		if p := Path(m.point); p != ws && ws.Contains(p) {
+		if p := Path(m.Point); p != ws && ws.Contains(p) {
 			if o, ok := origin(m, ""); ok {
 				if why := unfitWorkspace(o); why != "" {
 					return fmt.Sprintf("holds a bind mount of %s at %s, and that %s", o, p, why)

@@ -1,0 +1,51 @@
+// Package mountinfo reads /proc/self/mountinfo: which tree of which
+// device is mounted where. The launcher and `policy init` use it to tell
+// what a path is when a bind mount put another tree there.
+package mountinfo
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Mount is one line: the device (major:minor), the path within that
+// device's file system of the tree that is mounted (Root), and where
+// (Point).
+type Mount struct{ Dev, Root, Point string }
+
+// Read reads the process's mounts; nil when /proc cannot be read.
+func Read() []Mount {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var ms []Mount
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		ms = append(ms, Mount{Dev: f[2], Root: unescape(f[3]), Point: unescape(f[4])})
+	}
+	return ms
+}
+
+// unescape undoes mountinfo's octal escapes (\040 for a space).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
