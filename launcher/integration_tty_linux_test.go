@@ -210,9 +210,9 @@ func TestIntegrationJobControlStopsTheTree(t *testing.T) {
 			term.send("\x1a")                   // Ctrl-Z
 			term.send("echo back-$?\n")
 			term.expect("back-148")
-			time.Sleep(2500 * time.Millisecond) // past the helper's wait
+			time.Sleep(3500 * time.Millisecond) // well past the helper's wait
 			term.send("echo typed-at-the-shell-$((6*7))\n")
-			time.Sleep(1500 * time.Millisecond)
+			time.Sleep(2000 * time.Millisecond)
 			got, _ := os.ReadFile(stolen)
 			if c.confined {
 				term.expect("typed-at-the-shell-42")

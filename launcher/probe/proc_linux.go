@@ -305,10 +305,10 @@ func sleepFor(args []string) error {
 
 // ttySteal is an agent after the person's terminal: it starts
 // `tty-steal-child SECS FILE` in a process group of its own (on the same
-// terminal), with three `sigcont-loop` beside it in that group; the child
+// terminal), with `sigcont-loop` beside it in that group; the child
 // ignores SIGTTOU and SIGTTIN, waits SECS seconds, makes
 // its group the terminal's foreground, and writes what it reads there to
-// FILE for five seconds. This process then sleeps a minute, as an agent
+// FILE for eight seconds. This process then sleeps a minute, as an agent
 // in the foreground would until the person stops it (Ctrl-Z).
 func (p prober) ttySteal(secs, file string) error {
 	exe, err := executable()
@@ -325,16 +325,14 @@ func (p prober) ttySteal(secs, file string) error {
 	// And beside it, in its group, one that keeps continuing the group
 	// (SIGCONT), so that a stop that reaches one process at a time is
 	// undone behind it.
-	for range 3 { // several: each continues the others stopped before it
-		helper, err := os.StartProcess(exe, p.argv(exe, "sigcont-loop", strconv.Itoa(proc.Pid), "15"), &os.ProcAttr{
-			Files: []*os.File{nil, nil, os.Stderr},
-			Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: proc.Pid},
-		})
-		if err != nil {
-			return err
-		}
-		helper.Release()
+	helper, err := os.StartProcess(exe, p.argv(exe, "sigcont-loop", strconv.Itoa(proc.Pid), "15"), &os.ProcAttr{
+		Files: []*os.File{nil, nil, os.Stderr},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: proc.Pid},
+	})
+	if err != nil {
+		return err
 	}
+	helper.Release()
 	proc.Release()
 	time.Sleep(time.Minute)
 	return nil
@@ -354,6 +352,7 @@ func sigcontLoop(pgid, secs string) error {
 	}
 	for end := time.Now().Add(time.Duration(n) * time.Second); time.Now().Before(end); {
 		syscall.Kill(-g, syscall.SIGCONT)
+		time.Sleep(200 * time.Microsecond) // often, without taking a CPU from the rest
 	}
 	return nil
 }
@@ -375,7 +374,7 @@ func ttyStealChild(secs, file string) error {
 	}
 	defer out.Close()
 	buf := make([]byte, 256)
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); {
 		fds := []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
 		if n, err := unix.Poll(fds, int(time.Until(end).Milliseconds())+1); err != nil && err != unix.EINTR || n == 0 {
 			continue
