@@ -3,8 +3,9 @@ package launcher
 import (
 	"path"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/pinfold/pinfold/internal/mountinfo"
 )
 
 // Cgroup modes.
@@ -102,7 +103,7 @@ func parseMountinfoLine(line string) (cgroupMount, string, bool) {
 	if sep < 6 || len(f) < sep+4 {
 		return cgroupMount{}, "", false
 	}
-	m := cgroupMount{Root: unescapeMountinfo(f[3]), Point: unescapeMountinfo(f[4])}
+	m := cgroupMount{Root: mountinfo.Unescape(f[3]), Point: mountinfo.Unescape(f[4])}
 	fstype := f[sep+1]
 	if fstype == "cgroup" {
 		for _, o := range strings.Split(f[sep+3], ",") {
@@ -114,25 +115,6 @@ func parseMountinfoLine(line string) (cgroupMount, string, bool) {
 		}
 	}
 	return m, fstype, true
-}
-
-// unescapeMountinfo undoes the kernel's octal escapes (\040 for space).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // v1Key identifies a v1 hierarchy the way /proc/self/cgroup names it:

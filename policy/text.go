@@ -135,6 +135,16 @@ func checkNesting(data []byte) error {
 		}
 		return false
 	}
+	// closeKey bounds a one-line string ending at i, when it is a key.
+	closeKey := func(i int) error {
+		if !isKey(i) {
+			return nil
+		}
+		if i-start > maxKey {
+			return tooLong(i - start - 1)
+		}
+		return addKey(i - start - 1)
+	}
 	for i := 0; i < len(data); i++ {
 		c := data[i]
 		if state == code && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
@@ -165,25 +175,15 @@ func checkNesting(data []byte) error {
 				i++
 			case '"':
 				state = code
-				if isKey(i) {
-					if i-start > maxKey {
-						return tooLong(i - start - 1)
-					}
-					if err := addKey(i - start - 1); err != nil {
-						return err
-					}
+				if err := closeKey(i); err != nil {
+					return err
 				}
 			}
 		case literal:
 			if c == '\'' {
 				state = code
-				if isKey(i) {
-					if i-start > maxKey {
-						return tooLong(i - start - 1)
-					}
-					if err := addKey(i - start - 1); err != nil {
-						return err
-					}
+				if err := closeKey(i); err != nil {
+					return err
 				}
 			}
 		case mlBasic:

@@ -160,16 +160,9 @@ func gatewaySh(url, tokenFile, command string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), mcpTimeout)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pinfold-probe", Version: "1"}, nil).Connect(ctx, t, nil)
+	r, err := mcpCall(t, "run_command", map[string]any{"command": command})
 	if err != nil {
-		return probe.Broken("mcp: " + err.Error())
-	}
-	defer cs.Close()
-	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": command}})
-	if err != nil {
-		return probe.Broken("mcp run_command: " + err.Error())
+		return err
 	}
 	if r.IsError {
 		return toolDenial(r)
@@ -224,21 +217,32 @@ func (w withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // `denied RULE` (mcp-error when the tool error names no rule), the tool's
 // words on stderr.
 func mcpReadFile(t mcp.Transport, p string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), mcpTimeout)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pinfold-probe", Version: "1"}, nil).Connect(ctx, t, nil)
+	r, err := mcpCall(t, "read_file", map[string]any{"path": p})
 	if err != nil {
-		return probe.Broken("mcp: " + err.Error())
-	}
-	defer cs.Close()
-	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": p}})
-	if err != nil {
-		return probe.Broken("mcp read_file: " + err.Error())
+		return err
 	}
 	if !r.IsError {
 		return nil
 	}
 	return toolDenial(r)
+}
+
+// mcpCall opens an MCP session over t, as an agent's client does, and
+// calls tool with args; a failure of the session or the call is the
+// probe's (Broken), a tool error is in the result.
+func mcpCall(t mcp.Transport, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), mcpTimeout)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pinfold-probe", Version: "1"}, nil).Connect(ctx, t, nil)
+	if err != nil {
+		return nil, probe.Broken("mcp: " + err.Error())
+	}
+	defer cs.Close()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, probe.Broken("mcp " + tool + ": " + err.Error())
+	}
+	return r, nil
 }
 
 // toolDenial is a tool error as a denial: its rule (mcp-error when it

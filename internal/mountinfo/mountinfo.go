@@ -26,13 +26,13 @@ func Read() []Mount {
 		if len(f) < 5 {
 			continue
 		}
-		ms = append(ms, Mount{Dev: f[2], Root: unescape(f[3]), Point: unescape(f[4])})
+		ms = append(ms, Mount{Dev: f[2], Root: Unescape(f[3]), Point: Unescape(f[4])})
 	}
 	return ms
 }
 
-// unescape undoes mountinfo's octal escapes (\040 for a space).
-func unescape(s string) string {
+// Unescape undoes mountinfo's octal escapes (\040 for a space).
+func Unescape(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
