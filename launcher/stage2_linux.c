@@ -1041,6 +1041,15 @@ static int all_stopped(void)
 // fights the person's Ctrl-Z.
 static int stop_tree(void)
 {
+	// /proc must be the pid namespace's own (stage 2 is its pid 1 there):
+	// another /proc would show the host's processes, never all stopped.
+	// Without it, one round is all that can be done.
+	char self[16];
+	ssize_t n = readlink("/proc/self", self, sizeof self - 1);
+	if (n != 1 || self[0] != '1') {
+		kill(-1, SIGSTOP);
+		return 0;
+	}
 	for (int round = 0; round < 1000; round++) {
 		kill(-1, SIGSTOP);
 		if (all_stopped())
