@@ -138,14 +138,29 @@ func TestPruneLogs(t *testing.T) {
 	}
 }
 
-// Full access gets the owner's groups from the user database, or only
-// its group: never the gateway's.
+// Full access gets the owner's groups from /etc/passwd and /etc/group,
+// or only its group: never the gateway's.
 func TestOwnerGroups(t *testing.T) {
 	if got := ownerGroups(4242424, 77); !slices.Equal(got, []uint32{77}) {
 		t.Errorf("a uid with no entry: %v", got)
 	}
 	if got := ownerGroups(0, 0); len(got) == 0 || got[0] != 0 {
 		t.Errorf("root: %v", got)
+	}
+	passwd := []byte("root:x:0:0::/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nannex:x:1001:1001::/home/annex:/bin/sh\n")
+	group := []byte("root:x:0:\nann:x:1000:\nwheel:x:10:root,ann\ndocker:x:999:annex\naudio:x:29:bob,ann,carol\nbroken:x:oops:ann\nshort:x:30\nann2:x:1000:ann\n")
+	for _, c := range []struct {
+		uid, gid uint32
+		want     []uint32
+	}{
+		{1000, 1000, []uint32{1000, 10, 29}}, // a name that is a prefix of another's is not it
+		{1001, 1001, []uint32{1001, 999}},    // and the longer name is its own
+		{0, 0, []uint32{0, 10}},              // root
+		{4242, 5, []uint32{5}},               // no entry
+	} {
+		if got := groupsOf(passwd, group, c.uid, c.gid); !slices.Equal(got, c.want) {
+			t.Errorf("uid %d: got %v, want %v", c.uid, got, c.want)
+		}
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -315,20 +315,40 @@ func (g *Gateway) fullAccessAllowed() error {
 	return err
 }
 
-// ownerGroups are uid's supplementary groups from the user database, or
-// only gid when it has no entry: never the gateway's own.
+// ownerGroups are uid's supplementary groups from /etc/passwd and
+// /etc/group, or only gid when uid has no entry: never the gateway's own.
+// The files, not the C library's user database: the launcher is linked
+// statically (cmd/launcher/static_linux.go) and loads no NSS module, so
+// groups only a directory service (LDAP, sssd) knows are not given; that
+// errs toward less access.
 func ownerGroups(uid, gid uint32) []uint32 {
+	passwd, _ := os.ReadFile("/etc/passwd")
+	group, _ := os.ReadFile("/etc/group")
+	return groupsOf(passwd, group, uid, gid)
+}
+
+// groupsOf is ownerGroups over the two files' contents: gid first, then
+// every group whose member list names uid's user, each once.
+func groupsOf(passwd, group []byte, uid, gid uint32) []uint32 {
 	groups := []uint32{gid}
-	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
-	if err != nil {
+	name := ""
+	for line := range strings.Lines(string(passwd)) {
+		f := strings.Split(strings.TrimRight(line, "\n"), ":")
+		if len(f) >= 3 && f[0] != "" && f[2] == strconv.FormatUint(uint64(uid), 10) {
+			name = f[0]
+			break
+		}
+	}
+	if name == "" {
 		return groups
 	}
-	ids, err := u.GroupIds()
-	if err != nil {
-		return groups
-	}
-	for _, id := range ids {
-		if n, err := strconv.ParseUint(id, 10, 32); err == nil && uint32(n) != gid {
+	for line := range strings.Lines(string(group)) {
+		f := strings.Split(strings.TrimRight(line, "\n"), ":")
+		if len(f) < 4 || !slices.Contains(strings.Split(f[3], ","), name) {
+			continue
+		}
+		n, err := strconv.ParseUint(f[2], 10, 32)
+		if err == nil && !slices.Contains(groups, uint32(n)) {
 			groups = append(groups, uint32(n))
 		}
 	}

@@ -5,14 +5,18 @@ package launcher
 
 import (
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/pinfold/pinfold/policy"
 )
 
 // A file in no list cannot be read; a file in the read list can.
@@ -421,26 +425,63 @@ func TestIntegrationComponentsModeNoDirectAuthority(t *testing.T) {
 	s.allowed(t, itPol{}, itOpts{}, "write", target)
 }
 
-// A policy that lets the agent write a library the launcher loads (here
-// the C library, as this test binary maps it too) is refused before
-// anything starts: the agent could replace code the next launch runs.
-// The control: the same policy without that write path launches.
-func TestIntegrationLauncherLibraryWritable(t *testing.T) {
-	s := newSandbox(t)
+// The launcher binary is static (cmd/launcher/static_linux.go): it names
+// no interpreter and needs no library, so no file outside it is its code
+// (SR-25) and the dynamic loader, which reads LD_PRELOAD, never runs. The
+// control: a dynamic build of the probe, which this test's reader must
+// see as dynamic.
+func TestIntegrationLauncherStatic(t *testing.T) {
+	newSandbox(t)
+	interp := func(path string) (string, []string) {
+		f, err := elf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var in string
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				b, _ := io.ReadAll(p.Open())
+				in = strings.TrimRight(string(b), "\x00")
+			}
+		}
+		libs, _ := f.ImportedLibraries()
+		return in, libs
+	}
+	if in, libs := interp(itEnv.launcher); in != "" || len(libs) > 0 {
+		t.Errorf("the launcher is linked dynamically: interpreter %q, libraries %q", in, libs)
+	}
+	if in, libs := interp("/usr/bin/true"); in == "" || len(libs) == 0 {
+		t.Fatalf("control: /usr/bin/true reads as static: interpreter %q, libraries %q", in, libs)
+	}
+}
+
+// A launcher that maps libraries (a dynamic build; this test binary is
+// one) counts each as its code, and a policy that lets the agent write
+// one is refused before anything starts. The control: the same policy
+// without that write path.
+func TestLauncherLibraryWritable(t *testing.T) {
 	var libc string
-	for _, f := range launcherCode() {
+	code := launcherCode()
+	for _, f := range code {
 		if strings.HasPrefix(filepath.Base(f), "libc.") || strings.HasPrefix(filepath.Base(f), "libc-") {
 			libc = f
 		}
 	}
 	if libc == "" {
-		t.Fatalf("no C library among the files this binary maps: %q", launcherCode())
+		t.Fatalf("no C library among the files this binary maps: %q", code)
 	}
-	r := s.launch(t, itPol{write: []string{libc}}, itOpts{}, "noop")
-	if r.code != 124 || !strings.Contains(r.stderr, "the launcher's "+libc+" is beneath "+libc) || !strings.Contains(r.stderr, "nothing was started") {
-		t.Fatalf("a writable %s: %s", libc, r)
+	dir := filepath.Dir(libc)
+	ws := t.TempDir()
+	p := &policy.Policy{Workspace: policy.Workspace{Path: policy.Path(ws)}, Files: policy.Files{Write: []policy.Path{policy.Path(dir)}}}
+	err := writableCode(p, code)
+	if err == nil || !strings.Contains(err.Error(), "the launcher's "+libc+" is beneath "+dir) {
+		t.Fatalf("a writable %s: %v", dir, err)
 	}
-	s.allowed(t, itPol{}, itOpts{}, "noop")
+	p.Files.Write = nil
+	if err := writableCode(p, code); err != nil {
+		t.Fatalf("control: %v", err)
+	}
 }
 
 // Run by a name that is a symbolic link in the workspace leading to the

@@ -115,7 +115,7 @@ func buildIntegrationBinaries() {
 		if err != nil {
 			break
 		}
-		cmd := exec.Command(gobin, "build", "-o", b.out, b.pkg)
+		cmd := exec.Command(gobin, "build", "-tags", "netgo", "-o", b.out, b.pkg) // as scripts/lib.sh builds it
 		cmd.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
 		if out, berr := cmd.CombinedOutput(); berr != nil {
 			err = fmt.Errorf("go build %s: %v\n%s", b.pkg, berr, out)

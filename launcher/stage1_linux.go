@@ -220,7 +220,8 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 }
 
 // launcherCode is the launcher's executable and every file it has mapped
-// (the dynamic loader, the C library, libseccomp), which the kernel names
+// (none in the static build cmd/launcher makes; a dynamic build's loader,
+// C library and libseccomp), which the kernel names
 // by the path it found them at, links resolved (/proc/self/exe, maps);
 // and the way the person reached the executable: the path they ran
 // (argv[0], looked up in PATH when it has no slash) and every symbolic

@@ -25,9 +25,17 @@ ensure_deps() {
 		apt-get install -y -qq "${missing[@]}" >/dev/null
 	fi
 	export CGO_ENABLED=1
+	# As the launcher is built (build_launcher): the tests build it, and
+	# cmd/launcher's own test binary is static too.
+	case " ${GOFLAGS:-} " in
+	*" -tags=netgo "*) ;;
+	*) export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=netgo" ;;
+	esac
 }
 
+# The launcher is linked statically (cmd/launcher/static_linux.go); netgo
+# leaves the C resolver, which a static binary must not use, out of it.
 build_launcher() {
 	mkdir -p bin
-	go build -o bin/launcher ./cmd/launcher
+	go build -tags netgo -o bin/launcher ./cmd/launcher
 }

@@ -48,7 +48,7 @@ func TestRegisterCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "launcher")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-tags", "netgo", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build launcher: %v\n%s", err, out)
 	}

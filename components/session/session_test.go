@@ -47,7 +47,7 @@ func buildLauncher(t *testing.T) (bin, dir string) {
 		t.Fatal(err)
 	}
 	bin = filepath.Join(dir, "launcher")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/pinfold/pinfold/cmd/launcher").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "netgo", "-o", bin, "github.com/pinfold/pinfold/cmd/launcher").CombinedOutput(); err != nil {
 		t.Fatalf("build launcher: %v\n%s", err, out)
 	}
 	return bin, dir
