@@ -300,8 +300,14 @@ func quoteAll(ps []string) string {
 
 // backupRoots is what to keep before the line's recursive deletions:
 // the targets of every one of them (BackupRoots), or the whole workspace
-// when the line can change what a relative path names or when a
-// deletion's targets are unknown.
+// when the line can change what a relative path names, when a
+// deletion's targets are unknown, or when the line runs anything but
+// its recursive deletions. The backups are made before the line runs,
+// of the names as they are then; a command beside the deletions can
+// change what those names are by the time they run (a hunt, 2026-12-01:
+// `rm -rf build; mv precious build; rm -rf build` kept the decoy build,
+// and a link made in the line, then deleted through, kept nothing of
+// what it led to).
 func (b *Broker) backupRoots(a *Analysis) []string {
 	if changesDirectory(a) {
 		return []string{"."}
@@ -309,7 +315,7 @@ func (b *Broker) backupRoots(a *Analysis) []string {
 	var targets []string
 	for _, d := range DecideEach(a, b.Commands, b.Options) {
 		if d.Action != ConfirmDelete {
-			continue
+			return []string{"."}
 		}
 		if len(d.Targets) == 0 {
 			return []string{"."} // xargs rm -rf, and the like
@@ -401,14 +407,19 @@ func (b *Broker) ask(action, detail string, kind approve.Kind) approve.Answer {
 // for each, its longest leading run of literal components — a glob, a
 // variable or a quote ends it, so "build/*.o" keeps build and "$D/x"
 // keeps the whole workspace — as a path relative to ws, "." for all of
-// it. Targets in /tmp and /dev/shm are left out (the worker's own,
-// private); any other outside the workspace keeps all of it (a path such
-// as /proc/self/cwd/x leads back in); nested roots are kept once, by the
-// outermost.
+// it. A ".." after a name keeps all of it: the kernel takes ".." where
+// a link leads, not where its text does (sub/link/../x). A name directly
+// in /tmp or /dev/shm is left out (the worker's own, private, and rm
+// removes a link itself, not what it leads to); anything deeper there,
+// or with a trailing slash, may go through a link back into the
+// workspace, and keeps all of it, as any other path outside the
+// workspace does (/proc/self/cwd/x leads back in too); nested roots are
+// kept once, by the outermost.
 func BackupRoots(targets []string, ws string) []string {
 	var roots []string
 	for _, t := range targets {
 		var lit []string
+		named := false // a name came before: a ".." now may follow a link
 		for i, c := range strings.Split(t, "/") {
 			if strings.ContainsAny(c, "$`*?[]{}~'\"\\!():|@+") {
 				break
@@ -417,6 +428,11 @@ func BackupRoots(targets []string, ws string) []string {
 				lit = append(lit, "/")
 				continue
 			}
+			if c == ".." && named {
+				lit = []string{"/"} // outside: keeps the whole workspace
+				break
+			}
+			named = named || c != "" && c != "." && c != ".."
 			lit = append(lit, c)
 		}
 		p := path.Join(lit...)
@@ -431,7 +447,7 @@ func BackupRoots(targets []string, ws string) []string {
 			rel = p[len(ws)+1:]
 		case strings.HasPrefix(ws, p+"/") || p == "/":
 			rel = "." // a directory that holds the workspace
-		case strings.HasPrefix(p, "/tmp/") || strings.HasPrefix(p, "/dev/shm/"):
+		case (path.Dir(p) == "/tmp" || path.Dir(p) == "/dev/shm") && !strings.HasSuffix(t, "/"):
 			continue // the worker's own, private
 		default:
 			// Elsewhere the worker writes nothing, unless the path leads

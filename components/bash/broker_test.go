@@ -156,15 +156,15 @@ func TestBrokerRecursiveDelete(t *testing.T) {
 		}
 	}
 
-	// A root that is not there (the line makes or moves it) widens the
-	// backup to the whole workspace.
+	// A root that is not there (something else makes or moves it)
+	// widens the backup to the whole workspace.
 	w = &fakeWorld{answers: []bool{true}, backup: func(p string) (string, error) {
 		if p == "gone" {
 			return "", ErrAbsent
 		}
 		return "id-" + p, nil
 	}}
-	if d, r := w.broker(policy.Commands{}).Handle(ctx, "mv src gone && rm -rf gone"); !d.Allowed || len(w.ran) != 1 || !slices.Equal(w.backedUp, []string{"gone", "."}) || !slices.Equal(r.Backups, []string{"id-."}) {
+	if d, r := w.broker(policy.Commands{}).Handle(ctx, "rm -rf build/x gone"); !d.Allowed || len(w.ran) != 1 || !slices.Equal(w.backedUp, []string{"build/x", "gone", "."}) || !slices.Equal(r.Backups, []string{"id-."}) {
 		t.Errorf("absent target: %+v ran %d backed up %q", d, len(w.ran), w.backedUp)
 	}
 
@@ -173,6 +173,19 @@ func TestBrokerRecursiveDelete(t *testing.T) {
 	w.broker(policy.Commands{}).Handle(ctx, "rm -rf build; find src -delete")
 	if !slices.Equal(w.backedUp, []string{"build", "src"}) || !strings.Contains(w.asked[0], "find src -delete") {
 		t.Errorf("two deletions: backed up %q, asked %q", w.backedUp, w.asked)
+	}
+
+	// A line that runs anything beside its deletions keeps all of it:
+	// the backups are of the names before the line runs, and the other
+	// commands can change what they name (a hunt: a decoy kept, then
+	// swapped; a link made, then deleted through).
+	for _, line := range []string{"rm -rf build; mv precious build; rm -rf build", "mkdir -p sub && ln -s ../precious/deep sub/link && rm -rf sub/link/x",
+		"echo hi; rm -rf build", "rm -rf build & mv src build"} {
+		w = &fakeWorld{answers: []bool{true}}
+		w.broker(policy.Commands{}).Handle(ctx, line)
+		if !slices.Equal(w.backedUp, []string{"."}) {
+			t.Errorf("%s: backed up %q", line, w.backedUp)
+		}
 	}
 
 	// When relative targets may not be the workspace's (a cd, env -C,
@@ -216,6 +229,17 @@ func TestBackupRoots(t *testing.T) {
 		{[]string{"a/b", "a"}, []string{"a"}},
 		{[]string{"a", "a/b", "b", "."}, []string{"."}},
 		{[]string{`a\ b/c`}, []string{"."}},
+		// A ".." after a name may follow a link (a hunt: sub/link/../x
+		// kept a decoy sub/x, and the person's tree went).
+		{[]string{"sub/link/../x"}, []string{"."}},
+		{[]string{"./sub/../x"}, []string{"."}},
+		{[]string{"/ws/a/../b"}, []string{"."}},
+		{[]string{"../../ws/b"}, []string{"b"}},
+		// Deeper in /tmp may be a link back in (a hunt: ln -s "$PWD"
+		// /tmp/w; rm -rf /tmp/w/precious kept nothing).
+		{[]string{"/tmp/w/precious"}, []string{"."}},
+		{[]string{"/tmp/w/"}, []string{"."}},
+		{[]string{"/dev/shm/w/x"}, []string{"."}},
 	} {
 		if got := BackupRoots(c.targets, "/ws"); !slices.Equal(got, c.want) {
 			t.Errorf("%q: got %q, want %q", c.targets, got, c.want)
