@@ -138,3 +138,7 @@ func mountPointC(trees []string, dirs []bool, n int, cover string) (fd int, wher
 	}
 	return r, where, nil
 }
+
+// threadsStopped is stage 2's check, on Ctrl-Z, that every thread of
+// process pid is stopped or gone (for its test).
+func threadsStopped(pid int) bool { return C.pf_threads_stopped(C.long(pid)) != 0 }

@@ -996,9 +996,56 @@ static int status_code(int st)
 	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 }
 
+// thread_stopped reports whether the thread whose stat file is at path
+// is stopped (T, t) or gone (Z, X, or no file).
+static int thread_stopped(const char *path)
+{
+	char buf[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1; // gone
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	char *rp = strrchr(buf, ')');
+	if (!rp || rp[1] != ' ')
+		return 1;
+	char st = rp[2];
+	return st == 'T' || st == 't' || st == 'Z' || st == 'X';
+}
+
+// pf_threads_stopped reports whether every thread of process pid is
+// stopped or gone. Each thread is read, not the process: /proc/PID/stat
+// is the main thread's, which reads Z once it has called pthread_exit
+// while the others run on (a re-test kept a tree running through Ctrl-Z
+// so).
+int pf_threads_stopped(long pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/task", pid);
+	DIR *t = opendir(path);
+	if (!t)
+		return 1; // gone
+	int ok = 1;
+	struct dirent *te;
+	while (ok && (te = readdir(t)) != NULL) {
+		char *end;
+		long tid = strtol(te->d_name, &end, 10);
+		if (*end != '\0' || tid <= 0)
+			continue;
+		char tpath[96];
+		snprintf(tpath, sizeof tpath, "/proc/%ld/task/%ld/stat", pid, tid);
+		ok = thread_stopped(tpath);
+	}
+	closedir(t);
+	return ok;
+}
+
 // all_stopped reports whether every process of the pid namespace but
-// stage 2 (pid 1) is stopped, or gone: read from the namespace's own
-// /proc, each task's state in its stat line after the command's ')'.
+// stage 2 (pid 1) is stopped, or gone, read from the namespace's own
+// /proc thread by thread.
 static int all_stopped(void)
 {
 	DIR *d = opendir("/proc");
@@ -1011,34 +1058,14 @@ static int all_stopped(void)
 		long pid = strtol(e->d_name, &end, 10);
 		if (*end != '\0' || pid <= 1)
 			continue;
-		char path[64], buf[512];
-		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue; // gone
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		char *rp = strrchr(buf, ')');
-		if (!rp || rp[1] != ' ')
-			continue;
-		char st = rp[2];
-		if (st != 'T' && st != 't' && st != 'Z' && st != 'X')
-			ok = 0;
+		ok = pf_threads_stopped(pid);
 	}
 	closedir(d);
 	return ok;
 }
 
-// stop_tree stops every process of the pid namespace but stage 2, and
-// returns once none runs: kill(-1) reaches them one after another, and
-// one not yet stopped could continue another (SIGCONT) before its turn,
-// so the round is repeated until /proc shows every one stopped (a
-// re-test found a pair of helpers that kept each other running). A
-// tree that will not stop within the bound is killed instead (1): it
-// fights the person's Ctrl-Z.
+#define PF_STOP_BOUND_NS 1000000000L
+
 static int stop_tree(void)
 {
 	// /proc must be the pid namespace's own (stage 2 is its pid 1 there):
@@ -1050,10 +1077,18 @@ static int stop_tree(void)
 		kill(-1, SIGSTOP);
 		return 0;
 	}
-	for (int round = 0; round < 1000; round++) {
+	// The bound is of time, not rounds: a round reads every thread's
+	// stat, and a busy tree on a loaded machine made 1000 rounds take
+	// seconds, the person's shell waiting (a re-test).
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
 		kill(-1, SIGSTOP);
 		if (all_stopped())
 			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) > PF_STOP_BOUND_NS)
+			break;
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}

@@ -81,6 +81,8 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 void pf_free_plan(struct plan *p);
 int pf_open_nofollow(const char *path);
 int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where, int *made);
+// Whether every thread of a process is stopped or gone (stop_tree).
+int pf_threads_stopped(long pid);
 
 // Maps the executable's read-only segments at once (image_linux.c).
 void pf_populate_image(void);
