@@ -512,6 +512,11 @@ func TestNestingBounded(t *testing.T) {
 		"a long dotted key part":   {"version = 1\na.\"" + strings.Repeat("q", 300) + "\" .b = 1\n", "a key of 300 characters, more than 256"},
 		"a long dotted table name": {"version = 1\n[" + strings.TrimSuffix(strings.Repeat(strings.Repeat("k", 250)+".", 3), ".") + "]\nb = 1\n", "a key of more than 512 characters with its dotted parts"},
 		"a long dotted key":        {"version = 1\n" + strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat("k", 200)+`".`, 3), ".") + " = 1\n", "a key of more than 512 characters with its dotted parts"},
+		// A key's name includes the inline tables and arrays it is in (a
+		// re-test: 15 inline tables each named by 511 characters, within
+		// every other bound, took the decoder past 4 GB).
+		"nested inline tables":    {"version = 1\nx = { " + strings.Repeat(strings.Repeat("k", 200)+" = { ", 3) + "a = 1" + strings.Repeat(" }", 4) + "\n", "a key of more than 512 characters with its dotted parts and the names of the tables it is in"},
+		"tables in nested arrays": {"version = 1\n" + strings.Repeat("k", 250) + " = [ { " + strings.Repeat("j", 250) + " = [ { " + strings.Repeat("i", 20) + " = 1 } ] } ]\n", "a key of more than 512 characters with its dotted parts and the names of the tables it is in"},
 		// Up to two quotes of the text may stand before a multi-line
 		// string's closing three: the string ends after all of them.
 		"after a multi-line basic string ending in quotes":   {"version = 1\nx = [ \"\"\"a\"\"\"\", " + strings.Repeat("{a=", 40) + "1" + strings.Repeat("}", 40) + " ]\n", "brackets and braces nested more than 16 deep"},
@@ -520,6 +525,24 @@ func TestNestingBounded(t *testing.T) {
 		pe := parseErr(t, name, []byte(c.text))
 		if p := pe.Problems[0]; p.Check != "text" || p.Line != 2 || !strings.HasPrefix(p.Msg, c.want) {
 			t.Errorf("%s: %s: %q, want %q…", name, p.Check, p.Msg, c.want)
+		}
+	}
+	// Keys under a long table name count its name too; the next header
+	// starts again, and a line that starts with '[' inside an array is
+	// not a header.
+	header := "version = 1\n[" + strings.Repeat("h", 250) + "." + strings.Repeat("h", 250) + "]\n"
+	pe := parseErr(t, "under a long table name", []byte(header+strings.Repeat("k", 20)+" = 1\n"))
+	if p := pe.Problems[0]; p.Check != "text" || p.Line != 3 || !strings.Contains(p.Msg, "the names of the tables it is in") {
+		t.Errorf("under a long table name: %s: line %d: %q", p.Check, p.Line, p.Msg)
+	}
+	for name, text := range map[string]string{
+		"a short key under a long table name": header + "k = 1\n",
+		"a new table":                         header + "[x]\n" + strings.Repeat("k", 250) + " = 1\n",
+		"arrays over lines":                   strings.Repeat("k", 250) + " = [\n [1, 2],\n [3],\n]\n" + strings.Repeat("j", 250) + " = { " + strings.Repeat("i", 250) + " = 1 }\n",
+	} {
+		pe := parseErr(t, name, []byte("version = 1\n"+strings.TrimPrefix(text, "version = 1\n")))
+		if p := pe.Problems[0]; p.Check == "text" {
+			t.Errorf("%s: refused as structure: %s", name, p.Msg)
 		}
 	}
 	// The same characters as text: past the structure check, to the

@@ -84,9 +84,12 @@ const (
 	// a table named with 200,000 characters and 20,000 keys in it, 369
 	// KiB, took it past 4 GB (a re-test, 2026-12-01).
 	maxKey = 256
-	// maxKeyTotal bounds a whole dotted key or table name, parts and
-	// dots: 17 parts of 256 characters over 174,000 keys took the decoder
-	// to 2 GB (a re-test).
+	// maxKeyTotal bounds a key's whole name as the decoder keeps it: its
+	// dotted parts and those of the tables it is in (the table header
+	// above it, and each inline table or array it is nested in, by the key
+	// that holds it). 17 parts of 256 characters over 174,000 keys took
+	// the decoder to 2 GB, and 15 nested inline tables each named by 511
+	// characters past 4 GB (re-tests, 2026-12-01).
 	maxKeyTotal = 512
 )
 
@@ -110,11 +113,27 @@ func checkNesting(data []byte) error {
 	// table header's whole name); header, whether the line's first '['
 	// opened a table header, whose ']' a key may stand before.
 	keyTotal, header, blank := 0, false, true
+	// prefix is the name the key being read is under: the table's (from
+	// its header, kept in table), then one more part for each inline
+	// table or array open around it, named by the key before its '='
+	// (lastKey); outer holds the prefixes to return to at '}' and ']'.
+	prefix, table, lastKey, headerName := 0, 0, 0, 0
+	var outer []int
 	addKey := func(n int) error {
-		if keyTotal += n; keyTotal > maxKeyTotal {
-			return &textError{line: line, msg: fmt.Sprintf("a key of more than %d characters with its dotted parts: no policy key is that long (the decoder copies a table's name into each of its keys)", maxKeyTotal)}
+		if keyTotal += n; prefix+keyTotal > maxKeyTotal {
+			return &textError{line: line, msg: fmt.Sprintf("a key of more than %d characters with its dotted parts and the names of the tables it is in: no policy key is that long (the decoder copies a table's name into each of its keys)", maxKeyTotal)}
 		}
 		return nil
+	}
+	open := func() {
+		outer = append(outer, prefix)
+		prefix += lastKey + 1
+		lastKey = 0
+	}
+	closeOne := func() {
+		if n := len(outer); n > 0 {
+			prefix, outer = outer[n-1], outer[:n-1]
+		}
 	}
 	at := func(i int, s string) bool { return i+len(s) <= len(data) && string(data[i:i+len(s)]) == s }
 	tooLong := func(n int) error {
@@ -161,7 +180,13 @@ func checkNesting(data []byte) error {
 		if c == '\n' {
 			line++
 			dots = 0
-			keyTotal, header, blank = 0, false, true
+			if header {
+				table = headerName + 1
+			}
+			if depth == 0 {
+				prefix, outer = table, outer[:0]
+			}
+			keyTotal, header, blank, lastKey = 0, false, true, 0
 			if state == comment || state == basic || state == literal {
 				state = code // an unterminated one-line string is the decoder's error
 			}
@@ -205,14 +230,31 @@ func checkNesting(data []byte) error {
 				blank = false
 			}
 			switch c {
-			case '=', ',', '{':
+			case '=':
+				lastKey, keyTotal = keyTotal, 0
+			case ',':
+				lastKey, keyTotal = 0, 0
+			case '{':
 				keyTotal = 0
+				open()
 			case '[':
-				keyTotal = 0
-				if first {
+				switch {
+				case first && depth == 0:
 					header = true // [table] or [[array of tables]]
+					prefix, headerName, outer = 0, 0, outer[:0]
+				case !header:
+					open() // an array: its tables are under its key
 				}
+				keyTotal = 0
 			case ']':
+				if header {
+					headerName = max(headerName, keyTotal)
+				} else {
+					closeOne()
+				}
+				keyTotal = 0
+			case '}':
+				closeOne()
 				keyTotal = 0
 			}
 			switch c {
