@@ -104,6 +104,13 @@ type Word struct {
 	single bool   // expands to exactly one field (literal, or expansions all double-quoted)
 	lead   string // the literal text before the first expansion
 	prompt bool   // holds a ${…@P} prompt expansion
+	// late: quoting kept a $( ` $[ or ${ in it from expanding now, which
+	// bash expands when a builtin takes the word as a variable name with
+	// a subscript, a compound value or arithmetic (declare, printf -v,
+	// test -v, let, [[ -eq ]]).
+	late bool
+	// assigns names the variables a ${NAME:=…} or ${NAME=…} in it sets.
+	assigns []string
 }
 
 // Layer is one wrapper a command runs under.
@@ -292,6 +299,9 @@ func (w *walker) redirects(s scope, rs []*syntax.Redirect, depth int) ([]Redirec
 		if r.Hdoc != nil {
 			if err := w.word(s, r.Hdoc, depth); err != nil {
 				return nil, err
+			}
+			if d, ok := s.conv(r.Word), true; ok && !hdocQuoted(r.Word) && hdocEndsEarly(s.text(r.Hdoc.Pos(), r.Hdoc.End()), d.Text, r.Op == syntax.DashHdoc) {
+				return nil, fmt.Errorf("%w: a here-document ends before it seems to: a line of it ends in a backslash, and bash joins it to the next before it looks for the delimiter %s", ErrSyntax, quotedWord(d.Text))
 			}
 		}
 		rd := Redirect{Op: r.Op.String()}
@@ -666,9 +676,26 @@ func (w *walker) arithm(s scope, x syntax.ArithmExpr, depth int) error {
 			if err := w.word(s, e, depth); err != nil {
 				return err
 			}
+			if err := w.lateIn(s, e, "arithmetic"); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// lateIn records, as a command known only at run time, a word of a
+// [[ ]] test or of arithmetic that bash evaluates as a name or
+// arithmetic with what quoting kept in it ($( ` $[ ${): a subscript in
+// it runs a command substitution (bash before 5.2 more often than
+// after).
+func (w *walker) lateIn(s scope, x *syntax.Word, what string) error {
+	if !s.conv(x).late {
+		return nil
+	}
+	text := s.text(x.Pos(), x.End())
+	return w.emit(s, SimpleCommand{Words: []Word{lit(what)}, Pos: s.pos(x.Pos()), Text: text,
+		Dynamic: &Opaque{At: 0, Why: what + " is given " + quotedWord(text) + ", quoted text that bash evaluates after all as a name or arithmetic: a command substitution in a subscript runs"}})
 }
 
 // test walks the words of a [[ ]] expression, iteratively.
@@ -682,8 +709,23 @@ func (w *walker) test(s scope, x syntax.TestExpr, depth int) error {
 		stack = stack[:len(stack)-1]
 		switch e := e.(type) {
 		case *syntax.BinaryTest:
+			switch e.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+				for _, x := range []syntax.TestExpr{e.X, e.Y} {
+					if x, ok := x.(*syntax.Word); ok {
+						if err := w.lateIn(s, x, "[["); err != nil {
+							return err
+						}
+					}
+				}
+			}
 			stack = append(stack, e.Y, e.X)
 		case *syntax.UnaryTest:
+			if x, ok := e.X.(*syntax.Word); ok && (e.Op == syntax.TsVarSet || e.Op == syntax.TsRefVar) {
+				if err := w.lateIn(s, x, "[["); err != nil {
+					return err
+				}
+			}
 			stack = append(stack, e.X)
 		case *syntax.ParenTest:
 			stack = append(stack, e.X)

@@ -164,6 +164,9 @@ func TestBadInput(t *testing.T) {
 		{"stray fi", `fi`, ErrSyntax},
 		{"bad redirect", `echo >`, ErrSyntax},
 		{"unclosed here-document", "cat <<EOF\nx", ErrSyntax},
+		// bash joins EO\ and F before it looks for the delimiter, and
+		// runs what follows (a hunt, 2026-12-01).
+		{"a here-document ended by joined lines", "cat <<EOF >/dev/null\nnotes\nEO\\\nF\nrm -rf src\nEOF\n", ErrSyntax},
 		{"1 MB", strings.Repeat("a", 1<<20), ErrTooLarge},
 		{"just over the limit", strings.Repeat("a", MaxSize+1), ErrTooLarge},
 		{"NUL", "echo a\x00b", ErrNUL},

@@ -297,11 +297,19 @@
 //     exec CMD, pnpm -r exec CMD, uv -q run CMD), makes the line need
 //     approval, since which word is the subcommand is not known.
 //   - Code bash makes of strings at run time: aliases (set -o posix,
-//     shopt expand_aliases, BASH_ALIASES), PS4 and PROMPT_COMMAND, and
-//     ${x@P} need approval (builtin.shell-eval); arithmetic is not
-//     covered: $((x)), [[ $x -eq 1 ]], let and declare -i evaluate a
-//     variable's value as an expression, and an array subscript in it
-//     runs command substitutions (x='a[$(rm -rf src)]'; echo $((x))).
+//     shopt expand_aliases, BASH_ALIASES), PS4 and PROMPT_COMMAND, also
+//     set by ${NAME:=…}, and ${x@P} need approval (builtin.shell-eval);
+//     so do mapfile -C and compgen -C, -F and -W, and quoted text with
+//     $( ` $[ or ${ in it given to a builtin that evaluates it as a
+//     name, subscript, compound value or arithmetic (declare 'a[$(cmd)]=1',
+//     declare -a 'a=($(cmd))', printf -v, read, test -v, let, [[ -v ]],
+//     [[ -eq ]], (( ))). A variable's value is not covered: $((x)),
+//     [[ $x -eq 1 ]], let and declare -i evaluate it as an expression,
+//     and an array subscript in it runs command substitutions
+//     (x='a[$(rm -rf src)]'; echo $((x))). An unquoted here-document a
+//     line of which, joined to the next at a trailing backslash as bash
+//     joins it, is the delimiter does not parse (bash would end it there
+//     and run the rest).
 //     Such a command, like a program that deletes on its own (python -c
 //     'shutil.rmtree(...)'), is not a recognised deletion: it runs
 //     without the confirmation and the backup. The worker's confinement
@@ -318,7 +326,9 @@
 // a line too long to show is refused rather than shown in part);
 // ConfirmDelete, a separate "delete" confirmation naming what is kept,
 // then fs backs up each target's literal leading directory (BackupRoots;
-// after a cd anywhere on the line, the whole workspace), and a target
+// after a cd anywhere on the line, when the line runs anything but its
+// deletions, or for a target with ".." after a name or deeper than a
+// name in /tmp, the whole workspace), and a target
 // with no room needs the "irreversible" word; any other backup failure
 // runs nothing. What may run is sent to the launcher (the runner
 // channel), which runs it in a confined worker and returns its exit

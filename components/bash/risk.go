@@ -571,5 +571,86 @@ func shellEval(sc *SimpleCommand) *finding {
 			}
 		}
 	}
+	if f := assignedVars(sc); f != nil {
+		return f
+	}
+	return codeArgs(sc, name)
+}
+
+// assignedVars finds a ${NAME:=…} or ${NAME=…} anywhere in a command
+// that sets one of evalVars, or a variable that changes which code
+// programs run (BASH_ENV, LD_PRELOAD, PATH): an assignment like any
+// other (a hunt: ": ${BASH_CMDS[ls]:=/usr/bin/rm}; ls -rf src" was
+// automatic, and deleted src).
+func assignedVars(sc *SimpleCommand) *finding {
+	words := slices.Clone(sc.Words)
+	for _, a := range sc.Assigns {
+		words = append(words, a.Value)
+	}
+	for _, r := range sc.Redirects {
+		words = append(words, r.Target)
+	}
+	for _, l := range sc.Wrappers {
+		words = append(words, l.Words...)
+	}
+	for _, w := range words {
+		for _, v := range w.assigns {
+			if slices.Contains(evalVars, v) {
+				return &finding{"builtin.shell-eval", "${" + v + ":=…} sets " + v + ", which bash runs as code", 0}
+			}
+			if isExecEnv(v) {
+				return &finding{"builtin.shell-eval", "${" + v + ":=…} sets " + v + ", which changes which code programs run", 0}
+			}
+		}
+	}
+	return nil
+}
+
+// lateEval are builtins that take a word as a variable name (with a
+// subscript), a compound value or arithmetic, and so expand what quotes
+// kept in it: declare 'a[$(cmd)]=1', printf -v 'a[$(cmd)]', test -v,
+// let 'a[$(cmd)]'.
+var lateEval = set("declare", "typeset", "local", "readonly", "export", "let", "printf", "read", "getopts", "unset", "wait",
+	"test", "[", "mapfile", "readarray", "compgen")
+
+// codeArgs finds a builtin that runs one of its arguments as code, or
+// expands what quoting kept in one (a hunt: mapfile -C 'rm -rf src;:'
+// and declare -a 'a=($(touch x))' were automatic and ran).
+func codeArgs(sc *SimpleCommand, name string) *finding {
+	if !lateEval[name] {
+		return nil
+	}
+	for i, w := range sc.Words[1:] {
+		t := w.Text
+		if w.Literal && len(t) > 1 && t[0] == '-' && t[1] != '-' {
+			switch {
+			case (name == "mapfile" || name == "readarray") && strings.ContainsRune(t[1:], 'C'):
+				return &finding{"builtin.shell-eval", name + " -C runs its callback as shell code", i + 1}
+			case name == "compgen" && strings.ContainsAny(t[1:], "CFW"):
+				return &finding{"builtin.shell-eval", "compgen -C, -F and -W run or expand their argument as shell code", i + 1}
+			}
+		}
+		// test and [ evaluate only -v's and -R's operand, printf only
+		// -v's; compgen's word is a prefix (its -W list is above).
+		prev := sc.Words[i].Text // the word before w
+		var evaluated bool
+		switch name {
+		case "test", "[":
+			evaluated = i > 0 && (prev == "-v" || prev == "-R")
+		case "printf":
+			evaluated = i > 0 && prev == "-v" || strings.HasPrefix(t, "-v")
+		case "compgen":
+		default:
+			evaluated = true
+		}
+		if w.late && evaluated {
+			return &finding{"builtin.shell-eval", name + " is given " + quotedWord(t) + ", quoted text that bash expands after all as a name, subscript, value or arithmetic: a command substitution in it runs", i + 1}
+		}
+	}
+	for _, a := range sc.Assigns {
+		if a.Value.late {
+			return &finding{"builtin.shell-eval", name + " gives " + a.Name + " " + quotedWord(a.Value.Text) + ", quoted text that bash expands after all for an integer or array variable", 0}
+		}
+	}
 	return nil
 }

@@ -23,6 +23,7 @@ func (s scope) conv(x *syntax.Word) Word {
 		switch p := p.(type) {
 		case *syntax.Lit:
 			v, exp := unquoted(p.Value, i == 0)
+			out.late = out.late || lateCode(v)
 			if exp >= 0 {
 				b.WriteString(v[:exp])
 				dyn()
@@ -32,6 +33,7 @@ func (s scope) conv(x *syntax.Word) Word {
 				b.WriteString(v)
 			}
 		case *syntax.SglQuoted:
+			out.late = out.late || lateCode(p.Value)
 			if p.Dollar && strings.ContainsRune(p.Value, '\\') {
 				dyn()
 				b.WriteString(s.text(p.Pos(), p.End()))
@@ -41,6 +43,7 @@ func (s scope) conv(x *syntax.Word) Word {
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				if l, ok := q.(*syntax.Lit); ok {
+					out.late = out.late || lateCode(dquoted(l.Value))
 					b.WriteString(dquoted(l.Value))
 					continue
 				}
@@ -49,12 +52,14 @@ func (s scope) conv(x *syntax.Word) Word {
 					out.single = false
 				}
 				out.prompt = out.prompt || promptExp(q)
+				out.assigns = append(out.assigns, assignedIn(q)...)
 				b.WriteString(s.text(q.Pos(), q.End()))
 			}
 		default:
 			dyn()
 			out.single = false
 			out.prompt = out.prompt || promptExp(p)
+			out.assigns = append(out.assigns, assignedIn(p)...)
 			b.WriteString(s.text(p.Pos(), p.End()))
 		}
 	}
@@ -63,6 +68,33 @@ func (s scope) conv(x *syntax.Word) Word {
 		out.lead = out.Text
 	}
 	return out
+}
+
+// lateCode reports text with a command substitution, an arithmetic or
+// a parameter expansion in it ($( ` $[ ${), kept from expanding by
+// quotes or escapes: bash expands it after all when a builtin evaluates
+// the word (a subscript, a compound value, arithmetic).
+func lateCode(v string) bool {
+	return strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "$[") || strings.Contains(v, "${")
+}
+
+// assignedIn names the variables that ${NAME:=…} and ${NAME=…} in p set,
+// nested ones too (not those in a command substitution, whose commands
+// are walked on their own and set nothing here).
+func assignedIn(p syntax.WordPart) []string {
+	var names []string
+	syntax.Walk(p, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.ParamExp:
+			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) && n.Param != nil {
+				names = append(names, n.Param.Value)
+			}
+		}
+		return true
+	})
+	return names
 }
 
 // promptExp reports a ${…@P} expansion: its value is expanded as a
@@ -160,17 +192,7 @@ func dquoted(raw string) string {
 // literal: a quoted delimiter leaves the body as written; otherwise it
 // must hold no expansion, and its escapes are resolved.
 func hdocText(delim, body *syntax.Word) (string, bool) {
-	quoted := false
-	for _, p := range delim.Parts {
-		switch p := p.(type) {
-		case *syntax.SglQuoted, *syntax.DblQuoted:
-			quoted = true
-		case *syntax.Lit:
-			if strings.Contains(p.Value, `\`) {
-				quoted = true
-			}
-		}
-	}
+	quoted := hdocQuoted(delim)
 	if body == nil {
 		return "", true
 	}
@@ -187,6 +209,54 @@ func hdocText(delim, body *syntax.Word) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// hdocQuoted reports a here-document delimiter with any quoting, which
+// leaves the body as written: no expansions, no joined lines.
+func hdocQuoted(delim *syntax.Word) bool {
+	for _, p := range delim.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hdocEndsEarly reports whether bash would end an unquoted here-document
+// within body (the text the parser took as its body): bash joins a line
+// that ends in an unescaped backslash to the next before it compares
+// the line with the delimiter (after taking leading tabs off, for <<-),
+// so "EO\" then "F" ends it, and what follows runs as commands the
+// parser took for text (a hunt, 2026-12-01).
+func hdocEndsEarly(body, delim string, dash bool) bool {
+	// The parser's span of the body ends with the delimiter's own line.
+	last := body[strings.LastIndexByte(body, '\n')+1:]
+	if last == delim || dash && strings.TrimLeft(last, "\t") == delim {
+		body = body[:len(body)-len(last)]
+	}
+	logical := ""
+	for _, line := range strings.SplitAfter(body, "\n") {
+		line = strings.TrimSuffix(line, "\n")
+		n := len(line) - len(strings.TrimRight(line, `\`))
+		if n%2 == 1 {
+			logical += line[:len(line)-1]
+			continue
+		}
+		logical += line
+		if dash {
+			logical = strings.TrimLeft(logical, "\t")
+		}
+		if logical == delim {
+			return true
+		}
+		logical = ""
+	}
+	return false
 }
 
 func hdocUnescape(raw string) string {
