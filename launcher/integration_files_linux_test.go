@@ -504,6 +504,30 @@ func TestIntegrationLauncherLinkWritable(t *testing.T) {
 	}
 }
 
+// Run by its name, the launcher is refused when a PATH directory
+// searched before its own is beneath the workspace: a program named
+// launcher the agent put there would run instead next time (a re-test:
+// a virtualenv's bin first in PATH). The control: the same launch with
+// the launcher's directory first.
+func TestIntegrationLauncherShadowed(t *testing.T) {
+	s := newSandbox(t)
+	venv := filepath.Join(s.ws, ".venv", "bin")
+	must(t, os.MkdirAll(venv, 0o755))
+	path, hash := s.writePolicy(t, itPol{})
+	byName := func(pathEnv string) itResult {
+		return s.run(t, itOpts{env: []string{"PATH=" + pathEnv}}, "/bin/sh", "-c", `exec launcher --policy-sha256 "$1" --policy "$2" --quiet -- "$3" noop`,
+			"sh", hash, path, itEnv.probe)
+	}
+	own := filepath.Dir(itEnv.launcher)
+	r := byName(venv + ":" + own + ":/usr/bin:/bin")
+	if r.code != 124 || !strings.Contains(r.stderr, "the launcher's "+filepath.Join(venv, "launcher")+" is beneath "+s.ws) {
+		t.Fatalf("a workspace directory first in PATH: %s", r)
+	}
+	if c := byName(own + ":" + venv + ":/usr/bin:/bin"); c.code != 0 {
+		t.Fatalf("control, the launcher's own directory first: %s", c)
+	}
+}
+
 // invokedAs follows the name the person ran through every link, as the
 // kernel does, keeping each link's own path and the file it leads to; a
 // name without a slash is looked up in PATH, a relative entry too, and
@@ -539,6 +563,16 @@ func TestInvokedAs(t *testing.T) {
 	}
 	if got := invokedAs("./bin/launcher"); !slices.Equal(got, wantRel) {
 		t.Errorf("invokedAs(./bin/launcher) = %q, want %q", got, wantRel)
+	}
+	// A PATH directory searched before the launcher's: a program of the
+	// same name there would run instead (as spelt, and as it resolves).
+	must(t, os.Mkdir(filepath.Join(dir, "ws", "empty"), 0o755))
+	must(t, os.Symlink(filepath.Join(dir, "ws", "empty"), filepath.Join(dir, "venv")))
+	t.Setenv("PATH", filepath.Join(dir, "ws", "first")+":"+filepath.Join(dir, "venv")+"::"+filepath.Join(dir, "real")+":"+filepath.Join(dir, "after"))
+	wantPath := []string{filepath.Join(dir, "ws", "first", "launcher"), filepath.Join(dir, "venv", "launcher"), filepath.Join(dir, "ws", "empty", "launcher"),
+		filepath.Join(dir, "ws", "launcher"), real}
+	if got := invokedAs("launcher"); !slices.Equal(got, wantPath) {
+		t.Errorf("invokedAs(launcher) after other PATH entries = %q, want %q", got, wantPath)
 	}
 	// ".." after a link is taken where the link leads, not by the text.
 	must(t, os.Symlink(filepath.Join(dir, "elsewhere", "deep"), filepath.Join(dir, "ws", "lnk")))

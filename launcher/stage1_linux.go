@@ -260,14 +260,15 @@ func launcherCode() []string {
 // move if it can write there.
 func invokedAs(argv0 string) []string {
 	p := argv0
+	var paths []string
 	if !strings.Contains(p, "/") {
 		lp, err := exec.LookPath(p)
 		if err != nil && !errors.Is(err, exec.ErrDot) {
 			return nil
 		}
+		paths = shadowing(p, lp)
 		p = lp // ErrDot: found through ".", "" or a relative entry, and run so
 	}
-	var paths []string
 	if !filepath.IsAbs(p) {
 		if wd, err := os.Readlink("/proc/self/cwd"); err == nil {
 			paths = append(paths, wd)
@@ -278,6 +279,35 @@ func invokedAs(argv0 string) []string {
 		paths = append(paths, final)
 	}
 	return paths
+}
+
+// shadowing is where a program named name, put in a PATH directory
+// searched before found's, would be run instead of the launcher by the
+// same name: the agent need not replace the launcher, only come first
+// (a re-test: a virtualenv's bin in the workspace, first in PATH). Each
+// is the name in that directory, spelt as PATH has it (a relative entry
+// from the working directory) and, where the directory exists, as it
+// resolves.
+func shadowing(name, found string) []string {
+	var out []string
+	wd, _ := os.Readlink("/proc/self/cwd")
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		cand := filepath.Join(dir, name)
+		if cand == filepath.Clean(found) {
+			break
+		}
+		if !filepath.IsAbs(cand) {
+			cand = filepath.Join(wd, cand)
+		}
+		out = append(out, cand)
+		if real, err := privfile.Resolve(filepath.Dir(cand), nil, nil); err == nil && real != filepath.Dir(cand) {
+			out = append(out, filepath.Join(real, name))
+		}
+	}
+	return out
 }
 
 // writableCode refuses a policy under which the agent could write one of
