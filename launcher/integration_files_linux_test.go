@@ -504,6 +504,39 @@ func TestIntegrationLauncherLinkWritable(t *testing.T) {
 	}
 }
 
+// The launcher run from a directory that is a bind mount of one in the
+// workspace is refused: by its path it is outside, but it is the file
+// the agent can replace (a re-test: /opt/pf bound from ws/tools). The
+// control: the same launch from a bind of a directory outside.
+func TestIntegrationLauncherBoundFromWorkspace(t *testing.T) {
+	s := newSandbox(t)
+	tools := filepath.Join(s.ws, "tools")
+	outsideTools := filepath.Join(s.outside, "tools")
+	opt := filepath.Join(s.outside, "opt")
+	data, err := os.ReadFile(itEnv.launcher)
+	must(t, err)
+	for _, d := range []string{tools, outsideTools, opt} {
+		must(t, os.Mkdir(d, 0o755))
+		if d != opt {
+			must(t, os.WriteFile(filepath.Join(d, "launcher"), data, 0o755))
+		}
+	}
+	path, hash := s.writePolicy(t, itPol{})
+	launch := func(bound string) itResult {
+		// In a mount namespace of its own, so the bind shows nowhere else.
+		script := fmt.Sprintf("mount --bind %s %s && exec %s/launcher --policy-sha256 %s --policy %s --quiet -- %s noop",
+			bound, opt, opt, hash, path, itEnv.probe)
+		return s.run(t, itOpts{}, "unshare", "-m", "--propagation", "private", "sh", "-c", script)
+	}
+	r := launch(tools)
+	if r.code != 124 || !strings.Contains(r.stderr, "the launcher's "+filepath.Join(opt, "launcher")+" is the same file as one beneath "+s.ws) {
+		t.Fatalf("the launcher run from a bind of a workspace directory: %s", r)
+	}
+	if c := launch(outsideTools); c.code != 0 {
+		t.Fatalf("control, a bind of a directory outside: %s", c)
+	}
+}
+
 // Run by its name, the launcher is refused when a PATH directory
 // searched before its own is beneath the workspace: a program named
 // launcher the agent put there would run instead next time (a re-test:

@@ -356,6 +356,35 @@ func writableCode(p *policy.Policy, code []string) error {
 			}
 		}
 	}
+	// And the other way round: the launcher's own mount may be a bind of
+	// a tree beneath a write path (a re-test ran the launcher from /opt,
+	// a bind of a directory in the workspace). Each is named by its
+	// device and its place in that device's file system, where a tree and
+	// its binds are one.
+	ms := mountinfo.Read()
+	type tree struct{ dev, fs, via string }
+	var trees []tree
+	for _, w := range writes {
+		if dev, fs, ok := mountinfo.Locate(ms, string(w)); ok {
+			trees = append(trees, tree{dev, fs, string(w)})
+		}
+		for _, m := range ms {
+			if w.Contains(policy.Path(m.Point)) {
+				trees = append(trees, tree{m.Dev, m.Root, m.Point})
+			}
+		}
+	}
+	for _, c := range code {
+		dev, fs, ok := mountinfo.Locate(ms, c)
+		if !ok {
+			continue
+		}
+		for _, t := range trees {
+			if t.dev == dev && mountinfo.Within(fs, t.fs) {
+				return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is the same file as one beneath %s (%s on device %s; a bind mount shows it in both places), which the agent can write: it could replace code the next launch runs", c, t.via, fs, dev), Hint: hint}
+			}
+		}
+	}
 	return nil
 }
 

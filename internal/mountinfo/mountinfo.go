@@ -5,6 +5,7 @@ package mountinfo
 
 import (
 	"os"
+	pathpkg "path"
 	"strconv"
 	"strings"
 )
@@ -48,4 +49,36 @@ func Unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// Locate is where path is on its device: the device of the mount it is
+// in (the last mounted at the longest point above it, which hides the
+// others there) and its path within that device's file system (the
+// mount's Root, then the rest of path). A bind mount shows one tree at
+// two places; Locate gives both the same answer. path is absolute and
+// resolved (no symbolic links, no ".."); ok is false when no mount
+// holds it.
+func Locate(ms []Mount, path string) (dev, fsPath string, ok bool) {
+	best := -1
+	for i, m := range ms {
+		if within(path, m.Point) && (best < 0 || len(m.Point) >= len(ms[best].Point)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", "", false
+	}
+	m := ms[best]
+	rest := path
+	if m.Point != "/" {
+		rest = strings.TrimPrefix(path, m.Point)
+	}
+	return m.Dev, pathpkg.Join("/", m.Root, rest), true
+}
+
+// Within says whether path is dir or beneath it (both absolute, clean).
+func Within(path, dir string) bool { return within(path, dir) }
+
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
