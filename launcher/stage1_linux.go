@@ -313,7 +313,7 @@ func shadowing(name, found string) []string {
 // writableCode refuses a policy under which the agent could write one of
 // code (the launcher's own files, launcherCode).
 func writableCode(p *policy.Policy, code []string) error {
-	hint := "keep the launcher and the libraries it loads (ldd) outside the workspace and the write paths"
+	hint := "keep the launcher, and the PATH directories searched before its own, outside the workspace and the write paths (and not bound from there)"
 	writes := append([]policy.Path{p.Workspace.Path}, p.Files.Write...)
 	for _, w := range writes {
 		for _, c := range code {

@@ -225,6 +225,18 @@ func TestStarterPolicy(t *testing.T) {
 		})
 	}
 	q := regexp.QuoteMeta
+	pathHolder, fakeHome := liveDir(t), liveDir(t)
+	for _, d := range []string{pathHolder + "/go/bin/x", fakeHome + "/bin", pathHolder + "/src"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", pathHolder+"/go/bin:/usr/bin:/bin")
+	t.Setenv("HOME", fakeHome)
+	// The control: a project beside the PATH directory.
+	if _, err := StarterPolicy("offline", pathHolder+"/src"); err != nil {
+		t.Errorf("control, a project beside a PATH directory: %v", err)
+	}
 	tests := []struct{ name, ws, re string }{
 		{"bogus", ws, q(`unknown template "bogus": known templates are offline, ports`)},
 		{"", ws, q(`unknown template "": known templates are offline, ports`)},
@@ -247,6 +259,12 @@ func TestStarterPolicy(t *testing.T) {
 		{"offline", "/var/spool", q(`the workspace "/var/spool" is in /var, one of the system's own trees: `) + `.*`},
 		{"offline", "/var/cache/apt", q(`the workspace "/var/cache/apt" is in /var, one of the system's own trees: `) + `.*`},
 		{"offline", "/root/.config", q(`the workspace "/root/.config" is in /root, a home directory's own settings: `) + `.*`},
+		{"offline", "/opt/wheels", q(`the workspace "/opt/wheels" is in /opt, one of the system's own trees: `) + `.*`},
+		// Where the shell finds programs (a re-test: /root/go, which
+		// holds /root/go/bin from PATH, was accepted).
+		{"offline", pathHolder, q(`the workspace "` + pathHolder + `" is, holds or is in ` + pathHolder + `/go/bin, where your shell finds programs`) + `.*`},
+		{"offline", pathHolder + "/go/bin/x", q(`the workspace "` + pathHolder + `/go/bin/x" is, holds or is in ` + pathHolder + `/go/bin, where your shell finds programs`) + `.*`},
+		{"offline", fakeHome + "/bin", q(`the workspace "` + fakeHome + `/bin" is, holds or is in ` + fakeHome + `/bin, where your shell finds programs`) + `.*`},
 	}
 	for _, tt := range tests {
 		data, err := StarterPolicy(tt.name, tt.ws)

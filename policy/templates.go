@@ -122,7 +122,8 @@ func (e *UnfitWorkspaceError) Error() string {
 
 // systemTrees are the system's own directories: no workspace belongs in
 // them. /var is the system's but for what is beneath /var/tmp.
-var systemTrees = []Path{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev", "/run", "/var"}
+var systemTrees = []Path{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev", "/run", "/var",
+	"/opt", "/snap"} // installed software (a re-test: /opt/wheels was accepted)
 
 // unfitWorkspace says why ws should not be a starter policy's workspace,
 // or "".
@@ -177,6 +178,26 @@ func unfitWorkspace(ws Path) string {
 	for _, t := range append([]Path{"/"}, systemTrees...) {
 		if sameFile(string(t)) {
 			return fmt.Sprintf("is %s, by another name (a bind mount or a link)", t)
+		}
+	}
+	// Where the person's shell finds programs: PATH's directories, and
+	// each home's bin, which Debian's and Ubuntu's .profile put in PATH
+	// at the next login when it exists. A program the agent put there
+	// under a common name (git, ls) would run unconfined when typed (a
+	// re-test: /root/go, holding /root/go/bin from PATH, was accepted).
+	dirs := filepath.SplitList(os.Getenv("PATH"))
+	for _, h := range homes {
+		if filepath.IsAbs(h) {
+			dirs = append(dirs, filepath.Join(h, "bin"))
+		}
+	}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) || filepath.Clean(d) == "/" {
+			continue // a relative entry is wherever the shell is, not a place
+		}
+		dir := Path(filepath.Clean(d))
+		if dir == ws || ws.Contains(dir) || dir.Contains(ws) || sameFile(d) {
+			return fmt.Sprintf("is, holds or is in %s, where your shell finds programs (PATH, or a home's bin at the next login): a program the agent put there under a common name would run unconfined when you type it", dir)
 		}
 	}
 	return ""
