@@ -262,9 +262,9 @@ func TestStarterPolicy(t *testing.T) {
 		{"offline", "/opt/wheels", q(`the workspace "/opt/wheels" is in /opt, one of the system's own trees: `) + `.*`},
 		// Where the shell finds programs (a re-test: /root/go, which
 		// holds /root/go/bin from PATH, was accepted).
-		{"offline", pathHolder, q(`the workspace "` + pathHolder + `" is, holds or is in ` + pathHolder + `/go/bin, where your shell finds programs`) + `.*`},
-		{"offline", pathHolder + "/go/bin/x", q(`the workspace "` + pathHolder + `/go/bin/x" is, holds or is in ` + pathHolder + `/go/bin, where your shell finds programs`) + `.*`},
-		{"offline", fakeHome + "/bin", q(`the workspace "` + fakeHome + `/bin" is, holds or is in ` + fakeHome + `/bin, where your shell finds programs`) + `.*`},
+		{"offline", pathHolder, q(`the workspace "`+pathHolder+`" is, holds or is in `+pathHolder+`/go/bin, where your shell finds programs`) + `.*`},
+		{"offline", pathHolder + "/go/bin/x", q(`the workspace "`+pathHolder+`/go/bin/x" is, holds or is in `+pathHolder+`/go/bin, where your shell finds programs`) + `.*`},
+		{"offline", fakeHome + "/bin", q(`the workspace "`+fakeHome+`/bin" is, holds or is in `+fakeHome+`/bin, where your shell finds programs`) + `.*`},
 	}
 	for _, tt := range tests {
 		data, err := StarterPolicy(tt.name, tt.ws)
