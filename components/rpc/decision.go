@@ -1,6 +1,9 @@
 package rpc
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Decision is every component's answer to every request: whether it was
 // allowed, why (a Reason programs can count without parsing prose), the
@@ -67,4 +70,67 @@ func Allow(rule string) Decision { return Decision{Allowed: true, Reason: Reason
 // none did), explained by detail.
 func Deny(reason Reason, rule, detail string) Decision {
 	return Decision{Allowed: false, Reason: reason, Rule: rule, Detail: detail}
+}
+
+// appendResponse appends r as JSON, as encoding/json writes it (field
+// names and omissions from the struct tags) but without reflection, once
+// per answer; r.Result is already JSON (the handler's result, marshalled)
+// and goes in as it is. r.Decision.Reason must be a known reason (answer
+// checks it). TestAppendResponse holds it to encoding/json's decoding.
+func appendResponse(b []byte, r Response) []byte {
+	d := r.Decision
+	if d.Allowed {
+		b = append(b, `{"decision":{"allowed":true,"reason":`...)
+	} else {
+		b = append(b, `{"decision":{"allowed":false,"reason":`...)
+	}
+	b = appendJSONString(b, d.Reason.String())
+	if d.Rule != "" {
+		b = append(b, `,"rule":`...)
+		b = appendJSONString(b, d.Rule)
+	}
+	if d.Detail != "" {
+		b = append(b, `,"detail":`...)
+		b = appendJSONString(b, d.Detail)
+	}
+	b = append(b, '}')
+	if len(r.Result) > 0 {
+		b = append(b, `,"result":`...)
+		b = append(b, r.Result...)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 as U+FFFD, and U+2028 and
+// U+2029 escaped (as encoding/json does).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
 }
