@@ -58,7 +58,12 @@ func main() {
 	defer os.RemoveAll(dir)
 	payload := make([]byte, *size)
 	rand.Read(payload)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// The component logs every answer, a line to a file (its stderr, in
+	// the session directory): so does the bench's.
+	logFile, err := os.Create(filepath.Join(dir, "fs.log"))
+	check(err)
+	defer logFile.Close()
+	logged := slog.New(slog.NewTextHandler(logFile, nil)).With("component", "fs")
 
 	// Plain: a Unix-socket echo, one connection.
 	plainSock := filepath.Join(dir, "plain.sock")
@@ -86,7 +91,7 @@ func main() {
 	check(err)
 	agentLeaf, err := sess.Issue(pki.Agent)
 	check(err)
-	srv := rpc.NewServer(fsLeaf, quiet)
+	srv := rpc.NewServer(fsLeaf, logged)
 	wsDir := filepath.Join(dir, "ws")
 	check(os.Mkdir(wsDir, 0o755))
 	check(os.WriteFile(filepath.Join(wsDir, "payload"), payload, 0o644))
