@@ -1016,6 +1016,33 @@ static int thread_stopped(const char *path)
 	return st == 'T' || st == 't' || st == 'Z' || st == 'X';
 }
 
+// each_id calls f(id, arg) for each entry of dir named by a number above
+// min, while f returns 1. It returns 0 once f does, 1 when every call
+// returned 1, and missing when dir cannot be opened.
+static int each_id(const char *dir, long min, int missing, int (*f)(long id, long arg), long arg)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return missing;
+	int ok = 1;
+	struct dirent *e;
+	while (ok && (e = readdir(d)) != NULL) {
+		char *end;
+		long id = strtol(e->d_name, &end, 10);
+		if (*end == '\0' && id > min)
+			ok = f(id, arg);
+	}
+	closedir(d);
+	return ok;
+}
+
+static int task_stopped(long tid, long pid)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/stat", pid, tid);
+	return thread_stopped(path);
+}
+
 // pf_threads_stopped reports whether every thread of process pid is
 // stopped or gone. Each thread is read, not the process: /proc/PID/stat
 // is the main thread's, which reads Z once it has called pthread_exit
@@ -1025,43 +1052,21 @@ int pf_threads_stopped(long pid)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%ld/task", pid);
-	DIR *t = opendir(path);
-	if (!t)
-		return 1; // gone
-	int ok = 1;
-	struct dirent *te;
-	while (ok && (te = readdir(t)) != NULL) {
-		char *end;
-		long tid = strtol(te->d_name, &end, 10);
-		if (*end != '\0' || tid <= 0)
-			continue;
-		char tpath[96];
-		snprintf(tpath, sizeof tpath, "/proc/%ld/task/%ld/stat", pid, tid);
-		ok = thread_stopped(tpath);
-	}
-	closedir(t);
-	return ok;
+	return each_id(path, 0, 1, task_stopped, pid); // no task directory: gone
+}
+
+static int process_stopped(long pid, long unused)
+{
+	(void)unused;
+	return pf_threads_stopped(pid);
 }
 
 // all_stopped reports whether every process of the pid namespace but
 // stage 2 (pid 1) is stopped, or gone, read from the namespace's own
-// /proc thread by thread.
+// /proc thread by thread; an unreadable /proc is not all stopped.
 static int all_stopped(void)
 {
-	DIR *d = opendir("/proc");
-	if (!d)
-		return 0;
-	int ok = 1;
-	struct dirent *e;
-	while (ok && (e = readdir(d)) != NULL) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (*end != '\0' || pid <= 1)
-			continue;
-		ok = pf_threads_stopped(pid);
-	}
-	closedir(d);
-	return ok;
+	return each_id("/proc", 1, 0, process_stopped, 0);
 }
 
 #define PF_STOP_BOUND_NS 1000000000L
