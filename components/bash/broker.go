@@ -166,6 +166,11 @@ func (b *Broker) handle(ctx context.Context, command string, fromScript bool) (r
 	}
 	// One job at a time, from its backup to its end: another command of
 	// the agent's cannot move a tree into a target once it is backed up.
+	// An fs call meanwhile can (fs serves on while the command runs): a
+	// tree the agent moves into a target then goes without a backup (a
+	// hunt, 2026-12-01). That gives it nothing new: fs deletes an
+	// unprotected file at its word, without one, and protected paths are
+	// read-only to the command. The mirror case is fs's own (fs/recursive.go).
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := ctx.Err(); err != nil {
