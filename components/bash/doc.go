@@ -155,7 +155,9 @@
 //     -delete; git clean unless its last word on dry runs is -n or
 //     --dry-run (git refuses without -f only while clean.requireForce
 //     holds, which config can turn off; any prefix of a long option
-//     counts, --no-dry-run included); rsync
+//     counts, --no-dry-run included); git rm -f (--force, any prefix)
+//     unless --cached or -n (without -f git removes only files as
+//     committed, which it can bring back); rsync
 //     --delete* / --del / --remove-source-files. No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse

@@ -551,6 +551,46 @@ type deletion struct {
 	targets []string
 }
 
+// gitRm: git rm -f removes tracked files from the working tree whatever
+// their local changes (without -f, git removes only files as they are
+// committed, which git checkout brings back), and a pathspec's glob
+// reaches into subdirectories ('src/*'), so it is a recursive deletion
+// unless --cached (the index only) or -n. Long options may be cut to a
+// prefix; --pathspec-from-file names targets known only at run time.
+func gitRm(ws []Word) *deletion {
+	force, keep, opts := false, false, true
+	var targets []string
+	unknown := false
+	for k := 2; k < len(ws); k++ {
+		t := ws[k].Text
+		switch {
+		case !opts:
+			targets = append(targets, t)
+		case t == "--":
+			opts = false
+		case len(t) > 2 && strings.HasPrefix("--force", t):
+			force = true
+		case len(t) > 2 && (strings.HasPrefix("--cached", t) || strings.HasPrefix("--dry-run", t)):
+			keep = true
+		case strings.HasPrefix(t, "--pathspec-from-file"):
+			unknown = true
+		case strings.HasPrefix(t, "--"):
+		case strings.HasPrefix(t, "-") && len(t) > 1:
+			force = force || strings.ContainsRune(t[1:], 'f')
+			keep = keep || strings.ContainsRune(t[1:], 'n')
+		default:
+			targets = append(targets, t)
+		}
+	}
+	if !force || keep {
+		return nil
+	}
+	if unknown {
+		targets = nil // the whole workspace is kept
+	}
+	return &deletion{"git rm -f deletes tracked files from the working tree, with their changes not yet committed", targets}
+}
+
 func recursiveDelete(sc *SimpleCommand) *deletion {
 	ws := sc.Words
 	switch baseName(sc) {
@@ -584,6 +624,9 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			}
 		}
 	case "git":
+		if len(ws) >= 2 && ws[1].Text == "rm" {
+			return gitRm(ws)
+		}
 		if len(ws) < 2 || ws[1].Text != "clean" {
 			return nil
 		}

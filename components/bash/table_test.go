@@ -236,6 +236,15 @@ var table = []struct {
 	{`/usr/bin/time -v git push`, P, "builtin.git-push"},
 	{`command time -f %e git push`, P, "builtin.git-push"},
 	{`busybox rm -rf build`, D, "builtin.recursive-delete"},
+	// git rm -f drops changes not yet committed (a hunt, 2026-12-01);
+	// without -f git removes only what it can bring back.
+	{`git rm -rf src`, D, "builtin.recursive-delete"},
+	{`git rm --force -r -- 'src/*'`, D, "builtin.recursive-delete"},
+	{`git rm --fo notes.txt`, D, "builtin.recursive-delete"},
+	{`git rm -f --pathspec-from-file=list`, D, "builtin.recursive-delete"},
+	{`git rm -r src`, A, "default"},
+	{`git rm --cached -rf src`, A, "default"},
+	{`git rm -rfn src`, A, "default"},
 	{`busybox sh -c 'git push'`, P, "builtin.git-push"},
 	{`sudo nice -n 5 env X=1 timeout 9 git push`, P, "builtin.git-push"},
 	{`watch -x git push`, P, "builtin.git-push"},
