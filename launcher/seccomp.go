@@ -78,6 +78,10 @@ func seccompUnifiedNumber(name string) (int, bool) {
 		return unix.SYS_FCHMODAT2, true
 	case "open_tree_attr": // Linux 6.15
 		return unix.SYS_OPEN_TREE_ATTR, true
+	case "getxattrat": // Linux 6.13
+		return unix.SYS_GETXATTRAT, true
+	case "listxattrat": // Linux 6.13
+		return unix.SYS_LISTXATTRAT, true
 	}
 	return 0, false
 }
@@ -278,15 +282,28 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 		deny(syscall.ENOSYS, nil, "openat2")
 	}
 
-	// Terminal input injection, a terminal's line discipline (N_NULL
-	// leaves the person's terminal dead after the agent: a hunt), and
-	// userfaultfd through its device.
+	// Terminal input injection; what leaves the person's terminal dead
+	// after the agent (hunts): its line discipline (N_NULL), its output
+	// stopped (TCXONC, tcflow's call, and TCOOFF kept the person's next
+	// program from writing), exclusive mode (TIOCEXCL: /dev/tty could
+	// not be opened again); and userfaultfd through its device.
 	deny(eperm, [][]seccomp.ScmpCondition{
 		{seccompArg32(1, unix.TIOCSTI)},
 		{seccompArg32(1, unix.TIOCLINUX)},
 		{seccompArg32(1, unix.TIOCSETD)},
+		{seccompArg32(1, unix.TCXONC)},
+		{seccompArg32(1, unix.TIOCEXCL)},
 		{seccompArg32(1, seccompUserfaultfdIocNew)},
 	}, "ioctl")
+
+	// Extended attributes by path: Landlock checks neither getxattr nor
+	// listxattr, so a file outside every list gave its xattrs away (a
+	// hunt: a download's origin URL, token and all). ENOTSUP reads as
+	// "no xattrs here", which ls, cp -a and Python's shutil take in their
+	// stride. The calls on a descriptor (fgetxattr, flistxattr) stay:
+	// Landlock checked the open.
+	deny(syscall.ENOTSUP, nil, "getxattr", "lgetxattr", "listxattr", "llistxattr")
+	deny(syscall.ENOSYS, nil, "getxattrat", "listxattrat")
 
 	// Leases: Landlock does not check them, and a read lease on a file
 	// the agent may only read holds the person's writes to it for up to

@@ -34,6 +34,7 @@ const (
 	scSelf    = 0x5ecc_0000_0000_0001 // the child's pid
 	scBuf     = 0x5ecc_0000_0000_0002 // a zeroed 512-byte buffer
 	scName    = 0x5ecc_0000_0000_0003 // "seccompprobe\x00"
+	scXattr   = 0x5ecc_0000_0000_0005 // "user.seccompprobe\x00", an xattr name
 	scBpfAttr = 0x5ecc_0000_0000_0004 // union bpf_attr for an array map of one int
 	// Op "file": in a fresh directory D (the parent's t.TempDir()) that
 	// holds one file, D/f, mode 0644.
@@ -127,7 +128,8 @@ func TestSeccompProbeChild(t *testing.T) {
 // seccompProbeOp confines the calling thread (unless this is the control),
 // performs one operation and returns its result: "ok", "errno=E…", or for
 // the exec ops what the new program says. Ops: "" raw syscall with the
-// placeholders resolved; "pty": args[0] is a pty's slave fd; "ptrace":
+// placeholders resolved; "pty": args[0] is a pty's slave fd and args[2]
+// a buffer ("pty-arg": args[2] as the row gives it); "ptrace":
 // args[1] is a child's pid; "exec": fork+exec /bin/true with clone flags
 // args[0]; "execveat": /bin/echo by O_PATH fd and "" or by path, flags
 // args[4]; "dgram": socketpair(AF_UNIX, SOCK_DGRAM) then sendto a
@@ -155,6 +157,7 @@ func seccompProbeOp(op string) string {
 	put := func(off int, s string) uintptr { copy(mem[off:], s); return addr(off) }
 	// 0–511 stays zero (scBuf).
 	put(512, "seccompprobe\x00")
+	put(560, "user.seccompprobe\x00")
 	for i, v := range []uint32{unix.BPF_MAP_TYPE_ARRAY, 4, 4, 1} { // map_type, key_size, value_size, max_entries
 		binary.NativeEndian.PutUint32(mem[640+4*i:], v)
 	}
@@ -166,6 +169,8 @@ func seccompProbeOp(op string) string {
 			args[i] = addr(0)
 		case scName:
 			args[i] = addr(512)
+		case scXattr:
+			args[i] = addr(560)
 		case scBpfAttr:
 			args[i] = addr(640)
 		}
@@ -185,12 +190,15 @@ func seccompProbeOp(op string) string {
 			return "setup: " + err.Error()
 		}
 		args[0] = uintptr(fd)
-	case "pty":
+	case "pty", "pty-arg":
 		fd, err := seccompProbePty()
 		if err != nil {
 			return "setup: " + err.Error()
 		}
-		args[0], args[2] = uintptr(fd), addr(512)
+		args[0] = uintptr(fd)
+		if op == "pty" {
+			args[2] = addr(512)
+		}
 	case "ptrace":
 		sleeper := exec.Command("/bin/sleep", "30")
 		if err := sleeper.Start(); err != nil {
