@@ -132,6 +132,38 @@ func TestIntegrationTIOCSTI(t *testing.T) {
 	s.denied(t, itPol{}, o, "EPERM", "tiocsti")
 }
 
+// An agent that leaves the terminal's echo off (a crash in the middle of
+// a password prompt, or on purpose) does not leave the person's terminal
+// so: the launcher sets the modes it found back when the agent is gone.
+// The control: the same probe unconfined leaves echo off.
+func TestIntegrationTerminalModesRestored(t *testing.T) {
+	s := newSandbox(t)
+	for _, confined := range []bool{true, false} {
+		_, slave := openPTY(t)
+		echo := func() bool {
+			tm, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+			must(t, err)
+			return tm.Lflag&unix.ECHO != 0
+		}
+		if !echo() {
+			t.Fatal("a fresh terminal has echo off")
+		}
+		o := itOpts{stdin: slave, ctty: true}
+		var r itResult
+		if confined {
+			r = s.launch(t, itPol{}, o, "noecho")
+		} else {
+			r = s.run(t, o, itEnv.probe, "noecho")
+		}
+		if r.code != 0 {
+			t.Fatalf("confined %v: %s", confined, r)
+		}
+		if echo() != confined {
+			t.Errorf("confined %v: echo is on: %v", confined, echo())
+		}
+	}
+}
+
 // The launcher works when its stdin is a terminal that is not its
 // controlling terminal (a pty handed over by a supervisor, say).
 func TestIntegrationStdinForeignTerminal(t *testing.T) {

@@ -28,7 +28,8 @@ type session struct {
 	join          int // v1 cgroup tasks files passed to stage 2, which joins them first
 	report        *bufio.Reader
 	reportR       *os.File
-	tty           int // the terminal handed to the agent's process group, or -1
+	tty           int           // the terminal handed to the agent's process group, or -1
+	ttyModes      *unix.Termios // its modes before the launch, set again when the agent is gone
 	stderr        io.Writer
 	listenCovered bool
 	netns         bool
@@ -131,6 +132,7 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 	if isForegroundTerminal(o.Stdin) {
 		attr.Foreground, attr.Ctty = true, 0
 		s.tty = int(o.Stdin.Fd())
+		s.ttyModes, _ = unix.IoctlGetTermios(s.tty, unix.TCGETS)
 	}
 	s.cmd = &exec.Cmd{
 		Path:        "/proc/self/exe",
@@ -300,9 +302,11 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 			s.control.Close()
 			<-done
 			s.restoreTTY()
+			s.restoreModes()
 			return 0, context.Cause(ctx)
 		case err := <-done:
 			s.restoreTTY()
+			s.restoreModes()
 			var ee *exec.ExitError
 			if err != nil && !errors.As(err, &ee) {
 				return 0, err
@@ -353,6 +357,20 @@ func (s *session) restoreTTY() {
 	signal.Ignore(unix.SIGTTOU)
 	defer signal.Reset(unix.SIGTTOU)
 	unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, unix.Getpgrp())
+}
+
+// restoreModes sets the terminal's modes back to what they were before
+// the launch, once the agent is gone and the launcher has the foreground:
+// an agent that turned echo off or stopped its output would otherwise
+// leave the person's terminal so (a hunt). Not on Ctrl-Z: the stopped
+// agent's modes are its own until it ends, and the shell keeps its own.
+func (s *session) restoreModes() {
+	if s.tty < 0 || s.ttyModes == nil || !isForegroundFD(s.tty) {
+		return
+	}
+	signal.Ignore(unix.SIGTTOU)
+	defer signal.Reset(unix.SIGTTOU)
+	unix.IoctlSetTermios(s.tty, unix.TCSETS, s.ttyModes) // not TCSETSW: output the person stopped (^S) would never drain
 }
 
 // isForegroundTerminal reports whether f is the launcher's controlling

@@ -76,6 +76,7 @@ var actions = map[string]action{
 	"unshare-user":     {0, prober.unshareUser, "fork a child that unshares a user namespace and execs `noop`"},
 	"unshare-mount":    {0, arg0(unshareMount), "unshare(CLONE_NEWNS) on this thread"},
 	"tiocsti":          {0, arg0(tiocsti), "ioctl(0, TIOCSTI) on stdin, which must be a terminal"},
+	"noecho":           {0, arg0(noEcho), "turn echo off on stdin, which must be a terminal, and exit (as a crashed program would)"},
 	"memfd-exec":       {-1, prober.memfdExec, "[exec]: memfd_create (flags 0, or MFD_EXEC), copy this probe in, exec it via /proc/self/fd"},
 	"write-proc-sys":   {1, arg1(writeProcSys), "NAME: write /proc/sys/NAME's current value back to it"},
 	"mount-tmpfs":      {1, arg1(mountTmpfs), "DIR: mount a tmpfs on DIR and unmount it again"},

@@ -243,6 +243,16 @@ func tiocsti() error {
 	return unix.IoctlSetPointerInt(0, unix.TIOCSTI, 'x') // the ioctl reads one char at the pointer
 }
 
+// noEcho turns stdin's echo off and leaves it so.
+func noEcho() error {
+	t, err := unix.IoctlGetTermios(0, unix.TCGETS)
+	if err != nil {
+		return setupErr("stdin is not a terminal", err)
+	}
+	t.Lflag &^= unix.ECHO
+	return unix.IoctlSetTermios(0, unix.TCSETS, t)
+}
+
 // memfdExec creates a memfd (flags 0 as most programs do, or MFD_EXEC),
 // copies this probe into it and runs it through /proc/self/fd, which is
 // how libcs implement fexecve.
