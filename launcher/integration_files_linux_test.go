@@ -579,9 +579,24 @@ func TestInvokedAs(t *testing.T) {
 	if got := invokedAs(link); !slices.Equal(got, want) {
 		t.Errorf("invokedAs = %q, want %q", got, want)
 	}
+	// Through PATH, the entries searched up to the launcher's count too,
+	// each with the directories the lookup passes through (covers, below).
+	covers := func(got, want []string, not ...string) bool {
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				return false
+			}
+		}
+		for _, n := range not {
+			if slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, n) }) {
+				return false
+			}
+		}
+		return true
+	}
 	t.Setenv("PATH", filepath.Join(dir, "ws", "bin")+":/usr/bin")
-	if got := invokedAs("launcher"); !slices.Equal(got, want) {
-		t.Errorf("invokedAs(launcher) through PATH = %q, want %q", got, want)
+	if got := invokedAs("launcher"); !covers(got, want, "/usr/bin") {
+		t.Errorf("invokedAs(launcher) through PATH = %q, want %q and nothing of /usr/bin", got, want)
 	}
 	if got := invokedAs(real); !slices.Equal(got, []string{real}) {
 		t.Errorf("invokedAs(the file itself) = %q", got)
@@ -591,26 +606,42 @@ func TestInvokedAs(t *testing.T) {
 	t.Chdir(filepath.Join(dir, "ws"))
 	t.Setenv("PATH", "bin:/usr/bin")
 	wantRel := append([]string{filepath.Join(dir, "ws")}, want...)
-	if got := invokedAs("launcher"); !slices.Equal(got, wantRel) {
+	if got := invokedAs("launcher"); !covers(got, wantRel, "/usr/bin") {
 		t.Errorf("invokedAs(launcher) through a relative PATH entry = %q, want %q", got, wantRel)
 	}
 	if got := invokedAs("./bin/launcher"); !slices.Equal(got, wantRel) {
 		t.Errorf("invokedAs(./bin/launcher) = %q, want %q", got, wantRel)
 	}
 	// A PATH directory searched before the launcher's: a program of the
-	// same name there would run instead (as spelt, and as it resolves).
+	// same name there would run instead (as spelt, and as it resolves),
+	// and one missing could be made where its lookup stops.
 	must(t, os.Mkdir(filepath.Join(dir, "ws", "empty"), 0o755))
 	must(t, os.Symlink(filepath.Join(dir, "ws", "empty"), filepath.Join(dir, "venv")))
 	t.Setenv("PATH", filepath.Join(dir, "ws", "first")+":"+filepath.Join(dir, "venv")+"::"+filepath.Join(dir, "real")+":"+filepath.Join(dir, "after"))
-	wantPath := []string{filepath.Join(dir, "ws", "first", "launcher"), filepath.Join(dir, "venv", "launcher"), filepath.Join(dir, "ws", "empty", "launcher"),
+	wantPath := []string{filepath.Join(dir, "ws", "first", "launcher"), filepath.Join(dir, "venv", "launcher"), filepath.Join(dir, "venv"), filepath.Join(dir, "ws", "empty"),
 		filepath.Join(dir, "ws", "launcher"), real}
-	if got := invokedAs("launcher"); !slices.Equal(got, wantPath) {
-		t.Errorf("invokedAs(launcher) after other PATH entries = %q, want %q", got, wantPath)
+	if got := invokedAs("launcher"); !covers(got, wantPath, filepath.Join(dir, "after")) {
+		t.Errorf("invokedAs(launcher) after other PATH entries = %q, want %q and nothing of after", got, wantPath)
+	}
+	// An entry spelt through a link and "..": a shell takes the ".." where
+	// the link leads (a re-test: out/lnk/../bin, lnk leading into the
+	// workspace, was checked as out/bin); its bin need not exist yet.
+	must(t, os.MkdirAll(filepath.Join(dir, "ws", "sub", "deeper"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "out"), 0o755))
+	must(t, os.Symlink(filepath.Join(dir, "ws", "sub", "deeper"), filepath.Join(dir, "out", "lnk2")))
+	t.Setenv("PATH", dir+"/out/lnk2/../bin:"+filepath.Join(dir, "real"))
+	got := invokedAs("launcher")
+	if !covers(got, []string{filepath.Join(dir, "out", "lnk2"), filepath.Join(dir, "ws", "sub")}) {
+		t.Errorf("invokedAs(launcher) after out/lnk2/../bin = %q, want the link and ws/sub", got)
+	}
+	ws := policy.Path(filepath.Join(dir, "ws"))
+	if err := writableCode(&policy.Policy{Workspace: policy.Workspace{Path: ws}}, got); err == nil {
+		t.Error("a PATH entry through the workspace by a link and '..' was not refused")
 	}
 	// ".." after a link is taken where the link leads, not by the text.
 	must(t, os.Symlink(filepath.Join(dir, "elsewhere", "deep"), filepath.Join(dir, "ws", "lnk")))
 	must(t, os.Symlink(real, filepath.Join(dir, "elsewhere", "launcher")))
-	got := invokedAs(dir + "/ws/lnk/../launcher") // not filepath.Join, which folds the ".."
+	got = invokedAs(dir + "/ws/lnk/../launcher") // not filepath.Join, which folds the ".."
 	if want := []string{filepath.Join(dir, "ws", "lnk"), filepath.Join(dir, "elsewhere", "launcher"), real}; !slices.Equal(got, want) {
 		t.Errorf("invokedAs(ws/lnk/../launcher) = %q, want %q", got, want)
 	}

@@ -284,10 +284,14 @@ func invokedAs(argv0 string) []string {
 // shadowing is where a program named name, put in a PATH directory
 // searched before found's, would be run instead of the launcher by the
 // same name: the agent need not replace the launcher, only come first
-// (a re-test: a virtualenv's bin in the workspace, first in PATH). Each
-// is the name in that directory, spelt as PATH has it (a relative entry
-// from the working directory) and, where the directory exists, as it
-// resolves.
+// (a re-test: a virtualenv's bin in the workspace, first in PATH). For
+// each entry up to found's: the name there as PATH spells it, every
+// directory the kernel looks a name up in on the way to it and every
+// link it passes (a shell runs the entry's text as it stands, so
+// link/../bin is bin beside where link leads, not beside link: a
+// re-test), and the resolved name when it exists. An agent that can
+// write one of those directories can put a program there, or make one
+// that is missing.
 func shadowing(name, found string) []string {
 	var out []string
 	wd, _ := os.Readlink("/proc/self/cwd")
@@ -295,16 +299,19 @@ func shadowing(name, found string) []string {
 		if dir == "" {
 			dir = "."
 		}
-		cand := filepath.Join(dir, name)
-		if cand == filepath.Clean(found) {
-			break
+		raw := dir + "/" + name
+		if !strings.HasPrefix(raw, "/") {
+			raw = wd + "/" + raw
 		}
-		if !filepath.IsAbs(cand) {
-			cand = filepath.Join(wd, cand)
+		out = append(out, filepath.Clean(raw))
+		var seen []string
+		real, err := privfile.Resolve(raw, func(d string) error { seen = append(seen, d); return nil }, func(link string) { out = append(out, link) })
+		out = append(out, seen...)
+		if err == nil {
+			out = append(out, real)
 		}
-		out = append(out, cand)
-		if real, err := privfile.Resolve(filepath.Dir(cand), nil, nil); err == nil && real != filepath.Dir(cand) {
-			out = append(out, filepath.Join(real, name))
+		if filepath.Join(dir, name) == filepath.Clean(found) {
+			break // exec.LookPath's own spelling of the entry it took
 		}
 	}
 	return out
@@ -318,7 +325,11 @@ func writableCode(p *policy.Policy, code []string) error {
 	for _, w := range writes {
 		for _, c := range code {
 			if w.Contains(policy.Path(c)) {
-				return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is beneath %s, which the agent can write: it could replace code the next launch runs", c, w), Hint: hint}
+				what := "the launcher's " + c
+				if fi, err := os.Lstat(c); err == nil && fi.IsDir() {
+					what = "the directory " + c + ", where a lookup of the launcher's name passes,"
+				}
+				return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("%s is beneath %s, which the agent can write: it could replace code the next launch runs", what, w), Hint: hint}
 			}
 		}
 	}
