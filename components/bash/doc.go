@@ -302,8 +302,9 @@
 //     shopt expand_aliases, BASH_ALIASES), PS4 and PROMPT_COMMAND, also
 //     set by ${NAME:=…}, and ${x@P} need approval (builtin.shell-eval);
 //     so do mapfile -C and compgen -C, -F and -W, and quoted text with
-//     $( ` $[ or ${ in it given to a builtin that evaluates it as a
-//     name, subscript, compound value or arithmetic (declare 'a[$(cmd)]=1',
+//     a $ or ` in it (or a $'…' with escapes) given to a builtin that
+//     evaluates it as a name, subscript, compound value or arithmetic
+//     (declare 'a[$(cmd)]=1',
 //     declare -a 'a=($(cmd))', printf -v, read, test -v, let, [[ -v ]],
 //     [[ -eq ]], (( ))). A variable's value is not covered: $((x)),
 //     [[ $x -eq 1 ]], let and declare -i evaluate it as an expression,

@@ -479,9 +479,27 @@ func dynamicArgs(sc *SimpleCommand) *finding {
 			}
 		}
 	case name == "hash" || name == "enable":
+		// -p (a path for a name) and enable's -f (a shared object to load)
+		// in any cluster or spelling: -rp, -p/usr/bin/rm, -nf (a re-test),
+		// or options known only at run time.
+		flags := "p"
+		if name == "enable" {
+			flags = "f"
+		}
 		for i, w := range ws[1:] {
-			if w.Text == "-p" || name == "enable" && w.Text == "-f" {
-				return dyn(i+1, name+" "+w.Text+" changes what a command name runs")
+			t := w.Text
+			if t == "--" {
+				break
+			}
+			letters := ""
+			if w.Literal && len(t) > 1 && t[0] == '-' {
+				letters = t[1:]
+				if i := strings.IndexFunc(letters, func(r rune) bool { return r < 'a' || r > 'z' }); i >= 0 {
+					letters = letters[:i] // -p/usr/bin/rm: the value starts there
+				}
+			}
+			if !w.Literal && w.mayBeOption() || strings.ContainsAny(letters, flags) {
+				return dyn(i+1, name+" "+quotedWord(t)+" changes what a command name runs")
 			}
 		}
 	case name == "shopt":
@@ -524,7 +542,7 @@ func optionLike(ws []Word, from int, quoted bool, name string) *finding {
 var evalVars = []string{"BASH_ALIASES", "BASH_CMDS", "PS4", "PROMPT_COMMAND"}
 
 // varWriters are builtins that set a variable named by an argument.
-var varWriters = set("read", "mapfile", "readarray", "printf", "declare", "typeset", "local", "export", "readonly", "getopts", "let", "unset")
+var varWriters = set("read", "mapfile", "readarray", "printf", "declare", "typeset", "local", "export", "readonly", "getopts", "let", "unset", "wait")
 
 // shellEval finds a command that makes bash run code the analyzer did
 // not see: an option that turns aliases on (set -o posix, shopt -s
@@ -647,9 +665,17 @@ func codeArgs(sc *SimpleCommand, name string) *finding {
 			return &finding{"builtin.shell-eval", name + " is given " + quotedWord(t) + ", quoted text that bash expands after all as a name, subscript, value or arithmetic: a command substitution in it runs", i + 1}
 		}
 	}
+	// A value is evaluated again only for an integer, array or nameref
+	// variable: declare -i n='a[$(cmd)]', declare -a a='($(cmd))'.
+	evaluating := false
+	for _, w := range sc.Words[1:] {
+		if t := w.Text; w.Literal && len(t) > 1 && (t[0] == '-' || t[0] == '+') && strings.ContainsAny(t[1:], "iaAn") {
+			evaluating = true
+		}
+	}
 	for _, a := range sc.Assigns {
-		if a.Value.late {
-			return &finding{"builtin.shell-eval", name + " gives " + a.Name + " " + quotedWord(a.Value.Text) + ", quoted text that bash expands after all for an integer or array variable", 0}
+		if a.Value.late && evaluating {
+			return &finding{"builtin.shell-eval", name + " gives " + a.Name + " " + quotedWord(a.Value.Text) + ", quoted text that bash expands after all for an integer, array or nameref variable", 0}
 		}
 	}
 	return nil

@@ -148,7 +148,9 @@ func varWriter(sc *SimpleCommand) *verdict {
 		if (name == "declare" || name == "typeset" || name == "local") && w.Literal && len(t) > 1 && t[0] == '-' && strings.ContainsRune(t[1:], 'n') {
 			return &verdict{Approve, "structural.exec-env", name + " " + quotedWord(t) + " makes a nameref: an assignment through it sets a variable the analyzer does not see by name"}
 		}
-		if !w.Literal && (name == "read" || name == "mapfile" || name == "readarray") && !strings.HasPrefix(t, "-") {
+		named := name == "read" || name == "mapfile" || name == "readarray" || name == "getopts" ||
+			(name == "printf" || name == "wait") && (strings.HasPrefix(t, "-v") || strings.HasPrefix(t, "-p") || i > 0 && (sc.Words[i].Text == "-v" || sc.Words[i].Text == "-p"))
+		if !w.Literal && named && (!strings.HasPrefix(t, "-") || len(t) > 2) {
 			return &verdict{Approve, "structural.exec-env", name + " sets a variable named only at run time (" + quotedWord(t) + ")"}
 		}
 		for _, cand := range []string{t, strings.TrimPrefix(t, "-v")} {
@@ -551,6 +553,20 @@ type deletion struct {
 	targets []string
 }
 
+// findTargets are the starting points of find's deletion, or none (the
+// whole workspace is kept) when it follows links (-L, -H, -follow): then
+// it deletes beneath where a link leads, which a backup of the starting
+// points holds only as the link (a re-test: find -L src -delete removed
+// a tree src/l led to, and kept nothing of it).
+func findTargets(ws []Word) []string {
+	for _, w := range ws[1:] {
+		if t := w.Text; t == "-L" || t == "-H" || t == "-follow" || !w.Literal && w.mayBeOption() {
+			return nil
+		}
+	}
+	return findStarts(ws)
+}
+
 // gitRm: git rm -f removes tracked files from the working tree whatever
 // their local changes (without -f, git removes only files as they are
 // committed, which git checkout brings back), and a pathspec's glob
@@ -558,7 +574,10 @@ type deletion struct {
 // unless --cached (the index only) or -n. Long options may be cut to a
 // prefix; --pathspec-from-file names targets known only at run time.
 func gitRm(ws []Word) *deletion {
-	force, keep, opts := false, false, true
+	// The last of --dry-run/-n and --no-dry-run wins, and of --cached and
+	// --no-cached (a re-test: -n --no-dry-run deleted); -f counts however
+	// often it is cancelled, as --no-force is not an option of git rm.
+	force, dry, cached, opts := false, false, false, true
 	var targets []string
 	unknown := false
 	for k := 2; k < len(ws); k++ {
@@ -568,21 +587,27 @@ func gitRm(ws []Word) *deletion {
 			targets = append(targets, t)
 		case t == "--":
 			opts = false
+		case len(t) > len("--no-") && strings.HasPrefix("--no-dry-run", t):
+			dry = false
+		case len(t) > len("--no-") && strings.HasPrefix("--no-cached", t):
+			cached = false
 		case len(t) > 2 && strings.HasPrefix("--force", t):
 			force = true
-		case len(t) > 2 && (strings.HasPrefix("--cached", t) || strings.HasPrefix("--dry-run", t)):
-			keep = true
+		case len(t) > 2 && strings.HasPrefix("--cached", t):
+			cached = true
+		case len(t) > 2 && strings.HasPrefix("--dry-run", t):
+			dry = true
 		case strings.HasPrefix(t, "--pathspec-from-file"):
 			unknown = true
 		case strings.HasPrefix(t, "--"):
 		case strings.HasPrefix(t, "-") && len(t) > 1:
 			force = force || strings.ContainsRune(t[1:], 'f')
-			keep = keep || strings.ContainsRune(t[1:], 'n')
+			dry = dry || strings.ContainsRune(t[1:], 'n')
 		default:
 			targets = append(targets, t)
 		}
 	}
-	if !force || keep {
+	if !force || dry || cached {
 		return nil
 	}
 	if unknown {
@@ -612,7 +637,7 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			}
 		}
 		if f := findLayer(sc); f != nil {
-			return &deletion{"find runs rm on every file it matches", findStarts(f.Words)}
+			return &deletion{"find runs rm on every file it matches", findTargets(f.Words)}
 		}
 		if rec {
 			return &deletion{"rm -r deletes whole directory trees", targets}
@@ -620,7 +645,7 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 	case "find":
 		for _, w := range ws {
 			if w.Literal && w.Text == "-delete" {
-				return &deletion{"find -delete deletes every file it matches", findStarts(ws)}
+				return &deletion{"find -delete deletes every file it matches", findTargets(ws)}
 			}
 		}
 	case "git":

@@ -33,7 +33,7 @@ func (s scope) conv(x *syntax.Word) Word {
 				b.WriteString(v)
 			}
 		case *syntax.SglQuoted:
-			out.late = out.late || lateCode(p.Value)
+			out.late = out.late || lateCode(p.Value) || p.Dollar && strings.ContainsRune(p.Value, '\\') // $'\x24(' is $(
 			if p.Dollar && strings.ContainsRune(p.Value, '\\') {
 				dyn()
 				b.WriteString(s.text(p.Pos(), p.End()))
@@ -70,12 +70,13 @@ func (s scope) conv(x *syntax.Word) Word {
 	return out
 }
 
-// lateCode reports text with a command substitution, an arithmetic or
-// a parameter expansion in it ($( ` $[ ${), kept from expanding by
-// quotes or escapes: bash expands it after all when a builtin evaluates
-// the word (a subscript, a compound value, arithmetic).
+// lateCode reports a $ or ` that quotes or escapes kept from expanding:
+// bash expands it after all when a builtin evaluates the word (a
+// subscript, a compound value, arithmetic). Any one counts, not only $(:
+// the word's pieces are joined before bash reads it again ('$'"(cmd)"; a
+// re-test), and a $'…' with escapes may make one (see conv).
 func lateCode(v string) bool {
-	return strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "$[") || strings.Contains(v, "${")
+	return strings.ContainsAny(v, "$`")
 }
 
 // assignedIn names the variables that ${NAME:=…} and ${NAME=…} in p set,
