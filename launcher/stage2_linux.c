@@ -553,29 +553,40 @@ static pid_t ns_pid(const char *dir)
 	return last ? (pid_t)strtol(last + 1, NULL, 10) : -1;
 }
 
+// The idmap user namespace's child: it tells its pid as the host's /proc
+// knows it, and lives until stage 2 closes the hold pipe. It shares stage
+// 2's memory (CLONE_VM) on a stack of its own and makes only system calls.
+static int idmap_tell[2], idmap_hold[2];
+static char idmap_stack[16384] __attribute__((aligned(16)));
+
+static int idmap_child(void *unused)
+{
+	(void)unused;
+	char self[32];
+	char b;
+	close(idmap_tell[0]);
+	close(idmap_hold[1]); // or the hold would never end
+	ssize_t n = readlink("/proc/self", self, sizeof self);
+	if (n > 0 && write(idmap_tell[1], self, n) == n)
+		while (read(idmap_hold[0], &b, 1) < 0 && errno == EINTR)
+			;
+	_exit(0);
+}
+
 // idmap_userns returns a user namespace in which the trees' owner is the
 // agent's throwaway uid, for the idmapped mounts. Its only process is a
-// child that tells its pid as the host's /proc (still mounted here) knows
-// it, and lives until the maps are written and the namespace is opened.
+// child (idmap_child) that lives until the maps are written and the
+// namespace is opened. The child shares stage 2's memory rather than
+// copying it: the copy cost about 1 ms of each launch of /bin/true
+// (40.6 ms against 39.7, interleaved, 2026-12-01).
 static int idmap_userns(struct plan *p)
 {
-	int tell[2], hold[2];
+	int *tell = idmap_tell, *hold = idmap_hold;
 	if (pipe2(tell, O_CLOEXEC) != 0 || pipe2(hold, O_CLOEXEC) != 0)
 		fail("mounts", "idmap user namespace: pipe: %s", E);
-	pid_t child = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+	pid_t child = clone(idmap_child, idmap_stack + sizeof idmap_stack, CLONE_VM | CLONE_NEWUSER | SIGCHLD, NULL);
 	if (child < 0)
 		fail("mounts", "idmap user namespace: clone: %s", E);
-	if (child == 0) {
-		char self[32];
-		char b;
-		close(tell[0]);
-		close(hold[1]); // or the hold would never end
-		ssize_t n = readlink("/proc/self", self, sizeof self);
-		if (n > 0 && write(tell[1], self, n) == n)
-			while (read(hold[0], &b, 1) < 0 && errno == EINTR)
-				;
-		_exit(0);
-	}
 	close(tell[1]);
 	close(hold[0]);
 	char dir[48], pid[16] = {0}, map[48];
