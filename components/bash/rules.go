@@ -577,36 +577,28 @@ func gitRm(ws []Word) *deletion {
 	// The last of --dry-run/-n and --no-dry-run wins, and of --cached and
 	// --no-cached (a re-test: -n --no-dry-run deleted); -f counts however
 	// often it is cancelled, as --no-force is not an option of git rm.
-	force, dry, cached, opts := false, false, false, true
-	var targets []string
-	unknown := false
-	for k := 2; k < len(ws); k++ {
-		t := ws[k].Text
+	force, dry, cached, unknown := false, false, false, false
+	targets := gitArgs(ws, func(t string) int {
 		switch {
-		case !opts:
-			targets = append(targets, t)
-		case t == "--":
-			opts = false
-		case len(t) > len("--no-") && strings.HasPrefix("--no-dry-run", t):
+		case longOpt(t, "--no-dry-run", len("--no-")):
 			dry = false
-		case len(t) > len("--no-") && strings.HasPrefix("--no-cached", t):
+		case longOpt(t, "--no-cached", len("--no-")):
 			cached = false
-		case len(t) > 2 && strings.HasPrefix("--force", t):
+		case longOpt(t, "--force", 2):
 			force = true
-		case len(t) > 2 && strings.HasPrefix("--cached", t):
+		case longOpt(t, "--cached", 2):
 			cached = true
-		case len(t) > 2 && strings.HasPrefix("--dry-run", t):
+		case longOpt(t, "--dry-run", 2):
 			dry = true
 		case strings.HasPrefix(t, "--pathspec-from-file"):
 			unknown = true
 		case strings.HasPrefix(t, "--"):
-		case strings.HasPrefix(t, "-") && len(t) > 1:
+		default:
 			force = force || strings.ContainsRune(t[1:], 'f')
 			dry = dry || strings.ContainsRune(t[1:], 'n')
-		default:
-			targets = append(targets, t)
 		}
-	}
+		return 0
+	})
 	if !force || dry || cached {
 		return nil
 	}
@@ -614,6 +606,34 @@ func gitRm(ws []Word) *deletion {
 		targets = nil // the whole workspace is kept
 	}
 	return &deletion{"git rm -f deletes tracked files from the working tree, with their changes not yet committed", targets}
+}
+
+// gitArgs walks a git subcommand's words from the third: options (git
+// permutes them anywhere before "--") go to opt, which returns how many
+// of the following words are its values; the rest are returned.
+func gitArgs(ws []Word, opt func(t string) int) []string {
+	var rest []string
+	opts := true
+	for k := 2; k < len(ws); k++ {
+		t := ws[k].Text
+		switch {
+		case !opts:
+			rest = append(rest, t)
+		case t == "--":
+			opts = false
+		case strings.HasPrefix(t, "-") && len(t) > 1:
+			k += opt(t)
+		default:
+			rest = append(rest, t)
+		}
+	}
+	return rest
+}
+
+// longOpt says whether t is a prefix of the long option name that git
+// takes for it: longer than min characters.
+func longOpt(t, name string, min int) bool {
+	return len(t) > min && strings.HasPrefix(name, t)
 }
 
 func recursiveDelete(sc *SimpleCommand) *deletion {
@@ -661,27 +681,21 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		// input. Options come anywhere before "--" (git permutes them),
 		// the last of -n/--dry-run and --no-dry-run wins, and git takes
 		// any unambiguous prefix of a long option.
-		dry, opts := false, true
-		var targets []string
-		for k := 2; k < len(ws); k++ {
-			t := ws[k].Text
+		dry := false
+		targets := gitArgs(ws, func(t string) int {
 			switch {
-			case !opts:
-				targets = append(targets, t)
-			case t == "--":
-				opts = false
-			case len(t) > len("--no-") && strings.HasPrefix("--no-dry-run", t):
+			case longOpt(t, "--no-dry-run", len("--no-")):
 				dry = false
-			case len(t) > len("--") && strings.HasPrefix("--dry-run", t):
+			case longOpt(t, "--dry-run", len("--")):
 				dry = true
 			case t == "--exclude" || t == "-e":
-				k++
+				return 1
 			case strings.HasPrefix(t, "--"):
-			case strings.HasPrefix(t, "-") && len(t) > 1:
+			default:
 				for i, c := range t[1:] {
 					if c == 'e' { // the pattern: the rest, or the next word
 						if i == len(t)-2 {
-							k++
+							return 1
 						}
 						break
 					}
@@ -689,10 +703,9 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 						dry = true
 					}
 				}
-			default:
-				targets = append(targets, t)
 			}
-		}
+			return 0
+		})
 		if !dry {
 			if len(targets) == 0 {
 				targets = []string{gitDirOf(sc)}
