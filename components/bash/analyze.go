@@ -111,6 +111,11 @@ type Word struct {
 	late bool
 	// assigns names the variables a ${NAME:=…} or ${NAME=…} in it sets.
 	assigns []string
+	// sub: its quoted text, pieces joined, holds a command substitution
+	// in an array subscript or a compound value (a[$(cmd)], ($(cmd))),
+	// which bash runs when the text is evaluated as arithmetic (an
+	// integer variable such as OPTIND, let) or assigned to an array.
+	sub bool
 }
 
 // Layer is one wrapper a command runs under.
@@ -143,6 +148,8 @@ type Redirect struct {
 	FD string
 	// Target is the file (or descriptor, or here-document delimiter).
 	Target Word
+
+	body Word // a here-document's text
 }
 
 // Opaque marks part of a command that the analyzer cannot see.
@@ -305,6 +312,9 @@ func (w *walker) redirects(s scope, rs []*syntax.Redirect, depth int) ([]Redirec
 			}
 		}
 		rd := Redirect{Op: r.Op.String()}
+		if r.Hdoc != nil {
+			rd.body = s.conv(r.Hdoc)
+		}
 		if r.N != nil {
 			rd.FD = r.N.Value
 		}
@@ -374,6 +384,9 @@ func (w *walker) command(s scope, st *syntax.Stmt, redirs []Redirect, depth int)
 		case *syntax.WordIter:
 			for _, x := range l.Items {
 				if err := w.word(s, x, d); err != nil {
+					return err
+				}
+				if err := w.subIn(s, x, "for"); err != nil {
 					return err
 				}
 			}
@@ -696,6 +709,19 @@ func (w *walker) lateIn(s scope, x *syntax.Word, what string) error {
 	text := s.text(x.Pos(), x.End())
 	return w.emit(s, SimpleCommand{Words: []Word{lit(what)}, Pos: s.pos(x.Pos()), Text: text,
 		Dynamic: &Opaque{At: 0, Why: what + " is given " + quotedWord(text) + ", quoted text that bash evaluates after all as a name or arithmetic: a command substitution in a subscript runs"}})
+}
+
+// subIn records, as a command known only at run time, a word that is
+// not a command's (a for loop's list) with a command substitution in a
+// subscript in its quoted text (Word.sub): for OPTIND in 'a[$(cmd)]'
+// runs cmd (a re-test).
+func (w *walker) subIn(s scope, x *syntax.Word, what string) error {
+	if !s.conv(x).sub {
+		return nil
+	}
+	text := s.text(x.Pos(), x.End())
+	return w.emit(s, SimpleCommand{Words: []Word{lit(what)}, Pos: s.pos(x.Pos()), Text: text,
+		Dynamic: &Opaque{At: 0, Why: what + " is given " + quotedWord(text) + ", quoted text with a command substitution in a subscript, which bash runs if the loop's variable is an integer or an array"}})
 }
 
 // test walks the words of a [[ ]] expression, iteratively.

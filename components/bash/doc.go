@@ -306,7 +306,11 @@
 //     evaluates it as a name, subscript, compound value or arithmetic
 //     (declare 'a[$(cmd)]=1',
 //     declare -a 'a=($(cmd))', printf -v, read, test -v, let, [[ -v ]],
-//     [[ -eq ]], (( ))). A variable's value is not covered: $((x)),
+//     [[ -eq ]], (( ))), and, anywhere on the line (a word, a value, a
+//     here-string or here-document, a for loop's list), quoted text with
+//     a command substitution in an array subscript or a compound value
+//     (OPTIND='a[$(cmd)]': an integer variable evaluates what it is
+//     given). A variable's value is not covered: $((x)),
 //     [[ $x -eq 1 ]], let and declare -i evaluate it as an expression,
 //     and an array subscript in it runs command substitutions
 //     (x='a[$(rm -rf src)]'; echo $((x))). An unquoted here-document a

@@ -453,8 +453,8 @@ func dynamicArgs(sc *SimpleCommand) *finding {
 		if len(ws) > 1 && !ws[1].Literal {
 			return dyn(1, "git's subcommand "+ws[1].Text+" is not a literal")
 		}
-		if len(ws) > 1 && ws[1].Text == "clean" {
-			return optionLike(ws, 2, false, "git clean")
+		if len(ws) > 1 && (ws[1].Text == "clean" || ws[1].Text == "rm") {
+			return optionLike(ws, 2, false, "git "+ws[1].Text)
 		}
 		return nil
 	case name == "rm":
@@ -592,7 +592,36 @@ func shellEval(sc *SimpleCommand) *finding {
 	if f := assignedVars(sc); f != nil {
 		return f
 	}
+	if f := subscriptCode(sc); f != nil {
+		return f
+	}
 	return codeArgs(sc, name)
+}
+
+// subscriptCode finds, anywhere in a command (its words, values,
+// here-strings and here-documents), quoted text with a command
+// substitution in an array subscript or a compound value (Word.sub):
+// an integer variable (OPTIND, RANDOM, one declared -i on an earlier
+// line) evaluates what it is given as arithmetic, and a subscript's
+// substitution runs (a re-test: OPTIND='a[$(rm -rf src)]' was
+// automatic, and so were read, printf -v and mapfile giving it so).
+func subscriptCode(sc *SimpleCommand) *finding {
+	words := slices.Clone(sc.Words)
+	for _, a := range sc.Assigns {
+		words = append(words, a.Value)
+	}
+	for _, r := range sc.Redirects {
+		words = append(words, r.Target, r.body)
+	}
+	for _, l := range sc.Wrappers {
+		words = append(words, l.Words...)
+	}
+	for i, w := range words {
+		if w.sub {
+			return &finding{"builtin.shell-eval", "quoted text with a command substitution in an array subscript or a compound value, which bash runs when it evaluates the text as arithmetic (an integer variable) or assigns it to an array", min(i, len(sc.Words))}
+		}
+	}
+	return nil
 }
 
 // assignedVars finds a ${NAME:=…} or ${NAME=…} anywhere in a command

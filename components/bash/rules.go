@@ -148,8 +148,16 @@ func varWriter(sc *SimpleCommand) *verdict {
 		if (name == "declare" || name == "typeset" || name == "local") && w.Literal && len(t) > 1 && t[0] == '-' && strings.ContainsRune(t[1:], 'n') {
 			return &verdict{Approve, "structural.exec-env", name + " " + quotedWord(t) + " makes a nameref: an assignment through it sets a variable the analyzer does not see by name"}
 		}
+		// printf's -v NAME, and wait's -p NAME, -np NAME, -fp NAME: an
+		// option cluster whose last letter takes the next word.
+		prev := ""
+		if i > 0 && sc.Words[i].Literal {
+			prev = sc.Words[i].Text
+		}
 		named := name == "read" || name == "mapfile" || name == "readarray" || name == "getopts" ||
-			(name == "printf" || name == "wait") && (strings.HasPrefix(t, "-v") || strings.HasPrefix(t, "-p") || i > 0 && (sc.Words[i].Text == "-v" || sc.Words[i].Text == "-p"))
+			name == "printf" && (strings.HasPrefix(t, "-v") || prev == "-v") ||
+			name == "wait" && (strings.HasPrefix(t, "-p") || len(prev) > 1 && prev[0] == '-' && strings.HasSuffix(prev, "p") ||
+				len(t) > 1 && t[0] == '-' && strings.Contains(t, "p"))
 		if !w.Literal && named && (!strings.HasPrefix(t, "-") || len(t) > 2) {
 			return &verdict{Approve, "structural.exec-env", name + " sets a variable named only at run time (" + quotedWord(t) + ")"}
 		}
@@ -590,8 +598,11 @@ func gitRm(ws []Word) *deletion {
 			cached = true
 		case longOpt(t, "--dry-run", 2):
 			dry = true
-		case strings.HasPrefix(t, "--pathspec-from-file"):
+		case longOpt(strings.SplitN(t, "=", 2)[0], "--pathspec-from-file", len("--pathspec-f")):
 			unknown = true
+			if !strings.Contains(t, "=") {
+				return 1 // the file is the next word
+			}
 		case strings.HasPrefix(t, "--"):
 		default:
 			force = force || strings.ContainsRune(t[1:], 'f')
@@ -619,7 +630,7 @@ func gitArgs(ws []Word, opt func(t string) int) []string {
 		switch {
 		case !opts:
 			rest = append(rest, t)
-		case t == "--":
+		case t == "--" || t == "--end-of-options": // git takes both as the end of its options
 			opts = false
 		case strings.HasPrefix(t, "-") && len(t) > 1:
 			k += opt(t)
@@ -688,7 +699,9 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 				dry = false
 			case longOpt(t, "--dry-run", len("--")):
 				dry = true
-			case t == "--exclude" || t == "-e":
+			case longOpt(t, "--exclude", 2): // --excl and the like: the pattern is the next word
+				return 1
+			case t == "-e":
 				return 1
 			case strings.HasPrefix(t, "--"):
 			default:

@@ -12,6 +12,7 @@ import (
 func (s scope) conv(x *syntax.Word) Word {
 	out := Word{Literal: true, single: true}
 	var b strings.Builder
+	var quoted strings.Builder // the literal text of every piece, expansions left out (subText)
 	leadDone := false
 	dyn := func() {
 		if !leadDone {
@@ -24,6 +25,7 @@ func (s scope) conv(x *syntax.Word) Word {
 		case *syntax.Lit:
 			v, exp := unquoted(p.Value, i == 0)
 			out.late = out.late || lateCode(v)
+			quoted.WriteString(v)
 			if exp >= 0 {
 				b.WriteString(v[:exp])
 				dyn()
@@ -34,6 +36,7 @@ func (s scope) conv(x *syntax.Word) Word {
 			}
 		case *syntax.SglQuoted:
 			out.late = out.late || lateCode(p.Value) || p.Dollar && strings.ContainsRune(p.Value, '\\') // $'\x24(' is $(
+			quoted.WriteString(ansiC(p))
 			if p.Dollar && strings.ContainsRune(p.Value, '\\') {
 				dyn()
 				b.WriteString(s.text(p.Pos(), p.End()))
@@ -44,9 +47,11 @@ func (s scope) conv(x *syntax.Word) Word {
 			for _, q := range p.Parts {
 				if l, ok := q.(*syntax.Lit); ok {
 					out.late = out.late || lateCode(dquoted(l.Value))
+					quoted.WriteString(dquoted(l.Value))
 					b.WriteString(dquoted(l.Value))
 					continue
 				}
+				out.sub = out.sub || s.subInParam(q)
 				dyn()
 				if pe, ok := q.(*syntax.ParamExp); ok && manyFields(pe) {
 					out.single = false
@@ -58,6 +63,7 @@ func (s scope) conv(x *syntax.Word) Word {
 		default:
 			dyn()
 			out.single = false
+			out.sub = out.sub || s.subInParam(p)
 			out.prompt = out.prompt || promptExp(p)
 			out.assigns = append(out.assigns, assignedIn(p)...)
 			b.WriteString(s.text(p.Pos(), p.End()))
@@ -67,7 +73,99 @@ func (s scope) conv(x *syntax.Word) Word {
 	if out.Literal {
 		out.lead = out.Text
 	}
+	out.sub = out.sub || subText(quoted.String())
 	return out
+}
+
+// subText reports text with a command substitution in an array
+// subscript (a[$(cmd)], a[`cmd`]) or in a compound value (($(cmd)),
+// a=($(cmd))): bash runs it when it evaluates the text as arithmetic or
+// assigns it to an array. The text is a word's quoted pieces joined,
+// expansions left out, as an expansion may be empty ('a[$'"$e"'(cmd)]').
+func subText(v string) bool {
+	code := func(t string) bool { return strings.Contains(t, "$(") || strings.Contains(t, "`") }
+	if i := strings.IndexByte(v, '['); i >= 0 && code(v[i:]) {
+		return true
+	}
+	t := strings.TrimLeft(v, " \t\n")
+	return (strings.HasPrefix(t, "(") || strings.Contains(v, "=(")) && code(v)
+}
+
+// subInParam looks inside a parameter expansion's words (${x:='…'},
+// ${x:-'…'}) for subText.
+func (s scope) subInParam(p syntax.WordPart) bool {
+	pe, ok := p.(*syntax.ParamExp)
+	if !ok || pe.Exp == nil || pe.Exp.Word == nil {
+		return false
+	}
+	return s.conv(pe.Exp.Word).sub
+}
+
+// ansiC is a single-quoted piece's text, $'…' escapes decoded as bash
+// decodes them (\n, \e, \NNN octal, \xHH, \uHHHH, \UHHHHHHHH, \cX):
+// $'\x24(' is $(. Not expand.Literal: the expand package brings os/user,
+// whose C lookups a static launcher must not link.
+func ansiC(p *syntax.SglQuoted) string {
+	if !p.Dollar {
+		return p.Value
+	}
+	v := p.Value
+	var b strings.Builder
+	digits := func(i, max int, base int) (int, int) { // value, digits read
+		n, k := 0, 0
+		for ; k < max && i+k < len(v); k++ {
+			d := strings.IndexByte("0123456789abcdef"[:base], v[i+k]|0x20)
+			if base == 8 {
+				d = strings.IndexByte("01234567", v[i+k])
+			}
+			if d < 0 {
+				break
+			}
+			n = n*base + d
+		}
+		return n, k
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] != '\\' || i+1 == len(v) {
+			b.WriteByte(v[i])
+			continue
+		}
+		i++
+		switch c := v[i]; c {
+		case 'a', 'b', 'e', 'E', 'f', 'n', 'r', 't', 'v':
+			b.WriteByte(map[byte]byte{'a': 7, 'b': 8, 'e': 27, 'E': 27, 'f': 12, 'n': 10, 'r': 13, 't': 9, 'v': 11}[c])
+		case '\\', '\'', '"', '?':
+			b.WriteByte(c)
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+			n, k := digits(i+1, max, 16)
+			if k == 0 {
+				b.WriteByte('\\')
+				b.WriteByte(c)
+				continue
+			}
+			if c == 'x' {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i += k
+		case 'c':
+			if i+1 < len(v) {
+				i++
+				b.WriteByte(v[i] & 0x1f)
+			}
+		default:
+			if n, k := digits(i, 3, 8); k > 0 {
+				b.WriteByte(byte(n))
+				i += k - 1
+				continue
+			}
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // lateCode reports a $ or ` that quotes or escapes kept from expanding:
