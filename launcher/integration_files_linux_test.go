@@ -638,6 +638,20 @@ func TestInvokedAs(t *testing.T) {
 	if err := writableCode(&policy.Policy{Workspace: policy.Workspace{Path: ws}}, got); err == nil {
 		t.Error("a PATH entry through the workspace by a link and '..' was not refused")
 	}
+	// A leading ~, which bash expands in a PATH entry and Go does not (a
+	// re-test: '~/ws/bin' first in PATH passed as a relative entry).
+	t.Setenv("HOME", dir)
+	t.Setenv("PATH", "~/ws/tbin:"+filepath.Join(dir, "real"))
+	got = invokedAs("launcher")
+	if !covers(got, []string{filepath.Join(dir, "ws", "tbin", "launcher"), filepath.Join(dir, "ws")}) {
+		t.Errorf("invokedAs(launcher) after ~/ws/tbin = %q", got)
+	}
+	if got := tildePath("~root/bin"); got != "/root/bin" {
+		t.Errorf("tildePath(~root/bin) = %q", got)
+	}
+	if got := tildePath("~no-such-user-pinfold/bin"); got != "~no-such-user-pinfold/bin" {
+		t.Errorf("tildePath of an unknown user = %q", got)
+	}
 	// ".." after a link is taken where the link leads, not by the text.
 	must(t, os.Symlink(filepath.Join(dir, "elsewhere", "deep"), filepath.Join(dir, "ws", "lnk")))
 	must(t, os.Symlink(real, filepath.Join(dir, "elsewhere", "launcher")))

@@ -303,6 +303,8 @@ func shadowing(name, found string) []string {
 		if dir == "" {
 			dir = "."
 		}
+		spelt := dir
+		dir = tildePath(dir) // bash expands a leading ~ in a PATH entry; Go does not (a re-test)
 		raw := dir + "/" + name
 		if !strings.HasPrefix(raw, "/") {
 			raw = wd + "/" + raw
@@ -314,11 +316,36 @@ func shadowing(name, found string) []string {
 		if err == nil {
 			out = append(out, real)
 		}
-		if filepath.Join(dir, name) == filepath.Clean(found) {
+		if filepath.Join(spelt, name) == filepath.Clean(found) {
 			break // exec.LookPath's own spelling of the entry it took
 		}
 	}
 	return out
+}
+
+// tildePath is a PATH entry as bash reads it when it looks a command up:
+// a leading ~ is $HOME, ~user that user's home from /etc/passwd (an
+// unknown user's entry stays as written, as bash leaves it).
+func tildePath(dir string) string {
+	if !strings.HasPrefix(dir, "~") {
+		return dir
+	}
+	user, rest, _ := strings.Cut(dir[1:], "/")
+	home := os.Getenv("HOME")
+	if user != "" {
+		home = ""
+		b, _ := os.ReadFile("/etc/passwd")
+		for line := range strings.Lines(string(b)) {
+			if f := strings.Split(strings.TrimRight(line, "\n"), ":"); len(f) >= 6 && f[0] == user {
+				home = f[5]
+				break
+			}
+		}
+	}
+	if home == "" {
+		return dir
+	}
+	return strings.TrimSuffix(home, "/") + "/" + rest
 }
 
 // writableCode refuses a policy under which the agent could write one of
