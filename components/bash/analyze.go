@@ -703,12 +703,7 @@ func (w *walker) arithm(s scope, x syntax.ArithmExpr, depth int) error {
 // it runs a command substitution (bash before 5.2 more often than
 // after).
 func (w *walker) lateIn(s scope, x *syntax.Word, what string) error {
-	if !s.conv(x).late {
-		return nil
-	}
-	text := s.text(x.Pos(), x.End())
-	return w.emit(s, SimpleCommand{Words: []Word{lit(what)}, Pos: s.pos(x.Pos()), Text: text,
-		Dynamic: &Opaque{At: 0, Why: what + " is given " + quotedWord(text) + ", quoted text that bash evaluates after all as a name or arithmetic: a command substitution in a subscript runs"}})
+	return w.opaqueWord(s, x, what, s.conv(x).late, "quoted text that bash evaluates after all as a name or arithmetic: a command substitution in a subscript runs")
 }
 
 // subIn records, as a command known only at run time, a word that is
@@ -716,12 +711,18 @@ func (w *walker) lateIn(s scope, x *syntax.Word, what string) error {
 // subscript in its quoted text (Word.sub): for OPTIND in 'a[$(cmd)]'
 // runs cmd (a re-test).
 func (w *walker) subIn(s scope, x *syntax.Word, what string) error {
-	if !s.conv(x).sub {
+	return w.opaqueWord(s, x, what, s.conv(x).sub, "quoted text with a command substitution in a subscript, which bash runs if the loop's variable is an integer or an array")
+}
+
+// opaqueWord emits, when found, a command named what whose word x is
+// known only at run time, for why.
+func (w *walker) opaqueWord(s scope, x *syntax.Word, what string, found bool, why string) error {
+	if !found {
 		return nil
 	}
 	text := s.text(x.Pos(), x.End())
 	return w.emit(s, SimpleCommand{Words: []Word{lit(what)}, Pos: s.pos(x.Pos()), Text: text,
-		Dynamic: &Opaque{At: 0, Why: what + " is given " + quotedWord(text) + ", quoted text with a command substitution in a subscript, which bash runs if the loop's variable is an integer or an array"}})
+		Dynamic: &Opaque{At: 0, Why: what + " is given " + quotedWord(text) + ", " + why}})
 }
 
 // test walks the words of a [[ ]] expression, iteratively.
