@@ -37,9 +37,12 @@
 // printed before the agent's first byte), starts the agent, relays
 // forwarded signals and exits with the agent's status; when it exits the
 // kernel kills whatever is left in the namespace. The resource limits
-// alone are set in the agent's process between fork and execve, not on
-// stage 2: an RLIMIT_CPU on the init would let the agent wear it down by
-// waking it with signals.
+// alone are set in the agent's process before its execve, not on stage
+// 2: an RLIMIT_CPU on the init would let the agent wear it down by waking
+// it with signals. That process shares stage 2's memory until its execve
+// (CLONE_VM|CLONE_VFORK, on a stack of its own, as posix_spawn does), as
+// does the child that holds the idmap user namespace: a fork's copy of
+// the page tables cost about a millisecond each.
 //
 // The seccomp filter is stricter than DESIGN.md §3 step 8 in one point:
 // with Unix sockets off, socketpair(AF_UNIX) stays allowed for stream and
