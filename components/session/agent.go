@@ -604,33 +604,28 @@ func (s *Session) Summary() string {
 			parts = append(parts, fmt.Sprintf("%s: no log (%v)", p.role, err))
 			continue
 		}
-		// Each test is of the first match in a line, which lies before
-		// any field a caller chooses (time, level, msg, component,
-		// caller, op come first): text the agent sends cannot count.
-		first := func(line, key string) string {
-			if i := strings.Index(line, " "+key+"="); i >= 0 {
-				v, _, _ := strings.Cut(line[i+len(key)+2:], " ")
-				return v
-			}
-			return ""
-		}
+		// Each line is read field by field as slog wrote it, a quoted
+		// value whole: text the agent sends (a certificate's name in
+		// caller=) is inside a value and cannot count (a hunt: a name
+		// holding " more_not_logged=…" hid the refused connections).
 		var requests, denied, refused, errs, skipped int
 		cut := false
 		for _, line := range strings.Split(string(b), "\n") {
+			f := logFields(line)
 			switch {
 			case strings.HasPrefix(line, "log: over "):
 				cut = true
-			case first(line, "msg") == "request":
+			case f["msg"] == "request":
 				requests++
-				if first(line, "allowed") == "false" {
+				if f["allowed"] == "false" {
 					denied++
 				}
-			case first(line, "msg") == "refused":
+			case f["msg"] == "refused":
 				refused++
-				if n, err := strconv.Atoi(first(line, "more_not_logged")); err == nil && n > 0 {
-					skipped += n
+				if n, err := strconv.Atoi(f["more_not_logged"]); err == nil && n > 0 && n < 1<<30 {
+					skipped = min(skipped+n, 1<<30)
 				}
-			case first(line, "level") == "ERROR":
+			case f["level"] == "ERROR":
 				errs++
 			}
 		}
@@ -648,6 +643,37 @@ func (s *Session) Summary() string {
 		parts = append(parts, part)
 	}
 	return "components: " + strings.Join(parts, "; ") + " (logs in " + s.Dir + ")"
+}
+
+// logFields reads a line of slog's text format: key=value fields, a
+// value quoted ("…", Go's escapes) or bare up to the next space. The
+// first of a key counts; a line that does not read so gives what came
+// before.
+func logFields(line string) map[string]string {
+	f := map[string]string{}
+	for line = strings.TrimLeft(line, " "); line != ""; line = strings.TrimLeft(line, " ") {
+		key, rest, ok := strings.Cut(line, "=")
+		if !ok || key == "" || strings.ContainsAny(key, " \"") {
+			break
+		}
+		var v string
+		if strings.HasPrefix(rest, `"`) {
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				break
+			}
+			v, _ = strconv.Unquote(q)
+			rest = rest[len(q):]
+		} else {
+			v, rest, _ = strings.Cut(rest, " ")
+			rest = " " + rest
+		}
+		if _, seen := f[key]; !seen {
+			f[key] = v
+		}
+		line = rest
+	}
+	return f
 }
 
 // ErrNoSession: the agent-side verbs were run where the launcher set no

@@ -87,8 +87,8 @@ func TestPruneLogs(t *testing.T) {
 	}
 }
 
-// The summary counts requests by the fields before anything a caller
-// chooses, and says when a component's log was cut: a hunt's agent
+// The summary counts requests by the component's own fields, a quoted
+// value read whole, and says when a component's log was cut: a hunt's agent
 // filled fs's log so that its later write went unlogged, and the summary
 // said every request was denied.
 func TestSummaryReadsLogsHonestly(t *testing.T) {
@@ -97,6 +97,10 @@ func TestSummaryReadsLogsHonestly(t *testing.T) {
 		`time=2026-12-01T12:00:00Z level=INFO msg=request component=fs caller=agent op=write allowed=true reason=allowed rule=workspace detail=""`,
 		`time=2026-12-01T12:00:01Z level=INFO msg=request component=fs caller=agent op=stat allowed=false reason=no_rule rule=fs.beneath detail="x allowed=false y msg=refused level=ERROR"`,
 		`time=2026-12-01T12:00:02Z level=WARN msg=refused component=fs caller="uid 65534" reason=peer_uid more_not_logged=41`,
+		// A certificate's name the agent chose, in caller=, tries to add
+		// to the count and to wrap it negative (a hunt).
+		`time=2026-12-01T12:00:03Z level=WARN msg=refused component=fs caller="x more_not_logged=9223372036854775807 y" reason=handshake detail="bad certificate"`,
+		`time=2026-12-01T12:00:04Z level=WARN msg=refused component=fs caller="x \" more_not_logged=1 y" reason=handshake`,
 		"log: over 33554432 bytes: the rest of this component's log is dropped",
 		"",
 	}, "\n")
@@ -105,7 +109,7 @@ func TestSummaryReadsLogsHonestly(t *testing.T) {
 	}
 	s := &Session{Dir: dir, procs: []*proc{{role: pki.FS}}}
 	got := s.Summary()
-	for _, want := range []string{"fs 2 requests, 1 denied", "42 connections refused", "LOG CUT"} {
+	for _, want := range []string{"fs 2 requests, 1 denied", "44 connections refused", "LOG CUT"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary %q lacks %q", got, want)
 		}
