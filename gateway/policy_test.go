@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/internal/userdb"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -147,8 +148,16 @@ func TestOwnerGroups(t *testing.T) {
 	if got := ownerGroups(0, 0); len(got) == 0 || got[0] != 0 {
 		t.Errorf("root: %v", got)
 	}
-	passwd := []byte("root:x:0:0::/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nannex:x:1001:1001::/home/annex:/bin/sh\n")
-	group := []byte("root:x:0:\nann:x:1000:\nwheel:x:10:root,ann\ndocker:x:999:annex\naudio:x:29:bob,ann,carol\nbroken:x:oops:ann\nshort:x:30\nann2:x:1000:ann\n")
+	dir := t.TempDir()
+	write := func(name, text string) []userdb.Entry {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return userdb.Read(path)
+	}
+	passwd := write("passwd", "root:x:0:0::/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nannex:x:1001:1001::/home/annex:/bin/sh\n")
+	group := write("group", "root:x:0:\nann:x:1000:\nwheel:x:10:root,ann\ndocker:x:999:annex\naudio:x:29:bob,ann,carol\nbroken:x:oops:ann\nshort:x:30\nann2:x:1000:ann\n")
 	for _, c := range []struct {
 		uid, gid uint32
 		want     []uint32

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	csession "github.com/pinfold/pinfold/components/session"
+	"github.com/pinfold/pinfold/internal/userdb"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -316,38 +317,31 @@ func (g *Gateway) fullAccessAllowed() error {
 }
 
 // ownerGroups are uid's supplementary groups from /etc/passwd and
-// /etc/group, or only gid when uid has no entry: never the gateway's own.
-// The files, not the C library's user database: the launcher is linked
-// statically (cmd/launcher/static_linux.go) and loads no NSS module, so
-// groups only a directory service (LDAP, sssd) knows are not given; that
-// errs toward less access.
+// /etc/group (userdb: groups only a directory service knows are not
+// given), or only gid when uid has no entry: never the gateway's own.
 func ownerGroups(uid, gid uint32) []uint32 {
-	passwd, _ := os.ReadFile("/etc/passwd")
-	group, _ := os.ReadFile("/etc/group")
-	return groupsOf(passwd, group, uid, gid)
+	return groupsOf(userdb.Passwd(), userdb.Group(), uid, gid)
 }
 
-// groupsOf is ownerGroups over the two files' contents: gid first, then
+// groupsOf is ownerGroups over the two files' entries: gid first, then
 // every group whose member list names uid's user, each once.
-func groupsOf(passwd, group []byte, uid, gid uint32) []uint32 {
+func groupsOf(passwd, group []userdb.Entry, uid, gid uint32) []uint32 {
 	groups := []uint32{gid}
 	name := ""
-	for line := range strings.Lines(string(passwd)) {
-		f := strings.Split(strings.TrimRight(line, "\n"), ":")
-		if len(f) >= 3 && f[0] != "" && f[2] == strconv.FormatUint(uint64(uid), 10) {
-			name = f[0]
+	for _, e := range passwd {
+		if e.Field(0) != "" && e.Field(2) == strconv.FormatUint(uint64(uid), 10) {
+			name = e.Field(0)
 			break
 		}
 	}
 	if name == "" {
 		return groups
 	}
-	for line := range strings.Lines(string(group)) {
-		f := strings.Split(strings.TrimRight(line, "\n"), ":")
-		if len(f) < 4 || !slices.Contains(strings.Split(f[3], ","), name) {
+	for _, e := range group {
+		if len(e) < 4 || !slices.Contains(strings.Split(e.Field(3), ","), name) {
 			continue
 		}
-		n, err := strconv.ParseUint(f[2], 10, 32)
+		n, err := strconv.ParseUint(e.Field(2), 10, 32)
 		if err == nil && !slices.Contains(groups, uint32(n)) {
 			groups = append(groups, uint32(n))
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pinfold/pinfold/internal/mountinfo"
 	"github.com/pinfold/pinfold/internal/privfile"
+	"github.com/pinfold/pinfold/internal/userdb"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -334,10 +335,9 @@ func tildePath(dir string) string {
 	home := os.Getenv("HOME")
 	if user != "" {
 		home = ""
-		b, _ := os.ReadFile("/etc/passwd")
-		for line := range strings.Lines(string(b)) {
-			if f := strings.Split(strings.TrimRight(line, "\n"), ":"); len(f) >= 6 && f[0] == user {
-				home = f[5]
+		for _, e := range userdb.Passwd() {
+			if len(e) >= 6 && e.Field(0) == user {
+				home = e.Field(5)
 				break
 			}
 		}
@@ -612,15 +612,9 @@ func FileID(path string) ([2]uint64, bool) {
 // inSubordinateRange.
 func namedIDs() map[int]bool {
 	used := map[int]bool{}
-	for _, f := range []string{"/etc/passwd", "/etc/group"} {
-		data, _ := os.ReadFile(f)
-		for _, line := range strings.Split(string(data), "\n") {
-			fields := strings.Split(line, ":")
-			if len(fields) > 2 {
-				if n, err := strconv.Atoi(fields[2]); err == nil {
-					used[n] = true
-				}
-			}
+	for _, e := range slices.Concat(userdb.Passwd(), userdb.Group()) {
+		if n, err := strconv.Atoi(e.Field(2)); err == nil && len(e) > 2 {
+			used[n] = true
 		}
 	}
 	return used

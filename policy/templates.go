@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/internal/mountinfo"
+	"github.com/pinfold/pinfold/internal/userdb"
 )
 
 // templateNames names the starter policies `launcher policy init` writes.
@@ -208,14 +209,10 @@ const homeWhy = "is a home directory: the agent could rewrite its shell start-up
 
 // passwdHomes are the home directories /etc/passwd names.
 func passwdHomes() []string {
-	b, err := os.ReadFile("/etc/passwd")
-	if err != nil {
-		return nil
-	}
 	var homes []string
-	for line := range strings.Lines(string(b)) {
-		if f := strings.Split(strings.TrimRight(line, "\n"), ":"); len(f) >= 7 && f[5] != "" {
-			homes = append(homes, f[5])
+	for _, e := range userdb.Passwd() {
+		if len(e) >= 7 && e.Field(5) != "" {
+			homes = append(homes, e.Field(5))
 		}
 	}
 	return homes
