@@ -289,6 +289,14 @@ func (b *Browser) shutdown() error {
 	_ = b.cmd.Wait() // the exit status is of no interest once we killed it
 	b.fail(errClosed)
 	closeAll(b.toChrome, b.fromChrome)
+	// The profile's SingletonSocket links to a directory Chromium made in
+	// the temporary directory, which it removes only on a clean exit (each
+	// CI run had left one): remove it too, when it is one of Chromium's.
+	if target, err := os.Readlink(filepath.Join(b.profile, "SingletonSocket")); err == nil {
+		if dir := filepath.Dir(target); filepath.Dir(dir) == filepath.Clean(os.TempDir()) && strings.HasPrefix(filepath.Base(dir), "org.chromium.Chromium.") {
+			os.RemoveAll(dir)
+		}
+	}
 	if err := os.RemoveAll(b.profile); err != nil {
 		errs = append(errs, fmt.Errorf("cdp: remove profile: %w", err))
 	}

@@ -64,6 +64,32 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
+// A browser leaves nothing behind in the temporary directory once
+// closed, even when Chromium was killed: its profile, and the singleton
+// socket directory Chromium makes there and removes only on a clean exit
+// (TestChromiumDies had left one /tmp/org.chromium.Chromium.* each run).
+func TestLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	b := newBrowser(t)
+	if err := b.Navigate(testContext(t), "about:blank"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Kill(-b.pid, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("left in the temporary directory: %s", e.Name())
+	}
+}
+
 func TestBrowser(t *testing.T) {
 	b := newBrowser(t)
 	dir := t.TempDir()
