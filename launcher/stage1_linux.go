@@ -378,7 +378,8 @@ func writableCode(p *policy.Policy, code []string) error {
 	for _, w := range writes {
 		note(string(w))
 	}
-	for _, m := range mountinfo.Read() {
+	ms := mountinfo.Read() // once: both checks below use it
+	for _, m := range ms {
 		for _, w := range writes {
 			if w.Contains(policy.Path(m.Point)) {
 				note(m.Point)
@@ -403,7 +404,6 @@ func writableCode(p *policy.Policy, code []string) error {
 	// a bind of a directory in the workspace). Each is named by its
 	// device and its place in that device's file system, where a tree and
 	// its binds are one.
-	ms := mountinfo.Read()
 	type tree struct{ dev, fs, via string }
 	var trees []tree
 	for _, w := range writes {
