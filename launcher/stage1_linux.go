@@ -98,6 +98,32 @@ func ProbeForLaunch() Host {
 // failed); nothing is ever retried with less confinement.
 func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	runtime.LockOSThread() // PDEATHSIG follows the thread that started stage 2
+	// Two one-time costs of the Go runtime are paid on other threads while
+	// the checks below run, rather than on the launch's path (about 1 ms
+	// each on our machines): subscribing to signals, where each signal is
+	// a round trip to the runtime's signal thread, and os.StartProcess's
+	// check that pidfds work, a child that exits at once.
+	sigs := make(chan os.Signal, 8)
+	held := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, relayedSignals...)
+		close(held)
+	}()
+	// Stopped off the launch's path too: Stop waits for the runtime's
+	// signal loop to go idle, and the command line exits as soon as Launch
+	// returns. A caller that goes on (bash's workers) has it stopped a
+	// moment later.
+	defer func() {
+		go func() {
+			<-held
+			signal.Stop(sigs)
+		}()
+	}()
+	go func() {
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			p.Release()
+		}
+	}()
 	// Descriptors the launcher inherited without close-on-exec (a make
 	// jobserver pipe, say) would reach stage 2, and through /proc the agent.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
@@ -149,13 +175,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	// Signals are held from here until the agent runs, then relayed: a
 	// SIGTERM must not kill the launcher between creating the cgroup and
 	// removing it.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, relayedSignals...)
-	// Stopped off the launch's path: Stop waits for the runtime's signal
-	// loop to go idle, about 1.5 ms of each launch on our machines, and the
-	// command line exits as soon as Launch returns. A caller that goes on
-	// (bash's workers) has it stopped a moment later.
-	defer func() { go signal.Stop(sigs) }()
+	<-held
 	// The plan is built while stage 2 is cloned and boots.
 	planned := make(chan prepared, 1)
 	go func() { planned <- preparePlan(o, h, id, cwd) }()
