@@ -316,6 +316,31 @@ func TestIntegrationComponentsShellQuota(t *testing.T) {
 	}
 }
 
+// A command whose caller leaves is ended, not left to run to the
+// policy's timeout holding the runner (commands run one at a time): the
+// agent's next command runs at once, and the first one's process is gone.
+func TestIntegrationComponentsShellCancel(t *testing.T) {
+	s := newSandbox(t)
+	p := componentsPol()
+	p.extra = "[commands]\ntimeout = \"90s\"\n"
+	l := itEnv.launcher
+	script := l + " sh 'sleep 737' & c=$!; sleep 2; kill $c; wait $c; " +
+		"timeout 30 " + l + " sh 'echo second'; echo second=$?"
+	r := s.agentSh(t, p, itOpts{}, script)
+	if r.code != 0 || r.stdout != "second\nsecond=0\n" {
+		t.Fatalf("the second command waited for the first one (exit 124 is timeout's): %s", r)
+	}
+	if strings.Contains(r.stderr, "sleep 737") && !strings.Contains(r.stderr, "its caller left") {
+		t.Errorf("the log does not say why the first command ended: %s", r.stderr)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range procs {
+		if b, _ := os.ReadFile(f); string(b) == "sleep\x00737\x00" {
+			t.Errorf("the first command's process is still running: %s", f)
+		}
+	}
+}
+
 // Code Mode in a session: the agent's script (launcher code run) is
 // checked by bash, run in a worker the launcher starts, and its tools are
 // served through the components — files through fs (what it writes is

@@ -51,7 +51,15 @@ const (
 	JobShell = ""
 	JobCode  = "code"
 	JobNet   = "net" // a connection to net's proxy, over the passing channel
+	// JobCancel, sent while a job runs, ends it: its caller left. The job
+	// is answered as usual; a cancel that comes after its job's end is
+	// ignored.
+	JobCancel = "cancel"
 )
+
+// ErrCancelled is the cause a job's context ends with when its caller
+// left (JobCancel).
+var ErrCancelled = errors.New("the request ended (its caller left)")
 
 // Outcome is how a worker ended. Error set: it did not run (or its
 // confinement failed), and nothing is retried.

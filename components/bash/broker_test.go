@@ -253,7 +253,7 @@ func TestBackupRoots(t *testing.T) {
 // answered as such, and a broken channel an outcome with Error set.
 func TestRunnerChannel(t *testing.T) {
 	a, b := net.Pipe()
-	go ServeRunner(b, func(j Job) Outcome {
+	go ServeRunner(b, func(_ context.Context, j Job) Outcome {
 		return Outcome{ExitCode: len(j.Command), Stdout: []byte(j.Command), Stderr: []byte{0, 1, 2}}
 	})
 	rc := NewRunnerClient(a)
@@ -286,6 +286,52 @@ func TestRunnerChannel(t *testing.T) {
 	if o := rc.Run(context.Background(), Job{Command: "x"}); o.Error == "" {
 		t.Errorf("closed channel: %+v", o)
 	}
+}
+
+// A job whose caller leaves is ended (its context ends with
+// ErrCancelled) and answered, and the channel goes on: the next job runs
+// to its own end, not cut short by the cancel that came after the first
+// one's outcome. The end of the channel ends a running job.
+func TestRunnerCancel(t *testing.T) {
+	a, b := net.Pipe()
+	ended := make(chan error, 4)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		ServeRunner(b, func(ctx context.Context, j Job) Outcome {
+			select {
+			case <-ctx.Done():
+				ended <- context.Cause(ctx)
+				return Outcome{Error: "stopped: " + context.Cause(ctx).Error()}
+			case <-time.After(j.Timeout):
+				ended <- nil
+				return Outcome{Stdout: []byte(j.Command)}
+			}
+		})
+	}()
+	rc := NewRunnerClient(a)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	o := rc.Run(ctx, Job{Command: "first", Timeout: time.Minute})
+	if err := <-ended; !errors.Is(err, ErrCancelled) || !strings.Contains(o.Error, ErrCancelled.Error()) {
+		t.Fatalf("the first job ended with %v, answered %+v", err, o)
+	}
+	// A cancel after its job's end (the caller left as the outcome came)
+	// is not taken for the next job's.
+	if _, err := a.Write([]byte(`{"kind":"cancel"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if o := rc.Run(context.Background(), Job{Command: "second", Timeout: 200 * time.Millisecond}); o.Error != "" || string(o.Stdout) != "second" || <-ended != nil {
+		t.Fatalf("the second job: %+v", o)
+	}
+	// The channel's end ends the job that runs.
+	go rc.Run(context.Background(), Job{Command: "third", Timeout: time.Minute})
+	time.Sleep(50 * time.Millisecond)
+	a.Close()
+	if err := <-ended; !errors.Is(err, ErrCancelled) {
+		t.Fatalf("the third job, after the channel's end: %v", err)
+	}
+	<-served
 }
 
 // A Code Mode script's calls that come after its end (queued behind the

@@ -264,7 +264,10 @@ func NewRunnerClient(c io.ReadWriter) *RunnerClient {
 }
 
 // Run sends j and waits for its outcome; a broken channel is an outcome
-// with Error set (the command may not have run; it is not retried).
+// with Error set (the command may not have run; it is not retried). If
+// ctx ends while the job runs, the launcher is told to end it
+// (JobCancel), and Run returns its outcome once it has ended: a command
+// whose caller left does not run on to its timeout, holding the channel.
 func (rc *RunnerClient) Run(ctx context.Context, j Job) Outcome {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -278,7 +281,21 @@ func (rc *RunnerClient) Run(ctx context.Context, j Job) Outcome {
 	if _, err := rc.c.Write(append(b, '\n')); err != nil {
 		return Outcome{Error: "the launcher's runner: " + err.Error()}
 	}
-	return rc.readOutcome()
+	// The cancel is written, if at all, before Run returns: after this
+	// job's line and before the next one's.
+	answered := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-ctx.Done():
+			rc.c.Write([]byte(`{"kind":"` + JobCancel + `"}` + "\n"))
+		case <-answered:
+		}
+	})
+	o := rc.readOutcome()
+	close(answered)
+	wg.Wait()
+	return o
 }
 
 func (rc *RunnerClient) readOutcome() Outcome {
@@ -295,16 +312,49 @@ func (rc *RunnerClient) readOutcome() Outcome {
 
 // ServeRunner is the launcher's end: each Job read from c is run by run
 // (a confined worker) and its Outcome written back, until c ends. Jobs
-// run one at a time.
-func ServeRunner(c io.ReadWriteCloser, run func(Job) Outcome) {
+// run one at a time; a JobCancel read while one runs ends its context
+// with ErrCancelled, and the end of c ends it too.
+func ServeRunner(c io.ReadWriteCloser, run func(context.Context, Job) Outcome) {
 	defer c.Close()
+	lines, quit := make(chan runnerLine), make(chan struct{})
+	defer close(quit)
+	go readJobs(c, lines, quit)
+	enc := json.NewEncoder(c)
+	for l := range lines {
+		var o Outcome
+		if l.bad != nil {
+			o = *l.bad
+		} else {
+			if l.job.Kind == JobCancel {
+				continue // its job has ended already
+			}
+			var ok bool
+			if o, ok = runJob(run, l.job, lines); !ok {
+				return
+			}
+		}
+		if enc.Encode(o) != nil {
+			return
+		}
+	}
+}
+
+// runnerLine is a line of the runner channel: a job, or the answer to a
+// line that is not one.
+type runnerLine struct {
+	job Job
+	bad *Outcome
+}
+
+// readJobs reads c's lines into lines until c ends or quit is closed,
+// then closes lines.
+func readJobs(c io.Reader, lines chan<- runnerLine, quit <-chan struct{}) {
+	defer close(lines)
 	// A command is at most MaxSize bytes; JSON spells <, > and & in six.
 	r := bufio.NewReaderSize(c, 6*MaxSize+4096)
-	enc := json.NewEncoder(c)
 	for {
 		line, err := r.ReadSlice('\n')
-		var j Job
-		var o Outcome
+		var l runnerLine
 		switch {
 		case err == bufio.ErrBufferFull:
 			// Answered, and the rest of the line skipped: one bad job
@@ -315,16 +365,46 @@ func ServeRunner(c io.ReadWriteCloser, run func(Job) Outcome) {
 			if err != nil {
 				return
 			}
-			o = Outcome{Error: "a job too large"}
+			l.bad = &Outcome{Error: "a job too large"}
 		case err != nil:
 			return // the channel ended
-		case json.Unmarshal(line, &j) != nil:
-			o = Outcome{Error: "malformed job"}
-		default:
-			o = run(j)
+		case json.Unmarshal(line, &l.job) != nil:
+			l.bad = &Outcome{Error: "malformed job"}
 		}
-		if enc.Encode(o) != nil {
+		select {
+		case lines <- l:
+		case <-quit:
 			return
+		}
+	}
+}
+
+// runJob runs j while reading lines for its cancel. ok is false when the
+// channel must end: it ended while j ran (j is ended too), or a line
+// other than a cancel came before j's outcome (bash sends one job at a
+// time).
+func runJob(run func(context.Context, Job) Outcome, j Job, lines <-chan runnerLine) (o Outcome, ok bool) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	done := make(chan Outcome, 1)
+	go func() { done <- run(ctx, j) }()
+	ok = true
+	for {
+		select {
+		case o := <-done:
+			return o, ok
+		case l, open := <-lines:
+			switch {
+			case open && l.bad == nil && l.job.Kind == JobCancel:
+				cancel(ErrCancelled)
+			case !open:
+				lines = nil // a nil channel: the select waits for done
+				cancel(ErrCancelled)
+				ok = false
+			default:
+				cancel(errors.New("a second job came before the first one's outcome"))
+				ok = false
+			}
 		}
 	}
 }

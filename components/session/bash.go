@@ -120,10 +120,10 @@ func (s *Session) authority() []string {
 
 // runJob runs one of bash's jobs: a command (runWorker) or the start of
 // a Code Mode worker (startCode).
-func (s *Session) runJob(j bash.Job) bash.Outcome {
+func (s *Session) runJob(ctx context.Context, j bash.Job) bash.Outcome {
 	switch j.Kind {
 	case bash.JobShell:
-		return s.runWorker(j)
+		return s.runWorker(ctx, j)
 	case bash.JobCode:
 		return s.startCode(j)
 	case bash.JobNet:
@@ -233,9 +233,10 @@ var errTimeout = errors.New("the command's time ran out")
 // launcher confines like an agent, under WorkerPolicy, with the
 // workspace's protected paths and the launcher's own files beneath it
 // mounted read-only, stdin empty, stdout and stderr kept up to the job's
-// cap, and killed at its timeout. Any failure to confine is an error:
-// the command is never run any other way.
-func (s *Session) runWorker(j bash.Job) bash.Outcome {
+// cap, and killed at its timeout or when its caller leaves (jobCtx
+// ends). Any failure to confine is an error: the command is never run
+// any other way.
+func (s *Session) runWorker(jobCtx context.Context, j bash.Job) bash.Outcome {
 	if j.Timeout <= 0 || j.Output < 0 {
 		return bash.Outcome{Error: "a job without a timeout or with a negative output cap"}
 	}
@@ -303,6 +304,10 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	wg.Go(func() { stderr = cap.drain(errR) })
 	ctx, cancel := context.WithTimeoutCause(s.workersCtx, j.Timeout, errTimeout)
 	defer cancel()
+	// The caller leaving (bash.ErrCancelled) ends the command too.
+	ctx, cancelJob := context.WithCancelCause(ctx)
+	defer cancelJob(nil)
+	defer context.AfterFunc(jobCtx, func() { cancelJob(context.Cause(jobCtx)) })()
 	type result struct {
 		code int
 		err  error
@@ -324,6 +329,8 @@ func (s *Session) runWorker(j bash.Job) bash.Outcome {
 	switch {
 	case r.err != nil && errors.Is(r.err, errTimeout):
 		o.TimedOut, o.ExitCode = true, -1
+	case r.err != nil && errors.Is(r.err, bash.ErrCancelled):
+		o.Error, o.ExitCode = "stopped: "+r.err.Error(), -1
 	case r.err != nil:
 		o.Error = r.err.Error()
 	}
