@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -188,8 +189,11 @@ func signalBatch(pids []int, list func() ([]int, error)) error {
 // Freeze stops every process in the group until the returned thaw is
 // called: the v2 group's cgroup.freeze, else the v1 freezer. It fails,
 // leaving the group thawed, when there is no freezer or the group does
-// not report every task frozen within freezeWait.
+// not report every task frozen within freezeWait. Freezes nest: the
+// group thaws at the last one's thaw (each thaw acts once).
 func (c *Cgroup) Freeze(ctx context.Context) (thaw func(), err error) {
+	c.freezeMu.Lock()
+	defer c.freezeMu.Unlock()
 	var g groupSignaller
 	var frozen func() bool
 	switch {
@@ -208,9 +212,27 @@ func (c *Cgroup) Freeze(ctx context.Context) (thaw func(), err error) {
 	default:
 		return nil, errors.New("cgroup: the group has no freezer (no v2 group, no v1 freezer hierarchy)")
 	}
-	if !g.freeze(ctx) || !frozen() {
-		g.thaw()
-		return nil, fmt.Errorf("cgroup: the group did not freeze within %v", freezeWait)
+	if c.freezes == 0 {
+		if !g.freeze(ctx) || !frozen() {
+			g.thaw()
+			return nil, fmt.Errorf("cgroup: the group did not freeze within %v", freezeWait)
+		}
 	}
-	return func() { g.thaw() }, nil
+	c.freezes++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.freezeMu.Lock()
+			defer c.freezeMu.Unlock()
+			if c.freezes--; c.freezes == 0 {
+				g.thaw()
+			}
+		})
+	}, nil
 }
+
+// FreezesKillably reports whether Freeze uses cgroup v2's freezer, whose
+// frozen tasks still die of SIGKILL; v1's die only once thawed, so a
+// launcher killed while its agent is frozen there would leave it frozen
+// for good.
+func (c *Cgroup) FreezesKillably() bool { return c != nil && c.v2 != "" }

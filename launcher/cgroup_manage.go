@@ -8,6 +8,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,6 +34,11 @@ type Cgroup struct {
 	// parents are the <hierarchy>/pinfold directories this Cgroup created;
 	// Remove tries them last and leaves them when other sessions use them.
 	parents []string
+	// freezes counts the Freeze calls not yet thawed: the person's
+	// questions (AgentPause) and Ctrl-Z each freeze the agent, and one's
+	// thaw must not let it run while the other holds it.
+	freezeMu sync.Mutex
+	freezes  int
 }
 
 const (

@@ -30,7 +30,7 @@ func TestIntegrationInteractiveTTY(t *testing.T) {
 	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	cmd, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb"},
+	cmd, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb"}, nil,
 		itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--quiet", "--", "/usr/bin/bash", "--norc", "--noprofile", "-i")
 	expectOr, expect, send := term.expectOr, term.expect, term.send
 	out := term.out
@@ -83,12 +83,12 @@ type ptyTerm struct {
 
 // startOnPTY starts argv in dir on the terminal slave (its controlling
 // terminal, in a session of its own) and reads master from then on.
-func startOnPTY(t *testing.T, ctx context.Context, master, slave *os.File, dir string, env []string, argv ...string) (*exec.Cmd, *ptyTerm) {
+func startOnPTY(t *testing.T, ctx context.Context, master, slave *os.File, dir string, env []string, cred *syscall.Credential, argv ...string) (*exec.Cmd, *ptyTerm) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -228,6 +228,61 @@ func TestIntegrationJobControlStopsTheTree(t *testing.T) {
 	}
 }
 
+// A stopped process is continued by any SIGCONT, and an agent can have
+// the kernel send it one (a timer armed with SIGCONT): after Ctrl-Z it ran
+// again, took the terminal's foreground from the person's shell and read
+// what was typed there (a re-test). As root the stopped tree is frozen;
+// unprivileged, stage 2 kills a stopped tree that runs again. The
+// control: the same program run by the shell without the launcher reads
+// the line.
+func TestIntegrationJobControlSelfContinued(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		uid      int
+		confined bool
+	}{{"root", 0, true}, {"unprivileged", nobody, true}, {"control", 0, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSandboxAs(t, c.uid)
+			path, hash := s.writePolicy(t, itPol{})
+			if c.uid != 0 {
+				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+				}
+			}
+			master, term := personShell(t, s)
+			stolen := filepath.Join(s.ws, "stolen")
+			agent := fmt.Sprintf("%s tty-resume 2 %s", itEnv.probe, stolen)
+			if c.confined {
+				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
+			}
+			term.send("echo shell-$((6*7))\n")
+			term.expect("shell-42")
+			term.send(agent + "\n")
+			time.Sleep(1000 * time.Millisecond) // the agent runs and arms its timer
+			term.send("\x1a")                   // Ctrl-Z
+			term.send("echo back-$?\n")
+			term.expect("back-148")
+			time.Sleep(3000 * time.Millisecond) // past the agent's wait: it takes the terminal now, if it can
+			term.send("echo typed-at-the-shell-$((6*7))\n")
+			time.Sleep(2000 * time.Millisecond)
+			got, _ := os.ReadFile(stolen)
+			if c.confined {
+				if strings.Contains(string(got), "typed-at-the-shell") {
+					t.Fatalf("the agent read the person's line: %q", got)
+				}
+				term.expect("typed-at-the-shell-42")
+				if c.uid != 0 && !strings.Contains(term.out.String(), "ran again by itself") {
+					t.Errorf("unprivileged: stage 2 did not say why it killed the agent; terminal:\n%s", term.out.String())
+				}
+			} else if !strings.Contains(string(got), "typed-at-the-shell") {
+				t.Fatalf("control: the agent did not take the terminal (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
+			}
+			term.send("kill -9 %1\n")
+			master.Close()
+		})
+	}
+}
+
 // personShell is the person's shell, unconfined, interactive on a fresh
 // terminal in s.dir, for the rest of the test: its master end and the
 // terminal as the test drives it. When the test ends, the shell and the
@@ -236,8 +291,13 @@ func TestIntegrationJobControlStopsTheTree(t *testing.T) {
 func personShell(t *testing.T, s *itSandbox) (*os.File, *ptyTerm) {
 	t.Helper()
 	master, slave := openPTY(t)
+	var cred *syscall.Credential
+	if s.uid != 0 {
+		must(t, os.Chown(slave.Name(), s.uid, s.uid))
+		cred = &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.uid)}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	sh, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb", "PS1=$ "},
+	sh, term := startOnPTY(t, ctx, master, slave, s.dir, []string{"PATH=/usr/bin:/bin", "TERM=dumb", "PS1=$ "}, cred,
 		"/usr/bin/bash", "--norc", "--noprofile", "-i")
 	t.Cleanup(func() {
 		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", sh.Process.Pid, sh.Process.Pid))

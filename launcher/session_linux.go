@@ -258,6 +258,14 @@ func (s *session) run() error {
 // terminal back if the shell gave it to the launcher (fg, not bg), and
 // continue the agent. Without a terminal the launcher waits, as before:
 // there is no shell to give control to.
+//
+// A stopped process is continued by any SIGCONT, and the kernel sends one
+// for the tree itself (a timer it armed with SIGCONT, say), which then
+// took the terminal's foreground from the person's shell and read what
+// was typed (a re-test). Where the agent's group freezes killably (cgroup
+// v2, as root), it is frozen until the shell continues the launcher: a
+// frozen task does not run whatever signal comes. Elsewhere stage 2
+// watches the stopped tree and kills it if any of it runs (SD-23).
 func (s *session) stopped(sig syscall.Signal) {
 	if s.tty < 0 {
 		return
@@ -265,7 +273,21 @@ func (s *session) stopped(sig syscall.Signal) {
 	cont := make(chan os.Signal, 1)
 	signal.Notify(cont, syscall.SIGCONT)
 	defer signal.Stop(cont)
+	thaw := func() {}
+	if s.cg.FreezesKillably() {
+		ctx, cancel := context.WithTimeout(context.Background(), freezeWait)
+		t, err := s.cg.Freeze(ctx)
+		cancel()
+		if err != nil {
+			// Not handed a terminal it may take back: ended instead.
+			fmt.Fprintf(s.stderr, "launcher: error: the stopped agent could not be frozen (%v): it is killed rather than left able to run while the terminal is the shell's\n", err)
+			s.control.Write([]byte{byte(syscall.SIGKILL)})
+			return
+		}
+		thaw = t
+	}
 	s.restoreTTY()
+	s.control.Write([]byte{watchByte})
 	if sig != syscall.SIGTSTP && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
 		sig = syscall.SIGTSTP // a SIGSTOP cannot be caught by the shell's rules either way
 	}
@@ -276,6 +298,7 @@ func (s *session) stopped(sig syscall.Signal) {
 		unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, s.cmd.Process.Pid)
 		signal.Reset(unix.SIGTTOU)
 	}
+	thaw()
 	s.control.Write([]byte{byte(syscall.SIGCONT)})
 }
 

@@ -45,6 +45,7 @@ const (
 	fdControl = C.PF_FD_CONTROL
 	fdJoin    = C.PF_FD_JOIN
 	goByte    = C.PF_GO_BYTE
+	watchByte = C.PF_WATCH_BYTE
 )
 
 // decodePlanC decodes b with stage 2's own decoder and converts the result

@@ -1101,6 +1101,14 @@ static int all_stopped(void)
 
 #define PF_STOP_BOUND_NS 1000000000L
 
+// While the agent is stopped, stage 2 looks this often whether all of its
+// tree still is (supervise).
+#define PF_STOPPED_TICK_MS 5
+
+// stop_tree stops every process of the pid namespace but stage 2 and
+// returns 0 once /proc shows them all stopped; 1 when they would not stop
+// within PF_STOP_BOUND_NS (they are killed); 2 when /proc is not the
+// namespace's own, so that one round of SIGSTOP is all it could do.
 static int stop_tree(void)
 {
 	// /proc must be the pid namespace's own (stage 2 is its pid 1 there):
@@ -1110,7 +1118,7 @@ static int stop_tree(void)
 	ssize_t n = readlink("/proc/self", self, sizeof self - 1);
 	if (n != 1 || self[0] != '1') {
 		kill(-1, SIGSTOP);
-		return 0;
+		return 2;
 	}
 	// The bound is of time, not rounds: a round reads every thread's
 	// stat, and a busy tree on a loaded machine made 1000 rounds take
@@ -1143,10 +1151,17 @@ static int stop_tree(void)
 // of the tree is stopped too (SIGSTOP to all but init). When the shell
 // continues stage 1, stage 1 relays SIGCONT, which continues them all. A
 // terminating signal relayed to a stopped agent is followed by SIGCONT,
-// so that it acts.
+// so that it acts. While stage 1 is stopped and the person's shell has the
+// terminal (stage 1 says so: PF_WATCH_BYTE), a process of the tree that
+// runs again by itself, continued by a SIGCONT the tree arranged (a timer
+// armed with it), would take the terminal from the shell and read what is
+// typed (a re-test): stage 2 looks every PF_STOPPED_TICK_MS and kills the
+// whole tree if any of it runs. As root on cgroup v2 stage 1 freezes the
+// tree as well, so that it cannot run at all.
 static int supervise(pid_t agent, int sfd)
 {
-	int stopped = 0;
+	int stopped = 0;  // 1: the tree is stopped; 2: stopped by one round only
+	int watching = 0; // stopped, and the person's shell has the terminal
 	for (;;) {
 		int st;
 		pid_t w;
@@ -1161,16 +1176,33 @@ static int supervise(pid_t agent, int sfd)
 				// and read what is typed there. kill(-1) from init spares
 				// init alone.
 				stopped = 1;
-				if (stop_tree() != 0)
+				switch (stop_tree()) {
+				case 0:
+					break;
+				case 2:
+					stopped = 2; // one round, unwatched: /proc is not the namespace's
+					break;
+				default:
 					return 128 + SIGKILL;
+				}
 				dprintf(PF_FD_REPORT, "stop %d\n", WSTOPSIG(st));
 				continue;
 			}
 			return status_code(st);
 		}
 		struct pollfd fds[2] = {{PF_FD_CONTROL, POLLIN, 0}, {sfd, POLLIN, 0}};
-		if (poll(fds, 2, -1) < 0 && errno != EINTR)
+		int ready = poll(fds, 2, stopped == 1 && watching ? PF_STOPPED_TICK_MS : -1);
+		if (ready < 0 && errno != EINTR)
 			return PF_EXIT_FAILED;
+		if (ready == 0 && stopped == 1 && watching && !all_stopped()) {
+			// Nothing but the shell continuing the launcher may continue
+			// a stopped tree; a process that runs now was continued by the
+			// tree itself (a timer armed with SIGCONT), and would take the
+			// terminal back from the person's shell (a re-test).
+			dprintf(2, "launcher: error: a process of the stopped agent ran again by itself: the agent is killed\n");
+			kill(-1, SIGKILL);
+			return 128 + SIGKILL;
+		}
 		if (fds[1].revents) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof si) > 0)
@@ -1180,12 +1212,16 @@ static int supervise(pid_t agent, int sfd)
 			unsigned char sig;
 			ssize_t n = read(PF_FD_CONTROL, &sig, 1);
 			if (n == 1 && sig == SIGCONT) {
-				stopped = 0;
+				stopped = watching = 0;
 				kill(-1, SIGCONT);
+			} else if (n == 1 && sig == PF_WATCH_BYTE) {
+				watching = stopped != 0;
 			} else if (n == 1) {
 				kill(agent, sig);
-				if (stopped && (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT))
+				if (stopped && (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)) {
+					stopped = watching = 0;
 					kill(-1, SIGCONT);
+				}
 			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
 				kill(agent, SIGKILL);
 				return 128 + SIGKILL;

@@ -20,6 +20,7 @@ enum {
 
 enum {
 	PF_GO_BYTE = 0,       // on the control pipe: start the agent
+	PF_WATCH_BYTE = 255,  // on the control pipe, while the agent is stopped: the person's shell has the terminal, and nothing of the tree may run
 	PF_EXIT_FAILED = 125, // stage 2's status when it could not start the agent
 };
 

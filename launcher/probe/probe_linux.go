@@ -82,6 +82,7 @@ var actions = map[string]action{
 	"mount-tmpfs":      {1, arg1(mountTmpfs), "DIR: mount a tmpfs on DIR and unmount it again"},
 	"spawn-sleep":      {1, nil, "MARKER: start `probe sleep 60 MARKER` in a new session, print `spawned PID`, exit"},
 	"tty-steal":        {2, func(p prober, a []string) error { return p.ttySteal(a[0], a[1]) }, "SECS FILE: start tty-steal-child in a process group of its own, then sleep a minute"},
+	"tty-resume":       {2, func(_ prober, a []string) error { return ttyResume(a[0], a[1]) }, "SECS FILE: continue itself by a timer's SIGCONT every 20 ms; ignoring SIGTTOU/SIGTTIN, after SECS keep taking the terminal's foreground and copy what is read there to FILE for 8 s"},
 	"tty-steal-child":  {2, func(_ prober, a []string) error { return ttyStealChild(a[0], a[1]) }, "SECS FILE: ignoring SIGTTOU/SIGTTIN, after SECS take the terminal's foreground (TIOCSPGRP) and copy what is read there to FILE for 8 s"},
 	"sigcont-loop":     {2, func(_ prober, a []string) error { return sigcontLoop(a[0], a[1]) }, "PGID SECS: send SIGCONT to the group PGID without pause for SECS seconds"},
 	"sleep":            {-1, func(_ prober, a []string) error { return sleepFor(a) }, "SECS [MARKER...]: sleep (at most 120 s)"},

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/signal"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -363,6 +365,53 @@ func sigcontLoop(pgid, secs string) error {
 	for end := time.Now().Add(time.Duration(n) * time.Second); time.Now().Before(end); {
 		syscall.Kill(-g, syscall.SIGCONT)
 		time.Sleep(200 * time.Microsecond) // often, without taking a CPU from the rest
+	}
+	return nil
+}
+
+// ttyResume is an agent that will not stay stopped: a POSIX timer sends
+// it SIGCONT every 20 ms, which continues a stopped process whoever
+// stopped it. After secs seconds it takes the terminal's foreground again
+// and again (SIGTTOU ignored) and writes what it reads there to file, for
+// eight seconds: once the person's shell has the terminal after Ctrl-Z,
+// what the person types.
+func ttyResume(secs, file string) error {
+	signal.Ignore(syscall.SIGTTOU, syscall.SIGTTIN)
+	// Handled, not left to its default (ignored): the kernel parks a
+	// timer whose signal is ignored.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGCONT)
+	n, err := atoi(secs, "seconds", 0, 60)
+	if err != nil {
+		return err
+	}
+	// struct sigevent: value, signo, notify (SIGEV_SIGNAL is 0), padding.
+	var ev [64]byte
+	binary.NativeEndian.PutUint32(ev[8:], uint32(syscall.SIGCONT))
+	var timer int32
+	if _, _, e := unix.Syscall(unix.SYS_TIMER_CREATE, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ev[0])), uintptr(unsafe.Pointer(&timer))); e != 0 {
+		return fmt.Errorf("timer_create: %w", e)
+	}
+	every := unix.NsecToTimespec(int64(20 * time.Millisecond))
+	spec := [2]unix.Timespec{every, every} // interval, first
+	if _, _, e := unix.Syscall6(unix.SYS_TIMER_SETTIME, uintptr(timer), 0, uintptr(unsafe.Pointer(&spec[0])), 0, 0, 0); e != 0 {
+		return fmt.Errorf("timer_settime: %w", e)
+	}
+	time.Sleep(time.Duration(n) * time.Second)
+	out, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	buf := make([]byte, 256)
+	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); {
+		unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
+		fds := []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
+		if k, err := unix.Poll(fds, 20); err != nil || k == 0 {
+			continue
+		}
+		if k, _ := syscall.Read(0, buf); k > 0 {
+			out.Write(buf[:k])
+		}
 	}
 	return nil
 }
