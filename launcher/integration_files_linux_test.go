@@ -7,15 +7,18 @@ import (
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/pinfold/pinfold/internal/mountinfo"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -462,7 +465,10 @@ func TestIntegrationLauncherStatic(t *testing.T) {
 // without that write path.
 func TestLauncherLibraryWritable(t *testing.T) {
 	var libc string
-	code := launcherCode()
+	code, err := launcherCode()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range code {
 		if strings.HasPrefix(filepath.Base(f), "libc.") || strings.HasPrefix(filepath.Base(f), "libc-") {
 			libc = f
@@ -474,7 +480,7 @@ func TestLauncherLibraryWritable(t *testing.T) {
 	dir := filepath.Dir(libc)
 	ws := t.TempDir()
 	p := &policy.Policy{Workspace: policy.Workspace{Path: policy.Path(ws)}, Files: policy.Files{Write: []policy.Path{policy.Path(dir)}}}
-	err := writableCode(p, code)
+	err = writableCode(p, code)
 	if err == nil || !strings.Contains(err.Error(), "the launcher's "+libc+" is beneath "+dir) {
 		t.Fatalf("a writable %s: %v", dir, err)
 	}
@@ -537,6 +543,71 @@ func TestIntegrationLauncherBoundFromWorkspace(t *testing.T) {
 	}
 }
 
+// A launcher on a file system that keeps its files in the workspace is
+// the agent's to change: an overlay whose lower (or upper) layer is there
+// (a re-test rewrote the running launcher's lower file, and stage 1 ran
+// it), or a loop device whose image file is. Refused by where the file
+// system keeps it; the controls: the same with the layer, or the image,
+// outside.
+func TestIntegrationLauncherBacking(t *testing.T) {
+	s := newSandbox(t)
+	data, err := os.ReadFile(itEnv.launcher)
+	must(t, err)
+	path, hash := s.writePolicy(t, itPol{})
+	mnt := filepath.Join(s.outside, "mnt")
+	must(t, os.Mkdir(mnt, 0o755))
+	// In a mount namespace of its own, so the mount shows nowhere else.
+	launch := func(mount string) itResult {
+		script := fmt.Sprintf("%s && exec %s/launcher --policy-sha256 %s --policy %s --quiet -- %s noop", mount, mnt, hash, path, itEnv.probe)
+		return s.run(t, itOpts{}, "unshare", "-m", "--propagation", "private", "sh", "-c", script)
+	}
+	layers := func(in string) (lower, upper, work string) {
+		lower, upper, work = filepath.Join(in, "lower"), filepath.Join(in, "upper"), filepath.Join(in, "work")
+		for _, d := range []string{lower, upper, work} {
+			must(t, os.MkdirAll(d, 0o755))
+		}
+		must(t, os.WriteFile(filepath.Join(lower, "launcher"), data, 0o755))
+		return
+	}
+	overlay := func(lower, upper, work string) string {
+		return fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s", lower, upper, work, mnt)
+	}
+	wl, wu, ww := layers(filepath.Join(s.ws, "ov"))
+	ol, ou, ow := layers(filepath.Join(s.outside, "ov"))
+	for _, c := range []struct{ name, mount, beneath string }{
+		{"lower layer in the workspace", overlay(wl, ou, ow), filepath.Join(wl, "launcher")},
+		{"upper layer in the workspace", overlay(ol, wu, ww), wu},
+	} {
+		if r := launch(c.mount); r.code != 124 || !strings.Contains(r.stderr, c.beneath) || !strings.Contains(r.stderr, "beneath "+s.ws) {
+			t.Errorf("%s: %s", c.name, r)
+		}
+	}
+	if r := launch(overlay(ol, ou, ow)); r.code != 0 {
+		t.Errorf("control, an overlay whose layers are outside: %s", r)
+	}
+	mkfs, err := exec.LookPath("mkfs.ext4")
+	if err != nil {
+		t.Skip("no mkfs.ext4 for the loop device's image (e2fsprogs)")
+	}
+	image := func(dir string) string {
+		img := filepath.Join(dir, "tools.img")
+		must(t, os.WriteFile(img, nil, 0o644))
+		must(t, os.Truncate(img, 64<<20))
+		if r := s.run(t, itOpts{}, mkfs, "-q", "-F", "-d", ol, img); r.code != 0 {
+			t.Fatalf("mkfs.ext4: %s", r)
+		}
+		return img
+	}
+	loop := func(img string) string { return fmt.Sprintf("mount -o loop,ro %s %s", img, mnt) }
+	inWS := image(s.ws)
+	if r := launch(loop(inWS)); r.code != 124 || !strings.Contains(r.stderr, inWS) {
+		t.Errorf("a loop device whose image is in the workspace: %s", r)
+	}
+	if r := launch(loop(image(s.outside))); r.code != 0 {
+		t.Errorf("control, a loop device whose image is outside: %s", r)
+	}
+}
+
 // Run by its name, the launcher is refused when a PATH directory
 // searched before its own is beneath the workspace: a program named
 // launcher the agent put there would run instead next time (a re-test:
@@ -576,11 +647,6 @@ func TestInvokedAs(t *testing.T) {
 	link := filepath.Join(dir, "ws", "bin", "launcher")
 	must(t, os.Symlink(filepath.Join(dir, "hop", "launcher"), link))
 	want := []string{link, filepath.Join(dir, "hop"), real}
-	if got := invokedAs(link); !slices.Equal(got, want) {
-		t.Errorf("invokedAs = %q, want %q", got, want)
-	}
-	// Through PATH, the entries searched up to the launcher's count too,
-	// each with the directories the lookup passes through (covers, below).
 	covers := func(got, want []string, not ...string) bool {
 		for _, w := range want {
 			if !slices.Contains(got, w) {
@@ -594,33 +660,74 @@ func TestInvokedAs(t *testing.T) {
 		}
 		return true
 	}
-	t.Setenv("PATH", filepath.Join(dir, "ws", "bin")+":/usr/bin")
-	if got := invokedAs("launcher"); !covers(got, want, "/usr/bin") {
-		t.Errorf("invokedAs(launcher) through PATH = %q, want %q and nothing of /usr/bin", got, want)
+	way := func(argv0 string) []string {
+		t.Helper()
+		got, err := invokedAs(argv0, real)
+		if err != nil {
+			t.Fatalf("invokedAs(%s): %v", argv0, err)
+		}
+		return got
 	}
-	if got := invokedAs(real); !slices.Equal(got, []string{real}) {
+	refused := func(argv0, why string) {
+		t.Helper()
+		var re *RefusedError
+		if got, err := invokedAs(argv0, real); !errors.As(err, &re) || !strings.Contains(err.Error(), why) {
+			t.Errorf("PATH %q, invokedAs(%s) = %q, %v; want a refusal saying %q", os.Getenv("PATH"), argv0, got, err, why)
+		}
+	}
+	// The path as run: every link, every directory looked up, the file.
+	if got := way(link); !covers(got, append(want, filepath.Join(dir, "ws"), filepath.Join(dir, "ws", "bin"))) {
+		t.Errorf("invokedAs(link) = %q, want %q and the directories passed", got, want)
+	}
+	if got := way(real); !covers(got, []string{real, filepath.Join(dir, "real")}, filepath.Join(dir, "ws")) {
 		t.Errorf("invokedAs(the file itself) = %q", got)
 	}
-	// A relative PATH entry (Go's ErrDot), and a relative argv[0]: the
-	// working directory counts.
+	// Through PATH, the entries searched up to the launcher's count too,
+	// each with the directories the lookup passes through.
+	t.Setenv("PATH", filepath.Join(dir, "ws", "bin")+":/usr/bin")
+	if got := way("launcher"); !covers(got, want, "/usr/bin") {
+		t.Errorf("invokedAs(launcher) through PATH = %q, want %q and nothing of /usr/bin", got, want)
+	}
+	// A relative argv[0]: the working directory counts.
 	t.Chdir(filepath.Join(dir, "ws"))
-	t.Setenv("PATH", "bin:/usr/bin")
-	wantRel := append([]string{filepath.Join(dir, "ws")}, want...)
-	if got := invokedAs("launcher"); !covers(got, wantRel, "/usr/bin") {
-		t.Errorf("invokedAs(launcher) through a relative PATH entry = %q, want %q", got, wantRel)
+	if got := way("./bin/launcher"); !covers(got, append([]string{filepath.Join(dir, "ws")}, want...)) {
+		t.Errorf("invokedAs(./bin/launcher) = %q", got)
 	}
-	if got := invokedAs("./bin/launcher"); !slices.Equal(got, wantRel) {
-		t.Errorf("invokedAs(./bin/launcher) = %q, want %q", got, wantRel)
+	// A relative or empty PATH entry searched before the launcher's names
+	// wherever the next launch starts, the workspace perhaps: refused
+	// whatever the working directory is now (a re-test launched from /
+	// with ":" first in PATH; the next launch, from the workspace, ran
+	// the agent's ./launcher). After the launcher's own it is not searched.
+	for _, path := range []string{"bin:/usr/bin", ":" + filepath.Join(dir, "real"), ".:" + filepath.Join(dir, "real"), "sub/../bin"} {
+		t.Setenv("PATH", path)
+		refused("launcher", "is relative")
 	}
+	t.Setenv("PATH", filepath.Join(dir, "real")+"::.")
+	if got := way("launcher"); !covers(got, []string{real}, filepath.Join(dir, "ws")) {
+		t.Errorf("relative entries after the launcher's = %q", got)
+	}
+	// A name PATH does not lead to this launcher: how it was started
+	// cannot be told (a wrapper, a changed PATH). Refused too: a leading ~
+	// that cannot be expanded (HOME unset) is relative, and Go's own
+	// lookup failing there had left the check undone (a re-test).
+	t.Setenv("PATH", "/usr/bin")
+	refused("launcher", "no PATH entry leads that name to this launcher")
+	other := filepath.Join(dir, "other", "launcher")
+	must(t, os.MkdirAll(filepath.Dir(other), 0o755))
+	must(t, os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755))
+	t.Setenv("PATH", filepath.Dir(other)+":"+filepath.Join(dir, "real"))
+	refused("launcher", "another program than this launcher")
+	t.Setenv("HOME", "")
+	t.Setenv("PATH", "~/bin:"+filepath.Join(dir, "real"))
+	refused("launcher", "is relative")
 	// A PATH directory searched before the launcher's: a program of the
 	// same name there would run instead (as spelt, and as it resolves),
 	// and one missing could be made where its lookup stops.
 	must(t, os.Mkdir(filepath.Join(dir, "ws", "empty"), 0o755))
 	must(t, os.Symlink(filepath.Join(dir, "ws", "empty"), filepath.Join(dir, "venv")))
-	t.Setenv("PATH", filepath.Join(dir, "ws", "first")+":"+filepath.Join(dir, "venv")+"::"+filepath.Join(dir, "real")+":"+filepath.Join(dir, "after"))
-	wantPath := []string{filepath.Join(dir, "ws", "first", "launcher"), filepath.Join(dir, "venv", "launcher"), filepath.Join(dir, "venv"), filepath.Join(dir, "ws", "empty"),
-		filepath.Join(dir, "ws", "launcher"), real}
-	if got := invokedAs("launcher"); !covers(got, wantPath, filepath.Join(dir, "after")) {
+	t.Setenv("PATH", filepath.Join(dir, "ws", "first")+":"+filepath.Join(dir, "venv")+":"+filepath.Join(dir, "real")+":"+filepath.Join(dir, "after"))
+	wantPath := []string{filepath.Join(dir, "ws", "first", "launcher"), filepath.Join(dir, "venv", "launcher"), filepath.Join(dir, "venv"), filepath.Join(dir, "ws", "empty"), real}
+	if got := way("launcher"); !covers(got, wantPath, filepath.Join(dir, "after")) {
 		t.Errorf("invokedAs(launcher) after other PATH entries = %q, want %q and nothing of after", got, wantPath)
 	}
 	// An entry spelt through a link and "..": a shell takes the ".." where
@@ -630,7 +737,7 @@ func TestInvokedAs(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(dir, "out"), 0o755))
 	must(t, os.Symlink(filepath.Join(dir, "ws", "sub", "deeper"), filepath.Join(dir, "out", "lnk2")))
 	t.Setenv("PATH", dir+"/out/lnk2/../bin:"+filepath.Join(dir, "real"))
-	got := invokedAs("launcher")
+	got := way("launcher")
 	if !covers(got, []string{filepath.Join(dir, "out", "lnk2"), filepath.Join(dir, "ws", "sub")}) {
 		t.Errorf("invokedAs(launcher) after out/lnk2/../bin = %q, want the link and ws/sub", got)
 	}
@@ -642,8 +749,7 @@ func TestInvokedAs(t *testing.T) {
 	// re-test: '~/ws/bin' first in PATH passed as a relative entry).
 	t.Setenv("HOME", dir)
 	t.Setenv("PATH", "~/ws/tbin:"+filepath.Join(dir, "real"))
-	got = invokedAs("launcher")
-	if !covers(got, []string{filepath.Join(dir, "ws", "tbin", "launcher"), filepath.Join(dir, "ws")}) {
+	if got := way("launcher"); !covers(got, []string{filepath.Join(dir, "ws", "tbin", "launcher"), filepath.Join(dir, "ws")}) {
 		t.Errorf("invokedAs(launcher) after ~/ws/tbin = %q", got)
 	}
 	if got := tildePath("~root/bin"); got != "/root/bin" {
@@ -655,9 +761,47 @@ func TestInvokedAs(t *testing.T) {
 	// ".." after a link is taken where the link leads, not by the text.
 	must(t, os.Symlink(filepath.Join(dir, "elsewhere", "deep"), filepath.Join(dir, "ws", "lnk")))
 	must(t, os.Symlink(real, filepath.Join(dir, "elsewhere", "launcher")))
-	got = invokedAs(dir + "/ws/lnk/../launcher") // not filepath.Join, which folds the ".."
-	if want := []string{filepath.Join(dir, "ws", "lnk"), filepath.Join(dir, "elsewhere", "launcher"), real}; !slices.Equal(got, want) {
+	if got, want := way(dir+"/ws/lnk/../launcher"), []string{filepath.Join(dir, "ws", "lnk"), filepath.Join(dir, "elsewhere", "launcher"), real}; !covers(got, want) {
 		t.Errorf("invokedAs(ws/lnk/../launcher) = %q, want %q", got, want)
+	}
+	// And a directory of the workspace passed before a ".." takes the
+	// path back out: the agent could make it a link (a re-test: a link
+	// outside to ws/d/../../real/launcher; the agent replaced d).
+	must(t, os.Mkdir(filepath.Join(dir, "ws", "d"), 0o755))
+	must(t, os.Symlink(dir+"/ws/d/../../real/launcher", filepath.Join(dir, "out", "pf")))
+	got = way(filepath.Join(dir, "out", "pf"))
+	if !covers(got, []string{filepath.Join(dir, "ws"), real}) {
+		t.Errorf("invokedAs(out/pf -> ws/d/../../real/launcher) = %q, want ws (where d is looked up) and the launcher", got)
+	}
+	if err := writableCode(&policy.Policy{Workspace: policy.Workspace{Path: ws}}, got); err == nil {
+		t.Error("a link through a workspace directory and '..' was not refused")
+	}
+}
+
+// withBacking adds where an overlay keeps a file (each layer, as the
+// kernel would look it up there), and refuses a file on FUSE, whose
+// keeping cannot be told; other file systems add nothing.
+func TestWithBacking(t *testing.T) {
+	ms := []mountinfo.Mount{
+		{Dev: "8:1", Root: "/", Point: "/", Type: "ext4", Source: "/dev/sda1"},
+		{Dev: "0:39", Root: "/", Point: "/opt/ov", Type: "overlay", Source: "overlay", Super: `rw,lowerdir=/srv/ws/lo\:w::/data,upperdir=/up,workdir=/wk`},
+		{Dev: "0:50", Root: "/", Point: "/mnt/remote", Type: "fuse.sshfs", Source: "host:/x"},
+	}
+	got, err := withBacking(ms, []string{"/opt/ov/bin/launcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/opt/ov/bin/launcher", "/srv/ws/lo:w/bin/launcher", "/data/bin/launcher", "/up/bin/launcher", "/wk/bin/launcher"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("withBacking = %q, lacks %s", got, want)
+		}
+	}
+	if got, err := withBacking(ms, []string{"/usr/bin/launcher"}); err != nil || !slices.Equal(got, []string{"/usr/bin/launcher"}) {
+		t.Errorf("on ext4: %q, %v", got, err)
+	}
+	var re *RefusedError
+	if _, err := withBacking(ms, []string{"/mnt/remote/launcher"}); !errors.As(err, &re) || !strings.Contains(err.Error(), "FUSE") {
+		t.Errorf("on FUSE: %v", err)
 	}
 }
 

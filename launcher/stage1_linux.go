@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -131,7 +130,11 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	}
 	// A launcher binary or library the agent can replace would confine
 	// nothing next time.
-	if err := writableCode(o.Policy, launcherCode()); err != nil {
+	code, err := launcherCode()
+	if err != nil {
+		return 0, err
+	}
+	if err := writableCode(o.Policy, code); err != nil {
 		return 0, err
 	}
 	if o.Policy.Mode == policy.ModeComponents {
@@ -254,17 +257,23 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 // launcher outside is replaced as easily as the launcher would be: the
 // next launch run by that name would run the agent's program (a hunt,
 // 2026-12-01).
-func launcherCode() []string {
+func launcherCode() ([]string, error) {
 	var files []string
 	add := func(p string) {
 		if !slices.Contains(files, p) {
 			files = append(files, p)
 		}
 	}
-	if exe, err := os.Executable(); err == nil {
-		add(exe)
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("the launcher's own executable: %w", err)
 	}
-	for _, p := range invokedAs(os.Args[0]) {
+	add(exe)
+	way, err := invokedAs(os.Args[0], exe)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range way {
 		add(p)
 	}
 	maps, _ := os.ReadFile("/proc/self/maps")
@@ -274,72 +283,92 @@ func launcherCode() []string {
 			add(strings.TrimSpace(line[i+1:]))
 		}
 	}
-	return files
+	return files, nil
 }
 
-// invokedAs is what the way the person ran the launcher depends on: the
-// path argv0 names (found in PATH when it has no slash), resolved as the
-// kernel does (privfile.Resolve), and every symbolic link on the way; and
-// when that path is relative (argv0, or a relative or empty PATH entry),
-// the working directory it was resolved from, which the agent could
-// move if it can write there.
-func invokedAs(argv0 string) []string {
+// invokedAs is what the way the person ran the launcher (exe) depends
+// on: the path argv0 names (found in PATH when it has no slash:
+// searchPath), resolved as the kernel does (privfile.Resolve), every
+// directory its names are looked up in and every symbolic link on the
+// way (a link in a write path could be replaced, and so could a
+// directory the path passes through before a ".." takes it back out: a
+// re-test); and when argv0 is relative, the working directory it was
+// resolved from, which the agent could move if it can write there.
+func invokedAs(argv0, exe string) ([]string, error) {
 	p := argv0
 	var paths []string
 	if !strings.Contains(p, "/") {
-		lp, err := exec.LookPath(p)
-		if err != nil && !errors.Is(err, exec.ErrDot) {
-			return nil
+		var err error
+		if paths, p, err = searchPath(p, exe); err != nil {
+			return nil, err
 		}
-		paths = shadowing(p, lp)
-		p = lp // ErrDot: found through ".", "" or a relative entry, and run so
 	}
 	if !filepath.IsAbs(p) {
 		if wd, err := os.Readlink("/proc/self/cwd"); err == nil {
 			paths = append(paths, wd)
 		}
 	}
-	final, err := privfile.Resolve(p, nil, func(link string) { paths = append(paths, link) })
-	if err == nil {
-		paths = append(paths, final)
-	}
-	return paths
+	return append(paths, lookupDeps(p)...), nil
 }
 
-// shadowing is where a program named name, put in a PATH directory
-// searched before found's, would be run instead of the launcher by the
-// same name: the agent need not replace the launcher, only come first
-// (a re-test: a virtualenv's bin in the workspace, first in PATH). For
-// each entry up to found's: the name there as PATH spells it, every
-// directory the kernel looks a name up in on the way to it and every
-// link it passes (a shell runs the entry's text as it stands, so
-// link/../bin is bin beside where link leads, not beside link: a
-// re-test), and the resolved name when it exists. An agent that can
+// searchPath looks name up in PATH as a shell does and returns the path
+// it takes and, for each entry up to that one, what its lookup depends
+// on (lookupDeps): a program of the same name put in a directory
+// searched first would run instead of the launcher, so the agent need not
+// replace the launcher, only come first (a re-test: a virtualenv's bin in
+// the workspace, first in PATH). A leading ~ in an entry is expanded as
+// bash does (Go's exec.LookPath does not: a re-test's "~/bin" entry left
+// the check undone). It fails, so that the launch is refused, when the
+// lookup cannot be told: the first program of that name is not exe (the
+// launcher was started some other way: a wrapper, a shell's remembered
+// path, a PATH since changed), none is, or a relative entry (an empty
+// one is ".") comes first, which names wherever the next launch starts,
+// the workspace perhaps (a re-test).
+func searchPath(name, exe string) (deps []string, found string, err error) {
+	var self unix.Stat_t
+	if err := unix.Stat(exe, &self); err != nil {
+		return nil, "", fmt.Errorf("the launcher's own executable: %w", err)
+	}
+	refuse := func(detail string) error {
+		return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("run as %q: %s, so whether a program the agent wrote would run instead next time cannot be told", name, detail),
+			Hint: "run the launcher by its full path, or give PATH absolute entries that lead its name to it"}
+	}
+	for _, entry := range filepath.SplitList(os.Getenv("PATH")) {
+		dir := tildePath(entry)
+		if !strings.HasPrefix(dir, "/") {
+			return nil, "", refuse(fmt.Sprintf("PATH's entry %q, searched before the launcher's own, is relative (an empty entry is the working directory)", entry))
+		}
+		cand := dir + "/" + name
+		deps = append(deps, lookupDeps(cand)...)
+		var st unix.Stat_t
+		if unix.Stat(cand, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0 {
+			continue
+		}
+		if st.Dev != self.Dev || st.Ino != self.Ino {
+			return nil, "", refuse(fmt.Sprintf("PATH leads that name to %s, another program than this launcher (%s)", cand, exe))
+		}
+		return deps, cand, nil
+	}
+	return nil, "", refuse(fmt.Sprintf("no PATH entry leads that name to this launcher (%s)", exe))
+}
+
+// lookupDeps is what the lookup of path depends on: path as spelt
+// (cleaned), every directory the kernel looks a name up in on the way to
+// it and every link it passes (a shell runs a PATH entry's text as it
+// stands, so link/../bin is bin beside where link leads, not beside link:
+// a re-test), and the resolved name when it exists. An agent that can
 // write one of those directories can put a program there, or make one
 // that is missing.
-func shadowing(name, found string) []string {
+func lookupDeps(path string) []string {
 	var out []string
-	wd, _ := os.Readlink("/proc/self/cwd")
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if dir == "" {
-			dir = "."
-		}
-		spelt := dir
-		dir = tildePath(dir) // bash expands a leading ~ in a PATH entry; Go does not (a re-test)
-		raw := dir + "/" + name
-		if !strings.HasPrefix(raw, "/") {
-			raw = wd + "/" + raw
-		}
-		out = append(out, filepath.Clean(raw))
-		var seen []string
-		real, err := privfile.Resolve(raw, func(d string) error { seen = append(seen, d); return nil }, func(link string) { out = append(out, link) })
-		out = append(out, seen...)
-		if err == nil {
-			out = append(out, real)
-		}
-		if filepath.Join(spelt, name) == filepath.Clean(found) {
-			break // exec.LookPath's own spelling of the entry it took
-		}
+	if filepath.IsAbs(path) {
+		out = append(out, filepath.Clean(path))
+	}
+	var seen []string
+	real, err := privfile.Resolve(path, func(d string) error { seen = append(seen, d); return nil }, func(link string) { out = append(out, link) })
+	out = append(out, seen...)
+	if err == nil {
+		out = append(out, real)
 	}
 	return out
 }
@@ -373,6 +402,11 @@ func tildePath(dir string) string {
 func writableCode(p *policy.Policy, code []string) error {
 	hint := "keep the launcher, and the PATH directories searched before its own, outside the workspace and the write paths (and not bound from there)"
 	writes := append([]policy.Path{p.Workspace.Path}, p.Files.Write...)
+	ms := mountinfo.Read() // once: every check below uses it
+	code, err := withBacking(ms, code)
+	if err != nil {
+		return err
+	}
 	for _, w := range writes {
 		for _, c := range code {
 			if w.Contains(policy.Path(c)) {
@@ -398,7 +432,6 @@ func writableCode(p *policy.Policy, code []string) error {
 	for _, w := range writes {
 		note(string(w))
 	}
-	ms := mountinfo.Read() // once: both checks below use it
 	for _, m := range ms {
 		for _, w := range writes {
 			if w.Contains(policy.Path(m.Point)) {
@@ -448,6 +481,91 @@ func writableCode(p *policy.Policy, code []string) error {
 		}
 	}
 	return nil
+}
+
+// withBacking is code and where the file systems that hold it keep it: an
+// overlay's layers (a re-test ran the launcher from an overlay whose lower
+// layer was in the workspace, rewrote it there while it ran, and stage 1
+// ran what it wrote), an ecryptfs's lower directory, a loop device's image
+// file; and theirs in turn. A FUSE file system keeps its files wherever
+// its program does, which cannot be told: code on one is refused.
+func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
+	out := slices.Clone(code)
+	const most = 4096 // backings of backings, bounded
+	for i := 0; i < len(out) && len(out) < most; i++ {
+		m, fsPath, ok := mountinfo.Holder(ms, out[i])
+		if !ok {
+			continue
+		}
+		var more []string
+		switch {
+		case m.Type == "overlay":
+			for _, key := range []string{"lowerdir", "upperdir", "workdir"} {
+				v, _ := m.SuperOption(key)
+				for _, layer := range overlayLayers(v) {
+					more = append(more, lookupDeps(layer+fsPath)...)
+				}
+			}
+		case m.Type == "ecryptfs" && strings.HasPrefix(m.Source, "/"):
+			more = lookupDeps(m.Source + fsPath)
+		case m.Type == "fuse" || strings.HasPrefix(m.Type, "fuse."):
+			return nil, &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is on a FUSE file system (%s at %s), which keeps its files wherever its program does: whether the agent can write them cannot be told", out[i], m.Type, m.Point),
+				Hint: "install the launcher on a local file system"}
+		}
+		if img, ok := loopImage(m.Source); ok {
+			more = append(more, lookupDeps(img)...)
+		}
+		for _, p := range more {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// overlayLayers splits an overlay's lowerdir (or upperdir, workdir) into
+// its directories: ':' separates them (two for a data-only layer), and
+// "\:" is a colon within one.
+func overlayLayers(v string) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i <= len(v); i++ {
+		switch {
+		case i < len(v) && v[i] == '\\' && i+1 < len(v):
+			i++
+			cur.WriteByte(v[i])
+		case i == len(v) || v[i] == ':':
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+			}
+			cur.Reset()
+		default:
+			cur.WriteByte(v[i])
+		}
+	}
+	return out
+}
+
+// loopImage is the file behind a loop device (/dev/loopN, or a partition
+// of one, /dev/loopNpM), as the kernel reports it.
+func loopImage(source string) (string, bool) {
+	name, ok := strings.CutPrefix(source, "/dev/loop")
+	if !ok {
+		return "", false
+	}
+	if i := strings.IndexByte(name, 'p'); i >= 0 {
+		name = name[:i]
+	}
+	if name == "" || strings.Trim(name, "0123456789") != "" {
+		return "", false
+	}
+	b, err := os.ReadFile("/sys/block/loop" + name + "/loop/backing_file")
+	if err != nil {
+		return "", false
+	}
+	img := strings.TrimSuffix(string(b), "\n")
+	return img, strings.HasPrefix(img, "/")
 }
 
 // prepared is the plan and what the summary says about it.

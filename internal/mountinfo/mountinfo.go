@@ -6,14 +6,16 @@ package mountinfo
 import (
 	"os"
 	pathpkg "path"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // Mount is one line: the device (major:minor), the path within that
 // device's file system of the tree that is mounted (Root), and where
-// (Point).
-type Mount struct{ Dev, Root, Point string }
+// (Point); the file system's type, its source and its own options
+// (Super: an overlay's lowerdir=…), as the line gives them.
+type Mount struct{ Dev, Root, Point, Type, Source, Super string }
 
 // Read reads the process's mounts; nil when /proc cannot be read.
 func Read() []Mount {
@@ -21,13 +23,23 @@ func Read() []Mount {
 	if err != nil {
 		return nil
 	}
+	return parse(string(b))
+}
+
+// parse reads mountinfo's lines.
+func parse(b string) []Mount {
 	var ms []Mount
-	for line := range strings.Lines(string(b)) {
+	for line := range strings.Lines(b) {
 		f := strings.Fields(line)
 		if len(f) < 5 {
 			continue
 		}
-		ms = append(ms, Mount{Dev: f[2], Root: Unescape(f[3]), Point: Unescape(f[4])})
+		m := Mount{Dev: f[2], Root: Unescape(f[3]), Point: Unescape(f[4])}
+		// After the optional fields: "-", type, source, super options.
+		if i := slices.Index(f[5:], "-"); i >= 0 && len(f) >= 5+i+4 {
+			m.Type, m.Source, m.Super = f[5+i+1], Unescape(f[5+i+2]), f[5+i+3]
+		}
+		ms = append(ms, m)
 	}
 	return ms
 }
@@ -59,6 +71,14 @@ func Unescape(s string) string {
 // resolved (no symbolic links, no ".."); ok is false when no mount
 // holds it.
 func Locate(ms []Mount, path string) (dev, fsPath string, ok bool) {
+	m, fsPath, ok := Holder(ms, path)
+	return m.Dev, fsPath, ok
+}
+
+// Holder is the mount that holds path (the last one mounted at the
+// deepest mount point above it) and path's place within its file
+// system, as Locate.
+func Holder(ms []Mount, path string) (m Mount, fsPath string, ok bool) {
 	best := -1
 	for i, m := range ms {
 		if within(path, m.Point) && (best < 0 || len(m.Point) >= len(ms[best].Point)) {
@@ -66,14 +86,38 @@ func Locate(ms []Mount, path string) (dev, fsPath string, ok bool) {
 		}
 	}
 	if best < 0 {
-		return "", "", false
+		return Mount{}, "", false
 	}
-	m := ms[best]
+	m = ms[best]
 	rest := path
 	if m.Point != "/" {
 		rest = strings.TrimPrefix(path, m.Point)
 	}
-	return m.Dev, pathpkg.Join("/", m.Root, rest), true
+	return m, pathpkg.Join("/", m.Root, rest), true
+}
+
+// SuperOption is the value of the super option key= in m (an overlay's
+// lowerdir, say), and whether it is there. Options are separated by
+// commas; a comma within a value is escaped with a backslash.
+func (m Mount) SuperOption(key string) (string, bool) {
+	var opt strings.Builder
+	for i := 0; i <= len(m.Super); i++ {
+		if i < len(m.Super) && m.Super[i] == '\\' && i+1 < len(m.Super) {
+			opt.WriteByte(m.Super[i])
+			opt.WriteByte(m.Super[i+1])
+			i++
+			continue
+		}
+		if i == len(m.Super) || m.Super[i] == ',' {
+			if v, ok := strings.CutPrefix(opt.String(), key+"="); ok {
+				return v, true
+			}
+			opt.Reset()
+			continue
+		}
+		opt.WriteByte(m.Super[i])
+	}
+	return "", false
 }
 
 // Within says whether path is dir or beneath it (both absolute, clean).

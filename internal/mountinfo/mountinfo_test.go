@@ -32,3 +32,32 @@ func TestLocate(t *testing.T) {
 		t.Error("a path no mount holds was located")
 	}
 }
+
+// A line's file system type, source and super options come after the
+// optional fields' "-", however many there are; an overlay's layers are
+// read from its super options, a comma escaped within a value.
+func TestParseSuper(t *testing.T) {
+	ms := parse("48 26 0:39 / /tmp/ovt/m rw,relatime shared:1 master:2 - overlay overlay rw,lowerdir=/a\\,b:/c,upperdir=/u,workdir=/w,uuid=on\n" +
+		"22 1 8:1 / / rw - ext4 /dev/my\\040disk rw\n" +
+		"23 1 8:2 / /short rw\n")
+	if len(ms) != 3 {
+		t.Fatalf("%d mounts", len(ms))
+	}
+	if m := ms[0]; m.Type != "overlay" || m.Source != "overlay" || m.Point != "/tmp/ovt/m" {
+		t.Errorf("overlay line: %+v", m)
+	}
+	for key, want := range map[string]string{"lowerdir": `/a\,b:/c`, "upperdir": "/u", "workdir": "/w", "uuid": "on"} {
+		if got, ok := ms[0].SuperOption(key); !ok || got != want {
+			t.Errorf("SuperOption(%s) = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+	if _, ok := ms[0].SuperOption("rw"); ok {
+		t.Error("a flag without = read as an option with a value")
+	}
+	if m := ms[1]; m.Type != "ext4" || m.Source != "/dev/my disk" {
+		t.Errorf("ext4 line: %+v", m)
+	}
+	if m := ms[2]; m.Type != "" || m.Point != "/short" {
+		t.Errorf("a line without the separator: %+v", m)
+	}
+}
