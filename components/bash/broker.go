@@ -351,8 +351,9 @@ var (
 // changesDirectory reports whether the line may run its commands
 // somewhere other than the workspace, or run what the analyzer cannot
 // see: cd, pushd, popd; eval, source and .; env -C and git -C (and
-// --git-dir, --work-tree); a command word known only at run time; a
-// script the analyzer does not read. After any of those a relative
+// --git-dir, --work-tree, and a GIT_* variable set for a command); a
+// command word known only at run time; a script the analyzer does not
+// read. After any of those a relative
 // target is not the workspace's.
 func changesDirectory(a *Analysis) bool {
 	for _, c := range a.Commands {
@@ -370,6 +371,14 @@ func changesDirectory(a *Analysis) bool {
 		}
 		if movesDir(c.GitOptions) {
 			return true
+		}
+		// GIT_WORK_TREE, GIT_DIR and the other GIT_* variables move
+		// where git works (a hunt: GIT_WORK_TREE=other git clean -fdx src
+		// deleted other/src and kept src); any of them counts.
+		for _, as := range c.Assigns {
+			if strings.HasPrefix(as.Name, "GIT_") {
+				return true
+			}
 		}
 	}
 	return false
@@ -421,13 +430,12 @@ func (b *Broker) ask(action, detail string, kind approve.Kind) approve.Answer {
 // variable or a quote ends it, so "build/*.o" keeps build and "$D/x"
 // keeps the whole workspace — as a path relative to ws, "." for all of
 // it. A ".." after a name keeps all of it: the kernel takes ".." where
-// a link leads, not where its text does (sub/link/../x). A name directly
-// in /tmp or /dev/shm is left out (the worker's own, private, and rm
-// removes a link itself, not what it leads to); anything deeper there,
-// or with a trailing slash, may go through a link back into the
-// workspace, and keeps all of it, as any other path outside the
-// workspace does (/proc/self/cwd/x leads back in too); nested roots are
-// kept once, by the outermost.
+// a link leads, not where its text does (sub/link/../x). A path outside
+// the workspace keeps all of it, /tmp and /dev/shm included: a name
+// there may be a link back into the workspace, through which rsync
+// --delete deletes (a hunt: rsync -a --delete empty/ /tmp/x, with /tmp/x
+// a link to keep/, emptied keep/), as may /proc/self/cwd/x; nested roots
+// are kept once, by the outermost.
 func BackupRoots(targets []string, ws string) []string {
 	var roots []string
 	for _, t := range targets {
@@ -460,11 +468,10 @@ func BackupRoots(targets []string, ws string) []string {
 			rel = p[len(ws)+1:]
 		case strings.HasPrefix(ws, p+"/") || p == "/":
 			rel = "." // a directory that holds the workspace
-		case (path.Dir(p) == "/tmp" || path.Dir(p) == "/dev/shm") && !strings.HasSuffix(t, "/"):
-			continue // the worker's own, private
 		default:
 			// Elsewhere the worker writes nothing, unless the path leads
-			// back in (/proc/self/cwd/…, /dev/fd/…): keep everything.
+			// back in (/tmp/link, /proc/self/cwd/…, /dev/fd/…): keep
+			// everything.
 			rel = "."
 		}
 		roots = append(roots, rel)

@@ -219,8 +219,10 @@ func TestBackupRoots(t *testing.T) {
 		{[]string{"a/$(echo b)/c"}, []string{"a"}},
 		{[]string{"../ws/build"}, []string{"build"}},
 		{[]string{"../other"}, []string{"."}},
-		{[]string{"/tmp/x"}, nil},
-		{[]string{"/dev/shm/x"}, nil},
+		// A name in /tmp or /dev/shm may be a link back in (a hunt:
+		// rsync --delete into /tmp/x, a link to keep/, emptied keep/).
+		{[]string{"/tmp/x"}, []string{"."}},
+		{[]string{"/dev/shm/x"}, []string{"."}},
 		{[]string{"/proc/self/cwd/src"}, []string{"."}},
 		{[]string{"/"}, []string{"."}},
 		{[]string{"/w"}, []string{"."}},
@@ -246,6 +248,40 @@ func TestBackupRoots(t *testing.T) {
 		if got := BackupRoots(c.targets, "/ws"); !slices.Equal(got, c.want) {
 			t.Errorf("%q: got %q, want %q", c.targets, got, c.want)
 		}
+	}
+}
+
+// A deletion git runs elsewhere (GIT_WORK_TREE, GIT_DIR: a hunt, git
+// clean deleted other/src and kept src), or one in /tmp or /dev/shm
+// (a hunt: rsync --delete into a link there emptied keep/, which no
+// backup held), keeps the whole workspace.
+func TestBackupRootsElsewhere(t *testing.T) {
+	b := &Broker{Options: Options{Workspace: "/ws"}}
+	for _, line := range []string{
+		"GIT_WORK_TREE=other git clean -fdxq src",
+		"GIT_DIR=other/.git git clean -fdx src",
+		"env GIT_WORK_TREE=other git rm -rf src",
+		"GIT_WORK_TREE=other git clean -fdx src; rm -rf build",
+		"GIT_COMMON_DIR=x git clean -fd src",
+		"rm -rf build; rsync -a --delete lnk /tmp/hbx-x; rsync -a --delete empty/ /tmp/hbx-x",
+		"rm -rf build /tmp/x",
+		"rm -rf build; rsync -a --delete empty/ /dev/shm/x",
+	} {
+		a, err := Analyze(line)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if got := b.backupRoots(a); !slices.Equal(got, []string{"."}) {
+			t.Errorf("%s: backs up %q, want the whole workspace", line, got)
+		}
+	}
+	// The control: the same deletions in the workspace keep their roots.
+	a, err := Analyze("git clean -fdxq src; rm -rf build")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.backupRoots(a); !slices.Equal(got, []string{"src", "build"}) {
+		t.Errorf("control: %q", got)
 	}
 }
 

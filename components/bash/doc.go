@@ -333,9 +333,10 @@
 // a line too long to show is refused rather than shown in part);
 // ConfirmDelete, a separate "delete" confirmation naming what is kept,
 // then fs backs up each target's literal leading directory (BackupRoots;
-// after a cd anywhere on the line, when the line runs anything but its
-// deletions, or for a target with ".." after a name or deeper than a
-// name in /tmp, the whole workspace), and a target
+// after a cd or a GIT_* variable (GIT_WORK_TREE, GIT_DIR) anywhere on
+// the line, when the line runs anything but its deletions, or for a
+// target with ".." after a name or outside the workspace, /tmp and
+// /dev/shm included, the whole workspace), and a target
 // with no room needs the "irreversible" word; any other backup failure
 // runs nothing. What may run is sent to the launcher (the runner
 // channel), which runs it in a confined worker and returns its exit
