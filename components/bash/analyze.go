@@ -42,6 +42,12 @@ type Analysis struct {
 	// Commands are its simple commands, in the order the shell would
 	// start them (a substitution before the command whose word holds it).
 	Commands []SimpleCommand
+
+	// outside are the nodes of the line outside the automatic subset
+	// (strict.go), at most one a statement, each as a command with no
+	// words whose finding (outside) needs approval; DecideEach decides
+	// them after Commands.
+	outside []SimpleCommand
 }
 
 // SimpleCommand is one command the line may run, after the wrappers that
@@ -88,6 +94,9 @@ type SimpleCommand struct {
 	Pos Pos
 
 	code [2]int // Words[code[0]:code[1]] were analysed as commands of their own
+	// outside: a node of the line outside the automatic subset
+	// (strict.go), recorded as a command of its own, with no words.
+	outside *finding
 }
 
 // Word is one shell word.
@@ -184,12 +193,13 @@ func Analyze(src string) (*Analysis, error) {
 	if err := w.source(scope{src: src}, src, 0); err != nil {
 		return nil, err
 	}
-	return &Analysis{Source: src, Commands: w.out}, nil
+	return &Analysis{Source: src, Commands: w.out, outside: w.outside}, nil
 }
 
 // walker collects simple commands.
 type walker struct {
-	out []SimpleCommand
+	out     []SimpleCommand
+	outside []SimpleCommand
 }
 
 // scope is the text being walked and how it is reached.
@@ -231,7 +241,16 @@ func (w *walker) source(s scope, text string, depth int) error {
 		return fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
 	s.src = text
-	return w.stmts(s, f.Stmts, depth)
+	// Each statement, then the nodes of it outside the automatic subset.
+	for _, st := range f.Stmts {
+		if err := w.stmt(s, st, depth); err != nil {
+			return err
+		}
+		if err := w.strict(s, st); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bracketDepth is the deepest nesting of ( and { in text, counted
@@ -307,7 +326,7 @@ func (w *walker) redirects(s scope, rs []*syntax.Redirect, depth int) ([]Redirec
 			if err := w.word(s, r.Hdoc, depth); err != nil {
 				return nil, err
 			}
-			if d, ok := s.conv(r.Word), true; ok && !hdocQuoted(r.Word) && hdocEndsEarly(s.text(r.Hdoc.Pos(), r.Hdoc.End()), d.Text, r.Op == syntax.DashHdoc) {
+			if d, ok := s.conv(r.Word), true; ok && !hdocQuoted(r.Word) && hdocEndsEarly(s.text(r.Hdoc.Pos(), r.Hdoc.End()), d.Text, r.Op == syntax.DashHdoc, true, false) {
 				return nil, fmt.Errorf("%w: a here-document ends before it seems to: a line of it ends in a backslash, and bash joins it to the next before it looks for the delimiter %s", ErrSyntax, quotedWord(d.Text))
 			}
 		}
@@ -765,9 +784,10 @@ func (w *walker) test(s scope, x syntax.TestExpr, depth int) error {
 	return nil
 }
 
-// emit records a command.
+// emit records a command (one outside the automatic subset among
+// outside).
 func (w *walker) emit(s scope, c SimpleCommand) error {
-	if len(w.out) >= MaxCommands {
+	if len(w.out)+len(w.outside) >= MaxCommands {
 		return fmt.Errorf("%w: more than %d", ErrTooMany, MaxCommands)
 	}
 	if len(s.layers) > 0 || len(c.Wrappers) > 0 {
@@ -775,6 +795,10 @@ func (w *walker) emit(s scope, c SimpleCommand) error {
 	}
 	if len(c.Words) > 0 && c.Words[0].Literal {
 		c.Name = commandName(c.Words[0].Text)
+	}
+	if c.outside != nil {
+		w.outside = append(w.outside, c)
+		return nil
 	}
 	w.out = append(w.out, c)
 	return nil
@@ -793,14 +817,14 @@ func (w *walker) nested(s scope, c *SimpleCommand, name string, at int, text str
 		inner.layers = append(inner.layers, l)
 	}
 	inner.layers = append(inner.layers, Layer{Name: name, Words: c.Words, off: -1})
-	n := len(w.out)
+	n, m := len(w.out), len(w.outside)
 	err := w.source(inner, text, depth+1)
 	switch {
 	case err == nil:
 		c.code = [2]int{at, at + 1}
 		return nil
 	case errors.Is(err, ErrSyntax):
-		w.out = w.out[:n] // nothing of the failed string is kept
+		w.out, w.outside = w.out[:n], w.outside[:m] // nothing of the failed string is kept
 		if c.Dynamic == nil {
 			c.Dynamic = &Opaque{At: at, Why: "the code " + name + " runs does not parse (" + err.Error() + ")"}
 		}

@@ -167,6 +167,13 @@ func TestBadInput(t *testing.T) {
 		// bash joins EO\ and F before it looks for the delimiter, and
 		// runs what follows (a hunt, 2026-12-01).
 		{"a here-document ended by joined lines", "cat <<EOF >/dev/null\nnotes\nEO\\\nF\nrm -rf src\nEOF\n", ErrSyntax},
+		// Inside $( ), bash 5.2 ends a here-document at a line that
+		// starts with its delimiter ("E)"), and runs what follows (a
+		// hunt: this deleted src).
+		{"a here-document in $( ) ended by its delimiter and a )", "x=$(cat <<E\nE)\nrm -rf src\nE\n)", ErrSyntax},
+		{"the same with a quoted delimiter", "x=$(cat <<'E'\nE)\nrm -rf src\nE\n)", ErrSyntax},
+		{"the same in a <<- here-document", "x=$(cat <<-E\n\tE)\nrm -rf src\nE\n)", ErrSyntax},
+		{"the same in <( )", "cat <(cat <<E\nE)\nrm -rf src\nE\n)", ErrSyntax},
 		{"1 MB", strings.Repeat("a", 1<<20), ErrTooLarge},
 		{"just over the limit", strings.Repeat("a", MaxSize+1), ErrTooLarge},
 		{"NUL", "echo a\x00b", ErrNUL},

@@ -266,7 +266,7 @@ func tooLong(shown string) bool {
 // its rule: the person sees all of them, not only the most restrictive.
 func attention(a *Analysis, c policy.Commands, o Options) string {
 	var parts []string
-	for _, d := range DecideEach(a, c, o) {
+	for _, d := range decideAll(a, c, o) {
 		if d.Action != Auto {
 			parts = append(parts, fmt.Sprintf("%s (%s: %s)", strconv.QuoteToASCII(d.Command), d.Rule, d.Reason))
 		}
@@ -326,7 +326,7 @@ func (b *Broker) backupRoots(a *Analysis) []string {
 		return []string{"."}
 	}
 	var targets []string
-	for _, d := range DecideEach(a, b.Commands, b.Options) {
+	for _, d := range decideAll(a, b.Commands, b.Options) {
 		if d.Action != ConfirmDelete {
 			return []string{"."}
 		}

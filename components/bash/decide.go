@@ -100,7 +100,7 @@ func DecideWith(a *Analysis, c policy.Commands, o Options) Decision {
 	if a == nil {
 		return Decision{Action: Refuse, Rule: "input.invalid", Reason: "the command could not be analysed"}
 	}
-	each := DecideEach(a, c, o)
+	each := decideAll(a, c, o)
 	if len(each) == 0 {
 		return Decision{Action: Auto, Rule: "default", Reason: "the command line runs nothing", Command: strings.TrimSpace(a.Source)}
 	}
@@ -124,7 +124,8 @@ func DecideWith(a *Analysis, c policy.Commands, o Options) Decision {
 
 // DecideEach decides each simple command of a on its own, in order. A
 // caller that asks the person must show every decision that is not
-// Auto, not only the most restrictive one.
+// Auto, not only the most restrictive one (decideAll adds the line's
+// nodes outside the automatic subset, which are not commands).
 func DecideEach(a *Analysis, c policy.Commands, o Options) []Decision {
 	if a == nil {
 		return nil
@@ -132,6 +133,19 @@ func DecideEach(a *Analysis, c policy.Commands, o Options) []Decision {
 	out := make([]Decision, len(a.Commands))
 	for i := range a.Commands {
 		out[i] = decideOne(&a.Commands[i], c, o)
+	}
+	return out
+}
+
+// decideAll is DecideEach, then a decision (Approve) for each node of
+// the line outside the automatic subset (strict.go).
+func decideAll(a *Analysis, c policy.Commands, o Options) []Decision {
+	out := DecideEach(a, c, o)
+	if a == nil {
+		return out
+	}
+	for i := range a.outside {
+		out = append(out, decideOne(&a.outside[i], c, o))
 	}
 	return out
 }
@@ -282,6 +296,12 @@ func findings(sc *SimpleCommand) []finding {
 		fs = append(fs, *f)
 	}
 	if f := shellEval(sc); f != nil {
+		fs = append(fs, *f)
+	}
+	if sc.outside != nil {
+		fs = append(fs, *sc.outside)
+	}
+	if f := strictCommand(sc); f != nil {
 		fs = append(fs, *f)
 	}
 	return fs

@@ -453,8 +453,11 @@ func dynamicArgs(sc *SimpleCommand) *finding {
 		if len(ws) > 1 && !ws[1].Literal {
 			return dyn(1, "git's subcommand "+ws[1].Text+" is not a literal")
 		}
+		// git rm's -f may hide in a quoted expansion as rm's -r may
+		// ("${u:--f}", "--for${u}ce": a hunt); a hidden option of git
+		// clean could only make it a dry run.
 		if len(ws) > 1 && (ws[1].Text == "clean" || ws[1].Text == "rm") {
-			return optionLike(ws, 2, false, "git "+ws[1].Text)
+			return optionLike(ws, 2, ws[1].Text == "rm", "git "+ws[1].Text)
 		}
 		return nil
 	case name == "rm":

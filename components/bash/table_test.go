@@ -265,11 +265,11 @@ var table = []struct {
 	{`local price='$5'`, A, "default"},
 	// Integer variables evaluate what they are given (a re-test).
 	{`OPTIND='a[$(rm -rf src)]'`, P, "builtin.shell-eval"},
-	{`declare -i x; x='a[$(rm -rf src)]'`, P, "builtin.shell-eval"},
+	{`declare -i x; x='a[$(rm -rf src)]'`, P, "builtin.arithmetic"}, // declare -i needs approval on its own (strict.go)
 	{`read OPTIND <<< 'a[$(rm -rf src)]'`, P, "builtin.shell-eval"},
 	{`printf -v OPTIND %s 'a[$(rm -rf src)]'`, P, "builtin.shell-eval"},
 	{`declare -a a; declare a='($(rm -rf src))'`, P, "builtin.shell-eval"},
-	{`declare -i x; : ${x:='a[$(rm -rf src)]'}`, P, "builtin.shell-eval"},
+	{`declare -i x; : ${x:='a[$(rm -rf src)]'}`, P, "builtin.arithmetic"}, // declare -i needs approval on its own (strict.go)
 	{`for OPTIND in 'a[$(rm -rf src)]'; do :; done`, P, "builtin.dynamic"},
 	{`x='a[$'"$e"'(rm -rf src)]'`, P, "builtin.shell-eval"},
 	{"read OPTIND <<'EOF'\na[$(rm -rf src)]\nEOF", P, "builtin.shell-eval"},
@@ -540,7 +540,7 @@ var table = []struct {
 	{"mapfile -t BASH_ALIASES < f", P, "builtin.shell-eval"},
 	{"echo ${x@P}", P, "builtin.shell-eval"},
 	{`echo "${x@P}"`, P, "builtin.shell-eval"},
-	{"echo ${x@Q}", A, "default"},
+	{"echo ${x@Q}", P, "builtin.expansion"}, // no @ operator is in the automatic subset (strict.go)
 	// Builtins that run an argument as code, or expand what quotes kept
 	// in it (a hunt, 2026-12-01: each ran its command automatically).
 	{"mapfile -C 'touch x;:' -c 1 a <<< q", P, "builtin.shell-eval"},
@@ -570,7 +570,7 @@ var table = []struct {
 	{"set -a; : ${BASH_ENV:=./s.sh}; bash -c true", P, "builtin.shell-eval"},
 	{"echo \"${LD_PRELOAD=/tmp/x.so}\"", P, "builtin.shell-eval"},
 	{"echo ${x:-${PROMPT_COMMAND:=touch y}}", P, "builtin.shell-eval"},
-	{": ${count:=1}", A, "default"},
+	{": ${count:=1}", P, "builtin.expansion"}, // ${NAME:=…} sets NAME unseen: outside the automatic subset (strict.go)
 	{"set -euo pipefail", A, "default"},
 	{"shopt -s globstar nullglob", A, "default"},
 	{"read -r line", A, "default"},
@@ -866,6 +866,65 @@ var table = []struct {
 	{`terraform -var x=apply plan`, A, "default"},
 	{`ssh host 'git push'`, A, "default"},
 	{`git reset --hard`, A, "default"},
+
+	// The automatic subset (strict.go), found by a hunt (bash 5.2: each
+	// line deleted ./src and was automatic). 1: arithmetic that names a
+	// variable sets it unseen.
+	{"mkdir 5; printf '#!/bin/sh\\n/usr/bin/rm -rf src\\n' > 5/ls; chmod +x 5/ls; let PATH=5; ls", P, "builtin.arithmetic"},
+	{"mkdir 5; printf '#!/bin/sh\\n/usr/bin/rm -rf src\\n' > 5/ls; chmod +x 5/ls; (( PATH=5 )); ls", P, "builtin.arithmetic"},
+	{"printf '#!/bin/sh\\nrm -rf src\\n' > 5; chmod +x 5; (( BASH_CMDS[ls]=5 )); ls", P, "builtin.arithmetic"},
+	{"echo $((PATH=5))", P, "builtin.arithmetic"},
+	{"for ((PATH=5; 0; )); do :; done", P, "builtin.arithmetic"},
+	// 2: indirection.
+	{"printf 'rm -rf src\\n' > e; set -a; x=BASH_ENV; : ${!x:=./e}; bash -c :", P, "builtin.expansion"},
+	// 3: fc runs what the history holds.
+	{"set -o history; history -s 'rm -rf src'; history -s x; fc -s -2", P, "builtin.history"},
+	// 4: expansions outside command words.
+	{"x='$(rm -rf src)'; echo ${u:-${x@P}}", P, "builtin.expansion"},
+	{"x='$(rm -rf src)'; echo ${y[${x@P}]}", P, "builtin.expansion"},
+	{"x='$(rm -rf src)'; [[ ${x@P} ]]", P, "builtin.expansion"},
+	{"x='$(rm -rf src)'; case ${x@P} in *) ;; esac", P, "builtin.expansion"},
+	{"x='$(rm -rf src)'; for i in ${x@P}; do :; done", P, "builtin.expansion"},
+	{"x='$(rm -rf src)'; : <<E\n${x@P}\nE", P, "builtin.expansion"},
+	{"[[ ${BASH_CMDS[ls]:=/usr/bin/rm} ]]; ls -rf src", P, "builtin.expansion"},
+	{"(( ${BASH_CMDS[ls]:=/usr/bin/rm} )); ls -rf src", P, "builtin.arithmetic"},
+	{": <<E\n${BASH_CMDS[ls]:=/usr/bin/rm}\nE\nls -rf src", P, "builtin.expansion"},
+	{"declare -i n; [[ ${n:='a[$(rm -rf src)]'} ]]", P, "builtin.arithmetic"},
+	{"declare -i n; case x in ${n:='a[$(rm -rf src)]'}) ;; esac", P, "builtin.arithmetic"},
+	// 5: characters an expansion supplies.
+	{`OPTIND=a${u:-[}'$(rm -rf src)]'`, P, "builtin.special-var"},
+	{`x=1; OPTIND=${OPTIND/*/'a[$(rm -rf src)]'}`, P, "builtin.special-var"},
+	{`builtin declare "a[${u:-\$}(rm -rf src)]=1"`, P, "builtin.builtin-args"},
+	{`test -v "a[${u:-\$}(rm -rf src)]"`, P, "builtin.builtin-args"},
+	{`let "a[${u:-\$}(rm -rf src)]"`, P, "builtin.arithmetic"},
+	{`[ -v "a[${u:-\$}(rm -rf src)]" ]`, P, "builtin.builtin-args"},
+	{`builtin declare -a "a=(${u:-\$}(rm -rf src))"`, P, "builtin.builtin-args"},
+	// 6: text the builtin assembles.
+	{`printf -v OPTIND 'a[\x24(rm -rf src)]'`, P, "builtin.special-var"},
+	{`printf -v OPTIND 'a[%s(rm -rf src)]' '$'`, P, "builtin.special-var"},
+	{`read OPTIND <<< 'a[$\(rm -rf src)]'`, P, "builtin.special-var"},
+	// 7 and 8: an option word that is not a literal.
+	{`compgen -${u:-W} '$(rm -rf src)'`, P, "builtin.builtin-args"},
+	{"mkdir 5; printf '#!/bin/sh\\n/usr/bin/rm -rf src\\n' > 5/ls; chmod +x 5/ls; builtin declare -${u:-n} r=PATH; r=5; ls", P, "builtin.builtin-args"},
+	{`command declare -${u:-n} r=PATH; r=5; ls`, P, "builtin.builtin-args"},
+	{`builtin typeset -${u:-n} r=PATH; r=5; ls`, P, "builtin.builtin-args"},
+	{`f() { builtin local -${u:-n} r=PATH; r=5; ls; }; f`, P, "builtin.builtin-args"},
+	{"mkdir 5; printf '#!/bin/sh\\n/usr/bin/rm -rf src\\n' > 5/ls; chmod +x 5/ls; printf \"${u:--v}\" PATH 5; ls", P, "builtin.builtin-args"},
+	// 10: git rm's force in a quoted expansion.
+	{`git rm -rq "${u:--f}" src`, P, "builtin.dynamic"},
+	{`git rm -rq "--for${u}ce" src`, P, "builtin.dynamic"},
+	{`git rm -rq --"${u}"force src`, P, "builtin.dynamic"},
+	{`git rm -rq "$(echo -f)" src`, P, "builtin.dynamic"},
+	// Common lines stay inside the subset.
+	{`grep -rn foo .`, A, "default"},
+	{`for f in *.go; do echo "$f"; done`, A, "default"},
+	{`echo "${HOME}/x"`, A, "default"},
+	{`x=$(git rev-parse HEAD); echo "$x"`, A, "default"},
+	{`echo "${f%.go}"`, A, "default"},
+	{`echo $((1+2))`, A, "default"},
+	{`grep '[$]HOME' f`, A, "default"},
+	{"cat <<'EOF' > f\nhello\nEOF", A, "default"},
+	{"git commit -m \"$(cat <<'EOF'\nmsg\nEOF\n)\"", A, "default"},
 }
 
 func TestTable(t *testing.T) {

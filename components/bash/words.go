@@ -326,13 +326,15 @@ func hdocQuoted(delim *syntax.Word) bool {
 	return false
 }
 
-// hdocEndsEarly reports whether bash would end an unquoted here-document
-// within body (the text the parser took as its body): bash joins a line
-// that ends in an unescaped backslash to the next before it compares
-// the line with the delimiter (after taking leading tabs off, for <<-),
-// so "EO\" then "F" ends it, and what follows runs as commands the
-// parser took for text (a hunt, 2026-12-01).
-func hdocEndsEarly(body, delim string, dash bool) bool {
+// hdocEndsEarly reports whether bash would end a here-document within
+// body (the text the parser took as its body). With join (an unquoted
+// delimiter), bash joins a line that ends in an unescaped backslash to
+// the next before it compares the line with the delimiter (after taking
+// leading tabs off, for <<-), so "EO\" then "F" ends it, and what
+// follows runs as commands the parser took for text (a hunt,
+// 2026-12-01). With prefix (inside $( ), ` ` or <( )), bash 5.2 also
+// ends it at a line that starts with the delimiter ("E)": a hunt).
+func hdocEndsEarly(body, delim string, dash, join, prefix bool) bool {
 	// The parser's span of the body ends with the delimiter's own line.
 	last := body[strings.LastIndexByte(body, '\n')+1:]
 	if last == delim || dash && strings.TrimLeft(last, "\t") == delim {
@@ -342,7 +344,7 @@ func hdocEndsEarly(body, delim string, dash bool) bool {
 	for _, line := range strings.SplitAfter(body, "\n") {
 		line = strings.TrimSuffix(line, "\n")
 		n := len(line) - len(strings.TrimRight(line, `\`))
-		if n%2 == 1 {
+		if join && n%2 == 1 {
 			logical += line[:len(line)-1]
 			continue
 		}
@@ -350,7 +352,7 @@ func hdocEndsEarly(body, delim string, dash bool) bool {
 		if dash {
 			logical = strings.TrimLeft(logical, "\t")
 		}
-		if logical == delim {
+		if logical == delim || prefix && delim != "" && strings.HasPrefix(logical, delim) {
 			return true
 		}
 		logical = ""
