@@ -691,6 +691,22 @@ func (w *walker) arithm(s scope, x syntax.ArithmExpr, depth int) error {
 	if depth > MaxDepth {
 		return tooDeep()
 	}
+	var err error
+	arithLeaves(x, func(e syntax.ArithmExpr) bool {
+		if e, ok := e.(*syntax.Word); ok {
+			if err = w.word(s, e, depth); err == nil {
+				err = w.lateIn(s, e, "arithmetic")
+			}
+		}
+		return err == nil
+	})
+	return err
+}
+
+// arithLeaves calls leaf, iteratively, with each node of an arithmetic
+// expression that is not an operator (words), and with zsh's flags
+// before the expression they hold, until leaf returns false.
+func arithLeaves(x syntax.ArithmExpr, leaf func(syntax.ArithmExpr) bool) {
 	stack := []syntax.ArithmExpr{x}
 	for len(stack) > 0 {
 		e := stack[len(stack)-1]
@@ -703,17 +719,17 @@ func (w *walker) arithm(s scope, x syntax.ArithmExpr, depth int) error {
 		case *syntax.ParenArithm:
 			stack = append(stack, e.X)
 		case *syntax.FlagsArithm:
-			stack = append(stack, e.X)
-		case *syntax.Word:
-			if err := w.word(s, e, depth); err != nil {
-				return err
+			if !leaf(e) {
+				return
 			}
-			if err := w.lateIn(s, e, "arithmetic"); err != nil {
-				return err
+			stack = append(stack, e.X)
+		case nil:
+		default:
+			if !leaf(e) {
+				return
 			}
 		}
 	}
-	return nil
 }
 
 // lateIn records, as a command known only at run time, a word of a

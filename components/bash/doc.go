@@ -216,7 +216,42 @@
 //     run time (xargs, find -exec "x{}") for a command whose arguments
 //     decide what it does (git, rm, the shells, the wrappers, the
 //     commands with built-in rules); alias definitions, hash -p, enable
-//     -f, shopt expand_aliases.
+//     -f, shopt expand_aliases;
+//     the automatic subset (strict.go): every node of the line (each
+//     statement walked whole: nested expansions, [[ ]], case words and
+//     patterns, for lists, arithmetic, expanding here-document bodies,
+//     code strings bash -c and eval run) must stay inside it, or the
+//     line needs approval:
+//     "builtin.expansion": parameter expansions other than $NAME,
+//     ${NAME}, positional and special parameters, ${#NAME}, ${NAME:-W}
+//     ${NAME-W} ${NAME:+W} ${NAME+W}, trims (# ## % %%), case operators
+//     (^ ^^ , ,,) and ${x/p/r} (their words checked in turn): ${!…},
+//     any @ operator (@P, @Q, @E, @A, @a, @K), ${x:=} ${x=} ${x:?},
+//     substrings other than digits, subscripts other than digits, @ or
+//     * (a literal key too: for an indexed array bash evaluates it as
+//     arithmetic, and a name in it runs what its value holds);
+//     "builtin.arithmetic": arithmetic ((( )), $(( )), let, for (( )),
+//     [[ -eq ]] and the like, a subscript of an assignment or of an
+//     array value) of more than numbers and operators ($# $? $$ $!
+//     included): a name, an assignment or an expansion; declare,
+//     typeset or local -i; test -v, [ -v, [[ -v ]], unset of a name with
+//     a subscript other than digits, @ or *;
+//     "builtin.builtin-args": a word that is not a literal given to a
+//     builtin that assigns, evaluates or runs code (declare typeset
+//     local export readonly printf read mapfile readarray compgen
+//     complete getopts wait hash enable set shopt trap bind fc history
+//     source . eval unset let test [, under builtin or command too), a
+//     declaration's value that is not a literal (declare a="$x"
+//     evaluates a compound value when a is an array), except printf's
+//     words after its format and test's and ['s quoted operands in
+//     [ X ], [ OP X ], [ X OP Y ] and [ ! OP X ] (OP not -v or -R);
+//     "builtin.special-var": OPTIND, RANDOM, SRANDOM or HISTCMD, which
+//     evaluate what they are given as arithmetic, set to other than a
+//     number (by assignment or a for loop); printf -v, read, mapfile,
+//     readarray, getopts or wait -p setting an upper-case name (bash's
+//     own variables are upper-case);
+//     "builtin.history": fc other than fc -l (it runs the history's
+//     commands), set -H or -o histexpand (!! runs them).
 //  6. otherwise Auto ("default").
 //
 // Decided on purpose: npm run publish-docs (and any npm run, make TARGET,
@@ -310,13 +345,16 @@
 //     here-string or here-document, a for loop's list), quoted text with
 //     a command substitution in an array subscript or a compound value
 //     (OPTIND='a[$(cmd)]': an integer variable evaluates what it is
-//     given). A variable's value is not covered: $((x)),
-//     [[ $x -eq 1 ]], let and declare -i evaluate it as an expression,
-//     and an array subscript in it runs command substitutions
-//     (x='a[$(rm -rf src)]'; echo $((x))). An unquoted here-document a
-//     line of which, joined to the next at a trailing backslash as bash
-//     joins it, is the delimiter does not parse (bash would end it there
-//     and run the rest).
+//     given). A variable's value used in arithmetic is covered by the
+//     automatic subset (step 5): $((x)), [[ $x -eq 1 ]], let, ${a[k]},
+//     ${x:n} and declare -i, which evaluate a value as an expression
+//     and run the command substitutions of a subscript in it
+//     (x='a[$(rm -rf src)]'; echo $((x))), need approval. An unquoted
+//     here-document a line of which, joined to the next at a trailing
+//     backslash as bash joins it, is the delimiter does not parse (bash
+//     would end it there and run the rest); nor does a here-document
+//     inside $( ), ` ` or <( ) a line of which starts with its
+//     delimiter (bash 5.2 ends it at "EOF)").
 //     Such a command, like a program that deletes on its own (python -c
 //     'shutil.rmtree(...)'), is not a recognised deletion: it runs
 //     without the confirmation and the backup. The worker's confinement

@@ -223,26 +223,14 @@ func indexOK(x syntax.ArithmExpr) bool {
 // runs cmd), an assignment sets a variable unseen ((( PATH=5 ))), and an
 // expansion may supply either.
 func arithOutside(what string, x syntax.ArithmExpr) string {
-	stack := []syntax.ArithmExpr{x}
-	for len(stack) > 0 {
-		e := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		switch e := e.(type) {
-		case *syntax.BinaryArithm:
-			stack = append(stack, e.Y, e.X)
-		case *syntax.UnaryArithm:
-			stack = append(stack, e.X)
-		case *syntax.ParenArithm:
-			stack = append(stack, e.X)
-		case *syntax.Word:
-			if !numberWord(e) {
-				return what + " is given more than numbers and operators: a name, an assignment or an expansion in arithmetic may set a variable unseen (PATH=5) or run what a value holds (a[$(cmd)])"
-			}
-		default:
-			return what + " holds an expression of another shell's"
+	why := ""
+	arithLeaves(x, func(e syntax.ArithmExpr) bool {
+		if w, ok := e.(*syntax.Word); !ok || !numberWord(w) {
+			why = what + " is given more than numbers and operators: a name, an assignment or an expansion in arithmetic may set a variable unseen (PATH=5) or run what a value holds (a[$(cmd)])"
 		}
-	}
-	return ""
+		return why == ""
+	})
+	return why
 }
 
 // integerVars are bash's variables that evaluate what they are given as
@@ -479,13 +467,16 @@ func targets(name string, ws []Word) []target {
 		}
 		return i
 	}
+	rest := func(i int) { // each word from i on
+		for ; i < len(ws); i++ {
+			out = append(out, target{ws[i].Text, i})
+		}
+	}
 	switch name {
 	case "printf":
 		opts("v", "v")
 	case "read":
-		for i := opts("adinNptu", "a"); i < len(ws); i++ {
-			out = append(out, target{ws[i].Text, i})
-		}
+		rest(opts("adinNptu", "a"))
 	case "mapfile", "readarray":
 		if i := opts("dnOsuCc", ""); i < len(ws) {
 			out = append(out, target{ws[i].Text, i})
@@ -497,9 +488,7 @@ func targets(name string, ws []Word) []target {
 	case "wait":
 		opts("p", "p")
 	case "unset":
-		for i := opts("", ""); i < len(ws); i++ {
-			out = append(out, target{ws[i].Text, i})
-		}
+		rest(opts("", ""))
 	case "test", "[":
 		for i := 1; i+1 < len(ws); i++ {
 			if t := ws[i].Text; ws[i].Literal && (t == "-v" || t == "-R") {
