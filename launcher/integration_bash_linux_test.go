@@ -325,7 +325,7 @@ func TestIntegrationComponentsShellCancel(t *testing.T) {
 	p.extra = "[commands]\ntimeout = \"90s\"\n"
 	l := itEnv.launcher
 	script := l + " sh 'sleep 737' & c=$!; sleep 2; kill $c; wait $c; " +
-		"timeout 30 " + l + " sh 'echo second'; echo second=$?"
+		"timeout 20 " + l + " sh 'echo second'; echo second=$?"
 	r := s.agentSh(t, p, itOpts{}, script)
 	if r.code != 0 || r.stdout != "second\nsecond=0\n" {
 		t.Fatalf("the second command waited for the first one (exit 124 is timeout's): %s", r)
