@@ -197,33 +197,20 @@ func TestIntegrationJobControlStopsTheTree(t *testing.T) {
 		confined bool
 	}{{"confined", true}, {"control", false}} {
 		t.Run(c.name, func(t *testing.T) {
-			master, term := personShell(t, s)
 			stolen := filepath.Join(s.ws, "stolen-"+c.name)
 			agent := fmt.Sprintf("%s tty-steal 2 %s", itEnv.probe, stolen)
 			if c.confined {
 				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
 			}
-			term.send("echo shell-$((6*7))\n")
-			term.expect("shell-42")
-			term.send(agent + "\n")
-			time.Sleep(1000 * time.Millisecond) // the agent runs; its helper waits
-			term.send("\x1a")                   // Ctrl-Z
-			term.send("echo back-$?\n")
-			term.expect("back-148")
-			time.Sleep(3500 * time.Millisecond) // well past the helper's wait
-			term.send("echo typed-at-the-shell-$((6*7))\n")
-			time.Sleep(2000 * time.Millisecond)
-			got, _ := os.ReadFile(stolen)
+			got, term := typedAfterCtrlZ(t, s, agent, stolen, 3500*time.Millisecond) // well past the helper's wait
 			if c.confined {
 				term.expect("typed-at-the-shell-42")
-				if strings.Contains(string(got), "typed-at-the-shell") {
+				if strings.Contains(got, "typed-at-the-shell") {
 					t.Fatalf("the agent read the person's line: %q", got)
 				}
-			} else if !strings.Contains(string(got), "typed-at-the-shell") {
+			} else if !strings.Contains(got, "typed-at-the-shell") {
 				t.Fatalf("control: the helper did not take the terminal (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
 			}
-			term.send("kill -9 %1\n")
-			master.Close()
 		})
 	}
 }
@@ -249,38 +236,51 @@ func TestIntegrationJobControlSelfContinued(t *testing.T) {
 					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
 				}
 			}
-			master, term := personShell(t, s)
 			stolen := filepath.Join(s.ws, "stolen")
 			agent := fmt.Sprintf("%s tty-resume 2 %s", itEnv.probe, stolen)
 			if c.confined {
 				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
 			}
-			term.send("echo shell-$((6*7))\n")
-			term.expect("shell-42")
-			term.send(agent + "\n")
-			time.Sleep(1000 * time.Millisecond) // the agent runs and arms its timer
-			term.send("\x1a")                   // Ctrl-Z
-			term.send("echo back-$?\n")
-			term.expect("back-148")
-			time.Sleep(3000 * time.Millisecond) // past the agent's wait: it takes the terminal now, if it can
-			term.send("echo typed-at-the-shell-$((6*7))\n")
-			time.Sleep(2000 * time.Millisecond)
-			got, _ := os.ReadFile(stolen)
+			got, term := typedAfterCtrlZ(t, s, agent, stolen, 3000*time.Millisecond) // past the agent's wait: it takes the terminal now, if it can
 			if c.confined {
-				if strings.Contains(string(got), "typed-at-the-shell") {
+				if strings.Contains(got, "typed-at-the-shell") {
 					t.Fatalf("the agent read the person's line: %q", got)
 				}
 				term.expect("typed-at-the-shell-42")
 				if c.uid != 0 && !strings.Contains(term.out.String(), "ran again by itself") {
 					t.Errorf("unprivileged: stage 2 did not say why it killed the agent; terminal:\n%s", term.out.String())
 				}
-			} else if !strings.Contains(string(got), "typed-at-the-shell") {
+			} else if !strings.Contains(got, "typed-at-the-shell") {
 				t.Fatalf("control: the agent did not take the terminal (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
 			}
-			term.send("kill -9 %1\n")
-			master.Close()
 		})
 	}
+}
+
+// typedAfterCtrlZ runs agent on the person's shell (personShell), a
+// program that copies what it reads from the terminal to stolen, presses
+// Ctrl-Z a second after it starts, waits wait, then types a line at the
+// shell: it returns what the agent copied two seconds later, and the
+// terminal. The job is killed when the test ends.
+func typedAfterCtrlZ(t *testing.T, s *itSandbox, agent, stolen string, wait time.Duration) (string, *ptyTerm) {
+	t.Helper()
+	master, term := personShell(t, s)
+	t.Cleanup(func() {
+		term.send("kill -9 %1\n")
+		master.Close()
+	})
+	term.send("echo shell-$((6*7))\n")
+	term.expect("shell-42")
+	term.send(agent + "\n")
+	time.Sleep(1000 * time.Millisecond) // the agent runs
+	term.send("\x1a")                   // Ctrl-Z
+	term.send("echo back-$?\n")
+	term.expect("back-148")
+	time.Sleep(wait)
+	term.send("echo typed-at-the-shell-$((6*7))\n")
+	time.Sleep(2000 * time.Millisecond)
+	got, _ := os.ReadFile(stolen)
+	return string(got), term
 }
 
 // personShell is the person's shell, unconfined, interactive on a fresh

@@ -397,6 +397,13 @@ func ttyResume(secs, file string) error {
 		return fmt.Errorf("timer_settime: %w", e)
 	}
 	time.Sleep(time.Duration(n) * time.Second)
+	return copyTerminal(file, true)
+}
+
+// copyTerminal writes what is read from the terminal (stdin) to file for
+// eight seconds, or until the terminal ends. With retake, it makes its
+// process group the terminal's foreground again before each read.
+func copyTerminal(file string, retake bool) error {
 	out, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
@@ -404,13 +411,21 @@ func ttyResume(secs, file string) error {
 	defer out.Close()
 	buf := make([]byte, 256)
 	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); {
-		unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
+		wait := int(time.Until(end).Milliseconds()) + 1
+		if retake {
+			unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
+			wait = 20
+		}
 		fds := []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
-		if k, err := unix.Poll(fds, 20); err != nil || k == 0 {
+		if n, err := unix.Poll(fds, wait); err != nil && err != unix.EINTR || n == 0 {
 			continue
 		}
-		if k, _ := syscall.Read(0, buf); k > 0 {
+		k, err := syscall.Read(0, buf)
+		if k > 0 {
 			out.Write(buf[:k])
+		}
+		if !retake && (err != nil && err != syscall.EINTR || k == 0) {
+			break
 		}
 	}
 	return nil
@@ -427,24 +442,5 @@ func ttyStealChild(secs, file string) error {
 	if err := unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp()); err != nil {
 		return err
 	}
-	out, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	buf := make([]byte, 256)
-	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); {
-		fds := []unix.PollFd{{Fd: 0, Events: unix.POLLIN}}
-		if n, err := unix.Poll(fds, int(time.Until(end).Milliseconds())+1); err != nil && err != unix.EINTR || n == 0 {
-			continue
-		}
-		k, err := syscall.Read(0, buf)
-		if k > 0 {
-			out.Write(buf[:k])
-		}
-		if err != nil && err != syscall.EINTR || k == 0 {
-			break
-		}
-	}
-	return nil
+	return copyTerminal(file, false)
 }
