@@ -620,6 +620,13 @@ func (s *Session) Summary() string {
 				if f["allowed"] == "false" {
 					denied++
 				}
+			// net's proxy logs each HTTP request it decides: "allowed",
+			// or "refused" with its method (not a refused connection).
+			case f["msg"] == "allowed" && f["method"] != "":
+				requests++
+			case f["msg"] == "refused" && f["method"] != "":
+				requests++
+				denied++
 			case f["msg"] == "refused":
 				refused++
 				if n, err := strconv.Atoi(f["more_not_logged"]); err == nil && n > 0 && n < 1<<30 {

@@ -107,9 +107,22 @@ func TestSummaryReadsLogsHonestly(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "fs.log"), []byte(log), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &Session{Dir: dir, procs: []*proc{{role: pki.FS}}}
+	// net's proxy logs the HTTP requests it decides as "allowed" and
+	// "refused" (with a method): requests and denials, not refused
+	// connections.
+	netLog := strings.Join([]string{
+		`time=2026-12-01T12:00:00Z level=INFO msg=allowed component=net client=127.0.0.1:5 method=CONNECT target=example.com:443 addr=93.184.215.14:443`,
+		`time=2026-12-01T12:00:01Z level=WARN msg=refused component=net client=127.0.0.1:6 method=GET target=http://10.0.0.1/ rule=ssrf.private reason=private`,
+		`time=2026-12-01T12:00:02Z level=WARN msg=refused component=net host=api.example.com method=POST rule=secrets reason=reflected`,
+		`time=2026-12-01T12:00:03Z level=WARN msg=refused component=net caller=unknown reason=handshake detail=x`,
+		"",
+	}, "\n")
+	if err := os.WriteFile(filepath.Join(dir, "net.log"), []byte(netLog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{Dir: dir, procs: []*proc{{role: pki.FS}, {role: pki.Net}}}
 	got := s.Summary()
-	for _, want := range []string{"fs 2 requests, 1 denied", "44 connections refused", "LOG CUT"} {
+	for _, want := range []string{"fs 2 requests, 1 denied", "44 connections refused", "LOG CUT", "net 3 requests, 2 denied, 1 connections refused"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary %q lacks %q", got, want)
 		}
