@@ -214,15 +214,17 @@ func (e env) serve(args []string) error {
 	} else if !addr.Addr().IsLoopback() {
 		fmt.Fprintf(e.stderr, "launcher: warning: serving plain HTTP on %s: owner tokens travel unencrypted\n", addr)
 	}
-	fmt.Fprintf(e.stdout, "launcher: serving MCP on %s://%s/mcp\n", scheme, ln.Addr())
-	if f, ok := e.stdout.(*os.File); ok {
-		f.Sync()
-	}
+	// Subscribed before it says it serves: a SIGTERM sent on reading that
+	// line ends the sessions, not the process (a CI run killed it so).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// A client that goes away mid-answer is an error to write, not a
 	// signal that kills the gateway.
 	signal.Ignore(syscall.SIGPIPE)
+	fmt.Fprintf(e.stdout, "launcher: serving MCP on %s://%s/mcp\n", scheme, ln.Addr())
+	if f, ok := e.stdout.(*os.File); ok {
+		f.Sync()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var serveErr error
