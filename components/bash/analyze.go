@@ -111,6 +111,7 @@ type Word struct {
 	Literal bool
 
 	single bool   // expands to exactly one field (literal, or expansions all double-quoted)
+	number bool   // its value is digits, or empty: literal digits, $?, $#, $$, $! (numberParam)
 	lead   string // the literal text before the first expansion
 	prompt bool   // holds a ${…@P} prompt expansion
 	// late: quoting kept a $( ` $[ or ${ in it from expanding now, which

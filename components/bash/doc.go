@@ -231,9 +231,10 @@
 //     * (a literal key too: for an indexed array bash evaluates it as
 //     arithmetic, and a name in it runs what its value holds);
 //     "builtin.arithmetic": arithmetic ((( )), $(( )), let, for (( )),
-//     [[ -eq ]] and the like, a subscript of an assignment or of an
-//     array value) of more than numbers and operators ($# $? $$ $!
-//     included): a name, an assignment or an expansion; declare,
+//     [[ -eq ]] and the like, a subscript of an assignment, of an
+//     array value or of a {NAME}> redirection) of more than numbers and
+//     operators ($# $? $$ $! included): a name, an assignment or an
+//     expansion; declare,
 //     typeset or local -i; test -v, [ -v, [[ -v ]], unset of a name with
 //     a subscript other than digits, @ or *;
 //     "builtin.builtin-args": a word that is not a literal given to a
@@ -244,14 +245,18 @@
 //     declaration's value that is not a literal (declare a="$x"
 //     evaluates a compound value when a is an array), except printf's
 //     words after its format and test's and ['s quoted operands in
-//     [ X ], [ OP X ], [ X OP Y ] and [ ! OP X ] (OP not -v or -R);
-//     "builtin.special-var": OPTIND, RANDOM, SRANDOM or HISTCMD, which
+//     [ X ], [ OP X ], [ X OP Y ] and [ ! OP X ] (OP not -v or -R); $?,
+//     $#, $$ and $! count as literals (the shell sets them to numbers);
+//     "builtin.special-var": OPTIND, RANDOM, SRANDOM, HISTCMD or BASHPID, which
 //     evaluate what they are given as arithmetic, set to other than a
 //     number (by assignment or a for loop); printf -v, read, mapfile,
 //     readarray, getopts or wait -p setting an upper-case name (bash's
 //     own variables are upper-case);
 //     "builtin.history": fc other than fc -l (it runs the history's
-//     commands), set -H or -o histexpand (!! runs them).
+//     commands), set -H or -o histexpand (!! runs them);
+//     "builtin.keyword": set -k or -o keyword, or a shell started with
+//     either (NAME=value arguments of later commands become
+//     assignments to their environment: BASH_ENV=./x).
 //  6. otherwise Auto ("default").
 //
 // Decided on purpose: npm run publish-docs (and any npm run, make TARGET,

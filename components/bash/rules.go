@@ -33,6 +33,11 @@ var execEnv = set(
 	"GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_COMMON_DIR",
 	"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
 	"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONSTARTUP", "LESSOPEN", "LESSCLOSE", "BROWSER",
+	// Where programs read their start-up files and configuration: git's
+	// core.fsmonitor in $XDG_CONFIG_HOME/git/config runs a command, a
+	// login shell runs $HOME/.profile, bash's $"…" takes its text from
+	// $TEXTDOMAINDIR's catalogues and expands it (a re-test, each).
+	"HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR", "INPUTRC", "TEXTDOMAIN", "TEXTDOMAINDIR",
 )
 
 func isExecEnv(name string) bool {

@@ -22,6 +22,7 @@ const (
 	rBuiltinArgs = "builtin.builtin-args"
 	rHistory     = "builtin.history"
 	rSpecialVar  = "builtin.special-var"
+	rKeyword     = "builtin.keyword"
 )
 
 // strict walks every node of a parsed statement: the first one outside
@@ -58,6 +59,13 @@ func (w *walker) strict(s scope, root syntax.Node) error {
 		}
 		switch n := n.(type) {
 		case *syntax.Redirect:
+			// {NAME}>file sets NAME to the descriptor's number: a
+			// subscript in NAME is evaluated as arithmetic (a re-test:
+			// exec {a[k]}>/dev/null, k='a[$(cmd)]', ran cmd).
+			if n.N != nil && strings.HasPrefix(n.N.Value, "{") {
+				name := strings.TrimSuffix(strings.TrimPrefix(n.N.Value, "{"), "}")
+				note(n, rArithmetic, varOperand("{NAME}>", Word{Text: name, Literal: true}))
+			}
 			if substs > 0 && n.Hdoc != nil {
 				d := s.conv(n.Word).Text
 				if hdocEndsEarly(s.text(n.Hdoc.Pos(), n.Hdoc.End()), d, n.Op == syntax.DashHdoc, !hdocQuoted(n.Word), true) {
@@ -235,7 +243,7 @@ func arithOutside(what string, x syntax.ArithmExpr) string {
 
 // integerVars are bash's variables that evaluate what they are given as
 // arithmetic (bash 5.2: OPTIND='a[$(cmd)]' runs cmd; each tested).
-var integerVars = set("OPTIND", "RANDOM", "SRANDOM", "HISTCMD")
+var integerVars = set("OPTIND", "RANDOM", "SRANDOM", "HISTCMD", "BASHPID")
 
 // evalBuiltins are builtins that assign, evaluate or run code: a word of
 // theirs that is not a literal may be an option (declare -${u:-n},
@@ -256,6 +264,9 @@ func strictCommand(sc *SimpleCommand) *finding {
 		}
 	}
 	name := baseName(sc)
+	if shells[name] {
+		return shellKeyword(sc)
+	}
 	if !evalBuiltins[name] {
 		return nil
 	}
@@ -269,8 +280,14 @@ func strictCommand(sc *SimpleCommand) *finding {
 	case name == "set":
 		for i, w := range ws[1:] {
 			t := w.Text
+			if t == "--" {
+				break
+			}
 			if t == "histexpand" || len(t) > 1 && (t[0] == '-' || t[0] == '+') && t[1] != '-' && strings.ContainsRune(t, 'H') {
 				return &finding{rHistory, "set " + t + " turns on history expansion (!!), which runs commands from the history", i + 1}
+			}
+			if f := keywordOption(name, t, i+1); f != nil {
+				return f
 			}
 		}
 	case name == "let":
@@ -310,6 +327,33 @@ func strictCommand(sc *SimpleCommand) *finding {
 	return nil
 }
 
+// keywordOption finds set -k or -o keyword (given to set, or to a shell
+// it starts) in word t: every NAME=value argument of a later command then
+// sets NAME in its environment, unseen (a re-test: set -k; bash -c :
+// BASH_ENV=./x ran ./x).
+func keywordOption(name, t string, at int) *finding {
+	if t == "keyword" || len(t) > 1 && (t[0] == '-' || t[0] == '+') && t[1] != '-' && strings.ContainsRune(t, 'k') {
+		return &finding{rKeyword, name + " " + t + " makes NAME=value arguments of later commands assignments to their environment, which the analyzer does not see", at}
+	}
+	return nil
+}
+
+// shellKeyword finds -k (or -o keyword) among the options of a shell the
+// line starts, before its command string or script.
+func shellKeyword(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].Text
+		if t == "--" || t == "-" || !strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "+") && ws[i-1].Text != "-o" && ws[i-1].Text != "+o" {
+			return nil
+		}
+		if f := keywordOption(baseName(sc), t, i); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
 // integerAssign finds an assignment to one of integerVars of anything
 // but a number.
 func integerAssign(name string, v Word) *finding {
@@ -335,7 +379,7 @@ func nonLiteralArg(sc *SimpleCommand, name string) *finding {
 		first = 1
 	}
 	for i := 1; i < len(ws) && i < first; i++ {
-		if !ws[i].Literal {
+		if !ws[i].Literal && !ws[i].number {
 			return &finding{rBuiltinArgs, name + " is given " + quotedWord(ws[i].Text) + ", which is not a literal: " + name + " may take it as an option, a variable name with a subscript, or code", i}
 		}
 	}

@@ -966,6 +966,27 @@ var table = []struct {
 	{`wait $pid`, P, "builtin.builtin-args"},
 	{`printf "$fmt" a`, P, "builtin.builtin-args"},
 	{`[ -f $f ]`, P, "builtin.builtin-args"},
+	// A re-test of the subset: set -k and a shell's -k make NAME=value
+	// arguments assignments; BASHPID evaluates what += gives it; a
+	// {NAME}> redirection's subscript is arithmetic; variables that move
+	// where programs read their start-up files and configuration.
+	{"printf 'rm -rf src\\n' > x; set -k; bash -c : BASH_ENV=./x", P, "builtin.keyword"},
+	{`set -o keyword`, P, "builtin.keyword"},
+	{`bash -k -c "bash -c : BASH_ENV=./x"`, P, "builtin.keyword"},
+	{`sh -o keyword -c :`, P, "builtin.keyword"},
+	{`printf '%s[%s(rm -rf src)]' a '$' > pl; BASHPID+=$(<pl)`, P, "builtin.special-var"},
+	{`printf '%s[%s(rm -rf src)]' a '$' > pl; k=$(<pl); exec {a[k]}>/dev/null`, P, "builtin.arithmetic"},
+	{`: {a[k]}>/dev/null`, P, "builtin.arithmetic"},
+	{`mkdir -p h; printf "rm -rf src\n" > "h/.profil${e}e"; HOME=h bash -lc :`, P, "structural.exec-env"},
+	{`XDG_CONFIG_HOME=x git status`, P, "structural.exec-env"},
+	{`LC_ALL=C.UTF-8 TEXTDOMAINDIR=loc TEXTDOMAIN=d bash -c 'echo $"hello"'`, P, "structural.exec-env"},
+	// $?, $#, $$ and $! are numbers the shell sets: as operands they are
+	// literals (the re-test's usability list).
+	{`false; if [ $? -ne 0 ]; then echo failed; fi`, A, "default"},
+	{`sleep 1 & wait $!`, A, "default"},
+	{`exec {fd}>/dev/null`, A, "default"},
+	{`set -eu -o pipefail`, A, "default"},
+	{`bash -lc 'echo hi'`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

@@ -62,7 +62,11 @@ func (s scope) conv(x *syntax.Word) Word {
 			}
 		default:
 			dyn()
-			out.single = false
+			// $?, $# and $$ are one field however they are quoted ($!
+			// may be none).
+			if pe, ok := p.(*syntax.ParamExp); !ok || !numberParam(pe) || pe.Param.Value == "!" {
+				out.single = false
+			}
 			out.sub = out.sub || s.subInParam(p)
 			out.prompt = out.prompt || promptExp(p)
 			out.assigns = append(out.assigns, assignedIn(p)...)
@@ -74,7 +78,46 @@ func (s scope) conv(x *syntax.Word) Word {
 		out.lead = out.Text
 	}
 	out.sub = out.sub || subText(quoted.String())
+	out.number = len(x.Parts) > 0
+	for _, p := range x.Parts {
+		out.number = out.number && numberPart(p)
+	}
 	return out
+}
+
+// numberPart reports a piece of a word whose value is digits: literal
+// digits (quoted or not), or one of numberParam, quoted or not.
+func numberPart(p syntax.WordPart) bool {
+	digits := func(v string) bool { return v != "" && strings.Trim(v, "0123456789") == "" }
+	switch p := p.(type) {
+	case *syntax.Lit:
+		return digits(p.Value)
+	case *syntax.SglQuoted:
+		return !p.Dollar && digits(p.Value)
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			if !numberPart(q) {
+				return false
+			}
+		}
+		return len(p.Parts) > 0 && !p.Dollar
+	case *syntax.ParamExp:
+		return numberParam(p)
+	}
+	return false
+}
+
+// numberParam reports $?, $#, $$ or $! (or ${?} …) with no operator:
+// the shell sets them, always to a number ($! to none before a job).
+func numberParam(p *syntax.ParamExp) bool {
+	if p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Names != 0 || p.NestedParam != nil {
+		return false
+	}
+	switch p.Param.Value {
+	case "?", "#", "$", "!":
+		return true
+	}
+	return false
 }
 
 // subText reports text with a command substitution in an array
