@@ -572,11 +572,18 @@ func TestIntegrationLauncherBacking(t *testing.T) {
 	overlay := func(lower, upper, work string) string {
 		return fmt.Sprintf("mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s", lower, upper, work, mnt)
 	}
+	// The new mount API's lowerdir+, which mountinfo lists one layer each
+	// (a re-test's overlay was not checked so).
+	overlayPlus := func(lower, upper, work string) string {
+		return fmt.Sprintf("%s mount-overlay-plus %s %s %s %s", itEnv.probe, lower, upper, work, mnt)
+	}
 	wl, wu, ww := layers(filepath.Join(s.ws, "ov"))
 	ol, ou, ow := layers(filepath.Join(s.outside, "ov"))
+	ol2, _, _ := layers(filepath.Join(s.outside, "ov2"))
 	for _, c := range []struct{ name, mount, beneath string }{
 		{"lower layer in the workspace", overlay(wl, ou, ow), filepath.Join(wl, "launcher")},
 		{"upper layer in the workspace", overlay(ol, wu, ww), wu},
+		{"lowerdir+ in the workspace", overlayPlus(ol2+":"+wl, ou, ow), filepath.Join(wl, "launcher")},
 	} {
 		if r := launch(c.mount); r.code != 124 || !strings.Contains(r.stderr, c.beneath) || !strings.Contains(r.stderr, "beneath "+s.ws) {
 			t.Errorf("%s: %s", c.name, r)
@@ -584,6 +591,9 @@ func TestIntegrationLauncherBacking(t *testing.T) {
 	}
 	if r := launch(overlay(ol, ou, ow)); r.code != 0 {
 		t.Errorf("control, an overlay whose layers are outside: %s", r)
+	}
+	if r := launch(overlayPlus(ol2+":"+ol, ou, ow)); r.code != 0 {
+		t.Errorf("control, lowerdir+ layers outside: %s", r)
 	}
 	mkfs, err := exec.LookPath("mkfs.ext4")
 	if err != nil {
@@ -802,6 +812,22 @@ func TestWithBacking(t *testing.T) {
 	var re *RefusedError
 	if _, err := withBacking(ms, []string{"/mnt/remote/launcher"}); !errors.As(err, &re) || !strings.Contains(err.Error(), "FUSE") {
 		t.Errorf("on FUSE: %v", err)
+	}
+	// The new mount API's layers (lowerdir+), and a file system mounted
+	// straight from a file (erofs), count too (a re-test of each).
+	img := filepath.Join(t.TempDir(), "tools.erofs")
+	must(t, os.WriteFile(img, nil, 0o644))
+	ms = append(ms,
+		mountinfo.Mount{Dev: "0:60", Root: "/", Point: "/opt/plus", Type: "overlay", Source: "overlay", Super: "ro,lowerdir+=/srv/ws/lower,lowerdir+=/base,datadir+=/dd"},
+		mountinfo.Mount{Dev: "0:61", Root: "/", Point: "/opt/erofs", Type: "erofs", Source: img})
+	got, err = withBacking(ms, []string{"/opt/plus/launcher", "/opt/erofs/launcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/srv/ws/lower/launcher", "/base/launcher", "/dd/launcher", img} {
+		if !slices.Contains(got, want) {
+			t.Errorf("withBacking = %q, lacks %s", got, want)
+		}
 	}
 }
 

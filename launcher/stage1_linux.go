@@ -500,10 +500,13 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 		var more []string
 		switch {
 		case m.Type == "overlay":
-			for _, key := range []string{"lowerdir", "upperdir", "workdir"} {
-				v, _ := m.SuperOption(key)
-				for _, layer := range overlayLayers(v) {
-					more = append(more, lookupDeps(layer+fsPath)...)
+			// lowerdir+ and datadir+ are the new mount API's layers, one
+			// option each (a re-test's overlay listed only those).
+			for _, key := range []string{"lowerdir", "lowerdir+", "datadir+", "upperdir", "workdir"} {
+				for _, v := range m.SuperOptions(key) {
+					for _, layer := range overlayLayers(v) {
+						more = append(more, lookupDeps(layer+fsPath)...)
+					}
 				}
 			}
 		case m.Type == "ecryptfs" && strings.HasPrefix(m.Source, "/"):
@@ -512,8 +515,13 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 			return nil, &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is on a FUSE file system (%s at %s), which keeps its files wherever its program does: whether the agent can write them cannot be told", out[i], m.Type, m.Point),
 				Hint: "install the launcher on a local file system"}
 		}
-		if img, ok := loopImage(m.Source); ok {
+		for _, img := range loopImages(m.Dev) {
 			more = append(more, lookupDeps(img)...)
+		}
+		// A file system mounted straight from a file (erofs since Linux
+		// 6.12, with no loop device: a re-test's image in the workspace).
+		if st, err := os.Stat(m.Source); err == nil && st.Mode().IsRegular() && filepath.IsAbs(m.Source) {
+			more = append(more, lookupDeps(m.Source)...)
 		}
 		for _, p := range more {
 			if !slices.Contains(out, p) {
@@ -547,25 +555,28 @@ func overlayLayers(v string) []string {
 	return out
 }
 
-// loopImage is the file behind a loop device (/dev/loopN, or a partition
-// of one, /dev/loopNpM), as the kernel reports it.
-func loopImage(source string) (string, bool) {
-	name, ok := strings.CutPrefix(source, "/dev/loop")
-	if !ok {
-		return "", false
+// loopImages are the files behind the block device dev (major:minor): a
+// loop device's, its partition's, or those of the loop devices a device
+// mapper target (dm-crypt, say) is made of, as sysfs reports them.
+func loopImages(dev string) []string {
+	var out []string
+	image := func(dir string) {
+		b, err := os.ReadFile(dir + "/loop/backing_file") // not Join: ".." is the kernel's to take, after the link
+		if img := strings.TrimSuffix(string(b), "\n"); err == nil && strings.HasPrefix(img, "/") {
+			out = append(out, img)
+		}
 	}
-	if i := strings.IndexByte(name, 'p'); i >= 0 {
-		name = name[:i]
+	if strings.ContainsAny(dev, "/.") || !strings.Contains(dev, ":") {
+		return nil
 	}
-	if name == "" || strings.Trim(name, "0123456789") != "" {
-		return "", false
+	dir := "/sys/dev/block/" + dev
+	image(dir)
+	image(dir + "/..") // a partition's device
+	slaves, _ := os.ReadDir(filepath.Join(dir, "slaves"))
+	for _, sl := range slaves {
+		image("/sys/class/block/" + sl.Name())
 	}
-	b, err := os.ReadFile("/sys/block/loop" + name + "/loop/backing_file")
-	if err != nil {
-		return "", false
-	}
-	img := strings.TrimSuffix(string(b), "\n")
-	return img, strings.HasPrefix(img, "/")
+	return out
 }
 
 // prepared is the plan and what the summary says about it.

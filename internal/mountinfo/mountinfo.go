@@ -97,9 +97,20 @@ func Holder(ms []Mount, path string) (m Mount, fsPath string, ok bool) {
 }
 
 // SuperOption is the value of the super option key= in m (an overlay's
-// lowerdir, say), and whether it is there. Options are separated by
-// commas; a comma within a value is escaped with a backslash.
+// lowerdir, say), and whether it is there: the first, when it repeats.
 func (m Mount) SuperOption(key string) (string, bool) {
+	if vs := m.SuperOptions(key); len(vs) > 0 {
+		return vs[0], true
+	}
+	return "", false
+}
+
+// SuperOptions are the values of every super option key= in m, in order
+// (an overlay mounted with the new mount API lists each of its layers as
+// a lowerdir+= of its own). Options are separated by commas; a comma
+// within a value is escaped with a backslash.
+func (m Mount) SuperOptions(key string) []string {
+	var out []string
 	var opt strings.Builder
 	for i := 0; i <= len(m.Super); i++ {
 		if i < len(m.Super) && m.Super[i] == '\\' && i+1 < len(m.Super) {
@@ -110,14 +121,14 @@ func (m Mount) SuperOption(key string) (string, bool) {
 		}
 		if i == len(m.Super) || m.Super[i] == ',' {
 			if v, ok := strings.CutPrefix(opt.String(), key+"="); ok {
-				return v, true
+				out = append(out, v)
 			}
 			opt.Reset()
 			continue
 		}
 		opt.WriteByte(m.Super[i])
 	}
-	return "", false
+	return out
 }
 
 // Within says whether path is dir or beneath it (both absolute, clean).

@@ -51,6 +51,10 @@ func TestParseSuper(t *testing.T) {
 			t.Errorf("SuperOption(%s) = %q, %v; want %q", key, got, ok, want)
 		}
 	}
+	plus := Mount{Super: "ro,lowerdir+=/a,lowerdir+=/b\\,c,datadir+=/d"}
+	if got := plus.SuperOptions("lowerdir+"); len(got) != 2 || got[0] != "/a" || got[1] != `/b\,c` {
+		t.Errorf("SuperOptions(lowerdir+) = %q", got)
+	}
 	if _, ok := ms[0].SuperOption("rw"); ok {
 		t.Error("a flag without = read as an option with a value")
 	}
