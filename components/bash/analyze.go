@@ -208,6 +208,7 @@ type scope struct {
 	src    string  // the text the nodes' offsets refer to
 	at     *Pos    // the position of src in the top-level source; nil at top level
 	layers []Layer // wrappers the text runs under
+	posix  bool    // the text is read as POSIX sh (dash) reads it, not as bash
 }
 
 func (s scope) pos(p syntax.Pos) Pos {
@@ -237,7 +238,11 @@ func (w *walker) source(s scope, text string, depth int) error {
 	if n := bracketDepth(text); n > maxBrackets {
 		return fmt.Errorf("%w: %d brackets deep, at most %d", ErrTooDeep, n, maxBrackets)
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	lang := syntax.LangBash
+	if s.posix {
+		lang = syntax.LangPOSIX
+	}
+	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(text), "")
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
@@ -835,7 +840,25 @@ func (w *walker) nested(s scope, c *SimpleCommand, name string, at int, text str
 	}
 	inner.layers = append(inner.layers, Layer{Name: name, Words: c.Words, off: -1})
 	n, m := len(w.out), len(w.outside)
+	// Code that sh runs is read as dash reads it, and as bash does
+	// when the two differ (/bin/sh is either): $'…' is not a quote to
+	// dash (a hunt: sh <<'EOF' ran a line that bash reads as quoted
+	// text); bash runs bash -c's, and eval's and trap's are read as the
+	// code around them is.
+	both := false
+	inner.posix = s.posix
+	switch runner, _, _ := strings.Cut(name, " "); runner {
+	case "bash", "rbash":
+		inner.posix = false
+	case "eval", "trap":
+	default:
+		inner.posix, both = true, true
+	}
 	err := w.source(inner, text, depth+1)
+	if err == nil && both && !sameParse(text) {
+		inner.posix = false
+		err = w.source(inner, text, depth+1)
+	}
 	switch {
 	case err == nil:
 		c.code = [2]int{at, at + 1}
@@ -849,4 +872,18 @@ func (w *walker) nested(s scope, c *SimpleCommand, name string, at int, text str
 	default:
 		return err
 	}
+}
+
+// sameParse reports whether bash and POSIX sh read text alike (the
+// same program, printed); a text one of them cannot parse is not read
+// alike.
+func sameParse(text string) bool {
+	var out [2]strings.Builder
+	for i, l := range []syntax.LangVariant{syntax.LangPOSIX, syntax.LangBash} {
+		f, err := syntax.NewParser(syntax.Variant(l)).Parse(strings.NewReader(text), "")
+		if err != nil || syntax.NewPrinter().Print(&out[i], f) != nil {
+			return false
+		}
+	}
+	return out[0].String() == out[1].String()
 }

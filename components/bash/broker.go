@@ -365,12 +365,21 @@ func changesDirectory(a *Analysis) bool {
 			return true
 		}
 		for _, l := range c.Wrappers {
-			if l.Name == "eval" || movesDir(l.Words) {
+			ws := l.Words
+			if l.off > 0 && l.off <= len(ws) {
+				ws = ws[:l.off] // the wrapper's own words
+			}
+			if l.Name == "eval" || movesDir(ws) || l.Name == "env" && envChdir(ws) {
 				return true
 			}
 		}
-		if movesDir(c.GitOptions) {
-			return true
+		// git's global options other than these may change which files
+		// a pathspec names (--icase-pathspecs: a hunt's git clean -fdx
+		// SRC deleted src) or where git works (-C, -c core.worktree=…).
+		for _, g := range c.GitOptions {
+			if !gitOptionsKept[g.Text] {
+				return true
+			}
 		}
 		// GIT_WORK_TREE, GIT_DIR and the other GIT_* variables move
 		// where git works (a hunt: GIT_WORK_TREE=other git clean -fdx src
@@ -379,6 +388,22 @@ func changesDirectory(a *Analysis) bool {
 			if strings.HasPrefix(as.Name, "GIT_") {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// gitOptionsKept are git's global options after which a deletion's
+// targets are still the workspace's.
+var gitOptionsKept = set("-P", "--no-pager", "-p", "--paginate", "--no-optional-locks", "--no-advice", "--literal-pathspecs",
+	"--no-replace-objects")
+
+// envChdir reports env's -C in a group of short options (-iCsub, -vC
+// sub: a hunt) before a letter that takes a value.
+func envChdir(ws []Word) bool {
+	for _, w := range ws[1:] {
+		if shortLetter(w.Text, 'C', "aSu") {
+			return true
 		}
 	}
 	return false

@@ -266,6 +266,12 @@ func TestBackupRootsElsewhere(t *testing.T) {
 		"rm -rf build; rsync -a --delete lnk /tmp/hbx-x; rsync -a --delete empty/ /tmp/hbx-x",
 		"rm -rf build /tmp/x",
 		"rm -rf build; rsync -a --delete empty/ /dev/shm/x",
+		// The third hunt: env's -C in a group of short options, and a
+		// git option that changes what a pathspec names.
+		"env -iCsub rm -rf src",
+		"env -vCsub rm -rf src",
+		"git --icase-pathspecs clean -fdx SRC",
+		"git -c core.worktree=other clean -fdx src",
 	} {
 		a, err := Analyze(line)
 		if err != nil {
@@ -273,6 +279,17 @@ func TestBackupRootsElsewhere(t *testing.T) {
 		}
 		if got := b.backupRoots(a); !slices.Equal(got, []string{"."}) {
 			t.Errorf("%s: backs up %q, want the whole workspace", line, got)
+		}
+	}
+	// rsync's option values are not its destination (the third hunt:
+	// --exclude e after the destination backed up e, and src went).
+	for _, line := range []string{"rsync -a --delete e/ src/ --exclude e", "rsync -a --delete --filter '- x' e/ src/ --include y"} {
+		a, err := Analyze(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.backupRoots(a); !slices.Equal(got, []string{"src"}) {
+			t.Errorf("%s: backs up %q, want src", line, got)
 		}
 	}
 	// The control: the same deletions in the workspace keep their roots.

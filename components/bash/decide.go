@@ -292,6 +292,9 @@ func findings(sc *SimpleCommand) []finding {
 	if sc.Appended && sensitive(baseName(sc)) {
 		fs = append(fs, finding{"builtin.dynamic", baseName(sc) + " is given arguments that are filled in at run time (xargs, find -exec), and its arguments decide what it does", len(sc.Words)})
 	}
+	if f := execOption(sc); f != nil {
+		fs = append(fs, *f)
+	}
 	if f := dynamicArgs(sc); f != nil {
 		fs = append(fs, *f)
 	}

@@ -55,7 +55,12 @@
 //     settings as an option of exec: only those most used are listed),
 //     gosu and su-exec USER CMD, pkexec, fakeroot, dbus-run-session,
 //     proxychains and proxychains4 (-q and -f FILE as whole words, at
-//     most two, which is all proxychains-ng reads alike); GNU parallel
+//     most two, which is all proxychains-ng reads alike), choom (-n N;
+//     -p PID runs nothing), ssh-agent [options] CMD; capsh, gdb, lldb,
+//     chpst, faketime, torsocks, eatmydata, sshpass, xvfb-run, tmux,
+//     screen, hyperfine, entr, at and the other runners of
+//     opaqueRunners are not unwrapped: what they run needs approval
+//     (builtin.dynamic); GNU parallel
 //     and sem make their commands at run time and run them through a
 //     shell, so what they run needs approval (builtin.dynamic);
 //   - programs that run a shell: su and runuser (options anywhere, as
@@ -82,13 +87,17 @@
 //     "git SUBCOMMAND …" in every spelling.
 //
 // Strings that are shell code are parsed and walked as well, when they
-// are literals: bash/sh/dash/zsh/ksh -c STRING (with option clusters such
+// are literals (as dash reads them, and as bash does where the two
+// differ, unless bash or eval runs them: /bin/sh is dash here and bash
+// elsewhere; code that either does not parse is dynamic): bash/sh/dash/zsh/ksh -c STRING (with option clusters such
 // as -lc, -ec, -o pipefail -c), a literal here-document or here-string
 // given to a shell as its script, eval's arguments, trap's action, su,
 // runuser and script -c, sg's string, npx -c, flock -c, watch's command,
 // git rebase --exec (also -x in a group of short options, -fx CMD, and
 // any prefix of --exec git takes), git submodule foreach, git
-// filter-branch's filters and --setup, and git bisect run. A string that is not a literal, a command word
+// filter-branch's filters and --setup, and git bisect run; git grep's -O
+// and difftool's -x also at the end of a group of short options (-iOCMD,
+// -yx CMD). A string that is not a literal, a command word
 // that is not one ($CMD, $(…), "${x}", a glob, a brace expansion,
 // $'\x..'), a word that is not a literal where a wrapper's options stand,
 // or an option the wrapper's table does not list, sets
@@ -123,8 +132,12 @@
 //     pivot_root, nsenter, unshare, insmod, rmmod, modprobe;
 //     "structural.exec-env" (Approve): setting a variable that makes
 //     programs run other code or rebinds command names (LD_PRELOAD,
-//     LD_LIBRARY_PATH, BASH_ENV, ENV, PATH, GIT_SSH_COMMAND, GIT_PAGER,
-//     PAGER, EDITOR, GIT_CONFIG_*, GIT_DIR, NODE_OPTIONS, BASH_FUNC_*…),
+//     LD_LIBRARY_PATH, BASH_ENV, ENV, PATH, PAGER, EDITOR, SHELL (flock
+//     -c, script), TAR_OPTIONS, ZIPOPT, RSYNC_RSH, NODE_OPTIONS,
+//     BASH_FUNC_*…) and any GIT_* variable but GIT_AUTHOR_*,
+//     GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
+//     GIT_OPTIONAL_LOCKS (GIT_PROXY_COMMAND, GIT_ALLOW_PROTOCOL, GIT_DIR
+//     and the rest run a program, allow one, or move where git works),
 //     before a command, through env or sudo, or by export/declare; also a
 //     for loop over such a variable, read, mapfile and printf -v naming
 //     one, export or declare -x of one by name (builtin and command
@@ -138,8 +151,12 @@
 //     .git/config.worktree, .git/commondir, .git itself or .config/git, git config (or git -c) of a key that
 //     makes git run a program or read other configuration (alias.*,
 //     core.pager, core.sshCommand, core.fsmonitor, filter.*, *.helper,
-//     include.path, …), git config --edit, --upload-pack/--receive-pack/
-//     --exec options, git --exec-path=;
+//     include.path, …; the values of -f, -t, --type and the other
+//     options that take one, in any prefix git takes, are not the key,
+//     every word after "--" is a key or value, and each such word is
+//     looked at), git config --edit, --upload-pack/--receive-pack
+//     (any prefix) and --exec for any subcommand but rebase, clone's
+//     and ls-remote's -u also in a group (-qu), git --exec-path=;
 //     "structural.protected-path" (Approve): a write to .ssh, .vscode,
 //     .mcp.json, .gitconfig, a shell start-up file (.bashrc, .profile, .zshrc, …) or
 //     one of Options.Protected.
@@ -158,7 +175,9 @@
 //     counts, --no-dry-run included); git rm -f (--force, any prefix)
 //     unless --cached or -n (without -f git removes only files as
 //     committed, which it can bring back); rsync
-//     --delete* / --del / --remove-source-files. No policy prefix makes
+//     --delete* / --del / --remove-source-files (its target the last
+//     word that is neither an option nor the value of one: not the e of
+//     --exclude e). No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse
 //     still wins.
@@ -198,8 +217,21 @@
 //     TRUNCATE or DELETE, redis-cli flushall/flushdb, dropdb, dropuser, gh
 //     repo delete;
 //     "builtin.script": a shell run on a script file or on standard input
-//     (curl … | sh), source and ., --rcfile, sudo -s/-i, a program named
+//     (curl … | sh; a literal here-document or here-string too, which is
+//     walked for its deletions but needs approval: the shell reads its
+//     input as it runs, and read, exec < FILE or a here-document left
+//     open change what it runs next), script without -c (a shell on a
+//     terminal), source and ., --rcfile, sudo -s/-i, a program named
 //     by a path outside the system directories;
+//     "builtin.exec-option": an option that makes a program run a
+//     command string: tar --checkpoint-action, -I/--use-compress-program,
+//     --to-command, --info-script, -F/--new-volume-script, --rsh-command;
+//     rsync -e/--rsh, --rsync-path; ssh, scp and sftp -o ProxyCommand,
+//     LocalCommand, KnownHostsCommand, PKCS11Provider and the like (-oX=
+//     too), -F, -I, scp/sftp -S, sftp -D; zip -TT/--unzip-command; sed's e
+//     command or s///e in a script given by -e or as the first operand,
+//     a script that is not a literal, or -f FILE; vi, vim, nvim, ex and
+//     their kin whatever their options;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option
@@ -211,7 +243,10 @@
 //     subcommand of git or of a command with built-in rules (git $SUB,
 //     kubectl $VERB) not a literal; rm given a word that is not a literal
 //     where an option may stand ($f, *.o; ./*.o is fine); find, rsync or
-//     git clean given an unquoted expansion there; chmod with a mode that
+//     git clean given an unquoted expansion there, find and rsync a
+//     quoted one too ("$x" may hold -delete, -exec, --delete; the value
+//     of find's -name and the like and of rsync's --exclude and the
+//     like is not an option); chmod with a mode that
 //     is not a literal; SQL that is not a literal; arguments filled in at
 //     run time (xargs, find -exec "x{}") for a command whose arguments
 //     decide what it does (git, rm, the shells, the wrappers, the
@@ -222,7 +257,11 @@
 //     patterns, for lists, arithmetic, expanding here-document bodies,
 //     code strings bash -c and eval run) must stay inside it, or the
 //     line needs approval:
-//     "builtin.expansion": parameter expansions other than $NAME,
+//     "builtin.expansion": text the parser keeps as a literal that holds
+//     $(, ${ or ` unescaped, outside double quotes and here-documents
+//     (an extended glob's pattern: [[ x == @($(cmd)) ]], case and
+//     words after shopt -s extglob, which bash expands); parameter
+//     expansions other than $NAME,
 //     ${NAME}, positional and special parameters, ${#NAME}, ${NAME:-W}
 //     ${NAME-W} ${NAME:+W} ${NAME+W}, trims (# ## % %%), case operators
 //     (^ ^^ , ,,) and ${x/p/r} (their words checked in turn): ${!…},
@@ -256,7 +295,15 @@
 //     commands), set -H or -o histexpand (!! runs them);
 //     "builtin.keyword": set -k or -o keyword, or a shell started with
 //     either (NAME=value arguments of later commands become
-//     assignments to their environment: BASH_ENV=./x).
+//     assignments to their environment: BASH_ENV=./x);
+//     "builtin.dynamic" also: a shell started with an option other than
+//     -c -e -u -x -v -l -a -f -C -k -n (with - or +), -o pipefail,
+//     errexit, nounset, xtrace, verbose, noclobber, noglob, allexport,
+//     keyword or noexec, -O extglob, globstar, nullglob, dotglob,
+//     failglob, nocaseglob, lastpipe or inherit_errexit, --norc,
+//     --noprofile, --login, --noediting, --verbose, --restricted (-i,
+//     -H, -o history, -s need approval); the last of -n, +n, -o noexec
+//     and +o noexec decides whether it runs its script.
 //  6. otherwise Auto ("default").
 //
 // Decided on purpose: npm run publish-docs (and any npm run, make TARGET,
@@ -322,12 +369,18 @@
 //     option without '=' may be its value) and can over-match (terraform
 //     -var x=apply plan is not apply, but a flag's value named like a
 //     risky subcommand may be).
+//   - Wrappers not in the table and not in opaqueRunners are not known
+//     as such: a program that runs its arguments as a command and is
+//     named nowhere here runs them unseen. The programs whose options
+//     run command strings are those of builtin.exec-option; others
+//     (awk's system(), make, python -c) are programs like any other.
 //   - Only the deletions listed above are recognised: git reset --hard,
 //     git checkout -- ., mv onto an existing directory, truncate, dd and
 //     shell redirections that overwrite files are Auto unless the policy
 //     says otherwise.
 //   - env -S with quotes or expansions in its string is dynamic rather
-//     than split; $'…' with escapes is treated as not a literal rather
+//     than split (a plain string is split on ASCII white space only, as
+//     GNU env splits it); $'…' with escapes is treated as not a literal rather
 //     than decoded.
 //   - An option a wrapper's table does not list makes the line need
 //     approval, not the delete confirmation: the command after it is
@@ -377,7 +430,10 @@
 // ConfirmDelete, a separate "delete" confirmation naming what is kept,
 // then fs backs up each target's literal leading directory (BackupRoots;
 // after a cd or a GIT_* variable (GIT_WORK_TREE, GIT_DIR) anywhere on
-// the line, when the line runs anything but its deletions, or for a
+// the line, env -C in any group of short options (-iCsub), a git global
+// option other than -P, -p, --no-pager, --paginate, --no-optional-locks,
+// --no-advice, --literal-pathspecs and --no-replace-objects
+// (--icase-pathspecs, -c core.worktree=…), when the line runs anything but its deletions, or for a
 // target with ".." after a name or outside the workspace, /tmp and
 // /dev/shm included, the whole workspace), and a target
 // with no room needs the "irreversible" word; any other backup failure

@@ -463,7 +463,9 @@ func dynamicArgs(sc *SimpleCommand) *finding {
 	case name == "rm":
 		return optionLike(ws, 1, true, "rm")
 	case name == "rsync" || name == "find":
-		return optionLike(ws, 1, false, name)
+		// A quoted expansion may be an option too: "$x" holding -delete,
+		// -exec or --delete (a hunt); an option's value is not one.
+		return optionLike(ws, 1, true, name)
 	case name == "chmod":
 		for i := 1; i < len(ws); i++ {
 			if t := ws[i].Text; ws[i].Literal && (t == "-R" || t == "--recursive" || t == "-v" || t == "-c" || t == "-f" ||
@@ -531,6 +533,10 @@ func optionLike(ws []Word, from int, quoted bool, name string) *finding {
 		w := ws[i]
 		if w.Literal && w.Text == "--" {
 			return nil
+		}
+		if w.Literal && optionValues(name, w.Text) {
+			i++ // the option's value, which is not an option
+			continue
 		}
 		if !w.Literal && w.mayBeOption() && (quoted || !w.single) {
 			return &finding{rDynamic, name + " is given " + quotedWord(w.Text) + ", which is not a literal and may expand to an option", i}
@@ -711,4 +717,35 @@ func codeArgs(sc *SimpleCommand, name string) *finding {
 		}
 	}
 	return nil
+}
+
+// findValued are find's primaries that take one argument, which is not
+// an option whatever it holds (find . -name "$pat").
+var findValued = set("-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname",
+	"-ilname", "-type", "-xtype", "-size", "-perm", "-user", "-group", "-uid", "-gid", "-newer", "-anewer", "-cnewer",
+	"-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin", "-used", "-links", "-inum", "-samefile", "-maxdepth",
+	"-mindepth", "-fstype", "-context", "-regextype", "-printf")
+
+// rsyncValued are rsync's options that take a separate value (--opt v;
+// --opt=v is one word): the value is not an option, nor a source or the
+// destination.
+var rsyncValued = set("--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from",
+	"--link-dest", "--compare-dest", "--copy-dest", "--backup-dir", "--suffix", "--chmod", "--chown", "--timeout",
+	"--bwlimit", "--max-size", "--min-size", "--partial-dir", "--temp-dir", "-T", "--log-file", "--password-file",
+	"--port", "--out-format", "--log-file-format", "-B", "--block-size", "-M", "--remote-option", "--usermap",
+	"--groupmap", "--info", "--debug", "--iconv", "--sockopts", "--protocol", "--checksum-choice", "--cc",
+	"--compress-choice", "--zc", "--compress-level", "--zl", "--skip-compress", "--max-delete", "--modify-window",
+	"--address", "--contimeout", "--outbuf", "--stop-after", "--stop-at", "--write-batch", "--only-write-batch",
+	"--read-batch", "--max-alloc", "--early-input", "--copy-as", "--checksum-seed", "-e", "--rsh", "--rsync-path")
+
+// optionValues reports an option of name's (find, rsync) that takes the
+// next word as its value.
+func optionValues(name, t string) bool {
+	switch name {
+	case "find":
+		return findValued[t] || strings.HasPrefix(t, "-newer")
+	case "rsync":
+		return rsyncValued[t]
+	}
+	return false
 }

@@ -38,11 +38,23 @@ var execEnv = set(
 	// login shell runs $HOME/.profile, bash's $"…" takes its text from
 	// $TEXTDOMAINDIR's catalogues and expands it (a re-test, each).
 	"HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR", "INPUTRC", "TEXTDOMAIN", "TEXTDOMAINDIR",
+	// The shell flock -c, script, make and others run; options read
+	// from the environment (tar's --to-command, zip's -TT); the program
+	// rsync connects through (a hunt, each).
+	"SHELL", "TAR_OPTIONS", "ZIPOPT", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "SUDO_ASKPASS", "GCONV_PATH",
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
 )
 
+// gitEnvOK are the GIT_* variables that only label what git records or
+// keep it from prompting; any other GIT_* variable needs approval: many
+// run a program (GIT_PROXY_COMMAND), allow one (GIT_ALLOW_PROTOCOL=ext,
+// a hunt), read other configuration, or move where git works, and new
+// ones come with new versions of git.
+var gitEnvOK = set("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+	"GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_MERGE_AUTOEDIT", "GIT_OPTIONAL_LOCKS")
+
 func isExecEnv(name string) bool {
-	return execEnv[name] || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
-		strings.HasPrefix(name, "BASH_FUNC_")
+	return execEnv[name] || strings.HasPrefix(name, "GIT_") && !gitEnvOK[name] || strings.HasPrefix(name, "BASH_FUNC_")
 }
 
 // systemCommands change the system's mounts, root, namespaces or kernel:
@@ -450,9 +462,16 @@ func gitStructural(sc *SimpleCommand) *verdict {
 		_, _, exec := is(t, "--exec", len("--exe"))
 		_, _, template := is(t, "--template", len("--te"))
 		cval, cattached, config := is(t, "--config", len("--con"))
+		if t == "--" || t == "--end-of-options" {
+			break
+		}
+		// --exec names the program to run on the other side for any
+		// subcommand but rebase's, whose --exec is walked (git ls-remote
+		// and fetch-pack take it too: a hunt); clone's and ls-remote's
+		// -u is --upload-pack, in a group of short options as well (-qu).
+		uploadShort := (sub == "clone" || sub == "ls-remote") && shortLetter(t, 'u', "objbc")
 		switch {
-		case upload || receive || exec && (sub == "push" || sub == "archive" || sub == "send-pack") ||
-			t == "-u" && sub == "clone":
+		case upload || receive || exec && sub != "rebase" || uploadShort:
 			return &verdict{Approve, "structural.git-config", "git " + sub + " " + quotedWord(t) + " runs a program named in an option"}
 		case (sub == "clone" || sub == "init") && template:
 			return &verdict{Approve, "structural.git-hooks", "git " + sub + " --template copies hooks from a template directory"}
@@ -476,25 +495,36 @@ func gitStructural(sc *SimpleCommand) *verdict {
 }
 
 // gitConfig looks at git config: a write of a key that makes git run a
-// program, or an edit of the whole file.
+// program, or an edit of the whole file. The values of -f, --file,
+// --blob, -t, --type and the like (any prefix git takes: --ty) are not
+// the key (a hunt: git config -t path alias.x CMD); after "--" every
+// word is the key or a value; and every word that is neither an option
+// nor an option's value is looked at as a key.
 func gitConfig(ws []Word) *verdict {
-	read, write := false, false
+	read, write, opts := false, false, true
 	var pos []Word
 	for k := 2; k < len(ws); k++ {
 		t := ws[k].Text
+		name, _, eq := strings.Cut(t, "=")
 		switch {
+		case !opts:
+			pos = append(pos, ws[k])
+		case t == "--" || t == "--end-of-options":
+			opts = false
 		case k == 2 && (t == "get" || t == "list"):
 			read = true
 		case k == 2 && (t == "set" || t == "unset" || t == "rename-section" || t == "remove-section"):
 			write = true
-		case k == 2 && t == "edit", t == "-e", t == "--edit":
+		case k == 2 && t == "edit", t == "-e", longOpt(name, "--edit", 2):
 			return &verdict{Approve, "structural.git-config", "git config --edit opens the configuration in an editor"}
 		case t == "--get" || t == "--get-all" || t == "--get-regexp" || t == "--get-urlmatch" || t == "-l" || t == "--list" ||
 			t == "--get-color" || t == "--get-colorbool":
 			read = true
 		case t == "--unset" || t == "--unset-all" || t == "--add" || t == "--replace-all" || t == "--rename-section" || t == "--remove-section":
 			write = true
-		case t == "-f" || t == "--file" || t == "--blob" || t == "--type" || t == "--default" || t == "--comment" || t == "--value":
+		case strings.HasPrefix(t, "--") && !eq && gitConfigValued(name):
+			k++
+		case len(t) == 2 && (t == "-f" || t == "-t"):
 			k++
 		case strings.HasPrefix(t, "-") && ws[k].Literal:
 		default:
@@ -504,14 +534,43 @@ func gitConfig(ws []Word) *verdict {
 	if read || len(pos) == 0 || !write && len(pos) < 2 {
 		return nil
 	}
-	key := pos[0]
-	if !key.Literal {
+	if !pos[0].Literal {
 		return &verdict{Approve, "structural.git-config", "git config writes a key that is not a literal"}
 	}
-	if rule, why := gitExecKey(key.Text); rule != "" {
-		return &verdict{Approve, rule, "git config " + quotedWord(key.Text) + " " + why}
+	for _, key := range pos {
+		if rule, why := gitExecKey(key.Text); rule != "" && key.Literal {
+			return &verdict{Approve, rule, "git config " + quotedWord(key.Text) + " " + why}
+		}
 	}
 	return nil
+}
+
+// gitConfigValued reports a long option of git config's written as a
+// prefix (longer than "--") of one that takes a value.
+func gitConfigValued(name string) bool {
+	for _, o := range []string{"--file", "--blob", "--type", "--default", "--comment", "--value", "--url"} {
+		if longOpt(name, o, 2) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortLetter reports a group of short options (-qu) holding letter c
+// before any letter of valued, which takes the rest as its value.
+func shortLetter(t string, c byte, valued string) bool {
+	if len(t) < 2 || t[0] != '-' || t[1] == '-' {
+		return false
+	}
+	for i := 1; i < len(t); i++ {
+		switch {
+		case t[i] == c:
+			return true
+		case strings.IndexByte(valued, t[i]) >= 0:
+			return false
+		}
+	}
+	return false
 }
 
 // gitKey checks a KEY=VALUE setting given on git's command line.
@@ -733,9 +792,17 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 	case "rsync":
 		del, src := false, false
 		var pos []string
-		for _, w := range ws[1:] {
+		for k := 1; k < len(ws); k++ {
+			w := ws[k]
 			t := w.Text
 			switch {
+			case t == "--":
+				for _, w := range ws[k+1:] {
+					pos = append(pos, w.Text)
+				}
+				k = len(ws)
+			case rsyncValued[t]:
+				k++ // --exclude e: e is the pattern, not the destination (a hunt)
 			case t == "--del" || strings.HasPrefix(t, "--delete"):
 				del = true
 			case strings.HasPrefix(t, "--remove-source-files"), strings.HasPrefix(t, "--remove-sent-files"):

@@ -72,6 +72,18 @@ func (w *walker) strict(s scope, root syntax.Node) error {
 					err = fmt.Errorf("%w: a here-document inside a command substitution has a line that starts with its delimiter %s, where bash ends it and runs the rest as commands", ErrSyntax, quotedWord(d))
 				}
 			}
+		case *syntax.ExtGlob:
+			// The parser keeps a pattern's text (@(…), !(…), +(…) in
+			// [[ ]], case, or after shopt -s extglob) as it is, and bash
+			// expands what is in it (a hunt: [[ x == @($(cmd)) ]] ran
+			// cmd, which the analyzer did not see).
+			if n.Pattern != nil && rawExpands(n.Pattern.Value) {
+				note(n, rExpansion, "the pattern "+quotedWord(s.text(n.Pos(), n.End()))+" holds an expansion the parser keeps as text, which bash expands (and a command substitution in it runs)")
+			}
+		case *syntax.Lit:
+			if !inQuotes(stack) && rawExpands(n.Value) {
+				note(n, rExpansion, "the text "+quotedWord(n.Value)+" holds an expansion the parser keeps as text, which bash may expand (and a command substitution in it run)")
+			}
 		case *syntax.ParamExp:
 			note(n, rExpansion, paramOutside(n))
 		case *syntax.ArithmCmd:
@@ -126,6 +138,41 @@ func (w *walker) strict(s scope, root syntax.Node) error {
 		return err
 	}
 	return w.emit(s, SimpleCommand{Text: s.text(at.Pos(), at.End()), Pos: s.pos(at.Pos()), outside: found})
+}
+
+// rawExpands reports text the parser kept as a literal that holds $(,
+// ${ or a backquote not escaped by a backslash.
+func rawExpands(raw string) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '`':
+			return true
+		case '$':
+			if i+1 < len(raw) && (raw[i+1] == '(' || raw[i+1] == '{') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inQuotes reports a node inside double quotes or a here-document's
+// body (the top of stack is the node itself): text there is not a
+// pattern.
+func inQuotes(stack []syntax.Node) bool {
+	for i := len(stack) - 2; i >= 0; i-- {
+		switch n := stack[i].(type) {
+		case *syntax.DblQuoted:
+			return true
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false // quoting starts afresh inside
+		case *syntax.Redirect:
+			return n.Hdoc != nil && (len(stack) <= i+1 || stack[i+1] == n.Hdoc)
+		}
+	}
+	return false
 }
 
 func isSubst(n syntax.Node) bool {

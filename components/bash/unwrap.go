@@ -534,6 +534,11 @@ var wrappers = func() map[string]optSpec {
 		"proxychains":      {short: "qf:"},
 		"proxychains4":     {short: "qf:"},
 		"dbus-run-session": {long: "dbus-daemon= config-file= help version", stop: "--help --version"},
+		// choom (util-linux) -n N [--] CMD; -p PID runs nothing.
+		"choom": {short: "n:p:hV", long: "adjust= pid= help version", stop: "-p --pid -h --help -V --version"},
+		// ssh-agent (OpenSSH 9) [options] [CMD ARG...]; -k, -D and -d
+		// run no command, which is read as if they did.
+		"ssh-agent": {short: "a:cDdE:kO:P:st:"},
 	}
 	for _, n := range archNames {
 		m[n] = archSpec
@@ -584,6 +589,17 @@ var runners = map[[2]string]optSpec{
 	},
 	{"hatch", "run"}: {short: "h", long: "help", stop: "-h --help"},
 }
+
+// opaqueRunners run a command made of their words or options, and are
+// not unwrapped: what they run needs approval (capsh -- -c CMD, gdb
+// --args, a hunt's; the others are of the same kind).
+var opaqueRunners = set("capsh", "gdb", "lldb", "chpst", "faketime", "torsocks", "torify", "tsocks", "rr", "eatmydata",
+	"nocache", "trickle", "cpulimit", "rlwrap", "xvfb-run", "dbus-launch", "sshpass", "runcon", "bwrap", "minijail0",
+	"nsjail", "schroot", "systemd-nspawn", "systemd-inhibit", "systemd-cat", "tini", "dumb-init", "setuidgid",
+	"envuidgid", "envdir", "softlimit", "setlock", "expect", "tmux", "screen", "hyperfine", "entr", "watchexec",
+	"nodemon", "concurrently", "cross-env", "dotenv", "direnv", "run-parts", "run-one", "lckdo", "with-lock-ex",
+	"ifne", "pee", "perf", "heaptrack", "ddd", "cgdb", "at", "batch", "daemonize", "start-stop-daemon", "flatpak-spawn",
+	"toolbox", "distrobox", "s6-setuidgid")
 
 // shells are the shells whose -c string, script file or standard input
 // the analyzer looks at.
@@ -719,6 +735,9 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			}
 			c = next
 			continue
+		case opaqueRunners[name]:
+			c.Dynamic = &Opaque{At: 0, Why: name + " runs a command made of its arguments or options, which the analyzer does not unwrap: what runs is known only at run time"}
+			return w.emit(s, c)
 		case name == "parallel" || name == "sem":
 			c.Dynamic = &Opaque{At: 0, Why: "GNU " + name + " makes each command from its words, replacement strings ({}) and arguments it reads at run time (after :::, or on standard input), and runs it through a shell: what runs is known only then"}
 			return w.emit(s, c)
@@ -863,7 +882,10 @@ func envSplit(ws []Word, r optResult) ([]Word, bool) {
 		} else {
 			out = out[:cp.at-1]
 		}
-		for _, f := range strings.Fields(cp.val.Text) {
+		// GNU env splits on ASCII white space only: a no-break space
+		// (U+00A0) is part of a word (a hunt: 'echo\u00a0./x -rf src' ran
+		// the program echo\u00a0./x, read here as echo).
+		for _, f := range strings.FieldsFunc(cp.val.Text, func(r rune) bool { return strings.ContainsRune(" \t\n\v\f\r", r) }) {
 			out = append(out, lit(f))
 		}
 		return append(out, ws[cp.at+1:]...), true
@@ -877,6 +899,14 @@ func envSplit(ws []Word, r optResult) ([]Word, bool) {
 func (w *walker) shell(s scope, c SimpleCommand, name string, in stdin, depth int) error {
 	ws := c.Words
 	i, hasC, noexec := 1, false, false
+	// odd notes the first option outside those taken without approval:
+	// -i and -H (history expansion, prompts: a hunt's bash -i here-document
+	// ran !:1-3 and $(…) in PS1), -s, and any the analyzer does not know.
+	odd := func(at int, t string) {
+		if c.Dynamic == nil {
+			c.Dynamic = &Opaque{At: at, Why: name + " is started with " + quotedWord(t) + ", not among the options taken without approval (-c -e -u -x -v -l -a -f -C -n, -o pipefail, errexit, nounset, xtrace and the like): it may read and run more than its string or script says (-i and -H expand the history and prompts)"}
+		}
+	}
 opts:
 	for i < len(ws) {
 		if !ws[i].Literal {
@@ -899,17 +929,32 @@ opts:
 		case t == "--version" || t == "--help":
 			return w.emit(s, c)
 		case strings.HasPrefix(t, "--"):
+			if !shellLongOK[t] {
+				odd(i, t)
+			}
 			i++
 		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
 			next := i + 1
 			for _, ch := range t[1:] {
-				switch ch {
-				case 'c':
+				switch {
+				case ch == 'c':
 					hasC = true
-				case 'n':
-					noexec = noexec || t[0] == '-'
-				case 'o', 'O':
+				case ch == 'n':
+					noexec = t[0] == '-'
+				case ch == 'o' || ch == 'O':
+					v := ""
+					if next < len(ws) {
+						v = ws[next].Text
+					}
+					switch {
+					case v == "noexec" && ch == 'o':
+						noexec = t[0] == '-'
+					case next >= len(ws) || !ws[next].Literal || !(ch == 'o' && shellSetOK[v] || ch == 'O' && shellShoptOK[v]):
+						odd(i, t+" "+v)
+					}
 					next++
+				case !strings.ContainsRune(shellFlagsOK, ch):
+					odd(i, t)
 				}
 			}
 			i = next
@@ -940,16 +985,34 @@ opts:
 	return w.stdinShell(s, c, name, in, depth)
 }
 
+// The options a shell is started with that are taken without approval:
+// the letters (with - or +; -k and -o keyword are builtin.keyword's),
+// set -o's and shopt's names, and long options.
+const shellFlagsOK = "ceuxvlafCk"
+
+var (
+	shellSetOK   = set("pipefail", "errexit", "nounset", "xtrace", "verbose", "noclobber", "noglob", "allexport", "keyword")
+	shellShoptOK = set("extglob", "globstar", "nullglob", "dotglob", "failglob", "nocaseglob", "lastpipe", "inherit_errexit")
+	shellLongOK  = set("--norc", "--noprofile", "--login", "--noediting", "--verbose", "--restricted")
+)
+
 // stdinShell records a shell that reads its commands from standard input:
 // bash with no script or -c, or the shell a wrapper starts when it is
-// given no command (sudo -s, setarch, script, sg). A literal here-document
-// is walked; any other input is marked as unseen.
+// given no command (sudo -s, setarch, script, sg). It needs approval
+// whatever the input: the shell reads its input as it runs, so read,
+// exec < FILE, a here-document left open and the like change what it
+// runs next (a hunt: bash <<'EOF' with read x ran a line the analyzer
+// took for the body of a here-document). A literal here-document is
+// walked still, so that a deletion in it asks for its confirmation.
 func (w *walker) stdinShell(s scope, c SimpleCommand, name string, in stdin, depth int) error {
 	at := len(c.Words)
 	switch in.kind {
 	case stdinText:
 		if err := w.nested(s, &c, name+" <<", at, in.text, depth); err != nil {
 			return err
+		}
+		if c.Script == nil {
+			c.Script = &Opaque{At: at, Why: name + " reads its commands from standard input as it runs (read, exec < FILE and the like change what it reads next): what runs may not be what the analyzer reads"}
 		}
 	case stdinOpaque:
 		c.Dynamic = &Opaque{At: at, Why: name + " reads its script from " + in.what}
@@ -1336,6 +1399,12 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 		if ws[1].Text == "grep" {
 			long, short, minLen = "--open-files-in-pager", "-O", len("--ope")
 		}
+		// The letter may end a group of short options (-iO"CMD", -yx
+		// CMD: a hunt), before which a letter taking a value ends it.
+		valued := "t"
+		if ws[1].Text == "grep" {
+			valued = "ABCefm"
+		}
 		label := "git " + ws[1].Text + " " + long
 		for k := 2; k < len(ws) && nestedErr == nil; k++ {
 			t := ws[k].Text
@@ -1343,13 +1412,17 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 				break
 			}
 			name, val, attached := strings.Cut(t, "=")
+			at := -1 // where short's letter is in a group of short options
+			if shortLetter(t, short[1], valued) {
+				at = strings.IndexByte(t, short[1])
+			}
 			switch {
-			case len(name) >= minLen && strings.HasPrefix(long, name) && attached, strings.HasPrefix(t, short) && len(t) > 2:
-				if !attached {
-					val = t[2:]
+			case len(name) >= minLen && strings.HasPrefix(long, name) && attached, at > 0 && at+1 < len(t):
+				if !attached || at > 0 {
+					val = t[at+1:]
 				}
 				walkPart(k, label, val)
-			case ws[1].Text == "difftool" && (t == short || len(name) >= minLen && strings.HasPrefix(long, name)):
+			case ws[1].Text == "difftool" && (at > 0 || len(name) >= minLen && strings.HasPrefix(long, name)):
 				walkStr(k+1, label)
 				k++
 			}

@@ -1,0 +1,309 @@
+package bash
+
+import "strings"
+
+// rExecOption: an option (or script) of a program that makes it run a
+// command it is given as a string, which the analyzer does not walk.
+const rExecOption = "builtin.exec-option"
+
+// execOption finds an option that makes a program run a command string:
+// tar's --checkpoint-action, -I/--use-compress-program, --to-command,
+// --info-script, --new-volume-script (-F), --rsh-command; rsync's
+// -e/--rsh and --rsync-path; ssh's, scp's and sftp's -o ProxyCommand,
+// LocalCommand, KnownHostsCommand and the like, -F (a configuration
+// file may hold them), scp and sftp -S, sftp -D; zip's -TT and
+// --unzip-command; sed's e command and s///e (or a script it cannot
+// read: -f FILE, a script that is not a literal); vim and its kin
+// (editors run commands from -c, +CMD, -S, their start-up files and
+// modelines, and ex reads commands from standard input).
+func execOption(sc *SimpleCommand) *finding {
+	name := baseName(sc)
+	ws := sc.Words
+	found := func(at int, what string) *finding {
+		return &finding{rExecOption, name + " " + quotedWord(ws[at].Text) + " " + what + ", which the analyzer does not see", at}
+	}
+	switch name {
+	case "tar":
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			long, _, _ := strings.Cut(t, "=")
+			switch {
+			case longOpt(long, "--checkpoint-action", len("--checkpoint")), longOpt(long, "--use-compress-program", 4),
+				longOpt(long, "--to-command", 3), longOpt(long, "--info-script", 5), longOpt(long, "--new-volume-script", 5),
+				longOpt(long, "--rsh-command", 3):
+				return found(i, "makes tar run a command")
+			case i == 1 && !strings.HasPrefix(t, "-") && strings.ContainsAny(t, "IF"), shortLetter(t, 'I', "fCTXbgKLNVH"), shortLetter(t, 'F', "fCTXbgKLNVH"):
+				return found(i, "makes tar run a program")
+			}
+		}
+	case "rsync":
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			long, _, _ := strings.Cut(t, "=")
+			if longOpt(long, "--rsh", 3) || longOpt(long, "--rsync-path", 5) || shortLetter(t, 'e', "fBTM") {
+				return found(i, "makes rsync run a command")
+			}
+		}
+	case "ssh", "scp", "sftp", "slogin":
+		valued := "BbcDEeFIiJLlmOoPpQRSWw"
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if len(t) < 2 || t[0] != '-' || t == "--" {
+				if name == "ssh" {
+					break // the host; what follows is the remote command
+				}
+				continue
+			}
+			for k := 1; k < len(t); k++ {
+				c := t[k]
+				if strings.IndexByte(valued, c) < 0 {
+					continue
+				}
+				v := t[k+1:]
+				if v == "" && i+1 < len(ws) {
+					i++
+					v = ws[i].Text
+				}
+				switch {
+				case c == 'F' || c == 'I', c == 'S' && name != "ssh", c == 'D' && name == "sftp":
+					return found(i, "makes "+name+" run a program, or read options that do")
+				case c == 'o' && sshCommandOption(v):
+					return found(i, "makes "+name+" run a command")
+				}
+				break
+			}
+		}
+	case "zip":
+		for i, w := range ws {
+			if strings.HasPrefix(w.Text, "-TT") || strings.HasPrefix(w.Text, "--unzip") {
+				return found(i, "makes zip run a command")
+			}
+		}
+	case "sed":
+		return sedFinding(sc)
+	case "vi", "vim", "nvim", "ex", "view", "vimdiff", "nvimdiff", "rvim", "rview", "evim", "gvim", "gview", "gvimdiff", "vimx":
+		return &finding{rExecOption, name + " runs commands from its options (-c, +CMD, -S), its start-up files and modelines, and ex mode's from standard input", 0}
+	}
+	return nil
+}
+
+// sshCommandOption reports an ssh -o setting (Key=value or "Key value")
+// whose key makes ssh run a command or load code.
+func sshCommandOption(v string) bool {
+	key := strings.ToLower(strings.TrimSpace(v))
+	if i := strings.IndexAny(key, "= \t"); i >= 0 {
+		key = key[:i]
+	}
+	switch key {
+	case "proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand", "pkcs11provider",
+		"securitykeyprovider", "include", "match", "remotecommand", "proxyjump", "controlpath", "identityagent":
+		return true
+	}
+	return false
+}
+
+// sedFinding reads sed's options and scripts: a script with the e
+// command or s///e runs a command; so may a script the analyzer cannot
+// read (-f FILE, a word that is not a literal).
+func sedFinding(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	var scripts []int
+	file := -1
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].Text
+		if t == "--" {
+			if len(scripts) == 0 && file < 0 && i+1 < len(ws) {
+				scripts = append(scripts, i+1)
+			}
+			break
+		}
+		long, val, eq := strings.Cut(t, "=")
+		switch {
+		case strings.HasPrefix(t, "--") && len(long) > 2 && strings.HasPrefix("--expression", long):
+			if eq {
+				if sedRuns(val) || !ws[i].Literal {
+					return &finding{rExecOption, "sed " + quotedWord(t) + " may run a command (the e command, or s///e)", i}
+				}
+				continue
+			}
+			i++
+			scripts = append(scripts, i)
+		case strings.HasPrefix(t, "--") && len(long) > 2 && strings.HasPrefix("--file", long):
+			file = i
+		case strings.HasPrefix(t, "--"):
+			if !eq && (strings.HasPrefix("--line-length", long) && len(long) > 2) {
+				i++
+			}
+		case len(t) > 1 && t[0] == '-':
+			for k := 1; k < len(t); k++ {
+				switch t[k] {
+				case 'e', 'f':
+					if t[k] == 'f' {
+						file = i
+					} else if k+1 < len(t) {
+						if sedRuns(t[k+1:]) || !ws[i].Literal {
+							return &finding{rExecOption, "sed " + quotedWord(t) + " may run a command (the e command, or s///e)", i}
+						}
+					} else {
+						i++
+						scripts = append(scripts, i)
+					}
+					k = len(t)
+				case 'l':
+					if k+1 == len(t) {
+						i++
+					}
+					k = len(t)
+				case 'i':
+					k = len(t) // -i[SUFFIX]
+				}
+			}
+		default:
+			if len(scripts) == 0 && file < 0 {
+				scripts = append(scripts, i)
+			}
+		}
+		if file >= 0 {
+			return &finding{rExecOption, "sed reads its script from a file, which the analyzer does not read (the e command runs a command)", file}
+		}
+	}
+	for _, i := range scripts {
+		if i < len(ws) && (!ws[i].Literal || sedRuns(ws[i].Text)) {
+			return &finding{rExecOption, "sed's script " + quotedWord(ws[i].Text) + " may run a command (the e command, or s///e)", i}
+		}
+	}
+	return nil
+}
+
+// sedRuns reports a sed script (GNU sed's language) that may run a
+// command: the e command, an s command with the e flag, or text the
+// reader here does not follow.
+func sedRuns(p string) bool {
+	i := 0
+	skipTo := func(stop string) { // to the first byte of stop, or the end
+		for i < len(p) && strings.IndexByte(stop, p[i]) < 0 {
+			if p[i] == '\\' {
+				i++
+			}
+			i++
+		}
+	}
+	delimited := func() bool { // past one part ending in p[i-1]'s delimiter
+		if i >= len(p) {
+			return false
+		}
+		d := p[i-1]
+		for i < len(p) && p[i] != d {
+			if p[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		if i >= len(p) {
+			return false
+		}
+		i++
+		return true
+	}
+	address := func() bool {
+		switch {
+		case i < len(p) && p[i] == '/':
+			i++
+			if !delimited() {
+				return false
+			}
+		case i+1 < len(p) && p[i] == '\\':
+			i += 2
+			if !delimited() {
+				return false
+			}
+		default:
+			for i < len(p) && strings.IndexByte("0123456789$~+", p[i]) >= 0 {
+				i++
+			}
+			return true
+		}
+		for i < len(p) && (p[i] == 'I' || p[i] == 'M') {
+			i++
+		}
+		return true
+	}
+	for {
+		for i < len(p) && strings.IndexByte(" \t\n;{}", p[i]) >= 0 {
+			i++
+		}
+		if i >= len(p) {
+			return false
+		}
+		if p[i] == '#' {
+			skipTo("\n")
+			continue
+		}
+		if !address() {
+			return true
+		}
+		for i < len(p) && p[i] == ' ' {
+			i++
+		}
+		if i < len(p) && p[i] == ',' {
+			i++
+			if !address() {
+				return true
+			}
+		}
+		for i < len(p) && (p[i] == ' ' || p[i] == '!') {
+			i++
+		}
+		if i >= len(p) {
+			return true
+		}
+		c := p[i]
+		i++
+		switch c {
+		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+		case 'e':
+			return true
+		case 's', 'y':
+			if i >= len(p) || p[i] == '\\' || p[i] == '\n' {
+				return true
+			}
+			i++
+			if !delimited() || !delimited() {
+				return true
+			}
+			if c == 'y' {
+				continue
+			}
+			for i < len(p) {
+				f := p[i]
+				if f == 'e' {
+					return true
+				}
+				if f == 'w' {
+					skipTo("\n")
+					break
+				}
+				if strings.IndexByte("gpiImM0123456789", f) < 0 {
+					break
+				}
+				i++
+			}
+		case 'a', 'i', 'c', 'r', 'R', 'w', 'W':
+			skipTo("\n")
+		case 'b', 't', 'T', ':', 'v':
+			skipTo(";\n")
+		case 'q', 'Q', 'l', 'L':
+			for i < len(p) && p[i] >= '0' && p[i] <= '9' {
+				i++
+			}
+		default:
+			return true
+		}
+	}
+}
