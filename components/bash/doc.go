@@ -175,9 +175,11 @@
 //     counts, --no-dry-run included); git rm -f (--force, any prefix)
 //     unless --cached or -n (without -f git removes only files as
 //     committed, which it can bring back); rsync
-//     --delete* / --del / --remove-source-files (its target the last
-//     word that is neither an option nor the value of one: not the e of
-//     --exclude e). No policy prefix makes
+//     --delete* / --del / --force / --remove-source-files (its target the
+//     last word that is neither an option nor the value of one: not the e
+//     of --exclude e); tar --recursive-unlink and git stash -u / -a
+//     (--include-untracked, --all), which back up the whole workspace.
+//     No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse
 //     still wins.

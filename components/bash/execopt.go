@@ -31,9 +31,11 @@ func execOption(sc *SimpleCommand) *finding {
 			}
 			long, _, _ := strings.Cut(t, "=")
 			switch {
-			case longOpt(long, "--checkpoint-action", len("--checkpoint")), longOpt(long, "--use-compress-program", 4),
-				longOpt(long, "--to-command", 3), longOpt(long, "--info-script", 5), longOpt(long, "--new-volume-script", 5),
-				longOpt(long, "--rsh-command", 3):
+			// Any prefix of them counts: tar takes a unique one (--inf is
+			// --info-script: a re-test), refuses an ambiguous one.
+			case longOpt(long, "--checkpoint-action", 2), longOpt(long, "--use-compress-program", 2),
+				longOpt(long, "--to-command", 2), longOpt(long, "--info-script", 2), longOpt(long, "--new-volume-script", 2),
+				longOpt(long, "--rsh-command", 2):
 				return found(i, "makes tar run a command")
 			case i == 1 && !strings.HasPrefix(t, "-") && strings.ContainsAny(t, "IF"), shortLetter(t, 'I', "fCTXbgKLNVH"), shortLetter(t, 'F', "fCTXbgKLNVH"):
 				return found(i, "makes tar run a program")
@@ -46,18 +48,26 @@ func execOption(sc *SimpleCommand) *finding {
 				break
 			}
 			long, _, _ := strings.Cut(t, "=")
-			if longOpt(long, "--rsh", 3) || longOpt(long, "--rsync-path", 5) || shortLetter(t, 'e', "fBTM") {
+			if longOpt(long, "--rsh", 2) || longOpt(long, "--rsync-path", 2) || shortLetter(t, 'e', "fBTM") {
 				return found(i, "makes rsync run a command")
 			}
 		}
 	case "ssh", "scp", "sftp", "slogin":
 		valued := "BbcDEeFIiJLlmOoPpQRSWw"
+		host := false
 		for i := 1; i < len(ws); i++ {
 			t := ws[i].Text
-			if len(t) < 2 || t[0] != '-' || t == "--" {
-				if name == "ssh" {
-					break // the host; what follows is the remote command
+			if t == "--" {
+				break
+			}
+			if len(t) < 2 || t[0] != '-' {
+				// ssh reads options after the host too (a re-test: ssh
+				// host -oProxyCommand=…); after the host and a word that
+				// is not an option comes the remote command.
+				if name == "ssh" && host {
+					break
 				}
+				host = true
 				continue
 			}
 			for k := 1; k < len(t); k++ {
@@ -96,7 +106,8 @@ func execOption(sc *SimpleCommand) *finding {
 // sshCommandOption reports an ssh -o setting (Key=value or "Key value")
 // whose key makes ssh run a command or load code.
 func sshCommandOption(v string) bool {
-	key := strings.ToLower(strings.TrimSpace(v))
+	// ssh takes quotes out of the keyword (Proxy"Command"=…: a re-test).
+	key := strings.ToLower(strings.TrimSpace(strings.NewReplacer(`"`, "", `'`, "").Replace(v)))
 	if i := strings.IndexAny(key, "= \t"); i >= 0 {
 		key = key[:i]
 	}
@@ -186,11 +197,19 @@ func sedFinding(sc *SimpleCommand) *finding {
 // reader here does not follow.
 func sedRuns(p string) bool {
 	i := 0
-	skipTo := func(stop string) { // to the first byte of stop, or the end
+	skipTo := func(stop string) { // to the first byte of stop, or the end, past escapes
 		for i < len(p) && strings.IndexByte(stop, p[i]) < 0 {
 			if p[i] == '\\' {
 				i++
 			}
+			i++
+		}
+	}
+	// skipRaw is skipTo where sed has no escapes: a comment, a file name
+	// (r R w W, s///w) and a label end at the first stop, a backslash
+	// before it or not (a re-test: '#x\<newline>e cmd' ran cmd).
+	skipRaw := func(stop string) {
+		for i < len(p) && strings.IndexByte(stop, p[i]) < 0 {
 			i++
 		}
 	}
@@ -242,7 +261,7 @@ func sedRuns(p string) bool {
 			return false
 		}
 		if p[i] == '#' {
-			skipTo("\n")
+			skipRaw("\n")
 			continue
 		}
 		if !address() {
@@ -286,7 +305,7 @@ func sedRuns(p string) bool {
 					return true
 				}
 				if f == 'w' {
-					skipTo("\n")
+					skipRaw("\n")
 					break
 				}
 				if strings.IndexByte("gpiImM0123456789", f) < 0 {
@@ -294,10 +313,17 @@ func sedRuns(p string) bool {
 				}
 				i++
 			}
-		case 'a', 'i', 'c', 'r', 'R', 'w', 'W':
+		case 'a', 'i', 'c':
 			skipTo("\n")
+		case 'r', 'R', 'w', 'W':
+			skipRaw("\n")
 		case 'b', 't', 'T', ':', 'v':
-			skipTo(";\n")
+			// A label (and v's version) ends at a blank too, and a
+			// command may follow it on the line (':x e cmd': a re-test).
+			for i < len(p) && (p[i] == ' ' || p[i] == '\t') {
+				i++
+			}
+			skipRaw("; \t\n")
 		case 'q', 'Q', 'l', 'L':
 			for i < len(p) && p[i] >= '0' && p[i] <= '9' {
 				i++

@@ -593,6 +593,9 @@ var gitExecExact = set(
 	"core.alternaterefscommand", "sequence.editor", "diff.external", "credential.helper", "gpg.program",
 	"uploadpack.packobjectshook", "include.path", "web.browser", "sendemail.smtpserver", "sendemail.tocmd",
 	"sendemail.cccmd", "sendemail.sendmailcmd", "protocol.allow",
+	// gpg.ssh.defaultKeyCommand ran a command at commit -S (a re-test);
+	// the others name commands too.
+	"gpg.ssh.defaultkeycommand", "gpg.ssh.program", "interactive.difffilter", "imap.tunnel",
 	// Where git looks: another work tree, or attributes naming filters.
 	"core.worktree", "core.attributesfile",
 )
@@ -611,6 +614,9 @@ func gitExecKey(key string) (rule, why string) {
 		strings.HasSuffix(k, ".textconv"), strings.HasSuffix(k, ".command"), strings.HasSuffix(k, ".driver"),
 		strings.HasSuffix(k, ".cmd"), strings.HasSuffix(k, ".helper"), strings.HasSuffix(k, ".program"),
 		strings.HasSuffix(k, ".uploadpack"), strings.HasSuffix(k, ".receivepack"), strings.HasSuffix(k, ".sshcommand"),
+		// difftool.NAME.path, mergetool.NAME.path, browser.NAME.path,
+		// man.NAME.path: the program git runs.
+		strings.HasSuffix(k, ".path") && k != "include.path" && !strings.HasPrefix(k, "includeif."),
 		// submodule.NAME.update = !CMD runs CMD on git submodule update.
 		strings.HasPrefix(k, "submodule.") && strings.HasSuffix(k, ".update"):
 		return "structural.git-config", "makes git run a program, or read other configuration"
@@ -747,6 +753,19 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		if len(ws) >= 2 && ws[1].Text == "rm" {
 			return gitRm(ws)
 		}
+		// git stash -u / -a (--include-untracked, --all) removes the
+		// untracked (with -a, ignored too) files once it has saved them
+		// in the stash: asked about and backed up like a deletion (a
+		// re-test).
+		if len(ws) >= 2 && ws[1].Text == "stash" {
+			for _, w := range ws[2:] {
+				t := w.Text
+				if longOpt(t, "--all", 3) || longOpt(t, "--include-untracked", 4) || !w.Literal && w.mayBeOption() ||
+					shortLetter(t, 'u', "m") || shortLetter(t, 'a', "m") {
+					return &deletion{"git stash -u (or -a) removes untracked files from the working tree", nil}
+				}
+			}
+		}
 		if len(ws) < 2 || ws[1].Text != "clean" {
 			return nil
 		}
@@ -803,7 +822,9 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 				k = len(ws)
 			case rsyncValued[t]:
 				k++ // --exclude e: e is the pattern, not the destination (a hunt)
-			case t == "--del" || strings.HasPrefix(t, "--delete"):
+			// --force deletes a non-empty directory a file replaces (a
+			// re-test: rsync -r --force x/ . removed the tree src).
+			case t == "--del" || strings.HasPrefix(t, "--delete") || longOpt(t, "--force", 4) || strings.HasPrefix(t, "--force-"):
 				del = true
 			case strings.HasPrefix(t, "--remove-source-files"), strings.HasPrefix(t, "--remove-sent-files"):
 				src = true
@@ -816,9 +837,18 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		case src:
 			return &deletion{"rsync --remove-source-files deletes the files it copies", pos}
 		case del && len(pos) > 0:
-			return &deletion{"rsync --delete deletes files in the destination that the source lacks", pos[len(pos)-1:]}
+			return &deletion{"rsync --delete (or --force) deletes files in the destination that the source lacks (or replaces)", pos[len(pos)-1:]}
 		case del:
-			return &deletion{"rsync --delete deletes files in the destination that the source lacks", nil}
+			return &deletion{"rsync --delete (or --force) deletes files in the destination that the source lacks (or replaces)", nil}
+		}
+	case "tar":
+		// --recursive-unlink empties a directory the archive replaces (a
+		// re-test); where tar extracts is not read here: the whole
+		// workspace is kept.
+		for _, w := range ws[1:] {
+			if t, _, _ := strings.Cut(w.Text, "="); longOpt(t, "--recursive-unlink", 4) {
+				return &deletion{"tar --recursive-unlink deletes the directories it extracts over", nil}
+			}
 		}
 	}
 	return nil

@@ -1100,6 +1100,33 @@ var table = []struct {
 	{"choom -p 1", A, "default"},
 	{"ssh-agent -k", A, "default"},
 	{"capsh --print", P, "builtin.dynamic"},
+	// A fourth hunt, of the third's rules: sed's comments, file names and
+	// labels end where sed ends them; any prefix of tar's command options;
+	// ssh's options after the host, and quotes in a -o keyword; more git
+	// keys that name programs; rsync --force, tar --recursive-unlink and
+	// git stash -u delete.
+	{"echo a | sed -n '#x\\\ne rm -rf src'", P, "builtin.exec-option"},
+	{"echo a | sed -n 'r x\\\ne rm -rf src'", P, "builtin.exec-option"},
+	{"echo a | sed -n 'w /dev/null\\\ne rm -rf src'", P, "builtin.exec-option"},
+	{"echo a | sed -n 's/a/b/w /dev/null\\\ne rm -rf src'", P, "builtin.exec-option"},
+	{"echo a | sed -n 'W x\\\ne rm -rf src'", P, "builtin.exec-option"},
+	{"echo a | sed -n ':x e rm -rf src'", P, "builtin.exec-option"},
+	{"echo a | sed -n 't x e rm -rf src\n:x'", P, "builtin.exec-option"},
+	{"echo a | sed -n 'v 4.2 e rm -rf src'", P, "builtin.exec-option"},
+	{`tar -c -L 10 --inf="rm -rf src; exit 1" -f a.tar /usr/bin/tar`, P, "builtin.exec-option"},
+	{`ssh localhost -oProxyCommand='rm -rf src' true`, P, "builtin.exec-option"},
+	{`ssh -o 'Proxy"Command"=rm -rf src' localhost true`, P, "builtin.exec-option"},
+	{`scp -o '"ProxyCommand" rm -rf src' localhost:x .`, P, "builtin.exec-option"},
+	{"git init -q && git add . && git -c user.name=a -c user.email=b commit -qm x && git -c gpg.format=ssh -c gpg.ssh.defaultKeyCommand='rm -rf src' -c user.name=a -c user.email=b commit -S --allow-empty -m y", P, "structural.git-config"},
+	{`git -c difftool.x.path=./evil difftool -t x`, P, "structural.git-config"},
+	{`mkdir -p x && touch x/src && rsync -r --force x/ .`, D, "builtin.recursive-delete"},
+	{`mkdir -p x && touch x/src && tar cf a.tar -C x src && tar --recursive-unlink -xf a.tar`, D, "builtin.recursive-delete"},
+	{`git init -q && git -c user.name=a -c user.email=b commit -q --allow-empty -m x && git stash -q -u`, D, "builtin.recursive-delete"},
+	{`git stash --include-untracked`, D, "builtin.recursive-delete"},
+	{`sed -n '/x/p;:a;n;ba' f`, A, "default"},
+	{`ssh host ls -la`, A, "default"},
+	{`git stash pop`, A, "default"},
+	{`tar xzf a.tgz`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
