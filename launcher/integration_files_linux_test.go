@@ -829,6 +829,23 @@ func TestWithBacking(t *testing.T) {
 			t.Errorf("withBacking = %q, lacks %s", got, want)
 		}
 	}
+	// Where that cannot be told, refused: a relative layer (taken from
+	// where the person mounted it), an erofs mounted from a relative or
+	// missing file (a re-test of each); a layer named with a space, as
+	// mountinfo spells it (\040), is read as its name.
+	ms = append(ms,
+		mountinfo.Mount{Dev: "0:62", Root: "/", Point: "/opt/rel", Type: "overlay", Source: "overlay", Super: "rw,lowerdir=ov/lower,upperdir=/u,workdir=/w"},
+		mountinfo.Mount{Dev: "0:63", Root: "/", Point: "/opt/erel", Type: "erofs", Source: "tools.erofs"},
+		mountinfo.Mount{Dev: "0:64", Root: "/", Point: "/opt/egone", Type: "erofs", Source: "/no/such/tools.erofs"},
+		mountinfo.Mount{Dev: "0:65", Root: "/", Point: "/opt/space", Type: "overlay", Source: "overlay", Super: `rw,lowerdir=/srv/my\040ws/lower,upperdir=/u,workdir=/w`})
+	for _, c := range []string{"/opt/rel/launcher", "/opt/erel/launcher", "/opt/egone/launcher"} {
+		if _, err := withBacking(ms, []string{c}); !errors.As(err, &re) {
+			t.Errorf("%s: %v, want a refusal", c, err)
+		}
+	}
+	if got, err := withBacking(ms, []string{"/opt/space/launcher"}); err != nil || !slices.Contains(got, "/srv/my ws/lower/launcher") {
+		t.Errorf("a layer with a space: %q, %v", got, err)
+	}
 }
 
 // A bind mount of the launcher's own directory in the workspace is the

@@ -498,13 +498,22 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 			continue
 		}
 		var more []string
+		unknown := func(what string) error {
+			return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is on a %s file system at %s %s: where it keeps the launcher cannot be told", out[i], m.Type, m.Point, what),
+				Hint: "mount it with absolute paths, or install the launcher on a local file system"}
+		}
 		switch {
 		case m.Type == "overlay":
 			// lowerdir+ and datadir+ are the new mount API's layers, one
-			// option each (a re-test's overlay listed only those).
+			// option each (a re-test's overlay listed only those). A
+			// relative layer was taken from where the person mounted
+			// it, which is not known (a re-test: lowerdir=ov/lower).
 			for _, key := range []string{"lowerdir", "lowerdir+", "datadir+", "upperdir", "workdir"} {
 				for _, v := range m.SuperOptions(key) {
 					for _, layer := range overlayLayers(v) {
+						if !filepath.IsAbs(layer) {
+							return nil, unknown(fmt.Sprintf("whose layer %q is a relative path", layer))
+						}
 						more = append(more, lookupDeps(layer+fsPath)...)
 					}
 				}
@@ -520,6 +529,13 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 		}
 		// A file system mounted straight from a file (erofs since Linux
 		// 6.12, with no loop device: a re-test's image in the workspace).
+		// erofs's source that is not an absolute path to a file that is
+		// there (relative, as the person typed it, or gone) is refused.
+		if m.Type == "erofs" && !strings.HasPrefix(m.Source, "/dev/") {
+			if st, err := os.Stat(m.Source); err != nil || !st.Mode().IsRegular() || !filepath.IsAbs(m.Source) {
+				return nil, unknown(fmt.Sprintf("mounted from %q, which is not an absolute path to a file that is there", m.Source))
+			}
+		}
 		if st, err := os.Stat(m.Source); err == nil && st.Mode().IsRegular() && filepath.IsAbs(m.Source) {
 			more = append(more, lookupDeps(m.Source)...)
 		}

@@ -107,26 +107,16 @@ func (m Mount) SuperOption(key string) (string, bool) {
 
 // SuperOptions are the values of every super option key= in m, in order
 // (an overlay mounted with the new mount API lists each of its layers as
-// a lowerdir+= of its own). Options are separated by commas; a comma
-// within a value is escaped with a backslash.
+// a lowerdir+= of its own), with mountinfo's octal escapes undone: the
+// line separates options by bare commas, and spells a comma, a space or
+// a backslash within a value as \054, \040, \134. What is left is the
+// file system's own text (an overlay's "\:" within a layer's name).
 func (m Mount) SuperOptions(key string) []string {
 	var out []string
-	var opt strings.Builder
-	for i := 0; i <= len(m.Super); i++ {
-		if i < len(m.Super) && m.Super[i] == '\\' && i+1 < len(m.Super) {
-			opt.WriteByte(m.Super[i])
-			opt.WriteByte(m.Super[i+1])
-			i++
-			continue
+	for _, opt := range strings.Split(m.Super, ",") {
+		if v, ok := strings.CutPrefix(opt, key+"="); ok {
+			out = append(out, Unescape(v))
 		}
-		if i == len(m.Super) || m.Super[i] == ',' {
-			if v, ok := strings.CutPrefix(opt.String(), key+"="); ok {
-				out = append(out, v)
-			}
-			opt.Reset()
-			continue
-		}
-		opt.WriteByte(m.Super[i])
 	}
 	return out
 }

@@ -37,7 +37,10 @@ func TestLocate(t *testing.T) {
 // optional fields' "-", however many there are; an overlay's layers are
 // read from its super options, a comma escaped within a value.
 func TestParseSuper(t *testing.T) {
-	ms := parse("48 26 0:39 / /tmp/ovt/m rw,relatime shared:1 master:2 - overlay overlay rw,lowerdir=/a\\,b:/c,upperdir=/u,workdir=/w,uuid=on\n" +
+	// As Linux 6.18 writes an overlay whose layers are "a b", "c,d" (given
+	// as c\,d) and "e:f" (e\:f): mountinfo spells space, comma and
+	// backslash in octal.
+	ms := parse(`48 26 0:39 / /tmp/ovt/m rw,relatime shared:1 master:2 - overlay overlay rw,lowerdir=/a\040b:/c\134\054d:/e\134:f,upperdir=/u,workdir=/w,uuid=on` + "\n" +
 		"22 1 8:1 / / rw - ext4 /dev/my\\040disk rw\n" +
 		"23 1 8:2 / /short rw\n")
 	if len(ms) != 3 {
@@ -46,13 +49,13 @@ func TestParseSuper(t *testing.T) {
 	if m := ms[0]; m.Type != "overlay" || m.Source != "overlay" || m.Point != "/tmp/ovt/m" {
 		t.Errorf("overlay line: %+v", m)
 	}
-	for key, want := range map[string]string{"lowerdir": `/a\,b:/c`, "upperdir": "/u", "workdir": "/w", "uuid": "on"} {
+	for key, want := range map[string]string{"lowerdir": `/a b:/c\,d:/e\:f`, "upperdir": "/u", "workdir": "/w", "uuid": "on"} {
 		if got, ok := ms[0].SuperOption(key); !ok || got != want {
 			t.Errorf("SuperOption(%s) = %q, %v; want %q", key, got, ok, want)
 		}
 	}
-	plus := Mount{Super: "ro,lowerdir+=/a,lowerdir+=/b\\,c,datadir+=/d"}
-	if got := plus.SuperOptions("lowerdir+"); len(got) != 2 || got[0] != "/a" || got[1] != `/b\,c` {
+	plus := Mount{Super: `ro,lowerdir+=/a,lowerdir+=/b\040c,datadir+=/d`}
+	if got := plus.SuperOptions("lowerdir+"); len(got) != 2 || got[0] != "/a" || got[1] != "/b c" {
 		t.Errorf("SuperOptions(lowerdir+) = %q", got)
 	}
 	if _, ok := ms[0].SuperOption("rw"); ok {
