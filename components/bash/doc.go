@@ -177,8 +177,13 @@
 //     committed, which it can bring back); rsync
 //     --delete* / --del / --force / --remove-source-files (its target the
 //     last word that is neither an option nor the value of one: not the e
-//     of --exclude e); tar --recursive-unlink and git stash -u / -a
-//     (--include-untracked, --all), which back up the whole workspace.
+//     of --exclude e); tar --recursive-unlink, git stash -u / -a
+//     (--include-untracked, --all), and the git commands that put a
+//     tree's files in the working tree over what is there (reset --hard,
+//     --merge, --keep; checkout -f or with paths; switch -f; restore to
+//     the working tree; read-tree -u; submodule deinit -f: each removes
+//     an untracked tree where it puts a file), which back up the whole
+//     workspace.
 //     No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse
@@ -376,10 +381,9 @@
 //     named nowhere here runs them unseen. The programs whose options
 //     run command strings are those of builtin.exec-option; others
 //     (awk's system(), make, python -c) are programs like any other.
-//   - Only the deletions listed above are recognised: git reset --hard,
-//     git checkout -- ., mv onto an existing directory, truncate, dd and
-//     shell redirections that overwrite files are Auto unless the policy
-//     says otherwise.
+//   - Only the deletions listed above are recognised: mv onto an
+//     existing directory, truncate, dd and shell redirections that
+//     overwrite files are Auto unless the policy says otherwise.
 //   - env -S with quotes or expansions in its string is dynamic rather
 //     than split (a plain string is split on ASCII white space only, as
 //     GNU env splits it); $'…' with escapes is treated as not a literal rather

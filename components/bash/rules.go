@@ -624,6 +624,82 @@ func gitExecKey(key string) (rule, why string) {
 	return "", ""
 }
 
+// gitOverwrite: git commands that replace the working tree with another
+// tree's content whatever is there, removing what stands in the way: an
+// untracked directory where the tree has a file (a re-test: after git
+// fast-import made a branch with a file src, git checkout -f x deleted
+// the untracked tree src), and the person's uncommitted changes. The
+// whole workspace is kept: reset --hard, --merge or --keep; checkout -f
+// (--force), or checkout TREE -- PATHS; switch -f (--force,
+// --discard-changes); restore from a source (-s, --source); read-tree
+// -u; submodule deinit -f.
+func gitOverwrite(ws []Word) *deletion {
+	if len(ws) < 2 {
+		return nil
+	}
+	sub := ws[1].Text
+	found := func() *deletion {
+		return &deletion{"git " + sub + " replaces the working tree's files, and removes an untracked tree where it puts a file", nil}
+	}
+	words := ws[2:]
+	if sub == "restore" {
+		// It writes the working tree unless it is told only --staged
+		// (-S) and not --worktree (-W).
+		staged, worktree := false, false
+		for _, w := range words {
+			t := w.Text
+			staged = staged || longOpt(t, "--staged", 4) || shortLetter(t, 'S', "s")
+			worktree = worktree || longOpt(t, "--worktree", 3) || shortLetter(t, 'W', "s")
+		}
+		if !staged || worktree {
+			return found()
+		}
+	}
+	for i, w := range words {
+		t := w.Text
+		if !w.Literal && w.mayBeOption() {
+			switch sub {
+			case "reset", "checkout", "switch", "restore", "read-tree", "submodule":
+				return found()
+			}
+		}
+		switch sub {
+		case "reset":
+			if longOpt(t, "--hard", 3) || longOpt(t, "--merge", 3) || longOpt(t, "--keep", 3) {
+				return found()
+			}
+		case "checkout":
+			if longOpt(t, "--force", 3) || shortLetter(t, 'f', "bBo") {
+				return found()
+			}
+			if t == "--" {
+				return found() // checkout [TREE] -- PATHS: from the index too, which git update-index can make say anything
+			}
+		case "switch":
+			if longOpt(t, "--force", 3) || longOpt(t, "--discard-changes", 3) || shortLetter(t, 'f', "cC") {
+				return found()
+			}
+		case "restore":
+			if l, _, _ := strings.Cut(t, "="); longOpt(l, "--source", 3) || shortLetter(t, 's', "") {
+				return found()
+			}
+		case "read-tree":
+			if shortLetter(t, 'u', "") {
+				return found()
+			}
+		case "submodule":
+			if t == "deinit" {
+				for _, v := range words[i+1:] {
+					if longOpt(v.Text, "--force", 3) || shortLetter(v.Text, 'f', "") || v.Text == "--all" {
+						return found()
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // ---- recursive deletion ----
 
 type deletion struct {
@@ -752,6 +828,9 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 	case "git":
 		if len(ws) >= 2 && ws[1].Text == "rm" {
 			return gitRm(ws)
+		}
+		if d := gitOverwrite(ws); d != nil {
+			return d
 		}
 		// git stash -u / -a (--include-untracked, --all) removes the
 		// untracked (with -a, ignored too) files once it has saved them

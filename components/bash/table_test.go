@@ -867,7 +867,7 @@ var table = []struct {
 	{`find . -name '*.tmp' -exec rm -f {} +`, D, "builtin.recursive-delete"},
 	{`terraform -var x=apply plan`, A, "default"},
 	{`ssh host 'git push'`, A, "default"},
-	{`git reset --hard`, A, "default"},
+	{`git reset --hard`, D, "builtin.recursive-delete"}, // was Auto: it removes an untracked tree where the commit has a file (a re-test)
 
 	// The automatic subset (strict.go), found by a hunt (bash 5.2: each
 	// line deleted ./src and was automatic). 1: arithmetic that names a
@@ -1127,6 +1127,23 @@ var table = []struct {
 	{`ssh host ls -la`, A, "default"},
 	{`git stash pop`, A, "default"},
 	{`tar xzf a.tgz`, A, "default"},
+	// git commands that put another tree's files in the working tree,
+	// removing an untracked tree where they put a file (a re-test: git
+	// fast-import made a branch x with a file src; each line below then
+	// deleted the untracked tree src), and the person's uncommitted
+	// changes: a deletion, the whole workspace kept.
+	{"git fast-import --quiet <<'E'\ncommit refs/heads/x\ncommitter a <a@b> 0 +0000\ndata 0\nM 100644 inline src\ndata 3\nhi\n\nE\ngit checkout -q -f x", D, "builtin.recursive-delete"},
+	{`git switch -q -f x`, D, "builtin.recursive-delete"},
+	{`git reset -q --hard x`, D, "builtin.recursive-delete"},
+	{`git read-tree -u --reset x`, D, "builtin.recursive-delete"},
+	{`git restore -s x .`, D, "builtin.recursive-delete"},
+	{`git checkout x -- .`, D, "builtin.recursive-delete"},
+	{"printf '[submodule \"src\"]\\n\\tpath = src\\n\\turl = ./x\\n' > .gitmodules && git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,src && git submodule deinit -q -f src", D, "builtin.recursive-delete"},
+	{`git reset --soft HEAD~1`, A, "default"},
+	{`git checkout -b feature`, A, "default"},
+	{`git switch main`, A, "default"},
+	{`git restore --staged f`, A, "default"},
+	{`git submodule update --init`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
