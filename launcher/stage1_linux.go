@@ -491,7 +491,8 @@ func writableCode(p *policy.Policy, code []string) error {
 // its program does, which cannot be told: code on one is refused.
 func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 	out := slices.Clone(code)
-	const most = 4096 // backings of backings, bounded
+	const most = 4096                   // backings of backings, bounded
+	whole := map[mountinfo.Mount]bool{} // mounts whose whole-file backing (an image) is in out already
 	for i := 0; i < len(out) && len(out) < most; i++ {
 		m, fsPath, ok := mountinfo.Holder(ms, out[i])
 		if !ok {
@@ -524,20 +525,24 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 			return nil, &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is on a FUSE file system (%s at %s), which keeps its files wherever its program does: whether the agent can write them cannot be told", out[i], m.Type, m.Point),
 				Hint: "install the launcher on a local file system"}
 		}
-		for _, img := range loopImages(m.Dev) {
-			more = append(more, lookupDeps(img)...)
-		}
-		// A file system mounted straight from a file (erofs since Linux
-		// 6.12, with no loop device: a re-test's image in the workspace).
-		// erofs's source that is not an absolute path to a file that is
-		// there (relative, as the person typed it, or gone) is refused.
-		if m.Type == "erofs" && !strings.HasPrefix(m.Source, "/dev/") {
-			if st, err := os.Stat(m.Source); err != nil || !st.Mode().IsRegular() || !filepath.IsAbs(m.Source) {
+		if !whole[m] { // once a mount: the image holds every file of it
+			whole[m] = true
+			for _, img := range loopImages(m.Dev) {
+				more = append(more, lookupDeps(img)...)
+			}
+			// A file system mounted straight from a file (erofs since
+			// Linux 6.12, with no loop device: a re-test's image in the
+			// workspace). erofs's source that is not an absolute path to
+			// a file that is there (relative, as the person typed it, or
+			// gone) is refused.
+			st, err := os.Stat(m.Source)
+			file := err == nil && st.Mode().IsRegular() && filepath.IsAbs(m.Source)
+			if m.Type == "erofs" && !strings.HasPrefix(m.Source, "/dev/") && !file {
 				return nil, unknown(fmt.Sprintf("mounted from %q, which is not an absolute path to a file that is there", m.Source))
 			}
-		}
-		if st, err := os.Stat(m.Source); err == nil && st.Mode().IsRegular() && filepath.IsAbs(m.Source) {
-			more = append(more, lookupDeps(m.Source)...)
+			if file {
+				more = append(more, lookupDeps(m.Source)...)
+			}
 		}
 		for _, p := range more {
 			if !slices.Contains(out, p) {
