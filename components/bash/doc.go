@@ -177,13 +177,16 @@
 //     committed, which it can bring back); rsync
 //     --delete* / --del / --force / --remove-source-files (its target the
 //     last word that is neither an option nor the value of one: not the e
-//     of --exclude e); tar --recursive-unlink, git stash -u / -a
-//     (--include-untracked, --all), and the git commands that put a
-//     tree's files in the working tree over what is there (reset --hard,
-//     --merge, --keep; checkout -f or with paths; switch -f; restore to
-//     the working tree; read-tree -u; submodule deinit -f: each removes
-//     an untracked tree where it puts a file), which back up the whole
-//     workspace.
+//     of --exclude e); find running unlink, rmdir or shred; tar
+//     --recursive-unlink; and the git commands that put a tree's files
+//     (a commit's, the index's, a stash's) over the working tree's
+//     (reset --hard, --merge, --keep; checkout with -f or any operand,
+//     as a branch and a path look alike, but not -b NEW [START];
+//     checkout-index; switch -f; restore to the working tree; stash
+//     push, save, pop, apply, branch; read-tree -u; submodule deinit -f
+//     and update -f; any prefix git takes of their options: each
+//     removes an untracked tree where it puts a file, and drops
+//     uncommitted changes), which back up the whole workspace.
 //     No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse
@@ -383,7 +386,13 @@
 //     (awk's system(), make, python -c) are programs like any other.
 //   - Only the deletions listed above are recognised: mv onto an
 //     existing directory, truncate, dd and shell redirections that
-//     overwrite files are Auto unless the policy says otherwise.
+//     overwrite files are Auto unless the policy says otherwise. git
+//     switch, merge, pull, rebase, cherry-pick and the like are Auto:
+//     git refuses to overwrite untracked files and local changes, but
+//     takes ignored files as expendable, so a branch that tracks a file
+//     where an ignored one stands (.env, a build directory) replaces it
+//     (a hunt). Commit what must not be lost, or keep it out of the
+//     workspace.
 //   - env -S with quotes or expansions in its string is dynamic rather
 //     than split (a plain string is split on ASCII white space only, as
 //     GNU env splits it); $'…' with escapes is treated as not a literal rather

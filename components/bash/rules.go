@@ -470,8 +470,15 @@ func gitStructural(sc *SimpleCommand) *verdict {
 		// and fetch-pack take it too: a hunt); clone's and ls-remote's
 		// -u is --upload-pack, in a group of short options as well (-qu).
 		uploadShort := (sub == "clone" || sub == "ls-remote") && shortLetter(t, 'u', "objbc")
+		// instaweb's --httpd (-d) and --browser (-b) and daemon's
+		// --access-hook are run as commands (a hunt: git instaweb
+		// --httpd='rm -rf src lighttpd').
+		_, _, httpd := is(t, "--httpd", len("--h"))
+		_, _, browser := is(t, "--browser", len("--b"))
+		_, _, hook := is(t, "--access-hook", len("--a"))
+		runs := sub == "instaweb" && (httpd || browser || shortLetter(t, 'd', "pm") || shortLetter(t, 'b', "pm")) || sub == "daemon" && hook
 		switch {
-		case upload || receive || exec && sub != "rebase" || uploadShort:
+		case upload || receive || exec && sub != "rebase" || uploadShort || runs:
 			return &verdict{Approve, "structural.git-config", "git " + sub + " " + quotedWord(t) + " runs a program named in an option"}
 		case (sub == "clone" || sub == "init") && template:
 			return &verdict{Approve, "structural.git-hooks", "git " + sub + " --template copies hooks from a template directory"}
@@ -596,6 +603,7 @@ var gitExecExact = set(
 	// gpg.ssh.defaultKeyCommand ran a command at commit -S (a re-test);
 	// the others name commands too.
 	"gpg.ssh.defaultkeycommand", "gpg.ssh.program", "interactive.difffilter", "imap.tunnel",
+	"instaweb.httpd", "instaweb.browser", "instaweb.modulepath",
 	// Where git looks: another work tree, or attributes naming filters.
 	"core.worktree", "core.attributesfile",
 )
@@ -624,63 +632,103 @@ func gitExecKey(key string) (rule, why string) {
 	return "", ""
 }
 
-// gitOverwrite: git commands that replace the working tree with another
-// tree's content whatever is there, removing what stands in the way: an
-// untracked directory where the tree has a file (a re-test: after git
-// fast-import made a branch with a file src, git checkout -f x deleted
-// the untracked tree src), and the person's uncommitted changes. The
-// whole workspace is kept: reset --hard, --merge or --keep; checkout -f
-// (--force), or checkout TREE -- PATHS; switch -f (--force,
-// --discard-changes); restore from a source (-s, --source); read-tree
-// -u; submodule deinit -f.
+// gitOverwrite: git commands that put another tree's files (a commit's,
+// the index's, a stash's) over the working tree, removing what stands in
+// the way: an untracked directory where the tree has a file (a re-test:
+// after git fast-import made a branch with a file src, git checkout -f x
+// deleted the untracked tree src; another: git checkout src, git stash,
+// git checkout-index -f src, where the commit tracks a file src the
+// person had replaced with a directory of work), and the person's
+// uncommitted changes. The whole workspace is kept: reset --hard,
+// --merge or --keep; checkout with -f or any operand (a branch and a
+// path look alike; git switch takes only branches); checkout-index;
+// switch -f (--discard-changes); restore to the working tree; stash
+// (push, save, pop, apply, branch); read-tree -u; submodule deinit -f
+// and update -f. A long option counts in any prefix git would take
+// (--h is --hard: a re-test).
 func gitOverwrite(ws []Word) *deletion {
 	if len(ws) < 2 {
 		return nil
 	}
 	sub := ws[1].Text
 	found := func() *deletion {
-		return &deletion{"git " + sub + " replaces the working tree's files, and removes an untracked tree where it puts a file", nil}
+		return &deletion{"git " + sub + " puts other files over the working tree's, and removes an untracked tree where it puts a file", nil}
 	}
 	words := ws[2:]
-	if sub == "restore" {
-		// It writes the working tree unless it is told only --staged
-		// (-S) and not --worktree (-W).
-		staged, worktree := false, false
+	opt := func(t, full string) bool { // t is full or a prefix git takes, --x at least
+		name, _, _ := strings.Cut(t, "=")
+		return longOpt(name, full, 2)
+	}
+	for _, w := range words {
+		if !w.Literal && w.mayBeOption() {
+			switch sub {
+			case "reset", "checkout", "checkout-index", "switch", "restore", "stash", "read-tree", "submodule":
+				return found()
+			}
+		}
+	}
+	switch sub {
+	case "checkout-index":
+		return found()
+	case "restore":
+		// It writes the working tree unless told only --staged (-S),
+		// not --worktree (-W) nor a --source.
+		staged := false
 		for _, w := range words {
 			t := w.Text
-			staged = staged || longOpt(t, "--staged", 4) || shortLetter(t, 'S', "s")
-			worktree = worktree || longOpt(t, "--worktree", 3) || shortLetter(t, 'W', "s")
+			if opt(t, "--worktree") || shortLetter(t, 'W', "s") || opt(t, "--source") || shortLetter(t, 's', "") {
+				return found()
+			}
+			staged = staged || opt(t, "--staged") || shortLetter(t, 'S', "s")
 		}
-		if !staged || worktree {
+		if !staged {
 			return found()
 		}
+		return nil
+	case "stash":
+		if len(words) == 0 {
+			return found() // git stash is git stash push
+		}
+		switch words[0].Text {
+		case "list", "show", "drop", "clear", "create", "store":
+			return nil
+		}
+		return found()
+	case "checkout":
+		creating := false
+		for i := 0; i < len(words); i++ {
+			t := words[i].Text
+			switch {
+			case t == "--", opt(t, "--force"), opt(t, "--pathspec-from-file"), shortLetter(t, 'f', "bBo"):
+				return found()
+			case t == "-b" || t == "-B" || opt(t, "--orphan"):
+				creating = true
+				i++ // the new branch's name
+			case opt(t, "--conflict"), opt(t, "--pathspec-from-file"):
+				if !strings.Contains(t, "=") {
+					i++
+				}
+			case strings.HasPrefix(t, "-"):
+			default:
+				// An operand: a path, or a branch git switches to, which
+				// git checkout cannot be told from. With -b, the start
+				// point of a new branch.
+				if !creating {
+					return found()
+				}
+			}
+		}
+		return nil
 	}
 	for i, w := range words {
 		t := w.Text
-		if !w.Literal && w.mayBeOption() {
-			switch sub {
-			case "reset", "checkout", "switch", "restore", "read-tree", "submodule":
-				return found()
-			}
-		}
 		switch sub {
 		case "reset":
-			if longOpt(t, "--hard", 3) || longOpt(t, "--merge", 3) || longOpt(t, "--keep", 3) {
+			if opt(t, "--hard") || opt(t, "--merge") || opt(t, "--keep") {
 				return found()
-			}
-		case "checkout":
-			if longOpt(t, "--force", 3) || shortLetter(t, 'f', "bBo") {
-				return found()
-			}
-			if t == "--" {
-				return found() // checkout [TREE] -- PATHS: from the index too, which git update-index can make say anything
 			}
 		case "switch":
-			if longOpt(t, "--force", 3) || longOpt(t, "--discard-changes", 3) || shortLetter(t, 'f', "cC") {
-				return found()
-			}
-		case "restore":
-			if l, _, _ := strings.Cut(t, "="); longOpt(l, "--source", 3) || shortLetter(t, 's', "") {
+			if opt(t, "--force") || opt(t, "--discard-changes") || shortLetter(t, 'f', "cC") {
 				return found()
 			}
 		case "read-tree":
@@ -688,9 +736,9 @@ func gitOverwrite(ws []Word) *deletion {
 				return found()
 			}
 		case "submodule":
-			if t == "deinit" {
+			if t == "deinit" || t == "update" {
 				for _, v := range words[i+1:] {
-					if longOpt(v.Text, "--force", 3) || shortLetter(v.Text, 'f', "") || v.Text == "--all" {
+					if opt(v.Text, "--force") || shortLetter(v.Text, 'f', "") || opt(v.Text, "--all") {
 						return found()
 					}
 				}
@@ -819,6 +867,13 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		if rec {
 			return &deletion{"rm -r deletes whole directory trees", targets}
 		}
+	case "unlink", "rmdir", "shred":
+		// One file or empty directory at a time, but every one find
+		// matches (a hunt: find src -depth -exec unlink {} \; -o -exec
+		// rmdir {} \; removed the tree).
+		if f := findLayer(sc); f != nil {
+			return &deletion{"find runs " + baseName(sc) + " on every file it matches", findTargets(f.Words)}
+		}
 	case "find":
 		for _, w := range ws {
 			if w.Literal && w.Text == "-delete" {
@@ -831,19 +886,6 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		}
 		if d := gitOverwrite(ws); d != nil {
 			return d
-		}
-		// git stash -u / -a (--include-untracked, --all) removes the
-		// untracked (with -a, ignored too) files once it has saved them
-		// in the stash: asked about and backed up like a deletion (a
-		// re-test).
-		if len(ws) >= 2 && ws[1].Text == "stash" {
-			for _, w := range ws[2:] {
-				t := w.Text
-				if longOpt(t, "--all", 3) || longOpt(t, "--include-untracked", 4) || !w.Literal && w.mayBeOption() ||
-					shortLetter(t, 'u', "m") || shortLetter(t, 'a', "m") {
-					return &deletion{"git stash -u (or -a) removes untracked files from the working tree", nil}
-				}
-			}
 		}
 		if len(ws) < 2 || ws[1].Text != "clean" {
 			return nil

@@ -51,7 +51,7 @@ var table = []struct {
 	{`chown -R me dir`, A, "default"},
 	{`git log --grep push`, A, "default"},
 	{`git log --author=push`, A, "default"},
-	{`git stash push -m wip`, A, "default"},
+	{`git stash push -m wip`, D, "builtin.recursive-delete"}, // was Auto: it put HEAD's file src over the person's untracked directory src (a fifth hunt)
 	{`git commit -m 'rm -rf / and git push'`, A, "default"},
 	{`grep -r pattern .`, A, "default"},
 	{`grep -rn "rm -rf" .`, A, "default"},
@@ -1125,7 +1125,7 @@ var table = []struct {
 	{`git stash --include-untracked`, D, "builtin.recursive-delete"},
 	{`sed -n '/x/p;:a;n;ba' f`, A, "default"},
 	{`ssh host ls -la`, A, "default"},
-	{`git stash pop`, A, "default"},
+	{`git stash pop`, D, "builtin.recursive-delete"}, // a stash's files over the working tree (a fifth hunt)
 	{`tar xzf a.tgz`, A, "default"},
 	// git commands that put another tree's files in the working tree,
 	// removing an untracked tree where they put a file (a re-test: git
@@ -1144,6 +1144,33 @@ var table = []struct {
 	{`git switch main`, A, "default"},
 	{`git restore --staged f`, A, "default"},
 	{`git submodule update --init`, A, "default"},
+	// A fifth hunt: what else puts other files over the working tree (the
+	// index's or a commit's, where the person had replaced a tracked
+	// file src with a directory of work: each removed it), any prefix
+	// git takes of the options, find running unlink, rmdir or shred, and
+	// programs git instaweb and git daemon run.
+	{`git stash push -q`, D, "builtin.recursive-delete"},
+	{`git checkout src`, D, "builtin.recursive-delete"},
+	{`git checkout HEAD .`, D, "builtin.recursive-delete"},
+	{`git checkout-index -f src`, D, "builtin.recursive-delete"},
+	{`git checkout-index -fa`, D, "builtin.recursive-delete"},
+	{`echo src > f; git checkout b --pathspec-from-file=f`, D, "builtin.recursive-delete"},
+	{`git checkout --f b`, D, "builtin.recursive-delete"},
+	{`git reset --h b`, D, "builtin.recursive-delete"},
+	{`git stash --i`, D, "builtin.recursive-delete"},
+	{`git restore --staged --w src`, D, "builtin.recursive-delete"},
+	{`git restore -S --w src`, D, "builtin.recursive-delete"},
+	{`find src -depth -type f -exec unlink {} \; -o -depth -exec rmdir {} \;`, D, "builtin.recursive-delete"},
+	{`find src -depth -exec shred -u {} \; -o -exec rmdir {} \;`, D, "builtin.recursive-delete"},
+	{`find src -depth -exec sh -c 'unlink "$1" || rmdir "$1"' _ {} \;`, D, "builtin.recursive-delete"},
+	{`git instaweb --httpd='rm -rf src lighttpd'`, P, "structural.git-config"},
+	{`git instaweb -d 'rm -rf src lighttpd'`, P, "structural.git-config"},
+	{`git config instaweb.httpd 'rm -rf src lighttpd'; git instaweb`, P, "structural.git-config"},
+	{`printf x | git daemon --inetd --export-all --base-path=. --access-hook='rm -rf ../src'`, P, "structural.git-config"},
+	{`git checkout -b feature origin/main`, A, "default"},
+	{`git restore -S src`, A, "default"},
+	{`git stash list`, A, "default"},
+	{`git reset HEAD~1`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
