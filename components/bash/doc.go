@@ -177,13 +177,17 @@
 //     committed, which it can bring back); rsync
 //     --delete* / --del / --force / --remove-source-files (its target the
 //     last word that is neither an option nor the value of one: not the e
-//     of --exclude e); find running unlink, rmdir or shred; tar
+//     of --exclude e); find running unlink, rmdir, shred, srm, wipe, a
+//     trash command, gio or mv out of the workspace; srm -r, wipe -r,
+//     trash-put (and kin), gio trash and remove, mv to an absolute or
+//     unknown destination (the worker's /tmp goes with it); tar
 //     --recursive-unlink; and the git commands that put a tree's files
 //     (a commit's, the index's, a stash's) over the working tree's
 //     (reset --hard, --merge, --keep; checkout with -f or any operand,
 //     as a branch and a path look alike, but not -b NEW [START];
 //     checkout-index; switch -f; restore to the working tree; stash
-//     push, save, pop, apply, branch; read-tree -u; submodule deinit -f
+//     push, save, pop, apply, branch; rebase, merge and pull with
+//     --autostash; read-tree -u; submodule deinit -f
 //     and update -f; any prefix git takes of their options: each
 //     removes an untracked tree where it puts a file, and drops
 //     uncommitted changes), which back up the whole workspace.

@@ -89,6 +89,16 @@ func execOption(sc *SimpleCommand) *finding {
 				break
 			}
 		}
+	case "make", "gmake":
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			if name, _, _ := strings.Cut(t, "="); longOpt(name, "--eval", 2) || shortLetter(t, 'E', "CfIjlOoW") {
+				return found(i, "makes make evaluate text, whose $(shell …) runs a command")
+			}
+		}
 	case "zip":
 		for i, w := range ws {
 			if strings.HasPrefix(w.Text, "-TT") || strings.HasPrefix(w.Text, "--unzip") {

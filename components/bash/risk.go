@@ -416,7 +416,9 @@ func sqlRisk(short, long string) func(sc *SimpleCommand) *finding {
 // them need approval.
 var sensitiveNames = func() map[string]bool {
 	m := set("eval", "source", ".", "trap", "su", "watch", "find", "git", "rm", "rsync", "chmod", "install", "setcap",
-		"alias", "hash", "enable", "shopt", "xargs", "busybox", "python", "python3", "node", "perl", "ruby", "php")
+		"alias", "hash", "enable", "shopt", "xargs", "busybox", "python", "python3", "node", "perl", "ruby", "php",
+		// They delete one file each, but every one xargs gives them (a hunt).
+		"unlink", "rmdir", "shred", "srm", "wipe", "trash-put", "trash", "rmtrash", "gvfs-trash", "gio", "kioclient5", "mv")
 	for n := range subRules {
 		m[n] = true
 	}

@@ -38,6 +38,8 @@ var execEnv = set(
 	// login shell runs $HOME/.profile, bash's $"…" takes its text from
 	// $TEXTDOMAINDIR's catalogues and expands it (a re-test, each).
 	"HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR", "INPUTRC", "TEXTDOMAIN", "TEXTDOMAINDIR",
+	// make reads options from them: --eval=$(shell …) (a hunt).
+	"MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS",
 	// The shell flock -c, script, make and others run; options read
 	// from the environment (tar's --to-command, zip's -TT); the program
 	// rsync connects through (a hunt, each).
@@ -448,6 +450,15 @@ func gitStructural(sc *SimpleCommand) *verdict {
 	}
 	ws := sc.Words
 	sub := ws[1].Text
+	switch {
+	case sub == "for-each-repo":
+		// It runs a git command line of its own in each repository a
+		// key lists, which is not walked (a hunt: for-each-repo
+		// --config=x.r clean -fdx).
+		return &verdict{Approve, "structural.git-config", "git for-each-repo runs a git command in every repository a configuration key lists"}
+	case sub == "stash" && len(ws) > 2 && (ws[2].Text == "drop" || ws[2].Text == "clear"):
+		return &verdict{Approve, "structural.git-stash", "git stash " + ws[2].Text + " throws away stashed changes, which no backup of the workspace holds"}
+	}
 	// A subcommand's long option may be written as any prefix git finds
 	// unambiguous (--upload-pa, --templ, --conf): min is the shortest
 	// prefix read as the option here.
@@ -476,7 +487,13 @@ func gitStructural(sc *SimpleCommand) *verdict {
 		_, _, httpd := is(t, "--httpd", len("--h"))
 		_, _, browser := is(t, "--browser", len("--b"))
 		_, _, hook := is(t, "--access-hook", len("--a"))
-		runs := sub == "instaweb" && (httpd || browser || shortLetter(t, 'd', "pm") || shortLetter(t, 'b', "pm")) || sub == "daemon" && hook
+		// send-email runs --to-cmd, --cc-cmd, --header-cmd, --sendmail-cmd,
+		// and a --smtp-server that is a path (a hunt).
+		name, _, _ := strings.Cut(t, "=")
+		mail := sub == "send-email" && strings.HasPrefix(name, "--") && len(name) > 3 &&
+			(strings.HasSuffix(name, "-cmd") || strings.HasPrefix("--to-cmd", name) || strings.HasPrefix("--cc-cmd", name) ||
+				strings.HasPrefix("--header-cmd", name) || strings.HasPrefix("--sendmail-cmd", name) || strings.HasPrefix("--smtp-server", name))
+		runs := sub == "instaweb" && (httpd || browser || shortLetter(t, 'd', "pm") || shortLetter(t, 'b', "pm")) || sub == "daemon" && hook || mail
 		switch {
 		case upload || receive || exec && sub != "rebase" || uploadShort || runs:
 			return &verdict{Approve, "structural.git-config", "git " + sub + " " + quotedWord(t) + " runs a program named in an option"}
@@ -604,6 +621,9 @@ var gitExecExact = set(
 	// the others name commands too.
 	"gpg.ssh.defaultkeycommand", "gpg.ssh.program", "interactive.difffilter", "imap.tunnel",
 	"instaweb.httpd", "instaweb.browser", "instaweb.modulepath",
+	// A stash and a reset --hard around a rebase, merge or pull (a hunt:
+	// rebase.autoStash removed an untracked tree).
+	"rebase.autostash", "merge.autostash",
 	// Where git looks: another work tree, or attributes naming filters.
 	"core.worktree", "core.attributesfile",
 )
@@ -723,6 +743,12 @@ func gitOverwrite(ws []Word) *deletion {
 	for i, w := range words {
 		t := w.Text
 		switch sub {
+		case "rebase", "merge", "pull":
+			// --autostash: a stash, then reset --hard (a hunt: it removed
+			// an untracked tree where HEAD has a file).
+			if opt(t, "--autostash") {
+				return found()
+			}
 		case "reset":
 			if opt(t, "--hard") || opt(t, "--merge") || opt(t, "--keep") {
 				return found()
@@ -746,6 +772,36 @@ func gitOverwrite(ws []Word) *deletion {
 		}
 	}
 	return nil
+}
+
+// mvOut reports an mv whose destination is an absolute path (-t DIR,
+// --target-directory, or its last operand): out of the workspace, as
+// far as the analyzer can tell.
+func mvOut(ws []Word) bool {
+	for i, w := range ws[1:] {
+		t := w.Text
+		if t == "-t" && i+2 < len(ws) {
+			return strings.HasPrefix(ws[i+2].Text, "/")
+		}
+		if v, ok := strings.CutPrefix(t, "--target-directory="); ok {
+			return strings.HasPrefix(v, "/")
+		}
+		if v, ok := strings.CutPrefix(t, "-t"); ok && v != "" {
+			return strings.HasPrefix(v, "/")
+		}
+	}
+	last := ws[len(ws)-1]
+	return len(ws) > 2 && !last.isOpt() && (strings.HasPrefix(last.Text, "/") || !last.Literal)
+}
+
+// mvTargetOpt reports an mv given its destination by -t.
+func mvTargetOpt(ws []Word) bool {
+	for _, w := range ws[1:] {
+		if strings.HasPrefix(w.Text, "-t") || strings.HasPrefix(w.Text, "--target-directory") {
+			return true
+		}
+	}
+	return false
 }
 
 // ---- recursive deletion ----
@@ -867,12 +923,41 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		if rec {
 			return &deletion{"rm -r deletes whole directory trees", targets}
 		}
-	case "unlink", "rmdir", "shred":
+	case "unlink", "rmdir", "shred", "srm", "wipe", "trash-put", "trash", "rmtrash", "gvfs-trash", "gio", "kioclient5", "mv":
+		name := baseName(sc)
 		// One file or empty directory at a time, but every one find
 		// matches (a hunt: find src -depth -exec unlink {} \; -o -exec
 		// rmdir {} \; removed the tree).
-		if f := findLayer(sc); f != nil {
-			return &deletion{"find runs " + baseName(sc) + " on every file it matches", findTargets(f.Words)}
+		if f := findLayer(sc); f != nil && (name != "mv" || mvOut(ws)) {
+			return &deletion{"find runs " + name + " on every file it matches", findTargets(f.Words)}
+		}
+		var operands []string
+		for _, w := range ws[1:] {
+			if !w.isOpt() {
+				operands = append(operands, w.Text)
+			}
+		}
+		switch {
+		case name == "srm" || name == "wipe":
+			for _, w := range ws[1:] {
+				if w.isOpt() && strings.ContainsAny(strings.TrimLeft(w.Text, "-"), "rR") {
+					return &deletion{name + " -r deletes whole directory trees, past recovery", operands}
+				}
+			}
+		case name == "trash-put" || name == "trash" || name == "rmtrash" || name == "gvfs-trash":
+			return &deletion{name + " moves trees out of the workspace, to a trash the worker loses", operands}
+		case name == "gio" && len(operands) > 0 && (operands[0] == "trash" || operands[0] == "remove"):
+			return &deletion{"gio " + operands[0] + " deletes what it is given", operands[1:]}
+		case name == "kioclient5" && len(operands) > 0 && operands[0] == "move":
+			return &deletion{"kioclient5 move takes trees out of the workspace", operands[1:]}
+		case name == "mv" && mvOut(ws):
+			// Out of the workspace: the worker's /tmp goes with it (a
+			// hunt: mv src /tmp/x lost src). Every operand but the
+			// destination is backed up.
+			if len(operands) > 0 && !mvTargetOpt(ws) {
+				operands = operands[:len(operands)-1]
+			}
+			return &deletion{"mv takes trees out of the workspace, where the worker's files are lost with it", operands}
 		}
 	case "find":
 		for _, w := range ws {

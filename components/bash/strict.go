@@ -337,6 +337,14 @@ func strictCommand(sc *SimpleCommand) *finding {
 				return f
 			}
 		}
+	case name == "shopt":
+		// globstar makes ** match every directory beneath: rm -d src/**
+		// src deleted a tree (a hunt).
+		for i, w := range ws[1:] {
+			if w.Text == "globstar" {
+				return &finding{rExpansion, "shopt globstar makes ** match whole trees, which the analyzer does not expand", i + 1}
+			}
+		}
 	case name == "let":
 		for i, w := range ws[1:] {
 			if strings.ContainsFunc(w.Text, func(r rune) bool { return !strings.ContainsRune("0123456789+-*/%<>=!&|^~?:() \t", r) }) {

@@ -572,7 +572,7 @@ var table = []struct {
 	{"echo ${x:-${PROMPT_COMMAND:=touch y}}", P, "builtin.shell-eval"},
 	{": ${count:=1}", P, "builtin.expansion"}, // ${NAME:=…} sets NAME unseen: outside the automatic subset (strict.go)
 	{"set -euo pipefail", A, "default"},
-	{"shopt -s globstar nullglob", A, "default"},
+	{"shopt -s globstar nullglob", P, "builtin.expansion"}, // was Auto: with globstar, rm -d src/** src deleted a tree (a sixth hunt)
 	{"read -r line", A, "default"},
 	{"printf -v out %s x", A, "default"},
 	{`echo push | xargs git`, P, "builtin.dynamic"},
@@ -1171,6 +1171,40 @@ var table = []struct {
 	{`git restore -S src`, A, "default"},
 	{`git stash list`, A, "default"},
 	{`git reset HEAD~1`, A, "default"},
+	// A sixth hunt: --autostash (and rebase.autoStash, merge.autoStash)
+	// stashes and resets; git for-each-repo runs a git line unwalked;
+	// choom permutes its options (GNU getopt); xargs giving unlink and
+	// the like every file; other deleters (srm, wipe, trash, gio); mv out
+	// of the workspace (the worker's /tmp goes with it); git send-email's
+	// commands; make's --eval and MAKEFLAGS; globstar; logsave; git stash
+	// drop and clear.
+	{`git rebase --autostash HEAD`, D, "builtin.recursive-delete"},
+	{`git merge --autostash y`, D, "builtin.recursive-delete"},
+	{`git pull --autostash --rebase . y`, D, "builtin.recursive-delete"},
+	{`git -c rebase.autoStash=true rebase y`, P, "structural.git-config"},
+	{`git config rebase.autoStash true; git rebase HEAD`, P, "structural.git-config"},
+	{`git -c x.r=. for-each-repo --config=x.r clean -fdx`, P, "structural.git-config"},
+	{`choom -n 0 rm src -- -r`, D, "builtin.recursive-delete"},
+	{`choom rm src -n 0 -- -r`, D, "builtin.recursive-delete"},
+	{`choom git clean -n 0 -- -fdx`, D, "builtin.recursive-delete"},
+	{`find src -type f | xargs unlink; find src -depth -type d | xargs rmdir`, P, "builtin.dynamic"},
+	{`find src -depth | xargs gio remove`, D, "builtin.recursive-delete"},
+	{`srm -r src`, D, "builtin.recursive-delete"},
+	{`wipe -rfq src`, D, "builtin.recursive-delete"},
+	{`trash-put src`, D, "builtin.recursive-delete"},
+	{`gio trash src`, D, "builtin.recursive-delete"},
+	{`find src -depth -exec srm {} +`, D, "builtin.recursive-delete"},
+	{`mv src /tmp/x`, D, "builtin.recursive-delete"},
+	{`find src -depth -exec mv -t /tmp {} +`, D, "builtin.recursive-delete"},
+	{`git send-email --dry-run --confirm=never --to=me@example.com --to-cmd="rm -rf src; echo" pp/*`, P, "structural.git-config"},
+	{`git send-email --sendmail-cmd=x pp/*`, P, "structural.git-config"},
+	{`MAKEFLAGS="--eval=\$(shell rm -rf src)" make -v`, P, "structural.exec-env"},
+	{`make -f /dev/null --eval='$(shell rm -rf src)'`, P, "builtin.exec-option"},
+	{`shopt -s globstar; rm -d src/** src`, P, "builtin.expansion"},
+	{`logsave /dev/null rm -rf src`, P, "builtin.dynamic"},
+	{`git stash clear`, P, "structural.git-stash"},
+	{`mv a.txt b.txt`, A, "default"},
+	{`git rebase main`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

@@ -535,7 +535,7 @@ var wrappers = func() map[string]optSpec {
 		"proxychains4":     {short: "qf:"},
 		"dbus-run-session": {long: "dbus-daemon= config-file= help version", stop: "--help --version"},
 		// choom (util-linux) -n N [--] CMD; -p PID runs nothing.
-		"choom": {short: "n:p:hV", long: "adjust= pid= help version", stop: "-p --pid -h --help -V --version"},
+		"choom": {short: "n:p:hV", long: "adjust= pid= help version", stop: "-p --pid -h --help -V --version", permute: true}, // GNU getopt: choom rm src -- -r runs rm src -r (a hunt)
 		// ssh-agent (OpenSSH 9) [options] [CMD ARG...]; -k, -D and -d
 		// run no command, which is read as if they did.
 		"ssh-agent": {short: "a:cDdE:kO:P:st:"},
@@ -599,7 +599,7 @@ var opaqueRunners = set("capsh", "gdb", "lldb", "chpst", "faketime", "torsocks",
 	"envuidgid", "envdir", "softlimit", "setlock", "expect", "tmux", "screen", "hyperfine", "entr", "watchexec",
 	"nodemon", "concurrently", "cross-env", "dotenv", "direnv", "run-parts", "run-one", "lckdo", "with-lock-ex",
 	"ifne", "pee", "perf", "heaptrack", "ddd", "cgdb", "at", "batch", "daemonize", "start-stop-daemon", "flatpak-spawn",
-	"toolbox", "distrobox", "s6-setuidgid")
+	"toolbox", "distrobox", "s6-setuidgid", "logsave")
 
 // shells are the shells whose -c string, script file or standard input
 // the analyzer looks at.
@@ -683,6 +683,13 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 						return w.emit(s, c)
 					}
 				}
+			}
+			if sp.permute && !r.stop && r.cmd >= len(c.Words) && len(r.args) > 0 {
+				// GNU getopt took the options out from among the other
+				// words: those, in order ("--" dropped), are the command
+				// (a hunt: choom rm src -- -r runs rm src -r).
+				c = c.wrapWords(name, pick(c.Words, r.args))
+				continue
 			}
 			if r.stop || r.cmd >= len(c.Words) {
 				if !r.stop && (sp.shell || (name == "sudo" || name == "doas") && startsShell(c.Words[1:])) {
