@@ -179,8 +179,10 @@
 //     last word that is neither an option nor the value of one: not the e
 //     of --exclude e); find running unlink, rmdir, shred, srm, wipe, a
 //     trash command, gio or mv out of the workspace; srm -r, wipe -r,
-//     trash-put (and kin), gio trash and remove, mv to an absolute or
-//     unknown destination (the worker's /tmp goes with it); tar
+//     trash-put (and kin), gio trash, remove and move, mv (read as GNU
+//     getopt reads it) to a destination that is absolute, climbs (..),
+//     is a home (~) or is known only at run time (the worker's /tmp
+//     goes with it); tar
 //     --recursive-unlink; and the git commands that put a tree's files
 //     (a commit's, the index's, a stash's) over the working tree's
 //     (reset --hard, --merge, --keep; checkout with -f or any operand,

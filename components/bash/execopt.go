@@ -92,11 +92,19 @@ func execOption(sc *SimpleCommand) *finding {
 	case "make", "gmake":
 		for i := 1; i < len(ws); i++ {
 			t := ws[i].Text
-			if t == "--" {
-				break
-			}
-			if name, _, _ := strings.Cut(t, "="); longOpt(name, "--eval", 2) || shortLetter(t, 'E', "CfIjlOoW") {
+			if name, _, _ := strings.Cut(t, "="); strings.HasPrefix(t, "-") && (longOpt(name, "--eval", 2) || shortLetter(t, 'E', "CfIjlOoW")) {
 				return found(i, "makes make evaluate text, whose $(shell …) runs a command")
+			}
+			// A variable given on the command line (before or after "--")
+			// is expanded at once with := and ::=, run with !=, and
+			// MAKEFLAGS= (or MFLAGS=, GNUMAKEFLAGS=) carries options such
+			// as --eval (a hunt, each).
+			if name, val, ok := strings.Cut(t, "="); ok && !strings.HasPrefix(t, "-") {
+				n := strings.TrimRight(name, ":!+?")
+				if strings.HasSuffix(name, ":") || strings.HasSuffix(name, "!") || n == "MAKEFLAGS" || n == "MFLAGS" || n == "GNUMAKEFLAGS" ||
+					!ws[i].Literal || strings.Contains(val, "$(") || strings.Contains(val, "${") || strings.Contains(val, "`") {
+					return found(i, "gives make a variable it expands or runs")
+				}
 			}
 		}
 	case "zip":

@@ -774,34 +774,72 @@ func gitOverwrite(ws []Word) *deletion {
 	return nil
 }
 
-// mvOut reports an mv whose destination is an absolute path (-t DIR,
-// --target-directory, or its last operand): out of the workspace, as
-// far as the analyzer can tell.
-func mvOut(ws []Word) bool {
-	for i, w := range ws[1:] {
+// mvArgs reads mv's words as GNU getopt does (options anywhere before
+// "--", clusters, any prefix of a long option): the operands, in order,
+// and the -t (--target-directory) directory, if any.
+func mvArgs(ws []Word) (operands []Word, target *Word) {
+	opts := true
+	for i := 1; i < len(ws); i++ {
+		w := ws[i]
 		t := w.Text
-		if t == "-t" && i+2 < len(ws) {
-			return strings.HasPrefix(ws[i+2].Text, "/")
-		}
-		if v, ok := strings.CutPrefix(t, "--target-directory="); ok {
-			return strings.HasPrefix(v, "/")
-		}
-		if v, ok := strings.CutPrefix(t, "-t"); ok && v != "" {
-			return strings.HasPrefix(v, "/")
+		switch {
+		case !opts || t == "-" || !strings.HasPrefix(t, "-"):
+			operands = append(operands, w)
+		case t == "--":
+			opts = false
+		case strings.HasPrefix(t, "--"):
+			name, val, eq := strings.Cut(t, "=")
+			switch {
+			case longOpt(name, "--target-directory", 3):
+				if eq {
+					v := w
+					v.Text = val
+					target = &v
+				} else if i+1 < len(ws) {
+					i++
+					target = &ws[i]
+				}
+			case longOpt(name, "--suffix", 3) && !eq:
+				i++
+			}
+		default:
+			for k := 1; k < len(t); k++ {
+				if t[k] == 't' || t[k] == 'S' {
+					var v Word
+					if k+1 < len(t) {
+						v = w
+						v.Text = t[k+1:]
+					} else if i+1 < len(ws) {
+						i++
+						v = ws[i]
+					}
+					if t[k] == 't' {
+						target = &v
+					}
+					break
+				}
+			}
 		}
 	}
-	last := ws[len(ws)-1]
-	return len(ws) > 2 && !last.isOpt() && (strings.HasPrefix(last.Text, "/") || !last.Literal)
+	return operands, target
 }
 
-// mvTargetOpt reports an mv given its destination by -t.
-func mvTargetOpt(ws []Word) bool {
-	for _, w := range ws[1:] {
-		if strings.HasPrefix(w.Text, "-t") || strings.HasPrefix(w.Text, "--target-directory") {
-			return true
+// mvOut reports an mv whose destination may be out of the workspace: an
+// absolute path, one that climbs (..), a home (~), or one known only at
+// run time (a hunt: mv src /tmp/x, mv src .. and mv src OUT -f each took
+// src out, the worker's /tmp going with it).
+func mvOut(ws []Word) bool {
+	operands, target := mvArgs(ws)
+	dest := target
+	if dest == nil {
+		if len(operands) < 2 {
+			return false
 		}
+		dest = &operands[len(operands)-1]
 	}
-	return false
+	t := dest.Text
+	return !dest.Literal || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") || t == ".." ||
+		strings.HasPrefix(t, "../") || strings.Contains(t, "/../") || strings.HasSuffix(t, "/..")
 }
 
 // ---- recursive deletion ----
@@ -954,10 +992,17 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			// Out of the workspace: the worker's /tmp goes with it (a
 			// hunt: mv src /tmp/x lost src). Every operand but the
 			// destination is backed up.
-			if len(operands) > 0 && !mvTargetOpt(ws) {
-				operands = operands[:len(operands)-1]
+			ops, target := mvArgs(ws)
+			if target == nil && len(ops) > 0 {
+				ops = ops[:len(ops)-1]
 			}
-			return &deletion{"mv takes trees out of the workspace, where the worker's files are lost with it", operands}
+			var sources []string
+			for _, o := range ops {
+				sources = append(sources, o.Text)
+			}
+			return &deletion{"mv takes trees out of the workspace, where the worker's files are lost with it", sources}
+		case name == "gio" && len(operands) > 0 && (operands[0] == "move" || operands[0] == "rename"):
+			return &deletion{"gio " + operands[0] + " moves what it is given, perhaps out of the workspace", operands[1:]}
 		}
 	case "find":
 		for _, w := range ws {

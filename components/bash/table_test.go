@@ -1205,6 +1205,30 @@ var table = []struct {
 	{`git stash clear`, P, "structural.git-stash"},
 	{`mv a.txt b.txt`, A, "default"},
 	{`git rebase main`, A, "default"},
+	// A seventh hunt, of the sixth's rules: mv read as GNU getopt reads it
+	// (options after the operands, -t in a cluster, --target-directory as
+	// two words or a prefix) and a destination that climbs out (..);
+	// gio move; bash -O globstar; make's command-line variables (:=, !=,
+	// MAKEFLAGS=); uclampset and kin.
+	{`mv src /tmp/x -f`, D, "builtin.recursive-delete"},
+	{`mv src ..`, D, "builtin.recursive-delete"},
+	{`mv src ../x`, D, "builtin.recursive-delete"},
+	{`mkdir ../o; mv src -t ../o`, D, "builtin.recursive-delete"},
+	{`mkdir /tmp/o; mv --target-directory /tmp/o src`, D, "builtin.recursive-delete"},
+	{`mv --ta=/tmp/o src`, D, "builtin.recursive-delete"},
+	{`mv -ft/tmp/o src`, D, "builtin.recursive-delete"},
+	{`mv -ft /tmp/o src`, D, "builtin.recursive-delete"},
+	{`find . -maxdepth 1 -name src -exec mv {} .. \;`, D, "builtin.recursive-delete"},
+	{`find src -maxdepth 0 -exec mv {} /tmp/o -f \;`, D, "builtin.recursive-delete"},
+	{`gio move src /tmp/o`, D, "builtin.recursive-delete"},
+	{`bash -O globstar -c "rm -d src/** src"`, P, "builtin.dynamic"},
+	{`make -f /dev/null "X:=\$(shell rm -rf src)"`, P, "builtin.exec-option"},
+	{`make -f /dev/null "X!=rm -rf src"`, P, "builtin.exec-option"},
+	{`make -f /dev/null MAKEFLAGS=--eval=\$\(shell\ rm\ -rf\ src\)`, P, "builtin.exec-option"},
+	{`uclampset -m 0 rm -rf src`, P, "builtin.dynamic"},
+	{`mv -f a.txt b/`, A, "default"},
+	{`make CC=gcc`, A, "default"},
+	{`bash -O extglob -c "ls"`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

@@ -599,7 +599,7 @@ var opaqueRunners = set("capsh", "gdb", "lldb", "chpst", "faketime", "torsocks",
 	"envuidgid", "envdir", "softlimit", "setlock", "expect", "tmux", "screen", "hyperfine", "entr", "watchexec",
 	"nodemon", "concurrently", "cross-env", "dotenv", "direnv", "run-parts", "run-one", "lckdo", "with-lock-ex",
 	"ifne", "pee", "perf", "heaptrack", "ddd", "cgdb", "at", "batch", "daemonize", "start-stop-daemon", "flatpak-spawn",
-	"toolbox", "distrobox", "s6-setuidgid", "logsave")
+	"toolbox", "distrobox", "s6-setuidgid", "logsave", "uclampset", "enosys", "setpgid", "coresched", "scriptlive")
 
 // shells are the shells whose -c string, script file or standard input
 // the analyzer looks at.
@@ -998,8 +998,10 @@ opts:
 const shellFlagsOK = "ceuxvlafCk"
 
 var (
-	shellSetOK   = set("pipefail", "errexit", "nounset", "xtrace", "verbose", "noclobber", "noglob", "allexport", "keyword")
-	shellShoptOK = set("extglob", "globstar", "nullglob", "dotglob", "failglob", "nocaseglob", "lastpipe", "inherit_errexit")
+	shellSetOK = set("pipefail", "errexit", "nounset", "xtrace", "verbose", "noclobber", "noglob", "allexport", "keyword")
+	// Not globstar: ** then matches whole trees (a hunt: bash -O globstar
+	// -c "rm -d src/** src" deleted src).
+	shellShoptOK = set("extglob", "nullglob", "dotglob", "failglob", "nocaseglob", "lastpipe", "inherit_errexit")
 	shellLongOK  = set("--norc", "--noprofile", "--login", "--noediting", "--verbose", "--restricted")
 )
 
