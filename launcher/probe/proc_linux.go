@@ -442,5 +442,8 @@ func ttyStealChild(secs, file string) error {
 	if err := unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp()); err != nil {
 		return err
 	}
-	return copyTerminal(file, false)
+	// Again before each read: the person's shell takes the foreground
+	// back when its read fails, and a helper that took it once lost the
+	// race now and then (the unconfined control failed, proving nothing).
+	return copyTerminal(file, true)
 }
