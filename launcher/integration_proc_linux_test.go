@@ -64,6 +64,20 @@ func TestIntegrationOutsideProcess(t *testing.T) {
 	})
 }
 
+// The sandbox's init (stage 2, pid 1 to the agent) runs as the agent's
+// uid, and the kernel lets a process change the limits and scheduling of
+// another of its uid: a hunt lowered stage 2's RLIMIT_NOFILE so that its
+// reads of /proc failed, or starved it (SCHED_IDLE, nice 19), and its
+// Ctrl-Z watch no longer saw a process run again. seccomp refuses each
+// such call that names pid 1; the agent may still make them on its own
+// processes. The control: the same calls on the probe itself, unconfined.
+func TestIntegrationSteerInit(t *testing.T) {
+	s := newSandbox(t)
+	itExpect(t, "confined steer of pid 1", s.launch(t, itPol{}, itOpts{}, "steer", "1"), "denied EPERM", 1)
+	s.control(t, itOpts{}, "steer", "self")
+	s.allowed(t, itPol{}, itOpts{}, "steer", "self")
+}
+
 // A fork bomb stops at the policy's process limit (32, counting the
 // sandbox's own init and the probe's threads); unconfined, as root, the
 // same probe starts all 200 children.

@@ -29,6 +29,14 @@ func TestIntegrationUnprivileged(t *testing.T) {
 	t.Run("read outside", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "EACCES", "read", secret)
 	})
+	// Stage 2 is of the agent's uid here too: its limits and scheduling
+	// are refused to the agent by seccomp (a hunt blinded its Ctrl-Z
+	// watch through them), the agent's own are not.
+	t.Run("stage 2 not steered", func(t *testing.T) {
+		itExpect(t, "confined steer of pid 1", s.launch(t, itPol{}, itOpts{}, "steer", "1"), "denied EPERM", 1)
+		s.control(t, itOpts{}, "steer", "self")
+		s.allowed(t, itPol{}, itOpts{}, "steer", "self")
+	})
 	t.Run("write workspace", func(t *testing.T) {
 		target := filepath.Join(s.ws, "made-inside")
 		s.allowed(t, itPol{}, itOpts{}, "write", target)

@@ -181,6 +181,20 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// can borrow the capabilities or fds of another one. kcmp only serves
 	// checkpoint/restore and compares kernel object identities.
 	deny(eperm, nil, "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp")
+	// Stage 2, the pid namespace's init (pid 1 to the agent), runs as the
+	// agent's uid and watches a stopped tree; the kernel lets a process
+	// change the limits and scheduling of another of its uid, dumpable or
+	// not. With prlimit(1, RLIMIT_NOFILE) a hunt made stage 2's reads of
+	// /proc fail, with SCHED_IDLE and nice 19 it starved it; either way
+	// its Ctrl-Z watch did not see a process run again. So no call here
+	// may name pid 1, nor a process group or a user (stage 2 is in the
+	// agent's first group, and of its uid): nice, renice of a pid,
+	// ionice -p and taskset -p of the agent's own processes still work.
+	init := seccompArg32(0, 1)
+	deny(eperm, one(init), "prlimit64", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity")
+	deny(eperm, append(seccompNotIn(0, 32, unix.PRIO_PROCESS), seccompConds{seccompArg32(0, unix.PRIO_PROCESS), seccompArg32(1, 1)}), "setpriority")
+	const ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS, <linux/ioprio.h>
+	deny(eperm, append(seccompNotIn(0, 32, ioprioWhoProcess), seccompConds{seccompArg32(0, ioprioWhoProcess), seccompArg32(1, 1)}), "ioprio_set")
 	// Mount table and root: the old API, the new fd-based API, chroot.
 	deny(eperm, nil, "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree",
 		"open_tree_attr", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr")
@@ -309,6 +323,12 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// the agent may only read holds the person's writes to it for up to
 	// lease-break-time (45 s), while telling the agent of them (SIGIO).
 	deny(eperm, one(seccompArg32(1, unix.F_SETLEASE)), "fcntl")
+	// F_SETSIG picks the signal that signal-driven I/O (O_ASYNC) sends.
+	// SIGCONT would continue a process the person's Ctrl-Z stopped the
+	// moment the person typed at the shell, to read that line before
+	// stage 2 saw it run (a hunt, twice in three). SIGIO, the default,
+	// continues nothing.
+	deny(eperm, one(seccompArg32(1, unix.F_SETSIG)), "fcntl")
 
 	// Fileless execution: Landlock does not check anonymous files. EACCES
 	// is what the kernel answers under vm.memfd_noexec=2. execveat's

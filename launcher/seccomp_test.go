@@ -58,6 +58,27 @@ func seccompCases() []seccompCase {
 		sys("process_vm_readv self", unix.SYS_PROCESS_VM_READV, perm, "ok", scSelf),
 		sys("process_vm_writev self", unix.SYS_PROCESS_VM_WRITEV, perm, "ok", scSelf),
 		sys("kcmp self", unix.SYS_KCMP, perm, "ok", scSelf, scSelf, 0, 1, 1),
+		// Stage 2 is pid 1, of the agent's uid and first process group:
+		// its limits and scheduling are the agent's to change otherwise
+		// (emulated only, never called: here pid 1 is the host's init).
+		with(sys("prlimit64 pid 1", unix.SYS_PRLIMIT64, perm, "", 1, unix.RLIMIT_NOFILE, scBuf, 0), def, "emu"),
+		with(sys("prlimit64 pid 1 high bits", unix.SYS_PRLIMIT64, perm, "", scHigh|1, unix.RLIMIT_NOFILE, scBuf, 0), def, "emu"),
+		// (0 is the caller; scSelf would read as 1 here, its low half.)
+		sys("prlimit64 self", unix.SYS_PRLIMIT64, "allow", "ok", 0, unix.RLIMIT_NOFILE, 0, scBuf),
+		with(sys("prlimit64 pid 2", unix.SYS_PRLIMIT64, "allow", "", 2, unix.RLIMIT_NOFILE, scBuf, 0), def, "emu"),
+		with(sys("sched_setscheduler pid 1", unix.SYS_SCHED_SETSCHEDULER, perm, "", 1, unix.SCHED_IDLE, scBuf), def, "emu"),
+		with(sys("sched_setparam pid 1", unix.SYS_SCHED_SETPARAM, perm, "", 1, scBuf), def, "emu"),
+		with(sys("sched_setattr pid 1", unix.SYS_SCHED_SETATTR, perm, "", 1, scBuf, 0), def, "emu"),
+		with(sys("sched_setaffinity pid 1", unix.SYS_SCHED_SETAFFINITY, perm, "", 1, 8, scBuf), def, "emu"),
+		sys("sched_setaffinity self", unix.SYS_SCHED_SETAFFINITY, "allow", "", 0, 8, scBuf),
+		with(sys("setpriority pid 1", unix.SYS_SETPRIORITY, perm, "", unix.PRIO_PROCESS, 1, 19), def, "emu"),
+		with(sys("setpriority pid 1 high bits", unix.SYS_SETPRIORITY, perm, "", scHigh|unix.PRIO_PROCESS, scHigh|1, 19), def, "emu"),
+		with(sys("setpriority own group", unix.SYS_SETPRIORITY, perm, "", unix.PRIO_PGRP, 0, 19), def, "emu"),
+		with(sys("setpriority own user", unix.SYS_SETPRIORITY, perm, "", unix.PRIO_USER, 0, 19), def, "emu"),
+		sys("setpriority self", unix.SYS_SETPRIORITY, "allow", "", unix.PRIO_PROCESS, 0, 0),
+		with(sys("ioprio_set pid 1", unix.SYS_IOPRIO_SET, perm, "", 1, 1, 0), def, "emu"),
+		with(sys("ioprio_set own group", unix.SYS_IOPRIO_SET, perm, "", 2, 0, 0), def, "emu"),
+		sys("ioprio_set self", unix.SYS_IOPRIO_SET, "allow", "ok", 1, 0, 0),
 		sys("pidfd_getfd", unix.SYS_PIDFD_GETFD, perm, "", m1),
 		// Mounts.
 		sys("mount", unix.SYS_MOUNT, perm, "", 1, 1, 1),
@@ -236,6 +257,9 @@ func seccompCases() []seccompCase {
 		sys("fcntl F_SETLEASE", unix.SYS_FCNTL, perm, "", 0, unix.F_SETLEASE, unix.F_RDLCK),
 		sys("fcntl F_SETLEASE high bits", unix.SYS_FCNTL, perm, "", 0, scHigh|unix.F_SETLEASE, unix.F_RDLCK),
 		sys("fcntl F_GETFL", unix.SYS_FCNTL, "allow", "", 0, unix.F_GETFL),
+		sys("fcntl F_SETSIG SIGCONT", unix.SYS_FCNTL, perm, "ok", 0, unix.F_SETSIG, uint64(unix.SIGCONT)),
+		sys("fcntl F_SETSIG high bits", unix.SYS_FCNTL, perm, "ok", 0, scHigh|unix.F_SETSIG, uint64(unix.SIGCONT)),
+		sys("fcntl F_GETSIG", unix.SYS_FCNTL, "allow", "ok", 0, unix.F_GETSIG),
 		with(sys("USERFAULTFD_IOC_NEW", unix.SYS_IOCTL, perm, "", 0, seccompUserfaultfdIocNew), def, "pty"),
 		with(sys("TIOCSTI with bit 31 is another cmd", unix.SYS_IOCTL, "allow", "", 0, 0x80000000|unix.TIOCSTI), def, "pty"),
 		with(sys("TIOCGWINSZ", unix.SYS_IOCTL, "allow", "ok", 0, unix.TIOCGWINSZ, scBuf), def, "pty"),

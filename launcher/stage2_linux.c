@@ -1026,6 +1026,18 @@ static int status_code(int st)
 	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 }
 
+// gone reports whether a failed open or read of /proc means that the
+// process or thread is gone. Every other error (EMFILE, ENFILE, ENOMEM,
+// EACCES) leaves the question open, which the checks below read as
+// "running": an agent that lowered stage 2's RLIMIT_NOFILE so that
+// /proc/N/task would not open had every process read as gone, and so
+// stopped, and ran on by itself while the person's shell had the
+// terminal (a hunt).
+static int gone(int err)
+{
+	return err == ENOENT || err == ESRCH;
+}
+
 // thread_stopped reports whether the thread whose stat file is at path
 // is stopped (T, t) or gone (Z, X, or no file).
 static int thread_stopped(const char *path)
@@ -1033,34 +1045,44 @@ static int thread_stopped(const char *path)
 	char buf[512];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 1; // gone
+		return gone(errno);
 	ssize_t n = read(fd, buf, sizeof buf - 1);
+	int err = errno;
 	close(fd);
-	if (n <= 0)
-		return 1;
+	if (n == 0)
+		return 1; // reaped between the open and the read
+	if (n < 0)
+		return gone(err);
 	buf[n] = '\0';
 	char *rp = strrchr(buf, ')');
 	if (!rp || rp[1] != ' ')
-		return 1;
+		return 0;
 	char st = rp[2];
 	return st == 'T' || st == 't' || st == 'Z' || st == 'X';
 }
 
 // each_id calls f(id, arg) for each entry of dir named by a number above
 // min, while f returns 1. It returns 0 once f does, 1 when every call
-// returned 1, and missing when dir cannot be opened.
+// returned 1, and missing when dir does not exist (or its process is
+// gone); 0 when it cannot be opened or read otherwise.
 static int each_id(const char *dir, long min, int missing, int (*f)(long id, long arg), long arg)
 {
 	DIR *d = opendir(dir);
 	if (!d)
-		return missing;
+		return gone(errno) ? missing : 0;
 	int ok = 1;
 	struct dirent *e;
-	while (ok && (e = readdir(d)) != NULL) {
+	for (;;) {
+		errno = 0;
+		if ((e = readdir(d)) == NULL) {
+			if (errno != 0 && !gone(errno))
+				ok = 0;
+			break;
+		}
 		char *end;
 		long id = strtol(e->d_name, &end, 10);
-		if (*end == '\0' && id > min)
-			ok = f(id, arg);
+		if (*end == '\0' && id > min && !(ok = f(id, arg)))
+			break;
 	}
 	closedir(d);
 	return ok;

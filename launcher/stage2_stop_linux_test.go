@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,4 +71,78 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+const threadsChildEnv = "PINFOLD_THREADS_STOPPED_PID"
+
+// Stage 2's check fails closed: when /proc cannot be read for want of a
+// descriptor (an agent had lowered stage 2's RLIMIT_NOFILE, a hunt), a
+// running process does not read as stopped, nor gone. The control: with
+// descriptors to spare the same check sees the stopped process stopped.
+// A child runs the check, so that the test process keeps its limit.
+func TestThreadsStoppedFailsClosed(t *testing.T) {
+	cmd := exec.Command("/bin/sleep", "30")
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	check := func(exhaust bool) string {
+		t.Helper()
+		c := exec.Command(os.Args[0], "-test.run=^TestThreadsStoppedChild$", "-test.count=1")
+		c.Env = append(os.Environ(), threadsChildEnv+"="+strconv.Itoa(cmd.Process.Pid))
+		if exhaust {
+			c.Env = append(c.Env, threadsChildEnv+"_EXHAUST=1")
+		}
+		out, err := c.CombinedOutput()
+		for _, l := range strings.Split(string(out), "\n") {
+			if v, ok := strings.CutPrefix(l, "threads: "); ok {
+				return v
+			}
+		}
+		t.Fatalf("the child printed no verdict (%v):\n%s", err, out)
+		return ""
+	}
+	if got := check(true); got != "running (EMFILE)" {
+		t.Fatalf("a running process, /proc unreadable for want of descriptors: %s, want running (EMFILE)", got)
+	}
+	must(t, cmd.Process.Signal(syscall.SIGSTOP))
+	pollUntil(t, "sleep to stop", func() bool { return threadsStopped(cmd.Process.Pid) })
+	if got := check(true); got != "running (EMFILE)" {
+		t.Fatalf("a stopped process, /proc unreadable for want of descriptors: %s, want running (EMFILE): not knowing is not stopped", got)
+	}
+	if got := check(false); got != "stopped" {
+		t.Fatalf("control: a stopped process with descriptors to spare: %s, want stopped", got)
+	}
+}
+
+// TestThreadsStoppedChild is TestThreadsStoppedFailsClosed's child: it
+// prints "threads: " and stage 2's verdict on the pid it is given, with
+// every descriptor its limit allows in use when asked to.
+func TestThreadsStoppedChild(t *testing.T) {
+	pid, err := strconv.Atoi(os.Getenv(threadsChildEnv))
+	if err != nil {
+		return // not run by TestThreadsStoppedFailsClosed
+	}
+	note := ""
+	if os.Getenv(threadsChildEnv+"_EXHAUST") != "" {
+		var l syscall.Rlimit
+		must(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l))
+		l.Cur = 64
+		must(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l))
+		for range 64 {
+			if _, err := syscall.Open("/dev/null", syscall.O_RDONLY, 0); err != nil {
+				if err != syscall.EMFILE {
+					t.Fatal(err)
+				}
+				note = " (EMFILE)"
+				break
+			}
+		}
+		if note == "" {
+			t.Fatal("64 descriptors opened under a limit of 64")
+		}
+	}
+	if threadsStopped(pid) {
+		fmt.Println("threads: stopped" + note)
+	} else {
+		fmt.Println("threads: running" + note)
+	}
 }

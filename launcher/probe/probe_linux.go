@@ -65,6 +65,7 @@ var actions = map[string]action{
 	"kill":             {2, func(_ prober, a []string) error { return killPid(a[0], a[1]) }, "PID SIG: kill(2), SIG a number"},
 	"others":           {1, prober.others, "PID: kill(PID, 0), then PTRACE_SEIZE of a child it starts: ok when either works, else the first error"},
 	"ptrace":           {1, arg1(ptracePid), "PID: PTRACE_SEIZE (released when the probe exits)"},
+	"steer":            {1, arg1(steer), "PID|self: set PID's open-file limit, nice value, scheduling policy, CPU affinity and I/O priority to what each is: ok when every call works, `denied ERRNO` when every one fails so, else an error naming each"},
 	"read-environ":     {1, func(_ prober, a []string) error { return readFile("/proc/" + a[0] + "/environ") }, "PID: read /proc/PID/environ"},
 	"fd":               {1, arg1(fdOpen), "N: fcntl(N, F_GETFD)"},
 	"fchmod-fd":        {1, arg1(fchmodFd), "N: fchmod(N) to the mode it has (refused on a read-only mount, or when not the owner)"},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,6 +75,88 @@ func ptracePid(pid string) error {
 	}
 	runtime.LockOSThread() // ptrace requests belong to the thread that attached
 	return unix.PtraceSeize(p)
+}
+
+// steer sets, each to what it already is, the settings of process pid
+// that the kernel lets any process of its uid change, dumpable or not:
+// the open-file limit, the nice value, the scheduling policy, the CPU
+// affinity and the I/O priority. Nothing changes, but each call needs the
+// right to change it. The sandbox's init (pid 1) is of the agent's uid:
+// with these a hunt denied it files and starved it, and its Ctrl-Z watch
+// went blind. Every call is made, so that one refused does not hide
+// another allowed.
+func steer(pid string) error {
+	p := os.Getpid()
+	if pid != "self" {
+		var err error
+		if p, err = atoi(pid, "pid", 1, 1<<22); err != nil {
+			return err
+		}
+	}
+	calls := []struct {
+		name string
+		do   func() error
+	}{
+		{"prlimit", func() error {
+			var l unix.Rlimit
+			if err := unix.Prlimit(p, unix.RLIMIT_NOFILE, nil, &l); err != nil {
+				return err
+			}
+			return unix.Prlimit(p, unix.RLIMIT_NOFILE, &l, nil)
+		}},
+		{"setpriority", func() error {
+			// getpriority's raw value is 20 - nice (never negative).
+			v, err := unix.Getpriority(unix.PRIO_PROCESS, p)
+			if err != nil {
+				return err
+			}
+			return unix.Setpriority(unix.PRIO_PROCESS, p, 20-v)
+		}},
+		{"sched_setscheduler", func() error {
+			policy, _, errno := unix.Syscall(unix.SYS_SCHED_GETSCHEDULER, uintptr(p), 0, 0)
+			if errno != 0 {
+				return errno
+			}
+			var prio int32
+			if _, _, errno := unix.Syscall(unix.SYS_SCHED_GETPARAM, uintptr(p), uintptr(unsafe.Pointer(&prio)), 0); errno != 0 {
+				return errno
+			}
+			if _, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(p), policy, uintptr(unsafe.Pointer(&prio))); errno != 0 {
+				return errno
+			}
+			return nil
+		}},
+		{"sched_setaffinity", func() error {
+			var set unix.CPUSet
+			if err := unix.SchedGetaffinity(p, &set); err != nil {
+				return err
+			}
+			return unix.SchedSetaffinity(p, &set)
+		}},
+		{"ioprio_set", func() error {
+			const whoProcess = 1 // IOPRIO_WHO_PROCESS
+			prio, _, errno := unix.Syscall(unix.SYS_IOPRIO_GET, whoProcess, uintptr(p), 0)
+			if errno != 0 {
+				return errno
+			}
+			if _, _, errno := unix.Syscall(unix.SYS_IOPRIO_SET, whoProcess, uintptr(p), prio); errno != 0 {
+				return errno
+			}
+			return nil
+		}},
+	}
+	var errs []error
+	var each []string
+	for _, c := range calls {
+		err := c.do()
+		errs = append(errs, err)
+		each = append(each, fmt.Sprintf("%s: %v", c.name, err))
+	}
+	if slices.ContainsFunc(errs, func(e error) bool { return e != errs[0] }) {
+		// Some refused and some not, or refused for different reasons.
+		return Broken("the calls differ: " + strings.Join(each, "; "))
+	}
+	return errs[0]
 }
 
 // executable is the probe's executable, for actions that run it again.
