@@ -613,8 +613,80 @@ func TestIntegrationLauncherBacking(t *testing.T) {
 	if r := launch(loop(inWS)); r.code != 124 || !strings.Contains(r.stderr, inWS) {
 		t.Errorf("a loop device whose image is in the workspace: %s", r)
 	}
-	if r := launch(loop(image(s.outside))); r.code != 0 {
+	outImg := image(s.outside)
+	if r := launch(loop(outImg)); r.code != 0 {
 		t.Errorf("control, a loop device whose image is outside: %s", r)
+	}
+	// A loop device over another, whose image is in the workspace (a
+	// re-test). losetup -d of a device in use detaches it once unused.
+	losetup, err := exec.LookPath("losetup")
+	if err != nil {
+		t.Fatalf("no losetup (util-linux's mount package): %v", err)
+	}
+	loopOverLoop := func(img string) string {
+		return fmt.Sprintf("L0=$(%[1]s -f --show %[2]s) && mount -o loop,ro $L0 %[3]s && %[1]s -d $L0", losetup, img, mnt)
+	}
+	if r := launch(loopOverLoop(inWS)); r.code != 124 || !strings.Contains(r.stderr, inWS) {
+		t.Errorf("a loop device over a loop device whose image is in the workspace: %s", r)
+	}
+	if r := launch(loopOverLoop(outImg)); r.code != 0 {
+		t.Errorf("control, a loop over a loop whose image is outside: %s", r)
+	}
+	// A loop device set up through a bind mount unmounted since: sysfs
+	// names a path that is not its file (a re-test patched the image in
+	// the workspace so). Refused wherever the image is, as it cannot be
+	// told; the control is the same image named where it is.
+	bound := filepath.Join(s.outside, "bound")
+	must(t, os.Mkdir(bound, 0o755))
+	detached := fmt.Sprintf("mount --bind %s %s && mount -o loop,ro %s/%s %s && umount -l %s", s.outside, bound, bound, filepath.Base(outImg), mnt, bound)
+	if r := launch(detached); r.code != 124 || !strings.Contains(r.stderr, "loop device") {
+		t.Errorf("a loop device whose file sysfs misnames: %s", r)
+	}
+	// Set up in another mount namespace, where the outside directory is
+	// the workspace: while that namespace lives, sysfs names the outside
+	// image, a file that is there, but the device holds the workspace's
+	// (a re-test). The identity check tells them apart. The namespace's
+	// sh ends by itself after 5 s.
+	lfile := filepath.Join(t.TempDir(), "loopdev") // outside what the namespace binds over
+	t.Cleanup(func() {
+		if dev, err := os.ReadFile(lfile); err == nil {
+			exec.Command(losetup, "-d", strings.TrimSpace(string(dev))).Run() // gone already once unused
+		}
+	})
+	elsewhere := fmt.Sprintf("(unshare -m --propagation private sh -c 'mount --bind %[1]s %[2]s && %[3]s -f --show %[4]s > %[5]s.new && mv %[5]s.new %[5]s && sleep 5' &) && "+
+		"i=0; while [ ! -s %[5]s ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; L=$(cat %[5]s) && mount -o ro $L %[6]s && %[3]s -d $L",
+		s.ws, s.outside, losetup, outImg, lfile, mnt)
+	if r := launch(elsewhere); r.code != 124 || !strings.Contains(r.stderr, "is not the file it holds") {
+		t.Errorf("a loop device whose file sysfs names as another that is there: %s", r)
+	}
+}
+
+// A launcher with a second name (a hard link) is refused: the agent owns
+// a link in the workspace through the idmap, and made the launcher
+// world-writable through it (a re-test). The control: the same copy
+// with one name.
+func TestIntegrationLauncherHardLinked(t *testing.T) {
+	s := newSandbox(t)
+	data, err := os.ReadFile(itEnv.launcher)
+	must(t, err)
+	bin := filepath.Join(s.outside, "hl")
+	must(t, os.Mkdir(bin, 0o755))
+	copyPath := filepath.Join(bin, "launcher")
+	must(t, os.WriteFile(copyPath, data, 0o755))
+	path, hash := s.writePolicy(t, itPol{})
+	launch := func() itResult {
+		return s.run(t, itOpts{}, copyPath, "--policy-sha256", hash, "--policy", path, "--quiet", "--", itEnv.probe, "noop")
+	}
+	link := filepath.Join(s.ws, "launcher-link")
+	if err := os.Link(copyPath, link); err != nil {
+		t.Fatalf("the workspace and %s must be on one file system: %v", bin, err)
+	}
+	if r := launch(); r.code != 124 || !strings.Contains(r.stderr, "has 2 names") {
+		t.Errorf("a launcher hard-linked into the workspace: %s", r)
+	}
+	must(t, os.Remove(link))
+	if r := launch(); r.code != 0 {
+		t.Errorf("control, the same launcher with one name: %s", r)
 	}
 }
 
@@ -718,8 +790,8 @@ func TestInvokedAs(t *testing.T) {
 	}
 	// A name PATH does not lead to this launcher: how it was started
 	// cannot be told (a wrapper, a changed PATH). Refused too: a leading ~
-	// that cannot be expanded (HOME unset) is relative, and Go's own
-	// lookup failing there had left the check undone (a re-test).
+	// with HOME unset, where Go's own lookup failing had left the check
+	// undone (a re-test).
 	t.Setenv("PATH", "/usr/bin")
 	refused("launcher", "no PATH entry leads that name to this launcher")
 	other := filepath.Join(dir, "other", "launcher")
@@ -729,7 +801,7 @@ func TestInvokedAs(t *testing.T) {
 	refused("launcher", "another program than this launcher")
 	t.Setenv("HOME", "")
 	t.Setenv("PATH", "~/bin:"+filepath.Join(dir, "real"))
-	refused("launcher", "is relative")
+	refused("launcher", "starts with ~")
 	// A PATH directory searched before the launcher's: a program of the
 	// same name there would run instead (as spelt, and as it resolves),
 	// and one missing could be made where its lookup stops.
@@ -755,18 +827,20 @@ func TestInvokedAs(t *testing.T) {
 	if err := writableCode(&policy.Policy{Workspace: policy.Workspace{Path: ws}}, got); err == nil {
 		t.Error("a PATH entry through the workspace by a link and '..' was not refused")
 	}
-	// A leading ~, which bash expands in a PATH entry and Go does not (a
-	// re-test: '~/ws/bin' first in PATH passed as a relative entry).
+	// A leading ~, which bash expands in a PATH entry and env, sudo and
+	// dash do not: they look in ./~/… (a re-test ran the agent's
+	// ./~/bin/launcher through env). Refused as a relative entry is,
+	// before the launcher's own entry and as that entry.
 	t.Setenv("HOME", dir)
-	t.Setenv("PATH", "~/ws/tbin:"+filepath.Join(dir, "real"))
-	if got := way("launcher"); !covers(got, []string{filepath.Join(dir, "ws", "tbin", "launcher"), filepath.Join(dir, "ws")}) {
-		t.Errorf("invokedAs(launcher) after ~/ws/tbin = %q", got)
+	for _, p := range []string{"~/ws/tbin:" + filepath.Join(dir, "real"), "~/real"} {
+		t.Setenv("PATH", p)
+		if _, err := invokedAs("launcher", real); err == nil || !strings.Contains(err.Error(), "starts with ~") {
+			t.Errorf("PATH=%s: %v, want a refusal naming the ~ entry", p, err)
+		}
 	}
-	if got := tildePath("~root/bin"); got != "/root/bin" {
-		t.Errorf("tildePath(~root/bin) = %q", got)
-	}
-	if got := tildePath("~no-such-user-pinfold/bin"); got != "~no-such-user-pinfold/bin" {
-		t.Errorf("tildePath of an unknown user = %q", got)
+	t.Setenv("PATH", filepath.Join(dir, "real")+":~/ws/tbin")
+	if _, err := invokedAs("launcher", real); err != nil {
+		t.Errorf("control, a ~ entry after the launcher's own: %v", err)
 	}
 	// ".." after a link is taken where the link leads, not by the text.
 	must(t, os.Symlink(filepath.Join(dir, "elsewhere", "deep"), filepath.Join(dir, "ws", "lnk")))
@@ -790,18 +864,24 @@ func TestInvokedAs(t *testing.T) {
 
 // withBacking adds where an overlay keeps a file (each layer, as the
 // kernel would look it up there), and refuses a file on FUSE, whose
-// keeping cannot be told; other file systems add nothing.
+// keeping cannot be told; other file systems add nothing. Layers are
+// directories under r, as mountinfo would name them: a layer no longer
+// at its path is refused (below).
 func TestWithBacking(t *testing.T) {
+	r := t.TempDir()
+	for _, d := range []string{"srv/ws/lo:w", "data", "up", "wk", "srv/ws/lower", "base", "dd", "srv/my ws/lower", "u", "w"} {
+		must(t, os.MkdirAll(filepath.Join(r, d), 0o755))
+	}
 	ms := []mountinfo.Mount{
 		{Dev: "8:1", Root: "/", Point: "/", Type: "ext4", Source: "/dev/sda1"},
-		{Dev: "0:39", Root: "/", Point: "/opt/ov", Type: "overlay", Source: "overlay", Super: `rw,lowerdir=/srv/ws/lo\:w::/data,upperdir=/up,workdir=/wk`},
+		{Dev: "0:39", Root: "/", Point: "/opt/ov", Type: "overlay", Source: "overlay", Super: "rw,lowerdir=" + r + `/srv/ws/lo\:w::` + r + "/data,upperdir=" + r + "/up,workdir=" + r + "/wk"},
 		{Dev: "0:50", Root: "/", Point: "/mnt/remote", Type: "fuse.sshfs", Source: "host:/x"},
 	}
 	got, err := withBacking(ms, []string{"/opt/ov/bin/launcher"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"/opt/ov/bin/launcher", "/srv/ws/lo:w/bin/launcher", "/data/bin/launcher", "/up/bin/launcher", "/wk/bin/launcher"} {
+	for _, want := range []string{"/opt/ov/bin/launcher", r + "/srv/ws/lo:w/bin/launcher", r + "/data/bin/launcher", r + "/up/bin/launcher", r + "/wk/bin/launcher"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("withBacking = %q, lacks %s", got, want)
 		}
@@ -813,37 +893,48 @@ func TestWithBacking(t *testing.T) {
 	if _, err := withBacking(ms, []string{"/mnt/remote/launcher"}); !errors.As(err, &re) || !strings.Contains(err.Error(), "FUSE") {
 		t.Errorf("on FUSE: %v", err)
 	}
-	// The new mount API's layers (lowerdir+), and a file system mounted
-	// straight from a file (erofs), count too (a re-test of each).
-	img := filepath.Join(t.TempDir(), "tools.erofs")
-	must(t, os.WriteFile(img, nil, 0o644))
-	ms = append(ms,
-		mountinfo.Mount{Dev: "0:60", Root: "/", Point: "/opt/plus", Type: "overlay", Source: "overlay", Super: "ro,lowerdir+=/srv/ws/lower,lowerdir+=/base,datadir+=/dd"},
-		mountinfo.Mount{Dev: "0:61", Root: "/", Point: "/opt/erofs", Type: "erofs", Source: img})
-	got, err = withBacking(ms, []string{"/opt/plus/launcher", "/opt/erofs/launcher"})
+	// The new mount API's layers (lowerdir+) count too (a re-test).
+	ms = append(ms, mountinfo.Mount{Dev: "0:60", Root: "/", Point: "/opt/plus", Type: "overlay", Source: "overlay",
+		Super: "ro,lowerdir+=" + r + "/srv/ws/lower,lowerdir+=" + r + "/base,datadir+=" + r + "/dd"})
+	got, err = withBacking(ms, []string{"/opt/plus/launcher"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"/srv/ws/lower/launcher", "/base/launcher", "/dd/launcher", img} {
+	for _, want := range []string{r + "/srv/ws/lower/launcher", r + "/base/launcher", r + "/dd/launcher"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("withBacking = %q, lacks %s", got, want)
 		}
 	}
-	// Where that cannot be told, refused: a relative layer (taken from
-	// where the person mounted it), an erofs mounted from a relative or
-	// missing file (a re-test of each); a layer named with a space, as
-	// mountinfo spells it (\040), is read as its name.
+	// Where that cannot be told, refused (a re-test of each): a relative
+	// layer (taken from where the person mounted it); a layer no longer
+	// at the path mountinfo gives (moved since the mount); an erofs
+	// mounted from a file (relative, missing, or there: unlike a loop
+	// device's, its identity with the file the kernel holds cannot be
+	// checked), or with a device= that is a file. A layer named with a
+	// space, as mountinfo spells it (\040), is read as its name.
+	img := filepath.Join(r, "tools.erofs")
+	must(t, os.WriteFile(img, nil, 0o644))
 	ms = append(ms,
-		mountinfo.Mount{Dev: "0:62", Root: "/", Point: "/opt/rel", Type: "overlay", Source: "overlay", Super: "rw,lowerdir=ov/lower,upperdir=/u,workdir=/w"},
+		mountinfo.Mount{Dev: "0:62", Root: "/", Point: "/opt/rel", Type: "overlay", Source: "overlay", Super: "rw,lowerdir=ov/lower,upperdir=" + r + "/u,workdir=" + r + "/w"},
+		mountinfo.Mount{Dev: "0:66", Root: "/", Point: "/opt/moved", Type: "overlay", Source: "overlay", Super: "rw,lowerdir=" + r + "/was-here,upperdir=" + r + "/u,workdir=" + r + "/w"},
+		mountinfo.Mount{Dev: "0:61", Root: "/", Point: "/opt/erofs", Type: "erofs", Source: img},
 		mountinfo.Mount{Dev: "0:63", Root: "/", Point: "/opt/erel", Type: "erofs", Source: "tools.erofs"},
 		mountinfo.Mount{Dev: "0:64", Root: "/", Point: "/opt/egone", Type: "erofs", Source: "/no/such/tools.erofs"},
-		mountinfo.Mount{Dev: "0:65", Root: "/", Point: "/opt/space", Type: "overlay", Source: "overlay", Super: `rw,lowerdir=/srv/my\040ws/lower,upperdir=/u,workdir=/w`})
-	for _, c := range []string{"/opt/rel/launcher", "/opt/erel/launcher", "/opt/egone/launcher"} {
-		if _, err := withBacking(ms, []string{c}); !errors.As(err, &re) {
-			t.Errorf("%s: %v, want a refusal", c, err)
+		mountinfo.Mount{Dev: "0:67", Root: "/", Point: "/opt/eblob", Type: "erofs", Source: "/dev/null", Super: "ro,device=" + img},
+		mountinfo.Mount{Dev: "0:65", Root: "/", Point: "/opt/space", Type: "overlay", Source: "overlay", Super: "rw,lowerdir=" + r + `/srv/my\040ws/lower,upperdir=` + r + "/u,workdir=" + r + "/w"})
+	for c, want := range map[string]string{
+		"/opt/rel/launcher":   "is a relative path",
+		"/opt/moved/launcher": "no longer a directory at that path",
+		"/opt/erofs/launcher": "cannot be checked",
+		"/opt/erel/launcher":  "not an absolute path",
+		"/opt/egone/launcher": "not an absolute path",
+		"/opt/eblob/launcher": "cannot be checked",
+	} {
+		if _, err := withBacking(ms, []string{c}); !errors.As(err, &re) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a refusal saying %q", c, err, want)
 		}
 	}
-	if got, err := withBacking(ms, []string{"/opt/space/launcher"}); err != nil || !slices.Contains(got, "/srv/my ws/lower/launcher") {
+	if got, err := withBacking(ms, []string{"/opt/space/launcher"}); err != nil || !slices.Contains(got, r+"/srv/my ws/lower/launcher") {
 		t.Errorf("a layer with a space: %q, %v", got, err)
 	}
 }

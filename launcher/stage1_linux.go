@@ -316,14 +316,15 @@ func invokedAs(argv0, exe string) ([]string, error) {
 // on (lookupDeps): a program of the same name put in a directory
 // searched first would run instead of the launcher, so the agent need not
 // replace the launcher, only come first (a re-test: a virtualenv's bin in
-// the workspace, first in PATH). A leading ~ in an entry is expanded as
-// bash does (Go's exec.LookPath does not: a re-test's "~/bin" entry left
-// the check undone). It fails, so that the launch is refused, when the
-// lookup cannot be told: the first program of that name is not exe (the
-// launcher was started some other way: a wrapper, a shell's remembered
-// path, a PATH since changed), none is, or a relative entry (an empty
-// one is ".") comes first, which names wherever the next launch starts,
-// the workspace perhaps (a re-test).
+// the workspace, first in PATH). It fails, so that the launch is
+// refused, when the lookup cannot be told: the first program of that
+// name is not exe (the launcher was started some other way: a wrapper, a
+// shell's remembered path, a PATH since changed), none is, or a relative
+// entry (an empty one is ".") comes first or leads to it, which names
+// wherever the next launch starts, the workspace perhaps (a re-test). An
+// entry with a leading ~ is one: bash expands it when it looks a name up,
+// but env, sudo, xargs, make's sh (dash) and every other execvp caller do
+// not (a re-test ran the agent's ./~/bin/launcher as root through env).
 func searchPath(name, exe string) (deps []string, found string, err error) {
 	var self unix.Stat_t
 	if err := unix.Stat(exe, &self); err != nil {
@@ -333,10 +334,12 @@ func searchPath(name, exe string) (deps []string, found string, err error) {
 		return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("run as %q: %s, so whether a program the agent wrote would run instead next time cannot be told", name, detail),
 			Hint: "run the launcher by its full path, or give PATH absolute entries that lead its name to it"}
 	}
-	for _, entry := range filepath.SplitList(os.Getenv("PATH")) {
-		dir := tildePath(entry)
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if strings.HasPrefix(dir, "~") {
+			return nil, "", refuse(fmt.Sprintf("PATH's entry %q, searched up to the launcher's own, starts with ~, which bash reads as a home but env, sudo, xargs and dash (sh) read as a directory named ~ in the working directory", dir))
+		}
 		if !strings.HasPrefix(dir, "/") {
-			return nil, "", refuse(fmt.Sprintf("PATH's entry %q, searched before the launcher's own, is relative (an empty entry is the working directory)", entry))
+			return nil, "", refuse(fmt.Sprintf("PATH's entry %q, searched up to the launcher's own, is relative (an empty entry is the working directory)", dir))
 		}
 		cand := dir + "/" + name
 		deps = append(deps, lookupDeps(cand)...)
@@ -373,30 +376,6 @@ func lookupDeps(path string) []string {
 	return out
 }
 
-// tildePath is a PATH entry as bash reads it when it looks a command up:
-// a leading ~ is $HOME, ~user that user's home from /etc/passwd (an
-// unknown user's entry stays as written, as bash leaves it).
-func tildePath(dir string) string {
-	if !strings.HasPrefix(dir, "~") {
-		return dir
-	}
-	user, rest, _ := strings.Cut(dir[1:], "/")
-	home := os.Getenv("HOME")
-	if user != "" {
-		home = ""
-		for _, e := range userdb.Passwd() {
-			if len(e) >= 6 && e.Field(0) == user {
-				home = e.Field(5)
-				break
-			}
-		}
-	}
-	if home == "" {
-		return dir
-	}
-	return strings.TrimSuffix(home, "/") + "/" + rest
-}
-
 // writableCode refuses a policy under which the agent could write one of
 // code (the launcher's own files, launcherCode).
 func writableCode(p *policy.Policy, code []string) error {
@@ -406,6 +385,18 @@ func writableCode(p *policy.Policy, code []string) error {
 	code, err := withBacking(ms, code)
 	if err != nil {
 		return err
+	}
+	// A file with another name is that file wherever the name is: one in
+	// a write path hands the agent the launcher (a re-test: through the
+	// idmap it owned a hard link in the workspace and made the launcher
+	// world-writable; an overlay's lower file so linked it rewrote). Where
+	// the other names are cannot be found, so a second name is refused.
+	for _, c := range code {
+		var st unix.Stat_t
+		if unix.Lstat(c, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+			return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s has %d names (hard links), and one may be beneath a path the agent can write: it could change the file the next launch runs", c, st.Nlink),
+				Hint: "give it one name: copy it and move the copy over it (cp F F.new && mv F.new F), or install it with install(1)"}
+		}
 	}
 	for _, w := range writes {
 		for _, c := range code {
@@ -515,6 +506,13 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 						if !filepath.IsAbs(layer) {
 							return nil, unknown(fmt.Sprintf("whose layer %q is a relative path", layer))
 						}
+						// mountinfo gives the path as typed at the mount;
+						// a layer moved since (into the workspace, say: a
+						// re-test) is not where it says. A layer moved and
+						// another put in its place cannot be told apart.
+						if st, err := os.Stat(layer); err != nil || !st.IsDir() {
+							return nil, unknown(fmt.Sprintf("whose layer %q is no longer a directory at that path (moved since the mount?)", layer))
+						}
 						more = append(more, lookupDeps(layer+fsPath)...)
 					}
 				}
@@ -525,23 +523,14 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 			return nil, &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is on a FUSE file system (%s at %s), which keeps its files wherever its program does: whether the agent can write them cannot be told", out[i], m.Type, m.Point),
 				Hint: "install the launcher on a local file system"}
 		}
-		if !whole[m] { // once a mount: the image holds every file of it
+		if !whole[m] { // once a mount: its devices hold every file of it
 			whole[m] = true
-			for _, img := range loopImages(m.Dev) {
+			imgs, err := mountImages(m)
+			if err != nil {
+				return nil, unknown(err.Error())
+			}
+			for _, img := range imgs {
 				more = append(more, lookupDeps(img)...)
-			}
-			// A file system mounted straight from a file (erofs since
-			// Linux 6.12, with no loop device: a re-test's image in the
-			// workspace). erofs's source that is not an absolute path to
-			// a file that is there (relative, as the person typed it, or
-			// gone) is refused.
-			st, err := os.Stat(m.Source)
-			file := err == nil && st.Mode().IsRegular() && filepath.IsAbs(m.Source)
-			if m.Type == "erofs" && !strings.HasPrefix(m.Source, "/dev/") && !file {
-				return nil, unknown(fmt.Sprintf("mounted from %q, which is not an absolute path to a file that is there", m.Source))
-			}
-			if file {
-				more = append(more, lookupDeps(m.Source)...)
 			}
 		}
 		for _, p := range more {
@@ -576,28 +565,172 @@ func overlayLayers(v string) []string {
 	return out
 }
 
-// loopImages are the files behind the block device dev (major:minor): a
-// loop device's, its partition's, or those of the loop devices a device
-// mapper target (dm-crypt, say) is made of, as sysfs reports them.
-func loopImages(dev string) []string {
-	var out []string
-	image := func(dir string) {
-		b, err := os.ReadFile(dir + "/loop/backing_file") // not Join: ".." is the kernel's to take, after the link
-		if img := strings.TrimSuffix(string(b), "\n"); err == nil && strings.HasPrefix(img, "/") {
-			out = append(out, img)
+// mountImages are the files that m's block devices keep their data in
+// (blockImages): its device, the device it was mounted from (btrfs's
+// st_dev is not a block device), every other device of a btrfs, and the
+// devices its options name (erofs device=, xfs logdev= and rtdev=, ext4
+// journal_path=; a re-test's erofs kept the launcher in a blob in the
+// workspace). A file system mounted straight from a file (erofs since
+// Linux 6.12, without a loop device) is refused: unlike a loop device's,
+// its file cannot be checked to be the one at the path mountinfo gives.
+func mountImages(m mountinfo.Mount) ([]string, error) {
+	devs := []string{m.Dev}
+	// must: a device the file system uses that is not there cannot be
+	// checked. A source may be a name that never was (/dev/root).
+	fromPath := func(p, what string, must bool) error {
+		var st unix.Stat_t
+		switch err := unix.Stat(p, &st); {
+		case (err != nil || !filepath.IsAbs(p)) && !must:
+			return nil
+		case err != nil || !filepath.IsAbs(p):
+			return fmt.Errorf("mounted with %s %q, which is not an absolute path to a device that is there", what, p)
+		case st.Mode&unix.S_IFMT == unix.S_IFBLK:
+			devs = append(devs, fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev)))
+			return nil
+		case st.Mode&unix.S_IFMT == unix.S_IFREG:
+			return fmt.Errorf("mounted from the file %s (%s), whose identity with the file the kernel holds cannot be checked", p, what)
+		}
+		return nil // not a device ("overlay", "tmpfs", a server's name)
+	}
+	// erofs and btrfs name their device only so.
+	if err := fromPath(m.Source, "its source", m.Type == "erofs" || m.Type == "btrfs"); err != nil {
+		return nil, err
+	}
+	for _, key := range []string{"device", "logdev", "rtdev", "journal_path"} {
+		for _, v := range m.SuperOptions(key) {
+			if err := fromPath(v, key+"=", true); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if strings.ContainsAny(dev, "/.") || !strings.Contains(dev, ":") {
-		return nil
+	if m.Type == "btrfs" {
+		devs = append(devs, btrfsDevices(devs)...)
 	}
-	dir := "/sys/dev/block/" + dev
-	image(dir)
-	image(dir + "/..") // a partition's device
-	slaves, _ := os.ReadDir(filepath.Join(dir, "slaves"))
-	for _, sl := range slaves {
-		image("/sys/class/block/" + sl.Name())
+	return blockImages(devs)
+}
+
+// btrfsDevices are the devices of every btrfs (in /sys/fs/btrfs) that has
+// one of devs among its own.
+func btrfsDevices(devs []string) []string {
+	var out []string
+	fss, _ := filepath.Glob("/sys/fs/btrfs/*/devices")
+	for _, fs := range fss {
+		ents, _ := os.ReadDir(fs)
+		var mine []string
+		for _, e := range ents {
+			if b, err := os.ReadFile(filepath.Join(fs, e.Name(), "dev")); err == nil {
+				mine = append(mine, strings.TrimSpace(string(b)))
+			}
+		}
+		if slices.ContainsFunc(mine, func(d string) bool { return slices.Contains(devs, d) }) {
+			out = append(out, mine...)
+		}
 	}
 	return out
+}
+
+// blockImages are the files behind the block devices devs (major:minor),
+// as sysfs has them: a partition's disk, a device mapper target's or md
+// array's members, and a loop device's backing file, followed through
+// each in turn (a re-test: a loop device over another, whose image was in
+// the workspace). A loop device's file counts only when the file at the
+// path the kernel reports is the one it holds: the path is as typed when
+// it was set up, and a lazy unmount or another mount namespace leaves it
+// naming another file (a re-test); a loop device that cannot be checked
+// so (LOOP_GET_STATUS64) is an error.
+func blockImages(devs []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(dev string, depth int) error
+	walk = func(dev string, depth int) error {
+		if seen[dev] || strings.ContainsAny(dev, "/.") || !strings.Contains(dev, ":") {
+			return nil
+		}
+		seen[dev] = true
+		if depth > 16 {
+			return fmt.Errorf("whose block devices are stacked more than 16 deep")
+		}
+		dir := "/sys/dev/block/" + dev
+		if _, err := os.Stat(dir); err != nil {
+			return nil // not a block device: tmpfs, overlay, btrfs's own
+		}
+		var next []string
+		if _, err := os.Stat(dir + "/partition"); err == nil {
+			next = append(next, readDev(dir+"/../dev")) // not Join: ".." is the kernel's to take, after the link
+		}
+		if b, err := os.ReadFile(dir + "/loop/backing_file"); err == nil {
+			img := strings.TrimSuffix(string(b), "\n")
+			st, err := loopFile(dev, img)
+			if err != nil {
+				return err
+			}
+			out = append(out, img)
+			if st.Mode&unix.S_IFMT == unix.S_IFBLK {
+				next = append(next, fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev)))
+			}
+		}
+		slaves, _ := os.ReadDir(dir + "/slaves")
+		for _, sl := range slaves {
+			next = append(next, readDev(dir+"/slaves/"+sl.Name()+"/dev"))
+		}
+		for _, d := range next {
+			if err := walk(d, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, d := range devs {
+		if err := walk(d, 0); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func readDev(path string) string {
+	b, _ := os.ReadFile(path)
+	return strings.TrimSpace(string(b))
+}
+
+// loopFile checks that img, the backing file sysfs names for the loop
+// device dev, is the file the device holds (same device and inode), and
+// returns its stat.
+func loopFile(dev, img string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	fail := func(why string) (unix.Stat_t, error) {
+		return st, fmt.Errorf("on the loop device %s, whose file %q %s", dev, img, why)
+	}
+	uevent, _ := os.ReadFile("/sys/dev/block/" + dev + "/uevent")
+	name := ""
+	for l := range strings.Lines(string(uevent)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "DEVNAME="); ok {
+			name = v
+		}
+	}
+	if name == "" || strings.Contains(name, "..") {
+		return fail("cannot be checked: the device has no name in /dev")
+	}
+	fd, err := unix.Open("/dev/"+name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return fail(fmt.Sprintf("cannot be checked (/dev/%s: %v)", name, err))
+	}
+	defer unix.Close(fd)
+	var node unix.Stat_t
+	info, err := unix.IoctlLoopGetStatus64(fd)
+	if err == nil {
+		err = unix.Fstat(fd, &node)
+	}
+	if err != nil || node.Mode&unix.S_IFMT != unix.S_IFBLK || fmt.Sprintf("%d:%d", unix.Major(node.Rdev), unix.Minor(node.Rdev)) != dev {
+		return fail(fmt.Sprintf("cannot be checked (/dev/%s is not that loop device, or will not say: %v)", name, err))
+	}
+	if err := unix.Stat(img, &st); err != nil {
+		return fail(fmt.Sprintf("is not there (%v)", err))
+	}
+	if st.Dev != info.Device || st.Ino != info.Inode {
+		return fail("is not the file it holds (moved, or named in another mount namespace)")
+	}
+	return st, nil
 }
 
 // prepared is the plan and what the summary says about it.
