@@ -705,7 +705,9 @@ func hold(name string, n, workers int, echo *server, pxAddr, target string) (res
 		ewg.Add(1)
 		go func() {
 			defer ewg.Done()
-			msg := []byte(fmt.Sprintf("tunnel %d\n", i))
+			// No space after the word: net refuses a tunnel whose first
+			// bytes begin like an HTTP request (a token, a space).
+			msg := []byte(fmt.Sprintf("tunnel-%d\n", i))
 			if _, err := conns[i].Write(msg); err != nil {
 				firstErr.CompareAndSwap(nil, err)
 				return

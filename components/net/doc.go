@@ -25,6 +25,28 @@
 //     was checked, by address: no second lookup exists for a rebinding
 //     to win.
 //
+// A CONNECT byte tunnel is decided by its host, but a front-end serving
+// many names routes by what comes inside. So net reads the client's
+// first message before any of it goes on (the upstream's bytes flow at
+// once: a server that speaks first is heard), and closes both sides
+// (logged as a refused CONNECT, rule tunnel.sni or tunnel.http) when it
+// is:
+//
+//   - a TLS ClientHello (up to 64 KiB, across records) that is
+//     malformed, repeats an extension, carries encrypted_client_hello, or
+//     does not name the CONNECT host alone in server_name, normalised as
+//     hosts are (none at all for an IP literal): domain fronting;
+//   - the start of an HTTP request (a token and a space, after any blank
+//     lines: the HTTP/2 preface too), unless the upstream spoke first
+//     (an HTTP server never does; SMTP's clients answer "EHLO name"), or
+//     an ssh identification line: plain HTTP goes in absolute form,
+//     where its Host is decided;
+//   - unfinished when the client pauses (10 s, or the idle time if
+//     shorter) or closes its side.
+//
+// Anything else (ssh, a database's protocol) passes unchanged, and the
+// rest of the stream is copied as before.
+//
 // Denials answer 403 with X-Pinfold-Rule and X-Pinfold-Reason and are
 // logged with the client, the target and the rule — never a path, a
 // header value or a body. A redirect to a refused target, in plain HTTP
@@ -86,6 +108,15 @@
 //     after NAME. Every address is still classified, and an intercepted
 //     host's upstream must still prove NAME.
 //   - No port policy: "proxy" mode allows any port of an allowed host.
+//   - The tunnel check sees the first message only. Inside TLS the Host
+//     header is encrypted: a front-end that routes by Host rather than
+//     SNI can still be reached through an allowed name (only
+//     interception, as [[secrets]] hosts get, sees inside). Nor does it
+//     see a second ClientHello (after a HelloRetryRequest) or TLS
+//     started later in the stream (STARTTLS). A client-first protocol
+//     whose first line is a word and a space (git://, Redis's inline
+//     commands, memcached) is refused as HTTP, and so is a bare word
+//     the client sends and then waits on.
 //   - The scan for a reflected value is defence in depth, not a
 //     boundary: it finds the value only verbatim and whole, in one
 //     answer. An upstream that echoes it transformed (JSON-escaped,

@@ -494,15 +494,43 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if n := brw.Reader.Buffered(); n > 0 {
-		// Bytes the client sent right behind its CONNECT (a ClientHello).
-		b, _ := brw.Reader.Peek(n)
-		up.SetWriteDeadline(time.Now().Add(p.tunnelIdle()))
-		if _, err := up.Write(b); err != nil {
-			return
+	// Bytes the client sent right behind its CONNECT (a ClientHello) are
+	// the start of its first message.
+	early, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	runTunnel(client, up, p.tunnelIdle(), func(clk *tunnelClock, abort func()) bool {
+		return p.openTunnel(r.RemoteAddr, target, h, client, up, early, clk, abort)
+	})
+}
+
+// openTunnel passes the client's first message to up once checkFirst
+// allows it; false (both sides closed, or up half-closed) when it does
+// not, or the client is gone.
+func (p *Proxy) openTunnel(clientAddr, target string, h Host, client, up net.Conn, early []byte, clk *tunnelClock, abort func()) bool {
+	first, f, err := readFirst(client, early, h, clk)
+	if f != nil {
+		// Logged as a refused CONNECT: the session's summary counts it
+		// as a denial.
+		p.log().Warn("refused", "client", clientAddr, "method", http.MethodConnect, "target", target,
+			"decision", "deny", "rule", f.rule, "reason", f.reason, "detail", f.detail)
+		abort()
+		return false
+	}
+	if err == io.EOF {
+		if cw, ok := up.(halfCloser); ok && cw.CloseWrite() == nil {
+			return false
 		}
 	}
-	runTunnel(client, up, p.tunnelIdle())
+	if err != nil {
+		abort()
+		return false
+	}
+	up.SetWriteDeadline(time.Now().Add(clk.idle))
+	if _, err := up.Write(first); err != nil {
+		abort()
+		return false
+	}
+	clk.last.Store(time.Now().UnixNano())
+	return true
 }
 
 // bufferedConn reads what the server had buffered before the connection
@@ -565,17 +593,26 @@ func (c *copyBuf) release() {
 // runTunnel copies both ways until both sides are done, an error, or idle
 // with no byte moving either way. A side's end of stream is passed on as
 // a half-close.
-func runTunnel(a, b net.Conn, idle time.Duration) {
-	var last atomic.Int64
-	last.Store(time.Now().UnixNano())
+//
+// Nothing of the client's goes to up before open has read its first
+// message and passed it on (true: the copy goes on from there; false:
+// open closed the tunnel, or half-closed up). The upstream's bytes flow
+// from the start, so a server that speaks first is heard.
+func runTunnel(client, up net.Conn, idle time.Duration, open func(*tunnelClock, func()) bool) {
+	clk := &tunnelClock{idle: idle}
+	clk.last.Store(time.Now().UnixNano())
 	var once sync.Once
-	abort := func() { once.Do(func() { a.Close(); b.Close() }) }
+	abort := func() { once.Do(func() { client.Close(); up.Close() }) }
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tunnelCopy(b, a, idle, &last, abort)
+		if open(clk, abort) {
+			tunnelCopy(up, client, idle, &clk.last, abort)
+		}
 	}()
-	tunnelCopy(a, b, idle, &last, abort)
+	if relayFirst(client, up, clk, abort) {
+		tunnelCopy(client, up, idle, &clk.last, abort)
+	}
 	<-done
 }
 

@@ -31,7 +31,9 @@ func TestProxyConnectTLS(t *testing.T) {
 	}))
 	defer srv.Close()
 	sap := netip.MustParseAddrPort(srv.Listener.Addr().String())
-	res := &pxResolver{names: map[string][]netip.Addr{"tls.test": {pxLoopback}}}
+	// example.com: httptest's certificate's name, which the tunnel's
+	// server_name must match.
+	res := &pxResolver{names: map[string][]netip.Addr{"example.com": {pxLoopback}}}
 	h := pxStart(t, nil, res, nil)
 
 	roots := x509.NewCertPool()
@@ -39,10 +41,10 @@ func TestProxyConnectTLS(t *testing.T) {
 	proxyURL, _ := url.Parse("http://" + h.addr)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		Proxy:           http.ProxyURL(proxyURL),
-		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "example.com"}, // httptest's certificate
+		TLSClientConfig: &tls.Config{RootCAs: roots},
 	}}
 	defer client.CloseIdleConnections()
-	resp, err := client.Get("https://tls.test:" + pxPort(sap) + "/")
+	resp, err := client.Get("https://example.com:" + pxPort(sap) + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,9 +243,9 @@ func TestProxyRebinding(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	io.WriteString(c, "ping")
-	buf := make([]byte, 4)
-	if _, err := io.ReadFull(br, buf); err != nil || string(buf) != "ping" {
+	io.WriteString(c, "ping\n") // not a bare word: that could begin an HTTP request, refused in a tunnel
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(br, buf); err != nil || string(buf) != "ping\n" {
 		t.Fatalf("tunnel: %q %v", buf, err)
 	}
 	if n := res.count(); n != 1 {
@@ -469,7 +471,7 @@ func TestProxyTunnelIdle(t *testing.T) {
 	buf := make([]byte, 2)
 	for i := 0; i < 5; i++ {
 		time.Sleep(100 * time.Millisecond)
-		io.WriteString(c, "hi")
+		io.WriteString(c, "h\n") // not a bare word: that could begin an HTTP request, refused in a tunnel
 		if _, err := io.ReadFull(br, buf); err != nil {
 			t.Fatalf("active tunnel closed after %d rounds: %v", i, err)
 		}

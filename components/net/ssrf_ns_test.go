@@ -162,9 +162,38 @@ func (e *ssrfEnv) serve(name string, at netip.AddrPort, special func(http.Respon
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          slog.NewLogLogger(slog.DiscardHandler, slog.LevelError),
 	}
-	go srv.Serve(ln)
+	go srv.Serve(nulListener{ln})
 	t.Cleanup(func() { srv.Close() })
 	return s
+}
+
+// nulListener's connections drop one NUL their client sends first: the
+// test's requests through a CONNECT tunnel start with one, since net
+// refuses a tunnel whose first bytes are an HTTP request.
+type nulListener struct{ net.Listener }
+
+func (l nulListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &nulConn{Conn: c}, nil
+}
+
+type nulConn struct {
+	net.Conn
+	started bool
+}
+
+func (c *nulConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if !c.started && n > 0 {
+		c.started = true
+		if b[0] == 0 {
+			n = copy(b, b[1:n])
+		}
+	}
+	return n, err
 }
 
 // LookupNetIP is the proxy's resolver: fixed names; "rebind.test"
@@ -338,7 +367,9 @@ func (e *ssrfEnv) do(t *testing.T, px netip.AddrPort, method, target string) ssr
 		location: resp.Header.Get("Location"),
 	}
 	if method == http.MethodConnect && resp.StatusCode == http.StatusOK {
-		if _, err := fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target); err != nil {
+		// A NUL first (dropped by the server, nulConn): net refuses a
+		// tunnel whose first bytes are an HTTP request.
+		if _, err := fmt.Fprintf(c, "\x00GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target); err != nil {
 			t.Fatal(err)
 		}
 		inner, err := http.ReadResponse(br, nil)

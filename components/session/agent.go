@@ -624,6 +624,11 @@ func (s *Session) Summary() string {
 			// or "refused" with its method (not a refused connection).
 			case f["msg"] == "allowed" && f["method"] != "":
 				requests++
+			// A tunnel closed for its first message (another host's
+			// server_name, plain HTTP): its CONNECT was counted when
+			// allowed, and ends denied.
+			case f["msg"] == "refused" && strings.HasPrefix(f["rule"], "tunnel."):
+				denied++
 			case f["msg"] == "refused" && f["method"] != "":
 				requests++
 				denied++

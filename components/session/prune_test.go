@@ -115,6 +115,9 @@ func TestSummaryReadsLogsHonestly(t *testing.T) {
 		`time=2026-12-01T12:00:01Z level=WARN msg=refused component=net client=127.0.0.1:6 method=GET target=http://10.0.0.1/ rule=ssrf.private reason=private`,
 		`time=2026-12-01T12:00:02Z level=WARN msg=refused component=net host=api.example.com method=POST rule=secrets reason=reflected`,
 		`time=2026-12-01T12:00:03Z level=WARN msg=refused component=net caller=unknown reason=handshake detail=x`,
+		// A tunnel allowed above, then closed for its first message:
+		// one request, denied.
+		`time=2026-12-01T12:00:04Z level=WARN msg=refused component=net client=127.0.0.1:5 method=CONNECT target=example.com:443 decision=deny rule=tunnel.sni reason=sni-mismatch detail="server_name \"evil.test\" is not the CONNECT host example.com"`,
 		"",
 	}, "\n")
 	if err := os.WriteFile(filepath.Join(dir, "net.log"), []byte(netLog), 0o600); err != nil {
@@ -122,7 +125,7 @@ func TestSummaryReadsLogsHonestly(t *testing.T) {
 	}
 	s := &Session{Dir: dir, procs: []*proc{{role: pki.FS}, {role: pki.Net}}}
 	got := s.Summary()
-	for _, want := range []string{"fs 2 requests, 1 denied", "44 connections refused", "LOG CUT", "net 3 requests, 2 denied, 1 connections refused"} {
+	for _, want := range []string{"fs 2 requests, 1 denied", "44 connections refused", "LOG CUT", "net 3 requests, 3 denied, 1 connections refused"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary %q lacks %q", got, want)
 		}

@@ -1,0 +1,206 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/cryptobyte"
+)
+
+// thExt is one extension of a ClientHello the tests build.
+type thExt struct {
+	typ  uint16
+	data []byte
+}
+
+// thSNI is a server_name extension of host_name entries.
+func thSNI(names ...string) thExt {
+	return thSNITyped(0, names...)
+}
+
+func thSNITyped(typ uint8, names ...string) thExt {
+	var b cryptobyte.Builder
+	b.AddUint16LengthPrefixed(func(b *cryptobyte.Builder) {
+		for _, n := range names {
+			b.AddUint8(typ)
+			b.AddUint16LengthPrefixed(func(b *cryptobyte.Builder) { b.AddBytes([]byte(n)) })
+		}
+	})
+	return thExt{extServerName, b.BytesOrPanic()}
+}
+
+// thHello is a ClientHello handshake message (header included) with exts
+// (none at all when exts is nil).
+func thHello(exts []thExt) []byte {
+	var b cryptobyte.Builder
+	b.AddUint8(typeClientHello)
+	b.AddUint24LengthPrefixed(func(b *cryptobyte.Builder) {
+		b.AddUint16(tls.VersionTLS12)
+		b.AddBytes(make([]byte, 32))
+		b.AddUint8LengthPrefixed(func(b *cryptobyte.Builder) { b.AddBytes(make([]byte, 32)) })
+		b.AddUint16LengthPrefixed(func(b *cryptobyte.Builder) { b.AddUint16(tls.TLS_AES_128_GCM_SHA256) })
+		b.AddUint8LengthPrefixed(func(b *cryptobyte.Builder) { b.AddUint8(0) })
+		if exts != nil {
+			b.AddUint16LengthPrefixed(func(b *cryptobyte.Builder) {
+				for _, e := range exts {
+					b.AddUint16(e.typ)
+					b.AddUint16LengthPrefixed(func(b *cryptobyte.Builder) { b.AddBytes(e.data) })
+				}
+			})
+		}
+	})
+	return b.BytesOrPanic()
+}
+
+// thRecords frames a handshake message into TLS records whose payloads
+// are sizes long (the last takes the rest).
+func thRecords(msg []byte, sizes ...int) []byte {
+	var out []byte
+	for len(msg) > 0 {
+		n := len(msg)
+		if len(sizes) > 0 && sizes[0] < n {
+			n, sizes = sizes[0], sizes[1:]
+		}
+		out = append(out, recordHandshake, 3, 1, byte(n>>8), byte(n))
+		out = append(out, msg[:n]...)
+		msg = msg[n:]
+	}
+	return out
+}
+
+// thGoHello is the first record crypto/tls's client sends for serverName.
+func thGoHello(t testing.TB, serverName string) []byte {
+	t.Helper()
+	a, b := net.Pipe()
+	defer b.Close()
+	go func() {
+		tls.Client(a, &tls.Config{ServerName: serverName, InsecureSkipVerify: true}).Handshake()
+		a.Close()
+	}()
+	b.SetDeadline(time.Now().Add(5 * time.Second))
+	head := make([]byte, recordHeaderLen)
+	if _, err := io.ReadFull(b, head); err != nil {
+		t.Fatal(err)
+	}
+	rec := make([]byte, int(head[3])<<8|int(head[4]))
+	if _, err := io.ReadFull(b, rec); err != nil {
+		t.Fatal(err)
+	}
+	return append(head, rec...)
+}
+
+func TestCheckFirst(t *testing.T) {
+	front := Host{Name: "front.test"}
+	ip := Host{Addr: netip.MustParseAddr("192.0.2.1")}
+	grease := thExt{0x0a0a, nil}
+	rec := func(exts ...thExt) []byte { return thRecords(thHello(exts)) }
+	whole := rec(thSNI("front.test"))
+	badRecord := thRecords(thHello([]thExt{thSNI("front.test")}), 20)
+	badRecord[recordHeaderLen+20] = 23 // the second record is application data
+
+	for _, c := range []struct {
+		name  string
+		b     []byte
+		h     Host
+		spoke bool
+		more  bool
+		rule  string // "" passes
+		why   string
+	}{
+		{"go's hello, its name", thGoHello(t, "front.test"), front, false, false, "", ""},
+		{"go's hello, another name", thGoHello(t, "evil.test"), front, false, false, RuleTunnelSNI, ReasonSNIMismatch},
+		{"built, its name", whole, front, false, false, "", ""},
+		{"case and trailing dot", rec(thSNI("FRONT.Test.")), front, false, false, "", ""},
+		{"another name", rec(thSNI("evil.test")), front, false, false, RuleTunnelSNI, ReasonSNIMismatch},
+		{"a subdomain", rec(thSNI("x.front.test")), front, false, false, RuleTunnelSNI, ReasonSNIMismatch},
+		{"two names", rec(thSNI("front.test", "evil.test")), front, false, false, RuleTunnelSNI, ReasonSNIMismatch},
+		{"no server_name", rec(grease), front, false, false, RuleTunnelSNI, ReasonSNIMismatch},
+		{"no extensions", thRecords(thHello(nil)), front, false, false, RuleTunnelSNI, ReasonSNIMismatch},
+		{"unicode spelling", rec(thSNI("ｆront.test")), front, false, false, RuleTunnelSNI, ReasonSNIMismatch},
+		{"an IP in server_name", rec(thSNI("192.0.2.1")), ip, false, false, RuleTunnelSNI, ReasonSNIMismatch},
+		{"ip host, no server_name", rec(grease), ip, false, false, "", ""},
+		{"ip host, a name", rec(thSNI("front.test")), ip, false, false, RuleTunnelSNI, ReasonSNIMismatch},
+		{"ECH", rec(thSNI("front.test"), thExt{extECH, []byte{0}}), front, false, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"duplicate extension", rec(grease, thSNI("front.test"), grease), front, false, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"duplicate server_name", rec(thSNI("front.test"), thSNI("evil.test")), front, false, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"name type 1", rec(thSNITyped(1, "front.test")), front, false, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"empty name", rec(thSNI("")), front, false, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"server_name with trailing bytes", rec(thExt{extServerName, append(thSNI("front.test").data, 0)}), front, false, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"not a hello", thRecords(append([]byte{2}, thHello(nil)[1:]...)), front, false, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"other record inside", badRecord, front, false, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"split across records", thRecords(thHello([]thExt{thSNI("front.test")}), 1, 3, 10), front, false, false, "", ""},
+		{"a record header only", whole[:recordHeaderLen], front, false, true, "", ""},
+		{"cut short", whole[:len(whole)-1], front, false, true, "", ""},
+		{"first of split records", thRecords(thHello([]thExt{thSNI("front.test")}), 10)[:15], front, false, true, "", ""},
+		{"claims over 64 KiB", thRecords([]byte{1, 1, 0, 1}), front, false, false, RuleTunnelSNI, ReasonBadClientHello},
+
+		{"GET", []byte("GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n"), front, false, false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"any token", []byte("X-Y.z~ /"), front, false, false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"blank lines first", []byte("\r\n\r\n GET / HTTP/1.1\r\n"), front, false, false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"h2 preface", []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), front, false, false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"a word so far", []byte("GET"), front, false, true, "", ""},
+		{"blanks so far", []byte("\r\n"), front, false, true, "", ""},
+		{"word and line end", []byte("ping\n"), front, false, false, "", ""},
+		{"binary", []byte{0, 1, 2, 3}, front, false, false, "", ""},
+		{"leading space then token", []byte(" ping\n"), front, false, false, "", ""},
+		{"ssh ident", []byte("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"), front, false, false, "", ""},
+		{"ssh ident so far", []byte("SSH-2.0-OpenSSH_9.2p1 Debian"), front, false, true, "", ""},
+		{"ssh-looking request", []byte("SSH-2.0-x / HTTP/1.1\r\nHost: evil.test\r\n"), front, false, false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"ssh ident too long", append(append([]byte("SSH-2.0-x "), bytes.Repeat([]byte("a"), 300)...), '\n'), front, false, false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"answer to a server that spoke", []byte("EHLO client.test\r\n"), front, true, false, "", ""},
+		{"the same unprompted", []byte("EHLO client.test\r\n"), front, false, false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"TLS checked after the server spoke", rec(thSNI("evil.test")), front, true, false, RuleTunnelSNI, ReasonSNIMismatch},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			more, f := checkFirst(c.b, c.h, c.spoke)
+			if more != c.more {
+				t.Fatalf("more = %v, want %v (refusal %+v)", more, c.more, f)
+			}
+			switch {
+			case c.rule == "" && f != nil:
+				t.Errorf("refused: %+v", *f)
+			case c.rule != "" && f == nil:
+				t.Errorf("passed, want %s/%s", c.rule, c.why)
+			case f != nil && (f.rule != c.rule || f.reason != c.why):
+				t.Errorf("refused %s/%s (%s), want %s/%s", f.rule, f.reason, f.detail, c.rule, c.why)
+			}
+		})
+	}
+}
+
+// FuzzClientHello: any bytes are framed and parsed without a panic, a
+// message is never longer than the bytes its records took, and a
+// parsed hello's names are within the message.
+func FuzzClientHello(f *testing.F) {
+	f.Add(thRecords(thHello([]thExt{thSNI("front.test")})))
+	f.Add(thRecords(thHello([]thExt{thSNI("front.test", "x")}), 3, 7))
+	f.Add(thRecords(thHello([]thExt{thSNITyped(1, "x"), {extECH, nil}})))
+	f.Add(thRecords(thHello(nil)))
+	f.Add(thGoHello(f, "front.test"))
+	f.Add([]byte("GET / HTTP/1.1\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		msg, used, err := clientHelloMessage(b)
+		if err == nil {
+			if used > len(b) || len(msg) > used || len(msg) > maxClientHello {
+				t.Fatalf("message of %d bytes from %d used of %d", len(msg), used, len(b))
+			}
+			if ch, err := parseClientHello(msg); err == nil {
+				for _, n := range ch.serverNames {
+					if n == "" || !bytes.Contains(msg, []byte(n)) {
+						t.Fatalf("name %q is not in the message", n)
+					}
+				}
+			}
+		}
+		for _, h := range []Host{{Name: "front.test"}, {Addr: netip.MustParseAddr("192.0.2.1")}} {
+			if more, f := checkFirst(b, h, false); more && f != nil {
+				t.Fatalf("more and a refusal: %+v", *f)
+			}
+		}
+	})
+}

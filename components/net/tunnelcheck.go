@@ -1,0 +1,292 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// A byte tunnel is decided by its CONNECT host, but a front-end that
+// serves many names routes by what comes inside: the TLS server_name or
+// an HTTP Host. So the client's first message is read before any of it
+// goes on (checkFirst), and a tunnel whose first message names another
+// host is closed: domain fronting. The answer "200 Connection
+// established" has gone by then; closing both sides is all that is left.
+
+// Rules and reasons of a tunnel's refusal.
+const (
+	RuleTunnelSNI  = "tunnel.sni"  // a TLS ClientHello that does not name the CONNECT host alone
+	RuleTunnelHTTP = "tunnel.http" // an HTTP request (or a first message that does not end) inside a tunnel
+
+	ReasonSNIMismatch    = "sni-mismatch"     // server_name is not the CONNECT host (or is there for an IP)
+	ReasonBadClientHello = "bad-client-hello" // malformed, a duplicate extension, ECH, over 64 KiB
+	ReasonHTTPInTunnel   = "http-in-tunnel"   // plain HTTP belongs in absolute form, where its Host is decided
+	ReasonFirstUnended   = "first-unended"    // the first message did not end (in time, before a close, within 64 KiB)
+)
+
+// firstMessageTimeout bounds the wait for the rest of a first message
+// once its first byte came (the wait for that byte is the tunnel's idle
+// time: a client may wait for a server that speaks first).
+const firstMessageTimeout = 10 * time.Second
+
+// tunnelRefusal is why a tunnel's first message was refused.
+type tunnelRefusal struct {
+	rule, reason, detail string
+}
+
+// checkFirst decides a tunnel to h from the client's first bytes b:
+// more when b is too short to tell, else nil (pass it on) or why not.
+//
+//   - A TLS handshake record must carry a well-formed ClientHello naming
+//     h alone in server_name (nothing, for an IP literal), without
+//     encrypted_client_hello.
+//   - Bytes that begin as an HTTP/1.x request line (a token, then a
+//     space; the HTTP/2 preface "PRI * HTTP/2.0" is one) are refused
+//     unless the upstream spoke first (spoke): an HTTP server never does,
+//     and the protocols that do (SMTP, FTP, POP3, IMAP) have clients
+//     that answer with a word and a space.
+//   - Anything else (ssh, a database's binary protocol) passes as it is.
+func checkFirst(b []byte, h Host, spoke bool) (more bool, f *tunnelRefusal) {
+	if len(b) == 0 {
+		return true, nil
+	}
+	if b[0] == recordHandshake {
+		msg, _, err := clientHelloMessage(b)
+		if err == errNeedMore {
+			return true, nil
+		}
+		if err == nil {
+			var ch *clientHello
+			if ch, err = parseClientHello(msg); err == nil {
+				return false, checkServerName(ch, h)
+			}
+		}
+		return false, &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello, "the ClientHello is refused: " + err.Error()}
+	}
+	if spoke {
+		return false, nil
+	}
+	return checkHTTPStart(b)
+}
+
+// checkServerName holds a parsed ClientHello to the CONNECT host h.
+func checkServerName(ch *clientHello, h Host) *tunnelRefusal {
+	if ch.hasECH {
+		return &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello,
+			"the ClientHello has encrypted_client_hello: the name it reaches is hidden behind its outer server_name"}
+	}
+	if h.IsIP() {
+		if ch.hasSNI {
+			return &tunnelRefusal{RuleTunnelSNI, ReasonSNIMismatch,
+				fmt.Sprintf("a tunnel to the address %s names %s in server_name", h, quoteNames(ch.serverNames))}
+		}
+		return nil
+	}
+	if len(ch.serverNames) != 1 {
+		return &tunnelRefusal{RuleTunnelSNI, ReasonSNIMismatch,
+			fmt.Sprintf("server_name names %s; a tunnel to %s must name that host alone", quoteNames(ch.serverNames), h.Name)}
+	}
+	sni := ch.serverNames[0]
+	// ASCII only, as RFC 6066 has it: a front-end compares the bytes, so
+	// a Unicode spelling IDNA would map to h is not h to it.
+	if isASCII(sni) {
+		if sh, err := NormalizeHost(sni); err == nil && !sh.IsIP() && sh.Name == h.Name {
+			return nil
+		}
+	}
+	return &tunnelRefusal{RuleTunnelSNI, ReasonSNIMismatch,
+		fmt.Sprintf("server_name %s is not the CONNECT host %s", quoteNames(ch.serverNames), h.Name)}
+}
+
+// quoteNames quotes names for a log line, each cut to 64 bytes: the
+// client chose them.
+func quoteNames(names []string) string {
+	if len(names) == 0 {
+		return "no host"
+	}
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		if len(n) > 64 {
+			n = n[:64] + "…"
+		}
+		s += fmt.Sprintf("%q", n)
+	}
+	return s
+}
+
+// maxSSHIdent is the longest identification line an ssh client sends,
+// CR LF included (RFC 4253 §4.2).
+const maxSSHIdent = 255
+
+// checkHTTPStart refuses b when it begins an HTTP request line: a token
+// (RFC 9110 tchar) then a space, after any blank lines. It is deliberately broad: a front-end
+// may take any token as a method, so no list of methods is safe.
+//
+// An ssh client's identification line is the one common first message
+// that also has a token and a space ("SSH-2.0-OpenSSH_9.2p1 Debian-2"):
+// a whole line that begins "SSH-" and holds no "HTTP/" is passed, since a
+// request line needs a version (one without is HTTP/0.9, which carries
+// no Host).
+func checkHTTPStart(b []byte) (more bool, f *tunnelRefusal) {
+	if bytes.HasPrefix(b, []byte("SSH-")) {
+		end := bytes.IndexByte(b, '\n')
+		if end < 0 && len(b) < maxSSHIdent {
+			return true, nil
+		}
+		if end >= 0 && end < maxSSHIdent && !bytes.Contains(bytes.ToUpper(b[:end]), []byte("HTTP/")) {
+			return false, nil
+		}
+	}
+	// Servers skip empty lines before a request line (RFC 9112 §2.2;
+	// nginx does), some blanks too: they do not end the question.
+	b = bytes.TrimLeft(b, "\r\n \t")
+	for i, c := range b {
+		if c == ' ' && i > 0 {
+			return false, &tunnelRefusal{RuleTunnelHTTP, ReasonHTTPInTunnel,
+				"the tunnel's first bytes are an HTTP request: send plain HTTP in absolute form (http://host/...), where its Host is decided"}
+		}
+		if !isTokenChar(c) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// isTokenChar is RFC 9110's tchar.
+func isTokenChar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return c != 0 && bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0
+}
+
+// tunnelClock is what a tunnel's two copies share.
+type tunnelClock struct {
+	idle time.Duration
+	last atomic.Int64 // when a byte last moved either way (UnixNano)
+	// spoke: the upstream sent a byte, set before the byte goes to the
+	// client, so a client answering it finds it set.
+	spoke atomic.Bool
+}
+
+// read reads src into b, waiting as long as either way of the tunnel
+// moved within idle.
+func (clk *tunnelClock) read(src net.Conn, b []byte) (int, error) {
+	for {
+		next := time.Unix(0, clk.last.Load()).Add(clk.idle)
+		src.SetReadDeadline(next)
+		n, err := src.Read(b)
+		if n > 0 {
+			clk.last.Store(time.Now().UnixNano())
+			return n, err
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && time.Until(time.Unix(0, clk.last.Load()).Add(clk.idle)) > 0 {
+			continue // the other way moved
+		}
+		return n, err
+	}
+}
+
+// readFirst reads the client's first message, starting with early (bytes
+// that came behind the CONNECT), until checkFirst decides it. It answers
+// every byte read, to go on unchanged, or a refusal, or the read's error
+// (io.EOF: the client closed its side before sending anything).
+func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock) ([]byte, *tunnelRefusal, error) {
+	buf := make([]byte, len(early), max(len(early), 4<<10))
+	copy(buf, early)
+	var by time.Time // once a message began, it must be whole by then
+	for {
+		var err error
+		if len(buf) == 0 {
+			var n int
+			n, err = clk.read(client, buf[:cap(buf)])
+			buf = buf[:n]
+		} else {
+			if more, f := checkFirst(buf, h, clk.spoke.Load()); !more {
+				return buf, f, nil
+			}
+			if len(buf) >= maxClientHello {
+				return nil, &tunnelRefusal{firstRule(buf), ReasonFirstUnended,
+					fmt.Sprintf("the first message passes %d bytes undecided", maxClientHello)}, nil
+			}
+			if by.IsZero() {
+				by = time.Now().Add(min(clk.idle, firstMessageTimeout))
+			}
+			if len(buf) == cap(buf) {
+				buf = slices.Grow(buf, min(cap(buf), maxClientHello-len(buf)))
+			}
+			client.SetReadDeadline(by)
+			var n int
+			n, err = client.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if n > 0 {
+				clk.last.Store(time.Now().UnixNano())
+			}
+		}
+		if err == nil {
+			continue
+		}
+		if len(buf) == 0 {
+			return nil, nil, err
+		}
+		if more, f := checkFirst(buf, h, clk.spoke.Load()); !more {
+			return buf, f, nil
+		}
+		// A message cut short is refused, not passed as opaque: a front-end
+		// would read it whole once the rest came by another way (a
+		// pause, a half-close).
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, &tunnelRefusal{firstRule(buf), ReasonFirstUnended,
+				fmt.Sprintf("the first message did not come whole within %s", min(clk.idle, firstMessageTimeout))}, nil
+		case err == io.EOF:
+			return nil, &tunnelRefusal{firstRule(buf), ReasonFirstUnended, "the client closed its side inside its first message"}, nil
+		}
+		return nil, nil, err
+	}
+}
+
+// firstRule is the rule that refuses an unfinished first message b.
+func firstRule(b []byte) string {
+	if len(b) > 0 && b[0] == recordHandshake {
+		return RuleTunnelSNI
+	}
+	return RuleTunnelHTTP
+}
+
+// relayFirst passes the upstream's first bytes to the client, noting
+// that the upstream spoke; false when that way of the tunnel is done.
+func relayFirst(client, up net.Conn, clk *tunnelClock, abort func()) bool {
+	// Small: a tunnel whose server waits for the client (any TLS) holds
+	// it while it waits.
+	buf := make([]byte, 4<<10)
+	n, err := clk.read(up, buf)
+	if n > 0 {
+		clk.spoke.Store(true)
+		client.SetWriteDeadline(time.Now().Add(clk.idle))
+		if _, werr := client.Write(buf[:n]); werr != nil {
+			abort()
+			return false
+		}
+	}
+	if err == nil {
+		return true
+	}
+	if err == io.EOF {
+		if cw, ok := client.(halfCloser); ok && cw.CloseWrite() == nil {
+			return false
+		}
+	}
+	abort()
+	return false
+}
