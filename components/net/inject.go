@@ -396,9 +396,16 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 		in.refuseReflected(a, host, req, where)
 		return false, nil
 	}
-	if loc := resp.Header.Get("Location"); in.CheckRedirect != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
+	if locs := resp.Header.Values("Location"); in.CheckRedirect != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 && len(locs) > 0 {
+		// Clients differ on which of several Locations they follow (or
+		// follow an empty one to the page itself): only one, not empty,
+		// is an answer net can decide.
+		if len(locs) > 1 || locs[0] == "" {
+			in.refuse(a, host, req, http.StatusForbidden, RuleRedirect, ReasonDeniedRedirect, "the answer has more than one Location, or an empty one")
+			return false, nil
+		}
 		base := &url.URL{Scheme: "https", Host: req.Host, Path: req.URL.Path}
-		if rule, refused := in.CheckRedirect(ctx, base, loc); refused {
+		if rule, refused := in.CheckRedirect(ctx, base, locs[0]); refused {
 			in.refuse(a, host, req, http.StatusForbidden, rule, ReasonDeniedRedirect, "the answer redirects to a target the policy refuses ("+rule+")")
 			return false, nil
 		}

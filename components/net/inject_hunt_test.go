@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -216,4 +218,42 @@ func TestInjectExpectContinue(t *testing.T) {
 			t.Errorf("the value was released for a refused request: %v", *released)
 		}
 	})
+}
+
+// Only the first Location of an intercepted 3xx was checked: a second
+// one, or the one after an empty first, went to the agent unchecked.
+// Several Locations, or an empty one, are refused; one allowed Location
+// passes (the control).
+func TestInjectRedirectEveryLocation(t *testing.T) {
+	const host = "api.github.com"
+	for _, c := range []struct {
+		locs   []string
+		status string
+	}{
+		{[]string{"https://api.github.com/ok", "http://169.254.169.254/latest/"}, "403"},
+		{[]string{"", "http://169.254.169.254/latest/"}, "403"},
+		{[]string{"https://api.github.com/ok", "https://api.github.com/ok"}, "403"},
+		{[]string{""}, "403"},
+		{[]string{"https://api.github.com/ok"}, "302"},
+	} {
+		head := ""
+		for _, l := range c.locs {
+			head += "Location: " + l + "\r\n"
+		}
+		u, in := rawUpstream(t, host, func(string) string {
+			return "HTTP/1.1 302 Found\r\n" + head + "Content-Length: 0\r\nConnection: close\r\n\r\n"
+		})
+		var asked []string
+		in.CheckRedirect = func(_ context.Context, _ *url.URL, loc string) (string, bool) {
+			asked = append(asked, loc)
+			return "ssrf.metadata", strings.Contains(loc, "169.254.169.254")
+		}
+		got, _ := exchangeRaw(t, in, u, host, "GET / HTTP/1.1\r\nHost: api.github.com\r\nConnection: close\r\n\r\n")
+		if !strings.HasPrefix(got, "HTTP/1.1 "+c.status) {
+			t.Errorf("Locations %q: the agent got %q (asked %q)", c.locs, got, asked)
+		}
+		if c.status == "403" && !strings.Contains(got, "X-Pinfold-Reason: "+ReasonDeniedRedirect) {
+			t.Errorf("Locations %q: not a redirect refusal: %q", c.locs, got)
+		}
+	}
 }

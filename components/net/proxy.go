@@ -918,6 +918,13 @@ func (p *Proxy) checkLocation(ctx context.Context, base *url.URL, loc string) *r
 	deny := func(rule, detail string) *refusal {
 		return &refusal{http.StatusForbidden, ReasonDeniedRedirect, rule, detail}
 	}
+	// WHATWG URL parsers (browsers, Node's fetch) read a backslash as a
+	// slash and drop tabs and line breaks anywhere, so "/\host" is
+	// scheme-relative to them and a path to Go's url: a Location they
+	// would read apart is not decided, it is refused.
+	if strings.ContainsAny(loc, "\\\x7f") || strings.TrimSpace(loc) != loc || strings.IndexFunc(loc, func(r rune) bool { return r < 0x20 }) >= 0 {
+		return deny(RuleRedirect, "a redirect with a backslash, a control character or surrounding blanks")
+	}
 	u, err := base.Parse(loc)
 	if err != nil {
 		return deny(RuleRedirect, "malformed redirect")

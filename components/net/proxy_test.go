@@ -353,6 +353,12 @@ func TestProxyRedirects(t *testing.T) {
 		{"http://nowhere.test/", http.StatusForbidden, RuleResolve},
 		{"http://bad host/", http.StatusForbidden, RuleRedirect},
 		{"file:///etc/passwd", http.StatusForbidden, RuleRedirect},
+		// WHATWG parsers read "\" as "/" and drop tabs: each of these
+		// is //169.254.169.254/ to a browser, a path to Go's url.
+		{"/\\169.254.169.254/latest/", http.StatusForbidden, RuleRedirect},
+		{"\\\\169.254.169.254/latest/", http.StatusForbidden, RuleRedirect},
+		{"/\\/169.254.169.254/latest/", http.StatusForbidden, RuleRedirect},
+		{"/\t/169.254.169.254/latest/", http.StatusForbidden, RuleRedirect},
 	} {
 		raw := "GET http://" + authority + "/r?to=" + url.QueryEscape(tc.to) + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n"
 		resp, body, _, _ := h.roundTrip(t, http.MethodGet, raw)
@@ -370,6 +376,26 @@ func TestProxyRedirects(t *testing.T) {
 	for _, d := range h.dial.got() {
 		if d != netip.AddrPortFrom(pxLoopback, uap.Port()) {
 			t.Errorf("dialled %v: a redirect's target is decided, never dialled", d)
+		}
+	}
+}
+
+// A Location that WHATWG parsers read otherwise than Go's url (a
+// backslash, a control character, blanks around it) is refused before it
+// is parsed; Go's HTTP client trims the blanks of a header value, so
+// those are asked of checkLocation itself.
+func TestProxyCheckLocationRefusesAmbiguous(t *testing.T) {
+	res := &pxResolver{names: map[string][]netip.Addr{"web.test": {pxLoopback}}}
+	p := &Proxy{Decider: &pxDecider{}, Resolver: res, Parse: SplitHostPort}
+	base := &url.URL{Scheme: "http", Host: "web.test"}
+	for _, loc := range []string{" /x", "/x ", "/x\x7f", "/x\x00", "/\r\n/169.254.169.254/", "/a\\b", "\t//169.254.169.254/"} {
+		if f := p.checkLocation(context.Background(), base, loc); f == nil || f.rule != RuleRedirect {
+			t.Errorf("Location %q: %+v, want refused by %s", loc, f, RuleRedirect)
+		}
+	}
+	for _, loc := range []string{"/x", "/a%5Cb", "http://web.test/y?q=a%20b"} { // the controls
+		if f := p.checkLocation(context.Background(), base, loc); f != nil {
+			t.Errorf("Location %q: refused %+v", loc, *f)
 		}
 	}
 }
