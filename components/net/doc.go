@@ -96,7 +96,8 @@
 //   - The interception CA is not the session's mutual-TLS CA: one the
 //     agent must trust for web hosts is kept apart from the one that says
 //     who is a component, and it is name-constrained (critical) to the
-//     rules' hosts, so a certificate it signs for any other name does not
+//     rules' hosts (an exact host's subdomains and every IP address
+//     excluded), so a certificate it signs for any other name does not
 //     verify, even if its key left net.
 //   - kms releases a value per request to net, not once: net holds a
 //     value only for the request it serves.

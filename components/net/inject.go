@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,18 +44,30 @@ type InjectCA struct {
 // validity from now. ECDSA P-256: every TLS client the agent may run
 // takes it.
 func NewInjectCA(rules []policy.Secret, now time.Time, validity time.Duration) (*InjectCA, error) {
-	var permitted []string
+	var permitted, exact, suffixes []string
 	for _, r := range rules {
 		for _, h := range r.Hosts {
 			if suffix, ok := h.Wildcard(); ok {
 				permitted = append(permitted, "."+suffix) // beneath the suffix only
+				suffixes = append(suffixes, suffix)
 			} else {
 				permitted = append(permitted, string(h))
+				exact = append(exact, string(h))
 			}
 		}
 	}
 	if len(permitted) == 0 {
 		return nil, errors.New("net: an interception CA needs at least one [[secrets]] host")
+	}
+	// A DNS constraint "host" permits host and every name beneath it
+	// (RFC 5280); ".host" is the names beneath only (crypto/x509 and
+	// OpenSSL). So an exact rule's host excludes ".host", unless a
+	// wildcard rule permits those names anyway (exclusion would win).
+	var excluded []string
+	for _, h := range exact {
+		if !slices.ContainsFunc(suffixes, func(s string) bool { return h == s || strings.HasSuffix(h, "."+s) }) {
+			excluded = append(excluded, "."+h)
+		}
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -71,6 +84,12 @@ func NewInjectCA(rules []policy.Secret, now time.Time, validity time.Duration) (
 		MaxPathLenZero:              true,
 		PermittedDNSDomainsCritical: true,
 		PermittedDNSDomains:         permitted,
+		ExcludedDNSDomains:          excluded,
+		// Rules take names: a certificate for an address is never net's.
+		ExcludedIPRanges: []*net.IPNet{
+			{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)},
+			{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)},
+		},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -279,7 +298,7 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 	// The request head is read through a limit of injectMaxHeaderBytes
 	// (the body is not: the limit is lifted once the head is read).
 	head := &io.LimitedReader{R: a, N: injectMaxHeaderBytes}
-	ar, ur := bufio.NewReader(head), bufio.NewReader(u)
+	ar, ur := bufio.NewReader(head), newAnswerReader(u)
 	for {
 		head.N = injectMaxHeaderBytes + int64(ar.Buffered())
 		req, err := http.ReadRequest(ar)
@@ -301,7 +320,7 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 // connection: it refuses it, or sends it on with the rule's header set
 // and passes the answer back, unless the answer carries the value. more
 // says whether the connection may serve another request.
-func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *bufio.Reader, req *http.Request, host string, ri int) (more bool, err error) {
+func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *answerReader, req *http.Request, host string, ri int) (more bool, err error) {
 	defer req.Body.Close()
 	rule := in.Rules[ri]
 	if h, ok := injectHost(req.Host); !ok || h != host {
@@ -368,7 +387,7 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 	// An empty value is nothing to hide (and would be found everywhere).
 	scan := len(value) > 0
 	vs := string(value)
-	resp, err := http.ReadResponse(ur, req)
+	resp, err := ur.read(req)
 	// Interim answers (100 Continue, 103 Early Hints) go to the agent
 	// as they come; the final one follows (bounded: an upstream may not
 	// keep a request forever in interim answers).
@@ -385,7 +404,7 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 		if err := resp.Write(a); err != nil {
 			return false, err
 		}
-		resp, err = http.ReadResponse(ur, req)
+		resp, err = ur.read(req)
 	}
 	if err != nil {
 		in.refuse(a, host, req, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamFailed, "the upstream's answer could not be read")
@@ -456,6 +475,32 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *b
 		return false, werr
 	}
 	return true, nil
+}
+
+// answerReader reads an upstream's answers on an intercepted connection,
+// each head bounded by maxResponseHeaderBytes as on the plain path (an
+// unbounded head is memory the upstream chooses); bodies are not.
+type answerReader struct {
+	lim io.LimitedReader
+	br  *bufio.Reader
+}
+
+func newAnswerReader(r io.Reader) *answerReader {
+	a := &answerReader{lim: io.LimitedReader{R: r, N: maxResponseHeaderBytes}}
+	a.br = bufio.NewReader(&a.lim)
+	return a
+}
+
+// read reads one answer's head; its body reads on unbounded.
+func (a *answerReader) read(req *http.Request) (*http.Response, error) {
+	a.lim.N = maxResponseHeaderBytes
+	resp, err := http.ReadResponse(a.br, req)
+	over := a.lim.N <= 0
+	a.lim.N = 1 << 62
+	if err != nil && over {
+		return nil, fmt.Errorf("the upstream's answer head is larger than %d bytes", maxResponseHeaderBytes)
+	}
+	return resp, err
 }
 
 // Rules of the refusals net makes inside an intercepted connection (a

@@ -3,13 +3,21 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinfold/pinfold/policy"
 )
 
 // What a hunt of intercepted connections found, each fixed here.
@@ -254,6 +262,99 @@ func TestInjectRedirectEveryLocation(t *testing.T) {
 		}
 		if c.status == "403" && !strings.Contains(got, "X-Pinfold-Reason: "+ReasonDeniedRedirect) {
 			t.Errorf("Locations %q: not a redirect refusal: %q", c.locs, got)
+		}
+	}
+}
+
+// caLeaf is a server certificate for dns and ips signed by ca, as a
+// stolen key could sign one.
+func caLeaf(t *testing.T, ca *InjectCA, dns []string, ips []net.IP) *x509.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: "leaf"}, DNSNames: dns, IPAddresses: ips,
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The interception CA's constraints let a leaf for a name beneath an
+// exact rule host (evil.api.github.com), or for any address, verify.
+// Now only the rules' names do; a wildcard rule still covers every
+// level beneath its suffix, even beneath an exact host it also covers.
+func TestInjectCAExcludesSubdomainsAndAddresses(t *testing.T) {
+	for _, c := range []struct {
+		hosts []policy.Domain
+		name  string
+		ip    string
+		want  bool
+	}{
+		{injectRules[0].Hosts, "api.github.com", "", true},
+		{injectRules[0].Hosts, "evil.api.github.com", "", false},
+		{injectRules[0].Hosts, "a.b.api.github.com", "", false},
+		{injectRules[0].Hosts, "raw.githubusercontent.com", "", true},
+		{injectRules[0].Hosts, "a.raw.githubusercontent.com", "", true},
+		{injectRules[0].Hosts, "", "140.82.112.5", false},
+		{injectRules[0].Hosts, "", "10.0.0.1", false},
+		{injectRules[0].Hosts, "", "2001:db8::1", false},
+		{[]policy.Domain{"api.github.com", "*.github.com"}, "evil.api.github.com", "", true},
+		{[]policy.Domain{"api.github.com", "*.api.github.com"}, "x.api.github.com", "", true},
+		{[]policy.Domain{"api.github.com", "*.api.github.com"}, "api.github.com", "", true},
+		{[]policy.Domain{"api.github.com", "*.api.github.com"}, "", "127.0.0.1", false},
+	} {
+		rules := []policy.Secret{{Name: "s", Hosts: c.hosts, Header: "Authorization", Template: "{secret}"}}
+		ca, err := NewInjectCA(rules, time.Now(), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		pool.AddCert(ca.Cert)
+		var leaf *x509.Certificate
+		name := c.name
+		if c.ip != "" {
+			name = c.ip
+			leaf = caLeaf(t, ca, nil, []net.IP{net.ParseIP(c.ip)})
+		} else {
+			leaf = caLeaf(t, ca, []string{c.name}, nil)
+		}
+		_, err = leaf.Verify(x509.VerifyOptions{DNSName: name, Roots: pool})
+		if (err == nil) != c.want {
+			t.Errorf("hosts %v, a leaf for %s: verified %v, want %v (%v)", c.hosts, name, err == nil, c.want, err)
+		}
+	}
+}
+
+// An intercepted answer's head was read with no bound (the plain path's
+// is maxResponseHeaderBytes): an upstream could make net hold as much
+// as it sent. One over the bound is refused with 502; one under it
+// passes (the control).
+func TestInjectAnswerHeadBounded(t *testing.T) {
+	const host = "api.github.com"
+	for _, c := range []struct {
+		header int
+		status string
+	}{{maxResponseHeaderBytes + 1024, "502"}, {maxResponseHeaderBytes - 4096, "200"}} {
+		u, in := rawUpstream(t, host, func(string) string {
+			return "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", c.header) + "\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+		})
+		got, err := exchangeRaw(t, in, u, host, "GET / HTTP/1.1\r\nHost: api.github.com\r\nConnection: close\r\n\r\n")
+		if !strings.HasPrefix(got, "HTTP/1.1 "+c.status) {
+			t.Errorf("a header of %d bytes: the agent got %.80q (Serve: %v)", c.header, got, err)
+		}
+		if c.status == "502" && (err == nil || !strings.Contains(err.Error(), "larger than")) {
+			t.Errorf("a header of %d bytes: Serve's error %v does not name the bound", c.header, err)
 		}
 	}
 }

@@ -27,8 +27,9 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// maxResponseHeaderBytes bounds an upstream's answer head (64 KiB: more
-// than any real one). With DefaultMaxConns connections, each also
+// maxResponseHeaderBytes bounds an upstream's answer head, forwarded or
+// on an intercepted connection (answerReader) (64 KiB: more than any
+// real one). With DefaultMaxConns connections, each also
 // holding two 64 KiB buffers and a copy buffer of at most tunnelBufSize,
 // net's worst case stays within its memory limit (a hunt: 1 MiB heads on
 // 2,048 connections took net past 512 MiB, which ended the session).
