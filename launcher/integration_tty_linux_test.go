@@ -312,3 +312,70 @@ func personShell(t *testing.T, s *itSandbox) (*os.File, *ptyTerm) {
 	})
 	return master, term
 }
+
+// A launch started in the background of the person's terminal (&), or
+// sent there after Ctrl-Z (bg), does not let the agent run until fg:
+// there it could make itself the terminal's foreground and read what the
+// person types to their shell (SD-23). fg then runs it. The control: the
+// same program run by the shell without the launcher reads the line.
+func TestIntegrationJobControlBackground(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{})
+	for _, c := range []struct {
+		name         string
+		confined, bg bool
+	}{
+		{"started in the background", true, false},
+		{"control, started in the background", false, false},
+		{"sent to the background", true, true},
+		{"control, sent to the background", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stolen := filepath.Join(s.ws, "stolen-"+strings.ReplaceAll(c.name, " ", "-"))
+			agent := fmt.Sprintf("%s tty-steal 2 %s", itEnv.probe, stolen)
+			if c.confined {
+				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
+			}
+			master, term := personShell(t, s)
+			t.Cleanup(func() {
+				term.send("kill -9 %1\n")
+				master.Close()
+			})
+			term.send("echo shell-$((6*7))\n")
+			term.expect("shell-42")
+			if c.bg {
+				term.send(agent + "\n")
+				time.Sleep(1000 * time.Millisecond) // the agent runs; its helper waits 2 s
+				term.send("\x1a")                   // Ctrl-Z
+				term.send("echo back-$?\n")
+				term.expect("back-148")
+				term.send("bg\n")
+			} else {
+				term.send(agent + " &\n")
+			}
+			time.Sleep(3500 * time.Millisecond) // past the helper's wait: it takes the terminal now, if it runs
+			term.send("echo typed-at-the-shell-$((6*7))\n")
+			time.Sleep(2000 * time.Millisecond)
+			got, _ := os.ReadFile(stolen)
+			if !c.confined {
+				if !strings.Contains(string(got), "typed-at-the-shell") {
+					t.Fatalf("control: the helper did not take the terminal (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
+				}
+				return
+			}
+			if strings.Contains(string(got), "typed-at-the-shell") {
+				t.Fatalf("the agent read the person's line: %q", got)
+			}
+			term.expect("typed-at-the-shell-42")
+			term.expect("runs only in the foreground")
+			// fg runs the agent: its helper takes the terminal and reads.
+			term.send("fg\n")
+			time.Sleep(3500 * time.Millisecond)
+			term.send("after-fg-line\n")
+			pollUntil(t, "the agent to read a line after fg", func() bool {
+				got, _ := os.ReadFile(stolen)
+				return strings.Contains(string(got), "after-fg-line")
+			})
+		})
+	}
+}

@@ -129,9 +129,9 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 		defer child.Close()
 		files = append(files[:fdJoin-3+s.join], child)
 	}
-	if isForegroundTerminal(o.Stdin) {
-		attr.Foreground, attr.Ctty = true, 0
-		s.tty = int(o.Stdin.Fd())
+	if tty, i := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 && isForegroundFD(tty) {
+		attr.Foreground, attr.Ctty = true, i
+		s.tty = tty
 		s.ttyModes, _ = unix.IoctlGetTermios(s.tty, unix.TCGETS)
 	}
 	s.cmd = &exec.Cmd{
@@ -293,6 +293,15 @@ func (s *session) stopped(sig syscall.Signal) {
 	}
 	syscall.Kill(os.Getpid(), sig)
 	<-cont
+	// Continued in the background (bg): the agent stays stopped, and
+	// frozen or watched, as it would take the terminal from the shell
+	// there and read what is typed (SD-23); fg continues it.
+	if !untilForeground(s.tty, s.stderr, cont) {
+		fmt.Fprintln(s.stderr, "launcher: error: the person's shell is gone (this job's process group is orphaned): the stopped agent is killed")
+		thaw()
+		s.control.Write([]byte{byte(syscall.SIGKILL)})
+		return
+	}
 	if isForegroundFD(s.tty) {
 		signal.Ignore(unix.SIGTTOU)
 		unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, s.cmd.Process.Pid)
@@ -396,15 +405,99 @@ func (s *session) restoreModes() {
 	unix.IoctlSetTermios(s.tty, unix.TCSETS, s.ttyModes) // not TCSETSW: output the person stopped (^S) would never drain
 }
 
-// isForegroundTerminal reports whether f is the launcher's controlling
+// untilForeground returns once the launcher's process group is the
+// foreground of tty, its controlling terminal: until then it stops the
+// launcher with SIGTTIN, as a job that needs its terminal does, and waits
+// on cont for the shell's SIGCONT (fg, or bg again). An agent sharing a
+// terminal with a job in the background could make itself the
+// foreground (tcsetpgrp, ignoring SIGTTOU) and read what the person types
+// to their shell (SD-23). It returns false, at once, when no shell can
+// continue the launcher: its process group is orphaned (the kernel drops
+// SIGTTIN then).
+func untilForeground(tty int, stderr io.Writer, cont <-chan os.Signal) bool {
+	for said := false; !isForegroundFD(tty); {
+		if orphaned() {
+			return false
+		}
+		if !said {
+			fmt.Fprintln(stderr, "launcher: the agent shares this terminal, so it runs only in the foreground: it waits until fg")
+			said = true
+		}
+		if isForegroundFD(tty) { // fg came while that was written
+			break
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGTTIN)
+		<-cont
+	}
+	return true
+}
+
+// orphaned reports whether the launcher's process group is orphaned, as
+// the kernel counts it: no member has a parent in another group of the
+// same session (the shell that would continue it is gone). It reads every
+// process's stat; /proc that cannot be read counts as orphaned.
+func orphaned() bool {
+	type ids struct{ ppid, pgrp, sid int }
+	stat := func(pid string) (ids, bool) {
+		b, err := os.ReadFile("/proc/" + pid + "/stat")
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if err != nil || i < 0 {
+			return ids{}, false
+		}
+		// After "pid (comm) ": state ppid pgrp session.
+		f := strings.Fields(s[i+1:])
+		if len(f) < 4 {
+			return ids{}, false
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		pgrp, _ := strconv.Atoi(f[2])
+		sid, _ := strconv.Atoi(f[3])
+		return ids{ppid, pgrp, sid}, true
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	own := unix.Getpgrp()
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		m, ok := stat(e.Name())
+		if !ok || m.pgrp != own {
+			continue
+		}
+		if p, ok := stat(strconv.Itoa(m.ppid)); ok && p.sid == m.sid && p.pgrp != own {
+			return false
+		}
+	}
+	return true
+}
+
+// ownTerminal is the first of the launcher's standard streams (stdin,
+// stdout, stderr) that is its controlling terminal, and which of the
+// three it is; -1 for none. Any of them lets the agent take the
+// terminal's foreground and read it: a shell opens the terminal once, for
+// reading and writing, for all three.
+func ownTerminal(stdin, stdout *os.File, stderr io.Writer) (fd, index int) {
+	errFile, _ := stderr.(*os.File)
+	for i, f := range []*os.File{stdin, stdout, errFile} {
+		if f == nil {
+			continue
+		}
+		if _, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP); err == nil {
+			return int(f.Fd()), i
+		}
+	}
+	return -1, -1
+}
+
+// isForegroundFD reports whether fd is the launcher's controlling
 // terminal with the launcher's process group in the foreground. Only then
 // can stage 2 take the foreground: on any other terminal TIOCSPGRP fails
 // (ENOTTY, and the launch with it), and from a background job it would
 // stop stage 2 with SIGTTOU.
-func isForegroundTerminal(f *os.File) bool {
-	return f != nil && isForegroundFD(int(f.Fd()))
-}
-
 func isForegroundFD(fd int) bool {
 	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
 	return err == nil && pgrp == unix.Getpgrp()

@@ -158,6 +158,19 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 			degraded = append(degraded, a)
 		}
 	}
+	// Started in the background of the terminal it would share with the
+	// agent (launcher … &): it waits for fg, before anything is made
+	// (SD-23).
+	if tty, _ := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 && !isForegroundFD(tty) {
+		cont := make(chan os.Signal, 1)
+		signal.Notify(cont, syscall.SIGCONT)
+		fg := untilForeground(tty, o.Stderr, cont)
+		signal.Stop(cont)
+		if !fg {
+			return 0, &RefusedError{Boundary: "terminal", Detail: "started in the background of the terminal the agent would share, and no shell can bring it to the foreground (its process group is orphaned)",
+				Hint: "run it in the foreground, or give it other standard streams: </dev/null >out.log 2>&1"}
+		}
+	}
 	cwd, _ := os.Getwd()
 	id := IdentityPlan{}
 	if h.Root {
@@ -395,7 +408,7 @@ func writableCode(p *policy.Policy, code []string) error {
 		var st unix.Stat_t
 		if unix.Lstat(c, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
 			return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s has %d names (hard links), and one may be beneath a path the agent can write: it could change the file the next launch runs", c, st.Nlink),
-				Hint: "give it one name: copy it and move the copy over it (cp F F.new && mv F.new F), or install it with install(1)"}
+				Hint: "give it one name: copy it and move the copy over it (cp F F.new && mv F.new F), or install it with install(1); perf's build-id cache (~/.debug) makes such links"}
 		}
 	}
 	for _, w := range writes {

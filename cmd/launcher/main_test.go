@@ -39,10 +39,15 @@ func TestMain(m *testing.M) {
 // TestScripts pins the CLI's stdout, stderr and exit codes. Each script in
 // testdata/script runs the real command line.
 func TestScripts(t *testing.T) {
+	bin := ownCopy(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// expand FILE... replaces $WORK in each file with the script's
 			// work directory, so policies can name real paths.
@@ -171,4 +176,27 @@ func TestRepeatedFlag(t *testing.T) {
 			t.Errorf("repeatedFlag(%q) = %q, want %q", c.args, got, c.want)
 		}
 	}
+}
+
+// ownCopy is a directory holding a copy of this test binary named
+// launcher, for the scripts' PATH. testscript puts a hard link to it
+// there, and a launch refuses code with a second name (SR-25).
+func ownCopy(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil { // the launches' throwaway uids look it up
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/launcher", data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
