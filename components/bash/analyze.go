@@ -242,9 +242,12 @@ func (w *walker) source(s scope, text string, depth int) error {
 	if s.posix {
 		lang = syntax.LangPOSIX
 	}
-	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(text), "")
+	f, err := syntax.NewParser(syntax.Variant(lang), syntax.KeepComments(true)).Parse(strings.NewReader(text), "")
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	if err := joinedComment(f, text); err != nil {
+		return err
 	}
 	s.src = text
 	// Each statement, then the nodes of it outside the automatic subset.
@@ -257,6 +260,33 @@ func (w *walker) source(s scope, text string, depth int) error {
 		}
 	}
 	return nil
+}
+
+// joinedComment refuses a comment whose line ends in a backslash (or a
+// backslash and a carriage return): bash ends a comment at the end of
+// its line whatever precedes it, where the parser takes the backslash
+// and newline as a line joined to the next and reads that line as part
+// of the comment (an eighth hunt: echo a # x \<newline>rm -rf src ran
+// rm, which the parser had not seen; in $( ), a function, an if, after
+// a pipe, in bash -c's string too). The parser finds comments where
+// bash does, at the start of a word.
+func joinedComment(f *syntax.File, text string) error {
+	var err error
+	syntax.Walk(f, func(n syntax.Node) bool {
+		c, ok := n.(*syntax.Comment)
+		if !ok || err != nil {
+			return err == nil
+		}
+		line := text[min(int(c.Pos().Offset()), len(text)):]
+		if i := strings.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		if strings.HasSuffix(strings.TrimRight(line, "\r"), `\`) {
+			err = fmt.Errorf("%w: the comment %s ends in a backslash, where bash ends it and runs the next line as a command", ErrSyntax, quotedWord(line))
+		}
+		return true
+	})
+	return err
 }
 
 // bracketDepth is the deepest nesting of ( and { in text, counted

@@ -174,6 +174,18 @@ func TestBadInput(t *testing.T) {
 		{"the same with a quoted delimiter", "x=$(cat <<'E'\nE)\nrm -rf src\nE\n)", ErrSyntax},
 		{"the same in a <<- here-document", "x=$(cat <<-E\n\tE)\nrm -rf src\nE\n)", ErrSyntax},
 		{"the same in <( )", "cat <(cat <<E\nE)\nrm -rf src\nE\n)", ErrSyntax},
+		// bash ends a comment at the end of its line, a backslash there
+		// or not; the parser joined the next line to it (an eighth hunt:
+		// each ran rm).
+		{"a comment ending in a backslash", "echo a # x \\\nrm -rf src", ErrSyntax},
+		{"the same, the comment alone", "ls #\\\nrm -rf src", ErrSyntax},
+		{"the same in $( )", "echo $(ls #\\\nrm -rf src\n)", ErrSyntax},
+		{"the same in backquotes", "echo `ls #\\\nrm -rf src`", ErrSyntax},
+		{"the same in a function", "f() { ls #\\\nrm -rf src\n}; f", ErrSyntax},
+		{"the same in an if", "if true; then ls #\\\nrm -rf src\nfi", ErrSyntax},
+		{"the same after a pipe", "ls | #\\\nrm -rf src", ErrSyntax},
+		{"the same before a CR LF", "ls #\\\r\nrm -rf src", ErrSyntax},
+		{"the same in case", "case x in #\\\nx) rm -rf src;; esac", ErrSyntax},
 		{"1 MB", strings.Repeat("a", 1<<20), ErrTooLarge},
 		{"just over the limit", strings.Repeat("a", MaxSize+1), ErrTooLarge},
 		{"NUL", "echo a\x00b", ErrNUL},

@@ -272,6 +272,10 @@ func TestBackupRootsElsewhere(t *testing.T) {
 		"env -vCsub rm -rf src",
 		"git --icase-pathspecs clean -fdx SRC",
 		"git -c core.worktree=other clean -fdx src",
+		// The eighth hunt: where tar and zip find their inputs (-C, -T,
+		// @file) is not read.
+		"tar cf /tmp/x.tar --remove-files src",
+		"zip -rmq /tmp/x.zip src",
 	} {
 		a, err := Analyze(line)
 		if err != nil {

@@ -175,6 +175,9 @@
 //     counts, --no-dry-run included); git rm -f (--force, any prefix)
 //     unless --cached or -n (without -f git removes only files as
 //     committed, which it can bring back); rsync
+//     -d (--dir) or rmdir given a word that may be several (a glob,
+//     a brace: rm -d ./src/*/* ./src/* ./src empties a tree deepest
+//     first); rsync
 //     --delete* / --del / --force / --remove-source-files (its target the
 //     last word that is neither an option nor the value of one: not the e
 //     of --exclude e); find running unlink, rmdir, shred, srm, wipe, a
@@ -183,7 +186,9 @@
 //     getopt reads it) to a destination that is absolute, climbs (..),
 //     is a home (~) or is known only at run time (the worker's /tmp
 //     goes with it); tar
-//     --recursive-unlink; and the git commands that put a tree's files
+//     --recursive-unlink and --remove-files, zip -m (--move, in any
+//     cluster), whose inputs are not read (the whole workspace is kept);
+//     and the git commands that put a tree's files
 //     (a commit's, the index's, a stash's) over the working tree's
 //     (reset --hard, --merge, --keep; checkout with -f or any operand,
 //     as a branch and a path look alike, but not -b NEW [START];
@@ -245,7 +250,9 @@
 //     rsync -e/--rsh, --rsync-path; ssh, scp and sftp -o ProxyCommand,
 //     LocalCommand, KnownHostsCommand, PKCS11Provider and the like (-oX=
 //     too), -F, -I, scp/sftp -S, sftp -D; zip -TT/--unzip-command; sed's e
-//     command or s///e in a script given by -e or as the first operand,
+//     command or s///e in a script given by -e or as the first operand
+//     (read as GNU sed reads it: its delimiter inside a bracket
+//     expression, [/], is a character of it),
 //     a script that is not a literal, or -f FILE; vi, vim, nvim, ex and
 //     their kin whatever their options;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
@@ -338,7 +345,10 @@
 //     brackets before the parser runs), more than MaxDepth wrappers on one
 //     command, or more than MaxCommands (10000) simple commands is an
 //     error (ErrTooLarge, ErrNUL, ErrTooDeep, ErrTooMany), never a partial
-//     analysis; so is input that does not parse (ErrSyntax). Long && || |
+//     analysis; so is input that does not parse (ErrSyntax), and a
+//     comment whose line ends in a backslash (bash ends the comment
+//     there and runs the next line, which the parser joins to it; in a
+//     code string a shell runs, the command needs approval). Long && || |
 //     chains and long arithmetic are walked iteratively, not recursively.
 //     No input panics (FuzzAnalyze).
 //   - Deterministic: the same input and policy give the same analysis and

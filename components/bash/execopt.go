@@ -231,12 +231,55 @@ func sedRuns(p string) bool {
 			i++
 		}
 	}
-	delimited := func() bool { // past one part ending in p[i-1]'s delimiter
+	// bracket is past a bracket expression from p[i] == '[', or false
+	// where sed finds none that ends: inside it the delimiter and a
+	// backslash are themselves, a ] first (after any ^) is one, and
+	// [:class:], [.x.] and [=x=] end only at their own :], .] or =].
+	bracket := func() bool {
+		i++
+		if i < len(p) && p[i] == '^' {
+			i++
+		}
+		if i < len(p) && p[i] == ']' {
+			i++
+		}
+		for i < len(p) && p[i] != ']' {
+			if p[i] == '\n' {
+				return false
+			}
+			if p[i] == '[' && i+1 < len(p) && strings.IndexByte(":.=", p[i+1]) >= 0 {
+				end := strings.Index(p[i+2:], string(p[i+1])+"]")
+				if end < 0 {
+					return false
+				}
+				i += 2 + end + 2
+				continue
+			}
+			i++
+		}
+		if i >= len(p) {
+			return false
+		}
+		i++
+		return true
+	}
+	// delimited is past one part ending in p[i-1]'s delimiter; in a
+	// regex (an address, s's first part) GNU sed takes the delimiter
+	// inside a bracket expression as itself (an eighth hunt:
+	// s/[/]/w/;e cmd ran cmd, which a reader ending the regex at the
+	// second / took for s's w flag and file name).
+	delimited := func(regex bool) bool {
 		if i >= len(p) {
 			return false
 		}
 		d := p[i-1]
 		for i < len(p) && p[i] != d {
+			if regex && p[i] == '[' {
+				if !bracket() {
+					return false
+				}
+				continue
+			}
 			if p[i] == '\\' {
 				i++
 			}
@@ -252,12 +295,12 @@ func sedRuns(p string) bool {
 		switch {
 		case i < len(p) && p[i] == '/':
 			i++
-			if !delimited() {
+			if !delimited(true) {
 				return false
 			}
 		case i+1 < len(p) && p[i] == '\\':
 			i += 2
-			if !delimited() {
+			if !delimited(true) {
 				return false
 			}
 		default:
@@ -311,7 +354,7 @@ func sedRuns(p string) bool {
 				return true
 			}
 			i++
-			if !delimited() || !delimited() {
+			if !delimited(c == 's') || !delimited(false) {
 				return true
 			}
 			if c == 'y' {

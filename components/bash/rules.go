@@ -939,7 +939,7 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 	ws := sc.Words
 	switch baseName(sc) {
 	case "rm":
-		rec, opts := false, true
+		rec, dir, many, opts := false, false, false, true
 		var targets []string
 		for _, w := range ws[1:] {
 			switch {
@@ -948,11 +948,14 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			case opts && w.isOpt():
 				if long, ok := strings.CutPrefix(w.Text, "--"); ok {
 					rec = rec || long != "" && strings.HasPrefix("recursive", long)
-				} else if strings.ContainsAny(w.Text, "rR") {
-					rec = true
+					dir = dir || long != "" && strings.HasPrefix("dir", long)
+				} else {
+					rec = rec || strings.ContainsAny(w.Text, "rR")
+					dir = dir || strings.ContainsRune(w.Text, 'd')
 				}
 			default:
 				targets = append(targets, w.Text)
+				many = many || !w.single
 			}
 		}
 		if f := findLayer(sc); f != nil {
@@ -960,6 +963,12 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		}
 		if rec {
 			return &deletion{"rm -r deletes whole directory trees", targets}
+		}
+		// rm -d removes empty directories, and globs that list a tree
+		// deepest first empty each before it goes (an eighth hunt: rm -d
+		// ./src/*/* ./src/* ./src, src/{*/*,*,} deleted src).
+		if dir && many {
+			return &deletion{"rm -d given a glob deletes every file and directory it lists, a whole tree when it lists one deepest first", targets}
 		}
 	case "unlink", "rmdir", "shred", "srm", "wipe", "trash-put", "trash", "rmtrash", "gvfs-trash", "gio", "kioclient5", "mv":
 		name := baseName(sc)
@@ -970,12 +979,17 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			return &deletion{"find runs " + name + " on every file it matches", findTargets(f.Words)}
 		}
 		var operands []string
+		many := false
 		for _, w := range ws[1:] {
 			if !w.isOpt() {
 				operands = append(operands, w.Text)
+				many = many || !w.single
 			}
 		}
 		switch {
+		case name == "rmdir" && many:
+			// As rm -d: rmdir ./src/* ./src deleted a tree (an eighth hunt).
+			return &deletion{"rmdir given a glob deletes every directory it lists, a whole tree when it lists one deepest first", operands}
 		case name == "srm" || name == "wipe":
 			for _, w := range ws[1:] {
 				if w.isOpt() && strings.ContainsAny(strings.TrimLeft(w.Text, "-"), "rR") {
@@ -1094,11 +1108,29 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		}
 	case "tar":
 		// --recursive-unlink empties a directory the archive replaces (a
-		// re-test); where tar extracts is not read here: the whole
-		// workspace is kept.
+		// re-test), --remove-files deletes what it archives (--rem is
+		// its shortest prefix; an eighth hunt); where tar works (-C, -T,
+		// the archive) is not read here: the whole workspace is kept.
 		for _, w := range ws[1:] {
-			if t, _, _ := strings.Cut(w.Text, "="); longOpt(t, "--recursive-unlink", 4) {
+			t, _, _ := strings.Cut(w.Text, "=")
+			if longOpt(t, "--recursive-unlink", 4) {
 				return &deletion{"tar --recursive-unlink deletes the directories it extracts over", nil}
+			}
+			if longOpt(t, "--remove-files", 4) {
+				return &deletion{"tar --remove-files deletes the files and trees it archives", nil}
+			}
+		}
+	case "zip":
+		// -m (--move, in any cluster: -rmq) deletes what it zips (an
+		// eighth hunt); where its inputs are (-@, -i, @file) is not read.
+		// An m after -TT is its command's.
+		for _, w := range ws[1:] {
+			t, _, _ := strings.Cut(w.Text, "=")
+			if i := strings.Index(t, "TT"); i > 0 {
+				t = t[:i]
+			}
+			if longOpt(t, "--move", 3) || !strings.HasPrefix(t, "--") && shortLetter(t, 'm', "") {
+				return &deletion{"zip -m deletes the files and trees it zips", nil}
 			}
 		}
 	}

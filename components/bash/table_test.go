@@ -1200,7 +1200,7 @@ var table = []struct {
 	{`git send-email --sendmail-cmd=x pp/*`, P, "structural.git-config"},
 	{`MAKEFLAGS="--eval=\$(shell rm -rf src)" make -v`, P, "structural.exec-env"},
 	{`make -f /dev/null --eval='$(shell rm -rf src)'`, P, "builtin.exec-option"},
-	{`shopt -s globstar; rm -d src/** src`, P, "builtin.expansion"},
+	{`shopt -s globstar; rm -d src/** src`, D, "builtin.recursive-delete"}, // was Approve (globstar): rm -d with a glob is a deletion (an eighth hunt)
 	{`logsave /dev/null rm -rf src`, P, "builtin.dynamic"},
 	{`git stash clear`, P, "structural.git-stash"},
 	{`mv a.txt b.txt`, A, "default"},
@@ -1221,7 +1221,7 @@ var table = []struct {
 	{`find . -maxdepth 1 -name src -exec mv {} .. \;`, D, "builtin.recursive-delete"},
 	{`find src -maxdepth 0 -exec mv {} /tmp/o -f \;`, D, "builtin.recursive-delete"},
 	{`gio move src /tmp/o`, D, "builtin.recursive-delete"},
-	{`bash -O globstar -c "rm -d src/** src"`, P, "builtin.dynamic"},
+	{`bash -O globstar -c "rm -d src/** src"`, D, "builtin.recursive-delete"}, // was Approve, as above
 	{`make -f /dev/null "X:=\$(shell rm -rf src)"`, P, "builtin.exec-option"},
 	{`make -f /dev/null "X!=rm -rf src"`, P, "builtin.exec-option"},
 	{`make -f /dev/null MAKEFLAGS=--eval=\$\(shell\ rm\ -rf\ src\)`, P, "builtin.exec-option"},
@@ -1229,6 +1229,43 @@ var table = []struct {
 	{`mv -f a.txt b/`, A, "default"},
 	{`make CC=gcc`, A, "default"},
 	{`bash -O extglob -c "ls"`, A, "default"},
+	// An eighth hunt (bash 5.2, /tmp/hunt-bash8-repro): a comment ending
+	// in a backslash in code a shell runs (TestBadInput has the line's
+	// own); sed's delimiter inside a bracket expression; rm -d and rmdir
+	// given globs, tar --remove-files and zip -m; state git resumes from
+	// .git, --git-dir, refs thrown away; programs whose options run
+	// commands; mv read further (--t, a link made on the line, an
+	// absolute source, rename); rsync's values not taken as its
+	// destination (TestBackupRootsElsewhere).
+	{"bash -c 'ls #\\\nrm -rf src'", P, "builtin.dynamic"},
+	{"sh -c 'ls #\\\nrm -rf src'", P, "builtin.dynamic"},
+	{"eval 'ls #\\\nrm -rf src'", P, "builtin.dynamic"},
+	{"bash -c 'ls #\\\r\nrm -rf src'", P, "builtin.dynamic"},
+	{"echo '#\\\n'; ls", A, "default"},
+	{"echo a # a comment\nls", A, "default"},
+	{"echo a \\\n  b # c", A, "default"},
+	{`sed 's/[/]/w/;e rm -rf src' /etc/hostname`, P, "builtin.exec-option"},
+	{`sed 's/[[:alpha:]/]/w/;e rm -rf src' f`, P, "builtin.exec-option"},
+	{`sed 's/[]/]/w/;e rm -rf src' f`, P, "builtin.exec-option"},
+	{`sed 's/[^]/]/w/;e rm -rf src' f`, P, "builtin.exec-option"},
+	{`sed '\,[,],d;e rm -rf src' f`, P, "builtin.exec-option"},
+	{`sed 's/[a-z]/x/' f`, A, "default"},
+	{`sed 's/[/]/_/g' f`, A, "default"},
+	{`sed -n '/[/]/p' f`, A, "default"},
+	{`sed 's/\[/x/' f`, A, "default"},
+	{`rm -d ./src/*/* ./src/* ./src`, D, "builtin.recursive-delete"},
+	{`rm -d src/** src`, D, "builtin.recursive-delete"},
+	{`rm -fd ./src/{*/*,*,}`, D, "builtin.recursive-delete"},
+	{`rm --dir ./src/* ./src`, D, "builtin.recursive-delete"},
+	{`rmdir ./src/* ./src`, D, "builtin.recursive-delete"},
+	{`tar cf /tmp/x.tar --remove-files src`, D, "builtin.recursive-delete"},
+	{`tar --rem -cf /tmp/x.tar src`, D, "builtin.recursive-delete"},
+	{`zip -rmq /tmp/x.zip src`, D, "builtin.recursive-delete"},
+	{`zip --move -r /tmp/x.zip src`, D, "builtin.recursive-delete"},
+	{`rm -d emptydir`, A, "commands.auto[6]"},
+	{`rmdir a/b a`, A, "default"},
+	{`tar cf x.tar src`, A, "default"},
+	{`zip -rq x.zip src`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
