@@ -94,6 +94,7 @@ type SimpleCommand struct {
 	Pos Pos
 
 	code [2]int // Words[code[0]:code[1]] were analysed as commands of their own
+	line lineFacts
 	// outside: a node of the line outside the automatic subset
 	// (strict.go), recorded as a command of its own, with no words.
 	outside *finding
@@ -194,7 +195,30 @@ func Analyze(src string) (*Analysis, error) {
 	if err := w.source(scope{src: src}, src, 0); err != nil {
 		return nil, err
 	}
+	facts := lineFactsOf(w.out)
+	for i := range w.out {
+		w.out[i].line = facts
+	}
 	return &Analysis{Source: src, Commands: w.out, outside: w.outside}, nil
+}
+
+// lineFacts are what other commands of the line do that changes what a
+// command means: the analyzer reads no file, so what the line makes
+// is all it knows of what a name will be when the command runs.
+type lineFacts struct {
+	// repos: the line makes a repository (git init, git clone), whose
+	// configuration it may write before a git -C there reads it.
+	repos bool
+}
+
+func lineFactsOf(cs []SimpleCommand) lineFacts {
+	var f lineFacts
+	for _, c := range cs {
+		if baseName(&c) == "git" && len(c.Words) > 1 && (c.Words[1].Text == "init" || c.Words[1].Text == "clone") {
+			f.repos = true
+		}
+	}
+	return f
 }
 
 // walker collects simple commands.

@@ -134,6 +134,7 @@
 //     programs run other code or rebinds command names (LD_PRELOAD,
 //     LD_LIBRARY_PATH, BASH_ENV, ENV, PATH, PAGER, EDITOR, SHELL (flock
 //     -c, script), TAR_OPTIONS, ZIPOPT, RSYNC_RSH, NODE_OPTIONS,
+//     MAKEFILES, MANOPT,
 //     BASH_FUNC_*…) and any GIT_* variable but GIT_AUTHOR_*,
 //     GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
 //     GIT_OPTIONAL_LOCKS (GIT_PROXY_COMMAND, GIT_ALLOW_PROTOCOL, GIT_DIR
@@ -157,6 +158,19 @@
 //     looked at), git config --edit, --upload-pack/--receive-pack
 //     (any prefix) and --exec for any subcommand but rebase, clone's
 //     and ls-remote's -u also in a group (-qu), git --exec-path=;
+//     git --git-dir and --work-tree (but --git-dir=.git, --work-tree=.)
+//     as GIT_DIR; git -C DIR with DIR not a literal ("$PWD" aside),
+//     absolute, climbing (..) or a home, or on a line that runs git
+//     init or git clone (a bare repository made there, its config
+//     written, then read);
+//     "structural.git-state" (Approve): a write anywhere else under .git
+//     (a lock file aside: rebase-merge/, sequencer/, MERGE_MSG, info/,
+//     …), and git rebase, am, cherry-pick, revert and merge --continue,
+//     --edit-todo (am's --resolved, -r), which go on from that state (a
+//     rebase's todo list runs its exec lines);
+//     "structural.git-refs" (Approve): git update-ref -d, --stdin or of
+//     refs/stash, git reflog delete and expire, git gc --prune, git
+//     prune, which throw away what no backup of the workspace holds;
 //     "structural.protected-path" (Approve): a write to .ssh, .vscode,
 //     .mcp.json, .gitconfig, a shell start-up file (.bashrc, .profile, .zshrc, …) or
 //     one of Options.Protected.
@@ -194,7 +208,8 @@
 //     as a branch and a path look alike, but not -b NEW [START];
 //     checkout-index; switch -f; restore to the working tree; stash
 //     push, save, pop, apply, branch; rebase, merge and pull with
-//     --autostash; read-tree -u; submodule deinit -f
+//     --autostash; rebase, am, cherry-pick and revert --abort and
+//     --skip, merge --abort; read-tree -u; submodule deinit -f
 //     and update -f; any prefix git takes of their options: each
 //     removes an untracked tree where it puts a file, and drops
 //     uncommitted changes), which back up the whole workspace.
@@ -249,12 +264,21 @@
 //     --to-command, --info-script, -F/--new-volume-script, --rsh-command;
 //     rsync -e/--rsh, --rsync-path; ssh, scp and sftp -o ProxyCommand,
 //     LocalCommand, KnownHostsCommand, PKCS11Provider and the like (-oX=
-//     too), -F, -I, scp/sftp -S, sftp -D; zip -TT/--unzip-command; sed's e
+//     too), -F, -I, scp/sftp -S, sftp -D; zip -TT (in any cluster:
+//     -qTTcmd) and --unzip-command; split --filter, sort
+//     --compress-program, install --strip-program (any prefix each);
+//     man -P/--pager, -H/--html, -C/--config-file; ed and red, sqlite3
+//     (their ! and .shell run commands read from standard input or
+//     arguments); make --eval, a makefile from standard input (-f -,
+//     /dev/stdin) and a command-line variable other than NAME=VALUE of
+//     plain characters (no blank, ; $ ` quote and the like) or that
+//     sets SHELL, .SHELLFLAGS, MAKEFILES, MAKEFLAGS and kin; sed's e
 //     command or s///e in a script given by -e or as the first operand
 //     (read as GNU sed reads it: its delimiter inside a bracket
 //     expression, [/], is a character of it),
 //     a script that is not a literal, or -f FILE; vi, vim, nvim, ex and
-//     their kin whatever their options;
+//     their kin by any name (vim.basic, vim.tiny, gvimdiff), editor,
+//     sensible-editor, emacs and kak whatever their options;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option
@@ -399,7 +423,10 @@
 //     as such: a program that runs its arguments as a command and is
 //     named nowhere here runs them unseen. The programs whose options
 //     run command strings are those of builtin.exec-option; others
-//     (awk's system(), make, python -c) are programs like any other.
+//     (awk's system(), python -c, a makefile's recipes) are programs
+//     like any other. make CFLAGS="-O2 -g" needs approval (a blank in
+//     a value), the cost of reading make's variables strictly. git -C
+//     into a repository an earlier line made is not seen as one.
 //   - Only the deletions listed above are recognised: mv onto an
 //     existing directory, truncate, dd and shell redirections that
 //     overwrite files are Auto unless the policy says otherwise. git

@@ -90,33 +90,143 @@ func execOption(sc *SimpleCommand) *finding {
 			}
 		}
 	case "make", "gmake":
-		for i := 1; i < len(ws); i++ {
-			t := ws[i].Text
-			if name, _, _ := strings.Cut(t, "="); strings.HasPrefix(t, "-") && (longOpt(name, "--eval", 2) || shortLetter(t, 'E', "CfIjlOoW")) {
-				return found(i, "makes make evaluate text, whose $(shell …) runs a command")
-			}
-			// A variable given on the command line (before or after "--")
-			// is expanded at once with := and ::=, run with !=, and
-			// MAKEFLAGS= (or MFLAGS=, GNUMAKEFLAGS=) carries options such
-			// as --eval (a hunt, each).
-			if name, val, ok := strings.Cut(t, "="); ok && !strings.HasPrefix(t, "-") {
-				n := strings.TrimRight(name, ":!+?")
-				if strings.HasSuffix(name, ":") || strings.HasSuffix(name, "!") || n == "MAKEFLAGS" || n == "MFLAGS" || n == "GNUMAKEFLAGS" ||
-					!ws[i].Literal || strings.Contains(val, "$(") || strings.Contains(val, "${") || strings.Contains(val, "`") {
-					return found(i, "gives make a variable it expands or runs")
-				}
-			}
-		}
+		return makeFinding(sc)
 	case "zip":
+		// -TT in any cluster (-TqTT CMD, -qTTCMD: an eighth hunt), and
+		// any prefix of --unzip-command.
 		for i, w := range ws {
-			if strings.HasPrefix(w.Text, "-TT") || strings.HasPrefix(w.Text, "--unzip") {
+			name, _, _ := strings.Cut(w.Text, "=")
+			if len(name) > 1 && name[0] == '-' && name[1] != '-' && strings.Contains(name, "TT") || longOpt(name, "--unzip-command", 3) {
 				return found(i, "makes zip run a command")
 			}
 		}
+	case "split", "sort", "install":
+		// split --filter, sort --compress-program and install
+		// --strip-program run a command, in any prefix the program takes
+		// (an eighth hunt, each).
+		opt := map[string]struct {
+			name string
+			min  int
+		}{"split": {"--filter", 2}, "sort": {"--compress-program", 3}, "install": {"--strip-program", 7}}[name]
+		for i := 1; i < len(ws); i++ {
+			if ws[i].Text == "--" {
+				break
+			}
+			if n, _, _ := strings.Cut(ws[i].Text, "="); longOpt(n, opt.name, opt.min) {
+				return found(i, "makes "+name+" run a command")
+			}
+		}
+	case "man":
+		// -P and --pager, -H and --html run a program; -C and
+		// --config-file read a configuration naming programs (an eighth
+		// hunt: man -P 'rm -rf src' ls).
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(t, "=")
+			if longOpt(n, "--pager", 4) || longOpt(n, "--html", 3) || longOpt(n, "--config-file", 3) ||
+				shortLetter(t, 'P', "CRLmMerEpSsTXH") || shortLetter(t, 'H', "CRLmMerEpSsTXP") || shortLetter(t, 'C', "RLmMerEpSsTXHP") {
+				return found(i, "makes man run a program it names")
+			}
+		}
+	case "ed", "red":
+		// Its ! command runs a shell command, and it reads its commands
+		// from standard input, which the analyzer does not follow (an
+		// eighth hunt: ed -s <<< '!rm -rf src').
+		return &finding{rExecOption, name + " runs shell commands (its ! command) from the script it reads on standard input", 0}
+	case "sqlite3", "sqlite":
+		// .shell, .system, .once |CMD and the like run commands, from its
+		// arguments, -cmd, -init or standard input (an eighth hunt).
+		return &finding{rExecOption, name + " runs shell commands from its dot-commands (.shell, .system, .once |…), given as arguments or on standard input", 0}
 	case "sed":
 		return sedFinding(sc)
-	case "vi", "vim", "nvim", "ex", "view", "vimdiff", "nvimdiff", "rvim", "rview", "evim", "gvim", "gview", "gvimdiff", "vimx":
-		return &finding{rExecOption, name + " runs commands from its options (-c, +CMD, -S), its start-up files and modelines, and ex mode's from standard input", 0}
+	}
+	if editor(name) {
+		return &finding{rExecOption, name + " runs commands from its options (-c, +CMD, -S, --eval), its start-up files and modelines, and ex mode's from standard input", 0}
+	}
+	return nil
+}
+
+// editor reports vi and vim by any of their names (vim.basic, vim.tiny,
+// gvimdiff: an eighth hunt), the editors the system's alternatives
+// name (editor, sensible-editor), emacs and kakoune: each runs commands
+// it is given.
+func editor(name string) bool {
+	switch name {
+	case "vi", "ex", "view", "rvim", "rview", "evim", "eview", "editor", "sensible-editor", "edit", "kak":
+		return true
+	}
+	for _, p := range []string{"vim", "nvim", "gvim", "gview", "vi.", "emacs", "xemacs"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// makeSafeValue: the characters of a command-line variable's value make
+// takes without approval; a blank, ; | & $ ` quotes and the rest make a
+// recipe that uses the variable run more than it seems ($(CC) with
+// CC='gcc;rm -rf src').
+const makeSafeValue = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:@%+=-"
+
+// makeVars are make's variables that choose its shell, its options or
+// the makefiles it reads.
+var makeVars = set("SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKEFILES", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEOVERRIDES")
+
+// makeFinding reads make's options and command-line variables: --eval
+// evaluates text (whose $(shell …) runs); a makefile read from standard
+// input (-f -, /dev/stdin) is not seen; a variable given on the command
+// line is taken only as NAME=VALUE with VALUE of plain characters and
+// NAME none of makeVars (a hunt, and an eighth: SHELL=/bin/sh
+// .SHELLFLAGS='-c rm -rf src;' ran it, CC='rm -rf src;' would in any
+// recipe using $(CC); := and != expand or run at once).
+func makeFinding(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	found := func(at int, what string) *finding {
+		return &finding{rExecOption, "make " + quotedWord(ws[at].Text) + " " + what + ", which the analyzer does not see", at}
+	}
+	stdin := func(w Word, v string) bool {
+		return !w.Literal || v == "-" || strings.HasPrefix(v, "/dev/") || strings.HasPrefix(v, "/proc/")
+	}
+	for i := 1; i < len(ws); i++ {
+		w := ws[i]
+		t := w.Text
+		name, val, eq := strings.Cut(t, "=")
+		if strings.HasPrefix(t, "-") {
+			switch {
+			case longOpt(name, "--eval", 2) || shortLetter(t, 'E', "CfIjlOoW"):
+				return found(i, "makes make evaluate text, whose $(shell …) runs a command")
+			case longOpt(name, "--file", 2) || longOpt(name, "--makefile", 3):
+				if !eq && i+1 < len(ws) {
+					i++
+					w, val = ws[i], ws[i].Text
+				}
+				if stdin(w, val) {
+					return found(i, "makes make read a makefile from standard input")
+				}
+			case !strings.HasPrefix(t, "--") && shortLetter(t, 'f', "CEIjlOoW"):
+				val = t[strings.IndexByte(t, 'f')+1:]
+				if val == "" && i+1 < len(ws) {
+					i++
+					w, val = ws[i], ws[i].Text
+				}
+				if stdin(w, val) {
+					return found(i, "makes make read a makefile from standard input")
+				}
+			}
+			continue
+		}
+		if !eq {
+			continue
+		}
+		n := strings.TrimRight(name, ":!+?")
+		if strings.HasSuffix(name, ":") || strings.HasSuffix(name, "!") || makeVars[n] || !w.Literal ||
+			strings.Trim(val, makeSafeValue) != "" {
+			return found(i, "gives make a variable that chooses its shell or makefiles, or that it expands or runs")
+		}
 	}
 	return nil
 }

@@ -38,8 +38,10 @@ var execEnv = set(
 	// login shell runs $HOME/.profile, bash's $"…" takes its text from
 	// $TEXTDOMAINDIR's catalogues and expands it (a re-test, each).
 	"HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR", "INPUTRC", "TEXTDOMAIN", "TEXTDOMAINDIR",
-	// make reads options from them: --eval=$(shell …) (a hunt).
-	"MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS",
+	// make reads options from them: --eval=$(shell …) (a hunt), and
+	// makefiles from MAKEFILES; man its options from MANOPT (-P PAGER)
+	// and groff's from MANROFFOPT (an eighth hunt).
+	"MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS", "MAKEFILES", "MANOPT", "MANROFFOPT",
 	// The shell flock -c, script, make and others run; options read
 	// from the environment (tar's --to-command, zip's -TT); the program
 	// rsync connects through (a hunt, each).
@@ -299,6 +301,15 @@ func classify(p string, o Options) (rule, what string) {
 				return "structural.git-config", "the repository's configuration (.git/" + d + ")"
 			}
 		}
+		// The rest of .git is state git resumes from: a rebase's todo
+		// list runs its exec lines on git rebase --continue (an eighth
+		// hunt: a todo written into .git/rebase-merge ran rm -rf src),
+		// and the sequencer's, am's and merge's likewise. A lock file
+		// (index.lock left by a git that died) is git's own and holds
+		// nothing git reads.
+		if !strings.HasSuffix(cs[len(cs)-1], ".lock") {
+			return rGitState, "the repository's state (.git/" + strings.Join(cs[i+1:], "/") + "), which git resumes from"
+		}
 	}
 	rel := p
 	if path.IsAbs(p) {
@@ -443,6 +454,24 @@ func gitStructural(sc *SimpleCommand) *verdict {
 			}
 		case strings.HasPrefix(t, "--exec-path="):
 			return &verdict{Approve, "structural.git-config", "git --exec-path= makes git run its programs from another directory"}
+		case t == "--git-dir" || t == "--work-tree" || strings.HasPrefix(t, "--git-dir=") || strings.HasPrefix(t, "--work-tree="):
+			// As GIT_DIR and GIT_WORK_TREE: another repository's
+			// configuration, whose core.fsmonitor ran a command (an
+			// eighth hunt: a bare repository made on the line). The
+			// workspace's own (.git, .) is what git finds anyway.
+			name, val, eq := strings.Cut(t, "=")
+			if !eq && k+1 < len(g) {
+				k++
+				val, eq = g[k].Text, g[k].Literal
+			}
+			if !eq || !(name == "--git-dir" && val == ".git" || name == "--work-tree" && val == ".") {
+				return &verdict{Approve, "structural.git-config", "git " + name + " " + quotedWord(val) + " makes git read another repository, whose configuration may run programs"}
+			}
+		case t == "-C" && k+1 < len(g):
+			k++
+			if why := gitDirElsewhere(g[k], sc.line); why != "" {
+				return &verdict{Approve, "structural.git-config", "git -C " + quotedWord(g[k].Text) + " " + why}
+			}
 		}
 	}
 	if len(sc.Words) < 2 {
@@ -458,6 +487,12 @@ func gitStructural(sc *SimpleCommand) *verdict {
 		return &verdict{Approve, "structural.git-config", "git for-each-repo runs a git command in every repository a configuration key lists"}
 	case sub == "stash" && len(ws) > 2 && (ws[2].Text == "drop" || ws[2].Text == "clear"):
 		return &verdict{Approve, "structural.git-stash", "git stash " + ws[2].Text + " throws away stashed changes, which no backup of the workspace holds"}
+	}
+	if v := gitRefs(ws); v != nil {
+		return v
+	}
+	if t := gitResumes(ws); t != "" {
+		return &verdict{Approve, rGitState, "git " + sub + " " + t + " goes on from the state in .git, which a command may have written (a rebase's todo list runs exec lines)"}
 	}
 	// A subcommand's long option may be written as any prefix git finds
 	// unambiguous (--upload-pa, --templ, --conf): min is the shortest
@@ -516,6 +551,84 @@ func gitStructural(sc *SimpleCommand) *verdict {
 		return gitConfig(ws)
 	}
 	return nil
+}
+
+// rGitState: git's state under .git, and the commands that resume from it.
+const rGitState = "structural.git-state"
+
+// gitResumes is the option with which git rebase, am, cherry-pick,
+// revert or merge goes on from the state under .git (--continue,
+// --edit-todo, am's --resolved and -r), or "": a todo list written
+// there runs its exec lines (an eighth hunt). --abort and --skip are
+// gitOverwrite's.
+func gitResumes(ws []Word) string {
+	switch ws[1].Text {
+	case "rebase", "am", "cherry-pick", "revert", "merge":
+	default:
+		return ""
+	}
+	for _, w := range ws[2:] {
+		t := w.Text
+		if t == "--" {
+			break
+		}
+		if longOpt(t, "--continue", 3) || longOpt(t, "--edit-todo", 3) || ws[1].Text == "am" && (longOpt(t, "--resolved", 4) || shortLetter(t, 'r', "CpS")) {
+			return t
+		}
+	}
+	return ""
+}
+
+// gitRefs finds git commands that throw away refs, reflogs or the
+// objects only they kept, which no backup of the workspace holds (an
+// eighth hunt: git update-ref -d refs/stash dropped the stash):
+// update-ref -d or --stdin, or of refs/stash; reflog delete and
+// expire; gc --prune, prune.
+func gitRefs(ws []Word) *verdict {
+	sub := ws[1].Text
+	found := func(what string) *verdict {
+		return &verdict{Approve, "structural.git-refs", "git " + sub + " " + what + " throws away refs or history, which no backup of the workspace holds"}
+	}
+	switch sub {
+	case "update-ref":
+		for _, w := range ws[2:] {
+			if t := w.Text; t == "-d" || t == "--stdin" || t == "refs/stash" || t == "stash" || !w.Literal {
+				return found(quotedWord(t))
+			}
+		}
+	case "reflog":
+		if len(ws) > 2 && (ws[2].Text == "delete" || ws[2].Text == "expire") {
+			return found(ws[2].Text)
+		}
+	case "gc":
+		for _, w := range ws[2:] {
+			if name, _, _ := strings.Cut(w.Text, "="); longOpt(name, "--prune", 4) {
+				return found(quotedWord(w.Text))
+			}
+		}
+	case "prune":
+		return found("")
+	}
+	return nil
+}
+
+// gitDirElsewhere says why git -C DIR may not be the workspace's own
+// repository, or "": DIR not a literal ("$PWD" aside), absolute,
+// climbing (..) or a home (~), or any DIR on a line that makes a
+// repository (git init --bare x; a config written in it; git -C x).
+func gitDirElsewhere(w Word, f lineFacts) string {
+	t := w.Text
+	switch {
+	case !w.Literal && (t == "$PWD" || t == "${PWD}"):
+		return ""
+	case !w.Literal:
+		return "is known only at run time: git reads that repository's configuration, which may run programs"
+	case strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") || slices.Contains(strings.Split(t, "/"), ".."):
+		return "is out of the workspace, or may be: git reads that repository's configuration, which may run programs"
+	case f.repos:
+		return "works in a directory on a line that makes a repository, whose configuration the line may write"
+	}
+	return ""
 }
 
 // gitConfig looks at git config: a write of a key that makes git run a
@@ -742,6 +855,18 @@ func gitOverwrite(ws []Word) *deletion {
 	}
 	for i, w := range words {
 		t := w.Text
+		// --abort and --skip put HEAD's (or the original's) files back
+		// over the working tree, as reset --merge does (an eighth hunt).
+		switch sub {
+		case "rebase", "am", "cherry-pick", "revert":
+			if opt(t, "--abort") || opt(t, "--skip") {
+				return found()
+			}
+		case "merge":
+			if opt(t, "--abort") {
+				return found()
+			}
+		}
 		switch sub {
 		case "rebase", "merge", "pull":
 			// --autostash: a stash, then reset --hard (a hunt: it removed
