@@ -209,13 +209,31 @@ type lineFacts struct {
 	// repos: the line makes a repository (git init, git clone), whose
 	// configuration it may write before a git -C there reads it.
 	repos bool
+	// links: the line makes a link (ln), through which an mv may
+	// leave the workspace (ln -s /tmp/x up; mv src up/: an eighth hunt).
+	links bool
+	// leaves: the line changes directory to where a relative path may
+	// be out of the workspace (cd .., cd /tmp, cd -, cd "$d", cd alone).
+	leaves bool
 }
 
 func lineFactsOf(cs []SimpleCommand) lineFacts {
 	var f lineFacts
 	for _, c := range cs {
-		if baseName(&c) == "git" && len(c.Words) > 1 && (c.Words[1].Text == "init" || c.Words[1].Text == "clone") {
-			f.repos = true
+		switch name := baseName(&c); name {
+		case "git":
+			f.repos = f.repos || len(c.Words) > 1 && (c.Words[1].Text == "init" || c.Words[1].Text == "clone")
+		case "ln":
+			f.links = true
+		case "cd", "pushd", "popd":
+			var dirs []Word
+			for _, w := range c.Words[1:] {
+				if !w.isOpt() || w.Text == "-" {
+					dirs = append(dirs, w)
+				}
+			}
+			// pushd and popd go where the stack says.
+			f.leaves = f.leaves || name != "cd" || len(dirs) == 0 || slices.ContainsFunc(dirs, func(w Word) bool { return !w.Literal || outsidePath(w) || w.Text == "-" })
 		}
 	}
 	return f

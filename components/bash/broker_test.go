@@ -287,7 +287,12 @@ func TestBackupRootsElsewhere(t *testing.T) {
 	}
 	// rsync's option values are not its destination (the third hunt:
 	// --exclude e after the destination backed up e, and src went).
-	for _, line := range []string{"rsync -a --delete e/ src/ --exclude e", "rsync -a --delete --filter '- x' e/ src/ --include y"} {
+	// The eighth hunt: -@ 1, --compress-threads 1 and the other values
+	// rsync takes were backed up in src's place.
+	for _, line := range []string{"rsync -a --delete e/ src/ --exclude e", "rsync -a --delete --filter '- x' e/ src/ --include y",
+		"rsync -a --delete empty/ src -@ 1", "rsync -a --delete empty/ src --compress-threads 1", "rsync -a --delete empty/ src --zt 1",
+		"rsync -a --delete empty/ src --log-format x", "rsync -a --delete empty/ src --stderr e", "rsync -a --delete empty/ src --confine-root x",
+		"rsync -a --delete empty/ src -aT x", "rsync -a --delete empty/ src -v@ 1"} {
 		a, err := Analyze(line)
 		if err != nil {
 			t.Fatal(err)

@@ -194,12 +194,18 @@
 //     first); rsync
 //     --delete* / --del / --force / --remove-source-files (its target the
 //     last word that is neither an option nor the value of one: not the e
-//     of --exclude e); find running unlink, rmdir, shred, srm, wipe, a
+//     of --exclude e, the 1 of -@ 1 or -v@ 1: every option of rsync's
+//     --help that takes a separate value is listed); find running unlink, rmdir, shred, srm, wipe, a
 //     trash command, gio or mv out of the workspace; srm -r, wipe -r,
 //     trash-put (and kin), gio trash, remove and move, mv (read as GNU
-//     getopt reads it) to a destination that is absolute, climbs (..),
-//     is a home (~) or is known only at run time (the worker's /tmp
-//     goes with it); tar
+//     getopt reads it, --t for --target-directory) to a destination
+//     that is absolute, climbs (..), is a home (~) or is known only at
+//     run time (the worker's /tmp goes with it), from a source so (or
+//     holding an expansion), or on a line that makes a link (ln) or
+//     changes directory other than down a literal path (cd .., cd
+//     /tmp, cd -, pushd, popd); rename (either form), rename.ul,
+//     prename, file-rename and mmv, whose moves are not read (the whole
+//     workspace is kept); tar
 //     --recursive-unlink and --remove-files, zip -m (--move, in any
 //     cluster), whose inputs are not read (the whole workspace is kept);
 //     and the git commands that put a tree's files
@@ -428,7 +434,8 @@
 //     a value), the cost of reading make's variables strictly. git -C
 //     into a repository an earlier line made is not seen as one.
 //   - Only the deletions listed above are recognised: mv onto an
-//     existing directory, truncate, dd and shell redirections that
+//     existing directory, or into a link an earlier line made (the
+//     analyzer reads no file), truncate, dd and shell redirections that
 //     overwrite files are Auto unless the policy says otherwise. git
 //     switch, merge, pull, rebase, cherry-pick and the like are Auto:
 //     git refuses to overwrite untracked files and local changes, but

@@ -418,7 +418,8 @@ var sensitiveNames = func() map[string]bool {
 	m := set("eval", "source", ".", "trap", "su", "watch", "find", "git", "rm", "rsync", "chmod", "install", "setcap",
 		"alias", "hash", "enable", "shopt", "xargs", "busybox", "python", "python3", "node", "perl", "ruby", "php",
 		// They delete one file each, but every one xargs gives them (a hunt).
-		"unlink", "rmdir", "shred", "srm", "wipe", "trash-put", "trash", "rmtrash", "gvfs-trash", "gio", "kioclient5", "mv")
+		"unlink", "rmdir", "shred", "srm", "wipe", "trash-put", "trash", "rmtrash", "gvfs-trash", "gio", "kioclient5", "mv",
+		"rename", "rename.ul", "prename", "file-rename", "perl-rename", "mmv")
 	for n := range subRules {
 		m[n] = true
 	}
@@ -738,7 +739,30 @@ var rsyncValued = set("--exclude", "--include", "--filter", "-f", "--exclude-fro
 	"--groupmap", "--info", "--debug", "--iconv", "--sockopts", "--protocol", "--checksum-choice", "--cc",
 	"--compress-choice", "--zc", "--compress-level", "--zl", "--skip-compress", "--max-delete", "--modify-window",
 	"--address", "--contimeout", "--outbuf", "--stop-after", "--stop-at", "--write-batch", "--only-write-batch",
-	"--read-batch", "--max-alloc", "--early-input", "--copy-as", "--checksum-seed", "-e", "--rsh", "--rsync-path")
+	"--read-batch", "--max-alloc", "--early-input", "--copy-as", "--checksum-seed", "-e", "--rsh", "--rsync-path",
+	// Missed until an eighth hunt (rsync --delete empty/ src -@ 1 backed
+	// up 1, not src): the rest of rsync 3.x's --help, its deprecated
+	// --log-format and the daemon's --config and --dparam.
+	"-@", "--compress-threads", "--zt", "--stderr", "--log-format", "--confine-root", "--config", "--dparam")
+
+// rsyncShortValued are rsync's short options that take a value: in a
+// group (-aT DIR, -v@ 1) the last letter takes the next word, another
+// the rest of the word.
+const rsyncShortValued = "fTBMe@"
+
+// rsyncValue reports a word of rsync's whose value is the next word:
+// one of rsyncValued, or a group of short options ending in a letter
+// that takes one.
+func rsyncValue(t string) bool {
+	if rsyncValued[t] {
+		return true
+	}
+	if len(t) < 2 || t[0] != '-' || t[1] == '-' {
+		return false
+	}
+	i := strings.IndexAny(t[1:], rsyncShortValued)
+	return i == len(t)-2
+}
 
 // optionValues reports an option of name's (find, rsync) that takes the
 // next word as its value.
@@ -747,7 +771,7 @@ func optionValues(name, t string) bool {
 	case "find":
 		return findValued[t] || strings.HasPrefix(t, "-newer")
 	case "rsync":
-		return rsyncValued[t]
+		return rsyncValue(t)
 	}
 	return false
 }

@@ -915,7 +915,9 @@ func mvArgs(ws []Word) (operands []Word, target *Word) {
 		case strings.HasPrefix(t, "--"):
 			name, val, eq := strings.Cut(t, "=")
 			switch {
-			case longOpt(name, "--target-directory", 3):
+			// --t is --target-directory already: no other long option
+			// of mv starts so (an eighth hunt: mv --t=/tmp/x src).
+			case longOpt(name, "--target-directory", 2):
 				if eq {
 					v := w
 					v.Text = val
@@ -949,22 +951,38 @@ func mvArgs(ws []Word) (operands []Word, target *Word) {
 	return operands, target
 }
 
-// mvOut reports an mv whose destination may be out of the workspace: an
-// absolute path, one that climbs (..), a home (~), or one known only at
-// run time (a hunt: mv src /tmp/x, mv src .. and mv src OUT -f each took
-// src out, the worker's /tmp going with it).
-func mvOut(ws []Word) bool {
-	operands, target := mvArgs(ws)
+// mvOut reports an mv that may take a tree out of the workspace: its
+// destination absolute, climbing (..), a home (~) or known only at run
+// time (a hunt: mv src /tmp/x, mv src .. and mv src OUT -f each took
+// src out, the worker's /tmp going with it); a source so, which may be
+// the workspace's own tree named from elsewhere (an eighth hunt: cd
+// /tmp && mv /tmp/ws/src x); or any mv on a line that makes a link (ln
+// -s /tmp/x up; mv src up/) or changes directory out (cd .., cd /tmp):
+// the analyzer reads no file, so the line is all it knows of where a
+// name leads. A link made on an earlier line is not seen.
+func mvOut(sc *SimpleCommand) bool {
+	if sc.line.links || sc.line.leaves {
+		return true
+	}
+	operands, target := mvArgs(sc.Words)
 	dest := target
 	if dest == nil {
 		if len(operands) < 2 {
 			return false
 		}
 		dest = &operands[len(operands)-1]
+		operands = operands[:len(operands)-1]
 	}
-	t := dest.Text
-	return !dest.Literal || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") || t == ".." ||
-		strings.HasPrefix(t, "../") || strings.Contains(t, "/../") || strings.HasSuffix(t, "/..")
+	return !dest.Literal || outsidePath(*dest) || slices.ContainsFunc(operands, outsidePath)
+}
+
+// outsidePath reports a path that may be out of the workspace: absolute,
+// a home (~), climbing (..), or holding an expansion ($x, $(…)); a glob
+// or a brace alone stays where it is written.
+func outsidePath(w Word) bool {
+	t := w.Text
+	return !w.Literal && strings.ContainsAny(t, "$`") || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") ||
+		slices.Contains(strings.Split(t, "/"), "..")
 }
 
 // ---- recursive deletion ----
@@ -1095,12 +1113,18 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		if dir && many {
 			return &deletion{"rm -d given a glob deletes every file and directory it lists, a whole tree when it lists one deepest first", targets}
 		}
+	case "rename", "rename.ul", "prename", "file-rename", "perl-rename", "mmv":
+		// They move files by a pattern or an expression, out of the
+		// workspace too (an eighth hunt: rename.ul src /tmp/x src);
+		// which files, and where, is not read: the whole workspace is
+		// kept.
+		return &deletion{baseName(sc) + " moves the files it is given, perhaps out of the workspace", nil}
 	case "unlink", "rmdir", "shred", "srm", "wipe", "trash-put", "trash", "rmtrash", "gvfs-trash", "gio", "kioclient5", "mv":
 		name := baseName(sc)
 		// One file or empty directory at a time, but every one find
 		// matches (a hunt: find src -depth -exec unlink {} \; -o -exec
 		// rmdir {} \; removed the tree).
-		if f := findLayer(sc); f != nil && (name != "mv" || mvOut(ws)) {
+		if f := findLayer(sc); f != nil && (name != "mv" || mvOut(sc)) {
 			return &deletion{"find runs " + name + " on every file it matches", findTargets(f.Words)}
 		}
 		var operands []string
@@ -1127,7 +1151,7 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			return &deletion{"gio " + operands[0] + " deletes what it is given", operands[1:]}
 		case name == "kioclient5" && len(operands) > 0 && operands[0] == "move":
 			return &deletion{"kioclient5 move takes trees out of the workspace", operands[1:]}
-		case name == "mv" && mvOut(ws):
+		case name == "mv" && mvOut(sc):
 			// Out of the workspace: the worker's /tmp goes with it (a
 			// hunt: mv src /tmp/x lost src). Every operand but the
 			// destination is backed up.
@@ -1210,7 +1234,7 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 					pos = append(pos, w.Text)
 				}
 				k = len(ws)
-			case rsyncValued[t]:
+			case rsyncValue(t):
 				k++ // --exclude e: e is the pattern, not the destination (a hunt)
 			// --force deletes a non-empty directory a file replaces (a
 			// re-test: rsync -r --force x/ . removed the tree src).

@@ -1335,6 +1335,23 @@ var table = []struct {
 	{`man -k printf`, A, "default"},
 	{`make -C sub test V=1 PREFIX=/usr/local`, A, "default"},
 	{`make -f build.mk all`, A, "default"},
+	{`mv --t=/tmp/x src`, D, "builtin.recursive-delete"},
+	{`mv --t /tmp/x src`, D, "builtin.recursive-delete"},
+	{`ln -s /tmp/x up; mv src up/`, D, "builtin.recursive-delete"},
+	{`ln -s /tmp/x up && mv src up`, D, "builtin.recursive-delete"},
+	{`cd /tmp && mv /tmp/pinfold-demo/src x`, D, "builtin.recursive-delete"},
+	{`mv ~/ws/src x`, D, "builtin.recursive-delete"},
+	{`mv ../ws/src x`, D, "builtin.recursive-delete"},
+	{`cd .. && mv ws/src x`, D, "builtin.recursive-delete"},
+	{`rename.ul src /tmp/x src`, D, "builtin.recursive-delete"},
+	{`rename 's,^,/tmp/,' src`, D, "builtin.recursive-delete"},
+	{`mmv src /tmp/x`, D, "builtin.recursive-delete"},
+	{`mv --suffix=.bak -b a.txt b.txt`, A, "default"},
+	{`ln -s ../lib lib; mv a.txt b.txt`, D, "builtin.recursive-delete"}, // the cost of the rule: any mv on a line that makes a link
+	{`cd sub && mv a b`, A, "default"},
+	{`mv a.txt sub/`, A, "default"},
+	{`mv *.o build/`, A, "default"},
+	{`mv "$f" done/`, D, "builtin.recursive-delete"}, // "$f" may be absolute
 }
 
 func TestTable(t *testing.T) {
