@@ -379,3 +379,96 @@ func TestIntegrationJobControlBackground(t *testing.T) {
 		})
 	}
 }
+
+// flicker is an agent whose child, once the agent is told Ctrl-Z, has a
+// timer continue it every 50 ms; each time it takes the terminal's
+// foreground, reads what the terminal holds into argv[1] and stops itself
+// again within microseconds, so that it is rarely running when anyone
+// looks (a re-test took the person's terminal so, twice in two, past
+// stage 2's look at the threads' states every 5 ms).
+const flicker = `#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+static volatile sig_atomic_t armed;
+static pid_t child;
+static void tstp(int s) { (void)s; kill(child, SIGUSR1); usleep(20000); signal(SIGTSTP, SIG_DFL); raise(SIGTSTP); }
+static void usr1(int s) { (void)s; armed = 1; }
+static void woke(int s) { (void)s; }
+int main(int argc, char **argv) {
+	int out = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (argc != 2 || out < 0) return 2;
+	if ((child = fork()) == 0) {
+		signal(SIGTTOU, SIG_IGN); signal(SIGTTIN, SIG_IGN); signal(SIGTSTP, SIG_IGN);
+		signal(SIGCONT, woke); signal(SIGUSR1, usr1);
+		int fd = dup(0);
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		while (!armed) pause();
+		timer_t t; struct sigevent ev = {0};
+		ev.sigev_notify = SIGEV_SIGNAL; ev.sigev_signo = SIGCONT;
+		if (timer_create(CLOCK_MONOTONIC, &ev, &t)) return 1;
+		struct itimerspec its = {{0, 50000000L}, {0, 300000000L}};
+		timer_settime(t, 0, &its, 0);
+		for (;;) {
+			raise(SIGSTOP);
+			if (tcgetpgrp(fd) != getpgrp()) tcsetpgrp(fd, getpgrp());
+			char b[4096];
+			ssize_t k = read(fd, b, sizeof b);
+			if (k > 0) write(out, b, k);
+		}
+	}
+	signal(SIGTSTP, tstp);
+	for (;;) pause();
+}
+`
+
+// A stopped tree continued by itself for moments at a time is seen as
+// soon as it has run at all, not only while it runs: stage 2 compares the
+// times each thread has been given a CPU (unprivileged; as root the tree
+// is frozen). The control: the same agent run by the shell without the
+// launcher reads the line.
+func TestIntegrationJobControlFlicker(t *testing.T) {
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Fatalf("no C compiler (cgo builds need one): %v", err)
+	}
+	for _, c := range []struct {
+		name     string
+		uid      int
+		confined bool
+	}{{"unprivileged", nobody, true}, {"root", 0, true}, {"control", 0, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSandboxAs(t, c.uid)
+			if c.uid != 0 {
+				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+				}
+			}
+			src, bin := filepath.Join(s.outside, "flicker.c"), filepath.Join(s.outside, "flicker")
+			must(t, os.WriteFile(src, []byte(flicker), 0o644))
+			if out, err := exec.Command(cc, "-o", bin, src).CombinedOutput(); err != nil {
+				t.Fatalf("build: %v\n%s", err, out)
+			}
+			path, hash := s.writePolicy(t, itPol{exec: []string{s.outside, "/usr/lib"}})
+			stolen := filepath.Join(s.ws, "stolen")
+			agent := bin + " " + stolen
+			if c.confined {
+				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
+			}
+			got, term := typedAfterCtrlZ(t, s, agent, stolen, 1500*time.Millisecond)
+			if !c.confined {
+				if !strings.Contains(got, "typed-at-the-shell") {
+					t.Fatalf("control: the agent did not read the line (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
+				}
+				return
+			}
+			if strings.Contains(got, "typed-at-the-shell") {
+				t.Fatalf("the agent read the person's line: %q; terminal:\n%s", got, term.out.String())
+			}
+			if c.uid != 0 && !strings.Contains(term.out.String(), "ran again by itself") {
+				t.Errorf("unprivileged: stage 2 did not see the tree run; terminal:\n%s", term.out.String())
+			}
+		})
+	}
+}

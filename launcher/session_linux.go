@@ -307,8 +307,10 @@ func (s *session) stopped(sig syscall.Signal) {
 		unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, s.cmd.Process.Pid)
 		signal.Reset(unix.SIGTTOU)
 	}
-	thaw()
+	// Stage 2 stops watching first: a thaw may run a frozen task for a
+	// moment, which its watch would take for the tree running by itself.
 	s.control.Write([]byte{byte(syscall.SIGCONT)})
+	thaw()
 }
 
 // wait relays signals to the agent until stage 2 exits, and returns the

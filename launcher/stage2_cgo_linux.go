@@ -143,3 +143,12 @@ func mountPointC(trees []string, dirs []bool, n int, cover string) (fd int, wher
 // threadsStopped is stage 2's check, on Ctrl-Z, that every thread of
 // process pid is stopped or gone (for its test).
 func threadsStopped(pid int) bool { return C.pf_threads_stopped(C.long(pid)) != 0 }
+
+// processMark is the mark stage 2's watch over a stopped tree compares,
+// for process pid's threads alone (for its test); false when it cannot
+// be told.
+func processMark(pid int) (uint64, bool) {
+	var m C.uint64_t
+	ok := C.pf_process_mark(C.long(pid), &m) != 0
+	return uint64(m), ok
+}

@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -1121,6 +1122,102 @@ static int all_stopped(void)
 	return each_id("/proc", 1, 0, process_stopped, 0);
 }
 
+// The watch over a stopped tree (supervise) compares marks, not states:
+// tree_mark mixes, under a key of stage 2's own, every thread of the tree
+// with how many times it has been given a CPU (the third field of its
+// schedstat; without schedstat, how many times it gave one up, from
+// status). A thread that ran, however briefly, or began or ended, since
+// the mark was taken changes it. Looking at the threads' states every
+// tick missed a process that a timer continued for a moment at a time,
+// and that took the terminal between two looks (a re-test).
+static uint64_t mark_key;
+static uint64_t mark_acc;
+static int mark_ok;
+
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+// thread_runs is how many times thread tid of pid has run (or given up
+// the CPU), or -1 when it cannot be told; -2 when it is gone.
+static long long thread_runs(long pid, long tid)
+{
+	char path[96], buf[1536];
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/schedstat", pid, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int sched = fd >= 0;
+	if (!sched) {
+		if (errno != ENOENT)
+			return gone(errno) ? -2 : -1;
+		snprintf(path, sizeof path, "/proc/%ld/task/%ld/status", pid, tid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return gone(errno) ? -2 : -1;
+	}
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	int err = errno;
+	close(fd);
+	if (n <= 0)
+		return n == 0 || gone(err) ? -2 : -1;
+	buf[n] = '\0';
+	if (sched) {
+		unsigned long long on, waited, runs;
+		return sscanf(buf, "%llu %llu %llu", &on, &waited, &runs) == 3 ? (long long)runs : -1;
+	}
+	long long total = 0;
+	int found = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		long long v;
+		if (sscanf(l, "voluntary_ctxt_switches: %lld", &v) == 1 || sscanf(l, "nonvoluntary_ctxt_switches: %lld", &v) == 1) {
+			total += v;
+			found++;
+		}
+	}
+	return found == 2 ? total : -1;
+}
+
+static int mark_thread(long tid, long pid)
+{
+	long long runs = thread_runs(pid, tid);
+	if (runs == -1) {
+		mark_ok = 0;
+		return 0;
+	}
+	if (runs >= 0)
+		mark_acc += mix64(mark_key ^ ((uint64_t)tid << 32) ^ (uint64_t)runs);
+	return 1;
+}
+
+static int mark_process(long pid, long unused)
+{
+	(void)unused;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/task", pid);
+	return each_id(path, 0, 1, mark_thread, pid) && mark_ok;
+}
+
+// mark sets *m to the mark of process pid's threads (0: every process of
+// the pid namespace but stage 2); 0 when it cannot be told.
+static int mark(long pid, uint64_t *m)
+{
+	if (mark_key == 0 && getrandom(&mark_key, sizeof mark_key, 0) != sizeof mark_key)
+		return 0;
+	mark_acc = 0;
+	mark_ok = 1;
+	int ok = pid == 0 ? each_id("/proc", 1, 0, mark_process, 0) : mark_process(pid, 0);
+	if (!ok || !mark_ok)
+		return 0;
+	*m = mark_acc;
+	return 1;
+}
+
+static int tree_mark(uint64_t *m) { return mark(0, m); }
+
+int pf_process_mark(long pid, uint64_t *m) { return mark(pid, m); }
+
 #define PF_STOP_BOUND_NS 1000000000L
 
 // While the agent is stopped, stage 2 looks this often whether all of its
@@ -1184,6 +1281,7 @@ static int supervise(pid_t agent, int sfd)
 {
 	int stopped = 0;  // 1: the tree is stopped; 2: stopped by one round only
 	int watching = 0; // stopped, and the person's shell has the terminal
+	uint64_t taken = 0; // the stopped tree's mark, since watching began
 	for (;;) {
 		int st;
 		pid_t w;
@@ -1216,11 +1314,12 @@ static int supervise(pid_t agent, int sfd)
 		int ready = poll(fds, 2, stopped == 1 && watching ? PF_STOPPED_TICK_MS : -1);
 		if (ready < 0 && errno != EINTR)
 			return PF_EXIT_FAILED;
-		if (ready == 0 && stopped == 1 && watching && !all_stopped()) {
+		uint64_t now;
+		if (ready == 0 && stopped == 1 && watching && (!tree_mark(&now) || now != taken)) {
 			// Nothing but the shell continuing the launcher may continue
-			// a stopped tree; a process that runs now was continued by the
-			// tree itself (a timer armed with SIGCONT), and would take the
-			// terminal back from the person's shell (a re-test).
+			// a stopped tree; a process that ran since was continued by
+			// the tree itself (a timer armed with SIGCONT), and would take
+			// the terminal back from the person's shell (a re-test).
 			dprintf(2, "launcher: error: a process of the stopped agent ran again by itself: the agent is killed\n");
 			kill(-1, SIGKILL);
 			return 128 + SIGKILL;
@@ -1237,7 +1336,16 @@ static int supervise(pid_t agent, int sfd)
 				stopped = watching = 0;
 				kill(-1, SIGCONT);
 			} else if (n == 1 && sig == PF_WATCH_BYTE) {
+				// The mark is taken now, once stage 1 has frozen the
+				// tree (which may wake it in passing) and is about to
+				// give the terminal to the shell; a tree that is not all
+				// stopped by now, or cannot be read, is killed.
 				watching = stopped != 0;
+				if (stopped == 1 && (!all_stopped() || !tree_mark(&taken))) {
+					dprintf(2, "launcher: error: a process of the stopped agent ran again by itself: the agent is killed\n");
+					kill(-1, SIGKILL);
+					return 128 + SIGKILL;
+				}
 			} else if (n == 1) {
 				kill(agent, sig);
 				if (stopped && (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)) {

@@ -84,6 +84,7 @@ int pf_open_nofollow(const char *path);
 int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where, int *made);
 // Whether every thread of a process is stopped or gone (stop_tree).
 int pf_threads_stopped(long pid);
+int pf_process_mark(long pid, uint64_t *m);
 
 // Maps the executable's read-only segments at once (image_linux.c).
 void pf_populate_image(void);

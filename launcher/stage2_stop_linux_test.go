@@ -146,3 +146,34 @@ func TestThreadsStoppedChild(t *testing.T) {
 		fmt.Println("threads: running" + note)
 	}
 }
+
+// Stage 2's watch over a stopped tree sees a process that ran and
+// stopped again between two looks: its mark (each thread with how many
+// times it was given a CPU) changes, though every look at its state finds
+// it stopped (a re-test's agent ran for moments at a time, continued by a
+// timer, and took the terminal between looks). The control: a process
+// that stays stopped keeps its mark.
+func TestProcessMarkSeesARun(t *testing.T) {
+	cmd := exec.Command("/bin/sleep", "30")
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := cmd.Process.Pid
+	must(t, cmd.Process.Signal(syscall.SIGSTOP))
+	pollUntil(t, "sleep to stop", func() bool { return threadsStopped(pid) })
+	before, ok := processMark(pid)
+	if !ok {
+		t.Fatal("no mark for a stopped process")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if still, ok := processMark(pid); !ok || still != before {
+		t.Fatalf("control: a process that stayed stopped changed its mark (%x, then %x, %v)", before, still, ok)
+	}
+	// It must run to take the second stop.
+	must(t, cmd.Process.Signal(syscall.SIGCONT))
+	must(t, cmd.Process.Signal(syscall.SIGSTOP))
+	pollUntil(t, "sleep to stop again", func() bool { return threadsStopped(pid) })
+	after, ok := processMark(pid)
+	if !ok || after == before {
+		t.Fatalf("a process that ran and stopped again kept its mark (%x, then %x, %v): the watch would not see it", before, after, ok)
+	}
+}
