@@ -632,6 +632,32 @@ func TestIntegrationLauncherBacking(t *testing.T) {
 	if r := launch(loopOverLoop(outImg)); r.code != 0 {
 		t.Errorf("control, a loop over a loop whose image is outside: %s", r)
 	}
+	// An ext4 whose external journal is a loop device over a file in the
+	// workspace: replayed after a crash, the agent's journal rewrites the
+	// launcher's blocks (a re-test). Neither mountinfo nor sysfs names the
+	// journal; the superblock does. The control: the journal outside.
+	withJournal := func(dir string) string {
+		jimg := filepath.Join(dir, "journal.img")
+		must(t, os.WriteFile(jimg, nil, 0o644))
+		must(t, os.Truncate(jimg, 8<<20))
+		fsimg := filepath.Join(s.outside, "fs-"+filepath.Base(dir)+".img")
+		must(t, os.WriteFile(fsimg, nil, 0o644))
+		must(t, os.Truncate(fsimg, 64<<20))
+		lfile := filepath.Join(t.TempDir(), "journal-loop")
+		t.Cleanup(func() {
+			if dev, err := os.ReadFile(lfile); err == nil {
+				exec.Command(losetup, "-d", strings.TrimSpace(string(dev))).Run() // gone already once unused
+			}
+		})
+		return fmt.Sprintf("LJ=$(%[1]s -f --show %[2]s) && echo $LJ > %[3]s && %[4]s -q -F -O journal_dev -b 4096 $LJ && %[4]s -q -F -b 4096 -d %[5]s -J device=$LJ %[6]s && mount -o loop,ro %[6]s %[7]s && %[1]s -d $LJ",
+			losetup, jimg, lfile, mkfs, ol, fsimg, mnt)
+	}
+	if r := launch(withJournal(s.ws)); r.code != 124 || !strings.Contains(r.stderr, filepath.Join(s.ws, "journal.img")) {
+		t.Errorf("an ext4 whose external journal's image is in the workspace: %s", r)
+	}
+	if r := launch(withJournal(s.outside)); r.code != 0 {
+		t.Errorf("control, an ext4 whose external journal's image is outside: %s", r)
+	}
 	// A loop device set up through a bind mount unmounted since: sysfs
 	// names a path that is not its file (a re-test patched the image in
 	// the workspace so). Refused wherever the image is, as it cannot be
@@ -910,7 +936,9 @@ func TestWithBacking(t *testing.T) {
 	// at the path mountinfo gives (moved since the mount); an erofs
 	// mounted from a file (relative, missing, or there: unlike a loop
 	// device's, its identity with the file the kernel holds cannot be
-	// checked), or with a device= that is a file. A layer named with a
+	// checked), or with a device= that is a file; an overlay with
+	// metacopy, whose data a lower layer keeps at a path the upper file's
+	// extended attributes name (a re-test). A layer named with a
 	// space, as mountinfo spells it (\040), is read as its name.
 	img := filepath.Join(r, "tools.erofs")
 	must(t, os.WriteFile(img, nil, 0o644))
@@ -921,6 +949,7 @@ func TestWithBacking(t *testing.T) {
 		mountinfo.Mount{Dev: "0:63", Root: "/", Point: "/opt/erel", Type: "erofs", Source: "tools.erofs"},
 		mountinfo.Mount{Dev: "0:64", Root: "/", Point: "/opt/egone", Type: "erofs", Source: "/no/such/tools.erofs"},
 		mountinfo.Mount{Dev: "0:67", Root: "/", Point: "/opt/eblob", Type: "erofs", Source: "/dev/null", Super: "ro,device=" + img},
+		mountinfo.Mount{Dev: "0:68", Root: "/", Point: "/opt/meta", Type: "overlay", Source: "overlay", Super: "rw,lowerdir=" + r + "/base,upperdir=" + r + "/u,workdir=" + r + "/w,redirect_dir=on,metacopy=on"},
 		mountinfo.Mount{Dev: "0:65", Root: "/", Point: "/opt/space", Type: "overlay", Source: "overlay", Super: "rw,lowerdir=" + r + `/srv/my\040ws/lower,upperdir=` + r + "/u,workdir=" + r + "/w"})
 	for c, want := range map[string]string{
 		"/opt/rel/launcher":   "is a relative path",
@@ -929,6 +958,7 @@ func TestWithBacking(t *testing.T) {
 		"/opt/erel/launcher":  "not an absolute path",
 		"/opt/egone/launcher": "not an absolute path",
 		"/opt/eblob/launcher": "cannot be checked",
+		"/opt/meta/launcher":  "metacopy=on",
 	} {
 		if _, err := withBacking(ms, []string{c}); !errors.As(err, &re) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want a refusal saying %q", c, err, want)

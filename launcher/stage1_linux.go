@@ -509,6 +509,13 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 		}
 		switch {
 		case m.Type == "overlay":
+			// With metacopy a file's data stays in a lower layer at the
+			// path its upper copy's extended attributes name, not at its
+			// own (a re-test: data renamed in the lower layer, with a
+			// second name in the workspace).
+			if v, _ := m.SuperOption("metacopy"); v == "on" {
+				return nil, unknown("with metacopy=on, which keeps a file's data at a path only its upper layer's extended attributes give")
+			}
 			// lowerdir+ and datadir+ are the new mount API's layers, one
 			// option each (a re-test's overlay listed only those). A
 			// relative layer was taken from where the person mounted
@@ -619,7 +626,85 @@ func mountImages(m mountinfo.Mount) ([]string, error) {
 	if m.Type == "btrfs" {
 		devs = append(devs, btrfsDevices(devs)...)
 	}
+	if m.Type == "ext3" || m.Type == "ext4" {
+		j, err := extJournal(m.Dev)
+		if err != nil {
+			return nil, err
+		}
+		if j != "" {
+			devs = append(devs, j)
+		}
+	}
 	return blockImages(devs)
+}
+
+// extJournal is the device (major:minor) of an ext3 or ext4's external
+// journal, from the superblock on dev; "" for none. Neither mountinfo
+// nor sysfs names it, and a journal the agent can write rewrites the
+// launcher's blocks when it is replayed after a crash (a re-test). Where
+// the device cannot be read (unprivileged, or a host that keeps even
+// root from its disks), sysfs and jbd2 tell whether the journal is none
+// or in an inode of the file system's own; anything else is refused.
+func extJournal(dev string) (string, error) {
+	if _, err := os.Stat("/sys/dev/block/" + dev); err != nil {
+		return "", nil // no such block device (as blockImages reads it)
+	}
+	fd, err := openBlock(dev)
+	if err != nil {
+		name := devName(dev)
+		task, terr := os.ReadFile("/sys/fs/ext4/" + name + "/journal_task")
+		internal, _ := filepath.Glob("/proc/fs/jbd2/" + name + "-*") // an internal journal is "DEV-INODE"
+		if name != "" && terr == nil && (strings.TrimSpace(string(task)) == "<none>" || len(internal) > 0) {
+			return "", nil
+		}
+		return "", fmt.Errorf("whose journal's place cannot be told (its superblock: %v)", err)
+	}
+	defer unix.Close(fd)
+	sb := make([]byte, 1024)
+	if n, err := unix.Pread(fd, sb, 1024); err != nil || n != len(sb) {
+		return "", fmt.Errorf("whose superblock cannot be read for its journal (%v)", err)
+	}
+	le := binary.LittleEndian
+	const hasJournal = 0x4 // s_feature_compat's EXT3_FEATURE_COMPAT_HAS_JOURNAL
+	if le.Uint16(sb[0x38:]) != 0xef53 || le.Uint32(sb[0x5c:])&hasJournal == 0 || le.Uint32(sb[0xe0:]) != 0 {
+		return "", nil // not ext, no journal, or one in an inode of its own
+	}
+	j := le.Uint32(sb[0xe4:]) // s_journal_dev, as the kernel encodes a dev_t (new_encode_dev)
+	if j == 0 {
+		return "", fmt.Errorf("whose external journal is not named by device")
+	}
+	return fmt.Sprintf("%d:%d", (j&0xfff00)>>8, (j&0xff)|((j>>12)&0xfff00)), nil
+}
+
+// openBlock opens the block device dev (major:minor) read-only, through
+// its node in /dev, which must be that device.
+func openBlock(dev string) (int, error) {
+	name := devName(dev)
+	if name == "" || strings.Contains(name, "..") {
+		return -1, fmt.Errorf("the device %s has no name in /dev", dev)
+	}
+	fd, err := unix.Open("/dev/"+name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return -1, fmt.Errorf("/dev/%s: %w", name, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK || fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev)) != dev {
+		unix.Close(fd)
+		return -1, fmt.Errorf("/dev/%s is not the device %s", name, dev)
+	}
+	return fd, nil
+}
+
+// devName is the block device dev's name in /dev, from sysfs; "" when
+// it has none.
+func devName(dev string) string {
+	uevent, _ := os.ReadFile("/sys/dev/block/" + dev + "/uevent")
+	for l := range strings.Lines(string(uevent)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "DEVNAME="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // btrfsDevices are the devices of every btrfs (in /sys/fs/btrfs) that has
@@ -666,6 +751,14 @@ func blockImages(devs []string) ([]string, error) {
 		dir := "/sys/dev/block/" + dev
 		if _, err := os.Stat(dir); err != nil {
 			return nil // not a block device: tmpfs, overlay, btrfs's own
+		}
+		// A device whose blocks a program serves (nbd, ublk) or the
+		// network keeps (rbd, drbd) keeps them wherever that is: as
+		// with FUSE, that cannot be told.
+		for _, served := range []string{"nbd", "ublkb", "rbd", "drbd"} {
+			if name := devName(dev); strings.HasPrefix(name, served) {
+				return fmt.Errorf("on the device %s, whose blocks %s serves from wherever it keeps them", name, served)
+			}
 		}
 		var next []string
 		if _, err := os.Stat(dir + "/partition"); err == nil {
@@ -714,28 +807,14 @@ func loopFile(dev, img string) (unix.Stat_t, error) {
 	fail := func(why string) (unix.Stat_t, error) {
 		return st, fmt.Errorf("on the loop device %s, whose file %q %s", dev, img, why)
 	}
-	uevent, _ := os.ReadFile("/sys/dev/block/" + dev + "/uevent")
-	name := ""
-	for l := range strings.Lines(string(uevent)) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "DEVNAME="); ok {
-			name = v
-		}
-	}
-	if name == "" || strings.Contains(name, "..") {
-		return fail("cannot be checked: the device has no name in /dev")
-	}
-	fd, err := unix.Open("/dev/"+name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	fd, err := openBlock(dev)
 	if err != nil {
-		return fail(fmt.Sprintf("cannot be checked (/dev/%s: %v)", name, err))
+		return fail(fmt.Sprintf("cannot be checked (%v)", err))
 	}
 	defer unix.Close(fd)
-	var node unix.Stat_t
 	info, err := unix.IoctlLoopGetStatus64(fd)
-	if err == nil {
-		err = unix.Fstat(fd, &node)
-	}
-	if err != nil || node.Mode&unix.S_IFMT != unix.S_IFBLK || fmt.Sprintf("%d:%d", unix.Major(node.Rdev), unix.Minor(node.Rdev)) != dev {
-		return fail(fmt.Sprintf("cannot be checked (/dev/%s is not that loop device, or will not say: %v)", name, err))
+	if err != nil {
+		return fail(fmt.Sprintf("cannot be checked (LOOP_GET_STATUS64: %v)", err))
 	}
 	if err := unix.Stat(img, &st); err != nil {
 		return fail(fmt.Sprintf("is not there (%v)", err))
