@@ -264,13 +264,7 @@ func TestIntegrationJobControlSelfContinued(t *testing.T) {
 // terminal. The job is killed when the test ends.
 func typedAfterCtrlZ(t *testing.T, s *itSandbox, agent, stolen string, wait time.Duration) (string, *ptyTerm) {
 	t.Helper()
-	master, term := personShell(t, s)
-	t.Cleanup(func() {
-		term.send("kill -9 %1\n")
-		master.Close()
-	})
-	term.send("echo shell-$((6*7))\n")
-	term.expect("shell-42")
+	term := readyShell(t, s)
 	term.send(agent + "\n")
 	time.Sleep(1000 * time.Millisecond) // the agent runs
 	term.send("\x1a")                   // Ctrl-Z
@@ -281,6 +275,20 @@ func typedAfterCtrlZ(t *testing.T, s *itSandbox, agent, stolen string, wait time
 	time.Sleep(2000 * time.Millisecond)
 	got, _ := os.ReadFile(stolen)
 	return string(got), term
+}
+
+// readyShell is personShell once it answers; its first job is killed
+// when the test ends.
+func readyShell(t *testing.T, s *itSandbox) *ptyTerm {
+	t.Helper()
+	master, term := personShell(t, s)
+	t.Cleanup(func() {
+		term.send("kill -9 %1\n")
+		master.Close()
+	})
+	term.send("echo shell-$((6*7))\n")
+	term.expect("shell-42")
+	return term
 }
 
 // personShell is the person's shell, unconfined, interactive on a fresh
@@ -336,13 +344,7 @@ func TestIntegrationJobControlBackground(t *testing.T) {
 			if c.confined {
 				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
 			}
-			master, term := personShell(t, s)
-			t.Cleanup(func() {
-				term.send("kill -9 %1\n")
-				master.Close()
-			})
-			term.send("echo shell-$((6*7))\n")
-			term.expect("shell-42")
+			term := readyShell(t, s)
 			if c.bg {
 				term.send(agent + "\n")
 				time.Sleep(1000 * time.Millisecond) // the agent runs; its helper waits 2 s
