@@ -114,6 +114,14 @@
 //     not used: with unix_sockets allowed the launch says the Boundary is
 //     degraded (SD-12), and UDP in ports mode stays uncovered (SD-04). They
 //     need a kernel to test them on before they are trusted.
+//   - The agent shares the person's terminal (SD-23), so it runs only while
+//     its launch is that terminal's foreground job: started with &, the
+//     launch waits for fg; after Ctrl-Z and bg the agent stays stopped. A
+//     stopped tree is frozen as root on cgroup v2; elsewhere stage 2 kills
+//     it within 5 ms of any of it running, which may be after it read what
+//     was typed in that moment. A pseudo-terminal of the agent's own,
+//     relayed by stage 1 (as sudo's use_pty does), would end the class; it
+//     is not built.
 //   - Erratum 2 (signals between threads of one process in different
 //     Landlock domains denied) does not stop the scopes: stage 2 restricts
 //     before the agent has threads, so all of them share one domain.
