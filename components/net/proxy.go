@@ -926,6 +926,13 @@ func (p *Proxy) checkLocation(ctx context.Context, base *url.URL, loc string) *r
 	if strings.ContainsAny(loc, "\\\x7f") || strings.TrimSpace(loc) != loc || strings.IndexFunc(loc, func(r rune) bool { return r < 0x20 }) >= 0 {
 		return deny(RuleRedirect, "a redirect with a backslash, a control character or surrounding blanks")
 	}
+	// So is one whose authority is empty ("///host/x", "http:///host"):
+	// WHATWG parsers skip any number of slashes before an http(s)
+	// authority and read the host after them, where Go's url reads an
+	// empty one and a path on the same host.
+	if emptyAuthority(loc) {
+		return deny(RuleRedirect, "a redirect with an empty authority")
+	}
 	u, err := base.Parse(loc)
 	if err != nil {
 		return deny(RuleRedirect, "malformed redirect")
@@ -956,6 +963,27 @@ func (p *Proxy) checkLocation(ctx context.Context, base *url.URL, loc string) *r
 		return deny(f.rule, "redirect to a target that could not be checked")
 	}
 	return nil
+}
+
+// emptyAuthority reports whether loc, after any scheme, starts with "//"
+// and an empty authority: nothing, or "/", "?" or "#" next.
+func emptyAuthority(loc string) bool {
+	rest := loc
+	if i := strings.IndexByte(loc, ':'); i > 0 && isScheme(loc[:i]) {
+		rest = loc[i+1:]
+	}
+	return strings.HasPrefix(rest, "//") && (len(rest) == 2 || strings.IndexByte("/?#", rest[2]) >= 0)
+}
+
+// isScheme reports whether s is an RFC 3986 scheme name.
+func isScheme(s string) bool {
+	for i, c := range []byte(s) {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // idleConn is the upstream of a forward: a read or write that waits

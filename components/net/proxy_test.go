@@ -381,21 +381,25 @@ func TestProxyRedirects(t *testing.T) {
 }
 
 // A Location that WHATWG parsers read otherwise than Go's url (a
-// backslash, a control character, blanks around it) is refused before it
-// is parsed; Go's HTTP client trims the blanks of a header value, so
+// backslash, a control character, blanks around it, an empty authority
+// before more slashes) is refused before it is parsed; Go's HTTP client trims the blanks of a header value, so
 // those are asked of checkLocation itself.
 func TestProxyCheckLocationRefusesAmbiguous(t *testing.T) {
 	res := &pxResolver{names: map[string][]netip.Addr{"web.test": {pxLoopback}}}
 	p := &Proxy{Decider: &pxDecider{}, Resolver: res, Parse: SplitHostPort}
-	base := &url.URL{Scheme: "http", Host: "web.test"}
-	for _, loc := range []string{" /x", "/x ", "/x\x7f", "/x\x00", "/\r\n/169.254.169.254/", "/a\\b", "\t//169.254.169.254/"} {
-		if f := p.checkLocation(context.Background(), base, loc); f == nil || f.rule != RuleRedirect {
-			t.Errorf("Location %q: %+v, want refused by %s", loc, f, RuleRedirect)
+	for _, scheme := range []string{"http", "https"} {
+		base := &url.URL{Scheme: scheme, Host: "web.test"}
+		for _, loc := range []string{" /x", "/x ", "/x\x7f", "/x\x00", "/\r\n/169.254.169.254/", "/a\\b", "\t//169.254.169.254/",
+			// An empty authority: a browser reads the host after the slashes.
+			"///evil.test/x", "////169.254.169.254/latest/meta-data/", "http:///evil.test/x", "HTTPS:////evil.test", "//", "//?x", "//#x"} {
+			if f := p.checkLocation(context.Background(), base, loc); f == nil || f.rule != RuleRedirect {
+				t.Errorf("base %s, Location %q: %+v, want refused by %s", base, loc, f, RuleRedirect)
+			}
 		}
-	}
-	for _, loc := range []string{"/x", "/a%5Cb", "http://web.test/y?q=a%20b"} { // the controls
-		if f := p.checkLocation(context.Background(), base, loc); f != nil {
-			t.Errorf("Location %q: refused %+v", loc, *f)
+		for _, loc := range []string{"/x", "/a%5Cb", scheme + "://web.test/y?q=a%20b", "//web.test/x", "/x//y", "/x:///y", "./x///y"} { // the controls
+			if f := p.checkLocation(context.Background(), base, loc); f != nil {
+				t.Errorf("base %s, Location %q: refused %+v", base, loc, *f)
+			}
 		}
 	}
 }
