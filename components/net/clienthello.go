@@ -9,7 +9,11 @@ import (
 
 // TLS record and handshake values the tunnel check reads (RFC 8446).
 const (
+	// Record content types run from change_cipher_spec (20) through
+	// alert, handshake and application_data to heartbeat (24).
+	recordTypeFirst    = 20
 	recordHandshake    = 22
+	recordTypeLast     = 24
 	recordHeaderLen    = 5
 	maxRecordPayload   = 1 << 14 // a TLSPlaintext fragment's limit
 	handshakeHeaderLen = 4

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -158,19 +159,111 @@ func TestCheckFirst(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			more, f := checkFirst(c.b, c.h, c.spoke)
-			if more != c.more {
-				t.Fatalf("more = %v, want %v (refusal %+v)", more, c.more, f)
-			}
-			switch {
-			case c.rule == "" && f != nil:
-				t.Errorf("refused: %+v", *f)
-			case c.rule != "" && f == nil:
-				t.Errorf("passed, want %s/%s", c.rule, c.why)
-			case f != nil && (f.rule != c.rule || f.reason != c.why):
-				t.Errorf("refused %s/%s (%s), want %s/%s", f.rule, f.reason, f.detail, c.rule, c.why)
-			}
+			wantFirst(t, more, f, c.more, c.rule, c.why)
 		})
 	}
+}
+
+// wantFirst asserts checkFirst's answer: more, or a pass (rule ""), or a
+// refusal by rule and reason.
+func wantFirst(t *testing.T, more bool, f *tunnelRefusal, wantMore bool, rule, why string) {
+	t.Helper()
+	if more != wantMore {
+		t.Fatalf("more = %v, want %v (refusal %+v)", more, wantMore, f)
+	}
+	switch {
+	case rule == "" && f != nil:
+		t.Errorf("refused: %+v", *f)
+	case rule != "" && f == nil:
+		t.Errorf("passed, want %s/%s", rule, why)
+	case f != nil && (f.rule != rule || f.reason != why):
+		t.Errorf("refused %s/%s (%s), want %s/%s", f.rule, f.reason, f.detail, rule, why)
+	}
+}
+
+// firstCase is one first message to a tunnel to front.test, no server
+// having spoken.
+type firstCase struct {
+	name      string
+	b         []byte
+	more      bool
+	rule, why string // "" passes
+}
+
+func runFirstCases(t *testing.T, cases []firstCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			more, f := checkFirst(c.b, Host{Name: "front.test"}, false)
+			wantFirst(t, more, f, c.more, c.rule, c.why)
+		})
+	}
+}
+
+// cat joins byte slices into a new one.
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+// A record of another type before the ClientHello: crypto/tls's server
+// drops a warning alert there and routes by the hello behind it, so any
+// first record but a handshake is refused, the hello's name aside. An
+// SSLv2-style hello (no server_name) is refused by its exact shape.
+func TestCheckFirstRecordsBeforeHello(t *testing.T) {
+	evil, front := thGoHello(t, "evil.test"), thGoHello(t, "front.test")
+	alert := []byte{21, 3, 1, 0, 2, 1, 100} // warning, user_canceled
+	split := thRecords(thHello([]thExt{thSNI("front.test")}), 20)
+	alertInside := cat(split[:recordHeaderLen+20], alert, split[recordHeaderLen+20:])
+	// SSLv2 CLIENT-HELLO: length, type 1, version 3.1, then spec, session
+	// id and challenge lengths (3, 0, 16) and their bytes.
+	v2 := cat([]byte{0x80, 28, 1, 3, 1, 0, 3, 0, 0, 0, 16, 0, 0, 0x2f}, make([]byte, 16))
+	runFirstCases(t, []firstCase{
+		{"warning alert, then another name", cat(alert, evil), false, RuleTunnelSNI, ReasonBadClientHello},
+		{"warning alert, then its name", cat(alert, front), false, RuleTunnelSNI, ReasonBadClientHello},
+		{"change_cipher_spec first", cat([]byte{20, 3, 1, 0, 1, 1}, evil), false, RuleTunnelSNI, ReasonBadClientHello},
+		{"application_data first", cat([]byte{23, 3, 3, 0, 1, 0}, evil), false, RuleTunnelSNI, ReasonBadClientHello},
+		{"heartbeat first", cat([]byte{24, 3, 3, 0, 3, 1, 0, 0}, evil), false, RuleTunnelSNI, ReasonBadClientHello},
+		{"an alert's first byte alone", []byte{21}, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"an alert between the hello's records", alertInside, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"SSLv2-style hello", v2, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"SSLv2 header so far", v2[:2], true, "", ""},
+
+		{"go's hello, its name (control)", front, false, "", ""},
+		{"byte 19 first", cat([]byte{19}, alert[1:], evil), false, "", ""},
+		{"byte 25 first", cat([]byte{25}, alert[1:], evil), false, "", ""},
+		{"high bit, not a hello", []byte{0x80, 28, 2, 3, 1, 0}, false, "", ""},
+		{"high bit, another shape", []byte{0xff, 0, 0, 1, 0xff}, false, "", ""},
+	})
+}
+
+// Python's http.server (under Werkzeug's and Django's development
+// servers) splits a request line on any whitespace of its Latin-1 text;
+// a line with a version is a request whatever its method looks like.
+func TestCheckFirstHTTPBlanks(t *testing.T) {
+	host := "\r\nHost: evil.test\r\n\r\n"
+	refused := func(line string) firstCase {
+		return firstCase{fmt.Sprintf("%q", line), []byte(line + host), false, RuleTunnelHTTP, ReasonHTTPInTunnel}
+	}
+	runFirstCases(t, []firstCase{
+		refused("GET\t/x HTTP/1.1"),
+		refused("\vGET /x HTTP/1.1"),
+		refused("\fGET /x HTTP/1.1"),
+		refused("GET\v/x\vHTTP/1.1"),
+		refused("\x1fGET /x HTTP/1.1"),
+		refused("\x1cGET\x1d/x\x1eHTTP/1.1"),
+		refused("\xa0GET /x HTTP/1.1"),
+		refused("\x85GET\x85/x HTTP/1.1"),
+		refused("GET\r/x HTTP/1.1"),
+		refused("\x00GET /x HTTP/1.1"),
+		refused("G(ET /x hTtP/1.1"),
+		{"token and a separator, in pieces", []byte("GET\x0b"), false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"token and CR so far", []byte("GET\r"), true, "", ""},
+
+		{"a word alone on its line", []byte("PING\r\n"), false, "", ""},
+		{"a word alone, LF", []byte("ping\n"), false, "", ""},
+		{"ssh ident", []byte("SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13.5\r\n"), false, "", ""},
+		{"binary", []byte{0, 1, 2, 3, 0xa0, 0x20, 0x85}, false, "", ""},
+		{"binary, a version on its second line", []byte("\x00\x01\nGET / HTTP/1.1\r\n"), false, "", ""},
+		{"token then NUL", []byte("GET\x00/x\r\n"), false, "", ""},
+	})
 }
 
 // FuzzClientHello: any bytes are framed and parsed without a panic, a
@@ -183,6 +276,9 @@ func FuzzClientHello(f *testing.F) {
 	f.Add(thRecords(thHello(nil)))
 	f.Add(thGoHello(f, "front.test"))
 	f.Add([]byte("GET / HTTP/1.1\r\n"))
+	f.Add([]byte("\x0bGET\t/ HTTP/1.1\r\n"))
+	f.Add(append([]byte{21, 3, 1, 0, 2, 1, 100}, thRecords(thHello([]thExt{thSNI("front.test")}))...))
+	f.Add([]byte{0x80, 28, 1, 3, 1, 0, 3, 0, 0, 0, 16})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		msg, used, err := clientHelloMessage(b)
 		if err == nil {
@@ -198,8 +294,10 @@ func FuzzClientHello(f *testing.F) {
 			}
 		}
 		for _, h := range []Host{{Name: "front.test"}, {Addr: netip.MustParseAddr("192.0.2.1")}} {
-			if more, f := checkFirst(b, h, false); more && f != nil {
-				t.Fatalf("more and a refusal: %+v", *f)
+			for _, spoke := range []bool{false, true} {
+				if more, f := checkFirst(b, h, spoke); more && f != nil {
+					t.Fatalf("more and a refusal: %+v", *f)
+				}
 			}
 		}
 	})

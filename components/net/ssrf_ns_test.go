@@ -167,9 +167,10 @@ func (e *ssrfEnv) serve(name string, at netip.AddrPort, special func(http.Respon
 	return s
 }
 
-// nulListener's connections drop one NUL their client sends first: the
-// test's requests through a CONNECT tunnel start with one, since net
-// refuses a tunnel whose first bytes are an HTTP request.
+// nulListener's connections drop the line of one NUL their client sends
+// first: the test's requests through a CONNECT tunnel start with one,
+// since net refuses a tunnel whose first bytes are an HTTP request (or
+// whose first line holds a version).
 type nulListener struct{ net.Listener }
 
 func (l nulListener) Accept() (net.Conn, error) {
@@ -182,18 +183,28 @@ func (l nulListener) Accept() (net.Conn, error) {
 
 type nulConn struct {
 	net.Conn
-	started bool
+	seen int // bytes read so far, up to len(nulLine)
 }
 
+const nulLine = "\x00\n"
+
 func (c *nulConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	if !c.started && n > 0 {
-		c.started = true
-		if b[0] == 0 {
-			n = copy(b, b[1:n])
+	for {
+		n, err := c.Conn.Read(b)
+		// Drop what matches the marker so far: it may come in pieces.
+		skip := 0
+		for skip < n && c.seen < len(nulLine) {
+			if b[skip] != nulLine[c.seen] {
+				c.seen = len(nulLine) // no marker: the rest passes as it is
+				break
+			}
+			c.seen++
+			skip++
+		}
+		if n = copy(b, b[skip:n]); n > 0 || err != nil {
+			return n, err
 		}
 	}
-	return n, err
 }
 
 // LookupNetIP is the proxy's resolver: fixed names; "rebind.test"
@@ -367,9 +378,9 @@ func (e *ssrfEnv) do(t *testing.T, px netip.AddrPort, method, target string) ssr
 		location: resp.Header.Get("Location"),
 	}
 	if method == http.MethodConnect && resp.StatusCode == http.StatusOK {
-		// A NUL first (dropped by the server, nulConn): net refuses a
-		// tunnel whose first bytes are an HTTP request.
-		if _, err := fmt.Fprintf(c, "\x00GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target); err != nil {
+		// A line of one NUL first (dropped by the server, nulConn): net
+		// refuses a tunnel whose first bytes are an HTTP request.
+		if _, err := fmt.Fprintf(c, nulLine+"GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target); err != nil {
 			t.Fatal(err)
 		}
 		inner, err := http.ReadResponse(br, nil)

@@ -43,36 +43,67 @@ type tunnelRefusal struct {
 // checkFirst decides a tunnel to h from the client's first bytes b:
 // more when b is too short to tell, else nil (pass it on) or why not.
 //
-//   - A TLS handshake record must carry a well-formed ClientHello naming
-//     h alone in server_name (nothing, for an IP literal), without
-//     encrypted_client_hello.
+//   - A first byte that is a TLS record's content type (20 to 24) starts
+//     TLS: the first record must be a handshake record carrying a
+//     well-formed ClientHello naming h alone in server_name (nothing, for
+//     an IP literal), without encrypted_client_hello. A
+//     server skips some records before the hello (crypto/tls drops
+//     warning alerts) and routes by the hello after them, so none may
+//     come first.
+//   - An SSLv2-style ClientHello is refused: OpenSSL still reads one,
+//     and it has no server_name to check.
 //   - Bytes that begin as an HTTP/1.x request line (a token, then a
-//     space; the HTTP/2 preface "PRI * HTTP/2.0" is one) are refused
-//     unless the upstream spoke first (spoke): an HTTP server never does,
-//     and the protocols that do (SMTP, FTP, POP3, IMAP) have clients
-//     that answer with a word and a space.
+//     blank; the HTTP/2 preface "PRI * HTTP/2.0" is one), or whose first
+//     line holds "HTTP/", are refused unless the upstream spoke first
+//     (spoke): an HTTP server never does, and the protocols that do
+//     (SMTP, FTP, POP3, IMAP) have clients that answer with a word and a
+//     space.
 //   - Anything else (ssh, a database's binary protocol) passes as it is.
 func checkFirst(b []byte, h Host, spoke bool) (more bool, f *tunnelRefusal) {
 	if len(b) == 0 {
 		return true, nil
 	}
-	if b[0] == recordHandshake {
-		msg, _, err := clientHelloMessage(b)
-		if err == errNeedMore {
+	if isRecordType(b[0]) {
+		return checkTLS(b, h)
+	}
+	if b[0]&0x80 != 0 {
+		// SSLv2's two-byte record header (high bit set, then the length)
+		// and CLIENT-HELLO's type: the shape OpenSSL looks for. Only that
+		// shape, so that binary protocols with a high first byte pass.
+		if len(b) < 3 {
 			return true, nil
 		}
-		if err == nil {
-			var ch *clientHello
-			if ch, err = parseClientHello(msg); err == nil {
-				return false, checkServerName(ch, h)
-			}
+		if b[2] == typeClientHello {
+			return false, &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello,
+				"an SSLv2-style ClientHello is refused: it has no server_name to check"}
 		}
-		return false, &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello, "the ClientHello is refused: " + err.Error()}
 	}
 	if spoke {
 		return false, nil
 	}
 	return checkHTTPStart(b)
+}
+
+// isRecordType reports whether c is a TLS record content type.
+func isRecordType(c byte) bool { return c >= recordTypeFirst && c <= recordTypeLast }
+
+// checkTLS decides b, which starts with a TLS record.
+func checkTLS(b []byte, h Host) (more bool, f *tunnelRefusal) {
+	if b[0] != recordHandshake {
+		return false, &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello,
+			fmt.Sprintf("a TLS record of type %d comes before the ClientHello: a server may skip it and route by the hello behind it", b[0])}
+	}
+	msg, _, err := clientHelloMessage(b)
+	if err == errNeedMore {
+		return true, nil
+	}
+	if err == nil {
+		var ch *clientHello
+		if ch, err = parseClientHello(msg); err == nil {
+			return false, checkServerName(ch, h)
+		}
+	}
+	return false, &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello, "the ClientHello is refused: " + err.Error()}
 }
 
 // checkServerName holds a parsed ClientHello to the CONNECT host h.
@@ -128,8 +159,16 @@ func quoteNames(names []string) string {
 const maxSSHIdent = 255
 
 // checkHTTPStart refuses b when it begins an HTTP request line: a token
-// (RFC 9110 tchar) then a space, after any blank lines. It is deliberately broad: a front-end
-// may take any token as a method, so no list of methods is safe.
+// (RFC 9110 tchar) then a blank, after any blanks. It is deliberately
+// broad: a front-end may take any token as a method, so no list of
+// methods is safe; and a blank is anything some server splits a request
+// line on (isBlank). A first line that holds "HTTP/" anywhere, in any
+// case, is refused too: a request line ends in its version, whatever
+// comes before it ("\x00GET" is a method to servers that split on
+// blanks and take any word).
+//
+// A word alone on its line ("PING\r\n") passes: with no target and no
+// version, no server reads it as a request with a Host.
 //
 // An ssh client's identification line is the one common first message
 // that also has a token and a space ("SSH-2.0-OpenSSH_9.2p1 Debian-2"):
@@ -142,23 +181,65 @@ func checkHTTPStart(b []byte) (more bool, f *tunnelRefusal) {
 		if end < 0 && len(b) < maxSSHIdent {
 			return true, nil
 		}
-		if end >= 0 && end < maxSSHIdent && !bytes.Contains(bytes.ToUpper(b[:end]), []byte("HTTP/")) {
+		if end >= 0 && end < maxSSHIdent && !holdsHTTPVersion(b[:end]) {
 			return false, nil
 		}
 	}
 	// Servers skip empty lines before a request line (RFC 9112 §2.2;
-	// nginx does), some blanks too: they do not end the question.
-	b = bytes.TrimLeft(b, "\r\n \t")
+	// nginx does), and those that split on blanks skip leading ones: they
+	// do not end the question.
+	i := 0
+	for i < len(b) && isBlank(b[i]) {
+		i++
+	}
+	b = b[i:]
+	line := b
+	if end := bytes.IndexByte(b, '\n'); end >= 0 {
+		line = b[:end]
+	}
+	if holdsHTTPVersion(line) {
+		return false, httpInTunnel()
+	}
 	for i, c := range b {
-		if c == ' ' && i > 0 {
-			return false, &tunnelRefusal{RuleTunnelHTTP, ReasonHTTPInTunnel,
-				"the tunnel's first bytes are an HTTP request: send plain HTTP in absolute form (http://host/...), where its Host is decided"}
-		}
-		if !isTokenChar(c) {
+		switch {
+		case isTokenChar(c):
+			continue
+		case i == 0 || c == '\n':
 			return false, nil
+		case c == '\r' && i+1 == len(b):
+			return true, nil // a line end, or a blank before a target
+		case c == '\r' && b[i+1] == '\n':
+			return false, nil
+		case isBlank(c):
+			return false, httpInTunnel()
 		}
+		return false, nil
 	}
 	return true, nil
+}
+
+func httpInTunnel() *tunnelRefusal {
+	return &tunnelRefusal{RuleTunnelHTTP, ReasonHTTPInTunnel,
+		"the tunnel's first bytes are an HTTP request: send plain HTTP in absolute form (http://host/...), where its Host is decided"}
+}
+
+// holdsHTTPVersion reports whether line holds "HTTP/" in any case.
+func holdsHTTPVersion(line []byte) bool {
+	return bytes.Contains(bytes.ToUpper(line), []byte("HTTP/"))
+}
+
+// isBlank reports whether c separates a request line's words to some
+// server: RFC 9112's space and tab, and what Python's str.split() takes
+// for whitespace in the Latin-1 text http.server decodes a request line
+// to (BaseHTTPRequestHandler, under Werkzeug's and Django's development
+// servers): \v, \f, \r, \n, the information separators 0x1c to 0x1f,
+// NEL (0x85) and NO-BREAK SPACE (0xa0).
+func isBlank(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\v', '\f', '\r', 0x1c, 0x1d, 0x1e, 0x1f, 0x85, 0xa0:
+		return true
+	}
+	return false
 }
 
 // isTokenChar is RFC 9110's tchar.
@@ -258,7 +339,7 @@ func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock) ([]byte,
 
 // firstRule is the rule that refuses an unfinished first message b.
 func firstRule(b []byte) string {
-	if len(b) > 0 && b[0] == recordHandshake {
+	if len(b) > 0 && (isRecordType(b[0]) || b[0]&0x80 != 0) {
 		return RuleTunnelSNI
 	}
 	return RuleTunnelHTTP

@@ -207,6 +207,25 @@ func TestTunnelECHRefused(t *testing.T) {
 	tunRefusalLogged(t, h, target, RuleTunnelSNI, ReasonBadClientHello)
 }
 
+// A warning alert before the ClientHello (crypto/tls's server drops it
+// and routes by the hello behind it) closes the tunnel, whatever the
+// hello names.
+func TestTunnelRecordBeforeHello(t *testing.T) {
+	spy := tunSpyStart(t, "")
+	res := &pxResolver{names: map[string][]netip.Addr{"front.test": {pxLoopback}}}
+	h := pxStart(t, nil, res, nil)
+	target := "front.test:" + pxPort(spy.addr)
+	for _, name := range []string{"evil.test", "front.test"} {
+		c, br := tunConnect(t, h, target)
+		c.Write(append([]byte{21, 3, 1, 0, 2, 1, 100}, thGoHello(t, name)...))
+		tunClosed(t, c, br)
+		if got := spy.received(t); len(got) != 0 {
+			t.Errorf("%s: the upstream received %d bytes", name, len(got))
+		}
+	}
+	tunRefusalLogged(t, h, target, RuleTunnelSNI, ReasonBadClientHello)
+}
+
 // Plain HTTP inside a tunnel (its Host unchecked) is refused; other
 // bytes pass (the control).
 func TestTunnelPlainHTTPRefused(t *testing.T) {
@@ -218,6 +237,9 @@ func TestTunnelPlainHTTPRefused(t *testing.T) {
 		"GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n",
 		"\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n",
 		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+		"GET\t/ HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+		"\x0bGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+		"\x00GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n",
 	} {
 		c, br := tunConnect(t, h, target)
 		c.Write([]byte(req))
@@ -228,10 +250,11 @@ func TestTunnelPlainHTTPRefused(t *testing.T) {
 	}
 	tunRefusalLogged(t, h, target, RuleTunnelHTTP, ReasonHTTPInTunnel)
 
+	opaque := "\x00\x00\x00\x08\x04\xd2\x16\x2f GET /\r\n" // a binary message, no version on its first line
 	c, _ := tunConnect(t, h, target)
-	c.Write([]byte("\x00GET / HTTP/1.1\r\n"))
+	c.Write([]byte(opaque))
 	c.(*net.TCPConn).CloseWrite()
-	if got := spy.received(t); string(got) != "\x00GET / HTTP/1.1\r\n" {
+	if got := spy.received(t); string(got) != opaque {
 		t.Errorf("opaque bytes: the upstream received %q", got)
 	}
 }
