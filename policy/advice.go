@@ -69,6 +69,9 @@ func (p *Policy) Advice() []Problem {
 		for _, c := range p.Network.UnsafeAllowPrivate {
 			add("network.unsafe_allow_private", "unsafe", "", fmt.Sprintf("SSRF protection is off for %s", c))
 		}
+		if p.Network.AllowECH {
+			add("network.allow_ech", "ech-allowed", "", "allow_ech = true: a client can reach any name behind an allowed host's front-end that accepts encrypted_client_hello")
+		}
 	}
 	if p.Network.UnixSockets {
 		add("network.unix_sockets", "unix-sockets", "SR-08", "Unix sockets are allowed: a pathname socket the agent can reach (through a listed path) connects it to that socket's server")

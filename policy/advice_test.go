@@ -11,7 +11,7 @@ import (
 // adviceChecks are the names Advice reports under.
 var adviceChecks = []string{
 	"listed-whole", "shared-tmp", "credential-store", "workspace-not-writable",
-	"udp-uncovered", "ports-not-hosts", "public-allowed", "unsafe", "unix-sockets", "unlimited",
+	"udp-uncovered", "ports-not-hosts", "public-allowed", "unsafe", "ech-allowed", "unix-sockets", "unlimited",
 	"credential-env",
 }
 
@@ -86,6 +86,9 @@ func TestAdvice(t *testing.T) {
 		{"unsafe", advicePolicy("[network]\nmode = \"proxy\"\nallow = [\"example.com\"]\nunsafe_allow_private = [\"10.0.0.0/8\"]"),
 			`9: network.unsafe_allow_private: SSRF protection is off for 10.0.0.0/8`,
 			advicePolicy("[network]\nmode = \"proxy\"\nallow = [\"example.com\"]\nunsafe_allow_private = []")},
+		{"ech-allowed", advicePolicy("[network]\nmode = \"proxy\"\nallow = [\"example.com\"]\nallow_ech = true"),
+			`9: network.allow_ech: allow_ech = true: a client can reach any name behind an allowed host's front-end that accepts encrypted_client_hello`,
+			advicePolicy("[network]\nmode = \"proxy\"\nallow = [\"example.com\"]\nallow_ech = false")},
 		{"unix-sockets", advicePolicy("[network]\nunix_sockets = true"),
 			`7: network.unix_sockets: Unix sockets are allowed: a pathname socket the agent can reach (through a listed path) connects it to that socket's server (SR-08)`,
 			advicePolicy("[network]\nunix_sockets = false")},

@@ -90,6 +90,7 @@ exec = ["/usr/bin", "/usr/lib"]
 [network]
 mode = "none"
 block_all = true
+allow_ech = false
 unix_sockets = false
 
 [limits]
@@ -144,6 +145,7 @@ func everyField() []Policy {
 			Deny:               []Domain{"evil.example.org"},
 			BlockAll:           false,
 			UnsafeAllowPrivate: []CIDR{CIDR(netip.MustParsePrefix("10.1.0.0/16")), CIDR(netip.MustParsePrefix("fd00::/8"))},
+			AllowECH:           true,
 			UnixSockets:        true,
 		},
 		Limits: Limits{Memory: 8 * GiB, Processes: 1024, OpenFiles: 65536, FileSize: 1536 * B, CPUTime: Duration(2 * time.Hour), TmpSize: 256 * MiB},

@@ -48,6 +48,7 @@ type Network struct {
 	Deny               []Domain `toml:"deny" doc:"Proxy mode: host names (exact or *.suffix) the proxy refuses; deny wins at equal specificity."`
 	BlockAll           bool     `toml:"block_all" doc:"Proxy mode: true (default) refuses every host not allowed; false allows public hosts not denied."`
 	UnsafeAllowPrivate []CIDR   `toml:"unsafe_allow_private" doc:"Proxy mode: private or reserved address ranges the proxy may reach despite SSRF protection. Printed on every run."`
+	AllowECH           bool     `toml:"allow_ech" doc:"Proxy mode: false (default) refuses a byte tunnel whose TLS ClientHello carries encrypted_client_hello (ECH); true lets it through, its outer server_name still held to the CONNECT host. Chromium-based clients send an ECH extension in every hello, a decoy mostly; with this on, a client can reach any name behind an allowed host's front-end that accepts ECH."`
 	UnixSockets        bool     `toml:"unix_sockets" doc:"Allow socket(AF_UNIX). Default false: Landlock before ABI 9 does not cover pathname sockets (SR-08)."`
 }
 

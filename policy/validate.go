@@ -211,6 +211,7 @@ func checkNetworkKeys(p *Policy) []Problem {
 	only("deny", len(n.Deny) > 0, NetProxy)
 	only("block_all", !n.BlockAll, NetProxy)
 	only("unsafe_allow_private", len(n.UnsafeAllowPrivate) > 0, NetProxy)
+	only("allow_ech", n.AllowECH, NetProxy)
 	if n.Mode == NetPorts && len(n.ConnectTCP) == 0 && len(n.BindTCP) == 0 {
 		ps = append(ps, Problem{Key: "network.mode", elem: -1,
 			Msg:  `"ports" mode lists no ports in connect_tcp or bind_tcp, so it would allow nothing`,

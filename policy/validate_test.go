@@ -114,11 +114,13 @@ func TestValidate(t *testing.T) {
 			p.Network.Deny = []Domain{"b.com"}
 			p.Network.BlockAll = false
 			p.Network.UnsafeAllowPrivate = []CIDR{CIDR(netip.MustParsePrefix("10.0.0.0/8"))}
+			p.Network.AllowECH = true
 		}, []string{
 			`network-keys: network.allow: allow applies only in "proxy" mode, but network mode is "ports"`,
 			`network-keys: network.deny: deny applies only in "proxy" mode, but network mode is "ports"`,
 			`network-keys: network.block_all: block_all applies only in "proxy" mode, but network mode is "ports"`,
 			`network-keys: network.unsafe_allow_private: unsafe_allow_private applies only in "proxy" mode, but network mode is "ports"`,
+			`network-keys: network.allow_ech: allow_ech applies only in "proxy" mode, but network mode is "ports"`,
 		}},
 		{"ports without ports", func(p *Policy) { p.Network.Mode = NetPorts }, []string{
 			`network-keys: network.mode: "ports" mode lists no ports in connect_tcp or bind_tcp, so it would allow nothing`}},

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,7 +160,7 @@ func TestCheckFirst(t *testing.T) {
 		{"TLS checked after the server spoke", rec(thSNI("evil.test")), front, true, false, RuleTunnelSNI, ReasonSNIMismatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			more, f := checkFirst(c.b, c.h, c.spoke)
+			more, f := checkFirst(c.b, c.h, c.spoke, false)
 			wantFirst(t, more, f, c.more, c.rule, c.why)
 		})
 	}
@@ -190,11 +192,11 @@ type firstCase struct {
 	rule, why string // "" passes
 }
 
-func runFirstCases(t *testing.T, cases []firstCase) {
+func runFirstCases(t *testing.T, allowECH bool, cases []firstCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			more, f := checkFirst(c.b, Host{Name: "front.test"}, false)
+			more, f := checkFirst(c.b, Host{Name: "front.test"}, false, allowECH)
 			wantFirst(t, more, f, c.more, c.rule, c.why)
 		})
 	}
@@ -215,7 +217,7 @@ func TestCheckFirstRecordsBeforeHello(t *testing.T) {
 	// SSLv2 CLIENT-HELLO: length, type 1, version 3.1, then spec, session
 	// id and challenge lengths (3, 0, 16) and their bytes.
 	v2 := cat([]byte{0x80, 28, 1, 3, 1, 0, 3, 0, 0, 0, 16, 0, 0, 0x2f}, make([]byte, 16))
-	runFirstCases(t, []firstCase{
+	runFirstCases(t, false, []firstCase{
 		{"warning alert, then another name", cat(alert, evil), false, RuleTunnelSNI, ReasonBadClientHello},
 		{"warning alert, then its name", cat(alert, front), false, RuleTunnelSNI, ReasonBadClientHello},
 		{"change_cipher_spec first", cat([]byte{20, 3, 1, 0, 1, 1}, evil), false, RuleTunnelSNI, ReasonBadClientHello},
@@ -242,7 +244,7 @@ func TestCheckFirstHTTPBlanks(t *testing.T) {
 	refused := func(line string) firstCase {
 		return firstCase{fmt.Sprintf("%q", line), []byte(line + host), false, RuleTunnelHTTP, ReasonHTTPInTunnel}
 	}
-	runFirstCases(t, []firstCase{
+	runFirstCases(t, false, []firstCase{
 		refused("GET\t/x HTTP/1.1"),
 		refused("\vGET /x HTTP/1.1"),
 		refused("\fGET /x HTTP/1.1"),
@@ -264,6 +266,46 @@ func TestCheckFirstHTTPBlanks(t *testing.T) {
 		{"binary, a version on its second line", []byte("\x00\x01\nGET / HTTP/1.1\r\n"), false, "", ""},
 		{"token then NUL", []byte("GET\x00/x\r\n"), false, "", ""},
 	})
+}
+
+// Chromium sends encrypted_client_hello in every TLS 1.3 hello (a GREASE
+// decoy when it has no ECH config): refused by default, naming the
+// switch; with network.allow_ech it passes, the outer server_name still
+// held to the CONNECT host.
+func TestCheckFirstECH(t *testing.T) {
+	chromium, err := os.ReadFile("testdata/chromium-hello.bin") // Chromium 156's first record, to host "vm"
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm, other := Host{Name: "vm"}, Host{Name: "front.test"}
+	echHello := func(names ...string) []byte {
+		return thRecords(thHello([]thExt{thSNI(names...), {extECH, []byte{0, 0, 1, 0, 1, 7}}}))
+	}
+	for _, c := range []struct {
+		name      string
+		b         []byte
+		h         Host
+		allowECH  bool
+		rule, why string
+	}{
+		{"chromium, default", chromium, vm, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"chromium, allow_ech", chromium, vm, true, "", ""},
+		{"chromium to another host, allow_ech", chromium, other, true, RuleTunnelSNI, ReasonSNIMismatch},
+		{"ECH naming the host, default", echHello("front.test"), other, false, RuleTunnelSNI, ReasonBadClientHello},
+		{"ECH naming the host, allow_ech", echHello("front.test"), other, true, "", ""},
+		{"ECH naming another host, allow_ech", echHello("evil.test"), other, true, RuleTunnelSNI, ReasonSNIMismatch},
+		{"ECH naming two hosts, allow_ech", echHello("front.test", "evil.test"), other, true, RuleTunnelSNI, ReasonSNIMismatch},
+		{"go's hello, default", thGoHello(t, "front.test"), other, false, "", ""},
+		{"go's hello, allow_ech", thGoHello(t, "front.test"), other, true, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			more, f := checkFirst(c.b, c.h, false, c.allowECH)
+			wantFirst(t, more, f, false, c.rule, c.why)
+			if f != nil && c.why == ReasonBadClientHello && !strings.Contains(f.detail, "network.allow_ech") {
+				t.Errorf("the refusal %q does not name network.allow_ech", f.detail)
+			}
+		})
+	}
 }
 
 // FuzzClientHello: any bytes are framed and parsed without a panic, a
@@ -294,10 +336,13 @@ func FuzzClientHello(f *testing.F) {
 			}
 		}
 		for _, h := range []Host{{Name: "front.test"}, {Addr: netip.MustParseAddr("192.0.2.1")}} {
-			for _, spoke := range []bool{false, true} {
-				if more, f := checkFirst(b, h, spoke); more && f != nil {
+			for _, allowECH := range []bool{false, true} {
+				if more, f := checkFirst(b, h, false, allowECH); more && f != nil {
 					t.Fatalf("more and a refusal: %+v", *f)
 				}
+			}
+			if more, f := checkFirst(b, h, true, false); more && f != nil {
+				t.Fatalf("more and a refusal: %+v", *f)
 			}
 		}
 	})

@@ -103,6 +103,7 @@ func serve(log *slog.Logger) error {
 		Resolver: &net.Resolver{PreferGo: true}, // never a libc module or nscd's socket
 		Parse:    SplitHostPort,
 		Log:      log,
+		AllowECH: b.Network.AllowECH,
 	}
 	if len(b.Secrets) > 0 {
 		if !hasKMS || leaf == nil {
@@ -140,7 +141,7 @@ func serve(log *slog.Logger) error {
 	if err := launcher.ConfineComponent(launcher.ComponentConfinement{Read: read, Connect: true}); err != nil {
 		return err
 	}
-	log.Info("serving", "allow", len(b.Network.Allow), "deny", len(b.Network.Deny), "block_all", b.Network.BlockAll, "secrets", len(b.Secrets), "bash", hasPass)
+	log.Info("serving", "allow", len(b.Network.Allow), "deny", len(b.Network.Deny), "block_all", b.Network.BlockAll, "allow_ech", b.Network.AllowECH, "secrets", len(b.Secrets), "bash", hasPass)
 	if passed != nil {
 		// bash's connections get the agent's decisions: the same proxy.
 		go p.Serve(boot.PassedListener{C: passed})

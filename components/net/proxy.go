@@ -112,6 +112,10 @@ type Proxy struct {
 	// TunnelIdle closes a tunnel (or a forwarded exchange) that moved no
 	// byte in either direction for this long.
 	TunnelIdle time.Duration
+	// AllowECH lets a byte tunnel's ClientHello carry
+	// encrypted_client_hello (network.allow_ech); its outer server_name
+	// is still held to the CONNECT host.
+	AllowECH bool
 
 	// Intercept, when set, is asked about each allowed CONNECT; when it
 	// says yes, InterceptTLS is given the client connection (after "200
@@ -507,7 +511,7 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 // allows it; false (both sides closed, or up half-closed) when it does
 // not, or the client is gone.
 func (p *Proxy) openTunnel(clientAddr, target string, h Host, client, up net.Conn, early []byte, clk *tunnelClock, abort func()) bool {
-	first, f, err := readFirst(client, early, h, clk)
+	first, f, err := readFirst(client, early, h, clk, p.AllowECH)
 	if f != nil {
 		// Logged as a refused CONNECT: the session's summary counts it
 		// as a denial.

@@ -46,7 +46,7 @@ type tunnelRefusal struct {
 //   - A first byte that is a TLS record's content type (20 to 24) starts
 //     TLS: the first record must be a handshake record carrying a
 //     well-formed ClientHello naming h alone in server_name (nothing, for
-//     an IP literal), without encrypted_client_hello. A
+//     an IP literal), without encrypted_client_hello unless allowECH. A
 //     server skips some records before the hello (crypto/tls drops
 //     warning alerts) and routes by the hello after them, so none may
 //     come first.
@@ -59,12 +59,12 @@ type tunnelRefusal struct {
 //     (SMTP, FTP, POP3, IMAP) have clients that answer with a word and a
 //     space.
 //   - Anything else (ssh, a database's binary protocol) passes as it is.
-func checkFirst(b []byte, h Host, spoke bool) (more bool, f *tunnelRefusal) {
+func checkFirst(b []byte, h Host, spoke, allowECH bool) (more bool, f *tunnelRefusal) {
 	if len(b) == 0 {
 		return true, nil
 	}
 	if isRecordType(b[0]) {
-		return checkTLS(b, h)
+		return checkTLS(b, h, allowECH)
 	}
 	if b[0]&0x80 != 0 {
 		// SSLv2's two-byte record header (high bit set, then the length)
@@ -88,7 +88,7 @@ func checkFirst(b []byte, h Host, spoke bool) (more bool, f *tunnelRefusal) {
 func isRecordType(c byte) bool { return c >= recordTypeFirst && c <= recordTypeLast }
 
 // checkTLS decides b, which starts with a TLS record.
-func checkTLS(b []byte, h Host) (more bool, f *tunnelRefusal) {
+func checkTLS(b []byte, h Host, allowECH bool) (more bool, f *tunnelRefusal) {
 	if b[0] != recordHandshake {
 		return false, &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello,
 			fmt.Sprintf("a TLS record of type %d comes before the ClientHello: a server may skip it and route by the hello behind it", b[0])}
@@ -100,17 +100,25 @@ func checkTLS(b []byte, h Host) (more bool, f *tunnelRefusal) {
 	if err == nil {
 		var ch *clientHello
 		if ch, err = parseClientHello(msg); err == nil {
-			return false, checkServerName(ch, h)
+			return false, checkServerName(ch, h, allowECH)
 		}
 	}
 	return false, &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello, "the ClientHello is refused: " + err.Error()}
 }
 
 // checkServerName holds a parsed ClientHello to the CONNECT host h.
-func checkServerName(ch *clientHello, h Host) *tunnelRefusal {
-	if ch.hasECH {
+//
+// encrypted_client_hello is refused unless allowECH: a front-end that
+// accepts ECH routes by the inner hello's name, which net cannot read,
+// whatever the outer one says. Chromium sends the extension in every
+// TLS 1.3 hello (a GREASE decoy when it has no ECH config, and the two
+// look alike), so its clients need the switch; with it, the outer
+// server_name is still held to h.
+func checkServerName(ch *clientHello, h Host, allowECH bool) *tunnelRefusal {
+	if ch.hasECH && !allowECH {
 		return &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello,
-			"the ClientHello has encrypted_client_hello: the name it reaches is hidden behind its outer server_name"}
+			"the ClientHello has encrypted_client_hello: the name it reaches is hidden behind its outer server_name " +
+				"(Chromium-based clients send one in every hello; network.allow_ech = true lets it through)"}
 	}
 	if h.IsIP() {
 		if ch.hasSNI {
@@ -282,7 +290,7 @@ func (clk *tunnelClock) read(src net.Conn, b []byte) (int, error) {
 // that came behind the CONNECT), until checkFirst decides it. It answers
 // every byte read, to go on unchanged, or a refusal, or the read's error
 // (io.EOF: the client closed its side before sending anything).
-func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock) ([]byte, *tunnelRefusal, error) {
+func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock, allowECH bool) ([]byte, *tunnelRefusal, error) {
 	buf := make([]byte, len(early), max(len(early), 4<<10))
 	copy(buf, early)
 	var by time.Time // once a message began, it must be whole by then
@@ -293,7 +301,7 @@ func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock) ([]byte,
 			n, err = clk.read(client, buf[:cap(buf)])
 			buf = buf[:n]
 		} else {
-			if more, f := checkFirst(buf, h, clk.spoke.Load()); !more {
+			if more, f := checkFirst(buf, h, clk.spoke.Load(), allowECH); !more {
 				return buf, f, nil
 			}
 			if len(buf) >= maxClientHello {
@@ -320,7 +328,7 @@ func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock) ([]byte,
 		if len(buf) == 0 {
 			return nil, nil, err
 		}
-		if more, f := checkFirst(buf, h, clk.spoke.Load()); !more {
+		if more, f := checkFirst(buf, h, clk.spoke.Load(), allowECH); !more {
 			return buf, f, nil
 		}
 		// A message cut short is refused, not passed as opaque: a front-end

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -205,6 +206,38 @@ func TestTunnelECHRefused(t *testing.T) {
 		t.Errorf("the upstream received %d bytes", len(got))
 	}
 	tunRefusalLogged(t, h, target, RuleTunnelSNI, ReasonBadClientHello)
+	if !strings.Contains(h.logs.String(), "network.allow_ech") {
+		t.Errorf("the refusal does not name the switch:\n%s", h.logs.String())
+	}
+}
+
+// With network.allow_ech a Chromium hello (its GREASE
+// encrypted_client_hello) goes through byte for byte; one whose outer
+// server_name names another host is still closed.
+func TestTunnelECHAllowed(t *testing.T) {
+	chromium, err := os.ReadFile("testdata/chromium-hello.bin") // to host "vm"
+	if err != nil {
+		t.Fatal(err)
+	}
+	spy := tunSpyStart(t, "")
+	res := &pxResolver{names: map[string][]netip.Addr{"vm": {pxLoopback}, "front.test": {pxLoopback}}}
+	h := pxStart(t, nil, res, func(p *Proxy) { p.AllowECH = true })
+
+	c, _ := tunConnect(t, h, "vm:"+pxPort(spy.addr))
+	c.Write(chromium)
+	c.(*net.TCPConn).CloseWrite()
+	if got := spy.received(t); !bytes.Equal(got, chromium) {
+		t.Errorf("the upstream received %d bytes, want the hello's %d", len(got), len(chromium))
+	}
+
+	target := "front.test:" + pxPort(spy.addr)
+	c, br := tunConnect(t, h, target)
+	c.Write(chromium)
+	tunClosed(t, c, br)
+	if got := spy.received(t); len(got) != 0 {
+		t.Errorf("the upstream received %d bytes", len(got))
+	}
+	tunRefusalLogged(t, h, target, RuleTunnelSNI, ReasonSNIMismatch)
 }
 
 // A warning alert before the ClientHello (crypto/tls's server drops it
