@@ -32,26 +32,47 @@
 // (logged as a refused CONNECT, rule tunnel.sni or tunnel.http) when it
 // is:
 //
-//   - a TLS ClientHello (up to 64 KiB, across records) that is
-//     malformed, repeats an extension, carries encrypted_client_hello, or
-//     does not name the CONNECT host alone in server_name, normalised as
-//     hosts are (none at all for an IP literal): domain fronting;
-//   - the start of an HTTP request (a token and a space, after any blank
-//     lines: the HTTP/2 preface too), unless the upstream spoke first
-//     (an HTTP server never does; SMTP's clients answer "EHLO name"), or
-//     an ssh identification line: plain HTTP goes in absolute form,
-//     where its Host is decided;
+//   - TLS (a first byte that is a record's content type, 20 to 24) whose
+//     first record is not a handshake record carrying a ClientHello (up
+//     to 64 KiB, across records, nothing else between them): a server
+//     may skip an alert before the hello and route by the hello behind
+//     it;
+//   - a ClientHello that is malformed, repeats an extension, carries
+//     encrypted_client_hello (unless network.allow_ech), or does not
+//     name the CONNECT host alone in server_name, normalised as hosts are
+//     (none at all for an IP literal): domain fronting;
+//   - an SSLv2-style ClientHello (a first byte with the high bit set and
+//     type 1 third), which has no server_name;
+//   - the start of an HTTP request (a token and a blank, after any
+//     blanks: the HTTP/2 preface too), or a first line holding "HTTP/"
+//     in any case, unless the upstream spoke first (an HTTP server never
+//     does; SMTP's clients answer "EHLO name"), or an ssh identification
+//     line: plain HTTP goes in absolute form, where its Host is decided.
+//     A blank is anything some server splits a request line on: space,
+//     \t, \v, \f, \r, \n, 0x1c to 0x1f, 0x85 and 0xa0 (Python's
+//     http.server takes them all);
 //   - unfinished when the client pauses (10 s, or the idle time if
 //     shorter) or closes its side.
 //
 // Anything else (ssh, a database's protocol) passes unchanged, and the
 // rest of the stream is copied as before.
 //
+// network.allow_ech exists for browsers: Chromium sends
+// encrypted_client_hello in every TLS 1.3 hello, a GREASE decoy when it
+// has no ECH config for the host, and a decoy cannot be told from the
+// real thing. With it on, the outer server_name must still name the
+// CONNECT host alone, but a front-end that accepts ECH routes by the
+// inner name, which net cannot read: a client can reach any name behind
+// an allowed host's front-end that accepts ECH.
+//
 // Denials answer 403 with X-Pinfold-Rule and X-Pinfold-Reason and are
 // logged with the client, the target and the rule — never a path, a
 // header value or a body. A redirect to a refused target, in plain HTTP
-// or inside an intercepted connection, becomes 403. `launcher check url` asks Egress the same questions
-// without sending anything.
+// or inside an intercepted connection, becomes 403, and so does one a
+// browser would read otherwise than Go: a backslash, a control
+// character, blanks around it, or an empty authority ("///host/x",
+// which WHATWG parsers read as host "host"). `launcher check url` asks
+// Egress the same questions without sending anything.
 //
 // TRACE and TRACK (in any case, or named by an X-HTTP-Method-Override,
 // X-HTTP-Method or X-Method-Override header) are refused with 403
@@ -115,9 +136,25 @@
 //     interception, as [[secrets]] hosts get, sees inside). Nor does it
 //     see a second ClientHello (after a HelloRetryRequest) or TLS
 //     started later in the stream (STARTTLS). A client-first protocol
-//     whose first line is a word and a space (git://, Redis's inline
-//     commands, memcached) is refused as HTTP, and so is a bare word
-//     the client sends and then waits on.
+//     whose first line is a word and a blank (git://, Redis's inline
+//     commands with arguments, memcached) is refused as HTTP, and so is
+//     a bare word the client sends and then waits on (a word alone on
+//     its line passes). So is a binary first message, even after the
+//     server spoke, whose first byte is 20 to 24 and that is not a
+//     ClientHello (a MySQL client's answer starts with its length's low
+//     byte: about one in fifty), or whose first byte has the high bit
+//     set and whose third is 1 (SSLv2's shape); and, unless the server
+//     spoke, one whose bytes up to the first line feed hold "HTTP/". A
+//     first message of one or two bytes with the high bit set waits for
+//     a third.
+//   - "HTTP/" on the first line is looked for in the bytes read when the
+//     line's start is decided: a first message that starts with neither
+//     a token nor a blank passes at once, so a client can send "\x00GET
+//     /x " and the version in a later segment. Only a server that takes
+//     any word for a method (Python's http.server, under Werkzeug and
+//     Django's runserver) would read that as a request.
+//   - With network.allow_ech a front-end that accepts ECH is reachable by
+//     any name it serves, through an allowed host's outer name.
 //   - The scan for a reflected value is defence in depth, not a
 //     boundary: it finds the value only verbatim and whole, in one
 //     answer. An upstream that echoes it transformed (JSON-escaped,
