@@ -157,7 +157,12 @@ func TestCheckFirst(t *testing.T) {
 		{"ssh ident too long", append(append([]byte("SSH-2.0-x "), bytes.Repeat([]byte("a"), 300)...), '\n'), front, false, false, RuleTunnelHTTP, ReasonHTTPInTunnel},
 		{"answer to a server that spoke", []byte("EHLO client.test\r\n"), front, true, false, "", ""},
 		{"the same unprompted", []byte("EHLO client.test\r\n"), front, false, false, RuleTunnelHTTP, ReasonHTTPInTunnel},
-		{"TLS checked after the server spoke", rec(thSNI("evil.test")), front, true, false, RuleTunnelSNI, ReasonSNIMismatch},
+		// Neither a TLS nor an HTTP front-end speaks first: what answers
+		// one that did is not fronting, and a MySQL client's answer may
+		// start with a record type's byte (its length).
+		{"anything after the server spoke", rec(thSNI("evil.test")), front, true, false, "", ""},
+		{"a length byte of 22 after the server spoke", []byte{22, 0, 0, 1, 0x85}, front, true, false, "", ""},
+		{"the same unprompted", []byte{22, 0, 0, 1, 0x85}, front, false, false, RuleTunnelSNI, ReasonBadClientHello},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			more, f := checkFirst(c.b, c.h, c.spoke, false)

@@ -683,7 +683,9 @@ func TestProxyForwardIdle(t *testing.T) {
 	defer upstream.Close()
 	uap := netip.MustParseAddrPort(upstream.Listener.Addr().String())
 	res := &pxResolver{names: map[string][]netip.Addr{"web.test": {pxLoopback}}}
-	h := pxStart(t, nil, res, func(p *Proxy) { p.TunnelIdle = 300 * time.Millisecond })
+	// Ticks 100 ms apart, an idle bound ten times that: a loaded machine
+	// (CI beside other work) once stretched a gap past 300 ms.
+	h := pxStart(t, nil, res, func(p *Proxy) { p.TunnelIdle = time.Second })
 	authority := "web.test:" + pxPort(uap)
 
 	resp, body, _, _ := h.roundTrip(t, http.MethodPost, "POST http://"+authority+"/stream HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\ndata")

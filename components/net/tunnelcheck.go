@@ -59,9 +59,16 @@ type tunnelRefusal struct {
 //     (SMTP, FTP, POP3, IMAP) have clients that answer with a word and a
 //     space.
 //   - Anything else (ssh, a database's binary protocol) passes as it is.
+//
+// A client that answers an upstream which spoke first passes whatever it
+// sends: neither a TLS nor an HTTP front-end ever speaks first, and a
+// MySQL client's answer, say, may start with any byte (its length).
 func checkFirst(b []byte, h Host, spoke, allowECH bool) (more bool, f *tunnelRefusal) {
 	if len(b) == 0 {
 		return true, nil
+	}
+	if spoke {
+		return false, nil
 	}
 	if isRecordType(b[0]) {
 		return checkTLS(b, h, allowECH)
@@ -77,9 +84,6 @@ func checkFirst(b []byte, h Host, spoke, allowECH bool) (more bool, f *tunnelRef
 			return false, &tunnelRefusal{RuleTunnelSNI, ReasonBadClientHello,
 				"an SSLv2-style ClientHello is refused: it has no server_name to check"}
 		}
-	}
-	if spoke {
-		return false, nil
 	}
 	return checkHTTPStart(b)
 }
