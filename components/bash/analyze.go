@@ -288,7 +288,7 @@ func (w *walker) source(s scope, text string, depth int) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
-	if err := joinedComment(f, text); err != nil {
+	if err := misreadComment(f, text); err != nil {
 		return err
 	}
 	s.src = text
@@ -304,31 +304,54 @@ func (w *walker) source(s scope, text string, depth int) error {
 	return nil
 }
 
-// joinedComment refuses a comment whose line ends in a backslash (or a
-// backslash and a carriage return): bash ends a comment at the end of
-// its line whatever precedes it, where the parser takes the backslash
-// and newline as a line joined to the next and reads that line as part
-// of the comment (an eighth hunt: echo a # x \<newline>rm -rf src ran
-// rm, which the parser had not seen; in $( ), a function, an if, after
-// a pipe, in bash -c's string too). The parser finds comments where
-// bash does, at the start of a word.
-func joinedComment(f *syntax.File, text string) error {
+// misreadComment refuses a comment bash does not read as the parser
+// does. One whose line ends in a backslash (or a backslash and a
+// carriage return): bash ends a comment at the end of its line whatever
+// precedes it, where the parser takes the backslash and newline as a
+// line joined to the next and reads that line as part of the comment
+// (an eighth hunt: echo a # x \<newline>rm -rf src ran rm, which the
+// parser had not seen; in $( ), a function, an if, after a pipe, in bash
+// -c's string too). And one whose # does not start a word for bash
+// (commentStart).
+func misreadComment(f *syntax.File, text string) error {
 	var err error
 	syntax.Walk(f, func(n syntax.Node) bool {
 		c, ok := n.(*syntax.Comment)
 		if !ok || err != nil {
 			return err == nil
 		}
-		line := text[min(int(c.Pos().Offset()), len(text)):]
+		at := min(int(c.Pos().Offset()), len(text))
+		line := text[at:]
 		if i := strings.IndexByte(line, '\n'); i >= 0 {
 			line = line[:i]
 		}
-		if strings.HasSuffix(strings.TrimRight(line, "\r"), `\`) {
+		switch {
+		case strings.HasSuffix(strings.TrimRight(line, "\r"), `\`):
 			err = fmt.Errorf("%w: the comment %s ends in a backslash, where bash ends it and runs the next line as a command", ErrSyntax, quotedWord(line))
+		case !commentStart(text, at):
+			err = fmt.Errorf("%w: the # of %s follows a character where bash reads it as part of a word, not a comment, and runs the rest of the line", ErrSyntax, quotedWord(line))
 		}
 		return true
 	})
 	return err
+}
+
+// commentStart reports whether bash starts a comment at the # at text[at]:
+// bash does so only where a word starts, after a blank (space or tab), a
+// newline, or ; & | ( ` (each tried in bash 5.2), a backslash and
+// newline being no character at all. Not after the ) of an array
+// assignment: bash reads x=(a)#x as one word (a ninth hunt: the parser
+// ended the array there and took the rest as a comment, x=(a)#x rm -rf
+// src, x=()#x; rm -rf src, declare x=()#x; … ran rm). Nor after any
+// other ), which is refused rather than told from the array's; nor
+// after a carriage return, which is not a blank to bash (ls\r#x; rm -rf
+// src ran rm).
+func commentStart(text string, at int) bool {
+	i := at
+	for i >= 2 && text[i-1] == '\n' && text[i-2] == '\\' {
+		i -= 2
+	}
+	return i == 0 || strings.IndexByte(" \t\n;&|(`", text[i-1]) >= 0
 }
 
 // bracketDepth is the deepest nesting of ( and { in text, counted

@@ -186,6 +186,17 @@ func TestBadInput(t *testing.T) {
 		{"the same after a pipe", "ls | #\\\nrm -rf src", ErrSyntax},
 		{"the same before a CR LF", "ls #\\\r\nrm -rf src", ErrSyntax},
 		{"the same in case", "case x in #\\\nx) rm -rf src;; esac", ErrSyntax},
+		// bash reads a # right after an array assignment's ) as part of
+		// the word (x is "(a)#x") and runs the rest; the parser took it as
+		// a comment (a ninth hunt: each ran rm).
+		{"a # after an array assignment", "x=(a)#x rm -rf src", ErrSyntax},
+		{"the same, an empty array", "x=()#x; rm -rf src", ErrSyntax},
+		{"the same, appended", "x+=()#x; rm -rf src", ErrSyntax},
+		{"the same in declare", "declare x=()#x; rm -rf src", ErrSyntax},
+		{"the same in export", "export x=()#x; rm -rf src", ErrSyntax},
+		{"the same, the # on a joined line", "x=(a)\\\n#x; rm -rf src", ErrSyntax},
+		{"a # after a carriage return, not a blank to bash", "ls\r#x; rm -rf src", ErrSyntax},
+		{"a # after a subshell's ), refused alike", "(ls)#x", ErrSyntax},
 		{"1 MB", strings.Repeat("a", 1<<20), ErrTooLarge},
 		{"just over the limit", strings.Repeat("a", MaxSize+1), ErrTooLarge},
 		{"NUL", "echo a\x00b", ErrNUL},

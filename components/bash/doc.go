@@ -375,10 +375,15 @@
 //     brackets before the parser runs), more than MaxDepth wrappers on one
 //     command, or more than MaxCommands (10000) simple commands is an
 //     error (ErrTooLarge, ErrNUL, ErrTooDeep, ErrTooMany), never a partial
-//     analysis; so is input that does not parse (ErrSyntax), and a
+//     analysis; so is input that does not parse (ErrSyntax), a
 //     comment whose line ends in a backslash (bash ends the comment
-//     there and runs the next line, which the parser joins to it; in a
-//     code string a shell runs, the command needs approval). Long && || |
+//     there and runs the next line, which the parser joins to it), and
+//     a comment whose # follows anything but a blank, a newline or one
+//     of ; & | ( ` (bash reads x=(a)#x as one word and runs the rest of
+//     the line, which the parser took as a comment; after a subshell's
+//     ) the two agree, but it is refused alike, and so is a # after a
+//     carriage return); in a code string a shell runs, either makes
+//     the command need approval. Long && || |
 //     chains and long arithmetic are walked iteratively, not recursively.
 //     No input panics (FuzzAnalyze).
 //   - Deterministic: the same input and policy give the same analysis and

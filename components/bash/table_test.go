@@ -1352,6 +1352,18 @@ var table = []struct {
 	{`mv a.txt sub/`, A, "default"},
 	{`mv *.o build/`, A, "default"},
 	{`mv "$f" done/`, D, "builtin.recursive-delete"}, // "$f" may be absolute
+	// A ninth hunt (bash 5.2, /tmp/hunt-bash9-repro): a # that bash
+	// reads as part of a word, in code a shell runs (TestBadInput has
+	// the line's own).
+	{`bash -c 'x=(a)#x rm -rf src'`, P, "builtin.dynamic"},
+	{`eval 'declare x=()#x; rm -rf src'`, P, "builtin.dynamic"},
+	{"bash -c 'ls\r#x; rm -rf src'", P, "builtin.dynamic"},
+	{`echo a # note`, A, "default"},
+	{`ls;# x`, A, "default"},
+	{`x=(a b) # note`, A, "default"},
+	{`echo a#b "c"#d $x#e`, A, "default"},
+	{"ls | # x\nwc -l", A, "default"},
+	{"x=(a # x\nb)", A, "default"},
 }
 
 func TestTable(t *testing.T) {
