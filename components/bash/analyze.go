@@ -122,6 +122,10 @@ type Word struct {
 	late bool
 	// assigns names the variables a ${NAME:=…} or ${NAME=…} in it sets.
 	assigns []string
+	// pattern, for a word that is not a literal, is Text with each $'…'
+	// decoded: the path bash may expand it to, globs and braces kept
+	// (pattern.go).
+	pattern string
 	// sub: its quoted text, pieces joined, holds a command substitution
 	// in an array subscript or a compound value (a[$(cmd)], ($(cmd))),
 	// which bash runs when the text is evaluated as arithmetic (an
@@ -215,11 +219,21 @@ type lineFacts struct {
 	// leaves: the line changes directory to where a relative path may
 	// be out of the workspace (cd .., cd /tmp, cd -, cd "$d", cd alone).
 	leaves bool
+	// dotglob: the line may make a glob match a leading dot (shopt -s
+	// dotglob, bash -O dotglob, GLOBIGNORE set), so that * and ? may
+	// match .git (pattern.go).
+	dotglob bool
 }
 
 func lineFactsOf(cs []SimpleCommand) lineFacts {
 	var f lineFacts
 	for _, c := range cs {
+		f.dotglob = f.dotglob || slices.ContainsFunc(c.Assigns, func(a Assign) bool { return a.Name == "GLOBIGNORE" })
+		for _, l := range append([]Layer{{Words: c.Words}}, c.Wrappers...) {
+			f.dotglob = f.dotglob || slices.ContainsFunc(l.Words, func(w Word) bool {
+				return strings.Contains(w.Text, "dotglob") || strings.Contains(w.Text, "GLOBIGNORE")
+			})
+		}
 		switch name := baseName(&c); name {
 		case "git":
 			f.repos = f.repos || len(c.Words) > 1 && (c.Words[1].Text == "init" || c.Words[1].Text == "clone")

@@ -337,6 +337,11 @@ func TestOptions(t *testing.T) {
 		{`cp a deploy/other`, A, "default"},
 		{`cat secrets/k`, A, "default"},
 		{`rm -rf secrets`, D, "builtin.recursive-delete"},
+		// A pattern that may match a protected path (a ninth hunt).
+		{`echo x > secre?s/k`, P, "structural.protected-path"},
+		{`cp a deploy/{keys,x}/`, P, "structural.protected-path"},
+		{`cp a /work/ws/dep*/k[e]ys/`, P, "structural.protected-path"},
+		{`cp a deploy/*.txt`, A, "default"},
 	} {
 		d := DecideWith(analyze(t, tc.cmd), policy.Commands{}, o)
 		if d.Action != tc.want || d.Rule != tc.rule {

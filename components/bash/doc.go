@@ -178,7 +178,15 @@
 //     an assignment of it, or its mention (as a path-like part of any
 //     word: --out=.git/config, open('.git/hooks/x')) in the words of a
 //     command that is not read-only (cat, grep, ls, diff, find without
-//     -delete, git log/show/diff/status, … only read).
+//     -delete, git log/show/diff/status, … only read). A word that is
+//     not a literal names what it may expand to: its $'…' decoded, its
+//     braces expanded ({a,b}, {a..z}), and a glob component (* ? [ ],
+//     an extended glob) taken as each protected name it could match,
+//     in any case, a leading dot only by a dot (.gi?, .[g]it, not * or
+//     ?git) unless the line may set dotglob or GLOBIGNORE (.gi?/config,
+//     .{git,x}/config, $'\x2egit/config' each wrote .git); a pattern
+//     that makes more than 256 paths, or longer than 1024 bytes, counts
+//     as protected.
 //  2. recognised recursive deletion → ConfirmDelete
 //     ("builtin.recursive-delete"), with Decision.Targets: rm with -r/-R/
 //     --recursive in any spelling or position (-rf, -fr, -r -f, -Rf,
@@ -417,7 +425,11 @@
 //   - Values of variables: a variable set earlier in the line is not
 //     tracked (X=push; git $X is caught only because the subcommand is
 //     not a literal; rm -rf "$D" is a ConfirmDelete whose target is "$D"
-//     until run time). Globs are not expanded.
+//     until run time): .gi$x/config is not seen as .git. Globs are not
+//     expanded against the files; a glob in a path is matched against
+//     the protected names only. The structural.authority check is
+//     textual: a glob naming the launcher's paths is not refused (the
+//     worker cannot reach them).
 //   - The working directory is not tracked: cd .git; cd hooks; echo x >
 //     pre-commit writes a hook unseen (cd .git/hooks is caught). Path
 //     checks are textual (no symlinks, no ..): fs and the confinement are

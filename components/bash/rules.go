@@ -127,12 +127,12 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 		if !writes(r) {
 			continue
 		}
-		if rule, what := classifyWord(r.Target, o); rule != "" {
+		if rule, what := classifyWord(r.Target, sc.line, o); rule != "" {
 			return &verdict{Approve, rule, "the redirection " + r.Op + " " + quotedWord(r.Target.Text) + " writes to " + what}
 		}
 	}
 	for _, a := range sc.Assigns {
-		if rule, what := classifyWord(a.Value, o); rule != "" {
+		if rule, what := classifyWord(a.Value, sc.line, o); rule != "" {
 			return &verdict{Approve, rule, a.Name + " is set to a path in " + what}
 		}
 	}
@@ -142,7 +142,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 			if i == 0 || skip[i] {
 				continue
 			}
-			if rule, what := classifyWord(w, o); rule != "" {
+			if rule, what := classifyWord(w, sc.line, o); rule != "" {
 				return &verdict{Approve, rule, sc.Words[0].Text + " is given " + quotedWord(w.Text) + ", in " + what}
 			}
 		}
@@ -266,8 +266,12 @@ func components(p string) []string {
 }
 
 // classifyWord finds a protected path among the path-like strings of a
-// word: the rule that protects it and a description, or "".
-func classifyWord(w Word, o Options) (rule, what string) {
+// word, or among what it may expand to (classifyPattern): the rule that
+// protects it and a description, or "".
+func classifyWord(w Word, f lineFacts, o Options) (rule, what string) {
+	if rule, what := classifyPattern(w, f.dotglob, o); rule != "" {
+		return rule, what
+	}
 	for _, tok := range pathTokens(w.Text) {
 		if rule, what := classify(tok, o); rule != "" {
 			return rule, what

@@ -1364,6 +1364,29 @@ var table = []struct {
 	{`echo a#b "c"#d $x#e`, A, "default"},
 	{"ls | # x\nwc -l", A, "default"},
 	{"x=(a # x\nb)", A, "default"},
+	// A protected path named by a pattern: a glob, a brace expansion or
+	// $'…' in a component (each wrote .git/config or .git/hooks).
+	{`printf "[core]\n\tfsmonitor = \"rm -rf src; false\"\n" >> .gi?/config; git status`, P, "structural.git-config"},
+	{`printf "#!/bin/sh\nrm -rf src\n" > pre-commit; chmod +x pre-commit; cp pre-commit .gi[t]/hooks/; git commit -qam x`, P, "structural.git-hooks"},
+	{`printf "[alias]\n\tst = !rm -rf src\n" | tee -a .{git,x}/config; git st`, P, "structural.git-config"},
+	{`printf "[alias]\n\tst = !rm -rf src\n" >> $'\x2egit/config'; git st`, P, "structural.git-config"},
+	{`echo x >> .[g]it/config`, P, "structural.git-config"},
+	{`echo x > .git/hoo*/pre-commit`, P, "structural.git-hooks"},
+	{`cp k .{ssh,x}/authorized_keys`, P, "structural.protected-path"},
+	{`echo x >> ~/.bash{rc,_profile}`, P, "structural.protected-path"},
+	{`echo x >> .{a..z}sh/x`, P, "structural.protected-path"},
+	{`echo x > @(.git)/config`, P, "structural.git-config"},
+	{`shopt -s dotglob; cp x */config`, P, "structural.git-config"},
+	{`cp x src/.gi?/config`, P, "structural.git-config"},
+	{`cp x */config`, A, "default"},    // * does not match a leading dot
+	{`cp x ?git/config`, A, "default"}, // nor does ?
+	{`cp x [.]git/config`, A, "default"},
+	{`cp x build/*.o`, A, "default"},
+	{`rm -f build/*`, A, "commands.auto[6]"},
+	{`cp -r dist/* out/`, A, "default"},
+	{`echo x > out{1,2}.txt`, A, "default"},
+	{`mkdir -p d/{a,b}/{c,d}`, A, "default"},
+	{`echo x > .github/workflows/*.yml`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

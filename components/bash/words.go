@@ -13,6 +13,7 @@ func (s scope) conv(x *syntax.Word) Word {
 	out := Word{Literal: true, single: true}
 	var b strings.Builder
 	var quoted strings.Builder // the literal text of every piece, expansions left out (subText)
+	var pat strings.Builder    // b with $'…' decoded (Word.pattern)
 	leadDone := false
 	dyn := func() {
 		if !leadDone {
@@ -21,6 +22,7 @@ func (s scope) conv(x *syntax.Word) Word {
 		out.Literal = false
 	}
 	for i, p := range x.Parts {
+		before := b.Len()
 		switch p := p.(type) {
 		case *syntax.Lit:
 			v, exp := unquoted(p.Value, i == 0)
@@ -40,9 +42,10 @@ func (s scope) conv(x *syntax.Word) Word {
 			if p.Dollar && strings.ContainsRune(p.Value, '\\') {
 				dyn()
 				b.WriteString(s.text(p.Pos(), p.End()))
-			} else {
-				b.WriteString(p.Value)
+				pat.WriteString(ansiC(p))
+				continue
 			}
+			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				if l, ok := q.(*syntax.Lit); ok {
@@ -72,10 +75,13 @@ func (s scope) conv(x *syntax.Word) Word {
 			out.assigns = append(out.assigns, assignedIn(p)...)
 			b.WriteString(s.text(p.Pos(), p.End()))
 		}
+		pat.WriteString(b.String()[before:])
 	}
 	out.Text = b.String()
 	if out.Literal {
 		out.lead = out.Text
+	} else {
+		out.pattern = pat.String()
 	}
 	out.sub = out.sub || subText(quoted.String())
 	out.number = len(x.Parts) > 0
