@@ -363,6 +363,8 @@ func TestTargets(t *testing.T) {
 		`git clean -fd build`:             {"build"},
 		`rsync -a --delete a/ b/`:         {"b/"},
 		`rsync --remove-source-files a b`: {"a", "b"},
+		`rsync -a -M--delete e/ src/`:     {"src/"},
+		`rsync -a -M --delete e/ src/`:    {"src/"},
 	} {
 		d := Decide(analyze(t, src), policy.Commands{})
 		if d.Action != ConfirmDelete || !slices.Equal(d.Targets, want) {

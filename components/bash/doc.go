@@ -200,7 +200,9 @@
 //     -d (--dir) or rmdir given a word that may be several (a glob,
 //     a brace: rm -d ./src/*/* ./src/* ./src empties a tree deepest
 //     first); rsync
-//     --delete* / --del / --force / --remove-source-files (its target the
+//     --delete* / --del / --force / --remove-source-files, also as the
+//     option -M (--remote-option, in a group: -vM--delete) hands the
+//     rsync that receives, or a -M value not a literal (its target the
 //     last word that is neither an option nor the value of one: not the e
 //     of --exclude e, the 1 of -@ 1 or -v@ 1: every option of rsync's
 //     --help that takes a separate value is listed); find running unlink, rmdir, shred, srm, wipe, a

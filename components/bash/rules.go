@@ -1232,20 +1232,26 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		for k := 1; k < len(ws); k++ {
 			w := ws[k]
 			t := w.Text
-			switch {
-			case t == "--":
+			if t == "--" {
 				for _, w := range ws[k+1:] {
 					pos = append(pos, w.Text)
 				}
-				k = len(ws)
+				break
+			}
+			// -M (--remote-option) hands an option to the other rsync,
+			// which in a local copy is the receiver that deletes (a
+			// ninth hunt: rsync -a -M--delete e/ src/ emptied src).
+			if v, n, ok := rsyncRemoteOpt(ws, k); ok {
+				d, s := rsyncDeletes(v.Text)
+				del, src = del || d || !v.Literal, src || s
+				k += n
+				continue
+			}
+			d, s := rsyncDeletes(t)
+			del, src = del || d, src || s
+			switch {
 			case rsyncValue(t):
 				k++ // --exclude e: e is the pattern, not the destination (a hunt)
-			// --force deletes a non-empty directory a file replaces (a
-			// re-test: rsync -r --force x/ . removed the tree src).
-			case t == "--del" || strings.HasPrefix(t, "--delete") || longOpt(t, "--force", 4) || strings.HasPrefix(t, "--force-"):
-				del = true
-			case strings.HasPrefix(t, "--remove-source-files"), strings.HasPrefix(t, "--remove-sent-files"):
-				src = true
 			case w.isOpt():
 			default:
 				pos = append(pos, t)
@@ -1288,6 +1294,50 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		}
 	}
 	return nil
+}
+
+// rsyncDeletes reports an option of rsync's that deletes in the
+// destination (--delete and its kin, --del, --force: a re-test's rsync
+// -r --force x/ . removed the tree src, a file replacing it) or the
+// source (--remove-source-files).
+func rsyncDeletes(t string) (dest, source bool) {
+	dest = t == "--del" || strings.HasPrefix(t, "--delete") || longOpt(t, "--force", 4) || strings.HasPrefix(t, "--force-")
+	source = strings.HasPrefix(t, "--remove-source-files") || strings.HasPrefix(t, "--remove-sent-files")
+	return dest, source
+}
+
+// rsyncRemoteOpt is the option that -M (--remote-option) at ws[k]
+// passes to the other rsync (attached, -M--delete, -aM=--delete,
+// --remote-option=--delete, or the next word) and how many words past
+// ws[k] it takes; ok is false when ws[k] is not -M.
+func rsyncRemoteOpt(ws []Word, k int) (opt Word, n int, ok bool) {
+	t := ws[k].Text
+	next := func() (Word, int, bool) {
+		if k+1 < len(ws) {
+			return ws[k+1], 1, true
+		}
+		return lit(""), 0, true
+	}
+	switch {
+	case t == "--remote-option":
+		return next()
+	case strings.HasPrefix(t, "--remote-option="):
+		v := ws[k]
+		v.Text = strings.TrimPrefix(t, "--remote-option=")
+		return v, 0, true
+	case len(t) > 1 && t[0] == '-' && t[1] != '-':
+		i := strings.IndexAny(t[1:], rsyncShortValued) + 1
+		if i == 0 || t[i] != 'M' {
+			return Word{}, 0, false
+		}
+		if rest := t[i+1:]; rest != "" {
+			v := ws[k]
+			v.Text = strings.TrimPrefix(rest, "=")
+			return v, 0, true
+		}
+		return next()
+	}
+	return Word{}, 0, false
 }
 
 // findLayer is the find that runs sc through -exec, -execdir, -ok or

@@ -1387,6 +1387,18 @@ var table = []struct {
 	{`echo x > out{1,2}.txt`, A, "default"},
 	{`mkdir -p d/{a,b}/{c,d}`, A, "default"},
 	{`echo x > .github/workflows/*.yml`, A, "default"},
+	// rsync's -M (--remote-option) hands --delete to the rsync that
+	// receives.
+	{`mkdir e; rsync -a -M--delete e/ src/`, D, "builtin.recursive-delete"},
+	{`mkdir e; rsync -r -M --delete-during e/ src/`, D, "builtin.recursive-delete"},
+	{`rsync -r --remote-option=--delete e/ src/`, D, "builtin.recursive-delete"},
+	{`rsync -r --remote-option --del e/ src/`, D, "builtin.recursive-delete"},
+	{`rsync -r -vM=--delete e/ src/`, D, "builtin.recursive-delete"},
+	{`rsync -r -aM --force e/ src/`, D, "builtin.recursive-delete"},
+	{`rsync -r -M--remove-source-files src/ dst/`, D, "builtin.recursive-delete"},
+	{`rsync -r -M "$o" e/ src/`, D, "builtin.recursive-delete"},
+	{`rsync -a -M--fake-super src/ dst/`, A, "default"},
+	{`rsync -a -M --log-file=x src/ dst/`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
