@@ -133,7 +133,8 @@
 //     "structural.exec-env" (Approve): setting a variable that makes
 //     programs run other code or rebinds command names (LD_PRELOAD,
 //     LD_LIBRARY_PATH, BASH_ENV, ENV, PATH, PAGER, EDITOR, SHELL (flock
-//     -c, script), TAR_OPTIONS, ZIPOPT, RSYNC_RSH, NODE_OPTIONS,
+//     -c, script), TAR_OPTIONS, ZIPOPT and ZIP, UNZIP, UNZIPOPT,
+//     RSYNC_RSH, NODE_OPTIONS, PERL5LIB, PERLLIB, RUBYLIB, SUDO_EDITOR,
 //     MAKEFILES, MANOPT,
 //     BASH_FUNC_*…) and any GIT_* variable but GIT_AUTHOR_*,
 //     GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
@@ -294,7 +295,8 @@
 //     expression, [/], is a character of it),
 //     a script that is not a literal, or -f FILE; vi, vim, nvim, ex and
 //     their kin by any name (vim.basic, vim.tiny, gvimdiff), editor,
-//     sensible-editor, emacs and kak whatever their options;
+//     sensible-editor, emacs and kak whatever their options, sudoedit
+//     and sudo -e (--edit, in a group: -Ee);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -142,6 +142,18 @@ func execOption(sc *SimpleCommand) *finding {
 		return &finding{rExecOption, name + " runs shell commands from its dot-commands (.shell, .system, .once |…), given as arguments or on standard input", 0}
 	case "sed":
 		return sedFinding(sc)
+	case "sudoedit":
+		return &finding{rExecOption, "sudoedit runs an editor (SUDO_EDITOR, VISUAL, EDITOR or vi), which runs commands from its start-up files and modelines", 0}
+	case "sudo":
+		// sudo -e is sudoedit (a ninth hunt); sudo ran nothing else, or
+		// the command it runs would be the one decided.
+		for i, w := range ws[1:] {
+			if t := w.Text; t == "--" {
+				break
+			} else if t == "--edit" || shortLetter(t, 'e', "aCcDghpRrTtUu") {
+				return &finding{rExecOption, "sudo " + quotedWord(t) + " runs an editor (SUDO_EDITOR, VISUAL, EDITOR or vi), which runs commands from its start-up files and modelines", i + 1}
+			}
+		}
 	}
 	if editor(name) {
 		return &finding{rExecOption, name + " runs commands from its options (-c, +CMD, -S, --eval), its start-up files and modelines, and ex mode's from standard input", 0}

@@ -47,6 +47,19 @@ var execEnv = set(
 	// rsync connects through (a hunt, each).
 	"SHELL", "TAR_OPTIONS", "ZIPOPT", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "SUDO_ASKPASS", "GCONV_PATH",
 	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
+	// Info-ZIP reads options from ZIP as from ZIPOPT (a ninth hunt:
+	// ZIP=-rm zip deleted what it zipped, ZIP=-TT./s ran s), unzip from
+	// UNZIP and UNZIPOPT (-o overwrites, -: extracts past ..); perl
+	// loads modules from PERL5LIB and PERLLIB before its own (a ninth
+	// hunt: PERL5LIB=. shasum ran a Digest/SHA.pm of the workspace),
+	// ruby from RUBYLIB; sudoedit and sudo -e run SUDO_EDITOR.
+	// PYTHONPATH and NODE_PATH are left out: they are set for most test
+	// runs, and python and node run the workspace's code as they are
+	// told anyway. gzip's GZIP, bzip2's BZIP2 and BZIP, xz's XZ_OPT and
+	// zstd's ZSTD_CLEVEL give options no more than their words could
+	// (none runs a command; gzip -r and the removal of the input are
+	// automatic on the command line too).
+	"ZIP", "UNZIP", "UNZIPOPT", "PERL5LIB", "PERLLIB", "RUBYLIB", "SUDO_EDITOR",
 )
 
 // gitEnvOK are the GIT_* variables that only label what git records or

@@ -1399,6 +1399,25 @@ var table = []struct {
 	{`rsync -r -M "$o" e/ src/`, D, "builtin.recursive-delete"},
 	{`rsync -a -M--fake-super src/ dst/`, A, "default"},
 	{`rsync -a -M --log-file=x src/ dst/`, A, "default"},
+	// Options and modules read from the environment, and sudo's editor.
+	{`ZIP=-rm zip -q /tmp/x.zip src`, P, "structural.exec-env"},
+	{`export ZIP=-rm; zip -q /tmp/x.zip src`, P, "structural.exec-env"},
+	{`printf '#!/bin/sh\nrm -rf src\n' > s; chmod +x s; ZIP=-TT./s zip -qT /tmp/x.zip a`, P, "structural.exec-env"},
+	{`UNZIP=-o unzip x.zip`, P, "structural.exec-env"},
+	{`env UNZIPOPT=-: unzip x.zip`, P, "structural.exec-env"},
+	{`mkdir -p Digest && printf 'system("rm -rf src"); 1;\n' > Digest/SHA.pm && PERL5LIB=. shasum a`, P, "structural.exec-env"},
+	{`PERLLIB=. shasum a`, P, "structural.exec-env"},
+	{`RUBYLIB=. gem list`, P, "structural.exec-env"},
+	{`SUDO_EDITOR=./x sudo -e f`, P, "structural.exec-env"},
+	{`sudoedit f`, P, "builtin.exec-option"},
+	{`sudo -e /etc/hosts`, P, "builtin.exec-option"},
+	{`sudo --edit f`, P, "builtin.exec-option"},
+	{`sudo -u root -Ee f`, P, "builtin.exec-option"},
+	{`ZIP=out.zip; zip -r "$ZIP" src`, P, "structural.exec-env"}, // the cost: ZIP is read whatever it holds
+	{`sudo -ue f`, A, "default"},                                 // -u's value is e: sudo runs f
+	{`GZIP=-9 gzip f`, A, "default"},
+	{`PYTHONPATH=src pytest`, A, "default"},
+	{`zip -q x.zip a`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
