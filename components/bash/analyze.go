@@ -213,8 +213,9 @@ type lineFacts struct {
 	// repos: the line makes a repository (git init, git clone), whose
 	// configuration it may write before a git -C there reads it.
 	repos bool
-	// links: the line makes a link (ln), through which an mv may
-	// leave the workspace (ln -s /tmp/x up; mv src up/: an eighth hunt).
+	// links: the line may make a link (ln, cp -a, tar -x, git apply:
+	// makesLinks), through which an mv may leave the workspace (ln -s
+	// /tmp/x up; mv src up/: an eighth hunt).
 	links bool
 	// leaves: the line changes directory to where a relative path may
 	// be out of the workspace (cd .., cd /tmp, cd -, cd "$d", cd alone).
@@ -234,11 +235,10 @@ func lineFactsOf(cs []SimpleCommand) lineFacts {
 				return strings.Contains(w.Text, "dotglob") || strings.Contains(w.Text, "GLOBIGNORE")
 			})
 		}
+		f.links = f.links || makesLinks(&c)
 		switch name := baseName(&c); name {
 		case "git":
 			f.repos = f.repos || len(c.Words) > 1 && (c.Words[1].Text == "init" || c.Words[1].Text == "clone")
-		case "ln":
-			f.links = true
 		case "cd", "pushd", "popd":
 			var dirs []Word
 			for _, w := range c.Words[1:] {

@@ -212,7 +212,10 @@
 //     getopt reads it, --t for --target-directory) to a destination
 //     that is absolute, climbs (..), is a home (~) or is known only at
 //     run time (the worker's /tmp goes with it), from a source so (or
-//     holding an expansion), or on a line that makes a link (ln) or
+//     holding an expansion), or on a line that may make a link (ln; cp
+//     -a, -d, -P, -r, -s; rsync -l, -a; tar -x; git apply, am,
+//     checkout, merge, pull and the others that write the working tree;
+//     patch, unzip, cpio, bsdtar, 7z) or
 //     changes directory other than down a literal path (cd .., cd
 //     /tmp, cd -, pushd, popd); rename (either form), rename.ul,
 //     prename, file-rename and mmv, whose moves are not read (the whole

@@ -974,7 +974,8 @@ func mvArgs(ws []Word) (operands []Word, target *Word) {
 // src out, the worker's /tmp going with it); a source so, which may be
 // the workspace's own tree named from elsewhere (an eighth hunt: cd
 // /tmp && mv /tmp/ws/src x); or any mv on a line that makes a link (ln
-// -s /tmp/x up; mv src up/) or changes directory out (cd .., cd /tmp):
+// -s /tmp/x up; mv src up/; cp -a, tar -x and the rest of makesLinks)
+// or changes directory out (cd .., cd /tmp):
 // the analyzer reads no file, so the line is all it knows of where a
 // name leads. A link made on an earlier line is not seen.
 func mvOut(sc *SimpleCommand) bool {

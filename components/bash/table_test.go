@@ -1418,6 +1418,24 @@ var table = []struct {
 	{`GZIP=-9 gzip f`, A, "default"},
 	{`PYTHONPATH=src pytest`, A, "default"},
 	{`zip -q x.zip a`, A, "default"},
+	// A link made on the line by more than ln: an mv through it leaves
+	// the workspace.
+	{`cp -d /var/run up && mv src up`, D, "builtin.recursive-delete"},
+	{`tar -cf l.tar -C /var lock; tar -xf l.tar; mv src lock/`, D, "builtin.recursive-delete"},
+	{"git apply <<'EOF'\ndiff --git a/up b/up\nnew file mode 120000\n--- /dev/null\n+++ b/up\n@@ -0,0 +1 @@\n+/tmp/x\n\\ No newline at end of file\nEOF\nmv src up/", D, "builtin.recursive-delete"},
+	{`cp -a /var/run up; mv src up`, D, "builtin.recursive-delete"},
+	{`cp -r lnk up; mv src up`, D, "builtin.recursive-delete"},
+	{`cp --no-deref /var/run up; mv src up`, D, "builtin.recursive-delete"},
+	{`tar xf l.tar; mv src lock/`, D, "builtin.recursive-delete"},
+	{`rsync -a /var/ v/; mv src v/run`, D, "builtin.recursive-delete"},
+	{`unzip -q l.zip; mv src up`, D, "builtin.recursive-delete"},
+	{`patch -p1 < l.diff; mv src up`, D, "builtin.recursive-delete"},
+	{`cpio -id < l.cpio; mv src up`, D, "builtin.recursive-delete"},
+	{`git merge evil && mv src up/`, D, "builtin.recursive-delete"},
+	{`cp a.txt b.txt; mv c.txt d.txt`, A, "default"},
+	{`tar -czf x.tgz src; mv x.tgz out/`, A, "default"},
+	{`cp -t d x; mv a b`, A, "default"},
+	{`git commit -qm x && mv a b`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

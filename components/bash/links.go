@@ -1,0 +1,67 @@
+package bash
+
+import "strings"
+
+// makesLinks reports a command that may make a symbolic link in the
+// workspace, through which an mv on the same line may leave it: ln; cp
+// copying a link as a link (-a, -d, -P, -R, -r, -s and their long
+// names: a ninth hunt, cp -d /var/run up && mv src up); rsync -l or
+// -a; tar extracting (tar -cf l.tar -C /var lock; tar -xf l.tar; mv src
+// lock/); git writing the working tree from a patch or a commit (git
+// apply of a patch that adds a link, mode 120000); and patch, unzip,
+// cpio, bsdtar and 7z whatever their options.
+func makesLinks(c *SimpleCommand) bool {
+	ws := c.Words
+	switch baseName(c) {
+	case "ln", "patch", "unzip", "cpio", "bsdtar", "7z", "7za", "7zr":
+		return true
+	case "cp":
+		return anyOption(ws, func(t string) bool {
+			name, val, _ := strings.Cut(t, "=")
+			return longOpt(name, "--archive", 3) || longOpt(name, "--no-dereference", 4) || longOpt(name, "--recursive", 3) ||
+				longOpt(name, "--symbolic-link", 3) || longOpt(name, "--preserve", 3) && (strings.Contains(val, "links") || strings.Contains(val, "all")) ||
+				strings.ContainsFunc("adPRrs", func(r rune) bool { return shortLetter(t, byte(r), "St") })
+		})
+	case "rsync":
+		return anyOption(ws, func(t string) bool {
+			name, _, _ := strings.Cut(t, "=")
+			return longOpt(name, "--links", 3) || longOpt(name, "--archive", 3) ||
+				shortLetter(t, 'l', rsyncShortValued) || shortLetter(t, 'a', rsyncShortValued)
+		})
+	case "tar":
+		// The first word may be a group of letters without a dash (tar
+		// xf l.tar).
+		if len(ws) > 1 && ws[1].Literal && !strings.HasPrefix(ws[1].Text, "-") && strings.ContainsRune(ws[1].Text, 'x') {
+			return true
+		}
+		return anyOption(ws, func(t string) bool {
+			name, _, _ := strings.Cut(t, "=")
+			return longOpt(name, "--extract", 4) || longOpt(name, "--get", 4) || shortLetter(t, 'x', "fCTXbFgHIKLNVs")
+		})
+	case "git":
+		if len(ws) < 2 {
+			return false
+		}
+		switch ws[1].Text {
+		case "apply", "am", "checkout", "switch", "restore", "reset", "merge", "pull", "rebase", "cherry-pick", "revert",
+			"stash", "read-tree", "checkout-index", "clone", "submodule", "worktree":
+			return true
+		}
+	}
+	return false
+}
+
+// anyOption reports a word before "--" that is an option and holds what
+// is looked for; a word that is not a literal and may be an option
+// counts.
+func anyOption(ws []Word, is func(t string) bool) bool {
+	for _, w := range ws[1:] {
+		if w.Literal && w.Text == "--" {
+			return false
+		}
+		if w.isOpt() && is(w.Text) || !w.Literal && w.mayBeOption() {
+			return true
+		}
+	}
+	return false
+}
