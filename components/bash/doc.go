@@ -171,7 +171,10 @@
 //     rebase's todo list runs its exec lines);
 //     "structural.git-refs" (Approve): git update-ref -d, --stdin or of
 //     refs/stash, git reflog delete and expire, git gc --prune, git
-//     prune, which throw away what no backup of the workspace holds;
+//     prune, git repack -d, git branch -D (-d or -m or -c with --force,
+//     -M, -C), git tag -d, and git config (or git -c) of gc.*,
+//     maintenance.* and core.logAllRefUpdates (gc.pruneExpire=now),
+//     which throw away what no backup of the workspace holds;
 //     "structural.protected-path" (Approve): a write to .ssh, .vscode,
 //     .mcp.json, .gitconfig, a shell start-up file (.bashrc, .profile, .zshrc, …) or
 //     one of Options.Protected.
@@ -226,7 +229,8 @@
 //     (a commit's, the index's, a stash's) over the working tree's
 //     (reset --hard, --merge, --keep; checkout with -f or any operand,
 //     as a branch and a path look alike, but not -b NEW [START];
-//     checkout-index; switch -f; restore to the working tree; stash
+//     checkout-index; switch -f; restore to the working tree; worktree
+//     remove (ignored files go even without --force) and move; stash
 //     push, save, pop, apply, branch; rebase, merge and pull with
 //     --autostash; rebase, am, cherry-pick and revert --abort and
 //     --skip, merge --abort; read-tree -u; submodule deinit -f

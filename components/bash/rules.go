@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"cmp"
 	"path"
 	"regexp"
 	"slices"
@@ -600,7 +601,7 @@ func gitResumes(ws []Word) string {
 // objects only they kept, which no backup of the workspace holds (an
 // eighth hunt: git update-ref -d refs/stash dropped the stash):
 // update-ref -d or --stdin, or of refs/stash; reflog delete and
-// expire; gc --prune, prune.
+// expire; gc --prune, prune; repack -d, branch -D, tag -d.
 func gitRefs(ws []Word) *verdict {
 	sub := ws[1].Text
 	found := func(what string) *verdict {
@@ -625,8 +626,48 @@ func gitRefs(ws []Word) *verdict {
 		}
 	case "prune":
 		return found("")
+	case "repack":
+		// -d deletes the packs it replaced, and the unreachable objects
+		// only they held (a ninth hunt).
+		if t, ok := gitOpt(ws, func(t string) bool { return shortLetter(t, 'd', "") }); ok {
+			return found(quotedWord(t))
+		}
+	case "branch":
+		// -D (--delete --force) drops a branch whose commits nothing else
+		// holds, and its reflog (a ninth hunt: git branch -D evil, then
+		// gc); -M and -C (or -m, -c with --force) overwrite a branch.
+		var del, force bool
+		big, _ := gitOpt(ws, func(t string) bool {
+			name, _, _ := strings.Cut(t, "=")
+			del = del || shortLetter(t, 'd', "u") || shortLetter(t, 'm', "u") || shortLetter(t, 'c', "u") ||
+				longOpt(name, "--delete", 4) || longOpt(name, "--move", 3) || longOpt(name, "--copy", 3)
+			force = force || shortLetter(t, 'f', "u") || longOpt(name, "--force", 3)
+			return shortLetter(t, 'D', "u") || shortLetter(t, 'M', "u") || shortLetter(t, 'C', "u")
+		})
+		if big != "" || del && force {
+			return found("with " + quotedWord(cmp.Or(big, "--force")))
+		}
+	case "tag":
+		if t, ok := gitOpt(ws, func(t string) bool { return shortLetter(t, 'd', "mFu") || longOpt(t, "--delete", 4) }); ok {
+			return found(quotedWord(t))
+		}
 	}
 	return nil
+}
+
+// gitOpt is the first of a git subcommand's options (before "--") for
+// which is holds, a word that is not a literal counting as one.
+func gitOpt(ws []Word, is func(t string) bool) (string, bool) {
+	for _, w := range ws[2:] {
+		t := w.Text
+		if t == "--" || t == "--end-of-options" {
+			break
+		}
+		if strings.HasPrefix(t, "-") && is(t) || !w.Literal && w.mayBeOption() {
+			return t, true
+		}
+	}
+	return "", false
 }
 
 // gitDirElsewhere says why git -C DIR may not be the workspace's own
@@ -754,6 +795,8 @@ var gitExecExact = set(
 	// A stash and a reset --hard around a rebase, merge or pull (a hunt:
 	// rebase.autoStash removed an untracked tree).
 	"rebase.autostash", "merge.autostash",
+	// gc asks it which objects to keep.
+	"gc.recentobjectshook",
 	// Where git looks: another work tree, or attributes naming filters.
 	"core.worktree", "core.attributesfile",
 )
@@ -778,6 +821,11 @@ func gitExecKey(key string) (rule, why string) {
 		// submodule.NAME.update = !CMD runs CMD on git submodule update.
 		strings.HasPrefix(k, "submodule.") && strings.HasSuffix(k, ".update"):
 		return "structural.git-config", "makes git run a program, or read other configuration"
+	case strings.HasPrefix(k, "gc.") || strings.HasPrefix(k, "maintenance.") || k == "core.logallrefupdates":
+		// gc.pruneExpire=now and the like make a gc (even the automatic
+		// one after a commit, with gc.auto=1) throw away what a branch
+		// deleted or a reset left (a ninth hunt).
+		return "structural.git-refs", "changes when git throws away unreachable commits and reflogs, which no backup of the workspace holds"
 	}
 	return "", ""
 }
@@ -1197,6 +1245,13 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		}
 		if d := gitOverwrite(ws); d != nil {
 			return d
+		}
+		// git worktree remove deletes a linked work tree, its ignored
+		// files always and with --force its changes and untracked files
+		// (a ninth hunt); move takes it where it is told. Where the tree
+		// is, git knows: the whole workspace is kept.
+		if len(ws) > 2 && ws[1].Text == "worktree" && (ws[2].Text == "remove" || ws[2].Text == "move" || !ws[2].Literal) {
+			return &deletion{"git worktree " + ws[2].Text + " deletes or moves a work tree with the files git does not hold", nil}
 		}
 		if len(ws) < 2 || ws[1].Text != "clean" {
 			return nil

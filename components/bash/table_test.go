@@ -1436,6 +1436,33 @@ var table = []struct {
 	{`tar -czf x.tgz src; mv x.tgz out/`, A, "default"},
 	{`cp -t d x; mv a b`, A, "default"},
 	{`git commit -qm x && mv a b`, A, "default"},
+	// git worktree remove and move; history thrown away by gc's
+	// configuration, repack -d, branch -D, tag -d.
+	{`git worktree remove --force wt`, D, "builtin.recursive-delete"},
+	{`git worktree remove wt`, D, "builtin.recursive-delete"}, // its ignored files go without --force (git 2.39)
+	{`git worktree move wt /tmp/x`, D, "builtin.recursive-delete"},
+	{`git branch -D evil && git -c gc.pruneExpire=now gc -q`, P, "structural.git-refs"},
+	{`git -c gc.pruneExpire=now maintenance run`, P, "structural.git-refs"},
+	{`git config gc.pruneExpire now && git gc`, P, "structural.git-refs"},
+	{`git -c gc.auto=1 -c gc.pruneExpire=now commit -qm x`, P, "structural.git-refs"},
+	{`git -c gc.reflogExpireUnreachable=now gc`, P, "structural.git-refs"},
+	{`git config core.logAllRefUpdates false`, P, "structural.git-refs"},
+	{`git -c gc.recentObjectsHook=./x gc`, P, "structural.git-config"},
+	{`git repack -a -d`, P, "structural.git-refs"},
+	{`git repack -adq`, P, "structural.git-refs"},
+	{`git branch -D evil`, P, "structural.git-refs"},
+	{`git branch --delete --force evil`, P, "structural.git-refs"},
+	{`git branch -df evil`, P, "structural.git-refs"},
+	{`git branch -M main trunk`, P, "structural.git-refs"},
+	{`git tag -d v1`, P, "structural.git-refs"},
+	{`git worktree list`, A, "default"},
+	{`git worktree add ../x`, A, "default"},
+	{`git branch -d merged`, A, "default"},
+	{`git branch -m old new`, A, "default"},
+	{`git tag -a v1 -m d`, A, "default"},
+	{`git repack -a`, A, "default"},
+	{`git maintenance run`, A, "default"},
+	{`git config user.name x`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
