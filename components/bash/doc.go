@@ -224,7 +224,8 @@
 //     prename, file-rename and mmv, whose moves are not read (the whole
 //     workspace is kept); tar
 //     --recursive-unlink and --remove-files, zip -m (--move, in any
-//     cluster), whose inputs are not read (the whole workspace is kept);
+//     cluster), 7z -sdel (any case), whose inputs are not read (the
+//     whole workspace is kept);
 //     and the git commands that put a tree's files
 //     (a commit's, the index's, a stash's) over the working tree's
 //     (reset --hard, --merge, --keep; checkout with -f or any operand,

@@ -13,7 +13,7 @@ import "strings"
 func makesLinks(c *SimpleCommand) bool {
 	ws := c.Words
 	switch baseName(c) {
-	case "ln", "patch", "unzip", "cpio", "bsdtar", "7z", "7za", "7zr":
+	case "ln", "patch", "unzip", "cpio", "bsdtar", "7z", "7za", "7zr", "7zz":
 		return true
 	case "cp":
 		return anyOption(ws, func(t string) bool {

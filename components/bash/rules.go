@@ -1348,6 +1348,18 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 				return &deletion{"tar --remove-files deletes the files and trees it archives", nil}
 			}
 		}
+	case "7z", "7za", "7zr", "7zz":
+		// -sdel deletes what it archives, as zip -m (a ninth hunt); 7-Zip
+		// reads its switches in any case, anywhere before "--". Its
+		// inputs (wildcards, -r, @lists) are not read.
+		for _, w := range ws[1:] {
+			if w.Text == "--" {
+				break
+			}
+			if strings.EqualFold(w.Text, "-sdel") || !w.Literal && w.mayBeOption() {
+				return &deletion{baseName(sc) + " -sdel deletes the files and trees it archives", nil}
+			}
+		}
 	case "zip":
 		// -m (--move, in any cluster: -rmq) deletes what it zips (an
 		// eighth hunt); where its inputs are (-@, -i, @file) is not read.

@@ -1463,6 +1463,12 @@ var table = []struct {
 	{`git repack -a`, A, "default"},
 	{`git maintenance run`, A, "default"},
 	{`git config user.name x`, A, "default"},
+	// 7-Zip's -sdel deletes what it archives.
+	{`7z a /tmp/x.7z src -sdel`, D, "builtin.recursive-delete"},
+	{`7za a -SDEL /tmp/x.7z src`, D, "builtin.recursive-delete"},
+	{`7zz a x.7z src "$opt"`, D, "builtin.recursive-delete"},
+	{`7z a x.7z src`, A, "default"},
+	{`7z l x.7z`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
