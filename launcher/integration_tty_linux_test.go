@@ -266,7 +266,7 @@ func typedAfterCtrlZ(t *testing.T, s *itSandbox, agent, stolen string, wait time
 	t.Helper()
 	term := readyShell(t, s)
 	term.send(agent + "\n")
-	time.Sleep(1000 * time.Millisecond) // the agent runs
+	agentRuns(t, stolen)
 	term.send("\x1a")                   // Ctrl-Z
 	term.send("echo back-$?\n")
 	term.expect("back-148")
@@ -275,6 +275,26 @@ func typedAfterCtrlZ(t *testing.T, s *itSandbox, agent, stolen string, wait time
 	time.Sleep(2000 * time.Millisecond)
 	got, _ := os.ReadFile(stolen)
 	return string(got), term
+}
+
+// agentRuns waits (bounded) until a process other than the launcher has
+// marker in its command line, then half a second more: the agent runs.
+// A fixed wait was too short for a launch on a loaded machine (CI), and a
+// Ctrl-Z typed while stage 2 still held the terminal's foreground went
+// to it, which ignores it.
+func agentRuns(t *testing.T, marker string) {
+	t.Helper()
+	pollUntil(t, "the agent to run", func() bool {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && bytes.Contains(b, []byte(marker)) && !bytes.HasPrefix(b, []byte(itEnv.launcher+"\x00")) {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(500 * time.Millisecond)
 }
 
 // readyShell is personShell once it answers; its first job is killed
@@ -347,7 +367,7 @@ func TestIntegrationJobControlBackground(t *testing.T) {
 			term := readyShell(t, s)
 			if c.bg {
 				term.send(agent + "\n")
-				time.Sleep(1000 * time.Millisecond) // the agent runs; its helper waits 2 s
+				agentRuns(t, stolen) // its helper waits 2 s
 				term.send("\x1a")                   // Ctrl-Z
 				term.send("echo back-$?\n")
 				term.expect("back-148")
@@ -470,6 +490,110 @@ func TestIntegrationJobControlFlicker(t *testing.T) {
 			}
 			if c.uid != 0 && !strings.Contains(term.out.String(), "ran again by itself") {
 				t.Errorf("unprivileged: stage 2 did not see the tree run; terminal:\n%s", term.out.String())
+			}
+		})
+	}
+}
+
+// Ctrl-Z and bg while the launch is being prepared (here: the moment it
+// claims its throwaway uid, after the check that it is in the foreground)
+// leave it in the background before stage 2 starts: stage 2 then took
+// the terminal from there, and the agent read the person's line (a
+// re-test, 3 in 3). The launch checks again before it starts stage 2.
+// The unconfined control is TestIntegrationJobControlBackground's.
+func TestIntegrationJobControlBackgroundDuringSetup(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{})
+	must(t, os.MkdirAll(idLockDir, 0o700))
+	in, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	must(t, err)
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, idLockDir, unix.IN_OPEN|unix.IN_CREATE); err != nil {
+		t.Fatal(err)
+	}
+	stolen := filepath.Join(s.ws, "stolen")
+	term := readyShell(t, s)
+	drain := func() {
+		buf := make([]byte, 4096)
+		for {
+			if n, _ := unix.Read(in, buf); n <= 0 {
+				return
+			}
+		}
+	}
+	drain()
+	term.send(fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s tty-steal 2 %s\n", itEnv.launcher, hash, path, itEnv.probe, stolen))
+	fds := []unix.PollFd{{Fd: int32(in), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 10000); err != nil || n != 1 {
+		t.Fatalf("the launch claimed no uid within 10 s (%v)", err)
+	}
+	term.send("\x1a") // Ctrl-Z, while the launch is being prepared
+	term.send("echo back-$?\n")
+	term.expect("back-148")
+	term.send("bg\n")
+	time.Sleep(3500 * time.Millisecond) // past the helper's wait: it takes the terminal now, if it runs
+	term.send("echo typed-at-the-shell-$((6*7))\n")
+	time.Sleep(2000 * time.Millisecond)
+	got, _ := os.ReadFile(stolen)
+	if strings.Contains(string(got), "typed-at-the-shell") {
+		t.Fatalf("the agent read the person's line: %q; terminal:\n%s", got, term.out.String())
+	}
+	term.expect("typed-at-the-shell-42")
+	term.expect("runs only in the foreground")
+}
+
+// Started by setsid from the person's shell, the launcher has no
+// controlling terminal, yet stdin is that shell's terminal: no job
+// control kept the agent from reading what the person typed at the
+// shell's next prompt (a re-test). Such a stdin (a terminal another
+// session has) is refused; a pty no session has is allowed
+// (TestIntegrationStdinForeignTerminal).
+func TestIntegrationStdinAnotherSessionsTerminal(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{})
+	setsid, err := exec.LookPath("setsid")
+	if err != nil {
+		t.Fatalf("no setsid (util-linux): %v", err)
+	}
+	term := readyShell(t, s)
+	term.send(fmt.Sprintf("%s -w %s --policy-sha256 %s --policy %s --quiet -- %s noop; echo rc-$?\n", setsid, itEnv.launcher, hash, path, itEnv.probe))
+	term.expect("rc-124")
+	term.expect("another session's")
+}
+
+// A shell without job control (set +m) runs `launcher … &` in its own
+// foreground group, stdin from /dev/null and stdout the terminal, opened
+// for reading too: the agent read the person's next line through it (a
+// re-test). With stdin not a terminal, the agent's stdout and stderr are
+// the terminal opened again, write-only. The control: the same agent run
+// so without the launcher reads the line.
+func TestIntegrationNoJobControlBackground(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	for _, confined := range []bool{true, false} {
+		name := map[bool]string{true: "confined", false: "control"}[confined]
+		t.Run(name, func(t *testing.T) {
+			stolen := filepath.Join(s.ws, "stolen-"+name)
+			// The agent reads the terminal through its stdout.
+			agent := fmt.Sprintf("/usr/bin/sh -c 'exec 0<&1; exec %s tty-steal 2 %s'", itEnv.probe, stolen)
+			if confined {
+				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
+			}
+			term := readyShell(t, s)
+			term.send("set +m\n")
+			term.send(agent + " &\n")
+			time.Sleep(3500 * time.Millisecond) // past the helper's wait
+			term.send("echo typed-at-the-shell-$((6*7))\n")
+			time.Sleep(2000 * time.Millisecond)
+			got, _ := os.ReadFile(stolen)
+			if !confined {
+				if !strings.Contains(string(got), "typed-at-the-shell") {
+					t.Fatalf("control: the agent did not read the line (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
+				}
+				return
+			}
+			if strings.Contains(string(got), "typed-at-the-shell") {
+				t.Fatalf("the agent read the person's line: %q; terminal:\n%s", got, term.out.String())
 			}
 		})
 	}

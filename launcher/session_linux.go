@@ -129,7 +129,22 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 		defer child.Close()
 		files = append(files[:fdJoin-3+s.join], child)
 	}
-	if tty, i := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 && isForegroundFD(tty) {
+	stdout, stderr, err := terminalsWriteOnly(o.Stdin, o.Stdout, o.Stderr)
+	if err != nil {
+		return s, err
+	}
+	for _, c := range []io.Writer{stdout, stderr} {
+		if f, ok := c.(*os.File); ok && c != io.Writer(o.Stdout) && c != o.Stderr {
+			defer f.Close()
+		}
+	}
+	if tty, i := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 {
+		// Checked again here: a Ctrl-Z and bg while the launch was being
+		// prepared sent it to the background after Launch's check (a
+		// re-test), and stage 2 must not take the terminal from there.
+		if err := waitForeground(tty, o.Stderr); err != nil {
+			return s, err
+		}
 		attr.Foreground, attr.Ctty = true, i
 		s.tty = tty
 		s.ttyModes, _ = unix.IoctlGetTermios(s.tty, unix.TCGETS)
@@ -140,8 +155,8 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 		Env:         []string{},
 		Dir:         "/",
 		Stdin:       o.Stdin,
-		Stdout:      o.Stdout,
-		Stderr:      o.Stderr,
+		Stdout:      stdout,
+		Stderr:      stderr,
 		ExtraFiles:  files,
 		SysProcAttr: attr,
 	}
@@ -407,6 +422,66 @@ func (s *session) restoreModes() {
 	unix.IoctlSetTermios(s.tty, unix.TCSETS, s.ttyModes) // not TCSETSW: output the person stopped (^S) would never drain
 }
 
+// waitForeground returns once the launcher's process group is the
+// foreground of tty (untilForeground), or the refusal when no shell can
+// make it so.
+func waitForeground(tty int, stderr io.Writer) error {
+	if isForegroundFD(tty) {
+		return nil
+	}
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	if !untilForeground(tty, stderr, cont) {
+		return &RefusedError{Boundary: "terminal", Detail: "started in the background of the terminal the agent would share, and no shell can bring it to the foreground (its process group is orphaned)",
+			Hint: "run it in the foreground, or give it other standard streams: </dev/null >out.log 2>&1"}
+	}
+	return nil
+}
+
+// terminalsWriteOnly is stdout and stderr for the agent: when stdin is
+// not a terminal, each that is one is opened again, write-only. A shell
+// without job control (set +m, bash -c) runs `launcher … &` in its own
+// foreground group with stdin from /dev/null, and the agent read what the
+// person typed next through stdout, which the shell had opened for
+// reading too (a re-test). With stdin the terminal, the agent reads it
+// anyway, as the foreground job, and a pager reads keys from stderr.
+func terminalsWriteOnly(stdin, stdout *os.File, stderr io.Writer) (io.Writer, io.Writer, error) {
+	isTerm := func(f *os.File) bool {
+		if f == nil {
+			return false
+		}
+		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+		return err == nil
+	}
+	if isTerm(stdin) {
+		return stdout, stderr, nil
+	}
+	again := func(w io.Writer) (io.Writer, error) {
+		f, ok := w.(*os.File)
+		if !ok || !isTerm(f) {
+			return w, nil
+		}
+		g, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_WRONLY|unix.O_NOCTTY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("open the terminal %s again, write-only, for the agent: %w", f.Name(), err)
+		}
+		return g, nil
+	}
+	out, err := again(stdout)
+	if err != nil {
+		return nil, nil, err
+	}
+	errw, err := again(stderr)
+	if err != nil {
+		if f, ok := out.(*os.File); ok && out != io.Writer(stdout) {
+			f.Close()
+		}
+		return nil, nil, err
+	}
+	return out, errw, nil
+}
+
 // untilForeground returns once the launcher's process group is the
 // foreground of tty, its controlling terminal: until then it stops the
 // launcher with SIGTTIN, as a job that needs its terminal does, and waits
@@ -475,6 +550,51 @@ func orphaned() bool {
 		}
 	}
 	return true
+}
+
+// foreignSessionStdin refuses a terminal on stdin that is not the
+// launcher's controlling terminal but is another session's (some process
+// has it as its own): a shell there reads it too. A terminal no session
+// has (a pty a supervisor hands over) is the agent's alone.
+func foreignSessionStdin(stdin *os.File) error {
+	if stdin == nil {
+		return nil
+	}
+	fd := int(stdin.Fd())
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+		return nil // not a terminal
+	}
+	if _, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP); err == nil {
+		return nil // the launcher's own
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("stdin: %w", err)
+	}
+	major, minor := unix.Major(st.Rdev), unix.Minor(st.Rdev)
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		// After "pid (comm) ": state ppid pgrp session tty_nr.
+		f := strings.Fields(s[i+1:])
+		if len(f) < 5 {
+			continue
+		}
+		nr, err := strconv.ParseUint(f[4], 10, 32)
+		if err != nil || nr == 0 {
+			continue
+		}
+		if uint32((nr>>8)&0xfff) == major && uint32((nr&0xff)|((nr>>12)&0xfff00)) == minor {
+			return &RefusedError{Boundary: "terminal", Detail: fmt.Sprintf("stdin is the terminal %s, which is not the launcher's own but another session's (process %s has it): its shell reads it too, and the agent could read what is typed there", stdin.Name(), e.Name()),
+				Hint: "run the launcher from that terminal's shell without setsid, or give it other input: </dev/null"}
+		}
+	}
+	return nil
 }
 
 // ownTerminal is the first of the launcher's standard streams (stdin,

@@ -161,15 +161,17 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	// Started in the background of the terminal it would share with the
 	// agent (launcher … &): it waits for fg, before anything is made
 	// (SD-23).
-	if tty, _ := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 && !isForegroundFD(tty) {
-		cont := make(chan os.Signal, 1)
-		signal.Notify(cont, syscall.SIGCONT)
-		fg := untilForeground(tty, o.Stderr, cont)
-		signal.Stop(cont)
-		if !fg {
-			return 0, &RefusedError{Boundary: "terminal", Detail: "started in the background of the terminal the agent would share, and no shell can bring it to the foreground (its process group is orphaned)",
-				Hint: "run it in the foreground, or give it other standard streams: </dev/null >out.log 2>&1"}
+	if tty, _ := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 {
+		if err := waitForeground(tty, o.Stderr); err != nil {
+			return 0, err
 		}
+	}
+	// A terminal on stdin that is not the launcher's own but another
+	// session's (setsid launcher …, from the person's shell) is read by
+	// that session's shell too, and no job control keeps the agent from
+	// reading it while the shell waits for the person (a re-test).
+	if err := foreignSessionStdin(o.Stdin); err != nil {
+		return 0, err
 	}
 	cwd, _ := os.Getwd()
 	id := IdentityPlan{}
