@@ -267,7 +267,7 @@ func typedAfterCtrlZ(t *testing.T, s *itSandbox, agent, stolen string, wait time
 	term := readyShell(t, s)
 	term.send(agent + "\n")
 	agentRuns(t, stolen)
-	term.send("\x1a")                   // Ctrl-Z
+	term.send("\x1a") // Ctrl-Z
 	term.send("echo back-$?\n")
 	term.expect("back-148")
 	time.Sleep(wait)
@@ -368,7 +368,7 @@ func TestIntegrationJobControlBackground(t *testing.T) {
 			if c.bg {
 				term.send(agent + "\n")
 				agentRuns(t, stolen) // its helper waits 2 s
-				term.send("\x1a")                   // Ctrl-Z
+				term.send("\x1a")    // Ctrl-Z
 				term.send("echo back-$?\n")
 				term.expect("back-148")
 				term.send("bg\n")
