@@ -653,7 +653,8 @@ func extJournal(dev string) (string, error) {
 	}
 	fd, err := openBlock(dev)
 	if err != nil {
-		name := devName(dev)
+		// sysfs and jbd2 spell a / in a device's name (cciss/c0d0) as !.
+		name := strings.ReplaceAll(devName(dev), "/", "!")
 		task, terr := os.ReadFile("/sys/fs/ext4/" + name + "/journal_task")
 		internal, _ := filepath.Glob("/proc/fs/jbd2/" + name + "-*") // an internal journal is "DEV-INODE"
 		if name != "" && terr == nil && (strings.TrimSpace(string(task)) == "<none>" || len(internal) > 0) {
