@@ -123,8 +123,9 @@ type Word struct {
 	// assigns names the variables a ${NAME:=…} or ${NAME=…} in it sets.
 	assigns []string
 	// pattern, for a word that is not a literal, is Text with each $'…'
-	// decoded: the path bash may expand it to, globs and braces kept
-	// (pattern.go).
+	// decoded and each quoted or escaped glob or brace character made
+	// inert (.gi["!"t] is a bracket of ! and t, not a negation): the path
+	// bash may expand it to, globs and braces kept (pattern.go).
 	pattern string
 	// sub: its quoted text, pieces joined, holds a command substitution
 	// in an array subscript or a compound value (a[$(cmd)], ($(cmd))),

@@ -111,7 +111,14 @@
 // Words are resolved as the shell would for literals (quotes removed,
 // escapes applied: g\it and "g"it are git); anything that expands at run
 // time makes a word non-literal (Word.Literal false), and its Text then
-// shows the expansion's source.
+// shows the expansion's source. Braces and brackets are looked for
+// across the word's quoted pieces, as bash reads them: an unquoted {
+// with an unquoted , or .. and } after it, or an unquoted [ with an
+// unquoted ] after it, is an expansion whatever is quoted between
+// ({"rm",-rf,src} runs rm -rf src, .gi["t"] matches .git: a tenth
+// hunt); a quoted or escaped brace, comma or bracket is none ('{a,b}',
+// {a","b}, \{a,b}, and {} and {x} are literals). Quoted dots count:
+// {"a"..c}, which bash leaves alone, is taken as a sequence.
 //
 // # Decide
 //
@@ -184,8 +191,8 @@
 //     command that is not read-only (cat, grep, ls, diff, find without
 //     -delete, git log/show/diff/status, … only read). A word that is
 //     not a literal names what it may expand to: its $'…' decoded, its
-//     braces expanded ({a,b}, {a..z}), and a glob component (* ? [ ],
-//     an extended glob) taken as each protected name it could match,
+//     braces expanded ({a,b}, {a..z}, .{"git",x}), and a glob
+//     component (* ? [ ], .gi["t"], an extended glob) taken as each protected name it could match,
 //     in any case, a leading dot only by a dot (.gi?, .[g]it, not * or
 //     ?git) unless the line may set dotglob or GLOBIGNORE (.gi?/config,
 //     .{git,x}/config, $'\x2egit/config' each wrote .git); a pattern

@@ -1469,6 +1469,34 @@ var table = []struct {
 	{`7zz a x.7z src "$opt"`, D, "builtin.recursive-delete"},
 	{`7z a x.7z src`, A, "default"},
 	{`7z l x.7z`, A, "default"},
+	// A brace or a bracket expands across the word's quoted pieces.
+	{`{"rm",-rf,src}`, P, "builtin.dynamic"},
+	{`{'rm',-rf} src`, P, "builtin.dynamic"},
+	{`r{"m",} -rf src`, P, "builtin.dynamic"},
+	{`echo x; {"rm",-rf} src`, P, "builtin.dynamic"},
+	{`{"bash",-c,'rm -rf src'}`, P, "builtin.dynamic"},
+	{`{"env",X=1} rm -rf src`, P, "builtin.dynamic"},
+	{`{"git",reset,--hard}`, P, "builtin.dynamic"},
+	{`{a,b"}",c} x`, P, "builtin.dynamic"},
+	{`echo '{a,b}'`, A, "default"},
+	{`awk '{print $1}' f`, A, "default"},
+	{`git log --format='%{x}'`, A, "default"},
+	{`find . -name '*.go' -exec gofmt -l {} +`, A, "default"},
+	{`printf '%s\n' "{x}"`, A, "default"},
+	{`echo {x} {a","b} \{a,b} {a\,b}`, A, "default"},
+	{`"{"a,b} x`, A, "default"}, // quoted, a brace does not open one
+	{`rm {x} y`, A, "commands.auto[6]"},
+	{`git commit -m "{fix}: a,b"`, A, "default"},
+	// ... and names a protected path.
+	{`printf "[alias]\n\tst = !rm -rf src\n" | tee -a .{git,"x"}/config; git st`, P, "structural.git-config"},
+	{`echo x >> .{"git",x}/config`, P, "structural.git-config"},
+	{`echo x >> .{g,''}it/config`, P, "structural.git-config"},
+	{`printf "[alias]\n\tst = !rm -rf src\n" >> .gi["t"]/config; git st`, P, "structural.git-config"},
+	{`echo x >> .gi[t'']/config`, P, "structural.git-config"},
+	{`echo x >> .g[i""]t/config`, P, "structural.git-config"},
+	{`echo x >> .[g"!"]it/config`, P, "structural.git-config"}, // a quoted ! is a member, not a negation
+	{`cp x .{"git}",y}/config`, A, "default"},                  // .git}/config and .y/config
+	{`cp x .gi"[t]"/config`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

@@ -13,7 +13,8 @@ func (s scope) conv(x *syntax.Word) Word {
 	out := Word{Literal: true, single: true}
 	var b strings.Builder
 	var quoted strings.Builder // the literal text of every piece, expansions left out (subText)
-	var pat strings.Builder    // b with $'…' decoded (Word.pattern)
+	var pat strings.Builder    // b with $'…' decoded and quoted or escaped glob and brace characters made inert (Word.pattern)
+	var shape strings.Builder  // b byte for byte, only the unquoted, unescaped characters left as they are (expandsAt)
 	leadDone := false
 	dyn := func() {
 		if !leadDone {
@@ -21,11 +22,17 @@ func (s scope) conv(x *syntax.Word) Word {
 		}
 		out.Literal = false
 	}
+	// source writes an expansion's source text, none of which is a
+	// brace or a bracket of the word's.
+	source := func(t string) {
+		b.WriteString(t)
+		pat.WriteString(t)
+		shape.WriteString(strings.Repeat("%", len(t)))
+	}
 	for i, p := range x.Parts {
-		before := b.Len()
 		switch p := p.(type) {
 		case *syntax.Lit:
-			v, exp := unquoted(p.Value, i == 0)
+			v, plain, exp := unquoted(p.Value, i == 0)
 			out.late = out.late || lateCode(v)
 			quoted.WriteString(v)
 			if exp >= 0 {
@@ -36,22 +43,31 @@ func (s scope) conv(x *syntax.Word) Word {
 			} else {
 				b.WriteString(v)
 			}
+			pat.WriteString(plain)
+			shape.WriteString(plain)
 		case *syntax.SglQuoted:
 			out.late = out.late || lateCode(p.Value) || p.Dollar && strings.ContainsRune(p.Value, '\\') // $'\x24(' is $(
 			quoted.WriteString(ansiC(p))
 			if p.Dollar && strings.ContainsRune(p.Value, '\\') {
 				dyn()
-				b.WriteString(s.text(p.Pos(), p.End()))
-				pat.WriteString(ansiC(p))
+				t := s.text(p.Pos(), p.End())
+				b.WriteString(t)
+				shape.WriteString(strings.Repeat("%", len(t)))
+				pat.WriteString(inert(ansiC(p)))
 				continue
 			}
 			b.WriteString(p.Value)
+			pat.WriteString(inert(p.Value))
+			shape.WriteString(inert(p.Value))
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				if l, ok := q.(*syntax.Lit); ok {
-					out.late = out.late || lateCode(dquoted(l.Value))
-					quoted.WriteString(dquoted(l.Value))
-					b.WriteString(dquoted(l.Value))
+					v := dquoted(l.Value)
+					out.late = out.late || lateCode(v)
+					quoted.WriteString(v)
+					b.WriteString(v)
+					pat.WriteString(inert(v))
+					shape.WriteString(inert(v))
 					continue
 				}
 				out.sub = out.sub || s.subInParam(q)
@@ -61,7 +77,7 @@ func (s scope) conv(x *syntax.Word) Word {
 				}
 				out.prompt = out.prompt || promptExp(q)
 				out.assigns = append(out.assigns, assignedIn(q)...)
-				b.WriteString(s.text(q.Pos(), q.End()))
+				source(s.text(q.Pos(), q.End()))
 			}
 		default:
 			dyn()
@@ -73,11 +89,19 @@ func (s scope) conv(x *syntax.Word) Word {
 			out.sub = out.sub || s.subInParam(p)
 			out.prompt = out.prompt || promptExp(p)
 			out.assigns = append(out.assigns, assignedIn(p)...)
-			b.WriteString(s.text(p.Pos(), p.End()))
+			source(s.text(p.Pos(), p.End()))
 		}
-		pat.WriteString(b.String()[before:])
 	}
 	out.Text = b.String()
+	// A brace or a bracket expands across the word's quoted pieces
+	// ({"rm",-rf,src} runs rm, .gi["t"] is a glob: a tenth hunt), so
+	// it is looked for in the whole word.
+	if at := expandsAt(shape.String()); at >= 0 {
+		if out.Literal || at < len(out.lead) {
+			out.lead = out.Text[:at]
+		}
+		out.Literal, out.single = false, false
+	}
 	if out.Literal {
 		out.lead = out.Text
 	} else {
@@ -261,44 +285,60 @@ func manyFields(pe *syntax.ParamExp) bool {
 	return pe.Index != nil || pe.Names != 0 || pe.Excl
 }
 
-// unquoted resolves the escapes of an unquoted literal. exp is the offset
-// in the result of the first character that expands (a glob, a brace
-// expansion, a leading tilde), or -1.
-func unquoted(raw string, first bool) (v string, exp int) {
+// unquoted resolves the escapes of an unquoted literal. plain is the
+// result with each escaped character made inert. exp is the offset in
+// the result of the first character that expands here (a glob's * or ?,
+// a leading tilde), or -1; braces and brackets are the whole word's
+// (expandsAt).
+func unquoted(raw string, first bool) (v, plain string, exp int) {
 	exp = -1
-	var b strings.Builder
+	var b, p strings.Builder
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
 		if c == '\\' {
 			if i+1 < len(raw) {
 				if raw[i+1] != '\n' {
 					b.WriteByte(raw[i+1])
+					p.WriteString(inert(raw[i+1 : i+2]))
 				}
 				i++
 			}
 			continue
 		}
-		if exp < 0 {
-			switch c {
-			case '*', '?':
-				exp = b.Len()
-			case '[':
-				if strings.IndexByte(raw[i+1:], ']') >= 0 {
-					exp = b.Len()
-				}
-			case '{':
-				if braces(raw[i:]) {
-					exp = b.Len()
-				}
-			case '~':
-				if first && i == 0 {
-					exp = 0
-				}
-			}
+		if exp < 0 && (c == '*' || c == '?' || c == '~' && first && i == 0) {
+			exp = b.Len()
 		}
 		b.WriteByte(c)
+		p.WriteByte(c)
 	}
-	return b.String(), exp
+	return b.String(), p.String(), exp
+}
+
+// expandsAt is the offset of the first brace expansion or bracket
+// expression in shape, a word's text with its quoted and escaped
+// characters made inert and its expansions masked, or -1: a [ with a ]
+// after it, or a { that braces finds one at.
+func expandsAt(shape string) int {
+	for i := 0; i < len(shape); i++ {
+		if shape[i] == '[' && strings.IndexByte(shape[i+1:], ']') >= 0 || shape[i] == '{' && braces(shape[i:]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// inert is s with each character that bash may read as a glob, an
+// extended glob or a brace expansion replaced by one it does not: what
+// quotes or a backslash make plain text. It is byte for byte, so that
+// it lines up with s.
+func inert(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if strings.IndexByte("{},[]*?(!^", c) >= 0 {
+			b[i] = '%'
+		}
+	}
+	return string(b)
 }
 
 // braces reports whether s, starting at '{', holds a brace expansion:
