@@ -200,7 +200,7 @@ func Analyze(src string) (*Analysis, error) {
 	if err := w.source(scope{src: src}, src, 0); err != nil {
 		return nil, err
 	}
-	facts := lineFactsOf(w.out)
+	facts := lineFactsOf(src, w.out)
 	for i := range w.out {
 		w.out[i].line = facts
 	}
@@ -222,13 +222,21 @@ type lineFacts struct {
 	// be out of the workspace (cd .., cd /tmp, cd -, cd "$d", cd alone).
 	leaves bool
 	// dotglob: the line may make a glob match a leading dot (shopt -s
-	// dotglob, bash -O dotglob, GLOBIGNORE set), so that * and ? may
-	// match .git (pattern.go).
+	// dotglob, bash -O dotglob, GLOBIGNORE set in any way: either name
+	// anywhere in it), so that * and ? may match .git (pattern.go).
 	dotglob bool
 }
 
-func lineFactsOf(cs []SimpleCommand) lineFacts {
+func lineFactsOf(src string, cs []SimpleCommand) lineFacts {
 	var f lineFacts
+	// GLOBIGNORE can be set in more ways than an assignment (a for or
+	// select loop's variable: a tenth hunt; read, printf -v, getopts,
+	// ${GLOBIGNORE:=x}, arithmetic), and dotglob named in more places
+	// than a word: either name anywhere in the text, a backslash and
+	// newline taken out as bash takes them out, counts. The words are
+	// looked at too, for quotes may split a name there (read GLOB""IGNORE).
+	joined := strings.ReplaceAll(src, "\\\n", "")
+	f.dotglob = strings.Contains(joined, "GLOBIGNORE") || strings.Contains(joined, "dotglob")
 	for _, c := range cs {
 		f.dotglob = f.dotglob || slices.ContainsFunc(c.Assigns, func(a Assign) bool { return a.Name == "GLOBIGNORE" })
 		for _, l := range append([]Layer{{Words: c.Words}}, c.Wrappers...) {

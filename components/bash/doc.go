@@ -194,8 +194,11 @@
 //     braces expanded ({a,b}, {a..z}, .{"git",x}), and a glob
 //     component (* ? [ ], .gi["t"], an extended glob) taken as each protected name it could match,
 //     in any case, a leading dot only by a dot (.gi?, .[g]it, not * or
-//     ?git) unless the line may set dotglob or GLOBIGNORE (.gi?/config,
-//     .{git,x}/config, $'\x2egit/config' each wrote .git); a pattern
+//     ?git) unless the line may set dotglob or GLOBIGNORE, which is
+//     taken to be so wherever either name is in its text or its words
+//     (for GLOBIGNORE in x, read, ${GLOBIGNORE:=x}, shopt -s dotglob;
+//     .gi?/config, .{git,x}/config, $'\x2egit/config' each wrote .git,
+//     and, in a for loop over GLOBIGNORE, ?git/config); a pattern
 //     that makes more than 256 paths, or longer than 1024 bytes, counts
 //     as protected.
 //  2. recognised recursive deletion → ConfirmDelete

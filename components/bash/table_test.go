@@ -1497,6 +1497,14 @@ var table = []struct {
 	{`echo x >> .[g"!"]it/config`, P, "structural.git-config"}, // a quoted ! is a member, not a negation
 	{`cp x .{"git}",y}/config`, A, "default"},                  // .git}/config and .y/config
 	{`cp x .gi"[t]"/config`, A, "default"},
+	// GLOBIGNORE set in any way, or dotglob named anywhere, lets ? match
+	// the dot of .git.
+	{`for GLOBIGNORE in x; do printf "[alias]\n\tst = !rm -rf src\n" >> ?git/config; done; git st`, P, "structural.git-config"},
+	{`select GLOBIGNORE in x; do cp x ?git/config; done`, P, "structural.git-config"},
+	{"for GLOB\\\nIGNORE in x; do cp x ?git/config; done", P, "structural.git-config"},
+	{`: $(( GLOBIGNORE=1 )); cp x ?git/config`, P, "structural.git-config"},
+	{`f() { local GLOBIGNORE=x; cp x */config; }; f`, P, "structural.git-config"},
+	{`for f in x; do cp x ?git/config; done`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
