@@ -179,9 +179,15 @@
 //     "structural.git-refs" (Approve): git update-ref -d, --stdin or of
 //     refs/stash, git reflog delete and expire, git gc --prune, git
 //     prune, git repack -d, git branch -D (-d or -m or -c with --force,
-//     -M, -C), git tag -d, and git config (or git -c) of gc.*,
-//     maintenance.* and core.logAllRefUpdates (gc.pruneExpire=now),
-//     which throw away what no backup of the workspace holds;
+//     -M, -C), git tag -d, git fetch and pull --prune (-p) and
+//     --prune-tags (-P), a fetch or pull refspec (or --refmap) whose
+//     destination is not under refs/remotes/ (+refs/heads/*:refs/heads/*,
+//     x:main; the first word not an option is the repository, whose URL
+//     may hold a colon), git remote prune, update --prune and add
+//     --mirror, and git config (or git -c) of gc.*, maintenance.*,
+//     core.logAllRefUpdates, fetch.prune, fetch.pruneTags and a remote's
+//     prune, pruneTags, fetch and mirror (gc.pruneExpire=now), which
+//     throw away what no backup of the workspace holds;
 //     "structural.protected-path" (Approve): a write to .ssh, .vscode,
 //     .mcp.json, .gitconfig, a shell start-up file (.bashrc, .profile, .zshrc, …) or
 //     one of Options.Protected.

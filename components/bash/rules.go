@@ -651,8 +651,82 @@ func gitRefs(ws []Word) *verdict {
 		if t, ok := gitOpt(ws, func(t string) bool { return shortLetter(t, 'd', "mFu") || longOpt(t, "--delete", 4) }); ok {
 			return found(quotedWord(t))
 		}
+	case "fetch", "pull":
+		// --prune (-p) and --prune-tags (-P) delete the local refs a
+		// refspec maps to that the remote lacks, and their reflogs: git
+		// fetch --prune ./o '+refs/heads/*:refs/heads/*' took every
+		// branch, then gc their commits (a tenth hunt).
+		if t, ok := gitOpt(ws, func(t string) bool {
+			name, _, _ := strings.Cut(t, "=")
+			return longOpt(name, "--prune-tags", 4) || shortLetter(t, 'p', "jsXoS") || shortLetter(t, 'P', "jsXoS")
+		}); ok {
+			return found(quotedWord(t))
+		}
+		if t := fetchRefspec(ws); t != "" {
+			return found("into " + quotedWord(t))
+		}
+	case "remote":
+		// prune and update --prune do as fetch --prune; add --mirror
+		// maps the remote's refs over all of the local ones.
+		if len(ws) > 2 {
+			switch ws[2].Text {
+			case "prune":
+				return found("prune")
+			case "update", "add":
+				if t, ok := gitOpt(ws[1:], func(t string) bool {
+					name, _, _ := strings.Cut(t, "=")
+					return ws[2].Text == "update" && (longOpt(name, "--prune", 4) || shortLetter(t, 'p', "")) ||
+						ws[2].Text == "add" && longOpt(name, "--mirror", 3)
+				}); ok {
+					return found(ws[2].Text + " " + quotedWord(t))
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// fetchValued are git fetch's and pull's options that take the next
+// word as their value.
+var fetchValued = set("--depth", "--deepen", "--shallow-since", "--shallow-exclude", "--refmap", "-j", "--jobs", "-o",
+	"--server-option", "--negotiation-tip", "--filter", "--upload-pack", "-s", "--strategy", "-X", "--strategy-option")
+
+// fetchRefspec is the first refspec of git fetch or pull (or --refmap's
+// value) that writes a local ref other than a remote-tracking one, or
+// "": +refs/heads/*:refs/heads/* forces every branch to the remote's (a
+// tenth hunt), x:main a branch (git takes a name as one), x:refs/stash
+// the stash. The first word that is not an option is the repository,
+// whose URL may hold a colon.
+func fetchRefspec(ws []Word) string {
+	writes := func(spec string) bool {
+		i := strings.LastIndexByte(spec, ':')
+		return i >= 0 && i+1 < len(spec) && !strings.HasPrefix(spec[i+1:], "refs/remotes/")
+	}
+	repo, opts := false, true
+	for k := 2; k < len(ws); k++ {
+		t := ws[k].Text
+		switch {
+		case opts && (t == "--" || t == "--end-of-options"):
+			opts = false
+		case opts && strings.HasPrefix(t, "--refmap="):
+			if writes(strings.TrimPrefix(t, "--refmap=")) {
+				return t
+			}
+		case opts && t == "--refmap" && k+1 < len(ws):
+			k++
+			if writes(ws[k].Text) {
+				return t + " " + ws[k].Text
+			}
+		case opts && fetchValued[t]:
+			k++
+		case opts && strings.HasPrefix(t, "-"):
+		case !repo:
+			repo = true
+		case writes(t):
+			return t
+		}
+	}
+	return ""
 }
 
 // gitOpt is the first of a git subcommand's options (before "--") for
@@ -821,11 +895,17 @@ func gitExecKey(key string) (rule, why string) {
 		// submodule.NAME.update = !CMD runs CMD on git submodule update.
 		strings.HasPrefix(k, "submodule.") && strings.HasSuffix(k, ".update"):
 		return "structural.git-config", "makes git run a program, or read other configuration"
-	case strings.HasPrefix(k, "gc.") || strings.HasPrefix(k, "maintenance.") || k == "core.logallrefupdates":
+	case strings.HasPrefix(k, "gc.") || strings.HasPrefix(k, "maintenance.") || k == "core.logallrefupdates",
+		// fetch.prune and a remote's prune, fetch refspec or mirror make
+		// a plain git fetch delete or overwrite local branches (a tenth
+		// hunt).
+		k == "fetch.prune" || k == "fetch.prunetags",
+		strings.HasPrefix(k, "remote.") && (strings.HasSuffix(k, ".prune") || strings.HasSuffix(k, ".prunetags") ||
+			strings.HasSuffix(k, ".fetch") || strings.HasSuffix(k, ".mirror")):
 		// gc.pruneExpire=now and the like make a gc (even the automatic
 		// one after a commit, with gc.auto=1) throw away what a branch
 		// deleted or a reset left (a ninth hunt).
-		return "structural.git-refs", "changes when git throws away unreachable commits and reflogs, which no backup of the workspace holds"
+		return "structural.git-refs", "changes when git throws away refs, reflogs or unreachable commits, which no backup of the workspace holds"
 	}
 	return "", ""
 }

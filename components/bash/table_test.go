@@ -1505,6 +1505,29 @@ var table = []struct {
 	{`: $(( GLOBIGNORE=1 )); cp x ?git/config`, P, "structural.git-config"},
 	{`f() { local GLOBIGNORE=x; cp x */config; }; f`, P, "structural.git-config"},
 	{`for f in x; do cp x ?git/config; done`, A, "default"},
+	// git fetch --prune and refspecs into local branches throw away
+	// branches and their reflogs.
+	{`git init -q o; git fetch -q --prune ./o '+refs/heads/*:refs/heads/*'; git gc -q`, P, "structural.git-refs"},
+	{`git fetch -p`, P, "structural.git-refs"},
+	{`git fetch --prune-tags origin`, P, "structural.git-refs"},
+	{`git fetch -qP`, P, "structural.git-refs"},
+	{`git pull --prune`, P, "structural.git-refs"},
+	{`git remote prune origin`, P, "structural.git-refs"},
+	{`git remote update -p`, P, "structural.git-refs"},
+	{`git remote add --mirror=fetch m ./o`, P, "structural.git-refs"},
+	{`git fetch ./o '+refs/heads/*:refs/heads/*'`, P, "structural.git-refs"},
+	{`git fetch origin evil:main`, P, "structural.git-refs"},
+	{`git fetch . x:refs/stash`, P, "structural.git-refs"},
+	{`git fetch --refmap='+refs/heads/*:refs/heads/*' origin main`, P, "structural.git-refs"},
+	{`git -c fetch.prune=true fetch`, P, "structural.git-refs"},
+	{`git config remote.origin.fetch '+refs/heads/*:refs/heads/*'`, P, "structural.git-refs"},
+	{`git config remote.origin.prune true`, P, "structural.git-refs"},
+	{`git fetch https://github.com/x/y main`, A, "default"},
+	{`git fetch --depth 1 git@github.com:x/y.git main`, A, "default"},
+	{`git fetch origin main:refs/remotes/origin/main`, A, "default"},
+	{`git fetch --no-prune origin`, A, "default"},
+	{`git pull origin main`, A, "default"},
+	{`git remote add origin git@github.com:x/y.git`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
