@@ -142,9 +142,11 @@
 //     LD_LIBRARY_PATH, BASH_ENV, ENV, PATH, PAGER, EDITOR, SHELL (flock
 //     -c, script), TAR_OPTIONS, ZIPOPT and ZIP, UNZIP, UNZIPOPT,
 //     RSYNC_RSH, NODE_OPTIONS, PERL5LIB, PERLLIB, RUBYLIB, SUDO_EDITOR,
-//     MAKEFILES, MANOPT,
-//     BASH_FUNC_*…) and any GIT_* variable but GIT_AUTHOR_*,
-//     GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
+//     MAKEFILES, MANOPT, CURL_HOME, WGETRC, BASH_FUNC_*…), any
+//     GROFF_*, npm_config_*, pnpm_config_* and YARN_* variable in any
+//     case (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
+//     script-shell, git and the like run programs) and any GIT_*
+//     variable but GIT_AUTHOR_*, GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
 //     GIT_OPTIONAL_LOCKS (GIT_PROXY_COMMAND, GIT_ALLOW_PROTOCOL, GIT_DIR
 //     and the rest run a program, allow one, or move where git works),
 //     before a command, through env or sudo, or by export/declare; also a
@@ -320,7 +322,8 @@
 //     a script that is not a literal, or -f FILE; vi, vim, nvim, ex and
 //     their kin by any name (vim.basic, vim.tiny, gvimdiff), editor,
 //     sensible-editor, emacs and kak whatever their options, sudoedit
-//     and sudo -e (--edit, in a group: -Ee);
+//     and sudo -e (--edit, in a group: -Ee); npm edit and npm config
+//     edit (any word "edit" of npm's: npm run edit needs approval too);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

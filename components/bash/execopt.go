@@ -142,6 +142,18 @@ func execOption(sc *SimpleCommand) *finding {
 		return &finding{rExecOption, name + " runs shell commands from its dot-commands (.shell, .system, .once |…), given as arguments or on standard input", 0}
 	case "sed":
 		return sedFinding(sc)
+	case "npm":
+		// npm edit and npm config edit run the editor its settings name
+		// (a tenth hunt: npm_config_editor=./s npm config edit ran s). Any
+		// word "edit" counts: npm's options before the subcommand may
+		// take a value, so which word is the subcommand is not known.
+		for i, w := range ws[1:] {
+			if w.Text == "--" {
+				break
+			} else if w.Text == "edit" {
+				return found(i+1, "makes npm run an editor, which its configuration names")
+			}
+		}
 	case "sudoedit":
 		return &finding{rExecOption, "sudoedit runs an editor (SUDO_EDITOR, VISUAL, EDITOR or vi), which runs commands from its start-up files and modelines", 0}
 	case "sudo":

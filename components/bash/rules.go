@@ -61,7 +61,20 @@ var execEnv = set(
 	// (none runs a command; gzip -r and the removal of the input are
 	// automatic on the command line too).
 	"ZIP", "UNZIP", "UNZIPOPT", "PERL5LIB", "PERLLIB", "RUBYLIB", "SUDO_EDITOR",
+	// curl and wget read a configuration file from here, which may name
+	// where they write (output, -o, --output-dir; wget's output_document).
+	"CURL_HOME", "WGETRC",
 )
+
+// execEnvPrefixes begin the names of variables that a program reads as
+// its settings, any of which may run a program: groff runs its
+// preprocessors and troff from GROFF_BIN_PATH (a tenth hunt:
+// GROFF_BIN_PATH=. groff ran ./troff) and macros from GROFF_TMAC_PATH;
+// npm (and pnpm) take npm_config_NAME, in any case, as the setting
+// NAME (editor, shell, script-shell, git, node-options: a tenth hunt,
+// npm_config_editor=./s npm config edit); yarn takes YARN_NAME
+// (yarnPath runs a script). Each prefix is matched in any case.
+var execEnvPrefixes = []string{"GROFF_", "npm_config_", "pnpm_config_", "YARN_"}
 
 // gitEnvOK are the GIT_* variables that only label what git records or
 // keep it from prompting; any other GIT_* variable needs approval: many
@@ -72,6 +85,11 @@ var gitEnvOK = set("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GI
 	"GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_MERGE_AUTOEDIT", "GIT_OPTIONAL_LOCKS")
 
 func isExecEnv(name string) bool {
+	for _, p := range execEnvPrefixes {
+		if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
+			return true
+		}
+	}
 	return execEnv[name] || strings.HasPrefix(name, "GIT_") && !gitEnvOK[name] || strings.HasPrefix(name, "BASH_FUNC_")
 }
 

@@ -1528,6 +1528,22 @@ var table = []struct {
 	{`git fetch --no-prune origin`, A, "default"},
 	{`git pull origin main`, A, "default"},
 	{`git remote add origin git@github.com:x/y.git`, A, "default"},
+	// Settings from the environment that run programs: groff's, npm's,
+	// yarn's; curl's and wget's configuration files.
+	{`printf '#!/bin/sh\nrm -rf src\n' > troff; chmod +x troff; printf '.TH X 1\nhi\n' > x.1; GROFF_BIN_PATH=. groff -Tutf8 -man x.1`, P, "structural.exec-env"},
+	{`GROFF_TMAC_PATH=. groff -m x x.1`, P, "structural.exec-env"},
+	{`printf '#!/bin/sh\nrm -rf src\n' > s; chmod +x s; npm_config_editor=./s npm config edit`, P, "structural.exec-env"},
+	{`NPM_CONFIG_SCRIPT_SHELL=./s npm test`, P, "structural.exec-env"},
+	{`export npm_config_git=./s; npm install`, P, "structural.exec-env"},
+	{`env YARN_YARN_PATH=./s.js yarn`, P, "structural.exec-env"},
+	{`pnpm_config_shell=./s pnpm run x`, P, "structural.exec-env"},
+	{`CURL_HOME=. curl -s https://x`, P, "structural.exec-env"},
+	{`WGETRC=./w wget https://x`, P, "structural.exec-env"},
+	{`npm config edit`, P, "builtin.exec-option"},
+	{`npm edit lodash`, P, "builtin.exec-option"},
+	{`npm config get editor`, A, "default"},
+	{`groff -Tutf8 -man x.1`, A, "default"},
+	{`NODE_ENV=production npm run build`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
