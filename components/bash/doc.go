@@ -235,8 +235,9 @@
 //     run time (the worker's /tmp goes with it), from a source so (or
 //     holding an expansion), or on a line that may make a link (ln; cp
 //     -a, -d, -P, -r, -s; rsync -l, -a; tar -x; git apply, am,
-//     checkout, merge, pull and the others that write the working tree;
-//     patch, unzip, cpio, bsdtar, 7z) or
+//     checkout, merge, pull, bisect, sparse-checkout, subtree and the
+//     others that write the working tree; patch, unzip, cpio, bsdtar,
+//     7z, pax, unsquashfs, unar, unrar; dpkg-deb and dpkg -x, -X, -R) or
 //     changes directory other than down a literal path (cd .., cd
 //     /tmp, cd -, pushd, popd); rename (either form), rename.ul,
 //     prename, file-rename and mmv, whose moves are not read (the whole
@@ -483,7 +484,9 @@
 //     into a repository an earlier line made is not seen as one.
 //   - Only the deletions listed above are recognised: mv onto an
 //     existing directory, or into a link an earlier line made (the
-//     analyzer reads no file), truncate, dd and shell redirections that
+//     analyzer reads no file) or a program on the line makes that is
+//     not named above (python -c 'os.symlink(…)', perl -e, node -e, a
+//     build script; ar makes no links), truncate, dd and shell redirections that
 //     overwrite files are Auto unless the policy says otherwise. git
 //     switch, merge, pull, rebase, cherry-pick and the like are Auto:
 //     git refuses to overwrite untracked files and local changes, but

@@ -8,13 +8,23 @@ import "strings"
 // names: a ninth hunt, cp -d /var/run up && mv src up); rsync -l or
 // -a; tar extracting (tar -cf l.tar -C /var lock; tar -xf l.tar; mv src
 // lock/); git writing the working tree from a patch or a commit (git
-// apply of a patch that adds a link, mode 120000); and patch, unzip,
-// cpio, bsdtar and 7z whatever their options.
+// apply of a patch that adds a link, mode 120000; git bisect, which
+// checks out the commits it tries: a tenth hunt); patch, unzip, cpio,
+// bsdtar, 7z, pax and the other extractors whatever their options; and
+// dpkg-deb and dpkg extracting a package (a tenth hunt: dpkg-deb -x
+// l.deb . made up, then mv src up/).
 func makesLinks(c *SimpleCommand) bool {
 	ws := c.Words
 	switch baseName(c) {
-	case "ln", "patch", "unzip", "cpio", "bsdtar", "7z", "7za", "7zr", "7zz":
+	case "ln", "patch", "unzip", "cpio", "bsdtar", "7z", "7za", "7zr", "7zz",
+		"gtar", "bsdcpio", "pax", "unsquashfs", "unar", "unrar", "aunpack", "atool":
 		return true
+	case "dpkg-deb", "dpkg":
+		return anyOption(ws, func(t string) bool {
+			name, _, _ := strings.Cut(t, "=")
+			return longOpt(name, "--extract", 3) || longOpt(name, "--vextract", 3) || longOpt(name, "--raw-extract", 3) ||
+				strings.ContainsFunc("xXR", func(r rune) bool { return shortLetter(t, byte(r), "") })
+		})
 	case "cp":
 		return anyOption(ws, func(t string) bool {
 			name, val, _ := strings.Cut(t, "=")
@@ -44,7 +54,7 @@ func makesLinks(c *SimpleCommand) bool {
 		}
 		switch ws[1].Text {
 		case "apply", "am", "checkout", "switch", "restore", "reset", "merge", "pull", "rebase", "cherry-pick", "revert",
-			"stash", "read-tree", "checkout-index", "clone", "submodule", "worktree":
+			"stash", "read-tree", "checkout-index", "clone", "submodule", "worktree", "bisect", "sparse-checkout", "subtree":
 			return true
 		}
 	}

@@ -1544,6 +1544,16 @@ var table = []struct {
 	{`npm config get editor`, A, "default"},
 	{`groff -Tutf8 -man x.1`, A, "default"},
 	{`NODE_ENV=production npm run build`, A, "default"},
+	// Links made by more extractors, and by git bisect.
+	{`mkdir -p /tmp/hb10/2; dpkg-deb -x l.deb . ; mv src up/`, D, "builtin.recursive-delete"},
+	{`dpkg -x l.deb .; mv src up/`, D, "builtin.recursive-delete"},
+	{`dpkg-deb -R l.deb d; mv src d/up/`, D, "builtin.recursive-delete"},
+	{`dpkg-deb --vextract l.deb .; mv src up/`, D, "builtin.recursive-delete"},
+	{`git bisect start L HEAD; mv src up/`, D, "builtin.recursive-delete"},
+	{`git sparse-checkout set x; mv src up/`, D, "builtin.recursive-delete"},
+	{`pax -r < l.pax; mv src up/`, D, "builtin.recursive-delete"},
+	{`dpkg-deb -c l.deb; mv a b`, A, "default"},
+	{`dpkg -l; mv a b`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
