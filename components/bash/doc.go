@@ -256,7 +256,10 @@
 //     --skip, merge --abort; read-tree -u; submodule deinit -f
 //     and update -f; any prefix git takes of their options: each
 //     removes an untracked tree where it puts a file, and drops
-//     uncommitted changes), which back up the whole workspace.
+//     uncommitted changes), and git apply -R and patch -R (--reverse,
+//     in a group: -Rp1), which take a patch's changes out of the files
+//     (git diff | git apply -R drops every uncommitted change), which
+//     back up the whole workspace.
 //     No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse

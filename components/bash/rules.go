@@ -1049,6 +1049,13 @@ func gitOverwrite(ws []Word) *deletion {
 			if shortLetter(t, 'u', "") {
 				return found()
 			}
+		case "apply":
+			// -R takes the patch's changes out of the working tree's files:
+			// git diff | git apply -R drops every uncommitted change (a
+			// tenth hunt), as reset --hard does.
+			if opt(t, "--reverse") || shortLetter(t, 'R', "pC") {
+				return &deletion{"git apply " + quotedWord(t) + " takes a patch's changes out of the working tree's files, which may be the uncommitted ones", nil}
+			}
 		case "submodule":
 			if t == "deinit" || t == "update" {
 				for _, v := range words[i+1:] {
@@ -1456,6 +1463,16 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			}
 			if strings.EqualFold(w.Text, "-sdel") || !w.Literal && w.mayBeOption() {
 				return &deletion{baseName(sc) + " -sdel deletes the files and trees it archives", nil}
+			}
+		}
+	case "patch":
+		// -R, as git apply -R: git diff | patch -p1 -R drops the
+		// uncommitted changes (a tenth hunt's).
+		for _, w := range ws[1:] {
+			if t := w.Text; t == "--" {
+				break
+			} else if longOpt(t, "--reverse", 4) || !strings.HasPrefix(t, "--") && shortLetter(t, 'R', "BdDFgioprVYzx") {
+				return &deletion{"patch " + quotedWord(t) + " takes a patch's changes out of the files, which may be the uncommitted ones", nil}
 			}
 		}
 	case "zip":

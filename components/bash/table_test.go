@@ -1554,6 +1554,15 @@ var table = []struct {
 	{`pax -r < l.pax; mv src up/`, D, "builtin.recursive-delete"},
 	{`dpkg-deb -c l.deb; mv a b`, A, "default"},
 	{`dpkg -l; mv a b`, A, "default"},
+	// A patch applied in reverse takes uncommitted changes out.
+	{`git diff | git apply -R`, D, "builtin.recursive-delete"},
+	{`git apply --reverse x.patch`, D, "builtin.recursive-delete"},
+	{`git diff | patch -p1 -R`, D, "builtin.recursive-delete"},
+	{`patch -Rp1 < x.patch`, D, "builtin.recursive-delete"},
+	{`patch --reverse -p1 < x.patch`, D, "builtin.recursive-delete"},
+	{`git apply x.patch`, A, "default"},
+	{`git apply --check x.patch`, A, "default"},
+	{`patch -p1 -i x.patch`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
