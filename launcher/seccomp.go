@@ -192,9 +192,16 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// ionice -p and taskset -p of the agent's own processes still work.
 	init := seccompArg32(0, 1)
 	deny(eperm, one(init), "prlimit64", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity")
-	deny(eperm, append(seccompNotIn(0, 32, unix.PRIO_PROCESS), seccompConds{seccompArg32(0, unix.PRIO_PROCESS), seccompArg32(1, 1)}), "setpriority")
+	// "which" other than a process is compared whole (not as the kernel's
+	// 32-bit int, as seccompNotIn would, in 32 rules that cost stage 1 a
+	// millisecond to compile): a process named with garbage in the high
+	// half is refused too.
+	other := func(v uint64) seccomp.ScmpCondition {
+		return seccomp.ScmpCondition{Argument: 0, Op: seccomp.CompareNotEqual, Operand1: v}
+	}
+	deny(eperm, [][]seccomp.ScmpCondition{{other(unix.PRIO_PROCESS)}, {seccompArg32(0, unix.PRIO_PROCESS), seccompArg32(1, 1)}}, "setpriority")
 	const ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS, <linux/ioprio.h>
-	deny(eperm, append(seccompNotIn(0, 32, ioprioWhoProcess), seccompConds{seccompArg32(0, ioprioWhoProcess), seccompArg32(1, 1)}), "ioprio_set")
+	deny(eperm, [][]seccomp.ScmpCondition{{other(ioprioWhoProcess)}, {seccompArg32(0, ioprioWhoProcess), seccompArg32(1, 1)}}, "ioprio_set")
 	// Mount table and root: the old API, the new fd-based API, chroot.
 	deny(eperm, nil, "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree",
 		"open_tree_attr", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr")
