@@ -341,6 +341,7 @@ func TestOptions(t *testing.T) {
 		{`echo x > secre?s/k`, P, "structural.protected-path"},
 		{`cp a deploy/{keys,x}/`, P, "structural.protected-path"},
 		{`cp a /work/ws/dep*/k[e]ys/`, P, "structural.protected-path"},
+		{`echo x > secre[[:alpha:]]s/k`, P, "structural.protected-path"}, // an eleventh hunt
 		{`cp a deploy/*.txt`, A, "default"},
 	} {
 		d := DecideWith(analyze(t, tc.cmd), policy.Commands{}, o)

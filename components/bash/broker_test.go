@@ -213,6 +213,7 @@ func TestBackupRoots(t *testing.T) {
 		{[]string{"/ws/build"}, []string{"build"}},
 		{[]string{"build/*.o"}, []string{"build"}},
 		{[]string{"*"}, []string{"."}},
+		{[]string{"sr[[:alpha:]]"}, []string{"."}}, // an eleventh hunt's class
 		{[]string{"."}, []string{"."}},
 		{[]string{"$HOME/x"}, []string{"."}},
 		{[]string{"~/x"}, []string{"."}},

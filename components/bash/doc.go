@@ -201,7 +201,10 @@
 //     not a literal names what it may expand to: its $'…' decoded, its
 //     braces expanded ({a,b}, {a..z}, .{"git",x}), and a glob
 //     component (* ? [ ], .gi["t"], an extended glob) taken as each protected name it could match,
-//     in any case, a leading dot only by a dot (.gi?, .[g]it, not * or
+//     in any case, a bracket expression holding a class, collating
+//     symbol or equivalence class ([[:alpha:]], [[.t.]], [[=t=]]) as
+//     any one character (an eleventh hunt: .gi[[:alpha:]]/config wrote
+//     .git), a leading dot only by a dot (.gi?, .[g]it, not * or
 //     ?git) unless the line may set dotglob or GLOBIGNORE, which is
 //     taken to be so wherever either name is in its text or its words
 //     (for GLOBIGNORE in x, read, ${GLOBIGNORE:=x}, shopt -s dotglob;

@@ -121,8 +121,59 @@ func globMatch(pat, name string, dotglob bool) bool {
 		return true
 	}
 	pat = strings.ReplaceAll(pat, "[!", "[^")
-	ok, err := path.Match(strings.ToLower(pat), strings.ToLower(name))
+	ok, err := path.Match(strings.ToLower(classesAsAny(pat)), strings.ToLower(name))
 	return ok || err != nil
+}
+
+// classesAsAny turns each bracket expression holding a character class
+// ([:alpha:]), a collating symbol ([.t.]) or an equivalence class
+// ([=t=]) into ?, which path.Match knows: it knows none of them, and
+// took .gi[[:alpha:]]/config for a pattern matching no .git (an
+// eleventh hunt: it wrote .git/config). Any character, not the class's,
+// so a class need not be read: a match the more, never one the fewer.
+func classesAsAny(pat string) string {
+	var b strings.Builder
+	for i := 0; i < len(pat); i++ {
+		end := bracketEnd(pat, i)
+		if end < 0 {
+			b.WriteByte(pat[i])
+			continue
+		}
+		in := pat[i : end+1]
+		if strings.Contains(in, "[:") || strings.Contains(in, "[.") || strings.Contains(in, "[=") {
+			in = "?"
+		}
+		b.WriteString(in)
+		i = end
+	}
+	return b.String()
+}
+
+// bracketEnd is where the bracket expression opening at pat[i] closes,
+// as bash reads one: a ] first (after ! or ^) is a member, and a [: [.
+// or [= runs to its :] .] or =]; -1 when pat[i] opens none.
+func bracketEnd(pat string, i int) int {
+	if pat[i] != '[' {
+		return -1
+	}
+	j := i + 1
+	if j < len(pat) && (pat[j] == '!' || pat[j] == '^') {
+		j++
+	}
+	if j < len(pat) && pat[j] == ']' {
+		j++
+	}
+	for ; j < len(pat); j++ {
+		switch {
+		case pat[j] == ']':
+			return j
+		case pat[j] == '[' && j+1 < len(pat) && strings.IndexByte(":.=", pat[j+1]) >= 0:
+			if k := strings.Index(pat[j+2:], string(pat[j+1])+"]"); k >= 0 {
+				j += 2 + k + 1
+			}
+		}
+	}
+	return -1
 }
 
 // expandBraces expands s's brace expansions as bash does ({a,b},

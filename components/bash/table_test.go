@@ -1563,6 +1563,17 @@ var table = []struct {
 	{`git apply x.patch`, A, "default"},
 	{`git apply --check x.patch`, A, "default"},
 	{`patch -p1 -i x.patch`, A, "default"},
+	// A bracket expression with a class, a collating symbol or an
+	// equivalence class matches any character (an eleventh hunt).
+	{`printf "[alias]\n\tst = !rm -rf src\n" >> .gi[[:alpha:]]/config; git st`, P, "structural.git-config"},
+	{`tee -a .[[:alpha:]]it/config < x`, P, "structural.git-config"},
+	{`echo x >> .g[[:lower:]][[:lower:]]/config`, P, "structural.git-config"},
+	{`echo x >> .gi[[.t.]]/config`, P, "structural.git-config"},
+	{`echo x >> .gi[[=t=]]/config`, P, "structural.git-config"},
+	{`echo x >> .gi[![:digit:]]/config`, P, "structural.git-config"},
+	{`echo x >> .gi[]a[:alpha:]]/config`, P, "structural.git-config"},
+	{`echo x >> s[[:alpha:]]c/config`, A, "default"},
+	{`ls [[:upper:]]*.md`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
