@@ -251,7 +251,8 @@
 //     and the git commands that put a tree's files
 //     (a commit's, the index's, a stash's) over the working tree's
 //     (reset --hard, --merge, --keep; checkout with -f or any operand,
-//     as a branch and a path look alike, but not -b NEW [START];
+//     as a branch and a path look alike, but not -b NEW [START], and
+//     checkout -p (--patch, -qp) with no operand too: an eleventh hunt;
 //     checkout-index; switch -f; restore to the working tree; worktree
 //     remove (ignored files go even without --force) and move; stash
 //     push, save, pop, apply, branch; rebase, merge and pull with

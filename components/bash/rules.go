@@ -937,10 +937,10 @@ func gitExecKey(key string) (rule, why string) {
 // person had replaced with a directory of work), and the person's
 // uncommitted changes. The whole workspace is kept: reset --hard,
 // --merge or --keep; checkout with -f or any operand (a branch and a
-// path look alike; git switch takes only branches); checkout-index;
-// switch -f (--discard-changes); restore to the working tree; stash
-// (push, save, pop, apply, branch); read-tree -u; submodule deinit -f
-// and update -f. A long option counts in any prefix git would take
+// path look alike; git switch takes only branches) or -p (--patch);
+// checkout-index; switch -f (--discard-changes); restore to the
+// working tree; stash (push, save, pop, apply, branch); read-tree -u;
+// submodule deinit -f and update -f. A long option counts in any prefix git would take
 // (--h is --hard: a re-test).
 func gitOverwrite(ws []Word) *deletion {
 	if len(ws) < 2 {
@@ -996,6 +996,11 @@ func gitOverwrite(ws []Word) *deletion {
 			t := words[i].Text
 			switch {
 			case t == "--", opt(t, "--force"), opt(t, "--pathspec-from-file"), shortLetter(t, 'f', "bBo"):
+				return found()
+			case opt(t, "--patch"), shortLetter(t, 'p', "bBo"):
+				// With no operand, the index's hunks over every file the
+				// person says y to (an eleventh hunt: yes | git checkout
+				// -p dropped every change), as restore -p does.
 				return found()
 			case t == "-b" || t == "-B" || opt(t, "--orphan"):
 				creating = true

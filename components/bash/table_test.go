@@ -1574,6 +1574,14 @@ var table = []struct {
 	{`echo x >> .gi[]a[:alpha:]]/config`, P, "structural.git-config"},
 	{`echo x >> s[[:alpha:]]c/config`, A, "default"},
 	{`ls [[:upper:]]*.md`, A, "default"},
+	// git checkout -p, with no operand, puts the index's hunks over the
+	// working tree's (an eleventh hunt).
+	{`yes | git checkout -p`, D, "builtin.recursive-delete"},
+	{`git checkout --patc <<< y`, D, "builtin.recursive-delete"},
+	{`git -c core.x=1 checkout -p <<< y`, D, "builtin.recursive-delete"},
+	{`git checkout -qp <<< y`, D, "builtin.recursive-delete"},
+	{`git checkout -b feature -q`, A, "default"},
+	{`git checkout -q -b p`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
