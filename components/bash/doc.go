@@ -145,7 +145,11 @@
 //     MAKEFILES, MANOPT, CURL_HOME, WGETRC, BASH_FUNC_*…), any
 //     GROFF_*, npm_config_*, pnpm_config_* and YARN_* variable in any
 //     case (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
-//     script-shell, git and the like run programs) and any GIT_*
+//     script-shell, git and the like run programs), GOFLAGS (but a
+//     literal naming no exec, vettool nor ldflags: GOFLAGS=-mod=mod),
+//     GOENV, GOTOOLCHAIN, GOROOT, CC, CXX, CPP, AR, LD, COMPILER_PATH,
+//     GCC_EXEC_PREFIX and any CGO_* but CGO_ENABLED (an eleventh hunt:
+//     GOFLAGS=-toolexec=./s go build ran s; CC=./s with cgo), any GIT_*
 //     variable but GIT_AUTHOR_*, GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
 //     GIT_OPTIONAL_LOCKS (GIT_PROXY_COMMAND, GIT_ALLOW_PROTOCOL, GIT_DIR
 //     and the rest run a program, allow one, or move where git works),
@@ -332,6 +336,9 @@
 //     sensible-editor, emacs and kak whatever their options, sudoedit
 //     and sudo -e (--edit, in a group: -Ee); npm edit and npm config
 //     edit (any word "edit" of npm's: npm run edit needs approval too);
+//     go's -toolexec, -exec, -vettool (one dash or two), -ldflags naming
+//     -extld or -extar or not a literal, and go env -w (an eleventh
+//     hunt: go build -toolexec=./s ran s);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

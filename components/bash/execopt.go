@@ -154,6 +154,8 @@ func execOption(sc *SimpleCommand) *finding {
 				return found(i+1, "makes npm run an editor, which its configuration names")
 			}
 		}
+	case "go":
+		return goFinding(sc)
 	case "sudoedit":
 		return &finding{rExecOption, "sudoedit runs an editor (SUDO_EDITOR, VISUAL, EDITOR or vi), which runs commands from its start-up files and modelines", 0}
 	case "sudo":
@@ -527,4 +529,44 @@ func sedRuns(p string) bool {
 			return true
 		}
 	}
+}
+
+// goFinding: go build, run, test, vet and the rest run the program
+// -toolexec names before each tool, go run and go test the one -exec
+// names before the binary, go vet its -vettool, and the linker -ldflags'
+// -extld or -extar (an eleventh hunt: go build -toolexec=./s ran s);
+// go env -w keeps settings (GOFLAGS=-toolexec=…) every later go command
+// reads. Go's flags take one dash or two, a value after = or as the
+// next word. go generate runs what the files' //go:generate lines say,
+// as make runs a makefile's recipes: a documented limit.
+func goFinding(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].Text
+		if t == "--" {
+			break
+		}
+		if !strings.HasPrefix(t, "-") {
+			continue
+		}
+		name, val, eq := strings.Cut(strings.TrimPrefix(t[1:], "-"), "=")
+		switch name {
+		case "toolexec", "exec", "vettool":
+			return &finding{rExecOption, "go " + quotedWord(t) + " makes go run a program it names, which the analyzer does not see", i}
+		case "ldflags":
+			v := ws[i]
+			if !eq && i+1 < len(ws) {
+				v = ws[i+1]
+				val = v.Text
+			}
+			if strings.Contains(val, "-extld") || strings.Contains(val, "-extar") || !v.Literal {
+				return &finding{rExecOption, "go " + quotedWord(t) + " may name the linker or archiver go runs, which the analyzer does not see", i}
+			}
+		case "w":
+			if ws[1].Text == "env" {
+				return &finding{rExecOption, "go env -w keeps settings (GOFLAGS, GOTOOLCHAIN, CC) that every later go command reads, which may make it run a program", i}
+			}
+		}
+	}
+	return nil
 }

@@ -64,6 +64,13 @@ var execEnv = set(
 	// curl and wget read a configuration file from here, which may name
 	// where they write (output, -o, --output-dir; wget's output_document).
 	"CURL_HOME", "WGETRC",
+	// go reads its flags from GOFLAGS (-toolexec=./s ran s: an eleventh
+	// hunt) and settings from GOENV's file; GOTOOLCHAIN and GOROOT say
+	// which go and compiler run. go with cgo, make's recipes and
+	// configure scripts run the compiler, preprocessor, archiver and
+	// linker these name, with CGO_* flags (-fplugin=, -B); gcc runs its
+	// passes from COMPILER_PATH and GCC_EXEC_PREFIX.
+	"GOFLAGS", "GOENV", "GOTOOLCHAIN", "GOROOT", "CC", "CXX", "CPP", "AR", "LD", "COMPILER_PATH", "GCC_EXEC_PREFIX",
 )
 
 // execEnvPrefixes begin the names of variables that a program reads as
@@ -90,7 +97,21 @@ func isExecEnv(name string) bool {
 			return true
 		}
 	}
+	if strings.HasPrefix(name, "CGO_") && name != "CGO_ENABLED" {
+		return true
+	}
 	return execEnv[name] || strings.HasPrefix(name, "GIT_") && !gitEnvOK[name] || strings.HasPrefix(name, "BASH_FUNC_")
+}
+
+// goFlagsOK reports a GOFLAGS value naming no program go runs (no
+// -toolexec, -exec, -vettool nor -ldflags): GOFLAGS=-mod=mod is common.
+func goFlagsOK(v string) bool {
+	for _, f := range []string{"exec", "vettool", "ldflags"} {
+		if strings.Contains(strings.ToLower(v), f) {
+			return false
+		}
+	}
+	return true
 }
 
 // systemCommands change the system's mounts, root, namespaces or kernel:
@@ -145,6 +166,9 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 		return &verdict{Refuse, "structural.system", name + " changes the system's mounts, root, namespaces or kernel"}
 	}
 	for _, a := range sc.Assigns {
+		if a.Name == "GOFLAGS" && a.Value.Literal && goFlagsOK(a.Value.Text) {
+			continue
+		}
 		if isExecEnv(a.Name) {
 			return &verdict{Approve, "structural.exec-env", "setting " + a.Name + " changes which code programs run"}
 		}
@@ -220,6 +244,10 @@ func varWriter(sc *SimpleCommand) *verdict {
 				return !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
 			}); i >= 0 {
 				id = cand[:i]
+			}
+			val, set := strings.CutPrefix(cand[len(id):], "=")
+			if set && id == "GOFLAGS" && w.Literal && goFlagsOK(val) {
+				continue
 			}
 			if id != "" && isExecEnv(id) && !slices.Contains(evalVars, id) { // evalVars: shellEval's
 				return &verdict{Approve, "structural.exec-env", name + " sets or exports " + id + ", which changes which code programs run"}

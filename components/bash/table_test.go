@@ -1582,6 +1582,28 @@ var table = []struct {
 	{`git checkout -qp <<< y`, D, "builtin.recursive-delete"},
 	{`git checkout -b feature -q`, A, "default"},
 	{`git checkout -q -b p`, A, "default"},
+	// go runs the programs its flags and settings name (an eleventh hunt).
+	{`go build -toolexec=./s -o /dev/null .`, P, "builtin.exec-option"},
+	{`go build --toolexec ./s .`, P, "builtin.exec-option"},
+	{`go run -exec ./s .`, P, "builtin.exec-option"},
+	{`go test -exec=./s ./...`, P, "builtin.exec-option"},
+	{`go vet -vettool=$PWD/s .`, P, "builtin.exec-option"},
+	{`go build -ldflags "-linkmode external -extld ./s" .`, P, "builtin.exec-option"},
+	{`GOENV=$PWD/e go env -w GOFLAGS=-toolexec=$PWD/s`, P, "structural.exec-env"},
+	{`go env -w GOPROXY=direct`, P, "builtin.exec-option"},
+	{`GOFLAGS=-toolexec=./s go build -o /dev/null .`, P, "structural.exec-env"},
+	{`CC=./s go build -o /dev/null .`, P, "structural.exec-env"},
+	{`CGO_LDFLAGS=-B. go build`, P, "structural.exec-env"},
+	{`GOTOOLCHAIN=go1.99+path go build`, P, "structural.exec-env"},
+	{`CC=./s make`, P, "structural.exec-env"},
+	{`go build ./...`, A, "default"},
+	{`go test ./... -run TestX`, A, "commands.auto[0]"},
+	{`GOFLAGS=-mod=vendor go build ./...`, A, "default"},
+	{`export GOFLAGS=-toolexec=./s`, P, "structural.exec-env"},
+	{`go build -ldflags="-s -w" -o bin/x .`, A, "default"},
+	{`CGO_ENABLED=0 go build -o x .`, A, "default"},
+	{`go env GOPATH`, A, "default"},
+	{`go generate ./...`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
