@@ -338,7 +338,10 @@
 //     edit (any word "edit" of npm's: npm run edit needs approval too);
 //     go's -toolexec, -exec, -vettool (one dash or two), -ldflags naming
 //     -extld or -extar or not a literal, and go env -w (an eleventh
-//     hunt: go build -toolexec=./s ran s);
+//     hunt: go build -toolexec=./s ran s); gcc, cc and clang by any name
+//     given -wrapper, -B, -fplugin, -fpass-plugin, -Xclang -load,
+//     -specs, an @FILE, --ld-path, --gcc-toolchain or -fuse-ld= a path
+//     (gcc -B./ ran the workspace's as);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -156,6 +156,8 @@ func execOption(sc *SimpleCommand) *finding {
 		}
 	case "go":
 		return goFinding(sc)
+	case "cc", "c++", "c89", "c99":
+		return compilerFinding(sc)
 	case "sudoedit":
 		return &finding{rExecOption, "sudoedit runs an editor (SUDO_EDITOR, VISUAL, EDITOR or vi), which runs commands from its start-up files and modelines", 0}
 	case "sudo":
@@ -168,6 +170,9 @@ func execOption(sc *SimpleCommand) *finding {
 				return &finding{rExecOption, "sudo " + quotedWord(t) + " runs an editor (SUDO_EDITOR, VISUAL, EDITOR or vi), which runs commands from its start-up files and modelines", i + 1}
 			}
 		}
+	}
+	if strings.Contains(name, "gcc") || strings.Contains(name, "g++") || strings.HasPrefix(name, "clang") {
+		return compilerFinding(sc)
 	}
 	if editor(name) {
 		return &finding{rExecOption, name + " runs commands from its options (-c, +CMD, -S, --eval), its start-up files and modelines, and ex mode's from standard input", 0}
@@ -566,6 +571,28 @@ func goFinding(sc *SimpleCommand) *finding {
 			if ws[1].Text == "env" {
 				return &finding{rExecOption, "go env -w keeps settings (GOFLAGS, GOTOOLCHAIN, CC) that every later go command reads, which may make it run a program", i}
 			}
+		}
+	}
+	return nil
+}
+
+// compilerFinding: gcc and clang (by any name: x86_64-linux-gnu-gcc,
+// clang-18) run each pass through -wrapper's program, take the passes
+// (as, ld, cc1) from a -B directory (an eleventh hunt: gcc -wrapper
+// ./s,x and gcc -B./ with an as of the workspace's each ran it), load
+// the code of -fplugin, -fpass-plugin and -Xclang -load, read -specs
+// files (which may run programs) and options from an @FILE, and run the
+// linker -fuse-ld or --ld-path names by its path.
+func compilerFinding(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].Text
+		name, val, _ := strings.Cut(strings.TrimPrefix(t, "-"), "=")
+		switch {
+		case t == "-wrapper", strings.HasPrefix(t, "-B"), strings.HasPrefix(t, "-fplugin"), strings.HasPrefix(t, "-fpass-plugin"),
+			t == "-load", name == "specs" || name == "-specs", name == "-ld-path", name == "-gcc-toolchain",
+			name == "fuse-ld" && strings.Contains(val, "/"), strings.HasPrefix(t, "@"):
+			return &finding{rExecOption, baseName(sc) + " " + quotedWord(t) + " makes the compiler run or load a program it names, which the analyzer does not see", i}
 		}
 	}
 	return nil

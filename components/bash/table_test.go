@@ -1604,6 +1604,23 @@ var table = []struct {
 	{`CGO_ENABLED=0 go build -o x .`, A, "default"},
 	{`go env GOPATH`, A, "default"},
 	{`go generate ./...`, A, "default"},
+	// gcc and clang run the programs and load the plugins they are
+	// told (an eleventh hunt).
+	{`gcc -wrapper ./s,x -c x.c`, P, "builtin.exec-option"},
+	{`gcc -B./ -c x.c`, P, "builtin.exec-option"},
+	{`cc -B . -c x.c`, P, "builtin.exec-option"},
+	{`gcc-12 -fplugin=./p.so -c x.c`, P, "builtin.exec-option"},
+	{`clang -Xclang -load -Xclang ./p.so -c x.c`, P, "builtin.exec-option"},
+	{`clang++ -fpass-plugin=./p.so -c x.cc`, P, "builtin.exec-option"},
+	{`g++ -specs=./x.specs x.cc`, P, "builtin.exec-option"},
+	{`x86_64-linux-gnu-gcc @opts -c x.c`, P, "builtin.exec-option"},
+	{`clang -fuse-ld=./s x.c`, P, "builtin.exec-option"},
+	{`COMPILER_PATH=. gcc -c x.c`, P, "structural.exec-env"},
+	{`GCC_EXEC_PREFIX=./ gcc -c x.c`, P, "structural.exec-env"},
+	{`gcc -O2 -c x.c`, A, "default"},
+	{`clang -Wall -o x x.c -lm`, A, "default"},
+	{`gcc -fuse-ld=lld -o x x.c`, A, "default"},
+	{`cc -I include -DNDEBUG -c x.c -o x.o`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
