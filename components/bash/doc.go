@@ -149,7 +149,14 @@
 //     literal naming no exec, vettool nor ldflags: GOFLAGS=-mod=mod),
 //     GOENV, GOTOOLCHAIN, GOROOT, CC, CXX, CPP, AR, LD, COMPILER_PATH,
 //     GCC_EXEC_PREFIX and any CGO_* but CGO_ENABLED (an eleventh hunt:
-//     GOFLAGS=-toolexec=./s go build ran s; CC=./s with cgo), any GIT_*
+//     GOFLAGS=-toolexec=./s go build ran s; CC=./s with cgo),
+//     OPENSSL_CONF, OPENSSL_ENGINES, OPENSSL_MODULES, KUBECONFIG,
+//     AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, DOCKER_CONFIG,
+//     GNUPGHOME, RUSTC, RUSTC_WRAPPER, RUSTC_WORKSPACE_WRAPPER, RUSTDOC,
+//     RUSTFLAGS, RUSTDOCFLAGS, RUSTUP_TOOLCHAIN, RUSTUP_HOME, MAVEN_OPTS,
+//     PKG_CONFIG and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
+//     CARGO_TERM_* and a few more (KUBECONFIG=./k kubectl get pods ran
+//     its exec plugin; OPENSSL_CONF=./c openssl version a library), any GIT_*
 //     variable but GIT_AUTHOR_*, GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
 //     GIT_OPTIONAL_LOCKS (GIT_PROXY_COMMAND, GIT_ALLOW_PROTOCOL, GIT_DIR
 //     and the rest run a program, allow one, or move where git works),
@@ -341,7 +348,9 @@
 //     hunt: go build -toolexec=./s ran s); gcc, cc and clang by any name
 //     given -wrapper, -B, -fplugin, -fpass-plugin, -Xclang -load,
 //     -specs, an @FILE, --ld-path, --gcc-toolchain or -fuse-ld= a path
-//     (gcc -B./ ran the workspace's as);
+//     (gcc -B./ ran the workspace's as); openssl engine and provider,
+//     -engine, -provider*, -config; kubectl --kubeconfig; cargo --config
+//     and -Z; gpg --*-program, --homedir, --options; ssh-keygen -D;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -158,6 +158,8 @@ func execOption(sc *SimpleCommand) *finding {
 		return goFinding(sc)
 	case "cc", "c++", "c89", "c99":
 		return compilerFinding(sc)
+	case "openssl", "kubectl", "cargo", "gpg", "gpg2", "ssh-keygen":
+		return loaderFinding(sc)
 	case "sudoedit":
 		return &finding{rExecOption, "sudoedit runs an editor (SUDO_EDITOR, VISUAL, EDITOR or vi), which runs commands from its start-up files and modelines", 0}
 	case "sudo":
@@ -593,6 +595,43 @@ func compilerFinding(sc *SimpleCommand) *finding {
 			t == "-load", name == "specs" || name == "-specs", name == "-ld-path", name == "-gcc-toolchain",
 			name == "fuse-ld" && strings.Contains(val, "/"), strings.HasPrefix(t, "@"):
 			return &finding{rExecOption, baseName(sc) + " " + quotedWord(t) + " makes the compiler run or load a program it names, which the analyzer does not see", i}
+		}
+	}
+	return nil
+}
+
+// loaderFinding: options that load code or read a configuration naming
+// a program (an eleventh hunt, each): openssl engine and -engine load a
+// shared object (openssl engine -t ./x.so ran its constructor), as do
+// providers, and a -config file may load either; kubectl --kubeconfig
+// names exec credential plugins, cargo --config settings a runner, a
+// rustc wrapper or linker; gpg's --agent-program and --homedir (whose
+// gpg.conf names one), ssh-keygen -D a PKCS#11 library.
+func loaderFinding(sc *SimpleCommand) *finding {
+	name := baseName(sc)
+	ws := sc.Words
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].Text
+		if t == "--" {
+			break
+		}
+		opt, _, _ := strings.Cut(strings.TrimPrefix(t, "-"), "=")
+		var runs bool
+		switch name {
+		case "openssl":
+			runs = i == 1 && (t == "engine" || t == "provider") ||
+				opt == "engine" || strings.HasPrefix(opt, "provider") || opt == "config" || opt == "conf"
+		case "kubectl":
+			runs = opt == "-kubeconfig"
+		case "cargo":
+			runs = opt == "-config" || strings.HasPrefix(t, "-Z")
+		case "gpg", "gpg2":
+			runs = strings.HasSuffix(opt, "-program") || opt == "-homedir" || opt == "-options"
+		case "ssh-keygen":
+			runs = strings.HasPrefix(t, "-D")
+		}
+		if runs {
+			return &finding{rExecOption, name + " " + quotedWord(t) + " makes it load code, or read a configuration naming a program, which the analyzer does not see", i}
 		}
 	}
 	return nil

@@ -71,7 +71,24 @@ var execEnv = set(
 	// linker these name, with CGO_* flags (-fplugin=, -B); gcc runs its
 	// passes from COMPILER_PATH and GCC_EXEC_PREFIX.
 	"GOFLAGS", "GOENV", "GOTOOLCHAIN", "GOROOT", "CC", "CXX", "CPP", "AR", "LD", "COMPILER_PATH", "GCC_EXEC_PREFIX",
+	// Configurations that load code or name programs (an eleventh hunt,
+	// each): openssl's (engines' dynamic_path: OPENSSL_CONF=./c openssl
+	// version loaded ./x.so) and where it finds engines and providers;
+	// kubectl's (users.exec.command: KUBECONFIG=./k kubectl get pods ran
+	// s), aws's (credential_process), docker's (credential helpers),
+	// gpg's home (agent-program); rustc and cargo's wrappers, linker
+	// flags (RUSTFLAGS=-Clinker=./s) and home (its config.toml); the
+	// JVM options maven passes (-javaagent:); pkg-config's program.
+	"OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "KUBECONFIG", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+	"DOCKER_CONFIG", "GNUPGHOME", "RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTDOC", "RUSTFLAGS",
+	"RUSTDOCFLAGS", "RUSTUP_TOOLCHAIN", "RUSTUP_HOME", "MAVEN_OPTS", "PKG_CONFIG",
 )
+
+// cargoEnvOK are the CARGO_* variables that choose no program; cargo
+// takes any other as a setting (CARGO_BUILD_RUSTC_WRAPPER,
+// CARGO_TARGET_<triple>_RUNNER and _LINKER, CARGO_HOME run programs).
+var cargoEnvOK = set("CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "CARGO_INCREMENTAL", "CARGO_BUILD_JOBS",
+	"CARGO_NET_OFFLINE", "CARGO_TERM_COLOR", "CARGO_TERM_VERBOSE", "CARGO_TERM_QUIET", "CARGO_TERM_PROGRESS_WHEN")
 
 // execEnvPrefixes begin the names of variables that a program reads as
 // its settings, any of which may run a program: groff runs its
@@ -97,7 +114,7 @@ func isExecEnv(name string) bool {
 			return true
 		}
 	}
-	if strings.HasPrefix(name, "CGO_") && name != "CGO_ENABLED" {
+	if strings.HasPrefix(name, "CGO_") && name != "CGO_ENABLED" || strings.HasPrefix(name, "CARGO_") && !cargoEnvOK[name] {
 		return true
 	}
 	return execEnv[name] || strings.HasPrefix(name, "GIT_") && !gitEnvOK[name] || strings.HasPrefix(name, "BASH_FUNC_")

@@ -1621,6 +1621,32 @@ var table = []struct {
 	{`clang -Wall -o x x.c -lm`, A, "default"},
 	{`gcc -fuse-ld=lld -o x x.c`, A, "default"},
 	{`cc -I include -DNDEBUG -c x.c -o x.o`, A, "default"},
+	// Configurations and options that load code or name programs (an
+	// eleventh hunt).
+	{`openssl engine -t $PWD/x.so`, P, "builtin.exec-option"},
+	{`openssl req -engine ./x.so -new`, P, "builtin.exec-option"},
+	{`openssl list -provider-path . -provider x`, P, "builtin.exec-option"},
+	{`OPENSSL_CONF=./c openssl version`, P, "structural.exec-env"},
+	{`OPENSSL_MODULES=. openssl list -providers`, P, "structural.exec-env"},
+	{`KUBECONFIG=./k kubectl get pods --request-timeout=2s`, P, "structural.exec-env"},
+	{`kubectl --kubeconfig=./k get pods`, P, "builtin.exec-option"},
+	{`AWS_CONFIG_FILE=./c aws s3 ls`, P, "structural.exec-env"},
+	{`DOCKER_CONFIG=. docker pull x`, P, "structural.exec-env"},
+	{`GNUPGHOME=./g gpg -K`, P, "structural.exec-env"},
+	{`gpg --agent-program ./s -K`, P, "builtin.exec-option"},
+	{`ssh-keygen -D $PWD/x.so`, P, "builtin.exec-option"},
+	{`RUSTC_WRAPPER=./s cargo build`, P, "structural.exec-env"},
+	{`RUSTFLAGS=-Clinker=./s cargo build`, P, "structural.exec-env"},
+	{`CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./s cargo run`, P, "structural.exec-env"},
+	{`cargo build --config target.x86_64-unknown-linux-gnu.linker="./s"`, P, "builtin.exec-option"},
+	{`MAVEN_OPTS=-javaagent:./a.jar mvn package`, P, "structural.exec-env"},
+	{`openssl version`, A, "default"},
+	{`openssl x509 -in c.pem -noout -text`, A, "default"},
+	{`kubectl get pods`, A, "default"},
+	{`cargo build --release --locked`, A, "commands.auto[7]"},
+	{`CARGO_TARGET_DIR=out cargo build`, A, "commands.auto[7]"},
+	{`gpg --verify x.sig x`, A, "default"},
+	{`ssh-keygen -t ed25519 -f k -N ''`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
