@@ -251,7 +251,9 @@
 //     -a, -d, -P, -r, -s; rsync -l, -a; tar -x; git apply, am,
 //     checkout, merge, pull, bisect, sparse-checkout, subtree and the
 //     others that write the working tree; patch, unzip, cpio, bsdtar,
-//     7z, pax, unsquashfs, unar, unrar; dpkg-deb and dpkg -x, -X, -R) or
+//     7z, pax, unsquashfs, unar, unrar; dpkg-deb and dpkg -x, -X, -R;
+//     python -m tarfile and zipfile -e, cmake -E tar x and
+//     create_symlink, jar x: an eleventh hunt) or
 //     changes directory other than down a literal path (cd .., cd
 //     /tmp, cd -, pushd, popd); rename (either form), rename.ul,
 //     prename, file-rename and mmv, whose moves are not read (the whole

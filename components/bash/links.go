@@ -12,7 +12,8 @@ import "strings"
 // checks out the commits it tries: a tenth hunt); patch, unzip, cpio,
 // bsdtar, 7z, pax and the other extractors whatever their options; and
 // dpkg-deb and dpkg extracting a package (a tenth hunt: dpkg-deb -x
-// l.deb . made up, then mv src up/).
+// l.deb . made up, then mv src up/); python -m tarfile and zipfile -e,
+// cmake -E tar x and create_symlink, jar x (an eleventh hunt).
 func makesLinks(c *SimpleCommand) bool {
 	ws := c.Words
 	switch baseName(c) {
@@ -48,6 +49,12 @@ func makesLinks(c *SimpleCommand) bool {
 			name, _, _ := strings.Cut(t, "=")
 			return longOpt(name, "--extract", 4) || longOpt(name, "--get", 4) || shortLetter(t, 'x', "fCTXbFgHIKLNVs")
 		})
+	case "cmake":
+		// cmake -E tar x… extracts, create_symlink makes one (an eleventh
+		// hunt, python -m tarfile -e l.tar . and these).
+		return len(ws) > 2 && ws[1].Text == "-E" && (ws[2].Text == "create_symlink" || ws[2].Text == "tar" && len(ws) > 3 && strings.Contains(ws[3].Text, "x"))
+	case "jar":
+		return len(ws) > 1 && (!strings.HasPrefix(ws[1].Text, "--") && strings.Contains(ws[1].Text, "x") || ws[1].Text == "--extract")
 	case "git":
 		if len(ws) < 2 {
 			return false
@@ -56,6 +63,17 @@ func makesLinks(c *SimpleCommand) bool {
 		case "apply", "am", "checkout", "switch", "restore", "reset", "merge", "pull", "rebase", "cherry-pick", "revert",
 			"stash", "read-tree", "checkout-index", "clone", "submodule", "worktree", "bisect", "sparse-checkout", "subtree":
 			return true
+		}
+	}
+	if strings.HasPrefix(baseName(c), "python") {
+		// python -m tarfile -e (--extract) and -m zipfile -e extract.
+		module := false
+		for _, w := range ws[1:] {
+			t := w.Text
+			module = module || t == "tarfile" || t == "zipfile" || t == "-mtarfile" || t == "-mzipfile"
+			if module && (t == "-e" || t == "--extract") {
+				return true
+			}
 		}
 	}
 	return false

@@ -1647,6 +1647,14 @@ var table = []struct {
 	{`CARGO_TARGET_DIR=out cargo build`, A, "commands.auto[7]"},
 	{`gpg --verify x.sig x`, A, "default"},
 	{`ssh-keygen -t ed25519 -f k -N ''`, A, "default"},
+	// Links made by python's and cmake's extractors (an eleventh hunt).
+	{`python3 -m tarfile -e l.tar .; mv src up/`, D, "builtin.recursive-delete"},
+	{`python3 -m zipfile --extract l.zip .; mv src up/`, D, "builtin.recursive-delete"},
+	{`cmake -E tar xf l.tar; mv src up/`, D, "builtin.recursive-delete"},
+	{`cmake -E create_symlink /tmp up; mv src up/`, D, "builtin.recursive-delete"},
+	{`jar xf l.jar; mv src up/`, D, "builtin.recursive-delete"},
+	{`python3 -m tarfile -l l.tar; mv a b`, A, "default"},
+	{`cmake -E tar cf l.tar src; mv a b`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
