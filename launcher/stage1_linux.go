@@ -758,8 +758,9 @@ func blockImages(devs []string) ([]string, error) {
 		// A device whose blocks a program serves (nbd, ublk) or the
 		// network keeps (rbd, drbd) keeps them wherever that is: as
 		// with FUSE, that cannot be told.
+		name := devName(dev)
 		for _, served := range []string{"nbd", "ublkb", "rbd", "drbd"} {
-			if name := devName(dev); strings.HasPrefix(name, served) {
+			if strings.HasPrefix(name, served) {
 				return fmt.Errorf("on the device %s, whose blocks %s serves from wherever it keeps them", name, served)
 			}
 		}
