@@ -116,7 +116,10 @@
 //     need a kernel to test them on before they are trusted.
 //   - The agent shares the person's terminal (SD-23), so it runs only while
 //     its launch is that terminal's foreground job: started with &, the
-//     launch waits for fg; after Ctrl-Z and bg the agent stays stopped. A
+//     launch waits for fg; after Ctrl-Z and bg the agent stays stopped; a
+//     Ctrl-Z during the launch stops the launcher (the agent's group gets
+//     the foreground only as the agent is about to run, and stage 2 passes
+//     on one that reaches it in that moment). A
 //     stopped tree is frozen as root on cgroup v2; elsewhere stage 2 kills
 //     it within 5 ms of any of it running, which may be after it read what
 //     was typed in that moment. A pseudo-terminal of the agent's own,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -540,6 +541,141 @@ func TestIntegrationJobControlBackgroundDuringSetup(t *testing.T) {
 	}
 	term.expect("typed-at-the-shell-42")
 	term.expect("runs only in the foreground")
+}
+
+// A Ctrl-Z pressed while the launch is being prepared stops it, wherever
+// it lands. Stage 2 had the terminal's foreground from its start, and as
+// the pid namespace's init it drops a Ctrl-Z: the agent then ran in the
+// foreground, the person's shell waiting (CI, 2026-12-02). Now the
+// launcher keeps the foreground until the agent is about to run, and a
+// Ctrl-Z that reaches stage 2 before then is held and passed on to the
+// agent. The launch is held after stage 2 is ready and before the agent
+// may run: the launcher's stderr is a full pipe, and its summary line
+// waits (heldStderr). "terminal": Ctrl-Z typed then. "stage 2": a SIGTSTP
+// sent to stage 2 alone then, as a Ctrl-Z typed just after the hand-over
+// reaches it (passed on, it stops the agent as it starts: the agent
+// sleeps first). Typed, it stops the launcher, before the agent starts. Either way the shell gets its terminal back (148: a job
+// stopped by SIGTSTP) before the agent's work is done, and fg finishes it.
+func TestIntegrationJobControlCtrlZDuringLaunch(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	for _, how := range []string{"terminal", "stage 2"} {
+		t.Run(how, func(t *testing.T) {
+			term := readyShell(t, s)
+			stderr, release := heldStderr(t)
+			marker := fmt.Sprintf("ctrlz-%d", time.Now().UnixNano())
+			term.send(fmt.Sprintf("%s --policy-sha256 %s --policy %s -- /usr/bin/sh -c 'sleep 0.5; echo agent-$((6*7))' %s 2>%s\n", itEnv.launcher, hash, path, marker, stderr))
+			stage2 := stage2Of(t, marker)
+			if how == "terminal" {
+				term.send("\x1a")
+			} else {
+				// Stage 2 is the launcher's own code, starting, until it
+				// holds the terminal's signals.
+				for deadline := time.Now().Add(5 * time.Second); !blocksSignal(stage2, unix.SIGTSTP); time.Sleep(time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("stage 2 does not hold SIGTSTP until the agent runs (state %q, blocked %q)", procStatus(stage2, "State"), procStatus(stage2, "SigBlk"))
+					}
+				}
+				must(t, unix.Kill(stage2, unix.SIGTSTP))
+				release()
+			}
+			term.send("echo back-$?\n")
+			term.expect("back-148")
+			if kids := childrenOf(stage2); how == "terminal" && len(kids) > 0 {
+				t.Fatalf("Ctrl-Z typed before the agent could start stopped it only once it had (%v): the terminal was stage 2's", kids)
+			}
+			if strings.Contains(term.out.String(), "agent-42") {
+				t.Fatalf("the agent ran before fg; terminal:\n%s", term.out.String())
+			}
+			release()
+			term.send("fg\n")
+			term.expect("agent-42")
+		})
+	}
+}
+
+// heldStderr is a named pipe, full, for a launch's stderr: the launcher
+// waits on its first line (the summary, printed once stage 2 is ready and
+// before the agent may run) until release, which reads the pipe from then
+// on. release may be called more than once.
+func heldStderr(t *testing.T) (string, func()) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "stderr")
+	must(t, unix.Mkfifo(path, 0o600))
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	must(t, err)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, 4096); err != nil {
+		t.Fatal(err)
+	}
+	page := make([]byte, 4096)
+	for i := 0; ; i++ {
+		if _, err := unix.Write(fd, page); err == unix.EAGAIN {
+			break
+		} else if err != nil || i > 64 {
+			t.Fatalf("fill the pipe: %v after %d pages", err, i)
+		}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	t.Cleanup(func() { f.Close() })
+	var once sync.Once
+	return path, func() { once.Do(func() { go io.Copy(io.Discard, f) }) }
+}
+
+// stage2Of waits (bounded) for the stage 2 of the launch with marker in
+// its command line, and returns its pid.
+func stage2Of(t *testing.T, marker string) int {
+	t.Helper()
+	entry := []byte("launcher\x00" + Stage2Entry + "\x00")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Microsecond) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err != nil || !bytes.Equal(b, entry) {
+				continue
+			}
+			pid, _ := strconv.Atoi(e.Name())
+			parent, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ppidOf(pid)))
+			if err == nil && bytes.HasPrefix(parent, []byte(itEnv.launcher+"\x00")) && bytes.Contains(parent, []byte(marker)) {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no stage 2 for the launch %s within 10 s", marker)
+	return 0
+}
+
+// procStatus is field name's value in /proc/PID/status ("" if none).
+func procStatus(pid int, name string) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func ppidOf(pid int) int {
+	n, _ := strconv.Atoi(procStatus(pid, "PPid"))
+	return n
+}
+
+// blocksSignal reports whether process pid has sig blocked.
+func blocksSignal(pid int, sig syscall.Signal) bool {
+	mask, err := strconv.ParseUint(procStatus(pid, "SigBlk"), 16, 64)
+	return err == nil && mask&(1<<(uint(sig)-1)) != 0
+}
+
+// childrenOf is the pids whose parent is pid.
+func childrenOf(pid int) []int {
+	var kids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && ppidOf(n) == pid {
+			kids = append(kids, n)
+		}
+	}
+	return kids
 }
 
 // Started by setsid from the person's shell, the launcher has no

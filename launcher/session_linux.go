@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +29,8 @@ type session struct {
 	join          int // v1 cgroup tasks files passed to stage 2, which joins them first
 	report        *bufio.Reader
 	reportR       *os.File
-	tty           int           // the terminal handed to the agent's process group, or -1
+	tty           int           // the terminal the agent shares, or -1
+	handed        bool          // the agent's process group has its foreground (handOver)
 	ttyModes      *unix.Termios // its modes before the launch, set again when the agent is gone
 	stderr        io.Writer
 	listenCovered bool
@@ -138,14 +140,11 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 			defer f.Close()
 		}
 	}
-	if tty, i := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 {
-		// Checked again here: a Ctrl-Z and bg while the launch was being
-		// prepared sent it to the background after Launch's check (a
-		// re-test), and stage 2 must not take the terminal from there.
-		if err := waitForeground(tty, o.Stderr); err != nil {
-			return s, err
-		}
-		attr.Foreground, attr.Ctty = true, i
+	if tty, _ := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 {
+		// A group of its own, given the terminal's foreground only when
+		// the agent is about to run (run): until then a Ctrl-Z stops the
+		// launcher, which can be stopped.
+		attr.Setpgid = true
 		s.tty = tty
 		s.ttyModes, _ = unix.IoctlGetTermios(s.tty, unix.TCGETS)
 	}
@@ -244,6 +243,15 @@ func (s *session) receiveProxyListener() (*os.File, error) {
 // reports the agent's stops ("stop N") on the same pipe: they come on
 // s.stops until the pipe ends.
 func (s *session) run() error {
+	if s.tty >= 0 {
+		cont := make(chan os.Signal, 1)
+		signal.Notify(cont, syscall.SIGCONT)
+		err := s.handOver(cont)
+		signal.Stop(cont)
+		if err != nil {
+			return err
+		}
+	}
 	if _, err := s.control.Write([]byte{goByte}); err != nil {
 		return fmt.Errorf("start agent: %w", err)
 	}
@@ -311,16 +319,11 @@ func (s *session) stopped(sig syscall.Signal) {
 	// Continued in the background (bg): the agent stays stopped, and
 	// frozen or watched, as it would take the terminal from the shell
 	// there and read what is typed (SD-23); fg continues it.
-	if !untilForeground(s.tty, s.stderr, cont) {
-		fmt.Fprintln(s.stderr, "launcher: error: the person's shell is gone (this job's process group is orphaned): the stopped agent is killed")
+	if err := s.handOver(cont); err != nil {
+		fmt.Fprintf(s.stderr, "launcher: error: %v: the stopped agent is killed\n", err)
 		thaw()
 		s.control.Write([]byte{byte(syscall.SIGKILL)})
 		return
-	}
-	if isForegroundFD(s.tty) {
-		signal.Ignore(unix.SIGTTOU)
-		unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, s.cmd.Process.Pid)
-		signal.Reset(unix.SIGTTOU)
 	}
 	// Stage 2 stops watching first: a thaw may run a frozen task for a
 	// moment, which its watch would take for the tree running by itself.
@@ -366,8 +369,10 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 }
 
 // cleanup kills whatever is left of the agent's tree and removes the
-// cgroup. It is safe to call more than once.
+// cgroup, and takes the terminal back if a failed launch left it with
+// stage 2. It is safe to call more than once.
 func (s *session) cleanup() {
+	s.restoreTTY()
 	if s.pass != nil {
 		s.pass.Close()
 	}
@@ -397,12 +402,55 @@ func (s *session) cleanup() {
 	}
 }
 
+// handOver gives the terminal's foreground to stage 2's process group
+// once the launcher's own group has it: a Ctrl-Z and bg while the launch
+// was being prepared left the launcher in the background (a re-test), and
+// the agent must not take the terminal from there (untilForeground).
+// Looking and giving are two steps. The kernel makes the second refuse by
+// itself from the background, stopping the launcher with SIGTTOU until fg,
+// when SIGTTOU is at its default (it is made so); a Ctrl-Z between the
+// two lets the shell take the terminal back once the launcher stops, so
+// the hand-over counts only if stage 2's group still has it afterwards.
+func (s *session) handOver(cont <-chan os.Signal) error {
+	const rounds = 1000 // each round is a Ctrl-Z typed in a microsecond's window
+	for range rounds {
+		if !untilForeground(s.tty, s.stderr, cont) {
+			return &RefusedError{Boundary: "terminal", Detail: "the person's shell is gone (this job's process group is orphaned)", Hint: "run it in the foreground of a shell, or give it other standard streams: </dev/null >out.log 2>&1"}
+		}
+		if err := defaultSignal(unix.SIGTTOU); err != nil {
+			return err
+		}
+		if err := unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, s.cmd.Process.Pid); err != nil {
+			return fmt.Errorf("give the terminal's foreground to the agent: %w", err)
+		}
+		if pgrp, err := unix.IoctlGetInt(s.tty, unix.TIOCGPGRP); err == nil && pgrp == s.cmd.Process.Pid {
+			s.handed = true
+			return nil
+		}
+	}
+	return fmt.Errorf("give the terminal's foreground to the agent: taken back %d times", rounds)
+}
+
+// defaultSignal sets sig's action to the default: the Go runtime keeps an
+// inherited SIG_IGN for the signals it does not handle (signal.Reset
+// restores it), and an ignored SIGTTOU would let the launcher give the
+// foreground away from the background.
+func defaultSignal(sig syscall.Signal) error {
+	var act [8]uintptr // handler 0 (SIG_DFL), no flags, an empty mask: room for any layout
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); e != 0 {
+		return fmt.Errorf("set %v to its default action: %w", sig, e)
+	}
+	return nil
+}
+
 // restoreTTY takes the terminal's foreground back from the agent's
-// process group.
+// process group, if the launcher gave it (handOver): a launch that failed
+// while the launcher was in the background leaves the shell's alone.
 func (s *session) restoreTTY() {
-	if s.tty < 0 {
+	if s.tty < 0 || !s.handed {
 		return
 	}
+	s.handed = false
 	signal.Ignore(unix.SIGTTOU)
 	defer signal.Reset(unix.SIGTTOU)
 	unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, unix.Getpgrp())

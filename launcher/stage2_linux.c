@@ -1360,12 +1360,58 @@ static int supervise(pid_t agent, int sfd)
 	}
 }
 
+// The signals a terminal sends its foreground group for a key (Ctrl-C,
+// Ctrl-\, Ctrl-Z).
+static void terminal_signals(sigset_t *s)
+{
+	sigemptyset(s);
+	sigaddset(s, SIGINT);
+	sigaddset(s, SIGQUIT);
+	sigaddset(s, SIGTSTP);
+}
+
+// pass_on gives the agent the terminal's signals that came to stage 2
+// before the agent was there to have them. Stage 1 gives stage 2's group
+// the terminal's foreground just before it says go, so that the agent
+// has it from its first instruction; a key pressed in between is sent to
+// stage 2 alone, which as the pid namespace's init would drop it (the
+// kernel drops a signal init does not handle), and a Ctrl-Z there was
+// lost: the agent ran in the foreground, the person's shell waiting (CI,
+// 2026-12-02). Held pending since stage 2 began, each is passed on once
+// the agent runs. One that came while the agent was being started may
+// reach it twice: a second Ctrl-Z or Ctrl-C at once is the same as one.
+// Only when stage 2 leads its own group, that of the terminal: otherwise
+// it shares stage 1's, and stage 1 relays what is sent to that group.
+static void pass_on(pid_t agent, const sigset_t *tty)
+{
+	sigset_t pending;
+	if (getpgrp() == getpid() && sigpending(&pending) == 0) {
+		static const int order[] = {SIGINT, SIGQUIT, SIGTSTP};
+		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+			if (!sigismember(&pending, order[i]))
+				continue;
+			sigset_t one;
+			sigemptyset(&one);
+			sigaddset(&one, order[i]);
+			struct timespec zero = {0, 0};
+			if (sigtimedwait(&one, NULL, &zero) == order[i])
+				kill(agent, order[i]);
+		}
+	}
+	// From now on the agent has them itself; stage 2 drops its copies.
+	if (sigprocmask(SIG_UNBLOCK, tty, NULL) != 0)
+		fail("exec", "unblock the terminal's signals: %s", E);
+}
+
 static int stage2(void)
 {
 	// SIGCHLD must not be ignored (an inherited SIG_IGN would reap the
-	// agent before its status is read).
-	sigset_t orig;
-	if (signal(SIGCHLD, SIG_DFL) == SIG_ERR || sigprocmask(SIG_SETMASK, NULL, &orig) != 0)
+	// agent before its status is read). The terminal's signals are held
+	// until the agent runs (pass_on); the agent starts with the mask
+	// stage 2 started with.
+	sigset_t orig, tty;
+	terminal_signals(&tty);
+	if (signal(SIGCHLD, SIG_DFL) == SIG_ERR || sigprocmask(SIG_BLOCK, &tty, &orig) != 0)
 		fail("plan", "signal state: %s", E);
 	struct plan p;
 	read_plan(&p);
@@ -1389,6 +1435,7 @@ static int stage2(void)
 	if (sfd < 0)
 		fail("exec", "signalfd: %s", E);
 	pid_t agent = start(&p, &orig);
+	pass_on(agent, &tty);
 	if (write(PF_FD_REPORT, "ok\n", 3) != 3)
 		_exit(PF_EXIT_FAILED);
 	// PF_FD_REPORT stays open: supervise reports the agent's stops on it.
