@@ -35,8 +35,10 @@ func IdmapUserNS(launcherPath string, owner, ownerGID, uid, gid int) (*os.File, 
 			UidMappings: []syscall.SysProcIDMap{{ContainerID: owner, HostID: uid, Size: 1}},
 			GidMappings: []syscall.SysProcIDMap{{ContainerID: ownerGID, HostID: gid, Size: 1}},
 			Pdeathsig:   syscall.SIGKILL,
+			Setpgid:     true, // out of the launcher's group before it can be stopped (PreparePidfd)
 		},
 	}
+	PreparePidfd()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("idmap user namespace: %w", err)
 	}

@@ -131,7 +131,30 @@ func (p *ptyTerm) expectOr(want string, more func() string) {
 
 func (p *ptyTerm) expect(want string) {
 	p.t.Helper()
-	p.expectOr(want, func() string { return "" })
+	p.expectOr(want, launchProcesses)
+}
+
+// launchProcesses describes the launches' processes (the launcher, stage
+// 2, the probe) as stat has them: pid, state, ppid, process group and the
+// terminal's foreground group (tpgid), so that a failed expect says who
+// had the terminal.
+func launchProcesses() string {
+	var b strings.Builder
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !(bytes.HasPrefix(cmd, []byte(itEnv.launcher+"\x00")) || bytes.HasPrefix(cmd, []byte(itEnv.probe+"\x00")) || bytes.HasPrefix(cmd, []byte("launcher\x00"+Stage2Entry))) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 {
+			f := strings.Fields(string(stat[i+1:]))
+			if len(f) > 5 {
+				fmt.Fprintf(&b, "[%s %s ppid %s pgrp %s tpgid %s: %.40s] ", e.Name(), f[0], f[1], f[2], f[5], strings.ReplaceAll(string(cmd), "\x00", " "))
+			}
+		}
+	}
+	return b.String()
 }
 
 func (p *ptyTerm) send(s string) {

@@ -159,6 +159,7 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 		ExtraFiles:  files,
 		SysProcAttr: attr,
 	}
+	PreparePidfd()
 	if err := s.cmd.Start(); err != nil {
 		return s, fmt.Errorf("start stage 2 in new namespaces: %w (run `launcher hello` to see what this host allows)", err)
 	}

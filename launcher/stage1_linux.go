@@ -118,11 +118,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 			signal.Stop(sigs)
 		}()
 	}()
-	go func() {
-		if p, err := os.FindProcess(os.Getpid()); err == nil {
-			p.Release()
-		}
-	}()
+	go PreparePidfd()
 	// Descriptors the launcher inherited without close-on-exec (a make
 	// jobserver pipe, say) would reach stage 2, and through /proc the agent.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {

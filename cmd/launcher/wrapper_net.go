@@ -97,6 +97,7 @@ func (w *wrapperNet) AttachProxy(ln *os.File) error {
 		ExtraFiles:  []*os.File{br, nil, ln}, // fds 3 and 5; no session socket on 4
 		SysProcAttr: attr,
 	}
+	launcher.PreparePidfd()
 	if err := w.cmd.Start(); err != nil {
 		logR.Close()
 		return fmt.Errorf("start net: %w", err)

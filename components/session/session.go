@@ -362,6 +362,7 @@ func (s *Session) start(role pki.Role, uid int, claim io.Closer, boot []byte, ex
 	if fd, ok := cg.CgroupFD(); ok {
 		p.cmd.SysProcAttr.UseCgroupFD, p.cmd.SysProcAttr.CgroupFD = true, fd
 	}
+	launcher.PreparePidfd()
 	if err := p.cmd.Start(); err != nil {
 		claim.Close()
 		cg.Remove()
