@@ -580,12 +580,21 @@ func TestIntegrationJobControlBackgroundDuringSetup(t *testing.T) {
 // sleeps first). Typed, it stops the launcher, before the agent starts. Either way the shell gets its terminal back (148: a job
 // stopped by SIGTSTP) before the agent's work is done, and fg finishes it.
 func TestIntegrationJobControlCtrlZDuringLaunch(t *testing.T) {
-	s := newSandbox(t)
-	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
-	for _, how := range []string{"terminal", "stage 2"} {
-		t.Run(how, func(t *testing.T) {
+	for _, c := range []struct {
+		name, how string
+		uid       int
+	}{{"terminal", "terminal", 0}, {"stage 2", "stage 2", 0}, {"unprivileged terminal", "terminal", nobody}, {"unprivileged stage 2", "stage 2", nobody}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSandboxAs(t, c.uid)
+			if c.uid != 0 {
+				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+				}
+			}
+			path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+			how := c.how
 			term := readyShell(t, s)
-			stderr, release := heldStderr(t)
+			stderr, release := heldStderr(t, s)
 			marker := fmt.Sprintf("ctrlz-%d", time.Now().UnixNano())
 			term.send(fmt.Sprintf("%s --policy-sha256 %s --policy %s -- /usr/bin/sh -c 'sleep 0.5; echo agent-$((6*7))' %s 2>%s\n", itEnv.launcher, hash, path, marker, stderr))
 			stage2 := stage2Of(t, marker)
@@ -621,10 +630,11 @@ func TestIntegrationJobControlCtrlZDuringLaunch(t *testing.T) {
 // waits on its first line (the summary, printed once stage 2 is ready and
 // before the agent may run) until release, which reads the pipe from then
 // on. release may be called more than once.
-func heldStderr(t *testing.T) (string, func()) {
+func heldStderr(t *testing.T, s *itSandbox) (string, func()) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "stderr")
+	path := filepath.Join(s.dir, "stderr")
 	must(t, unix.Mkfifo(path, 0o600))
+	must(t, os.Chown(path, s.uid, s.uid))
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	must(t, err)
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, 4096); err != nil {
