@@ -338,6 +338,18 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 		in.refuse(a, host, req, http.StatusForbidden, r, ReasonDeniedMethod, detail)
 		return false, nil
 	}
+	// Only a path (origin-form) says what is asked for: an upstream reads
+	// any other target instead of Host. An opaque one
+	// (x:https://evil.example/steal, which Go's parser leaves without a
+	// host, so the check above passed) went out as written, and a front-end
+	// serving several hosts answered it as evil.example's, the secret set
+	// (a hunt, 2026-12-02); a path beginning // reads as an authority to
+	// some servers. The target sent is made again from the path and query.
+	if !strings.HasPrefix(req.RequestURI, "/") || strings.HasPrefix(req.RequestURI, "//") || req.URL.Scheme != "" || req.URL.Host != "" || req.URL.Opaque != "" {
+		in.refuse(a, host, req, http.StatusBadRequest, RuleSecretsRequest, ReasonBadRequest, "the request's target is not a path (origin-form): another form names a host of its own")
+		return false, nil
+	}
+	req.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
 	expect := false
 	if exp := req.Header.Values("Expect"); len(exp) > 0 {
 		if len(exp) != 1 || !strings.EqualFold(strings.TrimSpace(exp[0]), "100-continue") {
@@ -512,7 +524,7 @@ const (
 	RuleSecretsRelease   = "secrets.release"   // kms did not release the value (502)
 	RuleSecretsUpstream  = "secrets.upstream"  // the upstream's TLS or answer failed (502)
 	RuleSecretsReflected = "secrets.reflected" // the answer carries the injected value (502)
-	RuleSecretsRequest   = "secrets.request"   // a request head over injectMaxHeaderBytes (431)
+	RuleSecretsRequest   = "secrets.request"   // a request head over injectMaxHeaderBytes (431), a target that is not a path, an Expect other than 100-continue
 )
 
 // trailerCleaner drops hop-by-hop and X-Pinfold-* trailers once the body

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,40 @@ func TestInjectHostStrict(t *testing.T) {
 		u.mu.Unlock()
 		if sent != ok || (!ok && !strings.Contains(got, RuleSecretsHost)) {
 			t.Errorf("Host %q: value sent %v (want %v); the agent got %.80q", hostHdr, sent, ok, got)
+		}
+	}
+}
+
+// A target other than a path names a host of its own, which the upstream
+// reads instead of Host: an opaque one (x:https://evil.example/steal)
+// passed the Host check and went out as written, and a front-end serving
+// two hosts answered it as evil.example's with the secret set (a hunt,
+// 2026-12-02). Only origin-form goes on, made again from path and query.
+func TestInjectOriginFormOnly(t *testing.T) {
+	const host = "api.github.com"
+	for target, ok := range map[string]bool{
+		"/control?a=b":                     true,
+		"/a%2Fb":                           true,
+		"x:https://evil.example/steal":     false,
+		"https:https://evil.example/steal": false,
+		"http:evil.example/steal":          false,
+		"http:////evil.example/steal":      false,
+		"//evil.example/steal":             false,
+		"https://api.github.com/x":         false,
+		"*":                                false,
+	} {
+		u, roots := upstreamFor(t, host)
+		var released []string
+		in := injectorFor(t, roots, &released)
+		got, _ := exchangeRaw(t, in, u, host, "GET "+target+" HTTP/1.1\r\nHost: api.github.com\r\nConnection: close\r\n\r\n")
+		u.mu.Lock()
+		sent, uris := len(u.auth) > 0, slices.Clone(u.uris)
+		u.mu.Unlock()
+		if sent != ok || (!ok && (!strings.Contains(got, RuleSecretsRequest) || len(released) > 0)) {
+			t.Errorf("target %q: value sent %v (want %v), released %v; the agent got %.80q", target, sent, ok, released, got)
+		}
+		if ok && (len(uris) != 1 || uris[0] != target) {
+			t.Errorf("target %q: the upstream saw %q", target, uris)
 		}
 	}
 }

@@ -29,6 +29,7 @@ type upstream struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	auth []string
+	uris []string // each request's target, as the upstream read it
 }
 
 func newUpstream(t *testing.T) *upstream {
@@ -36,6 +37,7 @@ func newUpstream(t *testing.T) *upstream {
 	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		u.auth = append(u.auth, r.Header.Get("Authorization"))
+		u.uris = append(u.uris, r.RequestURI)
 		u.mu.Unlock()
 		io.WriteString(w, "hello from "+r.Host)
 	}))
