@@ -265,10 +265,17 @@ func TestCheckFirstHTTPBlanks(t *testing.T) {
 		{"token and CR so far", []byte("GET\r"), true, "", ""},
 
 		{"a word alone on its line", []byte("PING\r\n"), false, "", ""},
+		// A bare LF after the first word: gunicorn before 22 read the line
+		// to CR LF and split it on whitespace (a hunt, 2026-12-02).
+		refused("GET\n/ HTTP/1.1"),
+		refused("POST\n/x HTTP/1.1"),
 		{"a word alone, LF", []byte("ping\n"), false, "", ""},
+		{"a PROXY v2 header, then a request", []byte("\r\n\r\n\x00\r\nQUIT\n\x21\x11\x00\x0c\x7f\x00\x00\x09\x7f\x00\x00\x01\x04\xd2\x01\xbbGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n"), false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"a PROXY v2 header, in pieces", []byte("\r\n\r\n\x00\r\nQU"), true, "", ""},
 		{"ssh ident", []byte("SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13.5\r\n"), false, "", ""},
 		{"binary", []byte{0, 1, 2, 3, 0xa0, 0x20, 0x85}, false, "", ""},
-		{"binary, a version on its second line", []byte("\x00\x01\nGET / HTTP/1.1\r\n"), false, "", ""},
+		{"binary, a version on its second line", []byte("\x00\x01\nGET / HTTP/1.1\r\n"), false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"binary, then a word on its own line", []byte("\x00\x01\nPING\r\n"), false, "", ""},
 		{"token then NUL", []byte("GET\x00/x\r\n"), false, "", ""},
 	})
 }

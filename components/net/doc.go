@@ -44,8 +44,11 @@
 //   - an SSLv2-style ClientHello (a first byte with the high bit set and
 //     type 1 third), which has no server_name;
 //   - the start of an HTTP request (a token and a blank, after any
-//     blanks: the HTTP/2 preface too), or a first line holding "HTTP/"
-//     in any case, unless the upstream spoke first (an HTTP server never
+//     blanks: the HTTP/2 preface too; a token and a bare LF with more
+//     behind it, which gunicorn before 22 read as one request line), a
+//     first line holding "HTTP/" in any case (the line up to LF, and up
+//     to CR LF), or a PROXY protocol v2 header (a front-end that takes
+//     one from the client routes by what follows it), unless the upstream spoke first (an HTTP server never
 //     does; SMTP's clients answer "EHLO name"), or an ssh identification
 //     line: plain HTTP goes in absolute form, where its Host is decided.
 //     A blank is anything some server splits a request line on: space,
@@ -144,13 +147,15 @@
 //     ClientHello (a MySQL client's answer starts with its length's low
 //     byte: about one in fifty), or whose first byte has the high bit
 //     set and whose third is 1 (SSLv2's shape); and, unless the server
-//     spoke, one whose bytes up to the first line feed hold "HTTP/". A
+//     spoke, one whose bytes up to the first LF, or up to the first CR
+//     LF, hold "HTTP/". A
 //     first message of one or two bytes with the high bit set waits for
 //     a third.
 //   - "HTTP/" on the first line is looked for in the bytes read when the
 //     line's start is decided: a first message that starts with neither
 //     a token nor a blank passes at once, so a client can send "\x00GET
-//     /x " and the version in a later segment. Only a server that takes
+//     /x " and the version in a later segment; so can "GET\n" then "/x
+//     HTTP/1.1" in a second segment (gunicorn before 22). Only a server that takes
 //     any word for a method (Python's http.server, under Werkzeug and
 //     Django's runserver) would read that as a request.
 //   - With network.allow_ech a front-end that accepts ECH is reachable by

@@ -186,7 +186,7 @@ type nulConn struct {
 	seen int // bytes read so far, up to len(nulLine)
 }
 
-const nulLine = "\x00\n"
+const nulLine = "\x00\r\n"
 
 func (c *nulConn) Read(b []byte) (int, error) {
 	for {
@@ -378,7 +378,7 @@ func (e *ssrfEnv) do(t *testing.T, px netip.AddrPort, method, target string) ssr
 		location: resp.Header.Get("Location"),
 	}
 	if method == http.MethodConnect && resp.StatusCode == http.StatusOK {
-		// A line of one NUL first (dropped by the server, nulConn): net
+		// A line of one NUL first, CR LF (dropped by the server, nulConn): net
 		// refuses a tunnel whose first bytes are an HTTP request.
 		if _, err := fmt.Fprintf(c, nulLine+"GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target); err != nil {
 			t.Fatal(err)

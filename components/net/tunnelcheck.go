@@ -73,6 +73,18 @@ func checkFirst(b []byte, h Host, spoke, allowECH bool) (more bool, f *tunnelRef
 	if isRecordType(b[0]) {
 		return checkTLS(b, h, allowECH)
 	}
+	// A PROXY protocol v2 header: a front-end that accepts one from the
+	// client takes the source address it names, and skips it to route by
+	// what follows, which the check below never saw (its CR LFs read as
+	// empty lines, then a NUL; a hunt, 2026-12-02). v1 ("PROXY TCP4 …")
+	// is refused as a request line.
+	if n := min(len(b), len(proxyV2Signature)); bytes.Equal(b[:n], proxyV2Signature[:n]) {
+		if n < len(proxyV2Signature) {
+			return true, nil
+		}
+		return false, &tunnelRefusal{RuleTunnelHTTP, ReasonHTTPInTunnel,
+			"the tunnel's first bytes are a PROXY protocol header: it would name a source of the agent's choosing, and a front-end routes by what follows it"}
+	}
 	if b[0]&0x80 != 0 {
 		// SSLv2's two-byte record header (high bit set, then the length)
 		// and CLIENT-HELLO's type: the shape OpenSSL looks for. Only that
@@ -87,6 +99,9 @@ func checkFirst(b []byte, h Host, spoke, allowECH bool) (more bool, f *tunnelRef
 	}
 	return checkHTTPStart(b)
 }
+
+// proxyV2Signature begins every PROXY protocol v2 header.
+var proxyV2Signature = []byte("\r\n\r\n\x00\r\nQUIT\n")
 
 // isRecordType reports whether c is a TLS record content type.
 func isRecordType(c byte) bool { return c >= recordTypeFirst && c <= recordTypeLast }
@@ -209,14 +224,26 @@ func checkHTTPStart(b []byte) (more bool, f *tunnelRefusal) {
 	if end := bytes.IndexByte(b, '\n'); end >= 0 {
 		line = b[:end]
 	}
-	if holdsHTTPVersion(line) {
+	// Up to the first LF, and up to the first CR LF: a server that reads
+	// its request line to CR LF saw "GET\n/ HTTP/1.1" as one (below).
+	if crlf := bytes.Index(b, []byte("\r\n")); holdsHTTPVersion(line) || crlf >= 0 && holdsHTTPVersion(b[:crlf]) {
 		return false, httpInTunnel()
 	}
 	for i, c := range b {
 		switch {
 		case isTokenChar(c):
 			continue
-		case i == 0 || c == '\n':
+		case i == 0:
+			return false, nil
+		case c == '\n' && i+1 < len(b):
+			// A bare LF after the first word, more behind it: gunicorn
+			// before 22 read the request line to CR LF and split it on any
+			// whitespace, so "GET\n/ HTTP/1.1" was a request routed by its
+			// Host (a hunt, 2026-12-02). A word alone on an LF line (a
+			// line protocol's) passes; sent in two pieces, the first one
+			// ending at the LF, the request is not seen (SECURITY.md).
+			return false, httpInTunnel()
+		case c == '\n':
 			return false, nil
 		case c == '\r' && i+1 == len(b):
 			return true, nil // a line end, or a blank before a target
