@@ -366,6 +366,10 @@ func TestTargets(t *testing.T) {
 		`rsync --remove-source-files a b`: {"a", "b"},
 		`rsync -a -M--delete e/ src/`:     {"src/"},
 		`rsync -a -M --delete e/ src/`:    {"src/"},
+		`go mod vendor -o src`:            {"src"},
+		`go mod vendor -o=../x`:           nil,
+		`go -C sub mod vendor -o src`:     nil,
+		`go clean`:                        nil,
 	} {
 		d := Decide(analyze(t, src), policy.Commands{})
 		if d.Action != ConfirmDelete || !slices.Equal(d.Targets, want) {

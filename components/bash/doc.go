@@ -260,7 +260,11 @@
 //     workspace is kept); tar
 //     --recursive-unlink and --remove-files, zip -m (--move, in any
 //     cluster), 7z -sdel (any case), whose inputs are not read (the
-//     whole workspace is kept);
+//     whole workspace is kept); go mod vendor and go work vendor -o
+//     DIR, which remove DIR whole (a twelfth hunt), and go clean (but
+//     -n, or cache flags with no package), which removes _obj/, *.so
+//     and files named after a .go file in every package directory (the
+//     whole workspace kept; plain go mod vendor stays automatic);
 //     and the git commands that put a tree's files
 //     (a commit's, the index's, a stash's) over the working tree's
 //     (reset --hard, --merge, --keep; checkout with -f or any operand,

@@ -1515,6 +1515,8 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 				return &deletion{baseName(sc) + " -sdel deletes the files and trees it archives", nil}
 			}
 		}
+	case "go":
+		return goDeletes(ws)
 	case "patch":
 		// -R, as git apply -R: git diff | patch -p1 -R drops the
 		// uncommitted changes (a tenth hunt's).
@@ -1538,6 +1540,84 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 				return &deletion{"zip -m deletes the files and trees it zips", nil}
 			}
 		}
+	}
+	return nil
+}
+
+// goDeletes: go mod vendor -o DIR and go work vendor -o DIR remove DIR
+// whole before they write the vendored packages there (a twelfth hunt:
+// go mod vendor -o src removed src, with no dependency to vendor); go
+// clean removes from each package directory _obj/ and _test/ whole,
+// *.o, *.a, *.so, the file named after the directory and one named
+// after each .go file not in the package (a twelfth hunt: go clean ./...
+// removed tool/_obj, lib/libfoo.so and lib/gen beside gen.go), unless
+// -n, or it is given only cache flags and no package. Go's flags take
+// one dash or two, a value after = or as the next word; which package
+// directories, the whole workspace is kept. Plain go mod vendor
+// rewrites vendor/ from the module cache, as make clean would its
+// outputs: it stays automatic.
+func goDeletes(ws []Word) *deletion {
+	// go -C DIR, first: the subcommand works there (its -o too).
+	chdir := false
+	if len(ws) > 1 {
+		if t := strings.TrimPrefix(ws[1].Text, "-"); t == "C" || t == "-C" {
+			ws, chdir = append([]Word{ws[0]}, ws[min(3, len(ws)):]...), true
+		} else if strings.HasPrefix(t, "C=") || strings.HasPrefix(t, "-C=") {
+			ws, chdir = append([]Word{ws[0]}, ws[2:]...), true
+		}
+	}
+	if len(ws) < 2 {
+		return nil
+	}
+	flags := func(from int) (vals map[string]*Word, args int) {
+		vals = map[string]*Word{}
+		for i := from; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				return vals, args + len(ws) - i - 1
+			}
+			if !strings.HasPrefix(t, "-") || t == "-" {
+				args++
+				continue
+			}
+			name, val, eq := strings.Cut(strings.TrimPrefix(t[1:], "-"), "=")
+			v := ws[i]
+			switch {
+			case eq:
+				v.Text = val
+			case name == "o" && i+1 < len(ws):
+				i++
+				v = ws[i]
+			}
+			vals[name] = &v
+		}
+		return vals, args
+	}
+	switch {
+	case (ws[1].Text == "mod" || ws[1].Text == "work") && len(ws) > 2 && ws[2].Text == "vendor":
+		vals, _ := flags(3)
+		if o := vals["o"]; o != nil {
+			var targets []string
+			if o.Literal && !outsidePath(*o) && !chdir {
+				targets = []string{o.Text}
+			}
+			return &deletion{"go " + ws[1].Text + " vendor -o removes the directory it is given, whole, before it vendors into it", targets}
+		}
+	case ws[1].Text == "clean":
+		vals, args := flags(2)
+		if vals["n"] != nil {
+			return nil
+		}
+		caches := 0
+		for _, c := range []string{"cache", "testcache", "modcache", "fuzzcache"} {
+			if vals[c] != nil {
+				caches++
+			}
+		}
+		if caches > 0 && args == 0 {
+			return nil
+		}
+		return &deletion{"go clean deletes build outputs from each package directory: _obj/ and _test/ whole, *.o, *.a, *.so, files named after the directory or a .go file", nil}
 	}
 	return nil
 }

@@ -1655,6 +1655,18 @@ var table = []struct {
 	{`jar xf l.jar; mv src up/`, D, "builtin.recursive-delete"},
 	{`python3 -m tarfile -l l.tar; mv a b`, A, "default"},
 	{`cmake -E tar cf l.tar src; mv a b`, A, "default"},
+	// Go removing what it writes over (a twelfth hunt).
+	{`go mod vendor -o src`, D, "builtin.recursive-delete"},
+	{`go work vendor --o=src`, D, "builtin.recursive-delete"},
+	{`go -C sub mod vendor -o src -e`, D, "builtin.recursive-delete"},
+	{`go clean ./...`, D, "builtin.recursive-delete"},
+	{`go clean`, D, "builtin.recursive-delete"},
+	{`go clean -i ./cmd/x`, D, "builtin.recursive-delete"},
+	{`go mod vendor`, A, "default"},
+	{`go mod vendor -v -e`, A, "default"},
+	{`go clean -cache -testcache`, A, "default"},
+	{`go clean -n ./...`, A, "default"},
+	{`go build -o bin/x ./cmd/x`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
