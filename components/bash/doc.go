@@ -147,7 +147,8 @@
 //     case (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
 //     script-shell, git and the like run programs), GOFLAGS (but a
 //     literal naming no exec, vettool nor ldflags: GOFLAGS=-mod=mod),
-//     GOENV, GOTOOLCHAIN, GOROOT, CC, CXX, CPP, AR, LD, COMPILER_PATH,
+//     GOPROXY (but a literal naming no file: proxy, from which go runs
+//     a toolchain unchecked: a twelfth hunt), GOENV, GOTOOLCHAIN, GOROOT, CC, CXX, CPP, AR, LD, COMPILER_PATH,
 //     GCC_EXEC_PREFIX and any CGO_* but CGO_ENABLED (an eleventh hunt:
 //     GOFLAGS=-toolexec=./s go build ran s; CC=./s with cgo),
 //     OPENSSL_CONF, OPENSSL_ENGINES, OPENSSL_MODULES, KUBECONFIG,

@@ -66,11 +66,12 @@ var execEnv = set(
 	"CURL_HOME", "WGETRC",
 	// go reads its flags from GOFLAGS (-toolexec=./s ran s: an eleventh
 	// hunt) and settings from GOENV's file; GOTOOLCHAIN and GOROOT say
-	// which go and compiler run. go with cgo, make's recipes and
+	// which go and compiler run, and a file: GOPROXY where a toolchain
+	// go switches to comes from, unchecked (envValueOK). go with cgo, make's recipes and
 	// configure scripts run the compiler, preprocessor, archiver and
 	// linker these name, with CGO_* flags (-fplugin=, -B); gcc runs its
 	// passes from COMPILER_PATH and GCC_EXEC_PREFIX.
-	"GOFLAGS", "GOENV", "GOTOOLCHAIN", "GOROOT", "CC", "CXX", "CPP", "AR", "LD", "COMPILER_PATH", "GCC_EXEC_PREFIX",
+	"GOFLAGS", "GOPROXY", "GOENV", "GOTOOLCHAIN", "GOROOT", "CC", "CXX", "CPP", "AR", "LD", "COMPILER_PATH", "GCC_EXEC_PREFIX",
 	// Configurations that load code or name programs (an eleventh hunt,
 	// each): openssl's (engines' dynamic_path: OPENSSL_CONF=./c openssl
 	// version loaded ./x.so) and where it finds engines and providers;
@@ -120,10 +121,24 @@ func isExecEnv(name string) bool {
 	return execEnv[name] || strings.HasPrefix(name, "GIT_") && !gitEnvOK[name] || strings.HasPrefix(name, "BASH_FUNC_")
 }
 
-// goFlagsOK reports a GOFLAGS value naming no program go runs (no
-// -toolexec, -exec, -vettool nor -ldflags): GOFLAGS=-mod=mod is common.
-func goFlagsOK(v string) bool {
-	for _, f := range []string{"exec", "vettool", "ldflags"} {
+// envValueOK reports a literal value of GOFLAGS or GOPROXY that makes go
+// run nothing it names. GOFLAGS: no -toolexec, -exec, -vettool nor
+// -ldflags (GOFLAGS=-mod=mod is common). GOPROXY: no file: proxy, the
+// one from which go takes a toolchain without the checksum database (a
+// twelfth hunt: GOPROXY=file://$PWD/p GOSUMDB=off go build, go.mod
+// saying go 1.99.0, ran the p's bin/go; GOPROXY=off and https
+// proxies are common).
+func envValueOK(name string, v string) bool {
+	var bad []string
+	switch name {
+	case "GOFLAGS":
+		bad = []string{"exec", "vettool", "ldflags"}
+	case "GOPROXY":
+		bad = []string{"file:"}
+	default:
+		return false
+	}
+	for _, f := range bad {
 		if strings.Contains(strings.ToLower(v), f) {
 			return false
 		}
@@ -183,7 +198,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 		return &verdict{Refuse, "structural.system", name + " changes the system's mounts, root, namespaces or kernel"}
 	}
 	for _, a := range sc.Assigns {
-		if a.Name == "GOFLAGS" && a.Value.Literal && goFlagsOK(a.Value.Text) {
+		if a.Value.Literal && envValueOK(a.Name, a.Value.Text) {
 			continue
 		}
 		if isExecEnv(a.Name) {
@@ -263,7 +278,7 @@ func varWriter(sc *SimpleCommand) *verdict {
 				id = cand[:i]
 			}
 			val, set := strings.CutPrefix(cand[len(id):], "=")
-			if set && id == "GOFLAGS" && w.Literal && goFlagsOK(val) {
+			if set && w.Literal && envValueOK(id, val) {
 				continue
 			}
 			if id != "" && isExecEnv(id) && !slices.Contains(evalVars, id) { // evalVars: shellEval's

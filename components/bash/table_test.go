@@ -1667,6 +1667,15 @@ var table = []struct {
 	{`go clean -cache -testcache`, A, "default"},
 	{`go clean -n ./...`, A, "default"},
 	{`go build -o bin/x ./cmd/x`, A, "default"},
+	// A toolchain from a file: proxy, which go takes unchecked (a twelfth
+	// hunt).
+	{`GOPROXY=file://$PWD/p GOSUMDB=off go build ./...`, P, "structural.exec-env"},
+	{`GOPROXY=file:///tmp/p go version`, P, "structural.exec-env"},
+	{`export GOPROXY=file:///tmp/p`, P, "structural.exec-env"},
+	{`GOPROXY="$P" go vet ./...`, P, "structural.exec-env"},
+	{`GOPROXY=off go build ./...`, A, "default"},
+	{`GOPROXY=https://proxy.golang.org,direct go mod download`, A, "default"},
+	{`export GOPROXY=direct`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
