@@ -158,7 +158,7 @@ func execOption(sc *SimpleCommand) *finding {
 		return goFinding(sc)
 	case "cc", "c++", "c89", "c99":
 		return compilerFinding(sc)
-	case "openssl", "kubectl", "cargo", "gpg", "gpg2", "ssh-keygen":
+	case "openssl", "kubectl", "cargo", "gpg", "gpg2", "ssh-keygen", "ssh-add":
 		return loaderFinding(sc)
 	case "sudoedit":
 		return &finding{rExecOption, "sudoedit runs an editor (SUDO_EDITOR, VISUAL, EDITOR or vi), which runs commands from its start-up files and modelines", 0}
@@ -606,7 +606,8 @@ func compilerFinding(sc *SimpleCommand) *finding {
 // providers, and a -config file may load either; kubectl --kubeconfig
 // names exec credential plugins, cargo --config settings a runner, a
 // rustc wrapper or linker; gpg's --agent-program and --homedir (whose
-// gpg.conf names one), ssh-keygen -D a PKCS#11 library.
+// gpg.conf names one), ssh-keygen -D a PKCS#11 library and -w a FIDO
+// one, ssh-add -s and -S one each for the agent.
 func loaderFinding(sc *SimpleCommand) *finding {
 	name := baseName(sc)
 	ws := sc.Words
@@ -628,7 +629,14 @@ func loaderFinding(sc *SimpleCommand) *finding {
 		case "gpg", "gpg2":
 			runs = strings.HasSuffix(opt, "-program") || opt == "-homedir" || opt == "-options"
 		case "ssh-keygen":
-			runs = strings.HasPrefix(t, "-D")
+			// -D a PKCS#11 library, -w a FIDO one (a twelfth hunt:
+			// ssh-keygen -t ed25519-sk -w ./x.so ran its constructor).
+			runs = shortLetter(t, 'D', "CEFIMNOPRVYZabfjmnrstz") || shortLetter(t, 'w', "CEFIMNOPRVYZabfjmnrstz")
+		case "ssh-add":
+			// -s and -S name a PKCS#11 and a FIDO library the agent loads
+			// (a twelfth hunt: under ssh-agent -P '*', ssh-add -s
+			// $PWD/x.so ran its constructor).
+			runs = shortLetter(t, 's', "EehHMmt") || shortLetter(t, 'S', "EehHMmt")
 		}
 		if runs {
 			return &finding{rExecOption, name + " " + quotedWord(t) + " makes it load code, or read a configuration naming a program, which the analyzer does not see", i}

@@ -83,6 +83,9 @@ var execEnv = set(
 	"OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "KUBECONFIG", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
 	"DOCKER_CONFIG", "GNUPGHOME", "RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTDOC", "RUSTFLAGS",
 	"RUSTDOCFLAGS", "RUSTUP_TOOLCHAIN", "RUSTUP_HOME", "MAVEN_OPTS", "PKG_CONFIG",
+	// The FIDO library ssh, ssh-keygen and ssh-add load (a twelfth hunt:
+	// SSH_SK_PROVIDER=./x.so ssh-keygen -t ecdsa-sk ran its constructor).
+	"SSH_SK_PROVIDER",
 )
 
 // cargoEnvOK are the CARGO_* variables that choose no program; cargo

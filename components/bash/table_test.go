@@ -1676,6 +1676,17 @@ var table = []struct {
 	{`GOPROXY=off go build ./...`, A, "default"},
 	{`GOPROXY=https://proxy.golang.org,direct go mod download`, A, "default"},
 	{`export GOPROXY=direct`, A, "default"},
+	// FIDO and PKCS#11 libraries ssh's tools load (a twelfth hunt).
+	{`ssh-keygen -t ed25519-sk -w ./x.so -f k -N ''`, P, "builtin.exec-option"},
+	{`ssh-keygen -Kw./x.so`, P, "builtin.exec-option"},
+	{`ssh-keygen -qD ./x.so`, P, "builtin.exec-option"},
+	{`SSH_SK_PROVIDER=./x.so ssh-keygen -t ecdsa-sk -f k -N ''`, P, "structural.exec-env"},
+	{`ssh-agent -P '*' ssh-add -s $PWD/x.so`, P, "builtin.exec-option"},
+	{`ssh-add -qS ./x.so k`, P, "builtin.exec-option"},
+	{`ssh-add -l`, A, "default"},
+	{`ssh-add -t 3600 k`, A, "default"},
+	{`ssh-keygen -lf k.pub`, A, "default"},
+	{`ssh-keygen -f wk -N ''`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
