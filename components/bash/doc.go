@@ -42,6 +42,9 @@
 //     only when it is a number), setsid, time (the program; the keyword
 //     is syntax), flock (FILE CMD, FILE -c STRING), busybox and toybox
 //     APPLET, xargs (its command; arguments it adds are marked Appended),
+//     strace's -E NAME=VALUE (--env) and systemd-run's -E (--setenv),
+//     which are assignments for the command as env's are (a twelfth
+//     hunt: strace -E LD_PRELOAD=./x.so ls loaded x.so),
 //     watch (-x CMD, or its words as sh -c), taskset (options and MASK;
 //     -p PID runs nothing), prlimit (--RES=N, -nN; -p PID runs nothing),
 //     setarch ARCH and the names it runs as (linux32, linux64, i386,
@@ -93,6 +96,8 @@
 // as -lc, -ec, -o pipefail -c), a literal here-document or here-string
 // given to a shell as its script, eval's arguments, trap's action, su,
 // runuser and script -c, sg's string, npx -c, flock -c, watch's command,
+// strace -o |CMD and -o !CMD (--output; strace pipes the trace to sh -c
+// CMD: a twelfth hunt),
 // git rebase --exec (also -x in a group of short options, -fx CMD, and
 // any prefix of --exec git takes), git submodule foreach, git
 // filter-branch's filters and --setup, and git bisect run; git grep's -O

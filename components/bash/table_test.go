@@ -1687,6 +1687,21 @@ var table = []struct {
 	{`ssh-add -t 3600 k`, A, "default"},
 	{`ssh-keygen -lf k.pub`, A, "default"},
 	{`ssh-keygen -f wk -N ''`, A, "default"},
+	// strace's output piped to a command, and the environment it and
+	// systemd-run set (a twelfth hunt).
+	{`strace -f -o '!rm -rf src' ls`, D, "builtin.recursive-delete"},
+	{`strace -o '|./s' ls`, P, "builtin.script"},
+	{`strace -fo'|./s' ls`, P, "builtin.script"},
+	{`strace --output='|cat >> .git/config' ls`, P, "structural.git-config"},
+	{`strace -o "|$x" ls`, P, "builtin.dynamic"},
+	{`strace -E LD_PRELOAD=./x.so ls`, P, "structural.exec-env"},
+	{`strace --env=LD_PRELOAD=./x.so ls`, P, "structural.exec-env"},
+	{`strace -E "$v" ls`, P, "builtin.dynamic"},
+	{`systemd-run -E LD_PRELOAD=./x.so ls`, P, "structural.exec-env"},
+	{`systemd-run --setenv=BASH_ENV=./x bash -c :`, P, "structural.exec-env"},
+	{`strace -o trace.txt ls`, A, "default"},
+	{`strace -o "trace.$n" -f -e trace=file ls`, A, "default"},
+	{`strace -E FOO=1 ls`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

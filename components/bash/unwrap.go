@@ -461,7 +461,8 @@ var wrappers = func() map[string]optSpec {
 				"summary-wall-clock strings-in-hex[=] const-print-style= pidns-translation successful-only failed-only " +
 				"failing-only seccomp-bpf tips[=] argv0= trace= trace-fds= abbrev= verbose= raw= signal= signals= status= " +
 				"read= write= fault= inject= kvm= quiet[=] silent[=] silence[=] decode-fds[=] decode-pids= secontext[=]",
-			stop: "-h --help -V --version",
+			capture: "-o --output -E --env",
+			stop:    "-h --help -V --version",
 		},
 		"ltrace": {
 			short: "a:A:bcCdD:e:fF:ghiLl:n:o:p:rs:StTu:Vw:x:X:",
@@ -490,7 +491,8 @@ var wrappers = func() map[string]optSpec {
 				"on-timezone-change on-clock-change timer-property= path-property= socket-property= no-block no-ask-password " +
 				"collect working-directory= same-dir root-directory= same-root-dir shell job-mode= ignore-failure background= " +
 				"no-pager json=",
-			stop: "-h --help --version", shell: true,
+			capture: "-E --setenv",
+			stop:    "-h --help --version", shell: true,
 		},
 		"cgexec": {short: "bg:hrs", long: "sticky help", stop: "-h --help"},
 		// firejail and valgrind take --name=value only, and stop at a long
@@ -672,6 +674,11 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 				} else if len(r.caps) > 0 {
 					c.Dynamic = &Opaque{At: r.caps[0].at, Why: "env -S is given a string that is not a plain list of words"}
 					return w.emit(s, c)
+				}
+			}
+			if name == "strace" || name == "systemd-run" {
+				if err := w.traceOpts(s, &c, name, &r, depth); err != nil {
+					return err
 				}
 			}
 			if name == "unbuffer" {
@@ -869,6 +876,51 @@ func (w *walker) shellString(s scope, c *SimpleCommand, name string, r optResult
 		return true, w.emit(s, *c)
 	}
 	return false, nil
+}
+
+// traceOpts reads the options of strace and systemd-run that run code
+// or set the environment of what they run (a twelfth hunt, each):
+// strace -o |CMD (or !CMD, --output) pipes the trace to CMD, which sh
+// runs: the string is walked as sh -c's; strace -E NAME=VALUE (--env)
+// and systemd-run -E (--setenv) are assignments for the command
+// (strace -E LD_PRELOAD=./x.so ls loaded x.so). A value not a literal
+// makes what runs unknown.
+func (w *walker) traceOpts(s scope, c *SimpleCommand, name string, r *optResult, depth int) error {
+	for _, cp := range r.caps {
+		v := cp.val
+		switch cp.name {
+		case "-E", "--env", "--setenv":
+			n, val, ok := strings.Cut(v.lead, "=")
+			if !ok {
+				if !v.Literal && c.Dynamic == nil {
+					c.Dynamic = &Opaque{At: cp.at, Why: name + " " + cp.name + " is given " + quotedWord(v.Text) + ", whose variable is known only at run time"}
+				}
+				continue
+			}
+			if v.Literal {
+				n, val, _ = strings.Cut(v.Text, "=")
+			}
+			a := v
+			a.Text, a.lead = strings.TrimPrefix(v.Text, n+"="), strings.TrimPrefix(v.lead, n+"=")
+			if v.Literal {
+				a.Text = val
+			}
+			r.assigns = append(r.assigns, Assign{Name: n, Value: a})
+		case "-o", "--output":
+			switch {
+			case v.Literal && (strings.HasPrefix(v.Text, "|") || strings.HasPrefix(v.Text, "!")):
+				if err := w.nested(s, c, name+" "+cp.name, cp.at, v.Text[1:], depth); err != nil {
+					return err
+				}
+				c.code = [2]int{} // the words were the wrapper's, not the command's
+			case !v.Literal && (v.lead == "" || strings.HasPrefix(v.lead, "|") || strings.HasPrefix(v.lead, "!")):
+				if c.Dynamic == nil {
+					c.Dynamic = &Opaque{At: cp.at, Why: name + " " + cp.name + " is given " + quotedWord(v.Text) + ", which may name a command it pipes the trace to"}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // envSplit expands env -S STRING into the words it stands for, when the
