@@ -343,6 +343,11 @@ func TestOptions(t *testing.T) {
 		{`cp a /work/ws/dep*/k[e]ys/`, P, "structural.protected-path"},
 		{`echo x > secre[[:alpha:]]s/k`, P, "structural.protected-path"}, // an eleventh hunt
 		{`cp a deploy/*.txt`, A, "default"},
+		// Attached to a short option, or a wrapper's (a twelfth hunt).
+		{`cp -t/run/pinfold/s x`, R, "structural.authority"},
+		{`gcc -osecrets/k x.c`, P, "structural.protected-path"},
+		{`env -C deploy/keys cp /tmp/k k`, P, "structural.protected-path"},
+		{`env -C deploy make`, A, "default"},
 	} {
 		d := DecideWith(analyze(t, tc.cmd), policy.Commands{}, o)
 		if d.Action != tc.want || d.Rule != tc.rule {

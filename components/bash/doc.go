@@ -214,7 +214,12 @@
 //     an assignment of it, or its mention (as a path-like part of any
 //     word: --out=.git/config, open('.git/hooks/x')) in the words of a
 //     command that is not read-only (cat, grep, ls, diff, find without
-//     -delete, git log/show/diff/status, … only read). A word that is
+//     -delete, git log/show/diff/status, … only read), and in a
+//     wrapper's own options whatever it runs (env -C .git/hooks cp x
+//     pre-commit, sudo -D, time -o, strace -o, valgrind --log-file: a
+//     twelfth hunt); a value attached to a group of short options
+//     counts as a path too (gcc -o.git/hooks/pre-commit, 7z x
+//     -o.git/hooks, tar -C.git/hooks: a twelfth hunt). A word that is
 //     not a literal names what it may expand to: its $'…' decoded, its
 //     braces expanded ({a,b}, {a..z}, .{"git",x}), and a glob
 //     component (* ? [ ], .gi["t"], an extended glob) taken as each protected name it could match,

@@ -31,7 +31,11 @@ func classifyPattern(w Word, dotglob bool, o Options) (rule, what string) {
 	if w.Literal {
 		return "", ""
 	}
+	var toks []string
 	for _, tok := range patternTokens(w.pattern) {
+		toks = append(toks, attached(tok)...)
+	}
+	for _, tok := range toks {
 		if len(tok) > maxPatternLen && strings.ContainsAny(tok, "{*?[(") {
 			return "structural.protected-path", "whatever the pattern " + quotedWord(tok[:64]+"…") + " matches, which is too long to read"
 		}

@@ -238,6 +238,21 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 			}
 		}
 	}
+	// A wrapper's own options may name where it works or writes (a
+	// twelfth hunt: env -C .git/hooks cp x pre-commit wrote a hook, and
+	// /usr/bin/time -o .git/config ls and strace -o .git/config ls
+	// overwrote the configuration), whatever the command it runs reads.
+	for i := len(sc.Wrappers) - 1; i >= 0; i-- { // the innermost first: an outer layer's words hold an inner's
+		l := sc.Wrappers[i]
+		if l.off < 0 {
+			continue // a string or a list the command came from: its words are commands'
+		}
+		for _, w := range l.Words[1:min(l.off, len(l.Words))] {
+			if rule, what := classifyWord(w, sc.line, o); rule != "" {
+				return &verdict{Approve, rule, l.Name + " is given " + quotedWord(w.Text) + ", in " + what}
+			}
+		}
+	}
 	return nil
 }
 
@@ -299,7 +314,7 @@ func authority(sc *SimpleCommand, o Options) *verdict {
 		return nil
 	}
 	check := func(w Word) *verdict {
-		for _, tok := range pathTokens(w.Text) {
+		for _, tok := range slices.Concat(pathTokens(w.Text), attachedAll(pathTokens(w.Text))) {
 			for _, a := range o.Authority {
 				if a = path.Clean(a); a == "/" || a == "." {
 					continue
@@ -368,11 +383,42 @@ func classifyWord(w Word, f lineFacts, o Options) (rule, what string) {
 		return rule, what
 	}
 	for _, tok := range pathTokens(w.Text) {
-		if rule, what := classify(tok, o); rule != "" {
-			return rule, what
+		for _, p := range attached(tok) {
+			if rule, what := classify(p, o); rule != "" {
+				return rule, what
+			}
 		}
 	}
 	return "", ""
+}
+
+// attachedAll is what attached gives for each token but the tokens.
+func attachedAll(toks []string) []string {
+	var out []string
+	for _, t := range toks {
+		out = append(out, attached(t)[1:]...)
+	}
+	return out
+}
+
+// attached is tok and, when tok is a group of short options (a dash,
+// then letters or digits), what follows each letter of it: the value
+// an option may take attached (a twelfth hunt: gcc
+// -o.git/hooks/pre-commit x.c wrote a hook that git commit ran; 7z x
+// -o.git/hooks).
+func attached(tok string) []string {
+	out := []string{tok}
+	if len(tok) < 3 || tok[0] != '-' || tok[1] == '-' {
+		return out
+	}
+	for k := 2; k < len(tok); k++ {
+		c := tok[k-1]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			break
+		}
+		out = append(out, tok[k:])
+	}
+	return out
 }
 
 func classify(p string, o Options) (rule, what string) {

@@ -1702,6 +1702,26 @@ var table = []struct {
 	{`strace -o trace.txt ls`, A, "default"},
 	{`strace -o "trace.$n" -f -e trace=file ls`, A, "default"},
 	{`strace -E FOO=1 ls`, A, "default"},
+	// Protected paths in a wrapper's options, and attached to a short
+	// option (a twelfth hunt).
+	{`env -C .git/hooks cp /tmp/x pre-commit`, P, "structural.git-hooks"},
+	{`env --chdir=.git/hooks cp /tmp/x pre-commit`, P, "structural.git-hooks"},
+	{`sudo -D .git cp /tmp/x config`, P, "structural.git-config"},
+	{`/usr/bin/time -o .git/config ls`, P, "structural.git-config"},
+	{`command time -o .git/config ls`, P, "structural.git-config"},
+	{`strace -o .git/config ls`, P, "structural.git-config"},
+	{`valgrind --log-file=.git/config ls`, P, "structural.git-config"},
+	{`gcc -o.git/hooks/pre-commit h.c`, P, "structural.git-hooks"},
+	{`gcc -o.gi?/hooks/pre-commit h.c`, P, "structural.git-hooks"},
+	{`7z x h.7z -o.git/hooks`, P, "structural.git-hooks"},
+	{`tar -C.git/hooks -xf h.tar`, P, "structural.git-hooks"},
+	{`cp -t.ssh x`, P, "structural.protected-path"},
+	{`env -C sub make`, A, "default"},
+	{`timeout 5 ls .git`, A, "default"},
+	{`sudo -u root cat .git/config`, A, "default"},
+	{`gcc -Wall -O2 -o build/x x.c`, A, "default"},
+	{`grep -r -e.git x`, A, "default"},
+	{`flock .git/index.lock git status`, A, "commands.auto[2]"},
 }
 
 func TestTable(t *testing.T) {
