@@ -264,7 +264,10 @@
 //     others that write the working tree; patch, unzip, cpio, bsdtar,
 //     7z, pax, unsquashfs, unar, unrar; dpkg-deb and dpkg -x, -X, -R;
 //     python -m tarfile and zipfile -e, cmake -E tar x and
-//     create_symlink, jar x: an eleventh hunt) or
+//     create_symlink, jar x: an eleventh hunt; npm, pnpm, yarn and
+//     bun installing or linking, whose folder dependencies are links
+//     in node_modules, stow, xstow, lndir, gh repo clone: a twelfth
+//     hunt) or
 //     changes directory other than down a literal path (cd .., cd
 //     /tmp, cd -, pushd, popd); rename (either form), rename.ul,
 //     prename, file-rename and mmv, whose moves are not read (the whole

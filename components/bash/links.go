@@ -13,13 +13,33 @@ import "strings"
 // bsdtar, 7z, pax and the other extractors whatever their options; and
 // dpkg-deb and dpkg extracting a package (a tenth hunt: dpkg-deb -x
 // l.deb . made up, then mv src up/); python -m tarfile and zipfile -e,
-// cmake -E tar x and create_symlink, jar x (an eleventh hunt).
+// cmake -E tar x and create_symlink, jar x (an eleventh hunt); npm,
+// pnpm, yarn and bun installing or linking (a dependency that is a
+// folder, file:/tmp or ../x, is a link in node_modules: a twelfth
+// hunt, npm install ../outside; mv src node_modules/outside/ took src
+// out), stow, xstow and lndir, gh repo clone.
 func makesLinks(c *SimpleCommand) bool {
 	ws := c.Words
 	switch baseName(c) {
 	case "ln", "patch", "unzip", "cpio", "bsdtar", "7z", "7za", "7zr", "7zz",
-		"gtar", "bsdcpio", "pax", "unsquashfs", "unar", "unrar", "aunpack", "atool":
+		"gtar", "bsdcpio", "pax", "unsquashfs", "unar", "unrar", "aunpack", "atool", "stow", "xstow", "lndir":
 		return true
+	case "npm", "pnpm", "yarn", "bun":
+		// Options before the subcommand may take a value: any word that
+		// names an install or a link counts, and yarn alone installs.
+		if baseName(c) == "yarn" && len(ws) == 1 {
+			return true
+		}
+		for _, w := range ws[1:] {
+			if w.Text == "--" {
+				break
+			}
+			if nodeInstalls[w.Text] || !w.Literal {
+				return true
+			}
+		}
+	case "gh":
+		return len(ws) > 2 && ws[1].Text == "repo" && ws[2].Text == "clone"
 	case "dpkg-deb", "dpkg":
 		return anyOption(ws, func(t string) bool {
 			name, _, _ := strings.Cut(t, "=")
@@ -78,6 +98,12 @@ func makesLinks(c *SimpleCommand) bool {
 	}
 	return false
 }
+
+// nodeInstalls are the subcommands of npm, pnpm, yarn and bun (and
+// npm's aliases of them) that install dependencies or link packages.
+var nodeInstalls = set("install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add",
+	"ci", "clean-install", "ic", "install-clean", "isntall-clean", "install-test", "it", "install-ci-test", "cit",
+	"link", "ln", "update", "up", "upgrade", "udpate", "rebuild", "rb", "dedupe", "ddp", "prune", "import")
 
 // anyOption reports a word before "--" that is an option and holds what
 // is looked for; a word that is not a literal and may be an option

@@ -1722,6 +1722,17 @@ var table = []struct {
 	{`gcc -Wall -O2 -o build/x x.c`, A, "default"},
 	{`grep -r -e.git x`, A, "default"},
 	{`flock .git/index.lock git status`, A, "commands.auto[2]"},
+	// Links made by package managers and link farms (a twelfth hunt).
+	{`npm install ../outside; mv src node_modules/outside/`, D, "builtin.recursive-delete"},
+	{`npm link /tmp; mv src node_modules/tmp/`, D, "builtin.recursive-delete"},
+	{`pnpm add ../x; mv src node_modules/x/`, D, "builtin.recursive-delete"},
+	{`yarn; mv src node_modules/x/`, D, "builtin.recursive-delete"},
+	{`npm --prefix . ci; mv src x/`, D, "builtin.recursive-delete"},
+	{`stow -t . pkg; mv src up/`, D, "builtin.recursive-delete"},
+	{`lndir /tmp/x .; mv src up/`, D, "builtin.recursive-delete"},
+	{`gh repo clone o/r y; mv src y/up/`, D, "builtin.recursive-delete"},
+	{`npm run build; mv dist/a dist/b`, A, "default"},
+	{`npm install`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
