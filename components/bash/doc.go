@@ -149,7 +149,9 @@
 //     RSYNC_RSH, NODE_OPTIONS, PERL5LIB, PERLLIB, RUBYLIB, SUDO_EDITOR,
 //     MAKEFILES, MANOPT, CURL_HOME, WGETRC, BASH_FUNC_*…), any
 //     GROFF_*, npm_config_*, pnpm_config_* and YARN_* variable in any
-//     case (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
+//     case, and a version manager's (PYENV_*, RBENV_*, NODENV_*,
+//     GOENV_*, PLENV_*, JENV_*, ASDF_*, MISE_*, RTX_*: a twelfth hunt,
+//     PYENV_HOOK_PATH=./h pip --version sourced the hook h/exec/x.bash) (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
 //     script-shell, git and the like run programs), GOFLAGS (but a
 //     literal naming no exec, vettool nor ldflags: GOFLAGS=-mod=mod),
 //     GOPROXY (but a literal naming no file: proxy, from which go runs

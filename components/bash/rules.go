@@ -101,8 +101,13 @@ var cargoEnvOK = set("CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "CARGO_INCREM
 // npm (and pnpm) take npm_config_NAME, in any case, as the setting
 // NAME (editor, shell, script-shell, git, node-options: a tenth hunt,
 // npm_config_editor=./s npm config edit); yarn takes YARN_NAME
-// (yarnPath runs a script). Each prefix is matched in any case.
-var execEnvPrefixes = []string{"GROFF_", "npm_config_", "pnpm_config_", "YARN_"}
+// (yarnPath runs a script). The version managers' shims (pyenv's
+// python, pip, pytest; rbenv's, nodenv's, asdf's and mise's) source
+// hooks from PYENV_HOOK_PATH and the like and run the version their
+// settings name (a twelfth hunt: PYENV_HOOK_PATH=./h pip --version ran
+// h/exec/x.bash). Each prefix is matched in any case.
+var execEnvPrefixes = []string{"GROFF_", "npm_config_", "pnpm_config_", "YARN_",
+	"PYENV_", "RBENV_", "NODENV_", "GOENV_", "PLENV_", "JENV_", "ASDF_", "MISE_", "RTX_"}
 
 // gitEnvOK are the GIT_* variables that only label what git records or
 // keep it from prompting; any other GIT_* variable needs approval: many

@@ -1733,6 +1733,14 @@ var table = []struct {
 	{`gh repo clone o/r y; mv src y/up/`, D, "builtin.recursive-delete"},
 	{`npm run build; mv dist/a dist/b`, A, "default"},
 	{`npm install`, A, "default"},
+	// A version manager's settings (a twelfth hunt).
+	{`PYENV_HOOK_PATH=./h pip --version`, P, "structural.exec-env"},
+	{`PYENV_VERSION=../../../tmp/ws/fv python3 -V`, P, "structural.exec-env"},
+	{`export RBENV_HOOK_PATH=./h`, P, "structural.exec-env"},
+	{`ASDF_DATA_DIR=./a node -v`, P, "structural.exec-env"},
+	{`MISE_CONFIG_FILE=./m.toml mise run x`, P, "structural.exec-env"},
+	{`pip --version`, A, "default"},
+	{`PYTHONDONTWRITEBYTECODE=1 pytest -q`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
