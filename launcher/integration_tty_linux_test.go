@@ -129,6 +129,25 @@ func (p *ptyTerm) expectOr(want string, more func() string) {
 	}
 }
 
+// mark is how much the terminal has shown so far (for expectAfter).
+func (p *ptyTerm) mark() int { return len(p.out.String()) }
+
+// expectAfter waits (bounded) until the output after mark holds want.
+func (p *ptyTerm) expectAfter(mark int, want string) {
+	p.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(p.out.String()[mark:], want) {
+		select {
+		case _, ok := <-p.got:
+			if !ok {
+				p.t.Fatalf("terminal closed before %q; output:\n%s", want, p.out.String())
+			}
+		case <-deadline:
+			p.t.Fatalf("no %q within 10s (%s); output:\n%s", want, launchProcesses(), p.out.String())
+		}
+	}
+}
+
 func (p *ptyTerm) expect(want string) {
 	p.t.Helper()
 	p.expectOr(want, launchProcesses)
@@ -278,6 +297,204 @@ func TestIntegrationJobControlSelfContinued(t *testing.T) {
 				t.Fatalf("control: the agent did not take the terminal (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
 			}
 		})
+	}
+}
+
+// Stage 2 said why it killed a stopped tree that ran by itself before it
+// killed it: a write to the terminal from the background, which with
+// TOSTOP set the kernel answers with a SIGTTOU it drops for init, and the
+// write again, for ever. A helper that set TOSTOP each time a timer
+// continued it was never killed, and read the person's line (a re-test,
+// 7 in 10). Unprivileged (as root the tree is frozen); the control, the
+// same agent run by the shell, reads the line.
+func TestIntegrationJobControlWatchTOSTOP(t *testing.T) {
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Fatalf("no C compiler (cgo builds need one): %v", err)
+	}
+	for _, c := range []struct {
+		name     string
+		uid      int
+		confined bool
+	}{{"unprivileged", nobody, true}, {"control", 0, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSandboxAs(t, c.uid)
+			if c.uid != 0 {
+				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+				}
+			}
+			src, bin := filepath.Join(s.outside, "tostop.c"), filepath.Join(s.outside, "tostop")
+			must(t, os.WriteFile(src, []byte(tostopAgent), 0o644))
+			if out, err := exec.Command(cc, "-o", bin, src).CombinedOutput(); err != nil {
+				t.Fatalf("build: %v\n%s", err, out)
+			}
+			path, hash := s.writePolicy(t, itPol{exec: []string{s.outside, "/usr/lib"}})
+			stolen := filepath.Join(s.ws, "stolen")
+			agent := bin + " " + stolen
+			if c.confined {
+				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
+			}
+			got, term := typedAfterCtrlZ(t, s, agent, stolen, 3000*time.Millisecond)
+			if !c.confined {
+				if !strings.Contains(got, "typed-at-the-shell") {
+					t.Fatalf("control: the agent did not read the line (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
+				}
+				return
+			}
+			if strings.Contains(got, "typed-at-the-shell") {
+				t.Fatalf("the agent read the person's line: %q; terminal:\n%s", got, term.out.String())
+			}
+			term.expect("ran again by itself")
+		})
+	}
+}
+
+// tostopAgent starts a helper in a process group of its own, ignoring the
+// terminal's stop signals, continued by a timer every 20 ms. Each time it
+// runs it sets TOSTOP on the terminal; from 2 s after it started (the
+// test presses Ctrl-Z before) it takes the terminal's foreground and
+// copies what it reads there to argv[1], for about 8 s.
+const tostopAgent = `#define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+static void woke(int s) { (void)s; }
+
+static double since(struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2)
+		return 2;
+	int out = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (out < 0)
+		return 2;
+	if (fork() == 0) {
+		setpgid(0, 0);
+		signal(SIGTTOU, SIG_IGN);
+		signal(SIGTTIN, SIG_IGN);
+		signal(SIGTSTP, SIG_IGN);
+		signal(SIGCONT, woke);
+		struct timespec t0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		timer_t t;
+		struct sigevent ev = {0};
+		ev.sigev_notify = SIGEV_SIGNAL;
+		ev.sigev_signo = SIGCONT;
+		struct itimerspec every = {{0, 20000000}, {0, 20000000}};
+		if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0 || timer_settime(t, 0, &every, NULL) != 0)
+			return 1;
+		while (since(&t0) < 10) {
+			struct termios tio;
+			if (tcgetattr(0, &tio) == 0 && !(tio.c_lflag & TOSTOP)) {
+				tio.c_lflag |= TOSTOP;
+				tcsetattr(0, TCSANOW, &tio);
+			}
+			if (since(&t0) < 2) {
+				pause();
+				continue;
+			}
+			if (tcgetpgrp(0) != getpgrp())
+				tcsetpgrp(0, getpgrp());
+			struct pollfd p = {0, POLLIN, 0};
+			if (poll(&p, 1, 2) == 1) {
+				char b[512];
+				ssize_t k = read(0, b, sizeof b);
+				if (k > 0)
+					write(out, b, k);
+			}
+		}
+		_exit(0);
+	}
+	for (int i = 0; i < 120; i++)
+		sleep(1);
+	return 0;
+}
+`
+
+// A Ctrl-Z as stage 2 starts the agent's process, before its execve,
+// stopped that process, which holds stage 2 until the execve (they share
+// memory until then): nothing reported the stop, and the terminal hung (a
+// re-test, 4 in 10 unprivileged). Such a stop is noted and sent to the
+// agent once it runs. SIGTSTP goes to stage 2's process group the moment
+// stage 2 has a child, five times; each time the shell gets its terminal
+// back.
+func TestIntegrationJobControlCtrlZAtExec(t *testing.T) {
+	s := newSandboxAs(t, nobody)
+	if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+		requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+	}
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	for i := range 5 {
+		term := readyShell(t, s)
+		marker := fmt.Sprintf("atexec-%d-%d", i, time.Now().UnixNano())
+		at := term.mark()
+		term.send(fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sh -c 'sleep 30' %s\n", itEnv.launcher, hash, path, marker))
+		stage2 := stage2Of(t, marker)
+		children := fmt.Sprintf("/proc/%d/task/%d/children", stage2, stage2)
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if b, _ := os.ReadFile(children); len(bytes.TrimSpace(b)) > 0 {
+				unix.Kill(-stage2, unix.SIGTSTP) // as a Ctrl-Z does
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("launch %d: stage 2 started no agent within 10 s", i)
+			}
+		}
+		term.expectAfter(at, "\n$ ")
+		term.send("echo back-$?\n")
+		term.expect("back-148")
+	}
+}
+
+// An agent that stops itself stops the launcher as the shell's job, even
+// when the launcher's parent ignored or blocked SIGTSTP: the launcher's
+// own stop was that signal, so it never stopped, and held the terminal
+// for ever (a re-test, 5 in 5). fg then continues the agent.
+func TestIntegrationJobControlStopSignalInherited(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	for _, c := range []struct{ name, wrapper string }{
+		{"ignored", `/usr/bin/perl -e '$SIG{TSTP}="IGNORE"; exec @ARGV' `},
+		{"blocked", `/usr/bin/python3 -c 'import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTSTP, signal.SIGTTIN}); os.execv(sys.argv[1], sys.argv[1:])' `},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			term := readyShell(t, s)
+			at := term.mark()
+			term.send(fmt.Sprintf("%s%s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sh -c 'kill -STOP $$; echo after-$((6*7))'\n", c.wrapper, itEnv.launcher, hash, path))
+			term.expectAfter(at, "\n$ ") // the shell's prompt again: the job stopped
+			term.send("echo back-$?\n")
+			term.expect("back-148")
+			term.send("fg\n")
+			term.expect("after-42")
+		})
+	}
+}
+
+// The launcher writes to the terminal while the agent holds it (with
+// --verbose, net's log lines): with TOSTOP set the kernel stopped the
+// launcher alone, the shell took the terminal, and the agent, never
+// stopped, took it back and read the person's line (a re-test, 7 in 10).
+// The launcher's writes go through now; the agent, still the foreground,
+// runs on.
+func TestIntegrationTerminalLauncherWritesTOSTOP(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}, network: "proxy", netExtra: "block_all = false\ndeny = [\"blocked.example\"]\n"})
+	term := readyShell(t, s)
+	term.send(fmt.Sprintf("%s --policy-sha256 %s --policy %s --verbose -- /usr/bin/sh -c 'stty tostop; %s http-get http://blocked.example/; sleep 1; echo alive-$((6*7))'; stty -tostop\n", itEnv.launcher, hash, path, itEnv.probe))
+	term.expect("alive-42")
+	if strings.Contains(term.out.String(), "Stopped") {
+		t.Fatalf("the launcher was stopped by its own write; terminal:\n%s", term.out.String())
 	}
 }
 

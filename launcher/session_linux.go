@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -315,7 +316,7 @@ func (s *session) stopped(sig syscall.Signal) {
 	if sig != syscall.SIGTSTP && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
 		sig = syscall.SIGTSTP // a SIGSTOP cannot be caught by the shell's rules either way
 	}
-	syscall.Kill(os.Getpid(), sig)
+	stopSelf(sig)
 	<-cont
 	// Continued in the background (bg): the agent stays stopped, and
 	// frozen or watched, as it would take the terminal from the shell
@@ -418,13 +419,21 @@ func (s *session) handOver(cont <-chan os.Signal) error {
 		if !untilForeground(s.tty, s.stderr, cont) {
 			return &RefusedError{Boundary: "terminal", Detail: "the person's shell is gone (this job's process group is orphaned)", Hint: "run it in the foreground of a shell, or give it other standard streams: </dev/null >out.log 2>&1"}
 		}
-		if err := defaultSignal(unix.SIGTTOU); err != nil {
-			return err
+		var err error
+		if derr := asDefault(unix.SIGTTOU, func() { err = unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, s.cmd.Process.Pid) }); derr != nil {
+			return derr
 		}
-		if err := unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, s.cmd.Process.Pid); err != nil {
+		if err != nil {
 			return fmt.Errorf("give the terminal's foreground to the agent: %w", err)
 		}
 		if pgrp, err := unix.IoctlGetInt(s.tty, unix.TIOCGPGRP); err == nil && pgrp == s.cmd.Process.Pid {
+			// The launcher writes to the terminal while the agent holds
+			// it (a log line, a notice): with TOSTOP the kernel stopped
+			// the launcher alone, the shell took the terminal, and the
+			// agent, never stopped, took it back and read the person's
+			// line (a re-test, 7 in 10). Ignored until the terminal is
+			// taken back (restoreTTY sets it back).
+			signal.Ignore(unix.SIGTTOU)
 			s.handed = true
 			return nil
 		}
@@ -432,16 +441,37 @@ func (s *session) handOver(cont <-chan os.Signal) error {
 	return fmt.Errorf("give the terminal's foreground to the agent: taken back %d times", rounds)
 }
 
-// defaultSignal sets sig's action to the default: the Go runtime keeps an
-// inherited SIG_IGN for the signals it does not handle (signal.Reset
-// restores it), and an ignored SIGTTOU would let the launcher give the
-// foreground away from the background.
-func defaultSignal(sig syscall.Signal) error {
-	var act [8]uintptr // handler 0 (SIG_DFL), no flags, an empty mask: room for any layout
-	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); e != 0 {
+// asDefault runs f with sig at its default action and unblocked on the
+// calling thread (locked to it meanwhile), then sets both back. The Go
+// runtime keeps what the launcher's parent left for the signals it does
+// not handle: an inherited SIG_IGN (signal.Reset restores it), or the
+// signal blocked on every thread. An ignored or blocked SIGTTOU let the
+// launcher give the terminal's foreground away from the background; an
+// ignored or blocked SIGTSTP kept it from stopping, and the terminal hung
+// (stopSelf; a re-test, 5 in 5).
+func asDefault(sig syscall.Signal, f func()) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var dfl, old [8]uintptr // handler 0 (SIG_DFL), no flags, an empty mask: room for any layout
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
 		return fmt.Errorf("set %v to its default action: %w", sig, e)
 	}
+	defer unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
+	var set, mask unix.Sigset_t
+	set.Val[(sig-1)/64] |= 1 << ((uint(sig) - 1) % 64)
+	if err := unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, &mask); err != nil {
+		return fmt.Errorf("unblock %v: %w", sig, err)
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &mask, nil)
+	f()
 	return nil
+}
+
+// stopSelf stops the launcher with sig, as the shell's job (it returns
+// once continued), whatever the launcher's parent left of sig: the
+// signal is sent to this thread, unblocked there, at its default action.
+func stopSelf(sig syscall.Signal) {
+	asDefault(sig, func() { unix.Tgkill(unix.Getpid(), unix.Gettid(), sig) })
 }
 
 // restoreTTY takes the terminal's foreground back from the agent's
@@ -552,7 +582,7 @@ func untilForeground(tty int, stderr io.Writer, cont <-chan os.Signal) bool {
 		if isForegroundFD(tty) { // fg came while that was written
 			break
 		}
-		syscall.Kill(os.Getpid(), syscall.SIGTTIN)
+		stopSelf(syscall.SIGTTIN)
 		<-cont
 	}
 	return true

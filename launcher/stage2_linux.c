@@ -962,11 +962,31 @@ struct start_args {
 
 static char agent_stack[65536] __attribute__((aligned(16)));
 
+// A stop signal that came to the agent's process before its execve
+// (agent_child sets it; the process shares stage 2's memory until then).
+static volatile sig_atomic_t stop_before_exec;
+
+static void note_stop(int sig) { stop_before_exec = sig; }
+
 static int agent_child(void *arg)
 {
 	struct start_args *a = arg;
 	struct plan *p = a->p;
 	struct child_error ce = {0, 0, 0};
+	// Stopped before its execve, the process would hold stage 2, which
+	// waits for that execve (CLONE_VFORK), and nothing would report the
+	// stop: a Ctrl-Z in that moment hung the terminal (a re-test, 4 in
+	// 10). Until execve, which sets caught signals back to their default,
+	// a stop signal is noted instead, and stage 2 sends it to the agent
+	// once it runs. One the launcher's parent ignored stays ignored.
+	struct sigaction note = {0}, was;
+	note.sa_handler = note_stop;
+	note.sa_flags = SA_RESTART;
+	sigemptyset(&note.sa_mask);
+	static const int stops[] = {SIGTSTP, SIGTTIN, SIGTTOU};
+	for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
+		if (sigaction(stops[i], NULL, &was) == 0 && was.sa_handler == SIG_DFL)
+			sigaction(stops[i], &note, NULL);
 	sigprocmask(SIG_SETMASK, a->orig, NULL);
 	for (uint32_t i = 0; i < p->nrlimits && !ce.step; i++)
 		if (set_rlimit(&p->rlimits[i]) != 0)
@@ -995,6 +1015,7 @@ static pid_t start(struct plan *p, const sigset_t *orig)
 	int ep[2];
 	if (pipe2(ep, O_CLOEXEC) != 0)
 		fail("exec", "pipe: %s", E);
+	stop_before_exec = 0;
 	struct start_args a = {p, orig, ep[1]};
 	pid_t pid = clone(agent_child, agent_stack + sizeof agent_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
 	if (pid < 0)
@@ -1005,8 +1026,13 @@ static pid_t start(struct plan *p, const sigset_t *orig)
 	while ((n = read(ep[0], &ce, sizeof ce)) < 0 && errno == EINTR)
 		;
 	close(ep[0]);
-	if (n == 0)
-		return pid; // execve closed the pipe: the agent runs
+	if (n == 0) {
+		// execve closed the pipe: the agent runs (a stop that came
+		// before, as it would have stopped it).
+		if (stop_before_exec)
+			kill(pid, stop_before_exec);
+		return pid;
+	}
 	waitpid(pid, NULL, 0);
 	if (n != sizeof ce)
 		fail("exec", "the agent's process ended before execve");
@@ -1320,8 +1346,8 @@ static int supervise(pid_t agent, int sfd)
 			// a stopped tree; a process that ran since was continued by
 			// the tree itself (a timer armed with SIGCONT), and would take
 			// the terminal back from the person's shell (a re-test).
-			dprintf(2, "launcher: error: a process of the stopped agent ran again by itself: the agent is killed\n");
 			kill(-1, SIGKILL);
+			dprintf(2, "launcher: error: a process of the stopped agent ran again by itself: the agent is killed\n");
 			return 128 + SIGKILL;
 		}
 		if (fds[1].revents) {
@@ -1342,8 +1368,8 @@ static int supervise(pid_t agent, int sfd)
 				// stopped by now, or cannot be read, is killed.
 				watching = stopped != 0;
 				if (stopped == 1 && (!all_stopped() || !tree_mark(&taken))) {
-					dprintf(2, "launcher: error: a process of the stopped agent ran again by itself: the agent is killed\n");
 					kill(-1, SIGKILL);
+					dprintf(2, "launcher: error: a process of the stopped agent ran again by itself: the agent is killed\n");
 					return 128 + SIGKILL;
 				}
 			} else if (n == 1) {
@@ -1409,9 +1435,17 @@ static int stage2(void)
 	// agent before its status is read). The terminal's signals are held
 	// until the agent runs (pass_on); the agent starts with the mask
 	// stage 2 started with.
-	sigset_t orig, tty;
+	// SIGTTOU is held for good: stage 2 writes its errors to the
+	// terminal from the background, and with TOSTOP set the kernel would
+	// answer each write with a SIGTTOU it drops for init, and the write
+	// again, for ever; the watch's kill came after such a write, and a
+	// tree that ran by itself read the person's line (a re-test, 7 in 10).
+	// A held SIGTTOU lets the write through.
+	sigset_t orig, tty, held0;
 	terminal_signals(&tty);
-	if (signal(SIGCHLD, SIG_DFL) == SIG_ERR || sigprocmask(SIG_BLOCK, &tty, &orig) != 0)
+	held0 = tty;
+	sigaddset(&held0, SIGTTOU);
+	if (signal(SIGCHLD, SIG_DFL) == SIG_ERR || sigprocmask(SIG_BLOCK, &held0, &orig) != 0)
 		fail("plan", "signal state: %s", E);
 	struct plan p;
 	read_plan(&p);
