@@ -308,38 +308,14 @@ func TestIntegrationJobControlSelfContinued(t *testing.T) {
 // 7 in 10). Unprivileged (as root the tree is frozen); the control, the
 // same agent run by the shell, reads the line.
 func TestIntegrationJobControlWatchTOSTOP(t *testing.T) {
-	cc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Fatalf("no C compiler (cgo builds need one): %v", err)
-	}
 	for _, c := range []struct {
 		name     string
 		uid      int
 		confined bool
 	}{{"unprivileged", nobody, true}, {"control", 0, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newSandboxAs(t, c.uid)
-			if c.uid != 0 {
-				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-				}
-			}
-			src, bin := filepath.Join(s.outside, "tostop.c"), filepath.Join(s.outside, "tostop")
-			must(t, os.WriteFile(src, []byte(tostopAgent), 0o644))
-			if out, err := exec.Command(cc, "-o", bin, src).CombinedOutput(); err != nil {
-				t.Fatalf("build: %v\n%s", err, out)
-			}
-			path, hash := s.writePolicy(t, itPol{exec: []string{s.outside, "/usr/lib"}})
-			stolen := filepath.Join(s.ws, "stolen")
-			agent := bin + " " + stolen
-			if c.confined {
-				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
-			}
-			got, term := typedAfterCtrlZ(t, s, agent, stolen, 3000*time.Millisecond)
+			got, term := cAgentAfterCtrlZ(t, c.uid, c.confined, "tostop", tostopAgent, 3000*time.Millisecond)
 			if !c.confined {
-				if !strings.Contains(got, "typed-at-the-shell") {
-					t.Fatalf("control: the agent did not read the line (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
-				}
 				return
 			}
 			if strings.Contains(got, "typed-at-the-shell") {
@@ -348,6 +324,41 @@ func TestIntegrationJobControlWatchTOSTOP(t *testing.T) {
 			term.expect("ran again by itself")
 		})
 	}
+}
+
+// cAgentAfterCtrlZ builds the C agent source as name (gcc) and runs it,
+// as uid and under the launcher when confined, with typedAfterCtrlZ: it
+// returns what the agent copied from the terminal, and the terminal. The
+// control (not confined) must have read the person's line, or the
+// confined run's result would prove nothing.
+func cAgentAfterCtrlZ(t *testing.T, uid int, confined bool, name, source string, wait time.Duration) (string, *ptyTerm) {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Fatalf("no C compiler (cgo builds need one): %v", err)
+	}
+	s := newSandboxAs(t, uid)
+	if uid != 0 {
+		if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+			requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+		}
+	}
+	src, bin := filepath.Join(s.outside, name+".c"), filepath.Join(s.outside, name)
+	must(t, os.WriteFile(src, []byte(source), 0o644))
+	if out, err := exec.Command(cc, "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	path, hash := s.writePolicy(t, itPol{exec: []string{s.outside, "/usr/lib"}})
+	stolen := filepath.Join(s.ws, "stolen")
+	agent := bin + " " + stolen
+	if confined {
+		agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
+	}
+	got, term := typedAfterCtrlZ(t, s, agent, stolen, wait)
+	if !confined && !strings.Contains(got, "typed-at-the-shell") {
+		t.Fatalf("control: the agent did not read the line (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
+	}
+	return got, term
 }
 
 // tostopAgent starts a helper in a process group of its own, ignoring the
@@ -692,38 +703,14 @@ int main(int argc, char **argv) {
 // is frozen). The control: the same agent run by the shell without the
 // launcher reads the line.
 func TestIntegrationJobControlFlicker(t *testing.T) {
-	cc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Fatalf("no C compiler (cgo builds need one): %v", err)
-	}
 	for _, c := range []struct {
 		name     string
 		uid      int
 		confined bool
 	}{{"unprivileged", nobody, true}, {"root", 0, true}, {"control", 0, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newSandboxAs(t, c.uid)
-			if c.uid != 0 {
-				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-				}
-			}
-			src, bin := filepath.Join(s.outside, "flicker.c"), filepath.Join(s.outside, "flicker")
-			must(t, os.WriteFile(src, []byte(flicker), 0o644))
-			if out, err := exec.Command(cc, "-o", bin, src).CombinedOutput(); err != nil {
-				t.Fatalf("build: %v\n%s", err, out)
-			}
-			path, hash := s.writePolicy(t, itPol{exec: []string{s.outside, "/usr/lib"}})
-			stolen := filepath.Join(s.ws, "stolen")
-			agent := bin + " " + stolen
-			if c.confined {
-				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
-			}
-			got, term := typedAfterCtrlZ(t, s, agent, stolen, 1500*time.Millisecond)
+			got, term := cAgentAfterCtrlZ(t, c.uid, c.confined, "flicker", flicker, 1500*time.Millisecond)
 			if !c.confined {
-				if !strings.Contains(got, "typed-at-the-shell") {
-					t.Fatalf("control: the agent did not read the line (so its failure above proves nothing): %q; terminal:\n%s", got, term.out.String())
-				}
 				return
 			}
 			if strings.Contains(got, "typed-at-the-shell") {
