@@ -273,6 +273,11 @@ func TestCheckFirstHTTPBlanks(t *testing.T) {
 		{"a PROXY v2 header, then a request", []byte("\r\n\r\n\x00\r\nQUIT\n\x21\x11\x00\x0c\x7f\x00\x00\x09\x7f\x00\x00\x01\x04\xd2\x01\xbbGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n"), false, RuleTunnelHTTP, ReasonHTTPInTunnel},
 		{"a PROXY v2 header, in pieces", []byte("\r\n\r\n\x00\r\nQU"), true, "", ""},
 		{"ssh ident", []byte("SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13.5\r\n"), false, "", ""},
+		{"ssh ident, in pieces", []byte("SSH-2.0-OpenSSH_9.6p1 Ubu"), true, "", ""},
+		// A bare LF in an ssh-looking line: the method "SSH-2.0-X" to a
+		// server reading its line to CR LF (a re-test, 2026-12-02).
+		refused("SSH-2.0-X\n/ HTTP/1.1"),
+		refused("SSH-\n/admin HTTP/1.1"),
 		{"binary", []byte{0, 1, 2, 3, 0xa0, 0x20, 0x85}, false, "", ""},
 		{"binary, a version on its second line", []byte("\x00\x01\nGET / HTTP/1.1\r\n"), false, RuleTunnelHTTP, ReasonHTTPInTunnel},
 		{"binary, then a word on its own line", []byte("\x00\x01\nPING\r\n"), false, "", ""},

@@ -153,9 +153,10 @@
 //     a third.
 //   - "HTTP/" on the first line is looked for in the bytes read when the
 //     line's start is decided: a first message that starts with neither
-//     a token nor a blank passes at once, so a client can send "\x00GET
-//     /x " and the version in a later segment; so can "GET\n" then "/x
-//     HTTP/1.1" in a second segment (gunicorn before 22). Only a server that takes
+//     a token nor a blank, or whose first word is followed by such a byte,
+//     passes at once, so a client can send "\x00GET /x " or "GET\x00"
+//     and the rest in a later segment; so can "GET\n" then "/x HTTP/1.1"
+//     in a second segment (gunicorn before 22). Only a server that takes
 //     any word for a method (Python's http.server, under Werkzeug and
 //     Django's runserver) would read that as a request.
 //   - With network.allow_ech a front-end that accepts ECH is reachable by

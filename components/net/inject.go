@@ -350,6 +350,13 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 		return false, nil
 	}
 	req.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
+	if strings.HasPrefix(req.URL.RequestURI(), "//") {
+		// Made again, a path decoded from /%2Fevil.example/x{ (a RawPath
+		// Go will not keep) would go out as //evil.example/x%7B (a
+		// re-test).
+		in.refuse(a, host, req, http.StatusBadRequest, RuleSecretsRequest, ReasonBadRequest, "the request's path, made again, would begin //, which some servers read as a host")
+		return false, nil
+	}
 	expect := false
 	if exp := req.Header.Values("Expect"); len(exp) > 0 {
 		if len(exp) != 1 || !strings.EqualFold(strings.TrimSpace(exp[0]), "100-continue") {

@@ -133,6 +133,9 @@ func TestInjectOriginFormOnly(t *testing.T) {
 		"//evil.example/steal":             false,
 		"https://api.github.com/x":         false,
 		"*":                                false,
+		"/%2Fevil.example/steal{":          false, // made again: //evil.example/steal%7B (a re-test)
+		"/%2fevil.example/`":               false,
+		"/%2Fevil.example/ok":              true, // RawPath kept: /%2Fevil.example/ok
 	} {
 		u, roots := upstreamFor(t, host)
 		var released []string

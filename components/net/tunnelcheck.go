@@ -199,16 +199,21 @@ const maxSSHIdent = 255
 //
 // An ssh client's identification line is the one common first message
 // that also has a token and a space ("SSH-2.0-OpenSSH_9.2p1 Debian-2"):
-// a whole line that begins "SSH-" and holds no "HTTP/" is passed, since a
+// a whole line that begins "SSH-", ends in CR LF and holds no "HTTP/" is
+// passed, since a
 // request line needs a version (one without is HTTP/0.9, which carries
 // no Host).
 func checkHTTPStart(b []byte) (more bool, f *tunnelRefusal) {
 	if bytes.HasPrefix(b, []byte("SSH-")) {
-		end := bytes.IndexByte(b, '\n')
-		if end < 0 && len(b) < maxSSHIdent {
+		// Only a line ended by CR LF, as RFC 4253 has it, with no LF
+		// before: "SSH-2.0-X\n/ HTTP/1.1" was one request line to a
+		// server reading to CR LF, the method "SSH-2.0-X" (a re-test,
+		// 2026-12-02). Any other shape is decided as below.
+		end := bytes.Index(b, []byte("\r\n"))
+		if end < 0 && len(b) < maxSSHIdent && bytes.IndexByte(b, '\n') < 0 {
 			return true, nil
 		}
-		if end >= 0 && end < maxSSHIdent && !holdsHTTPVersion(b[:end]) {
+		if end >= 0 && end < maxSSHIdent && bytes.IndexByte(b[:end], '\n') < 0 && !holdsHTTPVersion(b[:end]) {
 			return false, nil
 		}
 	}
