@@ -216,7 +216,10 @@
 //     an assignment of it, or its mention (as a path-like part of any
 //     word: --out=.git/config, open('.git/hooks/x')) in the words of a
 //     command that is not read-only (cat, grep, ls, diff, find without
-//     -delete, git log/show/diff/status, … only read), and in a
+//     -delete, git log/show/diff/status, … only read; but git's
+//     --output=FILE, xxd given two operands (INFILE OUTFILE) and tree
+//     -o write: a thirteenth hunt, git log -1 --format=…
+//     --output=.git/config wrote a core.fsmonitor git status ran), and in a
 //     wrapper's own options whatever it runs (env -C .git/hooks cp x
 //     pre-commit, sudo -D, time -o, strace -o, valgrind --log-file: a
 //     twelfth hunt); a value attached to a group of short options

@@ -163,7 +163,7 @@ var systemCommands = set("mount", "umount", "chroot", "pivot_root", "nsenter", "
 var readOnly = set(
 	"cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack", "ls", "stat", "file", "wc",
 	"diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "echo", "printf", "test", "[",
-	"realpath", "readlink", "basename", "dirname", "bat", "nl", "od", "xxd", "hexdump", "strings", "tree", "du",
+	"realpath", "readlink", "basename", "dirname", "bat", "nl", "od", "hexdump", "strings", "tree", "du",
 	"type", "which", "whereis", "column", "jq",
 )
 
@@ -508,10 +508,34 @@ func writes(r Redirect) bool {
 func isReadOnly(sc *SimpleCommand) bool {
 	name := baseName(sc)
 	switch {
+	case name == "xxd":
+		return xxdOperands(sc.Words) < 2
+	case name == "tree":
+		// tree -o FILE writes its listing there, -o in any group of
+		// short options (tree -ao .git/config).
+		for _, w := range sc.Words[1:] {
+			if !w.Literal || len(w.Text) > 1 && w.Text[0] == '-' && w.Text[1] != '-' && strings.ContainsRune(w.Text, 'o') {
+				return false
+			}
+		}
+		return true
 	case readOnly[name]:
 		return true
 	case name == "git":
-		return len(sc.Words) > 1 && gitReadOnly[sc.Words[1].Text]
+		if len(sc.Words) < 2 || !gitReadOnly[sc.Words[1].Text] {
+			return false
+		}
+		// git diff, log, show, blame and the others that take diff
+		// options write their output to --output's file, which they
+		// empty first (a thirteenth hunt: git log -1 --format=…
+		// --output=.git/config wrote a core.fsmonitor that git status
+		// ran; --output=.git/refs/heads/main moved the branch).
+		for _, w := range sc.Words[2:] {
+			if w.Text == "--output" || strings.HasPrefix(w.Text, "--output=") {
+				return false
+			}
+		}
+		return true
 	case name == "find":
 		for _, w := range sc.Words {
 			switch w.Text {
@@ -523,6 +547,30 @@ func isReadOnly(sc *SimpleCommand) bool {
 	}
 	return false
 }
+
+// xxdOperands counts the operands of an xxd command line: xxd INFILE
+// OUTFILE writes OUTFILE (a thirteenth hunt: xxd -r cfg.hex .git/config
+// wrote a core.fsmonitor that git status ran). The values of -c, -g,
+// -l, -o, -s and -n (and their long spellings, -cols and the like) are
+// not operands; "-" is one (standard input), every word after "--"
+// too, and so is a word that is not a literal.
+func xxdOperands(ws []Word) int {
+	n := 0
+	for k := 1; k < len(ws); k++ {
+		w := ws[k]
+		switch t := w.Text; {
+		case !w.Literal || t == "-" || !strings.HasPrefix(t, "-"):
+			n++
+		case t == "--":
+			return n + len(ws) - k - 1
+		case xxdValue[t]:
+			k++
+		}
+	}
+	return n
+}
+
+var xxdValue = set("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s", "-seek", "-n", "-name")
 
 // codeWords are the indexes of words whose content was analysed as
 // commands of their own (a bash -c string, find's -exec commands): those

@@ -1741,6 +1741,23 @@ var table = []struct {
 	{`MISE_CONFIG_FILE=./m.toml mise run x`, P, "structural.exec-env"},
 	{`pip --version`, A, "default"},
 	{`PYTHONDONTWRITEBYTECODE=1 pytest -q`, A, "default"},
+	// A thirteenth hunt: commands read as read-only that write a file.
+	{"git log -1 --format='[core]%n fsmonitor = ./s' --output=.git/config", P, "structural.git-config"},
+	{`git diff --output=.git/config`, P, "structural.git-config"},
+	{`git log --output=.git/refs/heads/main -1 --format=%H HEAD~1`, P, "structural.git-state"},
+	{`git show --output .git/hooks/pre-commit HEAD`, P, "structural.git-hooks"},
+	{`git blame --output=.git/config a.txt`, P, "structural.git-config"},
+	{`xxd -r cfg.hex .git/config`, P, "structural.git-config"},
+	{`xxd -r - .git/hooks/pre-commit < h.hex`, P, "structural.git-hooks"},
+	{`xxd -c 16 -r cfg.hex .git/config`, P, "structural.git-config"},
+	{`tree -o .git/config`, P, "structural.git-config"},
+	{`tree -ao .git/config`, P, "structural.git-config"},
+	{`git log --output=log.txt`, A, "default"},
+	{`git diff HEAD -- .git/config`, A, "default"},
+	{`xxd .git/index`, A, "default"},
+	{`xxd -l 64 -s 12 .git/index`, A, "default"},
+	{`tree .git`, A, "default"},
+	{`tree -a -o tree.txt`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
