@@ -290,7 +290,10 @@
 //     as a branch and a path look alike, but not -b NEW [START], and
 //     checkout -p (--patch, -qp) with no operand too: an eleventh hunt;
 //     checkout-index; switch -f; restore to the working tree; worktree
-//     remove (ignored files go even without --force) and move; stash
+//     remove (ignored files go even without --force) and move;
+//     sparse-checkout but list, check-rules and disable (a thirteenth
+//     hunt: set, add, init and reapply remove a directory left holding
+//     only ignored files, .env and the like); stash
 //     push, save, pop, apply, branch; rebase, merge and pull with
 //     --autostash; rebase, am, cherry-pick and revert --abort and
 //     --skip, merge --abort; read-tree -u; submodule deinit -f

@@ -1525,6 +1525,30 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		if len(ws) > 2 && ws[1].Text == "worktree" && (ws[2].Text == "remove" || ws[2].Text == "move" || !ws[2].Literal) {
 			return &deletion{"git worktree " + ws[2].Text + " deletes or moves a work tree with the files git does not hold", nil}
 		}
+		// git sparse-checkout set, add, init and reapply take what falls
+		// out of the patterns from the working tree, and with it a
+		// directory left holding only ignored files (a thirteenth hunt:
+		// git sparse-checkout set keep removed drop/.env, in no commit).
+		// Only list, check-rules and disable (which brings files back)
+		// leave the tree's files alone; where they are, git knows: the
+		// whole workspace is kept.
+		if len(ws) > 1 && ws[1].Text == "sparse-checkout" {
+			sub := ""
+			for _, w := range ws[2:] {
+				if !w.Literal || !strings.HasPrefix(w.Text, "-") {
+					sub = w.Text
+					if !w.Literal {
+						sub = "?"
+					}
+					break
+				}
+			}
+			switch sub {
+			case "", "list", "check-rules", "disable":
+			default:
+				return &deletion{"git sparse-checkout " + sub + " takes files from the working tree, directories of ignored files whole", nil}
+			}
+		}
 		if len(ws) < 2 || ws[1].Text != "clean" {
 			return nil
 		}

@@ -1758,6 +1758,16 @@ var table = []struct {
 	{`xxd -l 64 -s 12 .git/index`, A, "default"},
 	{`tree .git`, A, "default"},
 	{`tree -a -o tree.txt`, A, "default"},
+	// A thirteenth hunt: git sparse-checkout removes directories of
+	// ignored files.
+	{`git sparse-checkout set keep`, D, "builtin.recursive-delete"},
+	{`git sparse-checkout init`, D, "builtin.recursive-delete"},
+	{`git sparse-checkout add keep`, D, "builtin.recursive-delete"},
+	{`git sparse-checkout reapply`, D, "builtin.recursive-delete"},
+	{`git -C . sparse-checkout set --cone keep`, D, "builtin.recursive-delete"},
+	{`git sparse-checkout $sub keep`, D, "builtin.recursive-delete"},
+	{`git sparse-checkout list`, A, "default"},
+	{`git sparse-checkout disable`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
