@@ -162,7 +162,8 @@
 //     AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, DOCKER_CONFIG,
 //     GNUPGHOME, RUSTC, RUSTC_WRAPPER, RUSTC_WORKSPACE_WRAPPER, RUSTDOC,
 //     RUSTFLAGS, RUSTDOCFLAGS, RUSTUP_TOOLCHAIN, RUSTUP_HOME, MAVEN_OPTS,
-//     PKG_CONFIG, SSH_SK_PROVIDER and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
+//     PKG_CONFIG, SSH_SK_PROVIDER, RIPGREP_CONFIG_PATH (its --pre: a
+//     thirteenth hunt) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
 //     CARGO_TERM_* and a few more (KUBECONFIG=./k kubectl get pods ran
 //     its exec plugin; OPENSSL_CONF=./c openssl version a library), any GIT_*
 //     variable but GIT_AUTHOR_*, GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
@@ -380,6 +381,7 @@
 //     -engine, -provider*, -config; kubectl --kubeconfig; cargo --config
 //     and -Z; gpg --*-program, --homedir, --options; ssh-keygen -D
 //     and -w, ssh-add -s and -S (a library loaded: a twelfth hunt);
+//     rg --pre (a thirteenth hunt: rg --pre ./tools.sh hello ran it);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

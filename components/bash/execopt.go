@@ -131,6 +131,19 @@ func execOption(sc *SimpleCommand) *finding {
 				return found(i, "makes man run a program it names")
 			}
 		}
+	case "rg":
+		// --pre COMMAND runs COMMAND on every file searched (a
+		// thirteenth hunt: rg --pre ./tools.sh hello ran it); ripgrep
+		// takes no prefix of a long option.
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			if t == "--pre" || strings.HasPrefix(t, "--pre=") || !ws[i].Literal && strings.HasPrefix(ws[i].lead, "--pre") {
+				return found(i, "makes rg run a command on every file it searches")
+			}
+		}
 	case "ed", "red":
 		// Its ! command runs a shell command, and it reads its commands
 		// from standard input, which the analyzer does not follow (an

@@ -86,6 +86,10 @@ var execEnv = set(
 	// The FIDO library ssh, ssh-keygen and ssh-add load (a twelfth hunt:
 	// SSH_SK_PROVIDER=./x.so ssh-keygen -t ecdsa-sk ran its constructor).
 	"SSH_SK_PROVIDER",
+	// ripgrep reads its options from this file, --pre COMMAND among
+	// them (a thirteenth hunt: RIPGREP_CONFIG_PATH=.rgrc rg hello ran
+	// the --pre=./tools.sh of .rgrc).
+	"RIPGREP_CONFIG_PATH",
 )
 
 // cargoEnvOK are the CARGO_* variables that choose no program; cargo

@@ -1768,6 +1768,15 @@ var table = []struct {
 	{`git sparse-checkout $sub keep`, D, "builtin.recursive-delete"},
 	{`git sparse-checkout list`, A, "default"},
 	{`git sparse-checkout disable`, A, "default"},
+	// A thirteenth hunt: ripgrep's preprocessor and configuration file.
+	{`rg --pre ./tools.sh hello`, P, "builtin.exec-option"},
+	{`rg -i --pre=./tools.sh hello src`, P, "builtin.exec-option"},
+	{`rg hello --pre "$p"`, P, "builtin.exec-option"},
+	{`RIPGREP_CONFIG_PATH=.rgrc rg hello`, P, "structural.exec-env"},
+	{`export RIPGREP_CONFIG_PATH=$PWD/.rgrc; rg hello`, P, "structural.exec-env"},
+	{`rg -n --pre-glob '*.pdf' hello`, A, "default"},
+	{`rg hello -- --pre`, A, "default"},
+	{`rg --no-config -uu hello`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
