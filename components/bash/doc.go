@@ -163,7 +163,9 @@
 //     GNUPGHOME, RUSTC, RUSTC_WRAPPER, RUSTC_WORKSPACE_WRAPPER, RUSTDOC,
 //     RUSTFLAGS, RUSTDOCFLAGS, RUSTUP_TOOLCHAIN, RUSTUP_HOME, MAVEN_OPTS,
 //     PKG_CONFIG, SSH_SK_PROVIDER, RIPGREP_CONFIG_PATH (its --pre: a
-//     thirteenth hunt) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
+//     thirteenth hunt), JAVA_HOME, PYTHONHOME, PYTHONUSERBASE (JAVA_HOME=./j
+//     mvn -v ran ./j/bin/java, PYTHONUSERBASE=./u pip --version a .pth
+//     file: a thirteenth hunt) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
 //     CARGO_TERM_* and a few more (KUBECONFIG=./k kubectl get pods ran
 //     its exec plugin; OPENSSL_CONF=./c openssl version a library), any GIT_*
 //     variable but GIT_AUTHOR_*, GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and

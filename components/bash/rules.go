@@ -90,6 +90,14 @@ var execEnv = set(
 	// them (a thirteenth hunt: RIPGREP_CONFIG_PATH=.rgrc rg hello ran
 	// the --pre=./tools.sh of .rgrc).
 	"RIPGREP_CONFIG_PATH",
+	// Where an interpreter's launcher finds it, and its site: mvn (and
+	// gradle, ant, sbt) run $JAVA_HOME/bin/java (a thirteenth hunt:
+	// JAVA_HOME=./j mvn -v ran ./j/bin/java); python imports its
+	// standard library and sitecustomize from PYTHONHOME, and runs the
+	// .pth files and usercustomize of PYTHONUSERBASE's site-packages
+	// (PYTHONUSERBASE=./u pip --version ran ./u/…/x.pth). PYTHONPATH
+	// stays left out (above).
+	"JAVA_HOME", "PYTHONHOME", "PYTHONUSERBASE",
 )
 
 // cargoEnvOK are the CARGO_* variables that choose no program; cargo

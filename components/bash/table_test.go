@@ -1777,6 +1777,14 @@ var table = []struct {
 	{`rg -n --pre-glob '*.pdf' hello`, A, "default"},
 	{`rg hello -- --pre`, A, "default"},
 	{`rg --no-config -uu hello`, A, "default"},
+	// A thirteenth hunt: where a launcher finds its interpreter and
+	// python its site.
+	{`JAVA_HOME=./j mvn -v`, P, "structural.exec-env"},
+	{`export JAVA_HOME=$PWD/j && mvn -q test`, P, "structural.exec-env"},
+	{`PYTHONUSERBASE=./u pip --version`, P, "structural.exec-env"},
+	{`env PYTHONHOME=./x python3 -c 'print(1)'`, P, "structural.exec-env"},
+	{`mvn -v`, A, "default"},
+	{`PYTHONPATH=src python3 -m pytest -q`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
