@@ -297,6 +297,15 @@ func TestPolicyPrecedence(t *testing.T) {
 		{[]policy.Command{"sudo"}, nil, `sudo git push`, P, "builtin.git-push"},
 		{nil, []policy.Command{"bash"}, `bash -c 'ls'`, P, "commands.approval[0]"},
 		{nil, []policy.Command{"find"}, `find . -exec ls {} \;`, P, "commands.approval[0]"},
+		// A thirteenth hunt: curl -K reads options from a file, which
+		// may say where to write (curl -sK fetch.cfg wrote .git/config);
+		// an auto "curl" does not cover it.
+		{[]policy.Command{"curl"}, nil, `curl -sK fetch.cfg`, P, "builtin.exec-option"},
+		{[]policy.Command{"curl"}, nil, `curl --config fetch.cfg`, P, "builtin.exec-option"},
+		{[]policy.Command{"curl"}, nil, `curl --conf=fetch.cfg`, P, "builtin.exec-option"},
+		{[]policy.Command{"curl"}, nil, `curl -Kfetch.cfg`, P, "builtin.exec-option"},
+		{[]policy.Command{"curl"}, nil, `curl -fsSL -o out.tar.gz https://example.com/x.tar.gz`, A, "commands.auto[0]"},
+		{[]policy.Command{"curl"}, nil, `curl -H 'Accept: text/plain' https://example.com/`, A, "commands.auto[0]"},
 		// Prefixes are matched on words, not text.
 		{[]policy.Command{"go test"}, nil, `go testx`, A, "default"},
 		{[]policy.Command{"go test"}, nil, `"go test"`, A, "default"},

@@ -384,6 +384,11 @@
 //     and -Z; gpg --*-program, --homedir, --options; ssh-keygen -D
 //     and -w, ssh-add -s and -S (a library loaded: a twelfth hunt);
 //     rg --pre (a thirteenth hunt: rg --pre ./tools.sh hello ran it);
+//     curl -K (--config, any prefix, -K in a group: -sK) and wget
+//     --config, which read options from a file, and wget --use-askpass
+//     and -e (--execute) of use_askpass or config, which run a program
+//     (a thirteenth hunt: curl -sK fetch.cfg wrote .git/config, wget
+//     -e use_askpass=./ask.sh ran ask.sh);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

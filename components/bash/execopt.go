@@ -144,6 +144,44 @@ func execOption(sc *SimpleCommand) *finding {
 				return found(i, "makes rg run a command on every file it searches")
 			}
 		}
+	case "curl", "wget":
+		// curl -K (--config) and wget --config read options from a file,
+		// which may say where to write and, for wget, a program to run
+		// (a thirteenth hunt: curl -sK fetch.cfg wrote .git/config
+		// whose fsmonitor git status ran, wget --config=w.rc likewise;
+		// wget --use-askpass=./ask.sh, -e use_askpass=./ask.sh and a
+		// configuration saying so ran ask.sh), as CURL_HOME and WGETRC
+		// do. Any prefix of a long option, -K in any group of curl's.
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(t, "=")
+			switch {
+			case longOpt(n, "--config", 2), name == "curl" && len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.ContainsRune(t, 'K'):
+				return found(i, "makes "+name+" read its options from a file, which may say where it writes or what it runs")
+			case name == "wget" && longOpt(n, "--use-askpass", 2):
+				return found(i, "makes wget run a program")
+			case name == "wget" && (longOpt(n, "--execute", 2) || len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.ContainsRune(t, 'e')):
+				// -e COMMAND (in a group too: -qe), --execute: a wgetrc
+				// command, whose name wget reads in any case, without
+				// dashes and underscores.
+				v, vw := "", ws[i]
+				switch {
+				case strings.HasPrefix(t, "--") && n != t:
+					v = t[len(n)+1:]
+				case !strings.HasPrefix(t, "--") && strings.IndexByte(t, 'e') < len(t)-1:
+					v = t[strings.IndexByte(t, 'e')+1:]
+				case i+1 < len(ws):
+					i++
+					v, vw = ws[i].Text, ws[i]
+				}
+				if c := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(v)); strings.Contains(c, "askpass") || strings.Contains(c, "config") || !vw.Literal {
+					return found(i, "makes wget run a program, or read a configuration that may")
+				}
+			}
+		}
 	case "ed", "red":
 		// Its ! command runs a shell command, and it reads its commands
 		// from standard input, which the analyzer does not follow (an

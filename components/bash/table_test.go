@@ -1785,6 +1785,15 @@ var table = []struct {
 	{`env PYTHONHOME=./x python3 -c 'print(1)'`, P, "structural.exec-env"},
 	{`mvn -v`, A, "default"},
 	{`PYTHONPATH=src python3 -m pytest -q`, A, "default"},
+	// A thirteenth hunt: curl's and wget's options from a file, and
+	// the program wget asks for a password.
+	{`wget -q --config=w.rc http://127.0.0.1/payload`, P, "builtin.exec-option"},
+	{`wget --use-askpass=./ask.sh http://127.0.0.1/x`, P, "builtin.exec-option"},
+	{`wget -e use_askpass=./ask.sh http://127.0.0.1/x`, P, "builtin.exec-option"},
+	{`wget -qe USE-ASKPASS=./ask.sh http://127.0.0.1/x`, P, "builtin.exec-option"},
+	{`wget --execute "$c" http://127.0.0.1/x`, P, "builtin.exec-option"},
+	{`wget -q -e robots=off -r https://example.com/`, A, "default"},
+	{`wget -nv -O page.html https://example.com/`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
