@@ -468,6 +468,35 @@ func TestIntegrationJobControlCtrlZAtExec(t *testing.T) {
 	}
 }
 
+// The agent stops after the person's shell is gone: the launcher's group
+// is orphaned, the kernel drops the stop the launcher would give itself,
+// and it waited for a SIGCONT no shell would send, the agent's tree with
+// it. It kills the stopped agent and ends instead.
+func TestIntegrationJobControlOrphanedStop(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	term := readyShell(t, s)
+	marker := fmt.Sprintf("orphan-%d", time.Now().UnixNano())
+	term.send(fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sh -c 'trap \"\" HUP; sleep 2; kill -STOP $$' %s\n", itEnv.launcher, hash, path, marker))
+	stage2 := stage2Of(t, marker)
+	launcher := ppidOf(stage2)
+	shell := ppidOf(launcher)
+	agentRuns(t, marker)
+	if shell <= 1 {
+		t.Fatalf("no shell above the launcher (%d)", shell)
+	}
+	must(t, unix.Kill(shell, unix.SIGKILL)) // the person's shell, started by this test
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if st := procStatus(launcher, "State"); st == "" || strings.HasPrefix(st, "Z") {
+			term.expect("the stopped agent is killed")
+			return // ended (init reaps it)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the launcher is still there 20 s after its shell went (%s)", launchProcesses())
+		}
+	}
+}
+
 // An agent that stops itself stops the launcher as the shell's job, even
 // when the launcher's parent ignored or blocked SIGTSTP: the launcher's
 // own stop was that signal, so it never stopped, and held the terminal

@@ -316,6 +316,14 @@ func (s *session) stopped(sig syscall.Signal) {
 	if sig != syscall.SIGTSTP && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
 		sig = syscall.SIGTSTP // a SIGSTOP cannot be caught by the shell's rules either way
 	}
+	if orphaned() {
+		// The kernel drops a stop signal to an orphaned group: the
+		// launcher would wait for a SIGCONT no shell will send.
+		fmt.Fprintln(s.stderr, "launcher: error: the person's shell is gone (this job's process group is orphaned): the stopped agent is killed")
+		thaw()
+		s.control.Write([]byte{byte(syscall.SIGKILL)})
+		return
+	}
 	stopSelf(sig)
 	<-cont
 	// Continued in the background (bg): the agent stays stopped, and
