@@ -468,6 +468,25 @@ func TestIntegrationJobControlCtrlZAtExec(t *testing.T) {
 	}
 }
 
+// Ctrl-Z with no shell to return to: the launcher leads its session (exec
+// launcher, script -c, a tmux window), so its group is orphaned and the
+// kernel drops the stop it gives itself; it waited for a SIGCONT nobody
+// would send, and the terminal hung (a re-test, 3 in 3). As the kernel
+// does for an orphaned job, the stop is undone: the agent continues and
+// reads on.
+func TestIntegrationJobControlOrphanedCtrlZ(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	term := readyShell(t, s)
+	marker := fmt.Sprintf("orphanz-%d", time.Now().UnixNano())
+	term.send(fmt.Sprintf("exec %s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sh -c 'read x; echo got-$x' %s\n", itEnv.launcher, hash, path, marker))
+	agentRuns(t, marker)
+	term.send("\x1a")
+	term.expect("the agent continues")
+	term.send("hello\n")
+	term.expect("got-hello")
+}
+
 // The agent stops after the person's shell is gone: the launcher's group
 // is orphaned, the kernel drops the stop the launcher would give itself,
 // and it waited for a SIGCONT no shell would send, the agent's tree with

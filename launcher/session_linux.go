@@ -317,11 +317,22 @@ func (s *session) stopped(sig syscall.Signal) {
 		sig = syscall.SIGTSTP // a SIGSTOP cannot be caught by the shell's rules either way
 	}
 	if orphaned() {
-		// The kernel drops a stop signal to an orphaned group: the
-		// launcher would wait for a SIGCONT no shell will send.
-		fmt.Fprintln(s.stderr, "launcher: error: the person's shell is gone (this job's process group is orphaned): the stopped agent is killed")
+		// No shell to give control to: the launcher leads its session
+		// (exec launcher, script -c, a tmux window) or its shell is gone.
+		// The kernel drops a stop signal to an orphaned group, so the
+		// launcher waited for a SIGCONT no shell would send, the terminal
+		// hung (a re-test, 3 in 3). As the kernel does for such a job of
+		// its own, the stop is undone: the agent continues, and has the
+		// terminal again.
+		fmt.Fprintln(s.stderr, "launcher: no shell to return to (this job's process group is orphaned): the agent continues")
+		if err := s.handOver(cont); err != nil {
+			fmt.Fprintf(s.stderr, "launcher: error: %v: the stopped agent is killed\n", err)
+			thaw()
+			s.control.Write([]byte{byte(syscall.SIGKILL)})
+			return
+		}
+		s.control.Write([]byte{byte(syscall.SIGCONT)})
 		thaw()
-		s.control.Write([]byte{byte(syscall.SIGKILL)})
 		return
 	}
 	stopSelf(sig)
