@@ -450,8 +450,10 @@ func (s *session) handOver(cont <-chan os.Signal) error {
 			// it (a log line, a notice): with TOSTOP the kernel stopped
 			// the launcher alone, the shell took the terminal, and the
 			// agent, never stopped, took it back and read the person's
-			// line (a re-test, 7 in 10). Ignored until the terminal is
-			// taken back (restoreTTY sets it back).
+			// line (a re-test, 7 in 10). Ignored from here on (Go's
+			// signal.Reset does not undo an Ignore: restoreTTY's leaves
+			// it so, which is why each hand-over sets the default for its
+			// own ioctl, asDefault).
 			signal.Ignore(unix.SIGTTOU)
 			s.handed = true
 			return nil
