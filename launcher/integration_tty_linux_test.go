@@ -370,6 +370,7 @@ const tostopAgent = `#define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -391,6 +392,7 @@ int main(int argc, char **argv)
 	if (out < 0)
 		return 2;
 	if (fork() == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); // gone with the agent, stopped or not
 		setpgid(0, 0);
 		signal(SIGTTOU, SIG_IGN);
 		signal(SIGTTIN, SIG_IGN);
@@ -711,6 +713,7 @@ func TestIntegrationJobControlBackground(t *testing.T) {
 const flicker = `#define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 static volatile sig_atomic_t armed;
@@ -722,6 +725,7 @@ int main(int argc, char **argv) {
 	int out = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (argc != 2 || out < 0) return 2;
 	if ((child = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); // gone with the agent, stopped or not (the control's was left behind)
 		signal(SIGTTOU, SIG_IGN); signal(SIGTTIN, SIG_IGN); signal(SIGTSTP, SIG_IGN);
 		signal(SIGCONT, woke); signal(SIGUSR1, usr1);
 		int fd = dup(0);
