@@ -573,10 +573,28 @@ func typedAfterCtrlZ(t *testing.T, s *itSandbox, agent, stolen string, wait time
 	term.send("echo back-$?\n")
 	term.expect("back-148")
 	time.Sleep(wait)
+	// A process that took the terminal's foreground has it now, if any
+	// did (bounded): the line is typed then. The shell takes it back
+	// whenever it prompts, and a control's helper once lost the line to
+	// it that way (CI); where nothing took it, the shell reads the line.
+	for deadline := time.Now().Add(time.Second); !term.foreignForeground() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	term.send("echo typed-at-the-shell-$((6*7))\n")
 	time.Sleep(2000 * time.Millisecond)
 	got, _ := os.ReadFile(stolen)
 	return string(got), term
+}
+
+// foreignForeground reports whether a process group other than the
+// session's leader (the person's shell) is the terminal's foreground.
+func (p *ptyTerm) foreignForeground() bool {
+	fg, err := unix.IoctlGetInt(int(p.master.Fd()), unix.TIOCGPGRP)
+	if err != nil {
+		return false
+	}
+	sid, err := unix.IoctlGetInt(int(p.master.Fd()), unix.TIOCGSID)
+	return err == nil && fg != sid
 }
 
 // agentRuns waits (bounded) until a process other than the launcher has
