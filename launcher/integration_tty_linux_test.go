@@ -280,11 +280,11 @@ func TestIntegrationJobControlSelfContinued(t *testing.T) {
 				}
 			}
 			stolen := filepath.Join(s.ws, "stolen")
-			agent := fmt.Sprintf("%s tty-resume 2 %s", itEnv.probe, stolen)
+			agent := fmt.Sprintf("%s tty-resume 4 %s", itEnv.probe, stolen) // 4 s: Ctrl-Z comes before, even on a loaded machine (CI)
 			if c.confined {
 				agent = fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, agent)
 			}
-			got, term := typedAfterCtrlZ(t, s, agent, stolen, 3000*time.Millisecond) // past the agent's wait: it takes the terminal now, if it can
+			got, term := typedAfterCtrlZ(t, s, agent, stolen, 5000*time.Millisecond) // past the agent's wait: it takes the terminal now, if it can
 			if c.confined {
 				if strings.Contains(got, "typed-at-the-shell") {
 					t.Fatalf("the agent read the person's line: %q", got)
@@ -314,7 +314,7 @@ func TestIntegrationJobControlWatchTOSTOP(t *testing.T) {
 		confined bool
 	}{{"unprivileged", nobody, true}, {"control", 0, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			got, term := cAgentAfterCtrlZ(t, c.uid, c.confined, "tostop", tostopAgent, 3000*time.Millisecond)
+			got, term := cAgentAfterCtrlZ(t, c.uid, c.confined, "tostop", tostopAgent, 5000*time.Millisecond)
 			if !c.confined {
 				return
 			}
@@ -363,7 +363,7 @@ func cAgentAfterCtrlZ(t *testing.T, uid int, confined bool, name, source string,
 
 // tostopAgent starts a helper in a process group of its own, ignoring the
 // terminal's stop signals, continued by a timer every 20 ms. Each time it
-// runs it sets TOSTOP on the terminal; from 2 s after it started (the
+// runs it sets TOSTOP on the terminal; from 4 s after it started (the
 // test presses Ctrl-Z before) it takes the terminal's foreground and
 // copies what it reads there to argv[1], for about 8 s.
 const tostopAgent = `#define _GNU_SOURCE
@@ -407,13 +407,13 @@ int main(int argc, char **argv)
 		struct itimerspec every = {{0, 20000000}, {0, 20000000}};
 		if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0 || timer_settime(t, 0, &every, NULL) != 0)
 			return 1;
-		while (since(&t0) < 10) {
+		while (since(&t0) < 12) {
 			struct termios tio;
 			if (tcgetattr(0, &tio) == 0 && !(tio.c_lflag & TOSTOP)) {
 				tio.c_lflag |= TOSTOP;
 				tcsetattr(0, TCSANOW, &tio);
 			}
-			if (since(&t0) < 2) {
+			if (since(&t0) < 4) {
 				pause();
 				continue;
 			}
