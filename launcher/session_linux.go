@@ -323,20 +323,12 @@ func (s *session) stopped(sig syscall.Signal) {
 		// launcher waited for a SIGCONT no shell would send, the terminal
 		// hung (a re-test, 3 in 3). As the kernel does for such a job of
 		// its own, the stop is undone: the agent continues, and has the
-		// terminal again.
+		// terminal again (or is killed below, if its shell is gone).
 		fmt.Fprintln(s.stderr, "launcher: no shell to return to (this job's process group is orphaned): the agent continues")
-		if err := s.handOver(cont); err != nil {
-			fmt.Fprintf(s.stderr, "launcher: error: %v: the stopped agent is killed\n", err)
-			thaw()
-			s.control.Write([]byte{byte(syscall.SIGKILL)})
-			return
-		}
-		s.control.Write([]byte{byte(syscall.SIGCONT)})
-		thaw()
-		return
+	} else {
+		stopSelf(sig)
+		<-cont
 	}
-	stopSelf(sig)
-	<-cont
 	// Continued in the background (bg): the agent stays stopped, and
 	// frozen or watched, as it would take the terminal from the shell
 	// there and read what is typed (SD-23); fg continues it.
