@@ -182,6 +182,19 @@ func gone(pids map[string]int) error {
 	}
 }
 
+// agentRunning reports whether a process runs with marker in its
+// command line (the launcher's own aside).
+func agentRunning(marker string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(marker)) && !bytes.HasPrefix(b, []byte(itEnv.launcher+"\x00")) {
+			return true
+		}
+	}
+	return false
+}
+
 // A component killed mid-session stops the session: the agent is killed,
 // the other components stopped, the reason printed. The control: the same
 // agent, undisturbed, runs to its end (exit 0).
@@ -191,9 +204,17 @@ func TestIntegrationComponentDeathStopsSession(t *testing.T) {
 	var findErr error
 	r := s.agentSh(t, componentsPol(), itOpts{onStart: func(pid int) {
 		go func() {
-			if pids, findErr = waitSession(pid); findErr == nil {
-				syscall.Kill(pids["fs"], syscall.SIGKILL)
+			if pids, findErr = waitSession(pid); findErr != nil {
+				return
 			}
+			// Mid-session: once the agent runs. Killed before fs had its
+			// bootstrap, the launch failed with that reason instead (CI).
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if agentRunning("sleep 20") {
+					break
+				}
+			}
+			syscall.Kill(pids["fs"], syscall.SIGKILL)
 		}()
 	}}, "sleep 20; echo AGENT-FINISHED")
 	if findErr != nil {
