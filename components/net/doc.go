@@ -96,6 +96,28 @@
 // request on that connection naming another Host is refused; hosts no
 // rule names are byte tunnels and never see a value.
 //
+// Nor does the value go with a request a server may route elsewhere than
+// its Host and path say. A front-end or framework that honours
+// X-Forwarded-Host, X-Host, X-Forwarded-Server, X-HTTP-Host-Override,
+// X-Original-Host or Forwarded (its host=) answers as another virtual
+// host, or hands the request to another backend; one that honours
+// X-Original-URL or X-Rewrite-URL (IIS's URL Rewrite, Symfony and Zend
+// before 2018's fixes) serves another path than the request's target:
+// the host stays, but net does not send the value with a request whose
+// meaning it cannot tell.
+// A request carrying any of them is refused on an intercepted connection
+// with 403 (rule secrets.route-header, reason denied-header), before kms
+// is asked, whatever the header says: naming the connection's own host
+// too, and Forwarded whole rather than parsed. Proxies add these headers;
+// a client has no use for them, and reading their values would be one
+// more parser to get wrong where a secret rides on it. Names are compared
+// as some server may read them: in any case, blanks around them trimmed,
+// and any byte but a letter or a digit taken for '-'. Go does not
+// canonicalise X_Forwarded_Host, but nginx's $http_ variables (with
+// underscores_in_headers) and CGI and WSGI, which map '-' and '_' both
+// to '_', read it as X-Forwarded-Host. Plain HTTP through the proxy
+// carries no value and is left alone (Limitations).
+//
 // Nothing on an intercepted connection may send the value back to the
 // agent. TRACE, TRACK and CONNECT (secrets.connect) are refused there
 // before kms is asked. The request goes up with Accept-Encoding:
@@ -136,7 +158,9 @@
 //   - The tunnel check sees the first message only. Inside TLS the Host
 //     header is encrypted: a front-end that routes by Host rather than
 //     SNI can still be reached through an allowed name (only
-//     interception, as [[secrets]] hosts get, sees inside). Nor does it
+//     interception, as [[secrets]] hosts get, sees inside). So can one
+//     that routes plain HTTP by X-Forwarded-Host and the like: net passes
+//     those on there (no value rides on plain HTTP). Nor does it
 //     see a second ClientHello (after a HelloRetryRequest) or TLS
 //     started later in the stream (STARTTLS). A client-first protocol
 //     whose first line is a word and a blank (git://, Redis's inline

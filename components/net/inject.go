@@ -338,6 +338,14 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 		in.refuse(a, host, req, http.StatusForbidden, r, ReasonDeniedMethod, detail)
 		return false, nil
 	}
+	// Nor does a request go on, the value set, that a front-end or
+	// framework may route elsewhere than the Host just checked says
+	// (doc.go): refused whatever the header's value, before kms is asked.
+	if name := routeHeader(req.Header); name != "" {
+		in.refuse(a, host, req, http.StatusForbidden, RuleSecretsRoute, ReasonDeniedHeader,
+			name+" makes some servers route a request to another host or path than its own: net does not send the secret with it")
+		return false, nil
+	}
 	// Only a path (origin-form) says what is asked for: an upstream reads
 	// any other target instead of Host. An opaque one
 	// (x:https://evil.example/steal, which Go's parser leaves without a
@@ -525,13 +533,14 @@ func (a *answerReader) read(req *http.Request) (*http.Response, error) {
 // Rules of the refusals net makes inside an intercepted connection (a
 // redirect's refusal names the rule that refused its target).
 const (
-	RuleSecretsHost      = "secrets.host"      // a Host other than the connection's
-	RuleSecretsTrace     = "secrets.trace"     // TRACE or TRACK (or a method override saying so)
-	RuleSecretsConnect   = "secrets.connect"   // CONNECT inside the intercepted connection
-	RuleSecretsRelease   = "secrets.release"   // kms did not release the value (502)
-	RuleSecretsUpstream  = "secrets.upstream"  // the upstream's TLS or answer failed (502)
-	RuleSecretsReflected = "secrets.reflected" // the answer carries the injected value (502)
-	RuleSecretsRequest   = "secrets.request"   // a request head over injectMaxHeaderBytes (431), a target that is not a path, an Expect other than 100-continue
+	RuleSecretsHost      = "secrets.host"         // a Host other than the connection's
+	RuleSecretsTrace     = "secrets.trace"        // TRACE or TRACK (or a method override saying so)
+	RuleSecretsConnect   = "secrets.connect"      // CONNECT inside the intercepted connection
+	RuleSecretsRoute     = "secrets.route-header" // a header some servers route by (routeHeaders)
+	RuleSecretsRelease   = "secrets.release"      // kms did not release the value (502)
+	RuleSecretsUpstream  = "secrets.upstream"     // the upstream's TLS or answer failed (502)
+	RuleSecretsReflected = "secrets.reflected"    // the answer carries the injected value (502)
+	RuleSecretsRequest   = "secrets.request"      // a request head over injectMaxHeaderBytes (431), a target that is not a path, an Expect other than 100-continue
 )
 
 // trailerCleaner drops hop-by-hop and X-Pinfold-* trailers once the body
@@ -568,6 +577,7 @@ const (
 	ReasonSecretUnavailable = "secret-unavailable"
 	ReasonUpstreamTLS       = "upstream-tls"
 	ReasonSecretReflected   = "secret-reflected"
+	ReasonDeniedHeader      = "denied-header"
 )
 
 func (in *Injector) warn(msg string, args ...any) {
@@ -614,6 +624,44 @@ func injectHost(hostport string) (string, bool) {
 		return "", false
 	}
 	return strings.ToLower(strings.TrimSuffix(name, ".")), true
+}
+
+// routeHeaders are the headers by which a front-end or framework routes
+// a request elsewhere than its Host and path say: to another virtual
+// host or backend (X-Forwarded-Host and the like; Forwarded, whose host=
+// some read, is refused whole rather than parsed), or to another path
+// (X-Original-URL and X-Rewrite-URL: IIS's URL Rewrite, Symfony and Zend
+// before 2018's fixes). A client has no use for any of them: proxies add
+// them. Canonical spellings (http.CanonicalHeaderKey).
+var routeHeaders = []string{
+	"X-Forwarded-Host", "X-Host", "X-Forwarded-Server", "X-Http-Host-Override", "X-Original-Host",
+	"Forwarded", "X-Original-Url", "X-Rewrite-Url",
+}
+
+// routeHeader names the routeHeaders entry one of h's names stands for,
+// or "". A name is compared without regard to case, blanks around it
+// trimmed and every byte but a letter or a digit read as '-'. Go leaves
+// X_Forwarded_Host as it is (not canonical), but nginx's $http_ names
+// (with underscores_in_headers) and CGI and WSGI stacks, which map '-'
+// and '_' both to '_', read it as X-Forwarded-Host; and Go reads
+// "X-Forwarded-Host : x" as a name with a blank in it, sent on as it
+// came, which a lenient server trims.
+func routeHeader(h http.Header) string {
+	norm := make([]string, 0, len(h))
+	for k := range h {
+		norm = append(norm, strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '-'
+		}, strings.Trim(k, " \t")))
+	}
+	for _, name := range routeHeaders { // in order: the same answer every time
+		if slices.ContainsFunc(norm, func(k string) bool { return strings.EqualFold(k, name) }) {
+			return name
+		}
+	}
+	return ""
 }
 
 // hopByHop are the headers one connection's ends keep to themselves.

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -393,6 +395,83 @@ func TestInjectAnswerHeadBounded(t *testing.T) {
 		}
 		if c.status == "502" && (err == nil || !strings.Contains(err.Error(), "larger than")) {
 			t.Errorf("a header of %d bytes: Serve's error %v does not name the bound", c.header, err)
+		}
+	}
+}
+
+// A header by which a front-end or framework routes a request to another
+// virtual host, backend or path than its Host and target say went
+// upstream with the value set: a server honouring X-Forwarded-Host would
+// have answered, the secret in hand, as another host. Each listed name,
+// in any case, with '_' for '-' (X_Forwarded_Host: nginx's $http_ names
+// and CGI/WSGI read it as X-Forwarded-Host) or a blank before the colon,
+// is refused with 403 before kms is asked, whatever its value (the
+// connection's own host too), and logged without the value. Controls: a
+// request without them, and with X-Forwarded-For or X-Forwarded-Proto
+// (which name no host), is served with the value set.
+func TestInjectRefusesRouteHeaders(t *testing.T) {
+	const host = "api.github.com"
+	for _, c := range []struct {
+		header string // a header line, "" for none
+		rule   string // the refusal's rule, "" for served
+	}{
+		{"X-Forwarded-Host: evil.example", RuleSecretsRoute},
+		{"X-Host: evil.example", RuleSecretsRoute},
+		{"X-Forwarded-Server: evil.example", RuleSecretsRoute},
+		{"X-HTTP-Host-Override: evil.example", RuleSecretsRoute},
+		{"X-Original-Host: evil.example", RuleSecretsRoute},
+		{"Forwarded: host=evil.example", RuleSecretsRoute},
+		{"Forwarded: for=192.0.2.1", RuleSecretsRoute}, // refused whole, not parsed
+		{"X-Original-URL: /evil.example", RuleSecretsRoute},
+		{"X-Rewrite-URL: /evil.example", RuleSecretsRoute},
+		{"x-forwarded-HOST: evil.example", RuleSecretsRoute},
+		{"FORWARDED: Host=evil.example", RuleSecretsRoute},
+		{"x-original-url: /evil.example", RuleSecretsRoute},
+		{"X_Forwarded_Host: evil.example", RuleSecretsRoute},
+		{"x_forwarded-host: evil.example", RuleSecretsRoute},
+		{"X_HTTP_HOST_OVERRIDE: evil.example", RuleSecretsRoute},
+		{"X_Original_URL: /evil.example", RuleSecretsRoute},
+		{"X-Forwarded-Host : evil.example", RuleSecretsRoute}, // Go keeps the blank in the name
+		{"X-Forwarded-Host: api.github.com", RuleSecretsRoute},
+		{"", ""},
+		{"X-Forwarded-For: 192.0.2.1", ""},
+		{"X-Forwarded-Proto: https", ""},
+	} {
+		u, roots := upstreamFor(t, host)
+		var released []string
+		in := injectorFor(t, roots, &released)
+		var logs bytes.Buffer
+		in.Log = slog.New(slog.NewTextHandler(&logs, nil))
+		line := ""
+		if c.header != "" {
+			line = c.header + "\r\n"
+		}
+		got, _ := exchangeRaw(t, in, u, host, "GET /x HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: Bearer PLACEHOLDER\r\n"+line+"Connection: close\r\n\r\n")
+		u.mu.Lock()
+		auth := slices.Clone(u.auth)
+		u.mu.Unlock()
+		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+		if err != nil {
+			t.Errorf("%q: no answer in %.80q", c.header, got)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if c.rule == "" {
+			if resp.StatusCode != 200 || string(body) != "hello from api.github.com" || len(released) != 1 ||
+				len(auth) != 1 || auth[0] != "Bearer ghp_real_value" {
+				t.Errorf("%q (control): %d %q, released %q, the upstream got %q", c.header, resp.StatusCode, body, released, auth)
+			}
+			continue
+		}
+		pxRefused(t, resp, http.StatusForbidden, ReasonDeniedHeader, c.rule)
+		if !strings.Contains(string(body), c.rule) {
+			t.Errorf("%q: body %q does not name the rule", c.header, body)
+		}
+		if len(released) != 0 || len(auth) != 0 {
+			t.Errorf("%q: released %q, the upstream got %q: a refusal sends nothing", c.header, released, auth)
+		}
+		if !strings.Contains(logs.String(), c.rule) || strings.Contains(logs.String(), "evil.example") {
+			t.Errorf("%q: the log, without the value, should name the rule: %s", c.header, logs.String())
 		}
 	}
 }
