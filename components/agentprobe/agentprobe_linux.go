@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -128,7 +129,7 @@ func codeRun(script string) error {
 }
 
 // mcpRule is the rule a tool error names (mcpserver's denial).
-var mcpRule = regexp.MustCompile(`, rule ([a-z0-9._:-]+)\)`)
+var mcpRule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`, rule ([a-z0-9._:-]+)\)`) })
 
 // mcpRead starts this binary's MCP server (`launcher mcp`) on pipes, as
 // an agent's MCP client does, and calls read_file for p: the server
@@ -255,7 +256,7 @@ func toolDenial(r *mcp.CallToolResult) error {
 		}
 	}
 	fmt.Fprintln(os.Stderr, strings.TrimSpace(text.String())) // what the tool said, for the record
-	if m := mcpRule.FindStringSubmatch(text.String()); m != nil {
+	if m := mcpRule().FindStringSubmatch(text.String()); m != nil {
 		return probe.Denied{Rule: m[1]}
 	}
 	return probe.Denied{Rule: "mcp-error"}
