@@ -187,7 +187,10 @@
 //     include.path, …; the values of -f, -t, --type and the other
 //     options that take one, in any prefix git takes, are not the key,
 //     every word after "--" is a key or value, and each such word is
-//     looked at), git config --edit, --upload-pack/--receive-pack
+//     looked at), git config --edit, git config --rename-section
+//     (rename-section, any prefix git takes: a fourteenth hunt, a
+//     section foo renamed alias made foo.x = !CMD an alias that
+//     ran), --upload-pack/--receive-pack
 //     (any prefix) and --exec for any subcommand but rebase, clone's
 //     and ls-remote's -u also in a group (-qu), git --exec-path=;
 //     git --git-dir and --work-tree (but --git-dir=.git, --work-tree=.)

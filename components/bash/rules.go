@@ -974,14 +974,21 @@ func gitConfig(ws []Word) *verdict {
 			opts = false
 		case k == 2 && (t == "get" || t == "list"):
 			read = true
-		case k == 2 && (t == "set" || t == "unset" || t == "rename-section" || t == "remove-section"):
+		case k == 2 && t == "rename-section", longOpt(name, "--rename-section", len("--re")):
+			// Every key of the section moves into the one named, which
+			// may be alias, core, include or pager: a key written
+			// harmless (foo.x = !rm -rf src) becomes one that runs (a
+			// fourteenth hunt: git config --rename-section foo alias,
+			// then git x). Any prefix git takes (--rename-se).
+			return &verdict{Approve, "structural.git-config", "git config " + quotedWord(t) + " moves a section's keys into another section, which may be one whose keys make git run a program"}
+		case k == 2 && (t == "set" || t == "unset" || t == "remove-section"):
 			write = true
 		case k == 2 && t == "edit", t == "-e", longOpt(name, "--edit", 2):
 			return &verdict{Approve, "structural.git-config", "git config --edit opens the configuration in an editor"}
 		case t == "--get" || t == "--get-all" || t == "--get-regexp" || t == "--get-urlmatch" || t == "-l" || t == "--list" ||
 			t == "--get-color" || t == "--get-colorbool":
 			read = true
-		case t == "--unset" || t == "--unset-all" || t == "--add" || t == "--replace-all" || t == "--rename-section" || t == "--remove-section":
+		case t == "--unset" || t == "--unset-all" || t == "--add" || t == "--replace-all" || t == "--remove-section":
 			write = true
 		case strings.HasPrefix(t, "--") && !eq && gitConfigValued(name):
 			k++

@@ -1794,6 +1794,13 @@ var table = []struct {
 	{`wget --execute "$c" http://127.0.0.1/x`, P, "builtin.exec-option"},
 	{`wget -q -e robots=off -r https://example.com/`, A, "default"},
 	{`wget -nv -O page.html https://example.com/`, A, "default"},
+	// A fourteenth hunt: git config --rename-section moved a section's
+	// keys into alias (or core, include, pager: any section).
+	{`git config --rename-section foo alias`, P, "structural.git-config"},
+	{`git config rename-section foo alias`, P, "structural.git-config"},
+	{`git config --rename-se foo core`, P, "structural.git-config"},
+	{`git config --local --ren foo include`, P, "structural.git-config"},
+	{`git config --remove-section foo`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
