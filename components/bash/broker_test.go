@@ -194,7 +194,9 @@ func TestBrokerRecursiveDelete(t *testing.T) {
 	for _, line := range []string{"cd sub && rm -rf build", "env -C src rm -rf lib", "env --chdir=src rm -rf lib", "git -C src clean -fdx",
 		"x='cd src'; eval \"$x\"; rm -rf lib", ". ./setup.sh; rm -rf lib", "echo src | xargs rm -rf", "$CMD; rm -rf lib",
 		// find following links deletes where they lead (a re-test).
-		"find -L src -delete", "find src -follow -delete", "find -H src -exec rm -rf {} +"} {
+		"find -L src -delete", "find src -follow -delete", "find -H src -exec rm -rf {} +",
+		// cmake -E chdir DIR CMD runs CMD in DIR (a fourteenth hunt).
+		"cmake -E chdir sub rm -rf lib"} {
 		w = &fakeWorld{answers: []bool{true}}
 		w.broker(policy.Commands{}).Handle(ctx, line)
 		if !slices.Equal(w.backedUp, []string{"."}) {

@@ -59,10 +59,25 @@
 //     gosu and su-exec USER CMD, pkexec, fakeroot, dbus-run-session,
 //     proxychains and proxychains4 (-q and -f FILE as whole words, at
 //     most two, which is all proxychains-ng reads alike), choom (-n N;
-//     -p PID runs nothing), ssh-agent [options] CMD; capsh, gdb, lldb,
+//     -p PID runs nothing), ssh-agent [options] CMD; and (a fourteenth
+//     hunt, each ran rm -rf src unseen) npm exe (npm takes a unique
+//     prefix of a command), yarn run (what it names is analysed as a
+//     command: a script's name is a program the analyzer does not
+//     know), rustup run TOOLCHAIN, pyenv, rbenv, nodenv, goenv, plenv,
+//     jenv and asdf exec, volta run, conda and mamba run (--env and
+//     --cwd left out), corepack TOOL[@VERSION], the dynamic loader
+//     (ld.so, ld-linux*.so* by a system path; --preload, --audit and
+//     --library-path left out), bear, ccache, sccache, distcc and icecc
+//     (their compiler, whose options are read: gcc -B; distcc and icecc
+//     given an option run cc; ccache's KEY=VALUE settings make it
+//     dynamic), cmake -E env (its NAME=VALUE are assignments for the
+//     command), cmake -E chdir DIR (a deletion then keeps the whole
+//     workspace) and cmake -E time; capsh, gdb, lldb,
 //     chpst, faketime, torsocks, eatmydata, sshpass, xvfb-run, tmux,
-//     screen, hyperfine, entr, at and the other runners of
-//     opaqueRunners are not unwrapped: what they run needs approval
+//     screen, hyperfine, entr, at, nix-shell, scan-build, tsp, nq,
+//     gpg-agent, gtk-launch and the other runners of
+//     opaqueRunners, and mise exec and x and nix develop, shell and
+//     run (opaqueSubs), are not unwrapped: what they run needs approval
 //     (builtin.dynamic); GNU parallel
 //     and sem make their commands at run time and run them through a
 //     shell, so what they run needs approval (builtin.dynamic);
@@ -308,7 +323,8 @@
 //     uncommitted changes), and git apply -R and patch -R (--reverse,
 //     in a group: -Rp1), which take a patch's changes out of the files
 //     (git diff | git apply -R drops every uncommitted change), which
-//     back up the whole workspace.
+//     back up the whole workspace; cmake -E rm -r (-R, -rf) and cmake
+//     -E remove_directory, as rm -r (a fourteenth hunt).
 //     No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse
@@ -376,7 +392,12 @@
 //     their kin by any name (vim.basic, vim.tiny, gvimdiff), editor,
 //     sensible-editor, emacs and kak whatever their options, sudoedit
 //     and sudo -e (--edit, in a group: -Ee); npm edit and npm config
-//     edit (any word "edit" of npm's: npm run edit needs approval too);
+//     edit (any word "edit" of npm's: npm run edit needs approval too;
+//     ed and edi as npm's command), npm explore (explo and longer as
+//     its command), which runs a command or a shell in a package's
+//     folder, gio launch (a desktop file's Exec), cmake -P and ctest
+//     -S (-SP, -SR) and --test-command, which run scripts (a
+//     fourteenth hunt);
 //     go's -toolexec, -exec, -vettool (one dash or two), -ldflags naming
 //     -extld or -extar or not a literal, and go env -w (an eleventh
 //     hunt: go build -toolexec=./s ran s); gcc, cc and clang by any name

@@ -201,8 +201,34 @@ func execOption(sc *SimpleCommand) *finding {
 		for i, w := range ws[1:] {
 			if w.Text == "--" {
 				break
-			} else if w.Text == "edit" {
+			} else if w.Text == "edit" || i == 0 && (w.Text == "ed" || w.Text == "edi") {
+				// npm takes any unique prefix of a command (ed: a
+				// fourteenth hunt).
 				return found(i+1, "makes npm run an editor, which its configuration names")
+			} else if w.Text == "explore" || i == 0 && longOpt(w.Text, "explore", 4) {
+				// npm explore PKG -- CMD runs CMD through a shell in the
+				// package's folder (a fourteenth hunt), or a shell.
+				return found(i+1, "makes npm run a command, or a shell, in a package's folder")
+			}
+		}
+	case "gio":
+		// gio launch runs the program a desktop file's Exec names (a
+		// fourteenth hunt: gio launch ./x.desktop).
+		if len(ws) > 1 && ws[1].Text == "launch" {
+			return found(1, "makes gio run the program a desktop file names")
+		}
+	case "cmake", "ctest":
+		// cmake -P runs a CMake script, ctest -S (-SP, -SR) a dashboard
+		// script, whose execute_process runs commands; ctest's
+		// --test-command runs one (a fourteenth hunt). Words after
+		// cmake -E are its command's.
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if name == "cmake" && t == "-E" {
+				break
+			}
+			if name == "cmake" && strings.HasPrefix(t, "-P") || name == "ctest" && (strings.HasPrefix(t, "-S") || t == "--test-command") {
+				return found(i, "makes "+name+" run a script, whose commands the analyzer does not see")
 			}
 		}
 	case "go":

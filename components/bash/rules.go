@@ -1470,6 +1470,37 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		if dir && many {
 			return &deletion{"rm -d given a glob deletes every file and directory it lists, a whole tree when it lists one deepest first", targets}
 		}
+	case "cmake":
+		// cmake -E rm -r (-R, in any group: -rf) and remove_directory
+		// delete trees as rm -r does (a fourteenth hunt: cmake -E rm -rf
+		// src); a word that is not a literal where an option may stand
+		// counts as -r.
+		if len(ws) < 3 || ws[1].Text != "-E" {
+			break
+		}
+		switch ws[2].Text {
+		case "remove_directory":
+			return &deletion{"cmake -E remove_directory deletes whole directory trees", texts(ws[3:])}
+		case "rm":
+			rec, opts := false, true
+			var targets []string
+			for _, w := range ws[3:] {
+				switch {
+				case opts && w.Literal && w.Text == "--":
+					opts = false
+				case opts && w.isOpt():
+					rec = rec || strings.ContainsAny(w.Text, "rR")
+				case opts && !w.Literal && w.mayBeOption():
+					rec = true
+					targets = append(targets, w.Text)
+				default:
+					targets = append(targets, w.Text)
+				}
+			}
+			if rec {
+				return &deletion{"cmake -E rm -r deletes whole directory trees", targets}
+			}
+		}
 	case "rename", "rename.ul", "prename", "file-rename", "perl-rename", "mmv":
 		// They move files by a pattern or an expression, out of the
 		// workspace too (an eighth hunt: rename.ul src /tmp/x src);

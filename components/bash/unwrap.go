@@ -2,6 +2,7 @@ package bash
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -541,6 +542,19 @@ var wrappers = func() map[string]optSpec {
 		// ssh-agent (OpenSSH 9) [options] [CMD ARG...]; -k, -D and -d
 		// run no command, which is read as if they did.
 		"ssh-agent": {short: "a:cDdE:kO:P:st:"},
+		// The dynamic loader run as a program (ld.so, ld-linux-x86-64.so.2
+		// and the like by any system path: loaderName) runs its first
+		// word with the rest (a fourteenth hunt: ld.so /bin/rm -rf src).
+		// --preload, --audit, --library-path and --glibc-hwcaps-prefix
+		// load other code: they are left out, so need approval.
+		"ld.so": {
+			long: "list verify inhibit-cache inhibit-rpath= argv0= glibc-hwcaps-mask= list-tunables list-diagnostics help version",
+			stop: "--list --verify --list-tunables --list-diagnostics --help --version",
+		},
+		// bear (3) [options] -- CMD records a build's compiler calls; its
+		// --config, --library and --wrapper name what it loads and runs,
+		// and are left out (a fourteenth hunt: bear -- rm -rf src).
+		"bear": {long: "output= append force-preload force-wrapper verbose help version", stop: "--help --version"},
 	}
 	for _, n := range archNames {
 		m[n] = archSpec
@@ -590,7 +604,61 @@ var runners = map[[2]string]optSpec{
 		stop: "-h --help -j --json -l --list",
 	},
 	{"hatch", "run"}: {short: "h", long: "help", stop: "-h --help"},
+	// A fourteenth hunt, each ran rm -rf src unseen: npm's exe (npm
+	// takes any unique prefix of its commands: exe is exec), yarn run
+	// (a script's name, or any program: what it names is analysed as
+	// a command, a script's name being a program the analyzer does
+	// not know), rustup run TOOLCHAIN CMD, the version managers' exec,
+	// volta run (its --env is left out: it sets the command's
+	// environment), conda and mamba run (--cwd is left out: it moves
+	// where the command works).
+	{"npm", "exe"}:  npmExec,
+	{"yarn", "run"}: {},
+	{"rustup", "run"}: {
+		short: "h", long: "install help", stop: "-h --help", positional: 1,
+	},
+	{"pyenv", "exec"}:  {},
+	{"rbenv", "exec"}:  {},
+	{"nodenv", "exec"}: {},
+	{"goenv", "exec"}:  {},
+	{"plenv", "exec"}:  {},
+	{"jenv", "exec"}:   {},
+	{"asdf", "exec"}:   {},
+	{"volta", "run"}: {
+		short: "h", long: "node= npm= pnpm= yarn= bundled-npm no-yarn no-pnpm verbose quiet help", stop: "-h --help",
+	},
+	{"conda", "run"}: {
+		short: "hn:p:v", long: "name= prefix= dev debug-wrapper-scripts no-capture-output live-stream verbose help", stop: "-h --help",
+	},
+	{"mamba", "run"}: {
+		short: "hn:p:v", long: "name= prefix= dev debug-wrapper-scripts no-capture-output live-stream verbose help", stop: "-h --help",
+	},
 }
+
+// opaqueSubs are subcommands that run a command made of their words or
+// options, or a project's environment hooks, and are not unwrapped:
+// what they run needs approval (a fourteenth hunt: mise exec -- rm -rf
+// src; nix develop runs a shellHook and -c CMD). A subcommand is any of
+// the words that may be one (cands).
+var opaqueSubs = map[string][]string{
+	"mise": {"exec", "x"}, "rtx": {"exec", "x"}, "nix": {"develop", "shell", "run"},
+}
+
+// compilerWrappers run the compiler named by their first word (ccache
+// gcc -c x.c): it is unwrapped, so that its options are read (a
+// fourteenth hunt: ccache gcc -B./ ran the workspace's as). Given an
+// option first, ccache and sccache run nothing (ccache -s), and distcc
+// and icecc, but for their own, compile with cc; ccache's KEY=VALUE
+// settings (prefix_command, compiler_check) may name a program.
+var compilerWrappers = set("ccache", "sccache", "distcc", "icecc")
+
+// compilerWrapperOwn are the options with which distcc and icecc run
+// no compiler.
+var compilerWrapperOwn = set("--help", "--version", "--show-hosts", "-j", "--show-principal", "--build-native")
+
+// corepackTools are the programs corepack runs by name (corepack
+// pnpm@8 exec CMD is pnpm exec CMD: a fourteenth hunt).
+var corepackTools = set("npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg")
 
 // opaqueRunners run a command made of their words or options, and are
 // not unwrapped: what they run needs approval (capsh -- -c CMD, gdb
@@ -601,7 +669,12 @@ var opaqueRunners = set("capsh", "gdb", "lldb", "chpst", "faketime", "torsocks",
 	"envuidgid", "envdir", "softlimit", "setlock", "expect", "tmux", "screen", "hyperfine", "entr", "watchexec",
 	"nodemon", "concurrently", "cross-env", "dotenv", "direnv", "run-parts", "run-one", "lckdo", "with-lock-ex",
 	"ifne", "pee", "perf", "heaptrack", "ddd", "cgdb", "at", "batch", "daemonize", "start-stop-daemon", "flatpak-spawn",
-	"toolbox", "distrobox", "s6-setuidgid", "logsave", "uclampset", "enosys", "setpgid", "coresched", "scriptlive")
+	"toolbox", "distrobox", "s6-setuidgid", "logsave", "uclampset", "enosys", "setpgid", "coresched", "scriptlive",
+	// A fourteenth hunt: nix-shell --run CMD (and shell.nix's
+	// shellHook), scan-build's build command (and its --use-cc,
+	// --use-analyzer), task-spooler's and nq's queued commands,
+	// gpg-agent --daemon CMD, gtk-launch's desktop entry.
+	"nix-shell", "scan-build", "intercept-build", "tsp", "nq", "gpg-agent", "gtk-launch")
 
 // shells are the shells whose -c string, script file or standard input
 // the analyzer looks at.
@@ -630,6 +703,16 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			return w.emit(s, c)
 		}
 		name := commandName(first.Text)
+		if loaderName(first.Text) {
+			name = "ld.so"
+		}
+		if next, ok, err := w.runsFirst(s, &c, name); err != nil || ok {
+			if err != nil || next == nil {
+				return err
+			}
+			c = *next
+			continue
+		}
 		if sp, ok := wrappers[name]; ok {
 			switch name {
 			case "su", "runuser", "script":
@@ -749,6 +832,9 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			}
 			c = next
 			continue
+		case opaqueSub(c.Words, name) != "":
+			c.Dynamic = &Opaque{At: 0, Why: name + " " + opaqueSub(c.Words, name) + " runs a command made of its arguments or options, or a project's hooks, which the analyzer does not unwrap: what runs is known only at run time"}
+			return w.emit(s, c)
 		case opaqueRunners[name]:
 			c.Dynamic = &Opaque{At: 0, Why: name + " runs a command made of its arguments or options, which the analyzer does not unwrap: what runs is known only at run time"}
 			return w.emit(s, c)
@@ -1545,4 +1631,139 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 		return nestedErr
 	}
 	return w.emit(s, c)
+}
+
+// loaderName reports the dynamic loader run as a program: ld.so,
+// ld-linux*.so*, ld64.so.*, ld-musl-*.so*, by its name or a path under
+// /lib or /usr/lib (a workspace's copy is a program the analyzer does
+// not know).
+func loaderName(word string) bool {
+	dir, base := path.Split(word)
+	if dir != "" && !strings.HasPrefix(path.Clean(dir), "/lib") && !strings.HasPrefix(path.Clean(dir), "/usr/lib") && !systemDirs[path.Clean(dir)] {
+		return false
+	}
+	return base == "ld.so" || strings.Contains(base, ".so") &&
+		(strings.HasPrefix(base, "ld-linux") || strings.HasPrefix(base, "ld64.so") || strings.HasPrefix(base, "ld-musl-"))
+}
+
+// opaqueSub is the subcommand of opaqueSubs that c's words name, or "";
+// a word that is not a literal where it may stand counts.
+func opaqueSub(ws []Word, name string) string {
+	subs, ok := opaqueSubs[name]
+	if !ok {
+		return ""
+	}
+	for _, i := range cands(ws, 1) {
+		if !ws[i].Literal {
+			return quotedWord(ws[i].Text)
+		}
+		if slices.Contains(subs, ws[i].Text) {
+			return ws[i].Text
+		}
+	}
+	return ""
+}
+
+// runsFirst unwraps the programs that run a command their first words
+// name, which no option table describes: corepack TOOL[@VERSION], the
+// compiler wrappers (compilerWrappers) and cmake -E env, chdir and
+// time (a fourteenth hunt, each: cmake -E env X=1 rm -rf src). ok
+// reports that c was one of them; next is the command to go on
+// unwrapping, or nil when c was emitted.
+func (w *walker) runsFirst(s scope, c *SimpleCommand, name string) (next *SimpleCommand, ok bool, err error) {
+	ws := c.Words
+	if len(ws) < 2 {
+		return nil, false, nil
+	}
+	dynamic := func(at int, why string) (*SimpleCommand, bool, error) {
+		if c.Dynamic == nil {
+			c.Dynamic = &Opaque{At: at, Why: why}
+		}
+		return nil, true, w.emit(s, *c)
+	}
+	first := ws[1]
+	switch {
+	case name == "corepack":
+		tool, _, _ := strings.Cut(first.Text, "@")
+		if !first.Literal || !corepackTools[tool] {
+			return nil, false, nil
+		}
+		n := c.wrap(name, 1, nil)
+		n.Words = slices.Clone(n.Words)
+		n.Words[0] = lit(tool)
+		return &n, true, nil
+	case compilerWrappers[name]:
+		t := first.Text
+		switch {
+		case !first.Literal:
+			return dynamic(1, name+" is given "+quotedWord(t)+" where its compiler stands: what it runs is known only at run time")
+		case strings.Contains(t, "="):
+			return dynamic(1, name+" is given the setting "+quotedWord(t)+", which may name a program it runs (prefix_command, compiler_check)")
+		case t == "--scan-includes" && name == "distcc":
+			n := c.wrap(name, 2, nil)
+			return &n, true, nil
+		case strings.HasPrefix(t, "-") && (name == "ccache" || name == "sccache" || compilerWrapperOwn[t]):
+			return nil, true, w.emit(s, *c) // its own options: no compiler runs
+		case strings.HasPrefix(t, "-"):
+			n := c.wrapWords(name, append([]Word{lit("cc")}, ws[1:]...))
+			return &n, true, nil
+		}
+		n := c.wrap(name, 1, nil)
+		return &n, true, nil
+	case name == "cmake" && first.Literal && first.Text == "-E" && len(ws) > 2:
+		sub := ws[2]
+		if !sub.Literal {
+			return dynamic(2, "cmake -E is given "+quotedWord(sub.Text)+": what it does is known only at run time")
+		}
+		switch sub.Text {
+		case "time":
+			n := c.wrap("cmake -E time", 3, nil)
+			return &n, true, nil
+		case "chdir":
+			if len(ws) < 5 {
+				return nil, false, nil
+			}
+			if !ws[3].single {
+				return dynamic(3, "cmake -E chdir is given "+quotedWord(ws[3].Text)+", which may be several words: what runs is known only at run time")
+			}
+			n := c.wrap("cmake -E chdir", 4, nil)
+			return &n, true, nil
+		case "env":
+			// cmake -E env [--unset=NAME]... [NAME=VALUE]... [--] CMD;
+			// --modify and any other option are left out.
+			var assigns []Assign
+			i := 3
+		env:
+			for ; i < len(ws); i++ {
+				t := ws[i]
+				switch {
+				case !t.Literal && !assignRE().MatchString(t.lead):
+					return dynamic(i, "cmake -E env is given "+quotedWord(t.Text)+" where its settings or command stand: what runs is known only at run time")
+				case t.Text == "--":
+					i++
+					break env
+				case strings.HasPrefix(t.Text, "--unset="):
+				case strings.HasPrefix(t.Text, "-"):
+					unknownOpt(c, "cmake -E env", i)
+					return nil, true, w.emit(s, *c)
+				case assignRE().MatchString(t.lead):
+					if !t.single {
+						return dynamic(i, "cmake -E env is given "+quotedWord(t.Text)+", which may be several words")
+					}
+					n, val, _ := strings.Cut(t.Text, "=")
+					v := t
+					v.Text, v.lead = val, strings.TrimPrefix(t.lead, n+"=")
+					assigns = append(assigns, Assign{Name: n, Value: v})
+				default:
+					break env
+				}
+			}
+			if i >= len(ws) {
+				return nil, false, nil
+			}
+			n := c.wrap("cmake -E env", i, assigns)
+			return &n, true, nil
+		}
+	}
+	return nil, false, nil
 }
