@@ -306,6 +306,11 @@ func TestPolicyPrecedence(t *testing.T) {
 		{[]policy.Command{"curl"}, nil, `curl -Kfetch.cfg`, P, "builtin.exec-option"},
 		{[]policy.Command{"curl"}, nil, `curl -fsSL -o out.tar.gz https://example.com/x.tar.gz`, A, "commands.auto[0]"},
 		{[]policy.Command{"curl"}, nil, `curl -H 'Accept: text/plain' https://example.com/`, A, "commands.auto[0]"},
+		// A fourteenth hunt: curl --engine loads a shared object (any
+		// prefix, = or the next word); an auto "curl" does not cover it.
+		{[]policy.Command{"curl"}, nil, `curl --engine /ws/x.so https://x`, P, "builtin.exec-option"},
+		{[]policy.Command{"curl"}, nil, `curl -s --eng=/ws/x.so https://x`, P, "builtin.exec-option"},
+		{[]policy.Command{"curl"}, nil, `curl -sSf https://x`, A, "commands.auto[0]"},
 		// Prefixes are matched on words, not text.
 		{[]policy.Command{"go test"}, nil, `go testx`, A, "default"},
 		{[]policy.Command{"go test"}, nil, `"go test"`, A, "default"},

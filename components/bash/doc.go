@@ -412,7 +412,22 @@
 //     --config, which read options from a file, and wget --use-askpass
 //     and -e (--execute) of use_askpass or config, which run a program
 //     (a thirteenth hunt: curl -sK fetch.cfg wrote .git/config, wget
-//     -e use_askpass=./ask.sh ran ask.sh);
+//     -e use_askpass=./ask.sh ran ask.sh); and (a fourteenth hunt)
+//     sdiff and diff3 --diff-program (any prefix), curl --engine (--en
+//     and longer), less and pager -k (in a group), --lesskey-file,
+//     --lesskey-src and --lesskey-content, javac -J…, -Xplugin and
+//     @FILE, and -cp, -classpath, --class-path, -processorpath,
+//     --processor-path and --processor-module-path unless -proc:none
+//     (annotation processors run), svn --diff-cmd, --diff3-cmd,
+//     --editor-cmd, --config-option and --config-dir, hg --config,
+//     --cwd and -R (--repository; any prefix), aria2c --on-* and
+//     --conf-path, psql -c and mysql or mariadb -e code holding a
+//     client command that runs a shell command, a program or a file
+//     (psql's \!, \o, \copy, COPY … PROGRAM; mysql's system, \!,
+//     pager, source; any backslash), psql -f, psql -o |CMD, mysql's
+//     --pager, --defaults-* and --plugin-dir, and either reading its
+//     code from standard input (no -c or -e); dc, duckdb and lftp, as
+//     sqlite3;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -1,6 +1,11 @@
 package bash
 
-import "strings"
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
 
 // rExecOption: an option (or script) of a program that makes it run a
 // command it is given as a string, which the analyzer does not walk.
@@ -161,6 +166,10 @@ func execOption(sc *SimpleCommand) *finding {
 			switch {
 			case longOpt(n, "--config", 2), name == "curl" && len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.ContainsRune(t, 'K'):
 				return found(i, "makes "+name+" read its options from a file, which may say where it writes or what it runs")
+			case name == "curl" && longOpt(n, "--engine", 3):
+				// --engine loads a shared object (a fourteenth hunt: curl
+				// --engine /ws/x.so ran its constructor); --en and longer.
+				return found(i, "makes curl load code, a crypto engine it names")
 			case name == "wget" && longOpt(n, "--use-askpass", 2):
 				return found(i, "makes wget run a program")
 			case name == "wget" && (longOpt(n, "--execute", 2) || len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.ContainsRune(t, 'e')):
@@ -182,6 +191,83 @@ func execOption(sc *SimpleCommand) *finding {
 				}
 			}
 		}
+	case "sdiff", "diff3":
+		// --diff-program runs the program it names in diff's stead (a
+		// fourteenth hunt), in any prefix (--diff-p, --d).
+		for i := 1; i < len(ws); i++ {
+			if ws[i].Text == "--" {
+				break
+			}
+			if n, _, _ := strings.Cut(ws[i].Text, "="); longOpt(n, "--diff-program", 2) {
+				return found(i, "makes "+name+" run a program in diff's stead")
+			}
+		}
+	case "less", "pager":
+		// A lesskey file (-k, --lesskey-file, --lesskey-src, and
+		// --lesskey-content's text) sets LESSOPEN, which runs a command
+		// on every file (a fourteenth hunt), in any prefix less takes.
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(t, "=")
+			if longOpt(n, "--lesskey-file", 4) || longOpt(n, "--lesskey-src", 4) || longOpt(n, "--lesskey-content", 4) ||
+				shortLetter(t, 'k', "bhjoOpPtTxyzD#") {
+				return found(i, "makes less read a lesskey file, which may set a command it runs on every file")
+			}
+		}
+	case "javac":
+		return javacFinding(sc)
+	case "svn":
+		// The diff, diff3 and editor commands, a setting naming one, or
+		// a configuration directory holding them (a fourteenth hunt).
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			switch n, _, _ := strings.Cut(t, "="); n {
+			case "--diff-cmd", "--diff3-cmd", "--editor-cmd", "--config-option", "--config-dir":
+				return found(i, "makes svn run a command it names, or read a configuration that may")
+			}
+		}
+	case "hg", "chg":
+		// --config SECTION.KEY=VALUE sets an alias, a hook or an
+		// extension; --cwd and -R (--repository) read another
+		// repository's .hg/hgrc (a fourteenth hunt). Any prefix
+		// Mercurial takes (--con, --cw, --rep).
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(t, "=")
+			if longOpt(n, "--config", 4) || longOpt(n, "--cwd", 3) || longOpt(n, "--repository", 4) || shortLetter(t, 'R', "") {
+				return found(i, "makes hg read a setting or another repository's configuration, which may run a command")
+			}
+		}
+	case "aria2c":
+		// --on-download-complete and the other --on-* hooks run a
+		// command; --conf-path reads a configuration naming them (a
+		// fourteenth hunt). Any prefix (--on, --conf).
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(t, "=")
+			if len(n) >= 4 && (strings.HasPrefix(n, "--on-") || strings.HasPrefix("--on-", n)) || longOpt(n, "--conf-path", 5) {
+				return found(i, "makes aria2c run a command, or read a configuration that may")
+			}
+		}
+	case "psql", "mysql", "mariadb":
+		return sqlClientFinding(sc)
+	case "dc", "duckdb", "lftp":
+		// dc's !, duckdb's .shell and .system, lftp's ! run shell
+		// commands from the expressions, scripts and standard input
+		// they read (a fourteenth hunt), as sqlite3's do.
+		return &finding{rExecOption, name + " runs shell commands (its ! or .shell) from the code it is given or reads on standard input", 0}
 	case "ed", "red":
 		// Its ! command runs a shell command, and it reads its commands
 		// from standard input, which the analyzer does not follow (an
@@ -718,6 +804,104 @@ func loaderFinding(sc *SimpleCommand) *finding {
 		if runs {
 			return &finding{rExecOption, name + " " + quotedWord(t) + " makes it load code, or read a configuration naming a program, which the analyzer does not see", i}
 		}
+	}
+	return nil
+}
+
+// javacFinding: javac runs the annotation processors it finds on its
+// class path or processor path (-cp, -classpath, --class-path,
+// -processorpath, --processor-path, --processor-module-path) unless
+// -proc:none, and the plugins -Xplugin names whatever; -J gives the JVM
+// an option (-J-javaagent:), and @FILE options from a file (a
+// fourteenth hunt).
+func javacFinding(sc *SimpleCommand) *finding {
+	ws := sc.Words
+	noProc := slices.ContainsFunc(ws, func(w Word) bool { return w.Text == "-proc:none" })
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].Text
+		n, _, _ := strings.Cut(t, "=")
+		switch {
+		case strings.HasPrefix(t, "-J"), strings.HasPrefix(t, "-Xplugin"), strings.HasPrefix(t, "@"):
+			return &finding{rExecOption, "javac " + quotedWord(t) + " makes javac load code it names, or read options from a file", i}
+		case !noProc && (t == "-cp" || t == "-classpath" || t == "-processorpath" || n == "--class-path" || n == "--processor-path" ||
+			n == "--processor-module-path"):
+			return &finding{rExecOption, "javac " + quotedWord(t) + " makes javac run the annotation processors it finds there (unless -proc:none)", i}
+		}
+	}
+	return nil
+}
+
+// psqlMeta matches a psql meta-command that runs a shell command, reads
+// or writes a file or runs a program (\!, \o |, \g |, \copy … program,
+// \i, \e, \setenv), or SQL's COPY … PROGRAM; mysqlMeta a mysql client
+// command that does (system, \!, pager, source, tee, edit): any
+// backslash counts.
+var (
+	psqlMeta  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\\(!|[ogwie]|s\b|copy|setenv|lo_)|\bprogram\b`) })
+	mysqlMeta = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\\|(^|[;\n])\s*(system|pager|source|tee|edit|nopager|notee)\b`)
+	})
+)
+
+// sqlClientFinding: psql's and mysql's client commands run shell
+// commands (psql's \!, mysql's system and \!: a fourteenth hunt, psql
+// -c '\! rm -rf src'), read files or name a pager. The code given by
+// -c (--command) or -e (--execute) is read; code from a file (psql -f)
+// or from standard input (neither given) is not, and needs approval,
+// as sqlite3's does; so do psql -o |CMD and mysql's --pager, a
+// --defaults-file and --plugin-dir. Code that is not a literal is
+// sqlRisk's.
+func sqlClientFinding(sc *SimpleCommand) *finding {
+	name := baseName(sc)
+	ws := sc.Words
+	found := func(at int, what string) *finding {
+		return &finding{rExecOption, name + " " + what + ", which the analyzer does not see", at}
+	}
+	code, short, long, meta := false, "c", "--command", psqlMeta()
+	if name != "psql" {
+		short, long, meta = "e", "--execute", mysqlMeta()
+	}
+	for i := 1; i < len(ws); i++ {
+		w := ws[i]
+		t := w.Text
+		n, v, eq := strings.Cut(t, "=")
+		attached := len(t) > 2 && t[0] == '-' && t[1] != '-' && t[1:2] == short
+		if !strings.HasPrefix(t, "-") {
+			continue
+		}
+		switch {
+		case t == "-"+short || attached || longOpt(n, long, 4):
+			code = true
+			switch {
+			case attached:
+				v = t[2:]
+			case !eq && i+1 < len(ws):
+				i++
+				w, v = ws[i], ws[i].Text
+			}
+			if w.Literal && meta.MatchString(v) {
+				return found(i, "is given code with a client command that runs a shell command, a program or a file ("+quotedWord(v)+")")
+			}
+		case t == "--version" || t == "-V" || t == "--help" || t == "-?" || name == "psql" && (t == "-l" || t == "--list"):
+			code = true
+		case name == "psql" && (t == "-f" || strings.HasPrefix(t, "-f") && len(t) > 2 || longOpt(n, "--file", 3)):
+			return found(i, "reads its commands from a file, whose client commands may run a shell command")
+		case name == "psql" && (t == "-o" || strings.HasPrefix(t, "-o") || longOpt(n, "--output", 4)):
+			switch {
+			case (t == "-o" || !eq && strings.HasPrefix(t, "--")) && i+1 < len(ws):
+				v = ws[i+1].Text
+			case !strings.HasPrefix(t, "--"):
+				v = t[2:]
+			}
+			if strings.HasPrefix(v, "|") {
+				return found(i, "pipes its output to a command")
+			}
+		case name != "psql" && (longOpt(n, "--pager", 4) || strings.HasPrefix(n, "--defaults-") || longOpt(n, "--plugin-dir", 8)):
+			return found(i, "runs a pager, or loads a configuration or plugins, it is given")
+		}
+	}
+	if !code {
+		return found(0, "reads its commands from standard input, whose client commands may run a shell command")
 	}
 	return nil
 }
