@@ -180,7 +180,16 @@
 //     PKG_CONFIG, SSH_SK_PROVIDER, RIPGREP_CONFIG_PATH (its --pre: a
 //     thirteenth hunt), JAVA_HOME, PYTHONHOME, PYTHONUSERBASE (JAVA_HOME=./j
 //     mvn -v ran ./j/bin/java, PYTHONUSERBASE=./u pip --version a .pth
-//     file: a thirteenth hunt) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
+//     file: a thirteenth hunt), GOCACHEPROG, GOAUTH, GCCGO, FC,
+//     GRADLE_OPTS, JAVA_OPTS, ANT_OPTS, SBT_OPTS, MAVEN_DEBUG_OPTS,
+//     MAVEN_BASEDIR, CLASSPATH, PYTHONPLATLIBDIR, LESS (but a literal
+//     naming no lesskey nor command: LESS=-FRX), LESSKEY, LESSKEYIN,
+//     LESSKEY_SYSTEM, LESSKEYIN_SYSTEM, LESSKEY_CONTENT,
+//     GIO_EXTRA_MODULES, GIO_MODULE_DIR, XDG_DATA_HOME, XDG_DATA_DIRS,
+//     VALGRIND_LIB, GEM_HOME, GEM_PATH, R_PROFILE_USER, R_ENVIRON_USER,
+//     PSQLRC, any LUA_INIT* and any CCACHE_* but CCACHE_DISABLE,
+//     CCACHE_MAXSIZE and a few more (a fourteenth hunt: each names a
+//     program, a library, code or options that do) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
 //     CARGO_TERM_* and a few more (KUBECONFIG=./k kubectl get pods ran
 //     its exec plugin; OPENSSL_CONF=./c openssl version a library), any GIT_*
 //     variable but GIT_AUTHOR_*, GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and

@@ -98,7 +98,33 @@ var execEnv = set(
 	// (PYTHONUSERBASE=./u pip --version ran ./u/…/x.pth). PYTHONPATH
 	// stays left out (above).
 	"JAVA_HOME", "PYTHONHOME", "PYTHONUSERBASE",
+	// A fourteenth hunt, each: go runs GOCACHEPROG and GOAUTH's command,
+	// gccgo GCCGO; make's recipes the Fortran compiler FC; the JVM the
+	// options of GRADLE_OPTS, JAVA_OPTS, ANT_OPTS, SBT_OPTS and
+	// MAVEN_DEBUG_OPTS (-javaagent:), mvn the .mvn/jvm.config of
+	// MAVEN_BASEDIR, javac and java the annotation processors and
+	// classes of CLASSPATH; python imports from PYTHONPLATLIBDIR; less
+	// reads options from LESS and a lesskey (which sets LESSOPEN) from
+	// LESSKEY and the like; gio loads modules from GIO_EXTRA_MODULES
+	// and GIO_MODULE_DIR and desktop files (and their Exec) from
+	// XDG_DATA_HOME and XDG_DATA_DIRS; valgrind runs its tools from
+	// VALGRIND_LIB; gem and bundle load rubygems_plugin.rb from
+	// GEM_HOME and GEM_PATH; R runs R_PROFILE_USER's code and
+	// R_ENVIRON_USER's settings; psql runs PSQLRC's commands (\!).
+	// LUA_INIT (LUA_INIT_5_4 and kin) and CCACHE_* are execEnvPrefixes'
+	// kind (isExecEnv).
+	"GOCACHEPROG", "GOAUTH", "GCCGO", "FC", "GRADLE_OPTS", "JAVA_OPTS", "ANT_OPTS", "SBT_OPTS", "MAVEN_DEBUG_OPTS",
+	"MAVEN_BASEDIR", "CLASSPATH", "PYTHONPLATLIBDIR", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
+	"LESSKEY_CONTENT", "GIO_EXTRA_MODULES", "GIO_MODULE_DIR", "XDG_DATA_HOME", "XDG_DATA_DIRS", "VALGRIND_LIB",
+	"GEM_HOME", "GEM_PATH", "R_PROFILE_USER", "R_ENVIRON_USER", "PSQLRC",
 )
+
+// ccacheEnvOK are the CCACHE_* variables that name no program nor a
+// configuration; ccache takes any other as a setting (CCACHE_PREFIX
+// and CCACHE_COMPILERCHECK run a command, CCACHE_DIR and
+// CCACHE_CONFIGPATH name a ccache.conf that may say so).
+var ccacheEnvOK = set("CCACHE_DISABLE", "CCACHE_MAXSIZE", "CCACHE_BASEDIR", "CCACHE_NOHASHDIR", "CCACHE_SLOPPINESS",
+	"CCACHE_COMPRESS", "CCACHE_NOCOMPRESS", "CCACHE_RECACHE", "CCACHE_READONLY")
 
 // cargoEnvOK are the CARGO_* variables that choose no program; cargo
 // takes any other as a setting (CARGO_BUILD_RUSTC_WRAPPER,
@@ -138,11 +164,14 @@ func isExecEnv(name string) bool {
 	if strings.HasPrefix(name, "CGO_") && name != "CGO_ENABLED" || strings.HasPrefix(name, "CARGO_") && !cargoEnvOK[name] {
 		return true
 	}
+	if strings.HasPrefix(name, "LUA_INIT") || strings.HasPrefix(name, "CCACHE_") && !ccacheEnvOK[name] {
+		return true
+	}
 	return execEnv[name] || strings.HasPrefix(name, "GIT_") && !gitEnvOK[name] || strings.HasPrefix(name, "BASH_FUNC_")
 }
 
 // envValueOK reports a literal value of GOFLAGS or GOPROXY that makes go
-// run nothing it names. GOFLAGS: no -toolexec, -exec, -vettool nor
+// run nothing it names, or of LESS that names no lesskey nor command. GOFLAGS: no -toolexec, -exec, -vettool nor
 // -ldflags (GOFLAGS=-mod=mod is common). GOPROXY: no file: proxy, the
 // one from which go takes a toolchain without the checksum database (a
 // twelfth hunt: GOPROXY=file://$PWD/p GOSUMDB=off go build, go.mod
@@ -155,6 +184,10 @@ func envValueOK(name string, v string) bool {
 		bad = []string{"exec", "vettool", "ldflags"}
 	case "GOPROXY":
 		bad = []string{"file:"}
+	case "LESS":
+		// Options with no lesskey (-k, --lesskey-*) nor a command
+		// (+!CMD, |): LESS=-FRX is common.
+		bad = []string{"k", "!", "|"}
 	default:
 		return false
 	}
