@@ -240,8 +240,14 @@
 //     prune, pruneTags, fetch and mirror (gc.pruneExpire=now), which
 //     throw away what no backup of the workspace holds;
 //     "structural.protected-path" (Approve): a write to .ssh, .vscode,
-//     .mcp.json, .gitconfig, a shell start-up file (.bashrc, .profile, .zshrc, …) or
-//     one of Options.Protected.
+//     .mcp.json, .gitconfig, a shell start-up file (.bashrc, .profile, .zshrc, …),
+//     a tool's configuration in the workspace (toolConfigs, a fourteenth
+//     hunt: .mvn, .cargo/config and config.toml, rust-toolchain and
+//     rust-toolchain.toml, .hg/hgrc, .yarnrc, .yarnrc.yml, .npmrc; the
+//     bash analyzer's alone, not fs's, and a glob is not taken to match
+//     rust-toolchain) or one of Options.Protected; rustup toolchain
+//     link (builtin.exec-option) likewise makes a directory's cargo and
+//     rustc the ones a rust-toolchain file runs.
 //     "A write" is a redirection (>, >>, >|, <>, &>, >& FILE) to the path,
 //     an assignment of it, or its mention (as a path-like part of any
 //     word: --out=.git/config, open('.git/hooks/x')) in the words of a

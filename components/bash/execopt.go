@@ -268,6 +268,13 @@ func execOption(sc *SimpleCommand) *finding {
 		// commands from the expressions, scripts and standard input
 		// they read (a fourteenth hunt), as sqlite3's do.
 		return &finding{rExecOption, name + " runs shell commands (its ! or .shell) from the code it is given or reads on standard input", 0}
+	case "rustup":
+		// rustup toolchain link NAME DIR makes DIR's cargo and rustc a
+		// toolchain, which a rust-toolchain file (or +NAME) then runs (a
+		// fourteenth hunt).
+		if len(ws) > 2 && ws[1].Text == "toolchain" && ws[2].Text == "link" {
+			return found(2, "makes a directory's programs a toolchain, which later cargo and rustc commands run")
+		}
 	case "ed", "red":
 		// Its ! command runs a shell command, and it reads its commands
 		// from standard input, which the analyzer does not follow (an

@@ -105,6 +105,13 @@ func globPaths(p string, dotglob bool, o Options) ([]string, bool) {
 func protectedCandidates(o Options) []string {
 	names := append([]string{".git", "hooks", ".config", "git"}, protectedNames...)
 	names = append(names, gitProtected...)
+	for _, tc := range toolConfigs {
+		// Not rust-toolchain and rust-toolchain.toml: dist/* would match
+		// them, as it matches any name without a leading dot.
+		if strings.HasPrefix(tc[0], ".") {
+			names = append(names, tc...)
+		}
+	}
 	for _, e := range o.Protected {
 		names = append(names, components(e)...)
 	}

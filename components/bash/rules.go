@@ -25,6 +25,25 @@ type verdict struct {
 // component: the fs component's built-in lists.
 var protectedNames, gitProtected = fs.ProtectedNames(), fs.GitProtectedNames()
 
+// toolConfigs are workspace files (and .mvn, a directory) that a tool
+// reads as its configuration whenever it runs there, and that may make
+// it run a program (a fourteenth hunt): maven's .mvn (jvm.config's
+// -javaagent:, maven.config, extensions.xml, the wrapper's jar and
+// properties), cargo's .cargo/config and config.toml (a runner, a
+// linker, a rustc wrapper), rustup's rust-toolchain and
+// rust-toolchain.toml (a toolchain's path), Mercurial's .hg/hgrc
+// (hooks, aliases), yarn's .yarnrc and .yarnrc.yml (yarn-path,
+// yarnPath) and npm's .npmrc (script-shell, git). Each is matched as
+// whole components at any depth, as protectedNames are, by the bash
+// analyzer alone: the fs component's list is shared with its read-only
+// mounts and matches one component, and .hg, .cargo and the files
+// themselves are written by the tools (hg commit, cargo in a home,
+// mvnw's download) as the person works.
+var toolConfigs = [][]string{
+	{".mvn"}, {".cargo", "config"}, {".cargo", "config.toml"}, {"rust-toolchain"}, {"rust-toolchain.toml"},
+	{".hg", "hgrc"}, {".yarnrc"}, {".yarnrc.yml"}, {".npmrc"},
+}
+
 // execEnv are variables that make programs run code they name, or
 // rebind command names: setting one for a command changes what the
 // command does beyond what its words say.
@@ -477,6 +496,11 @@ func classify(p string, o Options) (rule, what string) {
 		for _, n := range protectedNames {
 			if c == n {
 				return "structural.protected-path", "the protected path " + n
+			}
+		}
+		for _, tc := range toolConfigs {
+			if len(cs)-i >= len(tc) && slices.Equal(cs[i:i+len(tc)], tc) {
+				return "structural.protected-path", "the protected path " + strings.Join(tc, "/") + ", a tool's configuration"
 			}
 		}
 		if c == ".config" && i+1 < len(cs) && cs[i+1] == "git" {

@@ -1925,6 +1925,24 @@ var table = []struct {
 	{`export GOCACHEPROG=./x`, P, "structural.exec-env"},
 	{`CCACHE_DISABLE=1 make`, A, "default"},
 	{`LESS=-FRX git log`, A, "default"},
+	// A fourteenth hunt: workspace files that tools read as their
+	// configuration.
+	{`echo '[target.x86_64-unknown-linux-gnu] runner = "./x"' > .cargo/config.toml`, P, "structural.protected-path"},
+	{`cp /tmp/c .cargo/config`, P, "structural.protected-path"},
+	{`cp /tmp/c .cargo/conf*`, P, "structural.protected-path"},
+	{`echo -javaagent:a.jar > .mvn/jvm.config`, P, "structural.protected-path"},
+	{`cp /tmp/m .mvn/maven.config`, P, "structural.protected-path"},
+	{`tee .mvn/extensions.xml < x`, P, "structural.protected-path"},
+	{`printf '[toolchain]\npath = "./t"\n' > rust-toolchain.toml`, P, "structural.protected-path"},
+	{`echo ./t > rust-toolchain`, P, "structural.protected-path"},
+	{`printf '[hooks]\npre-status = ./x\n' >> .hg/hgrc`, P, "structural.protected-path"},
+	{`echo 'yarn-path "./x"' > .yarnrc`, P, "structural.protected-path"},
+	{`echo 'yarnPath: ./x' > .yarnrc.yml`, P, "structural.protected-path"},
+	{`echo 'script-shell=./x' > sub/.npmrc`, P, "structural.protected-path"},
+	{`rustup toolchain link evil ./t`, P, "builtin.exec-option"},
+	{`cat .npmrc .cargo/config.toml`, A, "default"},
+	{`rustup toolchain list`, A, "default"},
+	{`echo x > config.toml`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
