@@ -44,7 +44,11 @@
 //     APPLET, xargs (its command; arguments it adds are marked Appended),
 //     strace's -E NAME=VALUE (--env) and systemd-run's -E (--setenv),
 //     which are assignments for the command as env's are (a twelfth
-//     hunt: strace -E LD_PRELOAD=./x.so ls loaded x.so),
+//     hunt: strace -E LD_PRELOAD=./x.so ls loaded x.so), and
+//     systemd-run's -p (--property, --timer-property and the like) of
+//     an Exec* (ExecStartPre=), Environment*, WorkingDirectory or
+//     RootDirectory property, or of a value not a literal, which make
+//     what runs unknown (a fourteenth hunt: -p ExecStartPre=/ws/x ran x),
 //     watch (-x CMD, or its words as sh -c), taskset (options and MASK;
 //     -p PID runs nothing), prlimit (--RES=N, -nN; -p PID runs nothing),
 //     setarch ARCH and the names it runs as (linux32, linux64, i386,
@@ -442,7 +446,11 @@
 //     pager, source; any backslash), psql -f, psql -o |CMD, mysql's
 //     --pager, --defaults-* and --plugin-dir, and either reading its
 //     code from standard input (no -c or -e); dc, duckdb and lftp, as
-//     sqlite3;
+//     sqlite3; systemctl with a verb other than status, show, cat,
+//     list-*, is-* and the like (link, enable, start, edit: the service
+//     manager runs a unit's programs), crontab but -l (a FILE, standard
+//     input, -e, -r), git maintenance start and register, which
+//     schedule jobs (a fourteenth hunt);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -275,6 +275,61 @@ func execOption(sc *SimpleCommand) *finding {
 		if len(ws) > 2 && ws[1].Text == "toolchain" && ws[2].Text == "link" {
 			return found(2, "makes a directory's programs a toolchain, which later cargo and rustc commands run")
 		}
+	case "systemctl":
+		// Any verb but those that only read (a fourteenth hunt:
+		// systemctl --user link ./x.service, enable, start, edit) makes
+		// the service manager run a unit's programs, or changes which.
+		verb := -1
+		for i := 1; i < len(ws) && verb < 0; i++ {
+			t := ws[i].Text
+			switch {
+			case !ws[i].Literal:
+				verb = i
+			case t == "--":
+				if i+1 < len(ws) {
+					verb = i + 1
+				}
+			case strings.HasPrefix(t, "--"):
+				if !strings.Contains(t, "=") && systemctlValued[t] {
+					i++
+				}
+			case strings.HasPrefix(t, "-"):
+				if strings.IndexAny(t[len(t)-1:], "tpsHMnoP") == 0 {
+					i++
+				}
+			default:
+				verb = i
+			}
+		}
+		if verb >= 0 && (!ws[verb].Literal || !systemctlReads[ws[verb].Text] && !strings.HasPrefix(ws[verb].Text, "list-") && !strings.HasPrefix(ws[verb].Text, "is-")) {
+			return found(verb, "makes the service manager run a unit's programs, or changes which it runs")
+		}
+	case "crontab":
+		// crontab FILE (or standard input), -e, -r install or remove a
+		// crontab whose lines cron runs (a fourteenth hunt); -l lists.
+		for i := 1; i < len(ws); i++ {
+			switch t := ws[i].Text; {
+			case t == "-u":
+				i++
+			case t == "-l" || t == "-V" || t == "--help" || t == "-h":
+			default:
+				return found(i, "installs, edits or removes a crontab, whose commands cron runs")
+			}
+		}
+		if len(ws) == 1 {
+			return &finding{rExecOption, "crontab reads a crontab from standard input and installs it, whose commands cron runs", 0}
+		}
+	case "git":
+		// git maintenance start and register schedule git maintenance
+		// through cron or systemd and write the global configuration (a
+		// fourteenth hunt).
+		if len(ws) < 2 {
+			break
+		}
+		switch sub := ws[1].Text; {
+		case sub == "maintenance" && len(ws) > 2 && (ws[2].Text == "start" || ws[2].Text == "register"):
+			return found(2, "schedules git's maintenance through cron or systemd, and writes the global configuration")
+		}
 	case "ed", "red":
 		// Its ! command runs a shell command, and it reads its commands
 		// from standard input, which the analyzer does not follow (an
@@ -912,3 +967,12 @@ func sqlClientFinding(sc *SimpleCommand) *finding {
 	}
 	return nil
 }
+
+// systemctlReads are systemctl's verbs that only read (list-* and is-*
+// too); systemctlValued its long options that take the next word.
+var (
+	systemctlReads  = set("status", "show", "cat", "help", "get-default", "show-environment", "whoami")
+	systemctlValued = set("--type", "--property", "--state", "--job-mode", "--signal", "--kill-whom", "--kill-value",
+		"--what", "--host", "--machine", "--lines", "--output", "--root", "--image", "--image-policy", "--preset-mode",
+		"--timestamp", "--boot-loader-menu", "--boot-loader-entry", "--reboot-argument", "--message", "--drop-in", "--when")
+)

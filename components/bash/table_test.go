@@ -1943,6 +1943,23 @@ var table = []struct {
 	{`cat .npmrc .cargo/config.toml`, A, "default"},
 	{`rustup toolchain list`, A, "default"},
 	{`echo x > config.toml`, A, "default"},
+	// A fourteenth hunt: what services, timers and schedulers run.
+	{`systemd-run -p ExecStartPre=/ws/x true`, P, "builtin.dynamic"},
+	{`systemd-run --property=ExecStopPost=./x true`, P, "builtin.dynamic"},
+	{`systemd-run --user -p Environment=LD_PRELOAD=./x.so ls`, P, "builtin.dynamic"},
+	{`systemctl --user link ./x.service`, P, "builtin.exec-option"},
+	{`systemctl --user enable --now x`, P, "builtin.exec-option"},
+	{`systemctl start x`, P, "builtin.exec-option"},
+	{`systemctl edit x`, P, "builtin.exec-option"},
+	{`crontab x.cron`, P, "builtin.exec-option"},
+	{`crontab -e`, P, "builtin.exec-option"},
+	{`git maintenance start`, P, "builtin.exec-option"},
+	{`git maintenance register`, P, "builtin.exec-option"},
+	{`systemd-run -p MemoryMax=1G make`, A, "default"},
+	{`systemctl --user status x`, A, "default"},
+	{`systemctl list-units --type=service`, A, "default"},
+	{`systemctl is-active -q x`, A, "default"},
+	{`crontab -l`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

@@ -492,7 +492,7 @@ var wrappers = func() map[string]optSpec {
 				"on-timezone-change on-clock-change timer-property= path-property= socket-property= no-block no-ask-password " +
 				"collect working-directory= same-dir root-directory= same-root-dir shell job-mode= ignore-failure background= " +
 				"no-pager json=",
-			capture: "-E --setenv",
+			capture: "-E --setenv -p --property --timer-property --path-property --socket-property",
 			stop:    "-h --help --version", shell: true,
 		},
 		"cgexec": {short: "bg:hrs", long: "sticky help", stop: "-h --help"},
@@ -992,6 +992,19 @@ func (w *walker) traceOpts(s scope, c *SimpleCommand, name string, r *optResult,
 				a.Text = val
 			}
 			r.assigns = append(r.assigns, Assign{Name: n, Value: a})
+		case "-p", "--property", "--timer-property", "--path-property", "--socket-property":
+			// A unit's ExecStartPre=, ExecStopPost= and the other Exec*
+			// run a command besides the one given (a fourteenth hunt:
+			// systemd-run -p ExecStartPre=/ws/x true); Environment= and
+			// EnvironmentFile= set the command's variables, and
+			// WorkingDirectory= and RootDirectory= move it.
+			key, _, _ := strings.Cut(strings.ToLower(v.lead), "=")
+			if !v.Literal && !strings.Contains(v.lead, "=") || strings.HasPrefix(key, "exec") || strings.HasPrefix(key, "environment") ||
+				key == "passenvironment" || key == "workingdirectory" || key == "rootdirectory" || key == "rootimage" {
+				if c.Dynamic == nil {
+					c.Dynamic = &Opaque{At: cp.at, Why: name + " " + cp.name + " " + quotedWord(v.Text) + " sets a property that runs a command, sets its environment or moves it: what runs is not only the command given"}
+				}
+			}
 		case "-o", "--output":
 			switch {
 			case v.Literal && (strings.HasPrefix(v.Text, "|") || strings.HasPrefix(v.Text, "!")):
