@@ -393,7 +393,10 @@
 //     "builtin.exec-option": an option that makes a program run a
 //     command string: tar --checkpoint-action, -I/--use-compress-program,
 //     --to-command, --info-script, -F/--new-volume-script, --rsh-command;
-//     rsync -e/--rsh, --rsync-path; ssh, scp and sftp -o ProxyCommand,
+//     rsync -e/--rsh (but the word ssh alone: -e ssh, --rsh=ssh, -aessh;
+//     a fourteenth hunt's usability finding), --rsync-path; git
+//     difftool, mergetool and web--browse, which run the tool their
+//     configuration names (a fourteenth hunt); ssh, scp and sftp -o ProxyCommand,
 //     LocalCommand, KnownHostsCommand, PKCS11Provider and the like (-oX=
 //     too), -F, -I, scp/sftp -S, sftp -D; zip -TT (in any cluster:
 //     -qTTcmd) and --unzip-command; split --filter, sort

@@ -52,9 +52,29 @@ func execOption(sc *SimpleCommand) *finding {
 			if t == "--" {
 				break
 			}
-			long, _, _ := strings.Cut(t, "=")
-			if longOpt(long, "--rsh", 2) || longOpt(long, "--rsync-path", 2) || shortLetter(t, 'e', "fBTM") {
+			long, val, eq := strings.Cut(t, "=")
+			if longOpt(long, "--rsync-path", 2) && long != "--rsh" || longOpt(long, "--rsh", 2) && long != "--rsh" {
 				return found(i, "makes rsync run a command")
+			}
+			if long == "--rsh" || shortLetter(t, 'e', "fBTM") {
+				// The word "ssh" alone, the program rsync runs anyway,
+				// is taken without approval (a fourteenth hunt's
+				// usability finding: rsync -av -e ssh src/ host:dst/).
+				at, v := i, Word{}
+				switch {
+				case strings.HasPrefix(t, "--") && eq:
+					v = ws[i]
+					v.Text = val
+				case !strings.HasPrefix(t, "--") && !strings.HasSuffix(t, "e"):
+					v = ws[i]
+					v.Text = t[strings.IndexByte(t, 'e')+1:]
+				case i+1 < len(ws):
+					at, v = i+1, ws[i+1]
+				}
+				if !v.Literal || v.Text != "ssh" {
+					return found(i, "makes rsync run a command")
+				}
+				i = at
 			}
 		}
 	case "ssh", "scp", "sftp", "slogin":
@@ -320,13 +340,17 @@ func execOption(sc *SimpleCommand) *finding {
 			return &finding{rExecOption, "crontab reads a crontab from standard input and installs it, whose commands cron runs", 0}
 		}
 	case "git":
-		// git maintenance start and register schedule git maintenance
+		// git difftool and mergetool run the tool their configuration
+		// names (an editor by default), web--browse a browser; git
+		// maintenance start and register schedule git maintenance
 		// through cron or systemd and write the global configuration (a
 		// fourteenth hunt).
 		if len(ws) < 2 {
 			break
 		}
 		switch sub := ws[1].Text; {
+		case sub == "difftool" || sub == "mergetool" || sub == "web--browse":
+			return found(1, "makes git run a tool its configuration names")
 		case sub == "maintenance" && len(ws) > 2 && (ws[2].Text == "start" || ws[2].Text == "register"):
 			return found(2, "schedules git's maintenance through cron or systemd, and writes the global configuration")
 		}

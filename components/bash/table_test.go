@@ -1960,6 +1960,17 @@ var table = []struct {
 	{`systemctl list-units --type=service`, A, "default"},
 	{`systemctl is-active -q x`, A, "default"},
 	{`crontab -l`, A, "default"},
+	// A fourteenth hunt: rsync through a plain ssh; git's tools.
+	{`rsync -av -e ssh src/ host:dst/`, A, "default"},
+	{`rsync -av --rsh=ssh src/ host:dst/`, A, "default"},
+	{`rsync -aessh src/ host:dst/`, A, "default"},
+	{`rsync -av -e 'ssh -p 2222' src/ host:dst/`, P, "builtin.exec-option"},
+	{`rsync -av -e ./ssh src/ host:dst/`, P, "builtin.exec-option"},
+	{`rsync -av -e "$RSH" src/ host:dst/`, P, "builtin.exec-option"},
+	{`git difftool HEAD~1`, P, "builtin.exec-option"},
+	{`git mergetool`, P, "builtin.exec-option"},
+	{`git web--browse http://x`, P, "builtin.exec-option"},
+	{`git diff HEAD~1`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
