@@ -114,17 +114,18 @@
 //     not used: with unix_sockets allowed the launch says the Boundary is
 //     degraded (SD-12), and UDP in ports mode stays uncovered (SD-04). They
 //     need a kernel to test them on before they are trusted.
-//   - The agent shares the person's terminal (SD-23), so it runs only while
-//     its launch is that terminal's foreground job: started with &, the
-//     launch waits for fg; after Ctrl-Z and bg the agent stays stopped; a
-//     Ctrl-Z during the launch stops the launcher (the agent's group gets
-//     the foreground only as the agent is about to run, and stage 2 passes
-//     on one that reaches it in that moment). A
-//     stopped tree is frozen as root on cgroup v2; elsewhere stage 2 kills
-//     it within 5 ms of any of it running, which may be after it read what
-//     was typed in that moment. A pseudo-terminal of the agent's own,
-//     relayed by stage 1 (as sudo's use_pty does), would end the class; it
-//     is not built.
+//   - On the person's terminal the agent has a pseudo-terminal of its own
+//     (relay_linux.go, SD-23), as sudo's use_pty gives: stage 2 leads a
+//     session with its slave as controlling terminal, and stage 1 copies
+//     keys and output. Before, the agent shared the person's terminal and
+//     ran only while its launch was the foreground job; a process of its
+//     tree that ran otherwise could take the terminal's foreground and
+//     read the person's next line, and each way in (&, bg, a timer armed
+//     with SIGCONT, TOSTOP) took a check of its own, the last leaving a
+//     5 ms window. The checks stay (a stopped tree is held stopped; keys
+//     are copied only in the foreground), but none guards the person's
+//     input now. What the agent writes still reaches the person's
+//     terminal, escape sequences with it.
 //   - Erratum 2 (signals between threads of one process in different
 //     Landlock domains denied) does not stop the scopes: stage 2 restricts
 //     before the agent has threads, so all of them share one domain.

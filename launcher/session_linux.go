@@ -30,14 +30,16 @@ type session struct {
 	join          int // v1 cgroup tasks files passed to stage 2, which joins them first
 	report        *bufio.Reader
 	reportR       *os.File
-	tty           int           // the terminal the agent shares, or -1
-	handed        bool          // the agent's process group has its foreground (handOver)
+	tty           int           // the person's terminal (a standard stream), or -1
+	relay         *ptyRelay     // the agent's own terminal, when tty is one
+	ttyOut        *os.File      // tty opened for the agent's output, when neither stdout nor stderr is it
 	ttyModes      *unix.Termios // its modes before the launch, set again when the agent is gone
 	stderr        io.Writer
 	listenCovered bool
 	netns         bool
 	pass          *os.File            // stage 1's end of the socket stage 2 hands the proxy's listener over
 	stops         chan syscall.Signal // the agent stopped, with this signal (run)
+	suspends      chan os.Signal      // the person's Ctrl-Z, when it reaches the launcher (run)
 }
 
 // cloneStage2 creates the cgroup and clones stage 2 into its namespaces
@@ -141,20 +143,42 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 			defer f.Close()
 		}
 	}
+	var stdin io.Reader = o.Stdin
+	var master, slave *os.File
 	if tty, _ := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 {
-		// A group of its own, given the terminal's foreground only when
-		// the agent is about to run (run): until then a Ctrl-Z stops the
-		// launcher, which can be stopped.
-		attr.Setpgid = true
+		// A terminal of the agent's own (relay_linux.go): each standard
+		// stream that is the person's terminal is the pty's slave, and
+		// stage 2 leads a session of its own with the slave as its
+		// controlling terminal.
 		s.tty = tty
 		s.ttyModes, _ = unix.IoctlGetTermios(s.tty, unix.TCGETS)
+		if master, slave, err = newPTY(tty); err != nil {
+			return s, &RefusedError{Boundary: "terminal", Detail: err.Error(), Hint: "give the agent other standard streams: </dev/null >out.log 2>&1"}
+		}
+		defer slave.Close()
+		ctty := -1
+		streams := []*io.Writer{nil, &stdout, &stderr}
+		for i, f := range []*os.File{o.Stdin, fileOf(stdout), fileOf(stderr)} {
+			if !sameTerminal(f, tty) {
+				continue
+			}
+			if i == 0 {
+				stdin = slave
+			} else {
+				*streams[i] = slave
+			}
+			if ctty < 0 {
+				ctty = i
+			}
+		}
+		attr.Setsid, attr.Setctty, attr.Ctty = true, true, ctty
 	}
 	s.cmd = &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{"launcher", Stage2Entry},
 		Env:         []string{},
 		Dir:         "/",
-		Stdin:       o.Stdin,
+		Stdin:       stdin,
 		Stdout:      stdout,
 		Stderr:      stderr,
 		ExtraFiles:  files,
@@ -162,9 +186,40 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 	}
 	PreparePidfd()
 	if err := s.cmd.Start(); err != nil {
+		if master != nil {
+			master.Close()
+		}
 		return s, fmt.Errorf("start stage 2 in new namespaces: %w (run `launcher hello` to see what this host allows)", err)
 	}
+	if master != nil {
+		slave.Close() // stage 2's now: the agent's output ends when its tree is gone
+		out := io.Writer(nil)
+		for _, w := range []io.Writer{o.Stdout, o.Stderr} {
+			if f := fileOf(w); out == nil && sameTerminal(f, s.tty) {
+				out = f
+			}
+		}
+		if out == nil {
+			f, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", s.tty), os.O_WRONLY|unix.O_NOCTTY, 0)
+			if err != nil {
+				master.Close()
+				return s, fmt.Errorf("open the terminal for the agent's output: %w", err)
+			}
+			s.ttyOut = f
+			out = f
+		}
+		if s.relay, err = newRelay(s.tty, master, out, sameTerminal(o.Stdin, s.tty)); err != nil {
+			master.Close()
+			return s, err
+		}
+	}
 	return s, nil
+}
+
+// fileOf is w as a file, or nil.
+func fileOf(w io.Writer) *os.File {
+	f, _ := w.(*os.File)
+	return f
 }
 
 // sendPlan hands stage 2 its plan and waits until stage 2 is in its
@@ -245,14 +300,33 @@ func (s *session) receiveProxyListener() (*os.File, error) {
 // reports the agent's stops ("stop N") on the same pipe: they come on
 // s.stops until the pipe ends.
 func (s *session) run() error {
-	if s.tty >= 0 {
+	if s.relay != nil {
 		cont := make(chan os.Signal, 1)
 		signal.Notify(cont, syscall.SIGCONT)
-		err := s.handOver(cont)
+		err := s.toForeground(cont)
 		signal.Stop(cont)
+		if err == nil {
+			// From the background (a Ctrl-Z and bg just after the look)
+			// the change of the terminal's modes stops the launcher
+			// rather than being made.
+			if derr := asDefault(unix.SIGTTOU, func() { err = s.relay.start() }); derr != nil {
+				err = derr
+			}
+		}
 		if err != nil {
 			return err
 		}
+	}
+	if s.relay != nil && s.relay.in < 0 {
+		// Keys are not copied (stdin is not the terminal), so the
+		// person's terminal keeps its own modes, and its Ctrl-Z is
+		// sent to the launcher's process group, which the agent is not
+		// in: the launcher stopped alone and the agent ran on, unwatched,
+		// while the person's shell had the terminal (a re-test). It is
+		// passed to the agent instead, whose stop then stops the launcher
+		// (stopped); one typed before the agent runs waits for it.
+		s.suspends = make(chan os.Signal, 1)
+		signal.Notify(s.suspends, syscall.SIGTSTP)
 	}
 	if _, err := s.control.Write([]byte{goByte}); err != nil {
 		return fmt.Errorf("start agent: %w", err)
@@ -277,22 +351,21 @@ func (s *session) run() error {
 }
 
 // stopped follows the agent's stop as a shell's job would (sudo does the
-// same): on a terminal, take it back from the agent's process group and
-// stop the launcher with the agent's signal, so the person's shell gets
-// control (Ctrl-Z); once the shell continues the launcher, give the
-// terminal back if the shell gave it to the launcher (fg, not bg), and
-// continue the agent. Without a terminal the launcher waits, as before:
-// there is no shell to give control to.
+// same): on a terminal, the launcher stops copying keys to the agent,
+// gives the person's terminal its own modes back and stops itself with
+// the agent's signal, so the person's shell gets control (Ctrl-Z); once
+// the shell continues the launcher in the foreground (fg, not bg), it
+// copies keys again and continues the agent. Without a terminal the
+// launcher waits, as before: there is no shell to give control to.
 //
-// A stopped process is continued by any SIGCONT, and the kernel sends one
-// for the tree itself (a timer it armed with SIGCONT, say), which then
-// took the terminal's foreground from the person's shell and read what
-// was typed (a re-test). Where the agent's group freezes killably (cgroup
-// v2, as root), it is frozen until the shell continues the launcher: a
-// frozen task does not run whatever signal comes. Elsewhere stage 2
+// The agent has no descriptor of the person's terminal (relay_linux.go),
+// so a tree that runs again by itself (a timer armed with SIGCONT) reads
+// nothing the person types. It is still held stopped, as a stopped job
+// is: where the agent's group freezes killably (cgroup v2, as root), it
+// is frozen until the shell continues the launcher; elsewhere stage 2
 // watches the stopped tree and kills it if any of it runs (SD-23).
 func (s *session) stopped(sig syscall.Signal) {
-	if s.tty < 0 {
+	if s.relay == nil {
 		return
 	}
 	cont := make(chan os.Signal, 1)
@@ -304,14 +377,13 @@ func (s *session) stopped(sig syscall.Signal) {
 		t, err := s.cg.Freeze(ctx)
 		cancel()
 		if err != nil {
-			// Not handed a terminal it may take back: ended instead.
 			fmt.Fprintf(s.stderr, "launcher: error: the stopped agent could not be frozen (%v): it is killed rather than left able to run while the terminal is the shell's\n", err)
 			s.control.Write([]byte{byte(syscall.SIGKILL)})
 			return
 		}
 		thaw = t
 	}
-	s.restoreTTY()
+	release := s.relay.hold()
 	s.control.Write([]byte{watchByte})
 	if sig != syscall.SIGTSTP && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
 		sig = syscall.SIGTSTP // a SIGSTOP cannot be caught by the shell's rules either way
@@ -330,14 +402,16 @@ func (s *session) stopped(sig syscall.Signal) {
 		<-cont
 	}
 	// Continued in the background (bg): the agent stays stopped, and
-	// frozen or watched, as it would take the terminal from the shell
-	// there and read what is typed (SD-23); fg continues it.
-	if err := s.handOver(cont); err != nil {
+	// frozen or watched, until fg: copying keys from the background would
+	// stop the launcher anyway (SIGTTIN).
+	if err := s.toForeground(cont); err != nil {
 		fmt.Fprintf(s.stderr, "launcher: error: %v: the stopped agent is killed\n", err)
 		thaw()
 		s.control.Write([]byte{byte(syscall.SIGKILL)})
 		return
 	}
+	s.relay.resize() // it may have changed meanwhile
+	asDefault(unix.SIGTTOU, release)
 	// Stage 2 stops watching first: a thaw may run a frozen task for a
 	// moment, which its watch would take for the tree running by itself.
 	s.control.Write([]byte{byte(syscall.SIGCONT)})
@@ -354,9 +428,13 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 	for {
 		select {
 		case sig := <-sigs:
-			if n, ok := sig.(syscall.Signal); ok {
+			if sig == unix.SIGWINCH && s.relay != nil {
+				s.relay.resize() // the kernel tells the agent's foreground
+			} else if n, ok := sig.(syscall.Signal); ok {
 				s.control.Write([]byte{byte(n)})
 			}
+		case <-s.suspends:
+			s.control.Write([]byte{byte(syscall.SIGTSTP)})
 		case sig, ok := <-s.stops:
 			if !ok {
 				s.stops = nil // the pipe ended: stage 2 is exiting
@@ -366,11 +444,11 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 		case <-ctx.Done():
 			s.control.Close()
 			<-done
-			s.restoreTTY()
+			s.finishRelay()
 			s.restoreModes()
 			return 0, context.Cause(ctx)
 		case err := <-done:
-			s.restoreTTY()
+			s.finishRelay()
 			s.restoreModes()
 			var ee *exec.ExitError
 			if err != nil && !errors.As(err, &ee) {
@@ -385,7 +463,24 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 // cgroup, and takes the terminal back if a failed launch left it with
 // stage 2. It is safe to call more than once.
 func (s *session) cleanup() {
-	s.restoreTTY()
+	if s.suspends != nil {
+		signal.Stop(s.suspends)
+		s.suspends = nil
+	}
+	if s.relay != nil {
+		// A launch that failed before the agent ran: stage 2's last words
+		// are relayed once it is gone.
+		if s.cmd != nil && s.cmd.Process != nil && s.cmd.ProcessState == nil {
+			s.cmd.Process.Kill()
+			s.cmd.Wait()
+		}
+		s.finishRelay()
+		s.restoreModes()
+	}
+	if s.ttyOut != nil {
+		s.ttyOut.Close()
+		s.ttyOut = nil
+	}
 	if s.pass != nil {
 		s.pass.Close()
 	}
@@ -415,43 +510,15 @@ func (s *session) cleanup() {
 	}
 }
 
-// handOver gives the terminal's foreground to stage 2's process group
-// once the launcher's own group has it: a Ctrl-Z and bg while the launch
-// was being prepared left the launcher in the background (a re-test), and
-// the agent must not take the terminal from there (untilForeground).
-// Looking and giving are two steps. The kernel makes the second refuse by
-// itself from the background, stopping the launcher with SIGTTOU until fg,
-// when SIGTTOU is at its default (it is made so); a Ctrl-Z between the
-// two lets the shell take the terminal back once the launcher stops, so
-// the hand-over counts only if stage 2's group still has it afterwards.
-func (s *session) handOver(cont <-chan os.Signal) error {
-	const rounds = 1000 // each round is a Ctrl-Z typed in a microsecond's window
-	for range rounds {
-		if !untilForeground(s.tty, s.stderr, cont) {
-			return &RefusedError{Boundary: "terminal", Detail: "the person's shell is gone (this job's process group is orphaned)", Hint: "run it in the foreground of a shell, or give it other standard streams: </dev/null >out.log 2>&1"}
-		}
-		var err error
-		if derr := asDefault(unix.SIGTTOU, func() { err = unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, s.cmd.Process.Pid) }); derr != nil {
-			return derr
-		}
-		if err != nil {
-			return fmt.Errorf("give the terminal's foreground to the agent: %w", err)
-		}
-		if pgrp, err := unix.IoctlGetInt(s.tty, unix.TIOCGPGRP); err == nil && pgrp == s.cmd.Process.Pid {
-			// The launcher writes to the terminal while the agent holds
-			// it (a log line, a notice): with TOSTOP the kernel stopped
-			// the launcher alone, the shell took the terminal, and the
-			// agent, never stopped, took it back and read the person's
-			// line (a re-test, 7 in 10). Ignored from here on (Go's
-			// signal.Reset does not undo an Ignore: restoreTTY's leaves
-			// it so, which is why each hand-over sets the default for its
-			// own ioctl, asDefault).
-			signal.Ignore(unix.SIGTTOU)
-			s.handed = true
-			return nil
-		}
+// toForeground returns once the launcher's process group is the
+// foreground of the person's terminal (untilForeground): a Ctrl-Z and bg
+// while the launch was being prepared left the launcher in the
+// background (a re-test), and keys are copied only in the foreground.
+func (s *session) toForeground(cont <-chan os.Signal) error {
+	if !untilForeground(s.tty, s.stderr, cont) {
+		return &RefusedError{Boundary: "terminal", Detail: "the person's shell is gone (this job's process group is orphaned)", Hint: "run it in the foreground of a shell, or give it other standard streams: </dev/null >out.log 2>&1"}
 	}
-	return fmt.Errorf("give the terminal's foreground to the agent: taken back %d times", rounds)
+	return nil
 }
 
 // asDefault runs f with sig at its default action and unblocked on the
@@ -487,17 +554,12 @@ func stopSelf(sig syscall.Signal) {
 	asDefault(sig, func() { unix.Tgkill(unix.Getpid(), unix.Gettid(), sig) })
 }
 
-// restoreTTY takes the terminal's foreground back from the agent's
-// process group, if the launcher gave it (handOver): a launch that failed
-// while the launcher was in the background leaves the shell's alone.
-func (s *session) restoreTTY() {
-	if s.tty < 0 || !s.handed {
-		return
+// finishRelay ends the relay, once stage 2 is gone: the agent's last
+// output is copied.
+func (s *session) finishRelay() {
+	if s.relay != nil {
+		s.relay.finish()
 	}
-	s.handed = false
-	signal.Ignore(unix.SIGTTOU)
-	defer signal.Reset(unix.SIGTTOU)
-	unix.IoctlSetPointerInt(s.tty, unix.TIOCSPGRP, unix.Getpgrp())
 }
 
 // restoreModes sets the terminal's modes back to what they were before
@@ -577,10 +639,9 @@ func terminalsWriteOnly(stdin, stdout *os.File, stderr io.Writer) (io.Writer, io
 // untilForeground returns once the launcher's process group is the
 // foreground of tty, its controlling terminal: until then it stops the
 // launcher with SIGTTIN, as a job that needs its terminal does, and waits
-// on cont for the shell's SIGCONT (fg, or bg again). An agent sharing a
-// terminal with a job in the background could make itself the
-// foreground (tcsetpgrp, ignoring SIGTTOU) and read what the person types
-// to their shell (SD-23). It returns false, at once, when no shell can
+// on cont for the shell's SIGCONT (fg, or bg again). The agent's keys are
+// copied from tty, which only its foreground job may read (SD-23). It
+// returns false, at once, when no shell can
 // continue the launcher: its process group is orphaned (the kernel drops
 // SIGTTIN then).
 func untilForeground(tty int, stderr io.Writer, cont <-chan os.Signal) bool {
@@ -589,7 +650,7 @@ func untilForeground(tty int, stderr io.Writer, cont <-chan os.Signal) bool {
 			return false
 		}
 		if !said {
-			fmt.Fprintln(stderr, "launcher: the agent shares this terminal, so it runs only in the foreground: it waits until fg")
+			fmt.Fprintln(stderr, "launcher: the agent takes its keys from this terminal, so it runs only in the foreground: it waits until fg")
 			said = true
 		}
 		if isForegroundFD(tty) { // fg came while that was written

@@ -154,8 +154,8 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 			degraded = append(degraded, a)
 		}
 	}
-	// Started in the background of the terminal it would share with the
-	// agent (launcher … &): it waits for fg, before anything is made
+	// Started in the background of the terminal the agent's keys would
+	// come from (launcher … &): it waits for fg, before anything is made
 	// (SD-23).
 	if tty, _ := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 {
 		if err := waitForeground(tty, o.Stderr); err != nil {
@@ -203,7 +203,16 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	}
 	defer s.cleanup()
 	if o.Beside != nil && s.cg != nil {
-		o.Beside.AgentPause(s.cg.Freeze)
+		// A question freezes the agent and stops copying keys to it, so
+		// that the answer is read by the question alone.
+		o.Beside.AgentPause(func(ctx context.Context) (func(), error) {
+			thaw, err := s.cg.Freeze(ctx)
+			if err != nil || s.relay == nil {
+				return thaw, err
+			}
+			release := s.relay.hold()
+			return func() { release(); thaw() }, nil
+		})
 	}
 	if o.Beside != nil {
 		// Stage 2 waits for its plan: the agent cannot start before the

@@ -947,7 +947,7 @@ static void confine(struct plan *p)
 
 // What the agent's process could not do before execve.
 struct child_error {
-	int step; // 1 rlimit, 2 chdir, 3 execve
+	int step; // 1 rlimit, 2 chdir, 3 execve, 4 terminal
 	uint32_t index;
 	int err;
 };
@@ -958,6 +958,7 @@ struct start_args {
 	struct plan *p;
 	const sigset_t *orig;
 	int ep;
+	int own_group; // stage 2 leads the session of the agent's own terminal
 };
 
 static char agent_stack[65536] __attribute__((aligned(16)));
@@ -987,6 +988,15 @@ static int agent_child(void *arg)
 	for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++)
 		if (sigaction(stops[i], NULL, &was) == 0 && was.sa_handler == SIG_DFL)
 			sigaction(stops[i], &note, NULL);
+	// On the agent's own terminal (stage 1's relay), the agent is a
+	// process group of its own, made the terminal's foreground by stage 2
+	// once it runs (not before its execve: a Ctrl-Z then would stop it
+	// there). A group whose only parent outside it is in another session
+	// is orphaned, and the kernel drops the terminal's Ctrl-Z to an
+	// orphaned group: in stage 2's group (stage 1 is in the person's
+	// session) the agent could not be stopped.
+	if (a->own_group && setpgid(0, 0) != 0)
+		ce = (struct child_error){4, 0, errno};
 	sigprocmask(SIG_SETMASK, a->orig, NULL);
 	for (uint32_t i = 0; i < p->nrlimits && !ce.step; i++)
 		if (set_rlimit(&p->rlimits[i]) != 0)
@@ -1016,7 +1026,10 @@ static pid_t start(struct plan *p, const sigset_t *orig)
 	if (pipe2(ep, O_CLOEXEC) != 0)
 		fail("exec", "pipe: %s", E);
 	stop_before_exec = 0;
-	struct start_args a = {p, orig, ep[1]};
+	// Stage 2 leads a session (stage 1 made it so) only on the agent's
+	// own terminal; its session id, seen from its pid namespace, is then
+	// its own pid, 1.
+	struct start_args a = {p, orig, ep[1], getsid(0) == getpid()};
 	pid_t pid = clone(agent_child, agent_stack + sizeof agent_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
 	if (pid < 0)
 		fail("exec", "clone: %s", E);
@@ -1043,6 +1056,8 @@ static pid_t start(struct plan *p, const sigset_t *orig)
 	}
 	case 2:
 		fail("exec", "chdir %s: %s", p->dir, strerror(ce.err));
+	case 4:
+		fail("exec", "put the agent in a process group of its own: %s", strerror(ce.err));
 	default:
 		fail("exec", "%s: %s", p->path, strerror(ce.err));
 	}
@@ -1469,6 +1484,16 @@ static int stage2(void)
 	if (sfd < 0)
 		fail("exec", "signalfd: %s", E);
 	pid_t agent = start(&p, &orig);
+	if (getsid(0) == getpid()) {
+		// The agent's own terminal: its group is the foreground now.
+		int fg = 0;
+		for (int fd = 0; fd < 3 && !fg; fd++)
+			fg = ioctl(fd, TIOCSPGRP, &agent) == 0;
+		if (!fg) {
+			kill(agent, SIGKILL);
+			fail("exec", "make the agent its terminal's foreground: %s", E);
+		}
+	}
 	pass_on(agent, &tty);
 	if (write(PF_FD_REPORT, "ok\n", 3) != 3)
 		_exit(PF_EXIT_FAILED);

@@ -3,18 +3,22 @@
 // do what the agent asked (DESIGN.md §5, Approvals). No terminal, no
 // answer in time, or anything but the exact word means no.
 //
-// The agent usually shares that terminal (it is its stdin and stdout), so
-// asking takes these precautions:
+// The agent's output reaches that terminal (the launcher relays a
+// pseudo-terminal of the agent's own to it, or the agent writes to it
+// directly), so asking takes these precautions:
 //
 //   - The agent's whole tree is frozen (its cgroup, see SetPause) before
 //     the question is written and thawed after the answer: it can write
 //     nothing over the question, however it handles signals. When it
 //     cannot be frozen the question is not asked, and the answer is no.
-//   - The launcher makes its own process group the terminal's foreground
-//     for the question, so the agent's reads stop and it cannot swallow
-//     the answer; TOSTOP is set too, which stops a background writer that
-//     does not ignore SIGTTOU (the only guard where no pause is set: a
-//     Terminal of its own in tests).
+//   - The question is asked only while the launcher's process group is
+//     the terminal's foreground job, which it is while the agent runs:
+//     from the background (after Ctrl-Z and bg) it would take the
+//     terminal from the person's shell, and the answer is no instead.
+//     The relay copies neither keys nor output meanwhile (the pause);
+//     TOSTOP is set too, which stops a background writer that does not
+//     ignore SIGTTOU (the only guard where no pause is set: a Terminal
+//     of its own in tests).
 //   - The terminal's settings are the launcher's own for the question,
 //     not the agent's with a few flags changed: no canonical mode, no
 //     echo, no signals, no flow control. The answer is read key by key
@@ -75,7 +79,6 @@ import (
 	"log/slog"
 	"math/big"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -381,10 +384,16 @@ func printable(s string) bool {
 	return true
 }
 
-// takeTerminal makes the caller's process group the terminal's
+// takeTerminal checks that the caller's process group is the terminal's
 // foreground, discards typeahead and sets the launcher's own settings
 // for the question (see the package doc); the returned function gives
-// everything back.
+// the settings back. It takes the foreground from no one: the launch
+// holds it while the agent runs (the agent has a terminal of its own,
+// or is in the launch's group), and any other group that holds it is
+// the person's shell (the launch was stopped and continued with bg) or
+// another job. A question taken from there (SIGTTOU ignored) made the
+// shell's next read fail, so that it exited, and the lines typed to it
+// became the answer (a re-test).
 func takeTerminal(fd int) (func(), error) {
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
@@ -394,12 +403,8 @@ func takeTerminal(fd int) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	// A background group changing the foreground gets SIGTTOU: ignored
-	// for the moment it takes.
-	signal.Ignore(unix.SIGTTOU)
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, unix.Getpgrp()); err != nil {
-		signal.Reset(unix.SIGTTOU)
-		return nil, err
+	if fg != unix.Getpgrp() {
+		return nil, errors.New("the launch is not the terminal's foreground job (continued with bg, or another job has the terminal)")
 	}
 	ask := *old
 	ask.Lflag &^= unix.ICANON | unix.ECHO | unix.ECHONL | unix.ISIG | unix.IEXTEN | unix.NOFLSH | unix.XCASE
@@ -407,13 +412,14 @@ func takeTerminal(fd int) (func(), error) {
 	ask.Iflag &^= unix.IXON | unix.IXOFF | unix.IXANY | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IUCLC
 	ask.Oflag |= unix.OPOST | unix.ONLCR
 	ask.Cc[unix.VMIN], ask.Cc[unix.VTIME] = 1, 0
-	unix.IoctlSetTermios(fd, unix.TCSETSF, &ask)
+	// From the background (a Ctrl-Z and bg since the look) the change
+	// stops the launcher with SIGTTOU rather than being made, if SIGTTOU
+	// is at its default; the question then waits for fg.
+	if err := unix.IoctlSetTermios(fd, unix.TCSETSF, &ask); err != nil {
+		return nil, err
+	}
 	unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
-	return func() {
-		unix.IoctlSetTermios(fd, unix.TCSETS, old)
-		unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, fg)
-		signal.Reset(unix.SIGTTOU)
-	}, nil
+	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
 }
 
 var (

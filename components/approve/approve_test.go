@@ -28,6 +28,10 @@ const childEnv = "PINFOLD_APPROVE_TEST_CHILD"
 // hostileEnv makes the child's "agent" set hostile control characters.
 const hostileEnv = "PINFOLD_APPROVE_TEST_HOSTILE"
 
+// bgEnv makes the child start another process group, the terminal's
+// foreground, before it asks (the person's shell after Ctrl-Z and bg).
+const bgEnv = "PINFOLD_APPROVE_TEST_BACKGROUND"
+
 // testSettle is the question's standing time in the tests.
 const testSettle = 300 * time.Millisecond
 
@@ -63,6 +67,17 @@ func child(kind string) int {
 	unix.IoctlSetTermios(0, unix.TCSETS, agent)
 	var b [1]byte
 	go4.Read(b[:])
+	other := 0
+	if os.Getenv(bgEnv) != "" {
+		sh := exec.Command("/bin/sleep", "10")
+		sh.SysProcAttr = &syscall.SysProcAttr{Foreground: true, Ctty: int(tty.Fd())}
+		if err := sh.Start(); err != nil {
+			fmt.Fprintf(out, "error %v\n", err)
+			return 1
+		}
+		defer func() { sh.Process.Kill(); sh.Wait() }()
+		other = sh.Process.Pid
+	}
 	k, _ := strconv.Atoi(kind)
 	t := &Terminal{TTY: tty, Timeout: 3 * time.Second, settle: testSettle, fixedCode: testCode}
 	// The pause records when it was taken and given back: resumed must
@@ -77,6 +92,10 @@ func child(kind string) int {
 	after, _ := unix.IoctlGetTermios(0, unix.TCGETS)
 	fg, _ := unix.IoctlGetInt(0, unix.TIOCGPGRP)
 	same := after.Lflag == agent.Lflag && after.Iflag == agent.Iflag && after.Cc == agent.Cc
+	if other != 0 {
+		fmt.Fprintf(out, "yes=%v reason=%q restored=%v fg-is-other=%v\n", a.Yes, a.Reason, same, fg == other)
+		return 0
+	}
 	fmt.Fprintf(out, "yes=%v reason=%q restored=%v fg-is-self=%v pause=%d/%d/%d\n", a.Yes, a.Reason, same, fg == unix.Getpgrp(), paused, resumedAtPause, resumed)
 	return 0
 }
@@ -412,5 +431,66 @@ func TestTellEscapes(t *testing.T) {
 	want := cancelSequences + resetAttrs + "\r\n[pinfold] moved /ws/\\x01\\x1b[2J/\\u202e/\\xff/é/.git/commondir\r\n"
 	if string(got) != want {
 		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// A question is not asked from the background: another process group
+// holds the terminal (the person's shell, after Ctrl-Z and bg), and
+// taking it from there (SIGTTOU ignored) made the shell's next read fail,
+// so that it exited, and the lines typed to it became the answer (a
+// re-test). The answer is no, nothing is drawn, and the other group
+// keeps the terminal.
+func TestAskNotFromTheBackground(t *testing.T) {
+	master, slave := openPTY(t)
+	outR, outW, _ := os.Pipe()
+	goR, goW, _ := os.Pipe()
+	defer outR.Close()
+	defer goW.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(int(Approve)), bgEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.ExtraFiles = []*os.File{outW, goR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	goR.Close()
+	defer cmd.Wait()
+	shown := make(chan string, 64)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				shown <- string(buf[:n])
+			}
+			if err != nil {
+				close(shown)
+				return
+			}
+		}
+	}()
+	goW.Write([]byte{1})
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, "yes=false ") || !strings.Contains(line, "foreground") || !strings.HasSuffix(line, "restored=true fg-is-other=true") {
+		t.Fatalf("child: %s", line)
+	}
+	var screen strings.Builder
+	for more := true; more; {
+		select {
+		case s, ok := <-shown:
+			screen.WriteString(s)
+			more = ok
+		default:
+			more = false
+		}
+	}
+	if strings.Contains(screen.String(), "to allow") {
+		t.Fatalf("a question was drawn from the background: %q", screen.String())
 	}
 }

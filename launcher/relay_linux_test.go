@@ -1,0 +1,76 @@
+package launcher
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readFor collects what f gives within d.
+func readFor(f *os.File, d time.Duration) string {
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	f.SetReadDeadline(time.Now().Add(d))
+	for {
+		n, err := f.Read(buf)
+		b.Write(buf[:max(n, 0)])
+		if err != nil {
+			return b.String()
+		}
+	}
+}
+
+// readUntil reads f until what it gave holds want, bounded by d.
+func readUntil(f *os.File, want string, d time.Duration) string {
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	f.SetReadDeadline(time.Now().Add(d))
+	for !strings.Contains(b.String(), want) {
+		n, err := f.Read(buf)
+		b.Write(buf[:max(n, 0)])
+		if err != nil {
+			break
+		}
+	}
+	return b.String()
+}
+
+// While the relay is held (a question is asked, or the agent is stopped),
+// nothing the agent wrote reaches the person's terminal: a question is
+// drawn with nothing after it (SR-43), and output the agent wrote before
+// it was frozen, still in its terminal's buffer, came after the question.
+// Released, the held output follows.
+func TestRelayHoldHoldsOutput(t *testing.T) {
+	// The person's terminal: a pty pair (its master pollable, so that
+	// reads have deadlines).
+	personM, personS, err := newPTY(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer personM.Close()
+	defer personS.Close()
+	master, slave, err := newPTY(int(personS.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slave.Close()
+	r, err := newRelay(int(personS.Fd()), master, personS, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.finish()
+	slave.WriteString("before\n")
+	if got := readUntil(personM, "before", 5*time.Second); !strings.Contains(got, "before") {
+		t.Fatalf("control: the agent's output was not relayed: %q", got)
+	}
+	release := r.hold()
+	slave.WriteString("during\n")
+	if got := readFor(personM, 500*time.Millisecond); strings.Contains(got, "during") {
+		t.Fatalf("output written while held reached the person's terminal: %q", got)
+	}
+	release()
+	if got := readUntil(personM, "during", 5*time.Second); !strings.Contains(got, "during") {
+		t.Fatalf("the held output did not follow the release: %q", got)
+	}
+}
