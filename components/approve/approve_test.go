@@ -138,40 +138,13 @@ type exchange struct {
 // plays e. It returns the child's line.
 func session(t *testing.T, e exchange) string {
 	t.Helper()
-	master, slave := openPTY(t)
-	outR, outW, _ := os.Pipe()
-	goR, goW, _ := os.Pipe()
-	defer outR.Close()
-	defer goW.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(int(e.kind)))
+	env := []string{childEnv + "=" + strconv.Itoa(int(e.kind))}
 	if e.hostile {
-		cmd.Env = append(cmd.Env, hostileEnv+"=1")
+		env = append(env, hostileEnv+"=1")
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.ExtraFiles = []*os.File{outW, goR}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	goR.Close()
-	defer cmd.Wait()
-	// Everything the terminal shows, read as it comes.
-	shown := make(chan string, 64)
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			if n > 0 {
-				shown <- string(buf[:n])
-			}
-			if err != nil {
-				close(shown)
-				return
-			}
-		}
-	}()
+	c := startChild(t, env...)
+	defer c.done()
+	master, slave, outR, goW, shown := c.master, c.slave, c.out, c.goW, c.shown
 	time.Sleep(100 * time.Millisecond) // the child has set its terminal
 	if e.typeahead != "" {
 		master.WriteString(e.typeahead)
@@ -212,11 +185,55 @@ func session(t *testing.T, e exchange) string {
 		time.Sleep(testSettle + 200*time.Millisecond)
 		master.WriteString(e.answer)
 	}
-	line, err := bufio.NewReader(outR).ReadString('\n')
+	line, err := outR.ReadString('\n')
 	if err != nil {
 		t.Fatalf("child: %v (terminal %q)", err, screen.String())
 	}
 	return strings.TrimSpace(line)
+}
+
+// childProc is the test's side of a child started on a fresh pty (its
+// controlling terminal): the pty, the child's answer line, the byte that
+// lets it ask, and everything the terminal shows, read as it comes.
+type childProc struct {
+	master, slave, goW *os.File
+	out                *bufio.Reader
+	shown              chan string
+	done               func()
+}
+
+// startChild starts the test binary as the child side, with env added.
+func startChild(t *testing.T, env ...string) childProc {
+	t.Helper()
+	master, slave := openPTY(t)
+	outR, outW, _ := os.Pipe()
+	goR, goW, _ := os.Pipe()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.ExtraFiles = []*os.File{outW, goR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	goR.Close()
+	shown := make(chan string, 64)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				shown <- string(buf[:n])
+			}
+			if err != nil {
+				close(shown)
+				return
+			}
+		}
+	}()
+	return childProc{master: master, slave: slave, goW: goW, out: bufio.NewReader(outR), shown: shown,
+		done: func() { goW.Close(); outR.Close(); cmd.Wait() }}
 }
 
 const restoredOK = ` restored=true fg-is-self=true pause=1/0/1`
@@ -441,38 +458,11 @@ func TestTellEscapes(t *testing.T) {
 // re-test). The answer is no, nothing is drawn, and the other group
 // keeps the terminal.
 func TestAskNotFromTheBackground(t *testing.T) {
-	master, slave := openPTY(t)
-	outR, outW, _ := os.Pipe()
-	goR, goW, _ := os.Pipe()
-	defer outR.Close()
-	defer goW.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(int(Approve)), bgEnv+"=1")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.ExtraFiles = []*os.File{outW, goR}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	goR.Close()
-	defer cmd.Wait()
-	shown := make(chan string, 64)
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			if n > 0 {
-				shown <- string(buf[:n])
-			}
-			if err != nil {
-				close(shown)
-				return
-			}
-		}
-	}()
+	c := startChild(t, childEnv+"="+strconv.Itoa(int(Approve)), bgEnv+"=1")
+	defer c.done()
+	goW, shown := c.goW, c.shown
 	goW.Write([]byte{1})
-	line, err := bufio.NewReader(outR).ReadString('\n')
+	line, err := c.out.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
