@@ -38,6 +38,7 @@ type ptyRelay struct {
 	holds   int  // hold calls not yet released
 	closed  bool
 	raw     bool // the person's terminal is in raw mode (set by the relay)
+	wrote   bool // the agent's output has been copied, and no reset followed it yet
 	inDone  chan struct{}
 	outDone chan struct{}
 }
@@ -129,6 +130,7 @@ func (r *ptyRelay) output() {
 				r.cond.Wait()
 			}
 			r.out.Write(buf[:n])
+			r.wrote = true
 			r.mu.Unlock()
 		}
 		if err != nil {
@@ -334,9 +336,29 @@ func (r *ptyRelay) finish() {
 	case <-time.After(2 * time.Second):
 	}
 	<-r.inDone
+	r.mu.Lock()
+	if r.wrote {
+		r.out.Write([]byte(endReset))
+		r.wrote = false
+	}
+	r.mu.Unlock()
 	r.master.Close()
 	if r.in >= 0 {
 		unix.Close(r.in)
 		r.in = -1
 	}
 }
+
+// endReset follows the agent's last output: reporting modes it may have
+// turned on and left (mouse in each encoding, focus, bracketed paste)
+// would have the person's terminal send reports to the person's shell as
+// typed input, and a hidden cursor or an open sequence would stay. It
+// first ends a sequence or string left open (CAN, ST), then turns the
+// reports off, shows the cursor and resets attributes and character
+// set. A terminal ignores what it does not know. The screen is left as
+// it is (leaving an alternate screen the agent did not enter would move
+// the cursor), and so are the terminal's answers to reports the agent
+// asked for, which may still come (SD-23).
+const endReset = "\x18\x1b\\" +
+	"\x1b[?1000l\x1b[?1001l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1004l\x1b[?2004l" +
+	"\x1b[?25h\x1b[0m\x1b(B\x0f"

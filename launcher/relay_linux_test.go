@@ -74,3 +74,38 @@ func TestRelayHoldHoldsOutput(t *testing.T) {
 		t.Fatalf("the held output did not follow the release: %q", got)
 	}
 }
+
+// The agent's end leaves no reporting mode on in the person's terminal:
+// an agent that turned on mouse, focus or bracketed-paste reports and
+// ended (or was killed) left the terminal sending them to the person's
+// shell as typed input. What the agent wrote comes first; the relay's
+// reset follows it.
+func TestRelayEndResetsReports(t *testing.T) {
+	personM, personS, err := newPTY(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer personM.Close()
+	defer personS.Close()
+	master, slave, err := newPTY(int(personS.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRelay(int(personS.Fd()), master, personS, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave.WriteString("\x1b[?1000h\x1b[?1004h\x1b[?2004hlast words\n")
+	if got := readUntil(personM, "last words", 5*time.Second); !strings.Contains(got, "last words") {
+		t.Fatalf("control: the agent's output was not relayed: %q", got)
+	}
+	slave.Close() // the agent's tree is gone
+	r.finish()
+	r.finish() // cleanup may end it again: one reset
+	got := readFor(personM, 500*time.Millisecond)
+	for _, off := range []string{"\x1b[?1000l", "\x1b[?1003l", "\x1b[?1004l", "\x1b[?2004l", "\x1b[?25h"} {
+		if strings.Count(got, off) != 1 {
+			t.Errorf("after the agent's end the terminal got %q, want %q once", got, off)
+		}
+	}
+}
