@@ -1137,3 +1137,26 @@ func ctrlZStdinNotTerminal(t *testing.T, uid int) {
 	term.send("echo back-$?\n")
 	term.expect("back-130")
 }
+
+// Ctrl-Z stops the whole job, as the terminal's own Ctrl-Z does: with
+// keys relayed raw the kernel sends the job nothing, and a launch that
+// stopped alone left the rest of its pipeline running (launcher … | cat),
+// so the shell did not count the job stopped and gave no prompt until a
+// second Ctrl-Z (a re-test). fg continues all of it.
+func TestIntegrationJobControlCtrlZStopsThePipeline(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	term := readyShell(t, s)
+	marker := fmt.Sprintf("pipeline-%d", time.Now().UnixNano())
+	term.send(fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sh -c 'read x; echo got-$x' %s | cat\n", itEnv.launcher, hash, path, marker))
+	agentRuns(t, marker)
+	at := term.mark()
+	term.send("\x1a")
+	term.expectStopped(at)
+	term.send("echo back-$?\n")
+	term.expect("back-148")
+	term.send("fg\n")
+	time.Sleep(300 * time.Millisecond) // the relay starts copying keys again
+	term.send("hi\n")
+	term.expect("got-hi")
+}

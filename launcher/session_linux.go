@@ -547,11 +547,26 @@ func asDefault(sig syscall.Signal, f func()) error {
 	return nil
 }
 
-// stopSelf stops the launcher with sig, as the shell's job (it returns
-// once continued), whatever the launcher's parent left of sig: the
-// signal is sent to this thread, unblocked there, at its default action.
+// stopSelf stops the launcher's job with sig, as the terminal would (it
+// returns once continued): the agent's keys come raw, so the kernel
+// sends the job nothing, and a launcher that stopped alone left the rest
+// of its pipeline running (launcher … | cat), so the shell did not count
+// the job stopped and gave no prompt (a re-test). So sig goes to each
+// other process of the launcher's process group, one by one (a signal to
+// the group would reach the launcher too, and one it holds pending stops
+// it again once continued), and then to this thread, whatever the
+// launcher's parent left of it: unblocked there, at its default action,
+// so the launcher stops on return.
 func stopSelf(sig syscall.Signal) {
-	asDefault(sig, func() { unix.Tgkill(unix.Getpid(), unix.Gettid(), sig) })
+	self := unix.Getpid()
+	if members, ok := groupMembers(); ok {
+		for _, m := range members {
+			if m.pid != self {
+				unix.Kill(m.pid, sig)
+			}
+		}
+	}
+	asDefault(sig, func() { unix.Tgkill(self, unix.Gettid(), sig) })
 }
 
 // finishRelay ends the relay, once stage 2 is gone: the agent's last
@@ -667,42 +682,60 @@ func untilForeground(tty int, stderr io.Writer, cont <-chan os.Signal) bool {
 // same session (the shell that would continue it is gone). It reads every
 // process's stat; /proc that cannot be read counts as orphaned.
 func orphaned() bool {
-	type ids struct{ ppid, pgrp, sid int }
-	stat := func(pid string) (ids, bool) {
-		b, err := os.ReadFile("/proc/" + pid + "/stat")
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if err != nil || i < 0 {
-			return ids{}, false
-		}
-		// After "pid (comm) ": state ppid pgrp session.
-		f := strings.Fields(s[i+1:])
-		if len(f) < 4 {
-			return ids{}, false
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		pgrp, _ := strconv.Atoi(f[2])
-		sid, _ := strconv.Atoi(f[3])
-		return ids{ppid, pgrp, sid}, true
-	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
+	members, ok := groupMembers()
+	if !ok {
 		return true
 	}
 	own := unix.Getpgrp()
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		m, ok := stat(e.Name())
-		if !ok || m.pgrp != own {
-			continue
-		}
-		if p, ok := stat(strconv.Itoa(m.ppid)); ok && p.sid == m.sid && p.pgrp != own {
+	for _, m := range members {
+		if p, ok := procIDsOf(m.ppid); ok && p.sid == m.sid && p.pgrp != own {
 			return false
 		}
 	}
 	return true
+}
+
+// procIDs is what /proc/PID/stat says of a process's place.
+type procIDs struct{ pid, ppid, pgrp, sid int }
+
+// procIDsOf reads process pid's stat; false when it cannot be read.
+func procIDsOf(pid int) (procIDs, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if err != nil || i < 0 {
+		return procIDs{}, false
+	}
+	// After "pid (comm) ": state ppid pgrp session.
+	f := strings.Fields(s[i+1:])
+	if len(f) < 4 {
+		return procIDs{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgrp, _ := strconv.Atoi(f[2])
+	sid, _ := strconv.Atoi(f[3])
+	return procIDs{pid, ppid, pgrp, sid}, true
+}
+
+// groupMembers is every process of the launcher's process group that
+// /proc shows, the launcher with them; false when /proc cannot be read.
+func groupMembers() ([]procIDs, bool) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	own := unix.Getpgrp()
+	var out []procIDs
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if m, ok := procIDsOf(pid); ok && m.pgrp == own {
+			out = append(out, m)
+		}
+	}
+	return out, true
 }
 
 // foreignSessionStdin refuses a terminal on stdin that is not the
