@@ -126,11 +126,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	}
 	// A launcher binary or library the agent can replace would confine
 	// nothing next time.
-	code, err := launcherCode()
-	if err != nil {
-		return 0, err
-	}
-	if err := writableCode(o.Policy, code); err != nil {
+	if err := launcherChecks(o.Policy); err != nil {
 		return 0, err
 	}
 	if o.Policy.Mode == policy.ModeComponents {
@@ -267,6 +263,18 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	return s.wait(ctx, sigs)
 }
 
+// launcherChecks refuses a policy under which the agent could replace
+// the launcher's code (launcherCode, writableCode), each name looked at
+// once for both.
+func launcherChecks(p *policy.Policy) error {
+	k := newLooks()
+	code, err := launcherCodeWith(k)
+	if err != nil {
+		return err
+	}
+	return writableCodeWith(k, p, code)
+}
+
 // launcherCode is the launcher's executable and every file it has mapped
 // (none in the static build cmd/launcher makes; a dynamic build's loader,
 // C library and libseccomp), which the kernel names
@@ -277,7 +285,10 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 // launcher outside is replaced as easily as the launcher would be: the
 // next launch run by that name would run the agent's program (a hunt,
 // 2026-12-01).
-func launcherCode() ([]string, error) {
+func launcherCode() ([]string, error) { return launcherCodeWith(newLooks()) }
+
+// launcherCodeWith is launcherCode, looking at names through k.
+func launcherCodeWith(k *looks) ([]string, error) {
 	var files []string
 	add := func(p string) {
 		if !slices.Contains(files, p) {
@@ -289,14 +300,14 @@ func launcherCode() ([]string, error) {
 		return nil, fmt.Errorf("the launcher's own executable: %w", err)
 	}
 	add(exe)
-	way, err := invokedAs(os.Args[0], exe)
+	way, err := invokedAsWith(k, os.Args[0], exe)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range way {
 		add(p)
 	}
-	maps, _ := os.ReadFile("/proc/self/maps")
+	maps, _ := readFile("/proc/self/maps")
 	for line := range strings.Lines(string(maps)) {
 		// address perms offset dev inode path: a path starts with '/'.
 		if i := strings.Index(line, " /"); i >= 0 {
@@ -314,12 +325,15 @@ func launcherCode() ([]string, error) {
 // directory the path passes through before a ".." takes it back out: a
 // re-test); and when argv0 is relative, the working directory it was
 // resolved from, which the agent could move if it can write there.
-func invokedAs(argv0, exe string) ([]string, error) {
+func invokedAs(argv0, exe string) ([]string, error) { return invokedAsWith(newLooks(), argv0, exe) }
+
+// invokedAsWith is invokedAs, looking at names through k.
+func invokedAsWith(k *looks, argv0, exe string) ([]string, error) {
 	p := argv0
 	var paths []string
 	if !strings.Contains(p, "/") {
 		var err error
-		if paths, p, err = searchPath(p, exe); err != nil {
+		if paths, p, err = searchPath(k, p, exe); err != nil {
 			return nil, err
 		}
 	}
@@ -328,7 +342,7 @@ func invokedAs(argv0, exe string) ([]string, error) {
 			paths = append(paths, wd)
 		}
 	}
-	return append(paths, lookupDeps(p)...), nil
+	return append(paths, lookupDeps(k, p)...), nil
 }
 
 // searchPath looks name up in PATH as a shell does and returns the path
@@ -345,9 +359,9 @@ func invokedAs(argv0, exe string) ([]string, error) {
 // entry with a leading ~ is one: bash expands it when it looks a name up,
 // but env, sudo, xargs, make's sh (dash) and every other execvp caller do
 // not (a re-test ran the agent's ./~/bin/launcher as root through env).
-func searchPath(name, exe string) (deps []string, found string, err error) {
-	var self unix.Stat_t
-	if err := unix.Stat(exe, &self); err != nil {
+func searchPath(k *looks, name, exe string) (deps []string, found string, err error) {
+	self, err := k.stat(exe)
+	if err != nil {
 		return nil, "", fmt.Errorf("the launcher's own executable: %w", err)
 	}
 	refuse := func(detail string) error {
@@ -362,9 +376,9 @@ func searchPath(name, exe string) (deps []string, found string, err error) {
 			return nil, "", refuse(fmt.Sprintf("PATH's entry %q, searched up to the launcher's own, is relative (an empty entry is the working directory)", dir))
 		}
 		cand := dir + "/" + name
-		deps = append(deps, lookupDeps(cand)...)
-		var st unix.Stat_t
-		if unix.Stat(cand, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0 {
+		deps = append(deps, lookupDeps(k, cand)...)
+		st, err := k.stat(cand)
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0 {
 			continue
 		}
 		if st.Dev != self.Dev || st.Ino != self.Ino {
@@ -382,13 +396,13 @@ func searchPath(name, exe string) (deps []string, found string, err error) {
 // a re-test), and the resolved name when it exists. An agent that can
 // write one of those directories can put a program there, or make one
 // that is missing.
-func lookupDeps(path string) []string {
+func lookupDeps(k *looks, path string) []string {
 	var out []string
 	if filepath.IsAbs(path) {
 		out = append(out, filepath.Clean(path))
 	}
 	var seen []string
-	real, err := privfile.Resolve(path, func(d string) error { seen = append(seen, d); return nil }, func(link string) { out = append(out, link) })
+	real, err := privfile.ResolveWith(path, k.lookups(), func(d string) error { seen = append(seen, d); return nil }, func(link string) { out = append(out, link) })
 	out = append(out, seen...)
 	if err == nil {
 		out = append(out, real)
@@ -396,13 +410,98 @@ func lookupDeps(path string) []string {
 	return out
 }
 
+// looks remembers what one launch's SR-25 checks saw of each name, so
+// that each is looked at once: every PATH entry's lookup passes /usr,
+// every code path's walk up reaches /, and the lookups have looked at
+// each code path before writableCode does. It is made for one launch
+// (newLooks) and not kept after: what was there when first looked at is
+// what the checks judge.
+type looks struct {
+	l, s map[string]looked
+	link map[string]linkRead
+}
+
+type looked struct {
+	st  unix.Stat_t
+	err error
+}
+
+type linkRead struct {
+	target string
+	err    error
+}
+
+func newLooks() *looks {
+	return &looks{l: map[string]looked{}, s: map[string]looked{}, link: map[string]linkRead{}}
+}
+
+// lstat is unix.Lstat's answer for path.
+func (k *looks) lstat(path string) (unix.Stat_t, error) {
+	if r, ok := k.l[path]; ok {
+		return r.st, r.err
+	}
+	var st unix.Stat_t
+	err := unix.Lstat(path, &st)
+	for err == unix.EINTR { // as os.Lstat, which Resolve used
+		err = unix.Lstat(path, &st)
+	}
+	k.l[path] = looked{st, err}
+	return st, err
+}
+
+// stat is unix.Stat's answer for path. Where lstat has looked at it, a
+// name that is not a symbolic link is what lstat saw (stat follows no
+// further), and one lstat could not look at stat cannot either (its
+// lookups are lstat's, and then the link's).
+func (k *looks) stat(path string) (unix.Stat_t, error) {
+	if r, ok := k.s[path]; ok {
+		return r.st, r.err
+	}
+	if r, ok := k.l[path]; ok && (r.err != nil || r.st.Mode&unix.S_IFMT != unix.S_IFLNK) {
+		return r.st, r.err
+	}
+	var st unix.Stat_t
+	err := unix.Stat(path, &st)
+	for err == unix.EINTR {
+		err = unix.Stat(path, &st)
+	}
+	k.s[path] = looked{st, err}
+	return st, err
+}
+
+// lookups are k's, for privfile.ResolveWith.
+func (k *looks) lookups() privfile.Lookups {
+	return privfile.Lookups{
+		IsLink: func(path string) (bool, error) {
+			st, err := k.lstat(path)
+			if err != nil {
+				return false, &os.PathError{Op: "lstat", Path: path, Err: err}
+			}
+			return st.Mode&unix.S_IFMT == unix.S_IFLNK, nil
+		},
+		Readlink: func(path string) (string, error) {
+			r, ok := k.link[path]
+			if !ok {
+				r.target, r.err = os.Readlink(path)
+				k.link[path] = r
+			}
+			return r.target, r.err
+		},
+	}
+}
+
 // writableCode refuses a policy under which the agent could write one of
 // code (the launcher's own files, launcherCode).
 func writableCode(p *policy.Policy, code []string) error {
+	return writableCodeWith(newLooks(), p, code)
+}
+
+// writableCodeWith is writableCode, looking at names through k.
+func writableCodeWith(k *looks, p *policy.Policy, code []string) error {
 	hint := "keep the launcher, and the PATH directories searched before its own, outside the workspace and the write paths (and not bound from there)"
 	writes := append([]policy.Path{p.Workspace.Path}, p.Files.Write...)
 	ms := mountinfo.Read() // once: every check below uses it
-	code, err := withBacking(ms, code)
+	code, err := withBackingWith(k, ms, code)
 	if err != nil {
 		return err
 	}
@@ -412,8 +511,7 @@ func writableCode(p *policy.Policy, code []string) error {
 	// world-writable; an overlay's lower file so linked it rewrote). Where
 	// the other names are cannot be found, so a second name is refused.
 	for _, c := range code {
-		var st unix.Stat_t
-		if unix.Lstat(c, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+		if st, err := k.lstat(c); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
 			return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s has %d names (hard links), and one may be beneath a path the agent can write: it could change the file the next launch runs", c, st.Nlink),
 				Hint: "give it one name: copy it and move the copy over it (cp F F.new && mv F.new F), or install it with install(1); perf's build-id cache (~/.debug) makes such links"}
 		}
@@ -435,25 +533,35 @@ func writableCode(p *policy.Policy, code []string) error {
 	type id struct{ dev, ino uint64 }
 	reach := map[id]string{}
 	note := func(path string) {
-		var st unix.Stat_t
-		if unix.Stat(path, &st) == nil {
+		if st, err := k.stat(path); err == nil {
 			reach[id{st.Dev, st.Ino}] = path
 		}
 	}
 	for _, w := range writes {
 		note(string(w))
 	}
-	for _, m := range ms {
-		for _, w := range writes {
+	// under[i][j]: the mount ms[i] is at or beneath writes[j].
+	under := make([][]bool, len(ms))
+	for i, m := range ms {
+		for j, w := range writes {
 			if w.Contains(policy.Path(m.Point)) {
-				note(m.Point)
+				if under[i] == nil {
+					under[i] = make([]bool, len(writes))
+				}
+				under[i][j] = true
 			}
 		}
+		if under[i] != nil {
+			note(m.Point)
+		}
 	}
+	// A directory whose walk up to / was made found nothing there: a
+	// walk that reaches it again stops.
+	walked := map[string]bool{}
 	for _, c := range code {
-		for d := c; ; d = filepath.Dir(d) {
-			var st unix.Stat_t
-			if unix.Stat(d, &st) == nil {
+		for d := c; !walked[d]; d = filepath.Dir(d) {
+			walked[d] = true
+			if st, err := k.stat(d); err == nil {
 				if via, ok := reach[id{st.Dev, st.Ino}]; ok {
 					return &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is reachable for writing as %s (a bind mount), which the agent can write beneath: it could replace code the next launch runs", c, via), Hint: hint}
 				}
@@ -470,12 +578,12 @@ func writableCode(p *policy.Policy, code []string) error {
 	// its binds are one.
 	type tree struct{ dev, fs, via string }
 	var trees []tree
-	for _, w := range writes {
+	for j, w := range writes {
 		if dev, fs, ok := mountinfo.Locate(ms, string(w)); ok {
 			trees = append(trees, tree{dev, fs, string(w)})
 		}
-		for _, m := range ms {
-			if w.Contains(policy.Path(m.Point)) {
+		for i, m := range ms {
+			if under[i] != nil && under[i][j] {
 				trees = append(trees, tree{m.Dev, m.Root, m.Point})
 			}
 		}
@@ -501,6 +609,11 @@ func writableCode(p *policy.Policy, code []string) error {
 // file; and theirs in turn. A FUSE file system keeps its files wherever
 // its program does, which cannot be told: code on one is refused.
 func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
+	return withBackingWith(newLooks(), ms, code)
+}
+
+// withBackingWith is withBacking, looking at names through k.
+func withBackingWith(k *looks, ms []mountinfo.Mount, code []string) ([]string, error) {
 	out := slices.Clone(code)
 	const most = 4096                   // backings of backings, bounded
 	whole := map[mountinfo.Mount]bool{} // mounts whose whole-file backing (an image) is in out already
@@ -540,12 +653,12 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 						if st, err := os.Stat(layer); err != nil || !st.IsDir() {
 							return nil, unknown(fmt.Sprintf("whose layer %q is no longer a directory at that path (moved since the mount?)", layer))
 						}
-						more = append(more, lookupDeps(layer+fsPath)...)
+						more = append(more, lookupDeps(k, layer+fsPath)...)
 					}
 				}
 			}
 		case m.Type == "ecryptfs" && strings.HasPrefix(m.Source, "/"):
-			more = lookupDeps(m.Source + fsPath)
+			more = lookupDeps(k, m.Source+fsPath)
 		case m.Type == "fuse" || strings.HasPrefix(m.Type, "fuse."):
 			return nil, &RefusedError{Boundary: "launcher", Detail: fmt.Sprintf("the launcher's %s is on a FUSE file system (%s at %s), which keeps its files wherever its program does: whether the agent can write them cannot be told", out[i], m.Type, m.Point),
 				Hint: "install the launcher on a local file system"}
@@ -557,7 +670,7 @@ func withBacking(ms []mountinfo.Mount, code []string) ([]string, error) {
 				return nil, unknown(err.Error())
 			}
 			for _, img := range imgs {
-				more = append(more, lookupDeps(img)...)
+				more = append(more, lookupDeps(k, img)...)
 			}
 		}
 		for _, p := range more {
@@ -660,7 +773,7 @@ func extJournal(dev string) (string, error) {
 	if err != nil {
 		// sysfs and jbd2 spell a / in a device's name (cciss/c0d0) as !.
 		name := strings.ReplaceAll(devName(dev), "/", "!")
-		task, terr := os.ReadFile("/sys/fs/ext4/" + name + "/journal_task")
+		task, terr := readFile("/sys/fs/ext4/" + name + "/journal_task")
 		internal, _ := filepath.Glob("/proc/fs/jbd2/" + name + "-*") // an internal journal is "DEV-INODE"
 		if name != "" && terr == nil && (strings.TrimSpace(string(task)) == "<none>" || len(internal) > 0) {
 			return "", nil
@@ -706,7 +819,7 @@ func openBlock(dev string) (int, error) {
 // devName is the block device dev's name in /dev, from sysfs; "" when
 // it has none.
 func devName(dev string) string {
-	uevent, _ := os.ReadFile("/sys/dev/block/" + dev + "/uevent")
+	uevent, _ := readFile("/sys/dev/block/" + dev + "/uevent")
 	for l := range strings.Lines(string(uevent)) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "DEVNAME="); ok {
 			return v
@@ -773,7 +886,7 @@ func blockImages(devs []string) ([]string, error) {
 		if _, err := os.Stat(dir + "/partition"); err == nil {
 			next = append(next, readDev(dir+"/../dev")) // not Join: ".." is the kernel's to take, after the link
 		}
-		if b, err := os.ReadFile(dir + "/loop/backing_file"); err == nil {
+		if b, err := readFile(dir + "/loop/backing_file"); err == nil {
 			img := strings.TrimSuffix(string(b), "\n")
 			st, err := loopFile(dev, img)
 			if err != nil {
@@ -804,7 +917,7 @@ func blockImages(devs []string) ([]string, error) {
 }
 
 func readDev(path string) string {
-	b, _ := os.ReadFile(path)
+	b, _ := readFile(path)
 	return strings.TrimSpace(string(b))
 }
 
@@ -832,6 +945,37 @@ func loopFile(dev, img string) (unix.Stat_t, error) {
 		return fail("is not the file it holds (moved, or named in another mount namespace)")
 	}
 	return st, nil
+}
+
+// readFile is os.ReadFile for the kernel's files the SR-25 checks read
+// (/proc, sysfs): what was read, and the error that stopped it. It
+// opens the file without the runtime's poller, which costs os.Open a
+// few system calls more, for files that cannot be polled.
+func readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 0, 4096)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return b, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
 }
 
 // prepared is the plan and what the summary says about it.

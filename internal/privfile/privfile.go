@@ -150,6 +150,33 @@ func CheckAncestors(dir, what string) error {
 // onLink with the path of every link on the way. It returns the path
 // resolved, with no link in it. A missing name is fs.ErrNotExist.
 func Resolve(path string, lookup func(dir string) error, onLink func(link string)) (string, error) {
+	return ResolveWith(path, Lookups{}, lookup, onLink)
+}
+
+// Lookups are how ResolveWith looks at a name: IsLink says whether it
+// is a symbolic link (os.Lstat's error when it cannot be looked at), and
+// Readlink reads one. A nil field is os.Lstat's or os.Readlink's; a
+// caller that resolves many paths in one moment gives its own, which
+// remember what they read.
+type Lookups struct {
+	IsLink   func(path string) (bool, error)
+	Readlink func(path string) (string, error)
+}
+
+// ResolveWith is Resolve with the names looked at through l.
+func ResolveWith(path string, l Lookups, lookup func(dir string) error, onLink func(link string)) (string, error) {
+	if l.IsLink == nil {
+		l.IsLink = func(p string) (bool, error) {
+			st, err := os.Lstat(p)
+			if err != nil {
+				return false, err
+			}
+			return st.Mode()&os.ModeSymlink != 0, nil
+		}
+	}
+	if l.Readlink == nil {
+		l.Readlink = os.Readlink
+	}
 	cur, pending := "/", strings.Split(path, "/")
 	if !filepath.IsAbs(path) {
 		// From the working directory, whose own way down is walked too:
@@ -177,11 +204,11 @@ func Resolve(path string, lookup func(dir string) error, onLink func(link string
 			}
 		}
 		next := filepath.Join(cur, c)
-		st, err := os.Lstat(next)
+		isLink, err := l.IsLink(next)
 		if err != nil {
 			return "", err
 		}
-		if st.Mode()&os.ModeSymlink == 0 {
+		if !isLink {
 			cur = next
 			continue
 		}
@@ -191,7 +218,7 @@ func Resolve(path string, lookup func(dir string) error, onLink func(link string
 		if onLink != nil {
 			onLink(next)
 		}
-		target, err := os.Readlink(next)
+		target, err := l.Readlink(next)
 		if err != nil {
 			return "", err
 		}
