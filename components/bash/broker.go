@@ -377,7 +377,7 @@ func changesDirectory(a *Analysis) bool {
 		// a pathspec names (--icase-pathspecs: a hunt's git clean -fdx
 		// SRC deleted src) or where git works (-C, -c core.worktree=…).
 		for _, g := range c.GitOptions {
-			if !gitOptionsKept[g.Text] {
+			if !gitOptionsKept()[g.Text] {
 				return true
 			}
 		}
@@ -395,8 +395,10 @@ func changesDirectory(a *Analysis) bool {
 
 // gitOptionsKept are git's global options after which a deletion's
 // targets are still the workspace's.
-var gitOptionsKept = set("-P", "--no-pager", "-p", "--paginate", "--no-optional-locks", "--no-advice", "--literal-pathspecs",
-	"--no-replace-objects")
+var gitOptionsKept = sync.OnceValue(func() map[string]bool {
+	return set("-P", "--no-pager", "-p", "--paginate", "--no-optional-locks", "--no-advice", "--literal-pathspecs",
+		"--no-replace-objects")
+})
 
 // envChdir reports env's -C in a group of short options (-iCsub, -vC
 // sub: a hunt) before a letter that takes a value.

@@ -310,7 +310,7 @@ func execOption(sc *SimpleCommand) *finding {
 					verb = i + 1
 				}
 			case strings.HasPrefix(t, "--"):
-				if !strings.Contains(t, "=") && systemctlValued[t] {
+				if !strings.Contains(t, "=") && systemctlValued()[t] {
 					i++
 				}
 			case strings.HasPrefix(t, "-"):
@@ -321,7 +321,7 @@ func execOption(sc *SimpleCommand) *finding {
 				verb = i
 			}
 		}
-		if verb >= 0 && (!ws[verb].Literal || !systemctlReads[ws[verb].Text] && !strings.HasPrefix(ws[verb].Text, "list-") && !strings.HasPrefix(ws[verb].Text, "is-")) {
+		if verb >= 0 && (!ws[verb].Literal || !systemctlReads()[ws[verb].Text] && !strings.HasPrefix(ws[verb].Text, "list-") && !strings.HasPrefix(ws[verb].Text, "is-")) {
 			return found(verb, "makes the service manager run a unit's programs, or changes which it runs")
 		}
 	case "crontab":
@@ -456,7 +456,9 @@ const makeSafeValue = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 
 // makeVars are make's variables that choose its shell, its options or
 // the makefiles it reads.
-var makeVars = set("SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKEFILES", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEOVERRIDES")
+var makeVars = sync.OnceValue(func() map[string]bool {
+	return set("SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKEFILES", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEOVERRIDES")
+})
 
 // makeFinding reads make's options and command-line variables: --eval
 // evaluates text (whose $(shell …) runs); a makefile read from standard
@@ -505,7 +507,7 @@ func makeFinding(sc *SimpleCommand) *finding {
 			continue
 		}
 		n := strings.TrimRight(name, ":!+?")
-		if strings.HasSuffix(name, ":") || strings.HasSuffix(name, "!") || makeVars[n] || !w.Literal ||
+		if strings.HasSuffix(name, ":") || strings.HasSuffix(name, "!") || makeVars()[n] || !w.Literal ||
 			strings.Trim(val, makeSafeValue) != "" {
 			return found(i, "gives make a variable that chooses its shell or makefiles, or that it expands or runs")
 		}
@@ -995,8 +997,12 @@ func sqlClientFinding(sc *SimpleCommand) *finding {
 // systemctlReads are systemctl's verbs that only read (list-* and is-*
 // too); systemctlValued its long options that take the next word.
 var (
-	systemctlReads  = set("status", "show", "cat", "help", "get-default", "show-environment", "whoami")
-	systemctlValued = set("--type", "--property", "--state", "--job-mode", "--signal", "--kill-whom", "--kill-value",
-		"--what", "--host", "--machine", "--lines", "--output", "--root", "--image", "--image-policy", "--preset-mode",
-		"--timestamp", "--boot-loader-menu", "--boot-loader-entry", "--reboot-argument", "--message", "--drop-in", "--when")
+	systemctlReads = sync.OnceValue(func() map[string]bool {
+		return set("status", "show", "cat", "help", "get-default", "show-environment", "whoami")
+	})
+	systemctlValued = sync.OnceValue(func() map[string]bool {
+		return set("--type", "--property", "--state", "--job-mode", "--signal", "--kill-whom", "--kill-value",
+			"--what", "--host", "--machine", "--lines", "--output", "--root", "--image", "--image-policy", "--preset-mode",
+			"--timestamp", "--boot-loader-menu", "--boot-loader-entry", "--reboot-argument", "--message", "--drop-in", "--when")
+	})
 )

@@ -1,6 +1,9 @@
 package bash
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // makesLinks reports a command that may make a symbolic link in the
 // workspace, through which an mv on the same line may leave it: ln; cp
@@ -34,7 +37,7 @@ func makesLinks(c *SimpleCommand) bool {
 			if w.Text == "--" {
 				break
 			}
-			if nodeInstalls[w.Text] || !w.Literal {
+			if nodeInstalls()[w.Text] || !w.Literal {
 				return true
 			}
 		}
@@ -101,9 +104,11 @@ func makesLinks(c *SimpleCommand) bool {
 
 // nodeInstalls are the subcommands of npm, pnpm, yarn and bun (and
 // npm's aliases of them) that install dependencies or link packages.
-var nodeInstalls = set("install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add",
-	"ci", "clean-install", "ic", "install-clean", "isntall-clean", "install-test", "it", "install-ci-test", "cit",
-	"link", "ln", "update", "up", "upgrade", "udpate", "rebuild", "rb", "dedupe", "ddp", "prune", "import")
+var nodeInstalls = sync.OnceValue(func() map[string]bool {
+	return set("install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add",
+		"ci", "clean-install", "ic", "install-clean", "isntall-clean", "install-test", "it", "install-ci-test", "cit",
+		"link", "ln", "update", "up", "upgrade", "udpate", "rebuild", "rb", "dedupe", "ddp", "prune", "import")
+})
 
 // anyOption reports a word before "--" that is an option and holds what
 // is looked for; a word that is not a literal and may be an option

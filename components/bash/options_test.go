@@ -12,10 +12,10 @@ import (
 // a captured one taking a value.
 func TestOptionTables(t *testing.T) {
 	specs := map[string]optSpec{"watch": watchSpec}
-	for n, sp := range wrappers {
+	for n, sp := range wrappers() {
 		specs[n] = sp
 	}
-	for k, sp := range runners {
+	for k, sp := range runners() {
 		specs[k[0]+" "+k[1]] = sp
 	}
 	for name, sp := range specs {
@@ -112,7 +112,7 @@ func TestParseOpts(t *testing.T) {
 		{optSpec{long: "yes", nopt: true}, "w --yes false cmd", "cmd 3 unknown 0 stop false caps []"},
 		{optSpec{long: "yes"}, "w --yes false cmd", "cmd 2 unknown 0 stop false caps []"},
 		// nice's -N, --N and -+N.
-		{wrappers["nice"], "nice --10 -+5 -3 cmd", "cmd 4 unknown 0 stop false caps []"},
+		{wrappers()["nice"], "nice --10 -+5 -3 cmd", "cmd 4 unknown 0 stop false caps []"},
 	} {
 		if got := show(parseOpts(words(tc.src), tc.spec)); got != tc.want {
 			t.Errorf("%q: %s, want %s", tc.src, got, tc.want)

@@ -103,8 +103,8 @@ func globPaths(p string, dotglob bool, o Options) ([]string, bool) {
 // the protected names, .git and what is protected beneath it, .config
 // and git, and each component of the policy's protected paths.
 func protectedCandidates(o Options) []string {
-	names := append([]string{".git", "hooks", ".config", "git"}, protectedNames...)
-	names = append(names, gitProtected...)
+	names := append([]string{".git", "hooks", ".config", "git"}, protectedNames()...)
+	names = append(names, gitProtected()...)
 	for _, tc := range toolConfigs {
 		// Not rust-toolchain and rust-toolchain.toml: dist/* would match
 		// them, as it matches any name without a leading dot.

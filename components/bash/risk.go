@@ -16,135 +16,147 @@ const (
 	rDynamic = "builtin.dynamic"
 )
 
-var ruleVerbs = map[string]string{
-	rPush:    "sends commits to a remote",
-	rPublish: "publishes to a package or image registry",
-	rDeploy:  "changes a deployment",
-	rDestroy: "destroys cloud or database resources",
-}
+var ruleVerbs = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		rPush:    "sends commits to a remote",
+		rPublish: "publishes to a package or image registry",
+		rDeploy:  "changes a deployment",
+		rDestroy: "destroys cloud or database resources",
+	}
+})
 
 // subRules map a command's subcommand (the first word that is neither an
 // option nor, perhaps, an option's value) to a rule. A key of two words
 // is a subcommand and the next non-option word; it wins over the
 // one-word key, and "" there means no rule (kubectl rollout status). "*"
 // is any invocation with an argument.
-var subRules = map[string]map[string]string{
-	"npm":    {"publish": rPublish, "unpublish": rPublish},
-	"yarn":   {"publish": rPublish, "npm publish": rPublish},
-	"pnpm":   {"publish": rPublish},
-	"bun":    {"publish": rPublish},
-	"lerna":  {"publish": rPublish},
-	"cargo":  {"publish": rPublish, "yank": rPublish},
-	"twine":  {"upload": rPublish},
-	"gem":    {"push": rPublish, "yank": rPublish},
-	"poetry": {"publish": rPublish},
-	"uv":     {"publish": rPublish},
-	"hatch":  {"publish": rPublish},
-	"flit":   {"publish": rPublish},
-	"pdm":    {"publish": rPublish},
-	"nuget":  {"push": rPublish, "delete": rPublish},
-	"dotnet": {"nuget push": rPublish, "nuget delete": rPublish},
-	"vsce":   {"publish": rPublish},
-	"ovsx":   {"publish": rPublish},
-	"gh": {
-		"pr merge": rPush, "release create": rPublish, "release upload": rPublish, "release edit": rPublish,
-		"release delete": rPublish, "repo delete": rDestroy,
-	},
-	"docker":  dockerRules,
-	"podman":  dockerRules,
-	"nerdctl": dockerRules,
-	"helm": {
-		"install": rDeploy, "upgrade": rDeploy, "uninstall": rDeploy, "delete": rDeploy, "rollback": rDeploy, "push": rPublish,
-	},
-	"kubectl":    kubectlRules,
-	"oc":         kubectlRules,
-	"terraform":  terraformRules,
-	"tofu":       terraformRules,
-	"terragrunt": {"apply": rDeploy, "destroy": rDeploy, "run-all apply": rDeploy, "run-all destroy": rDeploy},
-	"pulumi":     {"up": rDeploy, "update": rDeploy, "destroy": rDeploy, "stack rm": rDeploy},
-	"serverless": {"deploy": rDeploy, "remove": rDeploy},
-	"sls":        {"deploy": rDeploy, "remove": rDeploy},
-	"fly":        {"deploy": rDeploy, "apps destroy": rDeploy},
-	"flyctl":     {"deploy": rDeploy, "apps destroy": rDeploy},
-	"netlify":    {"deploy": rDeploy},
-	"firebase":   {"deploy": rDeploy},
-	"cdk":        {"deploy": rDeploy, "destroy": rDeploy},
-	"sam":        {"deploy": rDeploy, "delete": rDeploy},
-	"wrangler":   {"deploy": rDeploy, "publish": rDeploy, "delete": rDeploy},
-	"eb":         {"deploy": rDeploy, "terminate": rDeploy},
-	"railway":    {"up": rDeploy},
-	"gsutil":     {"rm": rDestroy, "rb": rDestroy, "mv": rDestroy},
-	"dropdb":     {"*": rDestroy},
-	"dropuser":   {"*": rDestroy},
+var subRules = sync.OnceValue(func() map[string]map[string]string {
+	return map[string]map[string]string{
+		"npm":    {"publish": rPublish, "unpublish": rPublish},
+		"yarn":   {"publish": rPublish, "npm publish": rPublish},
+		"pnpm":   {"publish": rPublish},
+		"bun":    {"publish": rPublish},
+		"lerna":  {"publish": rPublish},
+		"cargo":  {"publish": rPublish, "yank": rPublish},
+		"twine":  {"upload": rPublish},
+		"gem":    {"push": rPublish, "yank": rPublish},
+		"poetry": {"publish": rPublish},
+		"uv":     {"publish": rPublish},
+		"hatch":  {"publish": rPublish},
+		"flit":   {"publish": rPublish},
+		"pdm":    {"publish": rPublish},
+		"nuget":  {"push": rPublish, "delete": rPublish},
+		"dotnet": {"nuget push": rPublish, "nuget delete": rPublish},
+		"vsce":   {"publish": rPublish},
+		"ovsx":   {"publish": rPublish},
+		"gh": {
+			"pr merge": rPush, "release create": rPublish, "release upload": rPublish, "release edit": rPublish,
+			"release delete": rPublish, "repo delete": rDestroy,
+		},
+		"docker":  dockerRules(),
+		"podman":  dockerRules(),
+		"nerdctl": dockerRules(),
+		"helm": {
+			"install": rDeploy, "upgrade": rDeploy, "uninstall": rDeploy, "delete": rDeploy, "rollback": rDeploy, "push": rPublish,
+		},
+		"kubectl":    kubectlRules(),
+		"oc":         kubectlRules(),
+		"terraform":  terraformRules(),
+		"tofu":       terraformRules(),
+		"terragrunt": {"apply": rDeploy, "destroy": rDeploy, "run-all apply": rDeploy, "run-all destroy": rDeploy},
+		"pulumi":     {"up": rDeploy, "update": rDeploy, "destroy": rDeploy, "stack rm": rDeploy},
+		"serverless": {"deploy": rDeploy, "remove": rDeploy},
+		"sls":        {"deploy": rDeploy, "remove": rDeploy},
+		"fly":        {"deploy": rDeploy, "apps destroy": rDeploy},
+		"flyctl":     {"deploy": rDeploy, "apps destroy": rDeploy},
+		"netlify":    {"deploy": rDeploy},
+		"firebase":   {"deploy": rDeploy},
+		"cdk":        {"deploy": rDeploy, "destroy": rDeploy},
+		"sam":        {"deploy": rDeploy, "delete": rDeploy},
+		"wrangler":   {"deploy": rDeploy, "publish": rDeploy, "delete": rDeploy},
+		"eb":         {"deploy": rDeploy, "terminate": rDeploy},
+		"railway":    {"up": rDeploy},
+		"gsutil":     {"rm": rDestroy, "rb": rDestroy, "mv": rDestroy},
+		"dropdb":     {"*": rDestroy},
+		"dropuser":   {"*": rDestroy},
 
-	"ansible-playbook": {"*": rDeploy},
-	"ansible":          {"*": rDeploy},
-}
+		"ansible-playbook": {"*": rDeploy},
+		"ansible":          {"*": rDeploy},
+	}
+})
 
-var dockerRules = map[string]string{
-	"push": rPublish, "image push": rPublish, "manifest push": rPublish, "compose push": rPublish,
-	"stack deploy": rDeploy, "service create": rDeploy, "service update": rDeploy, "service rm": rDeploy,
-	"service scale": rDeploy, "service rollback": rDeploy,
-}
+var dockerRules = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"push": rPublish, "image push": rPublish, "manifest push": rPublish, "compose push": rPublish,
+		"stack deploy": rDeploy, "service create": rDeploy, "service update": rDeploy, "service rm": rDeploy,
+		"service scale": rDeploy, "service rollback": rDeploy,
+	}
+})
 
-var kubectlRules = map[string]string{
-	"apply": rDeploy, "delete": rDeploy, "create": rDeploy, "replace": rDeploy, "patch": rDeploy,
-	"rollout": rDeploy, "rollout status": "", "rollout history": "",
-	"scale": rDeploy, "autoscale": rDeploy, "edit": rDeploy, "set": rDeploy, "label": rDeploy, "annotate": rDeploy,
-	"drain": rDeploy, "cordon": rDeploy, "uncordon": rDeploy, "taint": rDeploy, "run": rDeploy, "expose": rDeploy,
-	"exec": rDeploy, "cp": rDeploy, "debug": rDeploy,
-}
+var kubectlRules = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"apply": rDeploy, "delete": rDeploy, "create": rDeploy, "replace": rDeploy, "patch": rDeploy,
+		"rollout": rDeploy, "rollout status": "", "rollout history": "",
+		"scale": rDeploy, "autoscale": rDeploy, "edit": rDeploy, "set": rDeploy, "label": rDeploy, "annotate": rDeploy,
+		"drain": rDeploy, "cordon": rDeploy, "uncordon": rDeploy, "taint": rDeploy, "run": rDeploy, "expose": rDeploy,
+		"exec": rDeploy, "cp": rDeploy, "debug": rDeploy,
+	}
+})
 
-var terraformRules = map[string]string{
-	"apply": rDeploy, "destroy": rDeploy, "import": rDeploy, "taint": rDeploy, "untaint": rDeploy, "force-unlock": rDeploy,
-	"state rm": rDeploy, "state mv": rDeploy, "state push": rDeploy, "state replace-provider": rDeploy,
-	"workspace delete": rDeploy,
-}
+var terraformRules = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"apply": rDeploy, "destroy": rDeploy, "import": rDeploy, "taint": rDeploy, "untaint": rDeploy, "force-unlock": rDeploy,
+		"state rm": rDeploy, "state mv": rDeploy, "state push": rDeploy, "state replace-provider": rDeploy,
+		"workspace delete": rDeploy,
+	}
+})
 
 // special are commands whose risky forms do not fit subRules.
-var special = map[string]func(sc *SimpleCommand) *finding{
-	"git":     gitRisk,
-	"docker":  dockerBuildPush,
-	"podman":  dockerBuildPush,
-	"nerdctl": dockerBuildPush,
-	"mvn":     mavenRisk,
-	"mvnw":    mavenRisk,
-	"gradle":  gradleRisk,
-	"gradlew": gradleRisk,
-	"aws":     awsRisk,
-	"gcloud":  gcloudRisk,
-	"az":      azRisk,
-	"psql":    sqlRisk("-c", "--command"),
-	"mysql":   sqlRisk("-e", "--execute"),
-	"mariadb": sqlRisk("-e", "--execute"),
-	"redis-cli": func(sc *SimpleCommand) *finding {
-		for i, w := range sc.Words[1:] {
-			if t := strings.ToLower(w.Text); t == "flushall" || t == "flushdb" {
-				return mkFinding(rDestroy, "redis-cli "+w.Text, i+1)
+var special = sync.OnceValue(func() map[string]func(sc *SimpleCommand) *finding {
+	return map[string]func(sc *SimpleCommand) *finding{
+		"git":     gitRisk,
+		"docker":  dockerBuildPush,
+		"podman":  dockerBuildPush,
+		"nerdctl": dockerBuildPush,
+		"mvn":     mavenRisk,
+		"mvnw":    mavenRisk,
+		"gradle":  gradleRisk,
+		"gradlew": gradleRisk,
+		"aws":     awsRisk,
+		"gcloud":  gcloudRisk,
+		"az":      azRisk,
+		"psql":    sqlRisk("-c", "--command"),
+		"mysql":   sqlRisk("-e", "--execute"),
+		"mariadb": sqlRisk("-e", "--execute"),
+		"redis-cli": func(sc *SimpleCommand) *finding {
+			for i, w := range sc.Words[1:] {
+				if t := strings.ToLower(w.Text); t == "flushall" || t == "flushdb" {
+					return mkFinding(rDestroy, "redis-cli "+w.Text, i+1)
+				}
 			}
-		}
-		return nil
-	},
-	"vercel": func(sc *SimpleCommand) *finding {
-		for i, w := range sc.Words {
-			if w.Text == "--prod" {
-				return mkFinding(rDeploy, "vercel --prod", i)
+			return nil
+		},
+		"vercel": func(sc *SimpleCommand) *finding {
+			for i, w := range sc.Words {
+				if w.Text == "--prod" {
+					return mkFinding(rDeploy, "vercel --prod", i)
+				}
 			}
-		}
-		cs := cands(sc.Words, 1)
-		if len(cs) == 0 {
-			return mkFinding(rDeploy, "vercel", 0)
-		}
-		switch t := sc.Words[cs[0]].Text; t {
-		case "deploy", "remove", "rm", "promote", "rollback", "redeploy":
-			return mkFinding(rDeploy, "vercel "+t, cs[0])
-		}
-		return nil
-	},
-}
+			cs := cands(sc.Words, 1)
+			if len(cs) == 0 {
+				return mkFinding(rDeploy, "vercel", 0)
+			}
+			switch t := sc.Words[cs[0]].Text; t {
+			case "deploy", "remove", "rm", "promote", "rollback", "redeploy":
+				return mkFinding(rDeploy, "vercel "+t, cs[0])
+			}
+			return nil
+		},
+	}
+})
 
 func mkFinding(rule, what string, at int) *finding {
-	return &finding{rule, what + " " + ruleVerbs[rule], at}
+	return &finding{rule, what + " " + ruleVerbs()[rule], at}
 }
 
 // highRisk applies the built-in high-risk rules.
@@ -153,12 +165,12 @@ func highRisk(sc *SimpleCommand) *finding {
 	if name == "" {
 		return nil
 	}
-	if f, ok := special[name]; ok {
+	if f, ok := special()[name]; ok {
 		if r := f(sc); r != nil {
 			return r
 		}
 	}
-	m, ok := subRules[name]
+	m, ok := subRules()[name]
 	if !ok {
 		return nil
 	}
@@ -401,7 +413,7 @@ func sqlRisk(short, long string) func(sc *SimpleCommand) *finding {
 				continue
 			}
 			if m := destructiveSQL().FindString(sql.Text); m != "" {
-				return &finding{rDestroy, baseName(sc) + " runs SQL holding " + strings.ToUpper(m) + ", which " + ruleVerbs[rDestroy], at}
+				return &finding{rDestroy, baseName(sc) + " runs SQL holding " + strings.ToUpper(m) + ", which " + ruleVerbs()[rDestroy], at}
 			}
 			if !sql.Literal {
 				return &finding{rDynamic, "the SQL " + baseName(sc) + " " + quotedWord(t) + " runs is not a literal", at}
@@ -414,34 +426,34 @@ func sqlRisk(short, long string) func(sc *SimpleCommand) *finding {
 // sensitiveNames are commands whose arguments decide what they run or
 // whether they are high-risk: arguments added at run time (xargs) make
 // them need approval.
-var sensitiveNames = func() map[string]bool {
+var sensitiveNames = sync.OnceValue(func() map[string]bool {
 	m := set("eval", "source", ".", "trap", "su", "watch", "find", "git", "rm", "rsync", "chmod", "install", "setcap",
 		"alias", "hash", "enable", "shopt", "xargs", "busybox", "python", "python3", "node", "perl", "ruby", "php",
 		// They delete one file each, but every one xargs gives them (a hunt).
 		"unlink", "rmdir", "shred", "srm", "wipe", "trash-put", "trash", "rmtrash", "gvfs-trash", "gio", "kioclient5", "mv",
 		"rename", "rename.ul", "prename", "file-rename", "perl-rename", "mmv")
-	for n := range subRules {
+	for n := range subRules() {
 		m[n] = true
 	}
-	for n := range special {
+	for n := range special() {
 		m[n] = true
 	}
-	for n := range shells {
+	for n := range shells() {
 		m[n] = true
 	}
-	for n := range wrappers {
+	for n := range wrappers() {
 		m[n] = true
 	}
-	for n := range systemCommands {
+	for n := range systemCommands() {
 		m[n] = true
 	}
-	for k := range runners {
+	for k := range runners() {
 		m[k[0]] = true
 	}
 	return m
-}()
+})
 
-func sensitive(name string) bool { return sensitiveNames[name] || isPath(name) }
+func sensitive(name string) bool { return sensitiveNames()[name] || isPath(name) }
 
 // dynamicArgs: arguments known only at run time where they decide what
 // a command does.
@@ -517,8 +529,8 @@ func dynamicArgs(sc *SimpleCommand) *finding {
 			}
 		}
 	}
-	_, sub := subRules[name]
-	_, spec := special[name]
+	_, sub := subRules()[name]
+	_, spec := special()[name]
 	if sub || spec {
 		if cs := cands(ws, 1); len(cs) > 0 && !ws[cs[len(cs)-1]].Literal {
 			i := cs[len(cs)-1]
@@ -554,7 +566,9 @@ func optionLike(ws []Word, from int, quoted bool, name string) *finding {
 var evalVars = []string{"BASH_ALIASES", "BASH_CMDS", "PS4", "PROMPT_COMMAND"}
 
 // varWriters are builtins that set a variable named by an argument.
-var varWriters = set("read", "mapfile", "readarray", "printf", "declare", "typeset", "local", "export", "readonly", "getopts", "let", "unset", "wait")
+var varWriters = sync.OnceValue(func() map[string]bool {
+	return set("read", "mapfile", "readarray", "printf", "declare", "typeset", "local", "export", "readonly", "getopts", "let", "unset", "wait")
+})
 
 // shellEval finds a command that makes bash run code the analyzer did
 // not see: an option that turns aliases on (set -o posix, shopt -s
@@ -592,7 +606,7 @@ func shellEval(sc *SimpleCommand) *finding {
 			}
 		}
 	}
-	if varWriters[name] {
+	if varWriters()[name] {
 		for i, w := range sc.Words[1:] {
 			for _, v := range evalVars {
 				if t := strings.TrimLeft(w.Text, "-v"); strings.HasPrefix(t, v) || strings.Contains(w.Text, v) && !w.Literal {
@@ -669,14 +683,16 @@ func assignedVars(sc *SimpleCommand) *finding {
 // subscript), a compound value or arithmetic, and so expand what quotes
 // kept in it: declare 'a[$(cmd)]=1', printf -v 'a[$(cmd)]', test -v,
 // let 'a[$(cmd)]'.
-var lateEval = set("declare", "typeset", "local", "readonly", "export", "let", "printf", "read", "getopts", "unset", "wait",
-	"test", "[", "mapfile", "readarray", "compgen")
+var lateEval = sync.OnceValue(func() map[string]bool {
+	return set("declare", "typeset", "local", "readonly", "export", "let", "printf", "read", "getopts", "unset", "wait",
+		"test", "[", "mapfile", "readarray", "compgen")
+})
 
 // codeArgs finds a builtin that runs one of its arguments as code, or
 // expands what quoting kept in one (a hunt: mapfile -C 'rm -rf src;:'
 // and declare -a 'a=($(touch x))' were automatic and ran).
 func codeArgs(sc *SimpleCommand, name string) *finding {
-	if !lateEval[name] {
+	if !lateEval()[name] {
 		return nil
 	}
 	for i, w := range sc.Words[1:] {
@@ -724,26 +740,30 @@ func codeArgs(sc *SimpleCommand, name string) *finding {
 
 // findValued are find's primaries that take one argument, which is not
 // an option whatever it holds (find . -name "$pat").
-var findValued = set("-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname",
-	"-ilname", "-type", "-xtype", "-size", "-perm", "-user", "-group", "-uid", "-gid", "-newer", "-anewer", "-cnewer",
-	"-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin", "-used", "-links", "-inum", "-samefile", "-maxdepth",
-	"-mindepth", "-fstype", "-context", "-regextype", "-printf")
+var findValued = sync.OnceValue(func() map[string]bool {
+	return set("-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname",
+		"-ilname", "-type", "-xtype", "-size", "-perm", "-user", "-group", "-uid", "-gid", "-newer", "-anewer", "-cnewer",
+		"-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin", "-used", "-links", "-inum", "-samefile", "-maxdepth",
+		"-mindepth", "-fstype", "-context", "-regextype", "-printf")
+})
 
 // rsyncValued are rsync's options that take a separate value (--opt v;
 // --opt=v is one word): the value is not an option, nor a source or the
 // destination.
-var rsyncValued = set("--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from",
-	"--link-dest", "--compare-dest", "--copy-dest", "--backup-dir", "--suffix", "--chmod", "--chown", "--timeout",
-	"--bwlimit", "--max-size", "--min-size", "--partial-dir", "--temp-dir", "-T", "--log-file", "--password-file",
-	"--port", "--out-format", "--log-file-format", "-B", "--block-size", "-M", "--remote-option", "--usermap",
-	"--groupmap", "--info", "--debug", "--iconv", "--sockopts", "--protocol", "--checksum-choice", "--cc",
-	"--compress-choice", "--zc", "--compress-level", "--zl", "--skip-compress", "--max-delete", "--modify-window",
-	"--address", "--contimeout", "--outbuf", "--stop-after", "--stop-at", "--write-batch", "--only-write-batch",
-	"--read-batch", "--max-alloc", "--early-input", "--copy-as", "--checksum-seed", "-e", "--rsh", "--rsync-path",
-	// Missed until an eighth hunt (rsync --delete empty/ src -@ 1 backed
-	// up 1, not src): the rest of rsync 3.x's --help, its deprecated
-	// --log-format and the daemon's --config and --dparam.
-	"-@", "--compress-threads", "--zt", "--stderr", "--log-format", "--confine-root", "--config", "--dparam")
+var rsyncValued = sync.OnceValue(func() map[string]bool {
+	return set("--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from",
+		"--link-dest", "--compare-dest", "--copy-dest", "--backup-dir", "--suffix", "--chmod", "--chown", "--timeout",
+		"--bwlimit", "--max-size", "--min-size", "--partial-dir", "--temp-dir", "-T", "--log-file", "--password-file",
+		"--port", "--out-format", "--log-file-format", "-B", "--block-size", "-M", "--remote-option", "--usermap",
+		"--groupmap", "--info", "--debug", "--iconv", "--sockopts", "--protocol", "--checksum-choice", "--cc",
+		"--compress-choice", "--zc", "--compress-level", "--zl", "--skip-compress", "--max-delete", "--modify-window",
+		"--address", "--contimeout", "--outbuf", "--stop-after", "--stop-at", "--write-batch", "--only-write-batch",
+		"--read-batch", "--max-alloc", "--early-input", "--copy-as", "--checksum-seed", "-e", "--rsh", "--rsync-path",
+		// Missed until an eighth hunt (rsync --delete empty/ src -@ 1 backed
+		// up 1, not src): the rest of rsync 3.x's --help, its deprecated
+		// --log-format and the daemon's --config and --dparam.
+		"-@", "--compress-threads", "--zt", "--stderr", "--log-format", "--confine-root", "--config", "--dparam")
+})
 
 // rsyncShortValued are rsync's short options that take a value: in a
 // group (-aT DIR, -v@ 1) the last letter takes the next word, another
@@ -754,7 +774,7 @@ const rsyncShortValued = "fTBMe@"
 // one of rsyncValued, or a group of short options ending in a letter
 // that takes one.
 func rsyncValue(t string) bool {
-	if rsyncValued[t] {
+	if rsyncValued()[t] {
 		return true
 	}
 	if len(t) < 2 || t[0] != '-' || t[1] == '-' {
@@ -769,7 +789,7 @@ func rsyncValue(t string) bool {
 func optionValues(name, t string) bool {
 	switch name {
 	case "find":
-		return findValued[t] || strings.HasPrefix(t, "-newer")
+		return findValued()[t] || strings.HasPrefix(t, "-newer")
 	case "rsync":
 		return rsyncValue(t)
 	}

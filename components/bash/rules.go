@@ -23,7 +23,7 @@ type verdict struct {
 // protectedNames are protected wherever they appear as a path component,
 // with everything beneath them, and gitProtected beneath a .git
 // component: the fs component's built-in lists.
-var protectedNames, gitProtected = fs.ProtectedNames(), fs.GitProtectedNames()
+var protectedNames, gitProtected = sync.OnceValue(fs.ProtectedNames), sync.OnceValue(fs.GitProtectedNames)
 
 // toolConfigs are workspace files (and .mvn, a directory) that a tool
 // reads as its configuration whenever it runs there, and that may make
@@ -47,109 +47,115 @@ var toolConfigs = [][]string{
 // execEnv are variables that make programs run code they name, or
 // rebind command names: setting one for a command changes what the
 // command does beyond what its words say.
-var execEnv = set(
-	"LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "BASH_ENV", "ENV", "PATH", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND",
-	"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL",
-	"GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_COMMON_DIR",
-	"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-	"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONSTARTUP", "LESSOPEN", "LESSCLOSE", "BROWSER",
-	// Where programs read their start-up files and configuration: git's
-	// core.fsmonitor in $XDG_CONFIG_HOME/git/config runs a command, a
-	// login shell runs $HOME/.profile, bash's $"…" takes its text from
-	// $TEXTDOMAINDIR's catalogues and expands it (a re-test, each).
-	"HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR", "INPUTRC", "TEXTDOMAIN", "TEXTDOMAINDIR",
-	// make reads options from them: --eval=$(shell …) (a hunt), and
-	// makefiles from MAKEFILES; man its options from MANOPT (-P PAGER)
-	// and groff's from MANROFFOPT (an eighth hunt).
-	"MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS", "MAKEFILES", "MANOPT", "MANROFFOPT",
-	// The shell flock -c, script, make and others run; options read
-	// from the environment (tar's --to-command, zip's -TT); the program
-	// rsync connects through (a hunt, each).
-	"SHELL", "TAR_OPTIONS", "ZIPOPT", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "SUDO_ASKPASS", "GCONV_PATH",
-	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
-	// Info-ZIP reads options from ZIP as from ZIPOPT (a ninth hunt:
-	// ZIP=-rm zip deleted what it zipped, ZIP=-TT./s ran s), unzip from
-	// UNZIP and UNZIPOPT (-o overwrites, -: extracts past ..); perl
-	// loads modules from PERL5LIB and PERLLIB before its own (a ninth
-	// hunt: PERL5LIB=. shasum ran a Digest/SHA.pm of the workspace),
-	// ruby from RUBYLIB; sudoedit and sudo -e run SUDO_EDITOR.
-	// PYTHONPATH and NODE_PATH are left out: they are set for most test
-	// runs, and python and node run the workspace's code as they are
-	// told anyway. gzip's GZIP, bzip2's BZIP2 and BZIP, xz's XZ_OPT and
-	// zstd's ZSTD_CLEVEL give options no more than their words could
-	// (none runs a command; gzip -r and the removal of the input are
-	// automatic on the command line too).
-	"ZIP", "UNZIP", "UNZIPOPT", "PERL5LIB", "PERLLIB", "RUBYLIB", "SUDO_EDITOR",
-	// curl and wget read a configuration file from here, which may name
-	// where they write (output, -o, --output-dir; wget's output_document).
-	"CURL_HOME", "WGETRC",
-	// go reads its flags from GOFLAGS (-toolexec=./s ran s: an eleventh
-	// hunt) and settings from GOENV's file; GOTOOLCHAIN and GOROOT say
-	// which go and compiler run, and a file: GOPROXY where a toolchain
-	// go switches to comes from, unchecked (envValueOK). go with cgo, make's recipes and
-	// configure scripts run the compiler, preprocessor, archiver and
-	// linker these name, with CGO_* flags (-fplugin=, -B); gcc runs its
-	// passes from COMPILER_PATH and GCC_EXEC_PREFIX.
-	"GOFLAGS", "GOPROXY", "GOENV", "GOTOOLCHAIN", "GOROOT", "CC", "CXX", "CPP", "AR", "LD", "COMPILER_PATH", "GCC_EXEC_PREFIX",
-	// Configurations that load code or name programs (an eleventh hunt,
-	// each): openssl's (engines' dynamic_path: OPENSSL_CONF=./c openssl
-	// version loaded ./x.so) and where it finds engines and providers;
-	// kubectl's (users.exec.command: KUBECONFIG=./k kubectl get pods ran
-	// s), aws's (credential_process), docker's (credential helpers),
-	// gpg's home (agent-program); rustc and cargo's wrappers, linker
-	// flags (RUSTFLAGS=-Clinker=./s) and home (its config.toml); the
-	// JVM options maven passes (-javaagent:); pkg-config's program.
-	"OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "KUBECONFIG", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
-	"DOCKER_CONFIG", "GNUPGHOME", "RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTDOC", "RUSTFLAGS",
-	"RUSTDOCFLAGS", "RUSTUP_TOOLCHAIN", "RUSTUP_HOME", "MAVEN_OPTS", "PKG_CONFIG",
-	// The FIDO library ssh, ssh-keygen and ssh-add load (a twelfth hunt:
-	// SSH_SK_PROVIDER=./x.so ssh-keygen -t ecdsa-sk ran its constructor).
-	"SSH_SK_PROVIDER",
-	// ripgrep reads its options from this file, --pre COMMAND among
-	// them (a thirteenth hunt: RIPGREP_CONFIG_PATH=.rgrc rg hello ran
-	// the --pre=./tools.sh of .rgrc).
-	"RIPGREP_CONFIG_PATH",
-	// Where an interpreter's launcher finds it, and its site: mvn (and
-	// gradle, ant, sbt) run $JAVA_HOME/bin/java (a thirteenth hunt:
-	// JAVA_HOME=./j mvn -v ran ./j/bin/java); python imports its
-	// standard library and sitecustomize from PYTHONHOME, and runs the
-	// .pth files and usercustomize of PYTHONUSERBASE's site-packages
-	// (PYTHONUSERBASE=./u pip --version ran ./u/…/x.pth). PYTHONPATH
-	// stays left out (above).
-	"JAVA_HOME", "PYTHONHOME", "PYTHONUSERBASE",
-	// A fourteenth hunt, each: go runs GOCACHEPROG and GOAUTH's command,
-	// gccgo GCCGO; make's recipes the Fortran compiler FC; the JVM the
-	// options of GRADLE_OPTS, JAVA_OPTS, ANT_OPTS, SBT_OPTS and
-	// MAVEN_DEBUG_OPTS (-javaagent:), mvn the .mvn/jvm.config of
-	// MAVEN_BASEDIR, javac and java the annotation processors and
-	// classes of CLASSPATH; python imports from PYTHONPLATLIBDIR; less
-	// reads options from LESS and a lesskey (which sets LESSOPEN) from
-	// LESSKEY and the like; gio loads modules from GIO_EXTRA_MODULES
-	// and GIO_MODULE_DIR and desktop files (and their Exec) from
-	// XDG_DATA_HOME and XDG_DATA_DIRS; valgrind runs its tools from
-	// VALGRIND_LIB; gem and bundle load rubygems_plugin.rb from
-	// GEM_HOME and GEM_PATH; R runs R_PROFILE_USER's code and
-	// R_ENVIRON_USER's settings; psql runs PSQLRC's commands (\!).
-	// LUA_INIT (LUA_INIT_5_4 and kin) and CCACHE_* are execEnvPrefixes'
-	// kind (isExecEnv).
-	"GOCACHEPROG", "GOAUTH", "GCCGO", "FC", "GRADLE_OPTS", "JAVA_OPTS", "ANT_OPTS", "SBT_OPTS", "MAVEN_DEBUG_OPTS",
-	"MAVEN_BASEDIR", "CLASSPATH", "PYTHONPLATLIBDIR", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
-	"LESSKEY_CONTENT", "GIO_EXTRA_MODULES", "GIO_MODULE_DIR", "XDG_DATA_HOME", "XDG_DATA_DIRS", "VALGRIND_LIB",
-	"GEM_HOME", "GEM_PATH", "R_PROFILE_USER", "R_ENVIRON_USER", "PSQLRC",
-)
+var execEnv = sync.OnceValue(func() map[string]bool {
+	return set(
+		"LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "BASH_ENV", "ENV", "PATH", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND",
+		"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL",
+		"GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_COMMON_DIR",
+		"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+		"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONSTARTUP", "LESSOPEN", "LESSCLOSE", "BROWSER",
+		// Where programs read their start-up files and configuration: git's
+		// core.fsmonitor in $XDG_CONFIG_HOME/git/config runs a command, a
+		// login shell runs $HOME/.profile, bash's $"…" takes its text from
+		// $TEXTDOMAINDIR's catalogues and expands it (a re-test, each).
+		"HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "ZDOTDIR", "INPUTRC", "TEXTDOMAIN", "TEXTDOMAINDIR",
+		// make reads options from them: --eval=$(shell …) (a hunt), and
+		// makefiles from MAKEFILES; man its options from MANOPT (-P PAGER)
+		// and groff's from MANROFFOPT (an eighth hunt).
+		"MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS", "MAKEFILES", "MANOPT", "MANROFFOPT",
+		// The shell flock -c, script, make and others run; options read
+		// from the environment (tar's --to-command, zip's -TT); the program
+		// rsync connects through (a hunt, each).
+		"SHELL", "TAR_OPTIONS", "ZIPOPT", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "SUDO_ASKPASS", "GCONV_PATH",
+		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
+		// Info-ZIP reads options from ZIP as from ZIPOPT (a ninth hunt:
+		// ZIP=-rm zip deleted what it zipped, ZIP=-TT./s ran s), unzip from
+		// UNZIP and UNZIPOPT (-o overwrites, -: extracts past ..); perl
+		// loads modules from PERL5LIB and PERLLIB before its own (a ninth
+		// hunt: PERL5LIB=. shasum ran a Digest/SHA.pm of the workspace),
+		// ruby from RUBYLIB; sudoedit and sudo -e run SUDO_EDITOR.
+		// PYTHONPATH and NODE_PATH are left out: they are set for most test
+		// runs, and python and node run the workspace's code as they are
+		// told anyway. gzip's GZIP, bzip2's BZIP2 and BZIP, xz's XZ_OPT and
+		// zstd's ZSTD_CLEVEL give options no more than their words could
+		// (none runs a command; gzip -r and the removal of the input are
+		// automatic on the command line too).
+		"ZIP", "UNZIP", "UNZIPOPT", "PERL5LIB", "PERLLIB", "RUBYLIB", "SUDO_EDITOR",
+		// curl and wget read a configuration file from here, which may name
+		// where they write (output, -o, --output-dir; wget's output_document).
+		"CURL_HOME", "WGETRC",
+		// go reads its flags from GOFLAGS (-toolexec=./s ran s: an eleventh
+		// hunt) and settings from GOENV's file; GOTOOLCHAIN and GOROOT say
+		// which go and compiler run, and a file: GOPROXY where a toolchain
+		// go switches to comes from, unchecked (envValueOK). go with cgo, make's recipes and
+		// configure scripts run the compiler, preprocessor, archiver and
+		// linker these name, with CGO_* flags (-fplugin=, -B); gcc runs its
+		// passes from COMPILER_PATH and GCC_EXEC_PREFIX.
+		"GOFLAGS", "GOPROXY", "GOENV", "GOTOOLCHAIN", "GOROOT", "CC", "CXX", "CPP", "AR", "LD", "COMPILER_PATH", "GCC_EXEC_PREFIX",
+		// Configurations that load code or name programs (an eleventh hunt,
+		// each): openssl's (engines' dynamic_path: OPENSSL_CONF=./c openssl
+		// version loaded ./x.so) and where it finds engines and providers;
+		// kubectl's (users.exec.command: KUBECONFIG=./k kubectl get pods ran
+		// s), aws's (credential_process), docker's (credential helpers),
+		// gpg's home (agent-program); rustc and cargo's wrappers, linker
+		// flags (RUSTFLAGS=-Clinker=./s) and home (its config.toml); the
+		// JVM options maven passes (-javaagent:); pkg-config's program.
+		"OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "KUBECONFIG", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+		"DOCKER_CONFIG", "GNUPGHOME", "RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTDOC", "RUSTFLAGS",
+		"RUSTDOCFLAGS", "RUSTUP_TOOLCHAIN", "RUSTUP_HOME", "MAVEN_OPTS", "PKG_CONFIG",
+		// The FIDO library ssh, ssh-keygen and ssh-add load (a twelfth hunt:
+		// SSH_SK_PROVIDER=./x.so ssh-keygen -t ecdsa-sk ran its constructor).
+		"SSH_SK_PROVIDER",
+		// ripgrep reads its options from this file, --pre COMMAND among
+		// them (a thirteenth hunt: RIPGREP_CONFIG_PATH=.rgrc rg hello ran
+		// the --pre=./tools.sh of .rgrc).
+		"RIPGREP_CONFIG_PATH",
+		// Where an interpreter's launcher finds it, and its site: mvn (and
+		// gradle, ant, sbt) run $JAVA_HOME/bin/java (a thirteenth hunt:
+		// JAVA_HOME=./j mvn -v ran ./j/bin/java); python imports its
+		// standard library and sitecustomize from PYTHONHOME, and runs the
+		// .pth files and usercustomize of PYTHONUSERBASE's site-packages
+		// (PYTHONUSERBASE=./u pip --version ran ./u/…/x.pth). PYTHONPATH
+		// stays left out (above).
+		"JAVA_HOME", "PYTHONHOME", "PYTHONUSERBASE",
+		// A fourteenth hunt, each: go runs GOCACHEPROG and GOAUTH's command,
+		// gccgo GCCGO; make's recipes the Fortran compiler FC; the JVM the
+		// options of GRADLE_OPTS, JAVA_OPTS, ANT_OPTS, SBT_OPTS and
+		// MAVEN_DEBUG_OPTS (-javaagent:), mvn the .mvn/jvm.config of
+		// MAVEN_BASEDIR, javac and java the annotation processors and
+		// classes of CLASSPATH; python imports from PYTHONPLATLIBDIR; less
+		// reads options from LESS and a lesskey (which sets LESSOPEN) from
+		// LESSKEY and the like; gio loads modules from GIO_EXTRA_MODULES
+		// and GIO_MODULE_DIR and desktop files (and their Exec) from
+		// XDG_DATA_HOME and XDG_DATA_DIRS; valgrind runs its tools from
+		// VALGRIND_LIB; gem and bundle load rubygems_plugin.rb from
+		// GEM_HOME and GEM_PATH; R runs R_PROFILE_USER's code and
+		// R_ENVIRON_USER's settings; psql runs PSQLRC's commands (\!).
+		// LUA_INIT (LUA_INIT_5_4 and kin) and CCACHE_* are execEnvPrefixes'
+		// kind (isExecEnv).
+		"GOCACHEPROG", "GOAUTH", "GCCGO", "FC", "GRADLE_OPTS", "JAVA_OPTS", "ANT_OPTS", "SBT_OPTS", "MAVEN_DEBUG_OPTS",
+		"MAVEN_BASEDIR", "CLASSPATH", "PYTHONPLATLIBDIR", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
+		"LESSKEY_CONTENT", "GIO_EXTRA_MODULES", "GIO_MODULE_DIR", "XDG_DATA_HOME", "XDG_DATA_DIRS", "VALGRIND_LIB",
+		"GEM_HOME", "GEM_PATH", "R_PROFILE_USER", "R_ENVIRON_USER", "PSQLRC",
+	)
+})
 
 // ccacheEnvOK are the CCACHE_* variables that name no program nor a
 // configuration; ccache takes any other as a setting (CCACHE_PREFIX
 // and CCACHE_COMPILERCHECK run a command, CCACHE_DIR and
 // CCACHE_CONFIGPATH name a ccache.conf that may say so).
-var ccacheEnvOK = set("CCACHE_DISABLE", "CCACHE_MAXSIZE", "CCACHE_BASEDIR", "CCACHE_NOHASHDIR", "CCACHE_SLOPPINESS",
-	"CCACHE_COMPRESS", "CCACHE_NOCOMPRESS", "CCACHE_RECACHE", "CCACHE_READONLY")
+var ccacheEnvOK = sync.OnceValue(func() map[string]bool {
+	return set("CCACHE_DISABLE", "CCACHE_MAXSIZE", "CCACHE_BASEDIR", "CCACHE_NOHASHDIR", "CCACHE_SLOPPINESS",
+		"CCACHE_COMPRESS", "CCACHE_NOCOMPRESS", "CCACHE_RECACHE", "CCACHE_READONLY")
+})
 
 // cargoEnvOK are the CARGO_* variables that choose no program; cargo
 // takes any other as a setting (CARGO_BUILD_RUSTC_WRAPPER,
 // CARGO_TARGET_<triple>_RUNNER and _LINKER, CARGO_HOME run programs).
-var cargoEnvOK = set("CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "CARGO_INCREMENTAL", "CARGO_BUILD_JOBS",
-	"CARGO_NET_OFFLINE", "CARGO_TERM_COLOR", "CARGO_TERM_VERBOSE", "CARGO_TERM_QUIET", "CARGO_TERM_PROGRESS_WHEN")
+var cargoEnvOK = sync.OnceValue(func() map[string]bool {
+	return set("CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "CARGO_INCREMENTAL", "CARGO_BUILD_JOBS",
+		"CARGO_NET_OFFLINE", "CARGO_TERM_COLOR", "CARGO_TERM_VERBOSE", "CARGO_TERM_QUIET", "CARGO_TERM_PROGRESS_WHEN")
+})
 
 // execEnvPrefixes begin the names of variables that a program reads as
 // its settings, any of which may run a program: groff runs its
@@ -171,8 +177,10 @@ var execEnvPrefixes = []string{"GROFF_", "npm_config_", "pnpm_config_", "YARN_",
 // run a program (GIT_PROXY_COMMAND), allow one (GIT_ALLOW_PROTOCOL=ext,
 // a hunt), read other configuration, or move where git works, and new
 // ones come with new versions of git.
-var gitEnvOK = set("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-	"GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_MERGE_AUTOEDIT", "GIT_OPTIONAL_LOCKS")
+var gitEnvOK = sync.OnceValue(func() map[string]bool {
+	return set("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+		"GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_MERGE_AUTOEDIT", "GIT_OPTIONAL_LOCKS")
+})
 
 func isExecEnv(name string) bool {
 	for _, p := range execEnvPrefixes {
@@ -180,13 +188,13 @@ func isExecEnv(name string) bool {
 			return true
 		}
 	}
-	if strings.HasPrefix(name, "CGO_") && name != "CGO_ENABLED" || strings.HasPrefix(name, "CARGO_") && !cargoEnvOK[name] {
+	if strings.HasPrefix(name, "CGO_") && name != "CGO_ENABLED" || strings.HasPrefix(name, "CARGO_") && !cargoEnvOK()[name] {
 		return true
 	}
-	if strings.HasPrefix(name, "LUA_INIT") || strings.HasPrefix(name, "CCACHE_") && !ccacheEnvOK[name] {
+	if strings.HasPrefix(name, "LUA_INIT") || strings.HasPrefix(name, "CCACHE_") && !ccacheEnvOK()[name] {
 		return true
 	}
-	return execEnv[name] || strings.HasPrefix(name, "GIT_") && !gitEnvOK[name] || strings.HasPrefix(name, "BASH_FUNC_")
+	return execEnv()[name] || strings.HasPrefix(name, "GIT_") && !gitEnvOK()[name] || strings.HasPrefix(name, "BASH_FUNC_")
 }
 
 // envValueOK reports a literal value of GOFLAGS or GOPROXY that makes go
@@ -220,19 +228,25 @@ func envValueOK(name string, v string) bool {
 
 // systemCommands change the system's mounts, root, namespaces or kernel:
 // nothing a confined agent has a use for.
-var systemCommands = set("mount", "umount", "chroot", "pivot_root", "nsenter", "unshare", "insmod", "rmmod", "modprobe")
+var systemCommands = sync.OnceValue(func() map[string]bool {
+	return set("mount", "umount", "chroot", "pivot_root", "nsenter", "unshare", "insmod", "rmmod", "modprobe")
+})
 
 // readOnly are commands that only read the files their arguments name:
 // naming a protected path to them is not a change to it.
-var readOnly = set(
-	"cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack", "ls", "stat", "file", "wc",
-	"diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "echo", "printf", "test", "[",
-	"realpath", "readlink", "basename", "dirname", "bat", "nl", "od", "hexdump", "strings", "tree", "du",
-	"type", "which", "whereis", "column", "jq",
-)
+var readOnly = sync.OnceValue(func() map[string]bool {
+	return set(
+		"cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack", "ls", "stat", "file", "wc",
+		"diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "echo", "printf", "test", "[",
+		"realpath", "readlink", "basename", "dirname", "bat", "nl", "od", "hexdump", "strings", "tree", "du",
+		"type", "which", "whereis", "column", "jq",
+	)
+})
 
-var gitReadOnly = set("diff", "show", "log", "status", "blame", "ls-files", "grep", "check-ignore", "rev-parse",
-	"cat-file", "shortlog", "describe", "ls-tree", "whatchanged")
+var gitReadOnly = sync.OnceValue(func() map[string]bool {
+	return set("diff", "show", "log", "status", "blame", "ls-files", "grep", "check-ignore", "rev-parse",
+		"cat-file", "shortlog", "describe", "ls-tree", "whatchanged")
+})
 
 // structural applies the protections no policy changes.
 func structural(sc *SimpleCommand, o Options) *verdict {
@@ -266,7 +280,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 		}
 	case name == "setcap" && len(sc.Words) > 1:
 		return &verdict{Refuse, "structural.setuid", "setcap gives a program capabilities"}
-	case systemCommands[name] && (name != "mount" || len(sc.Words) > 1):
+	case systemCommands()[name] && (name != "mount" || len(sc.Words) > 1):
 		return &verdict{Refuse, "structural.system", name + " changes the system's mounts, root, namespaces or kernel"}
 	}
 	for _, a := range sc.Assigns {
@@ -333,7 +347,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 // the analyzer cannot see by name; and a target named at run time.
 func varWriter(sc *SimpleCommand) *verdict {
 	name := baseName(sc)
-	if !varWriters[name] || name == "unset" || name == "let" {
+	if !varWriters()[name] || name == "unset" || name == "let" {
 		return nil
 	}
 	for i, w := range sc.Words[1:] {
@@ -493,7 +507,7 @@ func attached(tok string) []string {
 func classify(p string, o Options) (rule, what string) {
 	cs := components(p)
 	for i, c := range cs {
-		for _, n := range protectedNames {
+		for _, n := range protectedNames() {
 			if c == n {
 				return "structural.protected-path", "the protected path " + n
 			}
@@ -516,7 +530,7 @@ func classify(p string, o Options) (rule, what string) {
 			switch {
 			case d == "hooks":
 				return "structural.git-hooks", "the repository's hooks (.git/hooks)"
-			case slices.Contains(gitProtected, d):
+			case slices.Contains(gitProtected(), d):
 				return "structural.git-config", "the repository's configuration (.git/" + d + ")"
 			}
 		}
@@ -588,10 +602,10 @@ func isReadOnly(sc *SimpleCommand) bool {
 			}
 		}
 		return true
-	case readOnly[name]:
+	case readOnly()[name]:
 		return true
 	case name == "git":
-		if len(sc.Words) < 2 || !gitReadOnly[sc.Words[1].Text] {
+		if len(sc.Words) < 2 || !gitReadOnly()[sc.Words[1].Text] {
 			return false
 		}
 		// git diff, log, show, blame and the others that take diff
@@ -632,14 +646,16 @@ func xxdOperands(ws []Word) int {
 			n++
 		case t == "--":
 			return n + len(ws) - k - 1
-		case xxdValue[t]:
+		case xxdValue()[t]:
 			k++
 		}
 	}
 	return n
 }
 
-var xxdValue = set("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s", "-seek", "-n", "-name")
+var xxdValue = sync.OnceValue(func() map[string]bool {
+	return set("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s", "-seek", "-n", "-name")
+})
 
 // codeWords are the indexes of words whose content was analysed as
 // commands of their own (a bash -c string, find's -exec commands): those
@@ -937,8 +953,10 @@ func gitRefs(ws []Word) *verdict {
 
 // fetchValued are git fetch's and pull's options that take the next
 // word as their value.
-var fetchValued = set("--depth", "--deepen", "--shallow-since", "--shallow-exclude", "--refmap", "-j", "--jobs", "-o",
-	"--server-option", "--negotiation-tip", "--filter", "--upload-pack", "-s", "--strategy", "-X", "--strategy-option")
+var fetchValued = sync.OnceValue(func() map[string]bool {
+	return set("--depth", "--deepen", "--shallow-since", "--shallow-exclude", "--refmap", "-j", "--jobs", "-o",
+		"--server-option", "--negotiation-tip", "--filter", "--upload-pack", "-s", "--strategy", "-X", "--strategy-option")
+})
 
 // fetchRefspec is the first refspec of git fetch or pull (or --refmap's
 // value) that writes a local ref other than a remote-tracking one, or
@@ -966,7 +984,7 @@ func fetchRefspec(ws []Word) string {
 			if writes(ws[k].Text) {
 				return t + " " + ws[k].Text
 			}
-		case opts && fetchValued[t]:
+		case opts && fetchValued()[t]:
 			k++
 		case opts && strings.HasPrefix(t, "-"):
 		case !repo:
@@ -1113,23 +1131,25 @@ func gitKey(w Word, how string) *verdict {
 	return nil
 }
 
-var gitExecExact = set(
-	"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass", "core.gitproxy",
-	"core.alternaterefscommand", "sequence.editor", "diff.external", "credential.helper", "gpg.program",
-	"uploadpack.packobjectshook", "include.path", "web.browser", "sendemail.smtpserver", "sendemail.tocmd",
-	"sendemail.cccmd", "sendemail.sendmailcmd", "protocol.allow",
-	// gpg.ssh.defaultKeyCommand ran a command at commit -S (a re-test);
-	// the others name commands too.
-	"gpg.ssh.defaultkeycommand", "gpg.ssh.program", "interactive.difffilter", "imap.tunnel",
-	"instaweb.httpd", "instaweb.browser", "instaweb.modulepath",
-	// A stash and a reset --hard around a rebase, merge or pull (a hunt:
-	// rebase.autoStash removed an untracked tree).
-	"rebase.autostash", "merge.autostash",
-	// gc asks it which objects to keep.
-	"gc.recentobjectshook",
-	// Where git looks: another work tree, or attributes naming filters.
-	"core.worktree", "core.attributesfile",
-)
+var gitExecExact = sync.OnceValue(func() map[string]bool {
+	return set(
+		"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass", "core.gitproxy",
+		"core.alternaterefscommand", "sequence.editor", "diff.external", "credential.helper", "gpg.program",
+		"uploadpack.packobjectshook", "include.path", "web.browser", "sendemail.smtpserver", "sendemail.tocmd",
+		"sendemail.cccmd", "sendemail.sendmailcmd", "protocol.allow",
+		// gpg.ssh.defaultKeyCommand ran a command at commit -S (a re-test);
+		// the others name commands too.
+		"gpg.ssh.defaultkeycommand", "gpg.ssh.program", "interactive.difffilter", "imap.tunnel",
+		"instaweb.httpd", "instaweb.browser", "instaweb.modulepath",
+		// A stash and a reset --hard around a rebase, merge or pull (a hunt:
+		// rebase.autoStash removed an untracked tree).
+		"rebase.autostash", "merge.autostash",
+		// gc asks it which objects to keep.
+		"gc.recentobjectshook",
+		// Where git looks: another work tree, or attributes naming filters.
+		"core.worktree", "core.attributesfile",
+	)
+})
 
 // gitExecKey classifies a git configuration key (case-insensitively):
 // core.hooksPath and init.templateDir choose hooks; the others make git
@@ -1139,7 +1159,7 @@ func gitExecKey(key string) (rule, why string) {
 	switch {
 	case k == "core.hookspath" || k == "init.templatedir":
 		return "structural.git-hooks", "chooses the hooks git runs"
-	case gitExecExact[k],
+	case gitExecExact()[k],
 		strings.HasPrefix(k, "alias."), strings.HasPrefix(k, "pager."), strings.HasPrefix(k, "filter."),
 		strings.HasPrefix(k, "includeif."), strings.HasPrefix(k, "protocol.") && strings.HasSuffix(k, ".allow"),
 		strings.HasSuffix(k, ".textconv"), strings.HasSuffix(k, ".command"), strings.HasSuffix(k, ".driver"),

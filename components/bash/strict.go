@@ -109,7 +109,7 @@ func (w *walker) strict(s scope, root syntax.Node) error {
 				note(n, rArithmetic, "the subscript of [… ]= in an array value is evaluated as arithmetic: only digits, @ or * are taken without approval")
 			}
 		case *syntax.WordIter:
-			if n.Name != nil && integerVars[n.Name.Value] {
+			if n.Name != nil && integerVars()[n.Name.Value] {
 				for _, x := range n.Items {
 					if !numberWord(x) {
 						note(n, rSpecialVar, "the loop sets "+n.Name.Value+", which evaluates what it is given as arithmetic")
@@ -290,16 +290,22 @@ func arithOutside(what string, x syntax.ArithmExpr) string {
 
 // integerVars are bash's variables that evaluate what they are given as
 // arithmetic (bash 5.2: OPTIND='a[$(cmd)]' runs cmd; each tested).
-var integerVars = set("OPTIND", "RANDOM", "SRANDOM", "HISTCMD", "BASHPID")
+var integerVars = sync.OnceValue(func() map[string]bool {
+	return set("OPTIND", "RANDOM", "SRANDOM", "HISTCMD", "BASHPID")
+})
 
 // evalBuiltins are builtins that assign, evaluate or run code: a word of
 // theirs that is not a literal may be an option (declare -${u:-n},
 // printf "${u:--v}"), a name with a subscript, or code.
-var evalBuiltins = set("declare", "typeset", "local", "export", "readonly", "nameref", "printf", "read", "mapfile",
-	"readarray", "compgen", "complete", "getopts", "wait", "hash", "enable", "set", "shopt", "trap", "bind", "fc",
-	"history", "source", ".", "eval", "unset", "let", "test", "[")
+var evalBuiltins = sync.OnceValue(func() map[string]bool {
+	return set("declare", "typeset", "local", "export", "readonly", "nameref", "printf", "read", "mapfile",
+		"readarray", "compgen", "complete", "getopts", "wait", "hash", "enable", "set", "shopt", "trap", "bind", "fc",
+		"history", "source", ".", "eval", "unset", "let", "test", "[")
+})
 
-var declBuiltins = set("declare", "typeset", "local", "export", "readonly", "nameref")
+var declBuiltins = sync.OnceValue(func() map[string]bool {
+	return set("declare", "typeset", "local", "export", "readonly", "nameref")
+})
 
 // strictCommand applies the subset to a command's words: the builtins
 // that assign, evaluate or run code, and assignments to bash's integer
@@ -311,10 +317,10 @@ func strictCommand(sc *SimpleCommand) *finding {
 		}
 	}
 	name := baseName(sc)
-	if shells[name] {
+	if shells()[name] {
 		return shellKeyword(sc)
 	}
-	if !evalBuiltins[name] {
+	if !evalBuiltins()[name] {
 		return nil
 	}
 	ws := sc.Words
@@ -351,7 +357,7 @@ func strictCommand(sc *SimpleCommand) *finding {
 				return &finding{rArithmetic, "let is given " + quotedWord(w.Text) + ": only numbers and operators are taken without approval", i + 1}
 			}
 		}
-	case declBuiltins[name]:
+	case declBuiltins()[name]:
 		for i, w := range ws[1:] {
 			t := w.Text
 			if len(t) > 1 && (t[0] == '-' || t[0] == '+') && strings.ContainsRune(t, 'i') {
@@ -413,7 +419,7 @@ func shellKeyword(sc *SimpleCommand) *finding {
 // but a number.
 func integerAssign(name string, v Word) *finding {
 	name, _, _ = strings.Cut(name, "[")
-	if !integerVars[name] || v.Literal && (v.Text == "" || numberRE().MatchString(v.Text)) {
+	if !integerVars()[name] || v.Literal && (v.Text == "" || numberRE().MatchString(v.Text)) {
 		return nil
 	}
 	return &finding{rSpecialVar, name + " is given " + quotedWord(v.Text) + ", which bash evaluates as arithmetic: only a number is taken without approval", 0}
@@ -438,7 +444,7 @@ func nonLiteralArg(sc *SimpleCommand, name string) *finding {
 			return &finding{rBuiltinArgs, name + " is given " + quotedWord(ws[i].Text) + ", which is not a literal: " + name + " may take it as an option, a variable name with a subscript, or code", i}
 		}
 	}
-	if declBuiltins[name] {
+	if declBuiltins()[name] {
 		for _, a := range sc.Assigns {
 			if !a.Value.Literal {
 				return &finding{rBuiltinArgs, name + " gives " + a.Name + " " + quotedWord(a.Value.Text) + ", which is not a literal: declare evaluates a compound value again when the variable is an array", 0}
@@ -472,10 +478,14 @@ func printfArgs(ws []Word) int {
 	return i
 }
 
-var testUnary = set("-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w", "-x",
-	"-G", "-L", "-N", "-O", "-S", "-n", "-z", "-o")
+var testUnary = sync.OnceValue(func() map[string]bool {
+	return set("-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w", "-x",
+		"-G", "-L", "-N", "-O", "-S", "-n", "-z", "-o")
+})
 
-var testBinary = set("=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef")
+var testBinary = sync.OnceValue(func() map[string]bool {
+	return set("=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef")
+})
 
 // plainTest reports test's (or ['s, without its "]") operands in a form
 // whose expansions cannot become operators or names: each one quoted
@@ -499,9 +509,9 @@ func plainTest(ws []Word, bracket bool) bool {
 	case 1:
 		return true
 	case 2:
-		return is(0, testUnary) || ws[0].Literal && ws[0].Text == "!"
+		return is(0, testUnary()) || ws[0].Literal && ws[0].Text == "!"
 	case 3:
-		return is(1, testBinary) || ws[0].Literal && ws[0].Text == "!" && is(1, testUnary)
+		return is(1, testBinary()) || ws[0].Literal && ws[0].Text == "!" && is(1, testUnary())
 	}
 	return false
 }

@@ -280,6 +280,10 @@ func unknownOpt(c *SimpleCommand, name string, at int) bool {
 	return true
 }
 
+// set makes a table of names. The package's tables are each made on
+// first use (sync.OnceValue), as its regular expressions are: every
+// launcher process links this package, and one that analyzes no command
+// line does not build them as it starts.
 func set(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -344,12 +348,12 @@ var npmExec = optSpec{
 // npx's are npm exec's and the old npx's --no-install and --shell; npx
 // puts "--" before the first word that is not an option or a value, so a
 // "true" or "false" there is the command.
-var npx = func() optSpec {
+var npx = sync.OnceValue(func() optSpec {
 	sp := npmExec
 	sp.long += " no-install shell="
 	sp.nopt = false
 	return sp
-}()
+})
 
 // uvRun is uv run's and uv tool run's (uvx) options: those two share most
 // of them, and one only the other has takes a value in both or is refused.
@@ -372,7 +376,7 @@ var uvRun = optSpec{
 // wrappers are the commands that run another command given as their
 // remaining words, with their options; su, runuser, script, sg and newgrp
 // run a shell (see su and sg).
-var wrappers = func() map[string]optSpec {
+var wrappers = sync.OnceValue(func() map[string]optSpec {
 	m := map[string]optSpec{
 		// sudo reads -h HOST when a word not starting with '-' follows,
 		// else -h is its help: taken here as always taking a value.
@@ -430,7 +434,7 @@ var wrappers = func() map[string]optSpec {
 			capture: "-I -i --replace",
 			stop:    "--help --version",
 		},
-		"npx":  npx,
+		"npx":  npx(),
 		"bunx": {short: "hp:", long: "bun package= no-install verbose silent help", stop: "-h --help"},
 		"uvx":  uvRun,
 		// flock FILE -c COMMAND is read by flock itself; --nonblock is its
@@ -563,86 +567,89 @@ var wrappers = func() map[string]optSpec {
 	sp.arch = true
 	m["setarch"] = sp
 	return m
-}()
+})
 
-// runnerProgram and runnerSub are the programs and the subcommand names
-// of runners.
-var runnerProgram, runnerSub = func() (map[string]bool, map[string]bool) {
-	progs, subs := map[string]bool{}, map[string]bool{}
-	for k := range runners {
-		progs[k[0]], subs[k[1]] = true, true
+// runnerNames are the programs and the subcommand names of runners.
+var runnerNames = sync.OnceValues(func() (programs, subs map[string]bool) {
+	programs, subs = map[string]bool{}, map[string]bool{}
+	for k := range runners() {
+		programs[k[0]], subs[k[1]] = true, true
 	}
-	return progs, subs
-}()
+	return programs, subs
+})
 
 // runners are subcommands that run the command in their remaining
 // words: "npm exec prettier", "uv run twine upload". pnpm passes the
 // words after exec and dlx to the command unread, and yarn those after
 // exec: an option there is not one of theirs.
-var runners = map[[2]string]optSpec{
-	{"npm", "exec"}:  npmExec,
-	{"npm", "x"}:     npmExec,
-	{"pnpm", "exec"}: {},
-	{"pnpm", "dlx"}:  {},
-	{"yarn", "exec"}: {},
-	{"yarn", "dlx"}:  {short: "hp:q", long: "package= quiet help", stop: "-h --help"},
-	{"uv", "run"}:    uvRun,
-	{"poetry", "run"}: {
-		short: "C:hnP:qvV", long: "ansi directory= help no-ansi no-cache no-interaction no-plugins project= quiet verbose version",
-		stop: "-h --help -V --version",
-	},
-	{"pipenv", "run"}: {short: "hqv", long: "clear help pypi-mirror= python= quiet system verbose", stop: "-h --help"},
-	{"pipx", "run"}: {
-		short: "ehi:qv",
-		long: "backend= editable fetch-missing-python help index-url= no-cache path pip-args= pypackages python= quiet spec= " +
-			"system-site-packages verbose",
-		stop: "-h --help",
-	},
-	{"bundle", "exec"}: {short: "r:V", long: "gemfile= keep-file-descriptors no-color retry= verbose"},
-	{"pdm", "run"}: {
-		short: "ghjlp:qsv", long: "global help json list project= quiet recreate site-packages skip= venv= verbose",
-		stop: "-h --help -j --json -l --list",
-	},
-	{"hatch", "run"}: {short: "h", long: "help", stop: "-h --help"},
-	// A fourteenth hunt, each ran rm -rf src unseen: npm's exe (npm
-	// takes any unique prefix of its commands: exe is exec), yarn run
-	// (a script's name, or any program: what it names is analysed as
-	// a command, a script's name being a program the analyzer does
-	// not know), rustup run TOOLCHAIN CMD, the version managers' exec,
-	// volta run (its --env is left out: it sets the command's
-	// environment), conda and mamba run (--cwd is left out: it moves
-	// where the command works).
-	{"npm", "exe"}:  npmExec,
-	{"yarn", "run"}: {},
-	{"rustup", "run"}: {
-		short: "h", long: "install help", stop: "-h --help", positional: 1,
-	},
-	{"pyenv", "exec"}:  {},
-	{"rbenv", "exec"}:  {},
-	{"nodenv", "exec"}: {},
-	{"goenv", "exec"}:  {},
-	{"plenv", "exec"}:  {},
-	{"jenv", "exec"}:   {},
-	{"asdf", "exec"}:   {},
-	{"volta", "run"}: {
-		short: "h", long: "node= npm= pnpm= yarn= bundled-npm no-yarn no-pnpm verbose quiet help", stop: "-h --help",
-	},
-	{"conda", "run"}: {
-		short: "hn:p:v", long: "name= prefix= dev debug-wrapper-scripts no-capture-output live-stream verbose help", stop: "-h --help",
-	},
-	{"mamba", "run"}: {
-		short: "hn:p:v", long: "name= prefix= dev debug-wrapper-scripts no-capture-output live-stream verbose help", stop: "-h --help",
-	},
-}
+var runners = sync.OnceValue(func() map[[2]string]optSpec {
+	return map[[2]string]optSpec{
+		{"npm", "exec"}:  npmExec,
+		{"npm", "x"}:     npmExec,
+		{"pnpm", "exec"}: {},
+		{"pnpm", "dlx"}:  {},
+		{"yarn", "exec"}: {},
+		{"yarn", "dlx"}:  {short: "hp:q", long: "package= quiet help", stop: "-h --help"},
+		{"uv", "run"}:    uvRun,
+		{"poetry", "run"}: {
+			short: "C:hnP:qvV", long: "ansi directory= help no-ansi no-cache no-interaction no-plugins project= quiet verbose version",
+			stop: "-h --help -V --version",
+		},
+		{"pipenv", "run"}: {short: "hqv", long: "clear help pypi-mirror= python= quiet system verbose", stop: "-h --help"},
+		{"pipx", "run"}: {
+			short: "ehi:qv",
+			long: "backend= editable fetch-missing-python help index-url= no-cache path pip-args= pypackages python= quiet spec= " +
+				"system-site-packages verbose",
+			stop: "-h --help",
+		},
+		{"bundle", "exec"}: {short: "r:V", long: "gemfile= keep-file-descriptors no-color retry= verbose"},
+		{"pdm", "run"}: {
+			short: "ghjlp:qsv", long: "global help json list project= quiet recreate site-packages skip= venv= verbose",
+			stop: "-h --help -j --json -l --list",
+		},
+		{"hatch", "run"}: {short: "h", long: "help", stop: "-h --help"},
+		// A fourteenth hunt, each ran rm -rf src unseen: npm's exe (npm
+		// takes any unique prefix of its commands: exe is exec), yarn run
+		// (a script's name, or any program: what it names is analysed as
+		// a command, a script's name being a program the analyzer does
+		// not know), rustup run TOOLCHAIN CMD, the version managers' exec,
+		// volta run (its --env is left out: it sets the command's
+		// environment), conda and mamba run (--cwd is left out: it moves
+		// where the command works).
+		{"npm", "exe"}:  npmExec,
+		{"yarn", "run"}: {},
+		{"rustup", "run"}: {
+			short: "h", long: "install help", stop: "-h --help", positional: 1,
+		},
+		{"pyenv", "exec"}:  {},
+		{"rbenv", "exec"}:  {},
+		{"nodenv", "exec"}: {},
+		{"goenv", "exec"}:  {},
+		{"plenv", "exec"}:  {},
+		{"jenv", "exec"}:   {},
+		{"asdf", "exec"}:   {},
+		{"volta", "run"}: {
+			short: "h", long: "node= npm= pnpm= yarn= bundled-npm no-yarn no-pnpm verbose quiet help", stop: "-h --help",
+		},
+		{"conda", "run"}: {
+			short: "hn:p:v", long: "name= prefix= dev debug-wrapper-scripts no-capture-output live-stream verbose help", stop: "-h --help",
+		},
+		{"mamba", "run"}: {
+			short: "hn:p:v", long: "name= prefix= dev debug-wrapper-scripts no-capture-output live-stream verbose help", stop: "-h --help",
+		},
+	}
+})
 
 // opaqueSubs are subcommands that run a command made of their words or
 // options, or a project's environment hooks, and are not unwrapped:
 // what they run needs approval (a fourteenth hunt: mise exec -- rm -rf
 // src; nix develop runs a shellHook and -c CMD). A subcommand is any of
 // the words that may be one (cands).
-var opaqueSubs = map[string][]string{
-	"mise": {"exec", "x"}, "rtx": {"exec", "x"}, "nix": {"develop", "shell", "run"},
-}
+var opaqueSubs = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"mise": {"exec", "x"}, "rtx": {"exec", "x"}, "nix": {"develop", "shell", "run"},
+	}
+})
 
 // compilerWrappers run the compiler named by their first word (ccache
 // gcc -c x.c): it is unwrapped, so that its options are read (a
@@ -650,38 +657,48 @@ var opaqueSubs = map[string][]string{
 // option first, ccache and sccache run nothing (ccache -s), and distcc
 // and icecc, but for their own, compile with cc; ccache's KEY=VALUE
 // settings (prefix_command, compiler_check) may name a program.
-var compilerWrappers = set("ccache", "sccache", "distcc", "icecc")
+var compilerWrappers = sync.OnceValue(func() map[string]bool {
+	return set("ccache", "sccache", "distcc", "icecc")
+})
 
 // compilerWrapperOwn are the options with which distcc and icecc run
 // no compiler.
-var compilerWrapperOwn = set("--help", "--version", "--show-hosts", "-j", "--show-principal", "--build-native")
+var compilerWrapperOwn = sync.OnceValue(func() map[string]bool {
+	return set("--help", "--version", "--show-hosts", "-j", "--show-principal", "--build-native")
+})
 
 // corepackTools are the programs corepack runs by name (corepack
 // pnpm@8 exec CMD is pnpm exec CMD: a fourteenth hunt).
-var corepackTools = set("npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg")
+var corepackTools = sync.OnceValue(func() map[string]bool {
+	return set("npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg")
+})
 
 // opaqueRunners run a command made of their words or options, and are
 // not unwrapped: what they run needs approval (capsh -- -c CMD, gdb
 // --args, a hunt's; the others are of the same kind).
-var opaqueRunners = set("capsh", "gdb", "lldb", "chpst", "faketime", "torsocks", "torify", "tsocks", "rr", "eatmydata",
-	"nocache", "trickle", "cpulimit", "rlwrap", "xvfb-run", "dbus-launch", "sshpass", "runcon", "bwrap", "minijail0",
-	"nsjail", "schroot", "systemd-nspawn", "systemd-inhibit", "systemd-cat", "tini", "dumb-init", "setuidgid",
-	"envuidgid", "envdir", "softlimit", "setlock", "expect", "tmux", "screen", "hyperfine", "entr", "watchexec",
-	"nodemon", "concurrently", "cross-env", "dotenv", "direnv", "run-parts", "run-one", "lckdo", "with-lock-ex",
-	"ifne", "pee", "perf", "heaptrack", "ddd", "cgdb", "at", "batch", "daemonize", "start-stop-daemon", "flatpak-spawn",
-	"toolbox", "distrobox", "s6-setuidgid", "logsave", "uclampset", "enosys", "setpgid", "coresched", "scriptlive",
-	// A fourteenth hunt: nix-shell --run CMD (and shell.nix's
-	// shellHook), scan-build's build command (and its --use-cc,
-	// --use-analyzer), task-spooler's and nq's queued commands,
-	// gpg-agent --daemon CMD, gtk-launch's desktop entry.
-	"nix-shell", "scan-build", "intercept-build", "tsp", "nq", "gpg-agent", "gtk-launch")
+var opaqueRunners = sync.OnceValue(func() map[string]bool {
+	return set("capsh", "gdb", "lldb", "chpst", "faketime", "torsocks", "torify", "tsocks", "rr", "eatmydata",
+		"nocache", "trickle", "cpulimit", "rlwrap", "xvfb-run", "dbus-launch", "sshpass", "runcon", "bwrap", "minijail0",
+		"nsjail", "schroot", "systemd-nspawn", "systemd-inhibit", "systemd-cat", "tini", "dumb-init", "setuidgid",
+		"envuidgid", "envdir", "softlimit", "setlock", "expect", "tmux", "screen", "hyperfine", "entr", "watchexec",
+		"nodemon", "concurrently", "cross-env", "dotenv", "direnv", "run-parts", "run-one", "lckdo", "with-lock-ex",
+		"ifne", "pee", "perf", "heaptrack", "ddd", "cgdb", "at", "batch", "daemonize", "start-stop-daemon", "flatpak-spawn",
+		"toolbox", "distrobox", "s6-setuidgid", "logsave", "uclampset", "enosys", "setpgid", "coresched", "scriptlive",
+		// A fourteenth hunt: nix-shell --run CMD (and shell.nix's
+		// shellHook), scan-build's build command (and its --use-cc,
+		// --use-analyzer), task-spooler's and nq's queued commands,
+		// gpg-agent --daemon CMD, gtk-launch's desktop entry.
+		"nix-shell", "scan-build", "intercept-build", "tsp", "nq", "gpg-agent", "gtk-launch")
+})
 
 // shells are the shells whose -c string, script file or standard input
 // the analyzer looks at.
-var shells = map[string]bool{
-	"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "mksh": true,
-	"ash": true, "hush": true, "rbash": true, "yash": true, "posh": true, "fish": true,
-}
+var shells = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "mksh": true,
+		"ash": true, "hush": true, "rbash": true, "yash": true, "posh": true, "fish": true,
+	}
+})
 
 // simple unwraps a simple command and records it and whatever it runs.
 func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
@@ -713,7 +730,7 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			c = *next
 			continue
 		}
-		if sp, ok := wrappers[name]; ok {
+		if sp, ok := wrappers()[name]; ok {
 			switch name {
 			case "su", "runuser", "script":
 				next, ok, err := w.su(s, &c, name, sp, depth)
@@ -793,7 +810,7 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			}
 			continue
 		}
-		if len(c.Words) > 1 && runnerProgram[name] && (!c.Words[1].Literal || strings.HasPrefix(c.Words[1].Text, "-")) {
+		if runnerProgram, runnerSub := runnerNames(); len(c.Words) > 1 && runnerProgram[name] && (!c.Words[1].Literal || strings.HasPrefix(c.Words[1].Text, "-")) {
 			// Global options (or a word that is not a literal) before the
 			// subcommand: "npm --silent exec -- rm -rf src" runs rm, but
 			// which word is the subcommand the analyzer cannot tell.
@@ -802,7 +819,7 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			}
 		}
 		if len(c.Words) > 1 {
-			if sp, ok := runners[[2]string{name, c.Words[1].Text}]; ok && c.Words[1].Literal {
+			if sp, ok := runners()[[2]string{name, c.Words[1].Text}]; ok && c.Words[1].Literal {
 				sub := append([]Word{lit(name + " " + c.Words[1].Text)}, optWords(c, fills)[2:]...)
 				r := parseOpts(sub, sp)
 				if r.unknown > 0 && unknownOpt(&c, name+" "+c.Words[1].Text, r.unknown+1) {
@@ -819,7 +836,7 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			}
 		}
 		switch {
-		case shells[name]:
+		case shells()[name]:
 			return w.shell(s, c, name, in, depth)
 		case name == "eval":
 			return w.eval(s, c, depth)
@@ -835,7 +852,7 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 		case opaqueSub(c.Words, name) != "":
 			c.Dynamic = &Opaque{At: 0, Why: name + " " + opaqueSub(c.Words, name) + " runs a command made of its arguments or options, or a project's hooks, which the analyzer does not unwrap: what runs is known only at run time"}
 			return w.emit(s, c)
-		case opaqueRunners[name]:
+		case opaqueRunners()[name]:
 			c.Dynamic = &Opaque{At: 0, Why: name + " runs a command made of its arguments or options, which the analyzer does not unwrap: what runs is known only at run time"}
 			return w.emit(s, c)
 		case name == "parallel" || name == "sem":
@@ -1087,7 +1104,7 @@ opts:
 		case t == "--version" || t == "--help":
 			return w.emit(s, c)
 		case strings.HasPrefix(t, "--"):
-			if !shellLongOK[t] {
+			if !shellLongOK()[t] {
 				odd(i, t)
 			}
 			i++
@@ -1107,7 +1124,7 @@ opts:
 					switch {
 					case v == "noexec" && ch == 'o':
 						noexec = t[0] == '-'
-					case next >= len(ws) || !ws[next].Literal || !(ch == 'o' && shellSetOK[v] || ch == 'O' && shellShoptOK[v]):
+					case next >= len(ws) || !ws[next].Literal || !(ch == 'o' && shellSetOK()[v] || ch == 'O' && shellShoptOK()[v]):
 						odd(i, t+" "+v)
 					}
 					next++
@@ -1149,11 +1166,17 @@ opts:
 const shellFlagsOK = "ceuxvlafCk"
 
 var (
-	shellSetOK = set("pipefail", "errexit", "nounset", "xtrace", "verbose", "noclobber", "noglob", "allexport", "keyword")
+	shellSetOK = sync.OnceValue(func() map[string]bool {
+		return set("pipefail", "errexit", "nounset", "xtrace", "verbose", "noclobber", "noglob", "allexport", "keyword")
+	})
 	// Not globstar: ** then matches whole trees (a hunt: bash -O globstar
 	// -c "rm -d src/** src" deleted src).
-	shellShoptOK = set("extglob", "nullglob", "dotglob", "failglob", "nocaseglob", "lastpipe", "inherit_errexit")
-	shellLongOK  = set("--norc", "--noprofile", "--login", "--noediting", "--verbose", "--restricted")
+	shellShoptOK = sync.OnceValue(func() map[string]bool {
+		return set("extglob", "nullglob", "dotglob", "failglob", "nocaseglob", "lastpipe", "inherit_errexit")
+	})
+	shellLongOK = sync.OnceValue(func() map[string]bool {
+		return set("--norc", "--noprofile", "--login", "--noediting", "--verbose", "--restricted")
+	})
 )
 
 // stdinShell records a shell that reads its commands from standard input:
@@ -1357,7 +1380,7 @@ func placeholders(s scope, c SimpleCommand) []fill {
 	for _, l := range append(slices.Clip(s.layers), c.Wrappers...) {
 		switch {
 		case l.Name == "xargs":
-			for _, cp := range parseOpts(l.Words, wrappers["xargs"]).caps {
+			for _, cp := range parseOpts(l.Words, wrappers()["xargs"]).caps {
 				f := fill{cp.val.Text, "xargs " + cp.name}
 				switch {
 				case !cp.val.Literal:
@@ -1452,7 +1475,9 @@ func (w *walker) find(s scope, c SimpleCommand, depth int) error {
 }
 
 // gitValued are git's global options that take a separate value.
-var gitValued = set("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source", "--exec-path")
+var gitValued = sync.OnceValue(func() map[string]bool {
+	return set("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source", "--exec-path")
+})
 
 // git takes git's global options out from before the subcommand, records
 // the command, and walks the shell code some subcommands run (rebase
@@ -1462,7 +1487,7 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 	i := 1
 	for i < len(ws) && ws[i].isOpt() {
 		t := ws[i].Text
-		if gitValued[t] && t != "--exec-path" {
+		if gitValued()[t] && t != "--exec-path" {
 			if i+1 >= len(ws) {
 				break
 			}
@@ -1652,7 +1677,7 @@ func (w *walker) git(s scope, c SimpleCommand, depth int) error {
 // not know).
 func loaderName(word string) bool {
 	dir, base := path.Split(word)
-	if dir != "" && !strings.HasPrefix(path.Clean(dir), "/lib") && !strings.HasPrefix(path.Clean(dir), "/usr/lib") && !systemDirs[path.Clean(dir)] {
+	if dir != "" && !strings.HasPrefix(path.Clean(dir), "/lib") && !strings.HasPrefix(path.Clean(dir), "/usr/lib") && !systemDirs()[path.Clean(dir)] {
 		return false
 	}
 	return base == "ld.so" || strings.Contains(base, ".so") &&
@@ -1662,7 +1687,7 @@ func loaderName(word string) bool {
 // opaqueSub is the subcommand of opaqueSubs that c's words name, or "";
 // a word that is not a literal where it may stand counts.
 func opaqueSub(ws []Word, name string) string {
-	subs, ok := opaqueSubs[name]
+	subs, ok := opaqueSubs()[name]
 	if !ok {
 		return ""
 	}
@@ -1698,14 +1723,14 @@ func (w *walker) runsFirst(s scope, c *SimpleCommand, name string) (next *Simple
 	switch {
 	case name == "corepack":
 		tool, _, _ := strings.Cut(first.Text, "@")
-		if !first.Literal || !corepackTools[tool] {
+		if !first.Literal || !corepackTools()[tool] {
 			return nil, false, nil
 		}
 		n := c.wrap(name, 1, nil)
 		n.Words = slices.Clone(n.Words)
 		n.Words[0] = lit(tool)
 		return &n, true, nil
-	case compilerWrappers[name]:
+	case compilerWrappers()[name]:
 		t := first.Text
 		switch {
 		case !first.Literal:
@@ -1715,7 +1740,7 @@ func (w *walker) runsFirst(s scope, c *SimpleCommand, name string) (next *Simple
 		case t == "--scan-includes" && name == "distcc":
 			n := c.wrap(name, 2, nil)
 			return &n, true, nil
-		case strings.HasPrefix(t, "-") && (name == "ccache" || name == "sccache" || compilerWrapperOwn[t]):
+		case strings.HasPrefix(t, "-") && (name == "ccache" || name == "sccache" || compilerWrapperOwn()[t]):
 			return nil, true, w.emit(s, *c) // its own options: no compiler runs
 		case strings.HasPrefix(t, "-"):
 			n := c.wrapWords(name, append([]Word{lit("cc")}, ws[1:]...))

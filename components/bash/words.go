@@ -3,6 +3,7 @@ package bash
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -515,10 +516,12 @@ func stdinOf(s scope, st *syntax.Stmt) stdin {
 // systemDirs are directories whose programs are the ones PATH finds:
 // /usr/bin/git is git. A command word naming a program elsewhere is a
 // program the analyzer does not know (see commandName).
-var systemDirs = map[string]bool{
-	"/bin": true, "/sbin": true, "/usr/bin": true, "/usr/sbin": true,
-	"/usr/local/bin": true, "/usr/local/sbin": true,
-}
+var systemDirs = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"/bin": true, "/sbin": true, "/usr/bin": true, "/usr/sbin": true,
+		"/usr/local/bin": true, "/usr/local/sbin": true,
+	}
+})
 
 // commandName is the name the rules know a literal command word by:
 // the word, or its base name when it names a system directory's program.
@@ -527,7 +530,7 @@ func commandName(word string) string {
 		return word
 	}
 	dir, base := path.Split(path.Clean(word))
-	if systemDirs[path.Clean(dir)] && base != "" {
+	if systemDirs()[path.Clean(dir)] && base != "" {
 		return base
 	}
 	return word
