@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -36,63 +37,89 @@ func (p prober) argv(argv0 string, action ...string) []string {
 	return append(append([]string{argv0}, p.self...), action...)
 }
 
-// actions is a constant table; nothing writes to it.
-var actions = map[string]action{
-	"noop":             {0, func(prober, []string) error { return nil }, "do nothing"},
-	"read":             {1, arg1(readFile), "PATH: open read-only and read one byte"},
-	"write":            {1, arg1(writeFile), "PATH: create/truncate and write"},
-	"symlink-write":    {1, arg1(symlinkWrite), "LINK: LINK must be a symlink; write through it"},
-	"exec":             {1, prober.execFile, "PATH: fork and execve PATH (with this probe's `noop` argv), wait for exit 0"},
-	"write-exec":       {1, prober.writeExec, "PATH: copy this probe to PATH (0755), then exec it (`noop`)"},
-	"write-map-exec":   {1, arg1(writeMapExec), "PATH: write a page to PATH, then mmap it PROT_READ|PROT_EXEC (what a loader does)"},
-	"link":             {2, func(_ prober, a []string) error { return unix.Link(a[0], a[1]) }, "SRC DST: hard link"},
-	"chmod":            {1, func(_ prober, a []string) error { return unix.Chmod(a[0], 0o777) }, "PATH: chmod PATH 0777"},
-	"rename":           {2, func(_ prober, a []string) error { return unix.Rename(a[0], a[1]) }, "SRC DST: rename"},
-	"tcp-connect":      {1, arg1(tcpConnect), "ADDR: TCP connect to IP:PORT or [IPv6]:PORT"},
-	"tcp-bind":         {1, arg1(tcpBind), "ADDR: bind a TCP socket"},
-	"tcp-listen":       {1, arg1(tcpListen), "tcp4|tcp6: listen() on an unbound TCP socket (the kernel picks a port)"},
-	"udp-send":         {1, arg1(udpSend), "ADDR: send a datagram and wait 2s for the echo"},
-	"mptcp-socket":     {0, arg0(mptcpSocket), "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)"},
-	"unix-socket":      {0, arg0(unixSocket), "socket(AF_UNIX, SOCK_STREAM, 0)"},
-	"unix-any":         {0, arg0(unixAny), "socket(AF_UNIX), then socketpair(AF_UNIX, SOCK_DGRAM): ok when either works, else the first error"},
-	"unix-connect":     {1, arg1(unixConnect), "PATH: connect to a pathname Unix socket"},
-	"abstract-connect": {1, func(_ prober, a []string) error { return unixConnect("@" + a[0]) }, "NAME: connect to an abstract Unix socket"},
-	"socketpair":       {1, arg1(socketpair), "stream|dgram: socketpair(AF_UNIX)"},
-	"tfo-connect":      {1, arg1(tfoConnect), "ADDR: TCP Fast Open: sendto(MSG_FASTOPEN) to IP:PORT, which connects"},
-	"i386-syscall":     {0, arg0(i386Syscall), "getpid through int $0x80 (x86-64 only); `no-gate` (exit 3) when the gate itself faults"},
-	"x32-syscall":      {0, arg0(x32Syscall), "getpid with the x32 bit through the native gate (x86-64 only)"},
-	"vsock-socket":     {0, func(prober, []string) error { return socketOnly(unix.AF_VSOCK, unix.SOCK_STREAM) }, "socket(AF_VSOCK, SOCK_STREAM)"},
-	"kill":             {2, func(_ prober, a []string) error { return killPid(a[0], a[1]) }, "PID SIG: kill(2), SIG a number"},
-	"others":           {1, prober.others, "PID: kill(PID, 0), then PTRACE_SEIZE of a child it starts: ok when either works, else the first error"},
-	"ptrace":           {1, arg1(ptracePid), "PID: PTRACE_SEIZE (released when the probe exits)"},
-	"steer":            {1, arg1(steer), "PID|self: set PID's open-file limit, nice value, scheduling policy, CPU affinity and I/O priority to what each is: ok when every call works, `denied ERRNO` when every one fails so, else an error naming each"},
-	"read-environ":     {1, func(_ prober, a []string) error { return readFile("/proc/" + a[0] + "/environ") }, "PID: read /proc/PID/environ"},
-	"fd":               {1, arg1(fdOpen), "N: fcntl(N, F_GETFD)"},
-	"fchmod-fd":        {1, arg1(fchmodFd), "N: fchmod(N) to the mode it has (refused on a read-only mount, or when not the owner)"},
-	"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
-	"euid":             {0, nil, "prints `euid E uid U`"},
-	"setuid-exec":      {-1, nil, "PATH [FILE]: run PATH (a setuid copy of this probe) with `euid`; prints its line, then with FILE ` chmod ok` or ` chmod denied ERRNO` for making FILE.PID (new) mode 04755"},
-	"fork-bomb":        {1, nil, "N: fork up to N (≤ 1000) `sleep 5` children; prints `forked K of N [ERRNO]`, kills and reaps them"},
-	"alloc":            {1, arg1(alloc), "BYTES: mmap and touch (suffixes KiB, MiB, GiB)"},
-	"unshare-user":     {0, prober.unshareUser, "fork a child that unshares a user namespace and execs `noop`"},
-	"unshare-mount":    {0, arg0(unshareMount), "unshare(CLONE_NEWNS) on this thread"},
-	"tiocsti":          {0, arg0(tiocsti), "ioctl(0, TIOCSTI) on stdin, which must be a terminal"},
-	"noecho":           {0, arg0(noEcho), "turn echo off on stdin, which must be a terminal, and exit (as a crashed program would)"},
-	"memfd-exec":       {-1, prober.memfdExec, "[exec]: memfd_create (flags 0, or MFD_EXEC), copy this probe in, exec it via /proc/self/fd"},
-	"write-proc-sys":   {1, arg1(writeProcSys), "NAME: write /proc/sys/NAME's current value back to it"},
-	"mount-tmpfs":      {1, arg1(mountTmpfs), "DIR: mount a tmpfs on DIR and unmount it again"},
-	"spawn-sleep":      {1, nil, "MARKER: start `probe sleep 60 MARKER` in a new session, print `spawned PID`, exit"},
-	"tty-steal":        {2, func(p prober, a []string) error { return p.ttySteal(a[0], a[1]) }, "SECS FILE: start tty-steal-child in a process group of its own, then sleep a minute"},
-	"tty-resume":       {2, func(_ prober, a []string) error { return ttyResume(a[0], a[1]) }, "SECS FILE: continue itself by a timer's SIGCONT every 20 ms; ignoring SIGTTOU/SIGTTIN, after SECS keep taking the terminal's foreground and copy what is read there to FILE for 8 s"},
-	"tty-steal-child":  {2, func(_ prober, a []string) error { return ttyStealChild(a[0], a[1]) }, "SECS FILE: ignoring SIGTTOU/SIGTTIN, after SECS take the terminal's foreground (TIOCSPGRP) and copy what is read there to FILE for 8 s"},
-	"sigcont-loop":     {2, func(_ prober, a []string) error { return sigcontLoop(a[0], a[1]) }, "PGID SECS: send SIGCONT to the group PGID without pause for SECS seconds"},
-	"sleep":            {-1, func(_ prober, a []string) error { return sleepFor(a) }, "SECS [MARKER...]: sleep (at most 120 s)"},
-	"exit":             {1, nil, "N: exit with status N, printing nothing"},
-	"kill-self":        {1, nil, "SIG: send SIG to itself"},
-	"http-get":         {1, nil, "URL: GET through the environment's proxy; prints `status N RULE FIRSTLINE`"},
-	"find-bytes":       {-1, nil, "HEX ROOT...: look for the bytes in every readable file beneath the roots; prints `found PATH` (exit 1) or `absent N`"},
-	"secret-hunt":      {-1, nil, "HEX URL ROOT...: GET URL through the proxy, then look for the bytes in its answer and as find-bytes does; prints `found WHERE` (exit 1) or `absent N; status N RULE FIRSTLINE`; $NAME in a root is expanded"},
-	"without-landlock": {-1, nil, "CMD [ARGS...]: exec CMD as on a kernel without Landlock (seccomp answers ENOSYS to its system calls)"},
+// actions is the table of probes: these and the ones Register added.
+// It is made on first use (sync.OnceValue): every launcher process links
+// this package, and only a probe reads the table.
+var actions = sync.OnceValue(func() map[string]action {
+	m := map[string]action{
+		"noop":             {0, func(prober, []string) error { return nil }, "do nothing"},
+		"read":             {1, arg1(readFile), "PATH: open read-only and read one byte"},
+		"write":            {1, arg1(writeFile), "PATH: create/truncate and write"},
+		"symlink-write":    {1, arg1(symlinkWrite), "LINK: LINK must be a symlink; write through it"},
+		"exec":             {1, prober.execFile, "PATH: fork and execve PATH (with this probe's `noop` argv), wait for exit 0"},
+		"write-exec":       {1, prober.writeExec, "PATH: copy this probe to PATH (0755), then exec it (`noop`)"},
+		"write-map-exec":   {1, arg1(writeMapExec), "PATH: write a page to PATH, then mmap it PROT_READ|PROT_EXEC (what a loader does)"},
+		"link":             {2, func(_ prober, a []string) error { return unix.Link(a[0], a[1]) }, "SRC DST: hard link"},
+		"chmod":            {1, func(_ prober, a []string) error { return unix.Chmod(a[0], 0o777) }, "PATH: chmod PATH 0777"},
+		"rename":           {2, func(_ prober, a []string) error { return unix.Rename(a[0], a[1]) }, "SRC DST: rename"},
+		"tcp-connect":      {1, arg1(tcpConnect), "ADDR: TCP connect to IP:PORT or [IPv6]:PORT"},
+		"tcp-bind":         {1, arg1(tcpBind), "ADDR: bind a TCP socket"},
+		"tcp-listen":       {1, arg1(tcpListen), "tcp4|tcp6: listen() on an unbound TCP socket (the kernel picks a port)"},
+		"udp-send":         {1, arg1(udpSend), "ADDR: send a datagram and wait 2s for the echo"},
+		"mptcp-socket":     {0, arg0(mptcpSocket), "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)"},
+		"unix-socket":      {0, arg0(unixSocket), "socket(AF_UNIX, SOCK_STREAM, 0)"},
+		"unix-any":         {0, arg0(unixAny), "socket(AF_UNIX), then socketpair(AF_UNIX, SOCK_DGRAM): ok when either works, else the first error"},
+		"unix-connect":     {1, arg1(unixConnect), "PATH: connect to a pathname Unix socket"},
+		"abstract-connect": {1, func(_ prober, a []string) error { return unixConnect("@" + a[0]) }, "NAME: connect to an abstract Unix socket"},
+		"socketpair":       {1, arg1(socketpair), "stream|dgram: socketpair(AF_UNIX)"},
+		"tfo-connect":      {1, arg1(tfoConnect), "ADDR: TCP Fast Open: sendto(MSG_FASTOPEN) to IP:PORT, which connects"},
+		"i386-syscall":     {0, arg0(i386Syscall), "getpid through int $0x80 (x86-64 only); `no-gate` (exit 3) when the gate itself faults"},
+		"x32-syscall":      {0, arg0(x32Syscall), "getpid with the x32 bit through the native gate (x86-64 only)"},
+		"vsock-socket":     {0, func(prober, []string) error { return socketOnly(unix.AF_VSOCK, unix.SOCK_STREAM) }, "socket(AF_VSOCK, SOCK_STREAM)"},
+		"kill":             {2, func(_ prober, a []string) error { return killPid(a[0], a[1]) }, "PID SIG: kill(2), SIG a number"},
+		"others":           {1, prober.others, "PID: kill(PID, 0), then PTRACE_SEIZE of a child it starts: ok when either works, else the first error"},
+		"ptrace":           {1, arg1(ptracePid), "PID: PTRACE_SEIZE (released when the probe exits)"},
+		"steer":            {1, arg1(steer), "PID|self: set PID's open-file limit, nice value, scheduling policy, CPU affinity and I/O priority to what each is: ok when every call works, `denied ERRNO` when every one fails so, else an error naming each"},
+		"read-environ":     {1, func(_ prober, a []string) error { return readFile("/proc/" + a[0] + "/environ") }, "PID: read /proc/PID/environ"},
+		"fd":               {1, arg1(fdOpen), "N: fcntl(N, F_GETFD)"},
+		"fchmod-fd":        {1, arg1(fchmodFd), "N: fchmod(N) to the mode it has (refused on a read-only mount, or when not the owner)"},
+		"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
+		"euid":             {0, nil, "prints `euid E uid U`"},
+		"setuid-exec":      {-1, nil, "PATH [FILE]: run PATH (a setuid copy of this probe) with `euid`; prints its line, then with FILE ` chmod ok` or ` chmod denied ERRNO` for making FILE.PID (new) mode 04755"},
+		"fork-bomb":        {1, nil, "N: fork up to N (≤ 1000) `sleep 5` children; prints `forked K of N [ERRNO]`, kills and reaps them"},
+		"alloc":            {1, arg1(alloc), "BYTES: mmap and touch (suffixes KiB, MiB, GiB)"},
+		"unshare-user":     {0, prober.unshareUser, "fork a child that unshares a user namespace and execs `noop`"},
+		"unshare-mount":    {0, arg0(unshareMount), "unshare(CLONE_NEWNS) on this thread"},
+		"tiocsti":          {0, arg0(tiocsti), "ioctl(0, TIOCSTI) on stdin, which must be a terminal"},
+		"noecho":           {0, arg0(noEcho), "turn echo off on stdin, which must be a terminal, and exit (as a crashed program would)"},
+		"memfd-exec":       {-1, prober.memfdExec, "[exec]: memfd_create (flags 0, or MFD_EXEC), copy this probe in, exec it via /proc/self/fd"},
+		"write-proc-sys":   {1, arg1(writeProcSys), "NAME: write /proc/sys/NAME's current value back to it"},
+		"mount-tmpfs":      {1, arg1(mountTmpfs), "DIR: mount a tmpfs on DIR and unmount it again"},
+		"spawn-sleep":      {1, nil, "MARKER: start `probe sleep 60 MARKER` in a new session, print `spawned PID`, exit"},
+		"tty-steal":        {2, func(p prober, a []string) error { return p.ttySteal(a[0], a[1]) }, "SECS FILE: start tty-steal-child in a process group of its own, then sleep a minute"},
+		"tty-resume":       {2, func(_ prober, a []string) error { return ttyResume(a[0], a[1]) }, "SECS FILE: continue itself by a timer's SIGCONT every 20 ms; ignoring SIGTTOU/SIGTTIN, after SECS keep taking the terminal's foreground and copy what is read there to FILE for 8 s"},
+		"tty-steal-child":  {2, func(_ prober, a []string) error { return ttyStealChild(a[0], a[1]) }, "SECS FILE: ignoring SIGTTOU/SIGTTIN, after SECS take the terminal's foreground (TIOCSPGRP) and copy what is read there to FILE for 8 s"},
+		"sigcont-loop":     {2, func(_ prober, a []string) error { return sigcontLoop(a[0], a[1]) }, "PGID SECS: send SIGCONT to the group PGID without pause for SECS seconds"},
+		"sleep":            {-1, func(_ prober, a []string) error { return sleepFor(a) }, "SECS [MARKER...]: sleep (at most 120 s)"},
+		"exit":             {1, nil, "N: exit with status N, printing nothing"},
+		"kill-self":        {1, nil, "SIG: send SIG to itself"},
+		"http-get":         {1, nil, "URL: GET through the environment's proxy; prints `status N RULE FIRSTLINE`"},
+		"find-bytes":       {-1, nil, "HEX ROOT...: look for the bytes in every readable file beneath the roots; prints `found PATH` (exit 1) or `absent N`"},
+		"secret-hunt":      {-1, nil, "HEX URL ROOT...: GET URL through the proxy, then look for the bytes in its answer and as find-bytes does; prints `found WHERE` (exit 1) or `absent N; status N RULE FIRSTLINE`; $NAME in a root is expanded"},
+		"without-landlock": {-1, nil, "CMD [ARGS...]: exec CMD as on a kernel without Landlock (seccomp answers ENOSYS to its system calls)"},
+	}
+	for _, r := range registered {
+		if _, ok := m[r.name]; ok {
+			panic("probe: action " + r.name + " registered twice")
+		}
+		m[r.name] = action{r.args, func(_ prober, a []string) error { return r.run(a) }, r.help}
+	}
+	tableMade = true
+	return m
+})
+
+// registered are the actions Register was given, which actions adds as
+// it is made; tableMade reports that it was.
+var (
+	registered []registration
+	tableMade  bool
+)
+
+type registration struct {
+	name string
+	args int
+	run  func(args []string) error
+	help string
 }
 
 // Main runs one probe and exits with its status; it never returns. args
@@ -107,7 +134,7 @@ func Main(self []string, args []string) {
 		p.usage()
 	}
 	name, args := args[0], args[1:]
-	a, ok := actions[name]
+	a, ok := actions()[name]
 	if !ok || (a.args >= 0 && len(args) != a.args) {
 		p.usage()
 	}
@@ -173,8 +200,8 @@ func arg0(f func() error) func(prober, []string) error {
 
 func (p prober) usage() {
 	fmt.Fprintf(os.Stderr, "usage: %s ACTION [ARGS...]; actions:\n", strings.Join(p.argv(filepath.Base(os.Args[0])), " "))
-	for _, name := range slices.Sorted(maps.Keys(actions)) {
-		fmt.Fprintf(os.Stderr, "  %s %s\n", name, actions[name].help)
+	for _, name := range slices.Sorted(maps.Keys(actions())) {
+		fmt.Fprintf(os.Stderr, "  %s %s\n", name, actions()[name].help)
 	}
 	fmt.Println("error usage")
 	os.Exit(2)
@@ -228,11 +255,18 @@ func Fail(err error) { broke(err) }
 // components-mode probes, which the standalone probe program, built
 // without cgo, cannot link). nargs is its number of arguments (-1: any).
 // It is for init functions; a name taken twice panics.
+// A name that is one of the built-in actions panics as the table is
+// made, on its first use.
 func Register(name string, nargs int, run func(args []string) error, help string) {
-	if _, ok := actions[name]; ok {
-		panic("probe: action " + name + " registered twice")
+	if tableMade {
+		panic("probe: action " + name + " registered after the table was made")
 	}
-	actions[name] = action{nargs, func(_ prober, a []string) error { return run(a) }, help}
+	for _, r := range registered {
+		if r.name == name {
+			panic("probe: action " + name + " registered twice")
+		}
+	}
+	registered = append(registered, registration{name, nargs, run, help})
 }
 
 // errNoGate: the system call gate the probe was to try does not exist
