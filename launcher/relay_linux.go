@@ -331,13 +331,15 @@ func (r *ptyRelay) finish() {
 	r.closed = true
 	r.cond.Broadcast()
 	r.mu.Unlock()
+	drained := true
 	select {
 	case <-r.outDone:
 	case <-time.After(2 * time.Second):
+		drained = false // output may still come: a reset would not be last
 	}
 	<-r.inDone
 	r.mu.Lock()
-	if r.wrote {
+	if r.wrote && drained {
 		r.out.Write([]byte(endReset))
 		r.wrote = false
 	}
