@@ -766,3 +766,34 @@ func TestIntegrationComponentsPolicyHidden(t *testing.T) {
 		t.Fatalf("%s", r)
 	}
 }
+
+// While a question waits, nothing of the launcher's job writes to the
+// terminal: what the agent had written to a pipe (launcher … | cat) was
+// written by the pipeline's next process after the question was drawn,
+// and an agent redrew the question's lines so (a re-test: the person
+// approved a write to .git/hooks shown as one to README.md, with the real
+// code, 5 in 5). The pipeline's other processes stop for the question
+// and go on after the answer. Here cat starts a second after the launch,
+// when the agent has filled the pipe and asked.
+func TestIntegrationComponentsApprovalPipelineHeld(t *testing.T) {
+	s := newSandbox(t)
+	hook := filepath.Join(s.ws, ".git", "hooks", "pre-commit")
+	must(t, os.MkdirAll(filepath.Dir(hook), 0o755))
+	path, hash := s.writePolicy(t, componentsPol())
+	term := readyShell(t, s)
+	script := "i=0; while [ $i -lt 2000 ]; do echo SCRIBBLE$i; i=$((i+1)); done; printf hooked | " + itEnv.launcher + " fs write .git/hooks/pre-commit 1>&2; echo rc=$? >&2"
+	term.send(fmt.Sprintf("%s --quiet --approval-timeout 8s --policy-sha256 %s --policy %s -- /usr/bin/sh -c '%s' | (sleep 1.5; cat)\n", itEnv.launcher, hash, path, script))
+	term.expect("to allow")
+	time.Sleep(answerDelay + time.Second) // cat has started meanwhile
+	shown := term.out.String()
+	q := strings.LastIndex(shown, "to allow")
+	if strings.Contains(shown[q:], "SCRIBBLE") {
+		t.Fatalf("the pipeline wrote after the question: %q", shown[q:])
+	}
+	term.send(withCode(shown, "yes") + "\n")
+	term.expect("rc=0")
+	term.expect("SCRIBBLE1999")
+	if _, err := os.Stat(hook); err != nil {
+		t.Errorf("approved, but the hook was not written: %v", err)
+	}
+}

@@ -1079,22 +1079,36 @@ func TestIntegrationNoJobControlBackground(t *testing.T) {
 	}
 }
 
-// With stdin not the terminal (launcher … </dev/null), keys are not
-// copied and the person's terminal keeps its own modes: its Ctrl-Z
-// reached the launcher's process group alone, which the agent is not in,
-// so the launcher stopped and the agent ran on, unwatched, while the
-// shell said the job was stopped (a re-test, 3 in 3). The launcher passes
-// the stop to the agent: the whole job stops, and fg continues it.
+// A stop that reaches the launcher alone reaches the agent too. With
+// stdin not the terminal (launcher … </dev/null), keys are not copied
+// and the person's terminal keeps its own modes: its Ctrl-Z reached the
+// launcher's process group alone, which the agent is not in, so the
+// launcher stopped and the agent ran on, unwatched, while the shell said
+// the job was stopped (a re-test, 3 in 3); so did kill -TSTP of the
+// launcher's pid with stdin the terminal (a second re-test, 5 in 5). The
+// launcher passes the stop to the agent: the whole job stops, and fg
+// continues it. A double Ctrl-Z is one stop: its second SIGTSTP, kept,
+// stopped the job again straight after fg (the second re-test, 3 in 3).
 func TestIntegrationJobControlCtrlZStdinNotTerminal(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		uid  int
-	}{{"root", 0}, {"unprivileged", nobody}} {
-		t.Run(c.name, func(t *testing.T) { ctrlZStdinNotTerminal(t, c.uid) })
+		name, stdin string
+		uid         int
+		stop        func(term *ptyTerm, launcher int)
+	}{
+		{"root", "</dev/null", 0, func(term *ptyTerm, _ int) { term.send("\x1a") }},
+		{"unprivileged", "</dev/null", nobody, func(term *ptyTerm, _ int) { term.send("\x1a") }},
+		{"double Ctrl-Z", "</dev/null", 0, func(term *ptyTerm, _ int) {
+			term.send("\x1a")
+			time.Sleep(3 * time.Millisecond)
+			term.send("\x1a")
+		}},
+		{"kill -TSTP, stdin the terminal", "", 0, func(_ *ptyTerm, launcher int) { unix.Kill(launcher, unix.SIGTSTP) }},
+	} {
+		t.Run(c.name, func(t *testing.T) { stopReachesTheAgent(t, c.uid, c.stdin, c.stop) })
 	}
 }
 
-func ctrlZStdinNotTerminal(t *testing.T, uid int) {
+func stopReachesTheAgent(t *testing.T, uid int, stdin string, stop func(*ptyTerm, int)) {
 	s := newSandboxAs(t, uid)
 	if uid != 0 {
 		if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
@@ -1104,8 +1118,9 @@ func ctrlZStdinNotTerminal(t *testing.T, uid int) {
 	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
 	term := readyShell(t, s)
 	ticks := filepath.Join(s.ws, "ticks")
-	marker := fmt.Sprintf("stdin-null-%d", time.Now().UnixNano())
-	term.send(fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sh -c 'i=0; while [ $i -lt 400 ]; do echo $i >> %s; i=$((i+1)); sleep 0.05; done' %s </dev/null\n", itEnv.launcher, hash, path, ticks, marker))
+	marker := fmt.Sprintf("stop-%d", time.Now().UnixNano())
+	term.send(fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sh -c 'i=0; while [ $i -lt 400 ]; do echo $i >> %s; i=$((i+1)); sleep 0.05; done' %s %s\n", itEnv.launcher, hash, path, ticks, marker, stdin))
+	launcher := ppidOf(stage2Of(t, marker))
 	agentRuns(t, marker)
 	size := func() int64 {
 		fi, err := os.Stat(ticks)
@@ -1120,17 +1135,22 @@ func ctrlZStdinNotTerminal(t *testing.T, uid int) {
 		t.Fatalf("control: the agent does not tick (%d bytes)", before)
 	}
 	at := term.mark()
-	term.send("\x1a")
+	stop(term, launcher)
 	term.expectStopped(at)
 	a := size()
 	time.Sleep(time.Second)
 	if b := size(); b != a {
-		t.Fatalf("the agent ran on after Ctrl-Z: its file grew from %d to %d bytes (%s)", a, b, launchProcesses())
+		t.Fatalf("the agent ran on after the stop: its file grew from %d to %d bytes (%s)", a, b, launchProcesses())
 	}
+	at = term.mark()
 	term.send("fg\n")
 	pollUntil(t, "the agent to tick again after fg", func() bool { return size() > a })
-	// Ctrl-C reaches the launcher's group alone too; the launcher relays
-	// it, and the launch ends as the agent did.
+	time.Sleep(time.Second)
+	if strings.Contains(term.out.String()[at:], "Stopped") {
+		t.Fatalf("the job stopped again after fg; terminal:\n%s", term.out.String())
+	}
+	// Ctrl-C ends the launch as it ends the agent (relayed by the
+	// launcher when it reaches its group alone).
 	at = term.mark()
 	term.send("\x03")
 	term.expectAfter(at, "$ ")

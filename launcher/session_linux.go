@@ -317,14 +317,16 @@ func (s *session) run() error {
 			return err
 		}
 	}
-	if s.relay != nil && s.relay.in < 0 {
-		// Keys are not copied (stdin is not the terminal), so the
-		// person's terminal keeps its own modes, and its Ctrl-Z is
-		// sent to the launcher's process group, which the agent is not
-		// in: the launcher stopped alone and the agent ran on, unwatched,
-		// while the person's shell had the terminal (a re-test). It is
-		// passed to the agent instead, whose stop then stops the launcher
-		// (stopped); one typed before the agent runs waits for it.
+	if s.relay != nil {
+		// A SIGTSTP that reaches the launcher stopped it alone, and the
+		// agent, in a session of its own, ran on unwatched while the
+		// person's shell said the job was stopped (re-tests): the
+		// terminal's Ctrl-Z when keys are not copied (stdin is not the
+		// terminal, which keeps its own modes) or while a hold has
+		// given the terminal its modes back, and kill -TSTP of the
+		// launcher. It is passed to the agent instead, whose stop then
+		// stops the launcher's job (stopped); one that comes before the
+		// agent runs waits for it.
 		s.suspends = make(chan os.Signal, 1)
 		signal.Notify(s.suspends, syscall.SIGTSTP)
 	}
@@ -368,6 +370,18 @@ func (s *session) stopped(sig syscall.Signal) {
 	if s.relay == nil {
 		return
 	}
+	// A second Ctrl-Z of the same stop (typed twice, or the terminal's
+	// and the relay's) waited in suspends and stopped the job again
+	// straight after fg (a re-test).
+	defer func() {
+		for {
+			select {
+			case <-s.suspends:
+			default:
+				return
+			}
+		}
+	}()
 	cont := make(chan os.Signal, 1)
 	signal.Notify(cont, syscall.SIGCONT)
 	defer signal.Stop(cont)
@@ -416,6 +430,61 @@ func (s *session) stopped(sig syscall.Signal) {
 	// moment, which its watch would take for the tree running by itself.
 	s.control.Write([]byte{byte(syscall.SIGCONT)})
 	thaw()
+}
+
+// pauseForQuestion holds everything that could write to the person's
+// terminal while a question is asked (SR-43), and returns what lets it
+// go on: the agent's tree is frozen, the relay copies neither keys nor
+// output, and the rest of the launcher's job (a pipeline's other
+// processes, not the launcher's own children, the components) is
+// stopped, and the terminal's output queue drained, before the question
+// is drawn. Otherwise what the agent had written to a pipe (launcher … |
+// cat, | tee log) was written by the pipeline's next process after the
+// question, and an agent redrew the question's lines so (a re-test: the
+// person approved a write to .git/hooks, shown as one to README.md, with
+// the real code, 5 in 5).
+func (s *session) pauseForQuestion(ctx context.Context) (func(), error) {
+	thaw, err := s.cg.Freeze(ctx)
+	if err != nil {
+		return thaw, err
+	}
+	release := func() {}
+	if s.relay != nil {
+		release = s.relay.hold()
+	}
+	self := unix.Getpid()
+	var held []int
+	if members, ok := groupMembers(); ok {
+		for _, m := range members {
+			if m.pid != self && m.ppid != self && unix.Kill(m.pid, unix.SIGSTOP) == nil {
+				held = append(held, m.pid)
+			}
+		}
+	}
+	resume := func() {
+		for _, pid := range held {
+			unix.Kill(pid, unix.SIGCONT)
+		}
+		release()
+		thaw()
+	}
+	if s.tty >= 0 && !outputDrained(s.tty, time.Second) {
+		resume()
+		return nil, errors.New("the terminal did not show what was written to it before the question within 1 s (its output stopped?)")
+	}
+	return resume, nil
+}
+
+// outputDrained waits (bounded by d) until tty's output queue is empty.
+func outputDrained(tty int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(2 * time.Millisecond) {
+		if n, err := unix.IoctlGetInt(tty, unix.TIOCOUTQ); err != nil || n == 0 {
+			return err == nil
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // wait relays signals to the agent until stage 2 exits, and returns the

@@ -201,14 +201,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if o.Beside != nil && s.cg != nil {
 		// A question freezes the agent and stops copying keys to it, so
 		// that the answer is read by the question alone.
-		o.Beside.AgentPause(func(ctx context.Context) (func(), error) {
-			thaw, err := s.cg.Freeze(ctx)
-			if err != nil || s.relay == nil {
-				return thaw, err
-			}
-			release := s.relay.hold()
-			return func() { release(); thaw() }, nil
-		})
+		o.Beside.AgentPause(s.pauseForQuestion)
 	}
 	if o.Beside != nil {
 		// Stage 2 waits for its plan: the agent cannot start before the
