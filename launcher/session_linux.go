@@ -436,8 +436,8 @@ func (s *session) stopped(sig syscall.Signal) {
 // terminal while a question is asked (SR-43), and returns what lets it
 // go on: the agent's tree is frozen, the relay copies neither keys nor
 // output, and the rest of the launcher's job (a pipeline's other
-// processes, not the launcher's own children, the components) is
-// stopped, and the terminal's output queue drained, before the question
+// processes, not the launcher's descendants: the components, the
+// agent's tree) is stopped, and the terminal's output queue drained, before the question
 // is drawn. Otherwise what the agent had written to a pipe (launcher … |
 // cat, | tee log) was written by the pipeline's next process after the
 // question, and an agent redrew the question's lines so (a re-test: the
@@ -456,7 +456,7 @@ func (s *session) pauseForQuestion(ctx context.Context) (func(), error) {
 	var held []int
 	if members, ok := groupMembers(); ok {
 		for _, m := range members {
-			if m.pid != self && m.ppid != self && unix.Kill(m.pid, unix.SIGSTOP) == nil {
+			if !descendsFrom(m, self) && unix.Kill(m.pid, unix.SIGSTOP) == nil {
 				held = append(held, m.pid)
 			}
 		}
@@ -473,6 +473,27 @@ func (s *session) pauseForQuestion(ctx context.Context) (func(), error) {
 		return nil, errors.New("the terminal did not show what was written to it before the question within 1 s (its output stopped?)")
 	}
 	return resume, nil
+}
+
+// descendsFrom reports whether process m is pid or one of its
+// descendants (the components, stage 2, and the agent's tree, which
+// shares the launcher's group when no standard stream is a terminal),
+// walking up its parents; one whose parent cannot be read counts as a
+// descendant, so that it is left running.
+func descendsFrom(m procIDs, pid int) bool {
+	for range 64 {
+		if m.pid == pid || m.ppid == pid {
+			return true
+		}
+		if m.ppid <= 1 {
+			return false
+		}
+		var ok bool
+		if m, ok = procIDsOf(m.ppid); !ok {
+			return true
+		}
+	}
+	return true
 }
 
 // outputDrained waits (bounded by d) until tty's output queue is empty.
