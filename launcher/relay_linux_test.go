@@ -8,25 +8,15 @@ import (
 )
 
 // readFor collects what f gives within d.
-func readFor(f *os.File, d time.Duration) string {
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	f.SetReadDeadline(time.Now().Add(d))
-	for {
-		n, err := f.Read(buf)
-		b.Write(buf[:max(n, 0)])
-		if err != nil {
-			return b.String()
-		}
-	}
-}
+func readFor(f *os.File, d time.Duration) string { return readUntil(f, "", d) }
 
-// readUntil reads f until what it gave holds want, bounded by d.
+// readUntil reads f until what it gave holds want (until d has passed,
+// for want ""), bounded by d.
 func readUntil(f *os.File, want string, d time.Duration) string {
 	var b strings.Builder
 	buf := make([]byte, 4096)
 	f.SetReadDeadline(time.Now().Add(d))
-	for !strings.Contains(b.String(), want) {
+	for want == "" || !strings.Contains(b.String(), want) {
 		n, err := f.Read(buf)
 		b.Write(buf[:max(n, 0)])
 		if err != nil {
@@ -42,23 +32,8 @@ func readUntil(f *os.File, want string, d time.Duration) string {
 // it was frozen, still in its terminal's buffer, came after the question.
 // Released, the held output follows.
 func TestRelayHoldHoldsOutput(t *testing.T) {
-	// The person's terminal: a pty pair (its master pollable, so that
-	// reads have deadlines).
-	personM, personS, err := newPTY(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer personM.Close()
-	defer personS.Close()
-	master, slave, err := newPTY(int(personS.Fd()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	personM, slave, r := relayOnPTY(t)
 	defer slave.Close()
-	r, err := newRelay(int(personS.Fd()), master, personS, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer r.finish()
 	slave.WriteString("before\n")
 	if got := readUntil(personM, "before", 5*time.Second); !strings.Contains(got, "before") {
@@ -81,20 +56,7 @@ func TestRelayHoldHoldsOutput(t *testing.T) {
 // shell as typed input. What the agent wrote comes first; the relay's
 // reset follows it.
 func TestRelayEndResetsReports(t *testing.T) {
-	personM, personS, err := newPTY(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer personM.Close()
-	defer personS.Close()
-	master, slave, err := newPTY(int(personS.Fd()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := newRelay(int(personS.Fd()), master, personS, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	personM, slave, r := relayOnPTY(t)
 	slave.WriteString("\x1b[?1000h\x1b[?1004h\x1b[?2004hlast words\n")
 	if got := readUntil(personM, "last words", 5*time.Second); !strings.Contains(got, "last words") {
 		t.Fatalf("control: the agent's output was not relayed: %q", got)
@@ -108,4 +70,24 @@ func TestRelayEndResetsReports(t *testing.T) {
 			t.Errorf("after the agent's end the terminal got %q, want %q once", got, off)
 		}
 	}
+}
+
+// relayOnPTY is a relay of an agent's pty (its slave) to a person's
+// terminal, a pty pair whose master (personM, pollable, so that reads
+// have deadlines) the test reads; keys are not copied.
+func relayOnPTY(t *testing.T) (personM, slave *os.File, r *ptyRelay) {
+	t.Helper()
+	personM, personS, err := newPTY(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { personM.Close(); personS.Close() })
+	master, slave, err := newPTY(int(personS.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = newRelay(int(personS.Fd()), master, personS, false); err != nil {
+		t.Fatal(err)
+	}
+	return personM, slave, r
 }

@@ -300,7 +300,7 @@ func launcherCodeWith(k *looks) ([]string, error) {
 	for _, p := range way {
 		add(p)
 	}
-	maps, _ := readFile("/proc/self/maps")
+	maps, _ := mountinfo.ReadFile("/proc/self/maps")
 	for line := range strings.Lines(string(maps)) {
 		// address perms offset dev inode path: a path starts with '/'.
 		if i := strings.Index(line, " /"); i >= 0 {
@@ -766,7 +766,7 @@ func extJournal(dev string) (string, error) {
 	if err != nil {
 		// sysfs and jbd2 spell a / in a device's name (cciss/c0d0) as !.
 		name := strings.ReplaceAll(devName(dev), "/", "!")
-		task, terr := readFile("/sys/fs/ext4/" + name + "/journal_task")
+		task, terr := mountinfo.ReadFile("/sys/fs/ext4/" + name + "/journal_task")
 		internal, _ := filepath.Glob("/proc/fs/jbd2/" + name + "-*") // an internal journal is "DEV-INODE"
 		if name != "" && terr == nil && (strings.TrimSpace(string(task)) == "<none>" || len(internal) > 0) {
 			return "", nil
@@ -812,7 +812,7 @@ func openBlock(dev string) (int, error) {
 // devName is the block device dev's name in /dev, from sysfs; "" when
 // it has none.
 func devName(dev string) string {
-	uevent, _ := readFile("/sys/dev/block/" + dev + "/uevent")
+	uevent, _ := mountinfo.ReadFile("/sys/dev/block/" + dev + "/uevent")
 	for l := range strings.Lines(string(uevent)) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "DEVNAME="); ok {
 			return v
@@ -879,7 +879,7 @@ func blockImages(devs []string) ([]string, error) {
 		if _, err := os.Stat(dir + "/partition"); err == nil {
 			next = append(next, readDev(dir+"/../dev")) // not Join: ".." is the kernel's to take, after the link
 		}
-		if b, err := readFile(dir + "/loop/backing_file"); err == nil {
+		if b, err := mountinfo.ReadFile(dir + "/loop/backing_file"); err == nil {
 			img := strings.TrimSuffix(string(b), "\n")
 			st, err := loopFile(dev, img)
 			if err != nil {
@@ -910,7 +910,7 @@ func blockImages(devs []string) ([]string, error) {
 }
 
 func readDev(path string) string {
-	b, _ := readFile(path)
+	b, _ := mountinfo.ReadFile(path)
 	return strings.TrimSpace(string(b))
 }
 
@@ -938,37 +938,6 @@ func loopFile(dev, img string) (unix.Stat_t, error) {
 		return fail("is not the file it holds (moved, or named in another mount namespace)")
 	}
 	return st, nil
-}
-
-// readFile is os.ReadFile for the kernel's files the SR-25 checks read
-// (/proc, sysfs): what was read, and the error that stopped it. It
-// opens the file without the runtime's poller, which costs os.Open a
-// few system calls more, for files that cannot be polled.
-func readFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	}
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	b := make([]byte, 0, 4096)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := unix.Read(fd, b[len(b):cap(b)])
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return b, &os.PathError{Op: "read", Path: path, Err: err}
-		case n == 0:
-			return b, nil
-		}
-		b = b[:len(b)+n]
-	}
 }
 
 // prepared is the plan and what the summary says about it.

@@ -20,16 +20,18 @@ type Mount struct{ Dev, Root, Point, Type, Source, Super string }
 
 // Read reads the process's mounts; nil when /proc cannot be read.
 func Read() []Mount {
-	b, err := readFile("/proc/self/mountinfo")
+	b, err := ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}
 	return parse(string(b))
 }
 
-// readFile is os.ReadFile without the runtime's poller, which costs
-// os.Open a few system calls more for a file that cannot be polled.
-func readFile(path string) ([]byte, error) {
+// ReadFile is os.ReadFile for the kernel's files (/proc, sysfs): what
+// was read, and the error that stopped it. It opens the file without the
+// runtime's poller, which costs os.Open a few system calls more, for
+// files that cannot be polled.
+func ReadFile(path string) ([]byte, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	for err == syscall.EINTR {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
