@@ -638,16 +638,7 @@ func (p *ptyTerm) foreignForeground() bool {
 // to it, which ignores it.
 func agentRuns(t *testing.T, marker string) {
 	t.Helper()
-	pollUntil(t, "the agent to run", func() bool {
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if err == nil && bytes.Contains(b, []byte(marker)) && !bytes.HasPrefix(b, []byte(itEnv.launcher+"\x00")) {
-				return true
-			}
-		}
-		return false
-	})
+	pollUntil(t, "the agent to run", func() bool { return agentRunning(marker) })
 	time.Sleep(500 * time.Millisecond)
 }
 
