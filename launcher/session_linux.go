@@ -316,8 +316,6 @@ func (s *session) run() error {
 		if err != nil {
 			return err
 		}
-	}
-	if s.relay != nil {
 		// A SIGTSTP that reaches the launcher stopped it alone, and the
 		// agent, in a session of its own, ran on unwatched while the
 		// person's shell said the job was stopped (re-tests): the
@@ -437,8 +435,8 @@ func (s *session) stopped(sig syscall.Signal) {
 // go on: the agent's tree is frozen, the relay copies neither keys nor
 // output, and the rest of the launcher's job (a pipeline's other
 // processes, not the launcher's descendants: the components, the
-// agent's tree) is stopped, and the terminal's output queue drained, before the question
-// is drawn. Otherwise what the agent had written to a pipe (launcher … |
+// agent's tree) is stopped, and the terminal's output queue drained,
+// before the question is drawn. Otherwise what the agent had written to a pipe (launcher … |
 // cat, | tee log) was written by the pipeline's next process after the
 // question, and an agent redrew the question's lines so (a re-test: the
 // person approved a write to .git/hooks, shown as one to README.md, with
