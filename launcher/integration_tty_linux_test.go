@@ -1171,3 +1171,88 @@ func TestIntegrationJobControlCtrlZStopsThePipeline(t *testing.T) {
 	term.send("hi\n")
 	term.expect("got-hi")
 }
+
+// kill %1 ends a stopped launch without fg, as it ends any stopped job:
+// the shell sends the signal and then SIGCONT, and the launcher, continued
+// in the background, relays the signal and lets the stopped agent act on
+// it. Before, the agent got it only after fg (a hunt). The same for a
+// launch waiting in the background for fg before its agent ran: it ends
+// with the signal's status, and the agent never runs.
+func TestIntegrationJobControlKillJob(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		uid      int
+		inBefore bool // killed while waiting for fg before the agent ran
+	}{
+		{"stopped, root", 0, false},
+		{"stopped, unprivileged", nobody, false},
+		{"waiting for fg before the agent ran", 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSandboxAs(t, c.uid)
+			if c.uid != 0 {
+				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+				}
+			}
+			path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+			term := readyShell(t, s)
+			ran := filepath.Join(s.ws, "ran")
+			marker := fmt.Sprintf("killed-%d", time.Now().UnixNano())
+			launch := fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- /usr/bin/sh -c 'echo ran > %s; sleep 60' %s", itEnv.launcher, hash, path, ran, marker)
+			if c.inBefore {
+				term.send(launch + " &\n")
+				term.expect("runs only in the foreground")
+				// The shell sends SIGCONT after the signal only to a job
+				// it knows is stopped.
+				for i := 0; ; i++ {
+					at := term.mark()
+					term.send("jobs\n")
+					term.expectAfter(at, "\n$ ")
+					if strings.Contains(term.out.String()[at:], "Stopped") {
+						break
+					}
+					if i == 50 {
+						t.Fatalf("the launch did not stop to wait for fg; terminal:\n%s", term.out.String())
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			} else {
+				term.send(launch + "\n")
+				agentRuns(t, marker)
+				term.suspend()
+			}
+			at := term.mark()
+			term.send("kill %1\n")
+			for deadline := time.Now().Add(5 * time.Second); launchRunning(marker); time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the launch did not end within 5 s of kill %%1 (%s); terminal:\n%s", launchProcesses(), term.out.String())
+				}
+			}
+			term.send("jobs; echo jobs-$((6*7))\n")
+			term.expectAfter(at, "jobs-42")
+			if out := term.out.String()[at:]; !strings.Contains(out, "Exit 143") {
+				t.Fatalf("the shell did not report the launch's end with SIGTERM's status (143):\n%s", out)
+			}
+			_, err := os.Stat(ran)
+			if c.inBefore && err == nil {
+				t.Fatalf("the agent ran although the launch was killed before it started")
+			} else if !c.inBefore && err != nil {
+				t.Fatalf("control: the agent did not run: %v", err)
+			}
+		})
+	}
+}
+
+// launchRunning reports whether a launcher or a process of its agent has
+// marker in its command line.
+func launchRunning(marker string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmd, []byte(marker)) {
+			return true
+		}
+	}
+	return false
+}

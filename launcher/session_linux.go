@@ -40,6 +40,10 @@ type session struct {
 	pass          *os.File            // stage 1's end of the socket stage 2 hands the proxy's listener over
 	stops         chan syscall.Signal // the agent stopped, with this signal (run)
 	suspends      chan os.Signal      // the person's Ctrl-Z, when it reaches the launcher (run)
+	sigs          <-chan os.Signal    // the signals relayed to the agent (Launch's subscription)
+	deferred      []os.Signal         // read from sigs while waiting for the foreground, relayed by wait
+	heldOver      func()              // the relay's hold of a stop that a signal ended in the background (stopped), released at fg
+	conts         chan os.Signal      // SIGCONT, while heldOver is set
 }
 
 // cloneStage2 creates the cgroup and clones stage 2 into its namespaces
@@ -303,8 +307,11 @@ func (s *session) run() error {
 	if s.relay != nil {
 		cont := make(chan os.Signal, 1)
 		signal.Notify(cont, syscall.SIGCONT)
-		err := s.toForeground(cont)
+		ended, err := s.toForeground(cont)
 		signal.Stop(cont)
+		if err == nil && ended != 0 {
+			return endedError(ended)
+		}
 		if err == nil {
 			// From the background (a Ctrl-Z and bg just after the look)
 			// the change of the terminal's modes stops the launcher
@@ -395,7 +402,12 @@ func (s *session) stopped(sig syscall.Signal) {
 		}
 		thaw = t
 	}
-	release := s.relay.hold()
+	release := s.heldOver
+	if release != nil {
+		s.holdOver(nil)
+	} else {
+		release = s.relay.hold()
+	}
 	s.control.Write([]byte{watchByte})
 	if sig != syscall.SIGTSTP && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
 		sig = syscall.SIGTSTP // a SIGSTOP cannot be caught by the shell's rules either way
@@ -416,10 +428,23 @@ func (s *session) stopped(sig syscall.Signal) {
 	// Continued in the background (bg): the agent stays stopped, and
 	// frozen or watched, until fg: copying keys from the background would
 	// stop the launcher anyway (SIGTTIN).
-	if err := s.toForeground(cont); err != nil {
+	ended, err := s.toForeground(cont)
+	if err != nil {
 		fmt.Fprintf(s.stderr, "launcher: error: %v: the stopped agent is killed\n", err)
 		thaw()
 		s.control.Write([]byte{byte(syscall.SIGKILL)})
+		return
+	}
+	if ended != 0 {
+		// kill %1 of the stopped job: the shell sends the signal and then
+		// SIGCONT, as it does to any stopped job so that it acts on the
+		// signal. The agent waited for fg to get it (a hunt). Stage 2
+		// relays it and continues the stopped tree, which is thawed; the
+		// launcher stays in the background, with the terminal the
+		// shell's, until the agent is gone or fg (wait).
+		s.control.Write([]byte{byte(ended)})
+		thaw()
+		s.holdOver(release)
 		return
 	}
 	s.relay.resize() // it may have changed meanwhile
@@ -514,12 +539,19 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 	done := make(chan error, 1)
 	go func() { done <- s.cmd.Wait() }()
 	for {
+		for len(s.deferred) > 0 {
+			s.relaySignal(s.deferred[0])
+			s.deferred = s.deferred[1:]
+		}
 		select {
 		case sig := <-sigs:
-			if sig == unix.SIGWINCH && s.relay != nil {
-				s.relay.resize() // the kernel tells the agent's foreground
-			} else if n, ok := sig.(syscall.Signal); ok {
-				s.control.Write([]byte{byte(n)})
+			s.relaySignal(sig)
+		case <-s.conts:
+			if isForegroundFD(s.tty) { // fg, after a signal ended a stop in the background
+				release := s.heldOver
+				s.holdOver(nil)
+				s.relay.resize()
+				asDefault(unix.SIGTTOU, release)
 			}
 		case <-s.suspends:
 			s.control.Write([]byte{byte(syscall.SIGTSTP)})
@@ -547,6 +579,62 @@ func (s *session) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) 
 	}
 }
 
+// relaySignal passes sig, one of relayedSignals, to the agent.
+func (s *session) relaySignal(sig os.Signal) {
+	if sig == unix.SIGWINCH && s.relay != nil {
+		s.relay.resize() // the kernel tells the agent's foreground
+	} else if n, ok := sig.(syscall.Signal); ok {
+		s.control.Write([]byte{byte(n)})
+	}
+}
+
+// holdOver keeps release, the relay's hold of a stop, until wait sees
+// the launcher in the foreground (on SIGCONT); nil ends that.
+func (s *session) holdOver(release func()) {
+	s.heldOver = release
+	switch {
+	case release != nil && s.conts == nil:
+		s.conts = make(chan os.Signal, 1)
+		signal.Notify(s.conts, syscall.SIGCONT)
+	case release == nil && s.conts != nil:
+		signal.Stop(s.conts)
+		s.conts = nil
+	}
+}
+
+// endedBy waits up to endWait for a signal among sigs that ends a job
+// (as stage 2 counts them: SIGINT, SIGTERM, SIGHUP, SIGQUIT) and returns
+// it, or 0. The launcher is in the background, just continued: a
+// shell's kill of a stopped job sends the signal and then SIGCONT, and
+// the Go runtime may hand over the SIGCONT first. Other signals read
+// meanwhile are added to kept, in their order, for wait to relay.
+func endedBy(sigs <-chan os.Signal, kept *[]os.Signal) syscall.Signal {
+	timer := time.NewTimer(endWait)
+	defer timer.Stop()
+	for {
+		select {
+		case sig := <-sigs:
+			if n, ok := sig.(syscall.Signal); ok && (n == unix.SIGINT || n == unix.SIGTERM || n == unix.SIGHUP || n == unix.SIGQUIT) {
+				return n
+			}
+			*kept = append(*kept, sig)
+		case <-timer.C:
+			return 0
+		}
+	}
+}
+
+// endWait bounds endedBy.
+const endWait = 20 * time.Millisecond
+
+// endedError is a signal that ended the launch before the agent started:
+// it was sent while the launcher waited in the background for fg.
+type endedError syscall.Signal
+
+func (e endedError) Error() string {
+	return fmt.Sprintf("the launch was ended by signal %d (%v) before the agent started", int(e), syscall.Signal(e))
+}
+
 // cleanup kills whatever is left of the agent's tree and removes the
 // cgroup, and takes the terminal back if a failed launch left it with
 // stage 2. It is safe to call more than once.
@@ -555,6 +643,7 @@ func (s *session) cleanup() {
 		signal.Stop(s.suspends)
 		s.suspends = nil
 	}
+	s.holdOver(nil)
 	if s.relay != nil {
 		// A launch that failed before the agent ran: stage 2's last words
 		// are relayed once it is gone.
@@ -602,11 +691,18 @@ func (s *session) cleanup() {
 // foreground of the person's terminal (untilForeground): a Ctrl-Z and bg
 // while the launch was being prepared left the launcher in the
 // background (a re-test), and keys are copied only in the foreground.
-func (s *session) toForeground(cont <-chan os.Signal) error {
-	if !untilForeground(s.tty, s.stderr, cont) {
-		return &RefusedError{Boundary: "terminal", Detail: "the person's shell is gone (this job's process group is orphaned)", Hint: "run it in the foreground of a shell, or give it other standard streams: </dev/null >out.log 2>&1"}
+//
+// A signal that ends a job (endedBy), sent while the launcher is in the
+// background, ends the wait: toForeground returns it.
+func (s *session) toForeground(cont <-chan os.Signal) (syscall.Signal, error) {
+	var ended syscall.Signal
+	if !untilForeground(s.tty, s.stderr, cont, func() bool { ended = endedBy(s.sigs, &s.deferred); return ended != 0 }) {
+		if ended != 0 {
+			return ended, nil
+		}
+		return 0, &RefusedError{Boundary: "terminal", Detail: "the person's shell is gone (this job's process group is orphaned)", Hint: "run it in the foreground of a shell, or give it other standard streams: </dev/null >out.log 2>&1"}
 	}
-	return nil
+	return 0, nil
 }
 
 // asDefault runs f with sig at its default action and unblocked on the
@@ -682,14 +778,21 @@ func (s *session) restoreModes() {
 // waitForeground returns once the launcher's process group is the
 // foreground of tty (untilForeground), or the refusal when no shell can
 // make it so.
-func waitForeground(tty int, stderr io.Writer) error {
+//
+// A signal that ends a job (endedBy) sent meanwhile ends the launch
+// (endedError); other signals read from sigs are added to kept.
+func waitForeground(tty int, stderr io.Writer, sigs <-chan os.Signal, kept *[]os.Signal) error {
 	if isForegroundFD(tty) {
 		return nil
 	}
 	cont := make(chan os.Signal, 1)
 	signal.Notify(cont, syscall.SIGCONT)
 	defer signal.Stop(cont)
-	if !untilForeground(tty, stderr, cont) {
+	var ended syscall.Signal
+	if !untilForeground(tty, stderr, cont, func() bool { ended = endedBy(sigs, kept); return ended != 0 }) {
+		if ended != 0 {
+			return endedError(ended)
+		}
 		return &RefusedError{Boundary: "terminal", Detail: "started in the background of the terminal the agent would share, and no shell can bring it to the foreground (its process group is orphaned)",
 			Hint: "run it in the foreground, or give it other standard streams: </dev/null >out.log 2>&1"}
 	}
@@ -746,10 +849,11 @@ func terminalsWriteOnly(stdin, stdout *os.File, stderr io.Writer) (io.Writer, io
 // copied from tty, which only its foreground job may read (SD-23). It
 // returns false, at once, when no shell can
 // continue the launcher: its process group is orphaned (the kernel drops
-// SIGTTIN then).
-func untilForeground(tty int, stderr io.Writer, cont <-chan os.Signal) bool {
+// SIGTTIN then), or when ended (if not nil), asked each time the
+// launcher is found in the background, says so.
+func untilForeground(tty int, stderr io.Writer, cont <-chan os.Signal, ended func() bool) bool {
 	for said := false; !isForegroundFD(tty); {
-		if orphaned() {
+		if orphaned() || ended != nil && ended() {
 			return false
 		}
 		if !said {

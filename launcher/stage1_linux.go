@@ -153,9 +153,10 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	// Started in the background of the terminal the agent's keys would
 	// come from (launcher … &): it waits for fg, before anything is made
 	// (SD-23).
+	var early []os.Signal // read while waiting for fg, relayed once the agent runs
 	if tty, _ := ownTerminal(o.Stdin, o.Stdout, o.Stderr); tty >= 0 {
-		if err := waitForeground(tty, o.Stderr); err != nil {
-			return 0, err
+		if err := waitForeground(tty, o.Stderr, sigs, &early); err != nil {
+			return endedStatus(o.Stderr, err)
 		}
 	}
 	// A terminal on stdin that is not the launcher's own but another
@@ -250,10 +251,22 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err := context.Cause(ctx); err != nil {
 		return 0, err // the session ended while the agent was being prepared
 	}
+	s.sigs, s.deferred = sigs, early
 	if err := s.run(); err != nil {
-		return 0, err
+		return endedStatus(o.Stderr, err)
 	}
 	return s.wait(ctx, sigs)
+}
+
+// endedStatus is Launch's result for err, an error before the agent
+// ran: a signal that ended the launch (endedError) is said and gives its
+// status, as a job that ends by it; nothing ran.
+func endedStatus(stderr io.Writer, err error) (int, error) {
+	if e, ok := err.(endedError); ok {
+		fmt.Fprintf(stderr, "launcher: %v\n", e)
+		return 128 + int(e), nil
+	}
+	return 0, err
 }
 
 // launcherChecks refuses a policy under which the agent could replace
