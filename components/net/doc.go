@@ -115,7 +115,10 @@
 // and any byte but a letter or a digit taken for '-'. Go does not
 // canonicalise X_Forwarded_Host, but nginx's $http_ variables (with
 // underscores_in_headers) and CGI and WSGI, which map '-' and '_' both
-// to '_', read it as X-Forwarded-Host. Plain HTTP through the proxy
+// to '_', read it as X-Forwarded-Host. A chunked request's trailers,
+// which come after the head and the value have gone, are dropped
+// (declared or not): a server that merges them into the header would
+// route by what the check never saw. Plain HTTP through the proxy
 // carries no value and is left alone (Limitations).
 //
 // Nothing on an intercepted connection may send the value back to the

@@ -397,6 +397,16 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 	req.Header.Del("Range")
 	req.Header.Del("If-Range")
 	req.Header.Del("Request-Range") // Apache's older spelling of Range (a re-test)
+	// A chunked body's trailers come after the head, the value with it,
+	// has gone: the checks above never see them, and a server that
+	// merges trailers into the header (Apache's MergeTrailers, some
+	// frameworks) would route by an X-Forwarded-Host sent there (a hunt).
+	// They are dropped, declared or not, rather than refused: a refusal
+	// at the body's end could only cut off a request the upstream has
+	// partly taken, and any recipient may discard trailers (RFC 9110 §6.5),
+	// so no client can depend on them. Go writes the trailers of
+	// req.Trailer as it stood when the write began: nil sends none.
+	req.Trailer = nil
 	req.RequestURI = ""
 	// An agent that said Expect: 100-continue sends its body only once
 	// told to, or after its own wait (curl: a second). The request goes

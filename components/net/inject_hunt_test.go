@@ -475,3 +475,66 @@ func TestInjectRefusesRouteHeaders(t *testing.T) {
 		}
 	}
 }
+
+// recordingUpstream is a loopback TLS server for host that reads each
+// request's body whole and records what it got: the target, the
+// Authorization, the body, the header and the trailers.
+type recordingUpstream struct {
+	*upstream
+	got []recorded
+}
+
+type recorded struct {
+	uri, auth, body string
+	header, trailer http.Header
+}
+
+func newRecordingUpstream(t *testing.T, host string) (*recordingUpstream, *Injector) {
+	t.Helper()
+	u, roots := upstreamFor(t, host)
+	r := &recordingUpstream{upstream: u}
+	u.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		u.mu.Lock()
+		u.auth = append(u.auth, req.Header.Get("Authorization"))
+		r.got = append(r.got, recorded{req.RequestURI, req.Header.Get("Authorization"), string(body), req.Header.Clone(), req.Trailer.Clone()})
+		u.mu.Unlock()
+		io.WriteString(w, "got "+string(body))
+	})
+	var released []string
+	return r, injectorFor(t, roots, &released)
+}
+
+func (r *recordingUpstream) requests() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// A chunked request's trailers went upstream as the agent sent them
+// when it declared them (Trailer: X-Forwarded-Host), the value set in
+// the head: a server that merges trailers into the header (Apache's
+// MergeTrailers, some frameworks) would route by a header the head
+// check never saw. Trailers are dropped now, declared or not, and the
+// body still goes whole with the value set (the control).
+func TestInjectDropsRequestTrailers(t *testing.T) {
+	const host = "api.github.com"
+	for _, c := range []struct{ declare, trailer string }{
+		{"Trailer: X-Forwarded-Host\r\n", "X-Forwarded-Host: evil.example\r\n"},
+		{"Trailer: X-Original-URL, Authorization\r\n", "X-Original-URL: /evil\r\nAuthorization: Bearer agent-own\r\n"},
+		{"", "X-Forwarded-Host: evil.example\r\n"},
+		{"Trailer: X-Forwarded-Host\r\n", ""},
+	} {
+		u, in := newRecordingUpstream(t, host)
+		got, err := exchangeRaw(t, in, u.upstream, host, "POST /x HTTP/1.1\r\nHost: api.github.com\r\nTransfer-Encoding: chunked\r\n"+c.declare+
+			"Connection: close\r\n\r\n2\r\nok\r\n0\r\n"+c.trailer+"\r\n")
+		reqs := u.requests()
+		if len(reqs) != 1 || reqs[0].body != "ok" || reqs[0].auth != reflHeader || !strings.HasPrefix(got, "HTTP/1.1 200") {
+			t.Errorf("%q %q: the upstream got %+v; the agent %.80q (Serve: %v)", c.declare, c.trailer, reqs, got, err)
+			continue
+		}
+		if len(reqs[0].trailer) != 0 || reqs[0].header.Get("Trailer") != "" {
+			t.Errorf("%q %q: the upstream got trailers %v (declared %q)", c.declare, c.trailer, reqs[0].trailer, reqs[0].header.Get("Trailer"))
+		}
+	}
+}
