@@ -102,9 +102,13 @@
 // X-Original-Host or Forwarded (its host=) answers as another virtual
 // host, or hands the request to another backend; one that honours
 // X-Original-URL or X-Rewrite-URL (IIS's URL Rewrite, Symfony and Zend
-// before 2018's fixes) serves another path than the request's target:
-// the host stays, but net does not send the value with a request whose
-// meaning it cannot tell.
+// before 2018's fixes) serves another path than the request's target,
+// and so may one that takes the path a proxy saw before rewriting it
+// (X-Original-URI, X-Forwarded-Uri, X-Envoy-Original-Path,
+// X-Forwarded-Path, X-Original-Path) or the base path it stripped
+// (X-Forwarded-Prefix): the host stays, but net does not send the value
+// with a request whose meaning it cannot tell. (X-Forwarded-Proto,
+// -Scheme, -Port and -Ssl name neither a host nor a path, and pass.)
 // A request carrying any of them is refused on an intercepted connection
 // with 403 (rule secrets.route-header, reason denied-header), before kms
 // is asked, whatever the header says: naming the connection's own host

@@ -641,11 +641,27 @@ func injectHost(hostport string) (string, bool) {
 // host or backend (X-Forwarded-Host and the like; Forwarded, whose host=
 // some read, is refused whole rather than parsed), or to another path
 // (X-Original-URL and X-Rewrite-URL: IIS's URL Rewrite, Symfony and Zend
-// before 2018's fixes). A client has no use for any of them: proxies add
-// them. Canonical spellings (http.CanonicalHeaderKey).
+// before 2018's fixes). So are those that carry the path a proxy
+// received before it rewrote it, which an auth or routing service behind
+// it acts on instead of the target (X-Original-URI: nginx's auth_request
+// idiom; X-Forwarded-Uri: Traefik's forward auth; X-Envoy-Original-Path;
+// X-Forwarded-Path, X-Original-Path), and X-Forwarded-Prefix, the base
+// path a proxy stripped (Spring, ASP.NET Core, Werkzeug's ProxyFix),
+// which those frameworks put before the target, in the request's URI
+// their filters match and in the URLs they build. A client has no use
+// for any of them: proxies add them.
+//
+// Left out: X-Forwarded-Proto, -Scheme, -Port and -Ssl, the scheme and
+// port a front-end was reached on. They change the URLs an application
+// builds (an http to https redirect), not which host or path serves the
+// request, and the connection is the one net verified for the host.
+//
+// Canonical spellings (http.CanonicalHeaderKey).
 var routeHeaders = []string{
 	"X-Forwarded-Host", "X-Host", "X-Forwarded-Server", "X-Http-Host-Override", "X-Original-Host",
 	"Forwarded", "X-Original-Url", "X-Rewrite-Url",
+	"X-Original-Uri", "X-Forwarded-Uri", "X-Envoy-Original-Path", "X-Forwarded-Path", "X-Original-Path",
+	"X-Forwarded-Prefix",
 }
 
 // routeHeader names the routeHeaders entry one of h's names stands for,

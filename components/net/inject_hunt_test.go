@@ -406,9 +406,12 @@ func TestInjectAnswerHeadBounded(t *testing.T) {
 // in any case, with '_' for '-' (X_Forwarded_Host: nginx's $http_ names
 // and CGI/WSGI read it as X-Forwarded-Host) or a blank before the colon,
 // is refused with 403 before kms is asked, whatever its value (the
-// connection's own host too), and logged without the value. Controls: a
-// request without them, and with X-Forwarded-For or X-Forwarded-Proto
-// (which name no host), is served with the value set.
+// connection's own host too), and logged without the value. So are
+// the headers that carry a path a proxy saw or stripped
+// (X-Forwarded-Prefix, X-Original-URI and the like), which passed until
+// a hunt (2026-12-02). Controls: a request without them, and with
+// X-Forwarded-For or the scheme and port headers (which name no host
+// and no path), is served with the value set.
 func TestInjectRefusesRouteHeaders(t *testing.T) {
 	const host = "api.github.com"
 	for _, c := range []struct {
@@ -433,9 +436,22 @@ func TestInjectRefusesRouteHeaders(t *testing.T) {
 		{"X_Original_URL: /evil.example", RuleSecretsRoute},
 		{"X-Forwarded-Host : evil.example", RuleSecretsRoute}, // Go keeps the blank in the name
 		{"X-Forwarded-Host: api.github.com", RuleSecretsRoute},
+		// Path rewrites and base paths (a hunt, 2026-12-02).
+		{"X-Forwarded-Prefix: /evil", RuleSecretsRoute},
+		{"X-Forwarded-Path: /evil", RuleSecretsRoute},
+		{"X-Forwarded-Uri: /evil", RuleSecretsRoute},
+		{"X-Original-URI: /evil", RuleSecretsRoute},
+		{"X-Original-Path: /evil", RuleSecretsRoute},
+		{"X-Envoy-Original-Path: /evil", RuleSecretsRoute},
+		{"x_forwarded_prefix: /evil", RuleSecretsRoute},
 		{"", ""},
 		{"X-Forwarded-For: 192.0.2.1", ""},
 		{"X-Forwarded-Proto: https", ""},
+		// The scheme and port a front-end was reached on name neither
+		// another host nor another path.
+		{"X-Forwarded-Scheme: https", ""},
+		{"X-Forwarded-Port: 443", ""},
+		{"X-Forwarded-Ssl: on", ""},
 	} {
 		u, roots := upstreamFor(t, host)
 		var released []string
