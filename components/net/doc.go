@@ -78,7 +78,8 @@
 // Egress the same questions without sending anything.
 //
 // TRACE and TRACK (in any case, or named by an X-HTTP-Method-Override,
-// X-HTTP-Method or X-Method-Override header) are refused with 403
+// X-HTTP-Method or X-Method-Override header, its name read as route
+// headers' are below) are refused with 403
 // wherever net reads the method: plain HTTP (rule proxy.trace) and
 // intercepted connections (secrets.trace), reason denied-method, before
 // any lookup and before anything is sent. Their answer is the request

@@ -673,21 +673,35 @@ var routeHeaders = []string{
 // "X-Forwarded-Host : x" as a name with a blank in it, sent on as it
 // came, which a lenient server trims.
 func routeHeader(h http.Header) string {
-	norm := make([]string, 0, len(h))
-	for k := range h {
-		norm = append(norm, strings.Map(func(r rune) rune {
-			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-				return r
-			}
-			return '-'
-		}, strings.Trim(k, " \t")))
-	}
 	for _, name := range routeHeaders { // in order: the same answer every time
-		if slices.ContainsFunc(norm, func(k string) bool { return strings.EqualFold(k, name) }) {
+		if len(headerValues(h, name)) > 0 {
 			return name
 		}
 	}
 	return ""
+}
+
+// headerValues are the values of every header in h whose name some
+// server may read as name (see routeHeader): X_Forwarded_Host and
+// "X-Forwarded-Host " as well as X-Forwarded-Host. A header present with
+// no value counts as one empty value.
+func headerValues(h http.Header, name string) []string {
+	var vs []string
+	for k, v := range h {
+		norm := strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '-'
+		}, strings.Trim(k, " \t"))
+		if strings.EqualFold(norm, name) {
+			if len(v) == 0 {
+				v = []string{""}
+			}
+			vs = append(vs, v...)
+		}
+	}
+	return vs
 }
 
 // hopByHop are the headers one connection's ends keep to themselves.

@@ -554,3 +554,46 @@ func TestInjectDropsRequestTrailers(t *testing.T) {
 		}
 	}
 }
+
+// A method override spelt with '_' for '-' (X_HTTP_Method_Override:
+// TRACE), or with a blank before the colon, went upstream with the
+// value set: Go leaves such names as they are, so the lookup by the
+// canonical name missed them, but CGI and WSGI stacks and nginx's $http_
+// names read them as the override. They are refused like the canonical
+// spelling now, before kms is asked; an override to another method
+// passes (the control).
+func TestInjectMethodOverrideSpellings(t *testing.T) {
+	const host = "api.github.com"
+	for _, c := range []struct{ header, rule string }{
+		{"X_HTTP_Method_Override: TRACE", RuleSecretsTrace},
+		{"x_http_method: track", RuleSecretsTrace},
+		{"X_Method_Override: trace", RuleSecretsTrace},
+		{"X-Method-Override : TRACE", RuleSecretsTrace},
+		{"X_HTTP_Method_Override: CONNECT", RuleSecretsConnect},
+		{"X_HTTP_Method_Override: PATCH", ""},
+	} {
+		u, in := newRecordingUpstream(t, host)
+		released := 0
+		release := in.Release
+		in.Release = func(ctx context.Context, name, host string) ([]byte, error) {
+			released++
+			return release(ctx, name, host)
+		}
+		got, _ := exchangeRaw(t, in, u.upstream, host, "POST /x HTTP/1.1\r\nHost: api.github.com\r\n"+c.header+"\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+		if err != nil {
+			t.Errorf("%q: no answer in %.80q", c.header, got)
+			continue
+		}
+		if c.rule == "" {
+			if resp.StatusCode != 200 || len(u.requests()) != 1 {
+				t.Errorf("%q (control): %d, the upstream got %d requests", c.header, resp.StatusCode, len(u.requests()))
+			}
+			continue
+		}
+		pxRefused(t, resp, http.StatusForbidden, ReasonDeniedMethod, c.rule)
+		if released != 0 || len(u.requests()) != 0 {
+			t.Errorf("%q: released %d times, the upstream got %d requests: a refusal sends nothing", c.header, released, len(u.requests()))
+		}
+	}
+}

@@ -19,7 +19,9 @@ import (
 var reflectiveMethods = []string{"TRACE", "TRACK"}
 
 // methodOverrides are the headers some frameworks read as the request's
-// method (a POST that says it is a TRACE).
+// method (a POST that says it is a TRACE); their names are compared as
+// routeHeaders' are (headerValues): CGI and WSGI stacks read
+// X_HTTP_Method_Override as the first, which Go leaves uncanonical.
 var methodOverrides = []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override"}
 
 // reflectiveMethod names the method that makes r one net refuses, or "".
@@ -45,7 +47,7 @@ func reflectiveMethod(r *http.Request, connect bool) string {
 		return m
 	}
 	for _, k := range methodOverrides {
-		for _, v := range r.Header.Values(k) {
+		for _, v := range headerValues(r.Header, k) {
 			if m := match(v); m != "" {
 				return m
 			}
