@@ -130,7 +130,10 @@
 // agent. TRACE, TRACK and CONNECT (secrets.connect) are refused there
 // before kms is asked. The request goes up with Accept-Encoding:
 // identity, whatever the agent asked, so that an echo is not hidden by
-// compression. Every answer (interim ones too) is looked at for the
+// compression; an answer compressed anyway, in gzip or deflate, is
+// decoded by net and passed on as identity (scanned as it streams), and
+// one in any other coding is refused with 502 (secrets.upstream). Every
+// answer (interim ones too) is looked at for the
 // value, verbatim, before it goes: its reason phrase and headers, and a
 // body with a Content-Length of at most 1 MiB (reflectLimit), read whole
 // first. If the value is there the agent gets 502 (rule
@@ -196,9 +199,9 @@
 //   - The scan for a reflected value is defence in depth, not a
 //     boundary: it finds the value only verbatim and whole, in one
 //     answer. An upstream that echoes it transformed (JSON-escaped,
-//     base64, URL-encoded, hashed, compressed although identity was
-//     asked for), in part, or in pieces across answers (a Range request
-//     to an echoing endpoint) is not caught. Only name in [[secrets]]
+//     base64, URL-encoded, hashed, in a compressed file or archive the
+//     body carries), in part, or in pieces across answers (a Range
+//     request to an echoing endpoint) is not caught. Only name in [[secrets]]
 //     hosts that do not send request headers back. A value short enough
 //     to turn up by chance makes answers that happen to hold it fail
 //     with 502. Each intercepted exchange in flight may hold one body of

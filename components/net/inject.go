@@ -3,6 +3,8 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -466,6 +468,13 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 			return false, nil
 		}
 	}
+	if resp.Body != http.NoBody {
+		if coding, err := decodeAnswer(resp); err != nil {
+			in.refuse(a, host, req, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamFailed,
+				"the upstream's answer is in a content coding net cannot read ("+coding+"), though identity was asked for")
+			return false, nil
+		}
+	}
 	if scan && resp.Body != http.NoBody {
 		if resp.ContentLength >= 0 && resp.ContentLength <= reflectLimit && in.holdWhole(resp.ContentLength) {
 			defer in.dropWhole(resp.ContentLength)
@@ -512,6 +521,51 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 		return false, werr
 	}
 	return true, nil
+}
+
+// decodeAnswer undoes an answer's content coding, which the upstream
+// should not have applied (net asks for identity) but some do anyway: an
+// echo compressed would pass the scan unseen, and the agent decode it
+// (a hunt, 2026-12-02). gzip and deflate, alone, are decoded as the body
+// is read, and the answer goes on as identity, chunked, through the same
+// scan; any other coding, or more than one, is an error naming it. The
+// decoded length is unknown, so such an answer is never read whole: an
+// echo in it is cut off rather than refused with 502.
+func decodeAnswer(resp *http.Response) (string, error) {
+	var codings []string
+	for _, v := range resp.Header.Values("Content-Encoding") {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
+				codings = append(codings, c)
+			}
+		}
+	}
+	if len(codings) == 0 {
+		return "", nil
+	}
+	coding := strings.Join(codings, ", ")
+	var dec io.Reader
+	var err error
+	switch coding {
+	case "gzip", "x-gzip":
+		dec, err = gzip.NewReader(resp.Body)
+	case "deflate": // zlib's format (RFC 9110 §8.4.1.2)
+		dec, err = zlib.NewReader(resp.Body)
+	default:
+		err = errors.New("unknown content coding")
+	}
+	if err != nil {
+		return coding, err
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{dec, resp.Body}
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+	resp.TransferEncoding = []string{"chunked"}
+	return coding, nil
 }
 
 // answerReader reads an upstream's answers on an intercepted connection,

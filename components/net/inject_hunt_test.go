@@ -3,6 +3,8 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -594,6 +596,94 @@ func TestInjectMethodOverrideSpellings(t *testing.T) {
 		pxRefused(t, resp, http.StatusForbidden, ReasonDeniedMethod, c.rule)
 		if released != 0 || len(u.requests()) != 0 {
 			t.Errorf("%q: released %d times, the upstream got %d requests: a refusal sends nothing", c.header, released, len(u.requests()))
+		}
+	}
+}
+
+// An upstream that compressed its answer although net asked for
+// identity hid an echoed value from the scan: the agent got gzip bytes
+// that decode to the value. An answer in gzip or deflate is now decoded
+// by net and passed on as identity through the same scan (cut off before
+// the value would go); one in a coding net cannot read (br, zstd, more
+// than one) is refused with 502. Controls: the same codings without the
+// value reach the agent decoded, whole.
+func TestInjectDecodesCompressedAnswers(t *testing.T) {
+	const host = "api.github.com"
+	gz := func(s string) string {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		io.WriteString(w, s)
+		w.Close()
+		return b.String()
+	}
+	zl := func(s string) string {
+		var b bytes.Buffer
+		w := zlib.NewWriter(&b)
+		io.WriteString(w, s)
+		w.Close()
+		return b.String()
+	}
+	answer := func(coding, body string, chunked bool) string {
+		framing := fmt.Sprintf("Content-Length: %d\r\n", len(body))
+		if chunked {
+			framing = "Transfer-Encoding: chunked\r\n"
+			body = fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+		}
+		return "HTTP/1.1 200 OK\r\nContent-Encoding: " + coding + "\r\n" + framing + "Connection: close\r\n\r\n" + body
+	}
+	for _, c := range []struct {
+		name   string
+		raw    func(auth string) string
+		status int    // 0: a 200 cut off before the value
+		want   string // the body the agent reads, for a control
+	}{
+		{"gzip", func(a string) string { return answer("gzip", gz("token "+a), false) }, 0, ""},
+		{"x-gzip chunked", func(a string) string { return answer("x-gzip", gz("token "+a), true) }, 0, ""},
+		{"deflate", func(a string) string { return answer("deflate", zl("token "+a), false) }, 0, ""},
+		{"br", func(a string) string { return answer("br", gz("token "+a), false) }, 502, ""}, // as net cannot read it
+		{"gzip, gzip", func(a string) string { return answer("gzip, gzip", gz(gz("token "+a)), false) }, 502, ""},
+		{"gzip control", func(string) string { return answer("gzip", gz("nothing of yours"), false) }, 200, "nothing of yours"},
+		{"deflate control", func(string) string { return answer("deflate", zl("nothing of yours"), true) }, 200, "nothing of yours"},
+		{"identity control", func(string) string { return answer("identity", "nothing of yours", false) }, 200, "nothing of yours"},
+	} {
+		u, in := rawUpstream(t, host, c.raw)
+		got, _ := exchangeRaw(t, in, u, host, "GET / HTTP/1.1\r\nHost: api.github.com\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+		if err != nil {
+			t.Errorf("%s: no answer in %.80q", c.name, got)
+			continue
+		}
+		body, rerr := io.ReadAll(resp.Body)
+		// Whatever came, decoded as the agent would decode it.
+		decoded := string(body)
+		for _, coding := range strings.Split(resp.Header.Get("Content-Encoding"), ",") {
+			var r io.Reader
+			switch strings.TrimSpace(coding) {
+			case "gzip", "x-gzip":
+				r, _ = gzip.NewReader(strings.NewReader(decoded))
+			case "deflate":
+				r, _ = zlib.NewReader(strings.NewReader(decoded))
+			}
+			if r != nil {
+				d, _ := io.ReadAll(r)
+				decoded = string(d)
+			}
+		}
+		if strings.Contains(decoded, reflValue) {
+			t.Errorf("%s: the value reached the agent compressed (%q)", c.name, resp.Header.Get("Content-Encoding"))
+			continue
+		}
+		switch {
+		case c.status == 0:
+			if resp.StatusCode != 200 || rerr == nil {
+				t.Errorf("%s: %d, body error %v: want 200 cut off", c.name, resp.StatusCode, rerr)
+			}
+		case c.status == 502:
+			pxRefused(t, resp, http.StatusBadGateway, ReasonUpstreamFailed, RuleSecretsUpstream)
+		default:
+			if ce := resp.Header.Get("Content-Encoding"); resp.StatusCode != 200 || rerr != nil || decoded != c.want || ce != "" && ce != "identity" {
+				t.Errorf("%s: %d %v %q (Content-Encoding %q), want %q as identity", c.name, resp.StatusCode, rerr, decoded, resp.Header.Get("Content-Encoding"), c.want)
+			}
 		}
 	}
 }
