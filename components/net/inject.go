@@ -557,15 +557,34 @@ func decodeAnswer(resp *http.Response) (string, error) {
 	if err != nil {
 		return coding, err
 	}
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{dec, resp.Body}
+	resp.Body = &decodedBody{dec: dec, ReadCloser: resp.Body}
 	resp.Header.Del("Content-Encoding")
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
 	resp.TransferEncoding = []string{"chunked"}
 	return coding, nil
+}
+
+// decodedBody is an answer's body decoded. The decoder's end must be the
+// body's end: a deflate stream ends before its chunked body does, and
+// the trailers, read only at the body's end, would otherwise be read by
+// Close, after the scan asked for them and before Go writes them out.
+// Bytes after the compressed stream are an error (nothing net decodes
+// goes unscanned).
+type decodedBody struct {
+	dec io.Reader
+	io.ReadCloser
+}
+
+func (d *decodedBody) Read(p []byte) (int, error) {
+	n, err := d.dec.Read(p)
+	if err == io.EOF {
+		var b [1]byte
+		if _, e := io.ReadFull(d.ReadCloser, b[:]); e != io.EOF {
+			err = errors.New("the upstream's answer goes on after its compressed body")
+		}
+	}
+	return n, err
 }
 
 // answerReader reads an upstream's answers on an intercepted connection,
