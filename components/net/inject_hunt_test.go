@@ -704,3 +704,34 @@ func TestInjectDecodesCompressedAnswers(t *testing.T) {
 		}
 	}
 }
+
+// Held up in a hunt (2026-12-02), kept as a regression test: requests
+// pipelined on one intercepted connection are each checked on their
+// own. The first is served with the value set; the second, naming
+// another host, is refused and goes nowhere; nothing after it is read.
+func TestInjectPipelinedChecksEach(t *testing.T) {
+	const host = "api.github.com"
+	u, in := newRecordingUpstream(t, host)
+	got, _ := exchangeRaw(t, in, u.upstream, host,
+		"GET /first HTTP/1.1\r\nHost: api.github.com\r\n\r\n"+
+			"GET /second HTTP/1.1\r\nHost: evil.example\r\n\r\n"+
+			"GET /third HTTP/1.1\r\nHost: api.github.com\r\n\r\n")
+	br := bufio.NewReader(strings.NewReader(got))
+	first, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no first answer in %.80q", got)
+	}
+	io.Copy(io.Discard, first.Body)
+	second, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no second answer in %.200q", got)
+	}
+	if first.StatusCode != 200 {
+		t.Errorf("first: %d", first.StatusCode)
+	}
+	pxRefused(t, second, http.StatusForbidden, ReasonHostMismatch, RuleSecretsHost)
+	reqs := u.requests()
+	if len(reqs) != 1 || reqs[0].uri != "/first" || reqs[0].auth != reflHeader {
+		t.Errorf("the upstream got %+v", reqs)
+	}
+}
