@@ -14,12 +14,7 @@ import (
 // static check refuses the obvious, the isolate has no such globals).
 func TestIntegrationCodeRun(t *testing.T) {
 	for _, uid := range []int{0, nobody} {
-		s := newSandboxAs(t, uid)
-		if uid != 0 {
-			if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-				requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-			}
-		}
+		s := newUnprivSandbox(t, uid)
 		tools := s.file(t, filepath.Join(s.dir, "tools.json"), `{"read_file": {"result": {"text": "hello"}}, "fetch": {"error": "offline"}}`)
 		script := func(name, body string) string { return s.file(t, filepath.Join(s.dir, name), body) }
 		ok := script("ok.js", `const a = await pinfold.call("read_file", {path: "x"});

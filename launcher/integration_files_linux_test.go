@@ -373,10 +373,7 @@ func TestIntegrationHiddenDirGraftsOnlyTheListedPath(t *testing.T) {
 // uid owns (unprivileged, the person's own files): Landlock before ABI 8
 // does not mediate chmod, and the read-only host mounts do.
 func TestIntegrationChmodOutsideWritePaths(t *testing.T) {
-	s := newSandboxAs(t, nobody)
-	if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-		requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-	}
+	s := newUnprivSandbox(t, nobody)
 	target := s.file(t, filepath.Join(s.outside, "mine"), "x\n")
 	itExpect(t, "confined chmod of an owned file outside the write paths", s.launch(t, itPol{}, itOpts{}, "chmod", target), "denied EROFS", 1)
 	if st, err := os.Stat(target); err != nil || st.Mode().Perm() == 0o777 {

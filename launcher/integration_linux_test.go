@@ -173,6 +173,21 @@ type itSandbox struct {
 
 func newSandbox(t *testing.T) *itSandbox { return newSandboxAs(t, 0) }
 
+// newUnprivSandbox is newSandboxAs for a launch as uid itself: for any
+// uid but root's it needs user namespaces for unprivileged users, and
+// the test says so and skips (or fails, PINFOLD_REQUIRE_ALL_FEATURES)
+// where the kernel does not give them.
+func newUnprivSandbox(t *testing.T, uid int) *itSandbox {
+	t.Helper()
+	s := newSandboxAs(t, uid)
+	if uid != 0 {
+		if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
+			requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
+		}
+	}
+	return s
+}
+
 // newSandboxAs makes the test's directories, owned by uid.
 func newSandboxAs(t *testing.T, uid int) *itSandbox {
 	t.Helper()

@@ -298,13 +298,8 @@ func TestIntegrationJobControlSelfContinued(t *testing.T) {
 		confined bool
 	}{{"root", 0, true}, {"unprivileged", nobody, true}, {"control", 0, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newSandboxAs(t, c.uid)
+			s := newUnprivSandbox(t, c.uid)
 			path, hash := s.writePolicy(t, itPol{})
-			if c.uid != 0 {
-				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-				}
-			}
 			stolen := filepath.Join(s.ws, "stolen")
 			agent := fmt.Sprintf("%s tty-resume 4 %s", itEnv.probe, stolen) // 4 s: Ctrl-Z comes before, even on a loaded machine (CI)
 			if c.confined {
@@ -367,12 +362,7 @@ func cAgentAfterCtrlZ(t *testing.T, uid int, confined bool, name, source string,
 	if err != nil {
 		t.Fatalf("no C compiler (cgo builds need one): %v", err)
 	}
-	s := newSandboxAs(t, uid)
-	if uid != 0 {
-		if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-			requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-		}
-	}
+	s := newUnprivSandbox(t, uid)
 	src, bin := filepath.Join(s.outside, name+".c"), filepath.Join(s.outside, name)
 	must(t, os.WriteFile(src, []byte(source), 0o644))
 	if out, err := exec.Command(cc, "-o", bin, src).CombinedOutput(); err != nil {
@@ -477,10 +467,7 @@ int main(int argc, char **argv)
 // that child's execve stops the child and leaves the shell waiting for
 // it, not stopped, with or without the launcher; Ctrl-C ends both.
 func TestIntegrationJobControlCtrlZAtExec(t *testing.T) {
-	s := newSandboxAs(t, nobody)
-	if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-		requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-	}
+	s := newUnprivSandbox(t, nobody)
 	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
 	for i := range 5 {
 		term := readyShell(t, s)
@@ -885,12 +872,7 @@ func TestIntegrationJobControlCtrlZDuringLaunch(t *testing.T) {
 		uid       int
 	}{{"terminal", "terminal", 0}, {"stage 2", "stage 2", 0}, {"unprivileged terminal", "terminal", nobody}, {"unprivileged stage 2", "stage 2", nobody}} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newSandboxAs(t, c.uid)
-			if c.uid != 0 {
-				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-				}
-			}
+			s := newUnprivSandbox(t, c.uid)
 			path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
 			how := c.how
 			term := readyShell(t, s)
@@ -1100,12 +1082,7 @@ func TestIntegrationJobControlCtrlZStdinNotTerminal(t *testing.T) {
 }
 
 func stopReachesTheAgent(t *testing.T, uid int, stdin string, stop func(*ptyTerm, int)) {
-	s := newSandboxAs(t, uid)
-	if uid != 0 {
-		if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-			requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-		}
-	}
+	s := newUnprivSandbox(t, uid)
 	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
 	term := readyShell(t, s)
 	ticks := filepath.Join(s.ws, "ticks")
@@ -1189,12 +1166,7 @@ func TestIntegrationJobControlKillJob(t *testing.T) {
 		{"waiting for fg before the agent ran", 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newSandboxAs(t, c.uid)
-			if c.uid != 0 {
-				if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-					requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-				}
-			}
+			s := newUnprivSandbox(t, c.uid)
 			path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
 			term := readyShell(t, s)
 			ran := filepath.Join(s.ws, "ran")

@@ -14,10 +14,7 @@ import (
 const nobody = 65534
 
 func TestIntegrationUnprivileged(t *testing.T) {
-	s := newSandboxAs(t, nobody)
-	if r := s.direct(t, itOpts{}, "unshare-user"); r.stdout != "ok\n" {
-		requireFeature(t, "user namespaces for unprivileged users", false, "`probe unshare-user` as nobody: "+r.String())
-	}
+	s := newUnprivSandbox(t, nobody)
 	secret := s.file(t, filepath.Join(s.outside, "secret"), "s3cret\n")
 
 	// Unprivileged, stage 2 never changes credentials, so only
