@@ -32,25 +32,7 @@ type gatewayRun struct {
 	cmd   *exec.Cmd
 	url   string // http://127.0.0.1:PORT/mcp
 	state string
-	log   *lockedLog
-}
-
-// lockedLog is the gateway's stderr as it comes.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	log   *lockedBuffer // its stderr as it comes
 }
 
 // startGateway starts `launcher serve` on a free loopback port with the
@@ -59,7 +41,7 @@ func (l *lockedLog) String() string {
 func startGateway(t *testing.T, s *itSandbox, p itPol, tokens string, extra ...string) *gatewayRun {
 	t.Helper()
 	path, hash := s.writePolicy(t, p)
-	g := &gatewayRun{state: filepath.Join(s.dir, "state"), log: &lockedLog{}}
+	g := &gatewayRun{state: filepath.Join(s.dir, "state"), log: &lockedBuffer{}}
 	args := append([]string{"serve", "--policy-sha256", hash, "--policy", path, "--listen", "127.0.0.1:0",
 		"--state", g.state, "--tokens", tokens}, extra...)
 	g.cmd = exec.Command(itEnv.launcher, args...)
@@ -987,7 +969,7 @@ func TestIntegrationGatewayPlainHTTP(t *testing.T) {
 		cmd := exec.Command("unshare", "-n", "sh", "-c", script)
 		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		var out, errb lockedLog
+		var out, errb lockedBuffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
