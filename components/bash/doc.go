@@ -67,9 +67,14 @@
 //     hunt, each ran rm -rf src unseen) npm exe (npm takes a unique
 //     prefix of a command), yarn run (what it names is analysed as a
 //     command: a script's name is a program the analyzer does not
-//     know), rustup run TOOLCHAIN, pyenv, rbenv, nodenv, goenv, plenv,
-//     jenv and asdf exec, volta run, conda and mamba run (--env and
-//     --cwd left out), corepack TOOL[@VERSION], the dynamic loader
+//     know), rustup run TOOLCHAIN (its options read after TOOLCHAIN
+//     too, and "--" there, as clap reads them; +TOOLCHAIN before run
+//     is as an option there: a fifteenth hunt), pyenv, rbenv, nodenv,
+//     goenv, plenv, jenv and asdf exec, asdf env CMD UTIL, volta run,
+//     conda, mamba and micromamba run (--env and --cwd left out), and
+//     (a fifteenth hunt) pnpx as pnpm dlx, bun x as bunx, uv tool run
+//     as uvx and hatch env run as hatch run (an option among those
+//     words makes what runs unknown), corepack TOOL[@VERSION], the dynamic loader
 //     (ld.so, ld-linux*.so* by a system path; --preload, --audit and
 //     --library-path left out), bear, ccache, sccache, distcc and icecc
 //     (their compiler, whose options are read: gcc -B; distcc and icecc

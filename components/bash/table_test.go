@@ -1971,6 +1971,27 @@ var table = []struct {
 	{`git mergetool`, P, "builtin.exec-option"},
 	{`git web--browse http://x`, P, "builtin.exec-option"},
 	{`git diff HEAD~1`, A, "default"},
+	// A fifteenth hunt: runners' other spellings. rustup run reads its
+	// options (clap) after the toolchain too, and "--" there; rustup
+	// takes +TOOLCHAIN before its subcommand; asdf env CMD UTIL runs
+	// UTIL; pnpx is pnpm dlx, bun x is bunx, uv tool run is uvx, hatch
+	// env run is hatch run, micromamba run is mamba run.
+	{`rustup run stable -- rm -rf src`, D, "builtin.recursive-delete"},
+	{`rustup run stable --install rm -rf src`, D, "builtin.recursive-delete"},
+	{`rustup run stable --bogus rm -rf src`, P, "builtin.dynamic"},
+	{`rustup +stable run stable rm -rf src`, P, "builtin.dynamic"},
+	{`rustup +stable show`, A, "default"},
+	{`asdf env python rm -rf src`, D, "builtin.recursive-delete"},
+	{`asdf env python`, A, "default"},
+	{`pnpx rm -rf src`, D, "builtin.recursive-delete"},
+	{`bun x rm -rf src`, D, "builtin.recursive-delete"},
+	{`uv tool run rm -rf src`, D, "builtin.recursive-delete"},
+	{`hatch env run -- rm -rf src`, D, "builtin.recursive-delete"},
+	{`hatch env run -e test -- rm -rf src`, P, "builtin.dynamic"},
+	{`micromamba run -n x rm -rf src`, D, "builtin.recursive-delete"},
+	{`uv tool --quiet run rm -rf src`, P, "builtin.dynamic"},
+	{`uv tool run ruff check .`, A, "default"},
+	{`bun x prettier --check .`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

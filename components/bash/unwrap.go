@@ -30,6 +30,7 @@ type optSpec struct {
 	dash       bool   // "-" alone is an option (env -)
 	arch       bool   // a first word that is not an option comes before them (setarch ARCH)
 	permute    bool   // options may follow other words, as GNU getopt reads them (su, script)
+	interleave bool   // options may follow the positional words too, up to the command, and "--" may end them there (clap: rustup run)
 	shell      bool   // given no command, it starts a shell that reads standard input (setarch)
 }
 
@@ -116,7 +117,7 @@ var numericOpt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // reads on too, the option's value being taken for an argument.
 func parseOpts(ws []Word, sp optSpec) optResult {
 	r := optResult{cmd: len(ws)}
-	i := 1
+	i, pos := 1, 0 // pos: the positional words read among the options (interleave)
 	if sp.arch && len(ws) > 1 && ws[1].Literal && !strings.HasPrefix(ws[1].Text, "-") {
 		i = 2
 	}
@@ -220,6 +221,13 @@ options:
 				break // the rest of the word, or the next word, was the value
 			}
 		default:
+			if sp.interleave && pos < sp.positional {
+				// clap reads options on past a positional word until the
+				// command's first word (a fifteenth hunt: rustup run
+				// stable --install rm -rf src, and -- there, ran rm).
+				pos++
+				break
+			}
 			if !sp.permute {
 				break options
 			}
@@ -233,7 +241,7 @@ options:
 		}
 		return r
 	}
-	for k := 0; k < sp.positional && i < len(ws); k++ {
+	for k := pos; k < sp.positional && i < len(ws); k++ {
 		if !ws[i].single {
 			r.cmd = i
 			return r
@@ -619,7 +627,7 @@ var runners = sync.OnceValue(func() map[[2]string]optSpec {
 		{"npm", "exe"}:  npmExec,
 		{"yarn", "run"}: {},
 		{"rustup", "run"}: {
-			short: "h", long: "install help", stop: "-h --help", positional: 1,
+			short: "h", long: "install help", stop: "-h --help", positional: 1, interleave: true,
 		},
 		{"pyenv", "exec"}:  {},
 		{"rbenv", "exec"}:  {},
@@ -637,6 +645,23 @@ var runners = sync.OnceValue(func() map[[2]string]optSpec {
 		{"mamba", "run"}: {
 			short: "hn:p:v", long: "name= prefix= dev debug-wrapper-scripts no-capture-output live-stream verbose help", stop: "-h --help",
 		},
+		// A fifteenth hunt: micromamba run is mamba's (its -e NAME=VALUE,
+		// --cwd and the rest left out); asdf env CMD [UTIL ARG...] runs
+		// UTIL (env when none) in CMD's environment.
+		{"micromamba", "run"}: {
+			short: "hn:p:v", long: "name= prefix= dev debug-wrapper-scripts no-capture-output live-stream verbose help", stop: "-h --help",
+		},
+		{"asdf", "env"}: {positional: 1},
+	}
+})
+
+// runnerAliases are other spellings of a runner, with the words each
+// stands for (a fifteenth hunt, each ran rm -rf src unseen): pnpx is
+// pnpm dlx, bun x is bunx, uv tool run is uvx, hatch env run is hatch
+// run.
+var runnerAliases = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"pnpx": {"pnpm", "dlx"}, "bun x": {"bunx"}, "uv tool run": {"uvx"}, "hatch env run": {"hatch", "run"},
 	}
 })
 
@@ -810,10 +835,13 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			}
 			continue
 		}
-		if runnerProgram, runnerSub := runnerNames(); len(c.Words) > 1 && runnerProgram[name] && (!c.Words[1].Literal || strings.HasPrefix(c.Words[1].Text, "-")) {
+		if runnerProgram, runnerSub := runnerNames(); len(c.Words) > 1 && runnerProgram[name] &&
+			(!c.Words[1].Literal || strings.HasPrefix(c.Words[1].Text, "-") || name == "rustup" && strings.HasPrefix(c.Words[1].Text, "+")) {
 			// Global options (or a word that is not a literal) before the
 			// subcommand: "npm --silent exec -- rm -rf src" runs rm, but
-			// which word is the subcommand the analyzer cannot tell.
+			// which word is the subcommand the analyzer cannot tell. So
+			// does rustup's +TOOLCHAIN (a fifteenth hunt: rustup +stable
+			// run stable rm -rf src).
 			if slices.ContainsFunc(c.Words[2:], func(wd Word) bool { return !wd.Literal || runnerSub[wd.Text] }) && unknownOpt(&c, name, 1) {
 				return w.emit(s, c)
 			}
@@ -1718,6 +1746,31 @@ func (w *walker) runsFirst(s scope, c *SimpleCommand, name string) (next *Simple
 			c.Dynamic = &Opaque{At: at, Why: why}
 		}
 		return nil, true, w.emit(s, *c)
+	}
+	for k, to := range runnerAliases() {
+		kw := strings.Fields(k)
+		if kw[0] != name || len(ws) < len(kw) {
+			continue
+		}
+		n := 1
+		for n < len(kw) && ws[n].Literal && ws[n].Text == kw[n] {
+			n++
+		}
+		if n == len(kw) {
+			var words []Word
+			for _, t := range to {
+				words = append(words, lit(t))
+			}
+			next := c.wrapWords(k, append(words, ws[n:]...))
+			return &next, true, nil
+		}
+		// An option (or a word that is not a literal) among the alias's
+		// words, with its last word later on (uv tool -q run CMD): which
+		// word is the subcommand is not known.
+		last := kw[len(kw)-1]
+		if ws[n].mayBeOption() && slices.ContainsFunc(ws[n+1:], func(w Word) bool { return !w.Literal || w.Text == last }) {
+			return dynamic(n, k+" is given "+quotedWord(ws[n].Text)+" among its words, with "+last+" later: which word is its subcommand, and what it runs, is known only at run time")
+		}
 	}
 	first := ws[1]
 	switch {
