@@ -59,7 +59,10 @@
 //     spawn makes what runs unknown), setpriv, cgexec -g, systemd-run,
 //     npx and bunx and uvx, npm/pnpm/yarn exec and dlx, uv/poetry/
 //     pipenv/pipx/pdm/hatch run, bundle exec (npm takes any of its
-//     settings as an option of exec: only those most used are listed),
+//     settings as an option of exec: only those most used are listed,
+//     --script-shell and --userconfig not, which name the shell its
+//     command runs through; npm exec and npx given no command run that
+//     shell on standard input, as a bare sh: a fifteenth hunt),
 //     gosu and su-exec USER CMD, pkexec, fakeroot, dbus-run-session,
 //     proxychains and proxychains4 (-q and -f FILE as whole words, at
 //     most two, which is all proxychains-ng reads alike), choom (-n N;
@@ -85,8 +88,8 @@
 //     chpst, faketime, torsocks, eatmydata, sshpass, xvfb-run, tmux,
 //     screen, hyperfine, entr, at, nix-shell, scan-build, tsp, nq,
 //     gpg-agent, gtk-launch and the other runners of
-//     opaqueRunners, and mise exec and x and nix develop, shell and
-//     run (opaqueSubs), are not unwrapped: what they run needs approval
+//     opaqueRunners, and mise exec, x and en, nix develop, shell and
+//     run, and bun exec (Bun's shell; opaqueSubs), are not unwrapped: what they run needs approval
 //     (builtin.dynamic); GNU parallel
 //     and sem make their commands at run time and run them through a
 //     shell, so what they run needs approval (builtin.dynamic);

@@ -1992,6 +1992,23 @@ var table = []struct {
 	{`uv tool --quiet run rm -rf src`, P, "builtin.dynamic"},
 	{`uv tool run ruff check .`, A, "default"},
 	{`bun x prettier --check .`, A, "default"},
+	// A fifteenth hunt: npm exec given no command runs its script shell
+	// on standard input (interactive mode, when that is not a terminal),
+	// and runs the command it is given through --script-shell, which
+	// --userconfig's file may set; mise en starts a shell (-s SHELL);
+	// bun exec runs its string in Bun's shell.
+	{`npm exec <<< 'rm -rf src'`, D, "builtin.recursive-delete"},
+	{`npx <<< 'rm -rf src'`, D, "builtin.recursive-delete"},
+	{`npm x --yes <<< 'rm -rf src'`, D, "builtin.recursive-delete"},
+	{`npm exec`, P, "builtin.script"},
+	{`npm exec --script-shell=./x -- ls`, P, "builtin.dynamic"},
+	{`npm exec --userconfig ./rc -- ls`, P, "builtin.dynamic"},
+	{`npx --shell=./x -c ls`, P, "builtin.dynamic"},
+	{`mise en -s ./x`, P, "builtin.dynamic"},
+	{`bun exec 'rm -rf src'`, P, "builtin.dynamic"},
+	{`bun --silent exec 'rm -rf src'`, P, "builtin.dynamic"},
+	{`npm exec -- prettier --check .`, A, "default"},
+	{`bun run build`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

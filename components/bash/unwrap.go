@@ -344,21 +344,26 @@ var suSpec = optSpec{
 
 // npmExec is npm exec's: its own options and the npm settings most given
 // to it (npm takes any of its settings here; the others need approval).
+// Its command runs through the script shell, which --script-shell names
+// and --userconfig's file may: both are left out (a fifteenth hunt: npm
+// exec --script-shell=./x -- ls ran ./x). Given no command (nor -c), it
+// runs the script shell on standard input when that is not a terminal.
 var npmExec = optSpec{
 	short: "c:dghp:qsvw:y",
-	long: "package= call= workspace= workspaces include-workspace-root yes no loglevel= registry= prefix= cache= userconfig= " +
-		"script-shell= silent quiet offline prefer-offline prefer-online global help version",
+	long: "package= call= workspace= workspaces include-workspace-root yes no loglevel= registry= prefix= cache= " +
+		"silent quiet offline prefer-offline prefer-online global help version",
 	capture: "-c --call",
 	stop:    "-h --help -v --version",
-	nopt:    true,
+	nopt:    true, shell: true,
 }
 
-// npx's are npm exec's and the old npx's --no-install and --shell; npx
-// puts "--" before the first word that is not an option or a value, so a
-// "true" or "false" there is the command.
+// npx's are npm exec's and the old npx's --no-install; npx puts "--"
+// before the first word that is not an option or a value, so a "true"
+// or "false" there is the command. The old npx's --shell, which npx
+// may take as --script-shell, is left out.
 var npx = sync.OnceValue(func() optSpec {
 	sp := npmExec
-	sp.long += " no-install shell="
+	sp.long += " no-install"
 	sp.nopt = false
 	return sp
 })
@@ -671,8 +676,10 @@ var runnerAliases = sync.OnceValue(func() map[string][]string {
 // src; nix develop runs a shellHook and -c CMD). A subcommand is any of
 // the words that may be one (cands).
 var opaqueSubs = sync.OnceValue(func() map[string][]string {
+	// A fifteenth hunt: mise en starts a shell (-s SHELL, or $SHELL on
+	// standard input); bun exec runs its string in Bun's own shell.
 	return map[string][]string{
-		"mise": {"exec", "x"}, "rtx": {"exec", "x"}, "nix": {"develop", "shell", "run"},
+		"mise": {"exec", "x", "en"}, "rtx": {"exec", "x", "en"}, "nix": {"develop", "shell", "run"}, "bun": {"exec"},
 	}
 })
 
@@ -857,6 +864,9 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 					return err
 				}
 				if r.stop || r.cmd >= len(sub) {
+					if !r.stop && sp.shell {
+						return w.stdinShell(s, c, name+" "+c.Words[1].Text, in, depth)
+					}
 					return w.emit(s, c)
 				}
 				c = c.wrap(name+" "+c.Words[1].Text, r.cmd+1, nil)
