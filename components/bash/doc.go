@@ -351,7 +351,8 @@
 //     in a group: -Rp1), which take a patch's changes out of the files
 //     (git diff | git apply -R drops every uncommitted change), which
 //     back up the whole workspace; cmake -E rm -r (-R, -rf) and cmake
-//     -E remove_directory, as rm -r (a fourteenth hunt).
+//     -E remove_directory, as rm -r (a fourteenth hunt); cmake -E
+//     rename, as mv (a fifteenth hunt).
 //     No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse

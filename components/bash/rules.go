@@ -1558,6 +1558,15 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		switch ws[2].Text {
 		case "remove_directory":
 			return &deletion{"cmake -E remove_directory deletes whole directory trees", texts(ws[3:])}
+		case "rename":
+			// cmake -E rename OLD NEW is mv OLD NEW (a fifteenth hunt:
+			// cmake -E rename src /tmp/x took src out).
+			if len(ws) == 5 && (sc.line.links || sc.line.leaves || !ws[4].Literal || outsidePath(ws[4]) || outsidePath(ws[3])) {
+				return &deletion{"cmake -E rename takes a tree out of the workspace, where the worker's files are lost with it", []string{ws[3].Text}}
+			}
+			if len(ws) != 5 {
+				return &deletion{"cmake -E rename is given other than two paths: what it moves, and where, is known only at run time", nil}
+			}
 		case "rm":
 			rec, opts := false, true
 			var targets []string

@@ -2009,6 +2009,12 @@ var table = []struct {
 	{`bun --silent exec 'rm -rf src'`, P, "builtin.dynamic"},
 	{`npm exec -- prettier --check .`, A, "default"},
 	{`bun run build`, A, "default"},
+	// A fifteenth hunt: cmake -E rename is mv.
+	{`cmake -E rename src /tmp/x`, D, "builtin.recursive-delete"},
+	{`cmake -E rename src ../x`, D, "builtin.recursive-delete"},
+	{`ln -s /tmp up; cmake -E rename src up/x`, D, "builtin.recursive-delete"},
+	{`cmake -E rename $(echo src /tmp/x)`, D, "builtin.recursive-delete"},
+	{`cmake -E rename build/a build/b`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
