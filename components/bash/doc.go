@@ -201,7 +201,8 @@
 //     VALGRIND_LIB, GEM_HOME, GEM_PATH, R_PROFILE_USER, R_ENVIRON_USER,
 //     PSQLRC, any LUA_INIT* and any CCACHE_* but CCACHE_DISABLE,
 //     CCACHE_MAXSIZE and a few more (a fourteenth hunt: each names a
-//     program, a library, code or options that do) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
+//     program, a library, code or options that do), JDK_JAVAC_OPTIONS
+//     (a fifteenth hunt: javac's options) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
 //     CARGO_TERM_* and a few more (KUBECONFIG=./k kubectl get pods ran
 //     its exec plugin; OPENSSL_CONF=./c openssl version a library), any GIT_*
 //     variable but GIT_AUTHOR_*, GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
@@ -448,8 +449,13 @@
 //     and longer), less and pager -k (in a group), --lesskey-file,
 //     --lesskey-src and --lesskey-content, javac -J…, -Xplugin and
 //     @FILE, and -cp, -classpath, --class-path, -processorpath,
-//     --processor-path and --processor-module-path unless -proc:none
-//     (annotation processors run), svn --diff-cmd, --diff3-cmd,
+//     --processor-path and --processor-module-path unless the last
+//     -proc: is -proc:none (annotation processors run), and (a
+//     fifteenth hunt) javac's and javadoc's --system JDK (but none:
+//     its lib/jrt-fs.jar is loaded), javadoc's -J…, @FILE, doclets and
+//     taglets (-doclet, -docletpath, -taglet, -tagletpath), and -J…
+//     given to the JDK's other tools (javap, jar, jdeps, keytool and
+//     the like), svn --diff-cmd, --diff3-cmd,
 //     --editor-cmd, --config-option and --config-dir, hg --config,
 //     --cwd and -R (--repository; any prefix), aria2c --on-* and
 //     --conf-path, psql -c and mysql or mariadb -e code holding a

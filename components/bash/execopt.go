@@ -2,7 +2,6 @@ package bash
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -237,8 +236,17 @@ func execOption(sc *SimpleCommand) *finding {
 				return found(i, "makes less read a lesskey file, which may set a command it runs on every file")
 			}
 		}
-	case "javac":
+	case "javac", "javadoc":
 		return javacFinding(sc)
+	case "javap", "jar", "jdeps", "jarsigner", "keytool", "jlink", "jmod", "jdeprscan", "serialver", "jpackage", "jcmd", "jinfo",
+		"jmap", "jstack", "jstat", "jps", "jfr", "jhsdb":
+		// The JDK's tools give -JOPTION to the JVM they run in
+		// (-J-javaagent:x.jar runs x.jar: a fifteenth hunt).
+		for i := 1; i < len(ws); i++ {
+			if strings.HasPrefix(ws[i].Text, "-J") {
+				return found(i, "gives the JVM "+name+" runs in an option, which may load code it names")
+			}
+		}
 	case "svn":
 		// The diff, diff3 and editor commands, a setting naming one, or
 		// a configuration directory holding them (a fourteenth hunt).
@@ -902,17 +910,35 @@ func loaderFinding(sc *SimpleCommand) *finding {
 // -proc:none, and the plugins -Xplugin names whatever; -J gives the JVM
 // an option (-J-javaagent:), and @FILE options from a file (a
 // fourteenth hunt).
+//
+// javac's and javadoc's --system JDK load the JDK's lib/jrt-fs.jar, and
+// javadoc runs the doclets and taglets it is given (a fifteenth hunt:
+// javac --system ./j X.java ran ./j/lib/jrt-fs.jar's code). The last
+// -proc: option is the one javac takes (-proc:none -proc:full runs
+// processors).
 func javacFinding(sc *SimpleCommand) *finding {
+	name := baseName(sc)
 	ws := sc.Words
-	noProc := slices.ContainsFunc(ws, func(w Word) bool { return w.Text == "-proc:none" })
+	noProc := false
+	for _, w := range ws {
+		if strings.HasPrefix(w.Text, "-proc:") {
+			noProc = w.Text == "-proc:none"
+		}
+	}
 	for i := 1; i < len(ws); i++ {
 		t := ws[i].Text
-		n, _, _ := strings.Cut(t, "=")
+		n, v, eq := strings.Cut(t, "=")
+		if n == "--system" && !eq && i+1 < len(ws) {
+			v = ws[i+1].Text
+		}
 		switch {
-		case strings.HasPrefix(t, "-J"), strings.HasPrefix(t, "-Xplugin"), strings.HasPrefix(t, "@"):
-			return &finding{rExecOption, "javac " + quotedWord(t) + " makes javac load code it names, or read options from a file", i}
-		case !noProc && (t == "-cp" || t == "-classpath" || t == "-processorpath" || n == "--class-path" || n == "--processor-path" ||
-			n == "--processor-module-path"):
+		case strings.HasPrefix(t, "-J"), strings.HasPrefix(t, "-Xplugin"), strings.HasPrefix(t, "@"),
+			n == "--system" && v != "none",
+			name == "javadoc" && (strings.HasPrefix(t, "-doclet") || strings.HasPrefix(t, "--doclet") ||
+				strings.HasPrefix(t, "-taglet") || strings.HasPrefix(t, "--taglet")):
+			return &finding{rExecOption, name + " " + quotedWord(t) + " makes " + name + " load code it names, or read options from a file", i}
+		case name == "javac" && !noProc && (t == "-cp" || t == "-classpath" || t == "-processorpath" || n == "--class-path" ||
+			n == "--processor-path" || n == "--processor-module-path"):
 			return &finding{rExecOption, "javac " + quotedWord(t) + " makes javac run the annotation processors it finds there (unless -proc:none)", i}
 		}
 	}

@@ -137,6 +137,9 @@ var execEnv = sync.OnceValue(func() map[string]bool {
 		"MAVEN_BASEDIR", "CLASSPATH", "PYTHONPLATLIBDIR", "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
 		"LESSKEY_CONTENT", "GIO_EXTRA_MODULES", "GIO_MODULE_DIR", "XDG_DATA_HOME", "XDG_DATA_DIRS", "VALGRIND_LIB",
 		"GEM_HOME", "GEM_PATH", "R_PROFILE_USER", "R_ENVIRON_USER", "PSQLRC",
+		// A fifteenth hunt: javac reads its options from JDK_JAVAC_OPTIONS
+		// (--system ./j loaded ./j/lib/jrt-fs.jar, -processorpath).
+		"JDK_JAVAC_OPTIONS",
 	)
 })
 

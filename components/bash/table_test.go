@@ -2015,6 +2015,24 @@ var table = []struct {
 	{`ln -s /tmp up; cmake -E rename src up/x`, D, "builtin.recursive-delete"},
 	{`cmake -E rename $(echo src /tmp/x)`, D, "builtin.recursive-delete"},
 	{`cmake -E rename build/a build/b`, A, "default"},
+	// A fifteenth hunt: the JDK's tools. javac and javadoc --system
+	// load the named JDK's lib/jrt-fs.jar; javadoc runs its doclets and
+	// taglets; the JDK's tools take -J options for their JVM; javac
+	// takes the last -proc: and reads JDK_JAVAC_OPTIONS.
+	{`javac --system ./j X.java`, P, "builtin.exec-option"},
+	{`javac --system=./j X.java`, P, "builtin.exec-option"},
+	{`javadoc --system ./j -d doc X.java`, P, "builtin.exec-option"},
+	{`javadoc -doclet x.D -docletpath . X.java`, P, "builtin.exec-option"},
+	{`javadoc -taglet x.T -tagletpath . X.java`, P, "builtin.exec-option"},
+	{`javadoc -J-javaagent:x.jar -d doc X.java`, P, "builtin.exec-option"},
+	{`javap -J-javaagent:x.jar X`, P, "builtin.exec-option"},
+	{`jar -J-javaagent:x.jar tf x.jar`, P, "builtin.exec-option"},
+	{`javac -cp lib -proc:none -proc:full X.java`, P, "builtin.exec-option"},
+	{`JDK_JAVAC_OPTIONS='--system ./j' javac X.java`, P, "structural.exec-env"},
+	{`javac --system none --release 17 X.java`, A, "default"},
+	{`javadoc -d doc X.java`, A, "default"},
+	{`jar tf x.jar`, A, "default"},
+	{`javap -c X`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
