@@ -201,8 +201,9 @@
 //     VALGRIND_LIB, GEM_HOME, GEM_PATH, R_PROFILE_USER, R_ENVIRON_USER,
 //     PSQLRC, any LUA_INIT* and any CCACHE_* but CCACHE_DISABLE,
 //     CCACHE_MAXSIZE and a few more (a fourteenth hunt: each names a
-//     program, a library, code or options that do), JDK_JAVAC_OPTIONS
-//     (a fifteenth hunt: javac's options) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
+//     program, a library, code or options that do), JDK_JAVAC_OPTIONS,
+//     PGSYSCONFDIR, MYSQL_HOME and MARIADB_HOME (a fifteenth hunt:
+//     javac's options, psql's psqlrc, mysql's my.cnf) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
 //     CARGO_TERM_* and a few more (KUBECONFIG=./k kubectl get pods ran
 //     its exec plugin; OPENSSL_CONF=./c openssl version a library), any GIT_*
 //     variable but GIT_AUTHOR_*, GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and

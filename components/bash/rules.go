@@ -138,8 +138,12 @@ var execEnv = sync.OnceValue(func() map[string]bool {
 		"LESSKEY_CONTENT", "GIO_EXTRA_MODULES", "GIO_MODULE_DIR", "XDG_DATA_HOME", "XDG_DATA_DIRS", "VALGRIND_LIB",
 		"GEM_HOME", "GEM_PATH", "R_PROFILE_USER", "R_ENVIRON_USER", "PSQLRC",
 		// A fifteenth hunt: javac reads its options from JDK_JAVAC_OPTIONS
-		// (--system ./j loaded ./j/lib/jrt-fs.jar, -processorpath).
-		"JDK_JAVAC_OPTIONS",
+		// (--system ./j loaded ./j/lib/jrt-fs.jar, -processorpath); psql
+		// runs the psqlrc of PGSYSCONFDIR as it does PSQLRC's, and mysql
+		// and mariadb read options (--pager, --plugin-dir, --default-auth)
+		// from the my.cnf of MYSQL_HOME and MARIADB_HOME, as from
+		// --defaults-extra-file.
+		"JDK_JAVAC_OPTIONS", "PGSYSCONFDIR", "MYSQL_HOME", "MARIADB_HOME",
 	)
 })
 

@@ -2033,6 +2033,11 @@ var table = []struct {
 	{`javadoc -d doc X.java`, A, "default"},
 	{`jar tf x.jar`, A, "default"},
 	{`javap -c X`, A, "default"},
+	// A fifteenth hunt: the SQL clients' configuration directories.
+	{`PGSYSCONFDIR=. psql -c 'select 1'`, P, "structural.exec-env"},
+	{`MYSQL_HOME=. mysql -e 'select 1'`, P, "structural.exec-env"},
+	{`MARIADB_HOME=. mariadb -e 'select 1'`, P, "structural.exec-env"},
+	{`PGDATABASE=app psql -c 'select 1'`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
