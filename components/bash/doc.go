@@ -256,10 +256,13 @@
 //     "structural.protected-path" (Approve): a write to .ssh, .vscode,
 //     .mcp.json, .gitconfig, a shell start-up file (.bashrc, .profile, .zshrc, …),
 //     a tool's configuration in the workspace (toolConfigs, a fourteenth
-//     hunt: .mvn, .cargo/config and config.toml, rust-toolchain and
-//     rust-toolchain.toml, .hg/hgrc, .yarnrc, .yarnrc.yml, .npmrc; the
-//     bash analyzer's alone, not fs's, and a glob is not taken to match
-//     rust-toolchain) or one of Options.Protected; rustup toolchain
+//     hunt: .mvn, .cargo, rust-toolchain and rust-toolchain.toml, .hg,
+//     .yarnrc, .yarnrc.yml, .npmrc; .cargo and .hg whole since a
+//     fifteenth hunt, cp /tmp/c/config.toml .cargo/ and mv conf .cargo
+//     having put a configuration there; the bash analyzer's alone,
+//     not fs's, and a glob is not taken to match rust-toolchain; what
+//     an archive, a patch or a checkout holds is not seen) or one of
+//     Options.Protected; rustup toolchain
 //     link (builtin.exec-option) likewise makes a directory's cargo and
 //     rustc the ones a rust-toolchain file runs.
 //     "A write" is a redirection (>, >>, >|, <>, &>, >& FILE) to the path,

@@ -38,10 +38,12 @@ var protectedNames, gitProtected = sync.OnceValue(fs.ProtectedNames), sync.OnceV
 // analyzer alone: the fs component's list is shared with its read-only
 // mounts and matches one component, and .hg, .cargo and the files
 // themselves are written by the tools (hg commit, cargo in a home,
-// mvnw's download) as the person works.
+// mvnw's download) as the person works. .cargo and .hg are whole, as
+// .mvn is: a command that names the directory may put a configuration
+// in it under the name of its source (a fifteenth hunt: cp
+// /tmp/c/config.toml .cargo/, mv conf .cargo, ln -s conf .cargo).
 var toolConfigs = [][]string{
-	{".mvn"}, {".cargo", "config"}, {".cargo", "config.toml"}, {"rust-toolchain"}, {"rust-toolchain.toml"},
-	{".hg", "hgrc"}, {".yarnrc"}, {".yarnrc.yml"}, {".npmrc"},
+	{".mvn"}, {".cargo"}, {"rust-toolchain"}, {"rust-toolchain.toml"}, {".hg"}, {".yarnrc"}, {".yarnrc.yml"}, {".npmrc"},
 }
 
 // execEnv are variables that make programs run code they name, or

@@ -2038,6 +2038,14 @@ var table = []struct {
 	{`MYSQL_HOME=. mysql -e 'select 1'`, P, "structural.exec-env"},
 	{`MARIADB_HOME=. mariadb -e 'select 1'`, P, "structural.exec-env"},
 	{`PGDATABASE=app psql -c 'select 1'`, A, "default"},
+	// A fifteenth hunt: a tool's configuration put in its directory
+	// under its source's name.
+	{`cp /tmp/c/config.toml .cargo/`, P, "structural.protected-path"},
+	{`mv conf .cargo`, P, "structural.protected-path"},
+	{`ln -s conf .cargo`, P, "structural.protected-path"},
+	{`cp -r conf .hg`, P, "structural.protected-path"},
+	{`rsync -a conf/ .hg/`, P, "structural.protected-path"},
+	{`ls .cargo .hg`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
