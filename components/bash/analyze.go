@@ -59,7 +59,9 @@ type SimpleCommand struct {
 	Words []Word
 	// Name is the name the built-in rules know the command by: Words[0]
 	// when it is a literal, with a system directory (/usr/bin/ and the
-	// like) taken off; "" when Words is empty or Words[0] is not literal.
+	// like) taken off, and a program's other installed name made its own
+	// (cmake3 is cmake: programAlias); "" when Words is empty or Words[0]
+	// is not literal.
 	Name string
 	// Wrappers are the layers the command runs under, outermost first:
 	// "sudo", "env", "xargs", "find -exec", "bash -c", "eval" and so on,

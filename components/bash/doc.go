@@ -357,7 +357,8 @@
 //     (git diff | git apply -R drops every uncommitted change), which
 //     back up the whole workspace; cmake -E rm -r (-R, -rf) and cmake
 //     -E remove_directory, as rm -r (a fourteenth hunt); cmake -E
-//     rename, as mv (a fifteenth hunt).
+//     rename, as mv (a fifteenth hunt; cmake3 and ctest3, CMake 3's
+//     names on some systems, are cmake and ctest throughout).
 //     No policy prefix makes
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse

@@ -2046,6 +2046,12 @@ var table = []struct {
 	{`cp -r conf .hg`, P, "structural.protected-path"},
 	{`rsync -a conf/ .hg/`, P, "structural.protected-path"},
 	{`ls .cargo .hg`, A, "default"},
+	// A fifteenth hunt: CMake 3 by the name some systems give it.
+	{`cmake3 -E rm -rf src`, D, "builtin.recursive-delete"},
+	{`/usr/bin/cmake3 -E env X=1 rm -rf src`, D, "builtin.recursive-delete"},
+	{`cmake3 -P x.cmake`, P, "builtin.exec-option"},
+	{`ctest3 -S x.cmake`, P, "builtin.exec-option"},
+	{`cmake3 --build build`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

@@ -524,16 +524,31 @@ var systemDirs = sync.OnceValue(func() map[string]bool {
 })
 
 // commandName is the name the rules know a literal command word by:
-// the word, or its base name when it names a system directory's program.
+// the word, or its base name when it names a system directory's program;
+// a name some systems install a program under is the program's
+// (programAliases).
 func commandName(word string) string {
 	if !strings.Contains(word, "/") {
-		return word
+		return programAlias(word)
 	}
 	dir, base := path.Split(path.Clean(word))
 	if systemDirs()[path.Clean(dir)] && base != "" {
-		return base
+		return programAlias(base)
 	}
 	return word
+}
+
+// programAlias is the program a name stands for: CMake 3 is installed
+// as cmake3 and ctest3 beside an older cmake on some systems (a
+// fifteenth hunt: cmake3 -E rm -rf src deleted src unseen).
+func programAlias(name string) string {
+	switch name {
+	case "cmake3":
+		return "cmake"
+	case "ctest3":
+		return "ctest"
+	}
+	return name
 }
 
 // isPath reports whether a command name is a path to a program outside
