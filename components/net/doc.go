@@ -94,8 +94,12 @@
 // (over one end of a socketpair the launcher made, since net opens no
 // Unix sockets), and sends the request on over TLS verified against the
 // system's roots (or the SSL_CERT_FILE the person gave the launcher). A
-// request on that connection naming another Host is refused; hosts no
-// rule names are byte tunnels and never see a value.
+// request on that connection whose Host names another host, or another
+// port than the CONNECT's (443 when none is written: a front-end may pick
+// a virtual host by host and port), is refused (secrets.host), and the
+// Host sent on is the CONNECT host itself (lower case, no trailing dot,
+// ":port" only when not 443), however the agent spelt it; hosts no rule
+// names are byte tunnels and never see a value.
 //
 // Nor does the value go with a request a server may route elsewhere than
 // its Host and path say. A front-end or framework that honours

@@ -265,12 +265,12 @@ const (
 	maxLeaves              = 1024 // certificates kept for the names a rule matched
 )
 
-// Serve intercepts one CONNECT to host (rule ri) whose upstream
+// Serve intercepts one CONNECT to host:port (rule ri) whose upstream
 // connection, to the address the policy allowed, is already made: TLS
 // from the agent with a certificate for host, TLS to upstream verified
 // for host, then one request at a time with the header set. It closes
 // both connections when done.
-func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri int, upstream net.Conn) error {
+func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, port uint16, ri int, upstream net.Conn) error {
 	defer agent.Close()
 	defer upstream.Close()
 	cert, err := in.leaf(host)
@@ -311,7 +311,7 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 			return nil // the agent is done (or sent garbage: nothing more to serve)
 		}
 		head.N = 1 << 62 // the body
-		more, err := in.exchange(ctx, a, u, ur, req, host, ri)
+		more, err := in.exchange(ctx, a, u, ur, req, host, port, ri)
 		if err != nil || !more {
 			return err
 		}
@@ -322,13 +322,24 @@ func (in *Injector) Serve(ctx context.Context, agent net.Conn, host string, ri i
 // connection: it refuses it, or sends it on with the rule's header set
 // and passes the answer back, unless the answer carries the value. more
 // says whether the connection may serve another request.
-func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *answerReader, req *http.Request, host string, ri int) (more bool, err error) {
+func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *answerReader, req *http.Request, host string, port uint16, ri int) (more bool, err error) {
 	defer req.Body.Close()
 	rule := in.Rules[ri]
-	if h, ok := injectHost(req.Host); !ok || h != host {
-		// The value is for host only, even on a connection to it.
-		in.refuse(a, host, req, http.StatusForbidden, RuleSecretsHost, ReasonHostMismatch, "the request's Host is not the host this connection was opened to")
+	// The value is for host only, even on a connection to it, and for the
+	// port the agent connected to: a front-end that picks virtual hosts
+	// by host and port may serve another site for api.example:8443 on the
+	// server verified as api.example.
+	if h, p, ok := injectHost(req.Host); !ok || h != host || p != port {
+		in.refuse(a, host, req, http.StatusForbidden, RuleSecretsHost, ReasonHostMismatch, "the request's Host is not the host and port this connection was opened to")
 		return false, nil
+	}
+	// What goes up is the CONNECT authority, canonical, not the agent's
+	// spelling of it (its case, a trailing dot, :443 written out or
+	// 0443): a server that reads those otherwise than net did has nothing
+	// to read.
+	req.Host = host
+	if port != 443 {
+		req.Host = net.JoinHostPort(host, strconv.Itoa(int(port)))
 	}
 	// Refused before the value is even fetched: a method whose answer
 	// is the request itself would hand the agent the header.
@@ -694,19 +705,24 @@ func cleanAnswer(h http.Header) {
 	}
 }
 
-// injectHost is the name a Host header on an intercepted connection
-// names, lower case without a trailing dot: a name alone, or a name and
-// a port of digits. Anything else (brackets, a port that is not a
-// number, a comma list) is not a Host net sends the value with.
-func injectHost(hostport string) (string, bool) {
+// injectHost is the name and port a Host header on an intercepted
+// connection names, the name lower case without a trailing dot: a name
+// alone (port 443, https' default), or a name and a port of digits.
+// Anything else (brackets, a port that is not a number or over 65535, a
+// comma list) is not a Host net sends the value with.
+func injectHost(hostport string) (string, uint16, bool) {
 	name, port, hasPort := strings.Cut(hostport, ":")
-	if hasPort && (port == "" || strings.Trim(port, "0123456789") != "" || len(port) > 5) {
-		return "", false
+	n := uint64(443)
+	if hasPort {
+		var err error
+		if n, err = strconv.ParseUint(port, 10, 16); err != nil || len(port) > 5 {
+			return "", 0, false
+		}
 	}
 	if name == "" || strings.ContainsAny(name, "[]/,@ \t") {
-		return "", false
+		return "", 0, false
 	}
-	return strings.ToLower(strings.TrimSuffix(name, ".")), true
+	return strings.ToLower(strings.TrimSuffix(name, ".")), uint16(n), true
 }
 
 // routeHeaders are the headers by which a front-end or framework routes

@@ -128,6 +128,53 @@ func TestInjectHostStrict(t *testing.T) {
 	}
 }
 
+// A Host naming the CONNECT host at another port went up with the value
+// set (only the name was compared), and a front-end that picks virtual
+// hosts by host and port could serve another site on the server verified
+// for the host; and Host went up as the agent spelt it. Now a Host whose
+// port (443 when none is written) is not the CONNECT port is refused, and
+// the upstream is sent the CONNECT host itself: lower case, no trailing
+// dot, a port only when not 443.
+func TestInjectHostPort(t *testing.T) {
+	const host = "api.github.com"
+	for _, c := range []struct {
+		port uint16
+		hostHdr,
+		sent string // what the upstream reads as Host; "" for a refusal
+	}{
+		{443, "api.github.com:8443", ""},
+		{443, "api.github.com:80", ""},
+		{8443, "api.github.com", ""},
+		{8443, "api.github.com:443", ""},
+		{8443, "api.github.com.:443", ""},
+		{443, "API.github.com.", "api.github.com"},
+		{443, "api.github.com:443", "api.github.com"},
+		{443, "api.github.com:0443", "api.github.com"},
+		{8443, "Api.GitHub.com.:8443", "api.github.com:8443"},
+	} {
+		u, roots := upstreamFor(t, host)
+		var released []string
+		in := injectorFor(t, roots, &released)
+		agentEnd, done := serveInjectedPort(t, in, u, host, c.port)
+		a := agentTLS(t, agentEnd, in, host)
+		a.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(a, "GET / HTTP/1.1\r\nHost: "+c.hostHdr+"\r\nConnection: close\r\n\r\n")
+		raw, _ := io.ReadAll(a)
+		a.Close()
+		<-done
+		u.mu.Lock()
+		hosts := u.hosts
+		u.mu.Unlock()
+		got := string(raw)
+		switch {
+		case c.sent == "" && (len(hosts) > 0 || len(released) > 0 || !strings.Contains(got, "403") || !strings.Contains(got, RuleSecretsHost)):
+			t.Errorf("CONNECT :%d, Host %q: the upstream read %q (kms asked %d times); the agent got %.100q", c.port, c.hostHdr, hosts, len(released), got)
+		case c.sent != "" && (len(hosts) != 1 || hosts[0] != c.sent || !strings.Contains(got, "200 OK")):
+			t.Errorf("CONNECT :%d, Host %q: the upstream read %q, want %q; the agent got %.100q", c.port, c.hostHdr, hosts, c.sent, got)
+		}
+	}
+}
+
 // A target other than a path names a host of its own, which the upstream
 // reads instead of Host: an opaque one (x:https://evil.example/steal)
 // passed the Host check and went out as written, and a front-end serving

@@ -321,8 +321,8 @@ func TestProxyTraceWithAndWithoutInjection(t *testing.T) {
 	var intercepting atomic.Bool
 	h := pxStart(t, nil, res, func(p *Proxy) {
 		p.Intercept = func(h Host, _ uint16) bool { return intercepting.Load() && !h.IsIP() && in.Rule(h.Name) >= 0 }
-		p.InterceptTLS = func(ctx context.Context, client net.Conn, h Host, _ uint16, upstream net.Conn) error {
-			return in.Serve(ctx, client, h.Name, in.Rule(h.Name), upstream)
+		p.InterceptTLS = func(ctx context.Context, client net.Conn, h Host, port uint16, upstream net.Conn) error {
+			return in.Serve(ctx, client, h.Name, port, in.Rule(h.Name), upstream)
 		}
 	})
 	trace := func(name string, pool *x509.CertPool) (*http.Response, string) {
@@ -334,7 +334,7 @@ func TestProxyTraceWithAndWithoutInjection(t *testing.T) {
 			t.Fatalf("CONNECT %s: %v %v", name, resp, err)
 		}
 		a := tls.Client(&bufferedConn{Conn: c, r: br}, &tls.Config{RootCAs: pool, ServerName: "api.github.com"})
-		io.WriteString(a, "TRACE /t HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: Bearer agent-own\r\nConnection: close\r\n\r\n")
+		io.WriteString(a, "TRACE /t HTTP/1.1\r\nHost: api.github.com:"+pxPort(uap)+"\r\nAuthorization: Bearer agent-own\r\nConnection: close\r\n\r\n")
 		raw, _ := io.ReadAll(a)
 		resp, body, _ := parse(t, raw, "TRACE")
 		return resp, body

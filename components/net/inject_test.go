@@ -26,10 +26,11 @@ var injectRules = []policy.Secret{
 // upstream is a loopback TLS server standing in for the real host; it
 // records the headers it got.
 type upstream struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	auth []string
-	uris []string // each request's target, as the upstream read it
+	srv   *httptest.Server
+	mu    sync.Mutex
+	auth  []string
+	uris  []string // each request's target, as the upstream read it
+	hosts []string // each request's Host, as the upstream read it
 }
 
 func newUpstream(t *testing.T) *upstream {
@@ -38,6 +39,7 @@ func newUpstream(t *testing.T) *upstream {
 		u.mu.Lock()
 		u.auth = append(u.auth, r.Header.Get("Authorization"))
 		u.uris = append(u.uris, r.RequestURI)
+		u.hosts = append(u.hosts, r.Host)
 		u.mu.Unlock()
 		io.WriteString(w, "hello from "+r.Host)
 	}))
@@ -71,14 +73,20 @@ func agentTLS(t *testing.T, c net.Conn, in *Injector, host string) *tls.Conn {
 
 // serveInjected runs the injector between a pipe (the agent) and a real
 // TCP connection to the loopback upstream, and returns the agent's end.
+// The agent connected to host:443.
 func serveInjected(t *testing.T, in *Injector, u *upstream, host string) (net.Conn, chan error) {
+	return serveInjectedPort(t, in, u, host, 443)
+}
+
+// serveInjectedPort is serveInjected for a CONNECT to host:port.
+func serveInjectedPort(t *testing.T, in *Injector, u *upstream, host string, port uint16) (net.Conn, chan error) {
 	agentEnd, proxyEnd := net.Pipe()
 	up, err := net.Dial("tcp", u.srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- in.Serve(context.Background(), proxyEnd, host, in.Rule(host), up) }()
+	go func() { done <- in.Serve(context.Background(), proxyEnd, host, port, in.Rule(host), up) }()
 	return agentEnd, done
 }
 
@@ -348,7 +356,7 @@ func TestInjectIdleNotTotal(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- in.Serve(context.Background(), proxyEnd, host, in.Rule(host), up) }()
+		go func() { done <- in.Serve(context.Background(), proxyEnd, host, 443, in.Rule(host), up) }()
 		a := agentTLS(t, agentEnd, in, host)
 		a.SetDeadline(time.Now().Add(10 * time.Second))
 		start := time.Now()

@@ -118,8 +118,8 @@ func serve(log *slog.Logger) error {
 		// other host is a byte tunnel.
 		in.CheckRedirect = p.CheckRedirect
 		p.Intercept = func(h Host, _ uint16) bool { return !h.IsIP() && in.Rule(h.Name) >= 0 }
-		p.InterceptTLS = func(ctx context.Context, client net.Conn, h Host, _ uint16, upstream net.Conn) error {
-			return in.Serve(ctx, client, h.Name, in.Rule(h.Name), upstream)
+		p.InterceptTLS = func(ctx context.Context, client net.Conn, h Host, port uint16, upstream net.Conn) error {
+			return in.Serve(ctx, client, h.Name, port, in.Rule(h.Name), upstream)
 		}
 	}
 	var passed *net.UnixConn
