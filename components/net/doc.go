@@ -124,7 +124,13 @@
 // and any byte but a letter or a digit taken for '-'. Go does not
 // canonicalise X_Forwarded_Host, but nginx's $http_ variables (with
 // underscores_in_headers) and CGI and WSGI, which map '-' and '_' both
-// to '_', read it as X-Forwarded-Host. A chunked request's trailers,
+// to '_', read it as X-Forwarded-Host. The rule's own header is read the
+// same way: what the agent sent under its name, or under one a server may
+// read as it (X_Api_Key or X.Api.Key for X-Api-Key), is dropped before
+// net sets it, so the upstream reads the value once and nothing beside
+// it. Dropped, not refused: the agent's own spelling (a placeholder) is
+// replaced, and a look-alike is that same header to the server that
+// reads it. A chunked request's trailers,
 // which come after the head and the value have gone, are dropped
 // (declared or not): a server that merges them into the header would
 // route by what the check never saw. Plain HTTP through the proxy

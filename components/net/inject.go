@@ -399,7 +399,20 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 	defer func() { err = scrub(err, value) }()
 	header := strings.Replace(string(rule.Template), "{secret}", string(value), 1)
 	removeHopByHop(req.Header)
-	req.Header.Del(string(rule.Header))
+	// The rule's header is the one net sets: whatever the agent sent under
+	// that name goes (its placeholder), and so does every header some
+	// server may read as that name ("authorization ", X_Api_Key: names
+	// as routeHeader compares them). Left beside the value, one could be
+	// the one a server reads (the first, the last, or the two joined).
+	// They are dropped rather than refused: the agent's own spelling of
+	// the header is replaced, not refused, and a look-alike is the same
+	// header to the server that reads it, so one rule covers both and
+	// leaves nothing to decide: upstream there is the value, once.
+	for k := range req.Header {
+		if sameHeaderName(k, string(rule.Header)) {
+			delete(req.Header, k)
+		}
+	}
 	req.Header.Set(string(rule.Header), header)
 	// An answer compressed at the agent's asking would hide an echoed
 	// value from the scan below: the agent does not choose the encoding.
@@ -759,8 +772,9 @@ var routeHeaders = []string{
 // X_Forwarded_Host as it is (not canonical), but nginx's $http_ names
 // (with underscores_in_headers) and CGI and WSGI stacks, which map '-'
 // and '_' both to '_', read it as X-Forwarded-Host; and Go reads
-// "X-Forwarded-Host : x" as a name with a blank in it, sent on as it
-// came, which a lenient server trims.
+// "X-Forwarded-Host : x" as a name with a blank in it, which a lenient
+// server trims (Go's Request.Write leaves such a name out, but the check
+// does not lean on that).
 func routeHeader(h http.Header) string {
 	for _, name := range routeHeaders { // in order: the same answer every time
 		if len(headerValues(h, name)) > 0 {
@@ -777,13 +791,7 @@ func routeHeader(h http.Header) string {
 func headerValues(h http.Header, name string) []string {
 	var vs []string
 	for k, v := range h {
-		norm := strings.Map(func(r rune) rune {
-			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-				return r
-			}
-			return '-'
-		}, strings.Trim(k, " \t"))
-		if strings.EqualFold(norm, name) {
+		if sameHeaderName(k, name) {
 			if len(v) == 0 {
 				v = []string{""}
 			}
@@ -791,6 +799,21 @@ func headerValues(h http.Header, name string) []string {
 		}
 	}
 	return vs
+}
+
+// sameHeaderName says whether some server may read the header names a
+// and b as one: without regard to case, blanks around them trimmed, and
+// any byte but a letter or a digit taken for '-' (see routeHeader).
+func sameHeaderName(a, b string) bool {
+	norm := func(k string) string {
+		return strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '-'
+		}, strings.Trim(k, " \t"))
+	}
+	return strings.EqualFold(norm(a), norm(b))
 }
 
 // hopByHop are the headers one connection's ends keep to themselves.
