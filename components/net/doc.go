@@ -79,7 +79,9 @@
 //
 // TRACE and TRACK (in any case, or named by an X-HTTP-Method-Override,
 // X-HTTP-Method or X-Method-Override header, its name read as route
-// headers' are below) are refused with 403
+// headers' are below, or by a _method field in the query, which Symfony
+// and Laravel read as a POST's method: its name read as PHP reads it,
+// %5Fmethod and .method too) are refused with 403
 // wherever net reads the method: plain HTTP (rule proxy.trace) and
 // intercepted connections (secrets.trace), reason denied-method, before
 // any lookup and before anything is sent. Their answer is the request
@@ -216,6 +218,18 @@
 //     to turn up by chance makes answers that happen to hold it fail
 //     with 502. Each intercepted exchange in flight may hold one body of
 //     up to 1 MiB.
+//   - A _method field in a form body (urlencoded or multipart), which
+//     Symfony and Laravel also read as a POST's method, TRACE among the
+//     methods they take, is not looked for: net does not read a request's
+//     body before it goes. A bounded read would not hold: the framework
+//     reads a field past the bound (behind a padding field or a file
+//     part) all the same, and refusing forms longer than the bound would
+//     refuse uploads. The override is the application's: the web server
+//     in front (Apache's TraceEnable, IIS) sees a POST and echoes
+//     nothing, so only an application that answers TRACE itself with the
+//     request sends the value back, as any endpoint echoing headers does,
+//     and the answer scan is what stands there. (Rails' Rack
+//     MethodOverride takes no TRACE or TRACK.)
 //   - The machine's own addresses (refused as loopback even when public)
 //     are read when net starts; one added later is not known.
 //   - Beside a wrapper-mode agent net has no session: no certificate, no

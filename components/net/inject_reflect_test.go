@@ -384,6 +384,65 @@ func TestProxyTraceWithAndWithoutInjection(t *testing.T) {
 	}
 }
 
+// A _method field in the query, which Symfony and Laravel read as a
+// POST's method (TRACE among those they take), went on, the value set on
+// an intercepted connection. Now it counts as the method, spelt as PHP
+// reads a name (%5Fmethod, .method, a leading blank), wherever net reads
+// the method: intercepted (secrets.trace, secrets.connect) and plain
+// HTTP (proxy.trace). Controls: _method=PUT, and a field that only ends
+// in _method, pass.
+func TestRefusesMethodParam(t *testing.T) {
+	u, roots := newEchoUpstream(t)
+	var released []string
+	in := injectorFor(t, roots, &released)
+	refused := []struct{ query, rule string }{
+		{"_method=TRACE", RuleSecretsTrace},
+		{"a=1&_method=trace", RuleSecretsTrace},
+		{"%5Fmethod=TRACK", RuleSecretsTrace},
+		{"_method=%54RACE", RuleSecretsTrace},
+		{"_METHOD=+TRACE+", RuleSecretsTrace},
+		{".method=TRACE", RuleSecretsTrace},
+		{"+_method=TRACE", RuleSecretsTrace},
+		{"a=1;_method=TRACE", RuleSecretsTrace},
+		{"_method=%zz&_method=TRACE", RuleSecretsTrace},
+		{"_method=CONNECT", RuleSecretsConnect},
+	}
+	for _, c := range refused {
+		raw := injectedRaw(t, in, u, "POST /t?"+c.query+" HTTP/1.1\r\nHost: api.github.com\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		resp, _, _ := parse(t, raw, "POST")
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Pinfold-Rule") != c.rule || resp.Header.Get("X-Pinfold-Reason") != ReasonDeniedMethod {
+			t.Errorf("intercepted POST /t?%s: %d %q, want 403 %s", c.query, resp.StatusCode, resp.Header.Get("X-Pinfold-Rule"), c.rule)
+		}
+	}
+	if methods, _ := u.got(); len(methods) != 0 || len(released) != 0 {
+		t.Errorf("the upstream got %q and kms released %q: refusals must send nothing", methods, released)
+	}
+	for _, q := range []string{"_method=PUT", "x_method=TRACE"} {
+		raw := injectedRaw(t, in, u, "POST /t?"+q+" HTTP/1.1\r\nHost: api.github.com\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		if resp, _, _ := parse(t, raw, "POST"); resp.StatusCode != http.StatusOK {
+			t.Errorf("control POST /t?%s: %d", q, resp.StatusCode)
+		}
+	}
+
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("_method") && r.URL.Query().Get("_method") != "PUT" {
+			t.Errorf("a request with %q was forwarded", r.URL.RawQuery)
+		}
+	}))
+	defer plain.Close()
+	res := &pxResolver{names: map[string][]netip.Addr{"plain.test": {pxLoopback}}}
+	h := pxStart(t, nil, res, nil)
+	authority := "plain.test:" + pxPort(netip.MustParseAddrPort(plain.Listener.Addr().String()))
+	for _, q := range []string{"_method=TRACE", "%5Fmethod=track", ".method=TRACE"} {
+		resp, _, _, _ := h.roundTrip(t, "POST", "POST http://"+authority+"/t?"+q+" HTTP/1.1\r\nHost: "+authority+"\r\nContent-Length: 0\r\n\r\n")
+		pxRefused(t, resp, http.StatusForbidden, ReasonDeniedMethod, RuleTrace)
+	}
+	resp, _, _, _ := h.roundTrip(t, "POST", "POST http://"+authority+"/t?_method=PUT HTTP/1.1\r\nHost: "+authority+"\r\nContent-Length: 0\r\n\r\n")
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("control plain POST ?_method=PUT: %d", resp.StatusCode)
+	}
+}
+
 // The streaming scanner finds the value however the reads split it,
 // passes on no byte of a match, and passes everything else byte for
 // byte (iotest.TestReader checks the Reader's contract too).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -24,12 +25,47 @@ var reflectiveMethods = []string{"TRACE", "TRACK"}
 // X_HTTP_Method_Override as the first, which Go leaves uncanonical.
 var methodOverrides = []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override"}
 
+// methodParam is the form field some frameworks read as a POST's method:
+// Symfony and Laravel (which take TRACE) from the body's fields, then the
+// query's; Rails' Rack::MethodOverride from the body (not TRACE or
+// TRACK). The query is in the request's head, and checked; a body is not
+// read for it (doc.go, Limitations).
+const methodParam = "_method"
+
+// queryMethods are the values of every field of a query some server may
+// read as _method: names and values decoded (one left as it is when it
+// does not decode), fields split at '&' and ';', and a name read as PHP
+// reads it, leading blanks dropped and ' ', '.' and '[' taken for '_'
+// (.method and %5Fmethod are _method to it).
+func queryMethods(rawQuery string) []string {
+	unescape := func(s string) string {
+		if u, err := url.QueryUnescape(s); err == nil {
+			return u
+		}
+		return s
+	}
+	var vs []string
+	for _, field := range strings.FieldsFunc(rawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		k, v, _ := strings.Cut(field, "=")
+		k = strings.Map(func(r rune) rune {
+			if r == ' ' || r == '.' || r == '[' {
+				return '_'
+			}
+			return r
+		}, strings.TrimLeft(unescape(k), " "))
+		if strings.EqualFold(k, methodParam) {
+			vs = append(vs, unescape(v))
+		}
+	}
+	return vs
+}
+
 // reflectiveMethod names the method that makes r one net refuses, or "".
 // Methods are compared without regard to case (RFC 9110 makes them
 // case-sensitive, but not every server does), and a method-override
-// header counts as the method. connect says whether CONNECT is one of
-// them (inside an intercepted connection; net's own CONNECT is the
-// tunnel itself).
+// header, or a _method field in the query, counts as the method. connect
+// says whether CONNECT is one of them (inside an intercepted connection;
+// net's own CONNECT is the tunnel itself).
 func reflectiveMethod(r *http.Request, connect bool) string {
 	match := func(m string) string {
 		m = strings.TrimSpace(m)
@@ -51,6 +87,11 @@ func reflectiveMethod(r *http.Request, connect bool) string {
 			if m := match(v); m != "" {
 				return m
 			}
+		}
+	}
+	for _, v := range queryMethods(r.URL.RawQuery) {
+		if m := match(v); m != "" {
+			return m
 		}
 	}
 	return ""
