@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -193,13 +195,28 @@ func (e env) backups(args []string) error {
 			return fail(exitFailure, "", "backups: the place to restore to, %q: %v", parent, err)
 		}
 		defer d.Close()
-		if err := store.Restore(rest[0], d, name, owner); err != nil {
+		// Ctrl-C, a hangup or a TERM stops the restore, which removes
+		// what it made: left to end the process, they left a partial
+		// tree, root's and 0700, in the workspace under the restore's
+		// temporary name, which the workspace's owner cannot remove.
+		ctx, stop := signal.NotifyContext(context.Background(), unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+		defer stop()
+		if testHookRestoring != nil {
+			testHookRestoring(ctx)
+		}
+		if err := store.RestoreContext(ctx, rest[0], d, name, owner); errors.Is(err, context.Canceled) {
+			return fail(exitFailure, "", "backups: the restore of %s was interrupted: nothing was restored, and what it had made is removed", rest[0])
+		} else if err != nil {
 			return fail(exitFailure, "give another name with --as NAME", "backups: %v", err)
 		}
 		fmt.Fprintf(e.stdout, "restored %s to %q\n", rest[0], filepath.Join(parent, name))
 	}
 	return nil
 }
+
+// testHookRestoring, set by a test, runs just before a restore starts,
+// with the context a signal cancels.
+var testHookRestoring func(ctx context.Context)
 
 // openBeneath opens the directory rel beneath ws (itself reached through
 // no symbolic link), refusing links and mounts on the way.

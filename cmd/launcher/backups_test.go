@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -251,6 +253,41 @@ func TestBackupsRestoreWholeWorkspace(t *testing.T) {
 	}
 	if want := strconv.Quote(filepath.Join(w.ws, "before-rm")); !strings.Contains(out, want) {
 		t.Errorf("restore says %q, want it to name %s", out, want)
+	}
+}
+
+// Ctrl-C during a restore stops it and removes what it made: by default
+// it ended the process and left a partial tree, root's and 0700, under
+// the restore's temporary name in the workspace. The test catches SIGINT
+// itself too, so that a restore that does not would not end the test.
+func TestBackupsRestoreInterrupted(t *testing.T) {
+	w := newBackupsWorld(t)
+	d := filepath.Join(w.ws, "d")
+	if err := os.MkdirAll(filepath.Join(d, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "sub", "f"), []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := w.stage(t, "d", "d")
+	safety := make(chan os.Signal, 1)
+	signal.Notify(safety, unix.SIGINT)
+	defer signal.Stop(safety)
+	testHookRestoring = func(ctx context.Context) {
+		unix.Kill(os.Getpid(), unix.SIGINT)
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			t.Error("SIGINT did not stop the restore")
+		}
+	}
+	defer func() { testHookRestoring = nil }()
+	code, out, errs := w.run(t, "restore", id)
+	if code != exitFailure || !strings.Contains(errs, "launcher: error: backups: the restore of "+id+" was interrupted: nothing was restored") {
+		t.Fatalf("interrupted restore: %d\n%s%s", code, out, errs)
+	}
+	if es, _ := os.ReadDir(w.ws); len(es) != 0 {
+		t.Errorf("an interrupted restore left %v in the workspace", es)
 	}
 }
 

@@ -139,7 +139,8 @@
 //     rename) is ErrExists and nothing is changed. On any failure, the
 //     root's contents are removed through its descriptor, and the
 //     temporary name only while it is still that root (same device and
-//     inode). The backup stays.
+//     inode). The backup stays. RestoreContext fails so too when its
+//     context is done before the rename (the CLI's Ctrl-C).
 //   - Ids are checked against their exact form before any use (ErrBadID:
 //     "../x" and the like never reach the file system); restore names
 //     must be one file name (ErrBadName).

@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -91,6 +92,16 @@ type Owner struct{ UID, GID int }
 // was touched. Any failure removes what was made (see discard). The
 // backup stays in the store.
 func (s *Store) Restore(id string, dst *os.File, name string, owner Owner) error {
+	return s.RestoreContext(context.Background(), id, dst, name, owner)
+}
+
+// RestoreContext is Restore, stopped when ctx is done before the tree is
+// in place: the error wraps ctx.Err(), and what was made is removed as
+// after any failure. The CLI cancels it on Ctrl-C, which would otherwise
+// end the process and leave a partial tree, root's and 0700, in the
+// workspace under its temporary name. Once renamed into place, the tree
+// is finished whatever ctx says.
+func (s *Store) RestoreContext(ctx context.Context, id string, dst *os.File, name string, owner Owner) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
@@ -114,7 +125,7 @@ func (s *Store) Restore(id string, dst *os.File, name string, owner Owner) error
 	if err != nil {
 		return err
 	}
-	r, err := newRestorer(m, owner)
+	r, err := newRestorer(ctx, m, owner)
 	if err != nil {
 		return fmt.Errorf("backup: %s: %w", id, err)
 	}
@@ -156,6 +167,7 @@ func (s *Store) Restore(id string, dst *os.File, name string, owner Owner) error
 }
 
 type restorer struct {
+	ctx     context.Context // checked before each entry and each block copied
 	entries []Entry
 	kids    map[string][]int
 	owners  bool  // root: set owners
@@ -171,9 +183,9 @@ type restorer struct {
 // newRestorer indexes the manifest's entries by directory, checking
 // that every path is made of proper names beneath a directory listed
 // before it.
-func newRestorer(m *manifest, owner Owner) (*restorer, error) {
+func newRestorer(ctx context.Context, m *manifest, owner Owner) (*restorer, error) {
 	euid := os.Geteuid()
-	r := &restorer{entries: m.Entries, kids: map[string][]int{}, owners: euid == 0, owner: owner, euid: euid, buf: make([]byte, 1<<20), top: -1}
+	r := &restorer{ctx: ctx, entries: m.Entries, kids: map[string][]int{}, owners: euid == 0, owner: owner, euid: euid, buf: make([]byte, 1<<20), top: -1}
 	dirs := map[string]bool{}
 	for i, e := range m.Entries {
 		if i == 0 {
@@ -251,6 +263,9 @@ func (r *restorer) keepTop(fd int) error {
 // out. Every entry but the root (i 0) gets its metadata here, children
 // before their directories; the root's waits for finishTop.
 func (r *restorer) node(i int, in int, inName string, out int, outName string) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
 	e := r.entries[i]
 	switch e.Type {
 	case TypeDir:
@@ -322,6 +337,9 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 		h := sha256.New()
 		var off int64
 		for {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
 			n, err := pread(sfd, r.buf, off)
 			if err != nil {
 				return corrupt(e.Path, "reading the stored copy: %v", err)

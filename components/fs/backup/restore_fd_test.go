@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -135,4 +136,43 @@ func TestRestoreRefusesReplacedEntry(t *testing.T) {
 			t.Fatalf("the link put in the way was given to %d:%d", st.Uid, st.Gid)
 		}
 	})
+}
+
+// A restore whose context is cancelled part way (the CLI's Ctrl-C)
+// stops, and removes what it had made: no partial tree is left under
+// the temporary name (root's and 0700, which the workspace's owner could
+// not remove), and nothing under the name.
+func TestRestoreCancelledRemovesPartialTree(t *testing.T) {
+	w := newWorld(t, 0)
+	dir := filepath.Join(w.ws, "d")
+	must(t, os.Mkdir(dir, 0o755))
+	put(t, filepath.Join(dir, "a"), randomBytes(t, 3<<20), 0o644)
+	must(t, os.Mkdir(filepath.Join(dir, "b"), 0o755))
+	put(t, filepath.Join(dir, "b", "c"), randomBytes(t, 100), 0o644)
+	b, err := w.store.Stage(openPath(t, dir), "d", t0)
+	must(t, err)
+	removeTree(t, dir)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	made := 0
+	testHookAfterMake = func(out int, name string) {
+		// "a", a file of three blocks, is restored by then.
+		if made++; name == "b" {
+			cancel()
+		}
+	}
+	defer func() { testHookAfterMake = nil }()
+	err = w.store.RestoreContext(ctx, b.ID, openPath(t, w.ws), "d", self())
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want %v", err, context.Canceled)
+	}
+	if made != 2 {
+		t.Errorf("%d entries made by name, want 2 (the root and b)", made)
+	}
+	es, err := os.ReadDir(w.ws)
+	must(t, err)
+	if len(es) != 0 {
+		t.Fatalf("a cancelled restore left %v", es)
+	}
 }
