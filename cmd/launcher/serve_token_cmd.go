@@ -23,7 +23,8 @@ yours, mode 0600, in a directory others cannot write.
 
 add     makes a token and prints its secret (pft_...) on stdout, once:
         only its sha256 is stored, so it will not be shown again; keep it
-        where the client reads it. NAME is 1-64 of a-z, 0-9,
+        where the client reads it (when stdout will not take it, the
+        token is revoked again and add fails). NAME is 1-64 of a-z, 0-9,
         '.', '_' and '-', starting with a letter or digit. --cap grants a
         capability (repeatable); the only one is host.execute. Without
         --cap the token carries none.
@@ -115,8 +116,16 @@ func (e env) addServeToken(store gateway.Store, name string, caps []string) erro
 	} else if err != nil {
 		return tokenStoreError(err)
 	}
+	// The secret is nowhere else: when it cannot be written (stdout a
+	// full disk, a closed pipe), a token nobody can present is revoked
+	// again, not left in the store with a zero exit.
+	if _, werr := fmt.Fprintln(e.stdout, secret); werr != nil {
+		if rerr := store.Revoke(name); rerr != nil && !errors.Is(rerr, gateway.ErrNotDurable) {
+			return fail(exitFailure, "revoke it: `launcher serve token revoke "+name+"`", "serve token add: the secret could not be written to stdout (%v), and the token %q could not be revoked: %v", werr, name, rerr)
+		}
+		return fail(exitFailure, "write stdout to a file or terminal that takes it", "serve token add: the secret could not be written to stdout (%v): the token %q was revoked again, nothing was added", werr, name)
+	}
 	fmt.Fprintf(e.stderr, "launcher: token %q added to %s; its secret, on stdout, will not be shown again\n", name, store.Path)
-	fmt.Fprintln(e.stdout, secret)
 	return nil
 }
 

@@ -32,6 +32,26 @@ func wantServeTokenFail(t *testing.T, err error, code int, msg, hint string) {
 	}
 }
 
+// failWriter is a stdout that takes nothing (a full disk, a closed pipe).
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A secret that cannot be written to stdout is lost: the token is revoked
+// again and the command fails, rather than exiting 0 with a token in the
+// store that nobody can present (launcher serve token add ci >/dev/full).
+func TestServeTokenAddStdoutFails(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "cfg", "serve-tokens.json")
+	var errOut bytes.Buffer
+	code := run([]string{"serve", "token", "add", "ci", "--tokens", store}, failWriter{}, &errOut)
+	if code != exitFailure || !strings.Contains(errOut.String(), `the secret could not be written to stdout (no space left on device): the token "ci" was revoked again`) || strings.Contains(errOut.String(), "pft_") {
+		t.Errorf("add with a failing stdout: exit %d\n%s", code, errOut.String())
+	}
+	if toks, err := (gateway.Store{Path: store}).List(); err != nil || len(toks) != 0 {
+		t.Errorf("the store holds %v (%v) after the secret was lost", toks, err)
+	}
+}
+
 func TestServeTokenAddListRevoke(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "cfg", "serve-tokens.json")
 	stdout, stderr, err := serveTokenRun("add", "ci", "--cap", "host.execute", "--tokens", store)
