@@ -348,7 +348,7 @@ func repeatedFlag(fs *flag.FlagSet, args []string) string {
 		if f == nil {
 			continue
 		}
-		if seen[name] {
+		if _, many := f.Value.(repeatable); seen[name] && !many {
 			typed, _, _ := strings.Cut(a, "=")
 			return printable(typed)
 		}
@@ -359,6 +359,10 @@ func repeatedFlag(fs *flag.FlagSet, args []string) string {
 	}
 	return ""
 }
+
+// repeatable is a flag that collects every value given (--cap,
+// --evidence): given more than once, it means each.
+type repeatable interface{ repeatable() }
 
 func flagErr(err error, args []string) error {
 	msg := err.Error()

@@ -161,6 +161,8 @@ func TestRepeatedFlag(t *testing.T) {
 	fs := flags("t")
 	fs.String("policy", "", "")
 	fs.Bool("quiet", false, "")
+	var evidence files
+	fs.Var(&evidence, "evidence", "")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -170,7 +172,9 @@ func TestRepeatedFlag(t *testing.T) {
 		{[]string{"--quiet", "-quiet"}, "-quiet"},
 		{[]string{"--policy", "--quiet", "--quiet"}, ""}, // "--quiet" is --policy's value
 		{[]string{"--policy", "a", "--", "--policy", "b"}, ""},
-		{[]string{"--policy", "a", "pos", "--policy", "b"}, "--policy"}, // flags after a positional (policy check FILE --json)
+		{[]string{"--policy", "a", "pos", "--policy", "b"}, "--policy"},    // flags after a positional (policy check FILE --json)
+		{[]string{"--evidence", "a", "--evidence=b", "--policy", "c"}, ""}, // a repeatable flag means each value (site build, serve token add --cap)
+		{[]string{"--evidence", "a", "--evidence", "b", "--quiet", "--quiet"}, "--quiet"},
 	} {
 		if got := repeatedFlag(fs, c.args); got != c.want {
 			t.Errorf("repeatedFlag(%q) = %q, want %q", c.args, got, c.want)

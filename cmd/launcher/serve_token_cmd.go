@@ -43,6 +43,7 @@ type capFlags []string
 
 func (c *capFlags) String() string     { return strings.Join(*c, ",") }
 func (c *capFlags) Set(s string) error { *c = append(*c, s); return nil }
+func (c *capFlags) repeatable()        {}
 
 // serveToken is `launcher serve token …`; `launcher serve` dispatches here.
 func (e env) serveToken(args []string) error {

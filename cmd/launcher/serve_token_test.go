@@ -148,6 +148,8 @@ func TestServeTokenBadInput(t *testing.T) {
 		msg, hint string
 	}{
 		{[]string{"add", "x", "--cap", "root"}, exitUsage, `unknown capability "root" (known: host.execute)`, "give --cap host.execute"},
+		// --cap is repeatable: each value is checked, not refused as given twice.
+		{[]string{"add", "x", "--cap", "host.execute", "--cap", "root"}, exitUsage, `unknown capability "root"`, "give --cap host.execute"},
 		{[]string{"add", "Bad"}, exitUsage, `token name "Bad" starts with 'B'`, "1-64 of a-z"},
 		{[]string{"add", "a b"}, exitUsage, `token name "a b" has ' '`, "1-64 of a-z"},
 		{[]string{"add", "ci"}, exitUsage, `tokens: "ci": a token by that name exists in ` + store, "revoke the old token first"},

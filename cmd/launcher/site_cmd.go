@@ -66,6 +66,7 @@ type files []string
 
 func (f *files) String() string     { return fmt.Sprint(*f) }
 func (f *files) Set(s string) error { *f = append(*f, s); return nil }
+func (f *files) repeatable()        {}
 
 func (e env) siteBuild(args []string) error {
 	fset := flags("site build")
