@@ -320,6 +320,9 @@ func (e env) parse(fs *flag.FlagSet, help string, args []string, nargs int) ([]s
 	if name := repeatedFlag(fs, args); name != "" {
 		return nil, fail(exitUsage, "give each flag once", "%s: %s is given more than once (which one was meant?)", fs.Name(), name)
 	}
+	if name := emptyFlag(fs); name != "" {
+		return nil, fail(exitUsage, "give it a value, or leave it out for its default", "%s: --%s is given an empty value", fs.Name(), name)
+	}
 	if nargs >= 0 && len(pos) != nargs {
 		return nil, fail(exitUsage, fmt.Sprintf("run `launcher %s --help`", fs.Name()), "%s: want %d argument(s), got %d", fs.Name(), nargs, len(pos))
 	}
@@ -358,6 +361,20 @@ func repeatedFlag(fs *flag.FlagSet, args []string) string {
 		}
 	}
 	return ""
+}
+
+// emptyFlag names a string flag of fs given an empty value, or is "":
+// an unset variable (--vault "$VAULT") would otherwise quietly mean the
+// flag's default, the person's own vault or token store among them, or
+// --out "" the current directory.
+func emptyFlag(fs *flag.FlagSet) string {
+	name := ""
+	fs.Visit(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok && name == "" && g.Get() == "" {
+			name = f.Name
+		}
+	})
+	return name
 }
 
 // repeatable is a flag that collects every value given (--cap,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -179,6 +180,39 @@ func TestRepeatedFlag(t *testing.T) {
 		if got := repeatedFlag(fs, c.args); got != c.want {
 			t.Errorf("repeatedFlag(%q) = %q, want %q", c.args, got, c.want)
 		}
+	}
+}
+
+// A path flag given an empty value (an unset variable: --vault "$VAULT")
+// is a usage error, not the default: it wrote a secret to the person's
+// own vault, a token to their own store, and --out "" said the current
+// directory "exists", hinting to remove it.
+func TestEmptyFlagValue(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	key := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flag string
+		args []string
+	}{
+		{"--vault", []string{"secrets", "add", "x", "--vault", "", "--key-file", key}},
+		{"--vault", []string{"secrets", "list", "--vault=", "--key-file", key}},
+		{"--key-file", []string{"secrets", "list", "--key-file", ""}},
+		{"--tokens", []string{"serve", "token", "add", "x", "--tokens", ""}},
+		{"--out", []string{"policy", "init", "--workspace", t.TempDir(), "--out", ""}},
+		{"--as", []string{"backups", "restore", "20261202T073845.613190070Z-5a53f819", "--workspace", "/ws", "--as", ""}},
+	} {
+		var o, e bytes.Buffer
+		code := run(c.args, &o, &e)
+		if code != exitUsage || !strings.Contains(e.String(), c.flag+" is given an empty value") {
+			t.Errorf("%q: exit %d\n%s", c.args, code, e.String())
+		}
+	}
+	if ents, _ := os.ReadDir(cfg); len(ents) != 0 {
+		t.Errorf("the default config directory holds %v", ents)
 	}
 }
 
