@@ -184,6 +184,16 @@ func (e env) policyInit(args []string) error {
 	if err != nil {
 		return fail(exitUsage, "", "policy init: --out %q: %v", *out, err)
 	}
+	// A directory is not a file that exists: the hint below would tell
+	// the person to remove it.
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fail(exitUsage, "give a file name, such as --out "+shellQuote(filepath.Join(path, "policy.toml")),
+			"policy init: --out %s is a directory", printable(path))
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return fail(exitUsage, "make the directory first, or choose another --out",
+			"policy init: --out %s: its directory %s does not exist or is not a directory", printable(path), printable(filepath.Dir(path)))
+	}
 	if err := writeNew(path, text); err != nil {
 		hint := ""
 		if errors.Is(err, fs.ErrExist) {
