@@ -188,6 +188,12 @@ func (s Store) List() ([]Token, error) {
 
 // Revoke removes the token named name.
 func (s Store) Revoke(name string) error {
+	// A store that is not there holds nothing to revoke: said before the
+	// lock, which would make its directory and a .lock file (a mistyped
+	// --tokens).
+	if _, err := os.Lstat(s.Path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("tokens: revoke %q: %w: there is no store at %s", name, ErrNoSuchToken, s.Path)
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return err

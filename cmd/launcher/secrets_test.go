@@ -119,3 +119,26 @@ func TestSecretsBadNameFirstListWritesNothing(t *testing.T) {
 		t.Errorf("list left %v", ents)
 	}
 }
+
+// rm and rekey of a vault that is not there (a mistyped --vault) say so
+// and make nothing: not its directory, not a .lock file.
+func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vault := filepath.Join(dir, "typo", "vault")
+	for _, args := range [][]string{
+		{"secrets", "rm", "x", "--vault", vault, "--key-file", key},
+		{"secrets", "rekey", "--vault", vault, "--key-file", key, "--new-key-file", key},
+	} {
+		var o, e bytes.Buffer
+		if code := run(args, &o, &e); code != exitFailure || !strings.Contains(e.String(), "no vault yet at "+vault) {
+			t.Errorf("%s: exit %d\n%s", args[1], code, e.String())
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "typo")); !os.IsNotExist(err) {
+			t.Fatalf("%s of a missing vault made its directory: %v", args[1], err)
+		}
+	}
+}

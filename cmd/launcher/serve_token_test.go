@@ -52,6 +52,17 @@ func TestServeTokenAddStdoutFails(t *testing.T) {
 	}
 }
 
+// revoke of a store that is not there (a mistyped --tokens) says so and
+// makes nothing: not its directory, not a .lock file.
+func TestServeTokenRevokeMissingStoreMakesNothing(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := serveTokenRun("revoke", "ci", "--tokens", filepath.Join(dir, "typo", "serve-tokens.json"))
+	wantServeTokenFail(t, err, exitUsage, `revoke "ci": no such token: there is no store at `, "`launcher serve token list` shows the names")
+	if _, err := os.Lstat(filepath.Join(dir, "typo")); !os.IsNotExist(err) {
+		t.Errorf("revoke of a missing store made its directory: %v", err)
+	}
+}
+
 func TestServeTokenAddListRevoke(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "cfg", "serve-tokens.json")
 	stdout, stderr, err := serveTokenRun("add", "ci", "--cap", "host.execute", "--tokens", store)
