@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -148,8 +149,16 @@ func (e env) backups(args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "%s: every file matches its hash\n", rest[0])
 	case "restore":
-		if *as != "" && (*as == "." || *as == ".." || strings.ContainsRune(*as, '/')) {
-			return fail(exitUsage, "--as names the restored tree within its directory: one name, without /", "backups: --as %q is not a name", *as)
+		const asHint = "--as names the restored tree within its directory: one name, without /"
+		switch {
+		case *as == "." || *as == ".." || strings.ContainsRune(*as, '/'):
+			return fail(exitUsage, asHint, "backups: --as %q is not a name", *as)
+		case len(*as) > 255:
+			return fail(exitUsage, asHint, "backups: --as is %d bytes, more than a file name may have (255)", len(*as))
+		case strings.ContainsFunc(*as, unicode.IsControl):
+			// Surely a slip (a pasted escape sequence, a newline), and a
+			// name every later listing of the workspace would print.
+			return fail(exitUsage, asHint, "backups: --as %q holds a control character", *as)
 		}
 		info, _, err := store.Show(rest[0])
 		if err != nil {

@@ -397,10 +397,16 @@ func TestBackupsBadInputIsUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := w.stage(t, "d", "d")
-	for _, args := range [][]string{{"show", "nope"}, {"verify", "nope"}, {"restore", "nope"}, {"restore", id, "--as", "a/b"}, {"restore", id, "--as", ".."}} {
+	for _, args := range [][]string{{"show", "nope"}, {"verify", "nope"}, {"restore", "nope"}, {"restore", id, "--as", "a/b"}, {"restore", id, "--as", ".."},
+		// Too long for a file name; a control character (a paste's
+		// escape sequence) that would be in the workspace for good.
+		{"restore", id, "--as", strings.Repeat("a", 256)}, {"restore", id, "--as", "x\x1b[2J"}, {"restore", id, "--as", "x\n"}} {
 		code, _, errs := w.run(t, args...)
 		if code != exitUsage || !strings.Contains(errs, "launcher: hint:") {
-			t.Errorf("%v: %d %s", args, code, errs)
+			t.Errorf("%q: %d %s", args, code, errs)
 		}
+	}
+	if es, _ := os.ReadDir(w.ws); len(es) != 0 {
+		t.Errorf("refused restores left %v", es)
 	}
 }
