@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/argon2"
@@ -176,7 +177,14 @@ func header(data []byte) ([]byte, error) {
 	if len(data) > maxVaultSize {
 		return nil, fmt.Errorf("vault: %d bytes, more than a vault can hold (%d)", len(data), maxVaultSize)
 	}
-	if len(data) < 10 || string(data[:8]) != magic {
+	// An empty file, or one cut inside the version, is said as such: the
+	// magic is not wrong, there is too little of it.
+	switch {
+	case len(data) == 0:
+		return nil, errors.New("vault: the file is empty (0 bytes), not a vault")
+	case len(data) < 10 && strings.HasPrefix(magic+"\x00\x00", string(data)):
+		return nil, fmt.Errorf("vault: truncated: %d bytes, the header and tag alone take %d", len(data), headerSize+chacha20poly1305.Overhead)
+	case len(data) < 10 || string(data[:8]) != magic:
 		return nil, errors.New("vault: not a pinfold vault (bad magic)")
 	}
 	switch version := binary.BigEndian.Uint16(data[8:]); {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,16 @@ func TestVaultHeaderChecks(t *testing.T) {
 	}
 	if _, err := Open(append([]byte("NOTVAULT"), b[8:]...), key); err == nil || !strings.Contains(err.Error(), "bad magic") {
 		t.Errorf("bad magic: %v", err)
+	}
+	// Too little of a vault is not "bad magic": an empty file, or one cut
+	// before its version ends.
+	if _, err := NeedsPassphrase(nil); err == nil || !strings.Contains(err.Error(), "the file is empty") {
+		t.Errorf("empty: %v", err)
+	}
+	for n := 1; n < 10; n++ {
+		if _, err := NeedsPassphrase(b[:n]); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("truncated: %d bytes", n)) {
+			t.Errorf("cut to %d bytes: %v", n, err)
+		}
 	}
 }
 
