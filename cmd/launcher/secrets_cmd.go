@@ -97,7 +97,9 @@ func (e env) secrets(args []string) error {
 		}
 	}
 	if sub != "list" {
-		unlock, err := kms.Lock(path)
+		unlock, err := kms.Lock(path, func() {
+			fmt.Fprintf(e.stderr, "launcher: waiting for the lock of the vault %s: another `launcher secrets` is changing it (and may be at a prompt)\n", path)
+		})
 		if err != nil {
 			return err
 		}

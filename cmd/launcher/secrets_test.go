@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -11,8 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/kms"
 )
 
 // Without a key file and without a terminal to ask on, there is no key:
@@ -140,5 +144,52 @@ func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dir, "typo")); !os.IsNotExist(err) {
 			t.Fatalf("%s of a missing vault made its directory: %v", args[1], err)
 		}
+	}
+}
+
+// A change that has to wait for the vault's lock says so: its holder may
+// be at a passphrase or value prompt for as long as its person likes,
+// and the second command hung without a word. Once the lock is free it
+// goes on, and both changes are kept.
+func TestSecretsSaysItWaitsForTheLock(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vault := filepath.Join(dir, "cfg", "vault")
+	unlock, err := kms.Lock(vault, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", "second", "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("v")}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stderr).ReadString('\n')
+		said <- line
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case line := <-said:
+		if !strings.HasPrefix(line, "launcher: waiting for the lock of the vault "+vault) {
+			t.Errorf("while the lock was held it said %q", line)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("said nothing in 10 s while the lock was held")
+	}
+	unlock()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("add once the lock was free: %v", err)
+	}
+	out, err := (&exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "list", "--vault", vault, "--key-file", key}}).Output()
+	if err != nil || !strings.HasPrefix(string(out), "second\t") {
+		t.Errorf("list: %q %v", out, err)
 	}
 }

@@ -122,8 +122,10 @@ func privateDir(dir string) error {
 
 // Lock takes the vault's lock (a file beside it, flock'ed), so that two
 // changes at once cannot lose one another's secrets. It waits for a
-// holder; the returned function releases it.
-func Lock(path string) (func(), error) {
+// holder, calling waiting first (when not nil), since the holder may be
+// at a prompt for as long as its person likes; the returned function
+// releases it.
+func Lock(path string, waiting func()) (func(), error) {
 	if err := privateDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -131,7 +133,14 @@ func Lock(path string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("vault: lock: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == unix.EWOULDBLOCK {
+		if waiting != nil {
+			waiting()
+		}
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+	}
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("vault: lock %s: %w", f.Name(), err)
 	}
