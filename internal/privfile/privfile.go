@@ -27,9 +27,12 @@ func Replace(path string, data []byte) (err error) {
 	}
 	dir := filepath.Dir(path)
 	sweep(dir, "."+filepath.Base(path)+"-")
+	// Until the rename the old file is as it was, and the error says so:
+	// a full disk must not read as a lost or damaged file.
+	unchanged := func(err error) error { return fmt.Errorf("%s is unchanged: %w", path, err) }
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
 	if err != nil {
-		return err
+		return unchanged(err)
 	}
 	renamed := false
 	defer func() {
@@ -39,20 +42,21 @@ func Replace(path string, data []byte) (err error) {
 		}
 	}()
 	// CreateTemp makes the file 0600 already; say so rather than rely on it.
+	// (The errors of *os.File name the file and the operation already.)
 	if err := tmp.Chmod(0o600); err != nil {
-		return err
+		return unchanged(err)
 	}
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+		return unchanged(err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
+		return unchanged(err)
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return unchanged(err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
+		return unchanged(err)
 	}
 	renamed = true
 	d, err := os.Open(dir)

@@ -224,3 +224,34 @@ func TestCheckAncestorsResolves(t *testing.T) {
 		t.Errorf("control, the chain with %s 0755: %v", open, err)
 	}
 }
+
+// A full disk fails the write with the old file as it was, and says so
+// (naming the file once, not the temporary file's write twice); no
+// temporary file is left.
+func TestReplaceFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to mount a small tmpfs")
+	}
+	dir := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64k,mode=0700"); err != nil {
+		t.Skipf("mounting a tmpfs: %v", err)
+	}
+	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	path := filepath.Join(dir, "vault")
+	if err := Replace(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	err := Replace(path, make([]byte, 128<<10))
+	if !errors.Is(err, syscall.ENOSPC) || !strings.HasPrefix(err.Error(), path+" is unchanged: write ") || strings.Count(err.Error(), "write ") != 1 {
+		t.Errorf("full disk: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("the old file holds %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
