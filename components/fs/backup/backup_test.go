@@ -496,6 +496,33 @@ func TestTamperedCopy(t *testing.T) {
 	}
 }
 
+// Verify checks the manifest's summary (what list and show print)
+// against its entries: a changed count or byte total is ErrCorrupt, not
+// "every file matches its hash".
+func TestVerifyManifestSummary(t *testing.T) {
+	for _, field := range []string{"type", "entry_count", "files", "skipped", "bytes"} {
+		t.Run(field, func(t *testing.T) {
+			w := newWorld(t, 0)
+			dir, b := stagedTree(t, w, 5000, "d")
+			removeTree(t, dir)
+			must(t, w.store.Verify(b.ID))
+			p := filepath.Join(w.storeDir, b.ID, manifestName)
+			raw, err := os.ReadFile(p)
+			must(t, err)
+			var m map[string]json.RawMessage
+			must(t, json.Unmarshal(raw, &m))
+			m[field] = json.RawMessage(`7`)
+			if field == "type" {
+				m[field] = json.RawMessage(`"file"`)
+			}
+			raw, err = json.Marshal(m)
+			must(t, err)
+			must(t, os.WriteFile(p, raw, 0o600))
+			wantErr(t, w.store.Verify(b.ID), ErrCorrupt)
+		})
+	}
+}
+
 // Restore refuses ids that are not ids, names that are not one name, and
 // a name that exists or appears during the restore; nothing existing is
 // changed.

@@ -118,7 +118,9 @@
 //     touched (evictions already planned and done stay done).
 //   - Verify re-reads a stored copy and checks names, types, sizes,
 //     SHA-256 of every file, link targets and the tree hash against the
-//     manifest (ErrCorrupt, naming the first difference).
+//     manifest, and the manifest's summary (type, counts, bytes; not
+//     its quota charge) against its entries (ErrCorrupt, naming the
+//     first difference).
 //   - Restore builds the tree under a temporary name (RestorePrefix) in
 //     dst, each entry made exclusively (O_EXCL, mkdirat, symlinkat,
 //     mkfifoat), then opened once, by name with O_NOFOLLOW (a link

@@ -28,7 +28,8 @@ const RestorePrefix = ".pinfold-restore-"
 
 // Verify reads backup id's stored copy again and checks it against the
 // manifest: the same names in the same order, types, sizes, SHA-256 of
-// every file, link targets, and the tree hash. A difference is ErrCorrupt.
+// every file, link targets, the tree hash, and the manifest's summary.
+// A difference is ErrCorrupt.
 func (s *Store) Verify(id string) error {
 	bfd, err := s.openBackup(id, false)
 	if err != nil {
@@ -41,6 +42,15 @@ func (s *Store) Verify(id string) error {
 	}
 	if h := treeHash(m.Entries); h != m.TreeSHA256 {
 		return fmt.Errorf("%w: %s: the manifest's entries hash to %s, it records %s", ErrCorrupt, id, h, m.TreeSHA256)
+	}
+	// The summary List and show print is the entries' too. (Not Size:
+	// what an entry is charged has changed since backups were first
+	// kept, and a backup keeps the charge it was made with.)
+	sum := m.Info
+	summarise(&sum, m.Entries)
+	if sum.Type != m.Type || sum.Entries != m.Info.Entries || sum.Files != m.Files || sum.Skipped != m.Skipped || sum.Bytes != m.Bytes {
+		return fmt.Errorf("%w: %s: the manifest says %s, %d entries, %d files, %d skipped, %d bytes; its entries are %s, %d, %d, %d, %d",
+			ErrCorrupt, id, m.Type, m.Info.Entries, m.Files, m.Skipped, m.Bytes, sum.Type, sum.Entries, sum.Files, sum.Skipped, sum.Bytes)
 	}
 	w := newWalker(walkHash)
 	if err := w.child(bfd, dataName, ".", -1); err != nil {
