@@ -215,8 +215,14 @@ func (e env) backups(args []string) error {
 		}
 		if err := store.RestoreContext(ctx, rest[0], d, name, owner); errors.Is(err, context.Canceled) {
 			return fail(exitFailure, "", "backups: the restore of %s was interrupted: nothing was restored, and what it had made is removed", rest[0])
-		} else if err != nil {
+		} else if errors.Is(err, backup.ErrExists) {
 			return fail(exitFailure, "give another name with --as NAME", "backups: %v", err)
+		} else if errors.Is(err, backup.ErrCorrupt) {
+			return fail(exitFailure, "`launcher backups verify "+rest[0]+" --workspace DIR` checks the whole backup", "backups: %v", err)
+		} else if err != nil {
+			// A full or read-only disk, a directory refused: another
+			// name would not help.
+			return fail(exitFailure, "", "backups: %v", err)
 		}
 		fmt.Fprintf(e.stdout, "restored %s to %q\n", rest[0], filepath.Join(parent, name))
 	}

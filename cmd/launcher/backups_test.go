@@ -291,6 +291,37 @@ func TestBackupsRestoreInterrupted(t *testing.T) {
 	}
 }
 
+// A restore's hint fits its failure: another name with --as only when
+// the name is taken; verify for a damaged backup, not another name.
+func TestBackupsRestoreHints(t *testing.T) {
+	w := newBackupsWorld(t)
+	d := filepath.Join(w.ws, "d")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "f"), []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := w.stage(t, "d", "d")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := w.run(t, "restore", id)
+	if code != exitFailure || !strings.Contains(errs, "already exists") || !strings.Contains(errs, "launcher: hint: give another name with --as NAME") {
+		t.Errorf("restore onto an existing name: %d\n%s%s", code, out, errs)
+	}
+	if err := os.WriteFile(filepath.Join(w.store, id, "data", "f"), []byte("DATA"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = w.run(t, "restore", id, "--as", "d2")
+	if code != exitFailure || !strings.Contains(errs, "does not match its manifest") || strings.Contains(errs, "--as") || !strings.Contains(errs, "launcher: hint: `launcher backups verify "+id) {
+		t.Errorf("restore of a damaged backup: %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Lstat(filepath.Join(w.ws, "d2")); !os.IsNotExist(err) {
+		t.Errorf("a damaged backup was restored: %v", err)
+	}
+}
+
 // A --workspace that is not a directory is refused for restore.
 func TestBackupsRestoreRefusesWorkspaceNotADirectory(t *testing.T) {
 	w := newBackupsWorld(t)
