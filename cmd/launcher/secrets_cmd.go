@@ -31,7 +31,7 @@ rm     removes one secret.
 rekey  seals the vault under a new passphrase or --new-key-file.
 
 Every change is written atomically: the old vault or the new one, never
-half of either.
+half of either. A bad or taken name, or one rm does not find, exits 120.
 
 ` + exitCodesHelp
 
@@ -140,11 +140,15 @@ func (e env) secrets(args []string) error {
 			return err
 		}
 		defer clear(value)
-		if err := v.Add(rest[0], value, time.Now()); err != nil {
+		if err := v.Add(rest[0], value, time.Now()); errors.Is(err, kms.ErrExists) {
+			return fail(exitUsage, "`launcher secrets rm "+rest[0]+"` first to replace it, or choose another name", "%v", err)
+		} else if err != nil {
 			return err
 		}
 	case "rm":
-		if err := v.Remove(rest[0]); err != nil {
+		if err := v.Remove(rest[0]); errors.Is(err, kms.ErrNoSecret) {
+			return fail(exitUsage, "`launcher secrets list` shows the names", "%v", err)
+		} else if err != nil {
 			return err
 		}
 	case "rekey":

@@ -133,6 +133,10 @@ var (
 	ErrWrongKey = errors.New("vault: wrong passphrase or key, or the vault was altered")
 	// ErrNewerFormat: a vault written by a newer launcher.
 	ErrNewerFormat = errors.New("vault: written by a newer launcher")
+	// ErrExists: Add was given a name the vault holds.
+	ErrExists = errors.New("is already there")
+	// ErrNoSecret: Remove was given a name the vault does not hold.
+	ErrNoSecret = errors.New("no secret named")
 )
 
 // Open unseals a vault file's bytes.
@@ -269,7 +273,7 @@ func (v *Vault) Add(name string, value []byte, now time.Time) error {
 		return err
 	}
 	if v.index(name) >= 0 {
-		return fmt.Errorf("vault: %q is already there (remove it first to replace it)", name)
+		return fmt.Errorf("vault: %q %w (remove it first to replace it)", name, ErrExists)
 	}
 	if len(v.Secrets) >= maxSecrets {
 		return fmt.Errorf("vault: already holds %d secrets, the most it may", maxSecrets)
@@ -282,7 +286,7 @@ func (v *Vault) Add(name string, value []byte, now time.Time) error {
 func (v *Vault) Remove(name string) error {
 	i := v.index(name)
 	if i < 0 {
-		return fmt.Errorf("vault: no secret named %q", name)
+		return fmt.Errorf("vault: %w %q", ErrNoSecret, name)
 	}
 	clear(v.Secrets[i].Value)
 	v.Secrets = slices.Delete(v.Secrets, i, i+1)
