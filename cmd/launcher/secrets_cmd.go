@@ -96,6 +96,14 @@ func (e env) secrets(args []string) error {
 			return err
 		}
 	}
+	// So is a key file: one refused (a typo, a loose mode) must not
+	// leave the first add's directory and .lock file made.
+	var key kms.Key
+	if *keyFile != "" {
+		if key, err = kms.ReadKeyFile(*keyFile); err != nil {
+			return err
+		}
+	}
 	if sub != "list" {
 		unlock, err := kms.Lock(path, func() {
 			fmt.Fprintf(e.stderr, "launcher: waiting for the lock of the vault %s: another `launcher secrets` is changing it (and may be at a prompt)\n", path)
@@ -121,9 +129,10 @@ func (e env) secrets(args []string) error {
 			return fail(exitUsage, "give --key-file FILE", "secrets: the vault %s is sealed with a key file", path)
 		}
 	}
-	key, err := e.vaultKey(*keyFile, "--key-file", tty, creating)
-	if err != nil {
-		return err
+	if *keyFile == "" {
+		if key, err = e.vaultKey("", "--key-file", tty, creating); err != nil {
+			return err
+		}
 	}
 	var v *kms.Vault
 	if creating {

@@ -125,7 +125,8 @@ func TestSecretsBadNameFirstListWritesNothing(t *testing.T) {
 }
 
 // rm and rekey of a vault that is not there (a mistyped --vault) say so
-// and make nothing: not its directory, not a .lock file.
+// and make nothing: not its directory, not a .lock file; nor does an add
+// whose key file is refused.
 func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key")
@@ -133,12 +134,18 @@ func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	vault := filepath.Join(dir, "typo", "vault")
-	for _, args := range [][]string{
-		{"secrets", "rm", "x", "--vault", vault, "--key-file", key},
-		{"secrets", "rekey", "--vault", vault, "--key-file", key, "--new-key-file", key},
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"secrets", "rm", "x", "--vault", vault, "--key-file", key}, "no vault yet at " + vault},
+		{[]string{"secrets", "rekey", "--vault", vault, "--key-file", key, "--new-key-file", key}, "no vault yet at " + vault},
+		// The first add, with a key file that is refused.
+		{[]string{"secrets", "add", "x", "--vault", vault, "--key-file", key + ".typo"}, "key file: open " + key + ".typo: no such file"},
 	} {
+		args := c.args
 		var o, e bytes.Buffer
-		if code := run(args, &o, &e); code != exitFailure || !strings.Contains(e.String(), "no vault yet at "+vault) {
+		if code := run(args, &o, &e); code != exitFailure || !strings.Contains(e.String(), c.want) {
 			t.Errorf("%s: exit %d\n%s", args[1], code, e.String())
 		}
 		if _, err := os.Lstat(filepath.Join(dir, "typo")); !os.IsNotExist(err) {
