@@ -200,7 +200,14 @@ func (e env) backups(args []string) error {
 		// and no mount, or a planted link would send the tree elsewhere.
 		parent := filepath.Join(*ws, filepath.Dir(rel))
 		d, err := openBeneath(*ws, filepath.Dir(rel))
-		if err != nil {
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			return fail(exitFailure, fmt.Sprintf("make it (as the workspace's owner: mkdir -p %s) and restore again, or restore the backup of a directory above it", shellQuote(parent)),
+				"backups: the place to restore to, %q, does not exist (the tree goes back where it was)", parent)
+		case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+			return fail(exitFailure, "",
+				"backups: the place to restore to, %q, is or passes through a symbolic link or a mount point: restore goes through neither, which the agent could have pointed anywhere", parent)
+		case err != nil:
 			return fail(exitFailure, "", "backups: the place to restore to, %q: %v", parent, err)
 		}
 		defer d.Close()

@@ -322,6 +322,34 @@ func TestBackupsRestoreHints(t *testing.T) {
 	}
 }
 
+// A place to restore to that is gone, or is now a symbolic link, is said
+// in words, not as ENOENT's or ELOOP's, with what to do when it is gone.
+func TestBackupsRestorePlaceRefused(t *testing.T) {
+	w := newBackupsWorld(t)
+	if err := os.MkdirAll(filepath.Join(w.ws, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := w.stage(t, "a/b", "a/b")
+	if err := os.Rename(filepath.Join(w.ws, "a"), filepath.Join(w.ws, "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(w.ws, "a")
+	code, out, errs := w.run(t, "restore", id)
+	if code != exitFailure || !strings.Contains(errs, fmt.Sprintf("the place to restore to, %q, does not exist", a)) || !strings.Contains(errs, "launcher: hint: make it (as the workspace's owner: mkdir -p "+a+")") {
+		t.Errorf("restore into a directory that is gone: %d\n%s%s", code, out, errs)
+	}
+	if err := os.Symlink("elsewhere", a); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = w.run(t, "restore", id)
+	if code != exitFailure || !strings.Contains(errs, "is or passes through a symbolic link or a mount point") {
+		t.Errorf("restore through a symbolic link: %d\n%s%s", code, out, errs)
+	}
+	if es, _ := os.ReadDir(filepath.Join(w.ws, "elsewhere")); len(es) != 0 {
+		t.Errorf("restored through the link: %v", es)
+	}
+}
+
 // A --workspace that is not a directory is refused for restore.
 func TestBackupsRestoreRefusesWorkspaceNotADirectory(t *testing.T) {
 	w := newBackupsWorld(t)
