@@ -66,6 +66,9 @@ var (
 	// symlink, not a regular file, not the caller's, open to others, too
 	// large) or is not a valid token store.
 	ErrBadStore = errors.New("tokens: bad store")
+	// ErrNewerStore: a store written by a newer launcher (a version
+	// above this one's); it is ErrBadStore too.
+	ErrNewerStore = errors.New("written by a newer launcher")
 	// ErrNotDurable: the new store is in place, but syncing its directory
 	// failed, so a crash now might bring back the old one.
 	ErrNotDurable = errors.New("tokens: the change is made, but the directory could not be synced")
@@ -312,7 +315,7 @@ func (s Store) read() ([]Token, error) {
 	}
 	toks, err := decodeTokens(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadStore, s.Path, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrBadStore, s.Path, err)
 	}
 	parsed.Lock()
 	parsed.path, parsed.key, parsed.toks = s.Path, key, slices.Clone(toks)
@@ -356,6 +359,8 @@ func decodeTokens(b []byte) ([]Token, error) {
 	switch {
 	case f.Version == nil:
 		return nil, errors.New("no \"version\"")
+	case *f.Version > tokenStoreVersion:
+		return nil, fmt.Errorf("version %d: this launcher reads version %d (%w)", *f.Version, tokenStoreVersion, ErrNewerStore)
 	case *f.Version != tokenStoreVersion:
 		return nil, fmt.Errorf("version %d: this launcher reads version %d", *f.Version, tokenStoreVersion)
 	case f.Tokens == nil:

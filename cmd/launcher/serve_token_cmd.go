@@ -166,6 +166,9 @@ func tokenStoreError(err error) error {
 		return fail(exitUsage, "choose another name, or revoke the old token first (`launcher serve token revoke NAME`)", "%w", err)
 	case errors.Is(err, gateway.ErrNoSuchToken):
 		return fail(exitUsage, "`launcher serve token list` shows the names", "%w", err)
+	case errors.Is(err, gateway.ErrNewerStore):
+		// Not a store to move aside: the launcher that wrote it reads it.
+		return fail(exitFailure, "upgrade the launcher, or use the one that wrote it", "%w", err)
 	case errors.Is(err, gateway.ErrBadStore):
 		return fail(exitFailure, "the store must be a regular file of yours, mode 0600, in a directory only you can write, as `launcher serve token add` writes it; fix it, or move it aside and add the tokens again", "%w", err)
 	}

@@ -219,6 +219,20 @@ func TestServeTokenRefusesBadStore(t *testing.T) {
 	}
 	_, _, err = serveTokenRun("add", "x", "--tokens", bad)
 	wantServeTokenFail(t, err, exitFailure, `tokens: bad store: `+bad+`: not a token store: json: unknown field "secret"`, hint)
+
+	// A store from a newer launcher is not one to move aside and make
+	// again (its tokens would be lost): the hint is to upgrade.
+	newer := filepath.Join(dir, "newer.json")
+	if err := os.WriteFile(newer, []byte(`{"version":2,"tokens":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"list"}, {"add", "two"}} {
+		_, _, err = serveTokenRun(append(args, "--tokens", newer)...)
+		wantServeTokenFail(t, err, exitFailure, "tokens: bad store: "+newer+": version 2: this launcher reads version 1 (written by a newer launcher)", "upgrade the launcher")
+		if err != nil && strings.Contains(err.(*cliError).hint, "move it aside") {
+			t.Errorf("%s: a newer store hinted %q", args[0], err.(*cliError).hint)
+		}
+	}
 }
 
 // Twenty processes adding at once lose none of one another's tokens (the
