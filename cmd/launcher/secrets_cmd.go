@@ -88,11 +88,12 @@ func (e env) secrets(args []string) error {
 	// One change at a time: read, change and write under the vault's
 	// lock. list changes nothing, and the vault is replaced whole by a
 	// rename: it reads without the lock (so without writing beside it).
-	// Only add makes a vault: rm or rekey of one that is not there (a
-	// mistyped --vault) is said before the lock, which would make its
-	// directory and a .lock file.
-	if sub == "rm" || sub == "rekey" {
-		if _, err := kms.ReadFile(path); err != nil {
+	// A vault refused (a FIFO, a directory, a device, a loose mode) is
+	// said before the lock, which would make a .lock file beside it; and
+	// only add makes a vault: rm or rekey of one that is not there (a
+	// mistyped --vault) is said before the lock makes its directory.
+	if sub != "list" {
+		if _, err := kms.ReadFile(path); err != nil && !(sub == "add" && errors.Is(err, kms.ErrNoVault)) {
 			return err
 		}
 	}

@@ -126,7 +126,8 @@ func TestSecretsBadNameFirstListWritesNothing(t *testing.T) {
 
 // rm and rekey of a vault that is not there (a mistyped --vault) say so
 // and make nothing: not its directory, not a .lock file; nor does an add
-// whose key file is refused.
+// whose key file is refused, nor a change of a vault that is a FIFO or a
+// directory (no .lock beside it).
 func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key")
@@ -134,6 +135,15 @@ func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	vault := filepath.Join(dir, "typo", "vault")
+	for _, step := range []error{
+		os.Mkdir(filepath.Join(dir, "fifo"), 0o700),
+		unix.Mkfifo(filepath.Join(dir, "fifo", "vault"), 0o600),
+		os.MkdirAll(filepath.Join(dir, "dir", "vault"), 0o700),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -142,6 +152,9 @@ func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
 		{[]string{"secrets", "rekey", "--vault", vault, "--key-file", key, "--new-key-file", key}, "no vault yet at " + vault},
 		// The first add, with a key file that is refused.
 		{[]string{"secrets", "add", "x", "--vault", vault, "--key-file", key + ".typo"}, "key file: open " + key + ".typo: no such file"},
+		// A vault that is a FIFO or a directory: no .lock beside it.
+		{[]string{"secrets", "add", "x", "--vault", filepath.Join(dir, "fifo", "vault"), "--key-file", key}, "fifo/vault is not a regular file"},
+		{[]string{"secrets", "add", "x", "--vault", filepath.Join(dir, "dir", "vault"), "--key-file", key}, "dir/vault is not a regular file"},
 	} {
 		args := c.args
 		var o, e bytes.Buffer
@@ -150,6 +163,11 @@ func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
 		}
 		if _, err := os.Lstat(filepath.Join(dir, "typo")); !os.IsNotExist(err) {
 			t.Fatalf("%s of a missing vault made its directory: %v", args[1], err)
+		}
+	}
+	for _, d := range []string{"fifo", "dir"} {
+		if ents, _ := os.ReadDir(filepath.Join(dir, d)); len(ents) != 1 {
+			t.Errorf("beside a %s vault: %v", d, ents)
 		}
 	}
 }
