@@ -143,6 +143,11 @@ func (s Store) Add(name string, caps []string, now time.Time) (secret string, er
 	if caps == nil {
 		caps = []string{} // `[]`, not `null`, in the file
 	}
+	// A store refused (a directory, a FIFO, a loose mode) is said before
+	// the lock, which would make a .lock file beside it.
+	if _, err := s.read(); err != nil {
+		return "", err
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return "", err
@@ -196,6 +201,10 @@ func (s Store) Revoke(name string) error {
 	// --tokens).
 	if _, err := os.Lstat(s.Path); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("tokens: revoke %q: %w: there is no store at %s", name, ErrNoSuchToken, s.Path)
+	}
+	// Nor is a .lock made beside a store that is refused.
+	if _, err := s.read(); err != nil {
+		return err
 	}
 	unlock, err := s.lock()
 	if err != nil {

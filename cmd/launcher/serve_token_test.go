@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/pinfold/pinfold/gateway"
@@ -60,6 +61,23 @@ func TestServeTokenRevokeMissingStoreMakesNothing(t *testing.T) {
 	wantServeTokenFail(t, err, exitUsage, `revoke "ci": no such token: there is no store at `, "`launcher serve token list` shows the names")
 	if _, err := os.Lstat(filepath.Join(dir, "typo")); !os.IsNotExist(err) {
 		t.Errorf("revoke of a missing store made its directory: %v", err)
+	}
+	// Nor does a change of a store that is a directory or a FIFO leave a
+	// .lock beside it.
+	for _, step := range []error{os.Mkdir(filepath.Join(dir, "d"), 0o700), os.Mkdir(filepath.Join(dir, "d", "store"), 0o700),
+		os.Mkdir(filepath.Join(dir, "p"), 0o700), syscall.Mkfifo(filepath.Join(dir, "p", "store"), 0o600)} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	for _, d := range []string{"d", "p"} {
+		for _, args := range [][]string{{"add", "ci"}, {"revoke", "ci"}} {
+			_, _, err := serveTokenRun(append(args, "--tokens", filepath.Join(dir, d, "store"))...)
+			wantServeTokenFail(t, err, exitFailure, "store is not a regular file", "")
+		}
+		if ents, _ := os.ReadDir(filepath.Join(dir, d)); len(ents) != 1 {
+			t.Errorf("beside the store: %v", ents)
+		}
 	}
 }
 
