@@ -143,9 +143,7 @@ func (s Store) Add(name string, caps []string, now time.Time) (secret string, er
 	if caps == nil {
 		caps = []string{} // `[]`, not `null`, in the file
 	}
-	// A store refused (a directory, a FIFO, a loose mode) is said before
-	// the lock, which would make a .lock file beside it.
-	if _, err := s.read(); err != nil {
+	if err := s.refusedFile(); err != nil {
 		return "", err
 	}
 	unlock, err := s.lock()
@@ -202,8 +200,7 @@ func (s Store) Revoke(name string) error {
 	if _, err := os.Lstat(s.Path); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("tokens: revoke %q: %w: there is no store at %s", name, ErrNoSuchToken, s.Path)
 	}
-	// Nor is a .lock made beside a store that is refused.
-	if _, err := s.read(); err != nil {
+	if err := s.refusedFile(); err != nil {
 		return err
 	}
 	unlock, err := s.lock()
@@ -220,6 +217,18 @@ func (s Store) Revoke(name string) error {
 		return fmt.Errorf("tokens: revoke %q: %w in %s", name, ErrNoSuchToken, s.Path)
 	}
 	return s.write(slices.Delete(toks, i, i+1))
+}
+
+// refusedFile says why the store file itself is refused (not a regular
+// file, another's, a loose mode), before Add or Revoke take the lock,
+// which would make a .lock beside a directory or a FIFO. No file, or a
+// symlink, is left to the lock and read (which refuse the symlink).
+func (s Store) refusedFile() error {
+	st, err := os.Lstat(s.Path)
+	if err != nil || st.Mode()&os.ModeSymlink != 0 {
+		return nil
+	}
+	return checkTokenFileInfo(s.Path, st)
 }
 
 // Verify returns the token whose secret is secret. A malformed secret,
