@@ -442,6 +442,16 @@ const maxSecretName = 64
 // CheckSecretName checks a vault entry's name, for the policy and the
 // vault alike: the two must agree on what a policy can name.
 func CheckSecretName(s string) error {
+	// Length first, and a name far too long (a value pasted in its
+	// place) quoted by its start only: whole, it filled the CLI's error
+	// line, which was cut before the reason.
+	if len(s) > maxSecretName {
+		q := strconv.Quote(s)
+		if len(s) > 2*maxSecretName {
+			q = fmt.Sprintf("%.20q... (%d bytes)", s, len(s))
+		}
+		return fmt.Errorf("secret name %s is longer than %d characters", q, maxSecretName)
+	}
 	if s != strings.ToLower(s) {
 		return fmt.Errorf("secret name %q has upper-case letters: names are lower case", s)
 	}
@@ -450,9 +460,6 @@ func CheckSecretName(s string) error {
 	}
 	if s[0] < 'a' || s[0] > 'z' {
 		return fmt.Errorf("secret name %q does not start with a letter", s)
-	}
-	if len(s) > maxSecretName {
-		return fmt.Errorf("secret name %q is longer than %d characters", s, maxSecretName)
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func (e env) secrets(args []string) error {
 	// passphrase and the value are asked for.
 	if sub == "add" || sub == "rm" {
 		if err := kms.CheckName(rest[0]); err != nil {
-			return fail(exitUsage, "a secret's name is lower-case letters, digits and _ (as the policy's [[secrets]] names it)", "secrets %s: %v", sub, err)
+			return fail(exitUsage, "a secret's name is a lower-case letter, then lower-case letters, digits, '_' or '-', at most 64 (as the policy's [[secrets]] names it)", "secrets %s: %v", sub, err)
 		}
 	}
 	path := *vaultPath

@@ -218,3 +218,16 @@ func TestSecretsSaysItWaitsForTheLock(t *testing.T) {
 		t.Errorf("list: %q %v", out, err)
 	}
 }
+
+// A name far too long (a value pasted in its place) is said to be too
+// long, within the error line: it was quoted whole, and the line was cut
+// before the reason.
+func TestSecretsLongNameSaysWhy(t *testing.T) {
+	var o, e bytes.Buffer
+	code := run([]string{"secrets", "add", strings.Repeat("a", 10000), "--vault", filepath.Join(t.TempDir(), "vault")}, &o, &e)
+	// The hint names every character a name may have, '-' too.
+	if code != exitUsage || !strings.Contains(e.String(), "(10000 bytes) is longer than 64 characters") || len(e.String()) > 1000 ||
+		!strings.Contains(e.String(), "launcher: hint: a secret's name is a lower-case letter, then lower-case letters, digits, '_' or '-', at most 64") {
+		t.Errorf("exit %d, %d bytes on stderr:\n%.300s", code, len(e.String()), e.String())
+	}
+}
