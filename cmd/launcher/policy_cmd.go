@@ -252,6 +252,14 @@ func writeNew(path string, data []byte) (err error) {
 		}
 		return err
 	}
+	// The name is durable once its directory is: the link, and the
+	// temporary name's removal, are entries in it. The policy is at its
+	// name by now, so a failure here is not the write's.
+	os.Remove(tmp.Name())
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
 	return nil
 }
 
