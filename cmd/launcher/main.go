@@ -136,8 +136,15 @@ type env struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	e := env{stdout, stderr}
+	out := &checkedWriter{w: stdout}
+	e := env{out, stderr}
 	err := e.dispatch(args)
+	if err == nil && out.err != nil {
+		// What the command printed did not all arrive (a full disk, a
+		// closed descriptor): a hash, a list or a report the person
+		// would act on is missing or cut, so it is not a success.
+		err = fail(exitFailure, "", "writing standard output: %v", out.err)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -155,6 +162,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "launcher: hint: %s\n", oneLine(ce.hint))
 	}
 	return code
+}
+
+// checkedWriter is a command's standard output, keeping its first write
+// error.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // oneLine keeps an error on one line so each problem is one line of

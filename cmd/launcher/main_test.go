@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -238,3 +239,28 @@ func ownCopy(t *testing.T) string {
 	}
 	return dir
 }
+
+// A command whose standard output does not take what it prints fails
+// (125, said on stderr): `launcher policy hash P >/dev/full` exited 0
+// with no hash written (a hunt). The control: the same command, written.
+func TestStdoutWriteFailure(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "p.toml")
+	if err := os.WriteFile(name, []byte("version = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"policy", "hash", name}, {"register", "list"}} {
+		var o, e bytes.Buffer
+		if code := run(args, &o, &e); code != 0 || o.Len() == 0 {
+			t.Fatalf("control: %v: %d, %d bytes out; stderr %q", args, code, o.Len(), e.String())
+		}
+		e.Reset()
+		if code := run(args, failingWriter{}, &e); code != exitFailure || !strings.Contains(e.String(), "launcher: error: writing standard output: no space left on device") {
+			t.Errorf("%v to a full stdout: %d, stderr %q; want %d and the write's error", args, code, e.String(), exitFailure)
+		}
+	}
+}
+
+// failingWriter fails every write, as /dev/full does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
