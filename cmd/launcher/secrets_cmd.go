@@ -138,7 +138,11 @@ func (e env) secrets(args []string) error {
 	var v *kms.Vault
 	if creating {
 		v = kms.New(key)
-	} else if v, err = kms.Open(data, key); err != nil {
+	} else if v, err = kms.Open(data, key); errors.Is(err, kms.ErrWrongKey) && *keyFile != "" {
+		// A key file's every byte is the key: one edited or written
+		// again (a newline added or dropped) is another key.
+		return fail(exitFailure, "the key file must be the very bytes the vault was sealed with: an editor's added or dropped final newline makes another key", "%v", err)
+	} else if err != nil {
 		return err
 	}
 	switch sub {

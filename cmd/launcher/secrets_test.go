@@ -231,3 +231,34 @@ func TestSecretsLongNameSaysWhy(t *testing.T) {
 		t.Errorf("exit %d, %d bytes on stderr:\n%.300s", code, len(e.String()), e.String())
 	}
 }
+
+// A key file that is not the one the vault was sealed with says so with
+// a hint at the likeliest cause, a final newline an editor added (a
+// hunt: the same error as a wrong passphrase, no hint). The control: the
+// key file as it was opens the vault.
+func TestSecretsKeyFileNewlineHint(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vault := filepath.Join(dir, "cfg", "vault")
+	add := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", "first", "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("v")}
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	var o, e bytes.Buffer
+	if code := run([]string{"secrets", "list", "--vault", vault, "--key-file", key}, &o, &e); code != 0 {
+		t.Fatalf("control: list with the key file as it was: %d %s", code, e.String())
+	}
+	edited := filepath.Join(dir, "key-edited")
+	if err := os.WriteFile(edited, []byte(strings.Repeat("k", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Reset()
+	e.Reset()
+	code := run([]string{"secrets", "list", "--vault", vault, "--key-file", edited}, &o, &e)
+	if code != exitFailure || !strings.Contains(e.String(), "wrong passphrase or key") || !strings.Contains(e.String(), "launcher: hint: the key file must be the very bytes") {
+		t.Errorf("an edited key file: %d %q; want %d, the error and the hint", code, e.String(), exitFailure)
+	}
+}
