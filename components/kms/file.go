@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -63,6 +64,11 @@ func readPrivate(path string, limit int64, what string) ([]byte, error) {
 	// before the checks below refuse it.
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ELOOP) {
+		if strings.HasPrefix(path, "/dev/fd/") || strings.HasPrefix(path, "/proc/self/fd/") {
+			// Process substitution, <(cmd): a pipe, not a file others
+			// are kept out of.
+			return nil, fmt.Errorf("%s %s is a descriptor (a pipe, as <(cmd) gives), not a file: refusing it (keep the key in a file of mode 0600)", what, path)
+		}
 		return nil, fmt.Errorf("%s %s is a symlink: refusing it", what, path)
 	}
 	if err != nil {

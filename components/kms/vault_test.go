@@ -367,3 +367,27 @@ func TestVaultSealRaisesCost(t *testing.T) {
 		t.Errorf("resealed at %+v, want %+v", got, defaultKDF)
 	}
 }
+
+// A key file named by a descriptor (process substitution, <(cmd)) is
+// refused as what it is, a pipe, with the way out; it was refused as "a
+// symlink" (a hunt). A symlink elsewhere is still said to be one.
+func TestReadKeyFileDescriptor(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	fd := fmt.Sprintf("/dev/fd/%d", r.Fd())
+	if _, err := ReadKeyFile(fd); err == nil || !strings.Contains(err.Error(), "is a descriptor (a pipe, as <(cmd) gives), not a file") {
+		t.Errorf("%s: %v", fd, err)
+	}
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(filepath.Join(dir, "key"), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadKeyFile(link); err == nil || !strings.Contains(err.Error(), "is a symlink") {
+		t.Errorf("a symlink: %v", err)
+	}
+}
