@@ -135,8 +135,10 @@
 // reads it. A chunked request's trailers,
 // which come after the head and the value have gone, are dropped
 // (declared or not): a server that merges them into the header would
-// route by what the check never saw. Plain HTTP through the proxy
-// carries no value and is left alone (Limitations).
+// route by what the check never saw. The target goes up made again from
+// its path and query, and bytes outside ASCII in the query
+// percent-encoded (servers split or keep them differently). Plain HTTP
+// through the proxy carries no value and is left alone (Limitations).
 //
 // Nothing on an intercepted connection may send the value back to the
 // agent. TRACE, TRACK and CONNECT (secrets.connect) are refused there

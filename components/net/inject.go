@@ -370,7 +370,7 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 		in.refuse(a, host, req, http.StatusBadRequest, RuleSecretsRequest, ReasonBadRequest, "the request's target is not a path (origin-form): another form names a host of its own")
 		return false, nil
 	}
-	req.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
+	req.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: escapeNonASCII(req.URL.RawQuery)}
 	if strings.HasPrefix(req.URL.RequestURI(), "//") {
 		// Made again, a path decoded from /%2Fevil.example/x{ (a RawPath
 		// Go will not keep) would go out as //evil.example/x%7B (a
@@ -716,6 +716,23 @@ func cleanAnswer(h http.Header) {
 			delete(h, k)
 		}
 	}
+}
+
+// escapeNonASCII is query with every byte outside ASCII percent-encoded.
+// Go escapes a path it sends again, not a raw query, and servers differ
+// on such bytes in a request line (Python's splits it at \x85 and \xa0;
+// others keep them): encoded, every server reads the same target, and
+// one that decodes UTF-8 the same text.
+func escapeNonASCII(query string) string {
+	var b strings.Builder
+	for i := 0; i < len(query); i++ {
+		if c := query[i]; c >= 0x80 {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // injectHost is the name and port a Host header on an intercepted
