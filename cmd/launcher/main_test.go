@@ -191,10 +191,7 @@ func TestRepeatedFlag(t *testing.T) {
 func TestEmptyFlagValue(t *testing.T) {
 	cfg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfg)
-	key := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, key := keyFileDir(t)
 	for _, c := range []struct {
 		flag string
 		args []string

@@ -33,11 +33,7 @@ func TestVaultKeyNeedsTerminal(t *testing.T) {
 // Changes at once do not lose one another: eight concurrent adds leave
 // eight secrets (the vault's lock serialises read, change and write).
 func TestSecretsConcurrentAdds(t *testing.T) {
-	dir := t.TempDir()
-	key := filepath.Join(dir, "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, key := keyFileDir(t)
 	vault := filepath.Join(dir, "cfg", "vault")
 	add := func(name string) error {
 		cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", name, "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("value-" + name)}
@@ -101,11 +97,7 @@ func TestGuardMemory(t *testing.T) {
 // writes nothing beside the vault (a hunt's list left a .lock beside a
 // FIFO, a directory and an empty file, and failed on a read-only one).
 func TestSecretsBadNameFirstListWritesNothing(t *testing.T) {
-	dir := t.TempDir()
-	key := filepath.Join(dir, "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, key := keyFileDir(t)
 	vault := filepath.Join(dir, "cfg", "vault")
 	var o, e bytes.Buffer
 	code := run([]string{"secrets", "add", "Bad_NAME", "--vault", vault, "--key-file", key}, &o, &e)
@@ -129,11 +121,7 @@ func TestSecretsBadNameFirstListWritesNothing(t *testing.T) {
 // whose key file is refused, nor a change of a vault that is a FIFO or a
 // directory (no .lock beside it).
 func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
-	dir := t.TempDir()
-	key := filepath.Join(dir, "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, key := keyFileDir(t)
 	vault := filepath.Join(dir, "typo", "vault")
 	for _, step := range []error{
 		os.Mkdir(filepath.Join(dir, "fifo"), 0o700),
@@ -177,11 +165,7 @@ func TestSecretsChangeMissingVaultMakesNothing(t *testing.T) {
 // and the second command hung without a word. Once the lock is free it
 // goes on, and both changes are kept.
 func TestSecretsSaysItWaitsForTheLock(t *testing.T) {
-	dir := t.TempDir()
-	key := filepath.Join(dir, "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, key := keyFileDir(t)
 	vault := filepath.Join(dir, "cfg", "vault")
 	unlock, err := kms.Lock(vault, nil)
 	if err != nil {
@@ -237,11 +221,7 @@ func TestSecretsLongNameSaysWhy(t *testing.T) {
 // hunt: the same error as a wrong passphrase, no hint). The control: the
 // key file as it was opens the vault.
 func TestSecretsKeyFileNewlineHint(t *testing.T) {
-	dir := t.TempDir()
-	key := filepath.Join(dir, "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, key := keyFileDir(t)
 	vault := filepath.Join(dir, "cfg", "vault")
 	add := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", "first", "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("v")}
 	if out, err := add.CombinedOutput(); err != nil {
@@ -261,4 +241,16 @@ func TestSecretsKeyFileNewlineHint(t *testing.T) {
 	if code != exitFailure || !strings.Contains(e.String(), "wrong passphrase or key") || !strings.Contains(e.String(), "launcher: hint: the key file must be the very bytes") {
 		t.Errorf("an edited key file: %d %q; want %d, the error and the hint", code, e.String(), exitFailure)
 	}
+}
+
+// keyFileDir is a new directory holding a key file, "key" (32 bytes,
+// mode 0600), for the tests' vaults: the directory and the file's path.
+func keyFileDir(t *testing.T) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, key
 }
