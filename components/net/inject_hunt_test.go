@@ -859,14 +859,7 @@ func TestInjectEscapesQueryBytes(t *testing.T) {
 	} {
 		u, roots := upstreamFor(t, host)
 		var released []string
-		in := injectorFor(t, roots, &released)
-		agentEnd, done := serveInjected(t, in, u, host)
-		a := agentTLS(t, agentEnd, in, host)
-		a.SetDeadline(time.Now().Add(10 * time.Second))
-		io.WriteString(a, "GET "+c.target+" HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
-		raw, _ := io.ReadAll(a)
-		a.Close()
-		<-done
+		raw, _ := exchangeRaw(t, injectorFor(t, roots, &released), u, host, "GET "+c.target+" HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
 		u.mu.Lock()
 		uris := u.uris
 		u.mu.Unlock()
