@@ -328,6 +328,13 @@ func StartWorker(argv []string, stdin io.Reader, stdout io.Writer) (*Worker, err
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout = stdin, stdout
+	// Descriptors this process inherited without close-on-exec (launcher
+	// code run's from the person's shell) would be open in the worker,
+	// where neither Landlock nor seccomp looks at them. (A launch marks
+	// them at its start; code run does not launch.)
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("code: mark inherited descriptors close-on-exec: %w", err)
+	}
 	w := &Worker{cmd: cmd, stderr: &cappedBuffer{left: 8 << 10}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr
 	// Its own session and process group, which Kill ends. It cannot fork

@@ -27,6 +27,13 @@ func TestMain(m *testing.M) {
 				os.Exit(0)
 			}
 		}
+		if len(os.Args) > 2 && os.Args[2] == "inherited" {
+			afterConfine = func() {
+				_, err := unix.Write(inheritedFD, []byte("out of the worker"))
+				fmt.Fprintf(os.Stderr, "INHERITED %v\n", err)
+				os.Exit(0)
+			}
+		}
 		if len(os.Args) > 2 && os.Args[2] == "gc" {
 			afterRun = func() {
 				var m runtime.MemStats
@@ -141,6 +148,34 @@ func TestWorkerConfined(t *testing.T) {
 		if !strings.Contains(report, what) {
 			t.Errorf("want %s in %q", what, report)
 		}
+	}
+}
+
+// inheritedFD is where TestWorkerInheritsNoDescriptor leaves a pipe open.
+const inheritedFD = 100
+
+// The worker speaks only over stdin and stdout: a descriptor its parent
+// holds without close-on-exec (one it inherited itself, as launcher code
+// run may from the person's shell) is not open in the worker, which a
+// hostile script would otherwise write to past every confinement
+// (Landlock and seccomp do not look at a descriptor already open).
+func TestWorkerInheritsNoDescriptor(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	// dup2 sets no close-on-exec: as a descriptor inherited from a shell.
+	must(t, unix.Dup2(int(w.Fd()), inheritedFD))
+	defer unix.Close(inheritedFD)
+	_, err = Spawn(context.Background(), workerArgv(t, "inherited"), "return 1", testLimits(), nil)
+	msg := fmt.Sprint(err)
+	if !strings.Contains(msg, "INHERITED ") {
+		t.Fatalf("no report from the worker: %v", err)
+	}
+	if !strings.Contains(msg, "INHERITED bad file descriptor") {
+		t.Errorf("the worker wrote to a descriptor it inherited: %s", msg[strings.Index(msg, "INHERITED "):])
 	}
 }
 
