@@ -32,7 +32,9 @@
 //   - encoding: NUL bytes (the parser treats NUL as end of input), invalid UTF-8, and escapes of lone
 //     surrogates (`"\uD800"`), so every decoded name and literal is valid Unicode.
 //   - too-large: more than MaxScriptSize bytes; a function with more than MaxParams parameters, a
-//     call with more than MaxArgs arguments written out, more than MaxDeclared variables declared. too-deep: nesting beyond MaxNesting, or the parser's
+//     call with more than MaxArgs arguments written out, more than MaxDeclared variables declared,
+//     calls, templates and arrays nested so that a function holds more than MaxPending values at
+//     once. too-deep: nesting beyond MaxNesting, or the parser's
 //     own 1000-level limit on expressions and statements (e.g. `a=>a=>…`, `!!!…`, if-chains).
 //   - internal: the validator's token stream and the parser's tree disagree; it fails closed.
 //
@@ -122,6 +124,13 @@ const (
 	MaxParams   = 256  // parameters of one function
 	MaxArgs     = 1024 // arguments written in one call (a spread is one)
 	MaxDeclared = 4096 // variables the script declares, in all its scopes
+	// MaxPending bounds what a function holds on its operand stack at
+	// once, counted over the calls, templates and arrays that enclose a
+	// point: a call holds its arguments while one nested in them is made,
+	// a template its parts (it is "".concat(part, …)), an array literal
+	// its first 32 elements. Each call within MaxArgs, nested they reached
+	// QuickJS's own bound of 65,535 values, a 1 MiB frame.
+	MaxPending = 2048
 )
 
 // Rules, as they appear in Finding.Rule.
@@ -235,6 +244,7 @@ type valState struct {
 	spans    [][2]int        // (offset, length) of every literal the tree holds, for the tripwire
 	expect   map[string]bool // banned names the tree holds as variables, with, import
 	declared int             // variables declared so far, in all scopes
+	heldMany bool            // the MaxPending finding is made
 }
 
 func (s *valState) add(off int, rule, name, msg string) {
@@ -293,8 +303,9 @@ const (
 )
 
 type valItem struct {
-	n   js.INode
-	ctx uint8
+	n    js.INode
+	ctx  uint8
+	pend int // values the enclosing expressions of the same function hold (valState.hold)
 }
 
 // valPtr turns the value forms of nodes (the parser stores both T and *T) into pointers, and nil

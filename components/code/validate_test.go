@@ -437,6 +437,22 @@ func TestValidateFrameBounds(t *testing.T) {
 		{"Math.max(" + names(MaxArgs, "") + ")", ""},
 		{"Math.max(" + names(MaxArgs+1, "") + ")", "arguments"},
 		{"new Array(" + names(MaxArgs+1, "") + ")", "arguments"},
+		// Values a function holds on its operand stack at once: a call's
+		// arguments while an argument nested in it is made, a template's
+		// parts (it is "".concat(part, …)). Each call below is within
+		// MaxArgs; nested, they are not.
+		{"f(" + names(MaxArgs-3, "") + ", f(" + names(MaxArgs-3, "") + "))", ""},
+		{"f(" + names(MaxArgs-3, "") + ", f(" + names(MaxArgs-3, "") + ", f(1)))", "values at once"},
+		{"new F(" + names(MaxArgs-3, "") + ", new F(" + names(MaxArgs-3, "") + ", f(1)))", "values at once"},
+		{"[" + strings.Repeat("[", 60) + strings.Repeat("]", 60) + "]", ""},
+		{"`" + strings.Repeat("${0}", MaxPending/2-2) + "`", ""},
+		{"`" + strings.Repeat("${0}", MaxPending/2+1) + "`", "values at once"},
+		{"tag`" + strings.Repeat("${0}", MaxPending+1) + "`", "values at once"},
+		{"f(" + names(MaxArgs-1, "") + ", `" + strings.Repeat("${0}", MaxPending/2-MaxArgs/2) + "`)", "values at once"},
+		// A function's own stack starts empty.
+		{"f(" + names(MaxArgs-3, "") + ", () => f(" + names(MaxArgs-3, "") + ", f(1)))", ""},
+		{"f(" + names(MaxArgs-3, "") + ", function () { return f(" + names(MaxArgs-3, "") + ", f(1)) })", ""},
+		{"f(" + names(MaxArgs-3, "") + ", {m() { return f(" + names(MaxArgs-3, "") + ", f(1)) }})", ""},
 		{decls(MaxDeclared), ""},
 		{decls(MaxDeclared/2) + "function g() {\n" + decls(MaxDeclared/2+1) + "}", "variables"},
 	} {

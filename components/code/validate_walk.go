@@ -16,7 +16,7 @@ import (
 // (long operator and member chains), so recursion is not an option.
 func (s *valState) walk(root js.INode) {
 	s.regexps, s.tagged = map[int]int{}, map[int]bool{}
-	stack := []valItem{{root, 0}}
+	stack := []valItem{{root, 0, 0}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -25,9 +25,10 @@ func (s *valState) walk(root js.INode) {
 			continue
 		}
 		key := it.ctx & valKey
+		pend := it.pend
 		push := func(c js.INode, ctx uint8) {
 			if c != nil {
-				stack = append(stack, valItem{c, ctx})
+				stack = append(stack, valItem{c, ctx, pend})
 			}
 		}
 		transp := uint8(0)
@@ -135,10 +136,12 @@ func (s *valState) walk(root js.INode) {
 			}
 			push(n.Rest, key)
 		case *js.FuncDecl:
+			pend = 0 // a frame of its own
 			push(n.Name, key)
 			push(&n.Params, key)
 			push(&n.Body, key)
 		case *js.ArrowFunc:
+			pend = 0
 			push(&n.Params, key)
 			push(&n.Body, key)
 		case *js.ClassDecl:
@@ -161,6 +164,7 @@ func (s *valState) walk(root js.INode) {
 				}
 			}
 		case *js.MethodDecl:
+			pend = 0
 			if n.Name.Private == nil {
 				push(&n.Name.PropertyName, key|it.ctx&valCtorOK)
 			}
@@ -185,6 +189,7 @@ func (s *valState) walk(root js.INode) {
 				push(&n.List[i], key)
 			}
 		case *js.ArrayExpr:
+			s.hold(&pend, min(len(n.List), 32)+2, n)
 			for i := range n.List {
 				ctx := key
 				if len(n.List) == 1 && !n.List[0].Spread {
@@ -197,6 +202,11 @@ func (s *valState) walk(root js.INode) {
 		case *js.LiteralExpr:
 			s.literal(n, key != 0)
 		case *js.TemplateExpr:
+			if n.Tag != nil {
+				s.hold(&pend, len(n.List)+3, n)
+			} else {
+				s.hold(&pend, 2*len(n.List)+2, n)
+			}
 			s.template(n, key != 0)
 			push(n.Tag, key)
 			for _, p := range n.List {
@@ -221,9 +231,13 @@ func (s *valState) walk(root js.INode) {
 		case *js.ImportMetaExpr:
 			s.expect["import"] = true
 		case *js.NewExpr:
+			if n.Args != nil {
+				s.hold(&pend, len(n.Args.List)+2, n)
+			}
 			push(n.X, key)
 			push(n.Args, key)
 		case *js.CallExpr:
+			s.hold(&pend, len(n.Args.List)+2, n)
 			push(n.X, key)
 			push(&n.Args, key)
 		case *js.Args:
@@ -266,6 +280,43 @@ func (s *valState) walk(root js.INode) {
 			s.add(0, valRuleInternal, "", fmt.Sprintf("the validator does not know the syntax node %T; rejecting", n))
 		}
 	}
+}
+
+// hold adds the n values e holds while its parts are made to pend, what the expressions around
+// it hold, and reports (once) a sum past MaxPending: a frame holds them outside the VM's heap
+// limit, and deep recursion multiplies the frame.
+func (s *valState) hold(pend *int, n int, e js.IExpr) {
+	if *pend += n; *pend > MaxPending && !s.heldMany {
+		s.heldMany = true
+		s.add(s.calleeOff(e), valRuleTooLarge, "", fmt.Sprintf("calls, templates or arrays nested here hold %d values at once: at most %d (a call's frame holds them outside the VM's heap limit)", *pend, MaxPending))
+	}
+}
+
+// calleeOff returns the offset of the name a call (or new, or tagged template) calls, else of
+// e's first literal.
+func (s *valState) calleeOff(e js.IExpr) int {
+	for i := 0; i < 10000 && e != nil; i++ {
+		switch n := valPtr(e).(type) {
+		case *js.Var:
+			return max(s.offsetOf(n.Data), 0)
+		case *js.CallExpr:
+			e = n.X
+		case *js.NewExpr:
+			e = n.X
+		case *js.DotExpr:
+			e = n.X
+		case *js.IndexExpr:
+			e = n.X
+		case *js.TemplateExpr:
+			if n.Tag == nil {
+				return s.firstOff(n)
+			}
+			e = n.Tag
+		default:
+			return s.firstOff(e)
+		}
+	}
+	return 0
 }
 
 // literal records a literal's span and checks it when it sits in a computed key.
