@@ -522,6 +522,13 @@ func (st *isoState) goLog(args []any) (any, error) {
 	if !ok {
 		return nil, errors.New("pinfold.log: bad arguments")
 	}
+	// Escaping only lengthens a line: one already past the limit is not
+	// escaped (a line of the VM's whole heap took seconds and several
+	// times the heap to escape, in a host function the deadline cannot
+	// interrupt).
+	if st.outBytes+len(line)+1 > st.lim.Output {
+		return st.abort(isoOutcome{err: &LimitError{"output", fmt.Sprintf("the logs reached at least %d bytes, more than the %d-byte output limit", st.outBytes+len(line)+1, st.lim.Output)}})
+	}
 	line = isoEscape(line)
 	if st.outBytes += len(line) + 1; st.outBytes > st.lim.Output {
 		return st.abort(isoOutcome{err: &LimitError{"output", fmt.Sprintf("the logs reached %d bytes, more than the %d-byte output limit", st.outBytes, st.lim.Output)}})

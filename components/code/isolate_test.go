@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -677,6 +678,24 @@ func TestIsolateOutput(t *testing.T) {
 	res, err = isoRun(t, `pinfold.log("x".repeat(4997)); return "y".repeat(4998)`, lim) // 4999+1 + 5000 bytes
 	if err != nil || len(res.Value) != 5000 {
 		t.Errorf("control: %v, %v", res, err)
+	}
+}
+
+// A log line already past the output limit is refused as it is, not
+// escaped first: escaping a line of U+2028 (three bytes, six escaped)
+// the size of the heap took seconds in a host function the deadline
+// cannot interrupt, and several times the line in Go memory the heap
+// limit does not count. Here 9 MB of line allocated 117 MB.
+func TestIsolateOutputNotEscapedPastLimit(t *testing.T) {
+	lim := isoLimits()
+	lim.Deadline = 30 * time.Second
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	isoLimit(t, `const s = "\u2028".repeat(1e6); pinfold.log([s, s, s])`, lim, "output")
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
+		t.Errorf("one log line of 9 MB allocated %d MB of Go memory", got>>20)
 	}
 }
 
