@@ -723,10 +723,15 @@ func isoBidi(r rune) bool {
 
 // isoStack keeps the frames of the user's script in a QuickJS stack trace,
 // names it <script>, and corrects the columns of its first line, which
-// follows isoPrefix.
+// follows isoPrefix. It stops once it has more than isoMaxStackText bytes:
+// a script can make its error's stack as large as its heap, and this runs
+// where the deadline cannot interrupt it.
 func isoStack(s string) string {
 	var out []string
-	for _, line := range strings.Split(s, "\n") {
+	kept := 0
+	for rest := s; rest != "" && kept <= isoMaxStackText; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
 		if strings.TrimSpace(line) == "" || strings.Contains(line, "isoJS") {
 			continue
 		}
@@ -738,6 +743,7 @@ func isoStack(s string) string {
 			}
 		}
 		out = append(out, line)
+		kept += len(line) + 1
 	}
 	return strings.Join(out, "\n")
 }

@@ -759,6 +759,21 @@ func TestIsolateBoundedErrors(t *testing.T) {
 	if !errors.As(err, &se) || len(se.Stack) > isoMaxStackText+64 {
 		t.Errorf("a deep stack: %v, %d bytes of stack", err, len(se.Stack))
 	}
+	// A stack the script wrote itself, of 3 million lines: only its
+	// start is looked at (it was split whole, 1 GB of Go memory for a
+	// 24 MB stack under a 64 MiB heap, in a host function the deadline
+	// cannot interrupt).
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = isoRun(t, `const e = new Error("x"); e.stack = "at\n".repeat(3e6); throw e`, lim)
+	runtime.ReadMemStats(&after)
+	if !errors.As(err, &se) || len(se.Stack) > isoMaxStackText+64 {
+		t.Errorf("a long stack: %v, %d bytes of stack", err, len(se.Stack))
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
+		t.Errorf("a 9 MB stack allocated %d MB of Go memory", got>>20)
+	}
 	res, err := isoRun(t, `try { await pinfold.call("z".repeat(3e6)) } catch (e) { return e.message }`, lim)
 	if err != nil || len(res.Value) > 200 || !strings.Contains(string(res.Value), "more than 256") {
 		t.Errorf("a 3 MB tool name: %v, %.200s", err, fmt.Sprint(res))
