@@ -453,6 +453,12 @@ func TestValidateFrameBounds(t *testing.T) {
 		{"f(" + names(MaxArgs-3, "") + ", () => f(" + names(MaxArgs-3, "") + ", f(1)))", ""},
 		{"f(" + names(MaxArgs-3, "") + ", function () { return f(" + names(MaxArgs-3, "") + ", f(1)) })", ""},
 		{"f(" + names(MaxArgs-3, "") + ", {m() { return f(" + names(MaxArgs-3, "") + ", f(1)) }})", ""},
+		// A class holds variables of its own in the frame of the function
+		// that makes it (its fields' initializer, each computed field's
+		// key), declared or not.
+		{strings.Repeat("(class {});\n", MaxDeclared/classVars), ""},
+		{strings.Repeat("(class {});\n", MaxDeclared/classVars+1), "variables"},
+		{"(class {" + strings.Repeat("[k] = 1;", MaxDeclared) + "})", "variables"},
 		{decls(MaxDeclared), ""},
 		{decls(MaxDeclared/2) + "function g() {\n" + decls(MaxDeclared/2+1) + "}", "variables"},
 	} {

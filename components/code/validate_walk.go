@@ -44,11 +44,7 @@ func (s *valState) walk(root js.INode) {
 		case *js.AST:
 			push(&n.BlockStmt, key)
 		case *js.BlockStmt:
-			if before := s.declared; before <= MaxDeclared {
-				if s.declared += len(n.Scope.Declared); s.declared > MaxDeclared {
-					s.add(0, valRuleTooLarge, "", fmt.Sprintf("the script declares more than %d variables (a call's frame holds its function's variables outside the VM's heap limit)", MaxDeclared))
-				}
-			}
+			s.declare(len(n.Scope.Declared))
 			for _, c := range n.List {
 				push(c, key)
 			}
@@ -145,6 +141,13 @@ func (s *valState) walk(root js.INode) {
 			push(&n.Params, key)
 			push(&n.Body, key)
 		case *js.ClassDecl:
+			hidden := classVars
+			for _, el := range n.List {
+				if el.StaticBlock == nil && el.Method == nil && el.Field.Name.Computed != nil {
+					hidden++ // the computed key, kept for the initializer
+				}
+			}
+			s.declare(hidden)
 			push(n.Name, key)
 			push(n.Extends, key)
 			for _, el := range n.List {
@@ -278,6 +281,20 @@ func (s *valState) walk(root js.INode) {
 			}
 		default:
 			s.add(0, valRuleInternal, "", fmt.Sprintf("the validator does not know the syntax node %T; rejecting", n))
+		}
+	}
+}
+
+// classVars bounds the variables QuickJS adds to a function's frame for a class it makes, besides
+// one per computed field name: the class's own name, its brand and its fields' initializers.
+const classVars = 4
+
+// declare counts n more variables in some frame of the script and reports (once) a total past
+// MaxDeclared.
+func (s *valState) declare(n int) {
+	if before := s.declared; before <= MaxDeclared {
+		if s.declared += n; s.declared > MaxDeclared {
+			s.add(0, valRuleTooLarge, "", fmt.Sprintf("the script declares more than %d variables (a call's frame holds its function's variables outside the VM's heap limit)", MaxDeclared))
 		}
 	}
 }
