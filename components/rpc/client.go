@@ -36,8 +36,9 @@ type Client struct {
 }
 
 type clientConn struct {
-	tc *tls.Conn
-	br *bufio.Reader
+	tc     *tls.Conn
+	br     *bufio.Reader
+	pinned bool // the one connection (NewClientConn): see pinnedRoundTrip
 }
 
 // NewClient is a client with credential leaf for the component of role
@@ -120,6 +121,11 @@ func (c *Client) CallData(ctx context.Context, op string, args any, data []byte,
 			return fail("%v", err)
 		}
 		frame, err := cc.roundTrip(ctx, op, body, data)
+		var gu gaveUp
+		if errors.As(err, &gu) {
+			c.put(cc) // answered all the same: the connection is in step
+			return fail("%v", gu.err)
+		}
 		if err != nil {
 			cc.tc.Close()
 			if reused && errors.Is(err, errNoAnswer) {
@@ -164,7 +170,67 @@ func (c *Client) CallData(ctx context.Context, op string, args any, data []byte,
 // errNoAnswer is a connection that ended before a byte of the answer.
 var errNoAnswer = errors.New("the connection ended before an answer")
 
+// gaveUp is a call on the one connection its caller gave up on (ctx
+// ended): the server was told, and its answer read and dropped.
+type gaveUp struct{ err error }
+
+func (g gaveUp) Error() string { return g.err.Error() }
+
+// cancelByte, sent between a request and its answer on the one
+// connection, says its caller gave up on it; a frame's length never
+// starts with it (maxFrame is below 2^24).
+const cancelByte = 0xff
+
+// pinnedRoundTrip is roundTrip on the one connection, which cannot be
+// made again: closing it to cancel a call (as roundTrip does) would end
+// every later call too (a Code Mode script that ended while fs asked the
+// person about its write cut bash off from fs for the session). A call
+// given up on is told to the server with cancelByte instead, which ends
+// its handler as a closed connection would (Watch), and its answer is
+// still read, within callTimeout.
+func (cc *clientConn) pinnedRoundTrip(ctx context.Context, op string, body, data []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, gaveUp{err} // nothing sent
+	}
+	cc.tc.SetDeadline(time.Now().Add(callTimeout))
+	var mu sync.Mutex
+	sent, cancelled := false, false
+	tell := func() {
+		cc.tc.SetDeadline(time.Now().Add(callTimeout))
+		cc.tc.Write([]byte{cancelByte})
+	}
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if cancelled = true; sent {
+			tell()
+		}
+	})
+	defer stop()
+	if err := writeRequest(cc.tc, op, body, data); err != nil {
+		return nil, err
+	}
+	mu.Lock()
+	if sent = true; cancelled {
+		tell() // not within the request's bytes
+	}
+	mu.Unlock()
+	b, err := readFrame(cc.br, nil)
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case err != nil:
+		return nil, err
+	case cancelled:
+		return nil, gaveUp{ctx.Err()}
+	}
+	return b, nil
+}
+
 func (cc *clientConn) roundTrip(ctx context.Context, op string, body, data []byte) ([]byte, error) {
+	if cc.pinned {
+		return cc.pinnedRoundTrip(ctx, op, body, data)
+	}
 	dl, _ := ctx.Deadline()
 	cc.tc.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { cc.tc.SetDeadline(time.Unix(1, 0)) })
@@ -208,7 +274,7 @@ func (c *Client) conn(ctx context.Context, fresh bool) (*clientConn, bool, error
 		raw.Close()
 		return nil, false, err
 	}
-	return &clientConn{tc: tc, br: bufio.NewReaderSize(tc, 64<<10)}, false, nil
+	return &clientConn{tc: tc, br: bufio.NewReaderSize(tc, 64<<10), pinned: c.one != nil}, false, nil
 }
 
 func (c *Client) put(cc *clientConn) {

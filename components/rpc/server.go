@@ -1,11 +1,13 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -257,7 +259,13 @@ func (s *Server) serveConn(sc *serverConn, cfg *tls.Config) {
 		} else {
 			tc.SetDeadline(time.Now().Add(idleTimeout))
 		}
-		b, err := readFrame(tc, func() {
+		var r io.Reader = tc
+		if sc.pinned {
+			if r, err = skipCancels(tc); err != nil {
+				return
+			}
+		}
+		b, err := readFrame(r, func() {
 			s.setBusy(sc, true)
 			tc.SetDeadline(time.Now().Add(readTimeout))
 		})
@@ -274,14 +282,14 @@ func (s *Server) serveConn(sc *serverConn, cfg *tls.Config) {
 		// answer to a request that was served, and the client could send
 		// it again.
 		tc.SetDeadline(time.Time{})
-		if !s.serveFrame(tc, caller, b) {
+		if !s.serveFrame(tc, caller, b, sc.pinned) {
 			return
 		}
 	}
 }
 
 // serveFrame answers one request frame; false ends the connection.
-func (s *Server) serveFrame(tc *tls.Conn, caller pki.Role, b []byte) bool {
+func (s *Server) serveFrame(tc *tls.Conn, caller pki.Role, b []byte, pinned bool) bool {
 	req, err := parseRequest(b)
 	if err != nil {
 		return s.answer(tc, caller, "", Deny(ReasonBadRequest, "", err.Error()), nil, nil)
@@ -297,9 +305,14 @@ func (s *Server) serveFrame(tc *tls.Conn, caller pki.Role, b []byte) bool {
 	}
 	ctx, gone := s.watch(tc)
 	d, result, data := h(ctx, caller, req.args, req.data)
-	if gone() {
+	if left, told := gone(); left {
 		s.log.Info("caller left before the answer", "caller", string(caller), "op", req.op)
-		return false
+		if !pinned || !told {
+			return false
+		}
+		// The one connection's caller said so (cancelByte) and waits
+		// for this answer: the connection stays in step.
+		return s.answer(tc, caller, req.op, Deny(ReasonBadRequest, "", "the caller left before the answer"), nil, nil)
 	}
 	return s.answer(tc, caller, req.op, d, result, data)
 }
@@ -314,11 +327,12 @@ func (s *Server) serveFrame(tc *tls.Conn, caller pki.Role, b []byte) bool {
 // command. Watching every call would cost more than most calls (a
 // goroutine and a wake-up each), and a client that left before Watch is
 // seen at once. gone stops the watch and says whether the caller left;
-// the connection then ends.
-func (s *Server) watch(tc *tls.Conn) (ctx context.Context, gone func() bool) {
+// the connection then ends, unless it is the one connection of a caller
+// that said it left with cancelByte (told), which waits for the answer.
+func (s *Server) watch(tc *tls.Conn) (ctx context.Context, gone func() (left, told bool)) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	w := &watcher{tc: tc, cancel: cancel, done: make(chan struct{})}
-	return context.WithValue(ctx, watcherKey{}, w), func() bool {
+	return context.WithValue(ctx, watcherKey{}, w), func() (bool, bool) {
 		w.mu.Lock()
 		w.stopped = true
 		watching := w.started
@@ -331,7 +345,22 @@ func (s *Server) watch(tc *tls.Conn) (ctx context.Context, gone func() bool) {
 			tc.SetReadDeadline(time.Time{})
 		}
 		cancel()
-		return w.left.Load()
+		return w.left.Load(), w.told.Load()
+	}
+}
+
+// skipCancels reads past the cancelByte of calls whose caller gave up on
+// them after they were answered (or whose handler did not watch) and
+// returns the stream from the next frame's first byte.
+func skipCancels(r io.Reader) (io.Reader, error) {
+	var one [1]byte
+	for {
+		if _, err := io.ReadFull(r, one[:]); err != nil {
+			return nil, err
+		}
+		if one[0] != cancelByte {
+			return io.MultiReader(bytes.NewReader(one[:]), r), nil
+		}
 	}
 }
 
@@ -343,6 +372,7 @@ type watcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	left   atomic.Bool
+	told   atomic.Bool // what it read was cancelByte
 
 	mu               sync.Mutex
 	started, stopped bool
@@ -366,8 +396,9 @@ func Watch(ctx context.Context) {
 	go func() {
 		defer close(w.done)
 		var one [1]byte
-		_, err := w.tc.Read(one[:])
+		n, err := w.tc.Read(one[:])
 		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+			w.told.Store(n == 1 && one[0] == cancelByte)
 			w.left.Store(true)
 			w.cancel()
 		}

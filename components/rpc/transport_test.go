@@ -534,3 +534,95 @@ func TestCancelledCallCancelsHandler(t *testing.T) {
 		t.Fatalf("the next call: %+v %v", d, err)
 	}
 }
+
+// A pinned connection (the launcher's socketpair: bash's one way to fs)
+// outlives a call its client gives up on: the handler is cancelled as on
+// any connection, and the next call on the same connection works. (A
+// Code Mode script that ended while fs asked the person about its write
+// closed bash's only connection to fs for the rest of the session.)
+func TestPinnedConnSurvivesCancelledCall(t *testing.T) {
+	sess, err := pki.NewSession("rpc-test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsLeaf, _ := sess.Issue(pki.FS)
+	bashLeaf, _ := sess.Issue(pki.Bash)
+	srv := NewServer(fsLeaf, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	waited := make(chan error, 1)
+	srv.Handle("wait", func(ctx context.Context, _ pki.Role, _ json.RawMessage) (Decision, any) {
+		Watch(ctx)
+		select {
+		case <-ctx.Done():
+			waited <- ctx.Err()
+		case <-time.After(10 * time.Second):
+			waited <- nil
+		}
+		return Allow("wait-rule"), nil
+	})
+	srv.Handle("echo", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
+		return Allow("echo-rule"), nil
+	})
+	srv.Handle("busy", func(context.Context, pki.Role, json.RawMessage) (Decision, any) {
+		time.Sleep(300 * time.Millisecond) // does not watch: the cancel waits in the stream
+		return Allow("busy-rule"), nil
+	})
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := func(fd int) net.Conn {
+		f := os.NewFile(uintptr(fd), "pair")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	sc, cc := conn(fds[0]), conn(fds[1])
+	defer cc.Close()
+	if err := srv.ServeConn(sc); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+	}()
+	c, err := NewClientConn(bashLeaf, pki.FS, cc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // one after the other: each leaves the connection in step
+		cctx, cancel := context.WithTimeout(ctx(t), 200*time.Millisecond)
+		_, err := c.Call(cctx, "wait", nil, nil)
+		cancel()
+		if err == nil {
+			t.Fatal("a cancelled call succeeded")
+		}
+		select {
+		case err := <-waited:
+			if err == nil {
+				t.Fatal("the handler ran to its own timeout: the client's leaving did not reach it")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the handler did not end after its caller left")
+		}
+		if d, err := c.Call(ctx(t), "echo", nil, nil); err != nil || !d.Allowed {
+			t.Fatalf("call %d after a cancelled one: %+v %v", i, d, err)
+		}
+	}
+	// Given up on while a handler that does not watch runs, and before
+	// it was sent.
+	cctx, cancel := context.WithTimeout(ctx(t), 50*time.Millisecond)
+	if _, err := c.Call(cctx, "busy", nil, nil); err == nil {
+		t.Error("a cancelled call succeeded")
+	}
+	cancel()
+	if _, err := c.Call(cctx, "echo", nil, nil); err == nil {
+		t.Error("a call cancelled before it was sent was answered")
+	}
+	if d, err := c.Call(ctx(t), "echo", nil, nil); err != nil || !d.Allowed || d.Rule != "echo-rule" {
+		t.Fatalf("the next call: %+v %v", d, err)
+	}
+}
