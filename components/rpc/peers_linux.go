@@ -39,13 +39,14 @@ func (p *peerFilter) Accept() (net.Conn, error) {
 		if ok && slices.Contains(p.uids, uid) {
 			return c, nil
 		}
-		c.Close()
+		// Logged before the close, which its caller may see at once.
 		if now := time.Now(); now.Sub(p.last) >= time.Second {
 			p.log.Warn("refused", "caller", "uid "+uidString(uid, ok), "reason", "peer_uid", "more_not_logged", p.skipped)
 			p.last, p.skipped = now, 0
 		} else {
 			p.skipped++
 		}
+		c.Close()
 	}
 }
 
