@@ -37,8 +37,11 @@
 // the worker is confined, writes its limits into the channel before bash
 // gets it, and kills it at its deadline, so a bash taken over by a
 // hostile script cannot loosen any of it. A script's commands run only
-// when they need no one (the command policy's automatic ones): a script
-// does not put questions to the person (code.needs-person). The worker
+// when they need no one (the command policy's automatic ones): the
+// command policy puts no question to the person for a script
+// (code.needs-person). Its file tools are fs's calls, as the agent's own
+// are: a write to a protected path is asked about as when the agent asks
+// for it ("asked by the agent": the agent wrote the script). The worker
 // is not in a pid namespace of its own (go-landlock's all-threads
 // restriction hangs in one that sees the host's /proc); it cannot start
 // a process at all (seccomp: clone must make a thread, no fork), so
