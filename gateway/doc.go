@@ -71,7 +71,9 @@
 // guest), at most 8 requests in flight per session (2 for a guest; then
 // 429), which is what bounds the gateway's memory — so a JSON-RPC batch,
 // many calls in one request, is refused (the SDK would still take one
-// from a client that names an old protocol version); header and read
+// from a client that names an old protocol version), and so is an
+// Mcp-Protocol-Version header the stateful handler does not serve (the
+// SDK logged such a value whole); header and read
 // timeouts, an idle timeout per session, a start timeout per sandbox. A
 // session ends within a second of its token being revoked (the store is
 // read again every second), with or without a further request.

@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -330,6 +331,18 @@ func isLoopback(hostport string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
+const protocolVersionHeader = "Mcp-Protocol-Version"
+
+// protocolVersions are the values a request's Mcp-Protocol-Version may
+// have: the SDK's versions but 2026-07-28 and later, which its handler
+// serves only statelessly (every session here is stateful). The SDK lets
+// any value from 2026-07-28 on through its own check (a later version
+// might be stateless) and then logs it whole as it refuses the request:
+// one guest request with a 60 KiB header was a 60 KiB line in the
+// gateway's log. A value it does refuse at once was still an initialize
+// that started a sandbox first.
+var protocolVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
+
 // maxInitialize bounds the body of a request that has no session yet:
 // an initialize is small, and such a request needs no authentication.
 const maxInitialize = 64 << 10
@@ -429,6 +442,12 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// request never starts a session (the SDK's own check comes later).
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(local.String()) && !isLoopback(r.Host) {
 		httpError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not this loopback server's (DNS rebinding?)", r.Host))
+		return
+	}
+	// Before anything else too: the SDK checks the version header only
+	// below 2026-07-28, and logs whatever it refuses above, whole.
+	if vs := r.Header.Values(protocolVersionHeader); len(vs) > 1 || len(vs) == 1 && vs[0] != "" && !slices.Contains(protocolVersions, vs[0]) {
+		rpcError(w, -32600, fmt.Sprintf("%s %.20q is not a version this gateway serves (%s)", protocolVersionHeader, strings.Join(vs, ","), strings.Join(protocolVersions, ", ")))
 		return
 	}
 	peer := peerOf(r)

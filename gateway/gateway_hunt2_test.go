@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// noTokens verifies nothing: every caller is a guest.
+type noTokens struct{}
+
+func (noTokens) Verify(string) (Token, bool) { return Token{}, false }
+
+// syncBuffer is a log destination tests read while the gateway writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testGateway is a gateway whose sessions cannot start (its launcher does
+// not exist), logging to the returned buffer.
+func testGateway(t *testing.T) (*Gateway, *syncBuffer) {
+	t.Helper()
+	p := policy.Default()
+	p.Version = 1
+	p.Mode = policy.ModeComponents
+	p.Workspace.Path = "/nonexistent"
+	log := &syncBuffer{}
+	g, err := New(Config{Launcher: "/nonexistent/launcher", Policy: &p, PolicyData: []byte("x"), StateDir: filepath.Join(t.TempDir(), "state"),
+		Tokens: noTokens{}, Limiter: NewLimiter(10, time.Minute, 100), StartTimeout: 5 * time.Second,
+		Log: slog.New(slog.NewJSONHandler(log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Shutdown(t.Context()) })
+	return g, log
+}
+
+// serve sends one request to the gateway's handler as if on loopback.
+func serve(g *Gateway, method string, hdr map[string]string, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, "http://127.0.0.1:7480/mcp", strings.NewReader(body))
+	r.RemoteAddr = "127.0.0.1:40000"
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	g.Handler().ServeHTTP(w, r)
+	return w
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// An Mcp-Protocol-Version the gateway's stateful sessions do not serve
+// is refused before anything else, with a JSON-RPC error the SDK's
+// client falls back from: the SDK let any value from 2026-07-28 on
+// through and then wrote it whole into the gateway's log (a guest's
+// 60 KiB header was a 60 KiB line per request), and a session-less one
+// started a sandbox first.
+func TestProtocolVersionHeader(t *testing.T) {
+	g, log := testGateway(t)
+	for _, v := range []string{"2026-07-28", "2026-07-28" + strings.Repeat("9", 60000), "9999-99-99", "2025-06-18x", "garbage"} {
+		w := serve(g, http.MethodPost, map[string]string{"Mcp-Protocol-Version": v}, initializeBody)
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "Mcp-Protocol-Version") {
+			t.Errorf("%.20q: %d %.200q", v, w.Code, w.Body.String())
+		}
+		if len(w.Body.String()) > 1000 {
+			t.Errorf("%.20q: the answer is %d bytes", v, len(w.Body.String()))
+		}
+		w = serve(g, http.MethodPost, map[string]string{"Mcp-Protocol-Version": v, "Mcp-Session-Id": "NOSUCHSESSION"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		if w.Code != http.StatusBadRequest {
+			t.Errorf("%.20q with a session: %d %.200q", v, w.Code, w.Body.String())
+		}
+	}
+	if log.Len() > 0 {
+		t.Errorf("refused versions were logged (or started sessions): %.500s", log.String())
+	}
+	if ents, _ := os.ReadDir(g.logsDir); len(ents) != 0 {
+		t.Errorf("a refused version started a session: %v", ents)
+	}
+	// The versions the SDK serves statefully pass this check.
+	for _, v := range []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
+		w := serve(g, http.MethodPost, map[string]string{"Mcp-Protocol-Version": v, "Mcp-Session-Id": "NOSUCHSESSION"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		if w.Code != http.StatusNotFound {
+			t.Errorf("%s: %d %.200q, want 404 (no such session)", v, w.Code, w.Body.String())
+		}
+	}
+}
