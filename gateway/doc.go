@@ -79,7 +79,10 @@
 // read again every second), with or without a further request.
 // Logs: the gateway's own (JSON, stderr) and one JSON log per session in
 // StateDir/logs, which the child's stderr also goes to, kept 30 days and
-// at most 10,000. Ending a session cancels its calls in flight first, so
+// at most 10,000. The lines of the gateway's own that any request can
+// cause without a session (a bad token, full access refused, another
+// caller's session, the SDK's refusals) are at most 200 at once and then
+// 10 a second, the next one saying how many were dropped. Ending a session cancels its calls in flight first, so
 // a DELETE or a shutdown does not wait for a long command, and cuts the
 // writes still going to its clients, so that one that does not read
 // cannot hold the session's end (a guest's tmpfs) open; Shutdown ends

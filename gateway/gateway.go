@@ -81,7 +81,8 @@ type Config struct {
 type Gateway struct {
 	cfg         Config
 	log         *slog.Logger
-	policyCopy  string // the pinned bytes, as every owner session reads them
+	requestLog  *slog.Logger // g.log, limited: for lines any request can cause (loglimit.go)
+	policyCopy  string       // the pinned bytes, as every owner session reads them
 	sessionsDir string
 	logsDir     string
 	lock        *os.File
@@ -178,7 +179,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	g := &Gateway{cfg: cfg, log: cfg.Log, sessions: map[string]*session{}, guests: map[netip.Addr]int{}, stop: make(chan struct{})}
+	g := &Gateway{cfg: cfg, log: cfg.Log, requestLog: newLimitedLogger(cfg.Log.Handler(), requestLineBurst, requestLineEvery), sessions: map[string]*session{}, guests: map[netip.Addr]int{}, stop: make(chan struct{})}
 	if err := g.prepareState(); err != nil {
 		return nil, err
 	}
@@ -191,7 +192,8 @@ func New(cfg Config) (*Gateway, error) {
 	}, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      cfg.IdleTimeout,
 		MaxRequestBodyBytes: cfg.MaxBody,
-		Logger:              cfg.Log,
+		// The SDK logs some refusals of a client's request, one line each.
+		Logger: g.requestLog,
 	})
 	if l, ok := cfg.Tokens.(Lister); ok {
 		go g.watchRevoked(l)
@@ -432,7 +434,7 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request, peer neti
 		return "", Token{}, false
 	}
 	g.cfg.Limiter.Fail(peer, now)
-	g.log.Warn("failed authentication: served as a guest", "peer", peer.String())
+	g.requestLog.Warn("failed authentication: served as a guest", "peer", peer.String())
 	return guestPrincipal, Token{}, true
 }
 
@@ -471,7 +473,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 				httpError(w, http.StatusForbidden, "this session's token was revoked: the session has ended")
 				return
 			}
-			g.log.Warn("request for another caller's session refused", "session", id, "peer", peer.String(), "principal", display(principal))
+			g.requestLog.Warn("request for another caller's session refused", "session", id, "peer", peer.String(), "principal", display(principal))
 			httpError(w, http.StatusForbidden, "this session belongs to another caller")
 			return
 		}
@@ -548,7 +550,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if principal != guestPrincipal {
 			who = "token " + tok.Name
 		}
-		g.log.Warn("full access refused", "peer", peer.String(), "principal", display(principal))
+		g.requestLog.Warn("full access refused", "peer", peer.String(), "principal", display(principal))
 		httpError(w, http.StatusForbidden, fmt.Sprintf("full access needs an owner token with the %s capability; %s has none (ask for safe mode, or `launcher serve token add NAME --cap %s`)", CapHostExecute, who, CapHostExecute))
 		return
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -112,5 +113,40 @@ func TestProtocolVersionHeader(t *testing.T) {
 		if w.Code != http.StatusNotFound {
 			t.Errorf("%s: %d %.200q, want 404 (no such session)", v, w.Code, w.Body.String())
 		}
+	}
+}
+
+// Lines any caller can cause at the rate it sends requests, without
+// starting a session, are limited in number: 5,000 guests' asks for full
+// access and 5,000 bad tokens from as many /64s made 10,000 lines. What
+// was left out is counted on the next line that goes through.
+func TestRequestLinesLimited(t *testing.T) {
+	g, log := testGateway(t)
+	for i := range 5000 {
+		if w := serve(g, http.MethodPost, map[string]string{ModeHeader: "full"}, initializeBody); w.Code != http.StatusForbidden {
+			t.Fatalf("full access asked by a guest: %d %q", w.Code, w.Body.String())
+		}
+		r := httptest.NewRequest(http.MethodPost, "http://[::1]:7480/mcp", strings.NewReader("{}"))
+		r.RemoteAddr = fmt.Sprintf("[2001:db8:%x:%x::1]:40000", i>>16, i&0xffff)
+		r.Header.Set("Authorization", "Bearer wrong")
+		r.Header.Set("Mcp-Session-Id", "NOSUCHSESSION")
+		w := httptest.NewRecorder()
+		g.Handler().ServeHTTP(w, r)
+		if w.Code != http.StatusNotFound {
+			t.Fatalf("a bad token: %d %q", w.Code, w.Body.String())
+		}
+	}
+	lines := strings.Count(log.String(), "\n")
+	if lines > 2*requestLineBurst {
+		t.Errorf("%d log lines for 10,000 refused requests", lines)
+	}
+	if lines < requestLineBurst/2 {
+		t.Errorf("only %d log lines: the first refusals are not logged", lines)
+	}
+	// Once the budget has room again, the next line says what was left out.
+	g.requestLog.Handler().(limitedHandler).budget.full = time.Time{}
+	serve(g, http.MethodPost, map[string]string{ModeHeader: "full"}, initializeBody)
+	if !strings.Contains(log.String(), `"dropped":`) {
+		t.Errorf("no line counts the dropped ones: %.300s", log.String()[max(0, log.Len()-300):])
 	}
 }
