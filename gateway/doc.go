@@ -78,8 +78,10 @@
 // session ends within a second of its token being revoked (the store is
 // read again every second), with or without a further request.
 // Logs: the gateway's own (JSON, stderr) and one JSON log per session in
-// StateDir/logs, which the child's stderr also goes to, kept 30 days and
-// at most 10,000. The lines of the gateway's own that any request can
+// StateDir/logs, which the child's stderr also goes to, kept 30 days, at
+// most 10,000 and 1 GiB together, the gateway's lines in each at most 8
+// MiB (a line per tool call: a guest's calls would fill it without end).
+// The lines of the gateway's own that any request can
 // cause without a session (a bad token, full access refused, another
 // caller's session, the SDK's refusals) are at most 200 at once and then
 // 10 a second, the next one saying how many were dropped. Ending a session cancels its calls in flight first, so

@@ -257,15 +257,16 @@ func (g *Gateway) prepareState() error {
 	return os.Rename(g.policyCopy+".new", g.policyCopy)
 }
 
-// Session logs are kept for logMaxAge, and at most logMaxCount of them:
-// sessions anyone may start must not fill the disk.
+// Session logs are kept for logMaxAge, at most logMaxCount of them and
+// logMaxBytes together: sessions anyone may start must not fill the disk.
 const (
 	logMaxAge   = 30 * 24 * time.Hour
 	logMaxCount = 10000
+	logMaxBytes = 1 << 30
 )
 
 // pruneLogs removes session logs older than logMaxAge, then the oldest
-// beyond logMaxCount.
+// beyond logMaxCount or logMaxBytes.
 func (g *Gateway) pruneLogs() {
 	ents, err := os.ReadDir(g.logsDir)
 	if err != nil {
@@ -274,8 +275,10 @@ func (g *Gateway) pruneLogs() {
 	type log struct {
 		name string
 		mod  time.Time
+		size int64
 	}
 	var logs []log
+	var total int64
 	for _, e := range ents {
 		info, err := e.Info()
 		if err != nil || !info.Mode().IsRegular() || !strings.HasSuffix(e.Name(), ".log") {
@@ -285,14 +288,13 @@ func (g *Gateway) pruneLogs() {
 			os.Remove(filepath.Join(g.logsDir, e.Name()))
 			continue
 		}
-		logs = append(logs, log{e.Name(), info.ModTime()})
-	}
-	if len(logs) <= logMaxCount {
-		return
+		logs = append(logs, log{e.Name(), info.ModTime(), info.Size()})
+		total += info.Size()
 	}
 	sort.Slice(logs, func(i, j int) bool { return logs[i].mod.Before(logs[j].mod) })
-	for _, l := range logs[:len(logs)-logMaxCount] {
-		os.Remove(filepath.Join(g.logsDir, l.name))
+	for len(logs) > 0 && (len(logs) > logMaxCount || total > logMaxBytes) {
+		os.Remove(filepath.Join(g.logsDir, logs[0].name))
+		logs, total = logs[1:], total-logs[0].size
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -148,5 +149,63 @@ func TestRequestLinesLimited(t *testing.T) {
 	serve(g, http.MethodPost, map[string]string{ModeHeader: "full"}, initializeBody)
 	if !strings.Contains(log.String(), `"dropped":`) {
 		t.Errorf("no line counts the dropped ones: %.300s", log.String()[max(0, log.Len()-300):])
+	}
+}
+
+// A session's log stops at sessionLogMax with a line that says so: each
+// of a guest's tool calls is a line, and a guest makes thousands a second
+// for as long as it likes (one made 60 KB/s, without end, on the disk of
+// --state).
+func TestSessionLogCapped(t *testing.T) {
+	g := &Gateway{logsDir: t.TempDir()}
+	f, log, err := g.openSessionLog("ID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i := range 3 * sessionLogMax / 100 {
+		log.Info("tool call", "tool", "read_file", "ms", i)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > sessionLogMax+1024 || st.Size() < sessionLogMax-1024 {
+		t.Errorf("the session log is %d bytes, want about %d", st.Size(), sessionLogMax)
+	}
+	b, _ := os.ReadFile(f.Name())
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "session log full") || strings.Count(string(b), "session log full") != 1 {
+		t.Errorf("the last line is %q", last)
+	}
+	if !strings.Contains(lines[0], `"session":"ID"`) {
+		t.Errorf("the first line is %q", lines[0])
+	}
+}
+
+// The session logs together are at most logMaxBytes: the oldest go first.
+func TestPruneLogsBySize(t *testing.T) {
+	dir := t.TempDir()
+	g := &Gateway{logsDir: dir}
+	now := time.Now()
+	for i, name := range []string{"a.log", "b.log", "c.log"} {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Truncate(logMaxBytes * 2 / 5) // sparse: no disk
+		f.Close()
+		at := now.Add(time.Duration(i-3) * time.Hour)
+		os.Chtimes(p, at, at)
+	}
+	g.pruneLogs()
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"b.log", "c.log"}) {
+		t.Errorf("left %v", names)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -148,12 +149,11 @@ func (g *Gateway) startSession(ctx context.Context, id, principal string, mode M
 		return nil, fmt.Errorf("session directory: %w", err)
 	}
 	logPath := filepath.Join(g.logsDir, id+".log")
-	s.logf, err = os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	s.logf, s.log, err = g.openSessionLog(id)
 	if err != nil {
 		os.RemoveAll(s.dir)
-		return nil, fmt.Errorf("session log: %w", err)
+		return nil, err
 	}
-	s.log = slog.New(slog.NewJSONHandler(s.logf, nil)).With("session", id)
 	defer func() {
 		if err != nil {
 			s.cancel()
@@ -206,6 +206,49 @@ func (g *Gateway) startSession(ctx context.Context, id, principal string, mode M
 	}()
 	s.log.Info("session started", "tools", len(tools.Tools))
 	return s, nil
+}
+
+// sessionLogMax bounds what the gateway writes to one session's log: a
+// line per tool call, and a guest makes thousands of calls a second for
+// as long as it likes. (The child's stderr, which goes to the same file,
+// is the launcher's, not the caller's.)
+const sessionLogMax = 8 << 20
+
+// openSessionLog creates the log of session id and its logger, which
+// writes at most sessionLogMax bytes to it.
+func (g *Gateway) openSessionLog(id string) (*os.File, *slog.Logger, error) {
+	f, err := os.OpenFile(filepath.Join(g.logsDir, id+".log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session log: %w", err)
+	}
+	w := &cappedWriter{w: f, max: sessionLogMax}
+	return f, slog.New(slog.NewJSONHandler(w, nil)).With("session", id), nil
+}
+
+// cappedWriter passes whole writes (slog writes a record in one) until
+// max bytes have gone, then writes one line that says so and drops
+// everything after it.
+type cappedWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	max  int64
+	n    int64
+	full bool
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.full {
+		return len(p), nil
+	}
+	if c.n+int64(len(p)) > c.max {
+		c.full = true
+		fmt.Fprintf(c.w, `{"time":%q,"level":"WARN","msg":"session log full: its later lines are dropped","max_bytes":%d}`+"\n", time.Now().UTC().Format(time.RFC3339Nano), c.max)
+		return len(p), nil
+	}
+	c.n += int64(len(p))
+	return c.w.Write(p)
 }
 
 // forward is a tool handler that passes the call to the child as it came
