@@ -21,9 +21,11 @@
 //   - an owner token with the host.execute capability may ask for Full
 //     access (header Pinfold-Mode: full): `launcher mcp --full-access` in
 //     the policy's workspace, unconfined, as the workspace's owner with
-//     that user's groups (never the gateway's) — the same explicit escape
-//     as `launcher --full-access`, never reached by any other path. A
-//     workspace of root's is refused: a remote caller is never root;
+//     that user's own primary group (from /etc/passwd, not the
+//     workspace's group) and groups (never the gateway's) — the same
+//     explicit escape as `launcher --full-access`, never reached by any
+//     other path. A workspace of root's, or a primary group of root's,
+//     is refused: a remote caller is never root;
 //   - no token, or one that is not valid, is a guest: a policy derived
 //     from the pinned one (guestPolicy) with a new empty workspace, HOME
 //     in the sandbox's private /tmp, no secrets, no private-range

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/internal/userdb"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -207,5 +208,46 @@ func TestPruneLogsBySize(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{"b.log", "c.log"}) {
 		t.Errorf("left %v", names)
+	}
+}
+
+// Full access runs with the owner's own primary group, from /etc/passwd,
+// not the workspace's group: a project chowned to its user keeps root's
+// group, and full access ran with gid 0. Root's group is refused, as
+// root is.
+func TestOwnerCredential(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) []userdb.Entry {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return userdb.Read(path)
+	}
+	passwd := write("passwd", "root:x:0:0::/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nzed:x:1002:0::/home/zed:/bin/sh\n")
+	group := write("group", "root:x:0:\nann:x:1000:\nwheel:x:10:root,ann\ndisk:x:6:\n")
+	for _, c := range []struct {
+		uid, dirGid uint32
+		gid         uint32
+		groups      []uint32
+		refused     bool
+	}{
+		{1000, 1000, 1000, []uint32{1000, 10}, false},
+		{1000, 0, 1000, []uint32{1000, 10}, false}, // chown ann project: root's group stays on it
+		{1000, 6, 1000, []uint32{1000, 10}, false}, // nor any other group of the directory's
+		{4242, 77, 77, []uint32{77}, false},        // no entry: the directory's group
+		{4242, 0, 0, nil, true},                    // ... but never root's
+		{1002, 1002, 0, nil, true},                 // nor from the entry
+	} {
+		cred, err := ownerCredential(passwd, group, c.uid, c.dirGid)
+		if c.refused {
+			if err == nil || !strings.Contains(err.Error(), "root's group") {
+				t.Errorf("uid %d, directory's gid %d: %+v, %v; want refused", c.uid, c.dirGid, cred, err)
+			}
+			continue
+		}
+		if err != nil || cred.Uid != c.uid || cred.Gid != c.gid || !slices.Equal(cred.Groups, c.groups) {
+			t.Errorf("uid %d, directory's gid %d: %+v, %v; want gid %d, groups %v", c.uid, c.dirGid, cred, err, c.gid, c.groups)
+		}
 	}
 }

@@ -142,10 +142,10 @@ func TestPruneLogs(t *testing.T) {
 // Full access gets the owner's groups from /etc/passwd and /etc/group,
 // or only its group: never the gateway's.
 func TestOwnerGroups(t *testing.T) {
-	if got := ownerGroups(4242424, 77); !slices.Equal(got, []uint32{77}) {
+	if got := groupsOf(userdb.Passwd(), userdb.Group(), 4242424, 77); !slices.Equal(got, []uint32{77}) {
 		t.Errorf("a uid with no entry: %v", got)
 	}
-	if got := ownerGroups(0, 0); len(got) == 0 || got[0] != 0 {
+	if got := groupsOf(userdb.Passwd(), userdb.Group(), 0, 0); len(got) == 0 || got[0] != 0 {
 		t.Errorf("root: %v", got)
 	}
 	dir := t.TempDir()

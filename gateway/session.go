@@ -290,8 +290,12 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 		if err != nil {
 			return nil, err
 		}
+		cred, err := ownerCredential(userdb.Passwd(), userdb.Group(), sys.Uid, sys.Gid)
+		if err != nil {
+			return nil, err
+		}
 		cmd = exec.Command(launcher, "mcp", "--full-access", "--workspace", ws)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: sys.Uid, Gid: sys.Gid, Groups: ownerGroups(sys.Uid, sys.Gid)}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		cmd.Dir = ws
 	case s.guest:
 		ws := filepath.Join(s.dir, "workspace")
@@ -355,19 +359,41 @@ func workspaceOwner(ws string) (*syscall.Stat_t, error) {
 
 // fullAccessAllowed says why full access cannot be given, if it cannot.
 func (g *Gateway) fullAccessAllowed() error {
-	_, err := workspaceOwner(string(g.cfg.Policy.Workspace.Path))
+	st, err := workspaceOwner(string(g.cfg.Policy.Workspace.Path))
+	if err != nil {
+		return err
+	}
+	_, err = ownerCredential(userdb.Passwd(), userdb.Group(), st.Uid, st.Gid)
 	return err
 }
 
-// ownerGroups are uid's supplementary groups from /etc/passwd and
-// /etc/group (userdb: groups only a directory service knows are not
-// given), or only gid when uid has no entry: never the gateway's own.
-func ownerGroups(uid, gid uint32) []uint32 {
-	return groupsOf(userdb.Passwd(), userdb.Group(), uid, gid)
+// ownerCredential is whom full access runs as: uid, the workspace's
+// owner, with the primary group its /etc/passwd entry names — not the
+// workspace's group, which need not be the user's (a project chowned to
+// its user keeps root's group) — or, without an entry, the workspace's
+// group; and the user's groups (groupsOf). Root's group is refused as
+// root is.
+func ownerCredential(passwd, group []userdb.Entry, uid, dirGid uint32) (*syscall.Credential, error) {
+	gid := dirGid
+	for _, e := range passwd {
+		if e.Field(0) != "" && e.Field(2) == strconv.FormatUint(uint64(uid), 10) {
+			if n, err := strconv.ParseUint(e.Field(3), 10, 32); err == nil {
+				gid = uint32(n)
+			}
+			break
+		}
+	}
+	if gid == 0 {
+		return nil, fmt.Errorf("full access runs as the workspace's owner (uid %d), whose group would be root's group (gid 0): refused (a remote caller is never given root)", uid)
+	}
+	return &syscall.Credential{Uid: uid, Gid: gid, Groups: groupsOf(passwd, group, uid, gid)}, nil
 }
 
-// groupsOf is ownerGroups over the two files' entries: gid first, then
-// every group whose member list names uid's user, each once.
+// groupsOf are uid's groups from the entries of /etc/passwd and
+// /etc/group (userdb: groups only a directory service knows are not
+// given), never the gateway's own: gid first, then every group whose
+// member list names uid's user, each once; only gid when uid has no
+// entry.
 func groupsOf(passwd, group []userdb.Entry, uid, gid uint32) []uint32 {
 	groups := []uint32{gid}
 	name := ""
