@@ -29,7 +29,8 @@
 //   - no token, or one that is not valid, is a guest: a policy derived
 //     from the pinned one (guestPolicy) with a new empty workspace, HOME
 //     in the sandbox's private /tmp, no secrets, no private-range
-//     exceptions, and of the owner's read and exec paths only those in
+//     exceptions, memory at most 1 GiB (never the owner's "unlimited"),
+//     and of the owner's read and exec paths only those in
 //     the operating system's trees (/usr, /etc, /lib…) — an allowlist, so
 //     that a home or project under any other name stays out. An invalid
 //     token is also a failed attempt, counted against the socket peer's

@@ -22,7 +22,7 @@ var hostOnly = []policy.Path{"/etc/pinfold"}
 const guestPath = "/usr/local/bin:/usr/bin:/bin"
 
 // guestPolicy derives the guest-safe policy from the owner's: the same
-// commands, limits, Code Mode limits and domain rules, but
+// commands, limits (but memory), Code Mode limits and domain rules, but
 //   - a fresh workspace (the only write path; no protected extras, which
 //     named the owner's tree);
 //   - of the owner's read and exec paths only those inside a system tree
@@ -31,6 +31,7 @@ const guestPath = "/usr/local/bin:/usr/bin:/bin"
 //     kept), and the launcher binary itself to run (its agent is
 //     `launcher mcp`);
 //   - no secrets and no unsafe_allow_private;
+//   - memory at most guestMemory, and a backup store of its own size;
 //   - an environment of its own: nothing passed from the gateway, HOME
 //     the session's private /tmp.
 //
@@ -68,11 +69,22 @@ func guestPolicy(owner *policy.Policy, workspace, state, launcher string) (*poli
 	// A guest's recursive deletes are backed up on the host's disk first:
 	// a small store of its own, not the owner's quota.
 	g.Backups.Quota = min(owner.Backups.Quota, guestBackupQuota)
+	// And its memory is bounded whatever the owner's is: an owner's "0"
+	// (unlimited, for the owner's own sessions) gave every anonymous
+	// caller all of the host's.
+	g.Limits.Memory = guestMemory
+	if m := owner.Limits.Memory; m != 0 && m < guestMemory {
+		g.Limits.Memory = m
+	}
 	return &g, nil
 }
 
 // guestBackupQuota bounds a guest session's backup store.
 const guestBackupQuota = 64 * policy.MiB
+
+// guestMemory bounds a guest session's memory (its /tmp, a tmpfs, is
+// charged to it too).
+const guestMemory = 1 * policy.GiB
 
 // inSystem says whether p lies in a system tree (the tree itself
 // included, "/" not).

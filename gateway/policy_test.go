@@ -58,6 +58,15 @@ func TestGuestPolicy(t *testing.T) {
 	if g.Backups.Quota != guestBackupQuota || owner.Backups.Quota != 3*policy.GiB {
 		t.Errorf("backup quota %v for the guest (the owner's %v)", g.Backups.Quota, owner.Backups.Quota)
 	}
+	// A guest's memory is at most guestMemory, and never unlimited: the
+	// owner's "0" gave every guest all of the host's.
+	for ownerMem, want := range map[policy.Size]policy.Size{0: guestMemory, 4 * policy.GiB: guestMemory, 256 * policy.MiB: 256 * policy.MiB} {
+		o := owner
+		o.Limits.Memory = ownerMem
+		if g, err := guestPolicy(&o, "/w", "/s", "/l"); err != nil || g.Limits.Memory != want {
+			t.Errorf("the owner's memory %v: the guest's %v (%v), want %v", ownerMem, g.Limits.Memory, err, want)
+		}
+	}
 	if !slices.Equal(g.Commands.Auto, owner.Commands.Auto) || !slices.Equal(g.Network.Allow, owner.Network.Allow) || !g.Network.BlockAll {
 		t.Errorf("the owner's rules were not kept: %+v %+v", g.Commands, g.Network)
 	}
