@@ -771,6 +771,18 @@ func TestIntegrationGatewayLifecycle(t *testing.T) {
 	if text, _, isErr := callText(ctx, t, cs, "list_dir", map[string]any{}); isErr {
 		t.Fatalf("control: %s", text)
 	}
+	// A protocol version the sessions do not serve is refused before the
+	// SDK, which logged the header whole (60 KiB a request).
+	before := len(g.log.String())
+	for range 10 {
+		hdr := map[string]string{"Authorization": "Bearer " + other, "Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": "2026-07-28" + strings.Repeat("9", 60000)}
+		if code, body := rawPost(t, g.url, hdr, `{"jsonrpc":"2.0","id":9,"method":"ping"}`); code != http.StatusBadRequest {
+			t.Errorf("an unserved protocol version: %d %.200q", code, body)
+		}
+	}
+	if grew := len(g.log.String()) - before; grew > 10000 {
+		t.Errorf("10 requests with a 60 KiB protocol version grew the gateway's log by %d bytes", grew)
+	}
 	if out, err := exec.Command(itEnv.launcher, "serve", "token", "revoke", "other", "--tokens", store).CombinedOutput(); err != nil {
 		t.Fatalf("revoke: %v %s", err, out)
 	}
