@@ -38,7 +38,9 @@
 //     token. A valid token is served whatever its address's failures (an
 //     address is shared: locking it out would let any local user keep
 //     the owner out); a token is 256 random bits, so the limit bounds
-//     the work and log lines failures make, not guessing.
+//     the work and log lines failures make, not guessing. While the
+//     store cannot be read, a token is answered 503: it is neither a
+//     guest's nor a revoked one.
 //
 // Asking for Full access without the capability is refused (403); it is
 // never turned into Safe mode, and a guest never runs outside a sandbox:

@@ -405,8 +405,9 @@ func peerOf(r *http.Request) netip.Addr {
 
 // authenticate says who the request is: an owner (a valid token) or the
 // guest (no token, or one that is not valid — the latter counted as a
-// failed attempt against the peer). ok is false when the peer has failed
-// too often and the request was answered 429.
+// failed attempt against the peer). ok is false when the request was
+// answered: 429 when the peer has failed too often, 503 when a token was
+// presented and the store cannot be read.
 func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request, peer netip.Addr) (principal string, tok Token, ok bool) {
 	vals := r.Header.Values("Authorization")
 	if len(vals) == 0 {
@@ -425,6 +426,17 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request, peer neti
 				// Bound to the token itself, not its name: a name revoked
 				// and given to a new token is another principal.
 				return "token:" + t.Hash, t, true
+			}
+			// A store that cannot be read now says nothing about the
+			// token: serving its bearer as a guest gave an owner a guest
+			// session unawares, and ended a live one as revoked.
+			if l, ok := g.cfg.Tokens.(Lister); ok {
+				if _, err := l.List(); err != nil {
+					g.requestLog.Error("token store unreadable", "err", err.Error())
+					w.Header().Set("Retry-After", "5")
+					httpError(w, http.StatusServiceUnavailable, "the token store cannot be read now, so no token can be checked: try again later (the gateway's log says why)")
+					return "", Token{}, false
+				}
 			}
 		}
 	}

@@ -2,6 +2,10 @@ package gateway
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -249,5 +253,49 @@ func TestOwnerCredential(t *testing.T) {
 		if err != nil || cred.Uid != c.uid || cred.Gid != c.gid || !slices.Equal(cred.Groups, c.groups) {
 			t.Errorf("uid %d, directory's gid %d: %+v, %v; want gid %d, groups %v", c.uid, c.dirGid, cred, err, c.gid, c.groups)
 		}
+	}
+}
+
+// brokenStore is a token store that cannot be read now: it verifies
+// nothing and cannot list.
+type brokenStore struct{}
+
+func (brokenStore) Verify(string) (Token, bool) { return Token{}, false }
+func (brokenStore) List() ([]Token, error)      { return nil, errors.New("too many open files") }
+
+// A token store that cannot be read (a moment without file descriptors,
+// a mode changed by hand) says nothing about a token: the request is
+// answered 503, and neither served as a guest's — the owner got a guest
+// session without knowing it — nor taken as the token's revocation,
+// which ended the owner's live session.
+func TestUnreadableStore(t *testing.T) {
+	g, _ := testGateway(t)
+	g.cfg.Tokens = brokenStore{}
+	secret := "pft_" + strings.Repeat("A", 43)
+	sum := sha256.Sum256([]byte(secret))
+	s := &session{ID: "LIVE", Principal: "token:" + hex.EncodeToString(sum[:]), dir: t.TempDir(), ended: make(chan struct{}),
+		log: slog.New(slog.DiscardHandler), inflight: make(chan struct{}, 1)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	g.sessions[s.ID] = s
+	bearer := map[string]string{"Authorization": "Bearer " + secret, "Mcp-Session-Id": s.ID}
+	if w := serve(g, http.MethodPost, bearer, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "token store") {
+		t.Errorf("the session's token, the store unreadable: %d %q", w.Code, w.Body.String())
+	}
+	g.mu.Lock()
+	over := s.over
+	g.mu.Unlock()
+	if over {
+		t.Error("the session was ended as if its token were revoked")
+	}
+	delete(bearer, "Mcp-Session-Id")
+	if w := serve(g, http.MethodPost, bearer, initializeBody); w.Code != http.StatusServiceUnavailable {
+		t.Errorf("an initialize with a token, the store unreadable: %d %q", w.Code, w.Body.String())
+	}
+	if ents, _ := os.ReadDir(g.logsDir); len(ents) != 0 {
+		t.Errorf("a session started as a guest's: %v", ents)
+	}
+	// A guest needs no store.
+	if w := serve(g, http.MethodPost, map[string]string{"Mcp-Session-Id": "NOSUCHSESSION"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); w.Code != http.StatusNotFound {
+		t.Errorf("a guest, the store unreadable: %d %q", w.Code, w.Body.String())
 	}
 }
