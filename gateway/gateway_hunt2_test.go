@@ -299,3 +299,39 @@ func TestUnreadableStore(t *testing.T) {
 		t.Errorf("a guest, the store unreadable: %d %q", w.Code, w.Body.String())
 	}
 }
+
+// A browser page of another origin cannot reach /mcp: not with its
+// fetch metadata, not with an old browser's Origin alone, not as a
+// "simple" text/plain POST; and a page served by another port of this
+// host is another origin. None of it starts a session or is logged as
+// a caller's.
+func TestCrossOriginRefused(t *testing.T) {
+	g, log := testGateway(t)
+	for name, hdr := range map[string]map[string]string{
+		"cross-site":        {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+		"same-site":         {"Sec-Fetch-Site": "same-site", "Origin": "http://127.0.0.1:8080"},
+		"old browser":       {"Origin": "https://evil.example"},
+		"null origin":       {"Origin": "null"},
+		"text/plain":        {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example", "Content-Type": "text/plain"},
+		"DELETE of a guess": {"Sec-Fetch-Site": "cross-site", "Mcp-Session-Id": "NOSUCHSESSION"},
+	} {
+		method := http.MethodPost
+		if _, ok := hdr["Mcp-Session-Id"]; ok {
+			method = http.MethodDelete
+		}
+		if w := serve(g, method, hdr, initializeBody); w.Code != http.StatusForbidden {
+			t.Errorf("%s: %d %q", name, w.Code, w.Body.String())
+		}
+	}
+	if log.Len() > 0 {
+		t.Errorf("cross-origin requests were served: %.300s", log.String())
+	}
+	if ents, _ := os.ReadDir(g.logsDir); len(ents) != 0 {
+		t.Errorf("a cross-origin request started a session: %v", ents)
+	}
+	// The control: the same request from the page's own origin gets through
+	// to a session's start (which fails here: no launcher).
+	if w := serve(g, http.MethodPost, map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://127.0.0.1:7480"}, initializeBody); w.Code != http.StatusServiceUnavailable {
+		t.Errorf("same origin: %d %q", w.Code, w.Body.String())
+	}
+}
