@@ -592,6 +592,9 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, "the session ended as it started (the gateway is stopping, or its sandbox stopped)")
 		return
 	}
+	if testHookAdmitted != nil {
+		testHookAdmitted(s)
+	}
 	if g.started.Add(1)%64 == 0 {
 		go g.pruneLogs()
 	}
@@ -608,11 +611,25 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.setServerSession(ss)
+	// Ended while its initialize was answered (its token revoked, its
+	// sandbox gone, a shutdown): end may have found no HTTP session to
+	// close, and the SDK would keep this one for the idle timeout.
+	g.mu.Lock()
+	over := s.over
+	g.mu.Unlock()
+	if over {
+		ss.Close()
+		return
+	}
 	go func() {
 		ss.Wait()
 		g.end(s, "closed by the client, or idle")
 	}()
 }
+
+// testHookAdmitted, set by a test, runs when a session is admitted,
+// before its initialize is answered.
+var testHookAdmitted func(*session)
 
 // reserve counts a session about to start against MaxSessions and, for
 // a guest, against MaxGuests and GuestsPerPeer: guests cannot take the

@@ -335,3 +335,34 @@ func TestCrossOriginRefused(t *testing.T) {
 		t.Errorf("same origin: %d %q", w.Code, w.Body.String())
 	}
 }
+
+// A session that ends while its initialize is being answered (its token
+// revoked, its sandbox gone, a shutdown) has its HTTP side closed too:
+// end found none yet to close, and the SDK kept the session, answered
+// 200 for it, for the whole idle timeout.
+func TestEndDuringInitialize(t *testing.T) {
+	g, secret, _ := fakeChildGateway(t)
+	// The control: a session that does not end is served.
+	w := serve(g, http.MethodPost, map[string]string{"Authorization": "Bearer " + secret}, initializeBody)
+	if w.Code != http.StatusOK || g.Live() != 1 {
+		t.Fatalf("control: %d %q, %d live", w.Code, w.Body.String(), g.Live())
+	}
+	var ended *session
+	testHookAdmitted = func(s *session) {
+		ended = s
+		g.end(s, "ended during its initialize")
+		<-s.ended // all of end done before the SDK makes its session
+	}
+	defer func() { testHookAdmitted = nil }()
+	w = serve(g, http.MethodPost, map[string]string{"Authorization": "Bearer " + secret}, initializeBody)
+	if ended == nil {
+		t.Fatal("no session was admitted")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for ended.serverSession() == nil || len(slices.Collect(ended.server.Sessions())) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the ended session's HTTP side is still open (its server session %v)", ended.serverSession())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
