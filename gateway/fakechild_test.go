@@ -15,8 +15,8 @@ import (
 
 // TestMain lets the test binary be an owner session's child: run as the
 // gateway runs the launcher (`--quiet --policy-sha256 …`), it serves MCP
-// on its stdio with two tools, echo and sleep, as `launcher mcp` would in its
-// sandbox (and sleep, for calls that take a while). Sessions can then start without root or a sandbox.
+// on its stdio with one tool, echo, as `launcher mcp` would in its
+// sandbox. Sessions can then start without root or a sandbox.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "--quiet" {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "fake-child", Version: "1"}, nil)
@@ -25,16 +25,6 @@ func TestMain(m *testing.M) {
 		}
 		mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
-		})
-		type sleepIn struct {
-			MS int `json:"ms"`
-		}
-		mcp.AddTool(srv, &mcp.Tool{Name: "sleep"}, func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
-			select {
-			case <-time.After(time.Duration(in.MS) * time.Millisecond):
-			case <-ctx.Done():
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
 		})
 		srv.Run(context.Background(), &mcp.StdioTransport{})
 		os.Exit(0)
