@@ -32,16 +32,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// oneToken verifies one owner token.
-type oneToken struct {
-	secret string
-	tok    Token
+// fakeTokens verifies owner tokens by their secrets.
+type fakeTokens map[string]Token
+
+func (f fakeTokens) Verify(s string) (Token, bool) {
+	t, ok := f[s]
+	return t, ok
 }
 
-func (o oneToken) Verify(s string) (Token, bool) { return o.tok, s == o.secret }
-
 // fakeChildGateway is a gateway whose owner sessions are this test
-// binary serving echo (TestMain), for the owner token it returns.
+// binary serving echo (TestMain), for the owner token it returns (and
+// another, "pft_other").
 func fakeChildGateway(t *testing.T) (*Gateway, string, *syncBuffer) {
 	t.Helper()
 	exe, err := os.Executable()
@@ -55,7 +56,7 @@ func fakeChildGateway(t *testing.T) (*Gateway, string, *syncBuffer) {
 	const secret = "pft_owner"
 	log := &syncBuffer{}
 	g, err := New(Config{Launcher: exe, Policy: &p, PolicyData: []byte("x"), StateDir: filepath.Join(t.TempDir(), "state"),
-		Tokens: oneToken{secret, Token{Name: "owner", Hash: "0123"}}, Limiter: NewLimiter(10, time.Minute, 100),
+		Tokens: fakeTokens{secret: {Name: "owner", Hash: "0123"}, "pft_other": {Name: "other", Hash: "4567"}}, Limiter: NewLimiter(10, time.Minute, 100),
 		IdleTimeout: time.Hour, StartTimeout: 30 * time.Second, Log: slog.New(slog.NewJSONHandler(log, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -366,3 +366,56 @@ func TestEndDuringInitialize(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A session answers its own token only: not a guest, not another owner's
+// token, not a bad token, whatever the method; its owner's DELETE ends it.
+func TestSessionBinding(t *testing.T) {
+	g, secret, _ := fakeChildGateway(t)
+	w := serve(g, http.MethodPost, map[string]string{"Authorization": "Bearer " + secret}, initializeBody)
+	sid := w.Header().Get("Mcp-Session-Id")
+	if w.Code != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %q", w.Code, w.Body.String())
+	}
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
+	with := func(auth string) map[string]string {
+		h := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+		if auth != "" {
+			h["Authorization"] = auth
+		}
+		return h
+	}
+	serve(g, http.MethodPost, with("Bearer "+secret), `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for who, auths := range map[string][]string{"a guest": nil, "another owner": {"Bearer pft_other"}, "a bad token": {"Bearer pft_wrong"},
+		"the token and another": {"Bearer " + secret, "Bearer pft_other"}} {
+		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+			r := httptest.NewRequest(m, "http://127.0.0.1:7480/mcp", strings.NewReader(call))
+			r.RemoteAddr = "127.0.0.1:40000"
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range with("") {
+				r.Header.Set(k, v)
+			}
+			for _, a := range auths {
+				r.Header.Add("Authorization", a)
+			}
+			// A GET that got through would be the session's event stream,
+			// open until its request ends.
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			rec := httptest.NewRecorder()
+			g.Handler().ServeHTTP(rec, r.WithContext(ctx))
+			cancel()
+			if rec.Code != http.StatusForbidden {
+				t.Errorf("%s, %s: %d %.200q", who, m, rec.Code, rec.Body.String())
+			}
+		}
+	}
+	if w := serve(g, http.MethodPost, with("Bearer "+secret), call); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "hello") {
+		t.Errorf("the owner's call after the others': %d %.200q", w.Code, w.Body.String())
+	}
+	if w := serve(g, http.MethodDelete, with("Bearer "+secret), ""); w.Code != http.StatusNoContent {
+		t.Errorf("the owner's DELETE: %d %q", w.Code, w.Body.String())
+	}
+	if w := serve(g, http.MethodPost, with("Bearer "+secret), call); w.Code != http.StatusNotFound {
+		t.Errorf("after DELETE: %d %.200q", w.Code, w.Body.String())
+	}
+}
