@@ -463,7 +463,14 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// Before anything else too: the SDK checks the version header only
 	// below 2026-07-28, and logs whatever it refuses above, whole.
 	if vs := r.Header.Values(protocolVersionHeader); len(vs) > 1 || len(vs) == 1 && vs[0] != "" && !slices.Contains(protocolVersions, vs[0]) {
-		rpcError(w, -32600, fmt.Sprintf("%s %.20q is not a version this gateway serves (%s)", protocolVersionHeader, strings.Join(vs, ","), strings.Join(protocolVersions, ", ")))
+		asked := strings.Join(vs, ",")
+		if len(asked) > 40 {
+			asked = asked[:40] + "..."
+		}
+		// The SDK's own answer to a version it refuses, which its
+		// client falls back from.
+		rpcErrorData(w, mcp.CodeUnsupportedProtocolVersion, fmt.Sprintf("%s %q is not a version this gateway serves (%s)", protocolVersionHeader, asked, strings.Join(protocolVersions, ", ")),
+			mcp.UnsupportedProtocolVersionData{Supported: protocolVersions, Requested: asked})
 		return
 	}
 	peer := peerOf(r)
@@ -784,9 +791,18 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 // rpcError answers a request that cannot become a session with a JSON-RPC
 // error (id null: none was read) and HTTP 400.
 func rpcError(w http.ResponseWriter, code int64, msg string) {
+	rpcErrorData(w, code, msg, nil)
+}
+
+// rpcErrorData is rpcError with the error's data, if not nil.
+func rpcErrorData(w http.ResponseWriter, code int64, msg string, data any) {
+	e := map[string]any{"code": code, "message": "pinfold gateway: " + msg}
+	if data != nil {
+		e["data"] = data
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
-	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": "pinfold gateway: " + msg}})
+	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": e})
 }
 
 // refuseBatch answers a JSON-RPC batch (an array) with 400 and reports

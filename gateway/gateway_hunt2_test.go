@@ -96,8 +96,10 @@ func TestProtocolVersionHeader(t *testing.T) {
 	g, log := testGateway(t)
 	for _, v := range []string{"2026-07-28", "2026-07-28" + strings.Repeat("9", 60000), "9999-99-99", "2025-06-18x", "garbage"} {
 		w := serve(g, http.MethodPost, map[string]string{"Mcp-Protocol-Version": v}, initializeBody)
-		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "Mcp-Protocol-Version") {
-			t.Errorf("%.20q: %d %.200q", v, w.Code, w.Body.String())
+		// As the SDK answers a version it refuses: its client falls back.
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "Mcp-Protocol-Version") ||
+			!strings.Contains(w.Body.String(), `"code":-32022`) || !strings.Contains(w.Body.String(), `"supported":["2025-11-25","2025-06-18"`) {
+			t.Errorf("%.20q: %d %.300q", v, w.Code, w.Body.String())
 		}
 		if len(w.Body.String()) > 1000 {
 			t.Errorf("%.20q: the answer is %d bytes", v, len(w.Body.String()))
