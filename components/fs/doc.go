@@ -62,7 +62,9 @@
 //     content by moving unprotected content into place. Reads of
 //     protected paths are allowed. Names match per component, case
 //     sensitively, unless the parent directory is case-insensitive
-//     (FS_CASEFOLD_FL), where they match ignoring case.
+//     (FS_CASEFOLD_FL), where they match as the kernel compares there:
+//     NFD and the full Unicode case folding ("con\ufb01g" is "config",
+//     ".\u00dfh" is ".ssh"), default-ignorable code points dropped.
 //   - Hidden paths (Root.Hide): where the launcher's own files lie in the
 //     workspace (the policy file, the vault and its lock, a key file,
 //     the session and backup directories; named both as given and with
@@ -70,8 +72,8 @@
 //     or anything beneath, and neither renames nor removes a directory
 //     that holds one, which would serve it under another name (no
 //     approval can allow either: rule "fs.authority"). Their names
-//     compare ignoring case, so a case-insensitive directory cannot
-//     serve them under another case.
+//     compare ignoring case (fully folded, as above), so a
+//     case-insensitive directory cannot serve them under another name.
 //   - Decisions: allowed under rule "workspace"; a path that would leave
 //     the workspace (a link, a mount point) is no-rule "fs.beneath"; a
 //     missing file is unknown; a malformed path or argument, or a request

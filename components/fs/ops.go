@@ -450,7 +450,7 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 	}
 	var a, b unix.Stat_t
 	if unix.Fstatat(src.fd, src.name, &a, unix.AT_SYMLINK_NOFOLLOW) == nil && unix.Fstatat(dst.fd, dst.name, &b, unix.AT_SYMLINK_NOFOLLOW) == nil &&
-		a.Dev == b.Dev && a.Ino == b.Ino && !(dst.fold && strings.EqualFold(src.name, dst.name)) {
+		a.Dev == b.Dev && a.Ino == b.Ino && !(dst.fold && foldEqual(src.name, dst.name)) {
 		// rename(2) does nothing then, and says it succeeded (in a
 		// case-insensitive directory it changes a name's case).
 		return badRequest(op, from, "%s and %s are names of the same file: nothing would move (delete one of them instead)", quoteForQuestion(from), quoteForQuestion(to))

@@ -5,7 +5,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // MaxPath bounds a workspace-relative path, in bytes (PATH_MAX).
@@ -122,11 +126,46 @@ func newMatcher(extra []string) (*matcher, error) {
 	return m, nil
 }
 
+// eq compares two names, exactly or (fold) as a case-insensitive
+// directory does.
 func eq(a, b string, fold bool) bool {
 	if fold {
-		return strings.EqualFold(a, b)
+		return foldEqual(a, b)
 	}
 	return a == b
+}
+
+// foldEqual reports whether a case-insensitive directory (ext4, f2fs or
+// tmpfs casefold) takes a and b for the same name. The kernel compares
+// names in NFD with the full Unicode case folding (CaseFolding.txt's C
+// and F mappings), so "con\ufb01g" (a ligature) is "config" and ".\u00dfh"
+// is ".ssh", which strings.EqualFold (simple folding) misses; kernels
+// before 6.14 also dropped default-ignorable code points (".s\u200dsh"
+// is ".ssh" there). Dropping them always errs towards a match.
+func foldEqual(a, b string) bool {
+	if isASCII(a) && isASCII(b) {
+		return strings.EqualFold(a, b)
+	}
+	return foldKey(a) == foldKey(b)
+}
+
+func foldKey(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector) {
+			return -1
+		}
+		return r
+	}, s)
+	return norm.NFD.String(cases.Fold().String(norm.NFD.String(s)))
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // protected reports whether the path with components cs is, or lies

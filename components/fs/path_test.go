@@ -101,3 +101,39 @@ func TestProtectedMatch(t *testing.T) {
 		}
 	}
 }
+
+// A case-insensitive directory (ext4, f2fs, tmpfs casefold) compares names
+// by NFD and the full Unicode case folding (C+F): "conﬁg" (U+FB01) is
+// "config" and ".ßh" is ".ssh" there, which simple folding (EqualFold)
+// misses; kernels before 6.14 also dropped default-ignorable code points
+// (".s\u200dsh"). Found by a hunt: each name reached the protected file.
+func TestProtectedFullFold(t *testing.T) {
+	m, err := newMatcher([]string{"secrets/prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		".git/con\ufb01g", ".\u00dfh/authorized_keys", ".pro\ufb01le", ".git/hoo\u212as/x", ".Git/CON\ufb01G",
+		".s\u200dsh/x", ".con\ufb01g/git/x", "\ufb00/.git/Config",
+	} {
+		if _, ok := m.protected(components(p), true); !ok {
+			t.Errorf("protected(%q, fold) is free", p)
+		}
+	}
+	if _, ok := m.ancestor(components("x/.GIT"), true); !ok {
+		t.Errorf("ancestor(x/.GIT, fold) is free")
+	}
+	if _, ok := m.ancestor(components(".con\ufb01g"), true); !ok {
+		t.Errorf("ancestor(.con\\ufb01g, fold) is free")
+	}
+	// Controls: different names stay different, folded or not.
+	for _, p := range []string{".sshx", ".git/configs", ".git/con\ufb02g", "se\u00dfion"} {
+		if pr, ok := m.protected(components(p), true); ok {
+			t.Errorf("protected(%q, fold) = %q, want free", p, pr.path)
+		}
+	}
+	// Exact matching is untouched.
+	if _, ok := m.protected(components(".git/con\ufb01g"), false); ok {
+		t.Errorf("protected(.git/con\\ufb01g) without folding is protected")
+	}
+}

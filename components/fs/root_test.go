@@ -980,3 +980,20 @@ func TestQuestionNamesTheWholeChange(t *testing.T) {
 		}
 	}
 }
+
+// Hidden names compare as a case-insensitive directory compares them:
+// full folding, so "seßion" is the session directory there (found by a
+// hunt; EqualFold let it through).
+func TestHiddenFullFold(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "session/key", "k")
+	if err := w.root.Hide([]string{"session"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := w.root.Read("se\u00dfion/key", 0, 0)
+	wantKind(t, "read seßion/key", err, KindAuthority)
+	wantKind(t, "write SE\u00dfION/x", w.root.Write("SE\u00dfION/x", []byte("x"), false), KindAuthority)
+	// Control: another name is not hidden.
+	_, _, err = w.root.Read("se\u00dfions/key", 0, 0)
+	wantKind(t, "read seßions/key", err, KindNotFound)
+}
