@@ -54,7 +54,10 @@
 //     .gitconfig and .config/git; and, anywhere beneath a .git
 //     directory, hooks, config, config.worktree and commondir (so
 //     submodules' .git/modules/NAME/hooks and worktrees'
-//     .git/worktrees/NAME/config.worktree too). The bootstrap adds the
+//     .git/worktrees/NAME/config.worktree too), and everything else
+//     beneath a .git but a lock file (NAME.lock): git resumes from that
+//     state, and a rebase's todo list runs its exec lines on git rebase
+//     --continue (as bash holds it, rule structural.git-state). The bootstrap adds the
 //     policy's own list. A rename is also refused when either end is an
 //     ancestor of a protected path (anything with a .git component, a
 //     .config, a directory of a bootstrap path), and a write of a file named .git (a
@@ -109,7 +112,7 @@
 //     without a store or a channel it is refused. In a directory that
 //     folds case the question may be asked twice (once per spelling
 //     check).
-//   - The git protections cover hooks, config and commondir; a bare
+//   - The git protections cover what lies beneath a .git; a bare
 //     repository elsewhere in the workspace (NAME.git/hooks) has no .git
 //     component and is not protected, and neither are files outside the
 //     list that tools execute (.envrc, Makefile, package.json scripts):

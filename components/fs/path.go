@@ -188,6 +188,13 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 					}
 				}
 			}
+			// The rest of .git is state git resumes from (a rebase's
+			// todo list runs its exec lines on git rebase --continue),
+			// as bash holds it too; a lock file (index.lock left by a
+			// git that died) is git's own and holds nothing git reads.
+			if i+1 < len(cs) && !strings.HasSuffix(cs[len(cs)-1], ".lock") {
+				return protection{strings.Join(cs[:i+2], "/")}, true
+			}
 		}
 	}
 	for _, e := range m.extra {

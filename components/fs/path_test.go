@@ -31,33 +31,37 @@ func TestProtectedMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	prot := map[string]string{
-		".git/hooks":                       ".git/hooks",
-		".git/hooks/pre-commit":            ".git/hooks",
-		".git/config":                      ".git/config",
-		".git/commondir":                   ".git/commondir",
-		".git/modules/sub/hooks/x":         ".git/modules/sub/hooks",
-		".git/modules/sub/config":          ".git/modules/sub/config",
-		"vendor/lib/.git/hooks/x":          "vendor/lib/.git/hooks",
-		".ssh":                             ".ssh",
-		".ssh/authorized_keys":             ".ssh",
-		"a/.ssh/id_ed25519":                "a/.ssh",
-		".vscode/settings.json":            ".vscode",
-		".mcp.json":                        ".mcp.json",
-		".bashrc":                          ".bashrc",
-		".profile":                         ".profile",
-		".zshrc":                           ".zshrc",
-		".bash_profile":                    ".bash_profile",
-		"home/.zshenv":                     "home/.zshenv",
-		"secrets/prod":                     "secrets/prod",
-		"secrets/prod/key":                 "secrets/prod",
-		"policy.toml":                      "policy.toml",
-		".git/modules/a/b/c/commondir":     ".git/modules/a/b/c/commondir",
-		".git/config.worktree":             ".git/config.worktree",
-		".git/worktrees/w/config.worktree": ".git/worktrees/w/config.worktree",
-		".gitconfig":                       ".gitconfig",
-		".config/git":                      ".config/git",
-		".config/git/config":               ".config/git",
-		"home/.config/git/attributes":      "home/.config/git",
+		".git/hooks":                        ".git/hooks",
+		".git/hooks/pre-commit":             ".git/hooks",
+		".git/config":                       ".git/config",
+		".git/commondir":                    ".git/commondir",
+		".git/modules/sub/hooks/x":          ".git/modules/sub/hooks",
+		".git/modules/sub/config":           ".git/modules/sub/config",
+		"vendor/lib/.git/hooks/x":           "vendor/lib/.git/hooks",
+		".ssh":                              ".ssh",
+		".ssh/authorized_keys":              ".ssh",
+		"a/.ssh/id_ed25519":                 "a/.ssh",
+		".vscode/settings.json":             ".vscode",
+		".mcp.json":                         ".mcp.json",
+		".bashrc":                           ".bashrc",
+		".profile":                          ".profile",
+		".zshrc":                            ".zshrc",
+		".bash_profile":                     ".bash_profile",
+		"home/.zshenv":                      "home/.zshenv",
+		"secrets/prod":                      "secrets/prod",
+		"secrets/prod/key":                  "secrets/prod",
+		"policy.toml":                       "policy.toml",
+		".git/modules/a/b/c/commondir":      ".git/modules/a/b/c/commondir",
+		".git/config.worktree":              ".git/config.worktree",
+		".git/worktrees/w/config.worktree":  ".git/worktrees/w/config.worktree",
+		".gitconfig":                        ".gitconfig",
+		".git/HEAD":                         ".git/HEAD",
+		".git/objects/ab/cd":                ".git/objects",
+		".git/rebase-merge/git-rebase-todo": ".git/rebase-merge",
+		".git/x.lock/y":                     ".git/x.lock",
+		".config/git":                       ".config/git",
+		".config/git/config":                ".config/git",
+		"home/.config/git/attributes":       "home/.config/git",
 	}
 	for p, want := range prot {
 		pr, ok := m.protected(components(p), false)
@@ -66,7 +70,7 @@ func TestProtectedMatch(t *testing.T) {
 		}
 	}
 	free := []string{
-		".", ".git", ".git/HEAD", ".git/objects/ab/cd", ".gitignore", ".git-hooks/x", "hooks/config",
+		".", ".git", ".git/index.lock", "sub/.git/HEAD.lock", ".gitignore", ".git-hooks/x", "hooks/config",
 		"config", ".bashrc.bak", "x.bashrc", ".sshx", ".vscode-test", "mcp.json",
 		"secrets", "secrets/dev", "secrets/production", "sub/secrets/prod", "policy.toml.bak", "sub/policy.toml",
 		// Case variants: another name on a case-sensitive file system.
@@ -127,13 +131,13 @@ func TestProtectedFullFold(t *testing.T) {
 		t.Errorf("ancestor(.con\\ufb01g, fold) is free")
 	}
 	// Controls: different names stay different, folded or not.
-	for _, p := range []string{".sshx", ".git/configs", ".git/con\ufb02g", "se\u00dfion"} {
+	for _, p := range []string{".sshx", ".profiles", ".pro\ufb02le", "se\u00dfion", "x/config"} {
 		if pr, ok := m.protected(components(p), true); ok {
 			t.Errorf("protected(%q, fold) = %q, want free", p, pr.path)
 		}
 	}
 	// Exact matching is untouched.
-	if _, ok := m.protected(components(".git/con\ufb01g"), false); ok {
-		t.Errorf("protected(.git/con\\ufb01g) without folding is protected")
+	if _, ok := m.protected(components(".pro\ufb01le"), false); ok {
+		t.Errorf("protected(.pro\\ufb01le) without folding is protected")
 	}
 }

@@ -366,6 +366,7 @@ func TestProtected(t *testing.T) {
 		".bashrc", ".profile", ".zshrc", ".bash_profile", "sub/.profile", "sub/.zshrc",
 		".ssh", ".ssh/authorized_keys", ".ssh/new", ".vscode", ".vscode/settings.json", ".vscode/tasks.json",
 		".mcp.json", "sub/.mcp.json", "secrets/prod.env", "conf/policy.toml",
+		".git/HEAD", ".git/info/exclude", // git's state: all of .git but lock files
 	}
 	for _, p := range targets {
 		wantKind(t, "write "+p, r.Write(p, []byte("pwned"), false), KindProtected)
@@ -399,10 +400,10 @@ func TestProtected(t *testing.T) {
 	if _, err := r.Stat(".bashrc"); err != nil {
 		t.Errorf("stat .bashrc: %v", err)
 	}
-	// Controls: near names, case variants (other files here) and the
-	// rest of .git.
+	// Controls: near names, case variants (other files here) and a lock
+	// file in .git.
 	for _, p := range []string{
-		".git/HEAD", ".git/info/exclude", ".gitignore", ".bashrc.bak", "bashrc", ".git-hooks/x",
+		".git/index.lock", ".gitignore", ".bashrc.bak", "bashrc", ".git-hooks/x",
 		"hooks/x", "secrets/dev.env", "conf/other.toml", ".GIT", ".Bashrc", ".SSH", ".VSCODE", ".MCP.JSON",
 	} {
 		os.MkdirAll(filepath.Join(w.ws, filepath.Dir(p)), 0o755)
@@ -996,4 +997,33 @@ func TestHiddenFullFold(t *testing.T) {
 	// Control: another name is not hidden.
 	_, _, err = w.root.Read("se\u00dfions/key", 0, 0)
 	wantKind(t, "read seßions/key", err, KindNotFound)
+}
+
+// Everything beneath a .git but lock files is protected, not only hooks
+// and config: git resumes from the state there, and a rebase's todo list
+// runs its exec lines on git rebase --continue (bash's eighth hunt found
+// it through a command; fs wrote the same file with no question, found
+// by a hunt).
+func TestProtectedGitState(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, ".git/HEAD", "ref: refs/heads/main\n")
+	w.file(t, "sub/.git/HEAD", "ref: refs/heads/main\n")
+	w.file(t, "todo", "exec sh -c 'rm -rf ~'\n")
+	r := w.root
+	for _, p := range []string{".git/rebase-merge", "sub/.git/sequencer"} {
+		wantKind(t, "mkdir "+p, r.Mkdir(p), KindProtected)
+	}
+	os.MkdirAll(filepath.Join(w.ws, ".git/rebase-merge"), 0o755)
+	for _, p := range []string{".git/rebase-merge/git-rebase-todo", ".git/HEAD", ".git/info/exclude", "sub/.git/HEAD", ".git/objects/info/alternates"} {
+		wantKind(t, "write "+p, r.Write(p, []byte("exec sh -c 'rm -rf ~'\n"), false), KindProtected)
+	}
+	wantKind(t, "rename the todo in", r.Rename("todo", ".git/rebase-merge/git-rebase-todo", false), KindProtected)
+	wantKind(t, "delete .git/HEAD", r.Delete(".git/HEAD"), KindProtected)
+	if _, err := os.Lstat(filepath.Join(w.ws, ".git/rebase-merge/git-rebase-todo")); err == nil {
+		t.Errorf("the todo list was written")
+	}
+	// Controls: a lock file a git that died left is git's own, and
+	// holds nothing git reads.
+	wantOK(t, "write .git/index.lock", r.Write(".git/index.lock", nil, false))
+	wantOK(t, "delete .git/index.lock", r.Delete(".git/index.lock"))
 }
