@@ -74,7 +74,8 @@
 //     links resolved), fs neither reads, lists, changes nor removes them
 //     or anything beneath, and neither renames nor removes a directory
 //     that holds one, which would serve it under another name (no
-//     approval can allow either: rule "fs.authority"). Their names
+//     approval can allow either: rule "fs.authority"). A
+//     backup bash asks for of a tree that holds one leaves it out. Their names
 //     compare ignoring case (fully folded, as above), so a
 //     case-insensitive directory cannot serve them under another name.
 //   - Decisions: allowed under rule "workspace"; a path that would leave

@@ -270,7 +270,16 @@ func (r *Root) Backup(p string) (string, error) {
 		// points at, which a backup of the link would not hold.
 		return "", &Error{Op: op, Path: p, Kind: KindEscape, Detail: "a symbolic link: a backup of it would not hold what a deletion through it removes"}
 	}
-	b, err := r.Recursive.Store.Stage(src, p, time.Now())
+	// The launcher's own files beneath p stay out of the copy: restored,
+	// they would lie at a name fs does not hide. (A recursive delete
+	// refuses such a p.)
+	leave := func(rel string) bool {
+		if p != "." {
+			rel = p + "/" + rel
+		}
+		return r.hides(components(rel))
+	}
+	b, err := r.Recursive.Store.StageLeaving(src, p, time.Now(), leave)
 	if err != nil {
 		if errors.Is(err, backup.ErrNoRoom) {
 			return "", &Error{Op: op, Path: p, Kind: KindNoRoom, Detail: err.Error(), Err: err}

@@ -14,6 +14,8 @@
 //	// delete needs the person's second, irreversible-delete
 //	// confirmation. Any other error: do not delete.
 //	// Otherwise delete the tree; b.ID names the backup.
+//	// s.StageLeaving(src, label, now, leave): Stage without the paths
+//	// leave names (fs: the launcher's own files), as if absent.
 //	s.List(); s.Show(id); s.Verify(id); s.Restore(id, dirFile, name, owner); s.Remove(id)
 //
 // src is a descriptor of the tree to delete as the caller resolved it:

@@ -54,6 +54,19 @@ func (s *Store) Stage(src *os.File, label string, now time.Time) (*Backup, error
 // renamed to its id. On any failure the staging is removed and nothing
 // else is changed (evictions already done stay done).
 func (s *Store) StageEvicting(src *os.File, label string, now time.Time, evict []string) (*Backup, error) {
+	return s.stage(src, label, now, evict, nil)
+}
+
+// StageLeaving is Stage, with the names for which leave reports true
+// (paths relative to the source, as in the manifest) left out, and what
+// lies beneath them: neither measured, copied nor compared, as if absent.
+// It is how fs keeps the launcher's own files out of a backup of a tree
+// that holds them.
+func (s *Store) StageLeaving(src *os.File, label string, now time.Time, leave func(rel string) bool) (*Backup, error) {
+	return s.stage(src, label, now, nil, leave)
+}
+
+func (s *Store) stage(src *os.File, label string, now time.Time, evict []string, leave func(rel string) bool) (*Backup, error) {
 	if src == nil {
 		return nil, errors.New("backup: no source descriptor")
 	}
@@ -84,7 +97,7 @@ func (s *Store) StageEvicting(src *os.File, label string, now time.Time, evict [
 		bsize = 4096
 	}
 	measure := newWalker(walkMeasure)
-	measure.avoid, measure.bsize = &self, bsize
+	measure.avoid, measure.bsize, measure.leave = &self, bsize, leave
 	if err := measure.source(sfd, -1, ""); err != nil {
 		if errors.Is(err, errTooBig) {
 			// Stopped part way: the sizes are at least these.
@@ -141,7 +154,7 @@ func (s *Store) StageEvicting(src *os.File, label string, now time.Time, evict [
 
 	// The copy, hashed as it is read.
 	copied := newWalker(walkCopy)
-	copied.avoid, copied.limit, copied.hook = &self, measure.bytes, testHookVisit
+	copied.avoid, copied.limit, copied.hook, copied.leave = &self, measure.bytes, testHookVisit, leave
 	if err := copied.source(sfd, dfd, dataName); err != nil {
 		return nil, grewPastManifest(err)
 	}
@@ -164,7 +177,7 @@ func (s *Store) StageEvicting(src *os.File, label string, now time.Time, evict [
 	}
 	// The source again: it must not have changed since it was copied.
 	again := newWalker(walkHash)
-	again.avoid = &self
+	again.avoid, again.leave = &self, leave
 	if err := again.source(sfd, -1, ""); err != nil {
 		return nil, grewPastManifest(err)
 	}

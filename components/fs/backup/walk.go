@@ -46,6 +46,7 @@ type walker struct {
 	buf      []byte
 	avoid    *unix.Stat_t // the store's own directory: never walked into
 	hook     func(rel string)
+	leave    func(rel string) bool // names not walked at all (StageLeaving)
 }
 
 func newWalker(mode walkMode) *walker {
@@ -105,6 +106,9 @@ func same(fd int, st *unix.Stat_t, rel string) error {
 // child walks the entry name beneath the directory dfd. out is the
 // staging directory to copy it into (walkCopy), under the same name.
 func (w *walker) child(dfd int, name, rel string, out int) error {
+	if w.leave != nil && w.leave(rel) {
+		return nil
+	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return lookupErr(rel, err)
