@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -126,6 +127,11 @@ func (r *Root) Read(p string, offset int64, length int) (data []byte, eof bool, 
 	want := length + 1
 	if rest := st.Size - offset + 4096; rest < int64(want) {
 		want = int(max(rest, 1))
+	}
+	if offset > math.MaxInt64-int64(want) {
+		// Past any file's end; pread would say EINVAL (offset + count
+		// overflows), which reads as another error.
+		return []byte{}, true, nil
 	}
 	buf := make([]byte, want)
 	n := 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -1026,4 +1027,18 @@ func TestProtectedGitState(t *testing.T) {
 	// holds nothing git reads.
 	wantOK(t, "write .git/index.lock", r.Write(".git/index.lock", nil, false))
 	wantOK(t, "delete .git/index.lock", r.Delete(".git/index.lock"))
+}
+
+// An offset past the end reads nothing and says so, whatever its size: at
+// math.MaxInt64 the kernel's pread said EINVAL, reported as "invalid (a
+// directory into itself?)" (found by a hunt).
+func TestReadHugeOffset(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "f", "hello")
+	for _, off := range []int64{5, 6, 1 << 62, math.MaxInt64 - 1, math.MaxInt64} {
+		b, eof, err := w.root.Read("f", off, 10)
+		if err != nil || len(b) != 0 || !eof {
+			t.Errorf("read at %d: %q %v %v, want nothing and the end", off, b, eof, err)
+		}
+	}
 }
