@@ -1355,8 +1355,12 @@ static int supervise(pid_t agent, int sfd)
 		int ready = poll(fds, 2, stopped == 1 && watching ? PF_STOPPED_TICK_MS : -1);
 		if (ready < 0 && errno != EINTR)
 			return PF_EXIT_FAILED;
+		// The tree is looked at on every wakeup but stage 1's, not only
+		// when the poll times out: a process of it that runs could
+		// otherwise keep stage 2 awake (a SIGCHLD sent to pid 1 more
+		// often than every tick) and never be looked at (a review).
 		uint64_t now;
-		if (ready == 0 && stopped == 1 && watching && (!tree_mark(&now) || now != taken)) {
+		if (stopped == 1 && watching && !fds[0].revents && (!tree_mark(&now) || now != taken)) {
 			// Nothing but the shell continuing the launcher may continue
 			// a stopped tree; a process that ran since was continued by
 			// the tree itself (a timer armed with SIGCONT), and would take
