@@ -1315,9 +1315,9 @@ static int stop_tree(void)
 // terminal (stage 1 says so: PF_WATCH_BYTE), a process of the tree that
 // runs again by itself, continued by a SIGCONT the tree arranged (a timer
 // armed with it), would take the terminal from the shell and read what is
-// typed (a re-test): stage 2 looks every PF_STOPPED_TICK_MS and kills the
-// whole tree if any of it runs. As root on cgroup v2 stage 1 freezes the
-// tree as well, so that it cannot run at all.
+// typed (a re-test): stage 2 looks every PF_STOPPED_TICK_MS, and at any
+// other wakeup, and kills the whole tree if any of it runs. As root on
+// cgroup v2 stage 1 freezes the tree as well, so that it cannot run at all.
 static int supervise(pid_t agent, int sfd)
 {
 	int stopped = 0;  // 1: the tree is stopped; 2: stopped by one round only
