@@ -207,12 +207,7 @@ func TestPruneLogsBySize(t *testing.T) {
 		os.Chtimes(p, at, at)
 	}
 	g.pruneLogs()
-	ents, _ := os.ReadDir(dir)
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	if !slices.Equal(names, []string{"b.log", "c.log"}) {
+	if names := namesIn(dir); !slices.Equal(names, []string{"b.log", "c.log"}) {
 		t.Errorf("left %v", names)
 	}
 }

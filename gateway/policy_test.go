@@ -138,12 +138,7 @@ func TestPruneLogs(t *testing.T) {
 		}
 	}
 	g.pruneLogs()
-	ents, _ := os.ReadDir(dir)
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	if !slices.Equal(names, []string{"c.log", "keep.txt"}) {
+	if names := namesIn(dir); !slices.Equal(names, []string{"c.log", "keep.txt"}) {
 		t.Errorf("left %v", names)
 	}
 }
@@ -215,4 +210,14 @@ func TestReserveGuests(t *testing.T) {
 	if g.starting != 5 || g.guests[limitKey(a)] != 2 || g.guests[limitKey(b)] != 1 {
 		t.Errorf("starting %d, guests %v", g.starting, g.guests)
 	}
+}
+
+// namesIn lists dir's entries by name, in order.
+func namesIn(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
 }
