@@ -232,6 +232,10 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	deny(eperm, nil, "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
 		"acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "quotactl_fd", "lookup_dcookie",
 		"name_to_handle_at", "open_by_handle_at", "uselib", "vhangup")
+	// x86 segment descriptors of one's own: Wine and 16-bit emulators use
+	// them, ordinary programs never; the call has had kernel bugs of its
+	// own (CVE-2015-5157, CVE-2017-17053), so it is surface without use.
+	deny(eperm, nil, "modify_ldt")
 	// personality: only PER_LINUX and the query. PER_LINUX32 and flags
 	// such as ADDR_NO_RANDOMIZE or READ_IMPLIES_EXEC weaken exec'd programs.
 	deny(eperm, seccompPersonaAlts(), "personality")

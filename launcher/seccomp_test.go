@@ -140,6 +140,7 @@ func seccompCases() []seccompCase {
 		sys("open_by_handle_at", unix.SYS_OPEN_BY_HANDLE_AT, perm, "", m1, 1),
 		sys("uselib", unix.SYS_USELIB, perm, "", 1),
 		sys("vhangup without a tty", unix.SYS_VHANGUP, perm, "ok"),
+		sys("modify_ldt read", unix.SYS_MODIFY_LDT, perm, "ok", 0, scBuf, 16),
 		// personality: only PER_LINUX and the query, as the kernel reads them.
 		sys("personality PER_LINUX32", unix.SYS_PERSONALITY, perm, "ok", scPerLinux32),
 		sys("personality ADDR_NO_RANDOMIZE", unix.SYS_PERSONALITY, perm, "ok", scAddrNoRandomize),

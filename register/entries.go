@@ -225,7 +225,7 @@ func entries() []Entry {
 			Boundary, "launcher.TestIntegrationOutsideProcess", "launcher.TestSeccompKernel"),
 		sr("SR-30", "Mounts, namespaces and kernel administration are refused",
 			"The agent undoes its mounts, makes a new user namespace to regain capabilities, or reaches kernel surface (bpf, perf, io_uring, keyrings, modules, kexec, sysctls).",
-			"Seccomp refuses the mount family, setns, unshare, clone with namespace flags (clone3 answers ENOSYS), bpf, perf_event_open, io_uring, the keyctl family, userfaultfd, module and kexec calls and personality changes; writes to /proc/sys are refused.",
+			"Seccomp refuses the mount family, setns, unshare, clone with namespace flags (clone3 answers ENOSYS), bpf, perf_event_open, io_uring, modify_ldt, the keyctl family, userfaultfd, module and kexec calls and personality changes; writes to /proc/sys are refused.",
 			Boundary, "launcher.TestIntegrationKernelInterfaces", "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel", "launcher.TestSeccompSweeps"),
 		sr("SR-31", "System calls from another architecture's entry are killed",
 			"An x86_64 process issues i386 (int 0x80) or x32 system calls, whose numbers differ, to slip past a filter written for x86_64 numbers.",
