@@ -386,6 +386,15 @@ func TestIntegrationStage2NotReadable(t *testing.T) {
 	s.control(t, itOpts{}, "read-environ", "self")
 }
 
+// The kernel's key lists (/proc/keys: the descriptions of keys the uid
+// possesses, its session keyring's among them; /proc/key-users: key
+// counts of every uid) are covered in the sandbox's /proc, as root here
+// and unprivileged in TestIntegrationUnprivileged. The control, root
+// unconfined, lists root's keyrings.
+func TestIntegrationKeyListsCovered(t *testing.T) {
+	newSandbox(t).denied(t, itPol{}, itOpts{}, "empty", "key-lists")
+}
+
 // The agent cannot crash stage 2 with a signal that would make a Go
 // program dump and exit (SIGABRT, SIGQUIT, SIGTRAP, SIGSYS): the launcher
 // still reports the agent's own status.

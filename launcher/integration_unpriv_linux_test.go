@@ -23,6 +23,10 @@ func TestIntegrationUnprivileged(t *testing.T) {
 		itExpect(t, "confined read of /proc/1/environ", s.launch(t, itPol{}, itOpts{}, "read-environ", "1"), "denied EACCES", 1)
 		s.control(t, itOpts{}, "read-environ", "self")
 	})
+	// The person's keyrings (the agent is their uid) are not listed.
+	t.Run("key lists covered", func(t *testing.T) {
+		s.denied(t, itPol{}, itOpts{}, "empty", "key-lists")
+	})
 	t.Run("read outside", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "EACCES", "read", secret)
 	})

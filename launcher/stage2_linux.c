@@ -622,6 +622,27 @@ static void mount_tmpfs(const char *dir, const char *opts, const char *what)
 		fail("mounts", "%s %s: %s", what, dir, E);
 }
 
+// The fresh /proc's files that list what the agent's uid may see of the
+// kernel's key store: the descriptions of the person's keyrings and keys
+// (unprivileged, the agent is the person's uid and possesses their session
+// keyring), and per-uid key counts. keyctl is refused, so the contents
+// stay out of reach either way; the names are not the agent's business
+// either. Each is covered with the (read-only) host's /dev/null, as
+// container runtimes mask them.
+static const char *const masked_proc[] = {"/proc/keys", "/proc/key-users"};
+
+static void mask_proc(void)
+{
+	for (size_t i = 0; i < sizeof masked_proc / sizeof *masked_proc; i++) {
+		const char *path = masked_proc[i];
+		if (access(path, F_OK) != 0 && errno == ENOENT)
+			continue; // a kernel without CONFIG_KEYS
+		if (mount("/dev/null", path, NULL, MS_BIND, NULL) != 0)
+			fail("mounts", "cover %s: %s", path, E);
+		set_attr(AT_FDCWD, path, 0, PF_MOUNT_ATTR_RDONLY | PF_MOUNT_ATTR_NOSUID | PF_MOUNT_ATTR_NOEXEC, -1, "cover /proc's key lists");
+	}
+}
+
 // setup_mounts shapes the mount namespace stage 2 was cloned into:
 //
 //  1. private propagation, so nothing mounted here reaches the host;
@@ -632,7 +653,8 @@ static void mount_tmpfs(const char *dir, const char *opts, const char *what)
 //     EROFS, whatever the agent's uid owns (Landlock before ABI 8 does not
 //     mediate metadata changes);
 //  4. socket directories are covered (SR-08), /tmp and /dev/shm replaced
-//     by private tmpfs, /proc replaced by this pid namespace's;
+//     by private tmpfs, /proc replaced by this pid namespace's, with its
+//     key lists covered;
 //  5. the trees are mounted again, in place or on fresh mount points in
 //     the covering tmpfs, which then become read-only too.
 static void setup_mounts(struct plan *p)
@@ -658,6 +680,7 @@ static void setup_mounts(struct plan *p)
 		mount_tmpfs("/dev/shm", opts, "private");
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 		fail("mounts", "fresh /proc: %s", E);
+	mask_proc();
 	// Fileless execution: memfds in this pid namespace can never be made
 	// executable (Linux 6.3+; seccomp refuses MFD_EXEC as well). Only root
 	// may set it; elsewhere seccomp refuses every memfd not sealed

@@ -84,6 +84,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"noecho":           {0, arg0(noEcho), "turn echo off on stdin, which must be a terminal, and exit (as a crashed program would)"},
 		"memfd-exec":       {-1, prober.memfdExec, "[exec]: memfd_create (flags 0, or MFD_EXEC), copy this probe in, exec it via /proc/self/fd"},
 		"write-proc-sys":   {1, arg1(writeProcSys), "NAME: write /proc/sys/NAME's current value back to it"},
+		"key-lists":        {0, arg0(keyLists), "make sure this uid's user keyring exists (keyctl, which the sandbox refuses), then read /proc/keys and /proc/key-users: ok when either lists anything, `denied empty` when neither does"},
 		"mount-tmpfs":      {1, arg1(mountTmpfs), "DIR: mount a tmpfs on DIR and unmount it again"},
 		"spawn-sleep":      {1, nil, "MARKER: start `probe sleep 60 MARKER` in a new session, print `spawned PID`, exit"},
 		"tty-steal":        {2, func(p prober, a []string) error { return p.ttySteal(a[0], a[1]) }, "SECS FILE: start tty-steal-child in a process group of its own, then sleep a minute"},
