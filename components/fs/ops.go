@@ -441,7 +441,7 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 		return err
 	}
 	defer unix.Close(dst.fd)
-	if err := r.singleLinked(op, to, src); err != nil {
+	if err := r.singleLinked(op, to, src, dst.fold); err != nil {
 		return err
 	}
 	var folded []string
@@ -482,11 +482,14 @@ const maxLinkCheck = 10_000
 // another name, a symbolic link, or a tree holding either: a command (or
 // fs itself) could write through the other name, and the file would
 // change with no new inode for the launcher's check to see (SD-17), and
-// no question. Elsewhere it allows anything.
-func (r *Root) singleLinked(op, to string, src parent) error {
+// no question. Elsewhere it allows anything. fold: to's directory
+// compares names case-insensitively, and to is matched so, as guard
+// matches it (a hard-linked file moved to .GIT/hooks there is in
+// .git/hooks).
+func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 	cs := components(to)
-	if _, ok := r.match.protected(cs, false); !ok {
-		if _, ok := r.match.ancestor(cs, false); !ok {
+	if _, ok := r.match.protected(cs, fold); !ok {
+		if _, ok := r.match.ancestor(cs, fold); !ok {
 			return nil
 		}
 	}

@@ -793,6 +793,39 @@ func TestRenameIntoProtectedNoLink(t *testing.T) {
 	wantOK(t, "the tree without its link", w.root.Rename("cfg", ".vscode", false))
 }
 
+// In a directory that folds case, the link check matches the target as
+// guard does: a file with a second name (or a link) moved to .GIT/hooks,
+// a Kelvin-sign "hooKs", a ".s\u200dsh" or a ligature "con\ufb01g" lands
+// in the protected path there. It matched exactly, so such a rename,
+// approved once, put a shared file into .git/hooks (a leftover of the
+// case-folding hunt).
+// This kernel folds no directory: the matching is what is tested, with
+// the target's directory taken to fold.
+func TestSingleLinkedFolds(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "tools/pre-commit", "#!/bin/sh\n")
+	must(t, os.Link(filepath.Join(w.ws, "tools/pre-commit"), filepath.Join(w.ws, "other")))
+	w.symlink(t, "tools/pre-commit", "link")
+	for _, from := range []string{"tools/pre-commit", "link"} {
+		src, err := w.root.openParent("rename", from)
+		must(t, err)
+		defer unix.Close(src.fd)
+		for _, to := range []string{".GIT/hooks/pre-commit", ".GIT/hoo\u212as/pre-commit", ".s\u200dsh/rc", ".Git/con\ufb01g", "x/.GIT"} {
+			if err := w.root.singleLinked("rename", to, src, true); KindOf(err) != KindProtected {
+				t.Errorf("%s to %q in a folding directory: %v, want it refused", from, to, err)
+			}
+			// Control: a directory that does not fold has other names.
+			if err := w.root.singleLinked("rename", to, src, false); err != nil {
+				t.Errorf("%s to %q in a directory that does not fold: %v", from, to, err)
+			}
+		}
+		// Control: a name that is not protected, folded or not.
+		if err := w.root.singleLinked("rename", "x/hooks", src, true); err != nil {
+			t.Errorf("%s to x/hooks: %v", from, err)
+		}
+	}
+}
+
 // A rename between two names of one file is refused: rename(2) does
 // nothing then and reports success, and fs would too.
 func TestRenameSameFile(t *testing.T) {
