@@ -57,10 +57,20 @@
 //     .git/worktrees/NAME/config.worktree too), and everything else
 //     beneath a .git but a lock file (NAME.lock): git resumes from that
 //     state, and a rebase's todo list runs its exec lines on git rebase
-//     --continue (as bash holds it, rule structural.git-state). The bootstrap adds the
-//     policy's own list. A rename is also refused when either end is an
+//     --continue (as bash holds it, rule structural.git-state). A git
+//     directory known by what it holds rather than its name (gitLayouts,
+//     git's own test: HEAD, objects and refs, a bare repository however
+//     named; HEAD and commondir; or objects and refs, which a commondir
+//     may name) is a .git the same way, the file system looked at for
+//     each directory on the path; making the last name of such a set
+//     beside the others (a refs beside objects) is protected too, and
+//     its question says which directory would become a repository. A
+//     NAME.git's hooks, config, config.worktree and commondir are
+//     protected before it holds a repository (git init --bare keeps
+//     them). The bootstrap adds the policy's own list. A rename is also refused when either end is an
 //     ancestor of a protected path (anything with a .git component, a
-//     .config, a directory of a bootstrap path), and a write of a file named .git (a
+//     .config, a NAME.git, a git directory by its layout or anything in
+//     one, a directory of a bootstrap path), and a write of a file named .git (a
 //     gitdir pointer) is refused: both would otherwise make protected
 //     content by moving unprotected content into place. Reads of
 //     protected paths are allowed. Names match per component, case
@@ -113,11 +123,23 @@
 //     without a store or a channel it is refused. In a directory that
 //     folds case the question may be asked twice (once per spelling
 //     check).
-//   - The git protections cover what lies beneath a .git; a bare
-//     repository elsewhere in the workspace (NAME.git/hooks) has no .git
-//     component and is not protected, and neither are files outside the
-//     list that tools execute (.envrc, Makefile, package.json scripts):
-//     the policy's protected list is the place for those.
+//   - Files outside the list that tools execute (.envrc, Makefile,
+//     package.json scripts) are not protected: the policy's protected
+//     list is the place for those.
+//   - A git directory by its layout is found by looking, before the
+//     operation: a command bash runs meanwhile could complete a layout
+//     between the look and the write (the launcher's check after each
+//     command, ProtectedNamesIn, finds the hooks and config it left in
+//     one). A NAME.git that holds no repository protects only its
+//     hooks, config, config.worktree and commondir; a directory of
+//     another name that is only a part of a layout (HEAD alone)
+//     protects nothing, and asks only when the layout is completed. The
+//     bash analyzer (package bash) matches .git components only: a
+//     command naming NAME.git/hooks or docs/config of a bare repository
+//     is not flagged there; ProtectedIn's read-only mounts (which find
+//     bare repositories as fs does) are what stop its write, and a
+//     repository a command makes has its new hooks and config moved
+//     aside after it, as a new .git's are.
 //   - Case-insensitive directories: only the target's parent directory is
 //     asked whether it folds case. A non-folding directory inside a
 //     folding one (chattr -F on an empty directory) is matched case

@@ -487,11 +487,8 @@ const maxLinkCheck = 10_000
 // matches it (a hard-linked file moved to .GIT/hooks there is in
 // .git/hooks).
 func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
-	cs := components(to)
-	if _, ok := r.match.protected(cs, fold); !ok {
-		if _, ok := r.match.ancestor(cs, fold); !ok {
-			return nil
-		}
+	if _, _, ok := r.protects(components(to), guardRename, fold); !ok {
+		return nil
 	}
 	refuse := func(what string) error {
 		return &Error{Op: op, Path: to, Kind: KindProtected,
@@ -618,17 +615,14 @@ const (
 // protected path it touches.
 func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action string) error {
 	var hit []string
+	why := ""
 	for _, p := range ps {
-		cs := components(p)
-		pr, ok := r.match.protected(cs, fold)
-		if !ok && mode == guardWrite && len(cs) > 0 && eq(cs[len(cs)-1], gitDir, fold) {
-			pr, ok = protection{p}, true
-		}
-		if !ok && mode == guardRename {
-			pr, ok = r.match.ancestor(cs, fold)
-		}
+		pr, made, ok := r.protects(components(p), mode, fold)
 		if ok && !slices.Contains(hit, pr.path) {
 			hit = append(hit, pr.path)
+		}
+		if made != "" {
+			why = fmt.Sprintf("; it would make %s a git repository, whose config and hooks git runs there", quoteForQuestion(made))
 		}
 	}
 	if len(hit) == 0 {
@@ -648,7 +642,7 @@ func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action s
 	}
 	if r.Approve != nil {
 		yes, why := r.Approve(action+" (asked by the agent)",
-			fmt.Sprintf("%s protected (rule %s): it changes how tools behave for the person", are, RuleProtected))
+			fmt.Sprintf("%s protected (rule %s): it changes how tools behave for the person%s", are, RuleProtected, why))
 		if yes {
 			return nil
 		}
@@ -657,6 +651,82 @@ func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action s
 	}
 	return &Error{Op: op, Path: p, Kind: KindProtected,
 		Detail: fmt.Sprintf("%q is protected: changing it needs the person's approval, and this session cannot ask", hit[0])}
+}
+
+// protects is what protects the path with components cs from an
+// operation of mode, if anything does (see guardMode); made, when not
+// "", is the directory the operation would make a git directory of.
+func (r *Root) protects(cs []string, mode guardMode, fold bool) (pr protection, made string, ok bool) {
+	if pr, ok := r.match.protected(cs, fold); ok {
+		return pr, "", true
+	}
+	if mode == guardWrite && len(cs) > 0 && eq(cs[len(cs)-1], gitDir, fold) {
+		return protection{strings.Join(cs, "/")}, "", true
+	}
+	if mode == guardRename {
+		if pr, ok := r.match.ancestor(cs, fold); ok {
+			return pr, "", true
+		}
+	}
+	return r.gitLayout(cs, mode == guardRename, fold)
+}
+
+// gitLayout is what protects the path with components cs because of a
+// git directory known by what it holds (gitLayouts) rather than by its
+// name: one lies above it (or, for a move, is it), or making the path
+// would complete one (made: that directory). The file system is looked
+// at, beneath the root as every operation looks; the kernel folds names
+// where a directory does, and only the name made is compared here.
+func (r *Root) gitLayout(cs []string, moves, fold bool) (pr protection, made string, ok bool) {
+	for g := 0; g < len(cs) || moves && g == len(cs); g++ {
+		if !r.gitDirAt(cs[:g]) {
+			continue
+		}
+		if moves {
+			return protection{strings.Join(cs[:min(g+1, len(cs))], "/")}, "", true
+		}
+		pr, ok := gitBeneath(cs, g, fold)
+		return pr, "", ok
+	}
+	if len(cs) == 0 {
+		return protection{}, "", false
+	}
+	dir, last := cs[:len(cs)-1], cs[len(cs)-1]
+	for _, set := range gitLayouts {
+		i := slices.IndexFunc(set, func(n string) bool { return eq(last, n, fold) })
+		if i < 0 {
+			continue
+		}
+		others := slices.Delete(slices.Clone(set), i, i+1)
+		if r.at(dir, func(fd int) bool { return holds(fd, others) }) {
+			d := "."
+			if len(dir) > 0 {
+				d = strings.Join(dir, "/")
+			}
+			return protection{strings.Join(cs, "/")}, d, true
+		}
+	}
+	return protection{}, "", false
+}
+
+// gitDirAt reports whether the directory with components cs (the root
+// for none) holds one of the gitLayouts.
+func (r *Root) gitDirAt(cs []string) bool { return r.at(cs, gitLayoutAt) }
+
+// at opens the directory with components cs (O_PATH) and says what f
+// says of it; a directory that cannot be opened is false (the operation
+// resolving the same path fails as well).
+func (r *Root) at(cs []string, f func(fd int) bool) bool {
+	p := "."
+	if len(cs) > 0 {
+		p = strings.Join(cs, "/")
+	}
+	fd, err := r.open("look", p, p, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return f(fd)
 }
 
 // beginning shows what a write puts in a file, for its question: up to

@@ -85,6 +85,18 @@ var (
 	gitProtected = []string{"hooks", "config", "config.worktree", "commondir"}
 )
 
+// A directory is a git directory by what it holds, whatever its name, as
+// git's own test (is_git_directory) has it: HEAD with objects and refs
+// (a bare repository, NAME.git or any other: git --git-dir, git -C or a
+// shell prompt's git status in it reads its config and runs its hooks),
+// or HEAD with commondir (a worktree's, which takes its objects, refs,
+// config and hooks from the directory commondir names). A directory with
+// objects and refs alone is counted too: a commondir may name it. Each
+// set is protected like a .git, and making the last name of a set beside
+// the others (a refs beside objects) is protected, or a bare repository
+// could be made hooks first.
+var gitLayouts = [][]string{{"objects", "refs"}, {"HEAD", "commondir"}}
+
 // ProtectedNames are the names protected wherever they appear as a path
 // component, and GitProtectedNames those protected beneath a .git
 // component (.config/git is protected too): for the bash analyzer, which
@@ -168,6 +180,19 @@ func isASCII(s string) bool {
 	return true
 }
 
+// bareName reports whether c is NAME.git (not .git itself), a bare
+// repository's usual name: its hooks, config, config.worktree and
+// commondir are protected before it holds a repository, since git init
+// --bare NAME.git keeps the hooks and config it finds there. Only those:
+// a work tree may be cloned into NAME.git too. Once it holds one (see
+// gitLayouts) everything in it is.
+func bareName(c string, fold bool) bool {
+	if fold {
+		c = foldKey(c)
+	}
+	return len(c) > len(gitDir) && strings.HasSuffix(c, gitDir)
+}
+
 // protected reports whether the path with components cs is, or lies
 // beneath, a protected path. fold compares case-insensitively.
 func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
@@ -181,20 +206,12 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 			return protection{strings.Join(cs[:i+2], "/")}, true
 		}
 		if eq(c, gitDir, fold) {
-			for j := i + 1; j < len(cs); j++ {
-				for _, n := range gitProtected {
-					if eq(cs[j], n, fold) {
-						return protection{strings.Join(cs[:j+1], "/")}, true
-					}
-				}
+			if pr, ok := gitBeneath(cs, i+1, fold); ok {
+				return pr, true
 			}
-			// The rest of .git is state git resumes from (a rebase's
-			// todo list runs its exec lines on git rebase --continue),
-			// as bash holds it too; a lock file (index.lock left by a
-			// git that died) is git's own and holds nothing git reads.
-			if i+1 < len(cs) && !strings.HasSuffix(cs[len(cs)-1], ".lock") {
-				return protection{strings.Join(cs[:i+2], "/")}, true
-			}
+		}
+		if bareName(c, fold) && i+1 < len(cs) && slices.ContainsFunc(gitProtected, func(n string) bool { return eq(cs[i+1], n, fold) }) {
+			return protection{strings.Join(cs[:i+2], "/")}, true
 		}
 	}
 	for _, e := range m.extra {
@@ -205,10 +222,32 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 	return protection{}, false
 }
 
+// gitBeneath reports whether the path with components cs is protected
+// as lying beneath the git directory cs[:g]: a hooks, config,
+// config.worktree or commondir at any depth below it, or anything else
+// there but a lock file. The rest of a git directory is state git
+// resumes from (a rebase's todo list runs its exec lines on git rebase
+// --continue), as bash holds it too; a lock file (index.lock left by a
+// git that died) is git's own and holds nothing git reads.
+func gitBeneath(cs []string, g int, fold bool) (protection, bool) {
+	for j := g; j < len(cs); j++ {
+		for _, n := range gitProtected {
+			if eq(cs[j], n, fold) {
+				return protection{strings.Join(cs[:j+1], "/")}, true
+			}
+		}
+	}
+	if g < len(cs) && !strings.HasSuffix(cs[len(cs)-1], ".lock") {
+		return protection{strings.Join(cs[:g+1], "/")}, true
+	}
+	return protection{}, false
+}
+
 // ancestor reports whether something beneath the path with components
 // cs could be protected because of cs itself: cs has a ".git" component
 // (a "hooks" beneath it would be protected), ends in ".config" (its
-// "git"), or is a proper prefix of one of the bootstrap's paths. Moving such a directory, or moving
+// "git") or in a NAME.git, or is a proper prefix of one of the
+// bootstrap's paths. Moving such a directory, or moving
 // something onto its name, would move protected files or make
 // unprotected ones protected; a rename of either end is refused.
 func (m *matcher) ancestor(cs []string, fold bool) (protection, bool) {
@@ -219,6 +258,9 @@ func (m *matcher) ancestor(cs []string, fold bool) (protection, bool) {
 	}
 	if len(cs) > 0 && eq(cs[len(cs)-1], xdgDir, fold) {
 		return protection{strings.Join(append(slices.Clip(cs), xdgGit), "/")}, true
+	}
+	if len(cs) > 0 && bareName(cs[len(cs)-1], fold) {
+		return protection{strings.Join(cs, "/")}, true
 	}
 	for _, e := range m.extra {
 		if len(cs) > 0 && len(cs) < len(e) && prefix(e, cs, fold) {

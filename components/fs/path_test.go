@@ -141,3 +141,39 @@ func TestProtectedFullFold(t *testing.T) {
 		t.Errorf("protected(.pro\\ufb01le) without folding is protected")
 	}
 }
+
+// NAME.git, a bare repository's usual name, protects its hooks, config,
+// config.worktree and commondir even before it holds a repository (git
+// init --bare keeps what it finds), in any case where the directory
+// folds; not the rest of it (a work tree may be cloned into NAME.git).
+// Renaming onto or from it is as renaming a .git.
+func TestBareRepoNames(t *testing.T) {
+	m, err := newMatcher(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"r.git/hooks", "r.git/hooks/post-update", "a/b/r.git/config", "r.git/commondir", "r.git/config.worktree"} {
+		if _, ok := m.protected(components(p), false); !ok {
+			t.Errorf("protected(%q) is free", p)
+		}
+	}
+	for _, p := range []string{"R.GIT/Config", "r.Git/hoo\u212as/x", "r.gi\u200dt/con\ufb01g"} {
+		if _, ok := m.protected(components(p), true); !ok {
+			t.Errorf("protected(%q, fold) is free", p)
+		}
+	}
+	for _, p := range []string{"r.git", "r.git/src/config", "r.git/src/hooks/x", "r.gitx/config", "r.git.bak/hooks", "git/config", "R.GIT/config"} {
+		if pr, ok := m.protected(components(p), false); ok {
+			t.Errorf("protected(%q) = %q, want free", p, pr.path)
+		}
+	}
+	if _, ok := m.ancestor(components("x/r.git"), false); !ok {
+		t.Errorf("ancestor(x/r.git) is free")
+	}
+	if _, ok := m.ancestor(components("x/R.Git"), true); !ok {
+		t.Errorf("ancestor(x/R.Git, fold) is free")
+	}
+	if pr, ok := m.ancestor(components("r.git/src"), false); ok {
+		t.Errorf("ancestor(r.git/src) = %q, want free", pr.path)
+	}
+}

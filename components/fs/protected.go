@@ -18,8 +18,8 @@ const MaxProtectedWalk = 200_000
 
 // ProtectedIn returns the protected paths that exist in the workspace dir
 // (absolute): the built-in names at any depth, the git files beneath any
-// ".git", and those of extra (absolute paths, the policy's) that exist beneath
-// dir.
+// ".git" or other git directory (gitLayouts: a bare repository), and
+// those of extra (absolute paths, the policy's) that exist beneath dir.
 // It is how the launcher finds what to mount read-only over a bash
 // worker's writable workspace, so it follows no symbolic link, does not
 // descend into what it returns, and fails rather than answer from part
@@ -111,6 +111,11 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 	var walk func(f *os.File, path string, inGit, gitRoot bool, depth int) bool // false: stop
 	walk = func(f *os.File, path string, inGit, gitRoot bool, depth int) bool {
 		defer f.Close()
+		// A git directory by what it holds (a bare repository) is a .git
+		// by another name.
+		if !inGit && gitLayoutAt(int(f.Fd())) {
+			inGit, gitRoot = true, true
+		}
 		var subdirs []string
 		for {
 			ents, err := f.ReadDir(512)
@@ -121,7 +126,8 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 				}
 				name, t := e.Name(), e.Type()
 				named := slices.Contains(protectedNames, name) || inGit && slices.Contains(gitProtected, name) || name == gitDir && !t.IsDir() ||
-					depth > 0 && name == xdgGit && filepath.Base(path) == xdgDir
+					depth > 0 && name == xdgGit && filepath.Base(path) == xdgDir ||
+					depth > 0 && bareName(filepath.Base(path), false) && slices.Contains(gitProtected, name)
 				// A link where a name decides protection beneath it (.git,
 				// any directory inside one such as .git/modules, .config)
 				// would put unprotected files under protected names: it is
@@ -188,6 +194,24 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 		problem = fmt.Errorf("fs: looking for protected paths, not looked through: %s", msg)
 	}
 	return found, problem
+}
+
+// gitLayoutAt reports whether the directory dfd holds one of the
+// gitLayouts (a name of any type counts: a link or a file errs towards
+// protection).
+func gitLayoutAt(dfd int) bool {
+	return slices.ContainsFunc(gitLayouts, func(set []string) bool { return holds(dfd, set) })
+}
+
+// holds reports whether every one of names is in the directory dfd.
+func holds(dfd int, names []string) bool {
+	var st unix.Stat_t
+	for _, n := range names {
+		if unix.Fstatat(dfd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // outermost drops, from sorted paths, what lies beneath another: the

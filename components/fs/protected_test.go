@@ -259,3 +259,38 @@ func TestProtectedInRefusesHardLinked(t *testing.T) {
 		t.Errorf("control, one name: %v", err)
 	}
 }
+
+// A bare repository (or any directory git takes for a git directory by
+// what it holds: HEAD with objects and refs, HEAD with commondir, or
+// objects and refs that a commondir may name) is a .git by another name:
+// its hooks and config are found wherever it is and whatever it is
+// called, and its objects are not walked; so are those of a NAME.git
+// that holds no repository yet (git init --bare keeps them). They were
+// not: a command could write NAME.git/hooks, which git --git-dir=NAME.git
+// or a later clone ran.
+func TestProtectedInBareRepo(t *testing.T) {
+	ws := t.TempDir()
+	for _, f := range []string{
+		"repo.git/HEAD", "repo.git/config", "repo.git/hooks/post-update", "repo.git/info/attributes", "repo.git/description",
+		"repo.git/objects/ab/hooks", "repo.git/refs/heads/main",
+		"docs/HEAD", "docs/objects/info/packs", "docs/refs/tags/v1", "docs/config",
+		"wt/HEAD", "wt/commondir", "wt/config.worktree",
+		"common/objects/x", "common/refs/x", "common/hooks/pre-commit",
+		// NAME.git, before it holds a repository: its hooks and config.
+		"empty.git/hooks/x", "empty.git/config", "empty.git/src/config",
+		// Controls: a part of a layout is none.
+		"half/HEAD", "half/objects/x", "half/config", "src/config",
+	} {
+		p := filepath.Join(ws, f)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte("x"), 0o644))
+	}
+	got, err := ProtectedIn(ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"common/hooks", "docs/config", "empty.git/config", "empty.git/hooks", "repo.git/config", "repo.git/hooks", "wt/commondir", "wt/config.worktree"}
+	if rel := relativeTo(ws, got); !slices.Equal(rel, want) {
+		t.Errorf("got %q\nwant %q", rel, want)
+	}
+}

@@ -1062,6 +1062,85 @@ func TestProtectedGitState(t *testing.T) {
 	wantOK(t, "delete .git/index.lock", r.Delete(".git/index.lock"))
 }
 
+// A bare repository is protected like a .git wherever it is and
+// whatever it is called (git takes a directory for one by what it holds:
+// HEAD, objects and refs): a write to its hooks, its config or its
+// info/attributes, or anything else in it but a lock file, asks, and so
+// does moving it. It did not (a documented limit): a write to
+// NAME.git/hooks ran with the person's next git --git-dir=NAME.git, and
+// one to docs/config with the next git status a prompt ran in docs.
+// Making the last part of such a layout asks too, naming the repository
+// it would make, or hooks could be written first and the repository
+// made after.
+func TestBareRepoProtected(t *testing.T) {
+	w := newWorld(t)
+	var asked []string
+	w.root.Approve = func(action, detail string) (bool, string) {
+		asked = append(asked, action+" | "+detail)
+		return false, "no"
+	}
+	bare := func(dir string, names ...string) {
+		for _, n := range names {
+			must(t, os.MkdirAll(filepath.Join(w.ws, dir, n), 0o755))
+		}
+	}
+	for _, dir := range []string{"repo.git", "docs"} {
+		w.file(t, dir+"/HEAD", "ref: refs/heads/main\n")
+		bare(dir, "objects", "refs/heads", "hooks", "info")
+		for _, p := range []string{"hooks/post-update", "config", "info/attributes", "packed-refs", "refs/heads/main"} {
+			wantKind(t, "write "+dir+"/"+p, w.root.Write(dir+"/"+p, []byte("x"), false), KindProtected)
+		}
+		wantKind(t, "mkdir "+dir+"/hooks2", w.root.Mkdir(dir+"/hooks2"), KindProtected)
+		wantKind(t, "rename "+dir, w.root.Rename(dir, "moved", false), KindProtected)
+		w.file(t, "hook", "#!/bin/sh\n")
+		wantKind(t, "rename into "+dir, w.root.Rename("hook", dir+"/hooks/pre-receive", false), KindProtected)
+		// A lock file a git that died left is git's own, as in .git.
+		wantOK(t, "write "+dir+"/packed-refs.lock", w.root.Write(dir+"/packed-refs.lock", nil, false))
+	}
+	// A worktree's git directory (HEAD and commondir), and the directory
+	// a commondir names (objects and refs), are git directories too.
+	w.file(t, "wt/HEAD", "ref: refs/heads/main\n")
+	w.file(t, "wt/commondir", "../common\n")
+	bare("common", "objects", "refs")
+	wantKind(t, "write wt/config.worktree", w.root.Write("wt/config.worktree", []byte("x"), false), KindProtected)
+	wantKind(t, "write common/config", w.root.Write("common/config", []byte("x"), false), KindProtected)
+
+	// Controls: ordinary files, a part of a layout, a .git-less tree.
+	for _, p := range []string{"src/main.go", "half/hooks/post-update", "half/config", "notes/config", "repo.git.txt"} {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(w.ws, p)), 0o755))
+		wantOK(t, "write "+p, w.root.Write(p, []byte("x"), false))
+	}
+	bare("half", "objects")
+	n := len(asked)
+	wantOK(t, "mkdir half/info", w.root.Mkdir("half/info"))
+	wantOK(t, "write half/HEAD", w.root.Write("half/HEAD", []byte("ref: refs/heads/main\n"), false))
+	if len(asked) != n {
+		t.Errorf("ordinary writes were asked about: %q", asked[n:])
+	}
+	// The last part of a layout: refs beside objects, commondir beside
+	// HEAD, HEAD beside commondir. The question says why.
+	wantKind(t, "mkdir half/refs", w.root.Mkdir("half/refs"), KindProtected)
+	if last := asked[len(asked)-1]; !strings.Contains(last, `it would make "half" a git repository`) {
+		t.Errorf("the question does not say why: %q", last)
+	}
+	wantKind(t, "write half/commondir", w.root.Write("half/commondir", []byte("../common\n"), false), KindProtected)
+	w.file(t, "wt2/commondir", "../common\n")
+	wantKind(t, "write wt2/HEAD", w.root.Write("wt2/HEAD", []byte("x"), false), KindProtected)
+	w.file(t, "dir/objects", "")
+	wantKind(t, "rename onto dir/refs", w.root.Rename("src/main.go", "dir/refs", false), KindProtected)
+	mustNotExistHost(t, filepath.Join(w.ws, "half/refs"))
+	// Made behind fs's back, the layout protects what was written first.
+	bare("half", "refs")
+	wantKind(t, "write half/hooks/post-update", w.root.Write("half/hooks/post-update", []byte("y"), false), KindProtected)
+	// A directory that folds case takes REFS for refs: matched so there.
+	if _, made, ok := w.root.protects(components("dir/REFS"), guardPlain, true); !ok || made != "dir" {
+		t.Errorf("dir/REFS beside dir/objects, folded: %v %q", ok, made)
+	}
+	if _, _, ok := w.root.protects(components("dir/REFS"), guardPlain, false); ok {
+		t.Errorf("dir/REFS beside dir/objects, not folded: protected")
+	}
+}
+
 // An offset past the end reads nothing and says so, whatever its size: at
 // math.MaxInt64 the kernel's pread said EINVAL, reported as "invalid (a
 // directory into itself?)" (found by a hunt).
