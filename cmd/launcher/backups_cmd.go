@@ -38,7 +38,10 @@ recorded: fs recorded owners as it saw them through its idmapped mount
 (the workspace owner's files as its throwaway uid, everyone else's as
 65534), so they are only shown by show, never applied. Setuid and
 setgid are never restored (mode & 01777); the permission bits, sticky
-bit and modification times are.
+bit and modification times are. A restore builds the tree under a
+temporary name (.pinfold-restore-…) beside where it goes; one killed
+outright (kill -9) leaves that, root's, and the next restore into the
+same directory removes it.
 
 The store keeps at most [backups] quota (3 GiB by default). A backup that
 does not fit evicts older ones only when the person says so: fs asks,

@@ -145,6 +145,18 @@
 //     temporary name only while it is still that root (same device and
 //     inode). The backup stays. RestoreContext fails so too when its
 //     context is done before the rename (the CLI's Ctrl-C).
+//   - A restore killed outright (SIGKILL, a crash) cannot remove its
+//     temporary tree, root's and 0700, which the workspace's owner cannot
+//     remove either: the next restore into the same directory does. A
+//     tree root is locked (flock) by its restore from just after it is
+//     made until it is done with it, and marked (restoreMark, a trusted
+//     extended attribute, which only root can set) once locked; the mark
+//     is removed before the rename into place. A restore removes, before
+//     it starts, each directory in dst named RestorePrefix… that is its
+//     own user's, whose lock it can take, and that is marked: by
+//     descriptor, through no link, and the name only while it is still
+//     that directory. Anything else so named (another user's directory,
+//     an unmarked one, a file, a link) is left.
 //   - Ids are checked against their exact form before any use (ErrBadID:
 //     "../x" and the like never reach the file system); restore names
 //     must be one file name (ErrBadName).
@@ -170,6 +182,12 @@
 //     Owners are not restored: every entry gets the owner the caller
 //     gives, and only when the process is root (otherwise the restored
 //     tree belongs to the caller). Setuid and setgid are never restored.
+//   - A killed restore's tree is removed only by a later restore into the
+//     same directory, and only where the mark could be set (root, on a
+//     file system with trusted extended attributes: ext4, xfs, btrfs,
+//     tmpfs; not NFS), and only a directory: a backup of one file,
+//     killed, leaves a file of root's, which the workspace's owner can
+//     remove.
 //   - Sparse files are stored and restored dense.
 //   - FIFOs are recreated (they have no content). Sockets and devices
 //     are recorded in the manifest (skipped) but neither copied nor

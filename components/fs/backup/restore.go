@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +26,12 @@ var testHookAfterMake func(out int, name string)
 // RestorePrefix begins the temporary name a restore builds its tree
 // under, in the destination directory, until it is renamed into place.
 const RestorePrefix = ".pinfold-restore-"
+
+// restoreMark marks a restore's temporary directory while it is built:
+// an extended attribute of the trusted namespace, which only root
+// (CAP_SYS_ADMIN) can set, so no one else can make a directory look like
+// one. Its value is the restoring process's pid, for a person looking.
+const restoreMark = "trusted.pinfold.restore"
 
 // Verify reads backup id's stored copy again and checks it against the
 // manifest: the same names in the same order, types, sizes, SHA-256 of
@@ -147,6 +154,7 @@ func (s *Store) RestoreContext(ctx context.Context, id string, dst *os.File, nam
 	case err != unix.ENOENT:
 		return fmt.Errorf("backup: restore destination %q: %w", name, err)
 	}
+	sweepStale(dfd)
 	var b [8]byte
 	rand.Read(b[:])
 	tmp := RestorePrefix + hex.EncodeToString(b[:])
@@ -156,6 +164,11 @@ func (s *Store) RestoreContext(ctx context.Context, id string, dst *os.File, nam
 	}
 	if testHookBeforeRestoreRename != nil {
 		testHookBeforeRestoreRename()
+	}
+	// The mark goes before the rename: a tree in place never has it.
+	if err := r.unmark(); err != nil {
+		r.discard(dfd, tmp)
+		return fmt.Errorf("backup: restoring %s: %w", id, err)
 	}
 	if err := unix.Renameat2(dfd, tmp, dfd, name, unix.RENAME_NOREPLACE); err != nil {
 		r.discard(dfd, tmp)
@@ -188,6 +201,8 @@ type restorer struct {
 	// before), and topSt its stat then.
 	top   int
 	topSt unix.Stat_t
+	// marked: top has restoreMark (see mark).
+	marked bool
 }
 
 // newRestorer indexes the manifest's entries by directory, checking
@@ -294,6 +309,9 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 		if i == 0 {
 			if err := r.keepTop(dfd); err != nil {
 				return pathErr("opening the new", e.Path, err)
+			}
+			if err := r.mark(); err != nil {
+				return pathErr("locking the new", e.Path, err)
 			}
 		} else {
 			defer unix.Close(dfd)
@@ -437,6 +455,87 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 		return r.times(fd, e)
 	}
 	return corrupt(e.Path, "the manifest's type %q cannot be restored", e.Type)
+}
+
+// mark locks the tree's root directory (flock: released only when this
+// process closes it, after the rename or the discard, or dies), then
+// marks it (restoreMark). A restore killed before it could remove its
+// tree (SIGKILL, a crash) leaves it, root's and 0700, where the
+// workspace's owner cannot remove it: marked, and its lock free, it is
+// the next restore's to remove (sweepStale). Without root or extended
+// attributes there is no mark, and such a tree stays.
+func (r *restorer) mark() error {
+	if err := flock(r.top, unix.LOCK_EX); err != nil {
+		return err
+	}
+	r.marked = unix.Fsetxattr(r.top, restoreMark, []byte(strconv.Itoa(os.Getpid())), 0) == nil
+	return nil
+}
+
+// unmark removes the mark, if the tree has one.
+func (r *restorer) unmark() error {
+	if !r.marked {
+		return nil
+	}
+	if err := unix.Fremovexattr(r.top, restoreMark); err != nil {
+		return fmt.Errorf("removing the mark of the temporary tree: %w", err)
+	}
+	r.marked = false
+	return nil
+}
+
+// sweepStale removes from the directory dfd the temporary trees of
+// restores that were killed: every directory named RestorePrefix...
+// that is this process's user's, marked (restoreMark) and whose lock no
+// restore holds. The lock is taken first, so the look is at a tree no
+// restore is working on: one still building holds it, and one that
+// finished renamed its tree away and unmarked it before letting go. A
+// link or anything but a directory is not followed or touched. The tree
+// is emptied through its descriptor (it was root's and 0700 since it
+// was made, so nothing in it is anyone else's), and its name removed only
+// while it still is that directory. Failures are left for the next.
+func sweepStale(dfd int) {
+	names, err := readNames(dfd)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, RestorePrefix) {
+			sweepOne(dfd, n)
+		}
+	}
+}
+
+func sweepOne(dfd int, name string) {
+	fd, err := openDir(dfd, name) // O_NOFOLLOW, RESOLVE_NO_SYMLINKS
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st, now unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || int(st.Uid) != os.Geteuid() || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return
+	}
+	if flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return // a restore is building it
+	}
+	if _, err := unix.Fgetxattr(fd, restoreMark, nil); err != nil {
+		return // not a restore's, or finished
+	}
+	same := func() bool {
+		return unix.Fstatat(dfd, name, &now, unix.AT_SYMLINK_NOFOLLOW) == nil && now.Dev == st.Dev && now.Ino == st.Ino
+	}
+	if !same() {
+		return
+	}
+	if names, err := readNames(fd); err == nil {
+		for _, n := range names {
+			removeAll(fd, n)
+		}
+	}
+	if same() {
+		unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR)
+	}
 }
 
 // finishTop sets the owner, mode and time of the tree's root, once it is
