@@ -615,14 +615,14 @@ const (
 // protected path it touches.
 func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action string) error {
 	var hit []string
-	why := ""
+	makes := "" // what a layout completed would make a repository of
 	for _, p := range ps {
 		pr, made, ok := r.protects(components(p), mode, fold)
 		if ok && !slices.Contains(hit, pr.path) {
 			hit = append(hit, pr.path)
 		}
 		if made != "" {
-			why = fmt.Sprintf("; it would make %s a git repository, whose config and hooks git runs there", quoteForQuestion(made))
+			makes = fmt.Sprintf("; it would make %s a git repository, whose config and hooks git runs there", quoteForQuestion(made))
 		}
 	}
 	if len(hit) == 0 {
@@ -642,7 +642,7 @@ func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action s
 	}
 	if r.Approve != nil {
 		yes, why := r.Approve(action+" (asked by the agent)",
-			fmt.Sprintf("%s protected (rule %s): it changes how tools behave for the person%s", are, RuleProtected, why))
+			fmt.Sprintf("%s protected (rule %s): it changes how tools behave for the person%s", are, RuleProtected, makes))
 		if yes {
 			return nil
 		}
