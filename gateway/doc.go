@@ -57,8 +57,12 @@
 // are 128 random bits that appear in no command line or path (a guest's
 // directory has a name of its own). A session whose token is revoked
 // ends at its next request. Forwarded-for headers are never read.
-// Cross-origin browser requests are refused; the SDK refuses a loopback
-// request whose Host is not loopback (DNS rebinding).
+// Cross-origin browser requests are refused, and so is any request
+// whose Host, or Origin when it has one, does not name the gateway as
+// it is served — the address the connection came to, a loopback name on
+// loopback, its certificate's names, or Config.Hosts (--allow-host) —
+// so that a page on a name pointed at the gateway's address cannot use
+// it (DNS rebinding).
 //
 // A session cannot connect back to the gateway: sessions have no network
 // but through net, which refuses loopback, private ranges and the host's

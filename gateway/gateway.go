@@ -62,6 +62,11 @@ type Config struct {
 	// Listeners are the gateway's own addresses: every session's net
 	// refuses them, whatever the policy's unsafe_allow_private says.
 	Listeners []netip.AddrPort
+	// Hosts are the names (or addresses) it is served as beyond the
+	// address a connection came to, and loopback names on loopback: its
+	// certificate's names, a name that reaches it through NAT. A request
+	// whose Host or Origin names none of them is refused (hosts.go).
+	Hosts []string
 
 	MaxSessions   int           // sessions live or starting at once; default 8
 	MaxGuests     int           // of those, guests'; default half of MaxSessions, rounded down
@@ -299,12 +304,14 @@ func (g *Gateway) pruneLogs() {
 }
 
 // Handler is the gateway's HTTP surface: /mcp (streamable HTTP) and
-// /healthz. Cross-origin browser requests are refused.
+// /healthz. Cross-origin browser requests are refused, and so is every
+// request that does not name the gateway as it is served (checkHost: DNS
+// rebinding).
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", g.health)
 	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(http.HandlerFunc(g.serveMCP)))
-	return mux
+	return g.checkHost(mux)
 }
 
 func (g *Gateway) health(w http.ResponseWriter, _ *http.Request) {
@@ -453,14 +460,7 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request, peer neti
 }
 
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
-	// DNS rebinding: a request that came to a loopback address must
-	// name a loopback host. Checked before anything else, so such a
-	// request never starts a session (the SDK's own check comes later).
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(local.String()) && !isLoopback(r.Host) {
-		httpError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not this loopback server's (DNS rebinding?)", r.Host))
-		return
-	}
-	// Before anything else too: the SDK checks the version header only
+	// Before anything else but the Host (Handler): the SDK checks the version header only
 	// below 2026-07-28, and logs whatever it refuses above, whole.
 	if vs := r.Header.Values(protocolVersionHeader); len(vs) > 1 || len(vs) == 1 && vs[0] != "" && !slices.Contains(protocolVersions, vs[0]) {
 		asked := strings.Join(vs, ",")

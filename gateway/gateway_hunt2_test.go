@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,9 +72,17 @@ func testGateway(t *testing.T) (*Gateway, *syncBuffer) {
 	return g, log
 }
 
+// arrived is r as a net/http server hands it over when the connection
+// came to the address its Host names (the gateway checks the Host
+// against that address).
+func arrived(r *http.Request) *http.Request {
+	local := net.TCPAddrFromAddrPort(netip.MustParseAddrPort(r.Host))
+	return r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, local))
+}
+
 // serve sends one request to the gateway's handler as if on loopback.
 func serve(g *Gateway, method string, hdr map[string]string, body string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(method, "http://127.0.0.1:7480/mcp", strings.NewReader(body))
+	r := arrived(httptest.NewRequest(method, "http://127.0.0.1:7480/mcp", strings.NewReader(body)))
 	r.RemoteAddr = "127.0.0.1:40000"
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
@@ -134,7 +144,7 @@ func TestRequestLinesLimited(t *testing.T) {
 		if w := serve(g, http.MethodPost, map[string]string{ModeHeader: "full"}, initializeBody); w.Code != http.StatusForbidden {
 			t.Fatalf("full access asked by a guest: %d %q", w.Code, w.Body.String())
 		}
-		r := httptest.NewRequest(http.MethodPost, "http://[::1]:7480/mcp", strings.NewReader("{}"))
+		r := arrived(httptest.NewRequest(http.MethodPost, "http://[::1]:7480/mcp", strings.NewReader("{}")))
 		r.RemoteAddr = fmt.Sprintf("[2001:db8:%x:%x::1]:40000", i>>16, i&0xffff)
 		r.Header.Set("Authorization", "Bearer wrong")
 		r.Header.Set("Mcp-Session-Id", "NOSUCHSESSION")
@@ -385,7 +395,7 @@ func TestSessionBinding(t *testing.T) {
 	for who, auths := range map[string][]string{"a guest": nil, "another owner": {"Bearer pft_other"}, "a bad token": {"Bearer pft_wrong"},
 		"the token and another": {"Bearer " + secret, "Bearer pft_other"}} {
 		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-			r := httptest.NewRequest(m, "http://127.0.0.1:7480/mcp", strings.NewReader(call))
+			r := arrived(httptest.NewRequest(m, "http://127.0.0.1:7480/mcp", strings.NewReader(call)))
 			r.RemoteAddr = "127.0.0.1:40000"
 			r.Header.Set("Content-Type", "application/json")
 			r.Header.Set("Accept", "application/json, text/event-stream")

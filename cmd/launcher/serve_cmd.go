@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,7 +33,7 @@ const serveHelp = `Usage:
   launcher serve --policy-sha256 HASH --policy FILE [--listen ADDR]
                  [--tls-cert FILE --tls-key FILE | --tls-self | --insecure-plain-http]
                  [--state DIR] [--tokens FILE] [--max-sessions N] [--idle-timeout D]
-                 [--guest-workspace SIZE]
+                 [--guest-workspace SIZE] [--allow-host NAME]...
   launcher serve token add|list|revoke ...   (launcher serve token --help)
 
 Serves MCP over streamable HTTP at /mcp (and GET /healthz). Each MCP
@@ -72,6 +73,12 @@ here: what the policy leaves to the person is refused.
                          16384 files (default 64MiB; needs Linux 6.3 or later);
                          "unlimited": a directory under --state, which a guest
                          can fill
+  --allow-host NAME      a name (or address) clients reach the gateway by,
+                         beyond the address they connect to, localhost on
+                         loopback and the --tls-cert's names (repeatable):
+                         a request whose Host or Origin names anything else
+                         is refused (403), so that no web page on a name
+                         pointed at this address can use it (DNS rebinding)
 
 SIGINT or SIGTERM ends every session, then the gateway.
 ` + exitCodesHelp
@@ -94,6 +101,8 @@ func (e env) serve(args []string) error {
 	idle := fset.Duration("idle-timeout", 15*time.Minute, "")
 	authFailures := fset.Int("auth-failures", 10, "")
 	guestWS := fset.String("guest-workspace", "64MiB", "")
+	var allowHosts hostFlags
+	fset.Var(&allowHosts, "allow-host", "")
 	if _, err := e.parse(fset, serveHelp, args, 0); err != nil {
 		return err
 	}
@@ -125,6 +134,11 @@ func (e env) serve(args []string) error {
 			return fail(exitUsage, `give a size such as 64MiB, or "unlimited"`, "serve: --guest-workspace %q: %v", *guestWS, err)
 		}
 		guestSize = int64(n)
+	}
+	for _, h := range allowHosts {
+		if err := gateway.CheckHost(h); err != nil {
+			return fail(exitUsage, "give a name or address clients reach the gateway by, e.g. --allow-host gw.example.org", "serve: --allow-host %q: %v", h, err)
+		}
 	}
 	addr, err := netip.ParseAddrPort(*listen)
 	if err != nil {
@@ -162,6 +176,28 @@ func (e env) serve(args []string) error {
 	if _, err := store.List(); err != nil {
 		return fail(exitFailure, "check the file, or start afresh with `launcher serve token add NAME`", "serve: tokens: %v", err)
 	}
+	// The certificate before anything listens: its names are names the
+	// gateway is served as.
+	hosts := []string(allowHosts)
+	var tlsCfg *tls.Config
+	if tlsOn {
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		if *self {
+			cert, fp, err := selfSigned(addr.Addr())
+			if err != nil {
+				return fail(exitFailure, "", "serve: %v", err)
+			}
+			tlsCfg.Certificates = []tls.Certificate{cert}
+			fmt.Fprintf(e.stderr, "launcher: serve: self-signed certificate, sha256 fingerprint %s: pin it in your client\n", fp)
+		} else {
+			cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+			if err != nil {
+				return fail(exitUsage, "", "serve: --tls-cert/--tls-key: %v", err)
+			}
+			tlsCfg.Certificates = []tls.Certificate{cert}
+			hosts = append(hosts, certNames(cert)...)
+		}
+	}
 	// Listening first: the sessions' net must know the address to
 	// refuse it.
 	ln, err := net.Listen("tcp", addr.String())
@@ -173,7 +209,7 @@ func (e env) serve(args []string) error {
 	g, err := gateway.New(gateway.Config{
 		Launcher: exe, Policy: p, PolicyData: data, PolicyHash: want, StateDir: *state,
 		Tokens: store, Limiter: gateway.NewLimiter(*authFailures, 30*time.Second, 4096),
-		Listeners:   []netip.AddrPort{ln.Addr().(*net.TCPAddr).AddrPort()},
+		Listeners: []netip.AddrPort{ln.Addr().(*net.TCPAddr).AddrPort()}, Hosts: hosts,
 		MaxSessions: *maxSessions, IdleTimeout: *idle, GuestWorkspace: guestSize, Log: log,
 	})
 	if err != nil {
@@ -191,26 +227,7 @@ func (e env) serve(args []string) error {
 	}
 	if tlsOn {
 		scheme = "https"
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-		if *self {
-			cert, fp, err := selfSigned(addr.Addr())
-			if err != nil {
-				ln.Close()
-				g.Shutdown(context.Background())
-				return fail(exitFailure, "", "serve: %v", err)
-			}
-			cfg.Certificates = []tls.Certificate{cert}
-			fmt.Fprintf(e.stderr, "launcher: serve: self-signed certificate, sha256 fingerprint %s: pin it in your client\n", fp)
-		} else {
-			cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
-			if err != nil {
-				ln.Close()
-				g.Shutdown(context.Background())
-				return fail(exitUsage, "", "serve: --tls-cert/--tls-key: %v", err)
-			}
-			cfg.Certificates = []tls.Certificate{cert}
-		}
-		ln = tls.NewListener(ln, cfg)
+		ln = tls.NewListener(ln, tlsCfg)
 	} else if !addr.Addr().IsLoopback() {
 		fmt.Fprintf(e.stderr, "launcher: warning: serving plain HTTP on %s: owner tokens travel unencrypted\n", addr)
 	}
@@ -246,6 +263,35 @@ func (e env) serve(args []string) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// hostFlags collects --allow-host NAME.
+type hostFlags []string
+
+func (h *hostFlags) String() string     { return strings.Join(*h, ",") }
+func (h *hostFlags) Set(s string) error { *h = append(*h, s); return nil }
+func (h *hostFlags) repeatable()        {}
+
+// certNames are the names and addresses cert is for: names the gateway
+// is served as. A wildcard names no one host (allow the host itself).
+func certNames(cert tls.Certificate) []string {
+	leaf := cert.Leaf
+	if leaf == nil && len(cert.Certificate) > 0 {
+		leaf, _ = x509.ParseCertificate(cert.Certificate[0])
+	}
+	if leaf == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range leaf.DNSNames {
+		if !strings.Contains(n, "*") {
+			out = append(out, n)
+		}
+	}
+	for _, ip := range leaf.IPAddresses {
+		out = append(out, ip.String())
+	}
+	return out
 }
 
 func boolCount(bs ...bool) int {
