@@ -82,8 +82,11 @@
 // many calls in one request, is refused (the SDK would still take one
 // from a client that names an old protocol version), and so is an
 // Mcp-Protocol-Version header the stateful handler does not serve (the
-// SDK logged such a value whole); header and read
-// timeouts, an idle timeout per session, a start timeout per sandbox. A
+// SDK logged such a value whole); at most a number of connections at
+// once (LimitConnections: one more is answered 503 and closed, never
+// served, so a flood of idle ones cannot take every descriptor); header
+// and read timeouts, an idle timeout per session, a start timeout per
+// sandbox. A
 // session ends within a second of its token being revoked (the store is
 // read again every second), with or without a further request.
 // Logs: the gateway's own (JSON, stderr) and one JSON log per session in

@@ -2,13 +2,17 @@ package gateway
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // at sends one request to the gateway's handler as a net/http server
@@ -109,5 +113,111 @@ func TestCheckHost(t *testing.T) {
 		if err := CheckHost(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// openFDs is the number of this process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// A flood of idle connections holds at most the gateway's bound of
+// them: each held a descriptor and a goroutine in the gateway, so 300
+// took 300 of each (and enough take every descriptor the token store,
+// session logs and sandboxes need). Past the bound a connection is
+// answered 503, saying why, and closed; once the flood ends its places
+// are free again.
+func TestConnectionsBounded(t *testing.T) {
+	g, _ := testGateway(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const max, flood = 20, 300
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: time.Minute}
+	go srv.Serve(g.LimitConnections(ln, max, true))
+	defer srv.Close()
+	addr := ln.Addr().String()
+	health := func() (int, string) {
+		c := http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+		resp, err := c.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := health(); code != http.StatusOK {
+		t.Fatalf("control, before the flood: %d %q", code, body)
+	}
+	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
+	conns := make([]net.Conn, 0, flood)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range flood {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	// Once the server has taken them all in: the test's own flood holds
+	// one descriptor per connection and no goroutine; the server, one of
+	// each per connection it holds.
+	var held, heldFDs int
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		held, heldFDs = runtime.NumGoroutine()-goroutines, openFDs(t)-fds-flood
+		if held <= max+5 && heldFDs <= max+5 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if held > max+5 || heldFDs > max+5 {
+		t.Errorf("%d idle connections, at most %d held: the server holds %d goroutines and %d descriptors more", flood, max, held, heldFDs)
+	}
+	if held < max-5 {
+		t.Errorf("the server holds %d goroutines more, fewer than its %d connections", held, max)
+	}
+	// One more is refused, and told why.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	b, err := io.ReadAll(c)
+	if err != nil || !strings.HasPrefix(string(b), "HTTP/1.1 503 ") || !strings.Contains(string(b), "too many connections (the most is 20)") {
+		t.Errorf("a connection over the bound: %v, %q", err, b)
+	}
+	if code, body := health(); code != http.StatusServiceUnavailable {
+		t.Errorf("a request while the flood holds every place: %d %q", code, body)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	deadline = time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > goroutines+5 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine() - goroutines; n > 5 {
+		t.Errorf("after the flood: %d goroutines more", n)
+	}
+	if n := openFDs(t) - fds; n > 5 {
+		t.Errorf("after the flood: %d descriptors more", n)
+	}
+	if code, body := health(); code != http.StatusOK {
+		t.Errorf("after the flood: %d %q", code, body)
 	}
 }

@@ -33,7 +33,7 @@ const serveHelp = `Usage:
   launcher serve --policy-sha256 HASH --policy FILE [--listen ADDR]
                  [--tls-cert FILE --tls-key FILE | --tls-self | --insecure-plain-http]
                  [--state DIR] [--tokens FILE] [--max-sessions N] [--idle-timeout D]
-                 [--guest-workspace SIZE] [--allow-host NAME]...
+                 [--guest-workspace SIZE] [--allow-host NAME]... [--max-connections N]
   launcher serve token add|list|revoke ...   (launcher serve token --help)
 
 Serves MCP over streamable HTTP at /mcp (and GET /healthz). Each MCP
@@ -67,6 +67,8 @@ here: what the policy leaves to the person is refused.
   --tokens FILE          owner tokens (default: launcher serve token's)
   --max-sessions N       sessions at once (default 8)
   --idle-timeout D       default 15m
+  --max-connections N    connections held at once (default 1024); one more is
+                         answered 503 (plain HTTP) or closed (HTTPS) at once
   --auth-failures N      failed authentications one address may make before
                          429 (default 10; one more allowed every 30 s)
   --guest-workspace SIZE a guest's workspace is a tmpfs of this size, at most
@@ -98,6 +100,7 @@ func (e env) serve(args []string) error {
 	state := fset.String("state", "/var/lib/pinfold/serve", "")
 	tokens := fset.String("tokens", "", "")
 	maxSessions := fset.Int("max-sessions", 8, "")
+	maxConns := fset.Int("max-connections", 1024, "")
 	idle := fset.Duration("idle-timeout", 15*time.Minute, "")
 	authFailures := fset.Int("auth-failures", 10, "")
 	guestWS := fset.String("guest-workspace", "64MiB", "")
@@ -117,6 +120,9 @@ func (e env) serve(args []string) error {
 	}
 	if *maxSessions < 1 || *maxSessions > 1024 {
 		return fail(exitUsage, "", "serve: --max-sessions %d: want 1 to 1024", *maxSessions)
+	}
+	if *maxConns < 16 || *maxConns > 65536 {
+		return fail(exitUsage, "", "serve: --max-connections %d: want 16 to 65536", *maxConns)
 	}
 	if *authFailures < 1 || *authFailures > 1000 {
 		return fail(exitUsage, "", "serve: --auth-failures %d: want 1 to 1000", *authFailures)
@@ -225,6 +231,8 @@ func (e env) serve(args []string) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Bounded beneath TLS: a connection over the bound costs no handshake.
+	ln = g.LimitConnections(ln, *maxConns, !tlsOn)
 	if tlsOn {
 		scheme = "https"
 		ln = tls.NewListener(ln, tlsCfg)

@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// LimitConnections bounds the connections the gateway's server holds at
+// once to max: each holds a descriptor and a goroutine until it ends,
+// and without a bound a flood of idle connections took descriptors until
+// none were left for the token store, session logs and sandboxes (every
+// request then failed), at any rate the flood could open them. A
+// connection over the bound never reaches the server: it is answered
+// with a plain HTTP 503 when plain (a TLS client would take a plain
+// answer for garbage, so it is only closed), by at most maxRefusing at
+// once, each waiting at most refuseWait for the request it answers;
+// beyond those it is closed at once. ln is the TCP listener itself,
+// under any TLS one.
+func (g *Gateway) LimitConnections(ln net.Listener, max int, plain bool) net.Listener {
+	return &connLimit{Listener: ln, slots: make(chan struct{}, max), refusing: make(chan struct{}, maxRefusing), plain: plain, g: g}
+}
+
+// A refused connection is answered after its request's first bytes came
+// (an HTTP client takes an answer that comes before its request for
+// garbage), or refuseWait; at most maxRefusing are answered at once.
+const (
+	refuseWait  = time.Second
+	maxRefusing = 32
+)
+
+type connLimit struct {
+	net.Listener
+	slots    chan struct{} // one per connection held
+	refusing chan struct{} // one per connection being refused
+	plain    bool
+	g        *Gateway
+}
+
+func (l *connLimit) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &heldConn{Conn: c, release: sync.OnceFunc(func() { <-l.slots })}, nil
+		default:
+		}
+		l.g.requestLog.Warn("connection refused: the gateway holds its most connections", "max", cap(l.slots))
+		select {
+		case l.refusing <- struct{}{}:
+			go func() {
+				defer func() { <-l.refusing }()
+				l.refuse(c)
+			}()
+		default:
+			c.Close()
+		}
+	}
+}
+
+// refuse answers a connection over the bound and closes it; what the
+// client sent is read first (without waiting, once the answer is out),
+// so that the close is not a reset that loses the answer.
+func (l *connLimit) refuse(c net.Conn) {
+	defer c.Close()
+	if !l.plain {
+		return
+	}
+	var buf [4096]byte
+	c.SetDeadline(time.Now().Add(refuseWait))
+	c.Read(buf[:])
+	body := fmt.Sprintf("pinfold gateway: too many connections (the most is %d): try again later\n", cap(l.slots))
+	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 5\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	tc.CloseWrite()
+	// A read that does not wait (a passed deadline would not read at
+	// all): what is already there, at most 64 KiB.
+	if rc, err := tc.SyscallConn(); err == nil {
+		rc.Read(func(fd uintptr) bool {
+			for range 16 {
+				if n, err := unix.Read(int(fd), buf[:]); n < len(buf) || err != nil {
+					break
+				}
+			}
+			return true
+		})
+	}
+}
+
+// heldConn gives its place back when it is closed (once, however many
+// times the server closes it).
+type heldConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *heldConn) Close() error {
+	defer c.release()
+	return c.Conn.Close()
+}
+
+// CloseWrite is the TCP connection's: the server half-closes a
+// connection before closing it, so that its last answer is not lost to a
+// reset.
+func (c *heldConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
