@@ -55,8 +55,9 @@
 // come from the same principal — the same owner token (by its hash, so a
 // name revoked and reused is someone else), or a guest — and session ids
 // are 128 random bits that appear in no command line or path (a guest's
-// directory has a name of its own). A session whose token is revoked
-// ends at its next request. Forwarded-for headers are never read.
+// directory has a name of its own). A session whose token is revoked,
+// or no longer carries a capability its mode needs (host.execute, for
+// full access: the store edited by hand), ends at its next request. Forwarded-for headers are never read.
 // Cross-origin browser requests are refused, and so is any request
 // whose Host, or Origin when it has one, does not name the gateway as
 // it is served — the address the connection came to, a loopback name on
@@ -87,8 +88,9 @@
 // served, so a flood of idle ones cannot take every descriptor); header
 // and read timeouts, an idle timeout per session, a start timeout per
 // sandbox. A
-// session ends within a second of its token being revoked (the store is
-// read again every second), with or without a further request.
+// session ends within a second of its token being revoked or losing a
+// capability its mode needs (the store is read again every second), with
+// or without a further request.
 // Logs: the gateway's own (JSON, stderr) and one JSON log per session in
 // StateDir/logs, which the child's stderr also goes to, kept 30 days, at
 // most 10,000 and 1 GiB together, the gateway's lines in each at most 8

@@ -111,11 +111,13 @@ type Lister interface {
 	List() ([]Token, error)
 }
 
-// revokeEvery is how often the gateway looks for revoked tokens.
+// revokeEvery is how often the gateway looks for revoked tokens, and
+// tokens whose capabilities changed.
 const revokeEvery = time.Second
 
 // watchRevoked ends, every revokeEvery, the sessions whose token the
-// store no longer holds. A store it cannot read ends nothing (the next
+// store no longer holds, or holds without a capability the session's
+// mode needs (allows). A store it cannot read ends nothing (the next
 // request still finds the token invalid).
 func (g *Gateway) watchRevoked(l Lister) {
 	t := time.NewTicker(revokeEvery)
@@ -130,20 +132,25 @@ func (g *Gateway) watchRevoked(l Lister) {
 		if err != nil {
 			continue
 		}
-		held := map[string]bool{}
+		held := map[string]Token{}
 		for _, tk := range toks {
-			held["token:"+tk.Hash] = true
+			held["token:"+tk.Hash] = tk
 		}
-		var gone []*session
+		gone := map[*session]string{}
 		g.mu.Lock()
 		for _, s := range g.sessions {
-			if strings.HasPrefix(s.Principal, "token:") && !held[s.Principal] {
-				gone = append(gone, s)
+			if !strings.HasPrefix(s.Principal, "token:") {
+				continue
+			}
+			if tk, ok := held[s.Principal]; !ok {
+				gone[s] = "its token was revoked"
+			} else if !allows(tk, s.Mode) {
+				gone[s] = "its token no longer carries " + CapHostExecute
 			}
 		}
 		g.mu.Unlock()
-		for _, s := range gone {
-			g.end(s, "its token was revoked")
+		for s, why := range gone {
+			g.end(s, why)
 		}
 	}
 }
@@ -498,6 +505,13 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusForbidden, "this session belongs to another caller")
 			return
 		}
+		if !allows(tok, s.Mode) {
+			// Its own token, whose capability was taken away (the store
+			// edited): the session ends as it would on revocation.
+			g.end(s, "its token no longer carries "+CapHostExecute)
+			httpError(w, http.StatusForbidden, fmt.Sprintf("this session's token no longer carries %s, which its full access needs: the session has ended", CapHostExecute))
+			return
+		}
 		if r.Method == http.MethodDelete {
 			// Ended here rather than by the SDK, whose Close waits for the
 			// calls in flight: end cancels them first.
@@ -566,7 +580,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, fmt.Sprintf("%s: %q is not a mode (safe or full)", ModeHeader, r.Header.Get(ModeHeader)))
 		return
 	}
-	if mode == Full && !tok.Has(CapHostExecute) {
+	if !allows(tok, mode) {
 		who := "a guest"
 		if principal != guestPrincipal {
 			who = "token " + tok.Name
@@ -633,6 +647,12 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		g.end(s, "closed by the client, or idle")
 	}()
 }
+
+// allows says whether token t may have a session in mode m: full access
+// needs host.execute. It holds while the session lives, not only when it
+// starts: a token whose capability is taken away ends its full-access
+// sessions as revoking it would.
+func allows(t Token, m Mode) bool { return m != Full || t.Has(CapHostExecute) }
 
 // testHookAdmitted, set by a test, runs when a session is admitted,
 // before its initialize is answered.

@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinfold/pinfold/policy"
 )
 
 // at sends one request to the gateway's handler as a net/http server
@@ -219,5 +223,116 @@ func TestConnectionsBounded(t *testing.T) {
 	}
 	if code, body := health(); code != http.StatusOK {
 		t.Errorf("after the flood: %d %q", code, body)
+	}
+}
+
+// live puts a session of principal in mode into g as if it had started
+// (no child: ending it stops nothing).
+func live(t *testing.T, g *Gateway, id, principal string, mode Mode) *session {
+	t.Helper()
+	s := &session{ID: id, Principal: principal, Asked: mode, Mode: mode, dir: t.TempDir(), ended: make(chan struct{}),
+		log: slog.New(slog.DiscardHandler), inflight: make(chan struct{}, 1)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	g.mu.Lock()
+	g.sessions[s.ID] = s
+	g.mu.Unlock()
+	return s
+}
+
+func isOver(g *Gateway, s *session) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return s.over
+}
+
+// A token whose host.execute is taken away (the store edited by hand)
+// ends its full-access sessions at their next request, as revoking it
+// does: the session went on with full access, the token's own new
+// request for full access refused. Its safe sessions, which never
+// needed the capability, go on.
+func TestCapabilityTakenEndsFullAccess(t *testing.T) {
+	g, _ := testGateway(t)
+	const secret = "pft_admin"
+	tokens := fakeTokens{secret: {Name: "admin", Hash: "0123", Caps: []string{CapHostExecute}}}
+	g.cfg.Tokens = tokens
+	full := live(t, g, "FULL", "token:0123", Full)
+	safe := live(t, g, "SAFE", "token:0123", Safe)
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	with := func(sid string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + secret, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+	}
+	// The control: with the capability, the request goes on to the SDK.
+	if w := serve(g, http.MethodPost, with(full.ID), ping); w.Code == http.StatusForbidden || isOver(g, full) {
+		t.Fatalf("with host.execute: %d %q, ended %v", w.Code, w.Body.String(), isOver(g, full))
+	}
+	tokens[secret] = Token{Name: "admin", Hash: "0123", Caps: []string{}}
+	if w := serve(g, http.MethodPost, with(full.ID), ping); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "no longer carries host.execute") {
+		t.Errorf("full access, host.execute taken away: %d %q", w.Code, w.Body.String())
+	}
+	if !isOver(g, full) {
+		t.Error("the full-access session goes on without host.execute")
+	}
+	if w := serve(g, http.MethodPost, with(safe.ID), ping); w.Code == http.StatusForbidden || isOver(g, safe) {
+		t.Errorf("the safe session: %d %q, ended %v", w.Code, w.Body.String(), isOver(g, safe))
+	}
+}
+
+// And without a request: the gateway reads the store every second and
+// ends, as it does a revoked token's, the full-access sessions of a
+// token whose capability the store no longer gives it.
+func TestCapabilityTakenEndsFullAccessAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	store := Store{Path: filepath.Join(dir, "tokens.json")}
+	if _, err := store.Add("admin", []string{CapHostExecute}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	toks, err := store.List()
+	if err != nil || len(toks) != 1 {
+		t.Fatal(toks, err)
+	}
+	p := policy.Default()
+	p.Version = 1
+	p.Mode = policy.ModeComponents
+	p.Workspace.Path = "/nonexistent"
+	g, err := New(Config{Launcher: "/nonexistent/launcher", Policy: &p, PolicyData: []byte("x"), StateDir: filepath.Join(dir, "state"),
+		Tokens: store, Limiter: NewLimiter(10, time.Minute, 100), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Shutdown(context.Background()) })
+	full := live(t, g, "FULL", "token:"+toks[0].Hash, Full)
+	safe := live(t, g, "SAFE", "token:"+toks[0].Hash, Safe)
+	// The control: a tick or two with the capability ends nothing.
+	time.Sleep(2*revokeEvery + 200*time.Millisecond)
+	if isOver(g, full) || isOver(g, safe) {
+		t.Fatalf("ended with the capability: full %v, safe %v", isOver(g, full), isOver(g, safe))
+	}
+	// The store edited by hand: host.execute taken out of the token's caps.
+	b, err := os.ReadFile(store.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), `"`+CapHostExecute+`"`, "", 1)
+	if edited == string(b) {
+		t.Fatalf("no capability to take out of %s", b)
+	}
+	if err := os.WriteFile(store.Path, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if toks, err := store.List(); err != nil || len(toks) != 1 || len(toks[0].Caps) != 0 {
+		t.Fatalf("the edited store: %v, %v", toks, err)
+	}
+	deadline := time.Now().Add(5 * revokeEvery)
+	for !isOver(g, full) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !isOver(g, full) {
+		t.Error("the full-access session goes on after its token lost host.execute")
+	} else if <-full.ended; full.why != "its token no longer carries "+CapHostExecute {
+		t.Errorf("ended because %q", full.why)
+	}
+	time.Sleep(revokeEvery + 200*time.Millisecond)
+	if isOver(g, safe) {
+		t.Error("the safe session ended too")
 	}
 }

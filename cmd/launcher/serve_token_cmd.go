@@ -29,7 +29,10 @@ add     makes a token and prints its secret (pft_...) on stdout, once:
         capability (repeatable); the only one is host.execute. Without
         --cap the token carries none.
 list    names, capabilities and dates; never secrets or hashes.
-revoke  removes a token; the gateway refuses it at its next use.
+revoke  removes a token; the gateway refuses it at its next use, and
+        ends its sessions within a second. A capability taken out of a
+        token (the store edited by hand) ends its full-access sessions
+        the same way.
 
 Every change is made under a lock and written atomically: the old store
 or the new one, never half of either. An unknown capability, a bad or
