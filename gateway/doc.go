@@ -65,6 +65,15 @@
 // so that a page on a name pointed at the gateway's address cannot use
 // it (DNS rebinding).
 //
+// Nor can a session read the gateway's own files — its TLS key, its
+// token store, its session logs (Config.Private) — whatever their modes:
+// a guest's policy leaves out every path that holds one, and every
+// session's launcher keeps them as it keeps its own policy and vault
+// (PINFOLD_SELF_FILES: fs hides them, bash refuses a command that names
+// them). An owner's pinned policy is not changed: where it reaches one,
+// `launcher serve` says so at its start, since only the file's mode
+// and that refusal keep owner sessions from it.
+//
 // A session cannot connect back to the gateway: sessions have no network
 // but through net, which refuses loopback, private ranges and the host's
 // own addresses (SSRF), and guests cannot carry unsafe_allow_private; and

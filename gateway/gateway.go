@@ -62,6 +62,14 @@ type Config struct {
 	// Listeners are the gateway's own addresses: every session's net
 	// refuses them, whatever the policy's unsafe_allow_private says.
 	Listeners []netip.AddrPort
+	// Private are the gateway's own files beyond StateDir — its TLS key,
+	// its token store and the store's lock — absolute, each as given and
+	// with links resolved. No session reaches them, nor the session logs:
+	// guests' policies leave out every path that holds one, and every
+	// session's launcher keeps them as it keeps its own files
+	// (PINFOLD_SELF_FILES: fs hides them, bash refuses commands that
+	// name them), whatever their modes.
+	Private []string
 	// Hosts are the names (or addresses) it is served as beyond the
 	// address a connection came to, and loopback names on loopback: its
 	// certificate's names, a name that reaches it through NAT. A request
@@ -166,6 +174,11 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.Policy.Mode != policy.ModeComponents {
 		return nil, fmt.Errorf("gateway: the policy's mode is %q: every session is a components-mode session, so the policy must say mode = \"components\"", cfg.Policy.Mode)
+	}
+	for _, p := range cfg.Private {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return nil, fmt.Errorf("gateway: private file %q: not an absolute, clean path", p)
+		}
 	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = 8

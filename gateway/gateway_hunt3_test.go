@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -334,5 +336,63 @@ func TestCapabilityTakenEndsFullAccessAtOnce(t *testing.T) {
 	time.Sleep(revokeEvery + 200*time.Millisecond)
 	if isOver(g, safe) {
 		t.Error("the safe session ended too")
+	}
+}
+
+// The gateway's own files — its TLS key, its token store, its session
+// logs — are out of every session's reach whatever their modes: a
+// guest's policy left out only the state directory and /etc/pinfold, so
+// an owner's read = ["/etc/ssl"] gave guests the key in
+// /etc/ssl/private (only its mode kept them out), and no session's
+// launcher knew the files were the gateway's. Now a guest's policy has
+// no path that holds one, and every session's launcher is told of them
+// (PINFOLD_SELF_FILES) to keep them as it keeps its own.
+func TestGatewayFilesHidden(t *testing.T) {
+	g, _ := testGateway(t)
+	key, store := "/etc/ssl/private/gw.key", "/etc/pinfold-gw/serve-tokens.json"
+	g.cfg.Private = []string{key, store, store + ".lock"}
+	g.cfg.GuestWorkspace = -1
+	owner := *g.cfg.Policy
+	owner.Files.Read = []policy.Path{"/etc/ssl", "/usr/share", "/etc/pinfold-gw", "/etc/ssl/private/gw.key"}
+	owner.Files.Exec = []policy.Path{"/usr/bin", "/etc/ssl/private"}
+	g.cfg.Policy = &owner
+	gp, err := guestPolicy(&owner, "/w", g.cfg.StateDir, "/usr/local/bin/launcher", g.private()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []policy.Path{"/usr/share"}; !slices.Equal(gp.Files.Read, want) {
+		t.Errorf("a guest reads %v, want %v", gp.Files.Read, want)
+	}
+	if want := []policy.Path{"/usr/bin", "/usr/local/bin/launcher"}; !slices.Equal(gp.Files.Exec, want) {
+		t.Errorf("a guest runs from %v, want %v", gp.Files.Exec, want)
+	}
+	for _, guest := range []bool{true, false} {
+		s := &session{ID: "ID", guest: guest, Mode: Safe, dir: t.TempDir()}
+		cmd, err := g.childCommand(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var own []string
+		for _, kv := range cmd.Env {
+			if v, ok := strings.CutPrefix(kv, "PINFOLD_SELF_FILES="); ok {
+				if err := json.Unmarshal([]byte(v), &own); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, want := range []string{key, store, store + ".lock", g.logsDir} {
+			if !slices.Contains(own, want) {
+				t.Errorf("guest %v: the session's launcher is not told of %s: %q", guest, want, own)
+			}
+		}
+		if guest {
+			b, err := os.ReadFile(filepath.Join(s.dir, "guest-policy.toml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "/etc/ssl") || strings.Contains(string(b), "/etc/pinfold-gw") {
+				t.Errorf("the guest's policy names a directory of the gateway's files:\n%s", b)
+			}
+		}
 	}
 }

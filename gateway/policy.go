@@ -27,9 +27,11 @@ const guestPath = "/usr/local/bin:/usr/bin:/bin"
 //     named the owner's tree);
 //   - of the owner's read and exec paths only those inside a system tree
 //     that neither hold nor lie in the owner's workspace, the gateway's
-//     state or a host-only place (read = ["/"] is dropped, /usr/bin is
-//     kept), and the launcher binary itself to run (its agent is
-//     `launcher mcp`);
+//     state, its private files (its TLS key, its token store: a key in
+//     /etc/ssl/private takes /etc/ssl away, since Landlock cannot grant
+//     a tree but one file) or a host-only place (read = ["/"] is
+//     dropped, /usr/bin is kept), and the launcher binary itself to run
+//     (its agent is `launcher mcp`);
 //   - no secrets and no unsafe_allow_private;
 //   - memory at most guestMemory, and a backup store of its own size;
 //   - an environment of its own: nothing passed from the gateway, HOME
@@ -37,12 +39,15 @@ const guestPath = "/usr/local/bin:/usr/bin:/bin"
 //
 // The result is a policy value; the gateway encodes it, pins its hash
 // and starts the session with it like any other.
-func guestPolicy(owner *policy.Policy, workspace, state, launcher string) (*policy.Policy, error) {
+func guestPolicy(owner *policy.Policy, workspace, state, launcher string, private ...string) (*policy.Policy, error) {
 	if owner.Mode != policy.ModeComponents {
 		return nil, fmt.Errorf("gateway: the policy's mode is %q; sessions need mode = \"components\"", owner.Mode)
 	}
 	g := *owner
 	hidden := append([]policy.Path{owner.Workspace.Path, policy.Path(state)}, hostOnly...)
+	for _, p := range private {
+		hidden = append(hidden, policy.Path(p))
+	}
 	keep := func(paths []policy.Path) []policy.Path {
 		var out []policy.Path
 		for _, p := range paths {

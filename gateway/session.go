@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -311,7 +312,7 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 			}
 			s.tmpfs = ws
 		}
-		gp, err := guestPolicy(g.cfg.Policy, ws, g.cfg.StateDir, launcher)
+		gp, err := guestPolicy(g.cfg.Policy, ws, g.cfg.StateDir, launcher, g.private()...)
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +342,22 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 		}
 		cmd.Env = append(cmd.Env, "PINFOLD_SELF_LISTENERS="+strings.Join(addrs, ","))
 	}
+	own, err := json.Marshal(g.private())
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = append(cmd.Env, "PINFOLD_SELF_FILES="+string(own))
 	return cmd, nil
+}
+
+// private are the gateway's own files no session may reach
+// (Config.Private) and its session logs.
+func (g *Gateway) private() []string {
+	out := append(slices.Clone(g.cfg.Private), g.logsDir)
+	if real, err := filepath.EvalSymlinks(g.logsDir); err == nil && real != g.logsDir {
+		out = append(out, real)
+	}
+	return out
 }
 
 // workspaceOwner is the owner of the workspace, which full access runs

@@ -3,13 +3,19 @@ package launcher
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -1039,4 +1045,104 @@ func mountsUnder(t *testing.T, dir string) []string {
 		}
 	}
 	return under
+}
+
+// The gateway's TLS key, given loose modes (0644) in a directory every
+// session's policy reads, is out of every session's reach: a guest's
+// policy leaves the directory out (a guest read the key: its policy kept
+// every read path in a system tree but /etc/pinfold), and an owner
+// session's launcher keeps it as its own (bash refuses a command that
+// names it; the owner read it). The controls: the owner reads the
+// certificate beside it, a guest another directory of the policy's.
+func TestIntegrationGatewayHidesItsFiles(t *testing.T) {
+	s := newSandbox(t)
+	// In a system tree (guests keep only those) and named by no other test.
+	dir, err := os.MkdirTemp("/etc", "pinfold-it-gw-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	other, err := os.MkdirTemp("/etc", "pinfold-it-gw-other-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	for _, d := range []string{dir, other} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "gw.crt"), filepath.Join(dir, "gw.key")
+	s.file(t, certFile, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	s.file(t, keyFile, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))) // 0644: loose
+	s.file(t, filepath.Join(other, "public.txt"), "for everyone\n")
+	store := filepath.Join(s.dir, "tokens.json")
+	owner := addToken(t, store, "owner")
+	p := componentsPol()
+	p.read = []string{dir, other}
+	p.extra = "[commands]\nauto = [\"cat\"]\ntimeout = \"20s\"\n"
+	g := startGateway(t, s, p, store, "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(g.url, "https://127.0.0.1:") {
+		t.Fatalf("the gateway serves at %s", g.url)
+	}
+	// Owner sessions are kept from it by less than guests: said at the start.
+	if want := "launcher: warning: serve: the policy's " + dir + " holds the gateway's own " + keyFile; !strings.Contains(g.log.String(), want) {
+		t.Errorf("no warning %q in the gateway's stderr", want)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	connect := func(ctx context.Context, hdr map[string]string) *mcp.ClientSession {
+		t.Helper()
+		client := &http.Client{Transport: headers{hdr, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "pinfold-test", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: g.url, HTTPClient: client, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := func(cs *mcp.ClientSession, command string) (string, string) {
+		text, out, _ := callText(ctx, t, cs, "run_command", map[string]any{"command": command})
+		stdout, _ := out["stdout"].(string)
+		return stdout, text
+	}
+
+	os_ := connect(ctx, map[string]string{"Authorization": "Bearer " + owner})
+	if stdout, text := run(os_, "cat "+certFile); !strings.Contains(stdout, "BEGIN CERTIFICATE") {
+		t.Errorf("control: the owner does not read the certificate beside the key: %s", text)
+	}
+	if stdout, text := run(os_, "cat "+keyFile); strings.Contains(stdout+text, "PRIVATE KEY") || !strings.Contains(text, "belongs to the launcher") {
+		t.Errorf("the owner's session and the gateway's key: %.300s", text)
+	}
+
+	guest := connect(ctx, nil)
+	if stdout, text := run(guest, "cat "+filepath.Join(other, "public.txt")); stdout != "for everyone\n" {
+		t.Errorf("control: a guest does not read the policy's other directory: %s", text)
+	}
+	for _, command := range []string{"cat " + keyFile, "cat " + dir + "/*"} {
+		if stdout, text := run(guest, command); strings.Contains(stdout+text, "PRIVATE KEY") {
+			t.Errorf("a guest read the gateway's key (%s): %.300s", command, text)
+		}
+	}
 }

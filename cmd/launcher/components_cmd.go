@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -52,6 +53,10 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 	if err != nil {
 		return nil, nil, fail(exitUsage, "write it as IP:PORT[,IP:PORT...]", "%s: %v: nothing was started", EnvSelfListeners, err)
 	}
+	own, err := selfFiles(os.Getenv(EnvSelfFiles))
+	if err != nil {
+		return nil, nil, fail(exitUsage, `write it as a JSON list of absolute paths, e.g. ["/etc/ssl/private/gw.key"]`, "%s: %v: nothing was started", EnvSelfFiles, err)
+	}
 	protected := make([]string, len(p.Files.Protected))
 	for i, pr := range p.Files.Protected {
 		protected[i] = string(pr)
@@ -67,7 +72,7 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 	}
 	s, err := session.Start(session.Config{Launcher: exe, Root: sessionRoot, Rules: p.Secrets, Secrets: secrets,
 		Workspace: string(p.Workspace.Path), Protected: protected, Network: p.Network, Asker: asker, BackupQuota: int64(p.Backups.Quota),
-		Authority: authorityPaths(policyFile, vaultPath, keyFile), Worker: launcher.WorkerPolicy(p), SelfListeners: self})
+		Authority: authorityPaths(policyFile, vaultPath, append([]string{keyFile}, own...)...), Worker: launcher.WorkerPolicy(p), SelfListeners: self})
 	if err != nil {
 		return nil, nil, fail(exitFailure, "", "components: %v: nothing was started", err)
 	}
@@ -84,20 +89,32 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 // authorityPaths are the launcher's own files a components-mode agent
 // must not reach through fs: the policy file and the vault with its lock
 // (the given vault or the default, whether or not it exists yet; its
-// temporary files live only while `launcher secrets` writes it), and the
-// key file when one is given.
-//
-// Each is given both as written (made absolute) and with its directories'
-// symbolic links resolved, as the workspace is: a policy named through a
-// linked current directory, or a vault under a $HOME with a link in it,
-// must still be found beneath the workspace (a hunt found it was not).
-// Where the name itself is a link, the file it points to is kept too.
-func authorityPaths(policyFile, vaultPath string, keyFile ...string) []string {
+// temporary files live only while `launcher secrets` writes it), and
+// others: the key file when one is given, its caller's (EnvSelfFiles).
+// Each is given in all its forms (pathForms).
+func authorityPaths(policyFile, vaultPath string, others ...string) []string {
+	paths := append(slices.Clone(others), policyFile)
+	if vaultPath == "" {
+		vaultPath, _ = kms.DefaultPath()
+	}
+	if vaultPath != "" {
+		paths = append(paths, vaultPath, vaultPath+".lock")
+	}
+	return pathForms(paths...)
+}
+
+// pathForms gives each of paths ("" skipped) both as written (made
+// absolute) and with its directories' symbolic links resolved, as the
+// workspace is: a policy named through a linked current directory, or a
+// vault under a $HOME with a link in it, must still be found beneath the
+// workspace (a hunt found it was not). Where the name itself is a link,
+// the file it points to is kept too.
+func pathForms(paths ...string) []string {
 	var out []string
-	add := func(p string) {
+	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil || p == "" {
-			return
+			continue
 		}
 		forms := []string{abs, resolveDirs(abs)}
 		if target, err := filepath.EvalSymlinks(abs); err == nil {
@@ -108,17 +125,6 @@ func authorityPaths(policyFile, vaultPath string, keyFile ...string) []string {
 				out = append(out, f)
 			}
 		}
-	}
-	for _, k := range keyFile {
-		add(k)
-	}
-	add(policyFile)
-	if vaultPath == "" {
-		vaultPath, _ = kms.DefaultPath()
-	}
-	if vaultPath != "" {
-		add(vaultPath)
-		add(vaultPath + ".lock")
 	}
 	return out
 }
@@ -261,6 +267,32 @@ func sharedExecutable() (string, error) {
 // says. It only adds refusals; the agent cannot set the launcher's
 // environment.
 const EnvSelfListeners = "PINFOLD_SELF_LISTENERS"
+
+// EnvSelfFiles names files and directories of whoever starts the
+// launcher (the gateway puts its TLS key, token store and session logs
+// there) that components mode keeps from the agent as it keeps its own
+// (authorityPaths): fs hides those in the workspace, bash refuses a
+// command that names one. A JSON list of absolute paths (any character
+// may be in a path); like EnvSelfListeners it only adds refusals.
+const EnvSelfFiles = "PINFOLD_SELF_FILES"
+
+// selfFiles parses EnvSelfFiles' value. Anything malformed is an error,
+// never ignored: a typo would silently drop a refusal.
+func selfFiles(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var paths []string
+	if err := json.Unmarshal([]byte(v), &paths); err != nil {
+		return nil, fmt.Errorf("not a JSON list of paths: %v", err)
+	}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return nil, fmt.Errorf("%q is not an absolute, clean path", p)
+		}
+	}
+	return paths, nil
+}
 
 // selfListeners parses EnvSelfListeners' value: IP:PORT, comma-separated.
 // Anything malformed is an error, never ignored: a typo would silently

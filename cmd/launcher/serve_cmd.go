@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -204,6 +205,20 @@ func (e env) serve(args []string) error {
 			hosts = append(hosts, certNames(cert)...)
 		}
 	}
+	// Owner sessions run under the pinned policy as it is: where it
+	// reaches one of the gateway's own files, only that file's mode and
+	// bash's refusal of a command that names it keep them out (Landlock
+	// cannot take one file out of a tree; guests' policies leave the tree
+	// out).
+	private := pathForms(*keyFile, *tokens, *tokens+".lock")
+	for _, f := range private {
+		for _, l := range slices.Concat([]policy.Path{p.Workspace.Path}, p.Files.Read, p.Files.Write, p.Files.Exec) {
+			if l.Contains(policy.Path(f)) {
+				fmt.Fprintf(e.stderr, "launcher: warning: serve: the policy's %s holds the gateway's own %s: owner sessions are kept from it only by its mode and by refusing commands that name it; move it out of the policy's paths\n", l, f)
+				break
+			}
+		}
+	}
 	// Listening first: the sessions' net must know the address to
 	// refuse it.
 	ln, err := net.Listen("tcp", addr.String())
@@ -216,6 +231,7 @@ func (e env) serve(args []string) error {
 		Launcher: exe, Policy: p, PolicyData: data, PolicyHash: want, StateDir: *state,
 		Tokens: store, Limiter: gateway.NewLimiter(*authFailures, 30*time.Second, 4096),
 		Listeners: []netip.AddrPort{ln.Addr().(*net.TCPAddr).AddrPort()}, Hosts: hosts,
+		Private:     private,
 		MaxSessions: *maxSessions, IdleTimeout: *idle, GuestWorkspace: guestSize, Log: log,
 	})
 	if err != nil {
