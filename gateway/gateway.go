@@ -480,8 +480,9 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request, peer neti
 }
 
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
-	// Before anything else but the Host (Handler): the SDK checks the version header only
-	// below 2026-07-28, and logs whatever it refuses above, whole.
+	// Before anything else but the Host (Handler): the SDK checks the
+	// version header only below 2026-07-28, and logs whatever it refuses
+	// above, whole.
 	if vs := r.Header.Values(protocolVersionHeader); len(vs) > 1 || len(vs) == 1 && vs[0] != "" && !slices.Contains(protocolVersions, vs[0]) {
 		asked := strings.Join(vs, ",")
 		if len(asked) > 40 {
