@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pinfold/pinfold/internal/syncbuf"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -43,7 +44,7 @@ func (f fakeTokens) Verify(s string) (Token, bool) {
 // fakeChildGateway is a gateway whose owner sessions are this test
 // binary serving echo (TestMain), for the owner token it returns (and
 // another, "pft_other").
-func fakeChildGateway(t *testing.T) (*Gateway, string, *syncBuffer) {
+func fakeChildGateway(t *testing.T) (*Gateway, string, *syncbuf.Buffer) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -54,7 +55,7 @@ func fakeChildGateway(t *testing.T) (*Gateway, string, *syncBuffer) {
 	p.Mode = policy.ModeComponents
 	p.Workspace.Path = "/nonexistent"
 	const secret = "pft_owner"
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	g, err := New(Config{Launcher: exe, Policy: &p, PolicyData: []byte("x"), StateDir: filepath.Join(t.TempDir(), "state"),
 		Tokens: fakeTokens{secret: {Name: "owner", Hash: "0123"}, "pft_other": {Name: "other", Hash: "4567"}}, Limiter: NewLimiter(10, time.Minute, 100),
 		IdleTimeout: time.Hour, StartTimeout: 30 * time.Second, Log: slog.New(slog.NewJSONHandler(log, nil))})

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,10 +15,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/internal/syncbuf"
 	"github.com/pinfold/pinfold/internal/userdb"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -29,39 +28,15 @@ type noTokens struct{}
 
 func (noTokens) Verify(string) (Token, bool) { return Token{}, false }
 
-// syncBuffer is a log destination tests read while the gateway writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // testGateway is a gateway whose sessions cannot start (its launcher does
 // not exist), logging to the returned buffer.
-func testGateway(t *testing.T) (*Gateway, *syncBuffer) {
+func testGateway(t *testing.T) (*Gateway, *syncbuf.Buffer) {
 	t.Helper()
 	p := policy.Default()
 	p.Version = 1
 	p.Mode = policy.ModeComponents
 	p.Workspace.Path = "/nonexistent"
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	g, err := New(Config{Launcher: "/nonexistent/launcher", Policy: &p, PolicyData: []byte("x"), StateDir: filepath.Join(t.TempDir(), "state"),
 		Tokens: noTokens{}, Limiter: NewLimiter(10, time.Minute, 100), StartTimeout: 5 * time.Second,
 		Log: slog.New(slog.NewJSONHandler(log, nil))})

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pinfold/pinfold/internal/syncbuf"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,7 +39,7 @@ type gatewayRun struct {
 	cmd   *exec.Cmd
 	url   string // http://127.0.0.1:PORT/mcp
 	state string
-	log   *lockedBuffer // its stderr as it comes
+	log   *syncbuf.Buffer // its stderr as it comes
 }
 
 // startGateway starts `launcher serve` on a free loopback port with the
@@ -47,7 +48,7 @@ type gatewayRun struct {
 func startGateway(t *testing.T, s *itSandbox, p itPol, tokens string, extra ...string) *gatewayRun {
 	t.Helper()
 	path, hash := s.writePolicy(t, p)
-	g := &gatewayRun{state: filepath.Join(s.dir, "state"), log: &lockedBuffer{}}
+	g := &gatewayRun{state: filepath.Join(s.dir, "state"), log: &syncbuf.Buffer{}}
 	args := append([]string{"serve", "--policy-sha256", hash, "--policy", path, "--listen", "127.0.0.1:0",
 		"--state", g.state, "--tokens", tokens}, extra...)
 	g.cmd = exec.Command(itEnv.launcher, args...)
@@ -987,7 +988,7 @@ func TestIntegrationGatewayPlainHTTP(t *testing.T) {
 		cmd := exec.Command("unshare", "-n", "sh", "-c", script)
 		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		var out, errb lockedBuffer
+		var out, errb syncbuf.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

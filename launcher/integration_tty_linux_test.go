@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/internal/syncbuf"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,7 +81,7 @@ func TestIntegrationInteractiveTTY(t *testing.T) {
 type ptyTerm struct {
 	t      *testing.T
 	master *os.File
-	out    *lockedBuffer
+	out    *syncbuf.Buffer
 	got    chan struct{}
 }
 
@@ -96,7 +97,7 @@ func startOnPTY(t *testing.T, ctx context.Context, master, slave *os.File, dir s
 		t.Fatal(err)
 	}
 	slave.Close()
-	term := &ptyTerm{t: t, master: master, out: &lockedBuffer{}, got: make(chan struct{}, 64)}
+	term := &ptyTerm{t: t, master: master, out: &syncbuf.Buffer{}, got: make(chan struct{}, 64)}
 	go func() {
 		buf := make([]byte, 4096)
 		for {
@@ -205,24 +206,6 @@ func (p *ptyTerm) send(s string) {
 	if _, err := p.master.Write([]byte(s)); err != nil {
 		p.t.Fatal(err)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // Ctrl-Z on an agent that does not handle it (sleep) stops the launcher

@@ -18,9 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/components/internal/boot"
-	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/internal/syncbuf"
 	"github.com/pinfold/pinfold/launcher"
 )
 

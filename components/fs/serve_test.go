@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/internal/syncbuf"
 )
 
 // fs over its real transport: the agent and bash read and write, a

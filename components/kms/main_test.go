@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/pinfold/pinfold/components/internal/boot"
-	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/internal/syncbuf"
 )
 
 // TestMain lets a test start this test binary as the kms process.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/internal/syncbuf"
 )
 
 // kms over its real transport: net gets a value for a matching host; the

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinfold/pinfold/components/internal/syncbuf"
+	"github.com/pinfold/pinfold/internal/syncbuf"
 )
 
 // pxLoopback is the only address the proxy tests ever dial.

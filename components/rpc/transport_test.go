@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinfold/pinfold/components/internal/syncbuf"
 	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/internal/syncbuf"
 )
 
 type fixture struct {

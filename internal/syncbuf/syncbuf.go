@@ -1,6 +1,7 @@
 // Package syncbuf is a bytes.Buffer that several goroutines may write and
-// read at once: a log sink for the components' tests, whose servers log
-// from their own goroutines.
+// read at once: a log sink for tests whose servers (the components, the
+// gateway, a launcher's stderr or terminal) write from goroutines of
+// their own while the test reads.
 package syncbuf
 
 import (
@@ -24,4 +25,10 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func (s *Buffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
 }
