@@ -152,3 +152,16 @@ func processMark(pid int) (uint64, bool) {
 	ok := C.pf_process_mark(C.long(pid), &m) != 0
 	return uint64(m), ok
 }
+
+// reapBatch is how many children init reaps before it looks at its pipes
+// again.
+const reapBatch = C.PF_REAP_BATCH
+
+// reapC is init's reaping step (for its test): it reaps at most max
+// children and returns agent with its status when the agent was among
+// them, 0 when no child waits, -1 when max were reaped.
+func reapC(agent, max int) (int, syscall.WaitStatus) {
+	var st C.int
+	r := int(C.pf_reap(C.pid_t(agent), C.int(max), &st))
+	return r, syscall.WaitStatus(st)
+}

@@ -1284,6 +1284,26 @@ int pf_process_mark(long pid, uint64_t *m) { return mark(pid, m); }
 
 #define PF_STOP_BOUND_NS 1000000000L
 
+// pf_reap reaps children that ended (or stopped) until none waits, the
+// agent is among them, or max were taken: it returns the agent's pid
+// with its status in *st, 0 when no child waits, -1 when max were reaped
+// and more may wait. The bound keeps init responsive: a tree that
+// orphans processes as fast as init reaps them held it in an unbounded
+// loop, and stage 1's signals, its end and the watch over a stopped
+// tree waited meanwhile (a review). Nothing is lost by stopping early:
+// what is left waits as a zombie for the next pass.
+pid_t pf_reap(pid_t agent, int max, int *st)
+{
+	for (int i = 0; i < max; i++) {
+		pid_t w = waitpid(-1, st, WNOHANG | WUNTRACED);
+		if (w <= 0)
+			return 0; // none waits (ECHILD: no child at all)
+		if (w == agent)
+			return agent;
+	}
+	return -1;
+}
+
 // While the agent is stopped, stage 2 looks this often whether all of its
 // tree still is (supervise).
 #define PF_STOPPED_TICK_MS 5
@@ -1348,34 +1368,34 @@ static int supervise(pid_t agent, int sfd)
 	uint64_t taken = 0; // the stopped tree's mark, since watching began
 	for (;;) {
 		int st;
-		pid_t w;
-		while ((w = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0) {
-			if (w != agent)
-				continue;
-			if (WIFSTOPPED(st)) {
-				// The whole tree stops with the agent, whatever process
-				// group each is in: one the agent left in a group of its
-				// own (ignoring SIGTTOU) would otherwise take the
-				// terminal's foreground once the person's shell has it,
-				// and read what is typed there. kill(-1) from init spares
-				// init alone.
-				stopped = 1;
-				switch (stop_tree()) {
-				case 0:
-					break;
-				case 2:
-					stopped = 2; // one round, unwatched: /proc is not the namespace's
-					break;
-				default:
-					return 128 + SIGKILL;
-				}
-				dprintf(PF_FD_REPORT, "stop %d\n", WSTOPSIG(st));
-				continue;
-			}
+		pid_t w = pf_reap(agent, PF_REAP_BATCH, &st);
+		if (w == agent && !WIFSTOPPED(st))
 			return status_code(st);
+		if (w == agent) {
+			// The whole tree stops with the agent, whatever process
+			// group each is in: one the agent left in a group of its
+			// own (ignoring SIGTTOU) would otherwise take the
+			// terminal's foreground once the person's shell has it,
+			// and read what is typed there. kill(-1) from init spares
+			// init alone.
+			stopped = 1;
+			switch (stop_tree()) {
+			case 0:
+				break;
+			case 2:
+				stopped = 2; // one round, unwatched: /proc is not the namespace's
+				break;
+			default:
+				return 128 + SIGKILL;
+			}
+			dprintf(PF_FD_REPORT, "stop %d\n", WSTOPSIG(st));
 		}
+		// When children may still wait (the batch ran out, or the
+		// agent's stop came first), the poll only looks and does not
+		// sleep: their SIGCHLD may have been read already, and the
+		// agent's status could wait for a wakeup that never comes.
 		struct pollfd fds[2] = {{PF_FD_CONTROL, POLLIN, 0}, {sfd, POLLIN, 0}};
-		int ready = poll(fds, 2, stopped == 1 && watching ? PF_STOPPED_TICK_MS : -1);
+		int ready = poll(fds, 2, w != 0 ? 0 : stopped == 1 && watching ? PF_STOPPED_TICK_MS : -1);
 		if (ready < 0 && errno != EINTR)
 			return PF_EXIT_FAILED;
 		// The tree is looked at on every wakeup but stage 1's, not only

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/filter.h>
 
 #define PF_STAGE2_ENTRY "__pinfold_stage2"
@@ -22,6 +23,7 @@ enum {
 	PF_GO_BYTE = 0,       // on the control pipe: start the agent
 	PF_WATCH_BYTE = 255,  // on the control pipe, while the agent is stopped: the person's shell has the terminal, and nothing of the tree may run
 	PF_EXIT_FAILED = 125, // stage 2's status when it could not start the agent
+	PF_REAP_BATCH = 64,   // children init reaps before it looks at its pipes again
 };
 
 struct block;
@@ -85,6 +87,8 @@ int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where, 
 // Whether every thread of a process is stopped or gone (stop_tree).
 int pf_threads_stopped(long pid);
 int pf_process_mark(long pid, uint64_t *m);
+// Init's reaping (supervise): at most max children per pass.
+pid_t pf_reap(pid_t agent, int max, int *st);
 
 // Maps the executable's read-only segments at once (image_linux.c).
 void pf_populate_image(void);

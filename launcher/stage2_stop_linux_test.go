@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -176,4 +177,79 @@ func TestProcessMarkSeesARun(t *testing.T) {
 	if !ok || after == before {
 		t.Fatalf("a process that ran and stopped again kept its mark (%x, then %x, %v): the watch would not see it", before, after, ok)
 	}
+}
+
+const reapChildEnv = "PINFOLD_REAP_CHILD"
+
+// Init reaps at most reapBatch children before it looks at its pipes
+// again: a tree that orphans processes as fast as init reaps them held
+// it in an unbounded reaping loop, stage 1's signals and the watch over
+// a stopped tree waiting (a review). What is left waits as a zombie for
+// the next pass, and the agent's status comes with it. A child runs the
+// check, so that it reaps no other child of the test process.
+func TestStage2ReapBounded(t *testing.T) {
+	c := exec.Command(os.Args[0], "-test.run=^TestStage2ReapChild$", "-test.count=1")
+	c.Env = append(os.Environ(), reapChildEnv+"=1")
+	out, err := c.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "reap: checked\n") {
+		t.Fatalf("the child's check failed (%v):\n%s", err, out)
+	}
+}
+
+// TestStage2ReapChild is TestStage2ReapBounded's child: it ends
+// reapBatch+10 children and then the agent, and reaps them with init's
+// step; "reap: checked" says every check held.
+func TestStage2ReapChild(t *testing.T) {
+	if os.Getenv(reapChildEnv) == "" {
+		return // not run by TestStage2ReapBounded
+	}
+	const extra = 10
+	// One thread starts them all: the kernel keeps each thread's children
+	// in a list of its own, oldest first, and stage 2 is one thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var pids []int
+	for range reapBatch + extra {
+		p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+		must(t, err)
+		pids = append(pids, p.Pid)
+	}
+	// The youngest child waits behind all the others.
+	agent, err := os.StartProcess("/bin/sh", []string{"sh", "-c", "exit 7"}, &os.ProcAttr{})
+	must(t, err)
+	pids = append(pids, agent.Pid)
+	state := func(pid int) byte {
+		b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+			return b[i+2]
+		}
+		return 0 // reaped
+	}
+	pollUntil(t, "every child to end", func() bool {
+		for _, pid := range pids {
+			if state(pid) != 'Z' {
+				return false
+			}
+		}
+		return true
+	})
+	left := func() (n int) {
+		for _, pid := range pids {
+			if state(pid) != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	if r, _ := reapC(agent.Pid, reapBatch); r != -1 || left() != extra+1 {
+		t.Fatalf("one pass over %d ended children returned %d and left %d; want -1 (more may wait) and %d left: a pass reaps at most %d",
+			len(pids), r, left(), extra+1, reapBatch)
+	}
+	if r, st := reapC(agent.Pid, reapBatch); r != agent.Pid || !st.Exited() || st.ExitStatus() != 7 || left() != 0 {
+		t.Fatalf("the next pass returned %d (status %v) and left %d; want the agent (%d, exit 7) and none left", r, st, left(), agent.Pid)
+	}
+	if r, _ := reapC(agent.Pid, reapBatch); r != 0 {
+		t.Fatalf("a pass with no child left returned %d, want 0", r)
+	}
+	fmt.Println("reap: checked")
 }
