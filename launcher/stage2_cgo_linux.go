@@ -165,3 +165,12 @@ func reapC(agent, max int) (int, syscall.WaitStatus) {
 	r := int(C.pf_reap(C.pid_t(agent), C.int(max), &st))
 	return r, syscall.WaitStatus(st)
 }
+
+// stopTreeC is stage 2's stop of the agent's tree, reading self to tell
+// the pid namespace's /proc (for its test, run as pid 1 of a pid
+// namespace of its own: it sends kill(-1)).
+func stopTreeC(self string) int {
+	cs := C.CString(self)
+	defer C.free(unsafe.Pointer(cs))
+	return int(C.pf_stop_tree(cs))
+}

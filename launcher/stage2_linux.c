@@ -1308,18 +1308,29 @@ pid_t pf_reap(pid_t agent, int max, int *st)
 // tree still is (supervise).
 #define PF_STOPPED_TICK_MS 5
 
-// stop_tree stops every process of the pid namespace but stage 2 and
+// pf_stop_tree stops every process of the pid namespace but stage 2 and
 // returns 0 once /proc shows them all stopped; 1 when they would not stop
-// within PF_STOP_BOUND_NS (they are killed); 2 when /proc is not the
+// within PF_STOP_BOUND_NS, or when self (/proc/self; another path only
+// in its test) cannot be read (they are killed); 2 when /proc is not the
 // namespace's own, so that one round of SIGSTOP is all it could do.
-static int stop_tree(void)
+int pf_stop_tree(const char *self)
 {
 	// /proc must be the pid namespace's own (stage 2 is its pid 1 there):
 	// another /proc would show the host's processes, never all stopped.
-	// Without it, one round is all that can be done.
-	char self[16];
-	ssize_t n = readlink("/proc/self", self, sizeof self - 1);
-	if (n != 1 || self[0] != '1') {
+	// Without it, one round is all that can be done. A link that cannot
+	// be read does not say that /proc is another's: it says nothing, and
+	// a tree stage 2 cannot look at is not left to the person's shell
+	// unwatched (one round was all it got, a review), but killed, as one
+	// that will not stop is.
+	char pid[16];
+	ssize_t n = readlink(self, pid, sizeof pid - 1);
+	if (n < 0) {
+		int err = errno;
+		kill(-1, SIGKILL);
+		dprintf(2, "launcher: error: stage 2 cannot read %s (%s), so it cannot tell whether the stopped agent stays stopped: the agent is killed\n", self, strerror(err));
+		return 1;
+	}
+	if (n != 1 || pid[0] != '1') {
 		kill(-1, SIGSTOP);
 		return 2;
 	}
@@ -1379,7 +1390,7 @@ static int supervise(pid_t agent, int sfd)
 			// and read what is typed there. kill(-1) from init spares
 			// init alone.
 			stopped = 1;
-			switch (stop_tree()) {
+			switch (pf_stop_tree("/proc/self")) {
 			case 0:
 				break;
 			case 2:

@@ -87,6 +87,9 @@ int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where, 
 // Whether every thread of a process is stopped or gone (stop_tree).
 int pf_threads_stopped(long pid);
 int pf_process_mark(long pid, uint64_t *m);
+// Stops the agent's tree (supervise), reading self to tell the pid
+// namespace's /proc.
+int pf_stop_tree(const char *self);
 // Init's reaping (supervise): at most max children per pass.
 pid_t pf_reap(pid_t agent, int max, int *st);
 

@@ -253,3 +253,66 @@ func TestStage2ReapChild(t *testing.T) {
 	}
 	fmt.Println("reap: checked")
 }
+
+const stopTreeChildEnv = "PINFOLD_STOP_TREE_SELF"
+
+// Stage 2's stop of the tree fails closed: when it cannot read
+// /proc/self, which tells it whether /proc is its pid namespace's, the
+// tree is killed, not stopped by one round and left to the person's
+// shell unwatched (a review). The control: with /proc/self readable the
+// same stop leaves the tree stopped. A child runs each as pid 1 of a pid
+// namespace of its own with its own /proc, as stage 2 is, so that its
+// kill(-1) reaches nothing else.
+func TestStage2StopTreeFailsClosed(t *testing.T) {
+	requireFeature(t, "root (pid and mount namespaces)", os.Geteuid() == 0, fmt.Sprintf("euid %d", os.Geteuid()))
+	run := func(self string) string {
+		t.Helper()
+		c := exec.Command(os.Args[0], "-test.run=^TestStage2StopTreeChild$", "-test.count=1")
+		c.Env = append(os.Environ(), stopTreeChildEnv+"="+self)
+		c.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+		out, err := c.CombinedOutput()
+		for _, l := range strings.Split(string(out), "\n") {
+			if v, ok := strings.CutPrefix(l, "stop_tree: "); ok {
+				return v
+			}
+		}
+		t.Fatalf("the child printed no verdict (%v):\n%s", err, out)
+		return ""
+	}
+	if got := run("/proc/self"); got != "0, the tree stopped" {
+		t.Fatalf("control: /proc/self readable: %s, want 0, the tree stopped", got)
+	}
+	if got := run("/nonexistent/self"); got != "1, the tree killed" {
+		t.Fatalf("/proc/self unreadable: %s, want 1, the tree killed: a tree stage 2 cannot look at must not be left unwatched", got)
+	}
+}
+
+// TestStage2StopTreeChild is TestStage2StopTreeFailsClosed's child, pid
+// 1 of a new pid namespace: it starts a process, stops the tree reading
+// the link it is given, and prints "stop_tree: " with what the stop
+// returned and what became of the process.
+func TestStage2StopTreeChild(t *testing.T) {
+	self := os.Getenv(stopTreeChildEnv)
+	if self == "" {
+		return // not run by TestStage2StopTreeFailsClosed
+	}
+	if os.Getpid() != 1 {
+		t.Fatalf("pid %d, not 1 of a pid namespace of its own: kill(-1) would reach the host", os.Getpid())
+	}
+	must(t, syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""))
+	must(t, syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""))
+	cmd := exec.Command("/bin/sleep", "30")
+	must(t, cmd.Start())
+	r := stopTreeC(self)
+	var ws syscall.WaitStatus
+	_, err := syscall.Wait4(cmd.Process.Pid, &ws, syscall.WUNTRACED, nil)
+	must(t, err)
+	fate := fmt.Sprintf("status %#x", uint32(ws))
+	switch {
+	case ws.Stopped():
+		fate = "stopped"
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+		fate = "killed"
+	}
+	fmt.Printf("stop_tree: %d, the tree %s\n", r, fate)
+}
