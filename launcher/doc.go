@@ -126,6 +126,16 @@
 //     are copied only in the foreground), but none guards the person's
 //     input now. What the agent writes still reaches the person's
 //     terminal, escape sequences with it.
+//   - The watch over a stopped tree (supervise in stage2_linux.c) tells a
+//     thread that ran by how many times it was given a CPU, from its
+//     /proc schedstat. Where that is missing (CONFIG_SCHED_INFO off) or
+//     reads 0 (kernels without schedstats or delay accounting print
+//     "0 0 0" for every thread), it takes the thread's State and context
+//     switch counts from status, which every kernel keeps: a thread that
+//     ran and left the CPU has switched out, and one still on it does not
+//     read stopped. It costs more (a larger file per thread and tick). A
+//     thread neither file tells about, or a /proc/self stage 2 cannot
+//     read, has the stopped tree killed, not left unwatched.
 //   - Erratum 2 (signals between threads of one process in different
 //     Landlock domains denied) does not stop the scopes: stage 2 restricts
 //     before the agent has threads, so all of them share one domain.

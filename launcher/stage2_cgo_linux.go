@@ -174,3 +174,15 @@ func stopTreeC(self string) int {
 	defer C.free(unsafe.Pointer(cs))
 	return int(C.pf_stop_tree(cs))
 }
+
+// threadRunsC is what the mark holds for one thread, read from the
+// schedstat and status files at the paths given (for its test): r is 1,
+// 0 when it cannot be told, -1 when the thread is gone.
+func threadRunsC(schedstat, status string) (v uint64, r int) {
+	cs, ct := C.CString(schedstat), C.CString(status)
+	defer C.free(unsafe.Pointer(cs))
+	defer C.free(unsafe.Pointer(ct))
+	var cv C.uint64_t
+	r = int(C.pf_thread_runs(cs, ct, &cv))
+	return uint64(cv), r
+}

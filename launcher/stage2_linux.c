@@ -1189,8 +1189,7 @@ static int all_stopped(void)
 // The watch over a stopped tree (supervise) compares marks, not states:
 // tree_mark mixes, under a key of stage 2's own, every thread of the tree
 // with how many times it has been given a CPU (the third field of its
-// schedstat; without schedstat, how many times it gave one up, from
-// status). A thread that ran, however briefly, or began or ended, since
+// schedstat). A thread that ran, however briefly, or began or ended, since
 // the mark was taken changes it. Looking at the threads' states every
 // tick missed a process that a timer continued for a moment at a time,
 // and that took the terminal between two looks (a re-test).
@@ -1206,52 +1205,97 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-// thread_runs is how many times thread tid of pid has run (or given up
-// the CPU), or -1 when it cannot be told; -2 when it is gone.
-static long long thread_runs(long pid, long tid)
+// read_whole reads the file at path into buf, NUL-terminated, and
+// returns its length; -1 with errno when it cannot be read, EFBIG when it
+// does not fit (a status cut short would lose its last lines).
+static ssize_t read_whole(const char *path, char *buf, size_t size)
 {
-	char path[96], buf[1536];
-	snprintf(path, sizeof path, "/proc/%ld/task/%ld/schedstat", pid, tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int sched = fd >= 0;
-	if (!sched) {
-		if (errno != ENOENT)
-			return gone(errno) ? -2 : -1;
-		snprintf(path, sizeof path, "/proc/%ld/task/%ld/status", pid, tid);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			return gone(errno) ? -2 : -1;
-	}
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	int err = errno;
+	if (fd < 0)
+		return -1;
+	size_t len = 0;
+	ssize_t n;
+	do {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n > 0)
+			len += n;
+	} while ((n > 0 || (n < 0 && errno == EINTR)) && len < size - 1);
+	int err = len == size - 1 ? EFBIG : errno;
 	close(fd);
-	if (n <= 0)
-		return n == 0 || gone(err) ? -2 : -1;
-	buf[n] = '\0';
-	if (sched) {
-		unsigned long long on, waited, runs;
-		return sscanf(buf, "%llu %llu %llu", &on, &waited, &runs) == 3 ? (long long)runs : -1;
+	if (len == size - 1 || n < 0) {
+		errno = err;
+		return -1;
 	}
-	long long total = 0;
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+// pf_thread_runs sets *v to what a thread's mark holds: from the
+// thread's schedstat file (at schedstat), how many times it was given a
+// CPU; where that tells nothing, from its status file, its state and how
+// many times it left the CPU. It returns 1; 0 when that cannot be told;
+// -1 when the thread is gone.
+//
+// Schedstat tells nothing when it is missing (CONFIG_SCHED_INFO off) or
+// reads 0 (kernels without schedstats or delay accounting print "0 0 0"
+// for every thread, which made every mark the same, and the watch blind:
+// a review). A thread that can be stopped has run, so a time or count of
+// 0 is such a kernel's. The context switch counts are kept on every
+// kernel: a thread that ran and left the CPU has switched out, and one
+// still on it reads running, not stopped, in State.
+int pf_thread_runs(const char *schedstat, const char *status, uint64_t *v)
+{
+	char buf[8192];
+	ssize_t n = read_whole(schedstat, buf, sizeof buf);
+	if (n < 0 && errno != ENOENT)
+		return gone(errno) ? -1 : 0;
+	if (n == 0)
+		return -1; // reaped between the open and the read
+	if (n > 0) {
+		unsigned long long on, waited, runs;
+		if (sscanf(buf, "%llu %llu %llu", &on, &waited, &runs) != 3)
+			return 0;
+		if (on != 0 && runs != 0) {
+			*v = runs;
+			return 1;
+		}
+	}
+	if ((n = read_whole(status, buf, sizeof buf)) <= 0)
+		return n == 0 || gone(errno) ? -1 : 0;
+	unsigned long long total = 0, c;
 	int found = 0;
-	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		long long v;
-		if (sscanf(l, "voluntary_ctxt_switches: %lld", &v) == 1 || sscanf(l, "nonvoluntary_ctxt_switches: %lld", &v) == 1) {
-			total += v;
+	char state = 0;
+	for (char *l = buf, *next; l; l = next) {
+		if ((next = strchr(l, '\n')) != NULL)
+			*next++ = '\0';
+		if (strncmp(l, "State:", 6) == 0)
+			state = l[6 + strspn(l + 6, " \t")];
+		else if (sscanf(l, "voluntary_ctxt_switches: %llu", &c) == 1 || sscanf(l, "nonvoluntary_ctxt_switches: %llu", &c) == 1) {
+			total += c;
 			found++;
 		}
 	}
-	return found == 2 ? total : -1;
+	if (!state || found != 2)
+		return 0;
+	// The top bit keeps it apart from a schedstat count: a thread whose
+	// schedstat reads 0 until it first runs changes its mark when it does.
+	*v = 1ULL << 63 | (uint64_t)total << 8 | (unsigned char)state;
+	return 1;
 }
 
 static int mark_thread(long tid, long pid)
 {
-	long long runs = thread_runs(pid, tid);
-	if (runs == -1) {
+	char sched[96], status[96];
+	snprintf(sched, sizeof sched, "/proc/%ld/task/%ld/schedstat", pid, tid);
+	snprintf(status, sizeof status, "/proc/%ld/task/%ld/status", pid, tid);
+	uint64_t v;
+	int r = pf_thread_runs(sched, status, &v);
+	if (r == 0) {
 		mark_ok = 0;
 		return 0;
 	}
-	if (runs >= 0)
-		mark_acc += mix64(mark_key ^ ((uint64_t)tid << 32) ^ (uint64_t)runs);
+	if (r > 0)
+		mark_acc += mix64(mix64(mark_key ^ (uint64_t)tid) ^ v);
 	return 1;
 }
 

@@ -87,6 +87,7 @@ int pf_mount_point(struct plan *p, uint32_t n, const char *cover, char **where, 
 // Whether every thread of a process is stopped or gone (stop_tree).
 int pf_threads_stopped(long pid);
 int pf_process_mark(long pid, uint64_t *m);
+int pf_thread_runs(const char *schedstat, const char *status, uint64_t *v);
 // Stops the agent's tree (supervise), reading self to tell the pid
 // namespace's /proc.
 int pf_stop_tree(const char *self);

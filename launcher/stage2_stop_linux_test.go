@@ -316,3 +316,71 @@ func TestStage2StopTreeChild(t *testing.T) {
 	}
 	fmt.Printf("stop_tree: %d, the tree %s\n", r, fate)
 }
+
+// On a kernel whose schedstat reads 0 for every thread (one without
+// schedstats or delay accounting prints "0 0 0"), the watch's mark falls
+// back to status and still sees a stopped process that ran; it marked
+// every thread 0 before, and the watch was blind (a review). The status
+// file is the stopped process's own; the schedstat file reads 0 as such
+// a kernel's does. The control: a kernel without schedstat (the file
+// missing) took status already. A thread on the CPU since the mark was
+// taken has not switched out, and is seen by its state.
+func TestStage2MarkSchedstatZero(t *testing.T) {
+	cmd := exec.Command("/bin/sleep", "30")
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := cmd.Process.Pid
+	must(t, cmd.Process.Signal(syscall.SIGSTOP))
+	pollUntil(t, "sleep to stop", func() bool { return threadsStopped(pid) })
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "schedstat")
+	must(t, os.WriteFile(zero, []byte("0 0 0\n"), 0o644))
+	status := fmt.Sprintf("/proc/%d/task/%d/status", pid, pid)
+	kernels := []struct{ name, schedstat string }{
+		{"schedstat reads 0", zero},
+		{"control: no schedstat", filepath.Join(dir, "missing")},
+	}
+	before := map[string]uint64{}
+	for _, k := range kernels {
+		v, r := threadRunsC(k.schedstat, status)
+		if r != 1 {
+			t.Fatalf("%s: a stopped thread cannot be told (%d)", k.name, r)
+		}
+		if again, r := threadRunsC(k.schedstat, status); r != 1 || again != v {
+			t.Fatalf("%s: control: a thread that stayed stopped changed its mark (%x, then %x, %d)", k.name, v, again, r)
+		}
+		before[k.name] = v
+	}
+	// It must run to take the second stop.
+	must(t, cmd.Process.Signal(syscall.SIGCONT))
+	must(t, cmd.Process.Signal(syscall.SIGSTOP))
+	pollUntil(t, "sleep to stop again", func() bool { return threadsStopped(pid) })
+	for _, k := range kernels {
+		if after, r := threadRunsC(k.schedstat, status); r != 1 || after == before[k.name] {
+			t.Fatalf("%s: a thread that ran and stopped again kept its mark (%x, then %x, %d): the watch would not see it", k.name, before[k.name], after, r)
+		}
+	}
+	fake := func(state string) string {
+		p := filepath.Join(dir, "status-"+state)
+		must(t, os.WriteFile(p, []byte("Name:\tx\nState:\t"+state+"\nvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t2\n"), 0o644))
+		return p
+	}
+	stopped, sr := threadRunsC(zero, fake("T (stopped)"))
+	running, rr := threadRunsC(zero, fake("R (running)"))
+	if sr != 1 || rr != 1 || stopped == running {
+		t.Fatalf("a thread that reads running marks as one that reads stopped with the same switches (%x, %d; %x, %d)", stopped, sr, running, rr)
+	}
+	// A machine with thousands of CPUs prints masks of kilobytes before
+	// the counts: the whole file is read.
+	long := filepath.Join(dir, "status-long")
+	must(t, os.WriteFile(long, []byte("Name:\tx\nState:\tT (stopped)\nCpus_allowed:\t"+strings.Repeat("ffffffff,", 512)+
+		"\nvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t2\n"), 0o644))
+	if v, r := threadRunsC(zero, long); r != 1 || v != stopped {
+		t.Fatalf("a status of 4.7 kB: %x, %d; want %x, 1 as for the short one", v, r, stopped)
+	}
+	noCounts := filepath.Join(dir, "status-short")
+	must(t, os.WriteFile(noCounts, []byte("Name:\tx\nState:\tT (stopped)\n"), 0o644))
+	if _, r := threadRunsC(zero, noCounts); r != 0 {
+		t.Fatalf("a status without its switch counts: %d, want 0 (cannot be told)", r)
+	}
+}
