@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // fullPlan sets every field of the plan to something other than its zero
@@ -46,13 +49,19 @@ func fullPlan() *Plan {
 	}
 }
 
+// minimalPlan is the least plan stage 2 accepts: empty lists, and each
+// number at the bottom of its range.
+func minimalPlan() *Plan {
+	return &Plan{Argv: []string{"a"}, Path: "/a", Dir: "/", Mounts: MountPlan{TmpSize: 1 << 20},
+		Landlock: LandlockPlan{ABI: 1}, Seccomp: make([]byte, seccompInsnSize)}
+}
+
 // The C stage 2 decodes exactly what Go encodes: every field survives the
 // round trip.
 func TestPlanRoundTrip(t *testing.T) {
 	for name, p := range map[string]*Plan{
-		"full": fullPlan(),
-		"minimal": {Argv: []string{"a"}, Path: "/a", Dir: "/",
-			Seccomp: make([]byte, seccompInsnSize)},
+		"full":    fullPlan(),
+		"minimal": minimalPlan(),
 	} {
 		b, err := p.MarshalBinary()
 		if err != nil {
@@ -119,16 +128,116 @@ func TestPlanDecoderRefuses(t *testing.T) {
 			corrupt(fmt.Sprintf("id %d for %d", id, which), b, "uid or gid is 0 or -1")
 		}
 	}
-	for name, p := range map[string]*Plan{
-		"no seccomp":            {Argv: []string{"a"}, Path: "/a", Dir: "/"},
-		"partial instruction":   {Argv: []string{"a"}, Path: "/a", Dir: "/", Seccomp: make([]byte, 12)},
-		"too many instructions": {Argv: []string{"a"}, Path: "/a", Dir: "/", Seccomp: make([]byte, 4097*seccompInsnSize)},
+	for name, size := range map[string]int{
+		"no seccomp":            0,
+		"partial instruction":   12,
+		"too many instructions": 4097 * seccompInsnSize,
 	} {
+		p := minimalPlan()
+		p.Seccomp = make([]byte, size)
 		b, err := p.MarshalBinary()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		corrupt(name, b, "")
+		corrupt(name, b, "seccomp program is not 1 to 4096 whole instructions")
+	}
+	// Every number policy validation or the encoder refuses is refused
+	// here too: tmp_size 0 was accepted (a review), and so were limits
+	// of 0, which the policy means as unlimited.
+	limit := func(p *Plan, resource int, v uint64) {
+		p.Rlimits = slices.DeleteFunc(p.Rlimits, func(r RlimitPlan) bool { return r.Resource == resource })
+		p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: resource, Name: "R", Value: v})
+	}
+	refused := []struct {
+		name   string
+		mutate func(*Plan)
+		want   string
+	}{
+		{"tmp_size 0", func(p *Plan) { p.Mounts.TmpSize = 0 }, "limits.tmp_size"},
+		{"tmp_size 1MiB-1", func(p *Plan) { p.Mounts.TmpSize = 1<<20 - 1 }, "limits.tmp_size"},
+		{"tmp_size 2^53", func(p *Plan) { p.Mounts.TmpSize = 1 << 53 }, "limits.tmp_size"},
+		{"tmp_size -1", func(p *Plan) { p.Mounts.TmpSize = -1 }, "limits.tmp_size"},
+		{"open files 0", func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 0) }, "limits.open_files"},
+		{"open files 15", func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 15) }, "limits.open_files"},
+		{"open files 2^20+1", func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 1<<20+1) }, "limits.open_files"},
+		{"processes 0", func(p *Plan) { limit(p, unix.RLIMIT_NPROC, 0) }, "limits.processes"},
+		{"processes 4194305", func(p *Plan) { limit(p, unix.RLIMIT_NPROC, 4194305) }, "limits.processes"},
+		{"file size 0", func(p *Plan) { limit(p, unix.RLIMIT_FSIZE, 0) }, "limits.file_size"},
+		{"cpu time 0", func(p *Plan) { limit(p, unix.RLIMIT_CPU, 0) }, "limits.cpu_time"},
+		{"address space 0", func(p *Plan) { limit(p, unix.RLIMIT_AS, 0) }, "limits.memory"},
+		{"no such resource", func(p *Plan) { limit(p, 16, 1) }, "resource that does not exist"},
+		{"a resource twice", func(p *Plan) {
+			p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: unix.RLIMIT_MEMLOCK, Name: "again", Value: ^uint64(0)})
+		}, "limited twice"},
+		{"17 limits", func(p *Plan) {
+			for len(p.Rlimits) < 17 {
+				p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: unix.RLIMIT_CORE, Name: "RLIMIT_CORE"})
+			}
+		}, "more resource limits than there are resources"},
+		{"Landlock ABI 0", func(p *Plan) { p.Landlock.ABI = 0 }, "Landlock ABI"},
+		{"Landlock ABI 8", func(p *Plan) { p.Landlock.ABI = maxKnownABI + 1 }, "Landlock ABI"},
+		{"port 0", func(p *Plan) { p.Landlock.Ports[0].Port = 0 }, "port that is not 1 to 65535"},
+	}
+	for _, c := range refused {
+		p := fullPlan()
+		c.mutate(p)
+		b, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		corrupt(c.name, b, c.want)
+	}
+	// What the encoder cannot write: a port above 65535 and ids of -1
+	// (set*id's "unchanged"), put in place of values the plan holds once.
+	patch := func(name string, mutate func(*Plan), width int, from, to uint64, want string) {
+		t.Helper()
+		p := fullPlan()
+		mutate(p)
+		b, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		put := func(v uint64) []byte {
+			if width == 4 {
+				return binary.LittleEndian.AppendUint32(nil, uint32(v))
+			}
+			return binary.LittleEndian.AppendUint64(nil, v)
+		}
+		if bytes.Count(b, put(from)) != 1 {
+			t.Fatalf("%s: %#x is not in the encoding exactly once", name, from)
+		}
+		corrupt(name, bytes.Replace(b, put(from), put(to), 1), want)
+	}
+	const mark = 0x5eed0001
+	patch("port 65536", func(p *Plan) { p.Landlock.Ports[0].Port = 0x5eed }, 8, 0x5eed, 65536, "port that is not 1 to 65535")
+	patch("tree owner -1", func(p *Plan) { p.Mounts.Trees[1].Owner = mark }, 4, mark, 1<<32-1, "owner is uid -1")
+	patch("owner -1", func(p *Plan) { p.Identity.Owner = mark }, 4, mark, 1<<32-1, "owner uid or gid is -1")
+	patch("owner gid -1", func(p *Plan) { p.Identity.OwnerGID = mark }, 4, mark, 1<<32-1, "owner uid or gid is -1")
+	patch("uid -1 without setuid", func(p *Plan) { p.Identity.Setuid = false; p.Identity.UID = mark }, 4, mark, 1<<32-1, "uid or gid is 0 or -1")
+	// The control: each number at the edge of its range is accepted.
+	for name, mutate := range map[string]func(*Plan){
+		"tmp_size 2^53-1":   func(p *Plan) { p.Mounts.TmpSize = 1<<53 - 1 },
+		"open files 16":     func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 16) },
+		"open files 2^20":   func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 1<<20) },
+		"processes 1":       func(p *Plan) { limit(p, unix.RLIMIT_NPROC, 1) },
+		"processes 4194304": func(p *Plan) { limit(p, unix.RLIMIT_NPROC, 4194304) },
+		"core 0":            func(p *Plan) { limit(p, unix.RLIMIT_CORE, 0) },
+		"cpu time 1":        func(p *Plan) { limit(p, unix.RLIMIT_CPU, 1) },
+		"Landlock ABI 1":    func(p *Plan) { p.Landlock.ABI = 1 },
+		"port 1":            func(p *Plan) { p.Landlock.Ports[0].Port = 1 },
+		"uid 0 without setuid": func(p *Plan) {
+			p.Identity = IdentityPlan{}
+		},
+	} {
+		p := fullPlan()
+		mutate(p)
+		b, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := decodePlanC(b); err != nil {
+			t.Errorf("control: %s: refused: %v", name, err)
+		}
 	}
 }
 

@@ -237,6 +237,50 @@ static int get_magic(struct reader *r, const char *magic)
 	return 1;
 }
 
+// check records what is wrong when ok is not, unless something was.
+static void check(struct reader *r, int ok, const char *err)
+{
+	if (!ok && !r->err)
+		r->err = err;
+}
+
+// The limits the policy sets, in the ranges its validation lets through
+// (checkLimits in policy/validate.go). The policy's "0" is "unlimited",
+// which the plan writes as RLIM_INFINITY: a limit of 0 is never the
+// policy's.
+static const struct {
+	int resource;
+	uint64_t min, max;
+	const char *err;
+} policy_limits[] = {
+	{RLIMIT_NOFILE, 16, 1 << 20, "RLIMIT_NOFILE is not 16 to 2^20 (limits.open_files)"},
+	{RLIMIT_NPROC, 1, 4194304, "RLIMIT_NPROC is not 1 to 4194304 (limits.processes)"},
+	{RLIMIT_FSIZE, 1, UINT64_MAX, "RLIMIT_FSIZE is 0 (limits.file_size \"0\" is unlimited)"},
+	{RLIMIT_CPU, 1, UINT64_MAX, "RLIMIT_CPU is 0 (limits.cpu_time \"0\" is unlimited)"},
+	{RLIMIT_AS, 1, UINT64_MAX, "RLIMIT_AS is 0 (limits.memory \"0\" is unlimited)"},
+};
+
+// rlimit_error says what is wrong with the plan's limit i, or NULL.
+static const char *rlimit_error(const struct plan *p, uint32_t i)
+{
+	const struct rlim *l = &p->rlimits[i];
+	if (l->resource >= RLIM_NLIMITS)
+		return "a limit of a resource that does not exist";
+	for (uint32_t j = 0; j < i; j++)
+		if (p->rlimits[j].resource == l->resource)
+			return "a resource limited twice";
+	for (size_t j = 0; j < sizeof policy_limits / sizeof policy_limits[0]; j++)
+		if (policy_limits[j].resource == (int)l->resource && (l->value < policy_limits[j].min || l->value > policy_limits[j].max))
+			return policy_limits[j].err;
+	return NULL;
+}
+
+// The highest Landlock ABI stage 1 plans for (maxKnownABI in build.go).
+#define PF_MAX_ABI 7
+
+// pf_decode_plan refuses, besides a malformed plan, every value the
+// policy's validation and the Go encoder refuse: stage 1 never writes
+// one, so a plan that holds one is not what stage 1 meant.
 const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 {
 	struct reader rd = {buf, buf + len, NULL, p}, *r = &rd;
@@ -251,6 +295,7 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 		r->err = "more than 16 cgroup files";
 	p->hide = get_strs(r, &p->nhide);
 	p->tmp_size = get_u64(r);
+	check(r, p->tmp_size >= 1 << 20 && p->tmp_size < 1ULL << 53, "the private /tmp's size is not 1MiB to 2^53-1 bytes (limits.tmp_size)");
 	p->home = get_str(r);
 	p->ntrees = get_count(r, 4 + 3 + 4);
 	p->trees = alloc(r, p->ntrees, sizeof *p->trees);
@@ -261,6 +306,7 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 		t->exec = get_flag(r);
 		t->idmap = get_flag(r);
 		t->owner = get_u32(r);
+		check(r, t->owner != UINT32_MAX, "a tree's owner is uid -1");
 		t->fd = t->origin = -1;
 	}
 	p->memfd = get_flag(r);
@@ -269,6 +315,7 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 	if ((p->proxy_port > 65535 || (p->proxy_port && !p->new_net)) && !r->err)
 		r->err = "a proxy port that is not a port, or without a network namespace of its own";
 	p->nrlimits = get_count(r, 4 + 4 + 8 + 1);
+	check(r, p->nrlimits <= RLIM_NLIMITS, "more resource limits than there are resources");
 	p->rlimits = alloc(r, p->nrlimits, sizeof *p->rlimits);
 	for (uint32_t i = 0; p->rlimits && i < p->nrlimits && !r->err; i++) {
 		struct rlim *l = &p->rlimits[i];
@@ -276,6 +323,8 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 		l->name = get_str(r);
 		l->value = get_u64(r);
 		l->at_most = get_flag(r);
+		const char *err = rlimit_error(p, i);
+		check(r, !err, err);
 	}
 	p->setuid = get_flag(r);
 	p->uid = get_u32(r);
@@ -283,6 +332,7 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 	p->owner = get_u32(r);
 	p->owner_gid = get_u32(r);
 	p->abi = get_u32(r);
+	check(r, p->abi >= 1 && p->abi <= PF_MAX_ABI, "a Landlock ABI that is not 1 to 7");
 	p->handled_fs = get_u64(r);
 	p->handled_net = get_u64(r);
 	p->scoped = get_u64(r);
@@ -297,6 +347,7 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 	for (uint32_t i = 0; p->ports && i < p->nports && !r->err; i++) {
 		p->ports[i].port = get_u64(r);
 		p->ports[i].access = get_u64(r);
+		check(r, p->ports[i].port >= 1 && p->ports[i].port <= 65535, "a TCP port rule for a port that is not 1 to 65535");
 	}
 	uint32_t n = get_u32(r);
 	if (!r->err && (n % sizeof(struct sock_filter) != 0 || n == 0 ||
@@ -315,8 +366,9 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 	if (!r->err && (!p->argv[0] || !p->path[0] || !p->dir[0]))
 		r->err = "incomplete plan (no command or directory)";
 	// set*id(2) reads -1 as "unchanged", and a change to 0 is no change.
-	if (!r->err && p->setuid && (p->uid == 0 || p->gid == 0 || p->uid == UINT32_MAX || p->gid == UINT32_MAX))
+	if (!r->err && (p->uid == UINT32_MAX || p->gid == UINT32_MAX || (p->setuid && (p->uid == 0 || p->gid == 0))))
 		r->err = "the agent's uid or gid is 0 or -1";
+	check(r, p->owner != UINT32_MAX && p->owner_gid != UINT32_MAX, "the trees' owner uid or gid is -1");
 	return r->err;
 }
 
