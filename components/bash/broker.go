@@ -369,7 +369,7 @@ func changesDirectory(a *Analysis) bool {
 			if l.off > 0 && l.off <= len(ws) {
 				ws = ws[:l.off] // the wrapper's own words
 			}
-			if l.Name == "eval" || movesDir(ws) || l.Name == "env" && envChdir(ws) || l.Name == "cmake -E chdir" {
+			if l.Name == "eval" || movesDir(ws) || l.Name == "env" && envChdir(ws) || l.Name == "cmake -E chdir" || l.Name == "yarn workspace" {
 				return true
 			}
 		}

@@ -279,6 +279,9 @@ func TestBackupRootsElsewhere(t *testing.T) {
 		// @file) is not read.
 		"tar cf /tmp/x.tar --remove-files src",
 		"zip -rmq /tmp/x.zip src",
+		// The sixteenth hunt: yarn workspace NAME runs its command in
+		// NAME's folder.
+		"yarn workspace web exec rm -rf src",
 	} {
 		a, err := Analyze(line)
 		if err != nil {

@@ -77,7 +77,13 @@
 //     conda, mamba and micromamba run (--env and --cwd left out), and
 //     (a fifteenth hunt) pnpx as pnpm dlx, bun x as bunx, uv tool run
 //     as uvx and hatch env run as hatch run (an option among those
-//     words makes what runs unknown), corepack TOOL[@VERSION], the dynamic loader
+//     words makes what runs unknown), corepack TOOL[@VERSION], and (a
+//     sixteenth hunt, pnpm bash -c CMD ran CMD) pnpm's and yarn's word
+//     that is none of their commands (pmCommands), which each runs as a
+//     script or a program, as yarn run's is, pnpm with VERSION, yarn
+//     workspace NAME (a deletion then keeps the whole workspace), bun
+//     run (a file of JavaScript or TypeScript aside, which bun runs
+//     itself), and yarnpkg as yarn; the dynamic loader
 //     (ld.so, ld-linux*.so* by a system path; --preload, --audit and
 //     --library-path left out), bear, ccache, sccache, distcc and icecc
 //     (their compiler, whose options are read: gcc -B; distcc and icecc
@@ -655,7 +661,12 @@
 //     --yes CMD); an option (or a word that is not a literal) before it,
 //     with a runner's subcommand name later on the line (npm --silent
 //     exec CMD, pnpm -r exec CMD, uv -q run CMD), makes the line need
-//     approval, since which word is the subcommand is not known.
+//     approval, since which word is the subcommand is not known. To pnpm
+//     and yarn any word that is none of their commands is such a name;
+//     their global options most given are read, so that only their
+//     command is looked at (pnpm -r add x is automatic, pnpm -r build,
+//     pnpm --filter web build, pnpm recursive exec and yarn workspaces
+//     foreach run need approval: they run in each package's folder).
 //   - Code bash makes of strings at run time: aliases (set -o posix,
 //     shopt expand_aliases, BASH_ALIASES), PS4 and PROMPT_COMMAND, also
 //     set by ${NAME:=…}, and ${x@P} need approval (builtin.shell-eval);

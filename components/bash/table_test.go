@@ -2052,6 +2052,44 @@ var table = []struct {
 	{`cmake3 -P x.cmake`, P, "builtin.exec-option"},
 	{`ctest3 -S x.cmake`, P, "builtin.exec-option"},
 	{`cmake3 --build build`, A, "default"},
+	// A sixteenth hunt: pnpm runs a word that is none of its commands
+	// as a script or, when there is none, as a program (pnpm bash -c CMD
+	// ran CMD); yarn runs it as yarn run does; pnpm recursive (multi, m)
+	// is -r, and pnpm with VERSION runs that pnpm; yarnpkg is yarn (its
+	// name in Debian); yarn workspace NAME runs a yarn command in NAME's
+	// folder; bun run runs a script or any program of the PATH.
+	{`pnpm bash -c 'rm -rf src'`, D, "builtin.recursive-delete"},
+	{`pnpm git push`, P, "builtin.git-push"},
+	{`corepack pnpm bash -c 'rm -rf src'`, D, "builtin.recursive-delete"},
+	{`pnpm -r bash -c 'rm -rf src'`, P, "builtin.dynamic"},
+	{`pnpm -s bash -c 'rm -rf src'`, P, "builtin.dynamic"},
+	{`pnpm -s rm -rf src`, A, "default"},
+	{`pnpm recursive exec rm -rf src`, P, "builtin.dynamic"},
+	{`pnpm m bash -c 'rm -rf src'`, P, "builtin.dynamic"},
+	{`pnpm --filter web build`, P, "builtin.dynamic"},
+	{`pnpm with 10 exec rm -rf src`, D, "builtin.recursive-delete"},
+	{`yarn bash -c 'rm -rf src'`, D, "builtin.recursive-delete"},
+	{`yarnpkg exec rm -rf src`, D, "builtin.recursive-delete"},
+	{`corepack yarnpkg run rm -rf src`, D, "builtin.recursive-delete"},
+	{`yarn workspace web exec rm -rf src`, D, "builtin.recursive-delete"},
+	{`yarn workspace web git push`, P, "builtin.git-push"},
+	{`yarn workspaces foreach -A exec rm -rf src`, P, "builtin.dynamic"},
+	{`yarn workspaces run rm -rf src`, P, "builtin.dynamic"},
+	{`bun run rm -rf src`, D, "builtin.recursive-delete"},
+	{`bun run --silent git push`, P, "builtin.git-push"},
+	{`bun --silent run rm -rf src`, P, "builtin.dynamic"},
+	{`pnpm build`, A, "default"},
+	{`pnpm lint --fix`, A, "default"},
+	{`pnpm rm lodash`, A, "default"},
+	{`pnpm -r add react`, A, "default"},
+	{`pnpm --filter web add -D typescript`, A, "default"},
+	{`pnpm -r install`, A, "default"},
+	{`pnpm recursive install`, A, "default"},
+	{`yarn workspace web add react`, A, "default"},
+	{`yarn workspaces list`, A, "default"},
+	{`yarn --silent install`, A, "default"},
+	{`bun run x.ts`, A, "default"},
+	{`bun run dev --port 3000`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

@@ -657,8 +657,96 @@ var runners = sync.OnceValue(func() map[[2]string]optSpec {
 			short: "hn:p:v", long: "name= prefix= dev debug-wrapper-scripts no-capture-output live-stream verbose help", stop: "-h --help",
 		},
 		{"asdf", "env"}: {positional: 1},
+		// A sixteenth hunt: bun run runs a script or, when there is none,
+		// any program of the PATH (bun run rm -rf src ran rm); a file of
+		// JavaScript or TypeScript it runs itself (bunScript). --cwd,
+		// --filter, --env-file, --preload, --shell and the rest are left
+		// out: they move where it runs, or set what the command loads.
+		{"bun", "run"}: {short: "bh", long: "bun silent if-present watch hot no-clear-screen smol no-install help", stop: "-h --help"},
 	}
 })
+
+// pmCommands are pnpm's and yarn's own commands (the union of pnpm 8 to
+// 10 and yarn 1 and 4, with their aliases). Given any other word as its
+// command, pnpm runs the script of that name or, when there is none, the
+// program (as pnpm exec does: a sixteenth hunt, pnpm bash -c CMD ran
+// CMD), and yarn the script or a dependency's program (as yarn run
+// does): that word is analysed as a command, as yarn run's is. pnpm's
+// env and find are left out: analysed as a command, env use --global 20
+// and find x are what they would be, and a pnpm that has not the
+// command runs the program.
+var pmCommands = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"pnpm": set("add", "approve-builds", "audit", "bin", "cache", "cat-file", "cat-index", "ci", "clean", "clean-install",
+			"completion", "config", "c", "create", "dedupe", "deploy", "dlx", "doctor", "exec", "fetch", "find-hash", "get", "help",
+			"i", "ignored-builds", "import", "init", "install", "install-test", "it", "licenses", "link", "ln", "list", "ls", "ll",
+			"la", "outdated", "pack", "patch", "patch-commit", "patch-remove", "peers", "prune", "publish", "purge", "rb",
+			"rebuild", "recursive", "multi", "m", "remove", "rm", "uninstall", "un", "uni", "restart", "root", "run", "run-script",
+			"runtime", "sbom", "self-update", "server", "set", "setup", "start", "store", "t", "tst", "test", "unlink", "dislink",
+			"up", "update", "upgrade", "version", "why", "with",
+			// Those pnpm answers as not implemented.
+			"access", "adduser", "bugs", "deprecate", "dist-tag", "docs", "edit", "home", "info", "issues", "login", "logout",
+			"owner", "ping", "prefix", "profile", "pkg", "repo", "s", "se", "search", "set-script", "show", "star", "stars", "team",
+			"token", "undeprecate", "unpublish", "unstar", "v", "view", "whoami", "xmas"),
+		"yarn": set("access", "add", "audit", "autoclean", "bin", "cache", "check", "config", "constraints", "create", "dedupe",
+			"dlx", "exec", "explain", "generate-lock-entry", "global", "help", "import", "info", "init", "install", "licenses",
+			"link", "list", "login", "logout", "node", "npm", "outdated", "owner", "pack", "patch", "patch-commit", "plugin",
+			"policies", "publish", "rebuild", "remove", "run", "set", "stage", "tag", "team", "test", "unlink", "unplug", "up",
+			"upgrade", "upgrade-interactive", "version", "versions", "why", "workspace", "workspaces"),
+	}
+})
+
+// pmGlobals are the global options of pnpm and yarn, those most given
+// before the command (pnpm -r build, pnpm --filter web add x, yarn --cwd
+// web add x): with them read, the command is known. pnpm's recursive,
+// multi and m are its -r.
+var pmGlobals = sync.OnceValue(func() map[string]optSpec {
+	return map[string]optSpec{
+		"pnpm": {
+			short: "C:F:hrsvw",
+			long: "dir= prefix= filter= filter-prod= recursive silent reporter= loglevel= workspace-root include-workspace-root " +
+				"stream aggregate-output use-stderr fail-if-no-match ignore-workspace help version",
+			stop: "-h --help -v --version",
+		},
+		"yarn": {
+			short: "hsv",
+			long:  "cwd= silent verbose offline prefer-offline frozen-lockfile json no-progress ignore-engines help version",
+			stop:  "-h --help -v --version",
+		},
+	}
+})
+
+// pmSub is the index of pnpm's or yarn's command given options before
+// it, read with pmGlobals; 0 when it is not known (an option the table
+// does not list, a word that is not a literal).
+func pmSub(ws []Word, name string) int {
+	sp, ok := pmGlobals()[name]
+	if !ok {
+		return 0
+	}
+	ws = slices.Clone(ws)
+	for i := 1; i < len(ws); i++ {
+		if w := ws[i]; name == "pnpm" && w.Literal && (w.Text == "recursive" || w.Text == "multi" || w.Text == "m") {
+			ws[i] = lit("-r")
+		} else if !w.isOpt() {
+			break
+		}
+	}
+	if r := parseOpts(ws, sp); r.unknown == 0 && !r.stop && r.cmd < len(ws) && ws[r.cmd].Literal {
+		return r.cmd
+	}
+	return 0
+}
+
+// bunScript reports a file bun run runs itself, by its name: JavaScript
+// or TypeScript.
+func bunScript(t string) bool {
+	switch path.Ext(t) {
+	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
+		return true
+	}
+	return false
+}
 
 // runnerAliases are other spellings of a runner, with the words each
 // stands for (a fifteenth hunt, each ran rm -rf src unseen): pnpx is
@@ -843,13 +931,28 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			continue
 		}
 		if runnerProgram, runnerSub := runnerNames(); len(c.Words) > 1 && runnerProgram[name] &&
-			(!c.Words[1].Literal || strings.HasPrefix(c.Words[1].Text, "-") || name == "rustup" && strings.HasPrefix(c.Words[1].Text, "+")) {
+			(!c.Words[1].Literal || strings.HasPrefix(c.Words[1].Text, "-") || name == "rustup" && strings.HasPrefix(c.Words[1].Text, "+") ||
+				name == "pnpm" && (c.Words[1].Text == "recursive" || c.Words[1].Text == "multi" || c.Words[1].Text == "m") ||
+				name == "yarn" && c.Words[1].Text == "workspaces") {
 			// Global options (or a word that is not a literal) before the
 			// subcommand: "npm --silent exec -- rm -rf src" runs rm, but
 			// which word is the subcommand the analyzer cannot tell. So
 			// does rustup's +TOOLCHAIN (a fifteenth hunt: rustup +stable
-			// run stable rm -rf src).
-			if slices.ContainsFunc(c.Words[2:], func(wd Word) bool { return !wd.Literal || runnerSub[wd.Text] }) && unknownOpt(&c, name, 1) {
+			// run stable rm -rf src). To pnpm and yarn any word that is
+			// none of their commands is a runner's (a sixteenth hunt: pnpm
+			// -r bash -c CMD ran CMD in each package's folder; yarn
+			// workspaces foreach exec and run likewise); read with their
+			// global options, only the command is looked at.
+			cmds := pmCommands()[name]
+			runs := func(wd Word) bool {
+				return !wd.Literal || runnerSub[wd.Text] || cmds != nil && !wd.isOpt() && wd.Text != "--" && !cmds[wd.Text]
+			}
+			if k := pmSub(c.Words, name); k > 0 && c.Words[k].Text != "workspaces" {
+				if runs(c.Words[k]) {
+					c.Dynamic = &Opaque{At: k, Why: name + "'s command " + quotedWord(c.Words[k].Text) + " runs a script or a program, with options before it that may run it in other folders, which the analyzer does not follow: what runs is known only at run time"}
+					return w.emit(s, c)
+				}
+			} else if slices.ContainsFunc(c.Words[2:], runs) && unknownOpt(&c, name, 1) {
 				return w.emit(s, c)
 			}
 		}
@@ -869,9 +972,22 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 					}
 					return w.emit(s, c)
 				}
+				if name == "bun" && bunScript(sub[r.cmd].Text) {
+					return w.emit(s, c) // bun runs the file: a program like node
+				}
 				c = c.wrap(name+" "+c.Words[1].Text, r.cmd+1, nil)
 				continue
 			}
+		}
+		if cmds := pmCommands()[name]; cmds != nil && len(c.Words) > 1 && !strings.HasPrefix(c.Words[1].Text, "-") && !cmds[c.Words[1].Text] {
+			// pnpm's and yarn's fallback: a word that is none of their
+			// commands is a script's or a program's name.
+			if !c.Words[1].Literal {
+				c.Dynamic = &Opaque{At: 1, Why: name + " is given " + quotedWord(c.Words[1].Text) + " where its command stands, which it runs as a script or a program when it is none of its commands: what runs is known only at run time"}
+				return w.emit(s, c)
+			}
+			c = c.wrap(name, 1, nil)
+			continue
 		}
 		switch {
 		case shells()[name]:
@@ -1784,6 +1900,15 @@ func (w *walker) runsFirst(s scope, c *SimpleCommand, name string) (next *Simple
 	}
 	first := ws[1]
 	switch {
+	case (name == "pnpm" && first.Text == "with" || name == "yarn" && first.Text == "workspace") && first.Literal && len(ws) > 3:
+		// pnpm with VERSION ARGS runs that pnpm with ARGS; yarn
+		// workspace NAME ARGS runs yarn ARGS in NAME's folder (a
+		// sixteenth hunt: yarn workspace web exec rm -rf src).
+		if !ws[2].single {
+			return dynamic(2, name+" "+first.Text+" is given "+quotedWord(ws[2].Text)+", which may be several words: what runs is known only at run time")
+		}
+		n := c.wrapWords(name+" "+first.Text, append([]Word{lit(name)}, ws[3:]...))
+		return &n, true, nil
 	case name == "corepack":
 		tool, _, _ := strings.Cut(first.Text, "@")
 		if !first.Literal || !corepackTools()[tool] {

@@ -540,13 +540,16 @@ func commandName(word string) string {
 
 // programAlias is the program a name stands for: CMake 3 is installed
 // as cmake3 and ctest3 beside an older cmake on some systems (a
-// fifteenth hunt: cmake3 -E rm -rf src deleted src unseen).
+// fifteenth hunt: cmake3 -E rm -rf src deleted src unseen), yarn as
+// yarnpkg by Debian.
 func programAlias(name string) string {
 	switch name {
 	case "cmake3":
 		return "cmake"
 	case "ctest3":
 		return "ctest"
+	case "yarnpkg":
+		return "yarn" // Debian's name for it (a sixteenth hunt)
 	}
 	return name
 }
