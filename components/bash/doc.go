@@ -93,10 +93,15 @@
 //     workspace) and cmake -E time; capsh, gdb, lldb,
 //     chpst, faketime, torsocks, eatmydata, sshpass, xvfb-run, tmux,
 //     screen, hyperfine, entr, at, nix-shell, scan-build, tsp, nq,
-//     gpg-agent, gtk-launch and the other runners of
+//     gpg-agent, gtk-launch, (a sixteenth hunt) memusage, sotruss,
+//     rust-gdb, rust-lldb, msgexec and the other runners of
 //     opaqueRunners, and mise exec, x and en, nix develop, shell and
-//     run, and bun exec (Bun's shell; opaqueSubs), are not unwrapped: what they run needs approval
-//     (builtin.dynamic); GNU parallel
+//     run, bun exec (Bun's shell), and (a sixteenth hunt) pixi run,
+//     exec and shell, devbox run and shell, fnm exec, tox exec, lerna
+//     and nx exec, poetry, pipenv and hatch shell, the secret managers'
+//     run and exec (op, doppler, aws-vault, sops exec-env, …), ip netns
+//     and cargo watch (opaqueSubs), are not unwrapped: what they run
+//     needs approval (builtin.dynamic); GNU parallel
 //     and sem make their commands at run time and run them through a
 //     shell, so what they run needs approval (builtin.dynamic);
 //   - programs that run a shell: su and runuser (options anywhere, as
@@ -479,7 +484,8 @@
 //     list-*, is-* and the like (link, enable, start, edit: the service
 //     manager runs a unit's programs), crontab but -l (a FILE, standard
 //     input, -e, -r), git maintenance start and register, which
-//     schedule jobs (a fourteenth hunt);
+//     schedule jobs (a fourteenth hunt); tox -x (--override, any
+//     prefix), which sets the commands it runs (a sixteenth hunt);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -275,6 +275,20 @@ func execOption(sc *SimpleCommand) *finding {
 				return found(i, "makes hg read a setting or another repository's configuration, which may run a command")
 			}
 		}
+	case "tox":
+		// -x (--override KEY=VALUE) sets any of tox's settings, the
+		// commands it runs among them (a sixteenth hunt: tox -e py -x
+		// testenv.commands=CMD); -c, -e, -f, -i, -m and -p take values.
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(t, "=")
+			if longOpt(n, "--override", 3) || shortLetter(t, 'x', "cefimp") {
+				return found(i, "sets tox's settings, the commands it runs among them")
+			}
+		}
 	case "aria2c":
 		// --on-download-complete and the other --on-* hooks run a
 		// command; --conf-path reads a configuration naming them (a

@@ -766,8 +766,20 @@ var runnerAliases = sync.OnceValue(func() map[string][]string {
 var opaqueSubs = sync.OnceValue(func() map[string][]string {
 	// A fifteenth hunt: mise en starts a shell (-s SHELL, or $SHELL on
 	// standard input); bun exec runs its string in Bun's own shell.
+	// A sixteenth hunt, each ran rm -rf src or would: pixi run (a task
+	// or a command, through its own shell) and exec, devbox run, fnm
+	// exec, tox exec (e), lerna and nx exec, the secret managers' run
+	// and exec (op, doppler, infisical, dotenvx, aws-vault, chamber,
+	// sops exec-env and exec-file), foreman's and honcho's run, ip netns
+	// exec, cargo watch (-s, -x); and the shells of pixi, devbox,
+	// poetry, pipenv and hatch, which read standard input.
 	return map[string][]string{
 		"mise": {"exec", "x", "en"}, "rtx": {"exec", "x", "en"}, "nix": {"develop", "shell", "run"}, "bun": {"exec"},
+		"pixi": {"run", "r", "exec", "x", "shell", "s"}, "devbox": {"run", "shell"}, "fnm": {"exec"}, "tox": {"exec", "e"},
+		"lerna": {"exec"}, "nx": {"exec"}, "poetry": {"shell"}, "pipenv": {"shell"}, "hatch": {"shell"},
+		"op": {"run"}, "doppler": {"run"}, "infisical": {"run"}, "dotenvx": {"run"}, "aws-vault": {"exec"},
+		"chamber": {"exec"}, "sops": {"exec-env", "exec-file"}, "foreman": {"run", "start"}, "honcho": {"run", "start"},
+		"ip": {"netns"}, "cargo": {"watch"},
 	}
 })
 
@@ -808,7 +820,14 @@ var opaqueRunners = sync.OnceValue(func() map[string]bool {
 		// shellHook), scan-build's build command (and its --use-cc,
 		// --use-analyzer), task-spooler's and nq's queued commands,
 		// gpg-agent --daemon CMD, gtk-launch's desktop entry.
-		"nix-shell", "scan-build", "intercept-build", "tsp", "nq", "gpg-agent", "gtk-launch")
+		"nix-shell", "scan-build", "intercept-build", "tsp", "nq", "gpg-agent", "gtk-launch",
+		// A sixteenth hunt: glibc's memusage and sotruss, rustup's
+		// rust-gdb, rust-lldb and rust-gdbgui (gdb's and lldb's), gettext's
+		// msgexec (each ran rm -rf src), and env-cmd, summon, envchain,
+		// start-server-and-test, run0, aa-exec, proot, fakechroot and
+		// uftrace, of the same kind.
+		"memusage", "sotruss", "rust-gdb", "rust-lldb", "rust-gdbgui", "msgexec", "env-cmd", "summon", "envchain",
+		"start-server-and-test", "run0", "aa-exec", "proot", "fakechroot", "uftrace")
 })
 
 // shells are the shells whose -c string, script file or standard input
