@@ -369,7 +369,7 @@ func changesDirectory(a *Analysis) bool {
 			if l.off > 0 && l.off <= len(ws) {
 				ws = ws[:l.off] // the wrapper's own words
 			}
-			if l.Name == "eval" || movesDir(ws) || l.Name == "env" && envChdir(ws) || l.Name == "cmake -E chdir" || l.Name == "yarn workspace" {
+			if l.Name == "eval" || movesDir(ws) || l.Name == "env" && envChdir(ws) || l.Name == "cmake -E chdir" || l.Name == "yarn workspace" || runsElsewhere(l.Name, ws) {
 				return true
 			}
 		}
@@ -406,6 +406,52 @@ func envChdir(ws []Word) bool {
 	for _, w := range ws[1:] {
 		if shortLetter(w.Text, 'C', "aSu") {
 			return true
+		}
+	}
+	return false
+}
+
+// dirOpts are the wrappers' options, other than movesDir's, that run
+// the command in another folder (a sixteenth hunt: npm exec -w a -- rm
+// -rf src deleted a/src and kept src; sudo -D, systemd-run
+// --working-directory, uv's and poetry's --directory likewise): long
+// names, any prefix of four letters or more, and short letters.
+var dirOpts = sync.OnceValue(func() map[string]struct{ long, short string } {
+	npm := struct{ long, short string }{"--workspaces --prefix", "w"}
+	dir := struct{ long, short string }{"--directory", ""}
+	return map[string]struct{ long, short string }{
+		"npm exec": npm, "npm x": npm, "npm exe": npm, "npx": npm,
+		"uv run": dir, "uvx": dir, "poetry run": dir,
+		"sudo": {"", "D"}, "systemd-run": {"--working-directory --root-directory", ""},
+	}
+})
+
+// runsElsewhere reports one of dirOpts in a wrapper's own words ws, its
+// short letters read in a group as the wrapper's table reads them.
+func runsElsewhere(layer string, ws []Word) bool {
+	d, ok := dirOpts()[layer]
+	if !ok {
+		return false
+	}
+	valued := "" // the short options that take a value: the rest of a group is theirs
+	if sp, ok := wrappers()[layer]; ok {
+		for i := 1; i < len(sp.short); i++ {
+			if sp.short[i] == ':' && sp.short[i-1] != ':' {
+				valued += sp.short[i-1 : i]
+			}
+		}
+	}
+	for _, w := range ws[1:] {
+		n, _, _ := strings.Cut(w.Text, "=")
+		for _, o := range strings.Fields(d.long) {
+			if longOpt(n, o, 3) {
+				return true
+			}
+		}
+		for _, c := range []byte(d.short) {
+			if shortLetter(w.Text, c, strings.ReplaceAll(valued, string(c), "")) {
+				return true
+			}
 		}
 	}
 	return false

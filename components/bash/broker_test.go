@@ -282,6 +282,19 @@ func TestBackupRootsElsewhere(t *testing.T) {
 		// The sixteenth hunt: yarn workspace NAME runs its command in
 		// NAME's folder.
 		"yarn workspace web exec rm -rf src",
+		// The sixteenth hunt: a runner's option that runs its command in
+		// another folder (npm exec -w a -- rm -rf src deleted a/src).
+		"npm exec -w a -- rm -rf src",
+		"npm exec --workspace=a -- rm -rf src",
+		"npm x --ws -- rm -rf src",
+		"npx -w a rm -rf src",
+		"npm exec --prefix a -- rm -rf src",
+		"uv run --directory a rm -rf src",
+		"uvx --directory=a rm -rf src",
+		"poetry run --directory a rm -rf src",
+		"sudo -D a rm -rf src",
+		"sudo -EDa rm -rf src",
+		"systemd-run --working-directory=a rm -rf src",
 	} {
 		a, err := Analyze(line)
 		if err != nil {
@@ -299,6 +312,16 @@ func TestBackupRootsElsewhere(t *testing.T) {
 		"rsync -a --delete empty/ src -@ 1", "rsync -a --delete empty/ src --compress-threads 1", "rsync -a --delete empty/ src --zt 1",
 		"rsync -a --delete empty/ src --log-format x", "rsync -a --delete empty/ src --stderr e", "rsync -a --delete empty/ src --confine-root x",
 		"rsync -a --delete empty/ src -aT x", "rsync -a --delete empty/ src -v@ 1"} {
+		a, err := Analyze(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.backupRoots(a); !slices.Equal(got, []string{"src"}) {
+			t.Errorf("%s: backs up %q, want src", line, got)
+		}
+	}
+	// Options that leave the folder alone keep the targets.
+	for _, line := range []string{"npm exec -y -- rm -rf src", "sudo -u me rm -rf src", "sudo -uDx rm -rf src", "uv run --project a rm -rf src"} {
 		a, err := Analyze(line)
 		if err != nil {
 			t.Fatal(err)

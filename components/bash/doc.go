@@ -712,7 +712,10 @@
 // ConfirmDelete, a separate "delete" confirmation naming what is kept,
 // then fs backs up each target's literal leading directory (BackupRoots;
 // after a cd or a GIT_* variable (GIT_WORK_TREE, GIT_DIR) anywhere on
-// the line, env -C in any group of short options (-iCsub), a git global
+// the line, env -C in any group of short options (-iCsub), a wrapper's
+// option that runs its command in another folder (npm exec -w, uv and
+// poetry run --directory, sudo -D, systemd-run --working-directory,
+// yarn workspace NAME: a sixteenth hunt), a git global
 // option other than -P, -p, --no-pager, --paginate, --no-optional-locks,
 // --no-advice, --literal-pathspecs and --no-replace-objects
 // (--icase-pathspecs, -c core.worktree=…), when the line runs anything but its deletions, or for a
