@@ -214,7 +214,9 @@
 //     CCACHE_MAXSIZE and a few more (a fourteenth hunt: each names a
 //     program, a library, code or options that do), JDK_JAVAC_OPTIONS,
 //     PGSYSCONFDIR, MYSQL_HOME and MARIADB_HOME (a fifteenth hunt:
-//     javac's options, psql's psqlrc, mysql's my.cnf) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
+//     javac's options, psql's psqlrc, mysql's my.cnf), MAVEN_ARGS,
+//     MAVEN_CONFIG and GRADLE_USER_HOME (a sixteenth hunt: mvn's and
+//     mvnw's arguments, gradle's init scripts and JVM options) and any CARGO_* but CARGO_TARGET_DIR, CARGO_INCREMENTAL,
 //     CARGO_TERM_* and a few more (KUBECONFIG=./k kubectl get pods ran
 //     its exec plugin; OPENSSL_CONF=./c openssl version a library), any GIT_*
 //     variable but GIT_AUTHOR_*, GIT_COMMITTER_*, GIT_TERMINAL_PROMPT, GIT_MERGE_AUTOEDIT and
@@ -270,7 +272,8 @@
 //     hunt: .mvn, .cargo, rust-toolchain and rust-toolchain.toml, .hg,
 //     .yarnrc, .yarnrc.yml, .npmrc; .cargo and .hg whole since a
 //     fifteenth hunt, cp /tmp/c/config.toml .cargo/ and mv conf .cargo
-//     having put a configuration there; the bash analyzer's alone,
+//     having put a configuration there; gradle.properties,
+//     gradle/wrapper, .sbtopts and .jvmopts since a sixteenth; the bash analyzer's alone,
 //     not fs's, and a glob is not taken to match rust-toolchain; what
 //     an archive, a patch or a checkout holds is not seen) or one of
 //     Options.Protected; rustup toolchain
@@ -485,7 +488,9 @@
 //     manager runs a unit's programs), crontab but -l (a FILE, standard
 //     input, -e, -r), git maintenance start and register, which
 //     schedule jobs (a fourteenth hunt); tox -x (--override, any
-//     prefix), which sets the commands it runs (a sixteenth hunt);
+//     prefix), which sets the commands it runs, and mvn's
+//     -Dexec.executable (-D and --define, or a property whose name is
+//     not a literal), which the exec plugin runs (a sixteenth hunt);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

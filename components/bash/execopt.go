@@ -275,6 +275,26 @@ func execOption(sc *SimpleCommand) *finding {
 				return found(i, "makes hg read a setting or another repository's configuration, which may run a command")
 			}
 		}
+	case "mvn", "mvnd", "mvnw":
+		// The exec plugin's exec goal runs the program its
+		// exec.executable names (a sixteenth hunt: mvn exec:exec
+		// -Dexec.executable=rm -Dexec.args='-rf src'); a property whose
+		// name is not a literal may be it.
+		for i := 1; i < len(ws); i++ {
+			w, d := ws[i], ws[i].lead
+			if d == "-D" || d == "--define" {
+				if i+1 >= len(ws) {
+					break
+				}
+				i++
+				w, d = ws[i], "-D"+ws[i].lead
+			} else if strings.HasPrefix(d, "--define=") {
+				d = "-D" + d[len("--define="):]
+			}
+			if strings.HasPrefix(d, "-Dexec.executable") || !w.Literal && strings.HasPrefix(d, "-D") && !strings.Contains(d, "=") {
+				return found(i, "makes the exec plugin run the program it names")
+			}
+		}
 	case "tox":
 		// -x (--override KEY=VALUE) sets any of tox's settings, the
 		// commands it runs among them (a sixteenth hunt: tox -e py -x

@@ -42,8 +42,13 @@ var protectedNames, gitProtected = sync.OnceValue(fs.ProtectedNames), sync.OnceV
 // .mvn is: a command that names the directory may put a configuration
 // in it under the name of its source (a fifteenth hunt: cp
 // /tmp/c/config.toml .cargo/, mv conf .cargo, ln -s conf .cargo).
+// A sixteenth hunt: Gradle's gradle.properties (org.gradle.jvmargs'
+// -javaagent:, org.gradle.java.home's java) and the wrapper's
+// gradle/wrapper (the distribution gradlew runs, and its jar), sbt's
+// .sbtopts and .jvmopts (-J-javaagent:, -javaagent:).
 var toolConfigs = [][]string{
 	{".mvn"}, {".cargo"}, {"rust-toolchain"}, {"rust-toolchain.toml"}, {".hg"}, {".yarnrc"}, {".yarnrc.yml"}, {".npmrc"},
+	{"gradle.properties"}, {"gradle", "wrapper"}, {".sbtopts"}, {".jvmopts"},
 }
 
 // execEnv are variables that make programs run code they name, or
@@ -146,6 +151,13 @@ var execEnv = sync.OnceValue(func() map[string]bool {
 		// from the my.cnf of MYSQL_HOME and MARIADB_HOME, as from
 		// --defaults-extra-file.
 		"JDK_JAVAC_OPTIONS", "PGSYSCONFDIR", "MYSQL_HOME", "MARIADB_HOME",
+		// A sixteenth hunt: mvn (3.9 and later) puts MAVEN_ARGS, and
+		// mvnw MAVEN_CONFIG, among its arguments (-Dmaven.ext.class.path=
+		// loads a jar, -s a settings file); gradle runs the init scripts
+		// of GRADLE_USER_HOME's init.d and the JVM options of its
+		// gradle.properties (GRADLE_USER_HOME=./g ./gradlew build was
+		// automatic under the table's policy).
+		"MAVEN_ARGS", "MAVEN_CONFIG", "GRADLE_USER_HOME",
 	)
 })
 

@@ -2150,6 +2150,32 @@ var table = []struct {
 	{`sops -d s.yaml`, A, "default"},
 	{`ip addr`, A, "default"},
 	{`cargo test`, A, "default"},
+	// A sixteenth hunt: Maven's and Gradle's other ways to a program.
+	// mvn (3.9 and later) takes arguments from MAVEN_ARGS and mvnw from
+	// MAVEN_CONFIG (-Dmaven.ext.class.path= loads a jar); Gradle reads
+	// init scripts and gradle.properties (org.gradle.jvmargs,
+	// org.gradle.java.home) from GRADLE_USER_HOME, and the project's
+	// gradle.properties; gradlew runs the distribution and jar of
+	// gradle/wrapper; sbt reads .sbtopts and .jvmopts; the exec
+	// plugin's exec goal runs -Dexec.executable.
+	{`MAVEN_ARGS=-Dmaven.ext.class.path=./e.jar mvn validate`, P, "structural.exec-env"},
+	{`export MAVEN_CONFIG=-Dmaven.ext.class.path=./e.jar`, P, "structural.exec-env"},
+	{`GRADLE_USER_HOME=./g ./gradlew build`, P, "structural.exec-env"},
+	{`GRADLE_USER_HOME=./g gradle build`, P, "structural.exec-env"},
+	{`echo 'org.gradle.java.home=./j' >> gradle.properties`, P, "structural.protected-path"},
+	{`cp /tmp/g sub/gradle.properties`, P, "structural.protected-path"},
+	{`echo 'distributionUrl=file:./g.zip' > gradle/wrapper/gradle-wrapper.properties`, P, "structural.protected-path"},
+	{`cp /tmp/w.jar gradle/wrapper/gradle-wrapper.jar`, P, "structural.protected-path"},
+	{`echo -J-javaagent:a.jar > .sbtopts`, P, "structural.protected-path"},
+	{`echo -javaagent:a.jar > .jvmopts`, P, "structural.protected-path"},
+	{`mvn exec:exec -Dexec.executable=rm -Dexec.args='-rf src'`, P, "builtin.exec-option"},
+	{`mvn -D exec.executable=bash exec:exec`, P, "builtin.exec-option"},
+	{`mvn --define=exec.executable=bash exec:exec`, P, "builtin.exec-option"},
+	{`mvn "-D$P" exec:exec`, P, "builtin.dynamic"},
+	{`cat gradle.properties gradle/wrapper/gradle-wrapper.properties`, A, "default"},
+	{`echo x > gradle/libs.versions.toml`, A, "default"},
+	{`mvn -q -Drevision=1.2 package`, A, "default"},
+	{`mvn -Dexec.mainClass=x.Main exec:java`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
