@@ -481,7 +481,10 @@
 //     client command that runs a shell command, a program or a file
 //     (psql's \!, \o, \copy, COPY … PROGRAM; mysql's system, \!,
 //     pager, source; any backslash), psql -f, psql -o |CMD, mysql's
-//     --pager, --defaults-* and --plugin-dir, and either reading its
+//     --pager, --defaults-* and --plugin-dir (as its my_getopt reads
+//     them, - and _ alike and a loose- prefix dropped, and those of
+//     mysqldump, mysqladmin and mysql's other clients: a sixteenth
+//     hunt), and either reading its
 //     code from standard input (no -c or -e); dc, duckdb and lftp, as
 //     sqlite3; systemctl with a verb other than status, show, cat,
 //     list-*, is-* and the like (link, enable, start, edit: the service

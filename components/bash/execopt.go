@@ -325,6 +325,16 @@ func execOption(sc *SimpleCommand) *finding {
 		}
 	case "psql", "mysql", "mariadb":
 		return sqlClientFinding(sc)
+	case "mysqldump", "mysqladmin", "mysqlcheck", "mysqlimport", "mysqlshow", "mysqlslap", "mysqlbinlog", "mysqlpump",
+		"mysql_upgrade", "mariadb-dump", "mariadb-admin", "mariadb-check", "mariadb-import", "mariadb-show", "mariadb-slap",
+		"mariadb-binlog", "mariadb-upgrade":
+		// mysql's other clients read the same option files and load
+		// plugins alike (a sixteenth hunt).
+		for i := 1; i < len(ws); i++ {
+			if mysqlLoads(ws[i].Text) {
+				return found(i, "loads a configuration or plugins it is given")
+			}
+		}
 	case "dc", "duckdb", "lftp":
 		// dc's !, duckdb's .shell and .system, lftp's ! run shell
 		// commands from the expressions, scripts and standard input
@@ -1044,7 +1054,7 @@ func sqlClientFinding(sc *SimpleCommand) *finding {
 			if strings.HasPrefix(v, "|") {
 				return found(i, "pipes its output to a command")
 			}
-		case name != "psql" && (longOpt(n, "--pager", 4) || strings.HasPrefix(n, "--defaults-") || longOpt(n, "--plugin-dir", 8)):
+		case name != "psql" && (longOpt(mysqlOpt(n), "--pager", 4) || mysqlLoads(t)):
 			return found(i, "runs a pager, or loads a configuration or plugins, it is given")
 		}
 	}
@@ -1052,6 +1062,28 @@ func sqlClientFinding(sc *SimpleCommand) *finding {
 		return found(0, "reads its commands from standard input, whose client commands may run a shell command")
 	}
 	return nil
+}
+
+// mysqlOpt is a long option of mysql's clients as their my_getopt
+// reads it: - and _ alike, and loose- (which only keeps an unknown
+// option from being an error) dropped (a sixteenth hunt:
+// --plugin_dir=./p, --loose-pager=./x).
+func mysqlOpt(n string) string {
+	n = strings.ReplaceAll(n, "_", "-")
+	if strings.HasPrefix(n, "--loose-") {
+		n = "--" + n[len("--loose-"):]
+	}
+	return n
+}
+
+// mysqlLoads reports an option of mysql's clients that reads an option
+// file (--defaults-file and the like, which may name a pager or a
+// plugin directory) or loads plugins from a directory (--plugin-dir,
+// any prefix).
+func mysqlLoads(t string) bool {
+	n, _, _ := strings.Cut(t, "=")
+	n = mysqlOpt(n)
+	return strings.HasPrefix(n, "--defaults-") || longOpt(n, "--plugin-dir", 8)
 }
 
 // systemctlReads are systemctl's verbs that only read (list-* and is-*

@@ -2176,6 +2176,21 @@ var table = []struct {
 	{`echo x > gradle/libs.versions.toml`, A, "default"},
 	{`mvn -q -Drevision=1.2 package`, A, "default"},
 	{`mvn -Dexec.mainClass=x.Main exec:java`, A, "default"},
+	// A sixteenth hunt: mysql's options are read as its my_getopt reads
+	// them (- and _ alike, a loose- prefix), and its other client
+	// programs read option files and load plugins as it does.
+	{`mysql -e 'select 1' --plugin_dir=./p`, P, "builtin.exec-option"},
+	{`mariadb -e 'select 1' --plugin_dir ./p`, P, "builtin.exec-option"},
+	{`mysql -e 'select 1' --loose-plugin-dir=./p`, P, "builtin.exec-option"},
+	{`mysql -e 'select 1' --loose-pager=./x`, P, "builtin.exec-option"},
+	{`mysqldump --defaults-extra-file=./x db`, P, "builtin.exec-option"},
+	{`mysqladmin --plugin-dir=./p status`, P, "builtin.exec-option"},
+	{`mariadb-dump --defaults-file=./x db`, P, "builtin.exec-option"},
+	{`mysqlcheck --defaults-extra-file ./x -A`, P, "builtin.exec-option"},
+	{`mysqlbinlog --plugin_dir=./p binlog.000001`, P, "builtin.exec-option"},
+	{`mysqldump db`, A, "default"},
+	{`mysqladmin -u root status`, A, "default"},
+	{`mysql -e 'select 1' --loose-column-names`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
