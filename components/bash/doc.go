@@ -90,7 +90,10 @@
 //     given an option run cc; ccache's KEY=VALUE settings make it
 //     dynamic), cmake -E env (its NAME=VALUE are assignments for the
 //     command), cmake -E chdir DIR (a deletion then keeps the whole
-//     workspace) and cmake -E time; capsh, gdb, lldb,
+//     workspace) and cmake -E time (a cmake -E command that is none of
+//     its documented ones, cmakeTools, is dynamic: its internal
+//     __run_co_compile runs the command after --, a sixteenth hunt);
+//     capsh, gdb, lldb,
 //     chpst, faketime, torsocks, eatmydata, sshpass, xvfb-run, tmux,
 //     screen, hyperfine, entr, at, nix-shell, scan-build, tsp, nq,
 //     gpg-agent, gtk-launch, (a sixteenth hunt) memusage, sotruss,

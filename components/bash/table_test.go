@@ -2191,6 +2191,18 @@ var table = []struct {
 	{`mysqldump db`, A, "default"},
 	{`mysqladmin -u root status`, A, "default"},
 	{`mysql -e 'select 1' --loose-column-names`, A, "default"},
+	// A sixteenth hunt: cmake -E's internal commands run programs
+	// (__run_co_compile runs the command after --, with the launcher
+	// and the linters it is given; cmake_llvm_rc a preprocessor).
+	{`cmake -E __run_co_compile -- rm -rf src`, P, "builtin.dynamic"},
+	{`cmake -E __run_co_compile --launcher=./x -- cc -c x.c`, P, "builtin.dynamic"},
+	{`cmake3 -E __run_co_compile --iwyu=./x -- true`, P, "builtin.dynamic"},
+	{`cmake -E cmake_llvm_rc x.rc x.res ./pp -- rc`, P, "builtin.dynamic"},
+	{`cmake -E copy_directory src build/src`, A, "default"},
+	{`cmake -E sha256sum x`, A, "default"},
+	{`cmake -E capabilities`, A, "default"},
+	{`cmake -E echo hi`, A, "default"},
+	{`cmake -E touch x`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

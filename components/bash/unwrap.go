@@ -2008,7 +2008,23 @@ func (w *walker) runsFirst(s scope, c *SimpleCommand, name string) (next *Simple
 			}
 			n := c.wrap("cmake -E env", i, assigns)
 			return &n, true, nil
+		default:
+			if !cmakeTools()[sub.Text] {
+				return dynamic(2, "cmake -E "+quotedWord(sub.Text)+" is none of cmake -E's documented commands; its internal ones run programs (__run_co_compile runs the command after --): what it runs is not known")
+			}
 		}
 	}
 	return nil, false, nil
 }
+
+// cmakeTools are cmake -E's documented commands (CMake 3 and 4); its
+// internal ones (__run_co_compile, cmake_llvm_rc, vs_link_exe, …) run
+// the programs they are given (a sixteenth hunt: cmake -E
+// __run_co_compile -- rm -rf src).
+var cmakeTools = sync.OnceValue(func() map[string]bool {
+	return set("capabilities", "cat", "chdir", "compare_files", "copy", "copy_directory", "copy_directory_if_different",
+		"copy_directory_if_newer", "copy_if_different", "copy_if_newer", "create_symlink", "create_hardlink", "echo",
+		"echo_append", "env", "environment", "false", "make_directory", "md5sum", "sha1sum", "sha224sum", "sha256sum",
+		"sha384sum", "sha512sum", "remove", "remove_directory", "rename", "rm", "server", "sleep", "tar", "time", "touch",
+		"touch_nocreate", "true", "delete_regv", "write_regv", "env_vs8_wince", "env_vs9_wince")
+})
