@@ -472,12 +472,15 @@
 //     --lesskey-src and --lesskey-content, javac -J…, -Xplugin and
 //     @FILE, and -cp, -classpath, --class-path, -processorpath,
 //     --processor-path and --processor-module-path unless the last
-//     -proc: is -proc:none (annotation processors run), and (a
+//     -proc: is -proc:none (annotation processors run; since a
+//     sixteenth hunt any javac that compiles without -proc:none, its
+//     class path being the working directory when none is given: javac
+//     X.java ran a processor the workspace held), and (a
 //     fifteenth hunt) javac's and javadoc's --system JDK (but none:
 //     its lib/jrt-fs.jar is loaded), javadoc's -J…, @FILE, doclets and
 //     taglets (-doclet, -docletpath, -taglet, -tagletpath), and -J…
-//     given to the JDK's other tools (javap, jar, jdeps, keytool and
-//     the like), svn --diff-cmd, --diff3-cmd,
+//     given to the JDK's other tools (javap, jar, jdeps, keytool, jdb,
+//     jshell, whose -R… too, and the like), svn --diff-cmd, --diff3-cmd,
 //     --editor-cmd, --config-option and --config-dir, hg --config,
 //     --cwd and -R (--repository; any prefix), aria2c --on-* and
 //     --conf-path, psql -c and mysql or mariadb -e code holding a

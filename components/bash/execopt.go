@@ -239,11 +239,14 @@ func execOption(sc *SimpleCommand) *finding {
 	case "javac", "javadoc":
 		return javacFinding(sc)
 	case "javap", "jar", "jdeps", "jarsigner", "keytool", "jlink", "jmod", "jdeprscan", "serialver", "jpackage", "jcmd", "jinfo",
-		"jmap", "jstack", "jstat", "jps", "jfr", "jhsdb":
+		"jmap", "jstack", "jstat", "jps", "jfr", "jhsdb", "jdb", "jshell", "jstatd", "rmiregistry", "jconsole", "jimage",
+		"jwebserver":
 		// The JDK's tools give -JOPTION to the JVM they run in
-		// (-J-javaagent:x.jar runs x.jar: a fifteenth hunt).
+		// (-J-javaagent:x.jar runs x.jar: a fifteenth hunt; jdb, jshell
+		// and the rest a sixteenth), jshell -ROPTION to the one that
+		// runs its code.
 		for i := 1; i < len(ws); i++ {
-			if strings.HasPrefix(ws[i].Text, "-J") {
+			if strings.HasPrefix(ws[i].Text, "-J") || name == "jshell" && strings.HasPrefix(ws[i].Text, "-R") {
 				return found(i, "gives the JVM "+name+" runs in an option, which may load code it names")
 			}
 		}
@@ -963,10 +966,14 @@ func loaderFinding(sc *SimpleCommand) *finding {
 func javacFinding(sc *SimpleCommand) *finding {
 	name := baseName(sc)
 	ws := sc.Words
-	noProc := false
+	noProc, compiles := false, true
 	for _, w := range ws {
 		if strings.HasPrefix(w.Text, "-proc:") {
 			noProc = w.Text == "-proc:none"
+		}
+		switch w.Text {
+		case "-version", "--version", "-fullversion", "--full-version", "-help", "--help", "-?", "-X", "--help-extra":
+			compiles = false
 		}
 	}
 	for i := 1; i < len(ws); i++ {
@@ -985,6 +992,14 @@ func javacFinding(sc *SimpleCommand) *finding {
 			n == "--processor-path" || n == "--processor-module-path"):
 			return &finding{rExecOption, "javac " + quotedWord(t) + " makes javac run the annotation processors it finds there (unless -proc:none)", i}
 		}
+	}
+	if name == "javac" && !noProc && compiles {
+		// Its class path is "." when none is given (or $CLASSPATH): a
+		// processor there, named by its
+		// META-INF/services/javax.annotation.processing.Processor, runs
+		// (a sixteenth hunt, JDK 17: javac X.java ran the workspace's
+		// P.class, which deleted src).
+		return &finding{rExecOption, "javac runs the annotation processors of its class path, the working directory when none is given (unless -proc:none)", 0}
 	}
 	return nil
 }

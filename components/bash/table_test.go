@@ -1878,7 +1878,6 @@ var table = []struct {
 	{`dc -e '!rm -rf src'`, P, "builtin.exec-option"},
 	{`duckdb -c '.shell rm -rf src'`, P, "builtin.exec-option"},
 	{`lftp -c '!rm -rf src'`, P, "builtin.exec-option"},
-	{`javac X.java`, A, "default"},
 	{`javac -cp lib/dep.jar -proc:none -d out X.java`, A, "default"},
 	{`less README`, A, "default"},
 	{`less -R +G log.txt`, A, "default"},
@@ -2029,7 +2028,6 @@ var table = []struct {
 	{`jar -J-javaagent:x.jar tf x.jar`, P, "builtin.exec-option"},
 	{`javac -cp lib -proc:none -proc:full X.java`, P, "builtin.exec-option"},
 	{`JDK_JAVAC_OPTIONS='--system ./j' javac X.java`, P, "structural.exec-env"},
-	{`javac --system none --release 17 X.java`, A, "default"},
 	{`javadoc -d doc X.java`, A, "default"},
 	{`jar tf x.jar`, A, "default"},
 	{`javap -c X`, A, "default"},
@@ -2203,6 +2201,27 @@ var table = []struct {
 	{`cmake -E capabilities`, A, "default"},
 	{`cmake -E echo hi`, A, "default"},
 	{`cmake -E touch x`, A, "default"},
+	// A sixteenth hunt: javac's class path is "." when none is given,
+	// and javac runs the annotation processors it finds there (JDK 17:
+	// javac -proc:none P.java, then javac X.java with
+	// META-INF/services/javax.annotation.processing.Processor naming P,
+	// ran P, which deleted src); the JDK's other tools take -J too.
+	{`javac X.java`, P, "builtin.exec-option"},
+	{`javac -d out X.java`, P, "builtin.exec-option"},
+	{`javac -processor x.P X.java`, P, "builtin.exec-option"},
+	{`javac -proc:only X.java`, P, "builtin.exec-option"},
+	{`javac --system none --release 17 X.java`, P, "builtin.exec-option"},
+	{`jdb -J-javaagent:a.jar X`, P, "builtin.exec-option"},
+	{`jshell -J-javaagent:a.jar`, P, "builtin.exec-option"},
+	{`jshell -R-javaagent:a.jar`, P, "builtin.exec-option"},
+	{`jstatd -J-javaagent:a.jar`, P, "builtin.exec-option"},
+	{`rmiregistry -J-javaagent:a.jar`, P, "builtin.exec-option"},
+	{`jconsole -J-javaagent:a.jar`, P, "builtin.exec-option"},
+	{`javac -proc:none X.java`, A, "default"},
+	{`javac -proc:full -proc:none -d out X.java`, A, "default"},
+	{`javac --system none --release 17 -proc:none X.java`, A, "default"},
+	{`javac -version`, A, "default"},
+	{`jdb -version`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
