@@ -72,7 +72,8 @@
 //     command: a script's name is a program the analyzer does not
 //     know), rustup run TOOLCHAIN (its options read after TOOLCHAIN
 //     too, and "--" there, as clap reads them; +TOOLCHAIN before run
-//     is as an option there: a fifteenth hunt), pyenv, rbenv, nodenv,
+//     is as an option there: a fifteenth hunt; a TOOLCHAIN that is a
+//     path, whose programs run, is dynamic: a sixteenth), pyenv, rbenv, nodenv,
 //     goenv, plenv, jenv and asdf exec, asdf env CMD UTIL, volta run,
 //     conda, mamba and micromamba run (--env and --cwd left out), and
 //     (a fifteenth hunt) pnpx as pnpm dlx, bun x as bunx, uv tool run
@@ -459,7 +460,9 @@
 //     -specs, an @FILE, --ld-path, --gcc-toolchain or -fuse-ld= a path
 //     (gcc -B./ ran the workspace's as); openssl engine and provider,
 //     -engine, -provider*, -config; kubectl --kubeconfig; cargo --config
-//     and -Z; gpg --*-program, --homedir, --options; ssh-keygen -D
+//     and -Z; +PATH given to rustup's proxies (cargo, rustc, rustfmt and
+//     the rest), a toolchain directory whose programs run (a sixteenth
+//     hunt); gpg --*-program, --homedir, --options; ssh-keygen -D
 //     and -w, ssh-add -s and -S (a library loaded: a twelfth hunt);
 //     rg --pre (a thirteenth hunt: rg --pre ./tools.sh hello ran it);
 //     curl -K (--config, any prefix, -K in a group: -sK) and wget

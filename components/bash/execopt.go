@@ -26,6 +26,12 @@ func execOption(sc *SimpleCommand) *finding {
 	found := func(at int, what string) *finding {
 		return &finding{rExecOption, name + " " + quotedWord(ws[at].Text) + " " + what + ", which the analyzer does not see", at}
 	}
+	if rustupProxies()[name] && len(ws) > 1 && strings.HasPrefix(ws[1].lead, "+") && strings.Contains(ws[1].Text, "/") {
+		// rustup's proxies take +TOOLCHAIN, and an absolute path is one:
+		// the directory's cargo or rustc runs (a sixteenth hunt: cargo
+		// +/tmp/t --version ran /tmp/t/bin/cargo).
+		return found(1, "makes rustup run the toolchain of a directory")
+	}
 	switch name {
 	case "tar":
 		for i := 1; i < len(ws); i++ {
@@ -1003,6 +1009,13 @@ func javacFinding(sc *SimpleCommand) *finding {
 	}
 	return nil
 }
+
+// rustupProxies are the programs rustup installs as proxies, which
+// take +TOOLCHAIN first.
+var rustupProxies = sync.OnceValue(func() map[string]bool {
+	return set("cargo", "rustc", "rustdoc", "rustfmt", "cargo-fmt", "cargo-clippy", "clippy-driver", "rust-gdb", "rust-gdbgui",
+		"rust-lldb", "rust-analyzer", "rls", "cargo-miri")
+})
 
 // psqlMeta matches a psql meta-command that runs a shell command, reads
 // or writes a file or runs a program (\!, \o |, \g |, \copy … program,

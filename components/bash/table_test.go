@@ -2222,6 +2222,18 @@ var table = []struct {
 	{`javac --system none --release 17 -proc:none X.java`, A, "default"},
 	{`javac -version`, A, "default"},
 	{`jdb -version`, A, "default"},
+	// A sixteenth hunt: rustup takes an absolute path for a toolchain,
+	// in rustup run PATH and in a proxy's +PATH (cargo +/tmp/t
+	// --version ran /tmp/t/bin/cargo here; a relative path is refused).
+	{`rustup run /ws/t cargo build`, P, "builtin.dynamic"},
+	{`rustup run --install /ws/t cargo build`, P, "builtin.dynamic"},
+	{`rustup run "$PWD/t" cargo build`, P, "builtin.dynamic"},
+	{`cargo +/ws/t build`, P, "builtin.exec-option"},
+	{`rustc +/ws/t --version`, P, "builtin.exec-option"},
+	{`rustfmt +/ws/t src/main.rs`, P, "builtin.exec-option"},
+	{`cargo "+$T" build`, P, "builtin.dynamic"},
+	{`cargo +nightly build`, A, "default"},
+	{`rustup run nightly cargo build`, A, "commands.auto[7]"},
 }
 
 func TestTable(t *testing.T) {

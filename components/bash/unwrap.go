@@ -994,6 +994,17 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 				if name == "bun" && bunScript(sub[r.cmd].Text) {
 					return w.emit(s, c) // bun runs the file: a program like node
 				}
+				if name == "rustup" {
+					// An absolute path is a toolchain to rustup run: its
+					// cargo and rustc are the directory's (a sixteenth
+					// hunt: rustup run /tmp/t cargo ran /tmp/t/bin/cargo).
+					for k := 2; k <= r.cmd; k++ {
+						if t := c.Words[k]; !t.isOpt() && t.Text != "--" && (strings.Contains(t.Text, "/") || !t.Literal) {
+							c.Dynamic = &Opaque{At: k, Why: "rustup run is given the toolchain " + quotedWord(t.Text) + ", a directory whose programs it runs"}
+							return w.emit(s, c)
+						}
+					}
+				}
 				c = c.wrap(name+" "+c.Words[1].Text, r.cmd+1, nil)
 				continue
 			}
