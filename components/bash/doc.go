@@ -193,7 +193,10 @@
 //     GROFF_*, npm_config_*, pnpm_config_* and YARN_* variable in any
 //     case, and a version manager's (PYENV_*, RBENV_*, NODENV_*,
 //     GOENV_*, PLENV_*, JENV_*, ASDF_*, MISE_*, RTX_*: a twelfth hunt,
-//     PYENV_HOOK_PATH=./h pip --version sourced the hook h/exec/x.bash) (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
+//     PYENV_HOOK_PATH=./h pip --version sourced the hook h/exec/x.bash),
+//     corepack's (COREPACK_*, and XDG_CACHE_HOME, where its home is by
+//     default: a sixteenth hunt, COREPACK_HOME=$PWD/h corepack
+//     yarn@1.22.99 ran h's yarn) (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
 //     script-shell, git and the like run programs), GOFLAGS (but a
 //     literal naming no exec, vettool nor ldflags: GOFLAGS=-mod=mod),
 //     GOPROXY (but a literal naming no file: proxy, from which go runs

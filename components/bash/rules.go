@@ -158,6 +158,9 @@ var execEnv = sync.OnceValue(func() map[string]bool {
 		// gradle.properties (GRADLE_USER_HOME=./g ./gradlew build was
 		// automatic under the table's policy).
 		"MAVEN_ARGS", "MAVEN_CONFIG", "GRADLE_USER_HOME",
+		// corepack's home is $XDG_CACHE_HOME/node/corepack when
+		// COREPACK_HOME is not set (a sixteenth hunt).
+		"XDG_CACHE_HOME",
 	)
 })
 
@@ -189,9 +192,12 @@ var cargoEnvOK = sync.OnceValue(func() map[string]bool {
 // python, pip, pytest; rbenv's, nodenv's, asdf's and mise's) source
 // hooks from PYENV_HOOK_PATH and the like and run the version their
 // settings name (a twelfth hunt: PYENV_HOOK_PATH=./h pip --version ran
-// h/exec/x.bash). Each prefix is matched in any case.
+// h/exec/x.bash). corepack runs the package managers of COREPACK_HOME
+// and takes others from any URL given COREPACK_ENABLE_UNSAFE_CUSTOM_URLS
+// (a sixteenth hunt: COREPACK_HOME=$PWD/h corepack yarn@1.22.99 ran
+// h's yarn). Each prefix is matched in any case.
 var execEnvPrefixes = []string{"GROFF_", "npm_config_", "pnpm_config_", "YARN_",
-	"PYENV_", "RBENV_", "NODENV_", "GOENV_", "PLENV_", "JENV_", "ASDF_", "MISE_", "RTX_"}
+	"PYENV_", "RBENV_", "NODENV_", "GOENV_", "PLENV_", "JENV_", "ASDF_", "MISE_", "RTX_", "COREPACK_"}
 
 // gitEnvOK are the GIT_* variables that only label what git records or
 // keep it from prompting; any other GIT_* variable needs approval: many

@@ -2234,6 +2234,18 @@ var table = []struct {
 	{`cargo "+$T" build`, P, "builtin.dynamic"},
 	{`cargo +nightly build`, A, "default"},
 	{`rustup run nightly cargo build`, A, "commands.auto[7]"},
+	// A sixteenth hunt: corepack runs the package manager it finds in
+	// COREPACK_HOME (default $XDG_CACHE_HOME/node/corepack):
+	// COREPACK_HOME=$PWD/h corepack yarn@1.22.99 ran h/v1/yarn/1.22.99's
+	// JavaScript, which deleted src; COREPACK_ENABLE_UNSAFE_CUSTOM_URLS
+	// lets it fetch one from any URL.
+	{`COREPACK_HOME=$PWD/h corepack yarn@1.22.99 --version`, P, "structural.exec-env"},
+	{`COREPACK_HOME=./h yarn --version`, P, "structural.exec-env"},
+	{`COREPACK_ENABLE_UNSAFE_CUSTOM_URLS=1 corepack yarn@http://127.0.0.1:8000/y.js`, P, "structural.exec-env"},
+	{`XDG_CACHE_HOME=$PWD/c corepack pnpm@9.0.0 --version`, P, "structural.exec-env"},
+	{`export COREPACK_HOME=./h`, P, "structural.exec-env"},
+	{`corepack yarn@1.22.19 --version`, A, "default"},
+	{`corepack enable`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
