@@ -455,7 +455,13 @@
 //     its command), which runs a command or a shell in a package's
 //     folder, gio launch (a desktop file's Exec), cmake -P and ctest
 //     -S (-SP, -SR) and --test-command, which run scripts (a
-//     fourteenth hunt);
+//     fourteenth hunt); npm's and pnpm's settings that name the shell
+//     scripts run through, node's options, a configuration file or a
+//     program (--script-shell, --node-options, --userconfig, --git and
+//     the rest of nodeRunKeys, any prefix npm expands; pnpm's
+//     --config.NAME), given on the command line or set by npm, pnpm or
+//     yarn config set (yarnPath too), and yarn's --use-yarnrc (a
+//     sixteenth hunt: npm test --script-shell=./x ran ./x);
 //     go's -toolexec, -exec, -vettool (one dash or two), -ldflags naming
 //     -extld or -extar or not a literal, and go env -w (an eleventh
 //     hunt: go build -toolexec=./s ran s); gcc, cc and clang by any name

@@ -426,7 +426,12 @@ func execOption(sc *SimpleCommand) *finding {
 		return &finding{rExecOption, name + " runs shell commands from its dot-commands (.shell, .system, .once |…), given as arguments or on standard input", 0}
 	case "sed":
 		return sedFinding(sc)
+	case "pnpm", "yarn":
+		return nodeConfigFinding(sc)
 	case "npm":
+		if f := nodeConfigFinding(sc); f != nil {
+			return f
+		}
 		// npm edit and npm config edit run the editor its settings name
 		// (a tenth hunt: npm_config_editor=./s npm config edit ran s). Any
 		// word "edit" counts: npm's options before the subcommand may
@@ -1006,6 +1011,66 @@ func javacFinding(sc *SimpleCommand) *finding {
 		// (a sixteenth hunt, JDK 17: javac X.java ran the workspace's
 		// P.class, which deleted src).
 		return &finding{rExecOption, "javac runs the annotation processors of its class path, the working directory when none is given (unless -proc:none)", 0}
+	}
+	return nil
+}
+
+// nodeRunKeys are npm's (and pnpm's, and yarn's) settings that name
+// the shell scripts run through, node's options, a configuration file,
+// or a program they run, with the shortest prefix of each that npm's
+// parser (nopt) expands to it alone: --global is not --globalconfig.
+var nodeRunKeys = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"script-shell": "scr", "shell": "she", "node-options": "node-o", "node-gyp": "node-g", "userconfig": "userc",
+		"globalconfig": "globalc", "editor": "edi", "git": "git", "browser": "bro", "viewer": "vie", "init-module": "init-m",
+		"use-yarnrc": "use-y", "yarnpath": "yarnpath", "yarn-path": "yarn-p",
+	}
+})
+
+// nodeConfigFinding: npm takes any of its settings as --NAME[=VALUE]
+// anywhere before "--" (pnpm also as --config.NAME=VALUE), and npm
+// config set (set, c set), pnpm config set and yarn config set write
+// them to a configuration that later commands read (a sixteenth hunt:
+// npm test --script-shell=./x ran ./x; npm config set
+// --location=project script-shell=... wrote the workspace's .npmrc,
+// and npm test then ran it). Those of nodeRunKeys make a later script,
+// or the package manager itself, run what they name.
+func nodeConfigFinding(sc *SimpleCommand) *finding {
+	name := baseName(sc)
+	ws := sc.Words
+	runKey := func(k string, prefix bool) bool {
+		k = strings.ToLower(k)
+		for key, min := range nodeRunKeys() {
+			if k == key || prefix && len(k) >= len(min) && strings.HasPrefix(key, k) && strings.HasPrefix(k, min) {
+				return true
+			}
+		}
+		return false
+	}
+	set := false // after config set, set or c set: the next word is a key
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].Text
+		if t == "--" {
+			break
+		}
+		if strings.HasPrefix(t, "--") {
+			n, _, _ := strings.Cut(t[2:], "=")
+			if runKey(strings.TrimPrefix(n, "config."), true) {
+				return &finding{rExecOption, name + " " + quotedWord(t) + " sets what its scripts run through or load, or a configuration that may, which the analyzer does not see", i}
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "-") {
+			continue
+		}
+		if set {
+			k, _, _ := strings.Cut(t, "=")
+			if runKey(k, false) {
+				return &finding{rExecOption, name + " sets " + quotedWord(k) + ", which names what its scripts run through or load, in a configuration later commands read", i}
+			}
+			break
+		}
+		set = t == "set" && (i == 1 || ws[i-1].Text == "config" || ws[i-1].Text == "c")
 	}
 	return nil
 }

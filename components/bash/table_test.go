@@ -2246,6 +2246,35 @@ var table = []struct {
 	{`export COREPACK_HOME=./h`, P, "structural.exec-env"},
 	{`corepack yarn@1.22.19 --version`, A, "default"},
 	{`corepack enable`, A, "default"},
+	// A sixteenth hunt: npm's settings given on the command line, or
+	// set by npm, pnpm or yarn config set, name the shell its scripts
+	// run through, node's options, a configuration file or a program
+	// (npm test --script-shell=./x, automatic by the table's policy,
+	// ran ./x; npm config set --location=project script-shell=... wrote
+	// .npmrc, and the next npm test ran it).
+	{`npm test --script-shell=./x`, P, "builtin.exec-option"},
+	{`npm run build --script-shell ./x`, P, "builtin.exec-option"},
+	{`npm run build --script=./x`, P, "builtin.exec-option"},
+	{`npm start --node-options=--require=./x.js`, P, "builtin.exec-option"},
+	{`npm ci --userconfig=./rc`, P, "builtin.exec-option"},
+	{`npm install --globalconfig ./rc`, P, "builtin.exec-option"},
+	{`npm install --git=./x github:a/b`, P, "builtin.exec-option"},
+	{`npm config set --location=project script-shell=./x`, P, "builtin.exec-option"},
+	{`npm set script-shell ./x`, P, "builtin.exec-option"},
+	{`npm c set node-options --require=./x.js`, P, "builtin.exec-option"},
+	{`pnpm config set script-shell ./x`, P, "builtin.exec-option"},
+	{`pnpm run build --config.script-shell=./x`, P, "builtin.exec-option"},
+	{`pnpm install --script-shell=./x`, P, "builtin.exec-option"},
+	{`yarn config set yarnPath ./x.js`, P, "builtin.exec-option"},
+	{`yarn config set yarn-path ./x.js`, P, "builtin.exec-option"},
+	{`yarn install --use-yarnrc ./rc`, P, "builtin.exec-option"},
+	{`npm install --global typescript`, A, "default"},
+	{`npm install --save-dev x`, A, "default"},
+	{`npm config set fund false`, A, "default"},
+	{`npm config get script-shell`, A, "default"},
+	{`yarn config set npmRegistryServer https://r.example`, A, "default"},
+	{`npm run build -- --script-shell=x`, A, "default"},
+	{`npm --usage`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
