@@ -196,7 +196,8 @@
 //     PYENV_HOOK_PATH=./h pip --version sourced the hook h/exec/x.bash),
 //     corepack's (COREPACK_*, and XDG_CACHE_HOME, where its home is by
 //     default: a sixteenth hunt, COREPACK_HOME=$PWD/h corepack
-//     yarn@1.22.99 ran h's yarn) (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
+//     yarn@1.22.99 ran h's yarn), GH_EDITOR, GH_PAGER, GH_BROWSER and
+//     GH_CONFIG_DIR (a sixteenth hunt) (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
 //     script-shell, git and the like run programs), GOFLAGS (but a
 //     literal naming no exec, vettool nor ldflags: GOFLAGS=-mod=mod),
 //     GOPROXY (but a literal naming no file: proxy, from which go runs
@@ -461,7 +462,9 @@
 //     the rest of nodeRunKeys, any prefix npm expands; pnpm's
 //     --config.NAME), given on the command line or set by npm, pnpm or
 //     yarn config set (yarnPath too), and yarn's --use-yarnrc (a
-//     sixteenth hunt: npm test --script-shell=./x ran ./x);
+//     sixteenth hunt: npm test --script-shell=./x ran ./x); gh's and
+//     glab's alias set and import, extension install and exec, and
+//     config set of an editor, pager or browser (a sixteenth hunt);
 //     go's -toolexec, -exec, -vettool (one dash or two), -ldflags naming
 //     -extld or -extar or not a literal, and go env -w (an eleventh
 //     hunt: go build -toolexec=./s ran s); gcc, cc and clang by any name

@@ -428,6 +428,33 @@ func execOption(sc *SimpleCommand) *finding {
 		return sedFinding(sc)
 	case "pnpm", "yarn":
 		return nodeConfigFinding(sc)
+	case "gh", "glab":
+		// An alias (gh alias set x '!CMD', --shell, or imported) runs a
+		// shell command as gh x; an extension is a program gh runs by
+		// its name; the editor, pager and browser settings name programs
+		// (a sixteenth hunt), as git's alias.* and core.pager do.
+		if len(ws) < 3 {
+			break
+		}
+		sub, act := ws[1].Text, ws[2].Text
+		switch {
+		case sub == "alias" && (act == "set" || act == "import"),
+			(sub == "extension" || sub == "extensions" || sub == "ext") && (act == "install" || act == "exec"):
+			return found(2, "makes "+name+" run a command or a program it names, now or as one of its commands")
+		case sub == "config" && act == "set":
+			for i := 3; i < len(ws); i++ {
+				switch t := ws[i].Text; {
+				case t == "-h" || t == "--host":
+					i++
+				case strings.HasPrefix(t, "-"):
+				default:
+					if strings.Contains(t, "editor") || strings.Contains(t, "pager") || strings.Contains(t, "browser") {
+						return found(i, "sets a program "+name+" runs")
+					}
+					i = len(ws)
+				}
+			}
+		}
 	case "npm":
 		if f := nodeConfigFinding(sc); f != nil {
 			return f

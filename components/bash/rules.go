@@ -161,6 +161,9 @@ var execEnv = sync.OnceValue(func() map[string]bool {
 		// corepack's home is $XDG_CACHE_HOME/node/corepack when
 		// COREPACK_HOME is not set (a sixteenth hunt).
 		"XDG_CACHE_HOME",
+		// gh runs the programs of GH_EDITOR, GH_PAGER and GH_BROWSER, and
+		// the aliases and extensions of GH_CONFIG_DIR (a sixteenth hunt).
+		"GH_EDITOR", "GH_PAGER", "GH_BROWSER", "GH_CONFIG_DIR",
 	)
 })
 

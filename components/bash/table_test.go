@@ -2275,6 +2275,24 @@ var table = []struct {
 	{`yarn config set npmRegistryServer https://r.example`, A, "default"},
 	{`npm run build -- --script-shell=x`, A, "default"},
 	{`npm --usage`, A, "default"},
+	// A sixteenth hunt: gh (and glab) run what their aliases,
+	// extensions and editor, pager and browser settings name: gh alias
+	// set x '!CMD' makes gh x run CMD through a shell, as git's aliases
+	// do.
+	{`gh alias set x '!rm -rf src'`, P, "builtin.exec-option"},
+	{`gh alias set --shell x 'rm -rf src'`, P, "builtin.exec-option"},
+	{`gh alias import aliases.yml`, P, "builtin.exec-option"},
+	{`gh config set editor ./x`, P, "builtin.exec-option"},
+	{`gh config set -h github.com pager ./x`, P, "builtin.exec-option"},
+	{`gh extension install ./ext`, P, "builtin.exec-option"},
+	{`gh ext exec x`, P, "builtin.exec-option"},
+	{`glab alias set x '!rm -rf src'`, P, "builtin.exec-option"},
+	{`GH_CONFIG_DIR=./c gh x`, P, "structural.exec-env"},
+	{`GH_PAGER=./x gh pr list`, P, "structural.exec-env"},
+	{`gh alias list`, A, "default"},
+	{`gh config set git_protocol ssh`, A, "default"},
+	{`gh extension list`, A, "default"},
+	{`gh pr view 1`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
