@@ -415,6 +415,10 @@ func (r *Root) Rename(from, to string, overwrite bool) error {
 	const op = "rename"
 	r.changes.RLock()
 	defer r.changes.RUnlock()
+	// Any move, not only one onto a gitLayouts name: a directory moved
+	// over an empty one changes what a layout check there saw.
+	r.layout.Lock()
+	defer r.layout.Unlock()
 	for _, p := range []string{from, to} {
 		if err := checkPath(p); err != nil {
 			return badRequest(op, p, "%v", err)
@@ -576,6 +580,10 @@ func (r *Root) inParent(op, p string, mode guardMode, action string, f func(par 
 		r.changes.RLock()
 		defer r.changes.RUnlock()
 	}
+	if op != "delete" && op != "delete-recursive" && layoutNamed(p) {
+		r.layout.Lock()
+		defer r.layout.Unlock()
+	}
 	if err := r.check(op, p); err != nil {
 		return err
 	}
@@ -707,6 +715,22 @@ func (r *Root) gitLayout(cs []string, moves, fold bool) (pr protection, made str
 		}
 	}
 	return protection{}, "", false
+}
+
+// layoutNamed reports whether p's last name is one of the gitLayouts',
+// in any case (a directory may fold it): making it could complete a git
+// directory, so it is made under Root.layout.
+func layoutNamed(p string) bool {
+	cs := components(p)
+	if len(cs) == 0 {
+		return false
+	}
+	for _, set := range gitLayouts {
+		if slices.ContainsFunc(set, func(n string) bool { return eq(cs[len(cs)-1], n, true) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // gitDirAt reports whether the directory with components cs (the root

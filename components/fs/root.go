@@ -175,6 +175,11 @@ type Root struct {
 	// recursive delete from its backup to its end, so that nothing fs
 	// does moves a tree into the one being removed meanwhile.
 	changes *sync.RWMutex
+	// layout is held by a change that could complete a git directory's
+	// layout (gitLayouts), from guard's look at the directory to the
+	// change itself: two such changes at once each saw the other's name
+	// missing (objects and refs made together, neither asked).
+	layout *sync.Mutex
 }
 
 // forCall is r for one call whose caller may leave (ctx ends, when the
@@ -291,7 +296,7 @@ func NewRoot(fd int, protected []string) (*Root, error) {
 	// nodev whatever is done to the mount it was cloned from.
 	var sfs unix.Statfs_t
 	nodev := unix.Fstatfs(fd, &sfs) == nil && sfs.Flags&unix.ST_NODEV != 0
-	return &Root{fd: fd, match: m, nodev: nodev, changes: new(sync.RWMutex)}, nil
+	return &Root{fd: fd, match: m, nodev: nodev, changes: new(sync.RWMutex), layout: new(sync.Mutex)}, nil
 }
 
 // OpenRoot opens dir (a host path, followed as it is: the caller chooses

@@ -1141,6 +1141,52 @@ func TestBareRepoProtected(t *testing.T) {
 	}
 }
 
+// Two changes at once that together complete a bare repository's layout
+// are one after the other: the second sees the first's name and asks.
+// Each looked before either made its name, and both went through
+// without a question (most of 200 tries: a review found it), for a
+// mkdir of each, a write of each and a move onto the second name.
+func TestBareLayoutRace(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "src", "x")
+	ops := map[string][2]func(d string) error{
+		"mkdir": {
+			func(d string) error { return w.root.Mkdir(d + "/objects") },
+			func(d string) error { return w.root.Mkdir(d + "/refs") },
+		},
+		"write": {
+			func(d string) error { return w.root.Write(d+"/HEAD", []byte("ref: refs/heads/main\n"), false) },
+			func(d string) error { return w.root.Write(d+"/commondir", []byte("../common\n"), false) },
+		},
+		"rename": {
+			func(d string) error { return w.root.Mkdir(d + "/objects") },
+			func(d string) error {
+				if err := w.root.Mkdir(d + "-refs"); err != nil {
+					return err
+				}
+				return w.root.Rename(d+"-refs", d+"/refs", false)
+			},
+		},
+	}
+	for name, op := range ops {
+		for i := range 200 {
+			d := fmt.Sprintf("%s%d", name, i)
+			must(t, os.Mkdir(filepath.Join(w.ws, d), 0o755))
+			var errs [2]error
+			var wg sync.WaitGroup
+			for j := range 2 {
+				wg.Add(1)
+				go func() { defer wg.Done(); errs[j] = op[j](d) }()
+			}
+			wg.Wait()
+			if errs[0] == nil && errs[1] == nil {
+				t.Errorf("%s: %s completed a git directory's layout with no question", name, d)
+				break
+			}
+		}
+	}
+}
+
 // An offset past the end reads nothing and says so, whatever its size: at
 // math.MaxInt64 the kernel's pread said EINVAL, reported as "invalid (a
 // directory into itself?)" (found by a hunt).
