@@ -130,7 +130,9 @@
 //     operation: a command bash runs meanwhile could complete a layout
 //     between the look and the write (the launcher's check after each
 //     command, ProtectedNamesIn, finds the hooks and config it left in
-//     one). A NAME.git that holds no repository protects only its
+//     one). fs's own changes that could complete one (a name of a
+//     layout, any rename) run one at a time, from the look to the
+//     change, so two requests at once cannot each miss the other's. A NAME.git that holds no repository protects only its
 //     hooks, config, config.worktree and commondir; a directory of
 //     another name that is only a part of a layout (HEAD alone)
 //     protects nothing, and asks only when the layout is completed. The
