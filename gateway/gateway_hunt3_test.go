@@ -396,3 +396,23 @@ func TestGatewayFilesHidden(t *testing.T) {
 		}
 	}
 }
+
+// An allowed address names the gateway however a client spells it: an
+// IPv6 address with its zeros written out, in upper case, or an IPv4
+// one mapped into IPv6. Compared as strings, "[2001:DB8:0::5]" was not
+// the allowed "2001:db8::5" and was refused (a review).
+func TestHostAllowedAddressSpellings(t *testing.T) {
+	g, _ := testGateway(t)
+	g.cfg.Hosts = []string{"2001:db8::5", "198.51.100.7"}
+	const public = "192.0.2.10:7480"
+	for _, host := range []string{"[2001:db8::5]:7480", "[2001:DB8:0:0::5]:7480", "[2001:0db8::0005]", "198.51.100.7:7480", "[::ffff:198.51.100.7]:7480"} {
+		if w := at(g, http.MethodPost, "/mcp", public, host, nil); w.Code != http.StatusServiceUnavailable {
+			t.Errorf("%s: %d %q", host, w.Code, w.Body.String())
+		}
+	}
+	for _, host := range []string{"[2001:db8::6]:7480", "198.51.100.8", "[::ffff:198.51.100.8]"} {
+		if w := at(g, http.MethodPost, "/mcp", public, host, nil); w.Code != http.StatusForbidden {
+			t.Errorf("%s: %d %q, want 403", host, w.Code, w.Body.String())
+		}
+	}
+}

@@ -70,11 +70,20 @@ func (g *Gateway) servedAs(hostport string, local netip.Addr) bool {
 		return true
 	}
 	for _, h := range g.cfg.Hosts {
-		if hostOf(h) == host {
+		if hostOf(h) == host || sameAddr(hostOf(h), host) {
 			return true
 		}
 	}
 	return false
+}
+
+// sameAddr says whether a and b are both IP addresses and the same one,
+// however each is spelled (zeros written out, IPv4 mapped into IPv6): a
+// client may write an allowed address otherwise than the operator did.
+func sameAddr(a, b string) bool {
+	x, errA := netip.ParseAddr(a)
+	y, errB := netip.ParseAddr(b)
+	return errA == nil && errB == nil && x.Unmap() == y.Unmap()
 }
 
 // checkHost refuses, with 403, a request whose Host or Origin does not
