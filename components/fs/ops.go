@@ -559,7 +559,7 @@ func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 // never what it points to) or an empty directory.
 func (r *Root) Delete(p string) error {
 	const op = "delete"
-	return r.inParent(op, p, guardPlain, "", func(par parent) error {
+	return r.inParent(op, p, guardRemove, "", func(par parent) error {
 		err := unix.Unlinkat(par.fd, par.name, 0)
 		if err == unix.EISDIR {
 			err = unix.Unlinkat(par.fd, par.name, unix.AT_REMOVEDIR)
@@ -614,6 +614,7 @@ const (
 	guardPlain  guardMode = iota // the path is, or is beneath, a protected path
 	guardWrite                   // also: a file named .git (it would point git elsewhere)
 	guardRename                  // also: an ancestor of a protected path (.git, a prefix of the bootstrap's)
+	guardRemove                  // as guardPlain, but a removal makes nothing (no layout completed)
 )
 
 // guard refuses a mutation of the paths ps that touches a protected
@@ -676,16 +677,18 @@ func (r *Root) protects(cs []string, mode guardMode, fold bool) (pr protection, 
 			return pr, "", true
 		}
 	}
-	return r.gitLayout(cs, mode == guardRename, fold)
+	return r.gitLayout(cs, mode == guardRename, mode != guardRemove, fold)
 }
 
 // gitLayout is what protects the path with components cs because of a
 // git directory known by what it holds (gitLayouts) rather than by its
 // name: one lies above it (or, for a move, is it), or making the path
-// would complete one (made: that directory). The file system is looked
+// would complete one (made: that directory; only when makes, which a
+// removal does not: a delete of a refs that is not there asked whether
+// to make a repository). The file system is looked
 // at, beneath the root as every operation looks; the kernel folds names
 // where a directory does, and only the name made is compared here.
-func (r *Root) gitLayout(cs []string, moves, fold bool) (pr protection, made string, ok bool) {
+func (r *Root) gitLayout(cs []string, moves, makes, fold bool) (pr protection, made string, ok bool) {
 	for g := 0; g < len(cs) || moves && g == len(cs); g++ {
 		if !r.gitDirAt(cs[:g]) {
 			continue
@@ -696,7 +699,7 @@ func (r *Root) gitLayout(cs []string, moves, fold bool) (pr protection, made str
 		pr, ok := gitBeneath(cs, g, fold)
 		return pr, "", ok
 	}
-	if len(cs) == 0 {
+	if len(cs) == 0 || !makes {
 		return protection{}, "", false
 	}
 	dir, last := cs[:len(cs)-1], cs[len(cs)-1]

@@ -1141,6 +1141,25 @@ func TestBareRepoProtected(t *testing.T) {
 	}
 }
 
+// A delete makes nothing: one of a layout's name that is not there (a
+// refs beside an objects) fails as not found, asking nothing. It asked
+// whether to make the directory a git repository (a review).
+func TestDeleteMakesNoLayout(t *testing.T) {
+	w := newWorld(t)
+	asked := 0
+	w.root.Approve = func(action, detail string) (bool, string) { asked++; return false, "no" }
+	must(t, os.MkdirAll(filepath.Join(w.ws, "half", "objects"), 0o755))
+	wantKind(t, "delete half/refs", w.root.Delete("half/refs"), KindNotFound)
+	if asked != 0 {
+		t.Errorf("a delete of a missing half/refs asked %d questions", asked)
+	}
+	// Control: making it still asks.
+	wantKind(t, "mkdir half/refs", w.root.Mkdir("half/refs"), KindProtected)
+	if asked != 1 {
+		t.Errorf("mkdir half/refs asked %d questions, want 1", asked)
+	}
+}
+
 // Two changes at once that together complete a bare repository's layout
 // are one after the other: the second sees the first's name and asks.
 // Each looked before either made its name, and both went through
