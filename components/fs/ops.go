@@ -624,7 +624,7 @@ const (
 // protected path it touches.
 func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action string) error {
 	var hit []string
-	makes := "" // what a layout completed would make a repository of
+	makes := "" // what a layout completed would make a repository of, or which layout protects
 	for _, p := range ps {
 		pr, made, ok := r.protects(components(p), mode, fold)
 		if ok && !slices.Contains(hit, pr.path) {
@@ -632,6 +632,8 @@ func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action s
 		}
 		if made != "" {
 			makes = fmt.Sprintf("; it would make %s a git repository, whose config and hooks git runs there", quoteForQuestion(made))
+		} else if ok && pr.layout != "" {
+			makes = fmt.Sprintf("; %s holds a git directory (objects and refs, or HEAD and commondir), whose config and hooks git runs", quoteForQuestion(pr.layout))
 		}
 	}
 	if len(hit) == 0 {
@@ -659,7 +661,7 @@ func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action s
 			Detail: fmt.Sprintf("%s protected, and the person did not approve (%s)", are, why)}
 	}
 	return &Error{Op: op, Path: p, Kind: KindProtected,
-		Detail: fmt.Sprintf("%q is protected: changing it needs the person's approval, and this session cannot ask", hit[0])}
+		Detail: fmt.Sprintf("%q is protected%s: changing it needs the person's approval, and this session cannot ask", hit[0], makes)}
 }
 
 // protects is what protects the path with components cs from an
@@ -670,7 +672,7 @@ func (r *Root) protects(cs []string, mode guardMode, fold bool) (pr protection, 
 		return pr, "", true
 	}
 	if mode == guardWrite && len(cs) > 0 && eq(cs[len(cs)-1], gitDir, fold) {
-		return protection{strings.Join(cs, "/")}, "", true
+		return protection{path: strings.Join(cs, "/")}, "", true
 	}
 	if mode == guardRename {
 		if pr, ok := r.match.ancestor(cs, fold); ok {
@@ -693,10 +695,15 @@ func (r *Root) gitLayout(cs []string, moves, makes, fold bool) (pr protection, m
 		if !r.gitDirAt(cs[:g]) {
 			continue
 		}
+		dir := "."
+		if g > 0 {
+			dir = strings.Join(cs[:g], "/")
+		}
 		if moves {
-			return protection{strings.Join(cs[:min(g+1, len(cs))], "/")}, "", true
+			return protection{path: strings.Join(cs[:min(g+1, len(cs))], "/"), layout: dir}, "", true
 		}
 		pr, ok := gitBeneath(cs, g, fold)
+		pr.layout = dir
 		return pr, "", ok
 	}
 	if len(cs) == 0 || !makes {
@@ -714,7 +721,7 @@ func (r *Root) gitLayout(cs []string, moves, makes, fold bool) (pr protection, m
 			if len(dir) > 0 {
 				d = strings.Join(dir, "/")
 			}
-			return protection{strings.Join(cs, "/")}, d, true
+			return protection{path: strings.Join(cs, "/")}, d, true
 		}
 	}
 	return protection{}, "", false

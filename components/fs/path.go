@@ -115,6 +115,10 @@ const (
 // beneath, as a string for the denial's detail.
 type protection struct {
 	path string
+	// layout, when set, is the git directory known by what it holds
+	// (gitLayouts) that protects path: said with it, since nothing in
+	// the path's names tells why.
+	layout string
 }
 
 // matcher decides which paths are protected: the built-in names and the
@@ -199,11 +203,11 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 	for i, c := range cs {
 		for _, n := range protectedNames {
 			if eq(c, n, fold) {
-				return protection{strings.Join(cs[:i+1], "/")}, true
+				return protection{path: strings.Join(cs[:i+1], "/")}, true
 			}
 		}
 		if eq(c, xdgDir, fold) && i+1 < len(cs) && eq(cs[i+1], xdgGit, fold) {
-			return protection{strings.Join(cs[:i+2], "/")}, true
+			return protection{path: strings.Join(cs[:i+2], "/")}, true
 		}
 		if eq(c, gitDir, fold) {
 			if pr, ok := gitBeneath(cs, i+1, fold); ok {
@@ -211,12 +215,12 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 			}
 		}
 		if bareName(c, fold) && i+1 < len(cs) && slices.ContainsFunc(gitProtected, func(n string) bool { return eq(cs[i+1], n, fold) }) {
-			return protection{strings.Join(cs[:i+2], "/")}, true
+			return protection{path: strings.Join(cs[:i+2], "/")}, true
 		}
 	}
 	for _, e := range m.extra {
 		if len(cs) >= len(e) && prefix(cs, e, fold) {
-			return protection{strings.Join(cs[:len(e)], "/")}, true
+			return protection{path: strings.Join(cs[:len(e)], "/")}, true
 		}
 	}
 	return protection{}, false
@@ -233,12 +237,12 @@ func gitBeneath(cs []string, g int, fold bool) (protection, bool) {
 	for j := g; j < len(cs); j++ {
 		for _, n := range gitProtected {
 			if eq(cs[j], n, fold) {
-				return protection{strings.Join(cs[:j+1], "/")}, true
+				return protection{path: strings.Join(cs[:j+1], "/")}, true
 			}
 		}
 	}
 	if g < len(cs) && !strings.HasSuffix(cs[len(cs)-1], ".lock") {
-		return protection{strings.Join(cs[:g+1], "/")}, true
+		return protection{path: strings.Join(cs[:g+1], "/")}, true
 	}
 	return protection{}, false
 }
@@ -253,18 +257,18 @@ func gitBeneath(cs []string, g int, fold bool) (protection, bool) {
 func (m *matcher) ancestor(cs []string, fold bool) (protection, bool) {
 	for i, c := range cs {
 		if eq(c, gitDir, fold) {
-			return protection{strings.Join(cs[:i+1], "/")}, true
+			return protection{path: strings.Join(cs[:i+1], "/")}, true
 		}
 	}
 	if len(cs) > 0 && eq(cs[len(cs)-1], xdgDir, fold) {
-		return protection{strings.Join(append(slices.Clip(cs), xdgGit), "/")}, true
+		return protection{path: strings.Join(append(slices.Clip(cs), xdgGit), "/")}, true
 	}
 	if len(cs) > 0 && bareName(cs[len(cs)-1], fold) {
-		return protection{strings.Join(cs, "/")}, true
+		return protection{path: strings.Join(cs, "/")}, true
 	}
 	for _, e := range m.extra {
 		if len(cs) > 0 && len(cs) < len(e) && prefix(e, cs, fold) {
-			return protection{strings.Join(e, "/")}, true
+			return protection{path: strings.Join(e, "/")}, true
 		}
 	}
 	return protection{}, false

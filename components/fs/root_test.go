@@ -1219,3 +1219,25 @@ func TestReadHugeOffset(t *testing.T) {
 		}
 	}
 }
+
+// A path protected because a directory above it holds a git directory's
+// layout says so: nothing in its own names tells why (a review: a
+// workspace with objects and refs at its top refused src/app.js as
+// "src" is protected, and nothing more).
+func TestLayoutProtectionSaysWhy(t *testing.T) {
+	w := newWorld(t)
+	for _, d := range []string{"objects", "refs", "src"} {
+		must(t, os.MkdirAll(filepath.Join(w.ws, d), 0o755))
+	}
+	err := w.root.Write("src/app.js", []byte("x"), false)
+	wantKind(t, "write src/app.js", err, KindProtected)
+	if !strings.Contains(err.Error(), `"." holds a git directory (objects and refs`) {
+		t.Errorf("the refusal does not say which git directory protects it: %v", err)
+	}
+	var asked string
+	w.root.Approve = func(action, detail string) (bool, string) { asked = detail; return false, "no" }
+	wantKind(t, "write src/app.js asked", w.root.Write("src/app.js", []byte("x"), false), KindProtected)
+	if !strings.Contains(asked, `"." holds a git directory`) {
+		t.Errorf("the question does not say which git directory protects it: %q", asked)
+	}
+}
