@@ -135,7 +135,11 @@
 //     change, so two requests at once cannot each miss the other's. A NAME.git that holds no repository protects only its
 //     hooks, config, config.worktree and commondir; a directory of
 //     another name that is only a part of a layout (HEAD alone)
-//     protects nothing, and asks only when the layout is completed. The
+//     protects nothing, and asks only when the layout is completed. A
+//     directory that holds objects and refs for reasons of its own is
+//     taken for a git directory (git takes it for one when a commondir
+//     names it, and HEAD is not required then): every change beneath it
+//     asks, and the refusal and the question name it. The
 //     bash analyzer (package bash) matches .git components only: a
 //     command naming NAME.git/hooks or docs/config of a bare repository
 //     is not flagged there; ProtectedIn's read-only mounts (which find
