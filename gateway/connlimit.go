@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -20,9 +21,19 @@ import (
 // once, each waiting at most refuseWait for the request it answers;
 // beyond those it is closed at once. ln is the TCP listener itself,
 // under any TLS one.
-func (g *Gateway) LimitConnections(ln net.Listener, max int, plain bool) net.Listener {
-	return &connLimit{Listener: ln, slots: make(chan struct{}, max), refusing: make(chan struct{}, maxRefusing), plain: plain, g: g}
+//
+// One source (an IPv4 address, an IPv6 /64) holds at most perSource of
+// them: otherwise a single client with no token filled every place, and
+// owners were refused until it let go (a review). Many sources together
+// still can; the bound is then what keeps the gateway's descriptors.
+func (g *Gateway) LimitConnections(ln net.Listener, max, perSource int, plain bool) net.Listener {
+	return &connLimit{Listener: ln, slots: make(chan struct{}, max), refusing: make(chan struct{}, maxRefusing), plain: plain, g: g,
+		perSource: perSource, sources: map[netip.Prefix]int{}}
 }
+
+// PerSource is the share of max connections one source may hold that
+// serve uses: an eighth, so that eight busy clients fill it, one does not.
+func PerSource(max int) int { return (max + 7) / 8 }
 
 // A refused connection is answered after its request's first bytes came
 // (an HTTP client takes an answer that comes before its request for
@@ -38,6 +49,46 @@ type connLimit struct {
 	refusing chan struct{} // one per connection being refused
 	plain    bool
 	g        *Gateway
+
+	perSource int
+	mu        sync.Mutex
+	sources   map[netip.Prefix]int // connections held, by source (sourceOf)
+}
+
+// sourceOf is the source a connection counts against: its IPv4 address,
+// or its IPv6 address's /64 (what one host is usually given); an address
+// that is not IP counts as one source of its own kind.
+func sourceOf(c net.Conn) netip.Prefix {
+	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
+	if err != nil {
+		return netip.Prefix{}
+	}
+	a := ap.Addr().Unmap()
+	bits := 32
+	if a.Is6() {
+		bits = 64
+	}
+	p, _ := a.Prefix(bits)
+	return p
+}
+
+// take counts c against its source, or says it is over its share.
+func (l *connLimit) take(src netip.Prefix) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sources[src] >= l.perSource {
+		return false
+	}
+	l.sources[src]++
+	return true
+}
+
+func (l *connLimit) give(src netip.Prefix) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sources[src]--; l.sources[src] <= 0 {
+		delete(l.sources, src)
+	}
 }
 
 func (l *connLimit) Accept() (net.Conn, error) {
@@ -46,17 +97,23 @@ func (l *connLimit) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		src := sourceOf(c)
+		why := fmt.Sprintf("too many connections (the most is %d)", cap(l.slots))
 		select {
 		case l.slots <- struct{}{}:
-			return &heldConn{Conn: c, release: sync.OnceFunc(func() { <-l.slots })}, nil
+			if l.take(src) {
+				return &heldConn{Conn: c, release: sync.OnceFunc(func() { <-l.slots; l.give(src) })}, nil
+			}
+			<-l.slots
+			why = fmt.Sprintf("too many connections from your address (the most is %d)", l.perSource)
 		default:
 		}
-		l.g.requestLog.Warn("connection refused: the gateway holds its most connections", "max", cap(l.slots))
+		l.g.requestLog.Warn("connection refused: "+why, "source", src.String())
 		select {
 		case l.refusing <- struct{}{}:
 			go func() {
 				defer func() { <-l.refusing }()
-				l.refuse(c)
+				l.refuse(c, why)
 			}()
 		default:
 			c.Close()
@@ -67,7 +124,7 @@ func (l *connLimit) Accept() (net.Conn, error) {
 // refuse answers a connection over the bound and closes it; what the
 // client sent is read first (without waiting, once the answer is out),
 // so that the close is not a reset that loses the answer.
-func (l *connLimit) refuse(c net.Conn) {
+func (l *connLimit) refuse(c net.Conn, why string) {
 	defer c.Close()
 	if !l.plain {
 		return
@@ -75,7 +132,7 @@ func (l *connLimit) refuse(c net.Conn) {
 	var buf [4096]byte
 	c.SetDeadline(time.Now().Add(refuseWait))
 	c.Read(buf[:])
-	body := fmt.Sprintf("pinfold gateway: too many connections (the most is %d): try again later\n", cap(l.slots))
+	body := "pinfold gateway: " + why + ": try again later\n"
 	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 5\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	tc, ok := c.(*net.TCPConn)
 	if !ok {

@@ -146,7 +146,7 @@ func TestConnectionsBounded(t *testing.T) {
 	}
 	const max, flood = 20, 300
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: time.Minute}
-	go srv.Serve(g.LimitConnections(ln, max, true))
+	go srv.Serve(g.LimitConnections(ln, max, max, true))
 	defer srv.Close()
 	addr := ln.Addr().String()
 	health := func() (int, string) {
@@ -414,5 +414,76 @@ func TestHostAllowedAddressSpellings(t *testing.T) {
 		if w := at(g, http.MethodPost, "/mcp", public, host, nil); w.Code != http.StatusForbidden {
 			t.Errorf("%s: %d %q, want 403", host, w.Code, w.Body.String())
 		}
+	}
+}
+
+// One source holds at most its share of the connections: a single client
+// with no token that floods the gateway is refused past its share, and a
+// client from another address is still served (a review: one client
+// filled every place and owners were refused until it let go).
+func TestConnectionsPerSource(t *testing.T) {
+	g, _ := testGateway(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const max, share, flood = 20, 5, 30
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: time.Minute}
+	go srv.Serve(g.LimitConnections(ln, max, share, true))
+	defer srv.Close()
+	addr := ln.Addr().String()
+	from := func(ip string) *net.Dialer {
+		return &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	}
+	get := func(ip string) string {
+		c, err := from(ip).Dial("tcp", addr)
+		if err != nil {
+			return err.Error()
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", addr)
+		b, _ := io.ReadAll(c)
+		return string(b)
+	}
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	goroutines := runtime.NumGoroutine()
+	for range flood {
+		c, err := from("127.0.0.2").Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	// The flood's first share is held; the rest is being refused.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine()-goroutines > share+2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine() - goroutines; n > share+2 {
+		t.Errorf("one source's %d connections hold %d goroutines, more than its share of %d", flood, n, share)
+	}
+	if b := get("127.0.0.2"); !strings.HasPrefix(b, "HTTP/1.1 503 ") || !strings.Contains(b, "too many connections from your address (the most is 5)") {
+		t.Errorf("one more from the flooding address: %q", b)
+	}
+	if b := get("127.0.0.3"); !strings.HasPrefix(b, "HTTP/1.1 200 ") {
+		t.Errorf("another address, while one floods: %q", b)
+	}
+	// Its places come back when it lets go.
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	deadline = time.Now().Add(10 * time.Second)
+	for !strings.HasPrefix(get("127.0.0.2"), "HTTP/1.1 200 ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the flooding address is still refused 10 s after it let go: %q", get("127.0.0.2"))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

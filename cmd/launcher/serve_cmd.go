@@ -68,7 +68,8 @@ here: what the policy leaves to the person is refused.
   --tokens FILE          owner tokens (default: launcher serve token's)
   --max-sessions N       sessions at once (default 8)
   --idle-timeout D       default 15m
-  --max-connections N    connections held at once (default 1024); one more is
+  --max-connections N    connections held at once (default 1024), an eighth of
+                         them from one address (an IPv6 /64); one more is
                          answered 503 (plain HTTP) or closed (HTTPS) at once
   --auth-failures N      failed authentications one address may make before
                          429 (default 10; one more allowed every 30 s)
@@ -248,7 +249,7 @@ func (e env) serve(args []string) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	// Bounded beneath TLS: a connection over the bound costs no handshake.
-	ln = g.LimitConnections(ln, *maxConns, !tlsOn)
+	ln = g.LimitConnections(ln, *maxConns, gateway.PerSource(*maxConns), !tlsOn)
 	if tlsOn {
 		scheme = "https"
 		ln = tls.NewListener(ln, tlsCfg)
