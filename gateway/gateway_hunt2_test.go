@@ -59,6 +59,12 @@ func arrived(r *http.Request) *http.Request {
 func serve(g *Gateway, method string, hdr map[string]string, body string) *httptest.ResponseRecorder {
 	r := arrived(httptest.NewRequest(method, "http://127.0.0.1:7480/mcp", strings.NewReader(body)))
 	r.RemoteAddr = "127.0.0.1:40000"
+	return serveRequest(g, r, hdr)
+}
+
+// serveRequest sends r to the gateway's handler as an MCP client's POST,
+// with the headers hdr besides.
+func serveRequest(g *Gateway, r *http.Request, hdr map[string]string) *httptest.ResponseRecorder {
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {

@@ -31,14 +31,7 @@ func at(g *Gateway, method, path, local, host string, hdr map[string]string) *ht
 	if local != "" {
 		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, net.TCPAddrFromAddrPort(netip.MustParseAddrPort(local))))
 	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		r.Header.Set(k, v)
-	}
-	w := httptest.NewRecorder()
-	g.Handler().ServeHTTP(w, r)
-	return w
+	return serveRequest(g, r, hdr)
 }
 
 // DNS rebinding: a page on evil.example whose name resolves to the

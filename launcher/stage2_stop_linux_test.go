@@ -92,14 +92,7 @@ func TestThreadsStoppedFailsClosed(t *testing.T) {
 		if exhaust {
 			c.Env = append(c.Env, threadsChildEnv+"_EXHAUST=1")
 		}
-		out, err := c.CombinedOutput()
-		for _, l := range strings.Split(string(out), "\n") {
-			if v, ok := strings.CutPrefix(l, "threads: "); ok {
-				return v
-			}
-		}
-		t.Fatalf("the child printed no verdict (%v):\n%s", err, out)
-		return ""
+		return childVerdict(t, c, "threads: ")
 	}
 	if got := check(true); got != "running (EMFILE)" {
 		t.Fatalf("a running process, /proc unreadable for want of descriptors: %s, want running (EMFILE)", got)
@@ -270,14 +263,7 @@ func TestStage2StopTreeFailsClosed(t *testing.T) {
 		c := exec.Command(os.Args[0], "-test.run=^TestStage2StopTreeChild$", "-test.count=1")
 		c.Env = append(os.Environ(), stopTreeChildEnv+"="+self)
 		c.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
-		out, err := c.CombinedOutput()
-		for _, l := range strings.Split(string(out), "\n") {
-			if v, ok := strings.CutPrefix(l, "stop_tree: "); ok {
-				return v
-			}
-		}
-		t.Fatalf("the child printed no verdict (%v):\n%s", err, out)
-		return ""
+		return childVerdict(t, c, "stop_tree: ")
 	}
 	if got := run("/proc/self"); got != "0, the tree stopped" {
 		t.Fatalf("control: /proc/self readable: %s, want 0, the tree stopped", got)
@@ -383,4 +369,18 @@ func TestStage2MarkSchedstatZero(t *testing.T) {
 	if _, r := threadRunsC(zero, noCounts); r != 0 {
 		t.Fatalf("a status without its switch counts: %d, want 0 (cannot be told)", r)
 	}
+}
+
+// childVerdict runs the test's child c and returns what follows prefix on
+// the line of its output that starts with it.
+func childVerdict(t *testing.T, c *exec.Cmd, prefix string) string {
+	t.Helper()
+	out, err := c.CombinedOutput()
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, prefix); ok {
+			return v
+		}
+	}
+	t.Fatalf("the child printed no verdict (%v):\n%s", err, out)
+	return ""
 }

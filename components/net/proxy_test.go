@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/internal/syncbuf"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -708,7 +709,7 @@ func TestProxyRefusalHidesAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncLog
+	var logs syncbuf.Buffer
 	dialled := 0
 	p := &Proxy{Decider: eg, Parse: SplitHostPort, Log: slog.New(slog.NewTextHandler(&logs, nil)),
 		Resolver: &pxResolver{names: map[string][]netip.Addr{"internal.test": {netip.MustParseAddr("10.9.8.7")}}},
@@ -743,22 +744,4 @@ func TestProxyRefusalHidesAddress(t *testing.T) {
 	if !strings.Contains(logs.String(), "10.9.8.7") {
 		t.Errorf("the log lacks the address: %s", logs.String())
 	}
-}
-
-// syncLog is a log buffer safe for the proxy's goroutines.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
