@@ -184,8 +184,10 @@
 //     tree belongs to the caller). Setuid and setgid are never restored.
 //   - A killed restore's tree is removed only by a later restore into the
 //     same directory, and only where the mark could be set (root, on a
-//     file system with trusted extended attributes: ext4, xfs, btrfs,
-//     tmpfs; not NFS), and only a directory: a backup of one file,
+//     file system with trusted extended attributes and flock: ext4, xfs,
+//     btrfs, tmpfs; not NFS: where flock is refused, EOPNOTSUPP, ENOLCK
+//     or EINVAL, the restore goes on unlocked and unmarked, and a killed
+//     one's tree stays), and only a directory: a backup of one file,
 //     killed, leaves a file of root's, which the workspace's owner can
 //     remove.
 //   - Sparse files are stored and restored dense.

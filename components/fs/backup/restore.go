@@ -23,6 +23,10 @@ var testHookBeforeRestoreRename func()
 // name are where it was made.
 var testHookAfterMake func(out int, name string)
 
+// lockTree is how mark locks the tree's root: flock, replaced in tests
+// by a file system that refuses it.
+var lockTree = flock
+
 // RestorePrefix begins the temporary name a restore builds its tree
 // under, in the destination directory, until it is renamed into place.
 const RestorePrefix = ".pinfold-restore-"
@@ -463,9 +467,17 @@ func (r *restorer) node(i int, in int, inName string, out int, outName string) e
 // tree (SIGKILL, a crash) leaves it, root's and 0700, where the
 // workspace's owner cannot remove it: marked, and its lock free, it is
 // the next restore's to remove (sweepStale). Without root or extended
-// attributes there is no mark, and such a tree stays.
+// attributes there is no mark, and such a tree stays. So too where the
+// file system refuses flock (EOPNOTSUPP, ENOLCK, EINVAL: some network
+// file systems): the restore goes on, unlocked and so unmarked (a mark
+// says its restore holds the lock while it lives; unlocked, the next
+// restore would take the tree for a killed one's and empty it).
 func (r *restorer) mark() error {
-	if err := flock(r.top, unix.LOCK_EX); err != nil {
+	switch err := lockTree(r.top, unix.LOCK_EX); err {
+	case nil:
+	case unix.EOPNOTSUPP, unix.ENOLCK, unix.EINVAL:
+		return nil
+	default:
 		return err
 	}
 	r.marked = unix.Fsetxattr(r.top, restoreMark, []byte(strconv.Itoa(os.Getpid())), 0) == nil

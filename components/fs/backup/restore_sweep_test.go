@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,48 @@ func TestRestoreSweepsKilled(t *testing.T) {
 	must(t, w.store.Restore(b.ID, openPath(t, w.ws), "third", self()))
 	if _, err := os.Lstat(filepath.Join(w.ws, running)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the second killed restore's tree is still there: %v", err)
+	}
+}
+
+// A file system that refuses flock (EOPNOTSUPP, ENOLCK, EINVAL: some
+// network file systems) does not stop a restore: its tree goes unlocked
+// and so unmarked (a mark without the lock would make it the next
+// restore's to remove). The restore failed there once the tree's root
+// was locked. Another error of the lock still fails the restore, leaving
+// nothing.
+func TestRestoreWithoutFlock(t *testing.T) {
+	w := newWorld(t, 0)
+	dir, b := stagedTree(t, w, 3, "d")
+	want := snapshot(t, dir)
+	defer func() { lockTree, testHookBeforeRestoreRename = flock, nil }()
+	for _, errno := range []unix.Errno{unix.EOPNOTSUPP, unix.ENOLCK, unix.EINVAL} {
+		lockTree = func(int, int) error { return errno }
+		marked := true
+		testHookBeforeRestoreRename = func() {
+			names := tempNames(t, w.ws)
+			if len(names) != 1 {
+				t.Fatalf("%v: temporary trees %q, want one", errno, names)
+			}
+			_, err := unix.Lgetxattr(filepath.Join(w.ws, names[0]), restoreMark, nil)
+			marked = !errors.Is(err, unix.ENODATA)
+		}
+		name := "back-" + strconv.Itoa(int(errno))
+		if err := w.store.Restore(b.ID, openPath(t, w.ws), name, self()); err != nil {
+			t.Errorf("flock refused (%v): the restore failed: %v", errno, err)
+			continue
+		}
+		if marked {
+			t.Errorf("flock refused (%v): the unlocked tree was marked", errno)
+		}
+		compareSnapshots(t, restoredAs(want, self()), snapshot(t, filepath.Join(w.ws, name)))
+	}
+	// Control: a lock that fails otherwise fails the restore.
+	lockTree = func(int, int) error { return unix.EIO }
+	testHookBeforeRestoreRename = nil
+	if err := w.store.Restore(b.ID, openPath(t, w.ws), "eio", self()); !errors.Is(err, unix.EIO) {
+		t.Errorf("flock failing with EIO: %v, want the restore to fail with it", err)
+	}
+	if n := tempNames(t, w.ws); len(n) != 0 {
+		t.Errorf("the failed restore left %q", n)
 	}
 }
