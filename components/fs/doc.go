@@ -149,7 +149,9 @@
 //   - Case-insensitive directories: only the target's parent directory is
 //     asked whether it folds case. A non-folding directory inside a
 //     folding one (chattr -F on an empty directory) is matched case
-//     sensitively below it. This kernel has no casefold support, so the
+//     sensitively below it. ProtectedIn and ProtectedNamesIn (bash's
+//     read-only mounts) ask every directory they walk, and match its
+//     names the same way. This kernel has no casefold support, so the
 //     ioctl path was not exercised by the tests; the folded matching was.
 //   - A listing stops at MaxList (10000) entries, read in directory order
 //     and then sorted, with the truncated flag: a truncated listing is a

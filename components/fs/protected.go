@@ -27,7 +27,9 @@ const MaxProtectedWalk = 200_000
 // worktree's or submodule's pointer to its repository) is protected too.
 // A symbolic link at a protected name, or at ".git", is an error: nothing
 // can be mounted over a link, and what it points at (a hooks directory
-// elsewhere in the workspace) would stay writable.
+// elsewhere in the workspace) would stay writable. Names match as fs
+// matches them: folded in a directory that folds case (a .GIT/hooks or
+// a .Bashrc is git's and the shell's there).
 func ProtectedIn(dir string, extra []string) ([]string, error) {
 	mounts, _, err := ProtectedBoth(dir, extra)
 	return mounts, err
@@ -107,15 +109,23 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 			first = append(first, fmt.Sprintf(format, args...))
 		}
 	}
-	// gitRoot: the directory is a .git itself.
-	var walk func(f *os.File, path string, inGit, gitRoot bool, depth int) bool // false: stop
-	walk = func(f *os.File, path string, inGit, gitRoot bool, depth int) bool {
+	// gitRoot: the directory is a .git itself. upFold: its parent folds
+	// case, so its own name is matched folded.
+	var walk func(f *os.File, path string, inGit, gitRoot, upFold bool, depth int) bool // false: stop
+	walk = func(f *os.File, path string, inGit, gitRoot, upFold bool, depth int) bool {
 		defer f.Close()
 		// A git directory by what it holds (a bare repository) is a .git
 		// by another name.
 		if !inGit && gitLayoutAt(int(f.Fd())) {
 			inGit, gitRoot = true, true
 		}
+		// Names match as fs's matcher has them: folded where this
+		// directory folds case, since git and the shell find a .GIT or a
+		// .Bashrc there under their own spelling.
+		fold := caseFolded(int(f.Fd()))
+		base := filepath.Base(path)
+		inXDG := depth > 0 && scanKey(base, upFold) == xdgDir
+		inBare := depth > 0 && bareName(base, upFold)
 		var subdirs []string
 		for {
 			ents, err := f.ReadDir(512)
@@ -125,14 +135,14 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 					return false
 				}
 				name, t := e.Name(), e.Type()
-				named := slices.Contains(protectedNames, name) || inGit && slices.Contains(gitProtected, name) || name == gitDir && !t.IsDir() ||
-					depth > 0 && name == xdgGit && filepath.Base(path) == xdgDir ||
-					depth > 0 && bareName(filepath.Base(path), false) && slices.Contains(gitProtected, name)
+				k := scanKey(name, fold)
+				named := slices.Contains(protectedNames, k) || inGit && slices.Contains(gitProtected, k) || k == gitDir && !t.IsDir() ||
+					inXDG && k == xdgGit || inBare && slices.Contains(gitProtected, k)
 				// A link where a name decides protection beneath it (.git,
 				// any directory inside one such as .git/modules, .config)
 				// would put unprotected files under protected names: it is
 				// found as such, never followed.
-				link := t&os.ModeSymlink != 0 && (name == gitDir || inGit || name == xdgDir)
+				link := t&os.ModeSymlink != 0 && (k == gitDir || inGit || k == xdgDir)
 				if named || link {
 					found = append(found, protectedFound{path + "/" + name, t})
 					continue
@@ -140,7 +150,7 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 				// A repository's objects are many and hold nothing protected;
 				// only .git/objects itself is skipped (a submodule named
 				// objects has its git directory at .git/modules/objects).
-				if t.IsDir() && !(gitRoot && name == "objects") {
+				if t.IsDir() && !(gitRoot && k == "objects") {
 					subdirs = append(subdirs, name)
 				}
 			}
@@ -152,7 +162,8 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 				break
 			}
 		}
-		if i := slices.Index(subdirs, gitDir); i > 0 {
+		isGit := func(n string) bool { return scanKey(n, fold) == gitDir }
+		if i := slices.IndexFunc(subdirs, isGit); i > 0 {
 			subdirs[0], subdirs[i] = subdirs[i], subdirs[0]
 		}
 		for _, name := range subdirs {
@@ -166,7 +177,7 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 				note("%s: %v", shortPath(sub), err)
 				continue
 			}
-			if !walk(os.NewFile(uintptr(fd), sub), sub, inGit || name == gitDir, name == gitDir, depth+1) {
+			if !walk(os.NewFile(uintptr(fd), sub), sub, inGit || isGit(name), isGit(name), fold, depth+1) {
 				return false
 			}
 		}
@@ -175,7 +186,7 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 	if top, err := os.Open(dir); err != nil {
 		note("%s: %v", dir, unwrapPath(err))
 	} else {
-		walk(top, filepath.Clean(dir), false, false, 0)
+		walk(top, filepath.Clean(dir), false, false, false, 0)
 	}
 	for _, x := range extra {
 		if !beneathPath(x, dir) {
@@ -194,6 +205,20 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 		problem = fmt.Errorf("fs: looking for protected paths, not looked through: %s", msg)
 	}
 	return found, problem
+}
+
+// scanKey is name as a directory compares it, folded where it folds
+// case (fold), to compare with the built-in names, which are folded
+// already (lower-case ASCII): foldEqual's matching, with each name
+// folded once however many it is compared with.
+func scanKey(name string, fold bool) string {
+	switch {
+	case !fold:
+		return name
+	case isASCII(name):
+		return strings.ToLower(name)
+	}
+	return foldKey(name)
 }
 
 // gitLayoutAt reports whether the directory dfd holds one of the

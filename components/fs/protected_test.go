@@ -294,3 +294,68 @@ func TestProtectedInBareRepo(t *testing.T) {
 		t.Errorf("got %q\nwant %q", rel, want)
 	}
 }
+
+// In a directory that folds case (ext4 casefold, chattr +F), the scan
+// behind bash's read-only mounts matches names as fs's matcher does:
+// folded, fully (a ligature "pro\ufb01le", a ".s\u200dsh"), since a
+// .GIT/hooks, a .Bashrc or a .SSH made there is the file git and the
+// shell use. It compared exactly, so none of them was mounted read-only.
+// This kernel folds no directory: caseFolded says which do (ci and all
+// beneath it but ci/plain); cs, not folding, holds the same names as a
+// control, as does ci/plain (a directory made not to fold inside one
+// that does).
+func TestProtectedInFolds(t *testing.T) {
+	ws := t.TempDir()
+	names := []string{".Bashrc", ".SSH/id", ".s\u200dsh/id", ".pro\ufb01le", ".GIT/Hooks/pre-commit", ".GIT/CONFIG",
+		".GIT/OBJECTS/ab/hooks", ".GIT/modules/x/HOOKS/post-checkout", ".Config/GIT/config", "R.Git/HOOKS/x", "wt/.Git"}
+	for _, d := range []string{"ci", "cs", "ci/plain"} {
+		for _, f := range names {
+			p := filepath.Join(ws, d, f)
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(t, os.WriteFile(p, []byte("x"), 0o644))
+		}
+	}
+	// scanKey compares folded names with the built-in ones as they are.
+	for _, n := range slices.Concat(protectedNames, gitProtected, []string{gitDir, xdgDir, xdgGit, "objects"}) {
+		if foldKey(n) != n {
+			t.Fatalf("the built-in name %q is not folded (%q): scanKey would not match it", n, foldKey(n))
+		}
+	}
+	folds := filepath.Join(ws, "ci")
+	defer func(f func(int) bool) { caseFolded = f }(caseFolded)
+	caseFolded = func(fd int) bool {
+		p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		must(t, err)
+		return (p == folds || beneathPath(p, folds)) && !(p == folds+"/plain" || beneathPath(p, folds+"/plain"))
+	}
+	var want []string
+	for _, f := range []string{".Bashrc", ".SSH", ".s\u200dsh", ".pro\ufb01le", ".GIT/Hooks", ".GIT/CONFIG", ".GIT/modules/x/HOOKS", ".Config/GIT", "R.Git/HOOKS", "wt/.Git"} {
+		want = append(want, "ci/"+f)
+	}
+	slices.Sort(want)
+	got, err := ProtectedIn(ws, nil)
+	must(t, err)
+	if rel := relativeTo(ws, got); !slices.Equal(rel, want) {
+		t.Errorf("got %q\nwant %q", rel, want)
+	}
+	names2, err := ProtectedNamesIn(ws, nil)
+	must(t, err)
+	if rel := relativeTo(ws, names2); !slices.Equal(rel, want) {
+		t.Errorf("names: got %q\nwant %q", rel, want)
+	}
+
+	// A link at a folded .git is found, never followed; not where the
+	// directory does not fold.
+	for _, d := range []string{"ci/l", "cs/l"} {
+		must(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+		must(t, os.Symlink("../..", filepath.Join(ws, d, ".GIT")))
+	}
+	if _, err := ProtectedIn(ws, nil); err == nil || !strings.Contains(err.Error(), "ci/l/.GIT is a symbolic link") {
+		t.Errorf("a link at ci/l/.GIT: %v, want it refused", err)
+	}
+	names2, err = ProtectedNamesIn(ws, nil)
+	must(t, err)
+	if rel := relativeTo(ws, names2); !slices.Contains(rel, "ci/l/.GIT") || slices.Contains(rel, "cs/l/.GIT") {
+		t.Errorf("with links: got %q, want ci/l/.GIT and not cs/l/.GIT", rel)
+	}
+}

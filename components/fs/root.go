@@ -384,8 +384,9 @@ func opVerb(op string) string {
 
 // caseFolded reports whether the directory fd looks names up
 // case-insensitively (ext4, f2fs or tmpfs with casefold, chattr +F). An
-// error (a file system without the flags) is "no".
-func caseFolded(fd int) bool {
+// error (a file system without the flags) is "no". A variable: a test,
+// on a kernel without casefold, says which directories fold.
+var caseFolded = func(fd int) bool {
 	f, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
 	return err == nil && f&fsCaseFoldFL != 0
 }
