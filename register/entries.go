@@ -335,7 +335,7 @@ func entries() []Entry {
 		sr("SR-46", "A command worker cannot rewrite protected paths",
 			"A command that does not name .git/hooks (a build script, an interpreter one-liner that assembles the path) rewrites a git hook or a shell start-up file, which then runs outside the sandbox.",
 			"Before each command the launcher walks the workspace (bounded; failing rather than answering from part of it) for the protected paths that exist — the built-in names at any depth, git's hooks, config and commondir beneath every .git and every bare repository, the policy's own, the launcher's files — and mounts each read-only over the worker's writable workspace: whatever the analyzer saw, writes fail with EROFS.",
-			Boundary, "launcher.TestIntegrationComponentsShell", "components/fs.TestProtectedIn", "components/fs.TestProtectedInBareRepo", "components/fs.TestProtectedInTooLarge"),
+			Boundary, "launcher.TestIntegrationComponentsShell", "components/fs.TestProtectedIn", "components/fs.TestProtectedInBareRepo", "components/fs.TestProtectedInFolds", "components/fs.TestProtectedInTooLarge"),
 
 		sr("SR-47", "A Code Mode script reaches nothing but its tools",
 			"A model's script breaks out of its interpreter — through eval, a function constructor, a module, the host's files or network — or a tool call spends authority the policy did not give.",
