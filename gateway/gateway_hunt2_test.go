@@ -342,7 +342,7 @@ func TestEndDuringInitialize(t *testing.T) {
 		<-s.ended // all of end done before the SDK makes its session
 	}
 	defer func() { testHookAdmitted = nil }()
-	w = serve(g, http.MethodPost, map[string]string{"Authorization": "Bearer " + secret}, initializeBody)
+	serve(g, http.MethodPost, map[string]string{"Authorization": "Bearer " + secret}, initializeBody)
 	if ended == nil {
 		t.Fatal("no session was admitted")
 	}

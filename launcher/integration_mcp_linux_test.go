@@ -83,10 +83,12 @@ func TestIntegrationMCP(t *testing.T) {
 		}
 	}
 
-	out, text, isErr := call("read_file", map[string]any{"path": "hello.txt"})
+	out, _, isErr := call("read_file", map[string]any{"path": "hello.txt"})
 	want("read_file", out["content"], "hello from the workspace\n")
-	out, text, isErr = call("write_file", map[string]any{"path": "new.txt", "content": "made through mcp\n"})
+	want("read_file is an error", isErr, false)
+	out, text, isErr := call("write_file", map[string]any{"path": "new.txt", "content": "made through mcp\n"})
 	want("write_file", out["bytes"], 17)
+	want("write_file is an error", isErr, false)
 	if b, _ := os.ReadFile(filepath.Join(s.ws, "new.txt")); string(b) != "made through mcp\n" {
 		t.Errorf("new.txt on disk: %q (%s)", b, text)
 	}
@@ -96,7 +98,7 @@ func TestIntegrationMCP(t *testing.T) {
 	}
 	call("delete", map[string]any{"path": "new.txt"})
 	mustNotExist(t, filepath.Join(s.ws, "new.txt"), "delete did not delete")
-	out, text, _ = call("run_command", map[string]any{"command": "echo out; echo err >&2; exit 3"})
+	out, _, _ = call("run_command", map[string]any{"command": "echo out; echo err >&2; exit 3"})
 	want("run_command exit", out["exit_code"], 3)
 	want("run_command stdout", out["stdout"], "out\n")
 	want("run_command stderr", out["stderr"], "err\n")
@@ -131,7 +133,7 @@ func TestIntegrationMCP(t *testing.T) {
 	if !isErr || !strings.Contains(text, "rule network.deny[0]") || !strings.Contains(text, "Hint:") {
 		t.Errorf("https fetch of a denied name: error %v, %s", isErr, text)
 	}
-	out, text, _ = call("fetch", map[string]any{"url": up + "/hi"})
+	out, _, _ = call("fetch", map[string]any{"url": up + "/hi"})
 	want("fetch", fmt.Sprint(out["status"], " ", out["body"]), "200 upstream says /hi")
 
 	out, text, isErr = call("execute_code", map[string]any{"script": `const f = await pinfold.call("read_file", {path: "hello.txt"}); pinfold.log("read"); return f.content.trim();`})
