@@ -26,6 +26,8 @@ import (
 // them: otherwise a single client with no token filled every place, and
 // owners were refused until it let go (a review). Many sources together
 // still can; the bound is then what keeps the gateway's descriptors.
+// Loopback is not a source: every local client comes from it, and a
+// share of its own would only lower the bound for all of them at once.
 func (g *Gateway) LimitConnections(ln net.Listener, max, perSource int, plain bool) net.Listener {
 	return &connLimit{Listener: ln, slots: make(chan struct{}, max), refusing: make(chan struct{}, maxRefusing), plain: plain, g: g,
 		perSource: perSource, sources: map[netip.Prefix]int{}}
@@ -74,6 +76,9 @@ func sourceOf(c net.Conn) netip.Prefix {
 
 // take counts c against its source, or says it is over its share.
 func (l *connLimit) take(src netip.Prefix) bool {
+	if src.Addr().IsLoopback() {
+		return true
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.sources[src] >= l.perSource {
@@ -84,6 +89,9 @@ func (l *connLimit) take(src netip.Prefix) bool {
 }
 
 func (l *connLimit) give(src netip.Prefix) {
+	if src.Addr().IsLoopback() {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.sources[src]--; l.sources[src] <= 0 {

@@ -93,9 +93,10 @@
 // from a client that names an old protocol version), and so is an
 // Mcp-Protocol-Version header the stateful handler does not serve (the
 // SDK logged such a value whole); at most a number of connections at
-// once, an eighth of them from one source (LimitConnections: one more
-// is answered 503 and closed, never served, so a flood of idle ones
-// cannot take every descriptor, nor one client every place); header
+// once, an eighth of them from one source other than loopback
+// (LimitConnections: one more is answered 503 and closed, never served,
+// so a flood of idle ones cannot take every descriptor, nor one remote
+// client every place); header
 // and read timeouts, an idle timeout per session, a start timeout per
 // sandbox. A
 // session ends within a second of its token being revoked or losing a

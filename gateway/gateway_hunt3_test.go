@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinfold/pinfold/internal/nstest"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -413,31 +416,82 @@ func TestHostAllowedAddressSpellings(t *testing.T) {
 // One source holds at most its share of the connections: a single client
 // with no token that floods the gateway is refused past its share, and a
 // client from another address is still served (a review: one client
-// filled every place and owners were refused until it let go).
+// filled every place and owners were refused until it let go). The
+// addresses are other than loopback, in a network namespace of the
+// test's own: loopback clients are one source to the gateway and share
+// only the bound (the control below).
 func TestConnectionsPerSource(t *testing.T) {
-	g, _ := testGateway(t)
+	requireRoot(t, "to make a network namespace and add addresses to its loopback")
+	ns, err := nstest.NewLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	server, flooder, other := "10.77.0.1", "10.77.0.2", "10.77.0.3"
+	var ln net.Listener
+	if err := nstest.In(ns, func() error {
+		for _, a := range []string{server, flooder, other} {
+			// A child forked by this locked thread is in its namespace.
+			if out, err := exec.Command("ip", "addr", "add", a+"/32", "dev", "lo").CombinedOutput(); err != nil {
+				return fmt.Errorf("ip addr add %s: %v: %s", a, err, out)
+			}
+		}
+		ln, err = net.Listen("tcp", server+":0")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	dial := func(ip string) (c net.Conn, err error) {
+		nerr := nstest.In(ns, func() error {
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+			c, err = d.Dial("tcp", ln.Addr().String())
+			return nil
+		})
+		return c, errors.Join(nerr, err)
+	}
+	floodShare(t, ln, dial, flooder, other, true)
+}
+
+// Loopback is one source: every local client shares it, so its share is
+// the bound (the control of TestConnectionsPerSource: the same flood
+// from 127.0.0.2 is held whole).
+func TestConnectionsLoopbackOneSource(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const max, share, flood = 20, 5, 30
+	dial := func(ip string) (net.Conn, error) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+		return d.Dial("tcp", ln.Addr().String())
+	}
+	floodShare(t, ln, dial, "127.0.0.2", "127.0.0.3", false)
+}
+
+// floodShare serves a gateway on ln bounded to 20 connections, 5 from one
+// source, floods it with 15 idle connections from flooder, and checks
+// that the flood holds 5 places (limited) or all 15, what flooder's next
+// connection gets, that other is served, and that the places come back.
+func floodShare(t *testing.T, ln net.Listener, dial func(ip string) (net.Conn, error), flooder, other string, limited bool) {
+	t.Helper()
+	g, _ := testGateway(t)
+	g.cfg.Hosts = []string{hostOf(ln.Addr().String())}
+	const max, share, flood = 20, 5, 15
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: time.Minute}
 	go srv.Serve(g.LimitConnections(ln, max, share, true))
 	defer srv.Close()
-	addr := ln.Addr().String()
-	from := func(ip string) *net.Dialer {
-		return &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
-	}
 	get := func(ip string) string {
-		c, err := from(ip).Dial("tcp", addr)
+		c, err := dial(ip)
 		if err != nil {
 			return err.Error()
 		}
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(5 * time.Second))
-		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", addr)
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", ln.Addr())
 		b, _ := io.ReadAll(c)
 		return string(b)
+	}
+	if b := get(other); !strings.HasPrefix(b, "HTTP/1.1 200 ") {
+		t.Fatalf("control, before the flood: %q", b)
 	}
 	var conns []net.Conn
 	defer func() {
@@ -447,24 +501,32 @@ func TestConnectionsPerSource(t *testing.T) {
 	}()
 	goroutines := runtime.NumGoroutine()
 	for range flood {
-		c, err := from("127.0.0.2").Dial("tcp", addr)
+		c, err := dial(flooder)
 		if err != nil {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
 	}
-	// The flood's first share is held; the rest is being refused.
+	held := flood
+	if limited {
+		held = share
+	}
+	// What the flood is given is held; the rest is refused.
 	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine()-goroutines > share+2 && time.Now().Before(deadline) {
+	for n := runtime.NumGoroutine() - goroutines; (n < held || n > held+2) && time.Now().Before(deadline); n = runtime.NumGoroutine() - goroutines {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := runtime.NumGoroutine() - goroutines; n > share+2 {
-		t.Errorf("one source's %d connections hold %d goroutines, more than its share of %d", flood, n, share)
+	if n := runtime.NumGoroutine() - goroutines; n < held || n > held+2 {
+		t.Errorf("one source's %d connections hold %d goroutines, want %d", flood, n, held)
 	}
-	if b := get("127.0.0.2"); !strings.HasPrefix(b, "HTTP/1.1 503 ") || !strings.Contains(b, "too many connections from your address (the most is 5)") {
+	b := get(flooder)
+	if limited && (!strings.HasPrefix(b, "HTTP/1.1 503 ") || !strings.Contains(b, "too many connections from your address (the most is 5)")) {
 		t.Errorf("one more from the flooding address: %q", b)
 	}
-	if b := get("127.0.0.3"); !strings.HasPrefix(b, "HTTP/1.1 200 ") {
+	if !limited && !strings.HasPrefix(b, "HTTP/1.1 200 ") {
+		t.Errorf("one more from a loopback address, the bound not reached: %q", b)
+	}
+	if b := get(other); !strings.HasPrefix(b, "HTTP/1.1 200 ") {
 		t.Errorf("another address, while one floods: %q", b)
 	}
 	// Its places come back when it lets go.
@@ -473,10 +535,23 @@ func TestConnectionsPerSource(t *testing.T) {
 	}
 	conns = nil
 	deadline = time.Now().Add(10 * time.Second)
-	for !strings.HasPrefix(get("127.0.0.2"), "HTTP/1.1 200 ") {
+	for !strings.HasPrefix(get(flooder), "HTTP/1.1 200 ") {
 		if time.Now().After(deadline) {
-			t.Fatalf("the flooding address is still refused 10 s after it let go: %q", get("127.0.0.2"))
+			t.Fatalf("the flooding address is still refused 10 s after it let go: %q", get(flooder))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// requireRoot skips a test that needs root, or fails it where every
+// feature is required (.ci/run).
+func requireRoot(t *testing.T, why string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("PINFOLD_REQUIRE_ALL_FEATURES") == "1" {
+		t.Fatalf("requires root (%s), found euid %d", why, os.Geteuid())
+	}
+	t.Skipf("requires root (%s), found euid %d", why, os.Geteuid())
 }

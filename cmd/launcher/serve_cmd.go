@@ -69,7 +69,7 @@ here: what the policy leaves to the person is refused.
   --max-sessions N       sessions at once (default 8)
   --idle-timeout D       default 15m
   --max-connections N    connections held at once (default 1024), an eighth of
-                         them from one address (an IPv6 /64); one more is
+                         them from one address (an IPv6 /64) but loopback; one more is
                          answered 503 (plain HTTP) or closed (HTTPS) at once
   --auth-failures N      failed authentications one address may make before
                          429 (default 10; one more allowed every 30 s)
