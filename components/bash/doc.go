@@ -62,7 +62,13 @@
 //     settings as an option of exec: only those most used are listed,
 //     --script-shell and --userconfig not, which name the shell its
 //     command runs through; npm exec and npx given no command run that
-//     shell on standard input, as a bare sh: a fifteenth hunt),
+//     shell on standard input, as a bare sh: a fifteenth hunt; npm's
+//     parser reads a word of one dash as letters alone, only the last
+//     taking a value, from the next word: one it reads otherwise,
+//     -c=CMD, -cy, -ctrue, makes what runs unknown; it runs its last
+//     -c, and its words or that shell when that is empty: a
+//     seventeenth hunt, npx -cy rm -rf src and npx -c= rm -rf src ran
+//     rm),
 //     gosu and su-exec USER CMD, pkexec, fakeroot, dbus-run-session,
 //     proxychains and proxychains4 (-q and -f FILE as whole words, at
 //     most two, which is all proxychains-ng reads alike), choom (-n N;

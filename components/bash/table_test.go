@@ -2293,6 +2293,30 @@ var table = []struct {
 	{`gh config set git_protocol ssh`, A, "default"},
 	{`gh extension list`, A, "default"},
 	{`gh pr view 1`, A, "default"},
+	// A seventeenth hunt: npm's parser (nopt) reads a word of one dash
+	// otherwise than getopt: -X=VALUE gives VALUE to -X, and a group is
+	// letters alone, each its own option (npx -cy CMD is --call --yes,
+	// then CMD), a group it cannot read so being a setting of its own
+	// name (npx -ctrue runs the script shell on standard input); and the
+	// last -c wins, an empty one being none (npx -c= rm -rf src, npx
+	// -cy rm -rf src and npx -c='rm -rf src' each deleted src here).
+	{`npx -c='rm -rf src'`, P, "builtin.dynamic"},
+	{`npm exec -c='rm -rf src'`, P, "builtin.dynamic"},
+	{`npx -yc='rm -rf src'`, P, "builtin.dynamic"},
+	{`npx -cy rm -rf src`, P, "builtin.dynamic"},
+	{`npx -ctrue < in.sh`, P, "builtin.dynamic"},
+	{`echo 'rm -rf src' | npm exec -ctrue`, P, "builtin.dynamic"},
+	{`npx -p=-c 'rm -rf src'`, P, "builtin.dynamic"},
+	{`nohup npx -c= rm -rf src`, P, "builtin.dynamic"},
+	{`find . -execdir npx -c='rm -rf src' \;`, P, "builtin.dynamic"},
+	{`npx -c '' rm -rf src`, D, "builtin.recursive-delete"},
+	{`npx -c 'echo A' -c '' rm -rf src`, D, "builtin.recursive-delete"},
+	{`npx --call= rm -rf src`, D, "builtin.recursive-delete"},
+	{`npm exec -c '' -- rm -rf src`, D, "builtin.recursive-delete"},
+	{`npx -c '' < in.sh`, P, "builtin.script"},
+	{`npx -yc 'echo hi'`, A, "default"},
+	{`npm exec -qc 'echo hi'`, A, "default"},
+	{`npx -c 'echo A' -c 'echo B'`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

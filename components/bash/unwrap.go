@@ -25,6 +25,7 @@ type optSpec struct {
 	number     bool   // the positional word is there only when it is a number (chrt's priority, optional since util-linux 2.42)
 	oneWord    bool   // a long option is one word (--name, --name=value), never taking the next: one missing here cannot move the command (valgrind, firejail and chronic)
 	nopt       bool   // npm's parser: a flag takes a following "true" or "false" as its value
+	npmShort   bool   // npm's parser: a word of one dash is letters alone, only the last taking a value, from the next word
 	assigns    bool   // NAME=value words may follow (env, sudo)
 	numeric    bool   // -N, --N and -+N are options (nice -10)
 	dash       bool   // "-" alone is an option (env -)
@@ -189,6 +190,17 @@ options:
 				next++
 			}
 		case len(t) > 1 && t[0] == '-':
+			if sp.npmShort && !npmGroup(t, sp) {
+				// nopt gives -X=VALUE's VALUE to the group before it, and
+				// takes a group with a letter it does not know, or a
+				// value letter before the last (-cy, -ctrue), for a
+				// setting of that name (a seventeenth hunt: npx -cy rm
+				// -rf src ran rm, npx -ctrue its shell on standard input).
+				if unknown() {
+					return r
+				}
+				break
+			}
 			for j := 1; j < len(t); j++ {
 				c := t[j]
 				arg, ok := sp.shortArg(c)
@@ -273,6 +285,19 @@ options:
 	return r
 }
 
+// npmGroup reports whether npm's parser reads the word of one dash t as
+// getopt does: letters alone, sp's each, none but the last taking a
+// value.
+func npmGroup(t string, sp optSpec) bool {
+	for j := 1; j < len(t); j++ {
+		arg, ok := sp.shortArg(t[j])
+		if !ok || arg != argNone && j < len(t)-1 {
+			return false
+		}
+	}
+	return true
+}
+
 // unknownOpt marks c, the wrapper name, as running what is known only at
 // run time when its word at holds an option the wrapper's table does not
 // list (at > 0), as a word that is not a literal there does; it reports
@@ -354,7 +379,7 @@ var npmExec = optSpec{
 		"silent quiet offline prefer-offline prefer-online global help version",
 	capture: "-c --call",
 	stop:    "-h --help -v --version",
-	nopt:    true, shell: true,
+	nopt:    true, npmShort: true, shell: true,
 }
 
 // npx's are npm exec's and the old npx's --no-install; npx puts "--"
@@ -1142,12 +1167,19 @@ func shiftCaps(r optResult, by int) optResult {
 // walked (getopt keeps the last of them; all are walked). done is set
 // when there was one.
 func (w *walker) shellString(s scope, c *SimpleCommand, name string, r optResult, depth int) (done bool, err error) {
-	for _, cp := range r.caps {
-		switch cp.name {
-		case "-c", "--call", "--command", "--session-command":
-		default:
-			continue
+	caps := slices.DeleteFunc(slices.Clone(r.caps), func(cp captured) bool {
+		return !lists("-c --call --command --session-command", cp.name)
+	})
+	if len(caps) > 0 && (name == "npx" || strings.HasPrefix(name, "npm ")) {
+		// npm runs its last --call, and its command words, or the
+		// shell on standard input, when that is empty (a seventeenth
+		// hunt: npx -c '' rm -rf src ran rm).
+		caps = caps[len(caps)-1:]
+		if caps[0].val.Literal && caps[0].val.Text == "" {
+			return false, nil
 		}
+	}
+	for _, cp := range caps {
 		done = true
 		if !cp.val.Literal {
 			if c.Dynamic == nil {
