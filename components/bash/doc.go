@@ -110,7 +110,8 @@
 //     exec and shell, devbox run and shell, fnm exec, tox exec, lerna
 //     and nx exec, poetry, pipenv and hatch shell, the secret managers'
 //     run and exec (op, doppler, aws-vault, sops exec-env, …), ip netns
-//     and cargo watch (opaqueSubs), are not unwrapped: what they run
+//     and cargo watch, (a seventeenth) flatpak enter and build
+//     (opaqueSubs), are not unwrapped: what they run
 //     needs approval (builtin.dynamic); GNU parallel
 //     and sem make their commands at run time and run them through a
 //     shell, so what they run needs approval (builtin.dynamic);
@@ -521,6 +522,12 @@
 //     prefix), which sets the commands it runs, and mvn's
 //     -Dexec.executable (-D and --define, or a property whose name is
 //     not a literal), which the exec plugin runs (a sixteenth hunt);
+//     and (a seventeenth hunt) just's --command (-c, in a group too),
+//     --shell, --shell-arg, --clear-shell-args, --shell-command,
+//     --chooser, --edit (-e) and --set (its value goes into recipe
+//     lines, as make's variables do), pidstat -e PROGRAM, bpftrace -c
+//     CMD and --unsafe (system()), flatpak run --command and
+//     flatpak-builder --run;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

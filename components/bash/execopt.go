@@ -318,6 +318,59 @@ func execOption(sc *SimpleCommand) *finding {
 				return found(i, "sets tox's settings, the commands it runs among them")
 			}
 		}
+	case "just":
+		// just runs --command's words (-c) with the justfile's
+		// environment, its recipes through --shell and --shell-arg
+		// (with --clear-shell-args, the shell alone), --chooser's
+		// program, $EDITOR or vim on --edit (-e), and --set's values in
+		// its recipe lines, as make's variables (a seventeenth hunt).
+		// Its recipes' arguments follow, which are not read apart.
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			switch n, _, _ := strings.Cut(t, "="); n {
+			case "--command", "--shell", "--shell-arg", "--clear-shell-args", "--shell-command", "--chooser", "--edit", "--set":
+				return found(i, "makes just run a command, a shell or an editor it names, or puts a value in its recipes")
+			}
+			if shortLetter(t, 'c', "fdsE") || shortLetter(t, 'e', "fdsE") {
+				return found(i, "makes just run a command or an editor")
+			}
+		}
+	case "pidstat":
+		// sysstat's pidstat -e PROGRAM ARGS runs PROGRAM (a seventeenth
+		// hunt); -e is read as a word of its own.
+		for i := 1; i < len(ws); i++ {
+			if ws[i].Text == "-e" {
+				return found(i, "makes pidstat run the program that follows")
+			}
+		}
+	case "bpftrace":
+		// -c CMD runs CMD; --unsafe lets the program's system() run
+		// commands (a seventeenth hunt).
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			if t == "--unsafe" || shortLetter(t, 'c', "BfeopIdxk") {
+				return found(i, "makes bpftrace run a command")
+			}
+		}
+	case "flatpak", "flatpak-builder":
+		// flatpak run --command CMD runs CMD in the application's
+		// sandbox, which may hold the workspace; flatpak-builder --run
+		// runs its words in the build's (a seventeenth hunt).
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			if n, _, _ := strings.Cut(t, "="); name == "flatpak" && n == "--command" || name == "flatpak-builder" && n == "--run" {
+				return found(i, "makes "+name+" run a command it names")
+			}
+		}
 	case "aria2c":
 		// --on-download-complete and the other --on-* hooks run a
 		// command; --conf-path reads a configuration naming them (a

@@ -2317,6 +2317,42 @@ var table = []struct {
 	{`npx -yc 'echo hi'`, A, "default"},
 	{`npm exec -qc 'echo hi'`, A, "default"},
 	{`npx -c 'echo A' -c 'echo B'`, A, "default"},
+	// A seventeenth hunt: programs whose option runs a command, a
+	// shell or an editor: just's --command (-c), --shell, --shell-arg,
+	// --clear-shell-args, --shell-command, --chooser, --edit (-e) and
+	// --set (whose value goes into recipe lines, as make's variables
+	// do), pidstat -e PROGRAM, bpftrace -c CMD and --unsafe (system()),
+	// flatpak run --command, flatpak enter and build, flatpak-builder
+	// --run.
+	{`just --command rm -rf src`, P, "builtin.exec-option"},
+	{`just -c rm -rf src`, P, "builtin.exec-option"},
+	{`just -qc rm -rf src`, P, "builtin.exec-option"},
+	{`just --shell ./x build`, P, "builtin.exec-option"},
+	{`just --shell=bash --shell-arg=-c build`, P, "builtin.exec-option"},
+	{`just --shell-arg -c --shell-arg 'rm -rf src;' build`, P, "builtin.exec-option"},
+	{`just --clear-shell-args build`, P, "builtin.exec-option"},
+	{`just --set shell ./x build`, P, "builtin.exec-option"},
+	{`just --choose --chooser ./x`, P, "builtin.exec-option"},
+	{`just --edit`, P, "builtin.exec-option"},
+	{`just -e`, P, "builtin.exec-option"},
+	{`pidstat -e rm -rf src`, P, "builtin.exec-option"},
+	{`pidstat -u 1 -e ./x`, P, "builtin.exec-option"},
+	{`bpftrace -c 'rm -rf src' -e 'BEGIN{}'`, P, "builtin.exec-option"},
+	{`bpftrace -qc ./x x.bt`, P, "builtin.exec-option"},
+	{`bpftrace --unsafe -e 'BEGIN{system("rm -rf src")}'`, P, "builtin.exec-option"},
+	{`flatpak run --command=sh org.x.Y -c 'rm -rf src'`, P, "builtin.exec-option"},
+	{`flatpak run --command sh org.x.Y`, P, "builtin.exec-option"},
+	{`flatpak enter 1234 rm -rf src`, P, "builtin.dynamic"},
+	{`flatpak build dir rm -rf src`, P, "builtin.dynamic"},
+	{`flatpak-builder --run dir x.json rm -rf src`, P, "builtin.exec-option"},
+	{`just build`, A, "default"},
+	{`just -l`, A, "default"},
+	{`just -f x.just -d . test`, A, "default"},
+	{`pidstat -u 1 5`, A, "default"},
+	{`bpftrace -l 'tracepoint:*'`, A, "default"},
+	{`flatpak run org.x.Y`, A, "default"},
+	{`flatpak list`, A, "default"},
+	{`flatpak-builder build x.json`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

@@ -797,14 +797,15 @@ var opaqueSubs = sync.OnceValue(func() map[string][]string {
 	// and exec (op, doppler, infisical, dotenvx, aws-vault, chamber,
 	// sops exec-env and exec-file), foreman's and honcho's run, ip netns
 	// exec, cargo watch (-s, -x); and the shells of pixi, devbox,
-	// poetry, pipenv and hatch, which read standard input.
+	// poetry, pipenv and hatch, which read standard input. A
+	// seventeenth: flatpak enter and build run their words in a sandbox.
 	return map[string][]string{
 		"mise": {"exec", "x", "en"}, "rtx": {"exec", "x", "en"}, "nix": {"develop", "shell", "run"}, "bun": {"exec"},
 		"pixi": {"run", "r", "exec", "x", "shell", "s"}, "devbox": {"run", "shell"}, "fnm": {"exec"}, "tox": {"exec", "e"},
 		"lerna": {"exec"}, "nx": {"exec"}, "poetry": {"shell"}, "pipenv": {"shell"}, "hatch": {"shell"},
 		"op": {"run"}, "doppler": {"run"}, "infisical": {"run"}, "dotenvx": {"run"}, "aws-vault": {"exec"},
 		"chamber": {"exec"}, "sops": {"exec-env", "exec-file"}, "foreman": {"run", "start"}, "honcho": {"run", "start"},
-		"ip": {"netns"}, "cargo": {"watch"},
+		"ip": {"netns"}, "cargo": {"watch"}, "flatpak": {"enter", "build"},
 	}
 })
 
