@@ -288,7 +288,15 @@
 //     .yarnrc, .yarnrc.yml, .npmrc; .cargo and .hg whole since a
 //     fifteenth hunt, cp /tmp/c/config.toml .cargo/ and mv conf .cargo
 //     having put a configuration there; gradle.properties,
-//     gradle/wrapper, .sbtopts and .jvmopts since a sixteenth; the bash analyzer's alone,
+//     gradle/wrapper, .sbtopts and .jvmopts since a sixteenth; the git
+//     hook managers' .husky, .pre-commit-config.yaml, .lefthook and
+//     lefthook's configuration files (lefthook.yml, .lefthook.toml,
+//     lefthook-local.json and kin), which run on the person's next git
+//     commit, and Bazel's .bazelrc and .bazeliskrc since a seventeenth,
+//     when a path that ends where one of two names begins (gradle, of
+//     gradle/wrapper: cp -r x/wrapper gradle/, cd gradle) counts too;
+//     not a project's own build scripts, tox.ini, Makefile,
+//     package.json, which the person runs as the project's; the bash analyzer's alone,
 //     not fs's, and a glob is not taken to match rust-toolchain; what
 //     an archive, a patch or a checkout holds is not seen) or one of
 //     Options.Protected; rustup toolchain

@@ -112,6 +112,11 @@ func protectedCandidates(o Options) []string {
 			names = append(names, tc...)
 		}
 	}
+	for _, base := range []string{".lefthook", ".lefthook-local"} {
+		for _, ext := range []string{"yml", "yaml", "json", "jsonc", "toml"} {
+			names = append(names, base+"."+ext)
+		}
+	}
 	for _, e := range o.Protected {
 		names = append(names, components(e)...)
 	}

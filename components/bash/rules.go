@@ -46,9 +46,28 @@ var protectedNames, gitProtected = sync.OnceValue(fs.ProtectedNames), sync.OnceV
 // -javaagent:, org.gradle.java.home's java) and the wrapper's
 // gradle/wrapper (the distribution gradlew runs, and its jar), sbt's
 // .sbtopts and .jvmopts (-J-javaagent:, -javaagent:).
+// A seventeenth hunt: the git hook managers' configuration, which runs
+// on the person's next git commit as .git/hooks does (husky's .husky,
+// which core.hooksPath names; pre-commit's .pre-commit-config.yaml,
+// whose local hooks are commands; lefthook's configuration in each of
+// its names, and its .lefthook scripts), and Bazel's .bazelrc
+// (--run_under, --workspace_status_command) and .bazeliskrc (the Bazel
+// it downloads and runs). A project's own build scripts (Makefile,
+// package.json, tox.ini, justfile) are left out: the person runs them
+// as the project's, as the agent does.
 var toolConfigs = [][]string{
 	{".mvn"}, {".cargo"}, {"rust-toolchain"}, {"rust-toolchain.toml"}, {".hg"}, {".yarnrc"}, {".yarnrc.yml"}, {".npmrc"},
 	{"gradle.properties"}, {"gradle", "wrapper"}, {".sbtopts"}, {".jvmopts"},
+	{".husky"}, {".pre-commit-config.yaml"}, {".pre-commit-config.yml"}, {".lefthook"}, {".lefthook-local"},
+	{".bazelrc"}, {".bazeliskrc"},
+}
+
+// lefthookConfig reports whether name is one of lefthook's
+// configuration files: lefthook and lefthook-local, with or without a
+// leading dot, as .yml, .yaml, .json, .jsonc or .toml.
+func lefthookConfig(name string) bool {
+	base, ext, _ := strings.Cut(strings.TrimPrefix(name, "."), ".")
+	return (base == "lefthook" || base == "lefthook-local") && slices.Contains([]string{"yml", "yaml", "json", "jsonc", "toml"}, ext)
 }
 
 // execEnv are variables that make programs run code they name, or
@@ -543,9 +562,16 @@ func classify(p string, o Options) (rule, what string) {
 			}
 		}
 		for _, tc := range toolConfigs {
-			if len(cs)-i >= len(tc) && slices.Equal(cs[i:i+len(tc)], tc) {
+			// A path that ends where one of two names begins (gradle, of
+			// gradle/wrapper) is a folder a command may put it in under
+			// its source's name (a seventeenth hunt: cp -r x/wrapper
+			// gradle/), or rename a folder holding it to.
+			if len(cs)-i >= len(tc) && slices.Equal(cs[i:i+len(tc)], tc) || len(cs)-i < len(tc) && slices.Equal(cs[i:], tc[:len(cs)-i]) {
 				return "structural.protected-path", "the protected path " + strings.Join(tc, "/") + ", a tool's configuration"
 			}
+		}
+		if lefthookConfig(c) {
+			return "structural.protected-path", "the protected path " + c + ", lefthook's configuration"
 		}
 		if c == ".config" && i+1 < len(cs) && cs[i+1] == "git" {
 			return "structural.git-config", "git's configuration (.config/git)"

@@ -2353,6 +2353,37 @@ var table = []struct {
 	{`flatpak run org.x.Y`, A, "default"},
 	{`flatpak list`, A, "default"},
 	{`flatpak-builder build x.json`, A, "default"},
+	// A seventeenth hunt: the hook managers' configuration runs on the
+	// person's next git commit (husky's .husky, whose folder git's
+	// core.hooksPath names; pre-commit's .pre-commit-config.yaml, whose
+	// local hooks are commands; lefthook's lefthook.yml and kin), and
+	// Bazel's .bazelrc (--run_under, --workspace_status_command) and
+	// .bazeliskrc (the Bazel it downloads and runs) on the next build,
+	// as .cargo's does; and a folder named where a protected path of
+	// two names begins (gradle, of gradle/wrapper) may have it put
+	// there under its source's name (cp -r x/wrapper gradle/).
+	{`echo 'rm -rf ~' > .husky/pre-commit`, P, "structural.protected-path"},
+	{`cp -r x/.husky .`, P, "structural.protected-path"},
+	{`mv hooks .husky`, P, "structural.protected-path"},
+	{`echo x > .pre-commit-config.yaml`, P, "structural.protected-path"},
+	{`cp /tmp/p sub/.pre-commit-config.yaml`, P, "structural.protected-path"},
+	{`echo x > lefthook.yml`, P, "structural.protected-path"},
+	{`cp x .lefthook.yaml`, P, "structural.protected-path"},
+	{`cp x lefthook-local.toml`, P, "structural.protected-path"},
+	{`cp x .lefthook.y?l`, P, "structural.protected-path"},
+	{`mkdir -p .lefthook/pre-commit`, P, "structural.protected-path"},
+	{`echo 'build --run_under=./x' >> .bazelrc`, P, "structural.protected-path"},
+	{`echo BAZELISK_BASE_URL=http://x > .bazeliskrc`, P, "structural.protected-path"},
+	{`cp -r x/wrapper gradle/`, P, "structural.protected-path"},
+	{`cp -r x/wrapper gradle`, P, "structural.protected-path"},
+	{`mv w sub/gradle`, P, "structural.protected-path"},
+	{`rsync -a x/ gradle/`, P, "structural.protected-path"},
+	{`cat .husky/pre-commit`, A, "default"},
+	{`cat lefthook.yml`, A, "default"},
+	{`ls gradle`, A, "default"},
+	{`cp x gradle.txt`, A, "default"},
+	{`cp x gradle/libs.versions.toml`, A, "default"},
+	{`echo x > tox.ini`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
