@@ -35,7 +35,8 @@
 //
 //   - sudo (its options, -u USER and the like, -h HOST, --, VAR=value),
 //     doas, env (-i, -u NAME, -C DIR, -S STRING when it is a plain list
-//     of words, NAME=value of any name), command (but command -v/-V runs
+//     of words, a word that starts with # ending it as a comment: a
+//     seventeenth hunt, NAME=value of any name), command (but command -v/-V runs
 //     nothing), builtin, exec (-a NAME), nice (-n N, -N, --N), nohup,
 //     timeout (options and DURATION), stdbuf, ionice, chrt (options and
 //     the priority, which is optional since util-linux 2.42 and so read

@@ -2384,6 +2384,16 @@ var table = []struct {
 	{`cp x gradle.txt`, A, "default"},
 	{`cp x gradle/libs.versions.toml`, A, "default"},
 	{`echo x > tox.ini`, A, "default"},
+	// A seventeenth hunt: GNU env -S takes a word that starts with #
+	// for a comment to the end of its string, and runs the words after
+	// the string (env -S '#' rm -rf src deleted src here); a # within
+	// a word is a character of it.
+	{`env -S '#' rm -rf src`, D, "builtin.recursive-delete"},
+	{`env -S 'FOO=1 #c' rm -rf src`, D, "builtin.recursive-delete"},
+	{`env -S'#x' rm -rf src`, D, "builtin.recursive-delete"},
+	{`env -S 'LD_PRELOAD=./x.so #' ls`, P, "structural.exec-env"},
+	{`env -S 'ls #' src`, A, "default"},
+	{`env -S 'x#y' rm -rf src`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

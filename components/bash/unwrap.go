@@ -1278,6 +1278,12 @@ func envSplit(ws []Word, r optResult) ([]Word, bool) {
 		// (U+00A0) is part of a word (a hunt: 'echo\u00a0./x -rf src' ran
 		// the program echo\u00a0./x, read here as echo).
 		for _, f := range strings.FieldsFunc(cp.val.Text, func(r rune) bool { return strings.ContainsRune(" \t\n\v\f\r", r) }) {
+			if strings.HasPrefix(f, "#") {
+				// A word that starts with # is a comment to the end of the
+				// string; the words after the string are read on (a
+				// seventeenth hunt: env -S '#' rm -rf src ran rm).
+				break
+			}
 			out = append(out, lit(f))
 		}
 		return append(out, ws[cp.at+1:]...), true
