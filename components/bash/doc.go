@@ -476,7 +476,9 @@
 //     scripts run through, node's options, a configuration file or a
 //     program (--script-shell, --node-options, --userconfig, --git and
 //     the rest of nodeRunKeys, any prefix npm expands; pnpm's
-//     --config.NAME), given on the command line or set by npm, pnpm or
+//     --config.NAME; with one dash too, which npm's parser takes for
+//     the setting of that name: a seventeenth hunt, npm test
+//     -script-shell ./x ran ./x), given on the command line or set by npm, pnpm or
 //     yarn config set (yarnPath too), and yarn's --use-yarnrc (a
 //     sixteenth hunt: npm test --script-shell=./x ran ./x); gh's and
 //     glab's alias set and import, extension install and exec, and

@@ -1133,8 +1133,11 @@ func nodeConfigFinding(sc *SimpleCommand) *finding {
 		if t == "--" {
 			break
 		}
-		if strings.HasPrefix(t, "--") {
-			n, _, _ := strings.Cut(t[2:], "=")
+		if strings.HasPrefix(t, "--") || name != "yarn" && len(t) > 2 && t[0] == '-' {
+			// npm's and pnpm's parser (nopt) take a word of one dash
+			// that is not letters they know for the setting of its name
+			// (a seventeenth hunt: npm test -script-shell ./x ran ./x).
+			n, _, _ := strings.Cut(strings.TrimLeft(t, "-"), "=")
 			if runKey(strings.TrimPrefix(n, "config."), true) {
 				return &finding{rExecOption, name + " " + quotedWord(t) + " sets what its scripts run through or load, or a configuration that may, which the analyzer does not see", i}
 			}

@@ -2394,6 +2394,21 @@ var table = []struct {
 	{`env -S 'LD_PRELOAD=./x.so #' ls`, P, "structural.exec-env"},
 	{`env -S 'ls #' src`, A, "default"},
 	{`env -S 'x#y' rm -rf src`, A, "default"},
+	// A seventeenth hunt: npm's parser (nopt) takes a word of one dash
+	// it cannot read as letters for the setting of that name, in any
+	// prefix it expands (npm test -script-shell ./x and npm test
+	// -scr=./x each ran ./x here); pnpm's parser is nopt too.
+	{`npm test -script-shell=./x`, P, "builtin.exec-option"},
+	{`npm test -script-shell ./x`, P, "builtin.exec-option"},
+	{`npm test -scr=./x`, P, "builtin.exec-option"},
+	{`npm run build -node-options=--require=./x.js`, P, "builtin.exec-option"},
+	{`npm ci -userconfig=./rc`, P, "builtin.exec-option"},
+	{`pnpm test -script-shell=./x`, P, "builtin.exec-option"},
+	{`pnpm install -config.script-shell=./x`, P, "builtin.exec-option"},
+	{`npm test -s`, A, "commands.auto[1]"},
+	{`npm install -g typescript`, A, "default"},
+	{`npm install -D -E x`, A, "default"},
+	{`yarn test -script-shell=./x`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
