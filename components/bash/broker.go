@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -353,7 +354,7 @@ var (
 // see: cd, pushd, popd; eval, source and .; env -C and git -C (and
 // --git-dir, --work-tree, and a GIT_* variable set for a command); a
 // command word known only at run time; a script the analyzer does not
-// read. After any of those a relative
+// read; a command xargs adds words to. After any of those a relative
 // target is not the workspace's.
 func changesDirectory(a *Analysis) bool {
 	for _, c := range a.Commands {
@@ -364,12 +365,22 @@ func changesDirectory(a *Analysis) bool {
 		if c.Dynamic != nil || c.Script != nil || len(c.Words) > 0 && !c.Words[0].Literal {
 			return true
 		}
+		if c.Appended {
+			// xargs adds the words it reads: a deletion's targets are
+			// not all named (a seventeenth hunt: xargs rm -rf src <<<
+			// lib deleted lib, and the backup held src alone).
+			return true
+		}
 		for _, l := range c.Wrappers {
 			ws := l.Words
 			if l.off > 0 && l.off <= len(ws) {
 				ws = ws[:l.off] // the wrapper's own words
 			}
-			if l.Name == "eval" || movesDir(ws) || l.Name == "env" && envChdir(ws) || l.Name == "cmake -E chdir" || l.Name == "yarn workspace" || runsElsewhere(l.Name, ws) {
+			// pkexec runs its command in the user's home unless told to
+			// keep the folder (a seventeenth hunt).
+			pkexecHome := l.Name == "pkexec" && !slices.ContainsFunc(ws, func(w Word) bool { return w.Text == "--keep-cwd" })
+			if l.Name == "eval" || movesDir(ws) || l.Name == "env" && envChdir(ws) || l.Name == "cmake -E chdir" || l.Name == "yarn workspace" ||
+				pkexecHome || runsElsewhere(l.Name, ws) {
 				return true
 			}
 		}
@@ -414,15 +425,17 @@ func envChdir(ws []Word) bool {
 // dirOpts are the wrappers' options, other than movesDir's, that run
 // the command in another folder (a sixteenth hunt: npm exec -w a -- rm
 // -rf src deleted a/src and kept src; sudo -D, systemd-run
-// --working-directory, uv's and poetry's --directory likewise): long
-// names, any prefix of four letters or more, and short letters.
+// --working-directory, uv's and poetry's --directory likewise; a
+// seventeenth, sudo -i and --login, which run it in the user's home,
+// and firejail --private-cwd): long names, any prefix of four letters
+// or more, and short letters.
 var dirOpts = sync.OnceValue(func() map[string]struct{ long, short string } {
 	npm := struct{ long, short string }{"--workspaces --prefix", "w"}
 	dir := struct{ long, short string }{"--directory", ""}
 	return map[string]struct{ long, short string }{
 		"npm exec": npm, "npm x": npm, "npm exe": npm, "npx": npm,
 		"uv run": dir, "uvx": dir, "poetry run": dir,
-		"sudo": {"", "D"}, "systemd-run": {"--working-directory --root-directory", ""},
+		"sudo": {"--login", "Di"}, "systemd-run": {"--working-directory --root-directory", ""}, "firejail": {"--private-cwd", ""},
 	}
 })
 

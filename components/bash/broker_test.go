@@ -295,6 +295,18 @@ func TestBackupRootsElsewhere(t *testing.T) {
 		"sudo -D a rm -rf src",
 		"sudo -EDa rm -rf src",
 		"systemd-run --working-directory=a rm -rf src",
+		// The seventeenth hunt: xargs adds the words it reads to the
+		// deletion (xargs rm -rf src <<< lib deleted lib, which the
+		// backup of src did not hold); sudo -i and pkexec run their
+		// command in the user's home, firejail --private-cwd in its.
+		"xargs rm -rf src <<< lib",
+		"xargs rm -rf src < list",
+		"xargs -a list rm -rf src",
+		"sudo -i rm -rf src",
+		"sudo -Ei rm -rf src",
+		"sudo --login rm -rf src",
+		"pkexec rm -rf src",
+		"firejail --private-cwd=a rm -rf src",
 	} {
 		a, err := Analyze(line)
 		if err != nil {
@@ -321,7 +333,8 @@ func TestBackupRootsElsewhere(t *testing.T) {
 		}
 	}
 	// Options that leave the folder alone keep the targets.
-	for _, line := range []string{"npm exec -y -- rm -rf src", "sudo -u me rm -rf src", "sudo -uDx rm -rf src", "uv run --project a rm -rf src"} {
+	for _, line := range []string{"npm exec -y -- rm -rf src", "sudo -u me rm -rf src", "sudo -uDx rm -rf src", "uv run --project a rm -rf src",
+		"sudo -ui rm -rf src", "pkexec --keep-cwd rm -rf src"} {
 		a, err := Analyze(line)
 		if err != nil {
 			t.Fatal(err)

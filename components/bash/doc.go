@@ -768,7 +768,9 @@
 // the line, env -C in any group of short options (-iCsub), a wrapper's
 // option that runs its command in another folder (npm exec -w, uv and
 // poetry run --directory, sudo -D, systemd-run --working-directory,
-// yarn workspace NAME: a sixteenth hunt), a git global
+// yarn workspace NAME: a sixteenth hunt; sudo -i and --login, pkexec
+// without --keep-cwd and firejail --private-cwd, and a deletion xargs
+// adds words to: a seventeenth), a git global
 // option other than -P, -p, --no-pager, --paginate, --no-optional-locks,
 // --no-advice, --literal-pathspecs and --no-replace-objects
 // (--icase-pathspecs, -c core.worktree=…), when the line runs anything but its deletions, or for a
