@@ -293,7 +293,9 @@
 //     hook managers' .husky, .pre-commit-config.yaml, .lefthook and
 //     lefthook's configuration files (lefthook.yml, .lefthook.toml,
 //     lefthook-local.json and kin), which run on the person's next git
-//     commit, and Bazel's .bazelrc and .bazeliskrc since a seventeenth,
+//     commit, Bazel's .bazelrc and .bazeliskrc, yarn's .yarn/releases
+//     and .yarn/plugins (the yarn yarnPath runs, its plugins) and
+//     .tool-versions (asdf's and mise's path: versions) since a seventeenth,
 //     when a path that ends where one of two names begins (gradle, of
 //     gradle/wrapper: cp -r x/wrapper gradle/, cd gradle) counts too;
 //     not a project's own build scripts, tox.ini, Makefile,

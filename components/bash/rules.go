@@ -52,14 +52,17 @@ var protectedNames, gitProtected = sync.OnceValue(fs.ProtectedNames), sync.OnceV
 // whose local hooks are commands; lefthook's configuration in each of
 // its names, and its .lefthook scripts), and Bazel's .bazelrc
 // (--run_under, --workspace_status_command) and .bazeliskrc (the Bazel
-// it downloads and runs). A project's own build scripts (Makefile,
+// it downloads and runs); yarn's .yarn/releases (the yarn that
+// .yarnrc.yml's yarnPath runs) and .yarn/plugins, as gradle/wrapper;
+// and .tool-versions, whose path: versions asdf and mise run the
+// programs of, as rust-toolchain's path. A project's own build scripts (Makefile,
 // package.json, tox.ini, justfile) are left out: the person runs them
 // as the project's, as the agent does.
 var toolConfigs = [][]string{
 	{".mvn"}, {".cargo"}, {"rust-toolchain"}, {"rust-toolchain.toml"}, {".hg"}, {".yarnrc"}, {".yarnrc.yml"}, {".npmrc"},
 	{"gradle.properties"}, {"gradle", "wrapper"}, {".sbtopts"}, {".jvmopts"},
 	{".husky"}, {".pre-commit-config.yaml"}, {".pre-commit-config.yml"}, {".lefthook"}, {".lefthook-local"},
-	{".bazelrc"}, {".bazeliskrc"},
+	{".bazelrc"}, {".bazeliskrc"}, {".yarn", "releases"}, {".yarn", "plugins"}, {".tool-versions"},
 }
 
 // lefthookConfig reports whether name is one of lefthook's

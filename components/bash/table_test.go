@@ -2409,6 +2409,17 @@ var table = []struct {
 	{`npm install -g typescript`, A, "default"},
 	{`npm install -D -E x`, A, "default"},
 	{`yarn test -script-shell=./x`, A, "default"},
+	// A seventeenth hunt: yarn runs the release its .yarnrc.yml's
+	// yarnPath names, .yarn/releases/yarn-*.cjs, and loads the plugins
+	// of .yarn/plugins, as gradlew runs gradle/wrapper's; asdf and
+	// mise run a .tool-versions' path: version's programs, as rustup
+	// does rust-toolchain's path.
+	{`cp /tmp/y.cjs .yarn/releases/yarn-4.1.0.cjs`, P, "structural.protected-path"},
+	{`cp -r x/releases .yarn/`, P, "structural.protected-path"},
+	{`echo x > .yarn/plugins/p.cjs`, P, "structural.protected-path"},
+	{`echo 'nodejs path:/ws/n' > .tool-versions`, P, "structural.protected-path"},
+	{`rm .yarn/cache/x.zip`, A, "commands.auto[6]"},
+	{`cat .tool-versions`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
