@@ -105,7 +105,8 @@
 //     chpst, faketime, torsocks, eatmydata, sshpass, xvfb-run, tmux,
 //     screen, hyperfine, entr, at, nix-shell, scan-build, tsp, nq,
 //     gpg-agent, gtk-launch, (a sixteenth hunt) memusage, sotruss,
-//     rust-gdb, rust-lldb, msgexec and the other runners of
+//     rust-gdb, rust-lldb, msgexec, (a seventeenth) niceload, mispipe,
+//     zrun, retry, timelimit, rush, xjobs, tcpserver and the other runners of
 //     opaqueRunners, and mise exec, x and en, nix develop, shell and
 //     run, bun exec (Bun's shell), and (a sixteenth hunt) pixi run,
 //     exec and shell, devbox run and shell, fnm exec, tox exec, lerna
@@ -113,8 +114,8 @@
 //     run and exec (op, doppler, aws-vault, sops exec-env, …), ip netns
 //     and cargo watch, (a seventeenth) flatpak enter and build
 //     (opaqueSubs), are not unwrapped: what they run
-//     needs approval (builtin.dynamic); GNU parallel
-//     and sem make their commands at run time and run them through a
+//     needs approval (builtin.dynamic); GNU parallel,
+//     sem and env_parallel make their commands at run time and run them through a
 //     shell, so what they run needs approval (builtin.dynamic);
 //   - programs that run a shell: su and runuser (options anywhere, as
 //     getopt permutes them: -c/--command/--session-command STRING is
@@ -540,7 +541,9 @@
 //     --chooser, --edit (-e) and --set (its value goes into recipe
 //     lines, as make's variables do), pidstat -e PROGRAM, bpftrace -c
 //     CMD and --unsafe (system()), flatpak run --command and
-//     flatpak-builder --run;
+//     flatpak-builder --run, socat's EXEC:, SYSTEM: and SHELL:
+//     addresses, netcat's -e and -c (ncat's --exec, --sh-exec,
+//     --lua-exec), and vipe and vidir, which run $EDITOR;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -371,6 +371,29 @@ func execOption(sc *SimpleCommand) *finding {
 				return found(i, "makes "+name+" run a command it names")
 			}
 		}
+	case "socat":
+		// An EXEC:, SYSTEM: or SHELL: address runs a command (socat -
+		// SYSTEM:CMD at once); socat reads the keyword in any case (a
+		// seventeenth hunt).
+		for i := 1; i < len(ws); i++ {
+			kw, _, _ := strings.Cut(strings.ToLower(ws[i].Text), ":")
+			if kw == "exec" || kw == "system" || kw == "shell" || !ws[i].Literal && !strings.HasPrefix(ws[i].Text, "-") {
+				return found(i, "makes socat run a command")
+			}
+		}
+	case "nc", "netcat", "ncat", "nc.traditional", "nc.openbsd":
+		// -e PROG and -c CMD (in any group) run a program on the
+		// connection; ncat's --exec, --sh-exec and --lua-exec too (a
+		// seventeenth hunt).
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			n, _, _ := strings.Cut(t, "=")
+			if shortLetter(t, 'e', "") || shortLetter(t, 'c', "") || n == "--exec" || n == "--sh-exec" || n == "--lua-exec" {
+				return found(i, "makes "+name+" run a program on its connection")
+			}
+		}
+	case "vipe", "vidir":
+		return &finding{rExecOption, name + " runs the editor $VISUAL or $EDITOR names, vi by default, which runs commands it is given", 0}
 	case "aria2c":
 		// --on-download-complete and the other --on-* hooks run a
 		// command; --conf-path reads a configuration naming them (a

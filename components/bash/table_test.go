@@ -2420,6 +2420,33 @@ var table = []struct {
 	{`echo 'nodejs path:/ws/n' > .tool-versions`, P, "structural.protected-path"},
 	{`rm .yarn/cache/x.zip`, A, "commands.auto[6]"},
 	{`cat .tool-versions`, A, "default"},
+	// A seventeenth hunt: more programs that run a command of their
+	// words: GNU parallel's niceload and env_parallel, moreutils'
+	// mispipe and zrun, retry, timelimit, rush, xjobs, tcpserver; vipe
+	// and vidir run $EDITOR; socat's EXEC:, SYSTEM: and SHELL:
+	// addresses and netcat's -e and -c (ncat's --exec, --sh-exec,
+	// --lua-exec) run a command (socat - SYSTEM:CMD at once).
+	{`niceload rm -rf src`, P, "builtin.dynamic"},
+	{`env_parallel rm -rf ::: src`, P, "builtin.dynamic"},
+	{`mispipe 'rm -rf src' cat`, P, "builtin.dynamic"},
+	{`zrun rm -rf src`, P, "builtin.dynamic"},
+	{`retry -- rm -rf src`, P, "builtin.dynamic"},
+	{`timelimit rm -rf src`, P, "builtin.dynamic"},
+	{`rush 'rm -rf {}'`, P, "builtin.dynamic"},
+	{`xjobs < cmds`, P, "builtin.dynamic"},
+	{`tcpserver 0 1 rm -rf src`, P, "builtin.dynamic"},
+	{`vipe`, P, "builtin.exec-option"},
+	{`vidir src`, P, "builtin.exec-option"},
+	{`socat - SYSTEM:'rm -rf src'`, P, "builtin.exec-option"},
+	{`socat - 'exec:rm -rf src'`, P, "builtin.exec-option"},
+	{`socat TCP-LISTEN:1 SHELL:x`, P, "builtin.exec-option"},
+	{`nc -e /bin/sh -l -p 1`, P, "builtin.exec-option"},
+	{`nc -lc 'rm -rf src' -p 1`, P, "builtin.exec-option"},
+	{`ncat --sh-exec 'rm -rf src' -l 1`, P, "builtin.exec-option"},
+	{`ncat --lua-exec=x.lua -l 1`, P, "builtin.exec-option"},
+	{`busybox nc -e /bin/sh -l -p 1`, P, "builtin.exec-option"},
+	{`socat - TCP:127.0.0.1:80`, A, "default"},
+	{`nc -zv 127.0.0.1 80`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

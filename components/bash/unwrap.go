@@ -853,7 +853,11 @@ var opaqueRunners = sync.OnceValue(func() map[string]bool {
 		// start-server-and-test, run0, aa-exec, proot, fakechroot and
 		// uftrace, of the same kind.
 		"memusage", "sotruss", "rust-gdb", "rust-lldb", "rust-gdbgui", "msgexec", "env-cmd", "summon", "envchain",
-		"start-server-and-test", "run0", "aa-exec", "proot", "fakechroot", "uftrace")
+		"start-server-and-test", "run0", "aa-exec", "proot", "fakechroot", "uftrace",
+		// A seventeenth hunt: GNU parallel's niceload, moreutils' mispipe
+		// (two shell strings) and zrun, retry, timelimit, rush and xjobs
+		// (commands of their words or standard input), tcpserver.
+		"niceload", "mispipe", "zrun", "retry", "timelimit", "rush", "xjobs", "tcpserver")
 })
 
 // shells are the shells whose -c string, script file or standard input
@@ -1065,7 +1069,7 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 		case opaqueRunners()[name]:
 			c.Dynamic = &Opaque{At: 0, Why: name + " runs a command made of its arguments or options, which the analyzer does not unwrap: what runs is known only at run time"}
 			return w.emit(s, c)
-		case name == "parallel" || name == "sem":
+		case name == "parallel" || name == "sem" || name == "env_parallel":
 			c.Dynamic = &Opaque{At: 0, Why: "GNU " + name + " makes each command from its words, replacement strings ({}) and arguments it reads at run time (after :::, or on standard input), and runs it through a shell: what runs is known only then"}
 			return w.emit(s, c)
 		case name == "find":
