@@ -289,7 +289,7 @@ func findings(sc *SimpleCommand) []finding {
 	if sc.Dynamic != nil {
 		fs = append(fs, finding{"builtin.dynamic", sc.Dynamic.Why, sc.Dynamic.At})
 	}
-	if sc.Appended && sensitive(baseName(sc)) {
+	if sc.Appended && (sensitive(baseName(sc)) || execOptionProgram(baseName(sc)) && underXargs(sc)) {
 		fs = append(fs, finding{"builtin.dynamic", baseName(sc) + " is given arguments that are filled in at run time (xargs, find -exec), and its arguments decide what it does", len(sc.Words)})
 	}
 	if f := execOption(sc); f != nil {
@@ -308,4 +308,17 @@ func findings(sc *SimpleCommand) []finding {
 		fs = append(fs, *f)
 	}
 	return fs
+}
+
+// underXargs reports a command that xargs runs. The words it adds may be
+// options (a seventeenth hunt: xargs tar < args ran the
+// --checkpoint-action args held); find's are paths that start with its
+// starting points, which cannot be options.
+func underXargs(sc *SimpleCommand) bool {
+	for _, l := range sc.Wrappers {
+		if l.Name == "xargs" {
+			return true
+		}
+	}
+	return false
 }

@@ -562,7 +562,9 @@
 //     is not a literal; SQL that is not a literal; arguments filled in at
 //     run time (xargs, find -exec "x{}") for a command whose arguments
 //     decide what it does (git, rm, the shells, the wrappers, the
-//     commands with built-in rules); alias definitions, hash -p, enable
+//     commands with built-in rules; under xargs, whose words may be
+//     options, also those of builtin.exec-option: a seventeenth hunt,
+//     xargs tar < args ran args' --checkpoint-action); alias definitions, hash -p, enable
 //     -f, shopt expand_aliases;
 //     the automatic subset (strict.go): every node of the line (each
 //     statement walked whole: nested expansions, [[ ]], case words and

@@ -10,6 +10,31 @@ import (
 // command it is given as a string, which the analyzer does not walk.
 const rExecOption = "builtin.exec-option"
 
+// execOptionNames are the programs execOption has rules for (each of
+// its cases; TestExecOptionNames holds the two lists alike): their
+// arguments decide what they run, so arguments xargs adds at run time
+// make them need approval (a seventeenth hunt: xargs tar < args, args
+// holding --checkpoint-action=exec='rm -rf src', deleted src).
+var execOptionNames = sync.OnceValue(func() map[string]bool {
+	return set("tar", "rsync", "ssh", "scp", "sftp", "slogin", "make", "gmake", "zip", "split", "sort", "install", "man", "rg",
+		"curl", "wget", "sdiff", "diff3", "less", "pager", "javac", "javadoc", "javap", "jar", "jdeps", "jarsigner", "keytool",
+		"jlink", "jmod", "jdeprscan", "serialver", "jpackage", "jcmd", "jinfo", "jmap", "jstack", "jstat", "jps", "jfr", "jhsdb",
+		"jdb", "jshell", "jstatd", "rmiregistry", "jconsole", "jimage", "jwebserver", "svn", "hg", "chg", "mvn", "mvnd", "mvnw",
+		"tox", "just", "pidstat", "bpftrace", "flatpak", "flatpak-builder", "socat", "nc", "netcat", "ncat", "nc.traditional",
+		"nc.openbsd", "vipe", "vidir", "aria2c", "psql", "mysql", "mariadb", "mysqldump", "mysqladmin", "mysqlcheck",
+		"mysqlimport", "mysqlshow", "mysqlslap", "mysqlbinlog", "mysqlpump", "mysql_upgrade", "mariadb-dump", "mariadb-admin",
+		"mariadb-check", "mariadb-import", "mariadb-show", "mariadb-slap", "mariadb-binlog", "mariadb-upgrade", "dc", "duckdb",
+		"lftp", "rustup", "systemctl", "crontab", "git", "ed", "red", "sqlite3", "sqlite", "sed", "pnpm", "yarn", "gh", "glab",
+		"npm", "gio", "cmake", "ctest", "go", "cc", "c++", "c89", "c99", "openssl", "kubectl", "cargo", "gpg", "gpg2",
+		"ssh-keygen", "ssh-add", "sudoedit", "sudo")
+})
+
+// execOptionProgram reports a program execOption has rules for.
+func execOptionProgram(name string) bool {
+	return execOptionNames()[name] || rustupProxies()[name] || editor(name) ||
+		strings.Contains(name, "gcc") || strings.Contains(name, "g++") || strings.HasPrefix(name, "clang")
+}
+
 // execOption finds an option that makes a program run a command string:
 // tar's --checkpoint-action, -I/--use-compress-program, --to-command,
 // --info-script, --new-volume-script (-F), --rsh-command; rsync's

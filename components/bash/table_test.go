@@ -2447,6 +2447,22 @@ var table = []struct {
 	{`busybox nc -e /bin/sh -l -p 1`, P, "builtin.exec-option"},
 	{`socat - TCP:127.0.0.1:80`, A, "default"},
 	{`nc -zv 127.0.0.1 80`, A, "default"},
+	// A seventeenth hunt: the words xargs adds may be options, and a
+	// program with exec options runs what they say (xargs tar < args,
+	// args holding --checkpoint-action=exec='rm -rf src', deleted src
+	// here); find's are paths after its starting points, not options.
+	{`xargs tar < args`, P, "builtin.dynamic"},
+	{`xargs -a args tar`, P, "builtin.dynamic"},
+	{`xargs sed -i 's/a/b/' < list`, P, "builtin.dynamic"},
+	{`xargs nice make < args`, P, "builtin.dynamic"},
+	{`xargs just < args`, P, "builtin.dynamic"},
+	{`xargs socat - < args`, P, "builtin.dynamic"},
+	{`xargs gcc -c < list`, P, "builtin.dynamic"},
+	{`xargs -I{} rg {} < list`, P, "builtin.dynamic"},
+	{`find . -name '*.c' -exec gcc -c {} +`, A, "default"},
+	{`find . -name '*.go' -exec sed -i s/a/b/ {} +`, A, "default"},
+	{`xargs grep -l x < list`, A, "default"},
+	{`xargs wc -l < list`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
