@@ -543,7 +543,12 @@
 //     CMD and --unsafe (system()), flatpak run --command and
 //     flatpak-builder --run, socat's EXEC:, SYSTEM: and SHELL:
 //     addresses, netcat's -e and -c (ncat's --exec, --sh-exec,
-//     --lua-exec), and vipe and vidir, which run $EDITOR;
+//     --lua-exec), and vipe and vidir, which run $EDITOR; gradle -g
+//     (--gradle-user-home, -Dgradle.user.home), -Dorg.gradle.* (and
+//     -P, --system-prop, --project-prop), --init-script (-I) and sbt
+//     -J…, -java-home, -jvm-opts, -sbt-opts, -sbt-jar and
+//     -sbt-launch-dir, the command-line spellings of GRADLE_USER_HOME,
+//     gradle.properties, .sbtopts and .jvmopts;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -26,7 +26,7 @@ var execOptionNames = sync.OnceValue(func() map[string]bool {
 		"mariadb-check", "mariadb-import", "mariadb-show", "mariadb-slap", "mariadb-binlog", "mariadb-upgrade", "dc", "duckdb",
 		"lftp", "rustup", "systemctl", "crontab", "git", "ed", "red", "sqlite3", "sqlite", "sed", "pnpm", "yarn", "gh", "glab",
 		"npm", "gio", "cmake", "ctest", "go", "cc", "c++", "c89", "c99", "openssl", "kubectl", "cargo", "gpg", "gpg2",
-		"ssh-keygen", "ssh-add", "sudoedit", "sudo")
+		"ssh-keygen", "ssh-add", "sudoedit", "sudo", "gradle", "sbt")
 })
 
 // execOptionProgram reports a program execOption has rules for.
@@ -419,6 +419,39 @@ func execOption(sc *SimpleCommand) *finding {
 		}
 	case "vipe", "vidir":
 		return &finding{rExecOption, name + " runs the editor $VISUAL or $EDITOR names, vi by default, which runs commands it is given", 0}
+	case "gradle":
+		// The command-line spellings of GRADLE_USER_HOME (its init.d,
+		// its gradle.properties), of gradle.properties' org.gradle.*
+		// (jvmargs' -javaagent:, java.home's java) and of an init
+		// script (a seventeenth hunt).
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].lead
+			n, _, _ := strings.Cut(t, "=")
+			if (t == "-D" || t == "--system-prop" || t == "-P" || t == "--project-prop") && i+1 < len(ws) {
+				i++
+				t = "-D" + ws[i].lead
+			} else if strings.HasPrefix(t, "--system-prop=") || strings.HasPrefix(t, "--project-prop=") {
+				t = "-D" + t[strings.IndexByte(t, '=')+1:]
+			} else if strings.HasPrefix(t, "-P") {
+				t = "-D" + t[2:]
+			}
+			if strings.HasPrefix(t, "-g") || n == "--gradle-user-home" || strings.HasPrefix(t, "-I") || n == "--init-script" ||
+				strings.HasPrefix(t, "-Dgradle.user.home") || strings.HasPrefix(t, "-Dorg.gradle.") || !ws[i].Literal && strings.HasPrefix(t, "-D") {
+				return found(i, "makes gradle read a user home, a property or an init script that may run code")
+			}
+		}
+	case "sbt":
+		// The command-line spellings of .sbtopts and .jvmopts (a
+		// seventeenth hunt): JVM options, the java it runs, the files
+		// it reads them from.
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			n, _, _ := strings.Cut(strings.TrimLeft(t, "-"), "=")
+			if strings.HasPrefix(t, "-J") || strings.HasPrefix(t, "-") &&
+				(n == "java-home" || n == "jvm-opts" || n == "sbt-opts" || n == "sbt-jar" || n == "sbt-launch-dir") {
+				return found(i, "gives sbt's JVM options, its java or a file of them, which may run code")
+			}
+		}
 	case "aria2c":
 		// --on-download-complete and the other --on-* hooks run a
 		// command; --conf-path reads a configuration naming them (a

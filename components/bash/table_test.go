@@ -2463,6 +2463,27 @@ var table = []struct {
 	{`find . -name '*.go' -exec sed -i s/a/b/ {} +`, A, "default"},
 	{`xargs grep -l x < list`, A, "default"},
 	{`xargs wc -l < list`, A, "default"},
+	// A seventeenth hunt: the command-line spellings of what round
+	// sixteen protected in GRADLE_USER_HOME, gradle.properties,
+	// .sbtopts and .jvmopts: gradle -g (--gradle-user-home, and
+	// -Dgradle.user.home), its build environment's -Dorg.gradle.*
+	// (jvmargs' -javaagent:, java.home's java), --init-script (-I), as
+	// the user home's init.d; sbt -J, -java-home, -jvm-opts and
+	// -sbt-opts.
+	{`gradle -g ./h build`, P, "builtin.exec-option"},
+	{`gradle --gradle-user-home=./h build`, P, "builtin.exec-option"},
+	{`gradle -Dgradle.user.home=./h build`, P, "builtin.exec-option"},
+	{`gradle -Dorg.gradle.jvmargs=-javaagent:x.jar build`, P, "builtin.exec-option"},
+	{`gradle --system-prop org.gradle.java.home=./j build`, P, "builtin.exec-option"},
+	{`gradle -D org.gradle.java.home=./j build`, P, "builtin.exec-option"},
+	{`gradle --init-script x.gradle build`, P, "builtin.exec-option"},
+	{`gradle -I x.gradle build`, P, "builtin.exec-option"},
+	{`sbt -J-javaagent:x.jar compile`, P, "builtin.exec-option"},
+	{`sbt -java-home ./j compile`, P, "builtin.exec-option"},
+	{`sbt --jvm-opts ./o compile`, P, "builtin.exec-option"},
+	{`gradle build --info`, A, "default"},
+	{`gradle -Dtest.single=X test`, A, "default"},
+	{`sbt compile`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
