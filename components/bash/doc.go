@@ -482,7 +482,9 @@
 //     --config.NAME; with one dash too, which npm's parser takes for
 //     the setting of that name: a seventeenth hunt, npm test
 //     -script-shell ./x ran ./x), given on the command line or set by npm, pnpm or
-//     yarn config set (yarnPath too), and yarn's --use-yarnrc (a
+//     yarn config set (yarnPath too; npm's config by any prefix, conf
+//     and con, with options before set, and every KEY VALUE after it:
+//     a seventeenth hunt), and yarn's --use-yarnrc (a
 //     sixteenth hunt: npm test --script-shell=./x ran ./x); gh's and
 //     glab's alias set and import, extension install and exec, and
 //     config set of an editor, pager or browser (a sixteenth hunt);

@@ -1208,7 +1208,8 @@ func nodeConfigFinding(sc *SimpleCommand) *finding {
 		}
 		return false
 	}
-	set := false // after config set, set or c set: the next word is a key
+	set := false    // after config set, set or c set: the words are keys and values
+	config := false // npm's config command came before
 	for i := 1; i < len(ws); i++ {
 		t := ws[i].Text
 		if t == "--" {
@@ -1228,13 +1229,19 @@ func nodeConfigFinding(sc *SimpleCommand) *finding {
 			continue
 		}
 		if set {
-			k, _, _ := strings.Cut(t, "=")
-			if runKey(k, false) {
+			// Every KEY VALUE and KEY=VALUE after set is set (a
+			// seventeenth hunt: npm config set fund=false
+			// script-shell=./x wrote both).
+			if k, _, _ := strings.Cut(t, "="); runKey(k, false) {
 				return &finding{rExecOption, name + " sets " + quotedWord(k) + ", which names what its scripts run through or load, in a configuration later commands read", i}
 			}
-			break
+			continue
 		}
-		set = t == "set" && (i == 1 || ws[i-1].Text == "config" || ws[i-1].Text == "c")
+		// npm takes a unique prefix of its config command (conf, con),
+		// and options, with their values, before set (a seventeenth
+		// hunt: npm conf set script-shell ./x -L project wrote .npmrc).
+		config = config || strings.HasPrefix("config", t) && (name == "npm" || t == "config" || t == "c")
+		set = t == "set" && (i == 1 || config)
 	}
 	return nil
 }

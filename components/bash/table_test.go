@@ -2484,6 +2484,20 @@ var table = []struct {
 	{`gradle build --info`, A, "default"},
 	{`gradle -Dtest.single=X test`, A, "default"},
 	{`sbt compile`, A, "default"},
+	// A seventeenth hunt: npm config set writes what it is given
+	// whatever npm's command is called (conf, con: npm takes a unique
+	// prefix), with its options before set, and every KEY VALUE or
+	// KEY=VALUE after it (npm conf set script-shell ./x -L project and
+	// npm config set fund=false script-shell=./x each wrote .npmrc
+	// here).
+	{`npm conf set script-shell ./x --location=project`, P, "builtin.exec-option"},
+	{`npm con set script-shell ./x -L project`, P, "builtin.exec-option"},
+	{`npm config --location=project set script-shell ./x`, P, "builtin.exec-option"},
+	{`npm c -L project set script-shell ./x`, P, "builtin.exec-option"},
+	{`npm config set fund=false script-shell=./x`, P, "builtin.exec-option"},
+	{`npm config set fund false script-shell ./x`, P, "builtin.exec-option"},
+	{`npm config set fund false save-exact true`, A, "default"},
+	{`npm config get script-shell fund`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
