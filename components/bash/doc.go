@@ -54,7 +54,9 @@
 //     -p PID runs nothing), prlimit (--RES=N, -nN; -p PID runs nothing),
 //     setarch ARCH and the names it runs as (linux32, linux64, i386,
 //     x86_64, uname26 and the other architectures), numactl, strace,
-//     ltrace, valgrind and firejail (which take --name=value only and
+//     ltrace, valgrind (whose --tool must name one of its tools: a
+//     seventeenth hunt, --tool=../../../ws/x ran x) and firejail
+//     (which take --name=value only and
 //     refuse a long option they do not know, so only their short options
 //     are listed), catchsegv, chronic, unbuffer (-p; any flag of Expect's
 //     spawn makes what runs unknown), setpriv, cgexec -g, systemd-run,
@@ -296,7 +298,8 @@
 //     lefthook-local.json and kin), which run on the person's next git
 //     commit, Bazel's .bazelrc and .bazeliskrc, yarn's .yarn/releases
 //     and .yarn/plugins (the yarn yarnPath runs, its plugins) and
-//     .tool-versions (asdf's and mise's path: versions) since a seventeenth,
+//     .tool-versions (asdf's and mise's path: versions) and
+//     .valgrindrc since a seventeenth,
 //     when a path that ends where one of two names begins (gradle, of
 //     gradle/wrapper: cp -r x/wrapper gradle/, cd gradle) counts too;
 //     not a project's own build scripts, tox.ini, Makefile,

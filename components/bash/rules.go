@@ -55,14 +55,17 @@ var protectedNames, gitProtected = sync.OnceValue(fs.ProtectedNames), sync.OnceV
 // it downloads and runs); yarn's .yarn/releases (the yarn that
 // .yarnrc.yml's yarnPath runs) and .yarn/plugins, as gradle/wrapper;
 // and .tool-versions, whose path: versions asdf and mise run the
-// programs of, as rust-toolchain's path. A project's own build scripts (Makefile,
-// package.json, tox.ini, justfile) are left out: the person runs them
-// as the project's, as the agent does.
+// programs of, as rust-toolchain's path; .valgrindrc, whose options
+// valgrind takes as its command line's (--log-file where it writes).
+// A project's own build scripts (Makefile, package.json, tox.ini,
+// justfile) are left out: the person runs them as the project's, as
+// the agent does.
 var toolConfigs = [][]string{
 	{".mvn"}, {".cargo"}, {"rust-toolchain"}, {"rust-toolchain.toml"}, {".hg"}, {".yarnrc"}, {".yarnrc.yml"}, {".npmrc"},
 	{"gradle.properties"}, {"gradle", "wrapper"}, {".sbtopts"}, {".jvmopts"},
 	{".husky"}, {".pre-commit-config.yaml"}, {".pre-commit-config.yml"}, {".lefthook"}, {".lefthook-local"},
 	{".bazelrc"}, {".bazeliskrc"}, {".yarn", "releases"}, {".yarn", "plugins"}, {".tool-versions"},
+	{".valgrindrc"},
 }
 
 // lefthookConfig reports whether name is one of lefthook's

@@ -2498,6 +2498,19 @@ var table = []struct {
 	{`npm config set fund false script-shell ./x`, P, "builtin.exec-option"},
 	{`npm config set fund false save-exact true`, A, "default"},
 	{`npm config get script-shell fund`, A, "default"},
+	// A seventeenth hunt: valgrind runs the tool --tool names from its
+	// library folder, and a name that climbs out of it runs what it
+	// leads to (valgrind --tool=../../../tmp/x/evil true ran
+	// /tmp/x/evil-amd64-linux here); .valgrindrc in the working folder
+	// gives it options (a log file where it writes) as the command line
+	// does.
+	{`valgrind --tool=../../../ws/evil true`, P, "builtin.dynamic"},
+	{`valgrind --tool=/ws/evil ls`, P, "builtin.dynamic"},
+	{`valgrind "--tool=$T" ls`, P, "builtin.dynamic"},
+	{`echo --log-file=.git/hooks/pre-commit > .valgrindrc`, P, "structural.protected-path"},
+	{`valgrind --tool=callgrind ./a.out`, P, "builtin.script"},
+	{`valgrind --tool=massif ls`, A, "default"},
+	{`valgrind --tool=none ls`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

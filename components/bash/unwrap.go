@@ -809,6 +809,12 @@ var opaqueSubs = sync.OnceValue(func() map[string][]string {
 	}
 })
 
+// valgrindTools are the tools valgrind ships.
+var valgrindTools = sync.OnceValue(func() map[string]bool {
+	return set("memcheck", "cachegrind", "callgrind", "helgrind", "drd", "massif", "dhat", "lackey", "none", "exp-bbv", "exp-dhat",
+		"exp-sgcheck")
+})
+
 // compilerWrappers run the compiler named by their first word (ccache
 // gcc -c x.c): it is unwrapped, so that its options are read (a
 // fourteenth hunt: ccache gcc -B./ ran the workspace's as). Given an
@@ -948,6 +954,18 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 			if name == "strace" || name == "systemd-run" {
 				if err := w.traceOpts(s, &c, name, &r, depth); err != nil {
 					return err
+				}
+			}
+			if name == "valgrind" {
+				// valgrind runs the tool --tool names from its library
+				// folder: a name that is none of its tools may climb out
+				// of it (a seventeenth hunt: --tool=../../../tmp/x/evil
+				// ran /tmp/x/evil-amd64-linux).
+				for k := 1; k < r.cmd; k++ {
+					if v, ok := strings.CutPrefix(c.Words[k].Text, "--tool="); ok && !valgrindTools()[v] {
+						c.Dynamic = &Opaque{At: k, Why: "valgrind " + quotedWord(c.Words[k].Text) + " names none of its tools: it runs the program that name leads to"}
+						return w.emit(s, c)
+					}
 				}
 			}
 			if name == "unbuffer" {
