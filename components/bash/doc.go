@@ -313,7 +313,10 @@
 //     an assignment of it, or its mention (as a path-like part of any
 //     word: --out=.git/config, open('.git/hooks/x')) in the words of a
 //     command that is not read-only (cat, grep, ls, diff, find without
-//     -delete, git log/show/diff/status, … only read; but git's
+//     -delete, git log/show/diff/status, … only read, but not as a
+//     package runner's command, which is the project's program of that
+//     name first: npx cat ran node_modules/.bin/cat, a seventeenth
+//     hunt; but git's
 //     --output=FILE, xxd given two operands (INFILE OUTFILE) and tree
 //     -o write: a thirteenth hunt, git log -1 --format=…
 //     --output=.git/config wrote a core.fsmonitor git status ran), and in a

@@ -637,6 +637,15 @@ func classify(p string, o Options) (rule, what string) {
 	return "", ""
 }
 
+// projectRunners are the programs that run a command by a name they
+// look up in the project first (node_modules/.bin, a virtual
+// environment's bin, a Gemfile's gems, a version manager's versions).
+var projectRunners = sync.OnceValue(func() map[string]bool {
+	return set("npx", "npm", "pnpm", "pnpx", "yarn", "yarnpkg", "bun", "bunx", "corepack", "uv", "uvx", "poetry", "pipenv", "pipx",
+		"pdm", "hatch", "bundle", "conda", "mamba", "micromamba", "volta", "pyenv", "rbenv", "nodenv", "goenv", "plenv", "jenv",
+		"asdf", "rustup")
+})
+
 // writes reports whether a redirection writes to a file.
 func writes(r Redirect) bool {
 	switch r.Op {
@@ -652,6 +661,14 @@ func writes(r Redirect) bool {
 // isReadOnly reports whether a command only reads the paths it is given.
 func isReadOnly(sc *SimpleCommand) bool {
 	name := baseName(sc)
+	for _, l := range sc.Wrappers {
+		// A package runner runs the project's program of a name before
+		// the system's (a seventeenth hunt: npx cat .git/hooks/x ran
+		// node_modules/.bin/cat, which wrote the hook).
+		if n, _, _ := strings.Cut(l.Name, " "); projectRunners()[n] {
+			return false
+		}
+	}
 	switch {
 	case name == "xxd":
 		return xxdOperands(sc.Words) < 2

@@ -2511,6 +2511,18 @@ var table = []struct {
 	{`valgrind --tool=callgrind ./a.out`, P, "builtin.script"},
 	{`valgrind --tool=massif ls`, A, "default"},
 	{`valgrind --tool=none ls`, A, "default"},
+	// A seventeenth hunt: a package runner runs the project's program
+	// of a name before the system's (npx cat ran node_modules/.bin/cat
+	// here), so what it runs is no read-only command whatever its name:
+	// the paths its words name are looked at.
+	{`npx cat .git/hooks/pre-commit`, P, "structural.git-hooks"},
+	{`npm exec -- cat .git/config`, P, "structural.git-config"},
+	{`pnpm exec cat .cargo/config.toml`, P, "structural.protected-path"},
+	{`yarn cat .husky/pre-commit`, P, "structural.protected-path"},
+	{`bunx ls .git/hooks`, P, "structural.git-hooks"},
+	{`uv run cat .bashrc`, P, "structural.protected-path"},
+	{`bundle exec cat .git/config`, P, "structural.git-config"},
+	{`npx cat README.md`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
