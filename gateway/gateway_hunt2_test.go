@@ -209,13 +209,7 @@ func TestPruneLogsBySize(t *testing.T) {
 // root is.
 func TestOwnerCredential(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) []userdb.Entry {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return userdb.Read(path)
-	}
+	write := func(name, text string) []userdb.Entry { return userdbFile(t, dir, name, text) }
 	passwd := write("passwd", "root:x:0:0::/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nzed:x:1002:0::/home/zed:/bin/sh\n")
 	group := write("group", "root:x:0:\nann:x:1000:\nwheel:x:10:root,ann\ndisk:x:6:\n")
 	for _, c := range []struct {

@@ -153,13 +153,7 @@ func TestOwnerGroups(t *testing.T) {
 		t.Errorf("root: %v", got)
 	}
 	dir := t.TempDir()
-	write := func(name, text string) []userdb.Entry {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return userdb.Read(path)
-	}
+	write := func(name, text string) []userdb.Entry { return userdbFile(t, dir, name, text) }
 	passwd := write("passwd", "root:x:0:0::/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nannex:x:1001:1001::/home/annex:/bin/sh\n")
 	group := write("group", "root:x:0:\nann:x:1000:\nwheel:x:10:root,ann\ndocker:x:999:annex\naudio:x:29:bob,ann,carol\nbroken:x:oops:ann\nshort:x:30\nann2:x:1000:ann\n")
 	for _, c := range []struct {
@@ -220,4 +214,15 @@ func namesIn(dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// userdbFile writes a passwd or group file named name in dir and reads it
+// back as the gateway's lookups would.
+func userdbFile(t *testing.T, dir, name, text string) []userdb.Entry {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return userdb.Read(path)
 }
