@@ -125,8 +125,12 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, fmt.Errorf("mark inherited descriptors close-on-exec: %w", err)
 	}
 	// A launcher binary or library the agent can replace would confine
-	// nothing next time.
-	if err := launcherChecks(o.Policy); err != nil {
+	// nothing next time. Both the check and the host's probe only look,
+	// so they run at once; the check's refusal comes first.
+	checked := make(chan error, 1)
+	go func() { checked <- launcherChecks(o.Policy) }()
+	h := ProbeForLaunch()
+	if err := <-checked; err != nil {
 		return 0, err
 	}
 	if o.Policy.Mode == policy.ModeComponents {
@@ -139,7 +143,6 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if o.Policy.Network.Mode == policy.NetProxy && (o.Beside == nil || o.Beside.ProxyPort() == 0) {
 		return 0, &RefusedError{Boundary: "network", Detail: `mode "proxy" needs the net component beside the agent, and none was started`, Hint: `launch with the launcher's own command line, which starts it`}
 	}
-	h := ProbeForLaunch()
 	assessed := Assess(o.Policy, h)
 	if refused := refusals(assessed); refused != nil {
 		return 0, refused
