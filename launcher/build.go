@@ -257,9 +257,9 @@ func hideList(p *policy.Policy) []string {
 //
 // Everything else stays on the host's mounts, which stage 2 makes
 // read-only and set-uid-free as a whole.
-// maxReadOnly bounds Request.ReadOnly: each tree holds two descriptors in
+// MaxReadOnly bounds Request.ReadOnly: each tree holds two descriptors in
 // stage 2 until it is mounted.
-const maxReadOnly = 256
+const MaxReadOnly = 256
 
 // maxTrees bounds all the trees of a launch (stage 2 holds two
 // descriptors for each until it mounts them).
@@ -331,8 +331,8 @@ func treeList(p *policy.Policy, hide []string, idmapOwner int, readOnly []string
 	// a mount point cannot be renamed (EBUSY), so the read-only tree
 	// cannot be moved aside with its parent and a new, writable one made
 	// in its place (mv .git .git-old; mkdir .git).
-	if len(readOnly) > maxReadOnly {
-		return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("%d read-only paths inside the write paths, more than the %d one launch mounts", len(readOnly), maxReadOnly)}
+	if len(readOnly) > MaxReadOnly {
+		return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("%d read-only paths inside the write paths, more than the %d one launch mounts", len(readOnly), MaxReadOnly)}
 	}
 	pinned := map[string]bool{}
 	for _, r := range readOnly {

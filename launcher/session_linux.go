@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +36,8 @@ type session struct {
 	ttyOut        *os.File      // tty opened for the agent's output, when neither stdout nor stderr is it
 	ttyModes      *unix.Termios // its modes before the launch, set again when the agent is gone
 	stderr        io.Writer
+	readOnly      int      // paths mounted read-only inside the write paths (LaunchOptions.ReadOnly)
+	uncovered     []string // what the caller could not cover (LaunchOptions.Uncovered)
 	listenCovered bool
 	netns         bool
 	pass          *os.File            // stage 1's end of the socket stage 2 hands the proxy's listener over
@@ -1025,7 +1028,13 @@ func summaryLine(p *Plan, prog SeccompProgram, s *session, dropped int, degraded
 		fmt.Fprintf(&b, ", uid %d (throwaway)", p.Identity.UID)
 	}
 	fmt.Fprintf(&b, ", env %d set, %d dropped", len(p.Env), dropped)
-	var uncovered []string
+	switch {
+	case s.readOnly == 1:
+		b.WriteString(", 1 protected path read-only")
+	case s.readOnly > 1:
+		fmt.Fprintf(&b, ", %d protected paths read-only", s.readOnly)
+	}
+	uncovered := slices.Clone(s.uncovered)
 	switch {
 	case s.netns:
 	case p.Landlock.HandledNet != 0 && len(p.Landlock.Ports) == 0:

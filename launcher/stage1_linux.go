@@ -40,6 +40,9 @@ type LaunchOptions struct {
 	// read-only over them, the directories between pinned in place
 	// (Request.ReadOnly).
 	ReadOnly []string
+	// Uncovered is what the caller could not protect, said on every run
+	// with the rest of what is uncovered.
+	Uncovered []string
 }
 
 // Beside is what a components-mode launch runs next to the agent: the
@@ -223,6 +226,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err := s.sendPlan(plan); err != nil {
 		return 0, err
 	}
+	s.readOnly, s.uncovered = len(o.ReadOnly), o.Uncovered
 	if !o.Quiet {
 		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s, len(notes.Dropped), degraded))
 		if o.Verbose {
@@ -234,6 +238,9 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 			}
 			if s.cg != nil {
 				notes.Other = append(notes.Other, "cgroup "+s.cg.Describe())
+			}
+			if len(o.ReadOnly) > 0 {
+				notes.Other = append(notes.Other, "read-only inside the write paths: "+strings.Join(o.ReadOnly, " "))
 			}
 			for _, n := range notes.Other {
 				fmt.Fprintln(o.Stderr, "launcher: note: "+n)

@@ -39,3 +39,15 @@ func TestSummaryLineSaysDegraded(t *testing.T) {
 		t.Errorf("nothing degraded, yet: %s", clean)
 	}
 }
+
+// The read-only paths inside the write paths are counted, and what the
+// caller could not cover is said with the rest of what is uncovered.
+func TestSummaryLineReadOnly(t *testing.T) {
+	one := summaryLine(&Plan{}, SeccompProgram{}, &session{netns: true, readOnly: 1, uncovered: []string{"/ws/.git/hooks (a link)"}}, 0, nil)
+	if !strings.Contains(one, ", 1 protected path read-only; uncovered: /ws/.git/hooks (a link)") {
+		t.Errorf("one read-only path and one uncovered: %s", one)
+	}
+	if many := summaryLine(&Plan{}, SeccompProgram{}, &session{netns: true, readOnly: 3}, 0, nil); !strings.Contains(many, ", 3 protected paths read-only") || strings.Contains(many, "uncovered") {
+		t.Errorf("three read-only paths: %s", many)
+	}
+}

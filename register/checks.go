@@ -530,6 +530,16 @@ return how;`
 			// owner's token, which reads it.
 			return s.gatewayCase()
 		}},
+		{"SR-51", func(s *scratch) (probeCase, error) {
+			// A repository's hooks directory in the writable workspace: a
+			// hook written there would run at the person's next commit.
+			hooks := filepath.Join(s.ws, ".git", "hooks")
+			if err := os.MkdirAll(hooks, 0o755); err != nil {
+				return probeCase{}, err
+			}
+			return probeCase{probe: probe("write", filepath.Join(hooks, "pre-commit")), direct: true,
+				refused: func(r Run) bool { return r.Line == "denied EROFS" }}, nil
+		}},
 	}
 }
 

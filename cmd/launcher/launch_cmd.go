@@ -9,6 +9,7 @@ import (
 	"os/exec"
 
 	"github.com/pinfold/pinfold/components/approve"
+	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -82,6 +83,9 @@ func (e env) launch(args []string) error {
 	opts := launcher.LaunchOptions{
 		Policy: p, Argv: argv, Quiet: *quiet, Verbose: *verbose,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: e.stderr,
+	}
+	if p.Mode != policy.ModeComponents {
+		opts.ReadOnly, opts.Uncovered = wrapperReadOnly(p)
 	}
 	ctx := context.Background()
 	// The policy key's own promise: said on every run, --quiet or not.
@@ -181,4 +185,21 @@ func (e env) loadPinned(pin, file string) (*policy.Policy, []byte, policy.Digest
 		return nil, nil, want, e.invalid(file, err)
 	}
 	return p, data, want, nil
+}
+
+// wrapperReadOnly is what a wrapper-mode agent may not change in its
+// write paths, though it may write everything around it: the paths fs
+// protects (a repository's hooks and config, shell start-up files, .ssh,
+// editor and agent configuration), each run by the person's own
+// programs, unconfined, when they next use the workspace: git status
+// runs what .git/config's core.fsmonitor names. Those that exist are
+// mounted read-only over the write paths; what could not be covered is
+// said on every run. files.protected stays the components' (a path
+// made later is asked about there; here nothing would cover it).
+func wrapperReadOnly(p *policy.Policy) (readOnly, uncovered []string) {
+	var dirs []string
+	for _, w := range p.Files.Write {
+		dirs = append(dirs, string(w))
+	}
+	return fs.ProtectedMounts(dirs, nil, fs.MaxProtectedWalk, launcher.MaxReadOnly)
 }

@@ -44,7 +44,7 @@ func ProtectedIn(dir string, extra []string) ([]string, error) {
 // and the error, when not nil, says what was not looked at; the paths
 // found are returned either way.
 func ProtectedNamesIn(dir string, extra []string) ([]string, error) {
-	names, problem := scanProtected(dir, extra, 0)
+	names, _, problem := scanProtected(dir, extra, 0)
 	return outermost(pathsOf(names)), problem
 }
 
@@ -55,7 +55,7 @@ func ProtectedBoth(dir string, extra []string) (mounts, names []string, err erro
 }
 
 func protectedBothLimit(dir string, extra []string, limit int) (mounts, names []string, err error) {
-	found, problem := scanProtected(dir, extra, limit)
+	found, _, problem := scanProtected(dir, extra, limit)
 	if problem != nil {
 		return nil, nil, problem
 	}
@@ -80,6 +80,57 @@ func protectedBothLimit(dir string, extra []string, limit int) (mounts, names []
 	return outermost(keep), outermost(pathsOf(found)), nil
 }
 
+// ProtectedMounts is what a wrapper-mode launch mounts read-only over
+// its write paths, dirs: ProtectedIn's paths beneath each directory of
+// dirs, looked for through at most limit entries in all and kept to the
+// most paths (the shallowest first). Where ProtectedIn fails, it goes on
+// and says what it could not cover (uncovered): a symbolic link or a
+// hard-linked file at a protected name, a part of a tree not looked
+// through, the paths past most. An agent runs for a long time with the
+// whole tree writable, so an unprotected name is worth saying, and a
+// launch the person asked for is not refused for a repository's layout.
+func ProtectedMounts(dirs, extra []string, limit, most int) (mounts, uncovered []string) {
+	var keep []string
+	left := limit
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() || slices.ContainsFunc(dirs, func(d string) bool { return d != dir && beneathPath(dir, d) }) {
+			continue // a file, gone (the launch says so), or inside another
+		}
+		if left <= 0 {
+			uncovered = append(uncovered, fmt.Sprintf("protected names in %s (not looked for: more than %d entries in the write paths)", shortPath(dir), limit))
+			continue
+		}
+		found, seen, problem := scanProtected(dir, extra, left)
+		left -= seen
+		if problem != nil {
+			uncovered = append(uncovered, strings.TrimPrefix(problem.Error(), "fs: "))
+		}
+		for _, f := range found {
+			switch {
+			case f.mode&os.ModeSymlink != 0:
+				uncovered = append(uncovered, shortPath(f.path)+" (a symbolic link at a protected name: nothing can be mounted over it)")
+			case f.mode.IsRegular():
+				if st, err := os.Lstat(f.path); err == nil {
+					if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+						uncovered = append(uncovered, fmt.Sprintf("%s (%d names: writable by another)", shortPath(f.path), sys.Nlink))
+						continue
+					}
+				}
+				keep = append(keep, f.path)
+			case f.mode.IsDir():
+				keep = append(keep, f.path)
+			}
+		}
+	}
+	keep = outermost(keep)
+	slices.SortStableFunc(keep, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	if len(keep) > most {
+		uncovered = append(uncovered, fmt.Sprintf("%d protected paths past the %d one launch mounts read-only, from %s", len(keep)-most, most, shortPath(keep[most])))
+		keep = keep[:most]
+	}
+	return keep, uncovered
+}
+
 type protectedFound struct {
 	path string
 	mode os.FileMode // the type bits alone
@@ -100,9 +151,10 @@ func pathsOf(found []protectedFound) []string {
 // subdirectories, so that no sibling tree delays them. It goes on past
 // what it cannot look through (a subtree deeper than maxRemoveDepth, a
 // directory it cannot open) and, when limit is above 0, stops after limit
-// entries; problem says what was not looked at.
-func scanProtected(dir string, extra []string, limit int) (found []protectedFound, problem error) {
-	seen, skipped := 0, 0
+// entries; seen is how many it looked at (past limit by one when it
+// stopped), and problem says what was not looked at.
+func scanProtected(dir string, extra []string, limit int) (found []protectedFound, seen int, problem error) {
+	skipped := 0
 	var first []string
 	note := func(format string, args ...any) {
 		if skipped++; len(first) < 3 {
@@ -204,7 +256,7 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 		}
 		problem = fmt.Errorf("fs: looking for protected paths, not looked through: %s", msg)
 	}
-	return found, problem
+	return found, seen, problem
 }
 
 // scanKey is name as a directory compares it, folded where it folds

@@ -359,3 +359,54 @@ func TestProtectedInFolds(t *testing.T) {
 		t.Errorf("with links: got %q, want ci/l/.GIT and not cs/l/.GIT", rel)
 	}
 }
+
+// ProtectedMounts (wrapper mode's read-only paths) covers what it can and
+// says the rest, where ProtectedIn refuses: a link or a hard-linked file
+// at a protected name, a tree past its budget (shared by every write
+// path), the paths past the most it may return (the shallowest kept). A
+// write path inside another is looked through once.
+func TestProtectedMounts(t *testing.T) {
+	ws, other := t.TempDir(), t.TempDir()
+	for _, f := range []string{".git/hooks/pre-commit", ".git/config", "a/b/.git/config", "a/.vscode/x", "nested/.bashrc"} {
+		p := filepath.Join(ws, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("elsewhere", filepath.Join(ws, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, ".profile"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(other, ".profile"), filepath.Join(other, "profile-too")); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{ws, filepath.Join(ws, "a"), other}
+	mounts, uncovered := ProtectedMounts(dirs, nil, MaxProtectedWalk, 100)
+	want := []string{ws + "/.git/config", ws + "/.git/hooks", ws + "/a/.vscode", ws + "/nested/.bashrc", ws + "/a/b/.git/config"}
+	if !slices.Equal(mounts, want) {
+		t.Errorf("mounts = %q, want %q", mounts, want)
+	}
+	if len(uncovered) != 2 || !strings.Contains(uncovered[0], "/.mcp.json (a symbolic link at a protected name") ||
+		!strings.Contains(uncovered[1], "/.profile (2 names: writable by another)") {
+		t.Errorf("uncovered = %q", uncovered)
+	}
+
+	// The most kept: the shallowest, and the rest said.
+	mounts, uncovered = ProtectedMounts([]string{ws}, nil, MaxProtectedWalk, 2)
+	if !slices.Equal(mounts, want[:2]) || len(uncovered) != 2 || !strings.Contains(uncovered[1], "3 protected paths past the 2 one launch mounts read-only") {
+		t.Errorf("at most 2: mounts %q, uncovered %q", mounts, uncovered)
+	}
+
+	// A budget of entries for all the write paths: ws alone holds more
+	// than 5 entries, so other is not looked through at all.
+	mounts, uncovered = ProtectedMounts([]string{ws, other}, nil, 5, 100)
+	if len(uncovered) != 3 || !strings.Contains(uncovered[0], "more than 5 entries") ||
+		!strings.Contains(uncovered[2], "protected names in "+other+" (not looked for") {
+		t.Errorf("budget 5: mounts %q, uncovered %q", mounts, uncovered)
+	}
+}

@@ -1,0 +1,98 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// In wrapper mode the agent may write its whole workspace, but not what
+// the person's own programs run from it, unconfined, when they next use
+// it: a repository's hooks and config (git status runs what
+// core.fsmonitor names), a nested repository's, editor configuration.
+// Those that exist are mounted read-only
+// over the write paths, and the directories above them pinned, so they
+// cannot be moved aside and made again. The agent still uses the
+// repository (the rest of .git stays writable). Each refusal has its
+// unconfined control; as root and unprivileged.
+func TestIntegrationProtectedReadOnly(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		uid  int
+	}{{"root", 0}, {"unprivileged", nobody}} {
+		t.Run(c.name, func(t *testing.T) {
+			var s *itSandbox
+			if c.uid == 0 {
+				s = newSandbox(t)
+			} else {
+				s = newUnprivSandbox(t, c.uid)
+			}
+			mkdirs := func(rel ...string) {
+				for _, r := range rel {
+					d := filepath.Join(s.ws, r)
+					if err := os.MkdirAll(d, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					for p := d; p != s.ws; p = filepath.Dir(p) {
+						if err := os.Chown(p, s.uid, s.uid); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			mkdirs(".git/hooks", ".git/objects", "sub/.git/hooks", ".vscode", "docs")
+			config := s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n")
+			notes := s.file(t, filepath.Join(s.ws, "docs/notes.md"), "notes\n")
+			pol := itPol{}
+
+			hook := filepath.Join(s.ws, ".git/hooks/pre-commit")
+			s.denied(t, pol, itOpts{}, "EROFS", "write", hook)
+			os.Remove(hook) // the control made it
+			s.denied(t, pol, itOpts{}, "EROFS", "write", config)
+			s.denied(t, pol, itOpts{}, "EROFS", "write", filepath.Join(s.ws, "sub/.git/hooks/post-checkout"))
+			os.Remove(filepath.Join(s.ws, "sub/.git/hooks/post-checkout"))
+			s.denied(t, pol, itOpts{}, "EROFS", "write", filepath.Join(s.ws, ".vscode/tasks.json"))
+			os.Remove(filepath.Join(s.ws, ".vscode/tasks.json"))
+
+			// The repository cannot be moved aside and made again around
+			// the read-only paths: .git is pinned in place.
+			old := filepath.Join(s.ws, ".git-old")
+			s.denied(t, pol, itOpts{}, "EBUSY", "rename", filepath.Join(s.ws, ".git"), old)
+			if err := os.Rename(old, filepath.Join(s.ws, ".git")); err != nil {
+				t.Fatal(err)
+			}
+
+			// What git writes as it works stays writable, and so does the
+			// rest of the workspace.
+			s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, ".git/objects/made"))
+			s.allowed(t, pol, itOpts{}, "write", notes)
+
+			// Said in the summary line: .git/config, .git/hooks,
+			// sub/.git/hooks and .vscode.
+			if r := s.launch(t, pol, itOpts{verbose: true}, "noop"); r.code != 0 || !strings.Contains(r.stderr, ", 4 protected paths read-only") {
+				t.Errorf("the launch does not say what is read-only: %s", r)
+			}
+		})
+	}
+}
+
+// What cannot be made read-only is said on every run: a symbolic link at
+// a protected name (nothing can be mounted over a link, and the tree it
+// leads to stays writable).
+func TestIntegrationProtectedUncoveredSaid(t *testing.T) {
+	s := newSandbox(t)
+	if err := os.MkdirAll(filepath.Join(s.ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(s.ws, "tools/hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../tools/hooks", filepath.Join(s.ws, ".git/hooks")); err != nil {
+		t.Fatal(err)
+	}
+	r := s.launch(t, itPol{}, itOpts{verbose: true}, "noop")
+	if r.code != 0 || !strings.Contains(r.stderr, "uncovered: ") || !strings.Contains(r.stderr, "/.git/hooks (a symbolic link at a protected name") {
+		t.Errorf("the uncovered hooks link is not said: %s", r)
+	}
+}
