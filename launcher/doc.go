@@ -99,7 +99,8 @@
 //     the rest of SR-51), and says what it could not cover; bash's workers
 //     get theirs from the session. A path made after the launch starts is
 //     not covered (SD-27): nothing can be mounted over a name that does
-//     not exist, and Landlock grants a write path whole.
+//     not exist, and Landlock grants a write path whole; the command line
+//     names what the agent made when it ends (fs.ProtectedMade).
 //   - A 32-bit (i386) program cannot run: its first system call kills it.
 //   - In "ports" mode the agent shares the host's network: UDP and ICMP are
 //     not covered (SD-04), and an allowed port is allowed on every host

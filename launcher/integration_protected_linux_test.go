@@ -96,3 +96,19 @@ func TestIntegrationProtectedUncoveredSaid(t *testing.T) {
 		t.Errorf("the uncovered hooks link is not said: %s", r)
 	}
 }
+
+// A protected path the agent makes is not covered (SD-27), so the launch
+// says it when the agent ends, --quiet or not: here the agent's own
+// .mcp.json, whose servers the person's next agent would start.
+func TestIntegrationProtectedMadeSaid(t *testing.T) {
+	s := newSandbox(t)
+	made := filepath.Join(s.ws, ".mcp.json")
+	r := s.launch(t, itPol{}, itOpts{}, "write", made)
+	if r.stdout != "ok\n" || !strings.Contains(r.stderr, "launcher: warning: the agent made "+made+", which your own programs run") {
+		t.Errorf("what the agent made is not said: %s", r)
+	}
+	os.Remove(made)
+	if r := s.launch(t, itPol{}, itOpts{}, "write", filepath.Join(s.ws, "notes.md")); r.stdout != "ok\n" || r.stderr != "" {
+		t.Errorf("an ordinary file is said: %s", r)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 
 	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/fs"
@@ -84,8 +85,10 @@ func (e env) launch(args []string) error {
 		Policy: p, Argv: argv, Quiet: *quiet, Verbose: *verbose,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: e.stderr,
 	}
-	if p.Mode != policy.ModeComponents {
-		opts.ReadOnly, opts.Uncovered = wrapperReadOnly(p)
+	wrapper := p.Mode != policy.ModeComponents
+	var protectedBefore []string
+	if wrapper {
+		opts.ReadOnly, protectedBefore, opts.Uncovered = fs.ProtectedMounts(writeDirs(p), fs.MaxProtectedWalk, launcher.MaxReadOnly)
 	}
 	ctx := context.Background()
 	// The policy key's own promise: said on every run, --quiet or not.
@@ -120,6 +123,13 @@ func (e env) launch(args []string) error {
 		ctx, opts.Beside = nctx, wn
 	}
 	code, err := launcher.Launch(ctx, opts)
+	if wrapper && err == nil {
+		// What the agent made is not covered (SD-27): said on every run,
+		// --quiet too, since the person's programs will run it.
+		if made := fs.ProtectedMade(writeDirs(p), protectedBefore, fs.MaxProtectedWalk); len(made) > 0 {
+			fmt.Fprintf(e.stderr, "launcher: warning: the agent made %s, which your own programs run (git runs a repository's hooks and config): look at them before you use the workspace (SD-27)\n", strings.Join(made, ", "))
+		}
+	}
 	var refused *launcher.RefusedError
 	var failed *launcher.StepFailedError
 	switch {
@@ -187,19 +197,20 @@ func (e env) loadPinned(pin, file string) (*policy.Policy, []byte, policy.Digest
 	return p, data, want, nil
 }
 
-// wrapperReadOnly is what a wrapper-mode agent may not change in its
-// write paths, though it may write everything around it: the paths fs
-// protects (a repository's hooks and config, shell start-up files, .ssh,
-// editor and agent configuration), each run by the person's own
-// programs, unconfined, when they next use the workspace: git status
-// runs what .git/config's core.fsmonitor names. Those that exist are
-// mounted read-only over the write paths; what could not be covered is
-// said on every run. files.protected stays the components' (a path
-// made later is asked about there; here nothing would cover it).
-func wrapperReadOnly(p *policy.Policy) (readOnly, uncovered []string) {
+// writeDirs are the policy's write paths. In wrapper mode the agent
+// may write them whole, but not what fs protects in them, each run by the
+// person's own programs, unconfined, when they next use the workspace
+// (git status runs what .git/config's core.fsmonitor names): a
+// repository's hooks and config, shell start-up files, .ssh, editor and
+// agent configuration. Those that exist are mounted read-only over the
+// write paths (fs.ProtectedMounts), what could not be covered is said on
+// every run, and what the agent made is said when it ends. files.protected
+// stays the components' (a path made later is asked about there; here
+// nothing would cover it).
+func writeDirs(p *policy.Policy) []string {
 	var dirs []string
 	for _, w := range p.Files.Write {
 		dirs = append(dirs, string(w))
 	}
-	return fs.ProtectedMounts(dirs, nil, fs.MaxProtectedWalk, launcher.MaxReadOnly)
+	return dirs
 }

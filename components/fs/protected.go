@@ -89,37 +89,25 @@ func protectedBothLimit(dir string, extra []string, limit int) (mounts, names []
 // through, the paths past most. An agent runs for a long time with the
 // whole tree writable, so an unprotected name is worth saying, and a
 // launch the person asked for is not refused for a repository's layout.
-func ProtectedMounts(dirs, extra []string, limit, most int) (mounts, uncovered []string) {
+// names is every protected name found, of any type (ProtectedMade's
+// before).
+func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered []string) {
+	found, uncovered := scanDirs(dirs, limit)
 	var keep []string
-	left := limit
-	for _, dir := range dirs {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() || slices.ContainsFunc(dirs, func(d string) bool { return d != dir && beneathPath(dir, d) }) {
-			continue // a file, gone (the launch says so), or inside another
-		}
-		if left <= 0 {
-			uncovered = append(uncovered, fmt.Sprintf("protected names in %s (not looked for: more than %d entries in the write paths)", shortPath(dir), limit))
-			continue
-		}
-		found, seen, problem := scanProtected(dir, extra, left)
-		left -= seen
-		if problem != nil {
-			uncovered = append(uncovered, strings.TrimPrefix(problem.Error(), "fs: "))
-		}
-		for _, f := range found {
-			switch {
-			case f.mode&os.ModeSymlink != 0:
-				uncovered = append(uncovered, shortPath(f.path)+" (a symbolic link at a protected name: nothing can be mounted over it)")
-			case f.mode.IsRegular():
-				if st, err := os.Lstat(f.path); err == nil {
-					if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
-						uncovered = append(uncovered, fmt.Sprintf("%s (%d names: writable by another)", shortPath(f.path), sys.Nlink))
-						continue
-					}
+	for _, f := range found {
+		switch {
+		case f.mode&os.ModeSymlink != 0:
+			uncovered = append(uncovered, shortPath(f.path)+" (a symbolic link at a protected name: nothing can be mounted over it)")
+		case f.mode.IsRegular():
+			if st, err := os.Lstat(f.path); err == nil {
+				if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+					uncovered = append(uncovered, fmt.Sprintf("%s (%d names: writable by another)", shortPath(f.path), sys.Nlink))
+					continue
 				}
-				keep = append(keep, f.path)
-			case f.mode.IsDir():
-				keep = append(keep, f.path)
 			}
+			keep = append(keep, f.path)
+		case f.mode.IsDir():
+			keep = append(keep, f.path)
 		}
 	}
 	keep = outermost(keep)
@@ -128,7 +116,45 @@ func ProtectedMounts(dirs, extra []string, limit, most int) (mounts, uncovered [
 		uncovered = append(uncovered, fmt.Sprintf("%d protected paths past the %d one launch mounts read-only, from %s", len(keep)-most, most, shortPath(keep[most])))
 		keep = keep[:most]
 	}
-	return keep, uncovered
+	return keep, pathsOf(found), uncovered
+}
+
+// ProtectedMade is what a wrapper-mode launch's agent made: the protected
+// names of any type beneath dirs now (looked for as ProtectedMounts
+// does) that are not in before, nor beneath one of them. Nothing
+// covered them (SD-27), and the person's programs will run them.
+func ProtectedMade(dirs, before []string, limit int) []string {
+	found, _ := scanDirs(dirs, limit)
+	var made []string
+	for _, p := range pathsOf(found) {
+		if !slices.ContainsFunc(before, func(b string) bool { return b == p || beneathPath(p, b) }) {
+			made = append(made, p)
+		}
+	}
+	return made
+}
+
+// scanDirs is scanProtected over each directory of dirs that is not
+// inside another, sharing one budget of limit entries; problems says
+// what was not looked through.
+func scanDirs(dirs []string, limit int) (found []protectedFound, problems []string) {
+	left := limit
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() || slices.ContainsFunc(dirs, func(d string) bool { return d != dir && beneathPath(dir, d) }) {
+			continue // a file, gone (the launch says so), or inside another
+		}
+		if left <= 0 {
+			problems = append(problems, fmt.Sprintf("protected names in %s (not looked for: more than %d entries in the write paths)", shortPath(dir), limit))
+			continue
+		}
+		f, seen, problem := scanProtected(dir, nil, left)
+		left -= seen
+		if problem != nil {
+			problems = append(problems, strings.TrimPrefix(problem.Error(), "fs: "))
+		}
+		found = append(found, f...)
+	}
+	return found, problems
 }
 
 type protectedFound struct {

@@ -386,7 +386,7 @@ func TestProtectedMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	dirs := []string{ws, filepath.Join(ws, "a"), other}
-	mounts, uncovered := ProtectedMounts(dirs, nil, MaxProtectedWalk, 100)
+	mounts, names, uncovered := ProtectedMounts(dirs, MaxProtectedWalk, 100)
 	want := []string{ws + "/.git/config", ws + "/.git/hooks", ws + "/a/.vscode", ws + "/nested/.bashrc", ws + "/a/b/.git/config"}
 	if !slices.Equal(mounts, want) {
 		t.Errorf("mounts = %q, want %q", mounts, want)
@@ -396,17 +396,42 @@ func TestProtectedMounts(t *testing.T) {
 		t.Errorf("uncovered = %q", uncovered)
 	}
 
+	// names holds the link and the hard-linked file too: they were there.
+	for _, n := range []string{ws + "/.mcp.json", other + "/.profile", ws + "/.git/hooks"} {
+		if !slices.Contains(names, n) {
+			t.Errorf("names %q lacks %s", names, n)
+		}
+	}
 	// The most kept: the shallowest, and the rest said.
-	mounts, uncovered = ProtectedMounts([]string{ws}, nil, MaxProtectedWalk, 2)
+	mounts, _, uncovered = ProtectedMounts([]string{ws}, MaxProtectedWalk, 2)
 	if !slices.Equal(mounts, want[:2]) || len(uncovered) != 2 || !strings.Contains(uncovered[1], "3 protected paths past the 2 one launch mounts read-only") {
 		t.Errorf("at most 2: mounts %q, uncovered %q", mounts, uncovered)
 	}
 
 	// A budget of entries for all the write paths: ws alone holds more
 	// than 5 entries, so other is not looked through at all.
-	mounts, uncovered = ProtectedMounts([]string{ws, other}, nil, 5, 100)
+	mounts, _, uncovered = ProtectedMounts([]string{ws, other}, 5, 100)
 	if len(uncovered) != 3 || !strings.Contains(uncovered[0], "more than 5 entries") ||
-		!strings.Contains(uncovered[2], "protected names in "+other+" (not looked for") {
+		!strings.Contains(uncovered[1], "protected names in "+other+" (not looked for") {
 		t.Errorf("budget 5: mounts %q, uncovered %q", mounts, uncovered)
 	}
+	// What is made afterwards, and only that, is ProtectedMade's: a new
+	// repository's config and a .vscode; a hook in hooks, which was
+	// there, is not new.
+	for _, f := range []string{"fresh/.git/config", "fresh/.vscode/tasks.json", ".git/hooks/post-merge"} {
+		p := filepath.Join(ws, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if made := ProtectedMade(dirs, names, MaxProtectedWalk); !slices.Equal(made, []string{ws + "/fresh/.git/config", ws + "/fresh/.vscode"}) {
+		t.Errorf("made = %q", made)
+	}
+	if made := ProtectedMade(dirs, append(names, ws+"/fresh"), MaxProtectedWalk); len(made) != 0 {
+		t.Errorf("made beneath a name that was there: %q", made)
+	}
+
 }
