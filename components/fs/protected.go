@@ -112,11 +112,29 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 	}
 	keep = outermost(keep)
 	slices.SortStableFunc(keep, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
-	if len(keep) > most {
-		uncovered = append(uncovered, fmt.Sprintf("%d protected paths past the %d one launch mounts read-only, from %s", len(keep)-most, most, shortPath(keep[most])))
-		keep = keep[:most]
+	// Each directory between a write path and a read-only path is
+	// mounted too (pinned on itself, so it cannot be renamed), and counts.
+	mounts = nil
+	pinned := map[string]bool{}
+	for i, p := range keep {
+		var more []string
+		if i := slices.IndexFunc(dirs, func(d string) bool { return beneathPath(p, d) }); i >= 0 {
+			for d := filepath.Dir(p); d != dirs[i] && beneathPath(d, dirs[i]); d = filepath.Dir(d) {
+				if !pinned[d] && !slices.Contains(more, d) {
+					more = append(more, d)
+				}
+			}
+		}
+		if len(mounts)+len(pinned)+1+len(more) > most {
+			uncovered = append(uncovered, fmt.Sprintf("%d protected paths past the %d mounts one launch makes inside the write paths, from %s", len(keep)-i, most, shortPath(p)))
+			break
+		}
+		mounts = append(mounts, p)
+		for _, d := range more {
+			pinned[d] = true
+		}
 	}
-	return keep, pathsOf(found), uncovered
+	return mounts, pathsOf(found), uncovered
 }
 
 // ProtectedMade is what a wrapper-mode launch's agent made: the protected

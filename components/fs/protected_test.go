@@ -402,10 +402,18 @@ func TestProtectedMounts(t *testing.T) {
 			t.Errorf("names %q lacks %s", names, n)
 		}
 	}
-	// The most kept: the shallowest, and the rest said.
-	mounts, _, uncovered = ProtectedMounts([]string{ws}, MaxProtectedWalk, 2)
-	if !slices.Equal(mounts, want[:2]) || len(uncovered) != 2 || !strings.Contains(uncovered[1], "3 protected paths past the 2 one launch mounts read-only") {
-		t.Errorf("at most 2: mounts %q, uncovered %q", mounts, uncovered)
+	// The most kept, counting the directories pinned above them (.git
+	// for both of its paths: 3 mounts): the shallowest, and the rest said.
+	mounts, _, uncovered = ProtectedMounts([]string{ws}, MaxProtectedWalk, 3)
+	if !slices.Equal(mounts, want[:2]) || len(uncovered) != 2 || !strings.Contains(uncovered[1], "3 protected paths past the 3 mounts one launch makes inside the write paths, from "+ws+"/a/.vscode") {
+		t.Errorf("at most 3: mounts %q, uncovered %q", mounts, uncovered)
+	}
+	// a/.vscode needs a pinned too: 5 mounts for three paths.
+	if mounts, _, _ = ProtectedMounts([]string{ws}, MaxProtectedWalk, 4); !slices.Equal(mounts, want[:2]) {
+		t.Errorf("at most 4: mounts %q", mounts)
+	}
+	if mounts, _, _ = ProtectedMounts([]string{ws}, MaxProtectedWalk, 5); !slices.Equal(mounts, want[:3]) {
+		t.Errorf("at most 5: mounts %q", mounts)
 	}
 
 	// A budget of entries for all the write paths: ws alone holds more
