@@ -392,26 +392,66 @@ func copyFile(from, to string, mode os.FileMode) error {
 
 // answerOn reads a terminal's output until a question shows ("to
 // allow") and, once it has stood longer than the launcher discards keys
-// for, types answer with the question's code, as the person would. It
-// ends when the terminal does.
+// for, types answer with the question's code, as the person would. A
+// launcher slowed down (a loaded machine) may still be discarding when
+// the answer comes, so an answer the terminal does not echo within a few
+// seconds is typed again, a few times at most. It ends when the terminal
+// does.
 func answerOn(master *os.File, answer string) {
-	var seen strings.Builder
-	buf := make([]byte, 4096)
-	for seen.Len() < 1<<20 {
-		n, err := master.Read(buf)
-		seen.Write(buf[:max(n, 0)])
-		if m := questionCode().FindStringSubmatch(seen.String()); m != nil {
-			time.Sleep(time.Second)
-			if m[1] == answer {
-				answer += " " + m[2]
+	var (
+		mu   sync.Mutex
+		seen strings.Builder
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			if seen.Len() < 1<<20 {
+				seen.Write(buf[:max(n, 0)])
 			}
-			master.WriteString(answer + "\n")
-			io.Copy(io.Discard, master)
-			return
+			mu.Unlock()
+			if err != nil {
+				return
+			}
 		}
-		if err != nil {
+	}()
+	output := func() string { mu.Lock(); defer mu.Unlock(); return seen.String() }
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var typed string
+	asked, tries := 0, 0 // where the question ended in the output; answers typed
+	var last time.Time
+	for {
+		select {
+		case <-done:
 			return
+		case <-tick.C:
 		}
+		out := output()
+		if typed == "" {
+			loc := questionCode().FindStringSubmatchIndex(out)
+			if loc == nil {
+				continue
+			}
+			word, code := out[loc[2]:loc[3]], out[loc[4]:loc[5]]
+			typed, asked = answer, loc[1]
+			if word == answer {
+				typed += " " + code
+			}
+			last = time.Now() // the question's standing time, then the first answer
+		}
+		if strings.Contains(out[asked:], typed) || tries == 5 {
+			return // echoed, so taken (the reader drains the rest), or given up
+		}
+		if time.Since(last) < time.Second+time.Duration(tries)*2*time.Second {
+			continue
+		}
+		master.WriteString(typed + "\n")
+		tries++
+		last = time.Now()
 	}
 }
 
