@@ -102,6 +102,15 @@ func TestVerify(t *testing.T) {
 	if err := Verify(nil, Hash(nil)); err != nil {
 		t.Errorf("Verify(nil, Hash(nil)) = %v", err)
 	}
+	// A pin that differs from the digest in one bit of any byte is a
+	// mismatch: every byte of the pin is compared, not a prefix.
+	for i := range len(pin) {
+		near := pin
+		near[i] ^= 0x01
+		if err := Verify(data, near); !errors.Is(err, ErrHashMismatch) {
+			t.Errorf("Verify with byte %d of the pin changed = %v, want ErrHashMismatch", i, err)
+		}
+	}
 }
 
 func TestReadFile(t *testing.T) {

@@ -225,6 +225,46 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// Every list names each value once (SR-13): a value listed twice is
+// refused in each list, not only in the ones TestValidate spells out.
+func TestDuplicatesInEveryList(t *testing.T) {
+	lists := map[string]func(p *Policy){
+		"files.read":  func(p *Policy) { p.Files.Read = []Path{"/etc", "/etc"} },
+		"files.write": func(p *Policy) { p.Files.Write = append(p.Files.Write, p.Files.Write[0]) },
+		"files.exec":  func(p *Policy) { p.Files.Exec = append(p.Files.Exec, p.Files.Exec[0]) },
+		"files.protected": func(p *Policy) {
+			components(p)
+			p.Files.Protected = []Path{"/home/ana/src/app/.git", "/home/ana/src/app/.git"}
+		},
+		"network.connect_tcp":          func(p *Policy) { p.Network.Mode = NetPorts; p.Network.ConnectTCP = []Port{443, 443} },
+		"network.bind_tcp":             func(p *Policy) { p.Network.Mode = NetPorts; p.Network.BindTCP = []Port{8080, 8080} },
+		"network.allow":                func(p *Policy) { proxy(p); p.Network.Allow = []Domain{"example.com", "example.com"} },
+		"network.deny":                 func(p *Policy) { proxy(p); p.Network.Deny = []Domain{"evil.example", "evil.example"} },
+		"network.unsafe_allow_private": nil, // TestValidate's "duplicate cidr"
+		"env.pass":                     func(p *Policy) { p.Env.Pass = []EnvName{"CI", "CI"} },
+		"commands.auto":                func(p *Policy) { components(p); p.Commands.Auto = []Command{"ls", "ls"} },
+		"commands.approval":            func(p *Policy) { components(p); p.Commands.Approval = []Command{"rm", "rm"} },
+	}
+	for key, twice := range lists {
+		if twice == nil {
+			continue
+		}
+		t.Run(key, func(t *testing.T) {
+			p := base()
+			twice(&p)
+			var found []string
+			for _, pr := range Validate(&p) {
+				if pr.Check == "duplicate-entry" {
+					found = append(found, pr.Key)
+				}
+			}
+			if len(found) != 1 || found[0] != key {
+				t.Errorf("duplicate-entry problems at %q, want one at %s; all: %q", found, key, validated(&p))
+			}
+		})
+	}
+}
+
 func TestChecks(t *testing.T) {
 	eq(t, "Checks()", Checks(), []string{
 		"workspace-required", "duplicate-entry", "path-in-two-lists", "write-exec-overlap", "private-dir",
