@@ -17,9 +17,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/pinfold/pinfold/internal/mountinfo"
 	"github.com/pinfold/pinfold/policy"
+	"golang.org/x/sys/unix"
 )
 
 // A file in no list cannot be read; a file in the read list can.
@@ -190,6 +192,69 @@ func TestIntegrationHashMismatch(t *testing.T) {
 	// Control: with the right pin the same launch creates the file.
 	s.allowed(t, itPol{}, itOpts{}, "write", target)
 	mustExist(t, target)
+}
+
+// The policy file is read once: the bytes hashed are the bytes parsed
+// (SR-32). A launcher that opened it again after the hash matched would
+// parse whatever is there by then. Every open of the file is counted
+// with inotify while a launch runs; the control is the same watch
+// counting two opens of our own.
+func TestIntegrationPolicyReadOnce(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{})
+	opens := func(run func()) int {
+		t.Helper()
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+		if err != nil {
+			t.Fatalf("inotify: %v", err)
+		}
+		defer unix.Close(fd)
+		// Reads and closes are watched too, though not counted: inotify
+		// merges an event into an identical one still queued, so two
+		// opens count as two only with another event between them.
+		if _, err := unix.InotifyAddWatch(fd, path, unix.IN_OPEN|unix.IN_ACCESS|unix.IN_CLOSE); err != nil {
+			t.Fatalf("inotify watch %s: %v", path, err)
+		}
+		run()
+		n := 0
+		buf := make([]byte, 64<<10)
+		for {
+			got, err := unix.Read(fd, buf)
+			if err == unix.EAGAIN || got <= 0 {
+				return n
+			}
+			if err != nil {
+				t.Fatalf("inotify read: %v", err)
+			}
+			for off := 0; off+unix.SizeofInotifyEvent <= got; {
+				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+				if ev.Mask&unix.IN_OPEN != 0 {
+					n++
+				}
+				off += unix.SizeofInotifyEvent + int(ev.Len)
+			}
+		}
+	}
+	control := opens(func() {
+		for range 2 {
+			if _, err := os.ReadFile(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if control != 2 {
+		t.Fatalf("control: two reads of the policy counted %d opens, want 2", control)
+	}
+	var r itResult
+	n := opens(func() {
+		r = s.run(t, itOpts{}, itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--quiet", "--", itEnv.probe, "noop")
+	})
+	if r.code != 0 || r.stdout != "ok\n" {
+		t.Fatalf("launch: want ok and exit 0, got %s", r)
+	}
+	if n != 1 {
+		t.Errorf("the launch opened the policy file %d times, want once: the bytes parsed must be the bytes hashed", n)
+	}
 }
 
 // The launcher's exit status is the agent's, and 128+N when signal N

@@ -266,7 +266,7 @@ func entries() []Entry {
 		sr("SR-32", "The policy is pinned by its sha256",
 			"The agent or anyone else edits the policy file between the person writing it and the launch.",
 			"The launcher reads the file once, compares the sha256 of those bytes with --policy-sha256 before anything else, and parses the same bytes; a mismatch starts nothing (exit 123) and never suggests a hash.",
-			Boundary, "policy.TestHashMatchesSha256sum", "policy.TestVerify", "launcher.TestIntegrationHashMismatch"),
+			Boundary, "policy.TestHashMatchesSha256sum", "policy.TestVerify", "launcher.TestIntegrationHashMismatch", "launcher.TestIntegrationPolicyReadOnce"),
 		sr("SR-12", "Paths and text are printable and normalised",
 			"A path with .., //, a trailing slash, a control character or a link in it binds something other than what it reads as.",
 			"Every path must be absolute and already clean; C0 (tab and newline aside), C1 and DEL are refused anywhere in the file; read and exec paths through a symlink, and the sandbox's own private directories, are refused.",
