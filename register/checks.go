@@ -1,6 +1,8 @@
 package register
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -313,7 +315,23 @@ func checks() []check {
 			return pc, nil
 		}},
 		{"SR-32", func(s *scratch) (probeCase, error) {
-			return probeCase{pin: strings.Repeat("0", 64), probe: probe("noop"), refused: exitCode(123)}, nil
+			// The pin is the file's sha256 but for its last digit, and the
+			// file would not parse (an unknown key): refused as a mismatch
+			// (exit 123), which shows the whole digest compared, and
+			// compared before anything is parsed (a parse first exits 122).
+			// The control is the valid policy under its own hash.
+			good := s.policyText("")
+			bad := strings.Replace(good, "[files]\n", "[files]\nreed = []\n", 1)
+			return probeCase{raw: bad, control: good, pin: nearMiss(bad), probe: probe("noop"), refused: exitCode(123),
+				// An invalid policy (122) under that pin is no launcher
+				// failure: the file was parsed although its pin did not
+				// match, or the near miss was taken for a match.
+				rejudge: func(v Verdict, why string) (Verdict, string) {
+					if v == Inconclusive && strings.Contains(why, "(exit 122)") {
+						return Fail, "the policy was parsed under a pin that does not match its sha256: " + why
+					}
+					return v, why
+				}}, nil
 		}},
 		{"SR-33", func(s *scratch) (probeCase, error) {
 			good := s.policyText("")
@@ -684,6 +702,18 @@ func euid(line string) int {
 	var e int
 	fmt.Sscan(m[1], &e)
 	return e
+}
+
+// nearMiss is text's sha256 in hex with its last digit changed.
+func nearMiss(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	pin := []byte(hex.EncodeToString(sum[:]))
+	if pin[63] == '0' {
+		pin[63] = '1'
+	} else {
+		pin[63] = '0'
+	}
+	return string(pin)
 }
 
 func exitCode(n int) func(Run) bool { return func(r Run) bool { return r.Code == n } }

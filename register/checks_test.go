@@ -205,6 +205,23 @@ func TestRejudge(t *testing.T) {
 			t.Errorf("SR-09 on (%+v, %+v): %s, want %s", c.confined, c.control, got, c.want)
 		}
 	}
+	// SR-32: a policy refused as invalid (122) under a near-miss pin was
+	// parsed before, or despite, the hash: a failure, not a broken run.
+	sr32 := prepare("SR-32")
+	for _, c := range []struct {
+		confined Run
+		want     Verdict
+	}{
+		{Run{Code: 123, Stderr: "launcher: hint: compute the hash"}, Pass},
+		{Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}, Fail},
+		{Run{Line: "ok"}, Fail},
+		{Run{Code: 125}, Inconclusive},
+	} {
+		v, why := judge(c.confined, Run{Line: "ok"}, exitCode(123), okLine)
+		if got, _ := sr32.rejudge(v, why); got != c.want {
+			t.Errorf("SR-32 on %+v: %s, want %s", c.confined, got, c.want)
+		}
+	}
 	sr23 := prepare("SR-23")
 	for _, v := range []Verdict{Pass, Fail, Inconclusive} {
 		if got, _ := sr23.rejudge(v, "x"); got != v {
