@@ -57,6 +57,9 @@ func TestBuildPlanNetwork(t *testing.T) {
 		{"ports: host network, listed ports only", ports, hostWith(4, true), false, tcp,
 			[]PortRule{{443, ll.AccessNetConnectTCP}, {8080, ll.AccessNetBindTCP}}, ""},
 		{"ports below ABI 4: refused", ports, hostWith(3, true), false, 0, nil, "ABI 4"},
+		// Not the network's floor but the write rules' (every testPolicy
+		// has a write path): a second layer behind Assess's refusal.
+		{"write rules below ABI 3: refused", none, hostWith(2, true), false, 0, nil, "write rules (the truncate right) need Landlock ABI 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
