@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,5 +50,33 @@ func TestSummaryLineReadOnly(t *testing.T) {
 	}
 	if many := summaryLine(&Plan{}, SeccompProgram{}, &session{netns: true, readOnly: 3}, 0, nil); !strings.Contains(many, ", 3 protected paths read-only") || strings.Contains(many, "uncovered") {
 		t.Errorf("three read-only paths: %s", many)
+	}
+}
+
+// On the host's network ("ports" mode) the line says what Landlock's port
+// rules leave open: UDP and ICMP, every host on an allowed port, and
+// listen() when Unix sockets keep it allowed without a bind port. Each
+// is said only where it holds.
+func TestSummaryLineSaysPortsUncovered(t *testing.T) {
+	p := &Plan{}
+	p.Landlock.ABI = 7
+	p.Landlock.HandledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+	p.Landlock.Ports = []PortRule{{Port: 443, Access: ll.AccessNetConnectTCP}}
+	hostNet := []string{"UDP and ICMP on the host network (SD-04)", "TCP ports are allowed on every host (SD-03)"}
+	listen := "listen() without bind() opens an ephemeral port"
+	got := summaryLine(p, SeccompProgram{}, &session{}, 0, nil)
+	for _, want := range append(hostNet, listen) {
+		if !strings.Contains(got, want) {
+			t.Errorf("ports mode, listen not covered: summary lacks %q:\n%s", want, got)
+		}
+	}
+	if got := summaryLine(p, SeccompProgram{}, &session{listenCovered: true}, 0, nil); strings.Contains(got, listen) {
+		t.Errorf("listen() covered, yet: %s", got)
+	}
+	// Network "none" without a namespace: Landlock handles TCP with no
+	// port allowed, so nothing of the host network is left to say.
+	p.Landlock.Ports = nil
+	if got := summaryLine(p, SeccompProgram{}, &session{}, 0, nil); strings.Contains(got, "uncovered") || !strings.Contains(got, "Landlock denies TCP") {
+		t.Errorf("network none without a namespace: %s", got)
 	}
 }
