@@ -1,0 +1,62 @@
+//go:build linux && cgo && amd64
+
+package launcher
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The filter stage 1 compiles follows the network the plan gets: network
+// "none" without a network namespace denies every inet socket (DenyInet,
+// half of the fallback SR-03 relies on beside Landlock's TCP rules), and
+// with a namespace leaves the agent its own loopback; "ports" with no
+// bind port denies listen() (SR-07), and says whether listen() is covered
+// for the summary. A host without a network namespace cannot be booted
+// here, so this is the seam: preparePlan given such a host.
+func TestPreparePlanSeccompFollowsNetwork(t *testing.T) {
+	none, _ := testPolicy(t, "")
+	portsNoBind, _ := testPolicy(t, "[network]\nmode = \"ports\"\nconnect_tcp = [443]\n")
+	portsBind, _ := testPolicy(t, "[network]\nmode = \"ports\"\nconnect_tcp = [443]\nbind_tcp = [8080]\n")
+	inet := [6]uint64{unix.AF_INET, unix.SOCK_DGRAM}
+	inet6 := [6]uint64{unix.AF_INET6, unix.SOCK_STREAM}
+	listen := [6]uint64{3, 16}
+	for _, tt := range []struct {
+		name          string
+		o             LaunchOptions
+		h             Host
+		inet, listen  string
+		listenCovered bool
+	}{
+		{"none without a network namespace", LaunchOptions{Policy: none}, hostWith(7, false), "errno=EPERM", "allow", false},
+		{"none with one (control)", LaunchOptions{Policy: none}, hostWith(7, true), "allow", "allow", false},
+		{"ports, nothing to bind", LaunchOptions{Policy: portsNoBind}, hostWith(7, true), "allow", "errno=EPERM", true},
+		{"ports with a bind port (control)", LaunchOptions{Policy: portsBind}, hostWith(7, true), "allow", "allow", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.o.Argv = []string{"/usr/bin/true"}
+			pp := preparePlan(tt.o, tt.h, IdentityPlan{}, "/")
+			if pp.err != nil {
+				t.Fatal(pp.err)
+			}
+			for _, c := range []struct {
+				what string
+				nr   uintptr
+				args [6]uint64
+				want string
+			}{
+				{"socket(AF_INET, SOCK_DGRAM)", unix.SYS_SOCKET, inet, tt.inet},
+				{"socket(AF_INET6, SOCK_STREAM)", unix.SYS_SOCKET, inet6, tt.inet},
+				{"listen", unix.SYS_LISTEN, listen, tt.listen},
+			} {
+				if got := seccompEmulate(t, pp.prog, unix.AUDIT_ARCH_X86_64, c.nr, c.args); got != c.want {
+					t.Errorf("%s: %s, want %s", c.what, got, c.want)
+				}
+			}
+			if pp.listenCovered != tt.listenCovered {
+				t.Errorf("listenCovered = %v, want %v", pp.listenCovered, tt.listenCovered)
+			}
+		})
+	}
+}
