@@ -1075,14 +1075,27 @@ func claimThrowawayID() (int, *idLock, error) {
 		return 0, nil, fmt.Errorf("throwaway uid: %w", err)
 	}
 	sweepStaleIDLocks()
-	named := namedIDs()
+	return claimIDFrom(randomThrowawayID, takenIDs(hostIDSources))
+}
+
+// randomThrowawayID is an id drawn at random from the throwaway range.
+func randomThrowawayID() (int, error) {
 	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, err
+	}
+	return throwawayBase + int(binary.LittleEndian.Uint32(b[:])%throwawaySpan), nil
+}
+
+// claimIDFrom tries up to 64 ids from next: it skips those taken says
+// the host has given out, and claims the first no other session holds.
+func claimIDFrom(next func() (int, error), taken func(int) bool) (int, *idLock, error) {
 	for range 64 {
-		if _, err := rand.Read(b[:]); err != nil {
+		id, err := next()
+		if err != nil {
 			return 0, nil, err
 		}
-		id := throwawayBase + int(binary.LittleEndian.Uint32(b[:])%throwawaySpan)
-		if named[id] || inSubordinateRange(id) {
+		if taken(id) {
 			continue
 		}
 		path := fmt.Sprintf("%s/%d", idLockDir, id)
@@ -1140,23 +1153,24 @@ func FileID(path string) ([2]uint64, bool) {
 	return [2]uint64{st.Dev, st.Ino}, true
 }
 
-// namedIDs collects the uids and gids that /etc/passwd and /etc/group
-// name. Ranges delegated in /etc/subuid and /etc/subgid are checked by
-// inSubordinateRange.
-func namedIDs() map[int]bool {
-	used := map[int]bool{}
-	for _, e := range slices.Concat(userdb.Passwd(), userdb.Group()) {
+// idSources are the files that give out ids on a host: accounts, groups,
+// and the ranges delegated to users for their containers.
+type idSources struct{ passwd, group, subuid, subgid string }
+
+var hostIDSources = idSources{"/etc/passwd", "/etc/group", "/etc/subuid", "/etc/subgid"}
+
+// takenIDs reads files once and reports whether an id is given out: a uid
+// or gid that passwd or group names, or an id in a range subuid or subgid
+// delegates to some user.
+func takenIDs(files idSources) func(int) bool {
+	named := map[int]bool{}
+	for _, e := range slices.Concat(userdb.Read(files.passwd), userdb.Read(files.group)) {
 		if n, err := strconv.Atoi(e.Field(2)); err == nil && len(e) > 2 {
-			used[n] = true
+			named[n] = true
 		}
 	}
-	return used
-}
-
-// inSubordinateRange reports whether id lies in a range /etc/subuid or
-// /etc/subgid delegates to some user (for their containers).
-func inSubordinateRange(id int) bool {
-	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
+	var ranges [][2]int // [start, start+count)
+	for _, f := range []string{files.subuid, files.subgid} {
 		data, _ := os.ReadFile(f)
 		for _, line := range strings.Split(string(data), "\n") {
 			fields := strings.Split(line, ":")
@@ -1165,10 +1179,12 @@ func inSubordinateRange(id int) bool {
 			}
 			start, err1 := strconv.Atoi(fields[1])
 			n, err2 := strconv.Atoi(fields[2])
-			if err1 == nil && err2 == nil && id >= start && id < start+n {
-				return true
+			if err1 == nil && err2 == nil {
+				ranges = append(ranges, [2]int{start, start + n})
 			}
 		}
 	}
-	return false
+	return func(id int) bool {
+		return named[id] || slices.ContainsFunc(ranges, func(r [2]int) bool { return id >= r[0] && id < r[1] })
+	}
 }

@@ -248,7 +248,7 @@ func entries() []Entry {
 		sr("SR-26", "As root the agent runs under a throwaway uid",
 			"Running as the person, or as a uid another session uses, gives the agent whatever that uid owns or can signal on the host.",
 			"A uid from a documented range that no account, group or subordinate range names, held by an exclusive lock under /run/pinfold/ids for the session's life; the workspace and write paths are idmapped onto it.",
-			Boundary, "launcher.TestClaimThrowawayID", "launcher.TestIntegrationWriteWorkspace"),
+			Boundary, "launcher.TestClaimThrowawayID", "launcher.TestClaimIDSkipsTakenAndHeld", "launcher.TestTakenIDs", "launcher.TestIntegrationWriteWorkspace"),
 		sr("SR-27", "The agent's tree ends with the launcher",
 			"A process the agent starts (daemonised, in its own session) outlives the session, unconfined by anyone watching.",
 			"Stage 2 is the pid namespace's init and has a parent-death signal (SIGKILL); when it exits the kernel kills the namespace. As root the cgroup is killed too.",
