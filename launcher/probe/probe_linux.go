@@ -98,6 +98,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"find-bytes":       {-1, nil, "HEX ROOT...: look for the bytes in every readable file beneath the roots; prints `found PATH` (exit 1) or `absent N`"},
 		"secret-hunt":      {-1, nil, "HEX URL ROOT...: GET URL through the proxy, then look for the bytes in its answer and as find-bytes does; prints `found WHERE` (exit 1) or `absent N; status N RULE FIRSTLINE`; $NAME in a root is expanded"},
 		"without-landlock": {-1, nil, "CMD [ARGS...]: exec CMD as on a kernel without Landlock (seccomp answers ENOSYS to its system calls)"},
+		"without-cgroups":  {-1, nil, "CMD [ARGS...]: exec CMD as on a host with no cgroup file system (root: a mount namespace with every cgroup mount detached)"},
 	}
 	for _, r := range registered {
 		if _, ok := m[r.name]; ok {
@@ -167,6 +168,8 @@ func Main(self []string, args []string) {
 		os.Exit(n)
 	case "without-landlock":
 		withoutLandlock(args)
+	case "without-cgroups":
+		withoutCgroups(args)
 	case "http-get":
 		httpGet(args[0])
 	case "find-bytes":
