@@ -186,20 +186,20 @@ func checks() []check {
 		}},
 		{"SR-12", textCheck(func(good string) string {
 			return strings.Replace(good, "[files]\n", "[files]\nread = [\"/usr/share/\"]\n", 1) // not clean
-		})},
+		}, "is not clean")},
 		{"SR-13", textCheck(func(good string) string {
 			return strings.Replace(good, "[network]\n", "[network]\nmode = \"ports\"\n", 1) // a key twice
-		})},
+		}, "has already been defined")},
 		{"SR-14", textCheck(func(good string) string {
 			return good + "[limits]\nprocesses = 9007199254740993\n" // 2^53+1
-		})},
+		}, "(SR-14)")},
 		{"SR-15", textCheck(func(good string) string {
 			return good + "[env]\nset = { A = \"\\uD800\" }\n" // a lone surrogate
-		})},
+		}, "is not valid UTF-8")},
 		{"SR-16", func(s *scratch) (probeCase, error) {
 			good := s.policyText("")
 			bad := strings.Replace(good, "version = 1\n", "version = 1\n# \u202e reversed\n", 1)
-			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: exitCode(122)}, nil
+			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: refusedAs(122, "bidirectional control")}, nil
 		}},
 		{"SR-17", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("tiocsti"), direct: true, pty: true}, nil
@@ -348,7 +348,7 @@ func checks() []check {
 		{"SR-33", func(s *scratch) (probeCase, error) {
 			good := s.policyText("")
 			bad := strings.Replace(good, "[files]\n", "[files]\nreed = []\n", 1)
-			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: exitCode(122)}, nil
+			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: refusedAs(122, `did you mean "read"?`)}, nil
 		}},
 		{"SR-34", func(s *scratch) (probeCase, error) {
 			secret := filepath.Join(s.outside, "secret")
@@ -689,12 +689,21 @@ func CheckIDs() []string {
 }
 
 // textCheck is a policy-text check: the policy spoiled by spoil is refused
-// (exit 122) where the same policy unspoiled runs the probe.
-func textCheck(spoil func(good string) string) func(s *scratch) (probeCase, error) {
+// (exit 122) for the reason the check is about, the launcher's last line
+// on stderr holding why, where the same policy unspoiled runs the probe.
+// A refusal for another reason (a spoil that broke something else) is
+// not the check's.
+func textCheck(spoil func(good string) string, why string) func(s *scratch) (probeCase, error) {
 	return func(s *scratch) (probeCase, error) {
 		good := s.policyText("")
-		return probeCase{raw: spoil(good), control: good, probe: []string{"noop"}, refused: exitCode(122)}, nil
+		return probeCase{raw: spoil(good), control: good, probe: []string{"noop"}, refused: refusedAs(122, why)}, nil
 	}
+}
+
+// refusedAs is a refusal with exit status n whose last stderr line
+// holds why.
+func refusedAs(n int, why string) func(Run) bool {
+	return func(r Run) bool { return r.Code == n && strings.Contains(r.Stderr, why) }
 }
 
 // The documented throwaway range (launcher/build.go).

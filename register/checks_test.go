@@ -44,11 +44,19 @@ func TestCheckPredicates(t *testing.T) {
 	ok := Run{Line: "ok", Code: 0}
 	deny := Run{Line: "denied EACCES", Code: 1}
 	std := lines{deny, ok, ok}
-	text := lines{Run{Code: 122}, ok, ok}
+	// A policy-text refusal as the launcher words it (its last stderr line).
+	text := func(why string) lines {
+		return lines{Run{Code: 122, Stderr: "launcher: error: p.toml:5: " + why}, ok, ok}
+	}
 	cases := map[string]lines{
 		"SR-04": {Run{Line: "forked 18 of 100 EAGAIN"}, Run{Line: "forked 100 of 100"}, Run{Line: "forked 100 of 100"}},
 		"SR-11": {Run{Line: "absent"}, Run{Line: "present", Code: 1}, Run{Line: "present", Code: 1}},
-		"SR-12": text, "SR-13": text, "SR-14": text, "SR-15": text, "SR-16": text, "SR-33": text,
+		"SR-12": text(`files.read[0]: path "/usr/share/" is not clean (write it as "/usr/share"): the text must read as it binds (SR-12)`),
+		"SR-13": text("10:16: network.mode: Key 'network.mode' has already been defined"),
+		"SR-14": text("limits.processes: integer 9007199254740993 is outside ±(2^53-1): JavaScript and JSON readers would not keep it exact (SR-14)"),
+		"SR-15": text(`10:14: env.set.A: Escaped character '\uD800' is not valid UTF-8`),
+		"SR-16": text("2:3: character U+202E: a bidirectional control reorders how text displays, so the policy would not read as it binds (SR-16)"),
+		"SR-33": {Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}, ok, ok},
 		"SR-26": {Run{Line: "euid 1879048193 uid 1879048193"}, Run{Line: "euid 0 uid 0"}, Run{Line: "euid 0 uid 0"}},
 		"SR-25": {Run{Code: 124}, ok, ok},
 		"SR-31": {Run{Code: 159}, ok, ok},
@@ -132,6 +140,16 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-21", Run{Line: "denied EACCES", Code: 1}},
 		{"SR-23", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"}},
 		{"SR-24", Run{Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"}},
+		// A policy refused for another reason than the check's: a spoil
+		// that broke something else proves nothing of the rule.
+		{"SR-12", Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}},
+		{"SR-13", Run{Code: 122, Stderr: `launcher: hint: did you mean "mode"?`}},
+		{"SR-14", Run{Code: 122, Stderr: "launcher: error: p.toml:10: limits.processes: 0 is below the minimum 1"}},
+		{"SR-15", Run{Code: 122, Stderr: "launcher: error: p.toml:10:1: expected a table"}},
+		{"SR-16", Run{Code: 122, Stderr: "launcher: error: p.toml:2: unknown key"}},
+		{"SR-33", Run{Code: 122, Stderr: "launcher: error: p.toml:9:16: network.mode: Key 'network.mode' has already been defined"}},
+		{"SR-32", Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}},
+		{"SR-26", Run{Line: "euid 1000 uid 1000"}},
 		// fs refusing for another reason (the workspace's own protections)
 		// is not the escape SR-39 is about; net refusing by domain rule is
 		// not the SSRF check; a refusal by the agent's own kernel rules
@@ -179,6 +197,11 @@ func TestCheckPredicates(t *testing.T) {
 	// The fork bomb must be stopped by the limit, not by anything else.
 	if pc, _ := checks()[indexOf(checks(), "SR-04")].prepare(s); pc.refused(Run{Line: "forked 0 of 100 EACCES"}) {
 		t.Error("SR-04: a fork refused for another reason (EACCES before any child) counts as the limit")
+	}
+	// As root, a launch refused for something else than the missing
+	// cgroup is not SR-04's refusal.
+	if pc, _ := checks()[indexOf(checks(), "SR-04")].prepare(s); os.Geteuid() == 0 && pc.refused(Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}) {
+		t.Error("SR-04: a refusal for want of Landlock counts as the one for want of a pids cgroup")
 	}
 }
 
