@@ -4,6 +4,7 @@ package launcher
 // integration_linux_test.go for the harness.
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/pinfold/pinfold/internal/mountinfo"
@@ -293,6 +295,70 @@ func TestIntegrationInheritedFD(t *testing.T) {
 	o := itOpts{extraFiles: []*os.File{w, w, w, w, w, w, w}}
 	for _, fd := range []string{"3", "6", "9"} {
 		s.denied(t, itPol{}, o, "EBADF", "fd", fd)
+	}
+}
+
+// Descriptors the launcher inherited without close-on-exec reach no
+// process under it: not the agent (TestIntegrationInheritedFD), and not
+// stage 2 either, which lives as long as the agent and whose descriptors
+// are one /proc lookup from being the agent's. A file handed on fds 3 to
+// 9 is looked for among the open files of every process under the
+// launcher once the agent runs; the control is the launcher itself,
+// which holds it.
+func TestIntegrationStage2InheritsNoFD(t *testing.T) {
+	s := newSandbox(t)
+	path := s.file(t, filepath.Join(s.dir, "inherited"), "")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	holds := func(pid int) bool {
+		ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, e := range ents {
+			if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name())); err == nil && l == path {
+				return true
+			}
+		}
+		return false
+	}
+	marker := uniqueName("pinfold-it-marker")
+	var launcherHolds, seen bool
+	var holders []string
+	looked := make(chan struct{})
+	o := itOpts{extraFiles: []*os.File{f, f, f, f, f, f, f}, onStart: func(launcher int) {
+		go func() {
+			defer close(looked)
+			for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+				under := descendants(launcher)
+				for _, pid := range under {
+					cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+					seen = seen || bytes.HasPrefix(cmd, []byte(itEnv.probe+"\x00")) && bytes.Contains(cmd, []byte(marker))
+				}
+				if !seen {
+					continue
+				}
+				launcherHolds = holds(launcher)
+				for _, pid := range under {
+					if holds(pid) {
+						cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+						holders = append(holders, fmt.Sprintf("pid %d (%s)", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+					}
+				}
+				return
+			}
+		}()
+	}}
+	r := s.launch(t, itPol{}, o, "sleep", "2", marker)
+	<-looked
+	if r.code != 0 {
+		t.Fatalf("launch: want exit 0, got %s", r)
+	}
+	if !seen || !launcherHolds {
+		t.Fatalf("control: agent seen %v, the launcher holds the inherited file %v: want both", seen, launcherHolds)
+	}
+	if len(holders) > 0 {
+		t.Errorf("the inherited file is open in %s, under the launcher", strings.Join(holders, ", "))
 	}
 }
 
