@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/pinfold/pinfold/components/session"
 )
 
@@ -358,9 +359,17 @@ func checks() []check {
 			return probeCase{probe: probe("read", secret), direct: true}, nil
 		}},
 		{"SR-35", func(s *scratch) (probeCase, error) {
-			// Unix sockets allowed, so only the namespace (and Landlock's
-			// scope) stands between the agent and a host abstract socket.
-			return probeCase{policy: "", raw: s.policyTextNet("[network]\nmode = \"none\"\nunix_sockets = true\n"), probe: probe("abstract-connect", s.abstract), direct: true}, nil
+			// Unix sockets allowed, and "ports" mode, on the host's network
+			// namespace: only Landlock's abstract-socket scope stands between
+			// the agent and a host abstract socket. (Under "none" the
+			// sandbox's own namespace stops it as well, so a launcher that
+			// no longer scoped would pass there.)
+			return probeCase{policy: "", raw: s.policyTextNet("[network]\nmode = \"ports\"\nconnect_tcp = [443]\nunix_sockets = true\n"), probe: probe("abstract-connect", s.abstract), direct: true,
+				refused: deniedLine,
+				skip: func(Run) (bool, string) {
+					abi, err := ll.LandlockGetABIVersion()
+					return err != nil || abi < 6, fmt.Sprintf("Landlock ABI %d has no abstract-socket scope (ABI 6): in \"ports\" mode that is a documented limit (SD-13)", abi)
+				}}, nil
 		}},
 		{"SR-36", func(s *scratch) (probeCase, error) {
 			return probeCase{policy: "[limits]\nmemory = \"64MiB\"\n", probe: probe("alloc", "256MiB"), direct: true,
