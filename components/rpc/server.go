@@ -36,9 +36,10 @@ type Response struct {
 	Result   json.RawMessage `json:"result,omitempty"`
 }
 
-// Timeouts on a server connection.
-const (
-	readTimeout = 30 * time.Second // a frame, once its first bytes came
+// Timeouts on a server connection (variables for the tests): a frame,
+// once its first bytes came, and the wait for the next request.
+var (
+	readTimeout = 30 * time.Second
 	idleTimeout = 2 * time.Minute
 )
 
