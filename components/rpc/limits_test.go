@@ -1,0 +1,173 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinfold/pinfold/components/pki"
+)
+
+// rawFrame is a request frame as writeRequest lays it out, without its
+// limits: the tests below send what a well-behaved client never would.
+func rawFrame(op string, args, data []byte) []byte {
+	var b bytes.Buffer
+	binary.Write(&b, binary.BigEndian, uint32(1+len(op)+4+len(args)+len(data)))
+	b.WriteByte(byte(len(op)))
+	b.WriteString(op)
+	binary.Write(&b, binary.BigEndian, uint32(len(args)))
+	b.Write(args)
+	b.Write(data)
+	return b.Bytes()
+}
+
+// Arguments over MaxBody, and data over MaxData, are refused as bad
+// requests even when the frame as a whole is within maxFrame (which
+// leaves room for either to overflow into the other's share). "reverse"
+// ignores its arguments and answers no result, so nothing but the server's
+// own limits can refuse them. The controls: each at its limit is served.
+func TestPartsOverLimitRefused(t *testing.T) {
+	f := serveFS(t)
+	tc := f.rawConn(t, pki.Agent)
+	bigArgs := func(n int) []byte { return []byte(`"` + strings.Repeat("x", n-2) + `"`) }
+	for _, r := range []struct {
+		name       string
+		args, data []byte
+		allowed    bool
+	}{
+		{"arguments at MaxBody", bigArgs(MaxBody), nil, true},
+		{"arguments over MaxBody", bigArgs(MaxBody + 1), nil, false},
+		{"data at MaxData", []byte("1"), make([]byte, MaxData), true},
+		{"data over MaxData", []byte("1"), make([]byte, MaxData+1), false},
+	} {
+		tc.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := tc.Write(rawFrame("reverse", r.args, r.data)); err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		got := readAnswer(t, tc)
+		if got.Decision.Allowed != r.allowed || (!r.allowed && got.Decision.Reason != ReasonBadRequest) {
+			t.Errorf("%s: %+v", r.name, got.Decision)
+		}
+	}
+}
+
+// Arguments that are not JSON are refused by the server itself, before
+// a handler that would not have looked at them ("reverse") runs. The
+// control: the same operation with JSON arguments.
+func TestArgumentsCheckedBeforeHandler(t *testing.T) {
+	f := serveFS(t)
+	tc := f.rawConn(t, pki.Agent)
+	for _, r := range []struct {
+		args    string
+		allowed bool
+	}{{"1", true}, {"{not json", false}, {"", false}} {
+		if _, err := tc.Write(rawFrame("reverse", []byte(r.args), []byte("ab"))); err != nil {
+			t.Fatal(err)
+		}
+		if got := readAnswer(t, tc); got.Decision.Allowed != r.allowed || (!r.allowed && got.Decision.Reason != ReasonBadRequest) {
+			t.Errorf("arguments %q: %+v", r.args, got.Decision)
+		}
+	}
+}
+
+// A denial carries no data on the wire, whatever the handler returned
+// (the client drops it too, so only a raw read can tell). The control:
+// an allowed answer's data arrives.
+func TestDenialCarriesNoDataOnTheWire(t *testing.T) {
+	f := serveFS(t)
+	tc := f.rawConn(t, pki.Agent)
+	for _, r := range []struct {
+		op   string
+		want string
+	}{{"reverse", "ba"}, {"deny", ""}} {
+		if _, err := tc.Write(rawFrame(r.op, []byte("1"), []byte("ab"))); err != nil {
+			t.Fatal(err)
+		}
+		b, err := readFrame(tc, nil)
+		if err != nil {
+			t.Fatalf("%s: no answer: %v", r.op, err)
+		}
+		if _, data, err := parseResponse(b); err != nil || string(data) != r.want {
+			t.Errorf("%s: data %q, %v; want %q", r.op, data, err, r.want)
+		}
+	}
+}
+
+// ended reports whether the server ended c within d: a read that sees
+// the end of the stream (or a reset), not the test's own deadline.
+func ended(c net.Conn, d time.Duration) bool {
+	c.SetReadDeadline(time.Now().Add(d))
+	_, err := io.Copy(io.Discard, c)
+	return !errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// A connection that never starts its handshake is ended at
+// handshakeTimeout; a caller cannot hold a server's connection open by
+// saying nothing.
+func TestHandshakeDeadline(t *testing.T) {
+	defer func(d time.Duration) { handshakeTimeout = d }(handshakeTimeout)
+	handshakeTimeout = 100 * time.Millisecond
+	f := serveFS(t)
+	c, err := net.Dial("unix", f.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !ended(c, 5*time.Second) {
+		t.Error("a connection that sent nothing was still open after 5s (handshake timeout 100ms)")
+	}
+}
+
+// A reader that does not take its answer is cut off at writeTimeout: the
+// answer (a megabyte, more than the socket buffers hold) is not there in
+// full a second later. The control: read at once, it arrives whole.
+func TestSlowReaderCutOff(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 100 * time.Millisecond
+	f := serveFS(t)
+	for _, wait := range []time.Duration{0, time.Second} {
+		tc := f.rawConn(t, pki.Agent)
+		if _, err := tc.Write(rawFrame("reverse", []byte("1"), make([]byte, MaxData))); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(wait)
+		tc.SetDeadline(time.Now().Add(10 * time.Second))
+		b, err := readFrame(tc, nil)
+		switch {
+		case wait == 0 && err != nil:
+			t.Fatalf("control: the answer read at once: %v", err)
+		case wait > 0 && err == nil:
+			t.Errorf("a reader that waited %v got its whole answer (%d bytes): no write deadline", wait, len(b))
+		}
+	}
+}
+
+// A frame whose length came but whose body does not is ended at
+// readTimeout (a slow frame), and a connection that sends no request at
+// idleTimeout: neither holds a server connection open. The controls: the
+// same connection, had it sent its frame, is answered (TestBadRequests and
+// the rest).
+func TestSlowFrameAndIdleDeadlines(t *testing.T) {
+	defer func(r, i time.Duration) { readTimeout, idleTimeout = r, i }(readTimeout, idleTimeout)
+	readTimeout, idleTimeout = 100*time.Millisecond, time.Hour
+	f := serveFS(t)
+	tc := f.rawConn(t, pki.Agent)
+	if _, err := tc.Write([]byte{0, 0, 0, 100}); err != nil { // a length, then nothing
+		t.Fatal(err)
+	}
+	if !ended(tc, 5*time.Second) {
+		t.Error("a frame that never came whole held its connection for 5s (read timeout 100ms)")
+	}
+
+	readTimeout, idleTimeout = time.Hour, 100*time.Millisecond
+	g := serveFS(t)
+	if !ended(g.rawConn(t, pki.Agent), 5*time.Second) {
+		t.Error("an idle connection was still open after 5s (idle timeout 100ms)")
+	}
+}
