@@ -71,10 +71,12 @@ var actions = sync.OnceValue(func() map[string]action {
 		"ptrace":           {1, arg1(ptracePid), "PID: PTRACE_SEIZE (released when the probe exits)"},
 		"steer":            {1, arg1(steer), "PID|self: set PID's open-file limit, nice value, scheduling policy, CPU affinity and I/O priority to what each is: ok when every call works, `denied ERRNO` when every one fails so, else an error naming each"},
 		"read-environ":     {1, func(_ prober, a []string) error { return readFile("/proc/" + a[0] + "/environ") }, "PID: read /proc/PID/environ"},
-		"fd":               {1, arg1(fdOpen), "N: fcntl(N, F_GETFD)"},
+		"fd":               {1, arg1(fdOpen), "N[,N...]: fcntl(N, F_GETFD) on each: ok when any is open, else the first error"},
 		"fchmod-fd":        {1, arg1(fchmodFd), "N: fchmod(N) to the mode it has (refused on a read-only mount, or when not the owner)"},
 		"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
 		"euid":             {0, nil, "prints `euid E uid U`"},
+		"caps":             {0, arg0(caps), "ok when this process holds any capability in any set (inheritable, permitted, effective, bounding, ambient), `denied none` when it holds none"},
+		"rlimit":           {1, nil, "RES: prints `soft S hard H` for RLIMIT_RES (NOFILE, FSIZE, CORE, CPU, NPROC, AS, RTPRIO, RTTIME, NICE, MEMLOCK, MSGQUEUE), `inf` for no limit"},
 		"setuid-exec":      {-1, nil, "PATH [FILE]: run PATH (a setuid copy of this probe) with `euid`; prints its line, then with FILE ` chmod ok` or ` chmod denied ERRNO` for making FILE.PID (new) mode 04755"},
 		"fork-bomb":        {1, nil, "N: fork up to N (≤ 1000) `sleep 5` children; prints `forked K of N [ERRNO]`, kills and reaps them"},
 		"alloc":            {1, arg1(alloc), "BYTES: mmap and touch (suffixes KiB, MiB, GiB)"},
@@ -151,6 +153,8 @@ func Main(self []string, args []string) {
 	case "euid":
 		fmt.Printf("euid %d uid %d\n", unix.Geteuid(), unix.Getuid())
 		os.Exit(0)
+	case "rlimit":
+		rlimit(args[0])
 	case "setuid-exec":
 		if len(args) < 1 || len(args) > 2 {
 			p.usage()
@@ -406,13 +410,22 @@ func fchmodFd(arg string) error {
 	return unix.Fchmod(n, st.Mode&0o7777)
 }
 
+// fdOpen looks at each descriptor of arg (N or N,N,...): ok when any is
+// open, else the first one's error.
 func fdOpen(arg string) error {
-	n, err := strconv.Atoi(arg)
-	if err != nil || n < 0 {
-		return probeError{fmt.Sprintf("fd %q", arg)}
+	var first error
+	for _, f := range strings.Split(arg, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return probeError{fmt.Sprintf("fd %q", f)}
+		}
+		if _, err = unix.FcntlInt(uintptr(n), unix.F_GETFD, 0); err == nil {
+			return nil
+		} else if first == nil {
+			first = err
+		}
 	}
-	_, err = unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
-	return err
+	return first
 }
 
 func writeProcSys(name string) error {
