@@ -27,6 +27,12 @@ func TestIntegrationUnprivileged(t *testing.T) {
 	t.Run("key lists covered", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "empty", "key-lists")
 	})
+	// Stage 2 holds every capability of its user namespace until it
+	// drops them; the agent holds none. nobody, unconfined, still has
+	// the whole bounding set.
+	t.Run("no capabilities", func(t *testing.T) {
+		s.denied(t, itPol{}, itOpts{}, "none", "caps")
+	})
 	t.Run("read outside", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "EACCES", "read", secret)
 	})
