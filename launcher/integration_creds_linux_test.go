@@ -1,10 +1,14 @@
 package launcher
 
 // Integration tests for what stage 2 hands the agent besides its mounts
-// and filters: no capability in any set.
+// and filters: no capability in any set, and the policy's resource limits
+// whatever the launcher inherited.
 
 import (
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // The agent holds no capability in any set, the bounding set included
@@ -12,4 +16,62 @@ import (
 // could give back on exec). The control, root unconfined, holds them all.
 func TestIntegrationNoCapabilities(t *testing.T) {
 	newSandbox(t).denied(t, itPol{}, itOpts{}, "none", "caps")
+}
+
+// raiseRlimit raises this process's limit r to v (soft and hard) for the
+// test, so that the launcher inherits more than the policy allows and
+// the control shows it; the old limit comes back at the end. A limit
+// already above v is left, and so is one this process may not raise (no
+// CAP_SYS_RESOURCE, as in some containers): the control then tells
+// whether the row can show anything.
+func raiseRlimit(t *testing.T, r int, v uint64) {
+	t.Helper()
+	var old unix.Rlimit
+	must(t, unix.Getrlimit(r, &old))
+	if old.Cur >= v && old.Max >= v {
+		return
+	}
+	if unix.Setrlimit(r, &unix.Rlimit{Cur: v, Max: v}) != nil {
+		return
+	}
+	t.Cleanup(func() { unix.Setrlimit(r, &old) })
+}
+
+// Each resource limit is the policy's (or the launcher's fixed one) in
+// the agent, whatever the launcher inherited: the test raises each
+// before launching, and the control, the probe run directly, sees the
+// raised value.
+func TestIntegrationRlimits(t *testing.T) {
+	s := newSandbox(t)
+	inf := uint64(unix.RLIM_INFINITY)
+	for _, r := range []struct {
+		name  string
+		res   int
+		raise uint64
+		want  string
+	}{
+		{"NOFILE", unix.RLIMIT_NOFILE, 8192, "soft 4096 hard 4096"},
+		{"FSIZE", unix.RLIMIT_FSIZE, inf, "soft 2147483648 hard 2147483648"},
+		{"CORE", unix.RLIMIT_CORE, inf, "soft 0 hard 0"},
+		{"CPU", unix.RLIMIT_CPU, inf, "soft 90 hard 90"},
+		{"NPROC", unix.RLIMIT_NPROC, inf, "soft 512 hard 512"},
+		{"RTPRIO", unix.RLIMIT_RTPRIO, 99, "soft 0 hard 0"},
+		{"RTTIME", unix.RLIMIT_RTTIME, inf, "soft 0 hard 0"},
+		{"NICE", unix.RLIMIT_NICE, 40, "soft 0 hard 0"},
+		{"MEMLOCK", unix.RLIMIT_MEMLOCK, inf, "soft 8388608 hard 8388608"},
+		{"MSGQUEUE", unix.RLIMIT_MSGQUEUE, inf, "soft 819200 hard 819200"},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			raiseRlimit(t, r.res, r.raise)
+			c := s.direct(t, itOpts{}, "rlimit", r.name)
+			if c.code != 0 || !strings.HasPrefix(c.stdout, "soft ") {
+				t.Fatalf("control rlimit %s (unconfined): %s", r.name, c)
+			}
+			if c.stdout == r.want+"\n" {
+				// SR-09: the launcher's limit would be indistinguishable.
+				t.Skipf("this process's RLIMIT_%s is already the policy's (%s) and could not be raised", r.name, r.want)
+			}
+			itExpect(t, "confined rlimit "+r.name, s.launch(t, itPol{limits: "cpu_time = \"90s\"\n"}, itOpts{}, "rlimit", r.name), r.want, 0)
+		})
+	}
 }

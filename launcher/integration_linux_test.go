@@ -158,6 +158,7 @@ type itPol struct {
 	unixSockets       bool
 	processes         int    // 0: the policy default
 	memory            string // "": the policy default
+	limits            string // added to [limits]
 	pass              []string
 	set               map[string]string
 	mode              string // "wrapper" unless set
@@ -271,6 +272,7 @@ func (s *itSandbox) policyText(p itPol) string {
 	if p.memory != "" {
 		fmt.Fprintf(&b, "memory = %q\n", p.memory)
 	}
+	b.WriteString(p.limits)
 	fmt.Fprintf(&b, "\n[env]\npass = %s\n", list(append([]string{"PATH"}, p.pass...)))
 	if len(p.set) > 0 {
 		var kv []string

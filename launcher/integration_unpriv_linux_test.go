@@ -33,6 +33,19 @@ func TestIntegrationUnprivileged(t *testing.T) {
 	t.Run("no capabilities", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "none", "caps")
 	})
+	// Without a cgroup, the rlimits are what bounds processes and memory
+	// (SR-04, SR-36): the policy's defaults, 512 processes and 4 GiB.
+	t.Run("process and memory limits", func(t *testing.T) {
+		for _, r := range []struct{ name, want string }{
+			{"NPROC", "soft 512 hard 512"},
+			{"AS", "soft 4294967296 hard 4294967296"},
+		} {
+			itExpect(t, "confined rlimit "+r.name, s.launch(t, itPol{}, itOpts{}, "rlimit", r.name), r.want, 0)
+			if c := s.direct(t, itOpts{}, "rlimit", r.name); c.code != 0 || c.stdout == r.want+"\n" {
+				t.Fatalf("control rlimit %s (unconfined): want another limit than the policy's, got %s", r.name, c)
+			}
+		}
+	})
 	t.Run("read outside", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "EACCES", "read", secret)
 	})
