@@ -1,11 +1,15 @@
 package launcher
 
 // Integration tests for what stage 2 hands the agent besides its mounts
-// and filters: no capability in any set, and the policy's resource limits
-// whatever the launcher inherited.
+// and filters: no capability in any set, the policy's resource limits
+// whatever the launcher inherited, and write trees on which device nodes
+// do not open.
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -74,4 +78,15 @@ func TestIntegrationRlimits(t *testing.T) {
 			itExpect(t, "confined rlimit "+r.name, s.launch(t, itPol{limits: "cpu_time = \"90s\"\n"}, itOpts{}, "rlimit", r.name), r.want, 0)
 		})
 	}
+}
+
+// A device node in the workspace (a copy of /dev/zero's numbers, as a
+// tarball or a careless cp -a could leave there) does not open: write
+// trees are nodev. Unconfined it reads.
+func TestIntegrationWritePathNodev(t *testing.T) {
+	s := newSandbox(t)
+	dev := filepath.Join(s.ws, "zero")
+	must(t, unix.Mknod(dev, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 5))))
+	must(t, os.Chmod(dev, 0o666))
+	s.denied(t, itPol{}, itOpts{}, "EACCES", "read", dev)
 }
