@@ -104,6 +104,10 @@ func TestIntegrationExecWrittenFile(t *testing.T) {
 	if st := mustExist(t, prog); st.Size() == 0 || st.Mode().Perm()&0o100 == 0 {
 		t.Fatalf("%s: mode %v, %d bytes: the probe's copy was not written whole", prog, st.Mode(), st.Size())
 	}
+	// Landlock refuses the execve above by itself; an executable mapping
+	// of a written file (what ld.so does for a library) only the write
+	// tree's noexec mount refuses (SR-01).
+	s.denied(t, itPol{}, itOpts{}, "EPERM", "write-map-exec", filepath.Join(s.ws, "lib"))
 }
 
 // A symlink planted in the workspace does not carry a write outside it,
