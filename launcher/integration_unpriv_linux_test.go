@@ -46,6 +46,12 @@ func TestIntegrationUnprivileged(t *testing.T) {
 			}
 		}
 	})
+	// Fileless execution: unprivileged there is no vm.memfd_noexec=2 in
+	// the sandbox, and seccomp alone refuses a memfd not sealed
+	// non-executable (SR-19).
+	t.Run("memfd exec", func(t *testing.T) {
+		s.denied(t, itPol{}, itOpts{}, "EACCES", "memfd-exec")
+	})
 	t.Run("read outside", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "EACCES", "read", secret)
 	})
