@@ -178,7 +178,10 @@ func checks() []check {
 				}}, nil
 		}},
 		{"SR-10", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("fd", strconv.Itoa(passedFD)), direct: true, passFD: true}, nil
+			// The passed descriptor, and 4 and 5: stage 2's own pipes to
+			// stage 1, open while the agent runs, which only stage 2's
+			// close-on-exec keeps from it. Any one open is a fail.
+			return probeCase{probe: probe("fd", "4,5,"+strconv.Itoa(passedFD)), direct: true, passFD: true}, nil
 		}},
 		{"SR-11", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("env", "PINFOLD_CHECK_SECRET"), direct: true, env: []string{"PINFOLD_CHECK_SECRET=not-for-the-agent"},

@@ -255,7 +255,7 @@ func entries() []Entry {
 			Boundary, "launcher.TestIntegrationNoProcessRemains", "launcher.TestIntegrationLauncherKilled", "launcher.TestIntegrationSignalForwarded", "launcher.TestCgroupKill"),
 		sr("SR-10", "Inherited descriptors are closed",
 			"A descriptor the launcher inherited (a jobserver pipe, a socket, an open secret) reaches the agent.",
-			"Stage 1 marks every descriptor above 2 close-on-exec before cloning stage 2, and stage 2 does so again after Landlock, so the agent inherits only 0, 1 and 2.",
+			"Stage 1 marks every descriptor above 2 close-on-exec before cloning stage 2, and stage 2 does so again after Landlock (its own pipes to stage 1 among them), so the agent inherits only 0, 1 and 2.",
 			Boundary, "launcher.TestIntegrationInheritedFD", "launcher.TestIntegrationStage2InheritsNoFD"),
 		sr("SR-11", "The environment is what the policy builds",
 			"A token in the launcher's environment reaches the agent.",
