@@ -313,6 +313,7 @@ type itOpts struct {
 	extraFiles []*os.File // become fds 3, 4, …
 	stdin      *os.File
 	ctty       bool // make stdin the controlling terminal of a new session
+	pgid       int  // join this process group (0: the test's own)
 	verbose    bool // drop --quiet
 	hash       string
 	onStart    func(pid int) // called once the process started
@@ -348,6 +349,9 @@ func (s *itSandbox) run(t *testing.T, o itOpts, argv ...string) itResult {
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if s.uid != 0 {
 		attr.Credential = &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.uid)}
+	}
+	if o.pgid != 0 {
+		attr.Setpgid, attr.Pgid = true, o.pgid
 	}
 	if o.stdin != nil {
 		cmd.Stdin = o.stdin

@@ -6,9 +6,11 @@ package launcher
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 const nobody = 65534
@@ -51,6 +53,41 @@ func TestIntegrationUnprivileged(t *testing.T) {
 	// non-executable (SR-19).
 	t.Run("memfd exec", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "EACCES", "memfd-exec")
+	})
+	// Off a terminal of its own the agent shares the launcher's process
+	// group, and unprivileged it is the person's uid: kill(0, SIG)
+	// would reach every process of that group, the launcher and the
+	// person's pipeline beside it, though the pid namespace hides them.
+	// Landlock's signal scope keeps the signal in the sandbox. The
+	// witness, outside, leads the group the launcher joins.
+	t.Run("process group signal", func(t *testing.T) {
+		requireFeature(t, "Landlock ABI >= 6 (scopes)", ProbeForLaunch().Landlock.ABI >= floorScopes, "")
+		reached := func(run func(pgid int)) bool {
+			w := exec.Command(itEnv.probe, "sleep", "20")
+			w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+				Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+			must(t, w.Start())
+			done := make(chan *os.ProcessState, 1)
+			go func() { w.Wait(); done <- w.ProcessState }()
+			run(w.Process.Pid)
+			select {
+			case st := <-done:
+				ws := st.Sys().(syscall.WaitStatus)
+				return ws.Signaled() && ws.Signal() == syscall.SIGTERM
+			case <-time.After(time.Second):
+				w.Process.Kill()
+				<-done
+				return false
+			}
+		}
+		if reached(func(pgid int) { s.launch(t, itPol{}, itOpts{pgid: pgid}, "kill-group", "15") }) {
+			t.Fatal("the confined agent's kill(0, SIGTERM) reached a process outside the sandbox in the launcher's group")
+		}
+		if !reached(func(pgid int) {
+			itExpect(t, "control kill-group", s.direct(t, itOpts{pgid: pgid}, "kill-group", "15"), "ok", 0)
+		}) {
+			t.Fatal("control: kill(0, SIGTERM) unconfined did not reach the witness in its group, so the refusal proves nothing (SR-09)")
+		}
 	})
 	t.Run("read outside", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "EACCES", "read", secret)

@@ -36,6 +36,19 @@ func killPid(pid, sig string) error {
 	return unix.Kill(p, unix.Signal(s))
 }
 
+// killGroup sends sig to this process's whole process group, kill(0,
+// sig), ignoring sig itself: ok when the kernel delivered it to any
+// member (this process among them), so what it reached shows only in
+// the other members.
+func killGroup(sig string) error {
+	s, err := atoi(sig, "signal", 1, 64)
+	if err != nil {
+		return err
+	}
+	signal.Ignore(unix.Signal(s))
+	return unix.Kill(0, unix.Signal(s))
+}
+
 // others reaches another process two ways: a signal to pid (0: is it
 // there) and a trace of a child of its own, a process it can see. ok
 // when either works, else the signal's error: the pid namespace hides
