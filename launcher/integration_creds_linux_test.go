@@ -8,6 +8,7 @@ package launcher
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,4 +90,34 @@ func TestIntegrationWritePathNodev(t *testing.T) {
 	must(t, unix.Mknod(dev, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 5))))
 	must(t, os.Chmod(dev, 0o666))
 	s.denied(t, itPol{}, itOpts{}, "EACCES", "read", dev)
+}
+
+// The mounts carry the flags SR-01, SR-18 and SR-21 name: the workspace
+// (a write tree) is nosuid, nodev and noexec; the host's own mounts,
+// where the exec directory lies too, read-only and nosuid. nosuid has
+// no_new_privs behind it, so only the options themselves show it gone.
+// The control, the same paths unconfined, lacks at least one.
+func TestIntegrationMountFlags(t *testing.T) {
+	s := newSandbox(t)
+	for _, c := range []struct {
+		what, path string
+		want       []string
+	}{
+		{"workspace", s.ws, []string{"nosuid", "nodev", "noexec", "rw"}},
+		{"host", s.outside, []string{"nosuid", "ro"}},
+		{"exec directory", itEnv.bin, []string{"nosuid", "ro"}},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			has := func(r itResult) bool {
+				opts, ok := strings.CutPrefix(strings.TrimSpace(r.stdout), "opts ")
+				return ok && r.code == 0 && !slices.ContainsFunc(c.want, func(o string) bool { return !slices.Contains(strings.Split(opts, ","), o) })
+			}
+			if r := s.launch(t, itPol{}, itOpts{}, "mount-opts", c.path); !has(r) {
+				t.Fatalf("confined mount-opts %s: want options %v, got %s", c.path, c.want, r)
+			}
+			if r := s.direct(t, itOpts{}, "mount-opts", c.path); r.code != 0 || has(r) {
+				t.Fatalf("control mount-opts %s (unconfined): want options without all of %v, got %s", c.path, c.want, r)
+			}
+		})
+	}
 }

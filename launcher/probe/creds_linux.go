@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -71,4 +72,31 @@ func rlimit(name string) {
 	}
 	fmt.Printf("soft %s hard %s\n", show(l.Cur), show(l.Max))
 	os.Exit(0)
+}
+
+// mountOpts prints `opts O,O,...`: the per-mount options (mountinfo's
+// sixth field, sorted) of the mount PATH is on, found by its mount id.
+func mountOpts(path string) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &st); err != nil {
+		report(err)
+	}
+	if st.Mask&unix.STATX_MNT_ID == 0 {
+		broke(errors.New("statx gave no mount id"))
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		broke(err)
+	}
+	id := strconv.FormatUint(st.Mnt_id, 10)
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) > 5 && f[0] == id {
+			opts := strings.Split(f[5], ",")
+			slices.Sort(opts)
+			fmt.Println("opts " + strings.Join(opts, ","))
+			os.Exit(0)
+		}
+	}
+	broke(fmt.Errorf("mount %s of %s is not in /proc/self/mountinfo", id, path))
 }

@@ -77,6 +77,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
 		"euid":             {0, nil, "prints `euid E uid U`"},
 		"caps":             {0, arg0(caps), "ok when this process holds any capability in any set (inheritable, permitted, effective, bounding, ambient), `denied none` when it holds none"},
+		"mount-opts":       {1, nil, "PATH: prints `opts O,O,...`, the per-mount options (sorted) of the mount PATH is on"},
 		"rlimit":           {1, nil, "RES: prints `soft S hard H` for RLIMIT_RES (NOFILE, FSIZE, CORE, CPU, NPROC, AS, RTPRIO, RTTIME, NICE, MEMLOCK, MSGQUEUE), `inf` for no limit"},
 		"setuid-exec":      {-1, nil, "PATH [FILE]: run PATH (a setuid copy of this probe) with `euid`; prints its line, then with FILE ` chmod ok` or ` chmod denied ERRNO` for making FILE.PID (new) mode 04755"},
 		"fork-bomb":        {1, nil, "N: fork up to N (≤ 1000) `sleep 5` children; prints `forked K of N [ERRNO]`, kills and reaps them"},
@@ -156,6 +157,8 @@ func Main(self []string, args []string) {
 		os.Exit(0)
 	case "rlimit":
 		rlimit(args[0])
+	case "mount-opts":
+		mountOpts(args[0])
 	case "setuid-exec":
 		if len(args) < 1 || len(args) > 2 {
 			p.usage()
