@@ -379,6 +379,29 @@ func TestIntegrationEnvSecret(t *testing.T) {
 	itExpect(t, "confined env PINFOLD_IT", s.launch(t, p, o, "env", "PINFOLD_IT"), "present", 1)
 }
 
+// The agent's environment is exactly what the policy builds (SR-11):
+// PATH, which it passes, what it sets, and HOME, the sandbox's private
+// home (the host's HOME is not in the list here, since its name would
+// show either way). The launcher's own environment holds the
+// variables a person's session carries, credentials and sockets among
+// them, none of which the agent gets; the control sees them all.
+func TestIntegrationEnvExact(t *testing.T) {
+	s := newSandbox(t)
+	var host []string
+	for _, n := range []string{"USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR", "PWD", "SSH_AUTH_SOCK",
+		"SSH_CONNECTION", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS",
+		"GPG_AGENT_INFO", "LD_PRELOAD", "LD_LIBRARY_PATH", "GIT_ASKPASS", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+		"GITHUB_TOKEN", "KUBECONFIG", "DOCKER_HOST", "HTTPS_PROXY", "http_proxy", "NO_PROXY"} {
+		host = append(host, n+"=x")
+	}
+	o := itOpts{env: host}
+	p := itPol{set: map[string]string{"PINFOLD_IT": "1"}}
+	itExpect(t, "confined env-names", s.launch(t, p, o, "env-names"), "names HOME PATH PINFOLD_IT", 0)
+	if r := s.direct(t, o, "env-names"); r.code != 0 || strings.Count(r.stdout, " ") != len(host)+1 {
+		t.Fatalf("control env-names (unconfined): want PATH and the %d variables set, got %s", len(host), r)
+	}
+}
+
 // A setuid-root program gains nothing under the launcher (no_new_privs);
 // the control runs it as nobody, where it does gain euid 0, so the file
 // system honours the setuid bit.

@@ -75,6 +75,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"fd":               {1, arg1(fdOpen), "N[,N...]: fcntl(N, F_GETFD) on each: ok when any is open, else the first error"},
 		"fchmod-fd":        {1, arg1(fchmodFd), "N: fchmod(N) to the mode it has (refused on a read-only mount, or when not the owner)"},
 		"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
+		"env-names":        {0, nil, "prints `names N N ...`, the names in its environment, sorted"},
 		"euid":             {0, nil, "prints `euid E uid U`"},
 		"caps":             {0, arg0(caps), "ok when this process holds any capability in any set (inheritable, permitted, effective, bounding, ambient), `denied none` when it holds none"},
 		"mount-opts":       {1, nil, "PATH: prints `opts O,O,...`, the per-mount options (sorted) of the mount PATH is on"},
@@ -157,6 +158,15 @@ func Main(self []string, args []string) {
 		os.Exit(0)
 	case "rlimit":
 		rlimit(args[0])
+	case "env-names":
+		names := make([]string, 0, len(os.Environ()))
+		for _, kv := range os.Environ() {
+			k, _, _ := strings.Cut(kv, "=")
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		fmt.Println("names " + strings.Join(names, " "))
+		os.Exit(0)
 	case "mount-opts":
 		mountOpts(args[0])
 	case "setuid-exec":
