@@ -320,6 +320,46 @@ func alloc(arg string) error {
 // unshareUser forks a child that unshares a user namespace (the Go
 // runtime is multithreaded, so the probe itself could not) and execs
 // this probe's `noop`.
+// kernelSurface tries, one after another, what SR-30 refuses and an
+// unprivileged process may otherwise do: a user namespace (unshare, in
+// a child), the session keyring (keyctl), an io_uring and a personality
+// flag (ADDR_NO_RANDOMIZE, put back at once). ok when any works, else
+// the first error. (The mount calls need CAP_SYS_ADMIN, which the agent
+// lacks anyway: they would not show seccomp's rule gone.)
+func (p prober) kernelSurface([]string) error {
+	var first error
+	for _, try := range []func() error{
+		func() error { return p.unshareUser(nil) },
+		func() error { _, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false); return err },
+		func() error {
+			var params [120]byte // struct io_uring_params
+			fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+			if e != 0 {
+				return e
+			}
+			return unix.Close(int(fd))
+		},
+		func() error {
+			const addrNoRandomize = 0x0040000 // <linux/personality.h>
+			old, _, e := unix.Syscall(unix.SYS_PERSONALITY, addrNoRandomize, 0, 0)
+			if e != 0 {
+				return e
+			}
+			unix.Syscall(unix.SYS_PERSONALITY, old, 0, 0)
+			return nil
+		},
+	} {
+		err := try()
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 func (p prober) unshareUser([]string) error {
 	exe, err := executable()
 	if err != nil {
