@@ -281,10 +281,16 @@ func assessScoping(p *policy.Policy, h Host) Assessment {
 	}
 	// Without scoping, what else covers signals and abstract sockets.
 	var cover []string
-	if h.PidNS.Available {
-		cover = append(cover, "the pid namespace keeps signals within the agent's tree")
-	} else {
+	switch {
+	case !h.PidNS.Available:
 		cover = append(cover, "nothing keeps signals within the agent's tree")
+	case h.Root:
+		cover = append(cover, "the pid namespace keeps signals within the agent's tree")
+	default:
+		// The pid namespace hides pids, not process groups: off a
+		// terminal of its own the agent shares the launcher's group,
+		// and kill(0, SIG) reaches every member of the person's uid.
+		cover = append(cover, "the pid namespace hides other processes, but off a terminal of its own the agent (the person's uid) can signal the launcher's process group, kill(0)")
 	}
 	switch {
 	case !p.Network.UnixSockets && h.Seccomp.Available:

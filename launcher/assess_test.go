@@ -153,6 +153,8 @@ func TestAssess(t *testing.T) {
 			"Landlock ABI 5 < 6: no Landlock scoping; the pid namespace keeps signals within the agent's tree; seccomp denies socket(AF_UNIX)", "Linux ≥ 6.12"},
 		// Stage 2 scopes before the agent has threads: erratum 2 does not
 		// weaken the launch (hello notes it on the feature).
+		{"scoping ABI 5 unprivileged", pol(), fixtureHost(unprivileged, abi(5)), "landlock scoping", Degraded, "",
+			"the agent (the person's uid) can signal the launcher's process group", "Linux ≥ 6.12"},
 		{"scoping ABI 7 without erratum 2", pol(), fixtureHost(func(h *Host) { h.Landlock = landlockInfo(7, 1, nil, "") }),
 			"landlock scoping", Applied, "", "signals and abstract Unix sockets are scoped", ""},
 		// A kernel with ABI 9 checks pathname sockets, but stage 2 applies
