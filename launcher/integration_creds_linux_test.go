@@ -23,7 +23,7 @@ func TestIntegrationNoCapabilities(t *testing.T) {
 	newSandbox(t).denied(t, itPol{}, itOpts{}, "none", "caps")
 }
 
-// raiseRlimit raises this process's limit r to v (soft and hard) for the
+// raiseRlimit raises this process's limit r to at least v (soft and hard) for the
 // test, so that the launcher inherits more than the policy allows and
 // the control shows it; the old limit comes back at the end. A limit
 // already above v is left, and so is one this process may not raise (no
@@ -36,7 +36,7 @@ func raiseRlimit(t *testing.T, r int, v uint64) {
 	if old.Cur >= v && old.Max >= v {
 		return
 	}
-	if unix.Setrlimit(r, &unix.Rlimit{Cur: v, Max: v}) != nil {
+	if unix.Setrlimit(r, &unix.Rlimit{Cur: max(old.Cur, v), Max: max(old.Max, v)}) != nil {
 		return
 	}
 	t.Cleanup(func() { unix.Setrlimit(r, &old) })
