@@ -112,3 +112,30 @@ func TestIntegrationProtectedMadeSaid(t *testing.T) {
 		t.Errorf("an ordinary file is said: %s", r)
 	}
 }
+
+// The agent shapes the tree the end-of-launch walk looks through: past
+// the walk's bound (more names than fs.MaxProtectedWalk in the workspace
+// itself, read before any directory beneath it) what it made is not
+// found, so that the walk did not look through it all is said instead
+// of nothing. The control: the same name made without the padding is
+// named.
+func TestIntegrationProtectedMadeUnseenSaid(t *testing.T) {
+	s := newSandbox(t)
+	sub := filepath.Join(s.ws, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	made := filepath.Join(sub, ".mcp.json")
+	if r := s.launch(t, itPol{}, itOpts{}, "write", made); r.stdout != "ok\n" || !strings.Contains(r.stderr, "launcher: warning: the agent made "+made+", which your own programs run") {
+		t.Fatalf("control: what the agent made is not said: %s", r)
+	}
+	os.Remove(made)
+	r := s.launch(t, itPol{}, itOpts{}, "fill", s.ws, "200001", made)
+	if r.stdout != "ok\n" {
+		t.Fatalf("the probe did not fill the workspace: %s", r)
+	}
+	if !strings.Contains(r.stderr, "launcher: warning: what the agent made was not all looked for (") ||
+		!strings.Contains(r.stderr, "more than 200000 entries") {
+		t.Errorf("what the walk did not look through is not said: %s", r)
+	}
+}

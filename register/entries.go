@@ -469,7 +469,7 @@ func entries() []Entry {
 			"launcher.TestAssess"),
 		sd("SD-27", "In wrapper mode, a protected path the agent makes is not read-only",
 			"SR-51 mounts read-only only what exists when the launch starts: a repository the agent makes (git init, a clone), a .vscode, .mcp.json or shell start-up file it creates, or a nested repository's hooks it adds, stay writable until the launch ends, and the person's programs run them afterwards as for any file the agent wrote.",
-			"Nothing can be mounted over a name that does not exist, and Landlock grants a write path whole. When the agent ends, the launcher looks again and names each protected path that was not there at the start, as a warning on every run (--quiet too); the next launch makes them read-only. Components mode asks the person before fs makes one, and moves aside those a command made (SD-17).",
-			"launcher.TestIntegrationProtectedMadeSaid", "components/fs.TestProtectedMounts"),
+			"Nothing can be mounted over a name that does not exist, and Landlock grants a write path whole. When the agent ends, the launcher looks again and names each protected path that was not there at the start, as a warning on every run (--quiet too), and says so when it could not look through the whole tree (the agent can make it too large or too deep for the bounded walk): then what it made there is not named; the next launch makes them read-only. Components mode asks the person before fs makes one, and moves aside those a command made (SD-17).",
+			"launcher.TestIntegrationProtectedMadeSaid", "launcher.TestIntegrationProtectedMadeUnseenSaid", "components/fs.TestProtectedMounts"),
 	}
 }

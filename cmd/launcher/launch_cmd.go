@@ -126,8 +126,14 @@ func (e env) launch(args []string) error {
 	if wrapper && err == nil {
 		// What the agent made is not covered (SD-27): said on every run,
 		// --quiet too, since the person's programs will run it.
-		if made := fs.ProtectedMade(writeDirs(p), protectedBefore, fs.MaxProtectedWalk); len(made) > 0 {
+		made, unseen := fs.ProtectedMade(writeDirs(p), protectedBefore, fs.MaxProtectedWalk)
+		if len(made) > 0 {
 			fmt.Fprintf(e.stderr, "launcher: warning: the agent made %s, which your own programs run (git runs a repository's hooks and config): look at them before you use the workspace (SD-27)\n", strings.Join(made, ", "))
+		}
+		// The agent shaped the tree: what the walk could not look
+		// through may hold a repository or hooks it made.
+		if len(unseen) > 0 {
+			fmt.Fprintf(e.stderr, "launcher: warning: what the agent made was not all looked for (%s): a repository, hooks or config it made there, which your own programs would run, is not named; look at the workspace before you use it (SD-27)\n", strings.Join(unseen, "; "))
 		}
 	}
 	var refused *launcher.RefusedError

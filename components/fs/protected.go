@@ -141,15 +141,17 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 // names of any type beneath dirs now (looked for as ProtectedMounts
 // does) that are not in before, nor beneath one of them. Nothing
 // covered them (SD-27), and the person's programs will run them.
-func ProtectedMade(dirs, before []string, limit int) []string {
-	found, _ := scanDirs(dirs, limit)
-	var made []string
+// unseen says what the walk did not look through (a tree past limit,
+// too deep or unreadable): the agent shapes the tree, so a name it made
+// there is not in made, and that must be said as well as made.
+func ProtectedMade(dirs, before []string, limit int) (made, unseen []string) {
+	found, unseen := scanDirs(dirs, limit)
 	for _, p := range pathsOf(found) {
 		if !slices.ContainsFunc(before, func(b string) bool { return b == p || beneathPath(p, b) }) {
 			made = append(made, p)
 		}
 	}
-	return made
+	return made, unseen
 }
 
 // scanDirs is scanProtected over each directory of dirs that is not

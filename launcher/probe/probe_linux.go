@@ -49,6 +49,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"exec":             {1, prober.execFile, "PATH: fork and execve PATH (with this probe's `noop` argv), wait for exit 0"},
 		"write-exec":       {1, prober.writeExec, "PATH: copy this probe to PATH (0755), then exec it (`noop`)"},
 		"write-map-exec":   {1, arg1(writeMapExec), "PATH: write a page to PATH, then mmap it PROT_READ|PROT_EXEC (what a loader does)"},
+		"fill":             {3, func(_ prober, a []string) error { return fill(a[0], a[1], a[2]) }, "DIR N PATH: make N (≤ 300000) names in DIR, hard links to a few files, then write PATH"},
 		"link":             {2, func(_ prober, a []string) error { return unix.Link(a[0], a[1]) }, "SRC DST: hard link"},
 		"chmod":            {1, func(_ prober, a []string) error { return unix.Chmod(a[0], 0o777) }, "PATH: chmod PATH 0777"},
 		"rename":           {2, func(_ prober, a []string) error { return unix.Rename(a[0], a[1]) }, "SRC DST: rename"},
@@ -325,6 +326,30 @@ func writeFile(path string) error {
 	defer unix.Close(fd)
 	_, err = unix.Write(fd, []byte("written by probe\n"))
 	return err
+}
+
+// fill makes a tree large to walk, cheaply (few inodes), then writes
+// path: an agent hiding what it made from a bounded walk.
+func fill(dir, count, path string) error {
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 1 || n > 300_000 {
+		return setupErr("count "+count, unix.EINVAL)
+	}
+	// A new file every 50000 names: ext4 gives an inode at most 65000.
+	var first string
+	for i := 0; i < n; i++ {
+		name := filepath.Join(dir, "fill-"+strconv.Itoa(i))
+		if i%50_000 == 0 {
+			first = name
+			err = writeFile(name)
+		} else {
+			err = unix.Link(first, name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return writeFile(path)
 }
 
 func symlinkWrite(link string) error {
