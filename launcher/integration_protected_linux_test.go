@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -137,5 +138,20 @@ func TestIntegrationProtectedMadeUnseenSaid(t *testing.T) {
 	if !strings.Contains(r.stderr, "launcher: warning: what the agent made was not all looked for (") ||
 		!strings.Contains(r.stderr, "more than 200000 entries") {
 		t.Errorf("what the walk did not look through is not said: %s", r)
+	}
+}
+
+// A FIFO a previous agent made at a protected name (named when it ended)
+// holds the name: nothing is mounted over it, and a .vscode directory the
+// next agent puts in its place is not new to the end-of-launch walk. So
+// the launch says it as uncovered rather than count it as nothing.
+func TestIntegrationProtectedFifoSaid(t *testing.T) {
+	s := newSandbox(t)
+	if err := syscall.Mkfifo(filepath.Join(s.ws, ".vscode"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := s.launch(t, itPol{}, itOpts{verbose: true}, "noop")
+	if r.code != 0 || !strings.Contains(r.stderr, "uncovered: ") || !strings.Contains(r.stderr, "/.vscode (a FIFO or socket at a protected name") {
+		t.Errorf("the FIFO at .vscode is not said: %s", r)
 	}
 }

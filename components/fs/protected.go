@@ -84,8 +84,8 @@ func protectedBothLimit(dir string, extra []string, limit int) (mounts, names []
 // its write paths, dirs: ProtectedIn's paths beneath each directory of
 // dirs, looked for through at most limit entries in all and kept to the
 // most paths (the shallowest first). Where ProtectedIn fails, it goes on
-// and says what it could not cover (uncovered): a symbolic link or a
-// hard-linked file at a protected name, a part of a tree not looked
+// and says what it could not cover (uncovered): a symbolic link, a FIFO,
+// a socket or a hard-linked file at a protected name, a part of a tree not looked
 // through, the paths past most. An agent runs for a long time with the
 // whole tree writable, so an unprotected name is worth saying, and a
 // launch the person asked for is not refused for a repository's layout.
@@ -108,6 +108,11 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 			keep = append(keep, f.path)
 		case f.mode.IsDir():
 			keep = append(keep, f.path)
+		default:
+			// A FIFO or a socket (a previous agent's): nothing is mounted
+			// over it, and the agent may put a directory in its place,
+			// which the end-of-launch walk counts as there before.
+			uncovered = append(uncovered, shortPath(f.path)+" (a FIFO or socket at a protected name: nothing is mounted over it)")
 		}
 	}
 	keep = outermost(keep)

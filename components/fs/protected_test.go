@@ -443,3 +443,18 @@ func TestProtectedMounts(t *testing.T) {
 	}
 
 }
+
+// A FIFO at a protected name (a previous agent's) is neither mounted nor
+// left unsaid: the agent could put a .vscode directory in its place, and
+// the end-of-launch walk would count it as there before.
+func TestProtectedMountsFifo(t *testing.T) {
+	ws := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(ws, ".vscode"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mounts, names, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if len(mounts) != 0 || !slices.Equal(names, []string{ws + "/.vscode"}) ||
+		len(uncovered) != 1 || !strings.Contains(uncovered[0], "/.vscode (a FIFO or socket at a protected name") {
+		t.Errorf("mounts %q, names %q, uncovered %q", mounts, names, uncovered)
+	}
+}
