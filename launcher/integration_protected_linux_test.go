@@ -155,3 +155,24 @@ func TestIntegrationProtectedFifoSaid(t *testing.T) {
 		t.Errorf("the FIFO at .vscode is not said: %s", r)
 	}
 }
+
+// --quiet drops the summary line, not what could not be made read-only:
+// the agent may rewrite it, and the person's programs run it.
+func TestIntegrationProtectedUncoveredQuiet(t *testing.T) {
+	s := newSandbox(t)
+	if err := os.MkdirAll(filepath.Join(s.ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../tools/hooks", filepath.Join(s.ws, ".git/hooks")); err != nil {
+		t.Fatal(err)
+	}
+	r := s.launch(t, itPol{}, itOpts{}, "noop")
+	if r.code != 0 || !strings.Contains(r.stderr, "launcher: warning: not read-only for the agent") || !strings.Contains(r.stderr, "/.git/hooks (a symbolic link at a protected name") {
+		t.Errorf("--quiet hides the uncovered hooks link: %s", r)
+	}
+	// Nothing uncovered: --quiet stays quiet.
+	os.Remove(filepath.Join(s.ws, ".git/hooks"))
+	if r := s.launch(t, itPol{}, itOpts{}, "noop"); r.code != 0 || r.stderr != "" {
+		t.Errorf("a quiet launch with all covered says something: %s", r)
+	}
+}

@@ -89,6 +89,12 @@ func (e env) launch(args []string) error {
 	var protectedBefore []string
 	if wrapper {
 		opts.ReadOnly, protectedBefore, opts.Uncovered = fs.ProtectedMounts(writeDirs(p), fs.MaxProtectedWalk, launcher.MaxReadOnly)
+		// The summary line says these; --quiet drops it, but the agent
+		// may rewrite them and the person's programs run them: said on
+		// every run, as what the agent made is when it ends.
+		if *quiet && len(opts.Uncovered) > 0 {
+			fmt.Fprintf(e.stderr, "launcher: warning: not read-only for the agent, though your own programs run them: %s (SR-51)\n", strings.Join(opts.Uncovered, ", "))
+		}
 	}
 	ctx := context.Background()
 	// The policy key's own promise: said on every run, --quiet or not.
