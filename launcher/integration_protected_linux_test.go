@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,4 +176,22 @@ func TestIntegrationProtectedUncoveredQuiet(t *testing.T) {
 	if r := s.launch(t, itPol{}, itOpts{}, "noop"); r.code != 0 || r.stderr != "" {
 		t.Errorf("a quiet launch with all covered says something: %s", r)
 	}
+}
+
+// A previous agent's decoys do not push the workspace's own repository
+// past the mounts one launch makes: 128 directories holding a .vscode,
+// as deep as .git/hooks and sorting before it by name, took every mount
+// (each with its pinned directory) and left .git/hooks writable.
+func TestIntegrationProtectedDecoys(t *testing.T) {
+	s := newSandbox(t)
+	if err := os.MkdirAll(filepath.Join(s.ws, ".git/hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range MaxReadOnly / 2 {
+		if err := os.MkdirAll(filepath.Join(s.ws, fmt.Sprintf("!%03d/.vscode", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hook := filepath.Join(s.ws, ".git/hooks/pre-commit")
+	s.denied(t, itPol{}, itOpts{}, "EROFS", "write", hook)
 }

@@ -83,10 +83,11 @@ func protectedBothLimit(dir string, extra []string, limit int) (mounts, names []
 // ProtectedMounts is what a wrapper-mode launch mounts read-only over
 // its write paths, dirs: ProtectedIn's paths beneath each directory of
 // dirs, looked for through at most limit entries in all and kept to the
-// most paths (the shallowest first). Where ProtectedIn fails, it goes on
-// and says what it could not cover (uncovered): a symbolic link, a FIFO,
-// a socket or a hard-linked file at a protected name, a part of a tree not looked
-// through, the paths past most. An agent runs for a long time with the
+// most paths (the shallowest repositories' and names' first: rank).
+// Where ProtectedIn fails, it goes on and says what it could not cover
+// (uncovered): a symbolic link, a FIFO, a socket or a hard-linked file
+// at a protected name, a part of a tree not looked through, the paths
+// past most. An agent runs for a long time with the
 // whole tree writable, so an unprotected name is worth saying, and a
 // launch the person asked for is not refused for a repository's layout.
 // names is every protected name found, of any type (ProtectedMade's
@@ -116,7 +117,7 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 		}
 	}
 	keep = outermost(keep)
-	slices.SortStableFunc(keep, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	slices.SortStableFunc(keep, func(a, b string) int { return mountRank(dirs, a).compare(mountRank(dirs, b)) })
 	// Each directory between a write path and a read-only path is
 	// mounted too (pinned on itself, so it cannot be renamed), and counts.
 	mounts = nil
@@ -140,6 +141,48 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 		}
 	}
 	return mounts, pathsOf(found), uncovered
+}
+
+// rank orders the paths ProtectedMounts keeps when not all fit: by the
+// depth of the directory that holds the protected name (a write path's
+// own .git, .vscode or .bashrc first), those under a fixed name (.git,
+// .config, a built-in name) before a git directory known by what it
+// holds or by a NAME.git, then the shallowest. By the depth of the path
+// alone, ties went by name, and a previous agent's decoys
+// (!1/.vscode … !128/.vscode, as deep as .git/hooks and sorting before
+// it) left the workspace's own repository writable.
+type rank struct{ owner, class, depth int }
+
+func (r rank) compare(o rank) int {
+	if r.owner != o.owner {
+		return r.owner - o.owner
+	}
+	if r.class != o.class {
+		return r.class - o.class
+	}
+	return r.depth - o.depth
+}
+
+func mountRank(dirs []string, p string) rank {
+	base := ""
+	for _, d := range dirs {
+		if beneathPath(p, d) && (base == "" || len(d) < len(base)) { // the outermost, as the walk
+			base = d
+		}
+	}
+	rel, err := filepath.Rel(base, p)
+	if base == "" || err != nil {
+		return rank{owner: strings.Count(p, "/"), class: 1, depth: strings.Count(p, "/")}
+	}
+	cs := strings.Split(rel, "/")
+	for i, c := range cs {
+		if k := strings.ToLower(c); k == gitDir || k == xdgDir || slices.Contains(protectedNames, k) {
+			return rank{owner: i, class: 0, depth: len(cs)}
+		}
+	}
+	// A git directory by layout or by name: its git files are its
+	// children, so it is the next to last name.
+	return rank{owner: max(len(cs)-2, 0), class: 1, depth: len(cs)}
 }
 
 // ProtectedMade is what a wrapper-mode launch's agent made: the protected

@@ -458,3 +458,30 @@ func TestProtectedMountsFifo(t *testing.T) {
 		t.Errorf("mounts %q, names %q, uncovered %q", mounts, names, uncovered)
 	}
 }
+
+// When not all fit, the write path's own repository and start-up files
+// go first: decoys as deep as .git/hooks that sort before it by name
+// (!1/.vscode), or a bare repository beside it, do not push it out.
+func TestProtectedMountsDecoys(t *testing.T) {
+	ws := t.TempDir()
+	for _, d := range []string{"!1/.vscode", "!2/.vscode", ".git/hooks", "!b.git/objects", "!b.git/refs"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{".git/config", "!b.git/config"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// .git is pinned for both of its paths: 3 mounts.
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 3)
+	if !slices.Equal(mounts, []string{ws + "/.git/config", ws + "/.git/hooks"}) || len(uncovered) != 1 {
+		t.Errorf("mounts %q, uncovered %q", mounts, uncovered)
+	}
+	// Then the bare repository beside it (its config and pinned
+	// directory), then the decoys.
+	if mounts, _, _ := ProtectedMounts([]string{ws}, MaxProtectedWalk, 5); !slices.Equal(mounts, []string{ws + "/.git/config", ws + "/.git/hooks", ws + "/!b.git/config"}) {
+		t.Errorf("at most 5: mounts %q", mounts)
+	}
+}
