@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // In wrapper mode the agent may write its whole workspace, but not what
@@ -194,4 +196,62 @@ func TestIntegrationProtectedDecoys(t *testing.T) {
 	}
 	hook := filepath.Join(s.ws, ".git/hooks/pre-commit")
 	s.denied(t, itPol{}, itOpts{}, "EROFS", "write", hook)
+}
+
+// What the agent made is said however the launch ends: here net, the
+// proxy beside a wrapper-mode agent, exits mid-run, which kills the
+// agent and ends the launch with an error. The .mcp.json made while it
+// ran (by the test, as the agent would) is said all the same.
+func TestIntegrationProtectedMadeSaidOnError(t *testing.T) {
+	s := newSandbox(t)
+	made := filepath.Join(s.ws, ".mcp.json")
+	killed := make(chan string, 1)
+	o := itOpts{onStart: func(launcher int) {
+		go func() {
+			time.Sleep(2 * time.Second) // the agent is running
+			if err := os.WriteFile(made, []byte("{}\n"), 0o644); err != nil {
+				killed <- err.Error()
+				return
+			}
+			killed <- killNet(launcher)
+		}()
+	}}
+	r := s.launch(t, itPol{network: "proxy", netExtra: "block_all = false\n"}, o, "sleep", "20")
+	if why := <-killed; why != "" {
+		t.Fatalf("net was not killed: %s (%s)", why, r)
+	}
+	if !strings.Contains(r.stderr, "component net exited") {
+		t.Fatalf("the launch did not end by net's exit: %s", r)
+	}
+	if !strings.Contains(r.stderr, "launcher: warning: the agent made "+made+", which your own programs run") {
+		t.Errorf("what the agent made is not said when the launch ends in an error: %s", r)
+	}
+}
+
+// killNet kills the launcher's net component (its child running
+// `launcher __pinfold_component net`); "" when it did.
+func killNet(launcher int) string {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return err.Error()
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !strings.HasSuffix(string(cmdline), "\x00__pinfold_component\x00net\x00") {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil || !strings.Contains(string(status), fmt.Sprintf("\nPPid:\t%d\n", launcher)) {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	return "no net component beside launcher " + strconv.Itoa(launcher)
 }

@@ -129,9 +129,11 @@ func (e env) launch(args []string) error {
 		ctx, opts.Beside = nctx, wn
 	}
 	code, err := launcher.Launch(ctx, opts)
-	if wrapper && err == nil {
+	if wrapper {
 		// What the agent made is not covered (SD-27): said on every run,
-		// --quiet too, since the person's programs will run it.
+		// --quiet too, since the person's programs will run it. Said
+		// however the launch ended: an error after the agent started
+		// (net exiting, which kills it) leaves what it made as well.
 		made, unseen := fs.ProtectedMade(writeDirs(p), protectedBefore, fs.MaxProtectedWalk)
 		if len(made) > 0 {
 			fmt.Fprintf(e.stderr, "launcher: warning: the agent made %s, which your own programs run (git runs a repository's hooks and config): look at them before you use the workspace (SD-27)\n", strings.Join(made, ", "))
