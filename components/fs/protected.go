@@ -117,7 +117,11 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 		}
 	}
 	keep = outermost(keep)
-	slices.SortStableFunc(keep, func(a, b string) int { return mountRank(dirs, a).compare(mountRank(dirs, b)) })
+	ranks := make(map[string]rank, len(keep)) // each once: keep may be long
+	for _, p := range keep {
+		ranks[p] = mountRank(dirs, p)
+	}
+	slices.SortStableFunc(keep, func(a, b string) int { return ranks[a].compare(ranks[b]) })
 	// Each directory between a write path and a read-only path is
 	// mounted too (pinned on itself, so it cannot be renamed), and counts.
 	mounts = nil
