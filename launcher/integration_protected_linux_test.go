@@ -255,3 +255,25 @@ func killNet(launcher int) string {
 	}
 	return "no net component beside launcher " + strconv.Itoa(launcher)
 }
+
+// A hook that is a link to a file of the project (tools/pre-commit, a
+// common way to share hooks) runs what that file holds: it is mounted
+// read-only with the hooks, or the summary's "read-only" hooks would run
+// what the agent wrote. The rest of tools stays writable.
+func TestIntegrationProtectedHookLinkTarget(t *testing.T) {
+	s := newSandbox(t)
+	for _, d := range []string{".git/hooks", "tools"} {
+		if err := os.MkdirAll(filepath.Join(s.ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := s.file(t, filepath.Join(s.ws, "tools/pre-commit"), "#!/bin/sh\nexit 0\n")
+	if err := os.Symlink("../../tools/pre-commit", filepath.Join(s.ws, ".git/hooks/pre-commit")); err != nil {
+		t.Fatal(err)
+	}
+	s.denied(t, itPol{}, itOpts{}, "EROFS", "write", target)
+	s.allowed(t, itPol{}, itOpts{}, "write", filepath.Join(s.ws, "tools/other"))
+	if r := s.launch(t, itPol{}, itOpts{verbose: true}, "noop"); r.code != 0 || !strings.Contains(r.stderr, ", 2 protected paths read-only") {
+		t.Errorf("the hook's target is not counted: %s", r)
+	}
+}

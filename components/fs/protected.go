@@ -122,11 +122,32 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 		ranks[p] = mountRank(dirs, p)
 	}
 	slices.SortStableFunc(keep, func(a, b string) int { return ranks[a].compare(ranks[b]) })
+	// A protected directory mounted read-only keeps its names, not what a
+	// link in it leads to nor a file's other names: a hook that is a link
+	// to the project's tools/pre-commit runs what the agent writes there.
+	// A link to a file in the write paths by a path with no other link
+	// has that file mounted read-only after the directory (the
+	// directories between pinned, so no step of the path can change);
+	// the rest is said.
+	budget := limit
+	var expanded []string
+	for _, p := range keep {
+		expanded = append(expanded, p)
+		if st, err := os.Lstat(p); err == nil && st.IsDir() {
+			targets, notes := linkedFrom(p, dirs, &budget)
+			expanded = append(expanded, targets...)
+			uncovered = append(uncovered, notes...)
+		}
+	}
+	keep = expanded
 	// Each directory between a write path and a read-only path is
 	// mounted too (pinned on itself, so it cannot be renamed), and counts.
 	mounts = nil
 	pinned := map[string]bool{}
 	for i, p := range keep {
+		if slices.ContainsFunc(mounts, func(m string) bool { return m == p || beneathPath(p, m) }) {
+			continue // a link's target mounted already, or inside a mount
+		}
 		var more []string
 		if i := slices.IndexFunc(dirs, func(d string) bool { return beneathPath(p, d) }); i >= 0 {
 			for d := filepath.Dir(p); d != dirs[i] && beneathPath(d, dirs[i]); d = filepath.Dir(d) {
@@ -145,6 +166,64 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 		}
 	}
 	return mounts, pathsOf(found), uncovered
+}
+
+// linkedFrom looks through the protected directory top (at most budget
+// entries, shared) for what its read-only mount would not hold: the
+// files its links lead to in the write paths dirs (targets, to mount as
+// well) and what cannot be made read-only that way (notes).
+func linkedFrom(top string, dirs []string, budget *int) (targets, notes []string) {
+	inWrite := func(p string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return p == d || beneathPath(p, d) })
+	}
+	filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s (not looked through for links: %v)", shortPath(p), unwrapPath(err)))
+			return nil
+		}
+		if *budget--; *budget < 0 {
+			notes = append(notes, fmt.Sprintf("%s (not looked through for links: past the walk's bound)", shortPath(top)))
+			return filepath.SkipAll
+		}
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			dest, err := os.Readlink(p)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("%s (a link that cannot be read: %v)", shortPath(p), unwrapPath(err)))
+				return nil
+			}
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(filepath.Dir(p), dest) // the directories above are real: .. is lexical
+			}
+			if !inWrite(dest) {
+				return nil // no step of it is the agent's to change
+			}
+			st, lerr := os.Lstat(dest)
+			real, rerr := filepath.EvalSymlinks(dest)
+			switch {
+			case lerr != nil || rerr != nil || real != dest || !st.Mode().IsRegular() || slices.Contains(dirs, dest):
+				notes = append(notes, fmt.Sprintf("%s (a link to %s in the write paths, not a file by a path of real directories: what it leads to stays writable)", shortPath(p), shortPath(dest)))
+			case nlink(st) > 1:
+				notes = append(notes, fmt.Sprintf("%s (a link to %s, which has %d names: writable by another)", shortPath(p), shortPath(dest), nlink(st)))
+			default:
+				targets = append(targets, dest)
+			}
+		case d.Type().IsRegular():
+			if st, err := d.Info(); err == nil && nlink(st) > 1 {
+				notes = append(notes, fmt.Sprintf("%s (%d names: writable by another)", shortPath(p), nlink(st)))
+			}
+		}
+		return nil
+	})
+	return targets, notes
+}
+
+// nlink is how many names the file st describes has (1 when unknown).
+func nlink(st os.FileInfo) uint64 {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(sys.Nlink)
+	}
+	return 1
 }
 
 // rank orders the paths ProtectedMounts keeps when not all fit: by the

@@ -485,3 +485,45 @@ func TestProtectedMountsDecoys(t *testing.T) {
 		t.Errorf("at most 5: mounts %q", mounts)
 	}
 }
+
+// A link in a protected directory to a file in the write paths has that
+// file mounted too (a hook linked to the project's tools/pre-commit, as
+// many repositories have it); a link by way of another link, or a file
+// of the directory with another name, is said.
+func TestProtectedMountsLinkedFrom(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	for _, d := range []string{".git/hooks", "tools", "lib"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"tools/pre-commit", "lib/hook", "notes"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(outside, "post-merge"), []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, dest := range map[string]string{
+		".git/hooks/pre-commit": "../../tools/pre-commit",
+		".git/hooks/post-merge": filepath.Join(outside, "post-merge"), // not the agent's to change
+		"toolslink":             "lib",
+		".git/hooks/pre-push":   "../../toolslink/hook", // by way of a link the agent may repoint
+	} {
+		if err := os.Symlink(dest, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(ws, "notes"), filepath.Join(ws, ".git/hooks/post-checkout")); err != nil {
+		t.Fatal(err)
+	}
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if !slices.Equal(mounts, []string{ws + "/.git/hooks", ws + "/tools/pre-commit"}) {
+		t.Errorf("mounts = %q", mounts)
+	}
+	if len(uncovered) != 2 || !strings.Contains(uncovered[0], "/.git/hooks/post-checkout (2 names") ||
+		!strings.Contains(uncovered[1], "/.git/hooks/pre-push (a link to "+ws+"/toolslink/hook in the write paths") {
+		t.Errorf("uncovered = %q", uncovered)
+	}
+}
