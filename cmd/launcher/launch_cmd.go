@@ -129,7 +129,9 @@ func (e env) launch(args []string) error {
 		ctx, opts.Beside = nctx, wn
 	}
 	code, err := launcher.Launch(ctx, opts)
-	if wrapper {
+	var refused *launcher.RefusedError
+	var failed *launcher.StepFailedError
+	if wrapper && !errors.As(err, &refused) && !errors.As(err, &failed) { // the agent ran
 		// What the agent made is not covered (SD-27): said on every run,
 		// --quiet too, since the person's programs will run it. Said
 		// however the launch ended: an error after the agent started
@@ -144,8 +146,6 @@ func (e env) launch(args []string) error {
 			fmt.Fprintf(e.stderr, "launcher: warning: what the agent made was not all looked for (%s): a repository, hooks or config it made there, which your own programs would run, is not named; look at the workspace before you use it (SD-27)\n", strings.Join(unseen, "; "))
 		}
 	}
-	var refused *launcher.RefusedError
-	var failed *launcher.StepFailedError
 	switch {
 	case errors.As(err, &refused):
 		return &cliError{code: exitRefused, err: fmt.Errorf("refused: %s: nothing was started", refused.Error()), hint: refused.Hint}
