@@ -189,14 +189,22 @@ func TestSessionKMS(t *testing.T) {
 	}
 }
 
-// Stop ends components that are still running.
-func TestSessionStopKills(t *testing.T) {
+// startPlain starts a session with nothing but its root (kms alone),
+// as root.
+func startPlain(t *testing.T) *Session {
+	t.Helper()
 	requireRoot(t)
 	bin, dir := buildLauncher(t)
 	s, err := Start(Config{Launcher: bin, Root: filepath.Join(dir, "sessions")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// Stop ends components that are still running.
+func TestSessionStopKills(t *testing.T) {
+	s := startPlain(t)
 	pid := s.Pid(pki.KMS)
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("kms not running: %v", err)

@@ -20,12 +20,7 @@ import (
 // refuses fork) ends with the session. The control: the same sleep is
 // alive just before Stop.
 func TestSessionStopKillsComponentGroup(t *testing.T) {
-	requireRoot(t)
-	bin, dir := buildLauncher(t)
-	s, err := Start(Config{Launcher: bin, Root: filepath.Join(dir, "sessions")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startPlain(t)
 	defer s.Stop()
 	sleep := exec.Command("sleep", "60")
 	if err := sleep.Start(); err != nil {
