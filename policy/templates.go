@@ -35,6 +35,10 @@ var (
 		"/etc/ssl", "/etc/ca-certificates", "/etc/ld.so.cache", "/etc/ld.so.conf",
 		"/etc/ld.so.conf.d", "/etc/localtime", "/etc/passwd", "/etc/group",
 		"/etc/nsswitch.conf", "/etc/hosts", "/dev/zero", "/dev/urandom", "/dev/random",
+		// git reads the system's configuration and attributes, and stops
+		// on one it may not read (EACCES is not "absent"): every git
+		// command failed under a starter policy where they exist.
+		"/etc/gitconfig", "/etc/gitattributes",
 	}
 	templateWriteDev = []string{"/dev/null"}
 	templateNetRead  = []string{"/etc/resolv.conf", "/etc/gai.conf"}
