@@ -362,14 +362,22 @@ func TestClientRefusesServer(t *testing.T) {
 	}
 }
 
-func TestPeerRole(t *testing.T) {
-	s := newSession(t, "abc")
+// netToKMS is a genuine net → kms handshake in s, kms's leaf and the
+// outcome, with its control: kms reads its peer as net.
+func netToKMS(t *testing.T, s *Session) (*Leaf, outcome) {
+	t.Helper()
 	netLeaf, kms := issue(t, s, Net), issue(t, s, KMS)
 	o := handshake(t, mustServer(t, kms, nil), mustClient(t, netLeaf, KMS, nil))
 	wantOK(t, "net → kms", o)
 	if r, err := kms.PeerRole(o.serverState); err != nil || r != Net {
 		t.Fatalf("control: kms reads %q, %v; want net", r, err)
 	}
+	return kms, o
+}
+
+func TestPeerRole(t *testing.T) {
+	s := newSession(t, "abc")
+	kms, o := netToKMS(t, s)
 
 	otherLeaf := issue(t, newSession(t, "abc"), KMS)
 	for name, tt := range map[string]struct {

@@ -27,10 +27,7 @@ func TestBadOperationNameNotEchoed(t *testing.T) {
 		{"nope", true, "no operation nope"},
 		{"ECHO\nforged=field", false, "no such operation"},
 	} {
-		if _, err := tc.Write(rawFrame(r.op, []byte("1"), nil)); err != nil {
-			t.Fatal(err)
-		}
-		got := readAnswer(t, tc)
+		got := askRaw(t, tc, r.op, []byte("1"), nil)
 		if got.Decision.Reason != ReasonBadRequest || got.Decision.Detail != r.reported {
 			t.Errorf("op %q: %+v; want bad-request %q", r.op, got.Decision, r.reported)
 		}

@@ -27,6 +27,15 @@ func rawFrame(op string, args, data []byte) []byte {
 	return b.Bytes()
 }
 
+// askRaw sends rawFrame(op, args, data) on c and reads the answer.
+func askRaw(t *testing.T, c io.ReadWriter, op string, args, data []byte) Response {
+	t.Helper()
+	if _, err := c.Write(rawFrame(op, args, data)); err != nil {
+		t.Fatalf("%s: %v", op, err)
+	}
+	return readAnswer(t, c)
+}
+
 // Arguments over MaxBody, and data over MaxData, are refused as bad
 // requests even when the frame as a whole is within maxFrame (which
 // leaves room for either to overflow into the other's share). "reverse"
@@ -47,10 +56,7 @@ func TestPartsOverLimitRefused(t *testing.T) {
 		{"data over MaxData", []byte("1"), make([]byte, MaxData+1), false},
 	} {
 		tc.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := tc.Write(rawFrame("reverse", r.args, r.data)); err != nil {
-			t.Fatalf("%s: %v", r.name, err)
-		}
-		got := readAnswer(t, tc)
+		got := askRaw(t, tc, "reverse", r.args, r.data)
 		if got.Decision.Allowed != r.allowed || (!r.allowed && got.Decision.Reason != ReasonBadRequest) {
 			t.Errorf("%s: %+v", r.name, got.Decision)
 		}
@@ -67,10 +73,7 @@ func TestArgumentsCheckedBeforeHandler(t *testing.T) {
 		args    string
 		allowed bool
 	}{{"1", true}, {"{not json", false}, {"", false}} {
-		if _, err := tc.Write(rawFrame("reverse", []byte(r.args), []byte("ab"))); err != nil {
-			t.Fatal(err)
-		}
-		if got := readAnswer(t, tc); got.Decision.Allowed != r.allowed || (!r.allowed && got.Decision.Reason != ReasonBadRequest) {
+		if got := askRaw(t, tc, "reverse", []byte(r.args), []byte("ab")); got.Decision.Allowed != r.allowed || (!r.allowed && got.Decision.Reason != ReasonBadRequest) {
 			t.Errorf("arguments %q: %+v", r.args, got.Decision)
 		}
 	}
