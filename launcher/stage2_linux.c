@@ -1064,14 +1064,28 @@ static int agent_child(void *arg)
 		if (sigaction(stops[i], NULL, &was) == 0 && was.sa_handler == SIG_DFL)
 			sigaction(stops[i], &note, NULL);
 	// On the agent's own terminal (stage 1's relay), the agent is a
-	// process group of its own, made the terminal's foreground by stage 2
-	// once it runs (not before its execve: a Ctrl-Z then would stop it
-	// there). A group whose only parent outside it is in another session
-	// is orphaned, and the kernel drops the terminal's Ctrl-Z to an
-	// orphaned group: in stage 2's group (stage 1 is in the person's
-	// session) the agent could not be stopped.
+	// process group of its own: a group whose only parent outside it is
+	// in another session is orphaned, and the kernel drops the terminal's
+	// Ctrl-Z to an orphaned group, so in stage 2's group (stage 1 is in
+	// the person's session) the agent could not be stopped. The group is
+	// made the terminal's foreground here, before execve: made so by
+	// stage 2 once execve had returned, an agent that read its terminal
+	// at once (sh -c 'read x') read it from the background, and the
+	// kernel stopped it with SIGTTIN, a stop the person never asked for
+	// (CI, 2026-12-02; a re-test, 2 in 40). A Ctrl-Z from now on is the
+	// group's, and noted above until execve; SIGTTOU is still blocked
+	// (stage 2's mask), which lets a background group take the terminal.
 	if (a->own_group && setpgid(0, 0) != 0)
 		ce = (struct child_error){4, 0, errno};
+	if (a->own_group && !ce.step) {
+		pid_t self = getpid();
+		int fg = 0, err = ENOTTY;
+		for (int fd = 0; fd < 3 && !fg; fd++)
+			if (!(fg = ioctl(fd, TIOCSPGRP, &self) == 0))
+				err = errno;
+		if (!fg)
+			ce = (struct child_error){5, 0, err};
+	}
 	sigprocmask(SIG_SETMASK, a->orig, NULL);
 	for (uint32_t i = 0; i < p->nrlimits && !ce.step; i++)
 		if (set_rlimit(&p->rlimits[i]) != 0)
@@ -1133,6 +1147,8 @@ static pid_t start(struct plan *p, const sigset_t *orig)
 		fail("exec", "chdir %s: %s", p->dir, strerror(ce.err));
 	case 4:
 		fail("exec", "put the agent in a process group of its own: %s", strerror(ce.err));
+	case 5:
+		fail("exec", "make the agent its terminal's foreground: %s", strerror(ce.err));
 	default:
 		fail("exec", "%s: %s", p->path, strerror(ce.err));
 	}
@@ -1638,16 +1654,6 @@ static int stage2(void)
 	if (sfd < 0)
 		fail("exec", "signalfd: %s", E);
 	pid_t agent = start(&p, &orig);
-	if (getsid(0) == getpid()) {
-		// The agent's own terminal: its group is the foreground now.
-		int fg = 0;
-		for (int fd = 0; fd < 3 && !fg; fd++)
-			fg = ioctl(fd, TIOCSPGRP, &agent) == 0;
-		if (!fg) {
-			kill(agent, SIGKILL);
-			fail("exec", "make the agent its terminal's foreground: %s", E);
-		}
-	}
 	pass_on(agent, &tty);
 	if (write(PF_FD_REPORT, "ok\n", 3) != 3)
 		_exit(PF_EXIT_FAILED);
