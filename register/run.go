@@ -85,6 +85,9 @@ func (r Runner) Run(ctx context.Context, ids []string, progress func(id string))
 	if len(ids) == 0 {
 		todo = all
 	}
+	if err := runnableThere(r.Launcher, os.Geteuid() == 0); err != nil {
+		return Evidence{}, err
+	}
 	h := launcher.Probe()
 	ev := Evidence{Machine: Machine{
 		Date: time.Now().UTC().Format(time.RFC3339), Kernel: h.Kernel, LandlockABI: h.Landlock.ABI,
@@ -97,6 +100,54 @@ func (r Runner) Run(ctx context.Context, ids []string, progress func(id string))
 		ev.Results = append(ev.Results, r.one(ctx, c))
 	}
 	return ev, nil
+}
+
+// PlaceError says why the checks cannot run the launcher binary where it
+// is: every check's confined run would fail the same way, and fifty
+// inconclusive verdicts hid the one thing to do.
+type PlaceError struct{ Launcher, Why string }
+
+func (e *PlaceError) Error() string {
+	return fmt.Sprintf("the checks run this binary (%s) as the confined agent too, and a sandbox cannot run it there: %s", e.Launcher, e.Why)
+}
+
+// Hint is what to do instead.
+func (e *PlaceError) Hint() string {
+	return "copy it where every user may run it, and run the copy: install -m 755 " + e.Launcher + " /usr/local/bin/launcher"
+}
+
+// runnableThere checks that a sandbox can run the binary at path: not
+// from /tmp or /dev/shm themselves, which a sandbox replaces with private
+// empty ones; and, as root, where the agent's throwaway uid may reach it
+// (each directory above searchable by others, the file executable by
+// them), as the launch's policy check says for a path it cannot reach.
+func runnableThere(path string, root bool) error {
+	dir := filepath.Dir(path)
+	if dir == "/tmp" || dir == "/dev/shm" {
+		return &PlaceError{path, dir + " is a directory every sandbox replaces with a private, empty one of its own"}
+	}
+	if !root {
+		return nil // the agent has the person's own uid
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return &PlaceError{path, err.Error()}
+	}
+	if st.Mode().Perm()&0o001 == 0 {
+		return &PlaceError{path, "it is not executable by other users, and as root the agent runs under a throwaway uid"}
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return &PlaceError{path, err.Error()}
+		}
+		if st.Mode().Perm()&0o001 == 0 {
+			return &PlaceError{path, d + " is not searchable by other users, and as root the agent runs under a throwaway uid"}
+		}
+		if d == "/" {
+			return nil
+		}
+	}
 }
 
 func indexOf(cs []check, id string) int {
@@ -276,7 +327,7 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 		time.Sleep(100 * time.Millisecond) // let a killed tree finish dying
 		line = pc.observe()
 	}
-	run := Run{Line: line, Stderr: lastLine(errb.String())}
+	run := Run{Line: line, Stderr: lastLine(errb.String()), ErrorLine: errorLineBeforeHint(errb.String())}
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
@@ -519,6 +570,21 @@ func (s *scratch) close() {
 		s.sleep.Wait()
 	}
 	os.RemoveAll(s.dir)
+}
+
+// errorLineBeforeHint is the last "launcher: error:" line of s when a
+// "launcher: hint:" line ends s, else "".
+func errorLineBeforeHint(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if !strings.HasPrefix(lines[len(lines)-1], "launcher: hint:") {
+		return ""
+	}
+	for i := len(lines) - 2; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "launcher: error:") {
+			return lines[i]
+		}
+	}
+	return ""
 }
 
 func lastLine(s string) string {

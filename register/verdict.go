@@ -23,8 +23,21 @@ type Run struct {
 	Code int    `json:"code"`
 	Err  string `json:"error,omitempty"`
 	// Stderr is the last line the run printed on stderr (the launcher's
-	// own error, when it refused or failed).
-	Stderr string `json:"stderr,omitempty"`
+	// own error, when it refused or failed), what refusals are matched
+	// on. ErrorLine is the launcher's last error line when a hint
+	// followed it: a reason of the hint alone ("list the directory
+	// beneath it that the agent needs") did not say what was wrong.
+	Stderr    string `json:"stderr,omitempty"`
+	ErrorLine string `json:"error_line,omitempty"`
+}
+
+// said is what the run printed last on stderr: its error line and the
+// hint after it.
+func (r Run) said() string {
+	if r.ErrorLine != "" {
+		return r.ErrorLine + " " + r.Stderr
+	}
+	return r.Stderr
 }
 
 // judge turns the confined run and the control into a verdict. refused
@@ -42,11 +55,11 @@ func judge(confined, control Run, refused, ok func(Run) bool) (Verdict, string) 
 	case refused(confined) && confined.Line != "":
 		return Pass, "refused: " + confined.Line
 	case refused(confined):
-		return Pass, fmt.Sprintf("refused (exit %d): %s", confined.Code, confined.Stderr)
+		return Pass, fmt.Sprintf("refused (exit %d): %s", confined.Code, confined.said())
 	case strings.HasPrefix(confined.Line, "error"):
 		return Inconclusive, "the probe broke under the policy: " + confined.Line
 	case confined.Code >= 120 && confined.Code <= 125:
-		return Inconclusive, fmt.Sprintf("the launcher itself failed (exit %d): %s", confined.Code, confined.Stderr)
+		return Inconclusive, fmt.Sprintf("the launcher itself failed (exit %d): %s", confined.Code, confined.said())
 	case confined.Line == "" || confined.Code >= 128:
 		return Inconclusive, "the probe crashed under the policy: " + orLine(confined)
 	}
@@ -58,7 +71,7 @@ func orLine(r Run) string {
 		return r.Err
 	}
 	if r.Line == "" {
-		return fmt.Sprintf("no output, exit %d %s", r.Code, r.Stderr)
+		return fmt.Sprintf("no output, exit %d %s", r.Code, r.said())
 	}
 	return fmt.Sprintf("%q, exit %d", r.Line, r.Code)
 }

@@ -1,6 +1,9 @@
 package register
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestJudge(t *testing.T) {
 	ok := Run{Line: "ok", Code: 0}
@@ -30,5 +33,35 @@ func TestJudge(t *testing.T) {
 				t.Error("every verdict carries a reason")
 			}
 		})
+	}
+}
+
+// A launcher that failed with an error and a hint is reported with both:
+// the hint alone ("list the directory beneath it that the agent needs")
+// did not say what was wrong. Refusals are still matched on the last
+// line only.
+func TestJudgeSaysTheErrorBeforeItsHint(t *testing.T) {
+	stderr := "launcher: confined: …\nlauncher: error: p.toml: files.exec: \"/tmp\" is the sandbox's own private directory\nlauncher: hint: list the directory beneath it that the agent needs\n"
+	r := Run{Code: 122, Stderr: lastLine(stderr), ErrorLine: errorLineBeforeHint(stderr)}
+	if r.ErrorLine != "launcher: error: p.toml: files.exec: \"/tmp\" is the sandbox's own private directory" {
+		t.Fatalf("error line %q", r.ErrorLine)
+	}
+	_, why := judge(r, Run{Line: "ok"}, deniedLine, okLine)
+	if !strings.Contains(why, "private directory") || !strings.Contains(why, "list the directory beneath") {
+		t.Errorf("reason %q lacks the error or its hint", why)
+	}
+	_, why = judge(Run{Code: 1, Line: "denied EPERM"}, Run{Code: 122, Stderr: r.Stderr, ErrorLine: r.ErrorLine}, deniedLine, okLine)
+	if !strings.Contains(why, "private directory") {
+		t.Errorf("control's reason %q lacks the error", why)
+	}
+	for _, s := range []string{
+		"launcher: error: no hint after it\n",
+		"launcher: error: a\nlauncher: note: b\n",
+		"launcher: hint: a hint with no error\n",
+		"",
+	} {
+		if got := errorLineBeforeHint(s); got != "" {
+			t.Errorf("errorLineBeforeHint(%q) = %q, want nothing", s, got)
+		}
 	}
 }

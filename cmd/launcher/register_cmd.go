@@ -120,6 +120,10 @@ func (e env) registerCheck(args []string) error {
 	if errors.As(err, &unknown) {
 		return fail(exitUsage, "", "register check --only: %v", err)
 	}
+	var place *register.PlaceError
+	if errors.As(err, &place) {
+		return fail(exitFailure, place.Hint(), "register check: %v", err)
+	}
 	if err != nil {
 		return err
 	}

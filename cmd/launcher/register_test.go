@@ -116,3 +116,44 @@ func requireAll(t *testing.T, why string) {
 	}
 	t.Logf("skipped: %s", why)
 }
+
+// register check run from where no sandbox can run the binary (here a
+// directory others cannot search, as root) refuses before any check, and
+// says where to put it, instead of fifty inconclusive checks.
+func TestRegisterCheckRefusesAnUnreachableBinary(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("register check: a directory others cannot search stops only a root launch's agent (found euid", os.Geteuid(), ")")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "pinfold-regplace-") // 0700
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "launcher") // testscript runs launcherMain by this name
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	scratch := func() []string { m, _ := filepath.Glob("/var/tmp/pinfold-check-*"); return m }
+	before := len(scratch())
+	out, err := exec.Command(bin, "register", "check", "--only", "SR-01").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 125 {
+		t.Fatalf("register check from %s: %v, want exit 125\n%s", dir, err, out)
+	}
+	for _, want := range []string{"launcher: error: register check: ", dir + " is not searchable by other users", "launcher: hint: copy it where every user may run it"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "SR-01") || len(scratch()) != before {
+		t.Errorf("a check ran:\n%s", out)
+	}
+}
