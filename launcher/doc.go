@@ -135,7 +135,11 @@
 //     5 ms window. The checks stay (a stopped tree is held stopped; keys
 //     are copied only in the foreground), but none guards the person's
 //     input now. What the agent writes still reaches the person's
-//     terminal, escape sequences with it.
+//     terminal, escape sequences with it. Off a terminal (no standard
+//     stream is one) stage 2 stays in the launcher's session and group,
+//     for the terminal's Ctrl-C and Ctrl-Z, but gives up its controlling
+//     terminal (TIOCNOTTY) before the agent starts: /dev/tty opened the
+//     person's own where a policy listed it.
 //   - The watch over a stopped tree (supervise in stage2_linux.c) tells a
 //     thread that ran by how many times it was given a CPU, from its
 //     /proc schedstat. Where that is missing (CONFIG_SCHED_INFO off) or

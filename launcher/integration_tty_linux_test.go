@@ -1250,3 +1250,48 @@ func launchRunning(marker string) bool {
 	}
 	return false
 }
+
+// Off a terminal (every standard stream redirected) the agent has no
+// controlling terminal. It had the launcher's, the person's own: a policy
+// listing /dev/tty (for a prompt, meant for the agent's own terminal) let
+// it write to the person's screen and read what was typed to the shell.
+// The control, the probe unconfined the same way from the same shell,
+// writes there; on its own terminal (the relay's) the agent still opens
+// /dev/tty.
+func TestIntegrationOffTerminalNoControllingTerminal(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		uid  int
+	}{{"root", 0}, {"unprivileged", nobody}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newUnprivSandbox(t, c.uid)
+			path, hash := s.writePolicy(t, itPol{write: []string{"/dev/tty"}})
+			term := readyShell(t, s)
+			out := filepath.Join(s.dir, "tty-probe")
+			run := func(label, cmd, stdin string) string {
+				t.Helper()
+				term.send(fmt.Sprintf("%s write /dev/tty %s >%s 2>&1; echo %s-$((6*7))\n", cmd, stdin, out, label))
+				term.expect(label + "-42")
+				b, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				line, _, _ := strings.Cut(string(b), "\n")
+				return line
+			}
+			launch := fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, itEnv.probe)
+			if got := run("confined", launch, "</dev/null"); got != "denied ENXIO" {
+				t.Errorf("confined off a terminal: %q, want denied ENXIO", got)
+			}
+			if got := run("control", itEnv.probe, "</dev/null"); got != "ok" {
+				t.Errorf("control: %q, want ok", got)
+			}
+			if got := run("relayed", launch, ""); got != "ok" {
+				t.Errorf("confined on its own terminal: %q, want ok", got)
+			}
+			if n := strings.Count(term.out.String(), "written by probe"); n != 2 {
+				t.Errorf("the terminal shows %d probe writes, want 2 (the control's and the relayed one's):\n%s", n, term.out.String())
+			}
+		})
+	}
+}

@@ -806,6 +806,31 @@ static void reopen_terminals(struct plan *p)
 	}
 }
 
+// drop_controlling_terminal gives up the controlling terminal stage 2 has
+// from the launcher's session when it leads no session of its own (no
+// standard stream is a terminal, so stage 1 made no relay), and the agent
+// has none either. Otherwise /dev/tty opened the person's own terminal:
+// a policy listing /dev/tty (for a prompt, as on the agent's own
+// terminal) let the agent write to the person's screen and read what was
+// typed to the shell (a re-test). The process group stays the
+// launcher's, so the terminal's Ctrl-C and Ctrl-Z reach the agent as
+// before; TIOCNOTTY from a process that does not lead its session sends
+// no signal.
+static void drop_controlling_terminal(void)
+{
+	if (getsid(0) == getpid())
+		return; // the agent's own terminal (stage 1's relay)
+	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENXIO || errno == EIO || errno == ENOENT)
+			return; // none, or hung up, or no /dev/tty at all
+		fail("terminal", "open /dev/tty to give up the launcher's controlling terminal: %s", E);
+	}
+	if (ioctl(fd, TIOCNOTTY) != 0)
+		fail("terminal", "give up the launcher's controlling terminal: %s", E);
+	close(fd);
+}
+
 // loopback_up brings up lo in the new network namespace, so the agent can
 // talk to itself and to nothing else.
 static void loopback_up(void)
@@ -1000,6 +1025,7 @@ static void join_cgroups(struct plan *p)
 static void confine(struct plan *p)
 {
 	join_cgroups(p); // before anything else: nothing starts outside the group
+	drop_controlling_terminal();
 	setup_mounts(p);
 	reopen_terminals(p);
 	if (p->new_net)
