@@ -62,8 +62,9 @@ type probeCase struct {
 	// controlUID runs the direct control as this uid (0: as the runner).
 	controlUID int
 	// pty gives both runs a fresh pseudo-terminal as stdin and controlling
-	// terminal.
-	pty bool
+	// terminal; cttyOnly as their controlling terminal alone (descriptor
+	// 3), no standard stream.
+	pty, cttyOnly bool
 	// answer is typed on that terminal once a question shows (set for the
 	// control from controlAnswer).
 	answer string
@@ -583,6 +584,16 @@ return how;`
 			}
 			return probeCase{probe: probe("write", filepath.Join(hooks, "pre-commit")), direct: true,
 				refused: func(r Run) bool { return r.Line == "denied EROFS" }}, nil
+		}},
+		{"SR-52", func(s *scratch) (probeCase, error) {
+			// Both runs have a terminal as their controlling terminal and
+			// none as a standard stream, as a launch from the person's
+			// shell with every stream redirected; the policy lists
+			// /dev/tty. Confined, /dev/tty opens nothing (ENXIO); the
+			// control, the probe run directly, writes there.
+			text := strings.Replace(s.policyText(""), "write = [", `write = ["/dev/tty", `, 1)
+			return probeCase{raw: text, probe: probe("write", "/dev/tty"), direct: true, cttyOnly: true,
+				refused: func(r Run) bool { return r.Line == "denied ENXIO" }}, nil
 		}},
 	}
 }

@@ -64,6 +64,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-18": {Run{Line: "euid 1879048200 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 65534 chmod ok"}},
 		"SR-21": {Run{Line: "denied EROFS", Code: 1}, ok, ok},
 		"SR-51": {Run{Line: "denied EROFS", Code: 1}, ok, ok},
+		"SR-52": {Run{Line: "denied ENXIO", Code: 1}, ok, ok},
 		"SR-02": {Run{Code: 122, Stderr: "launcher: hint: name the real path, and check who planted the link"}, ok, ok},
 		"SR-32": {Run{Code: 123}, ok, ok},
 		"SR-36": {Run{Code: 137}, ok, ok},

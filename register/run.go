@@ -303,6 +303,16 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 		cmd.Stdin = slave
 		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
 	}
+	if pc.cttyOnly {
+		master, slave, err := openPTY()
+		if err != nil {
+			return Run{Code: -1, Err: err.Error()}
+		}
+		defer master.Close()
+		defer slave.Close()
+		cmd.ExtraFiles = []*os.File{slave}
+		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 3
+	}
 	cmd.SysProcAttr = attr
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
