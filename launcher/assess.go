@@ -289,8 +289,9 @@ func assessScoping(p *policy.Policy, h Host) Assessment {
 	default:
 		// The pid namespace hides pids, not process groups: off a
 		// terminal of its own the agent shares the launcher's group,
-		// and kill(0, SIG) reaches every member of the person's uid.
-		cover = append(cover, "the pid namespace hides other processes, but off a terminal of its own the agent (the person's uid) can signal the launcher's process group, kill(0)")
+		// and kill(0, SIG) named every member of the person's uid;
+		// seccomp refuses it then (groupKillReaches).
+		cover = append(cover, "the pid namespace hides other processes, and off a terminal of its own, where the agent shares the launcher's process group, seccomp refuses kill(0)")
 	}
 	switch {
 	case !p.Network.UnixSockets && h.Seccomp.Available:

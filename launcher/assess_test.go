@@ -154,7 +154,7 @@ func TestAssess(t *testing.T) {
 		// Stage 2 scopes before the agent has threads: erratum 2 does not
 		// weaken the launch (hello notes it on the feature).
 		{"scoping ABI 5 unprivileged", pol(), fixtureHost(unprivileged, abi(5)), "landlock scoping", Degraded, "",
-			"the agent (the person's uid) can signal the launcher's process group", "Linux ≥ 6.12"},
+			"off a terminal of its own, where the agent shares the launcher's process group, seccomp refuses kill(0)", "Linux ≥ 6.12"},
 		{"scoping ABI 7 without erratum 2", pol(), fixtureHost(func(h *Host) { h.Landlock = landlockInfo(7, 1, nil, "") }),
 			"landlock scoping", Applied, "", "signals and abstract Unix sockets are scoped", ""},
 		// A kernel with ABI 9 checks pathname sockets, but stage 2 applies
@@ -207,5 +207,26 @@ func TestAssess(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// kill(0) is refused exactly where it would reach the launcher's group:
+// off a terminal of its own, as the person's uid, without Landlock
+// signal scoping (ABI 6).
+func TestGroupKillReaches(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		h      Host
+		ownTTY bool
+		want   bool
+	}{
+		{"unprivileged, ABI 5, off a terminal", fixtureHost(unprivileged, abi(5)), false, true},
+		{"unprivileged, ABI 5, its own terminal", fixtureHost(unprivileged, abi(5)), true, false},
+		{"unprivileged, ABI 6", fixtureHost(unprivileged, abi(6)), false, false},
+		{"root, ABI 5", fixtureHost(abi(5)), false, false},
+	} {
+		if got := groupKillReaches(c.h, c.ownTTY); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

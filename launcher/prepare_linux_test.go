@@ -60,3 +60,34 @@ func TestPreparePlanSeccompFollowsNetwork(t *testing.T) {
 		})
 	}
 }
+
+// kill(0) is refused in the filter stage 1 compiles where the agent's
+// group is the launcher's and nothing else keeps its signals in: off a
+// terminal (no standard stream here), as the person's uid, below
+// Landlock ABI 6. The agent's own pid (2: the pid namespace's) stays
+// killable either way.
+func TestPreparePlanSeccompGroupKill(t *testing.T) {
+	none, _ := testPolicy(t, "")
+	for _, tt := range []struct {
+		name string
+		h    Host
+		want string
+	}{
+		{"unprivileged, ABI 5", fixtureHost(unprivileged, abi(5)), "errno=EPERM"},
+		{"unprivileged, ABI 6 (scoped)", fixtureHost(unprivileged, abi(6)), "allow"},
+		{"root, ABI 5 (a throwaway uid)", fixtureHost(abi(5)), "allow"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pp := preparePlan(LaunchOptions{Policy: none, Argv: []string{"/usr/bin/true"}}, tt.h, IdentityPlan{}, "/")
+			if pp.err != nil {
+				t.Fatal(pp.err)
+			}
+			if got := seccompEmulate(t, pp.prog, unix.AUDIT_ARCH_X86_64, unix.SYS_KILL, [6]uint64{0, uint64(unix.SIGKILL)}); got != tt.want {
+				t.Errorf("kill(0, SIGKILL): %s, want %s", got, tt.want)
+			}
+			if got := seccompEmulate(t, pp.prog, unix.AUDIT_ARCH_X86_64, unix.SYS_KILL, [6]uint64{2, uint64(unix.SIGKILL)}); got != "allow" {
+				t.Errorf("kill(2, SIGKILL): %s, want allow", got)
+			}
+		})
+	}
+}

@@ -190,6 +190,9 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// may name pid 1, nor a process group or a user (stage 2 is in the
 	// agent's first group, and of its uid): nice, renice of a pid,
 	// ionice -p and taskset -p of the agent's own processes still work.
+	if spec.DenyGroupKill {
+		deny(eperm, one(seccompArg32(0, 0)), "kill")
+	}
 	init := seccompArg32(0, 1)
 	deny(eperm, one(init), "prlimit64", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity")
 	// "which" other than a process is compared whole (not as the kernel's

@@ -62,6 +62,14 @@ type SeccompSpec struct {
 	// their family: for components that serve only the listener they were
 	// handed (kms). It replaces the family rules above.
 	DenySockets bool
+	// DenyGroupKill makes kill(0, …) fail with EPERM: for an agent that
+	// shares the launcher's process group (off a terminal of its own) as
+	// the person's uid, where no Landlock signal scoping (ABI 6) keeps its
+	// signals in its domain. The pid namespace hides every other process
+	// and group by number, but kill(0) names the caller's own group,
+	// which holds the launcher and the rest of the person's pipeline
+	// (launcher … | tee log): the agent could kill them all.
+	DenyGroupKill bool
 }
 
 // SeccompProgram is a compiled filter, ready to load.

@@ -79,6 +79,12 @@ func seccompCases() []seccompCase {
 		with(sys("ioprio_set pid 1", unix.SYS_IOPRIO_SET, perm, "", 1, 1, 0), def, "emu"),
 		with(sys("ioprio_set own group", unix.SYS_IOPRIO_SET, perm, "", 2, 0, 0), def, "emu"),
 		sys("ioprio_set self", unix.SYS_IOPRIO_SET, "allow", "ok", 1, 0, 0),
+		// kill(0) names the caller's group, the launcher's when the agent
+		// shares it: refused then (signal 0 only looks).
+		with(sys("kill own group", unix.SYS_KILL, perm, "ok", 0, 0), SeccompSpec{DenyGroupKill: true}, ""),
+		with(sys("kill own group high bits", unix.SYS_KILL, perm, "", scHigh, 0), SeccompSpec{DenyGroupKill: true}, "emu"),
+		with(sys("kill self with group kill refused", unix.SYS_KILL, "allow", "ok", scSelf, 0), SeccompSpec{DenyGroupKill: true}, ""),
+		sys("kill own group otherwise", unix.SYS_KILL, "allow", "ok", 0, 0),
 		sys("pidfd_getfd", unix.SYS_PIDFD_GETFD, perm, "", m1),
 		// Mounts.
 		sys("mount", unix.SYS_MOUNT, perm, "", 1, 1, 1),

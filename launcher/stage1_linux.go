@@ -997,6 +997,8 @@ func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared 
 		DenyListen:        o.Policy.Network.Mode == policy.NetPorts && len(o.Policy.Network.BindTCP) == 0 && !o.Policy.Network.UnixSockets,
 		MemfdNoexecSysctl: plan.Mounts.Memfd,
 	}
+	tty, _ := ownTerminal(o.Stdin, o.Stdout, o.Stderr)
+	spec.DenyGroupKill = groupKillReaches(h, tty >= 0)
 	prog, err := BuildSeccomp(spec)
 	if err != nil {
 		return prepared{err: fmt.Errorf("seccomp: %w", err)}
@@ -1005,6 +1007,15 @@ func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared 
 	// listen() is covered when seccomp refuses it, or when the policy
 	// allows binding anyway.
 	return prepared{plan: plan, notes: notes, prog: prog, listenCovered: spec.DenyListen || len(o.Policy.Network.BindTCP) > 0}
+}
+
+// groupKillReaches reports whether the agent's kill(0) would reach the
+// launcher's process group: off a terminal of its own (ownTTY false) the
+// agent shares it, and as the person's uid it may signal every member,
+// where no Landlock signal scoping keeps its signals in its domain. As
+// root the agent's uid is a throwaway one, which may signal none of them.
+func groupKillReaches(h Host, ownTTY bool) bool {
+	return !h.Root && !ownTTY && !h.Landlock.enforced(LandlockScopeSignal)
 }
 
 func refusals(as []Assessment) error {
