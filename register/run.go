@@ -290,7 +290,7 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 	if uid != 0 {
 		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}
 	}
-	if pc.pty {
+	if pc.pty || pc.cttyOnly {
 		master, slave, err := openPTY()
 		if err != nil {
 			return Run{Code: -1, Err: err.Error()}
@@ -300,18 +300,14 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 		if pc.answer != "" {
 			go answerOn(master, pc.answer)
 		}
-		cmd.Stdin = slave
+		// The controlling terminal: stdin, or descriptor 3 alone.
 		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
-	}
-	if pc.cttyOnly {
-		master, slave, err := openPTY()
-		if err != nil {
-			return Run{Code: -1, Err: err.Error()}
+		if pc.cttyOnly {
+			cmd.ExtraFiles = []*os.File{slave}
+			attr.Ctty = 3
+		} else {
+			cmd.Stdin = slave
 		}
-		defer master.Close()
-		defer slave.Close()
-		cmd.ExtraFiles = []*os.File{slave}
-		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 3
 	}
 	cmd.SysProcAttr = attr
 	var out, errb bytes.Buffer
