@@ -116,10 +116,20 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 			uncovered = append(uncovered, shortPath(f.path)+" (a FIFO or socket at a protected name: nothing is mounted over it)")
 		}
 	}
+	// What the repositories' configs name (a core.hooksPath, a
+	// core.fsmonitor program, an included file), ranked after the
+	// protected names themselves.
+	named, namedThere, notes := gitConfigMounts(found, dirs)
+	uncovered = append(uncovered, notes...)
+	keep = append(keep, named...)
+	slices.Sort(keep)
 	keep = outermost(keep)
 	ranks := make(map[string]rank, len(keep)) // each once: keep may be long
 	for _, p := range keep {
 		ranks[p] = mountRank(dirs, p)
+		if slices.Contains(named, p) {
+			ranks[p] = rank{owner: ranks[p].owner, class: 2, depth: ranks[p].depth}
+		}
 	}
 	slices.SortStableFunc(keep, func(a, b string) int { return ranks[a].compare(ranks[b]) })
 	// A protected directory mounted read-only keeps its names, not what a
@@ -165,7 +175,66 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 			pinned[d] = true
 		}
 	}
-	return mounts, pathsOf(found), uncovered
+	return mounts, append(pathsOf(found), namedThere...), uncovered
+}
+
+// gitConfigMounts sorts what the git configs that apply to found's
+// repositories name (gitConfigNamed) inside the write paths dirs: what
+// can be mounted read-only (a real directory for core.hooksPath, a real
+// file with one name for the rest), every one of them that exists
+// (there), and what cannot be covered, with why, and the configs not
+// read (uncovered). A path outside dirs is not the agent's to change,
+// and a directory named as a program is none git can run.
+func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, uncovered []string) {
+	named, uncovered := gitConfigNamed(found, os.Getenv("HOME"))
+	for _, n := range named {
+		if !slices.ContainsFunc(dirs, func(d string) bool { return n.path == d || beneathPath(n.path, d) || beneathPath(d, n.path) }) {
+			continue
+		}
+		st, err := os.Lstat(n.path)
+		if err == nil {
+			there = append(there, n.path)
+			if st.IsDir() && !n.dir {
+				continue
+			}
+		}
+		if why := notMountable(n.path, n.dir, dirs); why != "" {
+			uncovered = append(uncovered, fmt.Sprintf("%s names %s, which %s", n.why, shortPath(n.path), why))
+			continue
+		}
+		mounts = append(mounts, n.path)
+	}
+	return mounts, there, uncovered
+}
+
+// notMountable says why p cannot be mounted read-only over the write
+// paths dirs as a directory (dir) or a file by its own path: "" when it
+// can. A step of the path that is a link could be changed by the agent
+// to lead elsewhere, and a file's other name would stay writable.
+func notMountable(p string, dir bool, dirs []string) string {
+	st, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "does not exist: the agent may make it"
+	case err != nil:
+		return fmt.Sprintf("cannot be looked at (%v)", unwrapPath(err))
+	case slices.ContainsFunc(dirs, func(d string) bool { return d == p || beneathPath(d, p) }):
+		return "is a write path or holds one: it cannot be made read-only inside them"
+	case st.Mode()&os.ModeSymlink != 0:
+		return "is a symbolic link: nothing can be mounted over it"
+	}
+	if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
+		return "is reached through a symbolic link the agent may change"
+	}
+	switch {
+	case dir && !st.IsDir():
+		return "is not a directory"
+	case !dir && !st.Mode().IsRegular():
+		return "is not a regular file"
+	case !dir && nlink(st) > 1:
+		return fmt.Sprintf("has %d names: writable by another", nlink(st))
+	}
+	return ""
 }
 
 // linkedFrom looks through the protected directory top (at most budget
@@ -198,14 +267,9 @@ func linkedFrom(top string, dirs []string, budget *int) (targets, notes []string
 			if !inWrite(dest) {
 				return nil // no step of it is the agent's to change
 			}
-			st, lerr := os.Lstat(dest)
-			real, rerr := filepath.EvalSymlinks(dest)
-			switch {
-			case lerr != nil || rerr != nil || real != dest || !st.Mode().IsRegular() || slices.Contains(dirs, dest):
-				notes = append(notes, fmt.Sprintf("%s (a link to %s in the write paths, not a file by a path of real directories: what it leads to stays writable)", shortPath(p), shortPath(dest)))
-			case nlink(st) > 1:
-				notes = append(notes, fmt.Sprintf("%s (a link to %s, which has %d names: writable by another)", shortPath(p), shortPath(dest), nlink(st)))
-			default:
+			if why := notMountable(dest, false, dirs); why != "" {
+				notes = append(notes, fmt.Sprintf("%s (a link to %s in the write paths, which %s)", shortPath(p), shortPath(dest), why))
+			} else {
 				targets = append(targets, dest)
 			}
 		case d.Type().IsRegular():
@@ -277,7 +341,13 @@ func mountRank(dirs []string, p string) rank {
 // there is not in made, and that must be said as well as made.
 func ProtectedMade(dirs, before []string, limit int) (made, unseen []string) {
 	found, unseen := scanDirs(dirs, limit)
-	for _, p := range pathsOf(found) {
+	// A path a repository's config names (a core.hooksPath, a program)
+	// that was not there at the start was not covered either.
+	_, there, notes := gitConfigMounts(found, dirs)
+	unseen = append(unseen, notes...)
+	now := append(pathsOf(found), there...)
+	slices.Sort(now)
+	for _, p := range slices.Compact(now) {
 		if !slices.ContainsFunc(before, func(b string) bool { return b == p || beneathPath(p, b) }) {
 			made = append(made, p)
 		}

@@ -372,7 +372,7 @@ func TestProtectedMounts(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		if err := os.WriteFile(p, gitFile(p), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -431,7 +431,7 @@ func TestProtectedMounts(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		if err := os.WriteFile(p, gitFile(p), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -470,7 +470,7 @@ func TestProtectedMountsDecoys(t *testing.T) {
 		}
 	}
 	for _, f := range []string{".git/config", "!b.git/config"} {
-		if err := os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(ws, f), gitFile(f), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -526,4 +526,13 @@ func TestProtectedMountsLinkedFrom(t *testing.T) {
 		!strings.Contains(uncovered[1], "/.git/hooks/pre-push (a link to "+ws+"/toolslink/hook in the write paths") {
 		t.Errorf("uncovered = %q", uncovered)
 	}
+}
+
+// gitFile is what a test writes to the file p: a git config (there, git
+// reads it) holds a section, anything else an x.
+func gitFile(p string) []byte {
+	if filepath.Base(p) == "config" {
+		return []byte("[core]\n")
+	}
+	return []byte("x")
 }

@@ -1,0 +1,486 @@
+package fs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A repository's git configuration names programs and directories that
+// the person's own git runs: core.hooksPath (a .githooks beside the
+// code), core.fsmonitor, a diff driver's textconv, an alias's
+// !command, and files it reads as configuration (include.path). Those
+// inside the write paths are protected as the repository's own hooks
+// are (ProtectedMounts). What is read here is bounded, and a file that
+// cannot be read is said, never taken for one that names nothing.
+const (
+	maxGitConfigSize  = 1 << 20 // bytes in one config file
+	maxGitConfigDepth = 10      // nested includes, as git's own bound
+	maxGitConfigFiles = 256     // config files read for one walk
+)
+
+// gitVar is one variable of a git config file.
+type gitVar struct {
+	file         string // the config file it is in
+	section, key string // lower-cased: git compares them so
+	sub          string // the subsection, as written (compared exactly)
+	name         string // section[.sub].key as written, for messages
+	value        string
+	noValue      bool // "key" alone: boolean true
+}
+
+// parseGitConfig reads data in git's config syntax, strictly: what git
+// would take differently or refuse is an error, so that a file this
+// cannot read is said rather than taken for one naming nothing.
+func parseGitConfig(data []byte) ([]gitVar, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // git skips a UTF-8 BOM
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	p := &cfgParser{src: data, line: 1}
+	var vars []gitVar
+	section, sub, secName := "", "", ""
+	for {
+		c, ok := p.next()
+		switch {
+		case !ok:
+			return vars, nil
+		case c == '\n' || c == ' ' || c == '\t':
+		case c == '#' || c == ';':
+			p.skipLine()
+		case c == '[':
+			s, u, raw, err := p.header()
+			if err != nil {
+				return nil, err
+			}
+			section, sub, secName = s, u, raw
+		case isAlpha(c):
+			if section == "" {
+				return nil, p.errorf("a variable before any section")
+			}
+			key := p.name()
+			v := gitVar{section: section, sub: sub, key: strings.ToLower(key), name: secName + "." + key}
+			p.skipBlank()
+			switch c, ok := p.next(); {
+			case !ok || c == '\n':
+				v.noValue = true
+			case c == '=':
+				val, err := p.value()
+				if err != nil {
+					return nil, err
+				}
+				v.value = val
+			default:
+				return nil, p.errorf("%q after the name %s", c, key)
+			}
+			vars = append(vars, v)
+		default:
+			return nil, p.errorf("unexpected %q", c)
+		}
+	}
+}
+
+type cfgParser struct {
+	src  []byte
+	pos  int
+	line int
+}
+
+func (p *cfgParser) next() (byte, bool) {
+	if p.pos >= len(p.src) {
+		return 0, false
+	}
+	c := p.src[p.pos]
+	p.pos++
+	if c == '\n' {
+		p.line++
+	}
+	return c, true
+}
+
+func (p *cfgParser) peek() (byte, bool) {
+	if p.pos >= len(p.src) {
+		return 0, false
+	}
+	return p.src[p.pos], true
+}
+
+func (p *cfgParser) errorf(format string, args ...any) error {
+	return fmt.Errorf("line %d: "+format, append([]any{p.line}, args...)...)
+}
+
+func (p *cfgParser) skipLine() {
+	for c, ok := p.peek(); ok && c != '\n'; c, ok = p.peek() {
+		p.pos++
+	}
+}
+
+func (p *cfgParser) skipBlank() {
+	for c, ok := p.peek(); ok && (c == ' ' || c == '\t'); c, ok = p.peek() {
+		p.pos++
+	}
+}
+
+// name reads a variable name whose first letter was just read: letters,
+// digits, '-'.
+func (p *cfgParser) name() string {
+	start := p.pos - 1
+	for c, ok := p.peek(); ok && (isAlpha(c) || c >= '0' && c <= '9' || c == '-'); c, ok = p.peek() {
+		p.pos++
+	}
+	return string(p.src[start:p.pos])
+}
+
+// header reads a section header after its '[': [section],
+// [section "subsection"] or the old [section.subsection], whose
+// subsection git lower-cases. The rest of its line is read as any other.
+func (p *cfgParser) header() (section, sub, raw string, err error) {
+	start := p.pos
+	for c, ok := p.peek(); ok && (isAlpha(c) || c >= '0' && c <= '9' || c == '-' || c == '.'); c, ok = p.peek() {
+		p.pos++
+	}
+	raw = string(p.src[start:p.pos])
+	if raw == "" {
+		return "", "", "", p.errorf("a section header with no name")
+	}
+	section = strings.ToLower(raw)
+	c, _ := p.next()
+	switch {
+	case c == ']':
+		if i := strings.IndexByte(section, '.'); i >= 0 {
+			section, sub = section[:i], section[i+1:]
+		}
+		return section, sub, raw, nil
+	case (c == ' ' || c == '\t') && !strings.Contains(raw, "."):
+		p.skipBlank()
+		if c, _ := p.next(); c != '"' {
+			return "", "", "", p.errorf("a section header %q without a quoted subsection", raw)
+		}
+		var b strings.Builder
+		for {
+			c, ok := p.next()
+			switch {
+			case !ok || c == '\n':
+				return "", "", "", p.errorf("an unclosed subsection in [%s]", raw)
+			case c == '\\':
+				// \" and \\; git drops a backslash before anything else.
+				if c, ok = p.next(); !ok || c == '\n' {
+					return "", "", "", p.errorf("an unclosed subsection in [%s]", raw)
+				}
+				b.WriteByte(c)
+			case c == '"':
+				if c, _ := p.next(); c != ']' {
+					return "", "", "", p.errorf("a subsection of [%s] not followed by ]", raw)
+				}
+				return section, b.String(), raw + "." + b.String(), nil
+			default:
+				b.WriteByte(c)
+			}
+		}
+	}
+	return "", "", "", p.errorf("a malformed section header [%s", raw)
+}
+
+// value reads a value after its '=', as git does: blanks around it
+// dropped, a run of blanks inside it kept as spaces, double quotes
+// keeping blanks and comment characters, the escapes \" \\ \n \t \b, and
+// a backslash at the end of a line joining the next.
+func (p *cfgParser) value() (string, error) {
+	var b strings.Builder
+	quoted, spaces := false, 0
+	for {
+		c, ok := p.next()
+		switch {
+		case !ok || c == '\n':
+			if quoted {
+				return "", p.errorf("an unclosed quote")
+			}
+			return b.String(), nil
+		case !quoted && (c == ' ' || c == '\t'):
+			if b.Len() > 0 {
+				spaces++
+			}
+			continue
+		case !quoted && (c == '#' || c == ';'):
+			p.skipLine()
+			continue
+		}
+		for ; spaces > 0; spaces-- {
+			b.WriteByte(' ')
+		}
+		switch c {
+		case '"':
+			quoted = !quoted
+		case '\\':
+			e, _ := p.next()
+			switch e {
+			case '\n':
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'b':
+				b.WriteByte('\b')
+			case '"', '\\':
+				b.WriteByte(e)
+			default:
+				return "", p.errorf("an unknown escape \\%c", e)
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// cfgReader reads config files and the files they include, bounded.
+type cfgReader struct {
+	home  string
+	files int
+	vars  []gitVar
+	// includes are the files include.path and includeIf.*.path name,
+	// each with where it is named; notes say what was not read.
+	includes []gitNamed
+	notes    []string
+}
+
+// read reads the config file path and, recursively, what it includes
+// (whatever includeIf's condition: a branch checked out during the
+// session can meet it). A file that does not exist is nothing, as to
+// git; one that cannot be read is a note.
+func (r *cfgReader) read(path string, depth int) {
+	notCovered := func(why string) {
+		r.notes = append(r.notes, fmt.Sprintf("%s (%s: the programs and includes it names are not covered)", shortPath(path), why))
+	}
+	if depth > maxGitConfigDepth {
+		notCovered(fmt.Sprintf("included more than %d deep", maxGitConfigDepth))
+		return
+	}
+	if r.files++; r.files > maxGitConfigFiles {
+		notCovered(fmt.Sprintf("past the %d config files read", maxGitConfigFiles))
+		return
+	}
+	data, err := readConfigFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		notCovered(err.Error())
+		return
+	}
+	vars, err := parseGitConfig(data)
+	if err != nil {
+		notCovered("not read: " + err.Error())
+		return
+	}
+	for _, v := range vars {
+		v.file = path
+		r.vars = append(r.vars, v)
+		if v.key != "path" || !(v.section == "include" || v.section == "includeif") || v.value == "" {
+			continue
+		}
+		inc := expandHome(v.value, r.home)
+		if inc == "" {
+			continue
+		}
+		if !filepath.IsAbs(inc) {
+			inc = filepath.Join(filepath.Dir(path), inc)
+		}
+		r.includes = append(r.includes, gitNamed{path: filepath.Clean(inc), why: v.name + " in " + shortPath(path)})
+		r.read(filepath.Clean(inc), depth+1)
+	}
+}
+
+// readConfigFile reads a regular file of at most maxGitConfigSize bytes,
+// never blocking on a FIFO.
+func readConfigFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, errors.New("not a regular file")
+	case st.Size() > maxGitConfigSize:
+		return nil, fmt.Errorf("larger than %d bytes", maxGitConfigSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxGitConfigSize+1))
+	if err == nil && len(data) > maxGitConfigSize {
+		err = fmt.Errorf("larger than %d bytes", maxGitConfigSize)
+	}
+	return data, err
+}
+
+// expandHome is v with a leading ~/ made home's ("" when home is not
+// known); other ~user forms are left as they are.
+func expandHome(v, home string) string {
+	if v == "~" || strings.HasPrefix(v, "~/") {
+		if home == "" {
+			return ""
+		}
+		return filepath.Join(home, v[1:])
+	}
+	return v
+}
+
+// gitNamed is a path a git config names: a directory (core.hooksPath)
+// or a file git reads or runs, and where it is named (for messages).
+type gitNamed struct {
+	path string
+	dir  bool
+	why  string
+}
+
+// notPrograms are the variables (section, key; "*" any key) whose values
+// are URLs, refs or paths of the repository's own tree, never a program
+// to run: their slashes are not taken for one.
+var notPrograms = [][2]string{
+	{"remote", "*"}, {"branch", "*"}, {"url", "*"}, {"submodule", "*"},
+	{"core", "worktree"}, {"include", "path"}, {"includeif", "path"},
+	{"safe", "directory"}, {"init", "defaultbranch"},
+}
+
+// gitConfigNamed is what the configs that apply to the repositories of
+// found (their git directories: each found git file's parent) name, and
+// the person's own configs (git's global and system ones) name: the
+// paths of gitNamed, resolved as git resolves them, and notes on what
+// could not be read. home is the person's $HOME.
+func gitConfigNamed(found []protectedFound, home string) (named []gitNamed, notes []string) {
+	var gitDirs []string
+	for _, f := range found {
+		if slices.Contains(gitProtected, strings.ToLower(filepath.Base(f.path))) {
+			if d := filepath.Dir(f.path); !slices.Contains(gitDirs, d) {
+				gitDirs = append(gitDirs, d)
+			}
+		}
+	}
+	budget := 0 // files read, shared by every repository
+	global := &cfgReader{home: home}
+	for _, g := range globalConfigs(home) {
+		global.read(g, 0)
+	}
+	budget = global.files
+	named, notes = append(named, global.includes...), append(notes, global.notes...)
+	// A global value names an absolute path for every repository, and a
+	// relative one in each repository's root (below).
+	named = append(named, valuesNamed(global.vars, "", home)...)
+	for _, g := range gitDirs {
+		r := &cfgReader{home: home, files: budget}
+		r.read(filepath.Join(g, "config"), 0)
+		r.read(filepath.Join(g, "config.worktree"), 0)
+		// A linked worktree's or a submodule's git directory takes its
+		// config from the directory commondir names.
+		if c, err := readConfigFile(filepath.Join(g, "commondir")); err == nil {
+			if common := strings.TrimSpace(string(c)); common != "" {
+				if !filepath.IsAbs(common) {
+					common = filepath.Join(g, common)
+				}
+				r.read(filepath.Join(common, "config"), 0)
+			}
+		}
+		budget = r.files
+		root := gitRoot(g, r.vars)
+		named = append(named, r.includes...)
+		named = append(named, valuesNamed(r.vars, root, home)...)
+		named = append(named, valuesNamed(global.vars, root, home)...)
+		notes = append(notes, r.notes...)
+	}
+	// Each path once, with where it was first named.
+	slices.SortStableFunc(named, func(a, b gitNamed) int { return strings.Compare(a.path, b.path) })
+	named = slices.CompactFunc(named, func(a, b gitNamed) bool { return a.path == b.path && a.dir == b.dir })
+	return named, notes
+}
+
+// systemGitConfig is git's system-wide config file (Debian's git's
+// $(prefix)/etc/gitconfig); a variable for tests.
+var systemGitConfig = "/etc/gitconfig"
+
+// globalConfigs are the person's own config files git reads for every
+// repository: the system one, the XDG one and ~/.gitconfig.
+func globalConfigs(home string) []string {
+	out := []string{systemGitConfig}
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		out = append(out, filepath.Join(x, "git", "config"))
+	} else if home != "" {
+		out = append(out, filepath.Join(home, ".config", "git", "config"))
+	}
+	if home != "" {
+		out = append(out, filepath.Join(home, ".gitconfig"))
+	}
+	return out
+}
+
+// gitRoot is where git resolves a repository's relative values: the
+// working tree's root (core.worktree's, relative to the git directory
+// g; the parent of a .git; a linked worktree's, which its gitdir file
+// names), or g itself for a bare repository.
+func gitRoot(g string, vars []gitVar) string {
+	for _, v := range slices.Backward(vars) {
+		if v.section == "core" && v.sub == "" && v.key == "worktree" && v.value != "" {
+			if filepath.IsAbs(v.value) {
+				return filepath.Clean(v.value)
+			}
+			return filepath.Join(g, v.value)
+		}
+	}
+	if strings.EqualFold(filepath.Base(g), gitDir) {
+		return filepath.Dir(g)
+	}
+	if b, err := readConfigFile(filepath.Join(g, "gitdir")); err == nil {
+		if wt := strings.TrimSpace(string(b)); wt != "" {
+			if !filepath.IsAbs(wt) {
+				wt = filepath.Join(g, wt)
+			}
+			return filepath.Dir(wt)
+		}
+	}
+	return g
+}
+
+// valuesNamed is what vars name: core.hooksPath's directory, and the
+// first word of any other value (an alias's leading ! dropped) that
+// holds a slash. Relative ones are resolved in root (a bare
+// repository's git directory, where git runs its hooks); none when root
+// is "".
+func valuesNamed(vars []gitVar, root, home string) []gitNamed {
+	var out []gitNamed
+	for _, v := range vars {
+		if v.noValue || strings.Contains(v.value, "://") || slices.ContainsFunc(notPrograms, func(n [2]string) bool {
+			return n[0] == v.section && (n[1] == "*" || n[1] == v.key)
+		}) {
+			continue
+		}
+		hooks := v.section == "core" && v.sub == "" && v.key == "hookspath"
+		word := v.value
+		if !hooks {
+			words := strings.Fields(strings.TrimPrefix(strings.TrimSpace(v.value), "!"))
+			if len(words) == 0 || !strings.Contains(words[0], "/") || strings.HasPrefix(words[0], "refs/") {
+				continue
+			}
+			word = words[0]
+		}
+		p := expandHome(word, home)
+		switch {
+		case p == "":
+			continue
+		case filepath.IsAbs(p):
+		case root == "":
+			continue
+		default:
+			p = filepath.Join(root, p)
+		}
+		out = append(out, gitNamed{path: filepath.Clean(p), dir: hooks, why: v.name + " in " + shortPath(v.file)})
+	}
+	return out
+}
