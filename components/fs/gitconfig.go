@@ -46,6 +46,7 @@ func parseGitConfig(data []byte) ([]gitVar, error) {
 	var vars []gitVar
 	section, sub, secName := "", "", ""
 	for {
+		p.start = p.line
 		c, ok := p.next()
 		switch {
 		case !ok:
@@ -86,9 +87,9 @@ func parseGitConfig(data []byte) ([]gitVar, error) {
 }
 
 type cfgParser struct {
-	src  []byte
-	pos  int
-	line int
+	src         []byte
+	pos         int
+	line, start int // the line read, and the line of what is read
 }
 
 func (p *cfgParser) next() (byte, bool) {
@@ -110,8 +111,9 @@ func (p *cfgParser) peek() (byte, bool) {
 	return p.src[p.pos], true
 }
 
+// errorf is an error at the line where what is being read began.
 func (p *cfgParser) errorf(format string, args ...any) error {
-	return fmt.Errorf("line %d: "+format, append([]any{p.line}, args...)...)
+	return fmt.Errorf("line %d: "+format, append([]any{p.start}, args...)...)
 }
 
 func (p *cfgParser) skipLine() {

@@ -119,8 +119,8 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 	// What the repositories' configs name (a core.hooksPath, a
 	// core.fsmonitor program, an included file), ranked after the
 	// protected names themselves.
-	named, namedThere, notes := gitConfigMounts(found, dirs)
-	uncovered = append(uncovered, notes...)
+	named, namedThere, notes, notRead := gitConfigMounts(found, dirs)
+	uncovered = append(append(uncovered, notRead...), notes...)
 	keep = append(keep, named...)
 	slices.Sort(keep)
 	keep = outermost(keep)
@@ -182,11 +182,11 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 // repositories name (gitConfigNamed) inside the write paths dirs: what
 // can be mounted read-only (a real directory for core.hooksPath, a real
 // file with one name for the rest), every one of them that exists
-// (there), and what cannot be covered, with why, and the configs not
-// read (uncovered). A path outside dirs is not the agent's to change,
+// (there), what cannot be covered, with why (uncovered), and the configs
+// not read (notRead). A path outside dirs is not the agent's to change,
 // and a directory named as a program is none git can run.
-func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, uncovered []string) {
-	named, uncovered := gitConfigNamed(found, os.Getenv("HOME"))
+func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, uncovered, notRead []string) {
+	named, notRead := gitConfigNamed(found, os.Getenv("HOME"))
 	for _, n := range named {
 		if !slices.ContainsFunc(dirs, func(d string) bool { return n.path == d || beneathPath(n.path, d) || beneathPath(d, n.path) }) {
 			continue
@@ -204,7 +204,7 @@ func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, unco
 		}
 		mounts = append(mounts, n.path)
 	}
-	return mounts, there, uncovered
+	return mounts, there, uncovered, notRead
 }
 
 // notMountable says why p cannot be mounted read-only over the write
@@ -343,8 +343,8 @@ func ProtectedMade(dirs, before []string, limit int) (made, unseen []string) {
 	found, unseen := scanDirs(dirs, limit)
 	// A path a repository's config names (a core.hooksPath, a program)
 	// that was not there at the start was not covered either.
-	_, there, notes := gitConfigMounts(found, dirs)
-	unseen = append(unseen, notes...)
+	_, there, _, notRead := gitConfigMounts(found, dirs)
+	unseen = append(unseen, notRead...)
 	now := append(pathsOf(found), there...)
 	slices.Sort(now)
 	for _, p := range slices.Compact(now) {

@@ -1,0 +1,294 @@
+package fs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// The config reader takes git's syntax as git does, and refuses what it
+// cannot read rather than take it for a file that names nothing.
+func TestParseGitConfig(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     []string // section|sub|key=value, or key! for no value
+		err      string
+	}{
+		{"section and key", "[core]\n\thooksPath = .githooks\n", []string{"core||hookspath=.githooks"}, ""},
+		{"names fold case", "[CoRe]\nHooksPATH=x", []string{"core||hookspath=x"}, ""},
+		{"subsection kept as written", "[diff \"Tool\"]\n  textconv = ./conv\n", []string{"diff|Tool|textconv=./conv"}, ""},
+		{"subsection escapes", "[a \"x\\\"y\\\\z\\q\"]\nk=v\n", []string{"a|x\"y\\zq|k=v"}, ""},
+		{"old subsection folds", "[Diff.Tool]\nk = v\n", []string{"diff|tool|k=v"}, ""},
+		{"no value", "[core]\n\tbare\n\tk = \n", []string{"core||bare!", "core||k="}, ""},
+		{"blanks", "[a]\nk =  x \t y   \n", []string{"a||k=x   y"}, ""},
+		{"quotes", "[a]\nk = \"x # y\" z ; c\n", []string{"a||k=x # y z"}, ""},
+		{"escapes", "[a]\nk = \"q\\\"b\\\\n\\nt\\tb\\b\"\n", []string{"a||k=q\"b\\n\nt\tb\b"}, ""},
+		{"comments", "# c\n; c\n[a] # c\nk = v # c\nj = v;c\n", []string{"a||k=v", "a||j=v"}, ""},
+		{"continuation", "[a]\nk = ab\\\n  cd\n", []string{"a||k=ab  cd"}, ""},
+		{"key on the header's line", "[core] fsmonitor = x\n", []string{"core||fsmonitor=x"}, ""},
+		{"CRLF and BOM", "\xef\xbb\xbf[a]\r\nk = v\r\n", []string{"a||k=v"}, ""},
+		{"no final newline", "[a]\nk = \"v\"", []string{"a||k=v"}, ""},
+		{"a variable before a section", "k = v\n", nil, "before any section"},
+		{"unclosed header", "[core\nk = v\n", nil, "malformed section header"},
+		{"unclosed subsection", "[a \"x]\nk = v\n", nil, "unclosed subsection"},
+		{"junk after subsection", "[a \"x\" ]\n", nil, "not followed by ]"},
+		{"empty header", "[]\n", nil, "no name"},
+		{"unclosed quote", "[a]\nk = \"v\n", nil, "unclosed quote"},
+		{"unknown escape", "[a]\nk = \\q\n", nil, "unknown escape"},
+		{"junk after a name", "[a]\nk v\n", nil, "after the name"},
+		{"a name not starting with a letter", "[a]\n1k = v\n", nil, "line 2: unexpected"},
+		{"plain text", "x", nil, "before any section"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			vars, err := parseGitConfig([]byte(c.in))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err %v, want %q (vars %v)", err, c.err, vars)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range vars {
+				s := v.section + "|" + v.sub + "|" + v.key
+				if v.noValue {
+					s += "!"
+				} else {
+					s += "=" + v.value
+				}
+				got = append(got, s)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// Includes are read whatever includeIf's condition, relative to the
+// including file (~/ is $HOME), and recorded as named files; what cannot
+// be read (malformed, too large, a FIFO, past the depth or a cycle) is a
+// note naming the file, never a silent pass. A missing include is
+// nothing to git, and nothing here.
+func TestGitConfigReaderIncludes(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(s), 0o644))
+	}
+	write(filepath.Join(dir, "repo/.git/config"), "[include]\n\tpath = ../../shared.gitconfig\n[includeIf \"onbranch:x\"]\n\tpath = ~/home.inc\n[include]\n\tpath = missing\n")
+	write(filepath.Join(dir, "shared.gitconfig"), "[core]\n\tfsmonitor = tools/fsmon\n[include]\n\tpath = sub/bad\n\tpath = big\n\tpath = fifo\n")
+	write(filepath.Join(dir, "sub/bad"), "[core\n")
+	write(filepath.Join(dir, "big"), "[a]\n"+strings.Repeat("#", maxGitConfigSize))
+	must(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
+	write(filepath.Join(home, "home.inc"), "[alias]\n\tz = !tools/z\n")
+	r := &cfgReader{home: home}
+	r.read(filepath.Join(dir, "repo/.git/config"), 0)
+	var vals, incs []string
+	for _, v := range r.vars {
+		vals = append(vals, v.name+"="+v.value)
+	}
+	for _, n := range r.includes {
+		incs = append(incs, n.path)
+	}
+	if want := []string{"include.path=../../shared.gitconfig", "core.fsmonitor=tools/fsmon", "include.path=sub/bad", "include.path=big", "include.path=fifo",
+		"includeIf.onbranch:x.path=~/home.inc", "alias.z=!tools/z", "include.path=missing"}; !slices.Equal(vals, want) {
+		t.Errorf("vars %q\nwant %q", vals, want)
+	}
+	if want := []string{dir + "/shared.gitconfig", dir + "/sub/bad", dir + "/big", dir + "/fifo", home + "/home.inc", dir + "/repo/.git/missing"}; !slices.Equal(incs, want) {
+		t.Errorf("includes %q\nwant %q", incs, want)
+	}
+	if len(r.notes) != 3 || !strings.Contains(r.notes[0], dir+"/sub/bad (not read: line 1: a malformed section header") ||
+		!strings.Contains(r.notes[1], dir+"/big (larger than 1048576 bytes") || !strings.Contains(r.notes[2], dir+"/fifo (not a regular file") {
+		t.Errorf("notes %q", r.notes)
+	}
+	for _, n := range r.notes {
+		if !strings.HasSuffix(n, ": the programs and includes it names are not covered)") {
+			t.Errorf("a note does not say what is not covered: %q", n)
+		}
+	}
+
+	// Past git's depth of includes: a chain of 12 files, and a cycle.
+	for i := range 12 {
+		write(filepath.Join(dir, fmt.Sprintf("chain/%d", i)), fmt.Sprintf("[include]\n\tpath = %d\n", i+1))
+	}
+	r = &cfgReader{}
+	r.read(filepath.Join(dir, "chain/0"), 0)
+	if len(r.notes) != 1 || !strings.Contains(r.notes[0], dir+"/chain/11 (included more than 10 deep") {
+		t.Errorf("chain: notes %q", r.notes)
+	}
+	write(filepath.Join(dir, "cycle/a"), "[include]\n\tpath = b\n")
+	write(filepath.Join(dir, "cycle/b"), "[include]\n\tpath = a\n")
+	r = &cfgReader{}
+	r.read(filepath.Join(dir, "cycle/a"), 0)
+	if len(r.notes) != 1 || !strings.Contains(r.notes[0], "included more than 10 deep") || r.files != 11 {
+		t.Errorf("cycle: %d files, notes %q", r.files, r.notes)
+	}
+	// And past the number of files one walk reads.
+	r = &cfgReader{files: maxGitConfigFiles}
+	r.read(filepath.Join(dir, "cycle/a"), 0)
+	if len(r.notes) != 1 || !strings.Contains(r.notes[0], "past the 256 config files read") {
+		t.Errorf("files: notes %q", r.notes)
+	}
+}
+
+// gitTestHome gives the test its own $HOME, no $XDG_CONFIG_HOME and no
+// system config, so the machine's own git configs are not read.
+func gitTestHome(t *testing.T) string {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	old := systemGitConfig
+	systemGitConfig = filepath.Join(home, "no-system-config")
+	t.Cleanup(func() { systemGitConfig = old })
+	return home
+}
+
+// writeTree makes files (path: content) beneath dir; a path ending in /
+// is a directory.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for f, s := range files {
+		p := filepath.Join(dir, f)
+		if strings.HasSuffix(f, "/") {
+			must(t, os.MkdirAll(p, 0o755))
+			continue
+		}
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(s), 0o755))
+	}
+}
+
+// What a repository's config names in the workspace is mounted read-only
+// after the repository's own paths: a core.hooksPath relative to the
+// working tree, an absolute one, a bare repository's (relative to it),
+// a submodule's (its core.worktree), a program (fsmonitor, textconv, an
+// alias), an included file and what it names. What does not exist yet or
+// is a link is said; what lies outside the write paths, a URL, a ref or
+// a program found by PATH is nothing.
+func TestProtectedMountsGitConfig(t *testing.T) {
+	gitTestHome(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	writeTree(t, ws, map[string]string{
+		".git/config": "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n\tpager = less -R\n" +
+			"[include]\n\tpath = ../shared.gitconfig\n[alias]\n\tz = !tools/z.sh --all\n[diff \"x\"]\n\ttextconv = ./scripts/conv\n" +
+			"[remote \"origin\"]\n\turl = ../up.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tmerge = refs/heads/main\n" +
+			"[credential]\n\thelper = " + outside + "/helper\n[http]\n\tproxy = http://proxy/x\n",
+		".git/hooks/":             "",
+		".githooks/":              "",
+		"tools/fsmon.sh":          "x",
+		"tools/z.sh":              "x",
+		"scripts/conv":            "x",
+		"up.git/":                 "",
+		"shared.gitconfig":        "[filter \"y\"]\n\tclean = tools/clean\n\tsmudge = tools/linked\n",
+		"sub/.git/config":         "[core]\n\thooksPath = " + ws + "/abs-hooks\n",
+		"abs-hooks/":              "",
+		"bare.git/HEAD":           "x",
+		"bare.git/objects/":       "",
+		"bare.git/refs/":          "",
+		"bare.git/config":         "[core]\n\tbare = true\n\thooksPath = myhooks\n",
+		"bare.git/myhooks/":       "",
+		".git/modules/lib/config": "[core]\n\tworktree = ../../../lib\n\tsshCommand = ./ssh-wrap\n",
+		"lib/ssh-wrap":            "x",
+	})
+	must(t, os.WriteFile(filepath.Join(outside, "helper"), []byte("x"), 0o755))
+	must(t, os.Symlink("z.sh", filepath.Join(ws, "tools/linked")))
+	mounts, names, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	rel := relativeTo(ws, mounts)
+	// The workspace's repositories' own paths first, then what they
+	// name, then a nested repository's.
+	want := []string{".git/config", ".git/hooks", ".git/modules/lib/config", "bare.git/config",
+		".githooks", "abs-hooks", "bare.git/myhooks", "lib/ssh-wrap", "scripts/conv", "shared.gitconfig", "tools/fsmon.sh", "tools/z.sh",
+		"sub/.git/config"}
+	if len(rel) != len(want) || !slices.Equal(rel[:4], want[:4]) || rel[len(rel)-1] != want[len(want)-1] {
+		t.Errorf("not in rank: %q", rel)
+	}
+	if slices.Sort(rel); !slices.Equal(rel, slices.Sorted(slices.Values(want))) {
+		t.Errorf("mounts %q\nwant %q", rel, slices.Sorted(slices.Values(want)))
+	}
+	if len(uncovered) != 2 || uncovered[0] != "filter.y.clean in "+ws+"/shared.gitconfig names "+ws+"/tools/clean, which does not exist: the agent may make it" ||
+		uncovered[1] != "filter.y.smudge in "+ws+"/shared.gitconfig names "+ws+"/tools/linked, which is a symbolic link: nothing can be mounted over it" {
+		t.Errorf("uncovered %q", uncovered)
+	}
+	if !slices.Contains(names, ws+"/tools/fsmon.sh") || !slices.Contains(names, ws+"/.githooks") || slices.Contains(names, ws+"/tools/clean") {
+		t.Errorf("names %q", names)
+	}
+
+	// The agent makes the program that did not exist, and writes into one
+	// that did: only the new one is made.
+	writeTree(t, ws, map[string]string{"tools/clean": "x", ".githooks/pre-commit": "x"})
+	if made, unseen := ProtectedMade([]string{ws}, names, MaxProtectedWalk); !slices.Equal(made, []string{ws + "/tools/clean"}) || len(unseen) != 0 {
+		t.Errorf("made %q, unseen %q", made, unseen)
+	}
+
+	// With a write path that is only part of the workspace, what lies
+	// outside it is not the agent's: not mounted, not said.
+	mounts, _, uncovered = ProtectedMounts([]string{filepath.Join(ws, "tools")}, MaxProtectedWalk, 100)
+	if len(mounts) != 0 || len(uncovered) != 0 {
+		t.Errorf("a write path without the repository: mounts %q, uncovered %q", mounts, uncovered)
+	}
+}
+
+// A linked worktree's git directory (.git/worktrees/NAME, its commondir
+// naming the repository's) takes the repository's config, resolved in
+// the worktree's own root, which its gitdir file names.
+func TestProtectedMountsGitConfigWorktree(t *testing.T) {
+	gitTestHome(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		".git/config":                 "[core]\n\thooksPath = .githooks\n",
+		".githooks/":                  "",
+		".git/worktrees/wt/HEAD":      "x",
+		".git/worktrees/wt/commondir": "../..\n",
+		".git/worktrees/wt/gitdir":    ws + "/wt/.git\n",
+		"wt/.git":                     "gitdir: " + ws + "/.git/worktrees/wt\n",
+	})
+	_, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if len(uncovered) != 1 || uncovered[0] != "core.hooksPath in "+ws+"/.git/config names "+ws+"/wt/.githooks, which does not exist: the agent may make it" {
+		t.Errorf("uncovered %q", uncovered)
+	}
+}
+
+// The person's own configs ($XDG_CONFIG_HOME/git/config, ~/.gitconfig,
+// the system one) apply to every repository: a relative core.hooksPath
+// there is each repository's, an absolute program inside the write
+// paths is covered, and a config that cannot be read is said. Without a
+// repository in the write paths, only the absolute paths count.
+func TestProtectedMountsGlobalGitConfig(t *testing.T) {
+	home := gitTestHome(t)
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{".git/config": "[core]\n", "tools/global-fsmon": "x", "lone/tools/prog": "x"})
+	writeTree(t, xdg, map[string]string{"git/config": "[core]\n\thooksPath = .husky\n"})
+	writeTree(t, home, map[string]string{".gitconfig": "[core]\n\tfsmonitor = " + ws + "/tools/global-fsmon\n[include]\n\tpath = " + ws + "/inc\n"})
+	systemGitConfig = filepath.Join(home, "system")
+	writeTree(t, home, map[string]string{"system": "[alias]\n\tp = !" + ws + "/lone/tools/prog\n\tbad"})
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if rel := relativeTo(ws, mounts); !slices.Equal(rel, []string{".git/config", "tools/global-fsmon", "lone/tools/prog"}) {
+		t.Errorf("mounts %q", rel)
+	}
+	if len(uncovered) != 2 || uncovered[0] != "core.hooksPath in "+xdg+"/git/config names "+ws+"/.husky, which does not exist: the agent may make it" ||
+		uncovered[1] != "include.path in "+home+"/.gitconfig names "+ws+"/inc, which does not exist: the agent may make it" {
+		t.Errorf("uncovered %q", uncovered)
+	}
+	// Not XDG's: ~/.config/git/config, when $XDG_CONFIG_HOME is not set.
+	t.Setenv("XDG_CONFIG_HOME", "")
+	writeTree(t, home, map[string]string{".config/git/config": "[core]\n\tsshCommand = " + ws + "/tools/ssh\n"})
+	writeTree(t, home, map[string]string{".gitconfig": "[core\n"})
+	_, _, uncovered = ProtectedMounts([]string{ws + "/lone"}, MaxProtectedWalk, 100)
+	if len(uncovered) != 1 || !strings.Contains(uncovered[0], home+"/.gitconfig (not read: line 1") {
+		t.Errorf("no repository, a malformed ~/.gitconfig: uncovered %q", uncovered)
+	}
+	_, _, uncovered = ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if !slices.Contains(uncovered, "core.sshCommand in "+home+"/.config/git/config names "+ws+"/tools/ssh, which does not exist: the agent may make it") {
+		t.Errorf("~/.config/git/config: uncovered %q", uncovered)
+	}
+}
