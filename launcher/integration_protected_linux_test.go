@@ -32,20 +32,7 @@ func TestIntegrationProtectedReadOnly(t *testing.T) {
 			} else {
 				s = newUnprivSandbox(t, c.uid)
 			}
-			mkdirs := func(rel ...string) {
-				for _, r := range rel {
-					d := filepath.Join(s.ws, r)
-					if err := os.MkdirAll(d, 0o755); err != nil {
-						t.Fatal(err)
-					}
-					for p := d; p != s.ws; p = filepath.Dir(p) {
-						if err := os.Chown(p, s.uid, s.uid); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-			}
-			mkdirs(".git/hooks", ".git/objects", "sub/.git/hooks", ".vscode", "docs")
+			s.mkdirs(t, ".git/hooks", ".git/objects", "sub/.git/hooks", ".vscode", "docs")
 			config := s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n")
 			notes := s.file(t, filepath.Join(s.ws, "docs/notes.md"), "notes\n")
 			pol := itPol{}
@@ -76,6 +63,60 @@ func TestIntegrationProtectedReadOnly(t *testing.T) {
 			// sub/.git/hooks and .vscode.
 			if r := s.launch(t, pol, itOpts{verbose: true}, "noop"); r.code != 0 || !strings.Contains(r.stderr, ", 4 protected paths read-only") {
 				t.Errorf("the launch does not say what is read-only: %s", r)
+			}
+		})
+	}
+}
+
+// mkdirs makes the directories rel (relative to the workspace) and those
+// above them, the sandbox owner's.
+func (s *itSandbox) mkdirs(t *testing.T, rel ...string) {
+	t.Helper()
+	for _, r := range rel {
+		d := filepath.Join(s.ws, r)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for p := d; p != s.ws; p = filepath.Dir(p) {
+			if err := os.Chown(p, s.uid, s.uid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// What a repository's config names in the workspace is run by the
+// person's git as its hooks are: core.hooksPath = .githooks (git commit
+// runs .githooks/pre-commit) and core.fsmonitor = tools/fsmon.sh (git
+// status runs it). Both are mounted read-only like the repository's own
+// hooks, the rest of tools staying writable; each refusal has its
+// unconfined control; as root and unprivileged.
+func TestIntegrationProtectedGitConfigNamed(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		uid  int
+	}{{"root", 0}, {"unprivileged", nobody}} {
+		t.Run(c.name, func(t *testing.T) {
+			var s *itSandbox
+			if c.uid == 0 {
+				s = newSandbox(t)
+			} else {
+				s = newUnprivSandbox(t, c.uid)
+			}
+			s.mkdirs(t, ".git/hooks", ".githooks", "tools")
+			s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n")
+			fsmon := s.file(t, filepath.Join(s.ws, "tools/fsmon.sh"), "#!/bin/sh\n")
+			pol := itPol{}
+
+			hook := filepath.Join(s.ws, ".githooks/pre-commit")
+			s.denied(t, pol, itOpts{}, "EROFS", "write", hook)
+			os.Remove(hook) // the control made it
+			s.denied(t, pol, itOpts{}, "EROFS", "write", fsmon)
+			s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, "tools/other"))
+			s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, "notes.md"))
+			// .git/config, .git/hooks, .githooks and tools/fsmon.sh.
+			if r := s.launch(t, pol, itOpts{verbose: true}, "noop"); r.code != 0 || !strings.Contains(r.stderr, ", 4 protected paths read-only") {
+				t.Errorf("the launch does not count what the config names: %s", r)
 			}
 		})
 	}
