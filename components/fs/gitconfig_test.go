@@ -40,6 +40,7 @@ func TestParseGitConfig(t *testing.T) {
 		{"unclosed quote", "[a]\nk = \"v\n", nil, "unclosed quote"},
 		{"unknown escape", "[a]\nk = \\q\n", nil, "unknown escape"},
 		{"junk after a name", "[a]\nk v\n", nil, "after the name"},
+		{"a comment after a name alone", "[a]\nk # c\n", nil, "after the name"},
 		{"a name not starting with a letter", "[a]\n1k = v\n", nil, "line 2: unexpected"},
 		{"plain text", "x", nil, "before any section"},
 	} {
@@ -170,8 +171,8 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 // after the repository's own paths: a core.hooksPath relative to the
 // working tree, an absolute one, a bare repository's (relative to it),
 // a submodule's (its core.worktree), a program (fsmonitor, textconv, an
-// alias), an included file and what it names. What does not exist yet or
-// is a link is said; what lies outside the write paths, a URL, a ref or
+// alias), an included file and what it names. What does not exist yet,
+// is a link or is the write path itself is said; what lies outside the write paths, a URL, a ref or
 // a program found by PATH is nothing.
 func TestProtectedMountsGitConfig(t *testing.T) {
 	gitTestHome(t)
@@ -189,6 +190,7 @@ func TestProtectedMountsGitConfig(t *testing.T) {
 		"up.git/":                 "",
 		"shared.gitconfig":        "[filter \"y\"]\n\tclean = tools/clean\n\tsmudge = tools/linked\n",
 		"sub/.git/config":         "[core]\n\thooksPath = " + ws + "/abs-hooks\n",
+		"top/.git/config":         "[core]\n\thooksPath = ..\n",
 		"abs-hooks/":              "",
 		"bare.git/HEAD":           "x",
 		"bare.git/objects/":       "",
@@ -206,15 +208,16 @@ func TestProtectedMountsGitConfig(t *testing.T) {
 	// name, then a nested repository's.
 	want := []string{".git/config", ".git/hooks", ".git/modules/lib/config", "bare.git/config",
 		".githooks", "abs-hooks", "bare.git/myhooks", "lib/ssh-wrap", "scripts/conv", "shared.gitconfig", "tools/fsmon.sh", "tools/z.sh",
-		"sub/.git/config"}
-	if len(rel) != len(want) || !slices.Equal(rel[:4], want[:4]) || rel[len(rel)-1] != want[len(want)-1] {
+		"sub/.git/config", "top/.git/config"}
+	if len(rel) != len(want) || !slices.Equal(rel[:4], want[:4]) || !slices.Equal(rel[len(rel)-2:], want[len(want)-2:]) {
 		t.Errorf("not in rank: %q", rel)
 	}
 	if slices.Sort(rel); !slices.Equal(rel, slices.Sorted(slices.Values(want))) {
 		t.Errorf("mounts %q\nwant %q", rel, slices.Sorted(slices.Values(want)))
 	}
-	if len(uncovered) != 2 || uncovered[0] != "filter.y.clean in "+ws+"/shared.gitconfig names "+ws+"/tools/clean, which does not exist: the agent may make it" ||
-		uncovered[1] != "filter.y.smudge in "+ws+"/shared.gitconfig names "+ws+"/tools/linked, which is a symbolic link: nothing can be mounted over it" {
+	if len(uncovered) != 3 || uncovered[0] != "core.hooksPath in "+ws+"/top/.git/config names "+ws+", which is a write path or holds one: it cannot be made read-only inside them" ||
+		uncovered[1] != "filter.y.clean in "+ws+"/shared.gitconfig names "+ws+"/tools/clean, which does not exist: the agent may make it" ||
+		uncovered[2] != "filter.y.smudge in "+ws+"/shared.gitconfig names "+ws+"/tools/linked, which is a symbolic link: nothing can be mounted over it" {
 		t.Errorf("uncovered %q", uncovered)
 	}
 	if !slices.Contains(names, ws+"/tools/fsmon.sh") || !slices.Contains(names, ws+"/.githooks") || slices.Contains(names, ws+"/tools/clean") {

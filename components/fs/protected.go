@@ -192,7 +192,10 @@ func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, unco
 			continue
 		}
 		st, err := os.Lstat(n.path)
-		if err == nil {
+		// A write path or one above it is no name the agent made: as
+		// ProtectedMade's before, it would hide all beneath it.
+		inside := slices.ContainsFunc(dirs, func(d string) bool { return beneathPath(n.path, d) })
+		if err == nil && inside {
 			there = append(there, n.path)
 			if st.IsDir() && !n.dir {
 				continue
