@@ -354,17 +354,37 @@ var notPrograms = [][2]string{
 }
 
 // gitConfigNamed is what the configs that apply to the repositories of
-// found (their git directories: each found git file's parent) name, and
+// found (their git directories: each found git file's parent, and what
+// a found .git file names) name, and
 // the person's own configs (git's global and system ones) name: the
 // paths of gitNamed, resolved as git resolves them, and notes on what
 // could not be read. home is the person's $HOME.
 func gitConfigNamed(found []protectedFound, home string) (named []gitNamed, notes []string) {
-	var gitDirs []string
+	// Each git directory, with its working tree's root where a .git
+	// file gives it: a linked worktree's or a submodule's .git names a
+	// git directory that may lie outside the write paths, whose config's
+	// relative values name paths in this working tree.
+	type repo struct{ gitDir, root string }
+	var repos []repo
 	for _, f := range found {
-		if slices.Contains(gitProtected, strings.ToLower(filepath.Base(f.path))) {
-			if d := filepath.Dir(f.path); !slices.Contains(gitDirs, d) {
-				gitDirs = append(gitDirs, d)
+		r := repo{gitDir: filepath.Dir(f.path)}
+		switch base := strings.ToLower(filepath.Base(f.path)); {
+		case slices.Contains(gitProtected, base):
+		case base == gitDir && f.mode.IsRegular():
+			b, err := readConfigFile(f.path)
+			g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+			if err != nil || !ok || g == "" {
+				continue // git takes it for no repository either
 			}
+			if !filepath.IsAbs(g) {
+				g = filepath.Join(filepath.Dir(f.path), g)
+			}
+			r = repo{gitDir: filepath.Clean(g), root: filepath.Dir(f.path)}
+		default:
+			continue
+		}
+		if !slices.Contains(repos, r) {
+			repos = append(repos, r)
 		}
 	}
 	budget := 0 // files read, shared by every repository
@@ -377,7 +397,8 @@ func gitConfigNamed(found []protectedFound, home string) (named []gitNamed, note
 	// A global value names an absolute path for every repository, and a
 	// relative one in each repository's root (below).
 	named = append(named, valuesNamed(global.vars, "", home)...)
-	for _, g := range gitDirs {
+	for _, rp := range repos {
+		g := rp.gitDir
 		r := &cfgReader{home: home, files: budget}
 		r.read(filepath.Join(g, "config"), 0)
 		r.read(filepath.Join(g, "config.worktree"), 0)
@@ -392,7 +413,10 @@ func gitConfigNamed(found []protectedFound, home string) (named []gitNamed, note
 			}
 		}
 		budget = r.files
-		root := gitRoot(g, r.vars)
+		root := rp.root
+		if root == "" {
+			root = gitRoot(g, r.vars)
+		}
 		named = append(named, r.includes...)
 		named = append(named, valuesNamed(r.vars, root, home)...)
 		named = append(named, valuesNamed(global.vars, root, home)...)

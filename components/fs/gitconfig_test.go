@@ -241,7 +241,8 @@ func TestProtectedMountsGitConfig(t *testing.T) {
 
 // A linked worktree's git directory (.git/worktrees/NAME, its commondir
 // naming the repository's) takes the repository's config, resolved in
-// the worktree's own root, which its gitdir file names.
+// the worktree's own root, which its gitdir file names; and a write
+// path holding only the worktree finds that config by its .git file.
 func TestProtectedMountsGitConfigWorktree(t *testing.T) {
 	gitTestHome(t)
 	ws := t.TempDir()
@@ -256,6 +257,13 @@ func TestProtectedMountsGitConfigWorktree(t *testing.T) {
 	_, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
 	if len(uncovered) != 1 || uncovered[0] != "core.hooksPath in "+ws+"/.git/config names "+ws+"/wt/.githooks, which does not exist: the agent may make it" {
 		t.Errorf("uncovered %q", uncovered)
+	}
+	// The worktree alone as the write path: its .git file names the git
+	// directory, outside, whose config names wt/.githooks.
+	must(t, os.Mkdir(filepath.Join(ws, "wt/.githooks"), 0o755))
+	mounts, _, uncovered := ProtectedMounts([]string{ws + "/wt"}, MaxProtectedWalk, 100)
+	if !slices.Equal(mounts, []string{ws + "/wt/.git", ws + "/wt/.githooks"}) || len(uncovered) != 0 {
+		t.Errorf("the worktree alone: mounts %q, uncovered %q", mounts, uncovered)
 	}
 }
 
