@@ -21,51 +21,47 @@ import (
 // repository (the rest of .git stays writable). Each refusal has its
 // unconfined control; as root and unprivileged.
 func TestIntegrationProtectedReadOnly(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		uid  int
-	}{{"root", 0}, {"unprivileged", nobody}} {
-		t.Run(c.name, func(t *testing.T) {
-			var s *itSandbox
-			if c.uid == 0 {
-				s = newSandbox(t)
-			} else {
-				s = newUnprivSandbox(t, c.uid)
-			}
-			s.mkdirs(t, ".git/hooks", ".git/objects", "sub/.git/hooks", ".vscode", "docs")
-			config := s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n")
-			notes := s.file(t, filepath.Join(s.ws, "docs/notes.md"), "notes\n")
-			pol := itPol{}
+	asRootAndUnprivileged(t, func(t *testing.T, s *itSandbox) {
+		s.mkdirs(t, ".git/hooks", ".git/objects", "sub/.git/hooks", ".vscode", "docs")
+		config := s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n")
+		notes := s.file(t, filepath.Join(s.ws, "docs/notes.md"), "notes\n")
+		pol := itPol{}
 
-			hook := filepath.Join(s.ws, ".git/hooks/pre-commit")
-			s.denied(t, pol, itOpts{}, "EROFS", "write", hook)
-			os.Remove(hook) // the control made it
-			s.denied(t, pol, itOpts{}, "EROFS", "write", config)
-			s.denied(t, pol, itOpts{}, "EROFS", "write", filepath.Join(s.ws, "sub/.git/hooks/post-checkout"))
-			os.Remove(filepath.Join(s.ws, "sub/.git/hooks/post-checkout"))
-			s.denied(t, pol, itOpts{}, "EROFS", "write", filepath.Join(s.ws, ".vscode/tasks.json"))
-			os.Remove(filepath.Join(s.ws, ".vscode/tasks.json"))
+		hook := filepath.Join(s.ws, ".git/hooks/pre-commit")
+		s.denied(t, pol, itOpts{}, "EROFS", "write", hook)
+		os.Remove(hook) // the control made it
+		s.denied(t, pol, itOpts{}, "EROFS", "write", config)
+		s.denied(t, pol, itOpts{}, "EROFS", "write", filepath.Join(s.ws, "sub/.git/hooks/post-checkout"))
+		os.Remove(filepath.Join(s.ws, "sub/.git/hooks/post-checkout"))
+		s.denied(t, pol, itOpts{}, "EROFS", "write", filepath.Join(s.ws, ".vscode/tasks.json"))
+		os.Remove(filepath.Join(s.ws, ".vscode/tasks.json"))
 
-			// The repository cannot be moved aside and made again around
-			// the read-only paths: .git is pinned in place.
-			old := filepath.Join(s.ws, ".git-old")
-			s.denied(t, pol, itOpts{}, "EBUSY", "rename", filepath.Join(s.ws, ".git"), old)
-			if err := os.Rename(old, filepath.Join(s.ws, ".git")); err != nil {
-				t.Fatal(err)
-			}
+		// The repository cannot be moved aside and made again around
+		// the read-only paths: .git is pinned in place.
+		old := filepath.Join(s.ws, ".git-old")
+		s.denied(t, pol, itOpts{}, "EBUSY", "rename", filepath.Join(s.ws, ".git"), old)
+		if err := os.Rename(old, filepath.Join(s.ws, ".git")); err != nil {
+			t.Fatal(err)
+		}
 
-			// What git writes as it works stays writable, and so does the
-			// rest of the workspace.
-			s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, ".git/objects/made"))
-			s.allowed(t, pol, itOpts{}, "write", notes)
+		// What git writes as it works stays writable, and so does the
+		// rest of the workspace.
+		s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, ".git/objects/made"))
+		s.allowed(t, pol, itOpts{}, "write", notes)
 
-			// Said in the summary line: .git/config, .git/hooks,
-			// sub/.git/hooks and .vscode.
-			if r := s.launch(t, pol, itOpts{verbose: true}, "noop"); r.code != 0 || !strings.Contains(r.stderr, ", 4 protected paths read-only") {
-				t.Errorf("the launch does not say what is read-only: %s", r)
-			}
-		})
-	}
+		// Said in the summary line: .git/config, .git/hooks,
+		// sub/.git/hooks and .vscode.
+		if r := s.launch(t, pol, itOpts{verbose: true}, "noop"); r.code != 0 || !strings.Contains(r.stderr, ", 4 protected paths read-only") {
+			t.Errorf("the launch does not say what is read-only: %s", r)
+		}
+	})
+}
+
+// asRootAndUnprivileged runs f in a sandbox of its own as root and as
+// nobody (where the kernel gives unprivileged users namespaces).
+func asRootAndUnprivileged(t *testing.T, f func(t *testing.T, s *itSandbox)) {
+	t.Run("root", func(t *testing.T) { f(t, newSandbox(t)) })
+	t.Run("unprivileged", func(t *testing.T) { f(t, newUnprivSandbox(t, nobody)) })
 }
 
 // mkdirs makes the directories rel (relative to the workspace) and those
@@ -92,34 +88,23 @@ func (s *itSandbox) mkdirs(t *testing.T, rel ...string) {
 // hooks, the rest of tools staying writable; each refusal has its
 // unconfined control; as root and unprivileged.
 func TestIntegrationProtectedGitConfigNamed(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		uid  int
-	}{{"root", 0}, {"unprivileged", nobody}} {
-		t.Run(c.name, func(t *testing.T) {
-			var s *itSandbox
-			if c.uid == 0 {
-				s = newSandbox(t)
-			} else {
-				s = newUnprivSandbox(t, c.uid)
-			}
-			s.mkdirs(t, ".git/hooks", ".githooks", "tools")
-			s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n")
-			fsmon := s.file(t, filepath.Join(s.ws, "tools/fsmon.sh"), "#!/bin/sh\n")
-			pol := itPol{}
+	asRootAndUnprivileged(t, func(t *testing.T, s *itSandbox) {
+		s.mkdirs(t, ".git/hooks", ".githooks", "tools")
+		s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n")
+		fsmon := s.file(t, filepath.Join(s.ws, "tools/fsmon.sh"), "#!/bin/sh\n")
+		pol := itPol{}
 
-			hook := filepath.Join(s.ws, ".githooks/pre-commit")
-			s.denied(t, pol, itOpts{}, "EROFS", "write", hook)
-			os.Remove(hook) // the control made it
-			s.denied(t, pol, itOpts{}, "EROFS", "write", fsmon)
-			s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, "tools/other"))
-			s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, "notes.md"))
-			// .git/config, .git/hooks, .githooks and tools/fsmon.sh.
-			if r := s.launch(t, pol, itOpts{verbose: true}, "noop"); r.code != 0 || !strings.Contains(r.stderr, ", 4 protected paths read-only") {
-				t.Errorf("the launch does not count what the config names: %s", r)
-			}
-		})
-	}
+		hook := filepath.Join(s.ws, ".githooks/pre-commit")
+		s.denied(t, pol, itOpts{}, "EROFS", "write", hook)
+		os.Remove(hook) // the control made it
+		s.denied(t, pol, itOpts{}, "EROFS", "write", fsmon)
+		s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, "tools/other"))
+		s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, "notes.md"))
+		// .git/config, .git/hooks, .githooks and tools/fsmon.sh.
+		if r := s.launch(t, pol, itOpts{verbose: true}, "noop"); r.code != 0 || !strings.Contains(r.stderr, ", 4 protected paths read-only") {
+			t.Errorf("the launch does not count what the config names: %s", r)
+		}
+	})
 }
 
 // What cannot be made read-only is said on every run: a symbolic link at
