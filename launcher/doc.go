@@ -95,12 +95,15 @@
 //     paths, every directory between pinned by a writable mount on itself
 //     (a mount point cannot be renamed). The command line fills it in
 //     wrapper mode with the protected paths fs knows that exist there
-//     (components/fs.ProtectedMounts: a repository's hooks and config, and
-//     the rest of SR-51), and says what it could not cover; bash's workers
+//     (components/fs.ProtectedMounts: a repository's hooks and config,
+//     what its git configs name inside the write paths — core.hooksPath,
+//     an included file, a program such as core.fsmonitor's — and the rest
+//     of SR-51), and says what it could not cover; bash's workers
 //     get theirs from the session. A path made after the launch starts is
 //     not covered (SD-27): nothing can be mounted over a name that does
 //     not exist, and Landlock grants a write path whole; the command line
-//     names what the agent made when it ends (fs.ProtectedMade).
+//     names what the agent made when it ends (fs.ProtectedMade), a path
+//     a config names among them.
 //   - A 32-bit (i386) program cannot run: its first system call kills it.
 //   - In "ports" mode the agent shares the host's network: UDP and ICMP are
 //     not covered (SD-04), and an allowed port is allowed on every host
