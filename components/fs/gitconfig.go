@@ -476,13 +476,13 @@ func gitRoot(g string, vars []gitVar) string {
 
 // valuesNamed is what vars name: core.hooksPath's directory, and the
 // first word of any other value (an alias's leading ! dropped) that
-// holds a slash. Relative ones are resolved in root (a bare
+// holds a slash and is no URL. Relative ones are resolved in root (a bare
 // repository's git directory, where git runs its hooks); none when root
 // is "".
 func valuesNamed(vars []gitVar, root, home string) []gitNamed {
 	var out []gitNamed
 	for _, v := range vars {
-		if v.noValue || strings.Contains(v.value, "://") || slices.ContainsFunc(notPrograms, func(n [2]string) bool {
+		if v.noValue || slices.ContainsFunc(notPrograms, func(n [2]string) bool {
 			return n[0] == v.section && (n[1] == "*" || n[1] == v.key)
 		}) {
 			continue
@@ -491,7 +491,7 @@ func valuesNamed(vars []gitVar, root, home string) []gitNamed {
 		word := v.value
 		if !hooks {
 			words := strings.Fields(strings.TrimPrefix(strings.TrimSpace(v.value), "!"))
-			if len(words) == 0 || !strings.Contains(words[0], "/") || strings.HasPrefix(words[0], "refs/") {
+			if len(words) == 0 || !strings.Contains(words[0], "/") || strings.HasPrefix(words[0], "refs/") || strings.Contains(words[0], "://") {
 				continue
 			}
 			word = words[0]

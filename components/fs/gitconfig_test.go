@@ -171,7 +171,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 // after the repository's own paths: a core.hooksPath relative to the
 // working tree, an absolute one, a bare repository's (relative to it),
 // a submodule's (its core.worktree), a program (fsmonitor, textconv, an
-// alias), an included file and what it names. What does not exist yet,
+// alias, one with a URL past its first word), an included file and what it names. What does not exist yet,
 // is a link or is the write path itself is said; what lies outside the write paths, a URL, a ref or
 // a program found by PATH is nothing.
 func TestProtectedMountsGitConfig(t *testing.T) {
@@ -181,11 +181,14 @@ func TestProtectedMountsGitConfig(t *testing.T) {
 		".git/config": "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n\tpager = less -R\n" +
 			"[include]\n\tpath = ../shared.gitconfig\n[alias]\n\tz = !tools/z.sh --all\n[diff \"x\"]\n\ttextconv = ./scripts/conv\n" +
 			"[remote \"origin\"]\n\turl = ../up.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tmerge = refs/heads/main\n" +
-			"[credential]\n\thelper = " + outside + "/helper\n[http]\n\tproxy = http://proxy/x\n",
+			"[credential]\n\thelper = " + outside + "/helper\n[http]\n\tproxy = http://proxy/x\n" +
+			"[gpg]\n\tprogram = tools/gpg --keyserver http://keys/x\n[init]\n\ttemplateDir = ./templates\n",
 		".git/hooks/":             "",
 		".githooks/":              "",
 		"tools/fsmon.sh":          "x",
 		"tools/z.sh":              "x",
+		"tools/gpg":               "x",
+		"templates/":              "",
 		"scripts/conv":            "x",
 		"up.git/":                 "",
 		"shared.gitconfig":        "[filter \"y\"]\n\tclean = tools/clean\n\tsmudge = tools/linked\n",
@@ -207,7 +210,7 @@ func TestProtectedMountsGitConfig(t *testing.T) {
 	// The workspace's repositories' own paths first, then what they
 	// name, then a nested repository's.
 	want := []string{".git/config", ".git/hooks", ".git/modules/lib/config", "bare.git/config",
-		".githooks", "abs-hooks", "bare.git/myhooks", "lib/ssh-wrap", "scripts/conv", "shared.gitconfig", "tools/fsmon.sh", "tools/z.sh",
+		".githooks", "abs-hooks", "bare.git/myhooks", "lib/ssh-wrap", "scripts/conv", "shared.gitconfig", "tools/fsmon.sh", "tools/gpg", "tools/z.sh",
 		"sub/.git/config", "top/.git/config"}
 	if len(rel) != len(want) || !slices.Equal(rel[:4], want[:4]) || !slices.Equal(rel[len(rel)-2:], want[len(want)-2:]) {
 		t.Errorf("not in rank: %q", rel)
@@ -225,9 +228,10 @@ func TestProtectedMountsGitConfig(t *testing.T) {
 	}
 
 	// The agent makes the program that did not exist, and writes into one
-	// that did: only the new one is made.
-	writeTree(t, ws, map[string]string{"tools/clean": "x", ".githooks/pre-commit": "x"})
-	if made, unseen := ProtectedMade([]string{ws}, names, MaxProtectedWalk); !slices.Equal(made, []string{ws + "/tools/clean"}) || len(unseen) != 0 {
+	// that did: only the new one is made. A directory a value names
+	// (init.templateDir) is no program: what is made in it is seen.
+	writeTree(t, ws, map[string]string{"tools/clean": "x", ".githooks/pre-commit": "x", "templates/.vscode/tasks.json": "x"})
+	if made, unseen := ProtectedMade([]string{ws}, names, MaxProtectedWalk); !slices.Equal(made, []string{ws + "/templates/.vscode", ws + "/tools/clean"}) || len(unseen) != 0 {
 		t.Errorf("made %q, unseen %q", made, unseen)
 	}
 

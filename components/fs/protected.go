@@ -124,10 +124,14 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 	keep = append(keep, named...)
 	slices.Sort(keep)
 	keep = outermost(keep)
+	isNamed := make(map[string]bool, len(named))
+	for _, p := range named {
+		isNamed[p] = true
+	}
 	ranks := make(map[string]rank, len(keep)) // each once: keep may be long
 	for _, p := range keep {
 		ranks[p] = mountRank(dirs, p)
-		if slices.Contains(named, p) {
+		if isNamed[p] {
 			ranks[p] = rank{owner: ranks[p].owner, class: 2, depth: ranks[p].depth}
 		}
 	}
@@ -192,14 +196,13 @@ func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, unco
 			continue
 		}
 		st, err := os.Lstat(n.path)
+		if err == nil && st.IsDir() && !n.dir {
+			continue // no program git can run (an init.templateDir)
+		}
 		// A write path or one above it is no name the agent made: as
 		// ProtectedMade's before, it would hide all beneath it.
-		inside := slices.ContainsFunc(dirs, func(d string) bool { return beneathPath(n.path, d) })
-		if err == nil && inside {
+		if err == nil && slices.ContainsFunc(dirs, func(d string) bool { return beneathPath(n.path, d) }) {
 			there = append(there, n.path)
-			if st.IsDir() && !n.dir {
-				continue
-			}
 		}
 		if why := notMountable(n.path, n.dir, dirs); why != "" {
 			uncovered = append(uncovered, fmt.Sprintf("%s names %s, which %s", n.why, shortPath(n.path), why))
