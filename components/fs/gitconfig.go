@@ -355,18 +355,18 @@ var notPrograms = [][2]string{
 
 // gitConfigNamed is what the configs that apply to the repositories of
 // found (their git directories: each found git file's parent, and what
-// a found .git file names) name, and
-// the person's own configs (git's global and system ones) name: the
-// paths of gitNamed, resolved as git resolves them, and notes on what
-// could not be read. home is the person's $HOME.
-func gitConfigNamed(found []protectedFound, home string) (named []gitNamed, notes []string) {
+// a found .git file names), to the repository each write path of dirs
+// lies in, and the person's own configs (git's global and system ones)
+// name: the paths of gitNamed, resolved as git resolves them, and notes
+// on what could not be read. home is the person's $HOME.
+func gitConfigNamed(found []protectedFound, dirs []string, home string) (named []gitNamed, notes []string) {
 	// Each git directory, with its working tree's root where a .git
 	// file gives it: a linked worktree's or a submodule's .git names a
 	// git directory that may lie outside the write paths, whose config's
 	// relative values name paths in this working tree.
 	type repo struct{ gitDir, root string }
 	var repos []repo
-	for _, f := range found {
+	add := func(f protectedFound) {
 		r := repo{gitDir: filepath.Dir(f.path)}
 		switch base := strings.ToLower(filepath.Base(f.path)); {
 		case slices.Contains(gitProtected, base):
@@ -374,17 +374,39 @@ func gitConfigNamed(found []protectedFound, home string) (named []gitNamed, note
 			b, err := readConfigFile(f.path)
 			g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
 			if err != nil || !ok || g == "" {
-				continue // git takes it for no repository either
+				return // git takes it for no repository either
 			}
 			if !filepath.IsAbs(g) {
 				g = filepath.Join(filepath.Dir(f.path), g)
 			}
 			r = repo{gitDir: filepath.Clean(g), root: filepath.Dir(f.path)}
 		default:
-			continue
+			return
 		}
 		if !slices.Contains(repos, r) {
 			repos = append(repos, r)
+		}
+	}
+	for _, f := range found {
+		add(f)
+	}
+	// A write path inside a repository's working tree (src of a
+	// repository whose .git lies outside the write paths): git finds that
+	// repository from there, and its config's relative values name paths
+	// in the write path.
+	for _, d := range dirs {
+		for a := filepath.Dir(d); ; a = filepath.Dir(a) {
+			if st, err := os.Lstat(filepath.Join(a, gitDir)); err == nil {
+				if st.IsDir() {
+					add(protectedFound{filepath.Join(a, gitDir, "config"), 0})
+				} else {
+					add(protectedFound{filepath.Join(a, gitDir), st.Mode().Type()})
+				}
+				break
+			}
+			if a == filepath.Dir(a) {
+				break
+			}
 		}
 	}
 	budget := 0 // files read, shared by every repository

@@ -235,11 +235,14 @@ func TestProtectedMountsGitConfig(t *testing.T) {
 		t.Errorf("made %q, unseen %q", made, unseen)
 	}
 
-	// With a write path that is only part of the workspace, what lies
-	// outside it is not the agent's: not mounted, not said.
+	// With tools alone as the write path, the repository it lies in
+	// still names its programs there; what lies outside it (.githooks,
+	// scripts/conv, the write path's parent) is not the agent's: not
+	// mounted, not said.
 	mounts, _, uncovered = ProtectedMounts([]string{filepath.Join(ws, "tools")}, MaxProtectedWalk, 100)
-	if len(mounts) != 0 || len(uncovered) != 0 {
-		t.Errorf("a write path without the repository: mounts %q, uncovered %q", mounts, uncovered)
+	if rel := relativeTo(ws, mounts); !slices.Equal(rel, []string{"tools/clean", "tools/fsmon.sh", "tools/gpg", "tools/z.sh"}) ||
+		len(uncovered) != 1 || !strings.Contains(uncovered[0], "/tools/linked, which is a symbolic link") {
+		t.Errorf("tools alone: mounts %q, uncovered %q", rel, uncovered)
 	}
 }
 
@@ -268,6 +271,29 @@ func TestProtectedMountsGitConfigWorktree(t *testing.T) {
 	mounts, _, uncovered := ProtectedMounts([]string{ws + "/wt"}, MaxProtectedWalk, 100)
 	if !slices.Equal(mounts, []string{ws + "/wt/.git", ws + "/wt/.githooks"}) || len(uncovered) != 0 {
 		t.Errorf("the worktree alone: mounts %q, uncovered %q", mounts, uncovered)
+	}
+}
+
+// A write path inside a repository's working tree (the agent given its
+// src) is git's to find that repository from: a core.hooksPath of the
+// repository's that lies in the write path is covered, whether its .git
+// is a directory or a file naming one.
+func TestProtectedMountsGitConfigEnclosing(t *testing.T) {
+	gitTestHome(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		"repo/.git/config":  "[core]\n\thooksPath = src/hooks\n",
+		"repo/src/hooks/":   "",
+		"repo/src/lib/x.go": "x",
+		"store/wt/config":   "[core]\n\tfsmonitor = src/mon\n",
+		"wt/.git":           "gitdir: ../store/wt\n",
+		"wt/src/mon":        "x",
+	})
+	for dir, want := range map[string]string{"repo/src": "repo/src/hooks", "repo/src/lib": "", "wt/src": "wt/src/mon"} {
+		mounts, _, uncovered := ProtectedMounts([]string{filepath.Join(ws, dir)}, MaxProtectedWalk, 100)
+		if rel := relativeTo(ws, mounts); want == "" && len(rel) != 0 || want != "" && !slices.Equal(rel, []string{want}) || len(uncovered) != 0 {
+			t.Errorf("%s: mounts %q, uncovered %q, want %q", dir, rel, uncovered, want)
+		}
 	}
 }
 

@@ -190,7 +190,7 @@ func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered [
 // not read (notRead). A path outside dirs is not the agent's to change,
 // and a directory named as a program is none git can run.
 func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, uncovered, notRead []string) {
-	named, notRead := gitConfigNamed(found, os.Getenv("HOME"))
+	named, notRead := gitConfigNamed(found, dirs, os.Getenv("HOME"))
 	for _, n := range named {
 		if !slices.ContainsFunc(dirs, func(d string) bool { return n.path == d || beneathPath(n.path, d) || beneathPath(d, n.path) }) {
 			continue
