@@ -23,7 +23,7 @@ import (
 const (
 	maxGitConfigSize  = 1 << 20 // bytes in one config file
 	maxGitConfigDepth = 10      // nested includes, as git's own bound
-	maxGitConfigFiles = 256     // config files read for one walk
+	maxGitConfigFiles = 4096    // config files opened for one walk
 )
 
 // gitVar is one variable of a git config file.
@@ -244,7 +244,8 @@ func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' 
 // cfgReader reads config files and the files they include, bounded.
 type cfgReader struct {
 	home  string
-	files int
+	files int  // opened, of maxGitConfigFiles
+	past  bool // past maxGitConfigFiles, said once
 	vars  []gitVar
 	// includes are the files include.path and includeIf.*.path name,
 	// each with where it is named; notes say what was not read.
@@ -258,14 +259,20 @@ type cfgReader struct {
 // git; one that cannot be read is a note.
 func (r *cfgReader) read(path string, depth int) {
 	notCovered := func(why string) {
-		r.notes = append(r.notes, fmt.Sprintf("%s (%s: the programs and includes it names are not covered)", shortPath(path), why))
+		// Once: a repository's worktrees read its config each.
+		if n := fmt.Sprintf("%s (%s: the programs and includes it names are not covered)", shortPath(path), why); !slices.Contains(r.notes, n) {
+			r.notes = append(r.notes, n)
+		}
 	}
 	if depth > maxGitConfigDepth {
 		notCovered(fmt.Sprintf("included more than %d deep", maxGitConfigDepth))
 		return
 	}
 	if r.files++; r.files > maxGitConfigFiles {
-		notCovered(fmt.Sprintf("past the %d config files read", maxGitConfigFiles))
+		if !r.past {
+			notCovered(fmt.Sprintf("past the %d config files read, as any after it", maxGitConfigFiles))
+		}
+		r.past = true
 		return
 	}
 	data, err := readConfigFile(path)
@@ -409,21 +416,22 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 			}
 		}
 	}
-	budget := 0 // files read, shared by every repository
-	global := &cfgReader{home: home}
+	// One reader for all, so that its bound is on them all; its vars
+	// and includes are taken from it for each repository.
+	cfg := &cfgReader{home: home}
 	for _, g := range globalConfigs(home) {
-		global.read(g, 0)
+		cfg.read(g, 0)
 	}
-	budget = global.files
-	named, notes = append(named, global.includes...), append(notes, global.notes...)
+	global := cfg.vars
+	named = append(named, cfg.includes...)
 	// A global value names an absolute path for every repository, and a
 	// relative one in each repository's root (below).
-	named = append(named, valuesNamed(global.vars, "", home)...)
+	named = append(named, valuesNamed(global, "", home)...)
 	for _, rp := range repos {
 		g := rp.gitDir
-		r := &cfgReader{home: home, files: budget}
-		r.read(filepath.Join(g, "config"), 0)
-		r.read(filepath.Join(g, "config.worktree"), 0)
+		cfg.vars, cfg.includes = nil, nil
+		cfg.read(filepath.Join(g, "config"), 0)
+		cfg.read(filepath.Join(g, "config.worktree"), 0)
 		// A linked worktree's or a submodule's git directory takes its
 		// config from the directory commondir names.
 		if c, err := readConfigFile(filepath.Join(g, "commondir")); err == nil {
@@ -431,23 +439,21 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 				if !filepath.IsAbs(common) {
 					common = filepath.Join(g, common)
 				}
-				r.read(filepath.Join(common, "config"), 0)
+				cfg.read(filepath.Join(common, "config"), 0)
 			}
 		}
-		budget = r.files
 		root := rp.root
 		if root == "" {
-			root = gitRoot(g, r.vars)
+			root = gitRoot(g, cfg.vars)
 		}
-		named = append(named, r.includes...)
-		named = append(named, valuesNamed(r.vars, root, home)...)
-		named = append(named, valuesNamed(global.vars, root, home)...)
-		notes = append(notes, r.notes...)
+		named = append(named, cfg.includes...)
+		named = append(named, valuesNamed(cfg.vars, root, home)...)
+		named = append(named, valuesNamed(global, root, home)...)
 	}
 	// Each path once, with where it was first named.
 	slices.SortStableFunc(named, func(a, b gitNamed) int { return strings.Compare(a.path, b.path) })
 	named = slices.CompactFunc(named, func(a, b gitNamed) bool { return a.path == b.path && a.dir == b.dir })
-	return named, notes
+	return named, cfg.notes
 }
 
 // systemGitConfig is git's system-wide config file (Debian's git's

@@ -132,10 +132,11 @@ func TestGitConfigReaderIncludes(t *testing.T) {
 	if len(r.notes) != 1 || !strings.Contains(r.notes[0], "included more than 10 deep") || r.files != 11 {
 		t.Errorf("cycle: %d files, notes %q", r.files, r.notes)
 	}
-	// And past the number of files one walk reads.
+	// And past the number of files one walk reads, said once.
 	r = &cfgReader{files: maxGitConfigFiles}
 	r.read(filepath.Join(dir, "cycle/a"), 0)
-	if len(r.notes) != 1 || !strings.Contains(r.notes[0], "past the 256 config files read") {
+	r.read(filepath.Join(dir, "chain/0"), 0)
+	if len(r.notes) != 1 || !strings.Contains(r.notes[0], fmt.Sprintf("/cycle/a (past the %d config files read, as any after it", maxGitConfigFiles)) {
 		t.Errorf("files: notes %q", r.notes)
 	}
 }
@@ -271,6 +272,12 @@ func TestProtectedMountsGitConfigWorktree(t *testing.T) {
 	mounts, _, uncovered := ProtectedMounts([]string{ws + "/wt"}, MaxProtectedWalk, 100)
 	if !slices.Equal(mounts, []string{ws + "/wt/.git", ws + "/wt/.githooks"}) || len(uncovered) != 0 {
 		t.Errorf("the worktree alone: mounts %q, uncovered %q", mounts, uncovered)
+	}
+	// A config that cannot be read is said once, though the repository
+	// and its worktree each read it.
+	writeTree(t, ws, map[string]string{".git/config": "[core\n"})
+	if _, _, uncovered = ProtectedMounts([]string{ws}, MaxProtectedWalk, 100); len(uncovered) != 1 || !strings.Contains(uncovered[0], ws+"/.git/config (not read: line 1") {
+		t.Errorf("a malformed config: uncovered %q", uncovered)
 	}
 }
 
