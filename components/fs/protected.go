@@ -91,7 +91,11 @@ func protectedBothLimit(dir string, extra []string, limit int) (mounts, names []
 // whole tree writable, so an unprotected name is worth saying, and a
 // launch the person asked for is not refused for a repository's layout.
 // names is every protected name found, of any type (ProtectedMade's
-// before).
+// before). What the git configs of the repositories found, of the
+// repository a write path lies in, and the person's own name inside dirs
+// (gitConfigNamed: a core.hooksPath, an included file, a program) is
+// mounted too, ranked after the names themselves, or said when it cannot
+// be (it does not exist yet, it is a link, the config was not read).
 func ProtectedMounts(dirs []string, limit, most int) (mounts, names, uncovered []string) {
 	found, uncovered := scanDirs(dirs, limit)
 	var keep []string
@@ -340,7 +344,8 @@ func mountRank(dirs []string, p string) rank {
 
 // ProtectedMade is what a wrapper-mode launch's agent made: the protected
 // names of any type beneath dirs now (looked for as ProtectedMounts
-// does) that are not in before, nor beneath one of them. Nothing
+// does), and the paths the git configs name there, that are not in
+// before, nor beneath one of them. Nothing
 // covered them (SD-27), and the person's programs will run them.
 // unseen says what the walk did not look through (a tree past limit,
 // too deep or unreadable): the agent shapes the tree, so a name it made
