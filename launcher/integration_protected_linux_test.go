@@ -86,7 +86,8 @@ func (s *itSandbox) mkdirs(t *testing.T, rel ...string) {
 // runs .githooks/pre-commit) and core.fsmonitor = tools/fsmon.sh (git
 // status runs it). Both are mounted read-only like the repository's own
 // hooks, the rest of tools staying writable; each refusal has its
-// unconfined control; as root and unprivileged.
+// unconfined control; as root and unprivileged. Where .githooks does
+// not exist yet, the launch says so, and names it when the agent made it.
 func TestIntegrationProtectedGitConfigNamed(t *testing.T) {
 	asRootAndUnprivileged(t, func(t *testing.T, s *itSandbox) {
 		s.mkdirs(t, ".git/hooks", ".githooks", "tools")
@@ -103,6 +104,16 @@ func TestIntegrationProtectedGitConfigNamed(t *testing.T) {
 		// .git/config, .git/hooks, .githooks and tools/fsmon.sh.
 		if r := s.launch(t, pol, itOpts{verbose: true}, "noop"); r.code != 0 || !strings.Contains(r.stderr, ", 4 protected paths read-only") {
 			t.Errorf("the launch does not count what the config names: %s", r)
+		}
+		// A hooks directory the config names that does not exist yet is
+		// said before the agent starts, and named when the agent made it.
+		if err := os.Remove(filepath.Join(s.ws, ".githooks")); err != nil {
+			t.Fatal(err)
+		}
+		r := s.launch(t, pol, itOpts{verbose: true}, "write", filepath.Join(s.ws, ".githooks"))
+		if r.stdout != "ok\n" || !strings.Contains(r.stderr, "core.hooksPath in "+s.ws+"/.git/config names "+s.ws+"/.githooks, which does not exist: the agent may make it") ||
+			!strings.Contains(r.stderr, "launcher: warning: the agent made "+s.ws+"/.githooks, which your own programs run") {
+			t.Errorf("a hooks directory the agent may make, and made, is not said: %s", r)
 		}
 	})
 }
