@@ -327,6 +327,18 @@ func TestProtectedMountsGlobalGitConfig(t *testing.T) {
 		uncovered[1] != "include.path in "+home+"/.gitconfig names "+ws+"/inc, which does not exist: the agent may make it" {
 		t.Errorf("uncovered %q", uncovered)
 	}
+	// A config naming many paths that cannot be covered is said in
+	// bounded length.
+	var many strings.Builder
+	many.WriteString("[alias]\n")
+	for i := range 1000 {
+		fmt.Fprintf(&many, "\ta%d = !%s/absent/%d\n", i, ws, i)
+	}
+	writeTree(t, xdg, map[string]string{"git/config": many.String()})
+	if _, _, uncovered = ProtectedMounts([]string{ws}, MaxProtectedWalk, 100); len(uncovered) != maxNamedSaid+1 ||
+		uncovered[maxNamedSaid] != "981 more paths git configs name that cannot be made read-only" {
+		t.Errorf("1001 uncovered: %d said, the last %q", len(uncovered), uncovered[len(uncovered)-1])
+	}
 	// Not XDG's: ~/.config/git/config, when $XDG_CONFIG_HOME is not set.
 	t.Setenv("XDG_CONFIG_HOME", "")
 	writeTree(t, home, map[string]string{".config/git/config": "[core]\n\tsshCommand = " + ws + "/tools/ssh\n"})

@@ -214,8 +214,17 @@ func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, unco
 		}
 		mounts = append(mounts, n.path)
 	}
+	// Each is said on the summary line: a config naming thousands (a
+	// previous agent's) is said in bounded length.
+	if len(uncovered) > maxNamedSaid {
+		uncovered = append(uncovered[:maxNamedSaid], fmt.Sprintf("%d more paths git configs name that cannot be made read-only", len(uncovered)-maxNamedSaid))
+	}
 	return mounts, there, uncovered, notRead
 }
+
+// maxNamedSaid bounds the paths git configs name that ProtectedMounts
+// says one by one.
+const maxNamedSaid = 20
 
 // notMountable says why p cannot be mounted read-only over the write
 // paths dirs as a directory (dir) or a file by its own path: "" when it
