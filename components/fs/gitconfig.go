@@ -21,9 +21,10 @@ import (
 // are (ProtectedMounts). What is read here is bounded, and a file that
 // cannot be read is said, never taken for one that names nothing.
 const (
-	maxGitConfigSize  = 1 << 20 // bytes in one config file
-	maxGitConfigDepth = 10      // nested includes, as git's own bound
-	maxGitConfigFiles = 4096    // config files opened for one walk
+	maxGitConfigSize  = 1 << 20  // bytes in one config file
+	maxGitConfigDepth = 10       // nested includes, as git's own bound
+	maxGitConfigFiles = 4096     // config files opened for one walk
+	maxGitConfigBytes = 16 << 20 // bytes of them read for one walk
 )
 
 // gitVar is one variable of a git config file.
@@ -245,7 +246,8 @@ func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' 
 type cfgReader struct {
 	home  string
 	files int  // opened, of maxGitConfigFiles
-	past  bool // past maxGitConfigFiles, said once
+	bytes int  // read, of maxGitConfigBytes
+	past  bool // past either, said once
 	vars  []gitVar
 	// includes are the files include.path and includeIf.*.path name,
 	// each with where it is named; notes say what was not read.
@@ -264,15 +266,21 @@ func (r *cfgReader) read(path string, depth int) {
 			r.notes = append(r.notes, n)
 		}
 	}
+	if r.past {
+		return
+	}
 	if depth > maxGitConfigDepth {
 		notCovered(fmt.Sprintf("included more than %d deep", maxGitConfigDepth))
 		return
 	}
-	if r.files++; r.files > maxGitConfigFiles {
+	past := func(bound string) {
 		if !r.past {
-			notCovered(fmt.Sprintf("past the %d config files read, as any after it", maxGitConfigFiles))
+			notCovered("past the " + bound + " read, as any after it")
 		}
 		r.past = true
+	}
+	if r.files++; r.files > maxGitConfigFiles {
+		past(fmt.Sprintf("%d config files", maxGitConfigFiles))
 		return
 	}
 	data, err := readConfigFile(path)
@@ -281,6 +289,11 @@ func (r *cfgReader) read(path string, depth int) {
 	}
 	if err != nil {
 		notCovered(err.Error())
+		return
+	}
+	// A file including itself many times over is read many times.
+	if r.bytes += len(data); r.bytes > maxGitConfigBytes {
+		past(fmt.Sprintf("%d bytes of config", maxGitConfigBytes))
 		return
 	}
 	vars, err := parseGitConfig(data)
