@@ -21,10 +21,10 @@ import (
 // are (ProtectedMounts). What is read here is bounded, and a file that
 // cannot be read is said, never taken for one that names nothing.
 const (
-	maxGitConfigSize  = 1 << 20  // bytes in one config file
-	maxGitConfigDepth = 10       // nested includes, as git's own bound
-	maxGitConfigFiles = 4096     // config files opened for one walk
-	maxGitConfigBytes = 16 << 20 // bytes of them read for one walk
+	maxGitConfigSize  = 1 << 20 // bytes in one config file
+	maxGitConfigDepth = 10      // nested includes, as git's own bound
+	maxGitConfigFiles = 4096    // config files opened for one walk
+	maxGitConfigBytes = 8 << 20 // bytes of them read for one walk
 )
 
 // gitVar is one variable of a git config file.
@@ -302,9 +302,12 @@ func (r *cfgReader) read(path string, depth int) {
 		return
 	}
 	for _, v := range vars {
+		if v.noValue || v.value == "" {
+			continue // names nothing (kept out: a config may hold millions)
+		}
 		v.file = path
 		r.vars = append(r.vars, v)
-		if v.key != "path" || !(v.section == "include" || v.section == "includeif") || v.value == "" {
+		if v.key != "path" || !(v.section == "include" || v.section == "includeif") {
 			continue
 		}
 		inc := expandHome(v.value, r.home)
@@ -523,7 +526,7 @@ func gitRoot(g string, vars []gitVar) string {
 func valuesNamed(vars []gitVar, root, home string) []gitNamed {
 	var out []gitNamed
 	for _, v := range vars {
-		if v.noValue || slices.ContainsFunc(notPrograms, func(n [2]string) bool {
+		if slices.ContainsFunc(notPrograms, func(n [2]string) bool {
 			return n[0] == v.section && (n[1] == "*" || n[1] == v.key)
 		}) {
 			continue
