@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -78,11 +79,11 @@ func parseGitConfig(data []byte) ([]gitVar, error) {
 				}
 				v.value = val
 			default:
-				return nil, p.errorf("%q after the name %s", c, key)
+				return nil, p.errorf("a variable's name after the name")
 			}
 			vars = append(vars, v)
 		default:
-			return nil, p.errorf("unexpected %q", c)
+			return nil, p.errorf("unexpected text: neither a section, a variable nor a comment")
 		}
 	}
 }
@@ -162,23 +163,23 @@ func (p *cfgParser) header() (section, sub, raw string, err error) {
 	case (c == ' ' || c == '\t') && !strings.Contains(raw, "."):
 		p.skipBlank()
 		if c, _ := p.next(); c != '"' {
-			return "", "", "", p.errorf("a section header %q without a quoted subsection", raw)
+			return "", "", "", p.errorf("a section header without a quoted subsection")
 		}
 		var b strings.Builder
 		for {
 			c, ok := p.next()
 			switch {
 			case !ok || c == '\n':
-				return "", "", "", p.errorf("an unclosed subsection in [%s]", raw)
+				return "", "", "", p.errorf("an unclosed subsection")
 			case c == '\\':
 				// \" and \\; git drops a backslash before anything else.
 				if c, ok = p.next(); !ok || c == '\n' {
-					return "", "", "", p.errorf("an unclosed subsection in [%s]", raw)
+					return "", "", "", p.errorf("an unclosed subsection")
 				}
 				b.WriteByte(c)
 			case c == '"':
 				if c, _ := p.next(); c != ']' {
-					return "", "", "", p.errorf("a subsection of [%s] not followed by ]", raw)
+					return "", "", "", p.errorf("a subsection not followed by ]")
 				}
 				return section, b.String(), raw + "." + b.String(), nil
 			default:
@@ -186,7 +187,7 @@ func (p *cfgParser) header() (section, sub, raw string, err error) {
 			}
 		}
 	}
-	return "", "", "", p.errorf("a malformed section header [%s", raw)
+	return "", "", "", p.errorf("a malformed section header")
 }
 
 // value reads a value after its '=', as git does: blanks around it
@@ -232,7 +233,7 @@ func (p *cfgParser) value() (string, error) {
 			case '"', '\\':
 				b.WriteByte(e)
 			default:
-				return "", p.errorf("an unknown escape \\%c", e)
+				return "", p.errorf("an unknown escape")
 			}
 		default:
 			b.WriteByte(c)
@@ -322,24 +323,34 @@ func (r *cfgReader) read(path string, depth int) {
 	}
 }
 
-// readConfigFile reads a regular file of at most maxGitConfigSize bytes,
-// never blocking on a FIFO.
+// readConfigFile reads a regular file of at most maxGitConfigSize bytes.
+// The path may be a previous agent's choice (an include.path, a .git
+// file's gitdir) and the launcher root, so it is opened first with
+// O_PATH, which opens no device (a watchdog or a tape drive acts on
+// open) and blocks on no FIFO; only a regular file is then opened for
+// reading, through that descriptor. What it holds is never quoted in an
+// error (parseGitConfig says where, not what).
 func readConfigFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	switch err := unix.Fstat(pfd, &st); {
+	case err != nil:
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return nil, errors.New("not a regular file")
+	case st.Size > maxGitConfigSize:
+		return nil, fmt.Errorf("larger than %d bytes", maxGitConfigSize)
+	}
+	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	st, err := f.Stat()
-	switch {
-	case err != nil:
-		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, errors.New("not a regular file")
-	case st.Size() > maxGitConfigSize:
-		return nil, fmt.Errorf("larger than %d bytes", maxGitConfigSize)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxGitConfigSize+1))
 	if err == nil && len(data) > maxGitConfigSize {
 		err = fmt.Errorf("larger than %d bytes", maxGitConfigSize)

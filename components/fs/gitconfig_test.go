@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // The config reader takes git's syntax as git does, and refuses what it
@@ -41,7 +43,7 @@ func TestParseGitConfig(t *testing.T) {
 		{"unknown escape", "[a]\nk = \\q\n", nil, "unknown escape"},
 		{"junk after a name", "[a]\nk v\n", nil, "after the name"},
 		{"a comment after a name alone", "[a]\nk # c\n", nil, "after the name"},
-		{"a name not starting with a letter", "[a]\n1k = v\n", nil, "line 2: unexpected"},
+		{"a name not starting with a letter", "[a]\n1k = v\n", nil, "line 2: unexpected text"},
 		{"plain text", "x", nil, "before any section"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -358,5 +360,41 @@ func TestProtectedMountsGlobalGitConfig(t *testing.T) {
 	_, _, uncovered = ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
 	if !slices.Contains(uncovered, "core.sshCommand in "+home+"/.config/git/config names "+ws+"/tools/ssh, which does not exist: the agent may make it") {
 		t.Errorf("~/.config/git/config: uncovered %q", uncovered)
+	}
+}
+
+// What a config names may be a previous agent's choice and the launcher
+// root: readConfigFile opens nothing that is not a regular file (a
+// device acts on open: a watchdog, a tape drive), so here a FIFO shows no
+// open at all to inotify, and a parse error quotes none of the file.
+func TestReadConfigFileOpensOnlyFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, fifo, unix.IN_OPEN); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readConfigFile(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a FIFO: %v, want not a regular file", err)
+	}
+	buf := make([]byte, 4096)
+	if n, _ := unix.Read(in, buf); n > 0 {
+		t.Errorf("the FIFO was opened (%d bytes of inotify events)", n)
+	}
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("[a]\ntopsecretword x\n[b \"hidden\" extra]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &cfgReader{}
+	r.read(secret, 0)
+	if len(r.notes) != 1 || strings.Contains(r.notes[0], "topsecretword") {
+		t.Errorf("notes %q: want one, quoting nothing of the file", r.notes)
 	}
 }
