@@ -797,3 +797,58 @@ func TestIntegrationComponentsApprovalPipelineHeld(t *testing.T) {
 		t.Errorf("approved, but the hook was not written: %v", err)
 	}
 }
+
+// In components mode what the workspace repository's config names is
+// protected as .git/hooks is (SR-51's reading): fs refuses a write to
+// core.hooksPath's directory and to core.fsmonitor's program with no one
+// to ask, and a command's worker finds both read-only; a file beside
+// them is written both ways (the control).
+func TestIntegrationComponentsGitConfigNamed(t *testing.T) {
+	s := newSandbox(t)
+	const owner = 4245
+	for _, d := range []string{".git", ".githooks", "tools"} {
+		must(t, os.MkdirAll(filepath.Join(s.ws, d), 0o777))
+	}
+	s.file(t, filepath.Join(s.ws, ".git", "config"), "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n")
+	fsmon := s.file(t, filepath.Join(s.ws, "tools", "fsmon.sh"), "#!/bin/sh\n")
+	must(t, filepath.Walk(s.ws, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			err = os.Chown(p, owner, owner)
+		}
+		return err
+	}))
+	for _, d := range []string{".githooks", "tools"} {
+		must(t, os.Chmod(filepath.Join(s.ws, d), 0o777))
+	}
+	must(t, os.Chmod(fsmon, 0o666))
+	l := itEnv.launcher
+	script := strings.Join([]string{
+		"printf x | " + l + " fs write .githooks/pre-commit; echo hooks=$?",
+		"printf x | " + l + " fs write tools/fsmon.sh; echo fsmon=$?",
+		"printf x | " + l + " fs write tools/other.sh; echo other=$?",
+		l + ` sh 'perl -e "open(F, q(>>), q(tools/fs).q(mon.sh)) or die qq(\$!\n)"; echo shfsmon=$?'`,
+		l + ` sh 'perl -e "open(F, q(>), q(.githo).q(oks/post-checkout)) or die qq(\$!\n)"; echo shhooks=$?'`,
+		l + ` sh 'perl -e "open(F, q(>>), q(tools/ot).q(her2.sh)) or die qq(\$!\n)"; echo shother=$?'`,
+		"true",
+	}, "\n")
+	r := s.agentSh(t, shellPol(), itOpts{}, script)
+	if r.code != 0 {
+		t.Fatalf("session: %s", r)
+	}
+	for _, want := range []string{"hooks=119\n", "fsmon=119\n", "other=0\n", "shother=0\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %s", want, r)
+		}
+	}
+	for _, refused := range []string{"shfsmon=", "shhooks="} {
+		if !strings.Contains(r.stdout, refused) || strings.Contains(r.stdout, refused+"0\n") {
+			t.Errorf("a command wrote what the config names (%s): %s", refused, r)
+		}
+	}
+	if b, _ := os.ReadFile(fsmon); string(b) != "#!/bin/sh\n" {
+		t.Errorf("tools/fsmon.sh changed: %q", b)
+	}
+	mustNotExist(t, filepath.Join(s.ws, ".githooks", "pre-commit"), "fs wrote core.hooksPath's directory")
+	mustNotExist(t, filepath.Join(s.ws, ".githooks", "post-checkout"), "a command wrote core.hooksPath's directory")
+	mustExist(t, filepath.Join(s.ws, "tools", "other.sh"))
+}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/components/approve"
+	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/kms"
 	"github.com/pinfold/pinfold/components/session"
 	"github.com/pinfold/pinfold/launcher"
@@ -60,6 +61,15 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 	protected := make([]string, len(p.Files.Protected))
 	for i, pr := range p.Files.Protected {
 		protected[i] = string(pr)
+	}
+	// What the workspace's git configs name there (a core.hooksPath, a
+	// core.fsmonitor program, an included file) is protected as the
+	// policy's own paths are: the person's git runs it (SR-51's reading,
+	// for fs and the command workers).
+	named, notRead := fs.GitConfigNamedIn([]string{string(p.Workspace.Path)}, fs.MaxProtectedWalk)
+	protected = append(protected, named...)
+	for _, n := range notRead {
+		fmt.Fprintf(e.stderr, "launcher: warning: not covered: %s\n", n)
 	}
 	// The components' parent-death signal follows the thread that starts
 	// them: the launch runs on this same locked thread.

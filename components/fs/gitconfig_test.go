@@ -398,3 +398,21 @@ func TestReadConfigFileOpensOnlyFiles(t *testing.T) {
 		t.Errorf("notes %q: want one, quoting nothing of the file", r.notes)
 	}
 }
+
+// GitConfigNamedIn (components mode) gives what the configs name strictly
+// inside the workspace, there yet or not, to protect as files.protected:
+// not the workspace itself (core.hooksPath = . would make all of it
+// protected), nor what lies outside it.
+func TestGitConfigNamedIn(t *testing.T) {
+	gitTestHome(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	writeTree(t, ws, map[string]string{
+		".git/config":    "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n[alias]\n\ta = !./\n\tb = !" + outside + "/x\n[include]\n\tpath = ../sub.gitconfig\n",
+		"tools/fsmon.sh": "x",
+	})
+	got, notRead := GitConfigNamedIn([]string{ws}, MaxProtectedWalk)
+	want := []string{filepath.Join(ws, ".githooks"), filepath.Join(ws, "sub.gitconfig"), filepath.Join(ws, "tools", "fsmon.sh")} // the include, not there yet
+	if !slices.Equal(got, want) || len(notRead) != 0 {
+		t.Errorf("got %q (not read %q), want %q", got, notRead, want)
+	}
+}

@@ -222,6 +222,25 @@ func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, unco
 	return mounts, there, uncovered, notRead
 }
 
+// GitConfigNamedIn is, for components mode, what the git configs that
+// apply to the repositories in dirs (found as ProtectedMounts finds them,
+// within limit entries), to the repository each lies in, and the
+// person's own name strictly inside dirs, whether it exists yet or not:
+// protected as the policy's files.protected is, fs asks before changing
+// one, a command's worker has it read-only, and one a command makes is
+// moved aside. notRead says what could not be looked through or read.
+func GitConfigNamedIn(dirs []string, limit int) (paths, notRead []string) {
+	found, notRead := scanDirs(dirs, limit)
+	named, notes := gitConfigNamed(found, dirs, os.Getenv("HOME"))
+	for _, n := range named {
+		if slices.ContainsFunc(dirs, func(d string) bool { return beneathPath(n.path, d) }) &&
+			!slices.ContainsFunc(dirs, func(d string) bool { return beneathPath(d, n.path) }) {
+			paths = append(paths, n.path)
+		}
+	}
+	return paths, append(notRead, notes...)
+}
+
 // maxNamedSaid bounds the paths git configs name that ProtectedMounts
 // says one by one.
 const maxNamedSaid = 20
