@@ -47,6 +47,12 @@ func TestRunnableThere(t *testing.T) {
 		{private, true, "not executable by other users"},
 		{"/tmp/launcher", false, "/tmp is a directory every sandbox replaces"},
 		{"/dev/shm/launcher", true, "/dev/shm is a directory every sandbox replaces"},
+		// The checks' workspaces are beneath /var/tmp, and a write path
+		// beneath an exec path is refused: every check was inconclusive.
+		{"/var/tmp/launcher", false, "/var/tmp holds the checks' workspaces"},
+		{"/var/launcher", true, "/var holds the checks' workspaces"},
+		{"/launcher", false, "/ holds the checks' workspaces"},
+		{"/var/tmpx/launcher", true, "no such file"},
 		{filepath.Join(open, "gone"), true, "no such file"},
 	} {
 		err := runnableThere(c.path, c.root)

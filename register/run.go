@@ -116,15 +116,25 @@ func (e *PlaceError) Hint() string {
 	return "copy it where every user may run it, and run the copy: install -m 755 " + e.Launcher + " /usr/local/bin/launcher"
 }
 
+// scratchRoot holds each run's scratch directory, whose workspace every
+// check's policy lists for writing.
+const scratchRoot = "/var/tmp"
+
 // runnableThere checks that a sandbox can run the binary at path: not
 // from /tmp or /dev/shm themselves, which a sandbox replaces with private
-// empty ones; and, as root, where the agent's throwaway uid may reach it
-// (each directory above searchable by others, the file executable by
-// them), as the launch's policy check says for a path it cannot reach.
+// empty ones; not from scratchRoot or a directory above it, which the
+// checks' policies list as executable with the workspace beneath it
+// (refused: a written file could be run, SR-01); and, as root, where the
+// agent's throwaway uid may reach it (each directory above searchable by
+// others, the file executable by them), as the launch's policy check says
+// for a path it cannot reach.
 func runnableThere(path string, root bool) error {
 	dir := filepath.Dir(path)
 	if dir == "/tmp" || dir == "/dev/shm" {
 		return &PlaceError{path, dir + " is a directory every sandbox replaces with a private, empty one of its own"}
+	}
+	if dir == scratchRoot || dir == "/" || strings.HasPrefix(scratchRoot, dir+"/") {
+		return &PlaceError{path, dir + " holds the checks' workspaces (" + scratchRoot + "/pinfold-check-*), and a policy that lets the agent run the binary from " + dir + " may not let it write beneath"}
 	}
 	if !root {
 		return nil // the agent has the person's own uid
@@ -367,7 +377,7 @@ type scratch struct {
 }
 
 func newScratch(launcherPath string) (*scratch, error) {
-	dir, err := os.MkdirTemp("/var/tmp", "pinfold-check-")
+	dir, err := os.MkdirTemp(scratchRoot, "pinfold-check-")
 	if err != nil {
 		return nil, err
 	}
