@@ -230,3 +230,23 @@ func TestGroupKillReaches(t *testing.T) {
 		}
 	}
 }
+
+// As root, kill(0) of the throwaway uid reaches the launcher's group with
+// SIGCONT alone, which the kernel allows within a session.
+func TestGroupContReaches(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		h      Host
+		ownTTY bool
+		want   bool
+	}{
+		{"root, ABI 5, off a terminal", fixtureHost(abi(5)), false, true},
+		{"root, ABI 5, its own terminal", fixtureHost(abi(5)), true, false},
+		{"root, ABI 6", fixtureHost(abi(6)), false, false},
+		{"unprivileged, ABI 5 (all of kill(0) refused)", fixtureHost(unprivileged, abi(5)), false, false},
+	} {
+		if got := groupContReaches(c.h, c.ownTTY); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -91,3 +91,36 @@ func TestPreparePlanSeccompGroupKill(t *testing.T) {
 		})
 	}
 }
+
+// As root the agent's throwaway uid may send the launcher's group (its
+// own, off a terminal) SIGCONT alone, which the kernel allows within a
+// session: below Landlock ABI 6 the filter stage 1 compiles refuses
+// kill(0, SIGCONT), and nothing else of kill(0).
+func TestPreparePlanSeccompGroupCont(t *testing.T) {
+	none, _ := testPolicy(t, "")
+	for _, tt := range []struct {
+		name       string
+		h          Host
+		cont, term string
+	}{
+		{"root, ABI 5", fixtureHost(abi(5)), "errno=EPERM", "allow"},
+		{"root, ABI 6 (scoped)", fixtureHost(abi(6)), "allow", "allow"},
+		{"unprivileged, ABI 5", fixtureHost(unprivileged, abi(5)), "errno=EPERM", "errno=EPERM"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pp := preparePlan(LaunchOptions{Policy: none, Argv: []string{"/usr/bin/true"}}, tt.h, IdentityPlan{}, "/")
+			if pp.err != nil {
+				t.Fatal(pp.err)
+			}
+			if got := seccompEmulate(t, pp.prog, unix.AUDIT_ARCH_X86_64, unix.SYS_KILL, [6]uint64{0, uint64(unix.SIGCONT)}); got != tt.cont {
+				t.Errorf("kill(0, SIGCONT): %s, want %s", got, tt.cont)
+			}
+			if got := seccompEmulate(t, pp.prog, unix.AUDIT_ARCH_X86_64, unix.SYS_KILL, [6]uint64{0, uint64(unix.SIGTERM)}); got != tt.term {
+				t.Errorf("kill(0, SIGTERM): %s, want %s", got, tt.term)
+			}
+			if got := seccompEmulate(t, pp.prog, unix.AUDIT_ARCH_X86_64, unix.SYS_KILL, [6]uint64{2, uint64(unix.SIGCONT)}); got != "allow" {
+				t.Errorf("kill(2, SIGCONT): %s, want allow", got)
+			}
+		})
+	}
+}

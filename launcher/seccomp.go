@@ -192,6 +192,8 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// ionice -p and taskset -p of the agent's own processes still work.
 	if spec.DenyGroupKill {
 		deny(eperm, one(seccompArg32(0, 0)), "kill")
+	} else if spec.DenyGroupCont {
+		deny(eperm, one(seccompArg32(0, 0), seccompArg32(1, uint64(unix.SIGCONT))), "kill")
 	}
 	init := seccompArg32(0, 1)
 	deny(eperm, one(init), "prlimit64", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity")

@@ -70,6 +70,14 @@ type SeccompSpec struct {
 	// which holds the launcher and the rest of the person's pipeline
 	// (launcher … | tee log): the agent could kill them all.
 	DenyGroupKill bool
+	// DenyGroupCont makes kill(0, SIGCONT) fail with EPERM: for an agent
+	// that shares the launcher's process group and session (off a
+	// terminal of its own) as root's throwaway uid, where no Landlock
+	// signal scoping keeps its signals in its domain. That uid may signal
+	// no member of the group, but the kernel lets any process send
+	// SIGCONT within its session: the agent could continue the launcher
+	// and the person's pipeline beside it, stopped or not.
+	DenyGroupCont bool
 }
 
 // SeccompProgram is a compiled filter, ready to load.

@@ -85,6 +85,13 @@ func seccompCases() []seccompCase {
 		with(sys("kill own group high bits", unix.SYS_KILL, perm, "", scHigh, 0), SeccompSpec{DenyGroupKill: true}, "emu"),
 		with(sys("kill self with group kill refused", unix.SYS_KILL, "allow", "ok", scSelf, 0), SeccompSpec{DenyGroupKill: true}, ""),
 		sys("kill own group otherwise", unix.SYS_KILL, "allow", "ok", 0, 0),
+		// As root's throwaway uid the agent may send the launcher's group
+		// SIGCONT alone (the kernel allows it within a session): refused
+		// then, and only that.
+		with(sys("kill own group SIGCONT", unix.SYS_KILL, perm, "ok", 0, uint64(unix.SIGCONT)), SeccompSpec{DenyGroupCont: true}, ""),
+		with(sys("kill own group SIGCONT high bits", unix.SYS_KILL, perm, "", scHigh, scHigh|uint64(unix.SIGCONT)), SeccompSpec{DenyGroupCont: true}, "emu"),
+		with(sys("kill own group signal 0 with SIGCONT refused", unix.SYS_KILL, "allow", "ok", 0, 0), SeccompSpec{DenyGroupCont: true}, ""),
+		with(sys("kill self SIGCONT with SIGCONT refused", unix.SYS_KILL, "allow", "ok", scSelf, uint64(unix.SIGCONT)), SeccompSpec{DenyGroupCont: true}, ""),
 		sys("pidfd_getfd", unix.SYS_PIDFD_GETFD, perm, "", m1),
 		// Mounts.
 		sys("mount", unix.SYS_MOUNT, perm, "", 1, 1, 1),

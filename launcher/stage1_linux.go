@@ -999,6 +999,7 @@ func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared 
 	}
 	tty, _ := ownTerminal(o.Stdin, o.Stdout, o.Stderr)
 	spec.DenyGroupKill = groupKillReaches(h, tty >= 0)
+	spec.DenyGroupCont = groupContReaches(h, tty >= 0)
 	prog, err := BuildSeccomp(spec)
 	if err != nil {
 		return prepared{err: fmt.Errorf("seccomp: %w", err)}
@@ -1016,6 +1017,16 @@ func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared 
 // root the agent's uid is a throwaway one, which may signal none of them.
 func groupKillReaches(h Host, ownTTY bool) bool {
 	return !h.Root && !ownTTY && !h.Landlock.enforced(LandlockScopeSignal)
+}
+
+// groupContReaches reports whether the agent's kill(0, SIGCONT) would
+// reach the launcher's process group where nothing else of kill(0) does:
+// as root, off a terminal of its own, the agent's throwaway uid shares
+// the launcher's group and session, and the kernel lets SIGCONT through
+// to any process of the caller's session whatever its uid (a re-test: a
+// stopped process of the launcher's group ran again).
+func groupContReaches(h Host, ownTTY bool) bool {
+	return h.Root && !ownTTY && !h.Landlock.enforced(LandlockScopeSignal)
 }
 
 func refusals(as []Assessment) error {
