@@ -172,6 +172,11 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err := foreignSessionStdin(o.Stdin); err != nil {
 		return 0, err
 	}
+	if !h.Root {
+		if err := listedTerminal(o.Policy, "/dev/pts", os.Geteuid()); err != nil {
+			return 0, err
+		}
+	}
 	cwd, _ := os.Getwd()
 	id := IdentityPlan{}
 	if h.Root {
@@ -1008,6 +1013,40 @@ func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared 
 	// listen() is covered when seccomp refuses it, or when the policy
 	// allows binding anyway.
 	return prepared{plan: plan, notes: notes, prog: prog, listenCovered: spec.DenyListen || len(o.Policy.Network.BindTCP) > 0}
+}
+
+// listedTerminal refuses files lists that reach a terminal of the
+// person's under dir (the host's /dev/pts, which the sandbox's read-only
+// /dev shows): one the agent's uid, the person's own when unprivileged,
+// may read. Giving up the controlling terminal (SR-52) kept /dev/tty
+// from the agent, but with /dev, /dev/pts or / listed for reading it
+// opened the person's terminal by its path, on or off a terminal of its
+// own, and read what was typed to the shell (a re-test). As root the
+// agent's throwaway uid reads no one's terminal, and stage 1 does not
+// call this.
+func listedTerminal(p *policy.Policy, dir string, uid int) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // no devpts here: no terminal to reach
+	}
+	lists := slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec)
+	for _, e := range ents {
+		name := filepath.Join(dir, e.Name())
+		var st unix.Stat_t
+		if e.Name() == "ptmx" || unix.Stat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+			continue
+		}
+		if int(st.Uid) != uid && st.Mode&0o004 == 0 {
+			continue // not readable by the agent's uid
+		}
+		for _, l := range lists {
+			if l.Contains(policy.Path(name)) {
+				return &RefusedError{Boundary: "terminal", Detail: fmt.Sprintf("files lists %s, which holds %s, a terminal the agent's uid may read: it could read what is typed there (SR-52)", l, name),
+					Hint: "list only the devices the agent needs (/dev/null, /dev/urandom, /dev/tty), not " + string(l) + " whole"}
+			}
+		}
+	}
+	return nil
 }
 
 // groupKillReaches reports whether the agent's kill(0) would reach the

@@ -1,0 +1,89 @@
+package launcher
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// A policy that lists /dev/pts (or /dev, or /) for reading let the agent,
+// as the person's uid, open the person's terminal by its path and read
+// what was typed there, though it holds no descriptor of it and, off a
+// terminal, has no controlling terminal (SR-52). Unprivileged, such a
+// launch is refused before anything starts. The control, the same probe
+// unconfined from the same shell, reads the line typed after it.
+func TestIntegrationTerminalListedRefused(t *testing.T) {
+	s := newUnprivSandbox(t, nobody)
+	path, hash := s.writePolicy(t, itPol{read: []string{"/dev/pts"}})
+	term := readyShell(t, s)
+	out := filepath.Join(s.dir, "tty-read")
+	run := func(label, cmd, stdin string) string {
+		t.Helper()
+		// The line after the command waits in the terminal's input for
+		// whoever reads it next: the probe, or the shell once the launch
+		// is refused (a command not found).
+		term.send(fmt.Sprintf("%s read $(tty) %s >%s 2>&1; echo %s-$((6*7))\nnot-for-the-agent\n", cmd, stdin, out, label))
+		term.expect(label + "-42")
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	launch := fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, itEnv.probe)
+	if got := run("control", itEnv.probe, "</dev/null"); got != "ok\n" {
+		t.Fatalf("control: %q, want ok (the probe read the terminal)", got)
+	}
+	for _, c := range []struct{ name, stdin string }{{"off a terminal", "</dev/null"}, {"relayed", ""}} {
+		got := run(strings.ReplaceAll(c.name, " ", "-"), launch, c.stdin)
+		if !strings.Contains(got, "launcher: error: refused: terminal: files lists /dev/pts") || !strings.Contains(got, "SR-52") {
+			t.Errorf("confined, %s: %q, want the launch refused", c.name, got)
+		}
+	}
+}
+
+// listedTerminal names a listed path that holds a terminal the agent's
+// uid may read, and nothing for a terminal of another uid or a list that
+// does not reach one.
+func TestListedTerminal(t *testing.T) {
+	_, slave := openPTY(t)
+	uid := os.Geteuid()
+	for _, c := range []struct {
+		name string
+		read string
+		uid  int
+		want string // "" for no refusal
+	}{
+		{"/dev/pts listed", `"/dev/pts"`, uid, "files lists /dev/pts, which holds /dev/pts/"},
+		{"/dev listed", `"/dev"`, uid, "files lists /dev, which holds /dev/pts/"},
+		{"the terminal itself", fmt.Sprintf("%q", slave.Name()), uid, "files lists " + slave.Name() + ", which holds " + slave.Name()},
+		{"devices elsewhere", `"/dev/null", "/dev/urandom"`, uid, ""},
+		{"another uid's terminals", `"/dev/pts"`, 54321, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := t.TempDir()
+			p, err := policy.Parse("test.toml", []byte(fmt.Sprintf("version = 1\n[workspace]\npath = %q\n[files]\nread = [%s]\nwrite = [%q]\n", ws, c.read, ws)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The terminals of other tests may be world-readable; only
+			// this one's is known.
+			if c.uid != uid {
+				if err := os.Chmod(slave.Name(), 0o620); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = listedTerminal(p, "/dev/pts", c.uid)
+			switch {
+			case c.want == "" && err != nil && strings.Contains(err.Error(), slave.Name()+","):
+				t.Errorf("refused for this test's terminal: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("got %v, want a refusal saying %q", err, c.want)
+			}
+		})
+	}
+}
