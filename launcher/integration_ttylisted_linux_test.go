@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pinfold/pinfold/policy"
@@ -52,6 +53,11 @@ func TestIntegrationTerminalListedRefused(t *testing.T) {
 func TestListedTerminal(t *testing.T) {
 	_, slave := openPTY(t)
 	uid := os.Geteuid()
+	// A virtual console, where the machine has one: its owner's.
+	consoleUID := -1
+	if st, err := os.Stat("/dev/tty0"); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+		consoleUID = int(st.Sys().(*syscall.Stat_t).Uid)
+	}
 	for _, c := range []struct {
 		name string
 		read string
@@ -63,8 +69,12 @@ func TestListedTerminal(t *testing.T) {
 		{"the terminal itself", fmt.Sprintf("%q", slave.Name()), uid, "files lists " + slave.Name() + ", which holds " + slave.Name()},
 		{"devices elsewhere", `"/dev/null", "/dev/urandom"`, uid, ""},
 		{"another uid's terminals", `"/dev/pts"`, 54321, ""},
+		{"a virtual console of the uid", `"/dev/tty0"`, consoleUID, "files lists /dev/tty0, which holds /dev/tty0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.uid < 0 {
+				t.Skip("no virtual console (/dev/tty0) here")
+			}
 			ws := t.TempDir()
 			p, err := policy.Parse("test.toml", []byte(fmt.Sprintf("version = 1\n[workspace]\npath = %q\n[files]\nread = [%s]\nwrite = [%q]\n", ws, c.read, ws)))
 			if err != nil {
@@ -77,7 +87,7 @@ func TestListedTerminal(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err = listedTerminal(p, "/dev/pts", c.uid)
+			err = listedTerminal(p, "/dev", c.uid)
 			switch {
 			case c.want == "" && err != nil && strings.Contains(err.Error(), slave.Name()+","):
 				t.Errorf("refused for this test's terminal: %v", err)

@@ -173,7 +173,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, err
 	}
 	if !h.Root {
-		if err := listedTerminal(o.Policy, "/dev/pts", os.Geteuid()); err != nil {
+		if err := listedTerminal(o.Policy, "/dev", os.Geteuid()); err != nil {
 			return 0, err
 		}
 	}
@@ -1016,24 +1016,38 @@ func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared 
 }
 
 // listedTerminal refuses files lists that reach a terminal of the
-// person's under dir (the host's /dev/pts, which the sandbox's read-only
-// /dev shows): one the agent's uid, the person's own when unprivileged,
-// may read. Giving up the controlling terminal (SR-52) kept /dev/tty
+// person's in dev (the host's /dev, which the sandbox shows read-only):
+// a pseudo-terminal in dev/pts, or a virtual console (dev/tty1, whose
+// owner is who logged in there), that the agent's uid, the person's own
+// when unprivileged, may read. Giving up the controlling terminal (SR-52) kept /dev/tty
 // from the agent, but with /dev, /dev/pts or / listed for reading it
 // opened the person's terminal by its path, on or off a terminal of its
 // own, and read what was typed to the shell (a re-test). As root the
 // agent's throwaway uid reads no one's terminal, and stage 1 does not
 // call this.
-func listedTerminal(p *policy.Policy, dir string, uid int) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil // no devpts here: no terminal to reach
+func listedTerminal(p *policy.Policy, dev string, uid int) error {
+	var names []string
+	if ents, err := os.ReadDir(filepath.Join(dev, "pts")); err == nil {
+		for _, e := range ents {
+			if e.Name() != "ptmx" {
+				names = append(names, filepath.Join(dev, "pts", e.Name()))
+			}
+		}
+	}
+	if ents, err := os.ReadDir(dev); err == nil {
+		for _, e := range ents {
+			// /dev/tty itself opens the caller's controlling terminal,
+			// which the agent does not have (drop_controlling_terminal)
+			// or which is its own.
+			if strings.HasPrefix(e.Name(), "tty") && e.Name() != "tty" {
+				names = append(names, filepath.Join(dev, e.Name()))
+			}
+		}
 	}
 	lists := slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec)
-	for _, e := range ents {
-		name := filepath.Join(dir, e.Name())
+	for _, name := range names {
 		var st unix.Stat_t
-		if e.Name() == "ptmx" || unix.Stat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		if unix.Stat(name, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
 			continue
 		}
 		if int(st.Uid) != uid && st.Mode&0o004 == 0 {
