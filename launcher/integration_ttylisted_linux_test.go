@@ -3,6 +3,7 @@ package launcher
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -94,6 +95,36 @@ func TestListedTerminal(t *testing.T) {
 			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 				t.Errorf("got %v, want a refusal saying %q", err, c.want)
 			}
+		})
+	}
+}
+
+// A terminal on stdout (or stderr) that is not the launcher's own but
+// another session's (setsid launcher … </dev/null, from the person's
+// shell) reached the agent, write-only but a terminal still: its modes
+// were the agent's to set, and no launcher restored them. The control, a
+// program started so without the launcher, turns off the terminal's
+// Ctrl-C (stty -isig); the launch is refused.
+func TestIntegrationOutputAnotherSessionsTerminal(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		uid  int
+	}{{"root", 0}, {"unprivileged", nobody}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newUnprivSandbox(t, c.uid)
+			path, hash := s.writePolicy(t, itPol{})
+			setsid, err := exec.LookPath("setsid")
+			if err != nil {
+				t.Fatalf("no setsid (util-linux): %v", err)
+			}
+			term := readyShell(t, s)
+			term.send(fmt.Sprintf("%s -w sh -c 'stty -isig <&1' </dev/null; stty -a | tr '\\n' ' ' | grep -q -- ' -isig' && echo modes-$((6*7)); stty isig\n", setsid))
+			term.expect("modes-42")
+			m := term.mark()
+			term.send(fmt.Sprintf("%s -w %s --policy-sha256 %s --policy %s --quiet -- %s noop </dev/null; echo rc-$?\n", setsid, itEnv.launcher, hash, path, itEnv.probe))
+			term.expectAfter(m, "rc-")
+			term.expectAfter(m, "rc-124")
+			term.expectAfter(m, "stdout is the terminal")
 		})
 	}
 }

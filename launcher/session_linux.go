@@ -938,10 +938,34 @@ func groupMembers() ([]procIDs, bool) {
 // has it as its own): a shell there reads it too. A terminal no session
 // has (a pty a supervisor hands over) is the agent's alone.
 func foreignSessionStdin(stdin *os.File) error {
-	if stdin == nil {
+	return foreignSessionTerminal(stdin, "stdin", "the agent could read what is typed there",
+		"run the launcher from that terminal's shell without setsid, or give it other input: </dev/null")
+}
+
+// foreignSessionOutput refuses the same of stdout and stderr. Opened
+// again write-only (terminalsWriteOnly), such a terminal is not read, but
+// its modes are the agent's to set through it, and no relay stands
+// between: it turned off the person's Ctrl-C (stty -isig) for good,
+// flushed what was typed and resized the terminal, which signals the
+// other session's foreground job (a re-test, setsid launcher … </dev/null).
+func foreignSessionOutput(stdout *os.File, stderr io.Writer) error {
+	const why = "the agent could change its modes (turn off its Ctrl-C, say) and discard what is typed there"
+	const hint = "run the launcher from that terminal's shell without setsid, or give it other output: >out.log 2>&1"
+	if err := foreignSessionTerminal(stdout, "stdout", why, hint); err != nil {
+		return err
+	}
+	f, _ := stderr.(*os.File)
+	return foreignSessionTerminal(f, "stderr", why, hint)
+}
+
+// foreignSessionTerminal refuses term (the launcher's standard stream
+// named which) when it is a terminal that is not the launcher's
+// controlling terminal but another session's.
+func foreignSessionTerminal(term *os.File, which, why, hint string) error {
+	if term == nil {
 		return nil
 	}
-	fd := int(stdin.Fd())
+	fd := int(term.Fd())
 	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
 		return nil // not a terminal
 	}
@@ -950,7 +974,7 @@ func foreignSessionStdin(stdin *os.File) error {
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("stdin: %w", err)
+		return fmt.Errorf("%s: %w", which, err)
 	}
 	major, minor := unix.Major(st.Rdev), unix.Minor(st.Rdev)
 	ents, _ := os.ReadDir("/proc")
@@ -971,8 +995,8 @@ func foreignSessionStdin(stdin *os.File) error {
 			continue
 		}
 		if uint32((nr>>8)&0xfff) == major && uint32((nr&0xff)|((nr>>12)&0xfff00)) == minor {
-			return &RefusedError{Boundary: "terminal", Detail: fmt.Sprintf("stdin is the terminal %s, which is not the launcher's own but another session's (process %s has it): its shell reads it too, and the agent could read what is typed there", stdin.Name(), e.Name()),
-				Hint: "run the launcher from that terminal's shell without setsid, or give it other input: </dev/null"}
+			return &RefusedError{Boundary: "terminal", Detail: fmt.Sprintf("%s is the terminal %s, which is not the launcher's own but another session's (process %s has it): its shell reads it too, and %s", which, term.Name(), e.Name(), why),
+				Hint: hint}
 		}
 	}
 	return nil

@@ -172,6 +172,9 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err := foreignSessionStdin(o.Stdin); err != nil {
 		return 0, err
 	}
+	if err := foreignSessionOutput(o.Stdout, o.Stderr); err != nil {
+		return 0, err
+	}
 	if !h.Root {
 		if err := listedTerminal(o.Policy, "/dev", os.Geteuid()); err != nil {
 			return 0, err
