@@ -1022,12 +1022,12 @@ func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared 
 // person's in dev (the host's /dev, which the sandbox shows read-only):
 // a pseudo-terminal in dev/pts, or a virtual console (dev/tty1, whose
 // owner is who logged in there), that the agent's uid, the person's own
-// when unprivileged, may read. Giving up the controlling terminal (SR-52) kept /dev/tty
-// from the agent, but with /dev, /dev/pts or / listed for reading it
-// opened the person's terminal by its path, on or off a terminal of its
-// own, and read what was typed to the shell (a re-test). As root the
-// agent's throwaway uid reads no one's terminal, and stage 1 does not
-// call this.
+// when unprivileged, may read. Giving up the controlling terminal
+// (SR-52) kept /dev/tty from the agent, but with /dev, /dev/pts or /
+// listed for reading it opened the person's terminal by its path, on or
+// off a terminal of its own, and read what was typed to the shell (a
+// re-test). As root the agent's throwaway uid reads no one's terminal,
+// and stage 1 does not call this.
 func listedTerminal(p *policy.Policy, dev string, uid int) error {
 	var names []string
 	if ents, err := os.ReadDir(filepath.Join(dev, "pts")); err == nil {
