@@ -53,7 +53,7 @@ func parseGitConfig(data []byte) ([]gitVar, error) {
 		switch {
 		case !ok:
 			return vars, nil
-		case c == '\n' || c == ' ' || c == '\t':
+		case c == '\n' || isBlank(c):
 		case c == '#' || c == ';':
 			p.skipLine()
 		case c == '[':
@@ -77,7 +77,8 @@ func parseGitConfig(data []byte) ([]gitVar, error) {
 				if err != nil {
 					return nil, err
 				}
-				v.value = val
+				// git hands the value on as a C string: it ends at a NUL.
+				v.value, _, _ = strings.Cut(val, "\x00")
 			default:
 				return nil, p.errorf("a variable's name after the name")
 			}
@@ -190,7 +191,7 @@ func (p *cfgParser) header() (section, sub, raw string, err error) {
 	return "", "", "", p.errorf("a malformed section header")
 }
 
-// value reads a value after its '=', as git does: blanks around it
+// value reads a value after its '=', as git does: blanks (isBlank) around it
 // dropped, a run of blanks inside it kept as spaces, double quotes
 // keeping blanks and comment characters, the escapes \" \\ \n \t \b, and
 // a backslash at the end of a line joining the next.
@@ -205,7 +206,7 @@ func (p *cfgParser) value() (string, error) {
 				return "", p.errorf("an unclosed quote")
 			}
 			return b.String(), nil
-		case !quoted && (c == ' ' || c == '\t'):
+		case !quoted && isBlank(c):
 			if b.Len() > 0 {
 				spaces++
 			}
@@ -240,6 +241,11 @@ func (p *cfgParser) value() (string, error) {
 		}
 	}
 }
+
+// isBlank is git's isspace short of the newline: a carriage return that
+// is not part of a CRLF is a blank to git, and a value's trailing one is
+// dropped (hooksPath = .githooks\r is .githooks).
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
 
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 

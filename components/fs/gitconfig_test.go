@@ -3,6 +3,7 @@ package fs
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,6 +35,12 @@ func TestParseGitConfig(t *testing.T) {
 		{"key on the header's line", "[core] fsmonitor = x\n", []string{"core||fsmonitor=x"}, ""},
 		{"CRLF and BOM", "\xef\xbb\xbf[a]\r\nk = v\r\n", []string{"a||k=v"}, ""},
 		{"no final newline", "[a]\nk = \"v\"", []string{"a||k=v"}, ""},
+		// git's isspace has \r: one not in a CRLF is a blank, so a
+		// trailing one is dropped, not part of the path.
+		{"a lone CR is a blank", "[core]\r\thooksPath = .githooks\r\r\n\tk = a\rb\n", []string{"core||hookspath=.githooks", "core||k=a b"}, ""},
+		{"a quoted CR is kept", "[a]\nk = \"x\r\"\n", []string{"a||k=x\r"}, ""},
+		// git hands a value on as a C string.
+		{"a NUL ends a value", "[core]\nhooksPath = .githooks\x00x\n", []string{"core||hookspath=.githooks"}, ""},
 		{"a variable before a section", "k = v\n", nil, "before any section"},
 		{"unclosed header", "[core\nk = v\n", nil, "malformed section header"},
 		{"unclosed subsection", "[a \"x]\nk = v\n", nil, "unclosed subsection"},
@@ -70,8 +77,44 @@ func TestParseGitConfig(t *testing.T) {
 			if !slices.Equal(got, c.want) {
 				t.Errorf("got %q, want %q", got, c.want)
 			}
+			// And as git itself reads it, where git is installed.
+			if want, ok := gitConfigList(t, c.in); ok {
+				var list strings.Builder
+				for _, v := range vars {
+					list.WriteString(v.section + ".")
+					if v.sub != "" {
+						list.WriteString(v.sub + ".")
+					}
+					list.WriteString(v.key)
+					if !v.noValue {
+						list.WriteString("=" + v.value)
+					}
+					list.WriteString("\n")
+				}
+				if list.String() != want {
+					t.Errorf("read as %q, git reads %q", list.String(), want)
+				}
+			}
 		})
 	}
+}
+
+// gitConfigList is what git config --list says of a file holding text
+// (ok false where git is not installed).
+func gitConfigList(t *testing.T, text string) (string, bool) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		return "", false
+	}
+	f := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "config", "--file", f, "--list").Output()
+	if err != nil {
+		t.Fatalf("git config --list: %v", err)
+	}
+	return string(out), true
 }
 
 // Includes are read whatever includeIf's condition, relative to the
