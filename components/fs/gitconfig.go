@@ -386,12 +386,18 @@ type gitNamed struct {
 
 // notPrograms are the variables (section, key; "*" any key) whose values
 // are URLs, refs or paths of the repository's own tree, never a program
-// to run: their slashes are not taken for one.
+// to run (but programsAmong): their slashes are not taken for one.
 var notPrograms = [][2]string{
 	{"remote", "*"}, {"branch", "*"}, {"url", "*"}, {"submodule", "*"},
 	{"core", "worktree"}, {"include", "path"}, {"includeif", "path"},
 	{"safe", "directory"}, {"init", "defaultbranch"},
 }
+
+// programsAmong are the variables of notPrograms' sections that do name
+// a program git runs here: a remote's upload-pack and receive-pack, run
+// by the shell from the working tree's root when the remote is a path (a
+// fetch from ../upstream), and a submodule's update = !command.
+var programsAmong = [][2]string{{"remote", "uploadpack"}, {"remote", "receivepack"}, {"submodule", "update"}}
 
 // gitConfigNamed is what the configs that apply to the repositories of
 // found (their git directories: each found git file's parent, and what
@@ -545,7 +551,7 @@ func valuesNamed(vars []gitVar, root, home string) []gitNamed {
 	for _, v := range vars {
 		if slices.ContainsFunc(notPrograms, func(n [2]string) bool {
 			return n[0] == v.section && (n[1] == "*" || n[1] == v.key)
-		}) {
+		}) && !slices.Contains(programsAmong, [2]string{v.section, v.key}) {
 			continue
 		}
 		hooks := v.section == "core" && v.sub == "" && v.key == "hookspath"

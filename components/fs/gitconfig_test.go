@@ -221,6 +221,27 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// A remote's and a submodule's variables are mostly URLs and refs, but
+// git runs a remote's uploadpack and receivepack itself (by the shell,
+// from the working tree's root) when the remote is a path, and a
+// submodule's update = !command: those are programs as any other.
+func TestProtectedMountsGitConfigRemotePrograms(t *testing.T) {
+	gitTestHome(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		".git/config": "[remote \"origin\"]\n\turl = ../up\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\tuploadpack = ./tools/up\n" +
+			"\treceivepack = tools/rp --quiet\n[submodule \"lib\"]\n\turl = ./lib.git\n\tupdate = !tools/supd\n",
+		"tools/up":   "x",
+		"tools/rp":   "x",
+		"tools/supd": "x",
+		"lib.git/":   "",
+	})
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if rel := relativeTo(ws, mounts); !slices.Equal(rel, []string{".git/config", "tools/rp", "tools/supd", "tools/up"}) || len(uncovered) != 0 {
+		t.Errorf("mounts %q, uncovered %q", rel, uncovered)
+	}
+}
+
 // What a repository's config names in the workspace is mounted read-only
 // after the repository's own paths: a core.hooksPath relative to the
 // working tree, an absolute one, a bare repository's (relative to it),
