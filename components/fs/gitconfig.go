@@ -412,8 +412,9 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 	// relative values name paths in this working tree.
 	type repo struct{ gitDir, root string }
 	var repos []repo
+	at := map[repo]int{} // the depth of the .git (or git directory) it was found by
 	add := func(f protectedFound) {
-		r := repo{gitDir: filepath.Dir(f.path)}
+		r, dotGit := repo{gitDir: filepath.Dir(f.path)}, filepath.Dir(f.path)
 		switch base := strings.ToLower(filepath.Base(f.path)); {
 		case slices.Contains(gitProtected, base):
 		case base == gitDir && f.mode.IsRegular():
@@ -425,12 +426,13 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 			if !filepath.IsAbs(g) {
 				g = filepath.Join(filepath.Dir(f.path), g)
 			}
-			r = repo{gitDir: filepath.Clean(g), root: filepath.Dir(f.path)}
+			r, dotGit = repo{gitDir: filepath.Clean(g), root: filepath.Dir(f.path)}, f.path
 		default:
 			return
 		}
 		if !slices.Contains(repos, r) {
 			repos = append(repos, r)
+			at[r] = strings.Count(dotGit, "/")
 		}
 	}
 	for _, f := range found {
@@ -455,6 +457,12 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 			}
 		}
 	}
+	// The shallowest first (the one a write path lies in, a write path's
+	// own), as ProtectedMounts ranks: the bound is on them all, and a
+	// previous agent's nested repository with a config of 8 MiB (or one
+	// including itself, read at each depth), sorting first by name
+	// (!a/.git), would have left the workspace's own config unread.
+	slices.SortStableFunc(repos, func(a, b repo) int { return at[a] - at[b] })
 	// One reader for all, so that its bound is on them all; its vars
 	// and includes are taken from it for each repository.
 	cfg := &cfgReader{home: home}

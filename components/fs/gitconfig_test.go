@@ -221,6 +221,30 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// The bound on config read is on all the repositories together, so the
+// shallowest are read first: a previous agent's nested repository whose
+// config includes itself (read at each depth, past the 8 MiB bound),
+// sorting first by name, does not leave the workspace's own config, and
+// its core.hooksPath, unread. What it stopped is still said.
+func TestProtectedMountsGitConfigDecoyFirst(t *testing.T) {
+	gitTestHome(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		".git/config":    "[core]\n\thooksPath = .githooks\n",
+		".githooks/":     "",
+		"!a/.git/config": strings.Repeat("[include]\n\tpath = config\n", maxGitConfigSize/30),
+	})
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if rel := relativeTo(ws, mounts); !slices.Contains(rel, ".githooks") {
+		t.Errorf("the workspace's own core.hooksPath is not mounted: %q (uncovered %q)", rel, uncovered)
+	}
+	if !slices.ContainsFunc(uncovered, func(u string) bool {
+		return strings.Contains(u, ws+"/!a/.git/config (past the 8388608 bytes of config read")
+	}) {
+		t.Errorf("the bound is not said: %q", uncovered)
+	}
+}
+
 // A remote's and a submodule's variables are mostly URLs and refs, but
 // git runs a remote's uploadpack and receivepack itself (by the shell,
 // from the working tree's root) when the remote is a path, and a
