@@ -497,10 +497,61 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 		named = append(named, valuesNamed(cfg.vars, root, home)...)
 		named = append(named, valuesNamed(global, root, home)...)
 	}
+	// A path named through the person's own links (a ~/src that leads to
+	// the disk a write path is on) is the write path's as git opens it.
+	for i := range named {
+		named[i].path = throughLinksOutside(named[i].path, dirs)
+	}
 	// Each path once, with where it was first named.
 	slices.SortStableFunc(named, func(a, b gitNamed) int { return strings.Compare(a.path, b.path) })
 	named = slices.CompactFunc(named, func(a, b gitNamed) bool { return a.path == b.path && a.dir == b.dir })
 	return named, cfg.notes
+}
+
+// maxLinkHops bounds the links throughLinksOutside follows, as the
+// kernel's own bound.
+const maxLinkHops = 40
+
+// throughLinksOutside is p with the symbolic links on its way that lie
+// outside the write paths dirs followed, up to where it enters dirs: a
+// config naming /home/p/src/proj/.githooks where /home/p/src leads to
+// /data/src and /data/src/proj is a write path names
+// /data/src/proj/.githooks. A link inside dirs is the agent's to change
+// and is not followed (ProtectedMounts says what is reached through
+// one). p as it is when it does not enter dirs, cannot be looked at or
+// leads through more than maxLinkHops links.
+func throughLinksOutside(p string, dirs []string) string {
+	inDirs := func(q string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return q == d || beneathPath(q, d) })
+	}
+	if inDirs(p) || !filepath.IsAbs(p) {
+		return p
+	}
+	done, rest := "/", strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for hops := 0; len(rest) > 0; {
+		next := filepath.Join(done, rest[0])
+		rest = rest[1:]
+		if inDirs(next) {
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		st, err := os.Lstat(next)
+		if err != nil {
+			return p
+		}
+		if st.Mode()&os.ModeSymlink == 0 {
+			done = next
+			continue
+		}
+		t, err := os.Readlink(next)
+		if hops++; err != nil || hops > maxLinkHops {
+			return p
+		}
+		if filepath.IsAbs(t) {
+			done = "/"
+		}
+		rest = append(strings.FieldsFunc(t, func(r rune) bool { return r == '/' }), rest...)
+	}
+	return p
 }
 
 // systemGitConfig is git's system-wide config file (Debian's git's

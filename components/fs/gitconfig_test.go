@@ -245,6 +245,30 @@ func TestProtectedMountsGitConfigDecoyFirst(t *testing.T) {
 	}
 }
 
+// A config may name a path in the write paths through the person's own
+// links outside them (a ~/src leading to the disk the workspace is on;
+// the policy names real paths): git opens it there, so it is mounted.
+// A link inside the write paths is the agent's and is said, not followed.
+func TestProtectedMountsGitConfigThroughLinks(t *testing.T) {
+	home := gitTestHome(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	must(t, os.Symlink(ws, filepath.Join(outside, "src")))
+	must(t, os.Symlink(filepath.Join(ws, "tools"), filepath.Join(outside, "agents")))
+	writeTree(t, ws, map[string]string{
+		".git/config": "[core]\n\thooksPath = " + outside + "/src/.githooks\n",
+		".githooks/":  "",
+		"tools/":      "",
+		"real/prog":   "x",
+	})
+	must(t, os.Symlink("../real", filepath.Join(ws, "tools/link")))
+	writeTree(t, home, map[string]string{".gitconfig": "[core]\n\tfsmonitor = " + outside + "/agents/link/prog\n"})
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if rel := relativeTo(ws, mounts); !slices.Equal(rel, []string{".git/config", ".githooks"}) ||
+		len(uncovered) != 1 || uncovered[0] != "core.fsmonitor in "+home+"/.gitconfig names "+ws+"/tools/link/prog, which is reached through a symbolic link the agent may change" {
+		t.Errorf("mounts %q, uncovered %q", rel, uncovered)
+	}
+}
+
 // A remote's and a submodule's variables are mostly URLs and refs, but
 // git runs a remote's uploadpack and receivepack itself (by the shell,
 // from the working tree's root) when the remote is a path, and a
