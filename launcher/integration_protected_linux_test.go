@@ -118,6 +118,28 @@ func TestIntegrationProtectedGitConfigNamed(t *testing.T) {
 	})
 }
 
+// What a config names is read as git reads it: a hooksPath ending in a
+// lone CR (git's blank), a remote's uploadpack (git fetch runs it from a
+// path remote), and a program named through the person's own link
+// outside the write paths are each mounted read-only, a file beside
+// them staying writable. Before, each stayed writable and git ran what
+// the agent wrote there.
+func TestIntegrationProtectedGitConfigAsGitReads(t *testing.T) {
+	s := newSandbox(t)
+	s.mkdirs(t, ".git/hooks", ".githooks", "tools")
+	if err := os.Symlink(filepath.Join(s.ws, "tools"), filepath.Join(s.outside, "tools")); err != nil {
+		t.Fatal(err)
+	}
+	s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n\thooksPath = .githooks\r\r\n\tfsmonitor = "+s.outside+"/tools/fsmon\n"+
+		"[remote \"origin\"]\n\turl = ../up\n\tuploadpack = ./tools/up\n")
+	pol := itPol{}
+	for _, f := range []string{".githooks/pre-commit", "tools/up", "tools/fsmon"} {
+		p := s.file(t, filepath.Join(s.ws, f), "#!/bin/sh\n")
+		s.denied(t, pol, itOpts{}, "EROFS", "write", p)
+	}
+	s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, "tools/other"))
+}
+
 // What cannot be made read-only is said on every run: a symbolic link at
 // a protected name (nothing can be mounted over a link, and the tree it
 // leads to stays writable).
