@@ -554,6 +554,80 @@ func throughLinksOutside(p string, dirs []string) string {
 	return p
 }
 
+// aliasConfigs are the variables the aliases of vars set for the command
+// they run: an alias that is no !command is split into words as git
+// splits it, and git takes its -c key=value options as config (alias.ci =
+// -c core.hooksPath=.githooks commit, alias.x = -c core.fsmonitor=tools/m
+// status runs tools/m), so they name programs as the file's own do.
+func aliasConfigs(vars []gitVar) []gitVar {
+	var out []gitVar
+	for _, v := range vars {
+		if v.section != "alias" || strings.HasPrefix(strings.TrimSpace(v.value), "!") {
+			continue
+		}
+		words := splitCmdline(v.value)
+		for i := 0; i+1 < len(words); i++ {
+			if words[i] != "-c" {
+				continue
+			}
+			name, value, ok := strings.Cut(words[i+1], "=")
+			first, last := strings.IndexByte(name, '.'), strings.LastIndexByte(name, '.')
+			if !ok || first <= 0 || last == len(name)-1 {
+				continue // a boolean, or no section.key: names nothing
+			}
+			c := gitVar{file: v.file, name: v.name + " (-c " + name + ")", value: value,
+				section: strings.ToLower(name[:first]), key: strings.ToLower(name[last+1:])}
+			if first < last {
+				c.sub = name[first+1 : last]
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// splitCmdline splits an alias into words as git's split_cmdline does:
+// at blanks, single and double quotes keeping them, a backslash outside
+// single quotes taking the next character as it is. An unclosed quote
+// is nothing git runs.
+func splitCmdline(s string) []string {
+	var words []string
+	var w strings.Builder
+	var quote byte
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == 0 && (isBlank(c) || c == '\n'):
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case quote == 0 && (c == '\'' || c == '"'):
+			quote, inWord = c, true
+		case c == quote:
+			quote = 0
+		default:
+			if c == '\\' && quote != '\'' {
+				if i++; i == len(s) {
+					return nil
+				}
+				c = s[i]
+			}
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
+}
+
 // systemGitConfig is git's system-wide config file (Debian's git's
 // $(prefix)/etc/gitconfig); a variable for tests.
 var systemGitConfig = "/etc/gitconfig"
@@ -607,7 +681,7 @@ func gitRoot(g string, vars []gitVar) string {
 // is "".
 func valuesNamed(vars []gitVar, root, home string) []gitNamed {
 	var out []gitNamed
-	for _, v := range vars {
+	for _, v := range slices.Concat(vars, aliasConfigs(vars)) {
 		if slices.ContainsFunc(notPrograms, func(n [2]string) bool {
 			return n[0] == v.section && (n[1] == "*" || n[1] == v.key)
 		}) && !slices.Contains(programsAmong, [2]string{v.section, v.key}) {

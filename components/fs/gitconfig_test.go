@@ -245,6 +245,29 @@ func TestProtectedMountsGitConfigDecoyFirst(t *testing.T) {
 	}
 }
 
+// An alias that is no !command may set config for the command it runs
+// (git's -c, split as git splits an alias): git x runs the core.fsmonitor
+// of alias.x = -c core.fsmonitor=tools/m status, so what those name is
+// named too; a boolean, a value with no slash or a word that is no -c
+// names nothing.
+func TestProtectedMountsGitConfigAliasOptions(t *testing.T) {
+	gitTestHome(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		".git/config": "[alias]\n\tx = -c core.fsmonitor=tools/m status\n\tci = -c core.hooksPath=.githooks -c \"diff.Tool.textconv=tools/my conv\" commit\n" +
+			"\tst = -c color.status=always -c core.bare status\n\tl = log -- src/a.go\n\tbad = -c 'core.editor=tools/ed\n",
+		"tools/m":    "x",
+		"tools/my":   "x",
+		"tools/ed":   "x",
+		".githooks/": "",
+		"src/a.go":   "x",
+	})
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if rel := relativeTo(ws, mounts); !slices.Equal(rel, []string{".git/config", ".githooks", "tools/m", "tools/my"}) || len(uncovered) != 0 {
+		t.Errorf("mounts %q, uncovered %q", rel, uncovered)
+	}
+}
+
 // A config may name a path in the write paths through the person's own
 // links outside them (a ~/src leading to the disk the workspace is on;
 // the policy names real paths): git opens it there, so it is mounted.
