@@ -351,6 +351,16 @@ func readConfigFile(path string) ([]byte, error) {
 	case st.Size > maxGitConfigSize:
 		return nil, fmt.Errorf("larger than %d bytes", maxGitConfigSize)
 	}
+	// The kernel's own files pass for regular ones, and some act on a
+	// read (/proc/kmsg takes the messages it gives from the system's
+	// log): a config is never one.
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(pfd, &sfs); err != nil {
+		return nil, &os.PathError{Op: "statfs", Path: path, Err: err}
+	}
+	if slices.Contains(kernelFS, int64(sfs.Type)) {
+		return nil, errors.New("a file of the kernel's (proc, sys, debugfs…), not a config")
+	}
 	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -363,6 +373,11 @@ func readConfigFile(path string) ([]byte, error) {
 	}
 	return data, err
 }
+
+// kernelFS are the file systems of the kernel's interfaces, whose
+// regular files readConfigFile does not read.
+var kernelFS = []int64{unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.DEBUGFS_MAGIC, unix.TRACEFS_MAGIC,
+	unix.SECURITYFS_MAGIC, unix.EFIVARFS_MAGIC, unix.BPF_FS_MAGIC}
 
 // expandHome is v with a leading ~/ made home's ("" when home is not
 // known); other ~user forms are left as they are.

@@ -534,6 +534,22 @@ func TestReadConfigFileOpensOnlyFiles(t *testing.T) {
 	}
 }
 
+// A kernel's file passes for a regular one (/proc/kmsg is one, and takes
+// the messages a read gives from the system's log): an include.path or a
+// commondir naming one, a previous agent's choice read as root, is not
+// read.
+func TestReadConfigFileNotKernelFiles(t *testing.T) {
+	for _, p := range []string{"/proc/self/status", "/sys/kernel/uevent_seqnum"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Logf("%s: %v", p, err)
+			continue
+		}
+		if _, err := readConfigFile(p); err == nil || !strings.Contains(err.Error(), "a file of the kernel's") {
+			t.Errorf("%s: %v, want a file of the kernel's", p, err)
+		}
+	}
+}
+
 // GitConfigNamedIn (components mode) gives what the configs name strictly
 // inside the workspace, there yet or not, to protect as files.protected:
 // not the workspace itself (core.hooksPath = . would make all of it
