@@ -852,3 +852,48 @@ func TestIntegrationComponentsGitConfigNamed(t *testing.T) {
 	mustNotExist(t, filepath.Join(s.ws, ".githooks", "post-checkout"), "a command wrote core.hooksPath's directory")
 	mustExist(t, filepath.Join(s.ws, "tools", "other.sh"))
 }
+
+// In components mode too, what a config names is read as git reads it:
+// an alias's -c core.fsmonitor and a remote's uploadpack (git fetch runs
+// it from a path remote) are protected, so fs refuses to write them
+// without the person's approval; a file beside them is written.
+func TestIntegrationComponentsGitConfigAsGitReads(t *testing.T) {
+	s := newSandbox(t)
+	const owner = 4245
+	for _, d := range []string{".git", "tools"} {
+		must(t, os.MkdirAll(filepath.Join(s.ws, d), 0o777))
+	}
+	s.file(t, filepath.Join(s.ws, ".git", "config"), "[alias]\n\tx = -c core.fsmonitor=tools/mon status\n"+
+		"[remote \"origin\"]\n\turl = ../up\n\tuploadpack = ./tools/up\n")
+	mon := s.file(t, filepath.Join(s.ws, "tools", "mon"), "#!/bin/sh\n")
+	up := s.file(t, filepath.Join(s.ws, "tools", "up"), "#!/bin/sh\n")
+	must(t, filepath.Walk(s.ws, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			err = os.Chown(p, owner, owner)
+		}
+		return err
+	}))
+	must(t, os.Chmod(filepath.Join(s.ws, "tools"), 0o777))
+	l := itEnv.launcher
+	script := strings.Join([]string{
+		"printf x | " + l + " fs write tools/mon; echo mon=$?",
+		"printf x | " + l + " fs write tools/up; echo up=$?",
+		"printf x | " + l + " fs write tools/other; echo other=$?",
+		"true",
+	}, "\n")
+	r := s.agentSh(t, shellPol(), itOpts{}, script)
+	if r.code != 0 {
+		t.Fatalf("session: %s", r)
+	}
+	for _, want := range []string{"mon=119\n", "up=119\n", "other=0\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %s", want, r)
+		}
+	}
+	for _, f := range []string{mon, up} {
+		if b, _ := os.ReadFile(f); string(b) != "#!/bin/sh\n" {
+			t.Errorf("%s changed: %q", f, b)
+		}
+	}
+	mustExist(t, filepath.Join(s.ws, "tools", "other"))
+}
