@@ -514,8 +514,27 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 	}
 	// A path named through the person's own links (a ~/src that leads to
 	// the disk a write path is on) is the write path's as git opens it.
-	for i := range named {
-		named[i].path = throughLinksOutside(named[i].path, dirs)
+	// Resolved by directory, once each: a config may name thousands of
+	// programs in one directory.
+	type parent struct {
+		dir    string
+		exists bool
+	}
+	parents := map[string]parent{}
+	for i, n := range named {
+		up, ok := parents[filepath.Dir(n.path)]
+		if !ok {
+			_, err := os.Lstat(filepath.Dir(n.path))
+			up = parent{throughLinksOutside(filepath.Dir(n.path), dirs), err == nil}
+			parents[filepath.Dir(n.path)] = up
+		}
+		if p := filepath.Join(up.dir, filepath.Base(n.path)); up.dir != filepath.Dir(n.path) {
+			named[i].path = p // entered the write paths above it
+		} else if !up.exists {
+			continue // nothing is there, nor through it
+		} else if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			named[i].path = throughLinksOutside(n.path, dirs) // a link itself
+		}
 	}
 	// Each path once, with where it was first named.
 	slices.SortStableFunc(named, func(a, b gitNamed) int { return strings.Compare(a.path, b.path) })
