@@ -489,8 +489,14 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 	// A global value names an absolute path for every repository, and a
 	// relative one in each repository's root (below).
 	named = append(named, valuesNamed(global, "", home)...)
+	var unread []string // repositories past the bound: each is said
 	for _, rp := range repos {
 		g := rp.gitDir
+		if cfg.past {
+			// Read no more (cfg.read returns at once); the person's own
+			// configs still name paths in its working tree (below).
+			unread = append(unread, filepath.Join(g, "config"))
+		}
 		cfg.vars, cfg.includes = nil, nil
 		cfg.read(filepath.Join(g, "config"), 0)
 		cfg.read(filepath.Join(g, "config.worktree"), 0)
@@ -539,6 +545,21 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 	// Each path once, with where it was first named.
 	slices.SortStableFunc(named, func(a, b gitNamed) int { return strings.Compare(a.path, b.path) })
 	named = slices.CompactFunc(named, func(a, b gitNamed) bool { return a.path == b.path && a.dir == b.dir })
+	// The note at the bound names the file it was reached in; the
+	// repositories whose configs were then not read at all are named too
+	// (up to 3, then counted), so that the person sees their own
+	// repository's among them.
+	if len(unread) > 0 {
+		say := unread[:min(len(unread), 3)]
+		for i, u := range say {
+			say[i] = shortPath(u)
+		}
+		msg := strings.Join(say, ", ")
+		if len(unread) > len(say) {
+			msg += fmt.Sprintf(" and %d more", len(unread)-len(say))
+		}
+		cfg.notes = append(cfg.notes, msg+" (not read: past the bound of config one launch reads; the programs and includes they name are not covered)")
+	}
 	return named, cfg.notes
 }
 

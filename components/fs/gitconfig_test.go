@@ -292,6 +292,28 @@ func TestProtectedMountsGitConfigThroughLinks(t *testing.T) {
 	}
 }
 
+// A repository whose config is not read at all, past the bound another
+// repository's used up (one as deep, sorting first), is named, so the
+// person sees their own among them, not only the file the bound was
+// reached in; the person's own config still names paths in it.
+func TestProtectedMountsGitConfigUnreadSaid(t *testing.T) {
+	home := gitTestHome(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		"!a/.git/config": strings.Repeat("[include]\n\tpath = config\n", maxGitConfigSize/30),
+		"b/.git/config":  "[core]\n\thooksPath = .githooks\n",
+		"b/tools/mon":    "x",
+	})
+	writeTree(t, home, map[string]string{".gitconfig": "[core]\n\tfsmonitor = tools/mon\n"})
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	if !slices.Contains(uncovered, ws+"/b/.git/config (not read: past the bound of config one launch reads; the programs and includes they name are not covered)") {
+		t.Errorf("the unread repository is not named: %q", uncovered)
+	}
+	if rel := relativeTo(ws, mounts); !slices.Contains(rel, "b/tools/mon") {
+		t.Errorf("the person's own config no longer names b/tools/mon: %q", rel)
+	}
+}
+
 // A remote's and a submodule's variables are mostly URLs and refs, but
 // git runs a remote's uploadpack and receivepack itself (by the shell,
 // from the working tree's root) when the remote is a path, and a
