@@ -294,3 +294,30 @@ func fakeLauncher(t *testing.T) string {
 	}
 	return p
 }
+
+// SR-52's refusal is /dev/tty opening nothing (ENXIO): a denial of
+// another kind (the file not listed, EACCES) would pass the check without
+// showing the controlling terminal given up.
+func TestCheckSR52RefusesOnlyNoTerminal(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	i := indexOf(checks(), "SR-52")
+	if i < 0 {
+		t.Fatal("no SR-52 check")
+	}
+	pc, err := checks()[i].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pc.cttyOnly || pc.pty {
+		t.Errorf("SR-52's runs: cttyOnly %v, pty %v; want the terminal as controlling terminal alone", pc.cttyOnly, pc.pty)
+	}
+	for line, want := range map[string]bool{"denied ENXIO": true, "denied EACCES": false, "denied EPERM": false, "ok": false} {
+		if got := pc.refused(Run{Line: line, Code: 1}); got != want {
+			t.Errorf("SR-52: %q taken as a refusal: %v, want %v", line, got, want)
+		}
+	}
+}

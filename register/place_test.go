@@ -53,6 +53,8 @@ func TestRunnableThere(t *testing.T) {
 		{"/var/launcher", true, "/var holds the checks' workspaces"},
 		{"/launcher", false, "/ holds the checks' workspaces"},
 		{"/var/tmpx/launcher", true, "no such file"},
+		// A directory whose name only begins as one above it does is not.
+		{"/var/t/launcher", false, ""},
 		{filepath.Join(open, "gone"), true, "no such file"},
 	} {
 		err := runnableThere(c.path, c.root)

@@ -54,6 +54,16 @@ func TestJudgeSaysTheErrorBeforeItsHint(t *testing.T) {
 	if !strings.Contains(why, "private directory") {
 		t.Errorf("control's reason %q lacks the error", why)
 	}
+	// The error line may be the first line, and a refusal's reason says
+	// it as well.
+	first := "launcher: error: the first line\nlauncher: hint: do this\n"
+	if got := errorLineBeforeHint(first); got != "launcher: error: the first line" {
+		t.Errorf("errorLineBeforeHint(%q) = %q", first, got)
+	}
+	refusedHere := func(Run) bool { return true }
+	if _, why := judge(r, Run{Line: "ok"}, refusedHere, okLine); !strings.Contains(why, "private directory") || !strings.Contains(why, "list the directory beneath") {
+		t.Errorf("a refusal's reason %q lacks the error or its hint", why)
+	}
 	for _, s := range []string{
 		"launcher: error: no hint after it\n",
 		"launcher: error: a\nlauncher: note: b\n",

@@ -41,6 +41,7 @@ func TestParseGitConfig(t *testing.T) {
 		{"a quoted CR is kept", "[a]\nk = \"x\r\"\n", []string{"a||k=x\r"}, ""},
 		// git hands a value on as a C string.
 		{"a NUL ends a value", "[core]\nhooksPath = .githooks\x00x\n", []string{"core||hookspath=.githooks"}, ""},
+		{"names with digits and dashes", "[my-Tool2]\nmy-Cmd2 = !./x\n", []string{"my-tool2||my-cmd2=!./x"}, ""},
 		{"a variable before a section", "k = v\n", nil, "before any section"},
 		{"unclosed header", "[core\nk = v\n", nil, "malformed section header"},
 		{"unclosed subsection", "[a \"x]\nk = v\n", nil, "unclosed subsection"},
@@ -191,6 +192,20 @@ func TestGitConfigReaderIncludes(t *testing.T) {
 	r.read(filepath.Join(dir, "chain/0"), 0)
 	if len(r.notes) != 1 || !strings.Contains(r.notes[0], fmt.Sprintf("/cycle/a (past the %d config files read, as any after it", maxGitConfigFiles)) {
 		t.Errorf("files: notes %q", r.notes)
+	}
+	// The bound of files is 4096 from a fresh reader: one config naming
+	// 4100 includes that do not exist (each an open, if no bytes) stops
+	// past the 4096th, and says so.
+	var many strings.Builder
+	many.WriteString("[include]\n")
+	for i := range 4100 {
+		fmt.Fprintf(&many, "\tpath = missing-%d\n", i)
+	}
+	write(filepath.Join(dir, "many"), many.String())
+	r = &cfgReader{}
+	r.read(filepath.Join(dir, "many"), 0)
+	if r.files != 4097 || len(r.notes) != 1 || !strings.Contains(r.notes[0], "past the 4096 config files read") {
+		t.Errorf("many includes: %d files, notes %q", r.files, r.notes)
 	}
 }
 
@@ -587,5 +602,16 @@ func TestGitConfigNamedIn(t *testing.T) {
 	want := []string{filepath.Join(ws, ".githooks"), filepath.Join(ws, "sub.gitconfig"), filepath.Join(ws, "tools", "fsmon.sh")} // the include, not there yet
 	if !slices.Equal(got, want) || len(notRead) != 0 {
 		t.Errorf("got %q (not read %q), want %q", got, notRead, want)
+	}
+	// A config that cannot be read is said, here and by ProtectedMade
+	// at the end of a wrapper-mode launch, never taken for one naming
+	// nothing.
+	writeTree(t, ws, map[string]string{"sub.gitconfig": "[core\n"})
+	const bad = "/sub.gitconfig (not read: line 1"
+	if _, notRead := GitConfigNamedIn([]string{ws}, MaxProtectedWalk); len(notRead) != 1 || !strings.Contains(notRead[0], ws+bad) {
+		t.Errorf("a malformed include: not read %q", notRead)
+	}
+	if _, unseen := ProtectedMade([]string{ws}, nil, MaxProtectedWalk); !slices.ContainsFunc(unseen, func(u string) bool { return strings.Contains(u, ws+bad) }) {
+		t.Errorf("a malformed include: ProtectedMade's unseen %q", unseen)
 	}
 }
