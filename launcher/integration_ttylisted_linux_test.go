@@ -64,27 +64,46 @@ func TestListedTerminal(t *testing.T) {
 		read string
 		uid  int
 		want string // "" for no refusal
+		// list is the files list read goes in ("" for read); mode, when
+		// set, is this test's terminal's.
+		list string
+		mode os.FileMode
 	}{
-		{"/dev/pts listed", `"/dev/pts"`, uid, "files lists /dev/pts, which holds /dev/pts/"},
-		{"/dev listed", `"/dev"`, uid, "files lists /dev, which holds /dev/pts/"},
-		{"the terminal itself", fmt.Sprintf("%q", slave.Name()), uid, "files lists " + slave.Name() + ", which holds " + slave.Name()},
-		{"devices elsewhere", `"/dev/null", "/dev/urandom"`, uid, ""},
-		{"another uid's terminals", `"/dev/pts"`, 54321, ""},
-		{"a virtual console of the uid", `"/dev/tty0"`, consoleUID, "files lists /dev/tty0, which holds /dev/tty0"},
+		{"/dev/pts listed", `"/dev/pts"`, uid, "files lists /dev/pts, which holds /dev/pts/", "", 0},
+		{"/dev listed", `"/dev"`, uid, "files lists /dev, which holds /dev/pts/", "", 0},
+		{"the terminal itself", fmt.Sprintf("%q", slave.Name()), uid, "files lists " + slave.Name() + ", which holds " + slave.Name(), "", 0},
+		{"devices elsewhere", `"/dev/null", "/dev/urandom"`, uid, "", "", 0},
+		{"another uid's terminals", `"/dev/pts"`, 54321, "", "", 0},
+		{"a virtual console of the uid", `"/dev/tty0"`, consoleUID, "files lists /dev/tty0, which holds /dev/tty0", "", 0},
+		// The write and exec lists give reading too.
+		{"the terminal listed for writing", fmt.Sprintf("%q", slave.Name()), uid, "files lists " + slave.Name() + ", which holds " + slave.Name(), "write", 0},
+		{"the terminal listed for running", fmt.Sprintf("%q", slave.Name()), uid, "files lists " + slave.Name() + ", which holds " + slave.Name(), "exec", 0},
+		// Another uid's terminal that others may read (mesg aside, 0620
+		// is usual) is readable by the agent's uid as well.
+		{"another uid's world-readable terminal", fmt.Sprintf("%q", slave.Name()), 54321, "files lists " + slave.Name() + ", which holds " + slave.Name(), "", 0o604},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.uid < 0 {
 				t.Skip("no virtual console (/dev/tty0) here")
 			}
 			ws := t.TempDir()
-			p, err := policy.Parse("test.toml", []byte(fmt.Sprintf("version = 1\n[workspace]\npath = %q\n[files]\nread = [%s]\nwrite = [%q]\n", ws, c.read, ws)))
+			lists := map[string]string{"read": "", "write": fmt.Sprintf("%q", ws), "exec": ""}
+			if c.list == "" {
+				c.list = "read"
+			}
+			lists[c.list] = strings.TrimPrefix(lists[c.list]+", "+c.read, ", ")
+			p, err := policy.Parse("test.toml", []byte(fmt.Sprintf("version = 1\n[workspace]\npath = %q\n[files]\nread = [%s]\nwrite = [%s]\nexec = [%s]\n", ws, lists["read"], lists["write"], lists["exec"])))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// The terminals of other tests may be world-readable; only
 			// this one's is known.
-			if c.uid != uid {
-				if err := os.Chmod(slave.Name(), 0o620); err != nil {
+			mode := c.mode
+			if mode == 0 && c.uid != uid {
+				mode = 0o620
+			}
+			if mode != 0 {
+				if err := os.Chmod(slave.Name(), mode); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -125,6 +144,12 @@ func TestIntegrationOutputAnotherSessionsTerminal(t *testing.T) {
 			term.expectAfter(m, "rc-")
 			term.expectAfter(m, "rc-124")
 			term.expectAfter(m, "stdout is the terminal")
+			// stderr alone another session's terminal is refused too.
+			m = term.mark()
+			term.send(fmt.Sprintf("%s -w %s --policy-sha256 %s --policy %s --quiet -- %s noop </dev/null >/dev/null; echo rc-$?\n", setsid, itEnv.launcher, hash, path, itEnv.probe))
+			term.expectAfter(m, "rc-")
+			term.expectAfter(m, "rc-124")
+			term.expectAfter(m, "stderr is the terminal")
 		})
 	}
 }
