@@ -266,9 +266,7 @@ func TestProtectedMountsGitConfigDecoyFirst(t *testing.T) {
 // named too; a boolean, a value with no slash or a word that is no -c
 // names nothing.
 func TestProtectedMountsGitConfigAliasOptions(t *testing.T) {
-	gitTestHome(t)
-	ws := t.TempDir()
-	writeTree(t, ws, map[string]string{
+	wantMounts(t, map[string]string{
 		".git/config": "[alias]\n\tx = -c core.fsmonitor=tools/m status\n\tci = -c core.hooksPath=.githooks -c \"diff.Tool.textconv=tools/my conv\" commit\n" +
 			"\tst = -c color.status=always -c core.bare status\n\tl = log -- src/a.go\n\tbad = -c 'core.editor=tools/ed\n",
 		"tools/m":    "x",
@@ -276,10 +274,20 @@ func TestProtectedMountsGitConfigAliasOptions(t *testing.T) {
 		"tools/ed":   "x",
 		".githooks/": "",
 		"src/a.go":   "x",
-	})
+	}, ".git/config", ".githooks", "tools/m", "tools/my")
+}
+
+// wantMounts writes tree into a new workspace (with a home of its own)
+// and requires ProtectedMounts to mount exactly want there (relative),
+// leaving nothing uncovered.
+func wantMounts(t *testing.T, tree map[string]string, want ...string) {
+	t.Helper()
+	gitTestHome(t)
+	ws := t.TempDir()
+	writeTree(t, ws, tree)
 	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
-	if rel := relativeTo(ws, mounts); !slices.Equal(rel, []string{".git/config", ".githooks", "tools/m", "tools/my"}) || len(uncovered) != 0 {
-		t.Errorf("mounts %q, uncovered %q", rel, uncovered)
+	if rel := relativeTo(ws, mounts); !slices.Equal(rel, want) || len(uncovered) != 0 {
+		t.Errorf("mounts %q, uncovered %q; want %q", rel, uncovered, want)
 	}
 }
 
@@ -334,20 +342,14 @@ func TestProtectedMountsGitConfigUnreadSaid(t *testing.T) {
 // from the working tree's root) when the remote is a path, and a
 // submodule's update = !command: those are programs as any other.
 func TestProtectedMountsGitConfigRemotePrograms(t *testing.T) {
-	gitTestHome(t)
-	ws := t.TempDir()
-	writeTree(t, ws, map[string]string{
+	wantMounts(t, map[string]string{
 		".git/config": "[remote \"origin\"]\n\turl = ../up\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\tuploadpack = ./tools/up\n" +
 			"\treceivepack = tools/rp --quiet\n[submodule \"lib\"]\n\turl = ./lib.git\n\tupdate = !tools/supd\n",
 		"tools/up":   "x",
 		"tools/rp":   "x",
 		"tools/supd": "x",
 		"lib.git/":   "",
-	})
-	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
-	if rel := relativeTo(ws, mounts); !slices.Equal(rel, []string{".git/config", "tools/rp", "tools/supd", "tools/up"}) || len(uncovered) != 0 {
-		t.Errorf("mounts %q, uncovered %q", rel, uncovered)
-	}
+	}, ".git/config", "tools/rp", "tools/supd", "tools/up")
 }
 
 // What a repository's config names in the workspace is mounted read-only
