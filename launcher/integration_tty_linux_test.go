@@ -1275,13 +1275,7 @@ func TestIntegrationOffTerminalNoControllingTerminal(t *testing.T) {
 			out := filepath.Join(s.dir, "tty-probe")
 			run := func(label, cmd, stdin string) string {
 				t.Helper()
-				term.send(fmt.Sprintf("%s write /dev/tty %s >%s 2>&1; echo %s-$((6*7))\n", cmd, stdin, out, label))
-				term.expect(label + "-42")
-				b, err := os.ReadFile(out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				line, _, _ := strings.Cut(string(b), "\n")
+				line, _, _ := strings.Cut(term.shellRun(label, cmd+" write /dev/tty "+stdin, out, ""), "\n")
 				return line
 			}
 			launch := fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, itEnv.probe)
@@ -1299,4 +1293,19 @@ func TestIntegrationOffTerminalNoControllingTerminal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shellRun types command on the person's shell with its output and
+// errors going to out, then after (a line for whoever reads the terminal
+// next), waits (bounded) until the shell has run it, and returns what
+// out holds.
+func (p *ptyTerm) shellRun(label, command, out, after string) string {
+	p.t.Helper()
+	p.send(fmt.Sprintf("%s >%s 2>&1; echo %s-$((6*7))\n%s", command, out, label, after))
+	p.expect(label + "-42")
+	b, err := os.ReadFile(out)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return string(b)
 }

@@ -28,13 +28,7 @@ func TestIntegrationTerminalListedRefused(t *testing.T) {
 		// The line after the command waits in the terminal's input for
 		// whoever reads it next: the probe, or the shell once the launch
 		// is refused (a command not found).
-		term.send(fmt.Sprintf("%s read $(tty) %s >%s 2>&1; echo %s-$((6*7))\nnot-for-the-agent\n", cmd, stdin, out, label))
-		term.expect(label + "-42")
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		return term.shellRun(label, cmd+" read $(tty) "+stdin, out, "not-for-the-agent\n")
 	}
 	launch := fmt.Sprintf("%s --policy-sha256 %s --policy %s --quiet -- %s", itEnv.launcher, hash, path, itEnv.probe)
 	if got := run("control", itEnv.probe, "</dev/null"); got != "ok\n" {
