@@ -454,3 +454,21 @@ func mustExist(t *testing.T, path string) os.FileInfo {
 	}
 	return st
 }
+
+// TestIntegrationExecHint: an agent the kernel will not run, for a
+// reason its own error words badly (a script whose #! interpreter is
+// missing fails with "No such file or directory"), gets a hint naming
+// the cause.
+func TestIntegrationExecHint(t *testing.T) {
+	s := newSandbox(t)
+	script := s.file(t, filepath.Join(s.outside, "agent.sh"), "#!/nonexistent/sh\necho hi\n")
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path, hash := s.writePolicy(t, itPol{exec: []string{s.outside}})
+	r := s.run(t, itOpts{}, itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--quiet", "--", script)
+	want := "launcher: hint: its #! line names the interpreter /nonexistent/sh, which does not exist"
+	if r.code != 125 || !strings.Contains(r.stderr, "stage 2 exec: "+script+": No such file or directory") || !strings.Contains(r.stderr, want) {
+		t.Fatalf("want exit 125, the kernel's error and %q; got %s", want, r)
+	}
+}

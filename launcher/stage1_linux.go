@@ -73,8 +73,9 @@ type Beside interface {
 }
 
 // StepFailedError is a Boundary step that failed in stage 2, after the
-// plan was accepted: the agent never started.
-type StepFailedError struct{ Report string }
+// plan was accepted: the agent never started. Hint, when not empty, is
+// what stage 1 sees that may have caused it.
+type StepFailedError struct{ Report, Hint string }
 
 func (e *StepFailedError) Error() string { return "stage 2 " + e.Report }
 
@@ -271,6 +272,10 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	}
 	s.sigs, s.deferred = sigs, early
 	if err := s.run(); err != nil {
+		var failed *StepFailedError
+		if errors.As(err, &failed) && strings.HasPrefix(failed.Report, "exec: "+plan.Path+": ") {
+			failed.Hint = execHint(plan.Path, o.Policy)
+		}
 		return endedStatus(o.Stderr, err)
 	}
 	return s.wait(ctx, sigs)

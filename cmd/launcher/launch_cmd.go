@@ -150,7 +150,7 @@ func (e env) launch(args []string) error {
 	case errors.As(err, &refused):
 		return &cliError{code: exitRefused, err: fmt.Errorf("refused: %s: nothing was started", refused.Error()), hint: refused.Hint}
 	case errors.As(err, &failed):
-		return &cliError{code: exitFailure, err: fmt.Errorf("%s: the agent was not started", failed.Error())}
+		return &cliError{code: exitFailure, err: fmt.Errorf("%s: the agent was not started", failed.Error()), hint: failed.Hint}
 	case errors.Is(err, exec.ErrNotFound):
 		return &cliError{code: exitFailure, err: err, hint: "list the agent's directory in [env] PATH (pass or set) and in [files] exec"}
 	case err != nil:
