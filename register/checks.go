@@ -86,6 +86,12 @@ type probeCase struct {
 	refused func(Run) bool
 	ok      func(Run) bool
 	skip    func(control Run) (bool, string)
+	// also makes a check of several cases: each is run and judged as
+	// this one is, in the same scratch directory, one after the other.
+	// The check passes only when every case does; a case that does not
+	// decides the verdict, and name says which it was.
+	also []probeCase
+	name string
 }
 
 // checks lists the executable checks, by register id.
@@ -515,14 +521,8 @@ func checks() []check {
 			if err := os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755); err != nil {
 				return probeCase{}, err
 			}
-			for name, text := range files {
-				p := filepath.Join(s.ws, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					return probeCase{}, err
-				}
-				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-					return probeCase{}, err
-				}
+			if err := writeTree(s.ws, files); err != nil {
+				return probeCase{}, err
 			}
 			text := s.componentsText("[commands]\nauto = [\"cp\"]\n")
 			return probeCase{raw: text, control: text, probe: probe("sh-run", "cp -r tpl/. ."), controlProbe: probe("sh-run", "cp -r plain/. ."),
@@ -576,14 +576,43 @@ return how;`
 			return s.gatewayCase()
 		}},
 		{"SR-51", func(s *scratch) (probeCase, error) {
-			// A repository's hooks directory in the writable workspace: a
-			// hook written there would run at the person's next commit.
-			hooks := filepath.Join(s.ws, ".git", "hooks")
-			if err := os.MkdirAll(hooks, 0o755); err != nil {
+			// A repository in the writable workspace: its own hooks
+			// directory, and what its config names (a hooks directory, a
+			// program, an included file), each run or read by the
+			// person's next commit or git status. The agent's write to
+			// each is refused by a read-only mount (EROFS) where the same
+			// write unconfined goes ahead. And in a launch like those, a
+			// write beside them goes ahead: only what is named is
+			// read-only, not the workspace whole.
+			files := map[string]string{
+				".git/config":          "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmonitor\n[include]\n\tpath = ../tools/git.inc\n",
+				".githooks/pre-commit": "#!/bin/sh\n",
+				"tools/fsmonitor":      "#!/bin/sh\n",
+				"tools/git.inc":        "[alias]\n\tst = status\n",
+			}
+			if err := os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755); err != nil {
 				return probeCase{}, err
 			}
-			return probeCase{probe: probe("write", filepath.Join(hooks, "pre-commit")), direct: true,
-				refused: func(r Run) bool { return r.Line == "denied EROFS" }}, nil
+			if err := writeTree(s.ws, files); err != nil {
+				return probeCase{}, err
+			}
+			write := func(name, rel string) probeCase {
+				return probeCase{name: name, probe: probe("write", filepath.Join(s.ws, rel)), direct: true,
+					refused: func(r Run) bool { return r.Line == "denied EROFS" }}
+			}
+			pc := write(".git/hooks/pre-commit", ".git/hooks/pre-commit")
+			beside := write(".githooks/pre-commit (control: tools/notes written confined)", ".githooks/pre-commit")
+			beside.direct, beside.controlProbe = false, probe("write", filepath.Join(s.ws, "tools", "notes"))
+			pc.also = []probeCase{
+				write("core.hooksPath's .githooks/pre-commit", ".githooks/pre-commit"),
+				write("core.fsmonitor's tools/fsmonitor", "tools/fsmonitor"),
+				beside,
+				// Last: its control, the write unconfined, leaves the file
+				// no config git can read, which a launch after it would
+				// say as uncovered.
+				write("include.path's tools/git.inc", "tools/git.inc"),
+			}
+			return pc, nil
 		}},
 		{"SR-52", func(s *scratch) (probeCase, error) {
 			// Both runs have a terminal as their controlling terminal and
@@ -618,6 +647,21 @@ func (s *scratch) escapeCase(action string) (probeCase, error) {
 	text := s.componentsText("")
 	return probeCase{raw: text, control: text, probe: []string{action, "escape"}, controlProbe: []string{action, "inside"},
 		refused: func(r Run) bool { return r.Line == "denied fs.beneath" && r.Code == 1 }}, nil
+}
+
+// writeTree writes each file of files (a path relative to dir, and its
+// text), with the directories above it.
+func writeTree(dir string, files map[string]string) error {
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // killComponent waits, at most wait, for the component role that the

@@ -101,32 +101,35 @@ func TestCheckPredicates(t *testing.T) {
 		if c.id == "SR-50" && os.Geteuid() != 0 {
 			continue // the gateway is root's: skipped when run (TestRegisterCheck)
 		}
-		pc, err := c.prepare(s)
+		first, err := c.prepare(s)
 		if err != nil {
 			t.Fatalf("%s: prepare: %v", c.id, err)
 		}
-		if pc.skip != nil && pc.refused == nil {
-			continue // a check this runner skips (as not root): nothing to judge
-		}
-		l, ok := cases[c.id]
-		if !ok {
-			l = std
-		}
-		refused, success := pc.refused, pc.ok
-		if refused == nil {
-			refused = deniedLine
-		}
-		if success == nil {
-			success = okLine
-		}
-		if !refused(l.refused) {
-			t.Errorf("%s: %+v is not taken as a refusal", c.id, l.refused)
-		}
-		if refused(l.notRefused) {
-			t.Errorf("%s: %+v is taken as a refusal", c.id, l.notRefused)
-		}
-		if !success(l.controlOK) {
-			t.Errorf("%s: control %+v is not taken as a success", c.id, l.controlOK)
+		for _, pc := range append([]probeCase{first}, first.also...) {
+			if pc.skip != nil && pc.refused == nil {
+				continue // a check this runner skips (as not root): nothing to judge
+			}
+			l, ok := cases[c.id]
+			if !ok {
+				l = std
+			}
+			refused, success := pc.refused, pc.ok
+			if refused == nil {
+				refused = deniedLine
+			}
+			if success == nil {
+				success = okLine
+			}
+			id := strings.TrimSuffix(c.id+" "+pc.name, " ")
+			if !refused(l.refused) {
+				t.Errorf("%s: %+v is not taken as a refusal", id, l.refused)
+			}
+			if refused(l.notRefused) {
+				t.Errorf("%s: %+v is taken as a refusal", id, l.notRefused)
+			}
+			if !success(l.controlOK) {
+				t.Errorf("%s: control %+v is not taken as a success", id, l.controlOK)
+			}
 		}
 	}
 	// A refusal for another reason is not the one these checks are about:
@@ -139,6 +142,7 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-18", Run{Line: "euid 0 uid 0 chmod denied EPERM"}},
 		{"SR-18", Run{Line: "euid 1879048200 uid 1879048200 chmod ok"}}, // a set-uid file was made
 		{"SR-21", Run{Line: "denied EACCES", Code: 1}},
+		{"SR-51", Run{Line: "denied EACCES", Code: 1}},
 		{"SR-23", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"}},
 		{"SR-24", Run{Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"}},
 		// A policy refused for another reason than the check's: a spoil
@@ -320,4 +324,122 @@ func TestCheckSR52RefusesOnlyNoTerminal(t *testing.T) {
 			t.Errorf("SR-52: %q taken as a refusal: %v, want %v", line, got, want)
 		}
 	}
+}
+
+// A check of several cases says which case decided its verdict: every
+// case has a name of its own, and no case has cases of its own (they
+// would not be run).
+func TestCheckCasesNamed(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	for _, c := range checks() {
+		if c.id == "SR-50" && os.Geteuid() != 0 {
+			continue // the gateway is root's (TestCheckPredicates)
+		}
+		pc, err := c.prepare(s)
+		if err != nil {
+			t.Fatalf("%s: prepare: %v", c.id, err)
+		}
+		if len(pc.also) == 0 {
+			continue
+		}
+		seen := map[string]bool{}
+		for j, one := range append([]probeCase{pc}, pc.also...) {
+			if one.name == "" || seen[one.name] {
+				t.Errorf("%s: case %q: every case needs a name of its own", c.id, one.name)
+			}
+			seen[one.name] = true
+			if j > 0 && len(one.also) > 0 {
+				t.Errorf("%s: case %q has cases of its own, which are never run", c.id, one.name)
+			}
+		}
+	}
+}
+
+// The most severe verdict of a check's cases is the check's: one case
+// failing fails it whatever the others, one that learned nothing leaves
+// it inconclusive, a pass needs every case. The reason names each case
+// with that verdict, and the runs are the first such case's.
+func TestCombine(t *testing.T) {
+	cases := []probeCase{{name: "a"}, {name: "b"}, {name: "c"}}
+	r := func(v Verdict, line string) Result {
+		return Result{Verdict: v, Reason: string(v) + " " + line, Confined: Run{Line: line}}
+	}
+	for _, c := range []struct {
+		results []Result
+		want    Verdict
+		reason  string
+		line    string
+	}{
+		{[]Result{r(Pass, "1"), r(Pass, "2"), r(Pass, "3")}, Pass, "a: pass 1; b: pass 2; c: pass 3", "1"},
+		{[]Result{r(Pass, "1"), r(Fail, "2"), r(Inconclusive, "3")}, Fail, "b: fail 2", "2"},
+		{[]Result{r(Inconclusive, "1"), r(Pass, "2"), r(Fail, "3")}, Fail, "c: fail 3", "3"},
+		{[]Result{r(Pass, "1"), r(Inconclusive, "2"), r(Inconclusive, "3")}, Inconclusive, "b: inconclusive 2; c: inconclusive 3", "2"},
+		{[]Result{r(Skipped, "1"), r(Pass, "2"), r(Pass, "3")}, Skipped, "a: skipped 1", "1"},
+	} {
+		got := combine(cases, c.results)
+		if got.Verdict != c.want || got.Reason != c.reason || got.Confined.Line != c.line {
+			t.Errorf("combine(%v) = %s %q (runs of %q), want %s %q (runs of %q)", c.results, got.Verdict, got.Reason, got.Confined.Line, c.want, c.reason, c.line)
+		}
+	}
+	// A check of one case keeps its reason as it is.
+	if got := combine(cases[:1], []Result{r(Fail, "1")}); got.Reason != "fail 1" {
+		t.Errorf("one case: reason %q", got.Reason)
+	}
+}
+
+// SR-51 run with launchers that leave one kind of path writable: each is
+// a failure that names the case (a launcher that mounts the repository's
+// own hooks but nothing its config names passed before, the only case
+// being .git/hooks), and a launcher that makes the whole workspace
+// read-only is no pass (the write beside them is refused too).
+func TestCheckSR51Cases(t *testing.T) {
+	i := indexOf(checks(), "SR-51")
+	if i < 0 {
+		t.Fatal("no SR-51 check")
+	}
+	for _, c := range []struct {
+		writable []string // paths the fake launcher's confined write succeeds at
+		want     Verdict
+		says     []string
+	}{
+		{nil, Inconclusive, []string{".githooks/pre-commit (control: tools/notes written confined): control failed"}},
+		{[]string{"tools/notes"}, Pass, []string{".git/hooks/pre-commit: refused", "core.hooksPath's .githooks/pre-commit: refused", "include.path's tools/git.inc: refused", "core.fsmonitor's tools/fsmonitor: refused"}},
+		{[]string{"tools/notes", ".githooks/pre-commit"}, Fail, []string{"core.hooksPath's .githooks/pre-commit: not refused", "(control: tools/notes written confined): not refused"}},
+		{[]string{"tools/notes", "tools/git.inc"}, Fail, []string{"include.path's tools/git.inc: not refused"}},
+		{[]string{"tools/notes", "tools/fsmonitor"}, Fail, []string{"core.fsmonitor's tools/fsmonitor: not refused"}},
+		{[]string{"tools/notes", ".git/hooks/pre-commit"}, Fail, []string{".git/hooks/pre-commit: not refused"}},
+	} {
+		r := Runner{Launcher: fakeWriter(t, c.writable...), Timeout: 10 * time.Second}
+		res, _ := r.run(context.Background(), checks()[i])
+		if res.Verdict != c.want {
+			t.Errorf("writable %v: %s (%s), want %s", c.writable, res.Verdict, res.Reason, c.want)
+		}
+		for _, says := range c.says {
+			if !strings.Contains(res.Reason, says) {
+				t.Errorf("writable %v: reason %q does not say %q", c.writable, res.Reason, says)
+			}
+		}
+	}
+}
+
+// fakeWriter is a stand-in launcher for write checks: run as the probe
+// (the control run directly) it writes nothing and says ok; as a launch,
+// it says ok for a write to a path ending in one of writable, else that
+// the write was refused by a read-only mount.
+func fakeWriter(t *testing.T, writable ...string) string {
+	t.Helper()
+	var cases string
+	for _, w := range writable {
+		cases += fmt.Sprintf("*/%s) echo ok; exit 0 ;;\n", w)
+	}
+	script := "#!/bin/sh\n[ \"$1\" = " + probeEntry + " ] && { echo ok; exit 0; }\nfor a; do last=$a; done\ncase \"$last\" in\n" + cases + "esac\necho denied EROFS\nexit 1\n"
+	p := filepath.Join(t.TempDir(), "launcher")
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

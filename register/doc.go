@@ -24,6 +24,15 @@
 //     refusal counting only when the control succeeded, SR-09); Check is
 //     "" for those, and their evidence is the test suite alone, named in
 //     Evidence as "dir.TestName" (dir relative to the module root).
+//   - A check may have several cases (probeCase.also), run one after
+//     the other in one scratch directory, each beside a control of its
+//     own: the check passes only when every case does, and the reason
+//     names the case that decided it. SR-51's are the workspace
+//     repository's own .git/hooks and what its config names there
+//     (core.hooksPath's .githooks, a core.fsmonitor program, an
+//     include.path file), each refused beside the same write unconfined,
+//     and a write beside them in the same kind of launch, which must go
+//     ahead (a workspace read-only whole proves nothing).
 //   - Evidence names tests; a name existing does not mean the test ran on
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES

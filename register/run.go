@@ -203,13 +203,56 @@ func (r Runner) run(ctx context.Context, c check) (Result, probeCase) {
 		res.Verdict, res.Reason = Inconclusive, "set-up: "+err.Error()
 		return res, pc
 	}
+	cases := append([]probeCase{pc}, pc.also...)
+	results := make([]Result, len(cases))
+	for i, one := range cases {
+		results[i] = r.runCase(ctx, s, one)
+	}
+	v := combine(cases, results)
+	res.Verdict, res.Reason, res.Confined, res.Control = v.Verdict, v.Reason, v.Confined, v.Control
+	return res, pc
+}
+
+// severity orders verdicts for a check of several cases: one case
+// failing is the check failing, whatever the others; one that learned
+// nothing, or could not run here, leaves the check so; a pass needs
+// every case.
+var severity = map[Verdict]int{Pass: 0, Skipped: 1, Inconclusive: 2, Fail: 3}
+
+// combine is the verdict of a check whose cases ran with results: the
+// most severe, with the runs of the first case that had it and the
+// reasons of each case that had it, by name.
+func combine(cases []probeCase, results []Result) Result {
+	if len(results) == 1 {
+		return results[0]
+	}
+	res := results[0]
+	for _, r := range results[1:] {
+		if severity[r.Verdict] > severity[res.Verdict] {
+			res = r
+		}
+	}
+	var why []string
+	for i, r := range results {
+		if r.Verdict == res.Verdict {
+			why = append(why, cases[i].name+": "+r.Reason)
+		}
+	}
+	res.Reason = strings.Join(why, "; ")
+	return res
+}
+
+// runCase runs one case of a check, its confined run and its control,
+// and judges them.
+func (r Runner) runCase(ctx context.Context, s *scratch, pc probeCase) Result {
+	var res Result
 	confinedText := pc.raw
 	if confinedText == "" {
 		confinedText = s.policyText(pc.policy)
 	}
 	if os.Geteuid() != 0 && (pc.bare || componentsMode().MatchString(confinedText)) {
 		res.Verdict, res.Reason = Skipped, needsRoot
-		return res, pc
+		return res
 	}
 	if pc.bare {
 		res.Confined = r.exec(ctx, s, append([]string{r.Launcher, probeEntry}, pc.probe...), pc, 0)
@@ -247,14 +290,14 @@ func (r Runner) run(ctx context.Context, c check) (Result, probeCase) {
 	if pc.skip != nil {
 		if skip, why := pc.skip(res.Control); skip {
 			res.Verdict, res.Reason = Skipped, why
-			return res, pc
+			return res
 		}
 	}
 	res.Verdict, res.Reason = judge(res.Confined, res.Control, refused, ok)
 	if pc.rejudge != nil {
 		res.Verdict, res.Reason = pc.rejudge(res.Verdict, res.Reason)
 	}
-	return res, pc
+	return res
 }
 
 // launch runs the probe under the policy text (pinned by its own hash
