@@ -362,6 +362,13 @@ func TestOptions(t *testing.T) {
 		{`gcc -osecrets/k x.c`, P, "structural.protected-path"},
 		{`env -C deploy/keys cp /tmp/k k`, P, "structural.protected-path"},
 		{`env -C deploy make`, A, "default"},
+		// What find runs works beneath its starting points (an
+		// eighteenth hunt).
+		{`find secrets -exec cp /tmp/k {} \;`, P, "structural.protected-path"},
+		{`find /work/ws/deploy/keys/a -execdir cp /tmp/k k \;`, P, "structural.protected-path"},
+		{`find /work/ws/.git/hooks -exec cp /tmp/k {} \;`, P, "structural.git-hooks"},
+		{`find /work/ws/src -exec cp /tmp/k {} \;`, A, "default"},
+		{`find secrets -exec cat {} \;`, A, "default"},
 	} {
 		d := DecideWith(analyze(t, tc.cmd), policy.Commands{}, o)
 		if d.Action != tc.want || d.Rule != tc.rule {
@@ -378,6 +385,7 @@ func TestTargets(t *testing.T) {
 		`find x y -name z -delete`:        {"x", "y"},
 		`find -delete`:                    {"."},
 		`find src -exec rm {} \;`:         {"src"},
+		`find -files0-from list -delete`:  {"."},
 		`git clean -fdx`:                  {"."},
 		`git -C sub clean -fd`:            {"sub"},
 		`git clean -fd build`:             {"build"},

@@ -131,7 +131,13 @@
 //     Script); nsenter and unshare are not unwrapped: they are refused
 //     ("structural.system") whatever they run;
 //   - find -exec/-execdir/-ok/-okdir: the find is recorded, and each
-//     command it runs (up to ; or +) separately, under a "find -exec" layer;
+//     command it runs separately, under a "find -exec" layer: up to ;,
+//     or for -exec and -execdir up to a + right after a word holding {}
+//     (as GNU find reads them: any other + is a word of the command,
+//     find . -exec cp + x .git/hooks \; runs cp + x .git/hooks); a word
+//     there that is not a literal and may be ; or + at run time ("$x",
+//     ?, an unquoted expansion) makes the find dynamic, since which
+//     words are find's own (-fprint FILE) is known only then;
 //   - a command word that is filled in at run time, under xargs -I R
 //     (-iR, --replace=R; -i and --replace alone are {}) or find -exec and
 //     the like ({}), or that holds the string filled in (./{}.sh), sets
@@ -322,8 +328,13 @@
 //     --output=.git/config wrote a core.fsmonitor git status ran), and in a
 //     wrapper's own options whatever it runs (env -C .git/hooks cp x
 //     pre-commit, sudo -D, time -o, strace -o, valgrind --log-file: a
-//     twelfth hunt); a value attached to a group of short options
-//     counts as a path too (gcc -o.git/hooks/pre-commit, 7z x
+//     twelfth hunt), and among the starting points of a find that runs
+//     a command that is not read-only, or writes by a redirection, with
+//     -exec, -execdir, -ok or -okdir (find .git/hooks -exec cp x {} \;;
+//     a starting point of "." or the workspace, or a list -files0-from
+//     reads, is not one: what the command is given beneath it is known
+//     only at run time, as what xargs gives one is); a value attached
+//     to a group of short options counts as a path too (gcc -o.git/hooks/pre-commit, 7z x
 //     -o.git/hooks, tar -C.git/hooks: a twelfth hunt). A word that is
 //     not a literal names what it may expand to: its $'…' decoded, its
 //     braces expanded ({a,b}, {a..z}, .{"git",x}), and a glob
@@ -571,7 +582,8 @@
 //     git clean given an unquoted expansion there, find and rsync a
 //     quoted one too ("$x" may hold -delete, -exec, --delete; the value
 //     of find's -name and the like and of rsync's --exclude and the
-//     like is not an option); chmod with a mode that
+//     like is not an option, but in a command find runs it may be ; or
+//     + and end it); chmod with a mode that
 //     is not a literal; SQL that is not a literal; arguments filled in at
 //     run time (xargs, find -exec "x{}") for a command whose arguments
 //     decide what it does (git, rm, the shells, the wrappers, the

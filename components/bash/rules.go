@@ -376,6 +376,25 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 			}
 		}
 	}
+	// What find runs works on the files beneath its starting points:
+	// -exec and -ok are given them ({}, or $1 of an sh -c), -execdir and
+	// -okdir run in their folders (a hunt: find .git/hooks -exec cp x {}
+	// \; overwrote every hook, find .git/hooks/a.sample -execdir cp x
+	// pre-commit \; wrote one). A shell whose code was walked writes
+	// only through its commands, which are decided on their own.
+	walked := shells()[baseName(sc)] && sc.code[1] > 0
+	if !isReadOnly(sc) && !walked || slices.ContainsFunc(sc.Redirects, writes) {
+		for _, l := range sc.Wrappers {
+			if !strings.HasPrefix(l.Name, "find -") {
+				continue
+			}
+			for _, w := range findStartWords(l.Words) {
+				if rule, what := classifyWord(w, sc.line, o); rule != "" {
+					return &verdict{Approve, rule, "find " + quotedWord(w.Text) + " " + strings.TrimPrefix(l.Name, "find ") + " runs a command that may write where it finds files, in " + what}
+				}
+			}
+		}
+	}
 	// A wrapper's own options may name where it works or writes (a
 	// twelfth hunt: env -C .git/hooks cp x pre-commit wrote a hook, and
 	// /usr/bin/time -o .git/config ls and strace -o .git/config ls
@@ -745,12 +764,10 @@ func codeWords(sc *SimpleCommand) map[int]bool {
 		m[i] = true
 	}
 	if baseName(sc) == "find" {
-		for i := 1; i < len(sc.Words); i++ {
-			switch sc.Words[i].Text {
-			case "-exec", "-execdir", "-ok", "-okdir":
-				for i++; i < len(sc.Words) && sc.Words[i].Text != ";" && sc.Words[i].Text != "+"; i++ {
-					m[i] = true
-				}
+		acts, _ := findActions(sc.Words)
+		for _, a := range acts {
+			for i := a.from; i < a.to; i++ {
+				m[i] = true
 			}
 		}
 	}
@@ -2035,7 +2052,13 @@ func findLayer(sc *SimpleCommand) *Layer {
 
 // findStarts are find's starting points ("." when none is given).
 func findStarts(ws []Word) []string {
-	var out []string
+	return texts(findStartWords(ws))
+}
+
+// findStartWords are the words of find's starting points (".", a
+// literal, when none is given).
+func findStartWords(ws []Word) []Word {
+	var out []Word
 	i := 1
 	for i < len(ws) {
 		t := ws[i].Text
@@ -2054,10 +2077,10 @@ func findStarts(ws []Word) []string {
 		if ws[i].Literal && (strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ",") {
 			break
 		}
-		out = append(out, t)
+		out = append(out, ws[i])
 	}
 	if len(out) == 0 {
-		out = []string{"."}
+		out = []Word{lit(".")}
 	}
 	return out
 }

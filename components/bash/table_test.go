@@ -2523,6 +2523,70 @@ var table = []struct {
 	{`uv run cat .bashrc`, P, "structural.protected-path"},
 	{`bundle exec cat .git/config`, P, "structural.git-config"},
 	{`npx cat README.md`, A, "default"},
+	// An eighteenth hunt: find -exec. A found file as the command, or in
+	// its word, is a command the analyzer cannot know.
+	{`find / -exec {}/bin/tool \;`, P, "builtin.dynamic"},
+	{`find . -exec x{} \;`, P, "builtin.dynamic"},
+	{`find . -exec /usr/bin/{} \;`, P, "builtin.dynamic"},
+	{`find . -exec --out={} \;`, P, "builtin.dynamic"},
+	{`find . -okdir {} \;`, P, "builtin.dynamic"},
+	{`find . -exec {} +`, P, "builtin.dynamic"},
+	{`find . -exec {}`, P, "builtin.dynamic"},
+	{`find . -exec env {} \;`, P, "builtin.dynamic"},
+	{`find . -exec find . -exec {} \; \;`, P, "builtin.dynamic"},
+	{`find . -exec find {} -exec rm -rf {} \; \;`, D, "builtin.recursive-delete"},
+	{`xargs -I{} {} < list`, P, "builtin.dynamic"},
+	{`xargs -I% %/bin/tool < list`, P, "builtin.dynamic"},
+	{`parallel {} ::: a b`, P, "builtin.dynamic"},
+	// find's own writes and deletions are of their paths.
+	{`find . -fprint .git/config`, P, "structural.git-config"},
+	{`find . -fprint0 .git/hooks/pre-commit`, P, "structural.git-hooks"},
+	{`find . -fprintf .git/config '%p'`, P, "structural.git-config"},
+	{`find . -fls .git/config`, P, "structural.git-config"},
+	{`find . -exec find . -fprint .git/config \;`, P, "structural.git-config"},
+	{`find .git/hooks -delete`, D, "builtin.recursive-delete"},
+	{`find -files0-from list -delete`, D, "builtin.recursive-delete"},
+	// GNU find ends -exec's and -execdir's command at a + only right
+	// after a word holding {}, and -ok's and -okdir's only at ; (find .
+	// -maxdepth 0 -exec cp + x .git/hooks \; wrote a hook here: the
+	// analyzer had ended cp at + and taken .git/hooks for find's).
+	{`find . -maxdepth 0 -exec cp + /tmp/e .git/hooks \;`, P, "structural.git-hooks"},
+	{`find . -maxdepth 0 -exec sed -i + -e s/x/y/ .git/config \;`, P, "structural.git-config"},
+	{`find . -ok cp /tmp/e {} + .git/hooks \;`, P, "structural.git-hooks"},
+	{`find . -okdir cp /tmp/e {} + .git/hooks \;`, P, "structural.git-hooks"},
+	{`find . -exec echo {} + -fprint .git/config`, P, "structural.git-config"},
+	{`find . -exec echo {} x + \;`, A, "default"},
+	// A word there that may be ; or + at run time makes find's own
+	// words unknown (x=';': -fprint is find's then, and -name's value
+	// is echo's word, not find's).
+	{`find . -exec echo -name "$x" -fprint .git/config \;`, P, "builtin.dynamic"},
+	{`find . -exec echo -name ? -fprint .git/config \;`, P, "builtin.dynamic"},
+	{`find . -exec echo -name "$x" + -fprint .git/config`, P, "builtin.dynamic"},
+	{`find . -exec echo {} $p -fprint .git/config \;`, P, "builtin.dynamic"},
+	// What find runs works beneath its starting points: a starting
+	// point in a protected path is the command's when it writes (find
+	// .git/hooks -exec cp x {} \; overwrote every hook here).
+	{`find .git/hooks -exec cp /tmp/evil {} \;`, P, "structural.git-hooks"},
+	{`find .git/hooks/pre-commit.sample -execdir cp /tmp/evil pre-commit \;`, P, "structural.git-hooks"},
+	{`find .git/hooks -maxdepth 0 -execdir cp /tmp/evil hooks/pre-commit \;`, P, "structural.git-hooks"},
+	{`find .git -name config -exec sed -i s/a/b/ {} \;`, P, "structural.git-config"},
+	{`find .git/hooks -exec chmod +x {} +`, P, "structural.git-hooks"},
+	{`find .git/hooks -exec tee {} \;`, P, "structural.git-hooks"},
+	{`find .git/hooks -exec sh -c 'cp /tmp/e "$1"' _ {} \;`, P, "structural.git-hooks"},
+	{`find .git/hooks -exec sh -c 'echo x > "$1"' _ {} \;`, P, "structural.git-hooks"},
+	{`find .git/hooks -execdir sh -c 'cat x > pre-commit' \;`, P, "structural.git-hooks"},
+	{`find .git/hooks -ok cp /tmp/e {} \;`, P, "structural.git-hooks"},
+	{`find .git/hooks -okdir cp /tmp/e pre-commit \;`, P, "structural.git-hooks"},
+	{`sudo find .git/hooks -exec cp /tmp/e {} \;`, P, "structural.git-hooks"},
+	{`find src .git/hooks -exec cp /tmp/e {} \;`, P, "structural.git-hooks"},
+	{`find -L .git/hooks -exec truncate -s0 {} \;`, P, "structural.git-hooks"},
+	{`find .gi? -exec cp /tmp/e {} \;`, P, "structural.git-config"},
+	{`find .husky -exec cp /tmp/e {} \;`, P, "structural.protected-path"},
+	{`find .git/hooks -exec cat {} \;`, A, "default"},
+	{`find .git/hooks -exec sh -c 'cat "$1"' _ {} \;`, A, "default"},
+	{`find .git/hooks -name '*.sample' -exec grep -l foo {} +`, A, "default"},
+	{`find src -exec cp /tmp/e {} \;`, A, "default"},
+	{`find src -execdir cp /tmp/e x \;`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

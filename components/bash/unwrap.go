@@ -1672,51 +1672,93 @@ func optWords(c SimpleCommand, fills []fill) []Word {
 // find records itself and each command of its -exec, -execdir, -ok and
 // -okdir actions.
 func (w *walker) find(s scope, c SimpleCommand, depth int) error {
+	ws := c.Words
+	acts, unsure := findActions(ws)
+	if unsure >= 0 && c.Dynamic == nil {
+		c.Dynamic = &Opaque{At: unsure, Why: "find is given " + quotedWord(ws[unsure].Text) + " among the words of a command it runs, which may move where that command ends (; or {} +): which words are find's own is known only at run time"}
+	}
 	if err := w.emit(s, c); err != nil {
 		return err
 	}
-	ws := c.Words
-	for i := 1; i < len(ws); i++ {
-		if !ws[i].Literal {
+	for _, a := range acts {
+		if a.to == a.from {
 			continue
 		}
-		switch ws[i].Text {
-		case "-exec", "-execdir", "-ok", "-okdir":
-		default:
-			continue
+		inner := SimpleCommand{
+			Words: slices.Clone(ws[a.from:a.to]), Text: c.Text, Pos: c.Pos,
+			Wrappers: append(slices.Clip(c.Wrappers), Layer{Name: "find " + a.name, Words: ws, off: -1}),
 		}
-		j := i + 1
-		for j < len(ws) && !(ws[j].Literal && (ws[j].Text == ";" || ws[j].Text == "+")) {
-			j++
+		for k, x := range inner.Words {
+			if !strings.Contains(x.Text, "{}") {
+				continue
+			}
+			if x.Text != "{}" {
+				// find puts the file name inside the word: a file
+				// name becomes part of an argument, or of code.
+				inner.Appended = true
+			}
+			// A file name, known only at run time, stands there:
+			// git {} runs whatever subcommand the name says.
+			inner.Words[k].Literal = false
 		}
-		if j > i+1 {
-			inner := SimpleCommand{
-				Words: slices.Clone(ws[i+1 : j]), Text: c.Text, Pos: c.Pos,
-				Wrappers: append(slices.Clip(c.Wrappers), Layer{Name: "find " + ws[i].Text, Words: ws, off: -1}),
-			}
-			for k, x := range inner.Words {
-				if !strings.Contains(x.Text, "{}") {
-					continue
-				}
-				if x.Text != "{}" {
-					// find puts the file name inside the word: a file
-					// name becomes part of an argument, or of code.
-					inner.Appended = true
-				}
-				// A file name, known only at run time, stands there:
-				// git {} runs whatever subcommand the name says.
-				inner.Words[k].Literal = false
-			}
-			for k := range inner.Wrappers {
-				inner.Wrappers[k].off = -1
-			}
-			if err := w.simple(s, inner, stdin{}, depth); err != nil {
-				return err
-			}
+		for k := range inner.Wrappers {
+			inner.Wrappers[k].off = -1
 		}
-		i = j
+		if err := w.simple(s, inner, stdin{}, depth); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// findAction is one -exec, -execdir, -ok or -okdir of a find: ws[from:to]
+// are the words of the command it runs.
+type findAction struct {
+	name     string
+	from, to int
+}
+
+// findActions are the actions in find's words that run a command. GNU
+// find ends one at a ";" word, and an -exec's or -execdir's also at a "+"
+// right after a word holding {}; any other "+" is a word of the command
+// (a hunt: find . -exec cp + x .git/hooks \; ran cp + x .git/hooks). One
+// with neither runs nothing: find refuses the line. unsure is the first
+// word that is not a literal and may end a command at run time where
+// the analyzer does not end it, or not end it where the analyzer does
+// (x=';'; find . -exec echo -name $x -fprint .git/config: -fprint is
+// find's then), or -1.
+func findActions(ws []Word) (acts []findAction, unsure int) {
+	unsure = -1
+	for i := 1; i < len(ws); i++ {
+		name := ws[i].Text
+		if !ws[i].Literal || name != "-exec" && name != "-execdir" && name != "-ok" && name != "-okdir" {
+			continue
+		}
+		plus := name == "-exec" || name == "-execdir" // -ok and -okdir take no "+"
+		j := i + 1
+		for ; j < len(ws); j++ {
+			x := ws[j]
+			if x.Literal && x.Text == ";" {
+				break
+			}
+			if plus && x.Literal && x.Text == "+" {
+				if !ws[j-1].Literal && unsure < 0 {
+					unsure = j - 1 // it may hold {} at run time, or not
+				}
+				if strings.Contains(ws[j-1].Text, "{}") {
+					break
+				}
+			}
+			// A word that may split into fields, or be ";" or "+"
+			// whole: "$x", x$@, ?, {\;,x}.
+			if !x.Literal && (!x.single || strings.HasPrefix(";", x.lead) || plus && strings.HasPrefix("+", x.lead)) && unsure < 0 {
+				unsure = j
+			}
+		}
+		acts = append(acts, findAction{name, i + 1, j})
+		i = j
+	}
+	return acts, unsure
 }
 
 // gitValued are git's global options that take a separate value.
