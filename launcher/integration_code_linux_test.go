@@ -27,6 +27,15 @@ return {text: a.text, err, globals: typeof std + typeof os + typeof scriptArgs};
 			!strings.Contains(r.stdout, `"globals":"undefinedundefinedundefined"`) || !strings.Contains(r.stderr, "read") {
 			t.Errorf("uid %d: %s", uid, r)
 		}
+		// What the script returns reaches the person's terminal as JSON
+		// that steers nothing: a C1 control (CSI), a bidirectional
+		// override and a line separator are written escaped, as in its
+		// logs.
+		steer := script("steer.js", `pinfold.log("\u009b\u202e"); return "a\u009b[31mb\u202ec\u2028d"`)
+		r = s.run(t, itOpts{}, itEnv.launcher, "code", "run", "--tools", tools, steer)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != `"a\u009b[31mb\u202ec\u2028d"` || !strings.Contains(r.stderr, `"\u009b\u202e"`) {
+			t.Errorf("uid %d: terminal controls in the value: %s", uid, r)
+		}
 		p := s.policyText(itPol{extra: "[code_mode]\ndeadline = \"500ms\"\n"})
 		pol := s.file(t, filepath.Join(s.dir, "p.toml"), p)
 		loop := script("loop.js", "for (;;) { try { for (;;) {} } catch (e) {} }")

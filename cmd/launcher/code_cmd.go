@@ -119,7 +119,10 @@ func (e env) codeVerb(args []string) error {
 	for _, l := range res.Logs {
 		fmt.Fprintln(e.stderr, l)
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s\n", res.Value)
+	// The value is JSON whose strings the script chose: a C1 control or a
+	// bidirectional override in one would reach the terminal raw (its
+	// logs are escaped in the isolate).
+	_, err = fmt.Fprintf(e.stdout, "%s\n", escapeUnprintable(res.Value))
 	return err
 }
 
@@ -158,7 +161,7 @@ func (e env) codeInSession(name string, asJSON bool) error {
 			fmt.Fprintln(e.stderr, l)
 		}
 		if r.Error == "" {
-			fmt.Fprintf(e.stdout, "%s\n", r.Value)
+			fmt.Fprintf(e.stdout, "%s\n", escapeUnprintable(r.Value))
 		}
 	}
 	if r.Error != "" {
