@@ -155,6 +155,13 @@ const (
 	isoSuffix       = "\n})"
 )
 
+// isoMaxArgs bounds a call's argument JSON: 1 MiB of content (what one fs
+// write carries), JSON-escaped at its worst (six bytes a byte), and room
+// for the rest. A larger one is the script's error, which it can catch;
+// unchecked, the worker's line to its parent was refused as a broken
+// channel.
+const isoMaxArgs = 6<<20 + 64<<10
+
 // Run runs script as the body of an async function in a fresh VM and returns
 // its JSON result and logs. A script Validate rejects is not run: a
 // *RejectedError. Its other errors are *LimitError, *ScriptError, or plain
@@ -494,6 +501,8 @@ func (st *isoState) goCall(args []any) (any, error) {
 		return nil, fmt.Errorf("pinfold.call: the tool name has %d bytes, more than %d", len(name), isoMaxToolName)
 	case st.calls >= st.lim.ToolCalls:
 		return st.abort(isoOutcome{err: &LimitError{"tool_calls", fmt.Sprintf("call %d (of tool %q) is over the budget of %d", st.calls+1, name, st.lim.ToolCalls)}})
+	case len(js) > isoMaxArgs:
+		return nil, fmt.Errorf("pinfold.call(%q): the argument has %d bytes as JSON, more than the %d one call carries", name, len(js), isoMaxArgs)
 	case isoDepth([]byte(js)) > isoMaxDepth:
 		return nil, fmt.Errorf("pinfold.call(%q): the argument nests deeper than %d levels", name, isoMaxDepth)
 	case !json.Valid([]byte(js)) || !utf8.ValidString(name):

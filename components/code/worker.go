@@ -573,10 +573,11 @@ type parentSide struct {
 
 // serve reads the worker's lines until its last: each call is answered
 // (in its own goroutine: a slow tool does not hold the others), the budget
-// counted here. Lines are bounded by the output cap: a worker cannot make
-// the parent hold more.
+// counted here. Lines are bounded by the output cap (or a call's largest
+// argument, when that is more): a worker cannot make the parent hold more.
 func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, error) {
-	max := 6*p.lim.Output + 1<<20 // the output, JSON-escaped at its worst
+	// The output, JSON-escaped at its worst, or a call's argument.
+	max := max(6*p.lim.Output, isoMaxArgs) + 1<<20
 	for {
 		var m workerOut
 		if err := readLine(r, max, &m); err != nil {

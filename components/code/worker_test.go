@@ -322,6 +322,33 @@ func TestSpawnEscapingSizes(t *testing.T) {
 	}
 }
 
+// A tool call's argument past isoMaxArgs is the script's error, which it
+// can catch, not a broken channel that ends the run; and 1 MiB of line
+// breaks (a text file for write_file, 2 MiB as JSON) reaches the tool
+// under a small output cap, which once bounded the worker's every line.
+func TestSpawnLargeArgument(t *testing.T) {
+	lim := testLimits()
+	lim.Output = 16 << 10
+	tool := func(_ context.Context, _ string, args json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(fmt.Sprint(len(args))), nil
+	}
+	script := `const n = await pinfold.call("len", "\n".repeat(1 << 20));
+let err = "";
+try { await pinfold.call("len", "x".repeat(7 << 20)) } catch (e) { err = e.message }
+return [n, err]`
+	res, err := Spawn(context.Background(), workerArgv(t), script, lim, tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		N   int
+		Err string
+	}
+	if err := json.Unmarshal(res.Value, &[]any{&v.N, &v.Err}); err != nil || v.N != 2<<20+2 || !strings.Contains(v.Err, "more than the 6356992 one call carries") {
+		t.Errorf("value %.200s (%v)", res.Value, err)
+	}
+}
+
 // The worker's collector stays off while what its tool replies leave
 // behind fits in workerGoHeap (5 replies of 1 MiB, about 4 MiB of
 // garbage each, which the default setting would collect at 4 MiB), and
