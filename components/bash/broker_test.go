@@ -1,18 +1,24 @@
 package bash
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pinfold/pinfold/components/approve"
+	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -525,5 +531,44 @@ func TestBrokerReasonQuotesWords(t *testing.T) {
 	}
 	if !strings.Contains(detail, `\") for the notes file only`) {
 		t.Errorf("the word is not quoted in the reason: %q", detail)
+	}
+}
+
+// A script's result within its output cap that the answer to the agent
+// cannot carry (JSON spells "<" in six bytes) ends as the output limit,
+// in an answer that fits, not as an answer rpc refuses whole.
+func TestCodeAnswerFits(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		limit string
+	}{
+		{`"` + strings.Repeat("<", 300_000) + `"`, "output"},
+		{`"` + strings.Repeat("x", 300_000) + `"`, ""}, // the control: it fits
+	} {
+		b := (&fakeWorld{}).broker(policy.Commands{})
+		b.CodeLimits = code.Limits{Memory: 64 << 20, Stack: 1 << 20, Deadline: 5 * time.Second, ToolCalls: 1, Output: 1 << 20, ScriptSize: 1 << 10}
+		b.StartCode = func(context.Context, Job) (*os.File, error) {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return nil, err
+			}
+			worker := os.NewFile(uintptr(fds[1]), "worker")
+			// A worker that reads the script and returns the value.
+			go func() {
+				defer worker.Close()
+				bufio.NewReader(worker).ReadString('\n')
+				fmt.Fprintf(worker, `{"done":{"result":{"value":%s,"logs":[],"tool_calls":0}}}`+"\n", c.value)
+			}()
+			return os.NewFile(uintptr(fds[0]), "bash"), nil
+		}
+		d, r := b.Code(context.Background(), "return 1")
+		if r == nil {
+			t.Fatalf("no result: %+v", d)
+		}
+		answer, err := json.Marshal(r)
+		if !d.Allowed || err != nil || len(answer) > rpc.MaxBody || r.Limit != c.limit {
+			t.Errorf("a value of %d bytes: %+v, limit %q, error %.200q, answer of %d bytes (%v); want limit %q within %d bytes",
+				len(c.value), d, r.Limit, r.Error, len(answer), err, c.limit, rpc.MaxBody)
+		}
 	}
 }

@@ -74,6 +74,14 @@ func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeRe
 	default:
 		out.Value, out.Logs, out.ToolCalls = res.Value, res.Logs, res.ToolCalls
 	}
+	// One answer carries at most rpc.MaxBody bytes of JSON. A run within
+	// its output cap can need more (the cap may be larger, and the answer
+	// spells each <, > and & in six bytes), and the answer would then be
+	// refused whole, with no word of the limit.
+	if b, err := json.Marshal(out); err != nil || len(b) > rpc.MaxBody {
+		out = &CodeResult{Logs: []string{}, ToolCalls: out.ToolCalls, Limit: "output",
+			Error: fmt.Sprintf("code: output limit exceeded: the result and the logs take %d bytes as the answer's JSON, more than the %d one answer carries", len(b), rpc.MaxBody)}
+	}
 	b.Log.Info("code", "allowed", true, "tool_calls", out.ToolCalls, "error", out.Error != "", "limit", out.Limit)
 	return rpc.Allow("code_mode"), out
 }
