@@ -31,6 +31,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -546,7 +547,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 	if n > lim.Output {
 		return nil, &LimitError{Limit: "output", Detail: fmt.Sprintf("the result and the logs are %d bytes, more than the %d allowed", n, lim.Output)}
 	}
-	if res.Value != nil && !json.Valid(res.Value) {
+	// JSON is UTF-8 text (json.Valid lets any other byte pass inside a
+	// string, and one such as 0x9b would reach a terminal raw).
+	if res.Value != nil && (!json.Valid(res.Value) || !utf8.Valid(res.Value)) {
 		return nil, &workerError{"its result is not JSON"}
 	}
 	res.ToolCalls = p.calls

@@ -386,3 +386,30 @@ func TestWorkerCollector(t *testing.T) {
 		t.Errorf("40 replies: no collection, want the collector to run past %d MiB", workerGoHeap>>20)
 	}
 }
+
+// Serve does not take the worker's word for its value: a worker taken
+// over by its script that sends a value with a byte that is not UTF-8
+// (0x9b, a terminal's CSI in 8-bit mode) inside a string, which
+// json.Valid lets pass, is a failed worker; the same value as UTF-8
+// (the control) is served.
+func TestServeValueIsUTF8(t *testing.T) {
+	for value, ok := range map[string]bool{"\"a\x9b[31mb\"": false, "\"a\u009b[31mb\"": true} {
+		outR, outW, err := os.Pipe()
+		must(t, err)
+		inR, inW, err := os.Pipe()
+		must(t, err)
+		go func() { // the worker: it reads the script and answers
+			defer outW.Close()
+			io.ReadAll(io.LimitReader(inR, 1))
+			fmt.Fprintf(outW, `{"done":{"result":{"value":%s,"logs":[],"tool_calls":0}}}`+"\n", value)
+		}()
+		res, err := Serve(context.Background(), outR, inW, "return 1", testLimits(), nil)
+		var we *workerError
+		if ok != (err == nil) || !ok && (!errors.As(err, &we) || !strings.Contains(err.Error(), "not JSON")) {
+			t.Errorf("value %q: %+v, %v", value, res, err)
+		}
+		outR.Close()
+		inR.Close()
+		inW.Close()
+	}
+}
