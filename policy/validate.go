@@ -386,5 +386,23 @@ func checkLimits(p *Policy) []Problem {
 		}
 	}
 	atLeast("code_mode.tool_calls", int64(c.ToolCalls), 0, num, "a budget cannot be negative")
+	// What a Code Mode VM runs in and bears (the isolate refuses the rest
+	// at every run): said here, not at the first script. Zero has its
+	// own problem above.
+	if c.Memory != 0 {
+		atLeast("code_mode.memory", int64(c.Memory), CodeMinMemory, size, "a Code Mode VM refuses a smaller heap")
+	}
+	if c.Stack != 0 {
+		atLeast("code_mode.stack", int64(c.Stack), CodeMinStack, size, "a Code Mode VM refuses a smaller stack")
+		atMost("code_mode.stack", int64(c.Stack), CodeMaxStack, "a Code Mode VM refuses a larger stack, whose depth the Go runtime's own stack would not bear")
+	}
 	return ps
 }
+
+// The bounds of [code_mode] memory and stack that a Code Mode VM accepts
+// (components/code takes them from here).
+const (
+	CodeMinMemory = 1 << 20 // a fresh VM uses some 200 KiB
+	CodeMinStack  = 64 << 10
+	CodeMaxStack  = 20000 * 2048 // 20,000 QuickJS stack slots of 2 KiB
+)

@@ -309,3 +309,29 @@ func TestPathContains(t *testing.T) {
 		}
 	}
 }
+
+// [code_mode] memory and stack outside what a Code Mode VM accepts are
+// refused by the policy check, not first by every script run; the
+// bounds themselves pass.
+func TestCodeModeLimitRange(t *testing.T) {
+	for _, tt := range []struct{ key, value, want string }{
+		{"memory", `"1023KiB"`, `4: code_mode.memory: 1023KiB is below the minimum 1MiB: a Code Mode VM refuses a smaller heap`},
+		{"stack", `"63KiB"`, `4: code_mode.stack: 63KiB is below the minimum 64KiB: a Code Mode VM refuses a smaller stack`},
+		{"stack", `"64MiB"`, `4: code_mode.stack: 67108864 is above the maximum 40960000: a Code Mode VM refuses a larger stack, whose depth the Go runtime's own stack would not bear`},
+		{"memory", `"1MiB"`, ""},
+		{"stack", `"64KiB"`, ""},
+		{"stack", `"40000KiB"`, ""},
+	} {
+		text := "version = 1\nworkspace.path = \"/w\"\n[code_mode]\n" + tt.key + " = " + tt.value + "\n"
+		_, err := Parse("c.toml", []byte(text))
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s = %s: %v", tt.key, tt.value, err)
+			}
+			continue
+		}
+		if pe := parseErr(t, "c.toml", []byte(text)); len(pe.Problems) != 1 || pe.Problems[0].String() != tt.want {
+			t.Errorf("%s = %s: %v\nwant %s", tt.key, tt.value, pe.Problems, tt.want)
+		}
+	}
+}

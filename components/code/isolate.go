@@ -78,6 +78,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pinfold/pinfold/internal/clip"
+	"github.com/pinfold/pinfold/policy"
 	"modernc.org/quickjs"
 )
 
@@ -141,11 +142,11 @@ type ScriptError struct {
 func (e *ScriptError) Error() string { return "code: script failed: " + e.Message }
 
 const (
-	isoMinMemory = 1 << 20
+	isoMinMemory = policy.CodeMinMemory
 	isoSlotBytes = 2 << 10
-	isoMinStack  = 64 << 10
-	isoMaxStack  = 20000 * isoSlotBytes // Go aborts at ~40000 slots on arm64
-	isoMaxDepth  = 1000                 // JSON nesting that may cross the bridge
+	isoMinStack  = policy.CodeMinStack
+	isoMaxStack  = policy.CodeMaxStack // 20000 slots: Go aborts at ~40000 on arm64
+	isoMaxDepth  = 1000                // JSON nesting that may cross the bridge
 	// Bounds on what of an exception leaves the VM, and on a tool's name.
 	isoMaxMessage   = 4 << 10
 	isoMaxStackText = 16 << 10
