@@ -383,6 +383,11 @@ return {out: r.stdout, hook, touch};`
 	if r := run(`return globalThis`); !strings.Contains(r.stdout, "rc=119") || !strings.Contains(r.stderr, "code.static") {
 		t.Errorf("static refusal: %s", r)
 	}
+	// A result within the output cap that the answer cannot carry (JSON
+	// spells "<" in six bytes) ends as the output limit.
+	if r := run(`return "<".repeat(300000)`); !strings.Contains(r.stdout, "rc=117") || !strings.Contains(r.stderr, "output limit exceeded") {
+		t.Errorf("a result the answer cannot carry: %.2000s", r)
+	}
 }
 
 // A script's fetch goes through net, under the agent's decisions: an
