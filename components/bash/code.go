@@ -78,9 +78,9 @@ func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeRe
 	// its output cap can need more (the cap may be larger, and the answer
 	// spells each <, > and & in six bytes), and the answer would then be
 	// refused whole, with no word of the limit.
-	if b, err := json.Marshal(out); err != nil || len(b) > rpc.MaxBody {
+	if answer, err := json.Marshal(out); err != nil || len(answer) > rpc.MaxBody {
 		out = &CodeResult{Logs: []string{}, ToolCalls: out.ToolCalls, Limit: "output",
-			Error: fmt.Sprintf("code: output limit exceeded: the result and the logs take %d bytes as the answer's JSON, more than the %d one answer carries", len(b), rpc.MaxBody)}
+			Error: fmt.Sprintf("code: output limit exceeded: the result and the logs take %d bytes as the answer's JSON, more than the %d one answer carries", len(answer), rpc.MaxBody)}
 	}
 	b.Log.Info("code", "allowed", true, "tool_calls", out.ToolCalls, "error", out.Error != "", "limit", out.Limit)
 	return rpc.Allow("code_mode"), out
