@@ -564,6 +564,13 @@ func checkLimits(l Limits) error {
 	return nil
 }
 
+// maxInFlight bounds the tool calls of one run that are served at once.
+// Unbounded, a hunt's script made 100 fetches of 6 MiB bodies to a slow
+// server at once, and bash, which serves a session's scripts in 512 MiB,
+// was killed for memory, stopping the session. (A session runs at most
+// four scripts at once.)
+const maxInFlight = 4
+
 // parentSide serves one worker's calls.
 type parentSide struct {
 	tool  Tool
@@ -575,12 +582,18 @@ type parentSide struct {
 }
 
 // serve reads the worker's lines until its last: each call is answered
-// (in its own goroutine: a slow tool does not hold the others), the budget
+// (in its own goroutine: a slow tool does not hold the others, up to
+// maxInFlight at once), the budget
 // counted here. Lines are bounded by the output cap (or a call's largest
 // argument, when that is more): a worker cannot make the parent hold more.
 func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, error) {
 	// The output, JSON-escaped at its worst, or a call's argument.
 	max := max(6*p.lim.Output, isoMaxArgs) + 1<<20
+	// Each call runs with its argument and answer in the serving
+	// process's memory (a fetch holds its body, up to isoMaxArgs, a few
+	// times over): past maxInFlight calls, no line is read until one has
+	// been answered. The worker waits; its deadline still holds.
+	slots := make(chan struct{}, maxInFlight)
 	for {
 		var m workerOut
 		if err := readLine(r, max, &m); err != nil {
@@ -599,9 +612,15 @@ func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, e
 				return nil, p.limit
 			}
 			c := *m.Call
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 			// A tool still running when the run ends has its context
 			// cancelled; its answer then goes to a closed pipe.
 			go func() {
+				defer func() { <-slots }()
 				res, err := p.tool(ctx, c.Name, c.Args)
 				rep := workerReply{ID: c.ID, Result: res}
 				if err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -346,6 +347,36 @@ return [n, err]`
 	}
 	if err := json.Unmarshal(res.Value, &[]any{&v.N, &v.Err}); err != nil || v.N != 2<<20+2 || !strings.Contains(v.Err, "more than the 6356992 one call carries") {
 		t.Errorf("value %.200s (%v)", res.Value, err)
+	}
+}
+
+// The parent serves at most maxInFlight of a run's calls at once (each
+// holds its argument and answer in the serving process: a hunt's 100
+// fetches of 6 MiB bodies to a slow server got bash killed for memory);
+// a script making 20 at once still gets every answer.
+func TestSpawnCallsInFlight(t *testing.T) {
+	var mu sync.Mutex
+	now, most := 0, 0
+	tool := func(ctx context.Context, _ string, args json.RawMessage) (json.RawMessage, error) {
+		mu.Lock()
+		now++
+		most = max(most, now)
+		mu.Unlock()
+		defer func() { mu.Lock(); now--; mu.Unlock() }()
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return args, nil
+	}
+	script := `const ps = []; for (let i = 0; i < 20; i++) ps.push(pinfold.call("slow", i));
+return (await Promise.all(ps)).reduce((a, b) => a + b)`
+	res, err := Spawn(context.Background(), workerArgv(t), script, testLimits(), tool)
+	if err != nil || string(res.Value) != "190" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if most > maxInFlight {
+		t.Errorf("%d calls were served at once, more than %d", most, maxInFlight)
 	}
 }
 
