@@ -564,12 +564,16 @@ func checkLimits(l Limits) error {
 	return nil
 }
 
-// maxInFlight bounds the tool calls of one run that are served at once.
-// Unbounded, a hunt's script made 100 fetches of 6 MiB bodies to a slow
-// server at once, and bash, which serves a session's scripts in 512 MiB,
-// was killed for memory, stopping the session. (A session runs at most
-// four scripts at once.)
-const maxInFlight = 4
+// maxInFlight bounds the tool calls of one run that are served at once,
+// and those with arguments past smallArgs that wait or run. Unbounded, a
+// hunt's script made 100 fetches of 6 MiB bodies to a slow server at
+// once, and bash, which serves a session's scripts in 512 MiB, was killed
+// for memory, stopping the session. (A session runs at most four scripts
+// at once.)
+const (
+	maxInFlight = 4
+	smallArgs   = 64 << 10
+)
 
 // parentSide serves one worker's calls.
 type parentSide struct {
@@ -583,17 +587,21 @@ type parentSide struct {
 
 // serve reads the worker's lines until its last: each call is answered
 // (in its own goroutine: a slow tool does not hold the others, up to
-// maxInFlight at once), the budget
+// maxInFlight at a time), the budget
 // counted here. Lines are bounded by the output cap (or a call's largest
 // argument, when that is more): a worker cannot make the parent hold more.
 func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, error) {
 	// The output, JSON-escaped at its worst, or a call's argument.
 	max := max(6*p.lim.Output, isoMaxArgs) + 1<<20
-	// Each call runs with its argument and answer in the serving
-	// process's memory (a fetch holds its body, up to isoMaxArgs, a few
-	// times over): past maxInFlight calls, no line is read until one has
-	// been answered. The worker waits; its deadline still holds.
-	slots := make(chan struct{}, maxInFlight)
+	// What the serving process holds of the calls is bounded: at most
+	// maxInFlight run at once (each with its answer, and a fetch with its
+	// body a few times over), and at most maxInFlight more than
+	// smallArgs wait or run (past them, no line is read until one has
+	// been answered: the worker waits, its deadline still holds). Calls
+	// with small arguments wait without holding up the reading, so the
+	// run's end is read behind them.
+	running := make(chan struct{}, maxInFlight)
+	large := make(chan struct{}, maxInFlight)
 	for {
 		var m workerOut
 		if err := readLine(r, max, &m); err != nil {
@@ -612,15 +620,26 @@ func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, e
 				return nil, p.limit
 			}
 			c := *m.Call
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			isLarge := len(c.Args) > smallArgs
+			if isLarge {
+				select {
+				case large <- struct{}{}:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
 			}
 			// A tool still running when the run ends has its context
 			// cancelled; its answer then goes to a closed pipe.
 			go func() {
-				defer func() { <-slots }()
+				if isLarge {
+					defer func() { <-large }()
+				}
+				select {
+				case running <- struct{}{}:
+					defer func() { <-running }() // once answered
+				case <-ctx.Done():
+					return
+				}
 				res, err := p.tool(ctx, c.Name, c.Args)
 				rep := workerReply{ID: c.ID, Result: res}
 				if err != nil {

@@ -378,6 +378,21 @@ return (await Promise.all(ps)).reduce((a, b) => a + b)`
 	if most > maxInFlight {
 		t.Errorf("%d calls were served at once, more than %d", most, maxInFlight)
 	}
+	// Calls waiting their turn do not hold up the end: a script that
+	// makes 10 calls to a tool that never answers and returns at once
+	// gets its value, not the deadline.
+	hang := func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	// (The wait lets the worker send the calls before its end.)
+	script = `for (let i = 0; i < 10; i++) pinfold.call("hang", i).catch(() => 0);
+const t = Date.now(); while (Date.now() - t < 300) {}
+return 1`
+	res, err = Spawn(context.Background(), workerArgv(t), script, testLimits(), hang)
+	if err != nil || string(res.Value) != "1" {
+		t.Errorf("calls left waiting: %+v %v", res, err)
+	}
 }
 
 // The worker's collector stays off while what its tool replies leave
