@@ -592,7 +592,7 @@ type parentSide struct {
 // argument, when that is more): a worker cannot make the parent hold more.
 func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, error) {
 	// The output, JSON-escaped at its worst, or a call's argument.
-	max := max(6*p.lim.Output, isoMaxArgs) + 1<<20
+	bound := max(6*p.lim.Output, isoMaxArgs) + 1<<20
 	// What the serving process holds of the calls is bounded: at most
 	// maxInFlight run at once (each with its answer, and a fetch with its
 	// body a few times over), and at most maxInFlight more than
@@ -604,7 +604,7 @@ func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, e
 	large := make(chan struct{}, maxInFlight)
 	for {
 		var m workerOut
-		if err := readLine(r, max, &m); err != nil {
+		if err := readLine(r, bound, &m); err != nil {
 			return nil, err
 		}
 		switch {
