@@ -79,6 +79,7 @@ import (
 	"log/slog"
 	"math/big"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -512,42 +513,94 @@ func readAnswer(ctx context.Context, w io.Writer, fd int, settle, timeout time.D
 // socketpair each holds (the agent holds neither). A request and its
 // answer are one JSON line each; one question at a time.
 
-// wireRequest and wireAnswer are the lines on the channel.
+// wireRequest and wireAnswer are the lines on the channel. A request
+// with Refresh set is no question: it asks what the workspace's git
+// configs name now (ServeRefresh), answered in Protect and Notes.
 type wireRequest struct {
-	Action string `json:"action"`
-	Detail string `json:"detail"`
-	Kind   Kind   `json:"kind"`
+	Action  string `json:"action"`
+	Detail  string `json:"detail"`
+	Kind    Kind   `json:"kind"`
+	Refresh bool   `json:"refresh,omitempty"`
 }
 
 type wireAnswer struct {
-	Yes    bool   `json:"yes"`
-	Reason string `json:"reason"`
+	Yes     bool     `json:"yes"`
+	Reason  string   `json:"reason"`
+	Protect []string `json:"protect,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 }
 
-// maxLine bounds a line on the channel.
-const maxLine = 8 << 10
+// maxLine bounds a line on the channel; maxAnswerLine a refresh's answer,
+// which lists paths.
+const (
+	maxLine       = 8 << 10
+	maxAnswerLine = 1 << 20
+)
 
 // Serve answers the questions a component (from) sends on c with t until
 // c ends. The component's name comes from the launcher, not from the
 // channel.
-func Serve(c io.ReadWriteCloser, t *Terminal, from string) {
+func Serve(c io.ReadWriteCloser, t *Terminal, from string) { ServeRefresh(c, t, from, nil) }
+
+// Refresher is what the workspace's git configs name now, as paths
+// relative to the workspace, and notes on what it could not read.
+type Refresher func() (protect, notes []string)
+
+// ServeRefresh is Serve that also answers a refresh (Client.Refresh)
+// with refresh (nil: a refresh is answered with a reason and no paths).
+// An answer longer than a line may be keeps the paths that fit, and says
+// how many it left out.
+func ServeRefresh(c io.ReadWriteCloser, t *Terminal, from string, refresh Refresher) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, maxLine)
-	enc := json.NewEncoder(c)
 	for {
 		line, err := r.ReadSlice('\n')
 		if err != nil {
 			return // ended, or a line too long: the channel is done
 		}
 		var q wireRequest
-		var a Answer
-		if json.Unmarshal(line, &q) != nil {
-			a = Answer{Reason: "malformed request"}
-		} else {
-			a = t.Ask(context.Background(), Request{From: from, Action: q.Action, Detail: q.Detail, Kind: q.Kind})
+		var a wireAnswer
+		switch {
+		case json.Unmarshal(line, &q) != nil:
+			a.Reason = "malformed request"
+		case q.Refresh && refresh == nil:
+			a.Reason = "this launcher reads no git configs for " + from
+		case q.Refresh:
+			a.Yes, a.Reason = true, "read"
+			a.Protect, a.Notes = refresh()
+		default:
+			ans := t.Ask(context.Background(), Request{From: from, Action: q.Action, Detail: q.Detail, Kind: q.Kind})
+			a.Yes, a.Reason = ans.Yes, ans.Reason
 		}
-		if enc.Encode(wireAnswer{a.Yes, a.Reason}) != nil {
+		b, err := encodeAnswer(a)
+		if err != nil {
 			return
+		}
+		if _, err := c.Write(b); err != nil {
+			return
+		}
+	}
+}
+
+// encodeAnswer is a's line, its paths cut to fit maxAnswerLine (a note says
+// how many were left out) and its notes to the first few.
+func encodeAnswer(a wireAnswer) ([]byte, error) {
+	if len(a.Notes) > 20 {
+		a.Notes = append(a.Notes[:20:20], fmt.Sprintf("and %d more", len(a.Notes)-20))
+	}
+	all := a.Protect
+	notes := a.Notes
+	for keep := len(all); ; keep /= 2 {
+		a.Protect, a.Notes = all[:keep], notes
+		if keep < len(all) {
+			a.Notes = append(slices.Clip(notes), fmt.Sprintf("%d of the %d paths the git configs name were not sent: too many for one answer", len(all)-keep, len(all)))
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) < maxAnswerLine || keep == 0 {
+			return append(b, '\n'), nil
 		}
 	}
 }
@@ -560,7 +613,48 @@ type Client struct {
 }
 
 // NewClient asks over c.
-func NewClient(c io.ReadWriter) *Client { return &Client{c: c, r: bufio.NewReaderSize(c, maxLine)} }
+func NewClient(c io.ReadWriter) *Client {
+	return &Client{c: c, r: bufio.NewReaderSize(c, maxAnswerLine)}
+}
+
+// Refresh asks the launcher what the workspace's git configs name now
+// (ServeRefresh): paths relative to the workspace, and notes on what it
+// could not read or send. err when it could not be asked or answered.
+func (c *Client) Refresh() (protect, notes []string, err error) {
+	if c == nil {
+		return nil, nil, errors.New("no channel to the launcher")
+	}
+	a, err := c.exchange(wireRequest{Refresh: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	if !a.Yes {
+		return nil, nil, errors.New(a.Reason)
+	}
+	return a.Protect, a.Notes, nil
+}
+
+// exchange sends q and reads its answer, one at a time on the channel.
+func (c *Client) exchange(q wireRequest) (wireAnswer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, err := json.Marshal(q)
+	if err != nil || len(b) >= maxLine {
+		return wireAnswer{}, errors.New("the question is too long")
+	}
+	if _, err := c.c.Write(append(b, '\n')); err != nil {
+		return wireAnswer{}, errors.New("the launcher could not be asked: " + err.Error())
+	}
+	line, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return wireAnswer{}, errors.New("no answer from the launcher: " + err.Error())
+	}
+	var a wireAnswer
+	if json.Unmarshal(line, &a) != nil {
+		return wireAnswer{}, errors.New("a malformed answer from the launcher")
+	}
+	return a, nil
+}
 
 // Ask puts the question to the person through the launcher and waits for
 // the answer; any failure of the channel is no.
@@ -568,22 +662,9 @@ func (c *Client) Ask(action, detail string, kind Kind) Answer {
 	if c == nil {
 		return Answer{Reason: "no way to ask the person in this session"}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b, err := json.Marshal(wireRequest{action, detail, kind})
-	if err != nil || len(b) >= maxLine {
-		return Answer{Reason: "the question is too long"}
-	}
-	if _, err := c.c.Write(append(b, '\n')); err != nil {
-		return Answer{Reason: "the launcher could not be asked: " + err.Error()}
-	}
-	line, err := c.r.ReadSlice('\n')
+	a, err := c.exchange(wireRequest{Action: action, Detail: detail, Kind: kind})
 	if err != nil {
-		return Answer{Reason: "no answer from the launcher: " + err.Error()}
-	}
-	var a wireAnswer
-	if json.Unmarshal(line, &a) != nil {
-		return Answer{Reason: "a malformed answer from the launcher"}
+		return Answer{Reason: err.Error()}
 	}
 	return Answer{Yes: a.Yes, Reason: a.Reason}
 }

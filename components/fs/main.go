@@ -109,6 +109,32 @@ func serve(log *slog.Logger) error {
 			a := ask.Ask(action, detail, approve.Approve)
 			return a.Yes, a.Reason
 		}
+		// After a protected change the person approved, the launcher
+		// reads the workspace's git configs again (fs cannot: the
+		// person's own configs and their absolute paths lie outside
+		// its root); what they name now is protected from then on.
+		// What could not be read is said here, and nothing protected
+		// already is dropped.
+		root.Refresh = func() []string {
+			paths, notes, err := ask.Refresh()
+			if err != nil {
+				log.Warn("the git configs were not read again after an approved change: what they name now is not protected", "error", err)
+				return nil
+			}
+			for _, n := range notes {
+				log.Warn("not covered after an approved change", "note", n)
+			}
+			var ok []string
+			for _, p := range paths {
+				if err := checkPath(p); err != nil || p == "." {
+					log.Warn("a path the git configs name is not protected", "path", p, "why", err)
+					continue
+				}
+				ok = append(ok, p)
+			}
+			log.Info("git configs read again after an approved change", "protected", len(ok))
+			return ok
+		}
 		// Recursive deletes need both the person and a store.
 		if hasStore {
 			store, err := backup.Open(storePath, b.BackupQuota)

@@ -240,7 +240,9 @@ func (r *Root) Write(p string, data []byte, createOnly bool) error {
 		return badRequest(op, p, "%d bytes is more than one write stores (%d)", len(data), MaxData)
 	}
 	action := fmt.Sprintf("write %s: %d bytes%s", quoteForQuestion(p), len(data), beginning(data))
-	return r.inParent(op, p, guardWrite, action, func(par parent) error { return r.write(op, p, par, data, createOnly) })
+	return r.gated(func(r *Root) error {
+		return r.inParent(op, p, guardWrite, action, func(par parent) error { return r.write(op, p, par, data, createOnly) })
+	})
 }
 
 // write is Write in p's parent directory.
@@ -400,11 +402,13 @@ read:
 // Mkdir makes directory p (0755 less the umask); its parent must exist.
 func (r *Root) Mkdir(p string) error {
 	const op = "mkdir"
-	return r.inParent(op, p, guardPlain, "", func(par parent) error {
-		if err := unix.Mkdirat(par.fd, par.name, 0o755); err != nil {
-			return sysErr(op, p, err, false)
-		}
-		return nil
+	return r.gated(func(r *Root) error {
+		return r.inParent(op, p, guardPlain, "", func(par parent) error {
+			if err := unix.Mkdirat(par.fd, par.name, 0o755); err != nil {
+				return sysErr(op, p, err, false)
+			}
+			return nil
+		})
 	})
 }
 
@@ -412,6 +416,10 @@ func (r *Root) Mkdir(p string) error {
 // refused unless overwrite, and then only as rename(2) allows (a file
 // over a file, a directory over an empty directory).
 func (r *Root) Rename(from, to string, overwrite bool) error {
+	return r.gated(func(r *Root) error { return r.rename(from, to, overwrite) })
+}
+
+func (r *Root) rename(from, to string, overwrite bool) error {
 	const op = "rename"
 	r.changes.RLock()
 	defer r.changes.RUnlock()
@@ -608,6 +616,40 @@ func (r *Root) inParent(op, p string, mode guardMode, action string, f func(par 
 	return f(par)
 }
 
+// gated runs change, a change other than a removal, holding the gate
+// (Root.gate) shared; where it would ask the person (errAskHeld), it is
+// begun again holding the gate exclusively, and after a change the
+// person approved, what the git configs name is read again (Refresh)
+// before any other change is checked. A removal is not gated: it makes
+// nothing a config could name, and removes no config's name.
+func (r *Root) gated(change func(r *Root) error) error {
+	if r.Refresh == nil || r.gateHeld {
+		return change(r)
+	}
+	r.gate.RLock()
+	err := change(r)
+	r.gate.RUnlock()
+	if err != errAskHeld {
+		return err
+	}
+	held := *r
+	held.gateHeld = true
+	held.gate.Lock()
+	defer held.gate.Unlock()
+	err = change(&held)
+	if held.approved {
+		// The change is made, whatever err says (a write's fsync): its
+		// answer stays the change's. Refresh says what it could not read
+		// and what fs would not take (main.go's).
+		r.match.add(r.Refresh())
+	}
+	return err
+}
+
+// errAskHeld is guard's answer, under a shared gate, where it would ask
+// the person: gated asks again holding the gate. It never leaves fs.
+var errAskHeld = &Error{Op: "guard", Kind: KindProtected, Detail: "asked holding the gate"}
+
 type guardMode int
 
 const (
@@ -652,9 +694,13 @@ func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action s
 		are = shown[0] + " is"
 	}
 	if r.Approve != nil {
+		if r.Refresh != nil && !r.gateHeld && op != "delete" && op != "delete-recursive" {
+			return errAskHeld // asked holding the gate (gated)
+		}
 		yes, why := r.Approve(action+" (asked by the agent)",
 			fmt.Sprintf("%s protected (rule %s): it changes how tools behave for the person%s", are, RuleProtected, makes))
 		if yes {
+			r.approved = true
 			return nil
 		}
 		return &Error{Op: op, Path: p, Kind: KindProtected,

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -123,9 +124,30 @@ type protection struct {
 
 // matcher decides which paths are protected: the built-in names and the
 // bootstrap's list, each entry of which is a workspace-relative path
-// protected with everything beneath it.
+// protected with everything beneath it, and what was added to it since
+// (add: what the git configs came to name).
 type matcher struct {
-	extra [][]string // the bootstrap's paths, split
+	mu    sync.RWMutex
+	extra [][]string // the bootstrap's paths and those added, split
+}
+
+// add protects the workspace-relative paths ps as the bootstrap's are,
+// each once; it drops none already protected. A path that is not one fs
+// takes (checked as the bootstrap's) is returned in bad, not added.
+func (m *matcher) add(ps []string) (bad []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range ps {
+		if err := checkPath(p); err != nil || p == "." {
+			bad = append(bad, p)
+			continue
+		}
+		cs := components(p)
+		if !slices.ContainsFunc(m.extra, func(e []string) bool { return slices.Equal(e, cs) }) {
+			m.extra = append(m.extra, cs)
+		}
+	}
+	return bad
 }
 
 func newMatcher(extra []string) (*matcher, error) {
@@ -218,6 +240,8 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 			return protection{path: strings.Join(cs[:i+2], "/")}, true
 		}
 	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	for _, e := range m.extra {
 		if len(cs) >= len(e) && prefix(cs, e, fold) {
 			return protection{path: strings.Join(cs[:len(e)], "/")}, true
@@ -266,6 +290,8 @@ func (m *matcher) ancestor(cs []string, fold bool) (protection, bool) {
 	if len(cs) > 0 && bareName(cs[len(cs)-1], fold) {
 		return protection{path: strings.Join(cs, "/")}, true
 	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	for _, e := range m.extra {
 		if len(cs) > 0 && len(cs) < len(e) && prefix(e, cs, fold) {
 			return protection{path: strings.Join(e, "/")}, true

@@ -169,6 +169,13 @@ type Root struct {
 	// Recursive, when set, lets recursive deletes go ahead (confirmed and
 	// backed up); nil: they are refused.
 	Recursive *Recursive
+	// Refresh, when set, is called after each change of a protected path
+	// the person approved (a .git/config, an included file, a repository
+	// made): what the workspace's git configs name now (a core.hooksPath,
+	// an included file, a program), workspace-relative, which fs
+	// protects from then on as the bootstrap's paths; it drops none held
+	// already, and says itself what it could not read.
+	Refresh func() []string
 
 	hidden [][]string // the launcher's authority paths in the workspace (Hide)
 	// changes is held shared by every change and exclusively by a
@@ -180,6 +187,16 @@ type Root struct {
 	// change itself: two such changes at once each saw the other's name
 	// missing (objects and refs made together, neither asked).
 	layout *sync.Mutex
+	// gate is held, with Refresh set, by every change but a removal:
+	// shared from its check to its end, and exclusively by a change of
+	// a protected path from its question through Refresh after it, so
+	// that no change checked against the protected paths before (a
+	// write of the core.hooksPath an approved config names) lands after
+	// them. gateHeld: this call holds it exclusively; approved: the
+	// person approved a change in it.
+	gate     *sync.RWMutex
+	gateHeld bool
+	approved bool
 }
 
 // forCall is r for one call whose caller may leave (ctx ends, when the
@@ -296,7 +313,7 @@ func NewRoot(fd int, protected []string) (*Root, error) {
 	// nodev whatever is done to the mount it was cloned from.
 	var sfs unix.Statfs_t
 	nodev := unix.Fstatfs(fd, &sfs) == nil && sfs.Flags&unix.ST_NODEV != 0
-	return &Root{fd: fd, match: m, nodev: nodev, changes: new(sync.RWMutex), layout: new(sync.Mutex)}, nil
+	return &Root{fd: fd, match: m, nodev: nodev, changes: new(sync.RWMutex), layout: new(sync.Mutex), gate: new(sync.RWMutex)}, nil
 }
 
 // OpenRoot opens dir (a host path, followed as it is: the caller chooses

@@ -259,7 +259,13 @@ func (s *Session) approvals(role pki.Role) (*os.File, error) {
 		end.Close()
 		return nil, fmt.Errorf("session: approval channel: %w", err)
 	}
-	go approve.Serve(c, s.cfg.Asker, string(role))
+	if role == pki.FS {
+		// fs asks for the git configs to be read again after a change
+		// the person approved (fs.Root.Refresh).
+		go approve.ServeRefresh(c, s.cfg.Asker, string(role), s.refreshForFS)
+	} else {
+		go approve.Serve(c, s.cfg.Asker, string(role))
+	}
 	return end, nil
 }
 

@@ -262,7 +262,11 @@ func (s *Session) runWorker(jobCtx context.Context, j bash.Job) bash.Outcome {
 	if s.commandsOff.Load() {
 		return bash.Outcome{Error: "commands are off for this session: the workspace could not be checked after an earlier command"}
 	}
-	before, names, err := fs.ProtectedBoth(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
+	// What the git configs name now (changed since the start: a config
+	// fs changed with the person's approval, or the person's own edit)
+	// is read-only for the command, or moved aside if it makes it.
+	s.refreshNamed()
+	before, names, err := fs.ProtectedBoth(s.cfg.Workspace, slices.Concat(s.protected(), s.authority()))
 	if err != nil {
 		return bash.Outcome{Error: err.Error()}
 	}
@@ -416,7 +420,7 @@ const heldSuffix = ".pinfold-held-"
 // could not be looked through (what was found is moved all the same) or
 // something could not be moved.
 func (s *Session) removeCreated(existed map[[2]uint64]bool) (moved []string, stamp string, err error) {
-	after, problem := fs.ProtectedNamesIn(s.cfg.Workspace, slices.Concat(s.cfg.Protected, s.authority()))
+	after, problem := fs.ProtectedNamesIn(s.cfg.Workspace, slices.Concat(s.protected(), s.authority()))
 	var made []string
 	for _, p := range after {
 		if id, ok := launcher.FileID(p); !ok || !existed[id] {

@@ -105,6 +105,12 @@ type Session struct {
 	pass        *net.UnixConn // the launcher's end of bash's passing channel
 	netPass     *net.UnixConn // the launcher's end of net's (proxy mode)
 	codeWorkers atomic.Int32  // Code Mode workers running
+	// named is what the workspace's git configs were found to name since
+	// the start (refreshNamed), absolute; it only grows. notesSaid: what
+	// could not be read, said once.
+	namedMu   sync.Mutex
+	named     []string
+	notesSaid map[string]bool
 	workersCtx  context.Context
 	stopWorkers context.CancelCauseFunc
 }

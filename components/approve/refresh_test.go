@@ -1,0 +1,58 @@
+package approve
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+)
+
+// A refresh on the channel is no question: the launcher's refresher
+// answers it with paths and notes, the terminal is not asked; a channel
+// served without one answers with a reason, and an answer too long for
+// one line keeps the paths that fit and says how many it left out.
+func TestChannelRefresh(t *testing.T) {
+	a, b := net.Pipe()
+	asked := 0
+	many := false
+	refresh := func() ([]string, []string) {
+		asked++
+		if many {
+			var ps []string
+			for i := range 20000 {
+				ps = append(ps, fmt.Sprintf("tools/%0100d", i))
+			}
+			return ps, nil
+		}
+		return []string{".githooks", "tools/fsmon.sh"}, []string{"x.gitconfig (not read)"}
+	}
+	done := make(chan struct{})
+	go func() { ServeRefresh(a, &Terminal{}, "fs", refresh); close(done) }()
+	c := NewClient(b)
+	ps, notes, err := c.Refresh()
+	if err != nil || strings.Join(ps, ",") != ".githooks,tools/fsmon.sh" || len(notes) != 1 || asked != 1 {
+		t.Errorf("refresh: %q %q %v (%d calls)", ps, notes, err, asked)
+	}
+	// Questions still go to the terminal (none here: no).
+	if ans := c.Ask("write x", "", Approve); ans.Yes || asked != 1 {
+		t.Errorf("a question answered %+v, refresher called %d times", ans, asked)
+	}
+	many = true
+	ps, notes, err = c.Refresh()
+	if err != nil || len(ps) == 0 || len(ps) >= 20000 || len(notes) != 1 || !strings.Contains(notes[0], "were not sent") {
+		t.Errorf("a long answer: %d paths, notes %q, %v", len(ps), notes, err)
+	}
+	b.Close()
+	<-done
+
+	a, b = net.Pipe()
+	go Serve(a, &Terminal{}, "bash")
+	if _, _, err := NewClient(b).Refresh(); err == nil || !strings.Contains(err.Error(), "reads no git configs") {
+		t.Errorf("a channel without a refresher: %v", err)
+	}
+	b.Close()
+	var none *Client
+	if _, _, err := none.Refresh(); err == nil {
+		t.Error("no channel: no error")
+	}
+}

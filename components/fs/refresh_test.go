@@ -1,0 +1,182 @@
+package fs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// refreshFrom is a Root.Refresh that reads the git configs of the
+// workspace ws with the launcher's reader (GitConfigNamedIn), as the
+// session does for fs, and counts its calls.
+func refreshFrom(t *testing.T, ws string, calls *int) func() []string {
+	return func() []string {
+		*calls++
+		named, notes := GitConfigNamedIn([]string{ws}, MaxProtectedWalk)
+		if len(notes) > 0 {
+			t.Errorf("notes: %q", notes)
+		}
+		var rel []string
+		for _, p := range named {
+			r, err := filepath.Rel(ws, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel = append(rel, r)
+		}
+		return rel
+	}
+}
+
+// After the person approves a change of a git config that names a new
+// core.hooksPath, an included file or a program, fs protects what it
+// names: a write there is asked about (and refused on a no), where
+// before the fix it went ahead unasked and the person's next git commit
+// ran it. Writes elsewhere are neither asked about nor make fs read the
+// configs again; a declined change reads nothing either.
+func TestRefreshAfterApprovedConfigChange(t *testing.T) {
+	gitTestHome(t)
+	w := newWorld(t)
+	must(t, os.MkdirAll(filepath.Join(w.ws, ".git"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(w.ws, ".githooks"), 0o755))
+	var calls int
+	w.root.Refresh = refreshFrom(t, w.ws, &calls)
+	var asked []string
+	yes := true
+	w.root.Approve = func(action, _ string) (bool, string) {
+		asked = append(asked, action)
+		if yes {
+			return true, "approved"
+		}
+		return false, "declined"
+	}
+	must(t, w.root.Mkdir("tools"))
+	must(t, w.root.Write("tools/other.sh", []byte("x"), false))
+	if len(asked) != 0 || calls != 0 {
+		t.Fatalf("an ordinary write was asked about (%q) or read the configs (%d)", asked, calls)
+	}
+	yes = false
+	if err := w.root.Write(".git/config", []byte("[core]\n\thooksPath = .elsewhere\n"), false); KindOf(err) != KindProtected {
+		t.Fatalf("declined: %v", err)
+	}
+	if calls != 0 {
+		t.Errorf("a declined change read the configs (%d)", calls)
+	}
+	yes = true
+	cfg := "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n[include]\n\tpath = ../x.gitconfig\n"
+	if err := w.root.Write(".git/config", []byte(cfg), false); err != nil {
+		t.Fatalf("approved: %v", err)
+	}
+	if calls != 1 {
+		t.Errorf("the approved change read the configs %d times, want 1", calls)
+	}
+	yes = false
+	for _, p := range []string{".githooks/pre-commit", "tools/fsmon.sh", "x.gitconfig"} {
+		n := len(asked)
+		err := w.root.Write(p, []byte("#!/bin/sh\necho pwned\n"), false)
+		if KindOf(err) != KindProtected || len(asked) != n+1 || !strings.Contains(asked[n], quoteForQuestion(p)) {
+			t.Errorf("%s, named by the approved config, was written without the person's yes: %v (asked %q)", p, err, asked[n:])
+		}
+		mustNotExistHost(t, filepath.Join(w.ws, p))
+	}
+	// A rename onto it is asked about too; what lies beside it is not.
+	w.file(t, "tools/evil", "#!/bin/sh\n")
+	if err := w.root.Rename("tools/evil", ".githooks/post-checkout", false); KindOf(err) != KindProtected {
+		t.Errorf("a rename into the new hooks directory: %v", err)
+	}
+	n := len(asked)
+	if err := w.root.Write("tools/other.sh", []byte("y"), false); err != nil || len(asked) != n {
+		t.Errorf("control: a write beside the named program: %v, asked %q", err, asked[n:])
+	}
+	if calls != 1 {
+		t.Errorf("declined and ordinary changes read the configs: %d calls, want 1", calls)
+	}
+}
+
+// An included file changed with the person's approval can name a hooks
+// directory too: what the new include names is protected after it.
+func TestRefreshAfterApprovedInclude(t *testing.T) {
+	gitTestHome(t)
+	w := newWorld(t, "shared.gitconfig")
+	w.file(t, ".git/config", "[include]\n\tpath = ../shared.gitconfig\n")
+	var calls int
+	w.root.Refresh = refreshFrom(t, w.ws, &calls)
+	w.root.Approve = func(string, string) (bool, string) { return true, "approved" }
+	if err := w.root.Write("shared.gitconfig", []byte("[core]\n\thooksPath = hk\n"), false); err != nil {
+		t.Fatal(err)
+	}
+	w.root.Approve = nil
+	must(t, os.Mkdir(filepath.Join(w.ws, "hk"), 0o755))
+	if err := w.root.Write("hk/pre-push", []byte("x"), false); KindOf(err) != KindProtected {
+		t.Errorf("the hooks directory the approved include names was written: %v", err)
+	}
+}
+
+// A change checked against the protected paths before the approved
+// change's refresh does not land after it: while Refresh runs, other
+// changes wait (the gate), and then are checked against what it found.
+func TestRefreshHoldsOtherChanges(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.MkdirAll(filepath.Join(w.ws, ".git"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(w.ws, "hk"), 0o755))
+	inRefresh, release := make(chan struct{}), make(chan struct{})
+	w.root.Refresh = func() []string {
+		close(inRefresh)
+		<-release
+		return []string{"hk"}
+	}
+	var mu sync.Mutex
+	approving := true
+	w.root.Approve = func(string, string) (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return approving, "answered"
+	}
+	changed := make(chan error, 1)
+	go func() { changed <- w.root.Write(".git/config", []byte("[core]\n\thooksPath = hk\n"), false) }()
+	<-inRefresh
+	mu.Lock()
+	approving = false
+	mu.Unlock()
+	wrote := make(chan error, 1)
+	go func() { wrote <- w.root.Write("hk/pre-commit", []byte("x"), false) }()
+	select {
+	case err := <-wrote:
+		t.Fatalf("a write went on while the configs were read again: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-changed; err != nil {
+		t.Fatalf("the approved change: %v", err)
+	}
+	if err := <-wrote; KindOf(err) != KindProtected {
+		t.Errorf("the write that waited was not checked against the refreshed paths: %v", err)
+	}
+	mustNotExistHost(t, filepath.Join(w.ws, "hk/pre-commit"))
+}
+
+// What fs adds to its protected paths stays: a refresh that names less
+// (a config read again without the hooks directory, or not read at all)
+// drops nothing; a path fs would not take is not added.
+func TestMatcherAddKeeps(t *testing.T) {
+	m, err := newMatcher([]string{"policy.toml"})
+	must(t, err)
+	if bad := m.add([]string{"hk", "hk", "../out", "/abs", ".", "a//b"}); len(bad) != 4 {
+		t.Errorf("bad paths taken: %q", bad)
+	}
+	m.add(nil)
+	for _, p := range []string{"policy.toml", "hk/pre-commit"} {
+		if _, ok := m.protected(components(p), false); !ok {
+			t.Errorf("%s is not protected", p)
+		}
+	}
+	if _, ok := m.ancestor(components("hk"), false); ok {
+		t.Errorf("hk is its own protected path, not an ancestor of one")
+	}
+	if len(m.extra) != 2 {
+		t.Errorf("protected paths %q, want policy.toml and hk once each", m.extra)
+	}
+}

@@ -1,0 +1,73 @@
+package session
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pinfold/pinfold/components/fs"
+)
+
+// The git configs of the workspace name paths the person's git runs or
+// reads (a core.hooksPath, a core.fsmonitor program, an included file):
+// the launcher protects what they name at the start (Config.Protected),
+// and they can change while the session lives: the person approves fs's
+// change of a .git/config, or edits one. So they are read again, with
+// the same reader and bound as at the start, before each command (its
+// worker's read-only paths) and when fs asks after a change the person
+// approved; what they name is protected from then on, and what was
+// protected stays protected.
+
+// protected is every path protected beyond the built-in names: the
+// configuration's, and what the git configs were found to name since.
+func (s *Session) protected() []string {
+	s.namedMu.Lock()
+	defer s.namedMu.Unlock()
+	return slices.Concat(s.cfg.Protected, s.named)
+}
+
+// refreshNamed reads the workspace's git configs again and adds what
+// they name that is new to the session's protected paths. What could
+// not be read is said once on the launcher's terminal (as at the start)
+// and returned.
+func (s *Session) refreshNamed() (notes []string) {
+	named, notes := fs.GitConfigNamedIn([]string{s.cfg.Workspace}, fs.MaxProtectedWalk)
+	s.namedMu.Lock()
+	defer s.namedMu.Unlock()
+	for _, p := range named {
+		if !slices.Contains(s.cfg.Protected, p) && !slices.Contains(s.named, p) {
+			s.named = append(s.named, p)
+		}
+	}
+	if s.notesSaid == nil {
+		s.notesSaid = map[string]bool{}
+	}
+	for _, n := range notes {
+		if !s.notesSaid[n] {
+			s.notesSaid[n] = true
+			fmt.Fprintf(os.Stderr, "launcher: warning: not covered: %s\n", n)
+		}
+	}
+	return notes
+}
+
+// refreshForFS is fs's refresh (approve.Refresher): the git configs read
+// again, and every path they were found to name since the start,
+// relative to the workspace (fs had the start's in its bootstrap). A
+// name that is not UTF-8 is none fs can reach, so none it is sent.
+func (s *Session) refreshForFS() (protect, notes []string) {
+	notes = s.refreshNamed()
+	s.namedMu.Lock()
+	defer s.namedMu.Unlock()
+	for _, p := range s.named {
+		rel, err := filepath.Rel(s.cfg.Workspace, p)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || !utf8.ValidString(rel) {
+			continue
+		}
+		protect = append(protect, rel)
+	}
+	return protect, notes
+}
