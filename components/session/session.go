@@ -108,9 +108,9 @@ type Session struct {
 	// named is what the workspace's git configs were found to name since
 	// the start (refreshNamed), absolute; it only grows. notesSaid: what
 	// could not be read, said once.
-	namedMu   sync.Mutex
-	named     []string
-	notesSaid map[string]bool
+	namedMu     sync.Mutex
+	named       []string
+	notesSaid   map[string]bool
 	workersCtx  context.Context
 	stopWorkers context.CancelCauseFunc
 }
