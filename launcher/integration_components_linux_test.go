@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -851,6 +852,113 @@ func TestIntegrationComponentsGitConfigNamed(t *testing.T) {
 	mustNotExist(t, filepath.Join(s.ws, ".githooks", "pre-commit"), "fs wrote core.hooksPath's directory")
 	mustNotExist(t, filepath.Join(s.ws, ".githooks", "post-checkout"), "a command wrote core.hooksPath's directory")
 	mustExist(t, filepath.Join(s.ws, "tools", "other.sh"))
+}
+
+// A git config the person changes during the session is read again:
+// after they approve fs's write of a .git/config that adds core.hooksPath,
+// fs asks before writing the hooks directory it names (unanswered here:
+// refused), and a command's worker has it read-only. Before, only what
+// the configs named at the start was protected, and both writes went
+// ahead unasked, for the person's next git commit to run.
+func TestIntegrationComponentsGitConfigChanged(t *testing.T) {
+	s := newSandbox(t)
+	const owner = 4246
+	for _, d := range []string{".git", ".githooks", "tools"} {
+		must(t, os.MkdirAll(filepath.Join(s.ws, d), 0o777))
+	}
+	must(t, filepath.Walk(s.ws, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			err = os.Chown(p, owner, owner)
+		}
+		return err
+	}))
+	for _, d := range []string{".git", ".githooks", "tools"} {
+		must(t, os.Chmod(filepath.Join(s.ws, d), 0o777))
+	}
+	l := itEnv.launcher
+	script := strings.Join([]string{
+		`printf '[core]\n\thooksPath = .githooks\n' | ` + l + " fs write .git/config; echo cfg=$?",
+		"printf x | " + l + " fs write .githooks/pre-commit; echo hooks=$?",
+		l + ` sh 'perl -e "open(F, q(>), q(.githo).q(oks/post-checkout)) or die qq(\$!\n)"; echo shhooks=$?'`,
+		"printf x | " + l + " fs write tools/other.sh; echo other=$?",
+		"true",
+	}, "\n")
+	r, shown := s.ptySessionWith(t, shellPol(), script, "yes", "")
+	if r.code != 0 {
+		t.Fatalf("session: %s; terminal %q", r, shown)
+	}
+	for _, want := range []string{"cfg=0\n", "hooks=119\n", "other=0\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %s; terminal %q", want, r, shown)
+		}
+	}
+	if !strings.Contains(r.stdout, "shhooks=") || strings.Contains(r.stdout, "shhooks=0\n") {
+		t.Errorf("a command wrote the hooks directory the changed config names: %s", r)
+	}
+	if !strings.Contains(shown, `asks: write ".githooks/pre-commit"`) {
+		t.Errorf("fs did not ask before writing the new hooks directory: terminal %q", shown)
+	}
+	mustNotExist(t, filepath.Join(s.ws, ".githooks", "pre-commit"), "fs wrote the hooks directory the approved config names")
+	mustNotExist(t, filepath.Join(s.ws, ".githooks", "post-checkout"), "a command wrote the hooks directory the approved config names")
+	mustExist(t, filepath.Join(s.ws, "tools", "other.sh"))
+}
+
+// A config the person edits themselves during the session (not through
+// fs) is read again before each command: the hooks directory it now
+// names is read-only for the command. The agent says when the session
+// has started (a file through fs), the test changes the config then, and
+// the agent waits for that before its command.
+func TestIntegrationComponentsGitConfigEditedByPerson(t *testing.T) {
+	s := newSandbox(t)
+	const owner = 4247
+	for _, d := range []string{".git", "hk"} {
+		must(t, os.MkdirAll(filepath.Join(s.ws, d), 0o777))
+	}
+	must(t, filepath.Walk(s.ws, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			err = os.Chown(p, owner, owner)
+		}
+		return err
+	}))
+	for _, d := range []string{".", ".git", "hk"} {
+		must(t, os.Chmod(filepath.Join(s.ws, d), 0o777))
+	}
+	l := itEnv.launcher
+	script := strings.Join([]string{
+		"printf x | " + l + " fs write started",
+		"i=0; while ! " + l + " fs stat edited >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done",
+		l + ` sh 'perl -e "open(F, q(>), q(hk/pre).q(-commit)) or die qq(\$!\n)"; echo shhooks=$?'`,
+		l + ` sh 'perl -e "open(F, q(>), q(other)) or die qq(\$!\n)"; echo shother=$?'`,
+		"true",
+	}, "\n")
+	edited := make(chan error, 1)
+	o := itOpts{onStart: func(int) {
+		go func() {
+			for range 200 {
+				if _, err := os.Stat(filepath.Join(s.ws, "started")); err == nil {
+					err := os.WriteFile(filepath.Join(s.ws, ".git", "config"), []byte("[core]\n\thooksPath = hk\n"), 0o644)
+					if err == nil {
+						err = os.WriteFile(filepath.Join(s.ws, "edited"), nil, 0o644)
+					}
+					edited <- err
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			edited <- errors.New("the agent did not start")
+		}()
+	}}
+	r := s.agentSh(t, shellPol(), o, script)
+	if err := <-edited; err != nil {
+		t.Fatalf("the person's edit: %v; run %s", err, r)
+	}
+	if r.code != 0 || !strings.Contains(r.stdout, "shother=0\n") {
+		t.Fatalf("session, or the control command: %s", r)
+	}
+	if !strings.Contains(r.stdout, "shhooks=") || strings.Contains(r.stdout, "shhooks=0\n") {
+		t.Errorf("a command wrote the hooks directory the person's edit names: %s", r)
+	}
+	mustNotExist(t, filepath.Join(s.ws, "hk", "pre-commit"), "a command wrote the hooks directory the person's edit names")
 }
 
 // In components mode too, what a config names is read as git reads it:
