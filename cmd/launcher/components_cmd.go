@@ -65,7 +65,9 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 	// What the workspace's git configs name there (a core.hooksPath, a
 	// core.fsmonitor program, an included file) is protected as the
 	// policy's own paths are: the person's git runs it (SR-51's reading,
-	// for fs and the command workers).
+	// for fs and the command workers). The session reads them again
+	// before each command and after each protected change fs makes with
+	// the person's approval (SR-46).
 	named, notRead := fs.GitConfigNamedIn([]string{string(p.Workspace.Path)}, fs.MaxProtectedWalk)
 	protected = append(protected, named...)
 	for _, n := range notRead {

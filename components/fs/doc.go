@@ -116,8 +116,12 @@
 //   - A mutation of a protected path (or of an ancestor of one, for
 //     renames and recursive deletes) goes ahead only with the person's
 //     approval (Root.Approve: the launcher's terminal, over the session's
-//     approval channel); without a channel it is refused. A recursive
-//     delete (Root.Recursive) is confirmed separately (the word
+//     approval channel); without a channel it is refused. After such a
+//     change (not a removal), fs asks the launcher over the same channel
+//     to read the workspace's git configs again (Root.Refresh: fs cannot
+//     read the person's own configs) and protects what they name from
+//     then on, holding its other changes until then (Root.gate). A
+//     recursive delete (Root.Recursive) is confirmed separately (the word
 //     "delete"), backed up and verified first (package backup), and,
 //     when no backup fits, needs a second, irreversible confirmation;
 //     without a store or a channel it is refused. In a directory that

@@ -33,7 +33,8 @@
 // `bash --noprofile --norc -c COMMAND` under launcher.WorkerPolicy — a
 // whole launch (stage 1, stage 2, a throwaway uid, the workspace
 // idmapped, no network) with the workspace's protected paths
-// (fs.ProtectedIn: found anew for every command) mounted read-only over
+// (fs.ProtectedIn: found anew for every command, with what the git
+// configs name read anew too: refreshNamed) mounted read-only over
 // it, stdin empty, output capped, killed at its timeout. DESIGN.md §5 has
 // bash run its workers; here bash holds no privilege at all (it is
 // confined to no files, no sockets and no exec before it serves), and the
