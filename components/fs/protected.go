@@ -59,6 +59,36 @@ func protectedBothLimit(dir string, extra []string, limit int) (mounts, names []
 	if problem != nil {
 		return nil, nil, problem
 	}
+	return mountable(found)
+}
+
+// ProtectedNow is ProtectedBoth with what the git configs that apply to
+// the repositories found name beneath dir (GitConfigNamedIn's paths,
+// from the same walk) protected as extra is: a command's worker has them
+// read-only, however the configs changed since the session started.
+// named is those paths, whether they exist or not, for the caller to
+// keep protecting; notes say what could not be read.
+func ProtectedNow(dir string, extra []string) (mounts, names, named, notes []string, err error) {
+	// The configs are found by the protected names alone, as
+	// GitConfigNamedIn finds them: an extra path named hooks or config
+	// is no repository's.
+	found, _, problem := scanProtected(dir, nil, MaxProtectedWalk)
+	if problem != nil {
+		return nil, nil, nil, nil, problem
+	}
+	gn, notes := gitConfigNamed(found, []string{dir}, os.Getenv("HOME"))
+	for _, n := range gn {
+		if beneathPath(n.path, dir) {
+			named = append(named, n.path)
+		}
+	}
+	mounts, names, err = mountable(withExtra(found, dir, slices.Concat(extra, named)))
+	return mounts, names, named, notes, err
+}
+
+// mountable is what of found can be mounted read-only (mounts) and every
+// name found (names); a name that cannot be is an error.
+func mountable(found []protectedFound) (mounts, names []string, err error) {
 	var keep []string
 	for _, f := range found {
 		switch {
@@ -526,6 +556,20 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 	} else {
 		walk(top, filepath.Clean(dir), false, false, false, 0)
 	}
+	found = withExtra(found, dir, extra)
+	if skipped > 0 {
+		msg := strings.Join(first, "; ")
+		if skipped > len(first) {
+			msg += fmt.Sprintf("; and %d more", skipped-len(first))
+		}
+		problem = fmt.Errorf("fs: looking for protected paths, not looked through: %s", msg)
+	}
+	return found, seen, problem
+}
+
+// withExtra is found with each path of extra beneath dir that exists
+// and is not beneath one found, of any type, sorted.
+func withExtra(found []protectedFound, dir string, extra []string) []protectedFound {
 	for _, x := range extra {
 		if !beneathPath(x, dir) {
 			continue
@@ -535,14 +579,7 @@ func scanProtected(dir string, extra []string, limit int) (found []protectedFoun
 		}
 	}
 	slices.SortFunc(found, func(a, b protectedFound) int { return strings.Compare(a.path, b.path) })
-	if skipped > 0 {
-		msg := strings.Join(first, "; ")
-		if skipped > len(first) {
-			msg += fmt.Sprintf("; and %d more", skipped-len(first))
-		}
-		problem = fmt.Errorf("fs: looking for protected paths, not looked through: %s", msg)
-	}
-	return found, seen, problem
+	return found
 }
 
 // scanKey is name as a directory compares it, folded where it folds

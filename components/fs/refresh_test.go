@@ -3,6 +3,7 @@ package fs
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -178,5 +179,41 @@ func TestMatcherAddKeeps(t *testing.T) {
 	}
 	if len(m.extra) != 2 {
 		t.Errorf("protected paths %q, want policy.toml and hk once each", m.extra)
+	}
+}
+
+// ProtectedNow, what a command's worker has read-only, is ProtectedBoth
+// with what the git configs name now, from one walk: the hooks directory
+// and the program a .git/config names are mounted (ProtectedBoth alone,
+// the control, has neither), and named lists them for the session to
+// keep, existing or not. A path of extra named hooks is no repository's:
+// a config beside it is not read.
+func TestProtectedNowReadsConfigs(t *testing.T) {
+	gitTestHome(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		".git/config": "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/m\n[include]\n\tpath = ../later.gitconfig\n",
+		".githooks/":  "",
+		"tools/m":     "#!/bin/sh\n",
+		"x":           "mine",
+		"p/hooks/":    "",
+		"p/config":    "not a git config [",
+	})
+	j := func(p string) string { return filepath.Join(ws, p) }
+	mounts, names, named, notes, err := ProtectedNow(ws, []string{j("x"), j("p/hooks")})
+	if err != nil || len(notes) > 0 {
+		t.Fatalf("ProtectedNow: %v, notes %q", err, notes)
+	}
+	for _, want := range []string{".git/config", ".githooks", "tools/m", "x", "p/hooks"} {
+		if !slices.Contains(mounts, j(want)) || !slices.Contains(names, j(want)) {
+			t.Errorf("%s is not mounted or named: mounts %q, names %q", want, mounts, names)
+		}
+	}
+	if want := []string{j(".githooks"), j("later.gitconfig"), j("tools/m")}; !slices.Equal(named, want) {
+		t.Errorf("named %q, want %q", named, want)
+	}
+	control, _, err := ProtectedBoth(ws, []string{j("x")})
+	if err != nil || slices.Contains(control, j(".githooks")) || slices.Contains(control, j("tools/m")) {
+		t.Errorf("control: ProtectedBoth alone mounts what the config names: %q, %v", control, err)
 	}
 }

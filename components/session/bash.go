@@ -264,12 +264,13 @@ func (s *Session) runWorker(jobCtx context.Context, j bash.Job) bash.Outcome {
 	}
 	// What the git configs name now (changed since the start: a config
 	// fs changed with the person's approval, or the person's own edit)
-	// is read-only for the command, or moved aside if it makes it.
-	s.refreshNamed()
-	before, names, err := fs.ProtectedBoth(s.cfg.Workspace, slices.Concat(s.protected(), s.authority()))
+	// is read-only for the command, or moved aside if it makes it; read
+	// in the same walk, and kept.
+	before, names, named, notes, err := fs.ProtectedNow(s.cfg.Workspace, slices.Concat(s.protected(), s.authority()))
 	if err != nil {
 		return bash.Outcome{Error: err.Error()}
 	}
+	s.addNamed(named, notes)
 	// Each protected file is held open (O_PATH) until the check after the
 	// command: an inode number cannot be given to a new file while its
 	// old file lives, so "the same device and inode" means the same file.

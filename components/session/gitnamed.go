@@ -35,6 +35,14 @@ func (s *Session) protected() []string {
 // and returned.
 func (s *Session) refreshNamed() (notes []string) {
 	named, notes := fs.GitConfigNamedIn([]string{s.cfg.Workspace}, fs.MaxProtectedWalk)
+	s.addNamed(named, notes)
+	return notes
+}
+
+// addNamed adds to the session's protected paths what the git configs
+// were found to name (named) that is new, and says once each what could
+// not be read (notes), as at the start.
+func (s *Session) addNamed(named, notes []string) {
 	s.namedMu.Lock()
 	defer s.namedMu.Unlock()
 	for _, p := range named {
@@ -51,7 +59,6 @@ func (s *Session) refreshNamed() (notes []string) {
 			fmt.Fprintf(os.Stderr, "launcher: warning: not covered: %s\n", n)
 		}
 	}
-	return notes
 }
 
 // refreshForFS is fs's refresh (approve.Refresher): the git configs read
