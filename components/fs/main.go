@@ -115,26 +115,7 @@ func serve(log *slog.Logger) error {
 		// its root); what they name now is protected from then on.
 		// What could not be read is said here, and nothing protected
 		// already is dropped.
-		root.Refresh = func() []string {
-			paths, notes, err := ask.Refresh()
-			if err != nil {
-				log.Warn("the git configs were not read again after an approved change: what they name now is not protected", "error", err)
-				return nil
-			}
-			for _, n := range notes {
-				log.Warn("not covered after an approved change", "note", n)
-			}
-			var ok []string
-			for _, p := range paths {
-				if err := checkPath(p); err != nil || p == "." {
-					log.Warn("a path the git configs name is not protected", "path", p, "why", err)
-					continue
-				}
-				ok = append(ok, p)
-			}
-			log.Info("git configs read again after an approved change", "protected", len(ok))
-			return ok
-		}
+		root.Refresh = refreshOver(ask.Refresh, log)
 		// Recursive deletes need both the person and a store.
 		if hasStore {
 			store, err := backup.Open(storePath, b.BackupQuota)
@@ -208,4 +189,32 @@ func serve(log *slog.Logger) error {
 // resolution.
 func confinement(paths ...string) launcher.ComponentConfinement {
 	return launcher.ComponentConfinement{Write: paths, Openat2: true}
+}
+
+// refreshOver is Root.Refresh through ask (the approval channel's
+// Client.Refresh): the paths the launcher found the git configs to name,
+// those fs does not take left out. What was not read, not sent or not
+// taken is said in log, and a refresh that failed adds nothing: what fs
+// protects already stays protected either way.
+func refreshOver(ask func() (paths, notes []string, err error), log *slog.Logger) func() []string {
+	return func() []string {
+		paths, notes, err := ask()
+		if err != nil {
+			log.Warn("the git configs were not read again after an approved change: what they name now is not protected", "error", err)
+			return nil
+		}
+		for _, n := range notes {
+			log.Warn("not covered after an approved change", "note", n)
+		}
+		var ok []string
+		for _, p := range paths {
+			if err := checkPath(p); err != nil || p == "." {
+				log.Warn("a path the git configs name is not protected: not one fs takes", "path", p)
+				continue
+			}
+			ok = append(ok, p)
+		}
+		log.Info("git configs read again after an approved change", "protected", len(ok))
+		return ok
+	}
 }

@@ -1,6 +1,8 @@
 package fs
 
 import (
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,10 +12,10 @@ import (
 	"time"
 )
 
-// refreshFrom is a Root.Refresh that reads the git configs of the
+// readConfigsOf is a Root.Refresh that reads the git configs of the
 // workspace ws with the launcher's reader (GitConfigNamedIn), as the
 // session does for fs, and counts its calls.
-func refreshFrom(t *testing.T, ws string, calls *int) func() []string {
+func readConfigsOf(t *testing.T, ws string, calls *int) func() []string {
 	return func() []string {
 		*calls++
 		named, notes := GitConfigNamedIn([]string{ws}, MaxProtectedWalk)
@@ -44,7 +46,7 @@ func TestRefreshAfterApprovedConfigChange(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(w.ws, ".git"), 0o755))
 	must(t, os.MkdirAll(filepath.Join(w.ws, ".githooks"), 0o755))
 	var calls int
-	w.root.Refresh = refreshFrom(t, w.ws, &calls)
+	w.root.Refresh = readConfigsOf(t, w.ws, &calls)
 	var asked []string
 	yes := true
 	w.root.Approve = func(action, _ string) (bool, string) {
@@ -104,7 +106,7 @@ func TestRefreshAfterApprovedInclude(t *testing.T) {
 	w := newWorld(t, "shared.gitconfig")
 	w.file(t, ".git/config", "[include]\n\tpath = ../shared.gitconfig\n")
 	var calls int
-	w.root.Refresh = refreshFrom(t, w.ws, &calls)
+	w.root.Refresh = readConfigsOf(t, w.ws, &calls)
 	w.root.Approve = func(string, string) (bool, string) { return true, "approved" }
 	if err := w.root.Write("shared.gitconfig", []byte("[core]\n\thooksPath = hk\n"), false); err != nil {
 		t.Fatal(err)
@@ -215,5 +217,29 @@ func TestProtectedNowReadsConfigs(t *testing.T) {
 	control, _, err := ProtectedBoth(ws, []string{j("x")})
 	if err != nil || slices.Contains(control, j(".githooks")) || slices.Contains(control, j("tools/m")) {
 		t.Errorf("control: ProtectedBoth alone mounts what the config names: %q, %v", control, err)
+	}
+}
+
+// Over the approval channel, a refresh that fails adds nothing and is
+// said in fs's log; notes on what the launcher could not read are said;
+// a path fs does not take is said and left out, the others kept.
+func TestRefreshOverSays(t *testing.T) {
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	failed := refreshOver(func() ([]string, []string, error) { return nil, nil, errors.New("no answer from the launcher: EOF") }, log)
+	if got := failed(); got != nil || !strings.Contains(logs.String(), "were not read again") || !strings.Contains(logs.String(), "no answer from the launcher") {
+		t.Errorf("a failed refresh: %q; log %s", got, logs.String())
+	}
+	logs.Reset()
+	read := refreshOver(func() ([]string, []string, error) {
+		return []string{".githooks", "../out", "tools/m"}, []string{".git/config (not read: line 3: an unclosed quote)"}, nil
+	}, log)
+	if got := read(); !slices.Equal(got, []string{".githooks", "tools/m"}) {
+		t.Errorf("paths taken: %q", got)
+	}
+	for _, want := range []string{"an unclosed quote", "../out"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log lacks %q: %s", want, logs.String())
+		}
 	}
 }
