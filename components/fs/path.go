@@ -128,7 +128,8 @@ type protection struct {
 // (add: what the git configs came to name).
 type matcher struct {
 	mu    sync.RWMutex
-	extra [][]string // the bootstrap's paths and those added, split
+	extra [][]string      // the bootstrap's paths and those added, split
+	has   map[string]bool // extra's, as paths: add takes each once
 }
 
 // add protects the workspace-relative paths ps as the bootstrap's are,
@@ -137,21 +138,24 @@ type matcher struct {
 func (m *matcher) add(ps []string) (bad []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.has == nil {
+		m.has = map[string]bool{}
+	}
 	for _, p := range ps {
 		if err := checkPath(p); err != nil || p == "." {
 			bad = append(bad, p)
 			continue
 		}
-		cs := components(p)
-		if !slices.ContainsFunc(m.extra, func(e []string) bool { return slices.Equal(e, cs) }) {
-			m.extra = append(m.extra, cs)
+		if !m.has[p] {
+			m.has[p] = true
+			m.extra = append(m.extra, components(p))
 		}
 	}
 	return bad
 }
 
 func newMatcher(extra []string) (*matcher, error) {
-	m := &matcher{}
+	m := &matcher{has: map[string]bool{}}
 	for _, p := range extra {
 		if err := checkPath(p); err != nil {
 			return nil, fmt.Errorf("fs: protected path %q: %v", p, err)
@@ -160,6 +164,7 @@ func newMatcher(extra []string) (*matcher, error) {
 			return nil, fmt.Errorf("fs: protected path \".\" would protect the whole workspace; leave fs out instead")
 		}
 		m.extra = append(m.extra, components(p))
+		m.has[p] = true
 	}
 	return m, nil
 }

@@ -45,13 +45,18 @@ func (s *Session) refreshNamed() (notes []string) {
 func (s *Session) addNamed(named, notes []string) {
 	s.namedMu.Lock()
 	defer s.namedMu.Unlock()
-	for _, p := range named {
-		if !slices.Contains(s.cfg.Protected, p) && !slices.Contains(s.named, p) {
-			s.named = append(s.named, p)
+	// A set: a config may name many thousands, every command.
+	if s.namedSeen == nil {
+		s.namedSeen, s.notesSaid = map[string]bool{}, map[string]bool{}
+		for _, p := range s.cfg.Protected {
+			s.namedSeen[p] = true
 		}
 	}
-	if s.notesSaid == nil {
-		s.notesSaid = map[string]bool{}
+	for _, p := range named {
+		if !s.namedSeen[p] {
+			s.namedSeen[p] = true
+			s.named = append(s.named, p)
+		}
 	}
 	for _, n := range notes {
 		if !s.notesSaid[n] {

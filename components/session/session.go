@@ -106,10 +106,12 @@ type Session struct {
 	netPass     *net.UnixConn // the launcher's end of net's (proxy mode)
 	codeWorkers atomic.Int32  // Code Mode workers running
 	// named is what the workspace's git configs were found to name since
-	// the start (refreshNamed), absolute; it only grows. notesSaid: what
-	// could not be read, said once.
+	// the start (refreshNamed), absolute; it only grows. namedSeen: it
+	// and Config.Protected, as a set. notesSaid: what could not be read,
+	// said once.
 	namedMu     sync.Mutex
 	named       []string
+	namedSeen   map[string]bool
 	notesSaid   map[string]bool
 	workersCtx  context.Context
 	stopWorkers context.CancelCauseFunc
