@@ -859,7 +859,9 @@ func TestIntegrationComponentsGitConfigNamed(t *testing.T) {
 // fs asks before writing the hooks directory it names (unanswered here:
 // refused), and a command's worker has it read-only. Before, only what
 // the configs named at the start was protected, and both writes went
-// ahead unasked, for the person's next git commit to run.
+// ahead unasked, for the person's next git commit to run. What the
+// agent put there before the change (while nothing named it) stays: the
+// person is told that the directory now named exists.
 func TestIntegrationComponentsGitConfigChanged(t *testing.T) {
 	s := newSandbox(t)
 	const owner = 4246
@@ -877,6 +879,9 @@ func TestIntegrationComponentsGitConfigChanged(t *testing.T) {
 	}
 	l := itEnv.launcher
 	script := strings.Join([]string{
+		// Written while nothing names it: the person is told after the
+		// approved change that the directory it names holds files.
+		"printf x | " + l + " fs write .githooks/pre-push; echo staged=$?",
 		`printf '[core]\n\thooksPath = .githooks\n' | ` + l + " fs write .git/config; echo cfg=$?",
 		"printf x | " + l + " fs write .githooks/pre-commit; echo hooks=$?",
 		l + ` sh 'perl -e "open(F, q(>), q(.githo).q(oks/post-checkout)) or die qq(\$!\n)"; echo shhooks=$?'`,
@@ -887,7 +892,7 @@ func TestIntegrationComponentsGitConfigChanged(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("session: %s; terminal %q", r, shown)
 	}
-	for _, want := range []string{"cfg=0\n", "hooks=119\n", "other=0\n"} {
+	for _, want := range []string{"staged=0\n", "cfg=0\n", "hooks=119\n", "other=0\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q: %s; terminal %q", want, r, shown)
 		}
@@ -897,6 +902,9 @@ func TestIntegrationComponentsGitConfigChanged(t *testing.T) {
 	}
 	if !strings.Contains(shown, `asks: write ".githooks/pre-commit"`) {
 		t.Errorf("fs did not ask before writing the new hooks directory: terminal %q", shown)
+	}
+	if !strings.Contains(shown, "fs: the git configs now name "+filepath.Join(s.ws, ".githooks")+", which exists already") {
+		t.Errorf("the person was not told the newly named hooks directory holds files: terminal %q", shown)
 	}
 	mustNotExist(t, filepath.Join(s.ws, ".githooks", "pre-commit"), "fs wrote the hooks directory the approved config names")
 	mustNotExist(t, filepath.Join(s.ws, ".githooks", "post-checkout"), "a command wrote the hooks directory the approved config names")

@@ -30,19 +30,18 @@ func (s *Session) protected() []string {
 }
 
 // refreshNamed reads the workspace's git configs again and adds what
-// they name that is new to the session's protected paths. What could
-// not be read is said once on the launcher's terminal (as at the start)
-// and returned.
-func (s *Session) refreshNamed() (notes []string) {
+// they name that is new to the session's protected paths (added). What
+// could not be read is said once on the launcher's terminal (as at the
+// start) and returned.
+func (s *Session) refreshNamed() (added, notes []string) {
 	named, notes := fs.GitConfigNamedIn([]string{s.cfg.Workspace}, fs.MaxProtectedWalk)
-	s.addNamed(named, notes)
-	return notes
+	return s.addNamed(named, notes), notes
 }
 
 // addNamed adds to the session's protected paths what the git configs
-// were found to name (named) that is new, and says once each what could
-// not be read (notes), as at the start.
-func (s *Session) addNamed(named, notes []string) {
+// were found to name (named) that is new (added), and says once each
+// what could not be read (notes), as at the start.
+func (s *Session) addNamed(named, notes []string) (added []string) {
 	s.namedMu.Lock()
 	defer s.namedMu.Unlock()
 	// A set: a config may name many thousands, every command.
@@ -56,6 +55,7 @@ func (s *Session) addNamed(named, notes []string) {
 		if !s.namedSeen[p] {
 			s.namedSeen[p] = true
 			s.named = append(s.named, p)
+			added = append(added, p)
 		}
 	}
 	for _, n := range notes {
@@ -64,14 +64,27 @@ func (s *Session) addNamed(named, notes []string) {
 			fmt.Fprintf(os.Stderr, "launcher: warning: not covered: %s\n", n)
 		}
 	}
+	return added
 }
 
 // refreshForFS is fs's refresh (approve.Refresher): the git configs read
 // again, and every path they were found to name since the start,
 // relative to the workspace (fs had the start's in its bootstrap). A
 // name that is not UTF-8 is none fs can reach, so none it is sent.
+//
+// What the change made the configs name that exists already is said to
+// the person: protected from now on, it holds what was written before,
+// perhaps by the agent while nothing named it (a .githooks filled first,
+// then a hooksPath asked for), and the question showed the config, not
+// that.
 func (s *Session) refreshForFS() (protect, notes []string) {
-	notes = s.refreshNamed()
+	added, notes := s.refreshNamed()
+	for _, p := range added {
+		if _, err := os.Lstat(p); err == nil && s.cfg.Asker != nil {
+			// Not waiting for the terminal: a command holds it.
+			go s.cfg.Asker.Tell("fs: the git configs now name " + p + ", which exists already: it is protected from now on, but holds what was written before (the agent's, perhaps); look at it before you run git")
+		}
+	}
 	s.namedMu.Lock()
 	defer s.namedMu.Unlock()
 	for _, p := range s.named {
