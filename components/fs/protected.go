@@ -82,6 +82,8 @@ func ProtectedNow(dir string, extra []string) (mounts, names, named, notes []str
 			named = append(named, n.path)
 		}
 	}
+	linked, linkNotes := linkedNames(slices.Concat(pathsOf(found), extra, named), []string{dir}, MaxProtectedWalk)
+	named, notes = append(named, linked...), append(notes, linkNotes...)
 	mounts, names, err = mountable(withExtra(found, dir, slices.Concat(extra, named)))
 	return mounts, names, named, notes, err
 }
@@ -259,6 +261,11 @@ func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, unco
 // protected as the policy's files.protected is, fs asks before changing
 // one, a command's worker has it read-only, and one a command makes is
 // moved aside. notRead says what could not be looked through or read.
+//
+// It adds what links at those paths, and at the protected names found,
+// or inside them, lead to in dirs (linkedNames): a hook linked to the
+// project's scripts/pre-commit, a core.hooksPath reached through a
+// linked directory.
 func GitConfigNamedIn(dirs []string, limit int) (paths, notRead []string) {
 	found, notRead := scanDirs(dirs, limit)
 	named, notes := gitConfigNamed(found, dirs, os.Getenv("HOME"))
@@ -268,7 +275,96 @@ func GitConfigNamedIn(dirs []string, limit int) (paths, notRead []string) {
 			paths = append(paths, n.path)
 		}
 	}
-	return paths, append(notRead, notes...)
+	linked, linkNotes := linkedNames(slices.Concat(pathsOf(found), paths), dirs, limit)
+	return append(paths, linked...), slices.Concat(notRead, notes, linkNotes)
+}
+
+// linkedNames is, for components mode, what the person's programs reach
+// in dirs through links from the protected paths ps: where a path is
+// reached through a linked directory, the path it resolves to; and for
+// each link at a path or inside a protected directory (at most limit
+// entries looked through in all), its destination as written and as
+// resolved. git runs a hook linked to scripts/pre-commit, and fs and the
+// commands' workers protect by name, so the destination is protected
+// too; as written, the links on its way are its ancestors, which fs
+// does not change without asking either. What could not be looked
+// through is said (notes).
+func linkedNames(ps, dirs []string, limit int) (more, notes []string) {
+	inDirs := func(p string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return beneathPath(p, d) })
+	}
+	seen := map[string]bool{}
+	for _, p := range ps {
+		seen[p] = true
+	}
+	add := func(p string) {
+		if !seen[p] && inDirs(p) {
+			seen[p] = true
+			more = append(more, p)
+		}
+	}
+	addLink := func(link string) {
+		dest, err := os.Readlink(link)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s (a link that cannot be read: %v)", shortPath(link), unwrapPath(err)))
+			return
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(link), dest)
+		}
+		add(dest)
+		add(resolvedPath(dest))
+	}
+	left := limit
+	for _, p := range ps {
+		real := resolvedPath(p)
+		add(real)
+		st, err := os.Lstat(real)
+		switch {
+		case !inDirs(p) && !inDirs(real):
+			continue // the launcher's own files, outside
+		case err != nil:
+			continue
+		case st.Mode()&os.ModeSymlink != 0:
+			addLink(real) // a link that leads nowhere yet, or in a loop
+			continue
+		case !st.IsDir():
+			continue
+		}
+		filepath.WalkDir(real, func(q string, d os.DirEntry, err error) error {
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("%s (not looked through for links: %v)", shortPath(q), unwrapPath(err)))
+				return nil
+			}
+			if left--; left < 0 {
+				notes = append(notes, fmt.Sprintf("%s (not looked through for links: past the walk's bound)", shortPath(real)))
+				return filepath.SkipAll
+			}
+			if d.Type()&os.ModeSymlink != 0 {
+				addLink(q)
+			}
+			return nil
+		})
+		if left < 0 {
+			break
+		}
+	}
+	return more, notes
+}
+
+// resolvedPath is p with the links on the way to it followed as far as
+// they lead to something that exists, and the rest of p after that.
+func resolvedPath(p string) string {
+	rest := ""
+	for q := p; ; q = filepath.Dir(q) {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if q == filepath.Dir(q) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+	}
 }
 
 // maxNamedSaid bounds the paths git configs name that ProtectedMounts
