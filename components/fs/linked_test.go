@@ -46,12 +46,7 @@ func TestGitConfigNamedInLinks(t *testing.T) {
 	if len(notes) > 0 {
 		t.Fatalf("notes: %q", notes)
 	}
-	var rel []string
-	for _, p := range named {
-		r, err := filepath.Rel(ws, p)
-		must(t, err)
-		rel = append(rel, r)
-	}
+	rel := relativeTo(ws, named)
 	for _, want := range []string{"link/hooks", "tools/hooks", "scripts/pc", "scripts/later", "tools/lint"} {
 		if !slices.Contains(rel, want) {
 			t.Errorf("%s is not protected: %q", want, rel)

@@ -22,15 +22,7 @@ func readConfigsOf(t *testing.T, ws string, calls *int) func() []string {
 		if len(notes) > 0 {
 			t.Errorf("notes: %q", notes)
 		}
-		var rel []string
-		for _, p := range named {
-			r, err := filepath.Rel(ws, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel = append(rel, r)
-		}
-		return rel
+		return relativeTo(ws, named)
 	}
 }
 
