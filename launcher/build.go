@@ -56,6 +56,9 @@ type Request struct {
 	// ReadOnly are existing paths inside write paths that are mounted
 	// again read-only over them (a bash worker's protected paths).
 	ReadOnly []string
+	// Mask are the launcher's own files and directories (absolute), each
+	// covered where the agent could otherwise read it (maskList).
+	Mask []string
 }
 
 // Notes is what the launch summary reports beyond the plan.
@@ -103,6 +106,12 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 	}
 	if plan.Mounts.Trees, err = treeList(p, plan.Mounts.Hide, owner, req.ReadOnly, ownerView(h.Root)); err != nil {
 		return nil, notes, err
+	}
+	if plan.Mounts.Masks, err = maskList(p, plan.Mounts.Trees, plan.Mounts.Hide, req.Mask); err != nil {
+		return nil, notes, err
+	}
+	for _, m := range plan.Mounts.Masks {
+		notes.Other = append(notes.Other, "the launcher's own "+m.Path+" is covered: the agent cannot read it")
 	}
 	// In components mode the workspace is fs's: the agent starts there
 	// only when the policy also lets it read it directly, else at HOME.

@@ -42,6 +42,7 @@ type MountPlan struct {
 	TmpSize int64      // bytes of the private /tmp (and /dev/shm)
 	Home    string     // private HOME to create inside /tmp, or ""
 	Trees   []TreePlan // cloned and mounted again with their own flags, outermost first
+	Masks   []MaskPlan // the launcher's own files, covered after the trees, outermost first
 	Memfd   bool       // set vm.memfd_noexec=2 in the new pid namespace (needs root)
 }
 
@@ -134,6 +135,14 @@ func (p *Plan) MarshalBinary() ([]byte, error) {
 		w.flag(t.Exec)
 		w.flag(t.Idmap)
 		w.id(t.Owner)
+	}
+	w.u32(len(m.Masks))
+	for _, k := range m.Masks {
+		if !strings.HasPrefix(k.Path, "/") {
+			w.fail(fmt.Errorf("covered path %q is not absolute", k.Path))
+		}
+		w.str(k.Path)
+		w.flag(k.Dir)
 	}
 	w.flag(m.Memfd)
 	w.flag(p.NewNet)

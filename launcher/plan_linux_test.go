@@ -30,6 +30,7 @@ func fullPlan() *Plan {
 				{Path: "/usr/lib", Exec: true, Owner: 0},
 				{Path: "/run/user/1000/x", Owner: 4294967294},
 			},
+			Masks: []MaskPlan{{Path: "/etc/ssl/private", Dir: true}, {Path: "/work/policy.toml"}},
 			Memfd: true,
 		},
 		NewNet:    true,
@@ -115,6 +116,14 @@ func TestPlanDecoderRefuses(t *testing.T) {
 	}
 	flag[i+len("/work/ws")] = 2
 	corrupt("flag 2", flag, "neither 0 nor 1")
+	// A covered path that is not absolute.
+	rel := bytes.Clone(good)
+	i = bytes.Index(rel, []byte("/etc/ssl/private\x01"))
+	if i < 0 {
+		t.Fatal("covered path not found in the encoding")
+	}
+	rel[i] = 'x'
+	corrupt("relative covered path", rel, "covered path that is not absolute")
 	// The agent's uid and gid, as the encoder would never write them: 0
 	// (no change from root) and -1 (set*id's "unchanged").
 	for _, id := range []uint32{0, 1<<32 - 1} {
@@ -251,6 +260,7 @@ func TestPlanEncoderRefuses(t *testing.T) {
 		"setuid to gid 0": func(p *Plan) { p.Identity.GID = 0 },
 		"gid 2^32-1":      func(p *Plan) { p.Identity.GID = 1<<32 - 1 },
 		"negative owner":  func(p *Plan) { p.Mounts.Trees[1].Owner = -5 },
+		"relative cover":  func(p *Plan) { p.Mounts.Masks[0].Path = "etc/ssl" },
 		"no command":      func(p *Plan) { p.Argv = nil },
 		"no directory":    func(p *Plan) { p.Dir = "" },
 		"17 cgroup files": func(p *Plan) { p.Join = 17 },

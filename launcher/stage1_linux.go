@@ -40,6 +40,9 @@ type LaunchOptions struct {
 	// read-only over them, the directories between pinned in place
 	// (Request.ReadOnly).
 	ReadOnly []string
+	// Mask are the launcher's own files and directories, covered where
+	// the agent could otherwise read them (Request.Mask).
+	Mask []string
 	// Uncovered is what the caller could not protect, said on every run
 	// with the rest of what is uncovered.
 	Uncovered []string
@@ -987,7 +990,7 @@ type prepared struct {
 
 // preparePlan builds the plan and compiles its seccomp filter.
 func preparePlan(o LaunchOptions, h Host, id IdentityPlan, cwd string) prepared {
-	req := Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd, ReadOnly: o.ReadOnly}
+	req := Request{Policy: o.Policy, Argv: o.Argv, Environ: os.Environ(), Cwd: cwd, ReadOnly: o.ReadOnly, Mask: o.Mask}
 	if o.Beside != nil {
 		req.ExtraEnv = o.Beside.AgentEnv()
 		req.ProxyPort = o.Beside.ProxyPort()

@@ -77,6 +77,9 @@ func decodePlanC(b []byte) (*Plan, error) {
 	for _, t := range unsafe.Slice(cp.trees, cp.ntrees) {
 		p.Mounts.Trees = append(p.Mounts.Trees, TreePlan{Path: C.GoString(t.path), Write: t.write != 0, Exec: t.exec != 0, Idmap: t.idmap != 0, Owner: int(t.owner)})
 	}
+	for _, m := range unsafe.Slice(cp.masks, cp.nmasks) {
+		p.Mounts.Masks = append(p.Mounts.Masks, MaskPlan{Path: C.GoString(m.path), Dir: m.dir != 0})
+	}
 	for _, r := range unsafe.Slice(cp.rlimits, cp.nrlimits) {
 		p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: int(r.resource), Name: C.GoString(r.name), Value: uint64(r.value), AtMost: r.at_most != 0})
 	}

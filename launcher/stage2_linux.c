@@ -49,6 +49,9 @@
 enum {
 	pf_sys_open_tree = 428,
 	pf_sys_move_mount = 429,
+	pf_sys_fsopen = 430,
+	pf_sys_fsconfig = 431,
+	pf_sys_fsmount = 432,
 	pf_sys_close_range = 436,
 	pf_sys_openat2 = 437,
 	pf_sys_mount_setattr = 442,
@@ -66,6 +69,10 @@ enum {
 #define PF_MOUNT_ATTR_IDMAP 0x100000ull
 #define PF_MOVE_MOUNT_F_EMPTY_PATH 0x4u
 #define PF_MOVE_MOUNT_T_EMPTY_PATH 0x40u
+#define PF_FSOPEN_CLOEXEC 1u
+#define PF_FSCONFIG_SET_STRING 1u
+#define PF_FSCONFIG_CMD_CREATE 6u
+#define PF_FSMOUNT_CLOEXEC 1u
 #define PF_RESOLVE_NO_MAGICLINKS 0x2ull
 #define PF_RESOLVE_NO_SYMLINKS 0x4ull
 #define PF_CLOSE_RANGE_CLOEXEC (1u << 2)
@@ -308,6 +315,13 @@ const char *pf_decode_plan(const unsigned char *buf, size_t len, struct plan *p)
 		t->owner = get_u32(r);
 		check(r, t->owner != UINT32_MAX, "a tree's owner is uid -1");
 		t->fd = t->origin = -1;
+	}
+	p->nmasks = get_count(r, 4 + 1);
+	p->masks = alloc(r, p->nmasks, sizeof *p->masks);
+	for (uint32_t i = 0; p->masks && i < p->nmasks && !r->err; i++) {
+		p->masks[i].path = get_str(r);
+		p->masks[i].dir = get_flag(r);
+		check(r, !p->masks[i].path || p->masks[i].path[0] == '/', "a covered path that is not absolute");
 	}
 	p->memfd = get_flag(r);
 	p->new_net = get_flag(r);
@@ -695,6 +709,63 @@ static void mask_proc(void)
 	}
 }
 
+// empty_tmpfs returns a detached, empty, read-only tmpfs mount.
+static int empty_tmpfs(const char *what)
+{
+	int fs = (int)syscall(pf_sys_fsopen, "tmpfs", PF_FSOPEN_CLOEXEC);
+	if (fs < 0)
+		fail("mounts", "cover %s: fsopen: %s", what, E);
+	if (syscall(pf_sys_fsconfig, fs, PF_FSCONFIG_SET_STRING, "size", "4k", 0) != 0 ||
+			syscall(pf_sys_fsconfig, fs, PF_FSCONFIG_SET_STRING, "mode", "0555", 0) != 0 ||
+			syscall(pf_sys_fsconfig, fs, PF_FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0)
+		fail("mounts", "cover %s: fsconfig: %s", what, E);
+	int m = (int)syscall(pf_sys_fsmount, fs, PF_FSMOUNT_CLOEXEC,
+		PF_MOUNT_ATTR_RDONLY | PF_MOUNT_ATTR_NOSUID | PF_MOUNT_ATTR_NODEV | PF_MOUNT_ATTR_NOEXEC);
+	if (m < 0)
+		fail("mounts", "cover %s: fsmount: %s", what, E);
+	close(fs);
+	return m;
+}
+
+// cover_own covers the launcher's own files and directories the agent
+// could otherwise read (the plan's masks, after the trees, since a tree
+// may bring one back): a file with the host's /dev/null, mounted
+// read-only and nodev, so that opening it fails whatever names it (a
+// glob, a script, $(ls)); a directory with an empty read-only tmpfs. The
+// mount point is opened refusing symlinks, and must still be a directory
+// or not, as stage 1 saw it. Missing is an error too: stage 1 saw it
+// there a moment ago, and the agent must not start beside a file that
+// may come back uncovered.
+static void cover_own(struct plan *p)
+{
+	for (uint32_t i = 0; i < p->nmasks; i++) {
+		const struct mask *m = &p->masks[i];
+		int mp = pf_open_nofollow(m->path);
+		if (mp == -ELOOP)
+			fail("mounts", "the launcher's own \"%s\" passes through a symlink now (it did not when the plan was made): refusing to follow it", m->path);
+		if (mp < 0)
+			fail("mounts", "cover the launcher's own %s: %s (it was there when the plan was made)", m->path, strerror(-mp));
+		struct stat st;
+		if (fstat(mp, &st) != 0)
+			fail("mounts", "cover the launcher's own %s: %s", m->path, E);
+		if ((S_ISDIR(st.st_mode) ? 1 : 0) != m->dir)
+			fail("mounts", "the launcher's own %s is no longer a %s: refusing to start beside it uncovered", m->path, m->dir ? "directory" : "file");
+		int src;
+		if (m->dir) {
+			src = empty_tmpfs(m->path);
+		} else {
+			src = (int)syscall(pf_sys_open_tree, AT_FDCWD, "/dev/null", PF_OPEN_TREE_CLONE | O_CLOEXEC);
+			if (src < 0)
+				fail("mounts", "cover %s: open_tree /dev/null: %s", m->path, E);
+			set_attr(src, "", AT_EMPTY_PATH, PF_MOUNT_ATTR_RDONLY | PF_MOUNT_ATTR_NOSUID | PF_MOUNT_ATTR_NODEV | PF_MOUNT_ATTR_NOEXEC, -1, "cover the launcher's own files");
+		}
+		if (syscall(pf_sys_move_mount, src, "", mp, "", PF_MOVE_MOUNT_F_EMPTY_PATH | PF_MOVE_MOUNT_T_EMPTY_PATH) != 0)
+			fail("mounts", "cover the launcher's own %s: move_mount: %s", m->path, E);
+		close(src);
+		close(mp);
+	}
+}
+
 // setup_mounts shapes the mount namespace stage 2 was cloned into:
 //
 //  1. private propagation, so nothing mounted here reaches the host;
@@ -708,7 +779,8 @@ static void mask_proc(void)
 //     by private tmpfs, /proc replaced by this pid namespace's, with its
 //     key lists covered;
 //  5. the trees are mounted again, in place or on fresh mount points in
-//     the covering tmpfs, which then become read-only too.
+//     the covering tmpfs, which then become read-only too;
+//  6. the launcher's own files the agent could reach are covered.
 static void setup_mounts(struct plan *p)
 {
 	if (mount("", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -748,6 +820,7 @@ static void setup_mounts(struct plan *p)
 		close(p->trees[i].fd);
 		close(p->trees[i].origin);
 	}
+	cover_own(p);
 	for (uint32_t i = 0; i < p->nhide; i++)
 		set_attr(AT_FDCWD, p->hide[i], 0, PF_MOUNT_ATTR_RDONLY, -1, "hide: read-only");
 	if (p->home[0]) {

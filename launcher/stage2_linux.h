@@ -36,6 +36,11 @@ struct tree {
 	uint64_t dev, ino;      // what origin is
 };
 
+struct mask {
+	char *path;
+	int dir; // covered by an empty tmpfs, else by /dev/null
+};
+
 struct rlim {
 	uint32_t resource;
 	char *name;
@@ -61,6 +66,8 @@ struct plan {
 	char *home;
 	struct tree *trees;
 	uint32_t ntrees;
+	struct mask *masks;
+	uint32_t nmasks;
 	int memfd, new_net;
 	uint32_t proxy_port; // not 0: make the proxy's listener, 127.0.0.1:proxy_port, and hand it over
 	struct rlim *rlimits;

@@ -116,7 +116,7 @@ func (e env) launch(args []string) error {
 				fmt.Fprintln(e.stderr, "launcher: "+sess.Summary())
 			}
 		}()
-		ctx, opts.Beside = sctx, sess
+		ctx, opts.Beside, opts.Mask = sctx, sess, sess.OwnFiles()
 	} else if *vault != "" || *keyFile != "" {
 		return fail(exitUsage, "drop --vault and --key-file", "the vault is opened only in components mode")
 	} else if p.Network.Mode == policy.NetProxy {

@@ -63,6 +63,12 @@ const (
 // agent's uid's alone, 0400).
 func (s *Session) AgentDir() string { return filepath.Join(s.Dir, "agent") }
 
+// OwnFiles are the launcher's own files (its policy, the vault and its
+// lock, the key file, its caller's: Config.Authority) that the launcher
+// covers in the agent's sandbox where its paths reach them
+// (launcher.LaunchOptions.Mask): the agent reads them by no name.
+func (s *Session) OwnFiles() []string { return slices.Clone(s.cfg.Authority) }
+
 // AgentEnv is what the agent's environment says about the session.
 func (s *Session) AgentEnv() []string {
 	env := []string{EnvSession + "=" + s.ID, EnvCredentials + "=" + s.AgentDir(), EnvFS + "=" + AgentFSAddr, EnvBash + "=" + AgentBashAddr}

@@ -232,7 +232,9 @@ var errTimeout = errors.New("the command's time ran out")
 // runWorker runs one of bash's jobs: bash -c COMMAND in a worker the
 // launcher confines like an agent, under WorkerPolicy, with the
 // workspace's protected paths and the launcher's own files beneath it
-// mounted read-only, stdin empty, stdout and stderr kept up to the job's
+// mounted read-only, the launcher's own files elsewhere that the policy's
+// paths reach covered (LaunchOptions.Mask: a command reads them by no
+// name, whatever bash's rules let through), stdin empty, stdout and stderr kept up to the job's
 // cap, and killed at its timeout or when its caller leaves (jobCtx
 // ends). Any failure to confine is an error: the command is never run
 // any other way.
@@ -323,7 +325,7 @@ func (s *Session) runWorker(jobCtx context.Context, j bash.Job) bash.Outcome {
 	go func() {
 		code, err := launcher.Launch(ctx, launcher.LaunchOptions{Policy: s.cfg.Worker, Quiet: true,
 			Argv:  []string{"bash", "--noprofile", "--norc", "-c", j.Command},
-			Stdin: devNull, Stdout: outW, Stderr: errW, ReadOnly: before})
+			Stdin: devNull, Stdout: outW, Stderr: errW, ReadOnly: before, Mask: s.authority()})
 		done <- result{code, err}
 	}()
 	r := <-done

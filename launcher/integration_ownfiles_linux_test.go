@@ -1,0 +1,67 @@
+package launcher
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The launcher's own files (here its caller's, PINFOLD_SELF_FILES, as the
+// gateway gives its TLS key and session logs) are unreadable to the agent
+// and to the commands bash runs even where the policy reads their
+// directory and the command line names them by no word bash could refuse
+// (a glob): each is covered in the sandbox, a file so that opening it
+// fails, a directory by an empty one. A neighbour in the same directory
+// is read (the control), and the files' modes would let anyone read them.
+func TestIntegrationComponentsOwnFilesCovered(t *testing.T) {
+	s := newSandbox(t)
+	// In a system tree, not beneath the sandbox's private /tmp.
+	dir, err := os.MkdirTemp("/etc", "pinfold-it-own-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	logs := filepath.Join(dir, "logs")
+	must(t, os.Mkdir(logs, 0o755))
+	must(t, os.Chmod(dir, 0o755))
+	key := s.file(t, filepath.Join(dir, "gw.key"), "KEY-BYTES-3f9a\n")
+	s.file(t, filepath.Join(logs, "session.log"), "LOG-BYTES-77c1\n")
+	s.file(t, filepath.Join(dir, "public.txt"), "NEIGHBOUR-TEXT\n")
+	own, err := json.Marshal([]string{key, logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := componentsPol()
+	p.read = []string{dir}
+	p.extra = "[commands]\nauto = [\"cat\"]\ntimeout = \"20s\"\n"
+	read := "cat " + dir + "/* " + dir + "/*/*"
+	script := strings.Join([]string{
+		"echo agent-begin; " + read + "; echo agent-end",
+		itEnv.launcher + " sh 'echo worker-begin; " + read + "; echo worker-end'; echo sh=$?",
+	}, "\n")
+	r := s.agentSh(t, p, itOpts{env: []string{"PINFOLD_SELF_FILES=" + string(own)}}, script)
+	if r.code != 0 {
+		t.Fatalf("session: %s", r)
+	}
+	agent, worker, ok := strings.Cut(r.stdout, "agent-end")
+	if !ok || !strings.Contains(worker, "worker-end") {
+		t.Fatalf("the commands did not both run: %s", r)
+	}
+	for name, out := range map[string]string{"the agent": agent, "a command": worker} {
+		if !strings.Contains(out, "NEIGHBOUR-TEXT") {
+			t.Errorf("control: %s did not read the key's neighbour: %s", name, r)
+		}
+		for _, secret := range []string{"KEY-BYTES", "LOG-BYTES"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%s read the launcher's own file (%s): %s", name, secret, r)
+			}
+		}
+	}
+	// The specific refusal: the covered key cannot be opened (twice: the
+	// agent's cat and the command's).
+	if n := strings.Count(r.stderr, key+": Permission denied"); n != 2 {
+		t.Errorf("%d refusals to open %s, want 2: %s", n, key, r)
+	}
+}

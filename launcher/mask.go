@@ -1,0 +1,97 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// MaskPlan is one of the launcher's own files (or directories) that
+// stage 2 covers after the trees are mounted: a file with the host's
+// /dev/null mounted read-only and nodev over it, so that opening it fails
+// (EACCES) whatever the command line says; a directory with an empty
+// read-only tmpfs. Landlock cannot take one file out of a tree the
+// policy grants; a mount over it can.
+type MaskPlan struct {
+	Path string
+	Dir  bool
+}
+
+// MaxMasks bounds Request.Mask (stage 2 makes one mount for each).
+const MaxMasks = 64
+
+// maskList decides which of own (the launcher's own files, absolute)
+// stage 2 covers: each as its links resolve now (a certificate's
+// "live" link names a new file after a renewal), when it exists and the
+// agent could reach it, that is, a files list grants a path at or above
+// it and the sandbox shows it there (not beneath the private /tmp,
+// /dev/shm or a hidden socket directory, unless a tree brings it back).
+// What does not exist is left alone: there is nothing to read, and each
+// command of the bash component is a launch of its own, planned afresh.
+// It refuses what it cannot cover safely: a path it cannot look at, and
+// a directory to cover that holds the workspace or a files list's path
+// (the agent would start, or a Landlock rule would be opened, inside the
+// empty cover).
+func maskList(p *policy.Policy, trees []TreePlan, hide, own []string) ([]MaskPlan, error) {
+	if len(own) > MaxMasks {
+		return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("%d of the launcher's own files to cover, more than the %d one launch mounts", len(own), MaxMasks)}
+	}
+	granted := slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec)
+	covered := append([]string{privateTmp, "/dev/shm"}, hide...)
+	var out []MaskPlan
+	for _, o := range own {
+		real, err := filepath.EvalSymlinks(o)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("the launcher's own file %s cannot be looked at (%v), so it could not be covered", o, err)}
+		}
+		rp := policy.Path(real)
+		if !slices.ContainsFunc(granted, func(g policy.Path) bool { return g.Contains(rp) }) {
+			continue // no rule reaches it: Landlock refuses it already
+		}
+		hidden := slices.ContainsFunc(covered, func(c string) bool { return policy.Path(c).Contains(rp) })
+		if hidden && !slices.ContainsFunc(trees, func(t TreePlan) bool { return policy.Path(t.Path).Contains(rp) }) {
+			continue // the sandbox shows nothing there
+		}
+		st, err := os.Lstat(real)
+		if err != nil {
+			return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("the launcher's own file %s cannot be looked at (%v), so it could not be covered", real, err)}
+		}
+		m := MaskPlan{Path: real, Dir: st.IsDir()}
+		if slices.Contains(out, m) {
+			continue
+		}
+		out = append(out, m)
+	}
+	// Outermost first, and nothing beneath a covered directory: it is
+	// gone from the sandbox, and stage 2 would not find it to cover it.
+	slices.SortStableFunc(out, func(a, b MaskPlan) int { return len(a.Path) - len(b.Path) })
+	var kept []MaskPlan
+	for _, m := range out {
+		if !slices.ContainsFunc(kept, func(k MaskPlan) bool { return k.Dir && policy.Path(k.Path).Contains(policy.Path(m.Path)) }) {
+			kept = append(kept, m)
+		}
+	}
+	for _, m := range kept {
+		if !m.Dir {
+			continue
+		}
+		for _, l := range append([]policy.Path{p.Workspace.Path}, granted...) {
+			if policy.Path(m.Path).Contains(l) && policy.Path(m.Path) != l {
+				return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("%s lies in the launcher's own directory %s, which the agent must not read: it would be hidden", l, m.Path),
+					Hint: "move it out of that directory, or list another path"}
+			}
+			if l == p.Workspace.Path && policy.Path(m.Path) == l {
+				return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("the workspace %s is the launcher's own directory, which the agent must not read", l)}
+			}
+		}
+	}
+	return kept, nil
+}
