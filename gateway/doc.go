@@ -70,9 +70,12 @@
 // a guest's policy leaves out every path that holds one, and every
 // session's launcher keeps them as it keeps its own policy and vault
 // (PINFOLD_SELF_FILES: fs hides them, bash refuses a command that names
-// them). An owner's pinned policy is not changed: where it reaches one,
-// `launcher serve` says so at its start, since only the file's mode
-// and that refusal keep owner sessions from it.
+// them, and the agent's and every command's sandbox covers each that
+// the policy's paths reach, so that no command line reads it). An
+// owner's pinned policy is not changed: where it reaches one, `launcher
+// serve` says so at its start, since the cover is lost for a command
+// still running when the file is replaced (a token store is rewritten by
+// rename), and a hard link or another mount of it is not covered.
 //
 // A session cannot connect back to the gateway: sessions have no network
 // but through net, which refuses loopback, private ranges and the host's

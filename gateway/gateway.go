@@ -68,7 +68,8 @@ type Config struct {
 	// guests' policies leave out every path that holds one, and every
 	// session's launcher keeps them as it keeps its own files
 	// (PINFOLD_SELF_FILES: fs hides them, bash refuses commands that
-	// name them), whatever their modes.
+	// name them, the sandboxes of the agent and of each command cover
+	// them), whatever their modes.
 	Private []string
 	// Hosts are the names (or addresses) it is served as beyond the
 	// address a connection came to, and loopback names on loopback: its

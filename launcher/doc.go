@@ -104,6 +104,19 @@
 //     not exist, and Landlock grants a write path whole; the command line
 //     names what the agent made when it ends (fs.ProtectedMade), a path
 //     a config names among them.
+//   - LaunchOptions.Mask, the launcher's own files (components mode: the
+//     policy, the vault, the key file, PINFOLD_SELF_FILES; for the agent
+//     and each bash worker), is covered where a files list reaches it and
+//     the sandbox shows it: a file by the host's /dev/null, read-only and
+//     nodev (opening it fails with EACCES), a directory by an empty
+//     read-only tmpfs. Masks are path-based: a hard link to the file
+//     elsewhere, or another mount of its directory, is not covered; a file
+//     that does not exist when the launch is planned is not covered if it
+//     appears later; and a file the host replaces by rename (or removes)
+//     while the agent runs loses its cover in the sandbox (the kernel
+//     detaches a mount whose mount point is removed in another namespace),
+//     so the file's new version is readable to an agent or command still
+//     running. Each bash command is planned afresh and is covered again.
 //   - A 32-bit (i386) program cannot run: its first system call kills it.
 //   - In "ports" mode the agent shares the host's network: UDP and ICMP are
 //     not covered (SD-04), and an allowed port is allowed on every host

@@ -1136,6 +1136,12 @@ func TestIntegrationGatewayHidesItsFiles(t *testing.T) {
 	if stdout, text := run(os_, "cat "+keyFile); strings.Contains(stdout+text, "PRIVATE KEY") || !strings.Contains(text, "belongs to the launcher") {
 		t.Errorf("the owner's session and the gateway's key: %.300s", text)
 	}
+	// A command that names no file of the gateway's reads the directory:
+	// the certificate beside the key (the control), not the key, which
+	// the sandbox covers.
+	if stdout, text := run(os_, "cat "+dir+"/*"); !strings.Contains(stdout, "BEGIN CERTIFICATE") || strings.Contains(stdout+text, "PRIVATE KEY") {
+		t.Errorf("the owner's session read the key's directory with a glob: %.600s", text)
+	}
 
 	guest := connect(ctx, nil)
 	if stdout, text := run(guest, "cat "+filepath.Join(other, "public.txt")); stdout != "for everyone\n" {

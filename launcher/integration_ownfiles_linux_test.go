@@ -65,3 +65,43 @@ func TestIntegrationComponentsOwnFilesCovered(t *testing.T) {
 		t.Errorf("%d refusals to open %s, want 2: %s", n, key, r)
 	}
 }
+
+// In wrapper mode too the agent reads neither what its caller names in
+// PINFOLD_SELF_FILES nor the vault at its default place (here under
+// XDG_CONFIG_HOME), though the policy reads the directory that holds them
+// and their modes let anyone read them: each is covered. The neighbour
+// is read (the control).
+func TestIntegrationWrapperOwnFilesCovered(t *testing.T) {
+	s := newSandbox(t)
+	dir, err := os.MkdirTemp("/etc", "pinfold-it-own-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	vaultDir := filepath.Join(dir, "config", "pinfold")
+	must(t, os.MkdirAll(vaultDir, 0o755))
+	key := s.file(t, filepath.Join(dir, "gw.key"), "KEY-BYTES-3f9a\n")
+	vault := s.file(t, filepath.Join(vaultDir, "vault"), "VAULT-BYTES-0b2e\n")
+	s.file(t, filepath.Join(dir, "public.txt"), "NEIGHBOUR-TEXT\n")
+	own, err := json.Marshal([]string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}, read: []string{dir}})
+	r := s.run(t, itOpts{env: []string{"PINFOLD_SELF_FILES=" + string(own), "XDG_CONFIG_HOME=" + filepath.Join(dir, "config")}},
+		itEnv.launcher, "--quiet", "--policy-sha256", hash, "--policy", path, "--", "/usr/bin/sh", "-c", "cat "+dir+"/* "+vault+"; echo end")
+	if !strings.HasSuffix(r.stdout, "end\n") || !strings.Contains(r.stdout, "NEIGHBOUR-TEXT") {
+		t.Fatalf("control: the agent did not read the key's neighbour: %s", r)
+	}
+	for _, secret := range []string{"KEY-BYTES", "VAULT-BYTES"} {
+		if strings.Contains(r.stdout, secret) {
+			t.Errorf("the agent read the launcher's own file (%s): %s", secret, r)
+		}
+	}
+	for _, f := range []string{key, vault} {
+		if !strings.Contains(r.stderr, f+": Permission denied") {
+			t.Errorf("no refusal to open %s: %s", f, r)
+		}
+	}
+}

@@ -284,7 +284,9 @@ const EnvSelfListeners = "PINFOLD_SELF_LISTENERS"
 // launcher (the gateway puts its TLS key, token store and session logs
 // there) that components mode keeps from the agent as it keeps its own
 // (authorityPaths): fs hides those in the workspace, bash refuses a
-// command that names one. A JSON list of absolute paths (any character
+// command that names one, and the sandboxes of the agent and of each
+// command cover those the policy's paths reach (launcher.MaskPlan). A
+// JSON list of absolute paths (any character
 // may be in a path); like EnvSelfListeners it only adds refusals.
 const EnvSelfFiles = "PINFOLD_SELF_FILES"
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/fs"
+	"github.com/pinfold/pinfold/components/kms"
 	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -95,6 +96,9 @@ func (e env) launch(args []string) error {
 		if *quiet && len(opts.Uncovered) > 0 {
 			fmt.Fprintf(e.stderr, "launcher: warning: not read-only for the agent, though your own programs run them: %s (SR-51)\n", strings.Join(opts.Uncovered, ", "))
 		}
+		if opts.Mask, err = wrapperOwnFiles(); err != nil {
+			return err
+		}
 	}
 	ctx := context.Background()
 	// The policy key's own promise: said on every run, --quiet or not.
@@ -157,6 +161,26 @@ func (e env) launch(args []string) error {
 		return fail(exitFailure, "", "%v", err)
 	}
 	return silentExit(code)
+}
+
+// wrapperOwnFiles are the files a wrapper-mode agent must not read
+// wherever its policy's paths reach them (launcher.LaunchOptions.Mask):
+// the vault and its lock at their default place (no vault is opened in
+// wrapper mode, but a policy that reads the config directory would hand
+// over its ciphertext, to guess the passphrase offline), and whatever
+// the launcher's caller names in EnvSelfFiles. The policy file is not
+// among them: it holds no secret, a change to it fails the next launch's
+// pin, and it often lies in the workspace, where the agent's tools
+// expect to read it.
+func wrapperOwnFiles() ([]string, error) {
+	own, err := selfFiles(os.Getenv(EnvSelfFiles))
+	if err != nil {
+		return nil, fail(exitUsage, `write it as a JSON list of absolute paths, e.g. ["/etc/ssl/private/gw.key"]`, "%s: %v: nothing was started", EnvSelfFiles, err)
+	}
+	if vault, err := kms.DefaultPath(); err == nil {
+		own = append(own, vault, vault+".lock")
+	}
+	return pathForms(own...), nil
 }
 
 // dashDashBefore reports whether the n trailing arguments follow a "--".

@@ -207,15 +207,15 @@ func (e env) serve(args []string) error {
 		}
 	}
 	// Owner sessions run under the pinned policy as it is: where it
-	// reaches one of the gateway's own files, only that file's mode and
-	// bash's refusal of a command that names it keep them out (Landlock
-	// cannot take one file out of a tree; guests' policies leave the tree
-	// out).
+	// reaches one of the gateway's own files, a mount over it in each
+	// sandbox keeps them out (Landlock cannot take one file out of a
+	// tree; guests' policies leave the tree out), but a mount is lost when
+	// the file is replaced while a command runs, and covers no hard link.
 	private := pathForms(*keyFile, *tokens, *tokens+".lock")
 	for _, f := range private {
 		for _, l := range slices.Concat([]policy.Path{p.Workspace.Path}, p.Files.Read, p.Files.Write, p.Files.Exec) {
 			if l.Contains(policy.Path(f)) {
-				fmt.Fprintf(e.stderr, "launcher: warning: serve: the policy's %s holds the gateway's own %s: owner sessions are kept from it only by its mode and by refusing commands that name it; move it out of the policy's paths\n", l, f)
+				fmt.Fprintf(e.stderr, "launcher: warning: serve: the policy's %s holds the gateway's own %s: owner sessions' sandboxes cover it, but not a new version written while a command runs, nor a hard link to it; move it out of the policy's paths\n", l, f)
 				break
 			}
 		}

@@ -707,7 +707,8 @@
 //     expanded against the files; a glob in a path is matched against
 //     the protected names only. The structural.authority check is
 //     textual: a glob naming the launcher's paths is not refused (the
-//     worker cannot reach them).
+//     worker's sandbox covers each that its policy's paths reach, so
+//     that no command line opens it: launcher.MaskPlan).
 //   - The working directory is not tracked: cd .git; cd hooks; echo x >
 //     pre-commit writes a hook unseen (cd .git/hooks is caught). Path
 //     checks are textual (no symlinks, no ..): fs and the confinement are

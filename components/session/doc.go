@@ -35,7 +35,9 @@
 // idmapped, no network) with the workspace's protected paths
 // (fs.ProtectedIn: found anew for every command, with what the git
 // configs name read anew too: refreshNamed) mounted read-only over
-// it, stdin empty, output capped, killed at its timeout. DESIGN.md §5 has
+// it, the launcher's own files its paths reach covered (Config.Authority,
+// the session and backup directories, the launcher), stdin empty, output
+// capped, killed at its timeout. DESIGN.md §5 has
 // bash run its workers; here bash holds no privilege at all (it is
 // confined to no files, no sockets and no exec before it serves), and the
 // workers are made by the one process that can make namespaces and
