@@ -69,10 +69,15 @@ func TestIntegrationComponentsOwnFilesCovered(t *testing.T) {
 // In wrapper mode too the agent reads neither what its caller names in
 // PINFOLD_SELF_FILES nor the vault at its default place (here under
 // XDG_CONFIG_HOME), though the policy reads the directory that holds them
-// and their modes let anyone read them: each is covered. The neighbour
-// is read (the control).
+// and their modes let anyone read them: each is covered, as root and
+// unprivileged (in a user namespace). The neighbour is read (the
+// control).
 func TestIntegrationWrapperOwnFilesCovered(t *testing.T) {
-	s := newSandbox(t)
+	t.Run("root", func(t *testing.T) { wrapperOwnFilesCovered(t, newSandbox(t)) })
+	t.Run("unprivileged", func(t *testing.T) { wrapperOwnFilesCovered(t, newUnprivSandbox(t, nobody)) })
+}
+
+func wrapperOwnFilesCovered(t *testing.T, s *itSandbox) {
 	dir, err := os.MkdirTemp("/etc", "pinfold-it-own-")
 	if err != nil {
 		t.Fatal(err)
