@@ -239,7 +239,7 @@ func (r *Root) Write(p string, data []byte, createOnly bool) error {
 		}
 		return badRequest(op, p, "%d bytes is more than one write stores (%d)", len(data), MaxData)
 	}
-	action := fmt.Sprintf("write %s: %d bytes%s", quoteForQuestion(p), len(data), beginning(data))
+	action := fmt.Sprintf("write %s: %d bytes%s%s", quoteForQuestion(p), len(data), beginning(data), configSays(p, data))
 	return r.gated(func(r *Root) error {
 		return r.inParent(op, p, guardWrite, action, func(par parent) error { return r.write(op, p, par, data, createOnly) })
 	})
