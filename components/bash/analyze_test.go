@@ -315,7 +315,11 @@ func TestPolicyPrecedence(t *testing.T) {
 		{[]policy.Command{"go test"}, nil, `go testx`, A, "default"},
 		{[]policy.Command{"go test"}, nil, `"go test"`, A, "default"},
 		{nil, []policy.Command{"make deploy"}, `make "deploy"`, P, "commands.approval[0]"},
-		{nil, []policy.Command{"make deploy"}, `make $T`, A, "default"},
+		// Was Auto: with T=deploy it ran make deploy unasked (a review).
+		{nil, []policy.Command{"make deploy"}, `make $T`, P, "commands.approval[0]"},
+		// The table's row of a seventeenth hunt, without the approval
+		// prefix that now decides it there.
+		{nil, nil, `xargs nice make < args`, P, "builtin.dynamic"},
 		{nil, []policy.Command{"make deploy"}, `make deplo\y`, P, "commands.approval[0]"},
 	} {
 		a := analyze(t, tc.cmd)

@@ -156,10 +156,12 @@ func decideAll(a *Analysis, c policy.Commands, o Options) []Decision {
 //  2. recognised recursive deletion → ConfirmDelete, which no policy
 //     changes either (a Refuse from step 1 still wins; an Approve from
 //     step 1 is subsumed, the confirmation being the stronger question);
-//  3. an approval prefix matching one of the command's wrapper layers
+//  3. an approval prefix one of the command's wrapper layers may match
 //     (approval "sudo" for sudo git status) → Approve;
-//  4. the policy's prefixes on the command itself: the most specific
-//     match wins, approval on a tie; an auto prefix wins over a built-in
+//  4. the policy's prefixes on the command itself (an approval prefix
+//     where the command may be it at run time: mayStartWith; an auto
+//     prefix on literal words only): the most specific match wins,
+//     approval on a tie; an auto prefix wins over a built-in
 //     finding (step 5) only if it covers the word that finding is about
 //     (auto "git" does not make git push automatic; auto "git push" does);
 //  5. built-in high-risk actions, programs and scripts the analyzer cannot
@@ -186,12 +188,20 @@ func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {
 	if st != nil {
 		return mk(st.action, st.rule, st.reason)
 	}
+	approval := func(i int, ws []Word) Decision {
+		reason := fmt.Sprintf("%q needs approval by policy", string(c.Approval[i]))
+		if !startsWith(ws, c.Approval[i].Words()) {
+			reason += "; the command may be that when it runs (a word known only then, or options before the prefix's words)"
+		}
+		return mk(Approve, fmt.Sprintf("commands.approval[%d]", i), reason)
+	}
+	fills := placeholders(scope{}, *sc)
 	for _, l := range sc.Wrappers {
-		if i, _ := bestPrefix(l.Words, c.Approval); i >= 0 {
-			return mk(Approve, fmt.Sprintf("commands.approval[%d]", i), fmt.Sprintf("%q needs approval by policy", string(c.Approval[i])))
+		if i, _ := approvalPrefix(l.Words, c.Approval, fills, false); i >= 0 {
+			return approval(i, l.Words)
 		}
 	}
-	pi, plen := bestPrefix(sc.Words, c.Approval)
+	pi, plen := approvalPrefix(sc.Words, c.Approval, fills, underXargs(sc))
 	ai, alen := bestPrefix(sc.Words, c.Auto)
 	for _, l := range sc.Wrappers {
 		if l.off < 0 {
@@ -202,7 +212,7 @@ func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {
 		}
 	}
 	if pi >= 0 && plen >= alen {
-		return mk(Approve, fmt.Sprintf("commands.approval[%d]", pi), fmt.Sprintf("%q needs approval by policy", string(c.Approval[pi])))
+		return approval(pi, sc.Words)
 	}
 	fs := findings(sc)
 	if ai >= 0 {
@@ -237,28 +247,110 @@ func contextOf(sc *SimpleCommand) string {
 // bestPrefix finds the longest prefix in list that matches ws word for
 // word (the first of the longest on a tie): its index and length, or -1.
 // A word matches only when it is a literal equal to the prefix's word;
-// the command word also matches by its name (/usr/bin/git is git).
+// the command word also matches by its name (/usr/bin/git is git). Auto
+// prefixes are matched so: a word known only at run time makes nothing
+// automatic.
 func bestPrefix(ws []Word, list []policy.Command) (int, int) {
+	return longestPrefix(list, func(pw []string) bool { return startsWith(ws, pw) })
+}
+
+// approvalPrefix is bestPrefix for the approval list: the longest prefix
+// the command may start with when it runs (mayStartWith). fills are the
+// strings xargs and find fill in (placeholders); more is set when xargs
+// may add words after the last.
+func approvalPrefix(ws []Word, list []policy.Command, fills []fill, more bool) (int, int) {
+	return longestPrefix(list, func(pw []string) bool { return mayStartWith(ws, pw, fills, more) })
+}
+
+// longestPrefix is the index and length of the longest entry of list
+// that match takes (the first of the longest on a tie), or -1.
+func longestPrefix(list []policy.Command, match func([]string) bool) (int, int) {
 	best, n := -1, 0
 	for i, p := range list {
-		pw := p.Words()
-		if len(pw) == 0 || len(pw) > len(ws) || len(pw) <= n {
-			continue
-		}
-		ok := true
-		for k, x := range pw {
-			w := ws[k]
-			if !w.Literal || (w.Text != x && !(k == 0 && commandName(w.Text) == x)) {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if pw := p.Words(); len(pw) > n && match(pw) {
 			best, n = i, len(pw)
 		}
 	}
 	return best, n
 }
+
+// startsWith reports whether ws starts with the literal words pw.
+func startsWith(ws []Word, pw []string) bool {
+	if len(pw) > len(ws) {
+		return false
+	}
+	for k, x := range pw {
+		w := ws[k]
+		if !w.Literal || (w.Text != x && !(k == 0 && commandName(w.Text) == x)) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayStartWith reports whether the words ws may start with the prefix pw
+// when they run (a review: make "$x" ran make deploy, approval-listed,
+// with x=deploy). The command word must be pw's first word (one that is
+// not a literal is builtin.dynamic on its own). After it:
+//
+//   - a word known only at run time (not a literal, or holding what xargs
+//     -I or find fills in) may be the prefix's word, if its literal start
+//     allows; one that may split into several words (unquoted) may be
+//     all the rest of the prefix;
+//   - where an option or a NAME=value stands in place of the prefix's
+//     word, or the prefix's word is one, the rest of the prefix may come
+//     later, in order, among any words: getopt permutes, an option may
+//     take the next word as its value, and make takes its variables
+//     anywhere (make -C dir deploy, make X=1 deploy; git push origin
+//     --force for "git push --force");
+//   - words xargs adds after the last (more) may complete it.
+//
+// Any other literal word that differs ends the match, as in startsWith.
+func mayStartWith(ws []Word, pw []string, fills []fill, more bool) bool {
+	if len(ws) == 0 || !startsWith(ws[:1], pw[:1]) {
+		return false
+	}
+	k, loose := 1, false
+	for _, w := range ws[1:] {
+		if k == len(pw) {
+			return true
+		}
+		lead, known := w.Text, w.Literal
+		if !known {
+			lead = w.lead
+		}
+		if f, ok := holdsFill(w.Text, fills); ok {
+			lead, known = lead[:min(len(lead), strings.Index(w.Text, f.s))], false
+		}
+		x := pw[k]
+		switch {
+		case known && w.Text == x:
+			k++
+			continue
+		case !known && strings.HasPrefix(x, lead):
+			if !w.single {
+				return true
+			}
+			k++
+			continue
+		}
+		if movable(lead) || movable(x) {
+			loose = true
+		}
+		if !loose {
+			return false
+		}
+		if !known && !w.single {
+			return true // its later words may be the rest
+		}
+	}
+	return k == len(pw) || more
+}
+
+// movable reports a word that programs commonly take anywhere among
+// their operands: one that starts like an option ("-x", "--name", "--")
+// or sets a variable (make's NAME=value).
+func movable(s string) bool { return len(s) > 1 && s[0] == '-' || strings.Contains(s, "=") }
 
 // finding is one reason the built-in rules have to ask: at is the index
 // in Words of the word it is about (an auto prefix must cover it).

@@ -421,18 +421,42 @@
 //     it automatic (issue 7: recursive deletion "always" needs the
 //     confirmation). It subsumes a structural Approve; a structural Refuse
 //     still wins.
-//  3. a policy approval prefix matching the words of any layer the
-//     command runs under (approval "sudo" for sudo git status; "bash" for
-//     what bash -c runs) → Approve ("commands.approval[i]").
-//  4. the policy's prefixes on the command's words, matched word for
-//     word on parsed literal words (the command word also by its name:
-//     /usr/bin/git is git), and on the words of the wrappers that end in
-//     the command (auto "sudo git status"): the most specific match wins,
-//     approval on a tie → Approve ("commands.approval[i]"); otherwise an
-//     auto match → Auto ("commands.auto[i]"), but only if it covers the
-//     word that a built-in finding of step 5 is about: auto "git" does not
-//     make git push automatic, auto "git push" does; auto "bash" does not
-//     make bash x.sh automatic, auto "bash x.sh" does.
+//  3. a policy approval prefix that the words of any layer the command
+//     runs under may match (below) (approval "sudo" for sudo git status;
+//     "bash" for what bash -c runs) → Approve ("commands.approval[i]").
+//  4. the policy's prefixes on the command's words (git's global options
+//     taken out: git -c x=y --no-pager tag is git tag) and, for auto, on
+//     the words of the wrappers that end in the command (auto "sudo git
+//     status"): the most specific match wins, approval on a tie →
+//     Approve ("commands.approval[i]"); otherwise an auto match → Auto
+//     ("commands.auto[i]"), but only if it covers the word that a
+//     built-in finding of step 5 is about: auto "git" does not make git
+//     push automatic, auto "git push" does; auto "bash" does not make
+//     bash x.sh automatic, auto "bash x.sh" does.
+//     An auto prefix matches word for word on parsed literal words (the
+//     command word also by its name: /usr/bin/git is git): a word known
+//     only at run time makes nothing automatic. An approval prefix
+//     matches when the command may be it at run time (a review: make
+//     "$x", make $(echo deploy), find deploy -exec make {} \;, echo
+//     deploy | xargs make and make -C . deploy each ran make deploy,
+//     which the policy lists for approval, unasked): after the command word (literal, by
+//     name; one that is not a literal is builtin.dynamic anyway), a word
+//     known only at run time (an expansion, a glob or brace, what xargs
+//     -I or find -exec fills in) matches the prefix's word unless its
+//     literal start rules it out (make "build-$x" is not make deploy),
+//     and all the rest of the prefix if it may split into several words
+//     (unquoted); where an option or a NAME=value stands in place of the
+//     prefix's word, or the prefix's word is one, the rest of the prefix
+//     may come later, in order, anywhere (getopt permutes; an option may
+//     take the next word as its value; make takes its variables
+//     anywhere: make -j4 deploy, make -C dir deploy, make X=1 deploy,
+//     git push origin --force for "git push --force"); and under xargs,
+//     the words it adds may complete the prefix. Such a match needs
+//     approval as a literal one does, and its reason says the command
+//     may be the prefix. The policy has no list of refused commands: a
+//     command only possibly on a list is asked about, as every other
+//     unknown in this analyzer is (builtin.dynamic), never silently run
+//     and never refused for what it may not be.
 //  5. built-in findings → Approve:
 //     "builtin.git-push": git push (any global options, any flags),
 //     git send-pack, subtree push, lfs push, svn dcommit, p4 submit, gh pr
@@ -714,9 +738,17 @@
 //     checks are textual (no symlinks, no ..): fs and the confinement are
 //     the real protection of those paths; this is defence in depth and a
 //     clear message. Bare repositories (x.git/hooks) are not covered.
-//   - Prefix matching is positional: make -C dir deploy does not match
-//     the prefix "make deploy"; options before a subcommand of a command
-//     without built-in knowledge of them hide it from prefixes. Built-in
+//   - Prefixes are matched on words in order, not by each program's
+//     own argument syntax, which the analyzer does not know beyond git's
+//     global options: a prefix's word after another operand is not seen
+//     (make all deploy runs the deploy target, yet neither it nor make
+//     test deploy, which auto "make test" covers, matches approval "make
+//     deploy"; list "make" for approval to be asked about every make),
+//     nor one inside an option's value or spelled another way (make
+//     --file=deploy; git push -f for "git push --force"). An approval
+//     prefix may over-match: a word after an option may be that
+//     option's value (make -C deploy all, make -C "$d" test for "make
+//     deploy"), and an unknown word may be anything. Built-in
 //     subcommand detection skips options heuristically (a word after an
 //     option without '=' may be its value) and can over-match (terraform
 //     -var x=apply plan is not apply, but a flag's value named like a

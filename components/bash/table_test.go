@@ -153,6 +153,40 @@ var table = []struct {
 	{`go test ./... && make deploy`, P, "commands.approval[0]"},
 	{`echo $(curl -s x)`, P, "commands.approval[1]"},
 	{`nohup curl x &`, P, "commands.approval[1]"},
+	// A review: an approval prefix matched only literal words at their
+	// places, so each of these ran make deploy unasked. A word known
+	// only at run time may be the prefix's word; after an option or a
+	// NAME=value the prefix's words may come later.
+	{`make "$x"`, P, "commands.approval[0]"},
+	{`x=deploy; make $x`, P, "commands.approval[0]"},
+	{`make $(echo deploy)`, P, "commands.approval[0]"},
+	{"make `echo deploy`", P, "commands.approval[0]"},
+	{`make ${t:-deploy}`, P, "commands.approval[0]"},
+	{`make "$@"`, P, "commands.approval[0]"},
+	{`make "$x" test`, P, "commands.approval[0]"},
+	{`make dep*`, P, "commands.approval[0]"},
+	{`make {deploy,x}`, P, "commands.approval[0]"},
+	{`make "dep$x"`, P, "commands.approval[0]"},
+	{`sudo make "$x"`, P, "commands.approval[0]"},
+	{`bash -c 'make "$1"' _ deploy`, P, "commands.approval[0]"},
+	{`find deploy -maxdepth 0 -exec make {} \;`, P, "commands.approval[0]"},
+	{`find . -name deploy -execdir make {} +`, P, "commands.approval[0]"},
+	{`echo deploy | xargs make`, P, "commands.approval[0]"},
+	{`xargs -I{} make {} < targets`, P, "commands.approval[0]"},
+	{`make -C . deploy`, P, "commands.approval[0]"},
+	{`make -j4 deploy`, P, "commands.approval[0]"},
+	{`make --no-print-directory deploy`, P, "commands.approval[0]"},
+	{`make -f Makefile -k deploy`, P, "commands.approval[0]"},
+	{`make ENV=prod deploy`, P, "commands.approval[0]"},
+	{`make -- deploy`, P, "commands.approval[0]"},
+	{`make -C "$d" test`, P, "commands.approval[0]"}, // "$d" may be the target, as make -C x "$d" would be
+	// What cannot be deploy where the prefix has it stays as it was.
+	{`make test "$x"`, A, "commands.auto[3]"},
+	{`make build "$x"`, A, "default"},
+	{`make "build-$x"`, A, "default"},
+	{`make -j4 build`, A, "default"},
+	{`make -C deploy-x all`, A, "default"},
+	{`find . -exec make build-{} \;`, A, "default"},
 
 	// git push in any spelling.
 	{`git push`, P, "builtin.git-push"},
@@ -2454,7 +2488,7 @@ var table = []struct {
 	{`xargs tar < args`, P, "builtin.dynamic"},
 	{`xargs -a args tar`, P, "builtin.dynamic"},
 	{`xargs sed -i 's/a/b/' < list`, P, "builtin.dynamic"},
-	{`xargs nice make < args`, P, "builtin.dynamic"},
+	{`xargs nice make < args`, P, "commands.approval[0]"}, // was builtin.dynamic: the words xargs adds may be deploy, so "make deploy" (approval[0]) decides first
 	{`xargs just < args`, P, "builtin.dynamic"},
 	{`xargs socat - < args`, P, "builtin.dynamic"},
 	{`xargs gcc -c < list`, P, "builtin.dynamic"},
@@ -2614,6 +2648,91 @@ func TestTable(t *testing.T) {
 		}
 		if d.Action != Auto && d.Command == "" {
 			t.Errorf("%q: %s without the command that decided", tc.cmd, d.Action)
+		}
+	}
+}
+
+// TestPrefixMayMatch: an approval prefix matches the words a command may
+// have when it runs (a review: words known only at run time, or options
+// before the prefix's words, dodged it), for programs the built-in rules
+// know nothing of (hugo) as for those they do; an auto prefix still
+// matches literal words only.
+func TestPrefixMayMatch(t *testing.T) {
+	pol := policy.Commands{
+		Auto: []policy.Command{"hugo", "git", "make", "kubectl get", "sudo"},
+		Approval: []policy.Command{
+			"hugo deploy",      // 0
+			"git tag",          // 1
+			"docker push",      // 2
+			"kubectl delete",   // 3
+			"git push --force", // 4
+			"sudo -u root",     // 5
+			"make deploy prod", // 6
+		},
+	}
+	for _, tc := range []struct {
+		cmd  string
+		want Action
+		rule string
+	}{
+		{`hugo deploy`, P, "commands.approval[0]"},
+		{`hugo "$x"`, P, "commands.approval[0]"},
+		{`hugo $(cat target)`, P, "commands.approval[0]"},
+		{`hugo --gc deploy`, P, "commands.approval[0]"},
+		{`hugo -s site deploy --dryRun`, P, "commands.approval[0]"},
+		{`echo deploy | xargs hugo`, P, "commands.approval[0]"},
+		{`xargs -a targets hugo`, P, "commands.approval[0]"},
+		{`xargs -I@ hugo @ < targets`, P, "commands.approval[0]"},
+		{`xargs -I "$r" hugo x < targets`, P, "commands.approval[0]"}, // a replace-string not known: any word may hold it
+		{`find . -maxdepth 0 -exec hugo {} \;`, P, "commands.approval[0]"},
+		{`hugo server`, A, "commands.auto[0]"},
+		{`hugo server "$x"`, A, "commands.auto[0]"},
+		{`hugo "build-$x"`, A, "commands.auto[0]"},
+		{`xargs -I@ hugo server @ < targets`, A, "commands.auto[0]"},
+		{`find . -exec hugo deploy-{} \;`, A, "default"}, // find decides, the first command
+		// git's global options are taken out before any prefix is
+		// matched; a subcommand known only at run time may be any.
+		{`git -c x=y tag v1`, P, "commands.approval[1]"},
+		{`git --no-pager tag v1`, P, "commands.approval[1]"},
+		{`git -C sub tag v1`, P, "commands.approval[1]"},
+		{`git "$sub" v1`, P, "commands.approval[1]"},
+		{`git "$(echo tag)" v1`, P, "commands.approval[1]"},
+		{`git $(echo tag) v1`, P, "commands.approval[4]"}, // unquoted, it may be "push --force", the longest
+		{`git log --grep tag`, A, "commands.auto[1]"},
+		{`git commit -m tag`, A, "commands.auto[1]"},
+		// An option where the prefix has another word, or the prefix's
+		// option anywhere later (getopt permutes).
+		{`docker --context x push img`, P, "commands.approval[2]"},
+		{`docker -H "$h" push img`, P, "commands.approval[2]"},
+		{`kubectl -n ns delete pod x`, P, "commands.approval[3]"},
+		{`kubectl get pods -o name | xargs kubectl delete`, P, "commands.approval[3]"},
+		{`kubectl get pod delete`, A, "commands.auto[3]"},
+		{`git push origin --force`, P, "commands.approval[4]"},
+		{`git push -v --force origin`, P, "commands.approval[4]"},
+		{`git push "$f" origin`, P, "commands.approval[4]"},
+		{`git push origin main`, P, "builtin.git-push"},
+		// Layers a command runs under are matched the same way.
+		{`sudo -E -u root make`, P, "commands.approval[5]"},
+		{`sudo -u "$u" make`, P, "commands.approval[5]"},
+		{`sudo -u bob make`, A, "commands.auto[2]"},
+		// Every word of a longer prefix.
+		{`make deploy "$env"`, P, "commands.approval[6]"},
+		{`make -k deploy ENV=1 prod`, P, "commands.approval[6]"},
+		{`make "$t" prod`, P, "commands.approval[6]"},
+		{`make $t`, P, "commands.approval[6]"},          // unquoted: it may be two words
+		{`make -k build-$t`, P, "commands.approval[6]"}, // its later words may be "deploy prod"
+		{`make build-$t`, A, "commands.auto[2]"},        // its first word is not deploy
+		{`make deploy staging`, A, "commands.auto[2]"},
+		{`make "$t" staging`, A, "commands.auto[2]"},
+	} {
+		a, err := Analyze(tc.cmd)
+		if err != nil {
+			t.Errorf("Analyze(%q): %v", tc.cmd, err)
+			continue
+		}
+		d := Decide(a, pol)
+		if d.Action != tc.want || d.Rule != tc.rule {
+			t.Errorf("%q: %s %s (%s; from %q), want %s %s", tc.cmd, d.Action, d.Rule, d.Reason, d.Command, tc.want, tc.rule)
 		}
 	}
 }
