@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -641,6 +642,96 @@ func aliasConfigs(vars []gitVar) []gitVar {
 	return out
 }
 
+// programOf is the program a value of v would have git run: gpg's
+// program is run as named, whole (gpg.program = tools/my gpg names
+// "tools/my gpg"); any other value as git runs a command, which is
+// itself when it holds none of the shell's special characters, and
+// otherwise the first word the shell runs in it, quotes taken away and
+// variable assignments passed over ("X=1 'tools/my mon.sh' --x" names
+// "tools/my mon.sh"). An alias's leading ! is dropped. "" when that word
+// is known only when the shell runs it ($HOME/x, a glob).
+func programOf(v gitVar) string {
+	value := strings.TrimSpace(v.value)
+	if v.section == "gpg" && v.key == "program" {
+		return value
+	}
+	value = strings.TrimSpace(strings.TrimPrefix(value, "!"))
+	if !strings.ContainsAny(value, "|&;<>()$`\\\"' \t\n*?[#~=%") {
+		return value
+	}
+	for _, w := range shellWords(value) {
+		if !assignment.MatchString(w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// assignment is a shell word that sets a variable for the command after.
+var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// shellWords are the words of s's first command as sh reads them, quotes
+// and backslashes taken away, up to the first whose value an expansion
+// or a glob makes known only at run time (a ~ at a word's start is left
+// for expandHome), or an operator.
+func shellWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	end := func() {
+		if inWord {
+			words = append(words, w.String())
+			w.Reset()
+			inWord = false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			end()
+			continue
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return words
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				switch {
+				case s[i] == '$' || s[i] == '`':
+					return words
+				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0:
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i == len(s) {
+				return words
+			}
+		case c == '\\':
+			if i++; i == len(s) {
+				return words
+			}
+			w.WriteByte(s[i])
+		case strings.IndexByte("$`*?[", c) >= 0:
+			return words
+		case strings.IndexByte("|&;<>()#", c) >= 0 && !inWord:
+			return words
+		case strings.IndexByte("|&;<>()", c) >= 0:
+			end()
+			return words
+		default:
+			w.WriteByte(c)
+		}
+		inWord = true
+	}
+	end()
+	return words
+}
+
 // splitCmdline splits an alias into words as git's split_cmdline does:
 // at blanks, single and double quotes keeping them, a backslash outside
 // single quotes taking the next character as it is. An unclosed quote
@@ -745,11 +836,10 @@ func valuesNamed(vars []gitVar, root, home string) []gitNamed {
 		hooks := v.section == "core" && v.sub == "" && v.key == "hookspath"
 		word := v.value
 		if !hooks {
-			words := strings.Fields(strings.TrimPrefix(strings.TrimSpace(v.value), "!"))
-			if len(words) == 0 || !strings.Contains(words[0], "/") || strings.HasPrefix(words[0], "refs/") || strings.Contains(words[0], "://") {
+			word = programOf(v)
+			if !strings.Contains(word, "/") || strings.HasPrefix(word, "refs/") || strings.Contains(word, "://") {
 				continue
 			}
-			word = words[0]
 		}
 		p := expandHome(word, home)
 		switch {

@@ -367,7 +367,7 @@ func TestProtectedMountsGitConfig(t *testing.T) {
 			"[include]\n\tpath = ../shared.gitconfig\n[alias]\n\tz = !tools/z.sh --all\n[diff \"x\"]\n\ttextconv = ./scripts/conv\n" +
 			"[remote \"origin\"]\n\turl = ../up.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tmerge = refs/heads/main\n" +
 			"[credential]\n\thelper = " + outside + "/helper\n[http]\n\tproxy = http://proxy/x\n" +
-			"[gpg]\n\tprogram = tools/gpg --keyserver http://keys/x\n[init]\n\ttemplateDir = ./templates\n",
+			"[gpg]\n\tprogram = tools/gpg\n[init]\n\ttemplateDir = ./templates\n",
 		".git/hooks/":             "",
 		".githooks/":              "",
 		"tools/fsmon.sh":          "x",
@@ -615,5 +615,48 @@ func TestGitConfigNamedIn(t *testing.T) {
 	}
 	if _, unseen := ProtectedMade([]string{ws}, nil, MaxProtectedWalk); !slices.ContainsFunc(unseen, func(u string) bool { return strings.Contains(u, ws+bad) }) {
 		t.Errorf("a malformed include: ProtectedMade's unseen %q", unseen)
+	}
+}
+
+// The program a value names is the one git runs: gpg's whole value (run
+// with no shell), a value with none of the shell's special characters
+// whole, and otherwise the first word the shell runs, quotes taken away
+// and assignments passed over. Each of these was read as the value's
+// first blank-separated word: a file the agent could write stayed
+// writable while git ran it.
+func TestProgramOf(t *testing.T) {
+	for _, c := range []struct{ section, key, value, want string }{
+		{"gpg", "program", "tools/my gpg", "tools/my gpg"},
+		{"gpg", "program", " tools/gpg ", "tools/gpg"},
+		{"core", "fsmonitor", "'tools/my mon.sh' --x", "tools/my mon.sh"},
+		{"core", "fsmonitor", `"tools/my mon.sh"`, "tools/my mon.sh"},
+		{"core", "fsmonitor", `tools/my\ mon.sh`, "tools/my mon.sh"},
+		{"core", "sshcommand", "GIT_TRACE=1 tools/ssh -v", "tools/ssh"},
+		{"alias", "x", "!A=1 B=2 'tools/x y' z", "tools/x y"},
+		{"alias", "x", "!tools/x|cat", "tools/x"},
+		{"core", "pager", "tools/pager", "tools/pager"},
+		{"core", "fsmonitor", "tools/fsmon.sh --flag", "tools/fsmon.sh"},
+		{"core", "sshcommand", "$HOME/bin/ssh", ""},
+		{"core", "sshcommand", `"$X/ssh"`, ""},
+		{"core", "sshcommand", "tools/ss*", ""},
+		{"core", "sshcommand", "'unclosed", ""},
+		{"core", "sshcommand", "A=1", ""},
+		{"core", "sshcommand", "~/bin/ssh -v", "~/bin/ssh"},
+	} {
+		if got := programOf(gitVar{section: c.section, key: c.key, value: c.value}); got != c.want {
+			t.Errorf("programOf(%s.%s = %q) = %q, want %q", c.section, c.key, c.value, got, c.want)
+		}
+	}
+	// And what a config names so is protected.
+	gitTestHome(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		".git/config": "[gpg]\n\tprogram = tools/my gpg\n[core]\n\tsshCommand = GIT_TRACE=1 'tools/my ssh' -v\n",
+	})
+	got, _ := GitConfigNamedIn([]string{ws}, MaxProtectedWalk)
+	for _, p := range []string{"tools/my gpg", "tools/my ssh"} {
+		if !slices.Contains(got, filepath.Join(ws, p)) {
+			t.Errorf("%s is not named: %q", p, got)
+		}
 	}
 }
