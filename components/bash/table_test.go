@@ -2634,14 +2634,9 @@ func TestTable(t *testing.T) {
 			t.Errorf("%q is in the table twice", tc.cmd)
 		}
 		seen[tc.cmd] = true
-		a, err := Analyze(tc.cmd)
-		if err != nil {
-			t.Errorf("Analyze(%q): %v", tc.cmd, err)
+		d, ok := decideRow(t, tc.cmd, tablePolicy, tc.want, tc.rule)
+		if !ok {
 			continue
-		}
-		d := Decide(a, tablePolicy)
-		if d.Action != tc.want || d.Rule != tc.rule {
-			t.Errorf("%q: %s %s (%s; from %q), want %s %s", tc.cmd, d.Action, d.Rule, d.Reason, d.Command, tc.want, tc.rule)
 		}
 		if d.Reason == "" {
 			t.Errorf("%q: no reason", tc.cmd)
@@ -2725,14 +2720,22 @@ func TestPrefixMayMatch(t *testing.T) {
 		{`make deploy staging`, A, "commands.auto[2]"},
 		{`make "$t" staging`, A, "commands.auto[2]"},
 	} {
-		a, err := Analyze(tc.cmd)
-		if err != nil {
-			t.Errorf("Analyze(%q): %v", tc.cmd, err)
-			continue
-		}
-		d := Decide(a, pol)
-		if d.Action != tc.want || d.Rule != tc.rule {
-			t.Errorf("%q: %s %s (%s; from %q), want %s %s", tc.cmd, d.Action, d.Rule, d.Reason, d.Command, tc.want, tc.rule)
-		}
+		decideRow(t, tc.cmd, pol, tc.want, tc.rule)
 	}
+}
+
+// decideRow analyzes cmd and decides it under pol, and says where the
+// decision is not want by rule; ok is false where cmd did not parse.
+func decideRow(t *testing.T, cmd string, pol policy.Commands, want Action, rule string) (d Decision, ok bool) {
+	t.Helper()
+	a, err := Analyze(cmd)
+	if err != nil {
+		t.Errorf("Analyze(%q): %v", cmd, err)
+		return Decision{}, false
+	}
+	d = Decide(a, pol)
+	if d.Action != want || d.Rule != rule {
+		t.Errorf("%q: %s %s (%s; from %q), want %s %s", cmd, d.Action, d.Rule, d.Reason, d.Command, want, rule)
+	}
+	return d, true
 }
