@@ -394,6 +394,29 @@ func (c *Cgroup) Pids() ([]int, error) {
 	return groupProcs(c.pids)
 }
 
+// OOMKills is how many processes the kernel killed in the group for
+// passing its memory limit (v2 memory.events, v1 memory.oom_control:
+// "oom_kill N"); 0 when the group has no memory limit. A caller reads it
+// once the group's processes have ended, to say why they did.
+func (c *Cgroup) OOMKills() (int, error) {
+	dir, file := c.v2, "memory.events"
+	switch {
+	case c.spec.Memory == 0:
+		return 0, nil
+	case c.memory != "":
+		dir, file = c.memory, "memory.oom_control"
+	}
+	text, err := readCgroupFile(dir, file)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(eventValue(text, "oom_kill"))
+	if err != nil {
+		return 0, fmt.Errorf("cgroup: %s/%s has no oom_kill count", dir, file)
+	}
+	return n, nil
+}
+
 // Remove removes every group made (groups below them first), tolerating
 // ones already gone, then the pinfold directories it made if no other
 // session uses them. It fails, naming the group, if processes remain. It

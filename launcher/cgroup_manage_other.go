@@ -30,3 +30,6 @@ func (c *Cgroup) Kill(ctx context.Context) error { return errors.ErrUnsupported 
 
 // Remove has nothing to remove.
 func (c *Cgroup) Remove() error { return nil }
+
+// OOMKills has no group to read.
+func (c *Cgroup) OOMKills() (int, error) { return 0, errors.ErrUnsupported }

@@ -17,7 +17,9 @@
 //     catch, a tool-call budget, output, script size.
 //   - The worker (worker.go) is the OS layer: StartWorker runs the launcher
 //     binary again (WorkerEntry) in a new, empty network namespace, as
-//     root under a throwaway uid, otherwise in a user namespace of its own;
+//     root under a throwaway uid and in a cgroup of its own (memory for the
+//     VM's heap and 256 MiB, 64 processes; no cgroup, no worker),
+//     otherwise in a user namespace of its own with its rlimits alone;
 //     WorkerMain sets its rlimits and confines itself (Landlock with no
 //     file rule, seccomp refusing exec, sockets and namespaces) before it
 //     reads the script, and speaks only over its stdin and stdout. It

@@ -187,7 +187,7 @@ const throwawayArg = "throwaway-uid"
 // processes count too, so the inherited limit stays.
 func workerNproc() uint64 {
 	if slices.Contains(os.Args, throwawayArg) {
-		return 64
+		return WorkerPids
 	}
 	var r unix.Rlimit
 	unix.Getrlimit(unix.RLIMIT_NPROC, &r)
@@ -311,20 +311,28 @@ func (w *workerSide) readReplies(in *bufio.Reader) {
 
 // Worker is a started worker process.
 type Worker struct {
-	cmd     *exec.Cmd
-	release io.Closer
-	stderr  *cappedBuffer
-	done    chan struct{}
-	err     error
+	cmd       *exec.Cmd
+	cg        *launcher.Cgroup // as root: the worker's own group
+	release   io.Closer
+	stderr    *cappedBuffer
+	done      chan struct{}
+	err       error
+	oomKilled bool
 }
 
 // StartWorker starts argv (the launcher binary and WorkerEntry; a test
-// binary in tests) as a worker: in a new network and IPC namespace, with
-// an empty environment, in a new session, killed with its parent; as
-// root under a throwaway uid, otherwise in a user namespace of its own
-// (the person's uid inside, so exec leaves it no capability). stdin and
-// stdout are its only channel (a pipe each, or one socket for both).
-func StartWorker(argv []string, stdin io.Reader, stdout io.Writer) (*Worker, error) {
+// binary in tests) as a worker for a run under lim: in a new network and
+// IPC namespace, with an empty environment, in a new session, killed
+// with its parent; as root under a throwaway uid and in a cgroup of its
+// own (WorkerCgroupSpec: its memory and processes bounded by the kernel,
+// whatever the worker does; removed when it ends), otherwise in a user
+// namespace of its own (the person's uid inside, so exec leaves it no
+// capability) with its rlimits alone. stdin and stdout are its only
+// channel (a pipe each, or one socket for both).
+func StartWorker(argv []string, lim Limits, stdin io.Reader, stdout io.Writer) (*Worker, error) {
+	if err := checkLimits(lim); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
@@ -349,7 +357,18 @@ func StartWorker(argv []string, stdin io.Reader, stdout io.Writer) (*Worker, err
 		if err != nil {
 			return nil, err
 		}
-		w.release = claim
+		// Root is bound by no rlimit on processes, and RLIMIT_DATA leaves
+		// four workers a session's memory outside the agent's: the worker
+		// gets a cgroup, or does not start (SR-04).
+		cg, err := launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, WorkerCgroupSpec(uid, lim))
+		if err != nil {
+			claim.Close()
+			return nil, fmt.Errorf("code: the worker's cgroup: %w", err)
+		}
+		w.cg, w.release = cg, claim
+		if fd, ok := cg.CgroupFD(); ok {
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+		}
 		cmd.Args = append(cmd.Args, throwawayArg)
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
 	} else {
@@ -372,18 +391,66 @@ func StartWorker(argv []string, stdin io.Reader, stdout io.Writer) (*Worker, err
 		}
 		started <- nil
 		w.err = cmd.Wait()
-		if w.release != nil {
-			w.release.Close()
-		}
+		w.endGroup()
 		close(w.done)
 	}()
 	if err := <-started; err != nil {
-		if w.release != nil {
-			w.release.Close()
-		}
+		w.endGroup()
 		return nil, fmt.Errorf("code: start the worker: %w", err)
 	}
+	// Where the host has v1 groups (hybrid, v1) the worker joins them
+	// now: it reads its limits line before anything else, and until
+	// WriteLimits it has allocated nothing of the script's.
+	if w.cg != nil {
+		if err := w.cg.Add(cmd.Process.Pid); err != nil {
+			w.Kill()
+			return nil, fmt.Errorf("code: the worker's cgroup: %w", err)
+		}
+	}
 	return w, nil
+}
+
+// endGroup, once the worker has ended, notes whether the kernel killed
+// it for its cgroup's memory limit, removes the group and then releases
+// the uid (the group's name holds it).
+func (w *Worker) endGroup() {
+	if w.cg != nil {
+		n, err := w.cg.OOMKills()
+		w.oomKilled = err == nil && n > 0
+		if err := w.cg.Remove(); err != nil {
+			fmt.Fprintf(os.Stderr, "launcher: warning: a Code Mode worker's cgroup: %v\n", err)
+		}
+	}
+	if w.release != nil {
+		w.release.Close()
+	}
+}
+
+// OOMKilled says whether the kernel ended the worker for its cgroup's
+// memory limit; valid once Done is closed.
+func (w *Worker) OOMKilled() bool { return w.oomKilled }
+
+// WorkerPids bounds a worker's processes and threads (the Go runtime's
+// count): RLIMIT_NPROC under its throwaway uid and its cgroup's pids.max.
+// Confined, it starts no process; its threads are a few per CPU the
+// runtime uses.
+const WorkerPids = 64
+
+// workerCgroupMargin is the memory a worker's cgroup allows beyond the
+// VM's heap (Limits.Memory): the Go heap (workerGoHeap, which large tool
+// replies grow; maxReplyLine is one), the runtime's stacks and the
+// program's own pages. RLIMIT_DATA leaves workerRuntimeData, far more:
+// it counts address space the runtime reserves, the cgroup what is used.
+const workerCgroupMargin = 256 << 20
+
+// WorkerCgroupSpec is the cgroup of the worker started under the
+// throwaway uid: named like the agent's groups (s-<launcher pid>-…, so a
+// later launch sweeps it if this launcher is killed) and unique while
+// the uid is claimed; memory for the VM's heap and the margin, without
+// swap; WorkerPids processes.
+func WorkerCgroupSpec(uid int, lim Limits) launcher.CgroupSpec {
+	return launcher.CgroupSpec{Session: fmt.Sprintf("s-%d-code-%d", os.Getpid(), uid),
+		Pids: WorkerPids, Memory: lim.Memory + workerCgroupMargin}
 }
 
 // Kill ends the worker (by the pid it started) and waits for it.
@@ -418,7 +485,7 @@ func Spawn(ctx context.Context, argv []string, script string, lim Limits, tool T
 		return nil, err
 	}
 	start := time.Now()
-	w, err := StartWorker(argv, inR, outW)
+	w, err := StartWorker(argv, lim, inR, outW)
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -453,6 +520,9 @@ func Spawn(ctx context.Context, argv []string, script string, lim Limits, tool T
 			// What it said is whole once it has ended.
 			select {
 			case <-w.Done():
+				if w.OOMKilled() {
+					return nil, &LimitError{Limit: "memory", Detail: fmt.Sprintf("the worker passed its cgroup's memory limit (the heap's %d bytes and %d for the runtime) and the kernel killed it", lim.Memory, workerCgroupMargin)}
+				}
 			case <-time.After(time.Second):
 			}
 			return nil, fmt.Errorf("%w (%s)", e.err, w.Stderr())

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,20 @@ func TestMain(m *testing.M) {
 				_, err := unix.Write(inheritedFD, []byte("out of the worker"))
 				fmt.Fprintf(os.Stderr, "INHERITED %v\n", err)
 				os.Exit(0)
+			}
+		}
+		if len(os.Args) > 2 && os.Args[2] == "hog" {
+			// Memory outside the VM's heap, within RLIMIT_DATA: what only
+			// the worker's cgroup bounds. The script runs after it.
+			afterConfine = func() {
+				b, err := unix.Mmap(-1, 0, hogBytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "HOG %v\n", err)
+					os.Exit(1)
+				}
+				for i := 0; i < len(b); i += 4096 {
+					b[i] = 1
+				}
 			}
 		}
 		if len(os.Args) > 2 && os.Args[2] == "gc" {
@@ -458,4 +473,109 @@ func TestServeValueIsUTF8(t *testing.T) {
 		inR.Close()
 		inW.Close()
 	}
+}
+
+// hogBytes is what the "hog" worker takes outside the VM's heap: past
+// its cgroup's limit with testLimits (64 MiB and the margin), within its
+// RLIMIT_DATA (64 MiB and workerRuntimeData).
+const hogBytes = 640 << 20
+
+// The worker's cgroup: named for this launcher (swept if it is killed),
+// memory for the heap and the margin, the worker's process limit; every
+// name it makes is one a cgroup takes.
+func TestWorkerCgroupSpec(t *testing.T) {
+	lim := testLimits()
+	spec := WorkerCgroupSpec(4242, lim)
+	if spec.Memory != lim.Memory+workerCgroupMargin || spec.Pids != WorkerPids || WorkerPids != 64 {
+		t.Errorf("spec %+v: want memory %d, pids 64", spec, lim.Memory+workerCgroupMargin)
+	}
+	if want := fmt.Sprintf("s-%d-code-4242", os.Getpid()); spec.Session != want {
+		t.Errorf("name %q, want %q", spec.Session, want)
+	}
+	// The largest pid and uid still make a valid name.
+	long := fmt.Sprintf("s-%d-code-%d", 1<<22, uint32(1<<32-1))
+	if len(long) > 64 || strings.Trim(long, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		t.Errorf("%q is not a cgroup name the launcher takes", long)
+	}
+	if workerCgroupMargin >= workerRuntimeData || hogBytes <= lim.Memory+workerCgroupMargin || hogBytes >= lim.Memory+workerRuntimeData {
+		t.Error("the margins no longer leave room between the cgroup's limit and RLIMIT_DATA for the hog test")
+	}
+}
+
+// As root the worker runs in its own group in every hierarchy that
+// bounds it (v1 pids and memory, the v2 group), which is gone once the
+// worker has ended.
+func TestWorkerCgroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need root; unprivileged the worker has its rlimits alone")
+	}
+	r, w, err := os.Pipe()
+	must(t, err)
+	defer r.Close()
+	defer w.Close()
+	wk, err := StartWorker(workerArgv(t), testLimits(), r, io.Discard)
+	must(t, err)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", wk.cmd.Process.Pid))
+	wk.Kill()
+	must(t, err)
+	// Each v1 hierarchy with pids or memory holds it in the group; with
+	// none (pure v2) the v2 line does.
+	name := fmt.Sprintf("/pinfold/s-%d-code-", os.Getpid())
+	bounding := 0
+	for line := range strings.Lines(string(b)) {
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		ctrls := strings.Split(f[1], ",")
+		if slices.Contains(ctrls, "pids") || slices.Contains(ctrls, "memory") {
+			bounding++
+			if !strings.Contains(f[2], name) {
+				t.Errorf("the worker is not in its own group in %s: %s", f[1], f[2])
+			}
+		}
+	}
+	if v2, _, _ := strings.Cut(string(b[strings.Index(string(b), "0::"):]), "\n"); bounding == 0 && !strings.Contains(v2, name) {
+		t.Errorf("the worker is in no group of its own: /proc/PID/cgroup says\n%s", b)
+	}
+	if left := codeGroups(t); len(left) > 0 {
+		t.Errorf("groups left after the worker ended: %v", left)
+	}
+}
+
+// A worker that takes memory past its cgroup's limit (outside the VM's
+// heap, which the VM's own limit does not see, within RLIMIT_DATA) is
+// killed by the kernel; the run ends with the memory limit, and its
+// group is gone.
+func TestSpawnCgroupMemory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need root; unprivileged the worker has its rlimits alone")
+	}
+	_, err := Spawn(context.Background(), workerArgv(t, "hog"), "return 1", testLimits(), nil)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "memory" {
+		t.Errorf("a worker past its cgroup's memory limit: %v, want the memory limit", err)
+	}
+	if left := codeGroups(t); len(left) > 0 {
+		t.Errorf("groups left after the worker ended: %v", left)
+	}
+}
+
+// codeGroups lists the Code Mode workers' groups of this process in
+// every mounted cgroup hierarchy.
+func codeGroups(t *testing.T) []string {
+	t.Helper()
+	prefix := fmt.Sprintf("s-%d-code-", os.Getpid())
+	var found []string
+	err := filepath.WalkDir("/sys/fs/cgroup", func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), prefix) {
+			found = append(found, p)
+		}
+		return nil
+	})
+	must(t, err)
+	return found
 }

@@ -133,8 +133,9 @@ func (s *Session) runJob(ctx context.Context, j bash.Job) bash.Outcome {
 }
 
 // startCode starts a Code Mode worker (code.StartWorker: its own network
-// namespace, a throwaway uid, confined by itself before it reads the
-// script) whose one channel is a socket, hands bash the other end on the
+// namespace, a throwaway uid, a cgroup of its own bounding its memory and
+// processes, confined by itself before it reads the script) whose one
+// channel is a socket, hands bash the other end on the
 // passing channel, and kills the worker at the job's timeout (the
 // script's deadline and the grace) or when the session stops. bash serves
 // it; the launcher only makes and ends it.
@@ -160,7 +161,7 @@ func (s *Session) startCode(j bash.Job) bash.Outcome {
 		return bash.Outcome{Error: err.Error()}
 	}
 	defer bashEnd.Close()
-	w, err := code.StartWorker([]string{s.cfg.Launcher, code.WorkerEntry}, workerEnd, workerEnd)
+	w, err := code.StartWorker([]string{s.cfg.Launcher, code.WorkerEntry}, lim, workerEnd, workerEnd)
 	workerEnd.Close()
 	if err != nil {
 		release()
