@@ -363,7 +363,7 @@ try { await pinfold.call("run_command", {command: "touch t"}); } catch (e) { tou
 pinfold.log("listed", l.entries.length);
 return {out: r.stdout, hook, touch};`
 	p := shellPol()
-	p.extra += "[code_mode]\ndeadline = \"2s\"\n"
+	p.extra += "[code_mode]\ndeadline = \"2s\"\nscript_size = \"4KiB\"\n"
 	run := func(js string) itResult {
 		return s.agentSh(t, p, itOpts{stdin: fileWith(t, js)}, itEnv.launcher+" code run -; echo rc=$?")
 	}
@@ -382,6 +382,11 @@ return {out: r.stdout, hook, touch};`
 	}
 	if r := run(`return globalThis`); !strings.Contains(r.stdout, "rc=119") || !strings.Contains(r.stderr, "code.static") {
 		t.Errorf("static refusal: %s", r)
+	}
+	// Only the static check's refusal is 119: a script over the
+	// session's script_size is a usage error.
+	if r := run("return 1" + strings.Repeat(" ", 5000)); !strings.Contains(r.stdout, "rc=120") || !strings.Contains(r.stderr, "more than the 4096 allowed") {
+		t.Errorf("a script over script_size: %s", r)
 	}
 	// A result within the output cap that the answer cannot carry (JSON
 	// spells "<" in six bytes) ends as the output limit.

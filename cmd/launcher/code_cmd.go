@@ -13,6 +13,7 @@ import (
 	"github.com/pinfold/pinfold/components/bash"
 	"github.com/pinfold/pinfold/components/code"
 	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/components/session"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -49,9 +50,15 @@ policy's [code_mode] (--policy), else the defaults. The script's return
 value is printed as JSON on stdout, its log lines on stderr; --json prints
 {"value", "logs", "tool_calls"} instead.
 
-Exit status: 0 the script returned; 119 the static check refused it
-(check script: it would); 117 it ran and failed (an exception, or a limit:
-the message names which).
+Exit status:
+  0    the script returned
+  117  it ran and failed (an exception, or a limit: the message names which)
+  119  the static check refused it (check script: it would)
+  120  usage: a bad flag or argument, or a script larger than [code_mode]
+       script_size (said by bash in a session, by code run with --tools)
+  125  bash refused it for any other reason (no worker could start, a
+       malformed request, another role's credential: the message names
+       bash's reason and rule), or code run itself failed
 ` + exitCodesHelp
 
 // exitScriptFailed is a script that ran and failed.
@@ -146,11 +153,8 @@ func (e env) codeInSession(name string, asJSON bool) error {
 	if err != nil {
 		return fail(exitFailure, "", "code run: %v", err)
 	}
-	if !d.Allowed && d.Rule == bash.RuleWorker {
-		return fail(exitFailure, "", "code run: %s", d.Detail)
-	}
-	if err := denied("code run", d); err != nil {
-		return err
+	if !d.Allowed {
+		return codeRefused(d)
 	}
 	if asJSON {
 		if err := e.writeJSON(r); err != nil {
@@ -168,6 +172,24 @@ func (e env) codeInSession(name string, asJSON bool) error {
 		return &cliError{code: exitScriptFailed, err: fmt.Errorf("code run: %s", r.Error)}
 	}
 	return nil
+}
+
+// codeRefused is code run's error for bash's refusal d, its exit status
+// by the refusal's rule and reason: 119 is the static check's alone (what
+// check script would say), so that a caller can tell a script to rewrite
+// from one too large or a session that cannot run scripts.
+func codeRefused(d rpc.Decision) error {
+	switch {
+	case d.Rule == bash.RuleStatic:
+		return denied("code run", d)
+	case d.Rule == bash.RuleScriptSize:
+		return fail(exitUsage, "raise [code_mode] script_size in the session's policy, or shorten the script", "code run: %s", d.Detail)
+	case d.Rule == bash.RuleWorker:
+		return fail(exitFailure, "", "code run: %s", d.Detail)
+	}
+	err := denied("code run", d).(*cliError)
+	err.code = exitFailure
+	return err
 }
 
 // checkScript is `launcher check script`.

@@ -38,7 +38,7 @@ const exitCodesHelp = `Exit codes:
   1    site verify: the site differs from its manifest, or the manifest from its pin
   117  code run: the script ran and failed (an exception, or a limit)
   118  sh: the command was killed at the policy's commands.timeout
-  119  a component denied the request (fs, sh and net verbs), or would (check url, check command, check script)
+  119  a component denied the request (fs, sh and net verbs; code run: the static check alone), or would (check url, check command, check script)
   120  usage error: bad flag, argument or command (or fs, sh, net outside a session)
   121  the policy file is missing, unreadable, not a regular file, or too large
   122  the policy is invalid (syntax, unknown key, bad value, failed check)

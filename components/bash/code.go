@@ -18,8 +18,12 @@ import (
 // served here through the components.
 const OpCode = "code"
 
-// RuleStatic is the static check's refusal of a script.
-const RuleStatic = "code.static"
+// RuleStatic is the static check's refusal of a script; RuleScriptSize
+// is the refusal of one larger than [code_mode] script_size.
+const (
+	RuleStatic     = "code.static"
+	RuleScriptSize = "code_mode.script_size"
+)
 
 // CodeArgs is the agent's script.
 type CodeArgs struct {
@@ -42,7 +46,7 @@ type CodeResult struct {
 func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeResult) {
 	rpc.Watch(ctx) // a script runs for up to its deadline
 	if len(script) > b.CodeLimits.ScriptSize {
-		return rpc.Deny(rpc.ReasonBadRequest, "code_mode.script_size", fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), b.CodeLimits.ScriptSize)), nil
+		return rpc.Deny(rpc.ReasonBadRequest, RuleScriptSize, fmt.Sprintf("the script is %d bytes, more than the %d allowed", len(script), b.CodeLimits.ScriptSize)), nil
 	}
 	if fs := code.Validate(script); fs != nil {
 		msgs := make([]string, len(fs))
