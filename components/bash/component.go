@@ -231,7 +231,11 @@ const maxRunnerLine = 4 << 20
 // RunnerClient is bash's end of the runner channel, and of the passing
 // channel on which the launcher hands it Code Mode workers' channels.
 type RunnerClient struct {
-	mu   sync.Mutex
+	// turn is the channel's lock (a token in a one-slot channel, so that
+	// waiting for it can end with the caller's context): the launcher
+	// runs one job at a time and ends the channel when a second comes
+	// before the first one's outcome. A command holds it to its end.
+	turn chan struct{}
 	c    io.ReadWriter
 	r    *bufio.Reader
 	pass *net.UnixConn
@@ -239,9 +243,16 @@ type RunnerClient struct {
 
 // StartCode has the launcher start a Code Mode worker (j.Kind JobCode)
 // or connect bash to net (JobNet) and returns bash's end of the channel.
-func (rc *RunnerClient) StartCode(_ context.Context, j Job) (*os.File, error) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
+// It waits for the channel while a command holds it, until ctx ends: a
+// script or a fetch whose caller has left, or whose deadline has passed,
+// does not wait on for the command's end. Once the job is sent its
+// answer is awaited (a start is quick), or the channel would be out of
+// step.
+func (rc *RunnerClient) StartCode(ctx context.Context, j Job) (*os.File, error) {
+	if err := rc.lock(ctx); err != nil {
+		return nil, fmt.Errorf("not started: the request ended while a command held the launcher's runner (%w)", err)
+	}
+	defer rc.unlock()
 	if rc.pass == nil {
 		return nil, errors.New("no passing channel")
 	}
@@ -260,20 +271,38 @@ func (rc *RunnerClient) StartCode(_ context.Context, j Job) (*os.File, error) {
 
 // NewRunnerClient runs jobs over c.
 func NewRunnerClient(c io.ReadWriter) *RunnerClient {
-	return &RunnerClient{c: c, r: bufio.NewReaderSize(c, maxRunnerLine)}
+	return &RunnerClient{turn: make(chan struct{}, 1), c: c, r: bufio.NewReaderSize(c, maxRunnerLine)}
 }
 
+// lock takes the channel, or returns ctx's error if ctx ends first (or
+// had ended).
+func (rc *RunnerClient) lock(ctx context.Context) error {
+	select {
+	case rc.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil { // both were ready, and select chose the lock
+		rc.unlock()
+		return err
+	}
+	return nil
+}
+
+func (rc *RunnerClient) unlock() { <-rc.turn }
+
 // Run sends j and waits for its outcome; a broken channel is an outcome
-// with Error set (the command may not have run; it is not retried). If
+// with Error set (the command may not have run; it is not retried). A
+// ctx that ends while another job holds the channel ends the wait: j is
+// not run. If
 // ctx ends while the job runs, the launcher is told to end it
 // (JobCancel), and Run returns its outcome once it has ended: a command
 // whose caller left does not run on to its timeout, holding the channel.
 func (rc *RunnerClient) Run(ctx context.Context, j Job) Outcome {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if err := ctx.Err(); err != nil {
+	if err := rc.lock(ctx); err != nil {
 		return Outcome{Error: "not run: the request ended while it waited (" + err.Error() + ")"}
 	}
+	defer rc.unlock()
 	b, err := json.Marshal(j)
 	if err != nil {
 		return Outcome{Error: err.Error()}
