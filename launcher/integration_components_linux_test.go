@@ -812,12 +812,7 @@ func TestIntegrationComponentsGitConfigNamed(t *testing.T) {
 	}
 	s.file(t, filepath.Join(s.ws, ".git", "config"), "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n")
 	fsmon := s.file(t, filepath.Join(s.ws, "tools", "fsmon.sh"), "#!/bin/sh\n")
-	must(t, filepath.Walk(s.ws, func(p string, _ os.FileInfo, err error) error {
-		if err == nil {
-			err = os.Chown(p, owner, owner)
-		}
-		return err
-	}))
+	chownTree(t, s.ws, owner)
 	for _, d := range []string{".githooks", "tools"} {
 		must(t, os.Chmod(filepath.Join(s.ws, d), 0o777))
 	}
@@ -868,12 +863,7 @@ func TestIntegrationComponentsGitConfigChanged(t *testing.T) {
 	for _, d := range []string{".git", ".githooks", "tools"} {
 		must(t, os.MkdirAll(filepath.Join(s.ws, d), 0o777))
 	}
-	must(t, filepath.Walk(s.ws, func(p string, _ os.FileInfo, err error) error {
-		if err == nil {
-			err = os.Chown(p, owner, owner)
-		}
-		return err
-	}))
+	chownTree(t, s.ws, owner)
 	for _, d := range []string{".git", ".githooks", "tools"} {
 		must(t, os.Chmod(filepath.Join(s.ws, d), 0o777))
 	}
@@ -922,12 +912,7 @@ func TestIntegrationComponentsGitConfigEditedByPerson(t *testing.T) {
 	for _, d := range []string{".git", "hk"} {
 		must(t, os.MkdirAll(filepath.Join(s.ws, d), 0o777))
 	}
-	must(t, filepath.Walk(s.ws, func(p string, _ os.FileInfo, err error) error {
-		if err == nil {
-			err = os.Chown(p, owner, owner)
-		}
-		return err
-	}))
+	chownTree(t, s.ws, owner)
 	for _, d := range []string{".", ".git", "hk"} {
 		must(t, os.Chmod(filepath.Join(s.ws, d), 0o777))
 	}
@@ -983,12 +968,7 @@ func TestIntegrationComponentsGitConfigAsGitReads(t *testing.T) {
 		"[remote \"origin\"]\n\turl = ../up\n\tuploadpack = ./tools/up\n")
 	mon := s.file(t, filepath.Join(s.ws, "tools", "mon"), "#!/bin/sh\n")
 	up := s.file(t, filepath.Join(s.ws, "tools", "up"), "#!/bin/sh\n")
-	must(t, filepath.Walk(s.ws, func(p string, _ os.FileInfo, err error) error {
-		if err == nil {
-			err = os.Chown(p, owner, owner)
-		}
-		return err
-	}))
+	chownTree(t, s.ws, owner)
 	must(t, os.Chmod(filepath.Join(s.ws, "tools"), 0o777))
 	l := itEnv.launcher
 	script := strings.Join([]string{
@@ -1012,4 +992,16 @@ func TestIntegrationComponentsGitConfigAsGitReads(t *testing.T) {
 		}
 	}
 	mustExist(t, filepath.Join(s.ws, "tools", "other"))
+}
+
+// chownTree gives dir and everything beneath it to uid owner (and its
+// group), as an agent's files are.
+func chownTree(t *testing.T, dir string, owner int) {
+	t.Helper()
+	must(t, filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			err = os.Chown(p, owner, owner)
+		}
+		return err
+	}))
 }
