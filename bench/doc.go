@@ -28,8 +28,11 @@
 // one unit per report, the ratios it prints as notes. bench/run writes them
 // to bin/bench/ and lists them at the end:
 //
-//   - launch.json: one row per tool, ms (median, p90); the "× bare" ratios
-//     and launcher / bubblewrap in the notes.
+//   - launch.json: one row per tool, ms (median, p90), and a reference
+//     row, `launcher --help`: the launcher's process starting with no
+//     policy, sandbox or agent, the floor under its launch; the "× bare"
+//     ratios, launcher / bubblewrap and that floor / bubblewrap in the
+//     notes.
 //   - roundtrip.json (as root): plain echo, fs read over the socket, the
 //     agent's path; µs (median, p90); the ratio to the echo in the notes.
 //   - proxy.json: bulk throughput per path, MB/s (median); proxy-rate.json:
