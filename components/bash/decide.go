@@ -191,7 +191,7 @@ func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {
 	approval := func(i int, ws []Word) Decision {
 		reason := fmt.Sprintf("%q needs approval by policy", string(c.Approval[i]))
 		if !startsWith(ws, c.Approval[i].Words()) {
-			reason += "; the command may be that when it runs (a word known only then, or options before the prefix's words)"
+			reason += "; the command may be that when it runs (a word known only then, or the prefix's words elsewhere among its words or spelled another way)"
 		}
 		return mk(Approve, fmt.Sprintf("commands.approval[%d]", i), reason)
 	}
@@ -287,70 +287,6 @@ func startsWith(ws []Word, pw []string) bool {
 	}
 	return true
 }
-
-// mayStartWith reports whether the words ws may start with the prefix pw
-// when they run (a review: make "$x" ran make deploy, approval-listed,
-// with x=deploy). The command word must be pw's first word (one that is
-// not a literal is builtin.dynamic on its own). After it:
-//
-//   - a word known only at run time (not a literal, or holding what xargs
-//     -I or find fills in) may be the prefix's word, if its literal start
-//     allows; one that may split into several words (unquoted) may be
-//     all the rest of the prefix;
-//   - where an option or a NAME=value stands in place of the prefix's
-//     word, or the prefix's word is one, the rest of the prefix may come
-//     later, in order, among any words: getopt permutes, an option may
-//     take the next word as its value, and make takes its variables
-//     anywhere (make -C dir deploy, make X=1 deploy; git push origin
-//     --force for "git push --force");
-//   - words xargs adds after the last (more) may complete it.
-//
-// Any other literal word that differs ends the match, as in startsWith.
-func mayStartWith(ws []Word, pw []string, fills []fill, more bool) bool {
-	if len(ws) == 0 || !startsWith(ws[:1], pw[:1]) {
-		return false
-	}
-	k, loose := 1, false
-	for _, w := range ws[1:] {
-		if k == len(pw) {
-			return true
-		}
-		lead, known := w.Text, w.Literal
-		if !known {
-			lead = w.lead
-		}
-		if f, ok := holdsFill(w.Text, fills); ok {
-			lead, known = lead[:min(len(lead), strings.Index(w.Text, f.s))], false
-		}
-		x := pw[k]
-		switch {
-		case known && w.Text == x:
-			k++
-			continue
-		case !known && strings.HasPrefix(x, lead):
-			if !w.single {
-				return true
-			}
-			k++
-			continue
-		}
-		if movable(lead) || movable(x) {
-			loose = true
-		}
-		if !loose {
-			return false
-		}
-		if !known && !w.single {
-			return true // its later words may be the rest
-		}
-	}
-	return k == len(pw) || more
-}
-
-// movable reports a word that programs commonly take anywhere among
-// their operands: one that starts like an option ("-x", "--name", "--")
-// or sets a variable (make's NAME=value).
-func movable(s string) bool { return len(s) > 1 && s[0] == '-' || strings.Contains(s, "=") }
 
 // finding is one reason the built-in rules have to ask: at is the index
 // in Words of the word it is about (an auto prefix must cover it).

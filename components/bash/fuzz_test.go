@@ -48,3 +48,34 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPrefix: no command line and approval prefix panic the matching of
+// the prefix's words in other places and spellings (mayStartWith), and
+// the literal words of an auto prefix still decide it.
+func FuzzPrefix(f *testing.F) {
+	for _, s := range [][2]string{
+		{`make all deploy`, "make deploy"}, {`git push -uf`, "git push --force"}, {`cp -Rf a b`, "cp -rf"},
+		{`gradle pTML`, "gradle publishToMavenLocal"}, {`sudo -uroot x`, "sudo -u root"}, {`x --=y -=z`, "x --= -= -"},
+		{`rake "a[$x]" $y`, "rake a b"}, {`x "$a" -- --f=`, "x --f=y -ab y"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, src, prefix string) {
+		if w := strings.Fields(prefix); len(w) == 0 || strings.Join(w, " ") != prefix {
+			return
+		}
+		a, err := Analyze(src)
+		if err != nil {
+			return
+		}
+		d := Decide(a, policy.Commands{Approval: []policy.Command{policy.Command(prefix)}})
+		if d.Rule == "" {
+			t.Fatalf("decision %+v", d)
+		}
+		for _, c := range a.Commands {
+			if startsWith(c.Words, strings.Fields(prefix)) && !mayStartWith(c.Words, strings.Fields(prefix), nil, false) {
+				t.Fatalf("%q starts with %q, yet may not", c.Text, prefix)
+			}
+		}
+	})
+}

@@ -181,8 +181,20 @@ var table = []struct {
 	{`make -- deploy`, P, "commands.approval[0]"},
 	{`make -C "$d" test`, P, "commands.approval[0]"}, // "$d" may be the target, as make -C x "$d" would be
 	// What cannot be deploy where the prefix has it stays as it was.
-	{`make test "$x"`, A, "commands.auto[3]"},
-	{`make build "$x"`, A, "default"},
+	// make runs each target it is given, wherever it stands (make all
+	// deploy runs deploy), and reads ./deploy as deploy.
+	{`make all deploy`, P, "commands.approval[0]"},
+	{`make test deploy`, P, "commands.approval[0]"}, // auto "make test" is as long: approval wins the tie
+	{`make -k build deploy install`, P, "commands.approval[0]"},
+	{`make ./deploy`, P, "commands.approval[0]"},
+	{`make all "$x"`, P, "commands.approval[0]"},
+	{`make test "$x"`, P, "commands.approval[0]"},  // was commands.auto[3]: x=deploy runs the deploy target
+	{`make build "$x"`, P, "commands.approval[0]"}, // was default: likewise
+	{`make all install`, A, "default"},
+	{`make deploy-x all`, A, "default"},
+	{`make test deploy-x`, A, "commands.auto[3]"},
+	{`make ./deploy-x`, A, "default"},
+	{`make "./build-$x" all`, A, "default"},
 	{`make "build-$x"`, A, "default"},
 	{`make -j4 build`, A, "default"},
 	{`make -C deploy-x all`, A, "default"},
@@ -2654,15 +2666,21 @@ func TestTable(t *testing.T) {
 // matches literal words only.
 func TestPrefixMayMatch(t *testing.T) {
 	pol := policy.Commands{
-		Auto: []policy.Command{"hugo", "git", "make", "kubectl get", "sudo"},
+		Auto: []policy.Command{"hugo", "git", "make", "kubectl get", "sudo", "git push --dry-run"},
 		Approval: []policy.Command{
-			"hugo deploy",      // 0
-			"git tag",          // 1
-			"docker push",      // 2
-			"kubectl delete",   // 3
-			"git push --force", // 4
-			"sudo -u root",     // 5
-			"make deploy prod", // 6
+			"hugo deploy",                   // 0
+			"git tag",                       // 1
+			"docker push",                   // 2
+			"kubectl delete",                // 3
+			"git push --force",              // 4
+			"sudo -u root",                  // 5
+			"make deploy prod",              // 6
+			"cp -rf",                        // 7
+			"go clean -modcache",            // 8
+			"gradle publishToMavenLocal",    // 9
+			"rake db:drop",                  // 10
+			"docker system prune --all",     // 11
+			"terraform apply -auto-approve", // 12
 		},
 	}
 	for _, tc := range []struct {
@@ -2716,9 +2734,67 @@ func TestPrefixMayMatch(t *testing.T) {
 		{`make "$t" prod`, P, "commands.approval[6]"},
 		{`make $t`, P, "commands.approval[6]"},          // unquoted: it may be two words
 		{`make -k build-$t`, P, "commands.approval[6]"}, // its later words may be "deploy prod"
-		{`make build-$t`, A, "commands.auto[2]"},        // its first word is not deploy
+		{`make build-$t`, P, "commands.approval[6]"},    // was commands.auto[2]: t="x deploy prod" runs both targets
 		{`make deploy staging`, A, "commands.auto[2]"},
 		{`make "$t" staging`, A, "commands.auto[2]"},
+		// A program that runs each of its operands as a target, task or
+		// goal (targetRunners) runs the prefix's wherever they stand, in
+		// any order, in the spellings it reads as theirs.
+		{`make prod deploy`, P, "commands.approval[6]"},
+		{`make all deploy -k prod`, P, "commands.approval[6]"},
+		{`make "$t" prod deploy`, P, "commands.approval[6]"},
+		{`gradle build publishToMavenLocal`, P, "commands.approval[9]"},
+		{`gradle pTML`, P, "commands.approval[9]"},
+		{`gradle :lib:publishToMavenLocal`, P, "commands.approval[9]"},
+		{`rake db:migrate db:drop`, P, "commands.approval[10]"},
+		{`rake "db:drop[primary]"`, P, "commands.approval[10]"},
+		{`gradle build test`, A, "default"},
+		{`gradle publishToMavenRepository`, P, "builtin.publish"},
+		{`rake db:migrate db:seed`, A, "default"},
+		// Other programs read their first operand as the subcommand: a
+		// word after it is its argument (kubectl get pod delete above).
+		{`docker image prune system --all`, A, "default"},
+		{`kubectl --context c delete pod x`, P, "commands.approval[3]"},
+		// The prefix's options in any spelling the program may read as
+		// them: a short option for a long one, a start of a long one, a
+		// longer NAME-…, --NAME=VALUE, -NAME as --NAME, the letters of a
+		// group anywhere, alone or in other groups.
+		{`git push -f`, P, "commands.approval[4]"},
+		{`git push --force-with-lease origin main`, P, "commands.approval[4]"},
+		{`git push --forc origin`, P, "commands.approval[4]"},
+		{`git push --force=x origin`, P, "commands.approval[4]"},
+		{`git -c x=y push -uf origin main`, P, "commands.approval[4]"},
+		{`docker system prune -a`, P, "commands.approval[11]"},
+		{`docker system prune -fa`, P, "commands.approval[11]"},
+		{`docker system prune --al`, P, "commands.approval[11]"},
+		{`go clean --modcache`, P, "commands.approval[8]"},
+		{`go clean -modcache=true`, P, "commands.approval[8]"},
+		{`terraform apply --auto-approve`, P, "commands.approval[12]"},
+		{`cp -r -f a b`, P, "commands.approval[7]"},
+		{`cp -fr a b`, P, "commands.approval[7]"},
+		{`cp -Rfv a b`, P, "commands.approval[7]"},
+		{`cp --recursive --force a b`, P, "commands.approval[7]"},
+		{`cp -f a -r b`, P, "commands.approval[7]"},
+		{`cp "$o" a b`, P, "commands.approval[7]"}, // "$o" may be -rf
+		{`sudo -uroot make`, P, "commands.approval[5]"},
+		{`sudo --user=root make`, P, "commands.approval[5]"},
+		{`sudo "$o" root make`, P, "commands.approval[5]"}, // "$o" may be -u
+		// What is none of those spellings stays as it was.
+		{`git push --no-force`, P, "builtin.git-push"},
+		{`git push -n origin`, P, "builtin.git-push"},
+		// An auto prefix stays literal: other spellings grant nothing.
+		{`git push --dry-run origin`, A, "commands.auto[5]"},
+		{`git push --dry origin`, P, "builtin.git-push"},
+		{`git push --dry-run --force`, P, "commands.approval[4]"},
+		{`git push --follow-tags`, P, "builtin.git-push"},
+		{`docker system prune -f`, A, "default"},
+		{`docker system prune --filter until=1h`, A, "default"},
+		{`go clean -cache`, A, "default"},
+		{`terraform apply -a`, P, "builtin.deploy"},
+		{`cp -r a b`, A, "default"},
+		{`cp -f --verbose a b`, A, "default"},
+		{`sudo -u bob -E make`, A, "commands.auto[2]"},
+		{`sudo -ubob make`, A, "commands.auto[2]"},
 	} {
 		decideRow(t, tc.cmd, pol, tc.want, tc.rule)
 	}
