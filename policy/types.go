@@ -90,7 +90,7 @@ type Secret struct {
 // Commands is the bash component's command policy (components mode).
 type Commands struct {
 	Auto     []Command `toml:"auto" doc:"Command prefixes (parsed words) that run without asking."`
-	Approval []Command `toml:"approval" doc:"Command prefixes that need the person's approval; so does a command that may be one when it runs (a word known only then, an option or NAME=value before the prefix's next word: make \"$x\", make -C dir deploy)."`
+	Approval []Command `toml:"approval" doc:"Command prefixes that need the person's approval; so does a command that may be one when it runs (a word known only then, an option or NAME=value before the prefix's next word, a target runner's targets in any order, the prefix's options in other spellings: make \"$x\", make -C dir deploy, make all deploy, git push -f for git push --force)."`
 	Timeout  Duration  `toml:"timeout" doc:"Wall-clock limit for one command."`
 	Output   Size      `toml:"output" doc:"Cap on one command's captured output."`
 }

@@ -435,24 +435,58 @@
 //     bash x.sh automatic, auto "bash x.sh" does.
 //     An auto prefix matches word for word on parsed literal words (the
 //     command word also by its name: /usr/bin/git is git): a word known
-//     only at run time makes nothing automatic. An approval prefix
-//     matches when the command may be it at run time (a review: make
-//     "$x", make $(echo deploy), find deploy -exec make {} \;, echo
-//     deploy | xargs make and make -C . deploy each ran make deploy,
-//     which the policy lists for approval, unasked): after the command word (literal, by
-//     name; one that is not a literal is builtin.dynamic anyway), a word
-//     known only at run time (an expansion, a glob or brace, what xargs
-//     -I or find -exec fills in) matches the prefix's word unless its
-//     literal start rules it out (make "build-$x" is not make deploy),
-//     and all the rest of the prefix if it may split into several words
-//     (unquoted); where an option or a NAME=value stands in place of the
-//     prefix's word, or the prefix's word is one, the rest of the prefix
-//     may come later, in order, anywhere (getopt permutes; an option may
-//     take the next word as its value; make takes its variables
-//     anywhere: make -j4 deploy, make -C dir deploy, make X=1 deploy,
-//     git push origin --force for "git push --force"); and under xargs,
-//     the words it adds may complete the prefix. Such a match needs
-//     approval as a literal one does, and its reason says the command
+//     only at run time makes nothing automatic. An approval prefix is
+//     a promise that what it names never runs without the person's yes,
+//     so it matches when the command may be it at run time, erring
+//     towards asking (prefix.go; a review: make "$x", make $(echo
+//     deploy), find deploy -exec make {} \;, echo deploy | xargs make
+//     and make -C . deploy each ran make deploy, which the policy lists
+//     for approval, unasked): after the command word (literal, by name;
+//     one that is not a literal is builtin.dynamic anyway), the
+//     prefix's options and its other words (operands) are matched
+//     apart. Its operands come in order, but where an option or a
+//     NAME=value stands in place of the prefix's word, or the prefix's
+//     word is one, the rest may come later among any words (getopt
+//     permutes; an option may take the next word as its value, or hold
+//     it: sudo -uroot for "sudo -u root"; make takes its variables
+//     anywhere: make -j4 deploy, make -C dir deploy, make X=1 deploy).
+//     For a program that runs each of its operands as a target, task
+//     or goal (targetRunners: make and its kin, ninja, mvn, gradle,
+//     ant, rake, just, task, mage, invoke, fab, doit, grunt, gulp, sbt,
+//     scons, npm-run-all, run-s, run-p, turbo) each may be any of the
+//     command's words, in any order (a review: make all deploy and make
+//     test deploy ran the deploy target unasked), as the program reads
+//     a target's name (make ./deploy, rake deploy[prod], gradle
+//     :app:deploy and its camel-case abbreviations, pTML for
+//     publishToMavenLocal). That is per program, not general: most
+//     programs read their first operand as a subcommand and the rest
+//     as its arguments (kubectl get pod delete gets a pod named delete,
+//     npm run build deploy runs the script build with the argument
+//     deploy, git commit -m push commits), where a general rule would
+//     ask about every argument named like a subcommand. Its options
+//     may stand anywhere, in any spelling the program may read as
+//     them, the program's own table of options not being known: a
+//     group's letters apart, in any order and case, alone or in other
+//     groups (cp -r -f, -fr, -Rfv for "cp -rf"); a short option for a
+//     long one whose name starts with its letter, and the other way
+//     round (git push -f for "git push --force", cp --recursive --force
+//     for "cp -rf"); any start of a long option's name (GNU getopt, git
+//     and argparse take a unique one: --forc) and a longer one that
+//     starts NAME- (--force-with-lease and --force-if-includes for
+//     --force); --NAME=VALUE as --NAME VALUE and the other way round;
+//     -NAME as --NAME (Go's flag package: terraform apply
+//     --auto-approve for "terraform apply -auto-approve"). A word known
+//     only at run time (an expansion, a glob or brace, what xargs -I or
+//     find -exec fills in) may be one of the prefix's words, not two
+//     (hugo "$x" may be "hugo deploy" but not "hugo deploy --force"):
+//     an operand unless its literal start rules it out (make "build-$x"
+//     is not make deploy), an option when it starts with nothing or
+//     '-'; one that may split into several words (unquoted) may be all
+//     the rest of the prefix; and under xargs, the words it adds may
+//     complete the prefix. Such a match needs approval as a literal one
+//     does, and its reason says the command may be the prefix. An auto
+//     prefix grants, so it stays literal: auto "git push --dry-run"
+//     does not make git push -n or --dry automatic.
 //     may be the prefix. The policy has no list of refused commands: a
 //     command only possibly on a list is asked about, as every other
 //     unknown in this analyzer is (builtin.dynamic), never silently run
@@ -738,17 +772,27 @@
 //     checks are textual (no symlinks, no ..): fs and the confinement are
 //     the real protection of those paths; this is defence in depth and a
 //     clear message. Bare repositories (x.git/hooks) are not covered.
-//   - Prefixes are matched on words in order, not by each program's
-//     own argument syntax, which the analyzer does not know beyond git's
-//     global options: a prefix's word after another operand is not seen
-//     (make all deploy runs the deploy target, yet neither it nor make
-//     test deploy, which auto "make test" covers, matches approval "make
-//     deploy"; list "make" for approval to be asked about every make),
-//     nor one inside an option's value or spelled another way (make
-//     --file=deploy; git push -f for "git push --force"). An approval
-//     prefix may over-match: a word after an option may be that
-//     option's value (make -C deploy all, make -C "$d" test for "make
-//     deploy"), and an unknown word may be anything. Built-in
+//   - Prefixes are matched by the shapes most programs share, not by
+//     each program's own argument syntax, which the analyzer does not
+//     know beyond git's global options. An approval prefix over-matches
+//     on purpose: a word after an option may be that option's value
+//     (make -C deploy all, make --file=deploy, make -C "$d" test for
+//     "make deploy"), a short option may be another long option with
+//     the same initial (mkdocs gh-deploy -f mkdocs.yml, whose -f is
+//     --config-file, for "mkdocs gh-deploy --force"), a start of a long
+//     option may be ambiguous to the program (git push --f), words after
+//     "--" are still read as options (cp -- -rf x for "cp -rf"), and an
+//     unknown word may be anything. It does not see: a short option
+//     that is not its long one's initial (tar -z for --gzip, git branch
+//     -D for --delete --force), another name of a subcommand (npm
+//     run-script deploy or npm rum deploy for "npm run deploy", docker
+//     image push for "docker push"), git's +REFSPEC, which forces one
+//     ref (git push origin +main for "git push --force";
+//     builtin.git-push asks anyway), a target a target runs (make all
+//     runs deploy when all depends on it: list that target too, or
+//     "make" for approval to be asked about every make), and a program
+//     outside targetRunners that runs several of its operands (mix do,
+//     lein do), whose prefixes are matched in order. Built-in
 //     subcommand detection skips options heuristically (a word after an
 //     option without '=' may be its value) and can over-match (terraform
 //     -var x=apply plan is not apply, but a flag's value named like a
