@@ -325,13 +325,20 @@ func (a arg) mayBeOption() bool {
 //     alone or in any group (-r -f, -fr, -Rfv), or as a long option whose
 //     name starts with the letter (--recursive --force);
 //   - -NAME is also --NAME (Go's flag package and others read both:
-//     terraform -auto-approve).
+//     terraform -auto-approve);
+//   - -XVALUE is also -X VALUE, the short option X given the value
+//     apart (mvn -P release for -Prelease; -D skip=true for -Dskip).
 func optionLiteral(as []arg, o string) bool {
 	if name, ok := strings.CutPrefix(o, "--"); ok {
 		return longSeen(as, name, true)
 	}
 	if longSeen(as, o[1:], false) {
 		return true // -NAME as --NAME
+	}
+	if len(o) > 2 && letterSeen(as, o[1]) && slices.ContainsFunc(as, func(a arg) bool {
+		return a.known && (a.text == o[2:] || strings.HasPrefix(a.text, o[2:]+"="))
+	}) {
+		return true // -XVALUE as -X VALUE (mvn -P release for -Prelease)
 	}
 	for i := 1; i < len(o); i++ {
 		if !isAlnum(o[i]) || !letterSeen(as, o[i]) {

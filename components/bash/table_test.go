@@ -2681,6 +2681,7 @@ func TestPrefixMayMatch(t *testing.T) {
 			"rake db:drop",                  // 10
 			"docker system prune --all",     // 11
 			"terraform apply -auto-approve", // 12
+			"mvn deploy -Prelease",          // 13
 		},
 	}
 	for _, tc := range []struct {
@@ -2751,6 +2752,11 @@ func TestPrefixMayMatch(t *testing.T) {
 		{`gradle build test`, A, "default"},
 		{`gradle publishToMavenRepository`, P, "builtin.publish"},
 		{`rake db:migrate db:seed`, A, "default"},
+		{`mvn clean deploy -Prelease`, P, "commands.approval[13]"},
+		{`mvn -P release clean deploy`, P, "commands.approval[13]"},
+		{`mvn -Prelease $goals`, P, "commands.approval[13]"}, // $goals may be several, deploy among them
+		{`mvn clean deploy -Psnapshot`, P, "builtin.publish"},
+		{`mvn clean install -Prelease`, A, "default"},
 		// Other programs read their first operand as the subcommand: a
 		// word after it is its argument (kubectl get pod delete above).
 		{`docker image prune system --all`, A, "default"},
