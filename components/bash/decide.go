@@ -161,7 +161,8 @@ func decideAll(a *Analysis, c policy.Commands, o Options) []Decision {
 //  4. the policy's prefixes on the command itself (an approval prefix
 //     where the command may be it at run time: mayStartWith; an auto
 //     prefix on literal words only): the most specific match wins,
-//     approval on a tie; an auto prefix wins over a built-in
+//     approval on a tie, a longer auto prefix only where it is a case of
+//     the approval prefix (unrefined); an auto prefix wins over a built-in
 //     finding (step 5) only if it covers the word that finding is about
 //     (auto "git" does not make git push automatic; auto "git push" does);
 //  5. built-in high-risk actions, programs and scripts the analyzer cannot
@@ -203,16 +204,23 @@ func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {
 	}
 	pi, plen := approvalPrefix(sc.Words, c.Approval, fills, underXargs(sc))
 	ai, alen := bestPrefix(sc.Words, c.Auto)
+	var aw []string // the words of the auto prefix on the command's
+	if ai >= 0 {
+		aw = c.Auto[ai].Words()
+	}
 	for _, l := range sc.Wrappers {
 		if l.off < 0 {
 			continue
 		}
 		if i, n := bestPrefix(l.Words, c.Auto); i >= 0 && n-l.off > alen {
-			ai, alen = i, n-l.off
+			ai, alen, aw = i, n-l.off, c.Auto[i].Words()[l.off:]
 		}
 	}
 	if pi >= 0 && plen >= alen {
 		return approval(pi, sc.Words)
+	}
+	if i := unrefined(sc.Words, c.Approval, fills, underXargs(sc), aw); i >= 0 {
+		return approval(i, sc.Words)
 	}
 	fs := findings(sc)
 	if ai >= 0 {
@@ -260,6 +268,28 @@ func bestPrefix(ws []Word, list []policy.Command) (int, int) {
 // may add words after the last.
 func approvalPrefix(ws []Word, list []policy.Command, fills []fill, more bool) (int, int) {
 	return longestPrefix(list, func(pw []string) bool { return mayStartWith(ws, pw, fills, more) })
+}
+
+// unrefined is the longest approval prefix the words ws may start with
+// (mayStartWith) of which the auto prefix's words aw are not a case, or
+// -1. A longer auto prefix wins over an approval prefix only where it
+// says which case of it runs automatically (auto "make test" under
+// approval "make"); one that does not (auto "make test unit" under
+// approval "make deploy", which make test unit deploy may also match;
+// auto "git push origin docs" under approval "git push --force")
+// leaves the command to the approval prefix.
+func unrefined(ws []Word, list []policy.Command, fills []fill, more bool, aw []string) int {
+	if len(aw) == 0 {
+		return -1
+	}
+	auto := make([]Word, len(aw))
+	for i, w := range aw {
+		auto[i] = lit(w)
+	}
+	i, _ := longestPrefix(list, func(pw []string) bool {
+		return mayStartWith(ws, pw, fills, more) && !mayStartWith(auto, pw, nil, false)
+	})
+	return i
 }
 
 // longestPrefix is the index and length of the longest entry of list

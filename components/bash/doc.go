@@ -428,7 +428,13 @@
 //     taken out: git -c x=y --no-pager tag is git tag) and, for auto, on
 //     the words of the wrappers that end in the command (auto "sudo git
 //     status"): the most specific match wins, approval on a tie →
-//     Approve ("commands.approval[i]"); otherwise an auto match → Auto
+//     Approve ("commands.approval[i]"), and an auto prefix longer than
+//     an approval prefix the command may match wins only where it is a
+//     case of it (auto "make test" under approval "make"; not auto
+//     "make test unit" for make test unit deploy under approval "make
+//     deploy", nor auto "git push origin docs" for git push origin docs
+//     --force under approval "git push --force", which ran unasked);
+//     otherwise an auto match → Auto
 //     ("commands.auto[i]"), but only if it covers the word that a
 //     built-in finding of step 5 is about: auto "git" does not make git
 //     push automatic, auto "git push" does; auto "bash" does not make

@@ -25,6 +25,7 @@ var tablePolicy = policy.Commands{
 		"rm",                   // 6
 		"cargo build",          // 7
 		"bash ci/check.sh",     // 8
+		"make test unit",       // 9
 	},
 	Approval: []policy.Command{
 		"make deploy", // 0
@@ -192,6 +193,8 @@ var table = []struct {
 	{`make build "$x"`, P, "commands.approval[0]"}, // was default: likewise
 	{`make all install`, A, "default"},
 	{`make deploy-x all`, A, "default"},
+	{`make test unit deploy`, P, "commands.approval[0]"}, // a longer auto prefix that is no case of "make deploy" does not win
+	{`make test unit`, A, "commands.auto[9]"},
 	{`make test deploy-x`, A, "commands.auto[3]"},
 	{`make ./deploy-x`, A, "default"},
 	{`make "./build-$x" all`, A, "default"},
@@ -2666,7 +2669,7 @@ func TestTable(t *testing.T) {
 // matches literal words only.
 func TestPrefixMayMatch(t *testing.T) {
 	pol := policy.Commands{
-		Auto: []policy.Command{"hugo", "git", "make", "kubectl get", "sudo", "git push --dry-run"},
+		Auto: []policy.Command{"hugo", "git", "make", "kubectl get", "sudo", "git push --dry-run", "git push origin docs", "git tag -l"},
 		Approval: []policy.Command{
 			"hugo deploy",                   // 0
 			"git tag",                       // 1
@@ -2792,6 +2795,13 @@ func TestPrefixMayMatch(t *testing.T) {
 		{`git push --dry-run origin`, A, "commands.auto[5]"},
 		{`git push --dry origin`, P, "builtin.git-push"},
 		{`git push --dry-run --force`, P, "commands.approval[4]"},
+		// A longer auto prefix wins only where it is a case of the
+		// approval prefix the command may also be.
+		{`git push origin docs`, A, "commands.auto[6]"},
+		{`git push origin docs --force`, P, "commands.approval[4]"},
+		{`git push origin docs -f`, P, "commands.approval[4]"},
+		{`sudo -u root ls`, P, "commands.approval[5]"},
+		{`git tag -l v1`, A, "commands.auto[7]"}, // a case of "git tag"
 		{`git push --follow-tags`, P, "builtin.git-push"},
 		{`docker system prune -f`, A, "default"},
 		{`docker system prune --filter until=1h`, A, "default"},
