@@ -481,7 +481,8 @@
 //     starts NAME- (--force-with-lease and --force-if-includes for
 //     --force); --NAME=VALUE as --NAME VALUE and the other way round;
 //     -NAME as --NAME (Go's flag package: terraform apply
-//     --auto-approve for "terraform apply -auto-approve"). A word known
+//     --auto-approve for "terraform apply -auto-approve"); -XVALUE as
+//     -X VALUE (mvn -P release for "mvn deploy -Prelease"). A word known
 //     only at run time (an expansion, a glob or brace, what xargs -I or
 //     find -exec fills in) may be one of the prefix's words, not two
 //     (hugo "$x" may be "hugo deploy" but not "hugo deploy --force"):
