@@ -2,10 +2,12 @@ package launcher
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The launcher's own files (here its caller's, PINFOLD_SELF_FILES, as the
@@ -104,9 +106,105 @@ func wrapperOwnFilesCovered(t *testing.T, s *itSandbox) {
 			t.Errorf("the agent read the launcher's own file (%s): %s", secret, r)
 		}
 	}
-	for _, f := range []string{key, vault} {
-		if !strings.Contains(r.stderr, f+": Permission denied") {
-			t.Errorf("no refusal to open %s: %s", f, r)
+	// The key is covered as a file (opening it fails); the vault, alone in
+	// the launcher's config directory, by covering the directory (a vault
+	// replaced by rename stays covered: launcher.CoverDir).
+	for f, refusal := range map[string]string{key: "Permission denied", vault: "No such file or directory"} {
+		if !strings.Contains(r.stderr, f+": "+refusal) {
+			t.Errorf("no refusal to open %s (%s): %s", f, refusal, r)
 		}
 	}
+}
+
+// A vault or token store is replaced by rename on every change, which
+// undoes a mount on the file in a sandbox whose command still runs. Where
+// the file's directory holds only the launcher's own files the whole
+// directory is covered, and a rename inside it does not show through: a
+// command that keeps reading the store and the default vault while both
+// are replaced from outside never reads either, old or new. (Only the
+// control, a neighbour, is read; the loop saw the replacement happen.)
+func TestIntegrationOwnFilesReplacedStayCovered(t *testing.T) {
+	t.Run("root", func(t *testing.T) { ownFilesReplacedStayCovered(t, newSandbox(t)) })
+	t.Run("unprivileged", func(t *testing.T) { ownFilesReplacedStayCovered(t, newUnprivSandbox(t, nobody)) })
+}
+
+func ownFilesReplacedStayCovered(t *testing.T, s *itSandbox) {
+	dir, err := os.MkdirTemp("/etc", "pinfold-it-own-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	storeDir, vaultDir := filepath.Join(dir, "gw"), filepath.Join(dir, "config", "pinfold")
+	for _, d := range []string{storeDir, vaultDir} {
+		must(t, os.MkdirAll(d, 0o755))
+	}
+	store := s.file(t, filepath.Join(storeDir, "tokens.json"), "OLD-STORE-5d1e\n")
+	s.file(t, store+".lock", "")
+	vault := s.file(t, filepath.Join(vaultDir, "vault"), "OLD-VAULT-a90c\n")
+	s.file(t, filepath.Join(dir, "public.txt"), "NEIGHBOUR-TEXT\n")
+	stop := filepath.Join(dir, "stop")
+	own, err := json.Marshal([]string{store, store + ".lock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Base(dir) + "-loop"
+	script := "cat " + dir + "/public.txt; i=0; while [ $i -lt 300 ] && [ ! -e " + stop + " ]; do cat " + store + " " + vault +
+		" 2>/dev/null; i=$((i+1)); sleep 0.05; done; [ -e " + stop + " ] && echo saw-stop; echo end # " + marker
+	// From outside, once the loop runs: both files replaced by rename
+	// (as privfile.Replace does, but readable to anyone), then stop.
+	replaced := make(chan error, 1)
+	go func() {
+		replaced <- func() error {
+			if !waitForProcess("sh", marker, 20*time.Second) {
+				return errors.New("the loop never started")
+			}
+			for f, text := range map[string]string{store: "NEW-STORE-77b3\n", vault: "NEW-VAULT-c4e8\n"} {
+				tmp := filepath.Join(filepath.Dir(f), "."+filepath.Base(f)+"-12345")
+				if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+					return err
+				}
+				if err := os.Chown(tmp, s.uid, s.uid); err != nil {
+					return err
+				}
+				if err := os.Rename(tmp, f); err != nil {
+					return err
+				}
+			}
+			time.Sleep(time.Second) // the loop reads the path many times
+			return os.WriteFile(stop, nil, 0o644)
+		}()
+	}()
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}, read: []string{dir}})
+	r := s.run(t, itOpts{env: []string{"PINFOLD_SELF_FILES=" + string(own), "XDG_CONFIG_HOME=" + filepath.Join(dir, "config")}},
+		itEnv.launcher, "--quiet", "--policy-sha256", hash, "--policy", path, "--", "/usr/bin/sh", "-c", script)
+	if err := <-replaced; err != nil {
+		t.Fatalf("replacing the files: %v (%s)", err, r)
+	}
+	if !strings.Contains(r.stdout, "NEIGHBOUR-TEXT") || !strings.Contains(r.stdout, "saw-stop\nend\n") {
+		t.Fatalf("control: the loop did not read the neighbour, or did not run until the files were replaced: %s", r)
+	}
+	for _, secret := range []string{"OLD-STORE", "NEW-STORE", "OLD-VAULT", "NEW-VAULT"} {
+		if strings.Contains(r.stdout, secret) {
+			t.Errorf("the agent read the launcher's own file (%s): %s", secret, r)
+		}
+	}
+}
+
+// waitForProcess waits (at most d) for a process named comm whose command
+// line holds marker.
+func waitForProcess(comm, marker string, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			c, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+			if err != nil || strings.TrimSpace(string(c)) != comm {
+				continue
+			}
+			if cl, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(string(cl), marker) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/pinfold/pinfold/policy"
 )
@@ -33,6 +34,10 @@ const MaxMasks = 64
 // /dev/shm or a hidden socket directory, unless a tree brings it back).
 // What does not exist is left alone: there is nothing to read, and each
 // command of the bash component is a launch of its own, planned afresh.
+// A regular file whose directory holds nothing but the launcher's own
+// files is covered by covering that directory (CoverDir): a file
+// replaced by rename (a vault, a token store) keeps no mount on it, but
+// a rename inside a covered directory does not show through its cover.
 // It refuses what it cannot cover safely: a path it cannot look at, and
 // a directory to cover that holds the workspace or a files list's path
 // (the agent would start, or a Landlock rule would be opened, inside the
@@ -65,6 +70,9 @@ func maskList(p *policy.Policy, trees []TreePlan, hide, own []string) ([]MaskPla
 			return nil, &RefusedError{Boundary: "mounts", Detail: fmt.Sprintf("the launcher's own file %s cannot be looked at (%v), so it could not be covered", real, err)}
 		}
 		m := MaskPlan{Path: real, Dir: st.IsDir()}
+		if d, ok := CoverDir(p, real, own); ok && st.Mode().IsRegular() {
+			m = MaskPlan{Path: d, Dir: true}
+		}
 		if slices.Contains(out, m) {
 			continue
 		}
@@ -94,4 +102,60 @@ func maskList(p *policy.Policy, trees []TreePlan, hide, own []string) ([]MaskPla
 		}
 	}
 	return kept, nil
+}
+
+// CoverDir is the directory holding file (absolute, links resolved) when
+// a stage 2 cover of that directory keeps file out however it is
+// replaced: everything in it is one of own (as named or with its
+// directory's links resolved) or a temporary file privfile.Replace
+// writes beside one of them (".NAME-digits"), and it holds neither the
+// workspace nor a path a files list names (those would be hidden, or a
+// rule opened in the empty cover; a list naming the directory itself is
+// covered with it). A file beside anything else keeps a cover of its
+// own, which a replacement by rename undoes for a command still running.
+func CoverDir(p *policy.Policy, file string, own []string) (string, bool) {
+	dir := filepath.Dir(file)
+	if dir == "/" {
+		return "", false
+	}
+	names := map[string]bool{}
+	for _, o := range own {
+		d := filepath.Dir(o)
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		if d == dir {
+			names[filepath.Base(o)] = true
+		}
+	}
+	if !names[filepath.Base(file)] {
+		return "", false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range ents {
+		if !names[e.Name()] && !isReplaceTemp(e.Name(), names) {
+			return "", false
+		}
+	}
+	dp := policy.Path(dir)
+	for _, l := range slices.Concat([]policy.Path{p.Workspace.Path}, p.Files.Read, p.Files.Write, p.Files.Exec) {
+		if dp.Contains(l) && (dp != l || l == p.Workspace.Path) {
+			return "", false
+		}
+	}
+	return dir, true
+}
+
+// isReplaceTemp: name is a temporary file privfile.Replace makes for one
+// of names while it writes it (".NAME-" and digits).
+func isReplaceTemp(name string, names map[string]bool) bool {
+	for n := range names {
+		if rest, ok := strings.CutPrefix(name, "."+n+"-"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }

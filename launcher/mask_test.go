@@ -20,7 +20,9 @@ func TestMaskList(t *testing.T) {
 	logs := filepath.Join(dir, "logs")
 	must(t, os.MkdirAll(logs, 0o755))
 	key := filepath.Join(dir, "gw.key")
-	for _, f := range []string{key, filepath.Join(logs, "a.log"), filepath.Join(base, "elsewhere")} {
+	// A neighbour: dir is not the launcher's alone, so its files are
+	// covered one by one.
+	for _, f := range []string{key, filepath.Join(logs, "a.log"), filepath.Join(base, "elsewhere"), filepath.Join(dir, "public.txt")} {
 		must(t, os.WriteFile(f, nil, 0o600))
 	}
 	link := filepath.Join(base, "live.key")
@@ -80,5 +82,39 @@ func TestMaskListRefuses(t *testing.T) {
 	}
 	if got, err := maskList(p, trees, nil, many[:MaxMasks]); err != nil || got != nil {
 		t.Errorf("%d absent files (the most): %v, %v", MaxMasks, got, err)
+	}
+}
+
+// A file whose directory holds only the launcher's own files (and the
+// temporaries privfile.Replace writes beside them) is covered by covering
+// the directory, which a rename inside it does not undo; not when the
+// directory holds anything else, the workspace, or a path a files list
+// names (then the file alone, as before).
+func TestMaskListCoversOwnDirectory(t *testing.T) {
+	base := t.TempDir()
+	gw := filepath.Join(base, "gw")
+	must(t, os.Mkdir(gw, 0o700))
+	store := filepath.Join(gw, "tokens.json")
+	for _, f := range []string{store, store + ".lock", filepath.Join(gw, ".tokens.json-4242")} {
+		must(t, os.WriteFile(f, nil, 0o600))
+	}
+	p := &policy.Policy{}
+	p.Workspace.Path = policy.Path(filepath.Join(base, "ws"))
+	p.Files.Read = []policy.Path{policy.Path(base)}
+	trees := []TreePlan{{Path: base}}
+	if got, err := maskList(p, trees, nil, []string{store, store + ".lock"}); err != nil || !reflect.DeepEqual(got, []MaskPlan{{Path: gw, Dir: true}}) {
+		t.Errorf("the store's own directory: %+v, %v", got, err)
+	}
+	if got, err := maskList(p, trees, nil, []string{store}); err != nil || !reflect.DeepEqual(got, []MaskPlan{{Path: store}}) {
+		t.Errorf("beside a file not named as the launcher's (the lock): %+v, %v", got, err)
+	}
+	p.Files.Read = append(p.Files.Read, policy.Path(store+".lock"))
+	if got, err := maskList(p, trees, nil, []string{store, store + ".lock"}); err != nil || !reflect.DeepEqual(got, []MaskPlan{{Path: store}, {Path: store + ".lock"}}) {
+		t.Errorf("a files list names a path in it: %+v, %v", got, err)
+	}
+	p.Files.Read = p.Files.Read[:1]
+	must(t, os.WriteFile(filepath.Join(gw, ".tokens.json-12x"), nil, 0o600))
+	if got, err := maskList(p, trees, nil, []string{store, store + ".lock"}); err != nil || len(got) != 2 || got[0].Dir {
+		t.Errorf("beside a file that is no temporary of the store: %+v, %v", got, err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/kms"
 	"github.com/pinfold/pinfold/components/session"
+	"github.com/pinfold/pinfold/gateway"
 	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -102,7 +103,10 @@ func (e env) componentSession(p *policy.Policy, policyFile, vaultPath, keyFile s
 // must not reach through fs: the policy file and the vault with its lock
 // (the given vault or the default, whether or not it exists yet; its
 // temporary files live only while `launcher secrets` writes it), and
-// others: the key file when one is given, its caller's (EnvSelfFiles).
+// others: the key file when one is given, its caller's (EnvSelfFiles);
+// and the gateway's token store with its lock at their default place,
+// beside the default vault (so that a directory holding only these is
+// covered whole: launcher.CoverDir).
 // Each is given in all its forms (pathForms).
 func authorityPaths(policyFile, vaultPath string, others ...string) []string {
 	paths := append(slices.Clone(others), policyFile)
@@ -111,6 +115,9 @@ func authorityPaths(policyFile, vaultPath string, others ...string) []string {
 	}
 	if vaultPath != "" {
 		paths = append(paths, vaultPath, vaultPath+".lock")
+	}
+	if store, err := gateway.DefaultStorePath(); err == nil {
+		paths = append(paths, store, store+".lock")
 	}
 	return pathForms(paths...)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/kms"
+	"github.com/pinfold/pinfold/gateway"
 	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
@@ -167,7 +168,10 @@ func (e env) launch(args []string) error {
 // wherever its policy's paths reach them (launcher.LaunchOptions.Mask):
 // the vault and its lock at their default place (no vault is opened in
 // wrapper mode, but a policy that reads the config directory would hand
-// over its ciphertext, to guess the passphrase offline), and whatever
+// over its ciphertext, to guess the passphrase offline), the gateway's
+// token store and its lock at their default place (the same directory:
+// with them named, a directory holding only these is covered whole, so
+// that a vault or store replaced by rename stays covered), and whatever
 // the launcher's caller names in EnvSelfFiles. The policy file is not
 // among them: it holds no secret, a change to it fails the next launch's
 // pin, and it often lies in the workspace, where the agent's tools
@@ -179,6 +183,9 @@ func wrapperOwnFiles() ([]string, error) {
 	}
 	if vault, err := kms.DefaultPath(); err == nil {
 		own = append(own, vault, vault+".lock")
+	}
+	if store, err := gateway.DefaultStorePath(); err == nil {
+		own = append(own, store, store+".lock")
 	}
 	return pathForms(own...), nil
 }

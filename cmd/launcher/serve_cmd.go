@@ -25,7 +25,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pinfold/pinfold/components/kms"
 	"github.com/pinfold/pinfold/gateway"
+	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 	"github.com/pinfold/pinfold/register"
 )
@@ -209,15 +211,30 @@ func (e env) serve(args []string) error {
 	// Owner sessions run under the pinned policy as it is: where it
 	// reaches one of the gateway's own files, a mount over it in each
 	// sandbox keeps them out (Landlock cannot take one file out of a
-	// tree; guests' policies leave the tree out), but a mount is lost when
-	// the file is replaced while a command runs, and covers no hard link.
+	// tree; guests' policies leave the tree out). The token store is
+	// replaced by rename on every change, which undoes a mount on the
+	// file for a command running then: its directory is covered instead,
+	// and must hold nothing else (storeCover). A mount covers no hard
+	// link, and the key, which is the person's, is covered as a file.
 	private := pathForms(*keyFile, *tokens, *tokens+".lock")
-	for _, f := range private {
+	reaches := func(f string) (policy.Path, bool) {
 		for _, l := range slices.Concat([]policy.Path{p.Workspace.Path}, p.Files.Read, p.Files.Write, p.Files.Exec) {
 			if l.Contains(policy.Path(f)) {
-				fmt.Fprintf(e.stderr, "launcher: warning: serve: the policy's %s holds the gateway's own %s: owner sessions' sandboxes cover it, but not a new version written while a command runs, nor a hard link to it; move it out of the policy's paths\n", l, f)
-				break
+				return l, true
 			}
+		}
+		return "", false
+	}
+	dir, err := storeCover(p, *tokens, private, reaches)
+	if err != nil {
+		return err
+	}
+	if dir != "" {
+		private = append(private, dir)
+	}
+	for _, f := range pathForms(*keyFile) {
+		if l, ok := reaches(f); ok {
+			fmt.Fprintf(e.stderr, "launcher: warning: serve: the policy's %s holds the gateway's own %s: owner sessions' sandboxes cover it, but not a new version written while a command runs, nor a hard link to it; move it out of the policy's paths\n", l, f)
 		}
 	}
 	// Listening first: the sessions' net must know the address to
@@ -360,4 +377,47 @@ func selfSigned(host netip.Addr) (tls.Certificate, string, error) {
 	}
 	sum := sha256.Sum256(der)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, hex.EncodeToString(sum[:]), nil
+}
+
+// storeCover is the token store's directory, for owner sessions'
+// sandboxes to cover whole, when the policy's paths reach the store
+// ("" when they do not). The store is replaced by rename on every
+// change, and a rename undoes a mount on the file in a sandbox whose
+// command still runs (it could read the new store); a rename inside a
+// covered directory does not show through. So the directory must hold
+// nothing but the store, its lock and their temporaries, and beside
+// them only the launcher's other own files (the default vault): else
+// serve refuses, rather than hide the rest of it from every session.
+// The store stays where it is: nothing is moved.
+func storeCover(p *policy.Policy, store string, private []string, reaches func(string) (policy.Path, bool)) (string, error) {
+	l, ok := "", false
+	for _, f := range pathForms(store, store+".lock", filepath.Dir(store)) {
+		var lp policy.Path
+		if lp, ok = reaches(f); ok {
+			l = string(lp)
+			break
+		}
+	}
+	if !ok {
+		return "", nil
+	}
+	dir := filepath.Dir(store)
+	// The store's commands make its directory (0700) on first use.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fail(exitFailure, "", "serve: tokens: %v", err)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fail(exitFailure, "", "serve: tokens: %v", err)
+	}
+	own := slices.Clone(private)
+	if vault, err := kms.DefaultPath(); err == nil {
+		own = append(own, pathForms(vault, vault+".lock")...)
+	}
+	d, ok := launcher.CoverDir(p, filepath.Join(real, filepath.Base(store)), own)
+	if !ok {
+		return "", fail(exitRefused, "keep the store in a directory of its own, holding nothing else (e.g. --tokens "+filepath.Join(dir, "serve-tokens", "tokens.json")+", moved there with its .lock while no gateway or token command runs), or leave the directory out of the policy",
+			"serve: the policy's %s reaches the gateway's token store %s, which every token change replaces by rename; owner sessions' sandboxes must cover its directory %s whole (a cover of the file is lost for a command running when it is replaced), but that directory holds other files, or a path the policy names", l, store, real)
+	}
+	return d, nil
 }
