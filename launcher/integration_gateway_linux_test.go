@@ -1153,3 +1153,78 @@ func TestIntegrationGatewayHidesItsFiles(t *testing.T) {
 		}
 	}
 }
+
+// The gateway's token store, replaced by rename on every token change,
+// stays out of an owner's session whose policy reads the directory above
+// it, also for a command that runs while it is replaced: the store is
+// kept in a directory of its own, which every sandbox covers whole. The
+// command keeps reading the store (by a name built at run time, which no
+// check of the command line sees) while `launcher serve token add` writes
+// a new one, and reads neither, and finds no file there at all: the
+// cover, not the store's mode, is what refuses it. A neighbour of that
+// directory is read (the control), and the loop saw the new token made.
+func TestIntegrationGatewayStoreReplacedStaysCovered(t *testing.T) {
+	s := newSandbox(t)
+	dir, err := os.MkdirTemp("/etc", "pinfold-it-gw-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	s.file(t, filepath.Join(dir, "public.txt"), "for everyone\n")
+	store := filepath.Join(dir, "gw", "tokens.json") // gw: made 0700 by token add
+	owner := addToken(t, store, "owner")
+	p := componentsPol()
+	p.read = []string{dir}
+	p.extra = "[commands]\nauto = [\"cat\", \"seq\", \"sleep\"]\ntimeout = \"30s\"\n"
+	g := startGateway(t, s, p, store)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs, err := g.connect(ctx, map[string]string{"Authorization": "Bearer " + owner})
+	if err != nil {
+		t.Fatalf("owner: %v", err)
+	}
+	// The loop's sleep, named so that no other process is taken for it.
+	stop, pause := filepath.Join(dir, "stop"), "0.05"+strings.TrimPrefix(filepath.Base(dir), "pinfold-it-gw-")
+	command := "cat " + dir + "/public.txt; f=$(printf '%s/g%s/tokens.json' " + dir + " w); " +
+		"for i in $(seq 400); do [ -e " + stop + " ] && break; cat \"$f\"; sleep " + pause + "; done; " +
+		"[ -e " + stop + " ] && echo saw-stop; echo end"
+	added := make(chan error, 1)
+	go func() {
+		added <- func() error {
+			if !waitForProcess("sleep", pause, 30*time.Second) {
+				return errors.New("the command never started")
+			}
+			out, err := exec.Command(itEnv.launcher, "serve", "token", "add", "later", "--tokens", store).Output()
+			if err != nil {
+				return fmt.Errorf("token add: %v", err)
+			}
+			if strings.TrimSpace(string(out)) == "" {
+				return errors.New("token add printed no token")
+			}
+			time.Sleep(time.Second) // the loop reads the path many times
+			return os.WriteFile(stop, nil, 0o644)
+		}()
+	}()
+	text, out, _ := callText(ctx, t, cs, "run_command", map[string]any{"command": command})
+	if err := <-added; err != nil {
+		t.Fatalf("replacing the store: %v (%.600s)", err, text)
+	}
+	stdout, _ := out["stdout"].(string)
+	if !strings.Contains(stdout, "for everyone") || !strings.Contains(stdout, "saw-stop\nend\n") {
+		t.Fatalf("control: the command did not read the neighbour, or did not run until the store was replaced: %.600s", text)
+	}
+	for _, secret := range []string{"sha256", "\"owner\"", "\"later\"", "tokens"} {
+		if strings.Contains(stdout, secret) {
+			t.Errorf("the owner's session read the gateway's token store (%s): %.600s", secret, text)
+		}
+	}
+	// The store is root's and 0600, and the sandbox's identity a
+	// throwaway one, so its mode refuses it too: what keeps it out here
+	// must be the cover, under which there is no such file, before the
+	// replacement and after; never a file there that cannot be opened.
+	stderr, _ := out["stderr"].(string)
+	if !strings.Contains(stderr, store+": No such file or directory") || strings.Contains(stderr, "Permission denied") {
+		t.Errorf("the store's directory was not covered for the whole command: %.600s", text)
+	}
+}
