@@ -67,7 +67,11 @@ here: what the policy leaves to the person is refused.
   --insecure-plain-http  plain HTTP on an address that is not loopback
                          (tokens travel unencrypted; a warning is printed)
   --state DIR            sessions and logs (default /var/lib/pinfold/serve)
-  --tokens FILE          owner tokens (default: launcher serve token's)
+  --tokens FILE          owner tokens (default: launcher serve token's); where
+                         the policy's paths reach it, its directory must hold
+                         nothing but the store, its lock and the launcher's
+                         other own files (the default vault), and every
+                         session's sandbox covers it whole (else refused)
   --max-sessions N       sessions at once (default 8)
   --idle-timeout D       default 15m
   --max-connections N    connections held at once (default 1024), an eighth of
@@ -217,15 +221,7 @@ func (e env) serve(args []string) error {
 	// and must hold nothing else (storeCover). A mount covers no hard
 	// link, and the key, which is the person's, is covered as a file.
 	private := pathForms(*keyFile, *tokens, *tokens+".lock")
-	reaches := func(f string) (policy.Path, bool) {
-		for _, l := range slices.Concat([]policy.Path{p.Workspace.Path}, p.Files.Read, p.Files.Write, p.Files.Exec) {
-			if l.Contains(policy.Path(f)) {
-				return l, true
-			}
-		}
-		return "", false
-	}
-	dir, err := storeCover(p, *tokens, private, reaches)
+	dir, err := storeCover(p, *tokens, private)
 	if err != nil {
 		return err
 	}
@@ -233,7 +229,7 @@ func (e env) serve(args []string) error {
 		private = append(private, dir)
 	}
 	for _, f := range pathForms(*keyFile) {
-		if l, ok := reaches(f); ok {
+		if l, ok := policyReaches(p, f); ok {
 			fmt.Fprintf(e.stderr, "launcher: warning: serve: the policy's %s holds the gateway's own %s: owner sessions' sandboxes cover it, but not a new version written while a command runs, nor a hard link to it; move it out of the policy's paths\n", l, f)
 		}
 	}
@@ -389,12 +385,11 @@ func selfSigned(host netip.Addr) (tls.Certificate, string, error) {
 // them only the launcher's other own files (the default vault): else
 // serve refuses, rather than hide the rest of it from every session.
 // The store stays where it is: nothing is moved.
-func storeCover(p *policy.Policy, store string, private []string, reaches func(string) (policy.Path, bool)) (string, error) {
-	l, ok := "", false
+func storeCover(p *policy.Policy, store string, private []string) (string, error) {
+	var l policy.Path
+	ok := false
 	for _, f := range pathForms(store, store+".lock", filepath.Dir(store)) {
-		var lp policy.Path
-		if lp, ok = reaches(f); ok {
-			l = string(lp)
+		if l, ok = policyReaches(p, f); ok {
 			break
 		}
 	}
@@ -420,4 +415,15 @@ func storeCover(p *policy.Policy, store string, private []string, reaches func(s
 			"serve: the policy's %s reaches the gateway's token store %s, which every token change replaces by rename; owner sessions' sandboxes must cover its directory %s whole (a cover of the file is lost for a command running when it is replaced), but that directory holds other files, or a path the policy names", l, store, real)
 	}
 	return d, nil
+}
+
+// policyReaches names the path of p's (its workspace, a files list's)
+// that holds f, if one does.
+func policyReaches(p *policy.Policy, f string) (policy.Path, bool) {
+	for _, l := range slices.Concat([]policy.Path{p.Workspace.Path}, p.Files.Read, p.Files.Write, p.Files.Exec) {
+		if l.Contains(policy.Path(f)) {
+			return l, true
+		}
+	}
+	return "", false
 }

@@ -19,7 +19,10 @@ gateway. The store keeps each token's name, capabilities, creation date
 and the sha256 of its secret, never the secret. The default store is
 $XDG_CONFIG_HOME/pinfold/serve-tokens.json
 (~/.config/pinfold/serve-tokens.json); it must be a regular file of
-yours, mode 0600, in a directory others cannot write.
+yours, mode 0600, in a directory others cannot write. When the gateway's
+policy reaches the store, that directory must hold nothing else but the
+launcher's own files (the default vault): every change replaces the
+store by rename, so sessions' sandboxes cover the whole directory.
 
 add     makes a token and prints its secret (pft_...) on stdout, once:
         only its sha256 is stored, so it will not be shown again; keep it
