@@ -72,10 +72,24 @@
 // (PINFOLD_SELF_FILES: fs hides them, bash refuses a command that names
 // them, and the agent's and every command's sandbox covers each that
 // the policy's paths reach, so that no command line reads it). An
-// owner's pinned policy is not changed: where it reaches one, `launcher
-// serve` says so at its start, since the cover is lost for a command
-// still running when the file is replaced (a token store is rewritten by
-// rename), and a hard link or another mount of it is not covered.
+// owner's pinned policy is not changed. The token store is rewritten by
+// rename on every change, and a rename undoes a mount on the file for a
+// command still running; so where the policy reaches the store,
+// `launcher serve` passes its directory instead, which the sandboxes
+// cover whole (an empty read-only tmpfs: a rename inside it does not
+// show through), and refuses to start when that directory holds
+// anything but the store, its lock and the launcher's other own files
+// (the default vault). The store is not moved: one kept beside other
+// files is refused with a hint to give it a directory of its own. The
+// sessions' throwaway identities could not read the store anyway (it is
+// root's and 0600); the cover is what keeps it out whatever its mode.
+// Residual (serve warns at its start where the policy reaches it): the
+// TLS key, the person's own file, is covered as a file, so a key
+// replaced while a command runs (a renewal) is not covered for that
+// command, nor is a hard link or another mount of any of them. The
+// policy's copy in the state directory is written by rename only before
+// the gateway starts a session, and holds nothing the owner's policy
+// does not say already.
 //
 // A session cannot connect back to the gateway: sessions have no network
 // but through net, which refuses loopback, private ranges and the host's

@@ -63,8 +63,10 @@ type Config struct {
 	// refuses them, whatever the policy's unsafe_allow_private says.
 	Listeners []netip.AddrPort
 	// Private are the gateway's own files beyond StateDir — its TLS key,
-	// its token store and the store's lock — absolute, each as given and
-	// with links resolved. No session reaches them, nor the session logs:
+	// its token store and the store's lock, and the store's directory
+	// when the policy reaches it (a rename inside a covered directory
+	// does not undo its cover) — absolute, each as given and with links
+	// resolved. No session reaches them, nor the session logs:
 	// guests' policies leave out every path that holds one, and every
 	// session's launcher keeps them as it keeps its own files
 	// (PINFOLD_SELF_FILES: fs hides them, bash refuses commands that

@@ -116,7 +116,12 @@
 //     while the agent runs loses its cover in the sandbox (the kernel
 //     detaches a mount whose mount point is removed in another namespace),
 //     so the file's new version is readable to an agent or command still
-//     running. Each bash command is planned afresh and is covered again.
+//     running — unless its directory holds nothing but the launcher's own
+//     files and the temporaries privfile.Replace writes beside them
+//     (CoverDir: the default vault's directory, a gateway's token store's),
+//     and no files list names a path in it: then the directory is covered
+//     instead, and a rename inside it does not show through. Each bash
+//     command is planned afresh and is covered again.
 //   - A 32-bit (i386) program cannot run: its first system call kills it.
 //   - In "ports" mode the agent shares the host's network: UDP and ICMP are
 //     not covered (SD-04), and an allowed port is allowed on every host
