@@ -110,6 +110,13 @@ func cgroupSupported(info CgroupInfo, euid int) error {
 	return unsupported("cgroup: limits cannot be applied: %s", msg)
 }
 
+// CgroupRefusal is the refusal of a process started as root on a host
+// whose cgroups cannot bound it (err is CgroupSupported's): the agent's,
+// and a Code Mode worker's. RLIMIT_NPROC does not bind root (SR-04).
+func CgroupRefusal(err error) *RefusedError {
+	return &RefusedError{Boundary: "cgroup", Detail: err.Error() + ": as root, RLIMIT_NPROC does not bound a fork bomb (SR-04)", Hint: "run `launcher hello` to see the cgroup layout"}
+}
+
 // unsupportedError is errors.ErrUnsupported with a message that does not
 // end in ": unsupported operation".
 type unsupportedError struct{ msg string }

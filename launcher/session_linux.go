@@ -62,7 +62,7 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 	}()
 	if h.Root {
 		if err := CgroupSupported(h.Cgroup); err != nil {
-			return s, &RefusedError{Boundary: "cgroup", Detail: err.Error() + ": as root, RLIMIT_NPROC does not bound a fork bomb (SR-04)", Hint: "run `launcher hello` to see the cgroup layout"}
+			return s, CgroupRefusal(err)
 		}
 		var tag [6]byte
 		rand.Read(tag[:])

@@ -201,8 +201,8 @@ func entries() []Entry {
 		// Processes and the kernel.
 		sr("SR-04", "Fork bombs: root with no pids cgroup is refused",
 			"A fork bomb exhausts the host's processes. RLIMIT_NPROC does not bind root and counts per uid, not per tree.",
-			"As root the process limit is a pids cgroup; without a usable one the launch is refused (exit 124). Unprivileged, RLIMIT_NPROC applies inside a user namespace. limits.processes below 1 is a policy error.",
-			Boundary, "launcher.TestAssess", "launcher.TestCgroupForkBomb", "launcher.TestIntegrationForkBomb", "policy.TestInvalidFiles"),
+			"As root the process limit is a pids cgroup; without a usable one the launch is refused (exit 124), and so is a Code Mode worker that `launcher code run --tools` would start (the same refusal and hint). Unprivileged, RLIMIT_NPROC applies inside a user namespace. limits.processes below 1 is a policy error.",
+			Boundary, "launcher.TestAssess", "launcher.TestCgroupForkBomb", "launcher.TestIntegrationForkBomb", "policy.TestInvalidFiles", "components/code.TestWorkerCgroupRefused", "cmd/launcher.TestCodeRunCgroupRefusal"),
 		sr("SR-36", "Memory is bounded for the whole tree as root",
 			"The agent exhausts host memory.",
 			"As root a memory cgroup bounds the tree; without one, and unprivileged, RLIMIT_AS bounds each process's address space (SD-05).",

@@ -15,6 +15,7 @@ import (
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/components/session"
+	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -56,6 +57,8 @@ Exit status:
   119  the static check refused it (check script: it would)
   120  usage: a bad flag or argument, or a script larger than [code_mode]
        script_size (said by bash in a session, by code run with --tools)
+  124  code run --tools as root: this host's cgroups cannot bound the
+       worker (SR-04)
   125  bash refused it for any other reason (no worker could start, a
        malformed request, another role's credential: the message names
        bash's reason and rule), or code run itself failed
@@ -113,12 +116,7 @@ func (e env) codeVerb(args []string) error {
 	}
 	res, err := code.Spawn(context.Background(), []string{exe, code.WorkerEntry}, script, lim, table.serve)
 	if err != nil {
-		var le *code.LimitError
-		var se *code.ScriptError
-		if errors.As(err, &le) || errors.As(err, &se) {
-			return &cliError{code: exitScriptFailed, err: fmt.Errorf("code run: %w", err)}
-		}
-		return fail(exitFailure, "", "code run: %v", err)
+		return codeRunError(err)
 	}
 	if *asJSON {
 		return e.writeJSON(res)
@@ -310,4 +308,21 @@ func (t toolTable) serve(_ context.Context, name string, _ json.RawMessage) (jso
 		return nil, errors.New(a.Error)
 	}
 	return a.Result, nil
+}
+
+// codeRunError is how a worker that code run --tools started, or could
+// not start, failed: the script's own failure (a limit, an error it
+// threw), a refusal (as root on a host whose cgroups cannot bound the
+// worker: the launch's own hint), or another failure.
+func codeRunError(err error) error {
+	var le *code.LimitError
+	var se *code.ScriptError
+	var refused *launcher.RefusedError
+	switch {
+	case errors.As(err, &le) || errors.As(err, &se):
+		return &cliError{code: exitScriptFailed, err: fmt.Errorf("code run: %w", err)}
+	case errors.As(err, &refused):
+		return fail(exitRefused, refused.Hint, "code run: %v: the worker was not started", err)
+	}
+	return fail(exitFailure, "", "code run: %v", err)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/pinfold/pinfold/components/bash"
 	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -46,5 +48,25 @@ func TestCodeRefusedExit(t *testing.T) {
 		if !errors.As(err, &ce) || ce.code != c.code || !strings.Contains(err.Error(), c.says) || !strings.HasPrefix(err.Error(), "code run: ") {
 			t.Errorf("%s: %v (%+v), want exit %d saying %q", c.name, err, ce, c.code, c.says)
 		}
+	}
+}
+
+// As root on a host whose cgroups cannot bound the worker, code run
+// --tools is refused as a launch is (SR-04): exit 124 (the host cannot
+// enforce a boundary), with the launch's own hint, not a bare failure.
+func TestCodeRunCgroupRefusal(t *testing.T) {
+	refused := launcher.CgroupRefusal(errors.New("cgroup: limits cannot be applied: no cgroup file system is mounted"))
+	err := codeRunError(fmt.Errorf("code: the worker's cgroup: %w", refused))
+	var ce *cliError
+	if !errors.As(err, &ce) || ce.code != exitRefused || ce.hint == "" || ce.hint != refused.Hint {
+		t.Fatalf("%#v", err)
+	}
+	want := "code run: code: the worker's cgroup: cgroup: cgroup: limits cannot be applied: no cgroup file system is mounted: as root, RLIMIT_NPROC does not bound a fork bomb (SR-04): the worker was not started"
+	if err.Error() != want {
+		t.Errorf("%q\nwant %q", err, want)
+	}
+	// Other failures stay failures, without a hint.
+	if err := codeRunError(errors.New("code: start the worker: no such file")); !errors.As(err, &ce) || ce.code != exitFailure || ce.hint != "" {
+		t.Errorf("another failure: %#v", err)
 	}
 }

@@ -18,7 +18,8 @@
 //   - The worker (worker.go) is the OS layer: StartWorker runs the launcher
 //     binary again (WorkerEntry) in a new, empty network namespace, as
 //     root under a throwaway uid and in a cgroup of its own (memory for the
-//     VM's heap and 256 MiB, 64 processes; no cgroup, no worker),
+//     VM's heap and 256 MiB, 64 processes; no cgroup, no worker: refused
+//     as a root launch is, launcher.CgroupRefusal, with its hint),
 //     otherwise in a user namespace of its own with its rlimits alone;
 //     WorkerMain sets its rlimits and confines itself (Landlock with no
 //     file rule, seccomp refusing exec, sockets and namespaces) before it

@@ -357,13 +357,10 @@ func StartWorker(argv []string, lim Limits, stdin io.Reader, stdout io.Writer) (
 		if err != nil {
 			return nil, err
 		}
-		// Root is bound by no rlimit on processes, and RLIMIT_DATA leaves
-		// four workers a session's memory outside the agent's: the worker
-		// gets a cgroup, or does not start (SR-04).
-		cg, err := launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, WorkerCgroupSpec(uid, lim))
+		cg, err := workerCgroup(launcher.ProbeForLaunch().Cgroup, WorkerCgroupSpec(uid, lim))
 		if err != nil {
 			claim.Close()
-			return nil, fmt.Errorf("code: the worker's cgroup: %w", err)
+			return nil, err
 		}
 		w.cg, w.release = cg, claim
 		if fd, ok := cg.CgroupFD(); ok {
@@ -442,6 +439,22 @@ const WorkerPids = 64
 // program's own pages. RLIMIT_DATA leaves workerRuntimeData, far more:
 // it counts address space the runtime reserves, the cgroup what is used.
 const workerCgroupMargin = 256 << 20
+
+// workerCgroup makes the cgroup of a worker started as root. Root is
+// bound by no rlimit on processes, and RLIMIT_DATA leaves four workers a
+// session's memory outside the agent's: the worker gets a cgroup, or
+// does not start (SR-04), refused as the agent is where the host cannot
+// give it one (launcher.CgroupRefusal, with its hint).
+func workerCgroup(info launcher.CgroupInfo, spec launcher.CgroupSpec) (*launcher.Cgroup, error) {
+	if err := launcher.CgroupSupported(info); err != nil {
+		return nil, fmt.Errorf("code: the worker's cgroup: %w", launcher.CgroupRefusal(err))
+	}
+	cg, err := launcher.CreateCgroup(info, spec)
+	if err != nil {
+		return nil, fmt.Errorf("code: the worker's cgroup: %w", err)
+	}
+	return cg, nil
+}
 
 // WorkerCgroupSpec is the cgroup of the worker started under the
 // throwaway uid: named like the agent's groups (s-<launcher pid>-…, so a

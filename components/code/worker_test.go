@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/launcher"
 )
 
 // The test binary is also the worker: started with WorkerEntry it runs
@@ -578,4 +580,15 @@ func codeGroups(t *testing.T) []string {
 	})
 	must(t, err)
 	return found
+}
+
+// As root on a host with no cgroup to bound it, the worker is refused as
+// the agent's launch is (launcher.CgroupRefusal: SR-04, with its hint),
+// before anything is made.
+func TestWorkerCgroupRefused(t *testing.T) {
+	_, err := workerCgroup(launcher.CgroupInfo{Mode: launcher.CgroupNone}, WorkerCgroupSpec(60000, Limits{Memory: 64 << 20}))
+	var refused *launcher.RefusedError
+	if !errors.As(err, &refused) || refused.Hint != launcher.CgroupRefusal(errors.New("x")).Hint || !strings.Contains(err.Error(), "no cgroup file system is mounted") || !strings.Contains(err.Error(), "(SR-04)") {
+		t.Fatalf("%v (%#v)", err, refused)
+	}
 }
