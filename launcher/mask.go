@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -131,12 +132,24 @@ func CoverDir(p *policy.Policy, file string, own []string) (string, bool) {
 	if !names[filepath.Base(file)] {
 		return "", false
 	}
-	ents, err := os.ReadDir(dir)
+	// Read in batches: a directory such as /etc is given up at its first
+	// name that is not the launcher's, not listed whole.
+	f, err := os.Open(dir)
 	if err != nil {
 		return "", false
 	}
-	for _, e := range ents {
-		if !names[e.Name()] && !isReplaceTemp(e.Name(), names) {
+	defer f.Close()
+	for {
+		batch, err := f.Readdirnames(64)
+		for _, n := range batch {
+			if !names[n] && !isReplaceTemp(n, names) {
+				return "", false
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
 			return "", false
 		}
 	}

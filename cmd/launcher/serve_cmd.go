@@ -226,7 +226,7 @@ func (e env) serve(args []string) error {
 		return err
 	}
 	if dir != "" {
-		private = append(private, dir)
+		private = append(private, pathForms(filepath.Dir(*tokens), dir)...)
 	}
 	for _, f := range pathForms(*keyFile) {
 		if l, ok := policyReaches(p, f); ok {
