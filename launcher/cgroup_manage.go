@@ -111,10 +111,17 @@ func cgroupSupported(info CgroupInfo, euid int) error {
 }
 
 // CgroupRefusal is the refusal of a process started as root on a host
-// whose cgroups cannot bound it (err is CgroupSupported's): the agent's,
-// and a Code Mode worker's. RLIMIT_NPROC does not bind root (SR-04).
-func CgroupRefusal(err error) *RefusedError {
-	return &RefusedError{Boundary: "cgroup", Detail: err.Error() + ": as root, RLIMIT_NPROC does not bound a fork bomb (SR-04)", Hint: "run `launcher hello` to see the cgroup layout"}
+// whose cgroups (info) cannot bound it (err is CgroupSupported's): the
+// agent's, and a Code Mode worker's. RLIMIT_NPROC does not bind root
+// (SR-04). Its hint is info's, the one the launch's assessment of the
+// process limit gives (what to mount, enable or where to run), else
+// where to see the layout.
+func CgroupRefusal(info CgroupInfo, err error) *RefusedError {
+	hint := info.Hint
+	if hint == "" {
+		hint = "run `launcher hello` to see the cgroup layout"
+	}
+	return &RefusedError{Boundary: "cgroup", Detail: strings.TrimPrefix(err.Error(), "cgroup: ") + ": as root, RLIMIT_NPROC does not bound a fork bomb (SR-04)", Hint: hint}
 }
 
 // unsupportedError is errors.ErrUnsupported with a message that does not

@@ -62,7 +62,7 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 	}()
 	if h.Root {
 		if err := CgroupSupported(h.Cgroup); err != nil {
-			return s, CgroupRefusal(err)
+			return s, CgroupRefusal(h.Cgroup, err)
 		}
 		var tag [6]byte
 		rand.Read(tag[:])

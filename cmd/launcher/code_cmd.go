@@ -322,7 +322,7 @@ func codeRunError(err error) error {
 	case errors.As(err, &le) || errors.As(err, &se):
 		return &cliError{code: exitScriptFailed, err: fmt.Errorf("code run: %w", err)}
 	case errors.As(err, &refused):
-		return fail(exitRefused, refused.Hint, "code run: %v: the worker was not started", err)
+		return fail(exitRefused, refused.Hint, "code run: refused: %s: the worker was not started", refused.Error())
 	}
 	return fail(exitFailure, "", "code run: %v", err)
 }

@@ -55,13 +55,15 @@ func TestCodeRefusedExit(t *testing.T) {
 // --tools is refused as a launch is (SR-04): exit 124 (the host cannot
 // enforce a boundary), with the launch's own hint, not a bare failure.
 func TestCodeRunCgroupRefusal(t *testing.T) {
-	refused := launcher.CgroupRefusal(errors.New("cgroup: limits cannot be applied: no cgroup file system is mounted"))
+	info := launcher.CgroupInfo{Mode: launcher.CgroupNone}
+	info.Hint = "mount cgroup2 at /sys/fs/cgroup (mount -t cgroup2 cgroup2 /sys/fs/cgroup)"
+	refused := launcher.CgroupRefusal(info, errors.New("cgroup: limits cannot be applied: no cgroup file system is mounted"))
 	err := codeRunError(fmt.Errorf("code: the worker's cgroup: %w", refused))
 	var ce *cliError
-	if !errors.As(err, &ce) || ce.code != exitRefused || ce.hint == "" || ce.hint != refused.Hint {
+	if !errors.As(err, &ce) || ce.code != exitRefused || ce.hint != info.Hint {
 		t.Fatalf("%#v", err)
 	}
-	want := "code run: code: the worker's cgroup: cgroup: cgroup: limits cannot be applied: no cgroup file system is mounted: as root, RLIMIT_NPROC does not bound a fork bomb (SR-04): the worker was not started"
+	want := "code run: refused: cgroup: limits cannot be applied: no cgroup file system is mounted: as root, RLIMIT_NPROC does not bound a fork bomb (SR-04): the worker was not started"
 	if err.Error() != want {
 		t.Errorf("%q\nwant %q", err, want)
 	}

@@ -447,7 +447,7 @@ const workerCgroupMargin = 256 << 20
 // give it one (launcher.CgroupRefusal, with its hint).
 func workerCgroup(info launcher.CgroupInfo, spec launcher.CgroupSpec) (*launcher.Cgroup, error) {
 	if err := launcher.CgroupSupported(info); err != nil {
-		return nil, fmt.Errorf("code: the worker's cgroup: %w", launcher.CgroupRefusal(err))
+		return nil, fmt.Errorf("code: the worker's cgroup: %w", launcher.CgroupRefusal(info, err))
 	}
 	cg, err := launcher.CreateCgroup(info, spec)
 	if err != nil {

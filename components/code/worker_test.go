@@ -583,12 +583,15 @@ func codeGroups(t *testing.T) []string {
 }
 
 // As root on a host with no cgroup to bound it, the worker is refused as
-// the agent's launch is (launcher.CgroupRefusal: SR-04, with its hint),
-// before anything is made.
+// the agent's launch is (launcher.CgroupRefusal: SR-04, with the probe's
+// hint, the one the launch gives), before anything is made.
 func TestWorkerCgroupRefused(t *testing.T) {
-	_, err := workerCgroup(launcher.CgroupInfo{Mode: launcher.CgroupNone}, WorkerCgroupSpec(60000, Limits{Memory: 64 << 20}))
+	const hint = "mount cgroup2 at /sys/fs/cgroup (mount -t cgroup2 cgroup2 /sys/fs/cgroup)"
+	info := launcher.CgroupInfo{Mode: launcher.CgroupNone}
+	info.Detail, info.Hint = "no cgroup file system is mounted", hint
+	_, err := workerCgroup(info, WorkerCgroupSpec(60000, Limits{Memory: 64 << 20}))
 	var refused *launcher.RefusedError
-	if !errors.As(err, &refused) || refused.Hint != launcher.CgroupRefusal(errors.New("x")).Hint || !strings.Contains(err.Error(), "no cgroup file system is mounted") || !strings.Contains(err.Error(), "(SR-04)") {
+	if !errors.As(err, &refused) || refused.Hint != hint || !strings.Contains(err.Error(), "no cgroup file system is mounted") || !strings.Contains(err.Error(), "(SR-04)") {
 		t.Fatalf("%v (%#v)", err, refused)
 	}
 }
