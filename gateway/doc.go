@@ -75,7 +75,7 @@
 // owner's pinned policy is not changed. The token store is rewritten by
 // rename on every change, and a rename undoes a mount on the file for a
 // command still running; so where the policy reaches the store,
-// `launcher serve` passes its directory instead, which the sandboxes
+// `launcher serve` passes its directory too, which the sandboxes
 // cover whole (an empty read-only tmpfs: a rename inside it does not
 // show through), and refuses to start when that directory holds
 // anything but the store, its lock and the launcher's other own files
