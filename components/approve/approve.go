@@ -521,6 +521,9 @@ type wireRequest struct {
 	Detail  string `json:"detail"`
 	Kind    Kind   `json:"kind"`
 	Refresh bool   `json:"refresh,omitempty"`
+	// Recheck: a refresh because the launcher's watch on the git
+	// configs has news (ServeChecked); answered as a refresh.
+	Recheck bool `json:"recheck,omitempty"`
 }
 
 type wireAnswer struct {
@@ -551,6 +554,14 @@ type Refresher func() (protect, notes []string)
 // An answer longer than a line may be keeps the paths that fit, and says
 // how many it left out.
 func ServeRefresh(c io.ReadWriteCloser, t *Terminal, from string, refresh Refresher) {
+	ServeChecked(c, t, from, refresh, nil)
+}
+
+// ServeChecked is ServeRefresh that also answers a recheck
+// (Client.Recheck: the component found the launcher's watch on the git
+// configs to have news) with recheck, and, with t nil, answers each
+// question no: nobody can be asked, but the configs are still read.
+func ServeChecked(c io.ReadWriteCloser, t *Terminal, from string, refresh, recheck Refresher) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, maxLine)
 	for {
@@ -568,6 +579,13 @@ func ServeRefresh(c io.ReadWriteCloser, t *Terminal, from string, refresh Refres
 		case q.Refresh:
 			a.Yes, a.Reason = true, "read"
 			a.Protect, a.Notes = refresh()
+		case q.Recheck && recheck == nil:
+			a.Reason = "this launcher watches no git configs for " + from
+		case q.Recheck:
+			a.Yes, a.Reason = true, "read"
+			a.Protect, a.Notes = recheck()
+		case t == nil:
+			a.Reason = "this session has no terminal to ask on"
 		default:
 			ans := t.Ask(context.Background(), Request{From: from, Action: q.Action, Detail: q.Detail, Kind: q.Kind})
 			a.Yes, a.Reason = ans.Yes, ans.Reason
@@ -625,6 +643,23 @@ func (c *Client) Refresh() (protect, notes []string, err error) {
 		return nil, nil, errors.New("no channel to the launcher")
 	}
 	a, err := c.exchange(wireRequest{Refresh: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	if !a.Yes {
+		return nil, nil, errors.New(a.Reason)
+	}
+	return a.Protect, a.Notes, nil
+}
+
+// Recheck is Refresh after the component found the launcher's watch on
+// the git configs to have news (ServeChecked): the launcher reads them
+// again if what changed is one of them.
+func (c *Client) Recheck() (protect, notes []string, err error) {
+	if c == nil {
+		return nil, nil, errors.New("no channel to the launcher")
+	}
+	a, err := c.exchange(wireRequest{Recheck: true})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -261,6 +261,9 @@ type cfgReader struct {
 	// each with where it is named; notes say what was not read.
 	includes []gitNamed
 	notes    []string
+	// tried is every file read or looked for, existing or not: what
+	// the launcher watches for the person's edits (GitConfigWatched).
+	tried []string
 }
 
 // read reads the config file path and, recursively, what it includes
@@ -277,6 +280,7 @@ func (r *cfgReader) read(path string, depth int) {
 	if r.past {
 		return
 	}
+	r.tried = append(r.tried, path)
 	if depth > maxGitConfigDepth {
 		notCovered(fmt.Sprintf("included more than %d deep", maxGitConfigDepth))
 		return
@@ -422,6 +426,19 @@ var programsAmong = [][2]string{{"remote", "uploadpack"}, {"remote", "receivepac
 // name: the paths of gitNamed, resolved as git resolves them, and notes
 // on what could not be read. home is the person's $HOME.
 func gitConfigNamed(found []protectedFound, dirs []string, home string) (named []gitNamed, notes []string) {
+	named, notes, _ = gitConfigRead(found, dirs, home)
+	return named, notes
+}
+
+// gitConfigRead is gitConfigNamed, with every file it read or looked
+// for (tried): the configs, what they include, the .git, commondir and
+// gitdir files that lead to them, and each write path's own
+// .git/config, which a git init there would make.
+func gitConfigRead(found []protectedFound, dirs []string, home string) (named []gitNamed, notes, tried []string) {
+	cfg := &cfgReader{home: home}
+	for _, d := range dirs {
+		cfg.tried = append(cfg.tried, filepath.Join(d, gitDir, "config"))
+	}
 	// Each git directory, with its working tree's root where a .git
 	// file gives it: a linked worktree's or a submodule's .git names a
 	// git directory that may lie outside the write paths, whose config's
@@ -434,6 +451,7 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 		switch base := strings.ToLower(filepath.Base(f.path)); {
 		case slices.Contains(gitProtected, base):
 		case base == gitDir && f.mode.IsRegular():
+			cfg.tried = append(cfg.tried, f.path)
 			b, err := readConfigFile(f.path)
 			g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
 			if err != nil || !ok || g == "" {
@@ -479,9 +497,8 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 	// including itself, read at each depth), sorting first by name
 	// (!a/.git), would have left the workspace's own config unread.
 	slices.SortStableFunc(repos, func(a, b repo) int { return at[a] - at[b] })
-	// One reader for all, so that its bound is on them all; its vars
-	// and includes are taken from it for each repository.
-	cfg := &cfgReader{home: home}
+	// One reader for all (cfg, above), so that its bound is on them
+	// all; its vars and includes are taken from it for each repository.
 	for _, g := range globalConfigs(home) {
 		cfg.read(g, 0)
 	}
@@ -503,6 +520,7 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 		cfg.read(filepath.Join(g, "config.worktree"), 0)
 		// A linked worktree's or a submodule's git directory takes its
 		// config from the directory commondir names.
+		cfg.tried = append(cfg.tried, filepath.Join(g, "commondir"))
 		if c, err := readConfigFile(filepath.Join(g, "commondir")); err == nil {
 			if common := strings.TrimSpace(string(c)); common != "" {
 				if !filepath.IsAbs(common) {
@@ -514,6 +532,7 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 		root := rp.root
 		if root == "" {
 			root = gitRoot(g, cfg.vars)
+			cfg.tried = append(cfg.tried, filepath.Join(g, "gitdir"))
 		}
 		named = append(named, cfg.includes...)
 		named = append(named, valuesNamed(cfg.vars, root, home)...)
@@ -561,7 +580,8 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 		}
 		cfg.notes = append(cfg.notes, msg+" (not read: past the bound of config one launch reads; the programs and includes they name are not covered)")
 	}
-	return named, cfg.notes
+	slices.Sort(cfg.tried)
+	return named, cfg.notes, slices.Compact(cfg.tried)
 }
 
 // maxLinkHops bounds the links throughLinksOutside follows, as the

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/fs/backup"
 	"github.com/pinfold/pinfold/components/internal/boot"
@@ -31,6 +33,10 @@ const (
 	// Optional: fs's end of a socketpair whose other end bash holds
 	// (backups before a confirmed deletion by shell command).
 	fdBash = 9
+	// Optional: the launcher's inotify watch on the workspace's git
+	// configs (package session's configWatch), which fs only asks
+	// whether an event waits (FIONREAD): the launcher reads them.
+	fdWatch = 10
 )
 
 // maxBootstrap bounds what fs reads from its bootstrap pipe.
@@ -63,6 +69,10 @@ type Bootstrap struct {
 	// BackupQuota is the backup store's size (the policy's
 	// backups.quota; 0: the store's default).
 	BackupQuota int64 `json:"backup_quota"`
+	// Ask: the launcher can put questions to the person over the
+	// approval channel. Without it the channel serves only the reading
+	// of the git configs again, and every protected change is refused.
+	Ask bool `json:"ask,omitempty"`
 }
 
 // Main is the fs process. It reads its bootstrap, takes its listener and
@@ -80,6 +90,7 @@ func serve(log *slog.Logger) error {
 		return errors.New("fs runs only as a component the launcher starts (no workspace directory on descriptor 5)")
 	}
 	hasAgentLn, hasApprove, hasStore, hasBash := boot.IsListening(fdAgentListener), boot.IsSocket(fdApprove), boot.IsDir(fdStore), boot.IsSocket(fdBash)
+	hasWatch := isInotify(fdWatch)
 	var b Bootstrap
 	ln, err := boot.Start(pki.FS, maxBootstrap, &b)
 	if err != nil {
@@ -105,9 +116,11 @@ func serve(log *slog.Logger) error {
 			return fmt.Errorf("approval channel: %w", err)
 		}
 		ask := approve.NewClient(c)
-		root.Approve = func(action, detail string) (bool, string) {
-			a := ask.Ask(action, detail, approve.Approve)
-			return a.Yes, a.Reason
+		if b.Ask {
+			root.Approve = func(action, detail string) (bool, string) {
+				a := ask.Ask(action, detail, approve.Approve)
+				return a.Yes, a.Reason
+			}
 		}
 		// After a protected change the person approved, the launcher
 		// reads the workspace's git configs again (fs cannot: the
@@ -116,8 +129,16 @@ func serve(log *slog.Logger) error {
 		// What could not be read is said here, and nothing protected
 		// already is dropped.
 		root.Refresh = refreshOver(ask.Refresh, log)
+		// The person may edit a config themselves (a core.hooksPath
+		// added by hand): before each change, fs asks the kernel
+		// whether the launcher's watch on the configs has news, and if
+		// so has the launcher read them again first.
+		if hasWatch {
+			root.Stale = func() bool { return watchHasNews(fdWatch) }
+			root.Recheck = recheckOver(ask.Recheck, log)
+		}
 		// Recursive deletes need both the person and a store.
-		if hasStore {
+		if hasStore && b.Ask {
 			store, err := backup.Open(storePath, b.BackupQuota)
 			if err != nil {
 				return fmt.Errorf("backup store: %w", err)
@@ -174,7 +195,7 @@ func serve(log *slog.Logger) error {
 			return err
 		}
 	}
-	log.Info("serving", "protected", len(b.Protected), "agent_listener", agentLn != nil, "approvals", hasApprove, "recursive_deletes", root.Recursive != nil, "bash", hasBash)
+	log.Info("serving", "protected", len(b.Protected), "agent_listener", agentLn != nil, "approvals", root.Approve != nil, "config_watch", root.Stale != nil, "recursive_deletes", root.Recursive != nil, "bash", hasBash)
 	if agentLn == nil {
 		return srv.Serve(ln)
 	}
@@ -203,18 +224,54 @@ func refreshOver(ask func() (paths, notes []string, err error), log *slog.Logger
 			log.Warn("the git configs were not read again after an approved change: what they name now is not protected", "error", err)
 			return nil
 		}
-		for _, n := range notes {
-			log.Warn("not covered after an approved change", "note", n)
+		return taken(paths, notes, "after an approved change", log)
+	}
+}
+
+// taken is what of paths fs takes, notes and the rest said in log.
+func taken(paths, notes []string, when string, log *slog.Logger) []string {
+	for _, n := range notes {
+		log.Warn("not covered "+when, "note", n)
+	}
+	var ok []string
+	for _, p := range paths {
+		if err := checkPath(p); err != nil || p == "." {
+			log.Warn("a path the git configs name is not protected: not one fs takes", "path", p)
+			continue
 		}
-		var ok []string
-		for _, p := range paths {
-			if err := checkPath(p); err != nil || p == "." {
-				log.Warn("a path the git configs name is not protected: not one fs takes", "path", p)
-				continue
-			}
-			ok = append(ok, p)
+		ok = append(ok, p)
+	}
+	log.Info("git configs read again "+when, "protected", len(ok))
+	return ok
+}
+
+// isInotify reports whether fd is an inotify descriptor (the launcher's
+// watch on the git configs), looked at before fs confines itself.
+func isInotify(fd int) bool {
+	link, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	return err == nil && link == "anon_inode:inotify"
+}
+
+// watchHasNews reports whether an event waits on the inotify descriptor
+// fd: one ioctl (FIONREAD, which TIOCINQ is). The launcher alone reads
+// the events, in a recheck, so one stays waiting until it has read the
+// configs. A descriptor that cannot be asked has news: fs asks the
+// launcher rather than guess.
+func watchHasNews(fd int) bool {
+	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+	return err != nil || n > 0
+}
+
+// recheckOver is Root.Recheck through ask (the approval channel's
+// Client.Recheck): as refreshOver, but a read that failed is an error
+// for the change waiting on it.
+func recheckOver(ask func() (paths, notes []string, err error), log *slog.Logger) func() ([]string, error) {
+	return func() ([]string, error) {
+		paths, notes, err := ask()
+		if err != nil {
+			log.Warn("the git configs changed and were not read again: changes wait until they are", "error", err)
+			return nil, err
 		}
-		log.Info("git configs read again after an approved change", "protected", len(ok))
-		return ok
+		return taken(paths, notes, "after the watch on them had news", log), nil
 	}
 }

@@ -240,7 +240,7 @@ func (r *Root) Write(p string, data []byte, createOnly bool) error {
 		return badRequest(op, p, "%d bytes is more than one write stores (%d)", len(data), MaxData)
 	}
 	action := fmt.Sprintf("write %s: %d bytes%s%s", quoteForQuestion(p), len(data), beginning(data), configSays(p, data))
-	return r.gated(func(r *Root) error {
+	return r.gated(op, p, func(r *Root) error {
 		return r.inParent(op, p, guardWrite, action, func(par parent) error { return r.write(op, p, par, data, createOnly) })
 	})
 }
@@ -402,7 +402,7 @@ read:
 // Mkdir makes directory p (0755 less the umask); its parent must exist.
 func (r *Root) Mkdir(p string) error {
 	const op = "mkdir"
-	return r.gated(func(r *Root) error {
+	return r.gated(op, p, func(r *Root) error {
 		return r.inParent(op, p, guardPlain, "", func(par parent) error {
 			if err := unix.Mkdirat(par.fd, par.name, 0o755); err != nil {
 				return sysErr(op, p, err, false)
@@ -416,7 +416,7 @@ func (r *Root) Mkdir(p string) error {
 // refused unless overwrite, and then only as rename(2) allows (a file
 // over a file, a directory over an empty directory).
 func (r *Root) Rename(from, to string, overwrite bool) error {
-	return r.gated(func(r *Root) error { return r.rename(from, to, overwrite) })
+	return r.gated("rename", from, func(r *Root) error { return r.rename(from, to, overwrite) })
 }
 
 func (r *Root) rename(from, to string, overwrite bool) error {
@@ -621,12 +621,26 @@ func (r *Root) inParent(op, p string, mode guardMode, action string, f func(par 
 // begun again holding the gate exclusively, and after a change the
 // person approved, what the git configs name is read again (Refresh)
 // before any other change is checked. A removal is not gated: it makes
-// nothing a config could name, and removes no config's name.
-func (r *Root) gated(change func(r *Root) error) error {
+// nothing a config could name, and removes no config's name. Before
+// the change is checked, a git config changed outside fs since it was
+// last read (Stale) is read again (recheck): a change that arrives
+// after the person's edit is checked against what the edited config
+// names. op and p name the change in a refusal.
+func (r *Root) gated(op, p string, change func(r *Root) error) error {
 	if r.Refresh == nil || r.gateHeld {
 		return change(r)
 	}
 	r.gate.RLock()
+	if r.stale() {
+		r.gate.RUnlock()
+		if err := r.recheck(op, p); err != nil {
+			return err
+		}
+		// A recheck cannot start again until the change is done: it
+		// waits for the gate. An edit after this one is after the
+		// change arrived.
+		r.gate.RLock()
+	}
 	err := change(r)
 	r.gate.RUnlock()
 	if err != errAskHeld {
@@ -644,6 +658,30 @@ func (r *Root) gated(change func(r *Root) error) error {
 		r.match.add(r.Refresh())
 	}
 	return err
+}
+
+// stale reports whether the git configs may have changed outside fs
+// since they were last read (Root.Stale).
+func (r *Root) stale() bool { return r.Stale != nil && r.Recheck != nil && r.Stale() }
+
+// recheck reads the git configs again (Recheck) holding the gate
+// exclusively, so that no change is checked meanwhile, and protects
+// what they name from then on. A read that fails refuses the change op
+// of p, and the next change asks again: fs does not guess what an edit
+// it could not have read names.
+func (r *Root) recheck(op, p string) error {
+	r.gate.Lock()
+	defer r.gate.Unlock()
+	if !r.stale() {
+		return nil // read again by another change meanwhile
+	}
+	paths, err := r.Recheck()
+	if err != nil {
+		return &Error{Op: op, Path: p, Kind: KindProtected,
+			Detail: fmt.Sprintf("a git config of the workspace changed and could not be read again (%v): fs changes nothing until it can, since what the config names now is protected", err)}
+	}
+	r.match.add(paths)
+	return nil
 }
 
 // errAskHeld is guard's answer, under a shared gate, where it would ask

@@ -267,8 +267,18 @@ func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, unco
 // project's scripts/pre-commit, a core.hooksPath reached through a
 // linked directory.
 func GitConfigNamedIn(dirs []string, limit int) (paths, notRead []string) {
+	paths, notRead, _ = GitConfigWatched(dirs, limit)
+	return paths, notRead
+}
+
+// GitConfigWatched is GitConfigNamedIn with the files it read or looked
+// for (absolute, existing or not: a config, an included file, a .git
+// file, each write path's own .git/config), for the launcher to watch:
+// a change of one, or one made, can name new paths (package
+// session's configWatch).
+func GitConfigWatched(dirs []string, limit int) (paths, notRead, files []string) {
 	found, notRead := scanDirs(dirs, limit)
-	named, notes := gitConfigNamed(found, dirs, os.Getenv("HOME"))
+	named, notes, files := gitConfigRead(found, dirs, os.Getenv("HOME"))
 	for _, n := range named {
 		if slices.ContainsFunc(dirs, func(d string) bool { return beneathPath(n.path, d) }) &&
 			!slices.ContainsFunc(dirs, func(d string) bool { return beneathPath(d, n.path) }) {
@@ -276,7 +286,7 @@ func GitConfigNamedIn(dirs []string, limit int) (paths, notRead []string) {
 		}
 	}
 	linked, linkNotes := linkedNames(slices.Concat(pathsOf(found), paths), dirs, limit)
-	return append(paths, linked...), slices.Concat(notRead, notes, linkNotes)
+	return append(paths, linked...), slices.Concat(notRead, notes, linkNotes), files
 }
 
 // linkedNames is, for components mode, what the person's programs reach

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // readConfigsOf is a Root.Refresh that reads the git configs of the
@@ -234,4 +236,95 @@ func TestRefreshOverSays(t *testing.T) {
 			t.Errorf("the log lacks %q: %s", want, logs.String())
 		}
 	}
+}
+
+// watchedRecheck is a Root.Stale and Root.Recheck as fs has them in a
+// session, on a real inotify watch of the workspace's .git directory
+// and .git/config: Stale asks the descriptor (watchHasNews, as main.go
+// does), and Recheck reads the events (the launcher's part) and then
+// the configs (readConfigsOf), or fails with fail set.
+func watchedRecheck(t *testing.T, ws string, calls *int, fail *bool) (stale func() bool, recheck func() ([]string, error)) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	must(t, err)
+	t.Cleanup(func() { unix.Close(fd) })
+	for _, p := range []string{".git", ".git/config"} {
+		if _, err := unix.InotifyAddWatch(fd, filepath.Join(ws, p), unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := readConfigsOf(t, ws, calls)
+	return func() bool { return watchHasNews(fd) }, func() ([]string, error) {
+		if *fail {
+			return nil, errors.New("no answer from the launcher: EOF")
+		}
+		buf := make([]byte, 64<<10)
+		for range 100 {
+			if _, err := unix.Read(fd, buf); err != nil {
+				break
+			}
+		}
+		return read(), nil
+	}
+}
+
+// A config the person edits by hand (not through fs) while fs serves:
+// before fs serves a change that arrives after the edit, it has the
+// configs read again (Root.Stale, Root.Recheck), so a write into the
+// core.hooksPath the edit added is asked about (refused here) where
+// before it was written unasked until fs's next approved change, and
+// the person's next commit ran it. Edited in place, and replaced by a
+// rename (the include added then names a new file). A write elsewhere
+// reads nothing; a recheck that fails refuses the change with why, and
+// the next change asks again.
+func TestRecheckAfterPersonEdits(t *testing.T) {
+	gitTestHome(t)
+	w := newWorld(t)
+	w.file(t, ".git/config", "[core]\n\tbare = false\n")
+	must(t, os.MkdirAll(filepath.Join(w.ws, "hk"), 0o755))
+	var refreshes, rechecks int
+	fail := false
+	w.root.Refresh = readConfigsOf(t, w.ws, &refreshes)
+	w.root.Stale, w.root.Recheck = watchedRecheck(t, w.ws, &rechecks, &fail)
+	wantOK(t, "a write before any edit", w.root.Write("hk/readme", []byte("x"), false))
+	if rechecks != 0 {
+		t.Fatalf("read the configs with nothing changed: %d", rechecks)
+	}
+	// In place, as git config core.hooksPath hk does not (it renames) but
+	// an editor may.
+	cfg := filepath.Join(w.ws, ".git/config")
+	f, err := os.OpenFile(cfg, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString("\thooksPath = hk\n")
+	must(t, err)
+	must(t, f.Close())
+	wantKind(t, "a write into the hooks directory the person's edit names", w.root.Write("hk/pre-commit", []byte("#!/bin/sh\necho pwned\n"), false), KindProtected)
+	mustNotExistHost(t, filepath.Join(w.ws, "hk/pre-commit"))
+	if rechecks != 1 || refreshes != 0 {
+		t.Errorf("rechecks %d, refreshes %d: want 1, 0", rechecks, refreshes)
+	}
+	wantOK(t, "a write elsewhere", w.root.Write("other", []byte("x"), false))
+	if rechecks != 1 {
+		t.Errorf("a write with nothing changed read the configs again: %d", rechecks)
+	}
+	// Replaced by a rename, naming an included file.
+	tmp := filepath.Join(w.ws, ".git/config.new")
+	must(t, os.WriteFile(tmp, []byte("[core]\n\thooksPath = hk\n[include]\n\tpath = ../inc.gitconfig\n"), 0o644))
+	must(t, os.Rename(tmp, cfg))
+	wantKind(t, "a write of the file the renamed config includes", w.root.Write("inc.gitconfig", []byte("[core]\n\tfsmonitor = x/y\n"), false), KindProtected)
+	mustNotExistHost(t, filepath.Join(w.ws, "inc.gitconfig"))
+	// A recheck that fails: refused, saying why; the next asks again.
+	must(t, os.Mkdir(filepath.Join(w.ws, "hk2"), 0o755))
+	must(t, os.WriteFile(tmp, []byte("[core]\n\thooksPath = hk2\n"), 0o644))
+	must(t, os.Rename(tmp, cfg))
+	fail = true
+	err = w.root.Write("hk2/pre-commit", []byte("x"), false)
+	wantKind(t, "a write while the configs cannot be read again", err, KindProtected)
+	if err == nil || !strings.Contains(err.Error(), "could not be read again") || !strings.Contains(err.Error(), "no answer from the launcher") {
+		t.Errorf("the refusal does not say why: %v", err)
+	}
+	mustNotExistHost(t, filepath.Join(w.ws, "hk2/pre-commit"))
+	fail = false
+	wantKind(t, "a write into hk2, named now", w.root.Write("hk2/pre-commit", []byte("x"), false), KindProtected)
+	mustNotExistHost(t, filepath.Join(w.ws, "hk2/pre-commit"))
+	wantOK(t, "a write elsewhere, read again", w.root.Write("other", []byte("y"), false))
 }

@@ -176,6 +176,19 @@ type Root struct {
 	// protects from then on as the bootstrap's paths; it drops none held
 	// already, and says itself what it could not read.
 	Refresh func() []string
+	// Stale, when set with Recheck, reports whether a git config the
+	// last read found (or looked for) may have changed since: the
+	// launcher's watch on them has news (the person edited one by hand,
+	// made one, renamed one into place). Every change but a removal asks
+	// it first, holding the gate shared; when it says so, Recheck is
+	// called holding the gate exclusively (Root.recheck), and the change
+	// is checked against what the configs name then. It must be cheap:
+	// it runs for every write (main.go's is one ioctl).
+	Stale func() bool
+	// Recheck reads the git configs again when Stale says so: what they
+	// name now, as Refresh's; an error when they could not be read, and
+	// then the change that asked is refused.
+	Recheck func() ([]string, error)
 
 	hidden [][]string // the launcher's authority paths in the workspace (Hide)
 	// changes is held shared by every change and exclusively by a

@@ -188,8 +188,24 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		claim.Close()
 		return err
 	}
-	protected := make([]string, 0, len(s.cfg.Protected))
-	for _, p := range s.cfg.Protected {
+	// The git configs are watched from now on, for fs to see the
+	// person's edits (configWatch), and read again once watched: what
+	// they name is fs's from its start.
+	watch, err := newConfigWatch()
+	if err != nil {
+		claim.Close()
+		return err
+	}
+	s.watch = watch
+	named, _ := s.refreshNamed()
+	watchFile, err := watch.File()
+	if err != nil {
+		claim.Close()
+		return err
+	}
+	defer watchFile.Close()
+	protected := make([]string, 0, len(s.cfg.Protected)+len(named))
+	for _, p := range slices.Concat(s.cfg.Protected, named) {
 		rel, err := filepath.Rel(s.cfg.Workspace, p)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 			claim.Close()
@@ -197,7 +213,7 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		}
 		protected = append(protected, rel)
 	}
-	boot, err := json.Marshal(fs.Bootstrap{Credential: credential(leaf, keyPEM), Protected: protected, BackupQuota: s.cfg.BackupQuota,
+	boot, err := json.Marshal(fs.Bootstrap{Credential: credential(leaf, keyPEM), Protected: protected, BackupQuota: s.cfg.BackupQuota, Ask: s.cfg.Asker != nil,
 		Hidden: beneath(s.cfg.Workspace, append([]string{s.cfg.Root, BackupRoot}, s.cfg.Authority...))})
 	clear(keyPEM)
 	if err != nil {
@@ -214,16 +230,19 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 	}
 	defer fsBash.Close()
 	defer bashFS.Close()
-	// fds 5-9: the root, the agent's listener, the approval channel and
-	// the backup store (nil when nobody can confirm), bash's channel.
-	extra := []*os.File{root, alf, nil, nil, fsBash}
+	// fds 5-10: the root, the agent's listener, the approval channel,
+	// the backup store (nil when nobody can confirm), bash's channel,
+	// the watch on the git configs. The channel is fs's also when
+	// nobody can be asked: fs asks over it for the configs to be read
+	// again when the watch has news.
+	fsEnd, err := s.approvals(pki.FS)
+	if err != nil {
+		claim.Close()
+		return err
+	}
+	defer fsEnd.Close()
+	extra := []*os.File{root, alf, fsEnd, nil, fsBash, watchFile}
 	if s.cfg.Asker != nil {
-		fsEnd, err := s.approvals(pki.FS)
-		if err != nil {
-			claim.Close()
-			return err
-		}
-		defer fsEnd.Close()
 		// With someone to confirm them, recursive deletes are backed up in
 		// the workspace's store, which fs reaches as its own (idmapped).
 		dir, err := StoreDir(s.cfg.Workspace)
@@ -237,7 +256,7 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 			return err
 		}
 		defer store.Close()
-		extra[2], extra[3] = fsEnd, store
+		extra[3] = store
 	}
 	if err := s.start(pki.FS, fsUID, claim, boot, extra); err != nil {
 		return err
@@ -268,7 +287,7 @@ func (s *Session) approvals(role pki.Role) (*os.File, error) {
 	if role == pki.FS {
 		// fs asks for the git configs to be read again after a change
 		// the person approved (fs.Root.Refresh).
-		go approve.ServeRefresh(c, s.cfg.Asker, string(role), s.refreshForFS)
+		go approve.ServeChecked(c, s.cfg.Asker, string(role), s.refreshForFS, s.recheckForFS)
 	} else {
 		go approve.Serve(c, s.cfg.Asker, string(role))
 	}

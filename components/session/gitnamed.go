@@ -34,9 +34,28 @@ func (s *Session) protected() []string {
 // could not be read is said once on the launcher's terminal (as at the
 // start) and returned.
 func (s *Session) refreshNamed() (added, notes []string) {
-	named, notes := fs.GitConfigNamedIn([]string{s.cfg.Workspace}, fs.MaxProtectedWalk)
-	return s.addNamed(named, notes), notes
+	if s.watch == nil {
+		named, notes := fs.GitConfigNamedIn([]string{s.cfg.Workspace}, fs.MaxProtectedWalk)
+		return s.addNamed(named, notes), notes
+	}
+	// With the watch, the files read are watched from then on. One
+	// watched only after it was read may have changed between: read
+	// again, until no new file is watched (bounded: a config made to
+	// include a new file at each read is read maxGitConfigRereads times,
+	// and the last read's files are watched all the same).
+	for i := 0; ; i++ {
+		named, notes, files := fs.GitConfigWatched([]string{s.cfg.Workspace}, fs.MaxProtectedWalk)
+		fresh, watchNotes := s.watch.arm(files)
+		notes = append(notes, watchNotes...)
+		added = append(added, s.addNamed(named, notes)...)
+		if !fresh || i == maxGitConfigRereads {
+			return added, notes
+		}
+	}
 }
+
+// maxGitConfigRereads bounds refreshNamed's reads again.
+const maxGitConfigRereads = 4
 
 // addNamed adds to the session's protected paths what the git configs
 // were found to name (named) that is new (added), and says once each
@@ -78,7 +97,30 @@ func (s *Session) addNamed(named, notes []string) (added []string) {
 // then a hooksPath asked for), and the question showed the config, not
 // that.
 func (s *Session) refreshForFS() (protect, notes []string) {
+	if s.watch != nil {
+		s.watch.drain() // the approved change's own events: read below
+	}
 	added, notes := s.refreshNamed()
+	return s.forFS(added), notes
+}
+
+// recheckForFS is fs's recheck (approve.ServeChecked): fs found the
+// watch on the git configs (configWatch) to have news. The configs are
+// read again when an event concerns one of them; otherwise (a file
+// beside a config made, the agent's git's lock files in .git) what fs
+// was sent before is sent again, with no walk.
+func (s *Session) recheckForFS() (protect, notes []string) {
+	if s.watch == nil || !s.watch.drain() {
+		return s.forFS(nil), nil
+	}
+	added, notes := s.refreshNamed()
+	return s.forFS(added), notes
+}
+
+// forFS tells the person of each of added (newly named) that exists
+// already, and is every path named since the start, relative to the
+// workspace, as fs takes them.
+func (s *Session) forFS(added []string) (protect []string) {
 	for _, p := range added {
 		if _, err := os.Lstat(p); err == nil && s.cfg.Asker != nil {
 			// Not waiting for the terminal: a command holds it.
@@ -94,5 +136,5 @@ func (s *Session) refreshForFS() (protect, notes []string) {
 		}
 		protect = append(protect, rel)
 	}
-	return protect, notes
+	return protect
 }

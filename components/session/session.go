@@ -109,10 +109,13 @@ type Session struct {
 	// the start (refreshNamed), absolute; it only grows. namedSeen: it
 	// and Config.Protected, as a set. notesSaid: what could not be read,
 	// said once.
-	namedMu     sync.Mutex
-	named       []string
-	namedSeen   map[string]bool
-	notesSaid   map[string]bool
+	namedMu   sync.Mutex
+	named     []string
+	namedSeen map[string]bool
+	notesSaid map[string]bool
+	// watch is the inotify watch on the git configs fs holds a copy of
+	// (configWatch); nil before Attach.
+	watch       *configWatch
 	workersCtx  context.Context
 	stopWorkers context.CancelCauseFunc
 }
@@ -464,6 +467,9 @@ func (s *Session) Stop() error {
 	}
 	if s.pass != nil {
 		s.pass.Close()
+	}
+	if s.watch != nil {
+		s.watch.Close()
 	}
 	if s.netPass != nil {
 		s.netPass.Close()

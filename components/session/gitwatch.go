@@ -1,0 +1,187 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// configWatch is the launcher's inotify watch on the git config files
+// the last read of the workspace's configs read or looked for
+// (fs.GitConfigWatched): each file that exists, and the directory each
+// lies in (or, for one that does not exist yet, the nearest directory
+// above it that does), for the names on the way to it. fs holds the
+// same inotify descriptor (fd 10) and, before each change it serves,
+// asks the kernel whether an event waits (one ioctl, FIONREAD): the
+// kernel queues the event within the system call that edits, makes,
+// renames or removes the file, so a change fs serves after the edit
+// finds it waiting. It then asks the launcher over the approval
+// channel to read the configs again (recheck); the launcher alone reads
+// the events, and reads the configs only when one concerns a config
+// (a file of theirs, or a name on the way to one).
+type configWatch struct {
+	mu sync.Mutex
+	fd int // the inotify descriptor; fs has a copy of it (File)
+	// files are the watch descriptors of the config files; dirs those
+	// of directories, with the names in each on the way to a config.
+	files map[int32]bool
+	dirs  map[int32]map[string]bool
+	seen  map[int32]bool // every watch descriptor armed so far
+}
+
+// Events that concern a watched config file, and a directory on the way
+// to one (IN_ONLYDIR: a directory named so is watched only if it is
+// one). IN_MODIFY comes with each write, so an edit in place is seen
+// before it is closed.
+const (
+	fileEvents = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF
+	dirEvents  = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
+)
+
+// maxDrainReads bounds the reads of one drain; past it, the events are
+// taken to concern a config.
+const maxDrainReads = 1024
+
+func newConfigWatch() (*configWatch, error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("session: a watch on the git configs (inotify): %w", err)
+	}
+	return &configWatch{fd: fd, seen: map[int32]bool{}}, nil
+}
+
+// File is a copy of the descriptor, for fs. Passing it on may clear
+// O_NONBLOCK (os/exec takes it blocking), for the launcher's copy too:
+// drain reads only what FIONREAD (TIOCINQ, the same request) says waits.
+func (w *configWatch) File() (*os.File, error) {
+	fd, err := unix.Dup(w.fd)
+	if err != nil {
+		return nil, fmt.Errorf("session: the git config watch for fs: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), "git config watch"), nil
+}
+
+// Close closes the launcher's descriptor (fs keeps its own); a drain
+// after it says "relevant", an arm watches nothing.
+func (w *configWatch) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return nil
+	}
+	err := unix.Close(w.fd)
+	w.fd = -1
+	return err
+}
+
+// arm watches files (absolute) from now on, in place of those armed
+// before (whose watches stay, their events concerning nothing).
+// fresh: a watch was armed on something not watched before, so what
+// it covers may have changed before it was armed (the caller reads the
+// configs again); notes say what could not be watched.
+func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.files, w.dirs = map[int32]bool{}, map[int32]map[string]bool{}
+	fd := w.fd
+	if fd < 0 {
+		return false, []string{"the git configs (not watched: the session is stopping)"}
+	}
+	add := func(p string, mask uint32) (int32, error) {
+		wd, err := unix.InotifyAddWatch(fd, p, mask)
+		if err != nil {
+			return -1, err
+		}
+		if !w.seen[int32(wd)] {
+			w.seen[int32(wd)], fresh = true, true
+		}
+		return int32(wd), nil
+	}
+	watchDir := func(f string) {
+		// The nearest directory that exists, and the name in it on the
+		// way to f: a .git/config of a repository not made yet is
+		// watched as ".git" in the working tree's root.
+		dir, name := filepath.Dir(f), filepath.Base(f)
+		for range 256 {
+			wd, err := add(dir, dirEvents)
+			if err == nil {
+				if w.dirs[wd] == nil {
+					w.dirs[wd] = map[string]bool{}
+				}
+				w.dirs[wd][name] = true
+				return
+			}
+			if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) || dir == filepath.Dir(dir) {
+				notes = append(notes, fmt.Sprintf("%s (not watched for the person's edits: %v)", f, err))
+				return
+			}
+			dir, name = filepath.Dir(dir), filepath.Base(dir)
+		}
+	}
+	for _, f := range files {
+		watchDir(f)
+		// A config that is a link (a ~/.gitconfig kept with dotfiles) is
+		// edited where it leads: that directory is watched too.
+		if real, err := filepath.EvalSymlinks(f); err == nil && real != f {
+			watchDir(real)
+		}
+		switch wd, err := add(f, fileEvents); {
+		case err == nil:
+			w.files[wd] = true
+		case !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR):
+			notes = append(notes, fmt.Sprintf("%s (not watched for the person's edits: %v)", f, err))
+		}
+	}
+	return fresh, notes
+}
+
+// drain reads every event waiting and reports whether one concerns a
+// config (relevant): a change of a watched file, of a name on the way
+// to one, of a watched directory itself, or lost events.
+func (w *configWatch) drain() (relevant bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return true
+	}
+	buf := make([]byte, 64<<10)
+	for range maxDrainReads {
+		if waiting, err := unix.IoctlGetInt(w.fd, unix.TIOCINQ); err != nil {
+			return true
+		} else if waiting == 0 {
+			return relevant
+		}
+		n, err := unix.Read(w.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return true
+		}
+		for b := buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+			end := unix.SizeofInotifyEvent + int(ev.Len)
+			if end > len(b) {
+				return true
+			}
+			name := string(b[unix.SizeofInotifyEvent:end])
+			for len(name) > 0 && name[len(name)-1] == 0 {
+				name = name[:len(name)-1]
+			}
+			b = b[end:]
+			switch names, dir := w.dirs[ev.Wd]; {
+			case ev.Mask&unix.IN_Q_OVERFLOW != 0, w.files[ev.Wd]:
+				relevant = true
+			case dir && (name == "" || names[name]):
+				relevant = true
+			}
+		}
+	}
+	return true
+}
