@@ -903,9 +903,13 @@ func TestIntegrationComponentsGitConfigChanged(t *testing.T) {
 
 // A config the person edits themselves during the session (not through
 // fs) is read again before each command: the hooks directory it now
-// names is read-only for the command. The agent says when the session
-// has started (a file through fs), the test changes the config then, and
-// the agent waits for that before its command.
+// names is read-only for the command. fs sees the edit too before it
+// serves the next change (the launcher's watch on the configs): its
+// write there is refused (nobody to ask), where before the edit was
+// fs's only after its next approved change, and the hook was written.
+// The agent says when the session has started (a file through fs), the
+// test changes the config then, and the agent waits for that before its
+// command; a file beside is written both ways (the control).
 func TestIntegrationComponentsGitConfigEditedByPerson(t *testing.T) {
 	s := newSandbox(t)
 	const owner = 4247
@@ -920,6 +924,8 @@ func TestIntegrationComponentsGitConfigEditedByPerson(t *testing.T) {
 	script := strings.Join([]string{
 		"printf x | " + l + " fs write started",
 		"i=0; while ! " + l + " fs stat edited >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done",
+		"printf x | " + l + " fs write hk/post-checkout; echo fshooks=$?",
+		"printf x | " + l + " fs write other-fs; echo fsother=$?",
 		l + ` sh 'perl -e "open(F, q(>), q(hk/pre).q(-commit)) or die qq(\$!\n)"; echo shhooks=$?'`,
 		l + ` sh 'perl -e "open(F, q(>), q(other)) or die qq(\$!\n)"; echo shother=$?'`,
 		"true",
@@ -945,9 +951,13 @@ func TestIntegrationComponentsGitConfigEditedByPerson(t *testing.T) {
 	if err := <-edited; err != nil {
 		t.Fatalf("the person's edit: %v; run %s", err, r)
 	}
-	if r.code != 0 || !strings.Contains(r.stdout, "shother=0\n") {
-		t.Fatalf("session, or the control command: %s", r)
+	if r.code != 0 || !strings.Contains(r.stdout, "shother=0\n") || !strings.Contains(r.stdout, "fsother=0\n") {
+		t.Fatalf("session, or the control command or write: %s", r)
 	}
+	if !strings.Contains(r.stdout, "fshooks=119\n") {
+		t.Errorf("fs wrote the hooks directory the person's edit names: %s", r)
+	}
+	mustNotExist(t, filepath.Join(s.ws, "hk", "post-checkout"), "fs wrote the hooks directory the person's edit names")
 	if !strings.Contains(r.stdout, "shhooks=") || strings.Contains(r.stdout, "shhooks=0\n") {
 		t.Errorf("a command wrote the hooks directory the person's edit names: %s", r)
 	}
