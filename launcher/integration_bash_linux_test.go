@@ -173,8 +173,14 @@ func TestIntegrationComponentsShellRemovesOnlyNew(t *testing.T) {
 			t.Errorf("%s after the move and back: %q, %v", f, b, err)
 		}
 	}
-	if strings.Contains(r.stderr, "proj2") {
-		t.Errorf("the moved repository was taken for new: %s", r)
+	// Only what was moved aside or found new is looked at: fs has the
+	// configs read again once the person's edit is seen (the watch),
+	// perhaps while the repository is at proj2, whose config ("mine",
+	// no git config) is then said not read, truly.
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(line, "proj2") && !strings.HasPrefix(line, "launcher: warning: not covered: ") {
+			t.Errorf("the moved repository was taken for new: %s", r)
+		}
 	}
 	held, _ := filepath.Glob(cfg + ".pinfold-held-*")
 	if len(held) != 1 {

@@ -120,7 +120,40 @@
 //     change (not a removal), fs asks the launcher over the same channel
 //     to read the workspace's git configs again (Root.Refresh: fs cannot
 //     read the person's own configs) and protects what they name from
-//     then on, holding its other changes until then (Root.gate). A
+//     then on, holding its other changes until then (Root.gate). The
+//     person may also edit a config themselves during the session (git
+//     config core.hooksPath .githooks in their own shell, an editor
+//     saving by rename, an included file or a ~/.gitconfig made, git
+//     init where the workspace had no repository): the launcher watches,
+//     with inotify, each config file its last read read or looked for
+//     (the repositories' config and config.worktree, what they include,
+//     the .git, commondir and gitdir files that lead to them, the
+//     person's global ones, the workspace's own .git/config) and the
+//     directory each lies in, or the nearest one above that exists, and
+//     hands fs the inotify descriptor (fd 10). Before each change but a
+//     removal, fs asks the kernel whether an event waits (Root.Stale:
+//     one ioctl, FIONREAD, under the shared gate); if one does, it has
+//     the launcher read the configs again (Root.Recheck, over the same
+//     channel, holding the gate exclusively), and the change is checked
+//     against what they name then. The launcher alone reads the events,
+//     and walks the workspace only when one concerns a config (a file
+//     beside one, git's lock files, cost one round trip and no walk).
+//     The kernel queues an event within the system call that edits,
+//     makes, renames or removes the file, so a change fs is asked for
+//     after the edit is checked against the edited config. A recheck
+//     that gets no answer refuses the change, saying so, and the next
+//     change asks again; a config read but not understood (git refuses
+//     it too) is said on the launcher's terminal and in fs's log, as at
+//     the start. fs gets the channel and the watch also when nobody can
+//     be asked (Bootstrap.Ask false: every protected change is then
+//     refused). Not seen until the configs are next read (an approved
+//     change, a recheck another event causes, and before each command,
+//     which reads them itself): a repository made below the workspace's
+//     root during the session (git init in a subdirectory; a commondir
+//     a new .git file names), whose directories were not watched; an
+//     edit through a shared writable mapping, which queues no event; a
+//     config whose watch could not be added (fs.inotify.max_user_watches
+//     reached: said on the terminal as not watched). A
 //     recursive delete (Root.Recursive) is confirmed separately (the word
 //     "delete"), backed up and verified first (package backup), and,
 //     when no backup fits, needs a second, irreversible confirmation;

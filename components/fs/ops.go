@@ -650,6 +650,11 @@ func (r *Root) gated(op, p string, change func(r *Root) error) error {
 	held.gateHeld = true
 	held.gate.Lock()
 	defer held.gate.Unlock()
+	// An edit between the shared gate and this one is read too: the
+	// question names every protected path the change touches.
+	if err := r.recheckHeld(op, p); err != nil {
+		return err
+	}
 	err = change(&held)
 	if held.approved {
 		// The change is made, whatever err says (a write's fsync): its
@@ -672,6 +677,11 @@ func (r *Root) stale() bool { return r.Stale != nil && r.Recheck != nil && r.Sta
 func (r *Root) recheck(op, p string) error {
 	r.gate.Lock()
 	defer r.gate.Unlock()
+	return r.recheckHeld(op, p)
+}
+
+// recheckHeld is recheck for a caller holding the gate exclusively.
+func (r *Root) recheckHeld(op, p string) error {
 	if !r.stale() {
 		return nil // read again by another change meanwhile
 	}
