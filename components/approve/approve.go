@@ -531,6 +531,9 @@ type wireAnswer struct {
 	Reason  string   `json:"reason"`
 	Protect []string `json:"protect,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
+	// Watch: the names that lead to a git config in what the launcher
+	// watches (ServeChecked's), for the component to tell its events by.
+	Watch []string `json:"watch,omitempty"`
 }
 
 // maxLine bounds a line on the channel; maxAnswerLine a refresh's answer,
@@ -554,14 +557,27 @@ type Refresher func() (protect, notes []string)
 // An answer longer than a line may be keeps the paths that fit, and says
 // how many it left out.
 func ServeRefresh(c io.ReadWriteCloser, t *Terminal, from string, refresh Refresher) {
-	ServeChecked(c, t, from, refresh, nil)
+	var r WatchedRefresher
+	if refresh != nil {
+		r = func() (protect, notes, watch []string) {
+			protect, notes = refresh()
+			return protect, notes, nil
+		}
+	}
+	ServeChecked(c, t, from, r, nil)
 }
 
+// WatchedRefresher is a Refresher that also says the names that lead to
+// a git config in what the launcher watches (the component's watch on
+// them: fs.ConfigNews).
+type WatchedRefresher func() (protect, notes, watch []string)
+
 // ServeChecked is ServeRefresh that also answers a recheck
-// (Client.Recheck: the component found the launcher's watch on the git
-// configs to have news) with recheck, and, with t nil, answers each
-// question no: nobody can be asked, but the configs are still read.
-func ServeChecked(c io.ReadWriteCloser, t *Terminal, from string, refresh, recheck Refresher) {
+// (Client.Recheck: the component found an event of the launcher's
+// watch on the git configs to concern one) with recheck, and, with t
+// nil, answers each question no: nobody can be asked, but the configs
+// are still read.
+func ServeChecked(c io.ReadWriteCloser, t *Terminal, from string, refresh, recheck WatchedRefresher) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, maxLine)
 	for {
@@ -578,12 +594,12 @@ func ServeChecked(c io.ReadWriteCloser, t *Terminal, from string, refresh, reche
 			a.Reason = "this launcher reads no git configs for " + from
 		case q.Refresh:
 			a.Yes, a.Reason = true, "read"
-			a.Protect, a.Notes = refresh()
+			a.Protect, a.Notes, a.Watch = refresh()
 		case q.Recheck && recheck == nil:
 			a.Reason = "this launcher watches no git configs for " + from
 		case q.Recheck:
 			a.Yes, a.Reason = true, "read"
-			a.Protect, a.Notes = recheck()
+			a.Protect, a.Notes, a.Watch = recheck()
 		case t == nil:
 			a.Reason = "this session has no terminal to ask on"
 		default:
@@ -639,34 +655,34 @@ func NewClient(c io.ReadWriter) *Client {
 // (ServeRefresh): paths relative to the workspace, and notes on what it
 // could not read or send. err when it could not be asked or answered.
 func (c *Client) Refresh() (protect, notes []string, err error) {
-	if c == nil {
-		return nil, nil, errors.New("no channel to the launcher")
-	}
-	a, err := c.exchange(wireRequest{Refresh: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	if !a.Yes {
-		return nil, nil, errors.New(a.Reason)
-	}
-	return a.Protect, a.Notes, nil
+	protect, notes, _, err = c.read(wireRequest{Refresh: true})
+	return protect, notes, err
 }
 
-// Recheck is Refresh after the component found the launcher's watch on
-// the git configs to have news (ServeChecked): the launcher reads them
-// again if what changed is one of them.
-func (c *Client) Recheck() (protect, notes []string, err error) {
+// RefreshWatch is Refresh with the names that lead to a git config in
+// what the launcher watches now (ServeChecked).
+func (c *Client) RefreshWatch() (protect, notes, watch []string, err error) {
+	return c.read(wireRequest{Refresh: true})
+}
+
+// Recheck is RefreshWatch after the component found an event of the
+// launcher's watch on the git configs to concern one (ServeChecked).
+func (c *Client) Recheck() (protect, notes, watch []string, err error) {
+	return c.read(wireRequest{Recheck: true})
+}
+
+func (c *Client) read(q wireRequest) (protect, notes, watch []string, err error) {
 	if c == nil {
-		return nil, nil, errors.New("no channel to the launcher")
+		return nil, nil, nil, errors.New("no channel to the launcher")
 	}
-	a, err := c.exchange(wireRequest{Recheck: true})
+	a, err := c.exchange(q)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if !a.Yes {
-		return nil, nil, errors.New(a.Reason)
+		return nil, nil, nil, errors.New(a.Reason)
 	}
-	return a.Protect, a.Notes, nil
+	return a.Protect, a.Notes, a.Watch, nil
 }
 
 // exchange sends q and reads its answer, one at a time on the channel.

@@ -57,25 +57,29 @@ func TestChannelRefresh(t *testing.T) {
 	}
 }
 
-// A recheck (the component found the launcher's watch on the git
-// configs to have news) is answered by the recheck function, not the
-// refresh; a channel with none says so. With no terminal (nil: nobody
+// A recheck (the component found an event of the launcher's watch on
+// the git configs to concern one) is answered by the recheck function,
+// with the watch's names, as a refresh asked with RefreshWatch is; a
+// channel with none says so. With no terminal (nil: nobody
 // can be asked) questions are answered no, saying why, and the configs
 // are still read.
 func TestChannelRecheck(t *testing.T) {
 	a, b := net.Pipe()
 	refreshes, rechecks := 0, 0
-	refresh := func() ([]string, []string) { refreshes++; return []string{"a"}, nil }
-	recheck := func() ([]string, []string) { rechecks++; return []string{"hk"}, []string{"x (not read)"} }
+	refresh := func() ([]string, []string, []string) { refreshes++; return []string{"a"}, nil, []string{"config"} }
+	recheck := func() ([]string, []string, []string) {
+		rechecks++
+		return []string{"hk"}, []string{"x (not read)"}, []string{"config", ".gitconfig"}
+	}
 	done := make(chan struct{})
 	go func() { ServeChecked(a, nil, "fs", refresh, recheck); close(done) }()
 	c := NewClient(b)
-	ps, notes, err := c.Recheck()
-	if err != nil || strings.Join(ps, ",") != "hk" || len(notes) != 1 || rechecks != 1 || refreshes != 0 {
-		t.Errorf("recheck: %q %q %v (%d rechecks, %d refreshes)", ps, notes, err, rechecks, refreshes)
+	ps, notes, watch, err := c.Recheck()
+	if err != nil || strings.Join(ps, ",") != "hk" || len(notes) != 1 || strings.Join(watch, ",") != "config,.gitconfig" || rechecks != 1 || refreshes != 0 {
+		t.Errorf("recheck: %q %q %q %v (%d rechecks, %d refreshes)", ps, notes, watch, err, rechecks, refreshes)
 	}
-	if ps, _, err := c.Refresh(); err != nil || strings.Join(ps, ",") != "a" || refreshes != 1 {
-		t.Errorf("refresh: %q %v", ps, err)
+	if ps, _, watch, err := c.RefreshWatch(); err != nil || strings.Join(ps, ",") != "a" || strings.Join(watch, ",") != "config" || refreshes != 1 {
+		t.Errorf("refresh: %q %q %v", ps, watch, err)
 	}
 	if ans := c.Ask("write x", "", Approve); ans.Yes || !strings.Contains(ans.Reason, "no terminal") {
 		t.Errorf("a question with no terminal: %+v", ans)
@@ -84,8 +88,8 @@ func TestChannelRecheck(t *testing.T) {
 	<-done
 
 	a, b = net.Pipe()
-	go ServeRefresh(a, &Terminal{}, "fs", refresh)
-	if _, _, err := NewClient(b).Recheck(); err == nil || !strings.Contains(err.Error(), "watches no git configs") {
+	go ServeRefresh(a, &Terminal{}, "fs", func() ([]string, []string) { return nil, nil })
+	if _, _, _, err := NewClient(b).Recheck(); err == nil || !strings.Contains(err.Error(), "watches no git configs") {
 		t.Errorf("a channel without a recheck: %v", err)
 	}
 	b.Close()

@@ -8,8 +8,6 @@ import (
 	"os"
 	"strconv"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/fs/backup"
 	"github.com/pinfold/pinfold/components/internal/boot"
@@ -69,6 +67,9 @@ type Bootstrap struct {
 	// BackupQuota is the backup store's size (the policy's
 	// backups.quota; 0: the store's default).
 	BackupQuota int64 `json:"backup_quota"`
+	// Watch is the names that lead to a git config in what the
+	// launcher's watch on them (fd 10) watches (ConfigNews).
+	Watch []string `json:"watch,omitempty"`
 	// Ask: the launcher can put questions to the person over the
 	// approval channel. Without it the channel serves only the reading
 	// of the git configs again, and every protected change is refused.
@@ -130,12 +131,15 @@ func serve(log *slog.Logger) error {
 		// already is dropped.
 		root.Refresh = refreshOver(ask.Refresh, log)
 		// The person may edit a config themselves (a core.hooksPath
-		// added by hand): before each change, fs asks the kernel
-		// whether the launcher's watch on the configs has news, and if
-		// so has the launcher read them again first.
+		// added by hand): before each change, fs reads the events of
+		// the launcher's watch on the configs, and if one concerns a
+		// config has the launcher read them again first. Each reading
+		// says the names the events are told by from then on.
 		if hasWatch {
-			root.Stale = func() bool { return watchHasNews(fdWatch) }
-			root.Recheck = recheckOver(ask.Recheck, log)
+			news := NewConfigNews(fdWatch, b.Watch)
+			root.Refresh = refreshOver(func() ([]string, []string, error) { return news.Read(ask.RefreshWatch) }, log)
+			root.Stale = news.Stale
+			root.Recheck = recheckOver(func() ([]string, []string, error) { return news.Read(ask.Recheck) }, log)
 		}
 		// Recursive deletes need both the person and a store.
 		if hasStore && b.Ask {
@@ -250,16 +254,6 @@ func taken(paths, notes []string, when string, log *slog.Logger) []string {
 func isInotify(fd int) bool {
 	link, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	return err == nil && link == "anon_inode:inotify"
-}
-
-// watchHasNews reports whether an event waits on the inotify descriptor
-// fd: one ioctl (FIONREAD, which TIOCINQ is). The launcher alone reads
-// the events, in a recheck, so one stays waiting until it has read the
-// configs. A descriptor that cannot be asked has news: fs asks the
-// launcher rather than guess.
-func watchHasNews(fd int) bool {
-	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
-	return err != nil || n > 0
 }
 
 // recheckOver is Root.Recheck through ask (the approval channel's

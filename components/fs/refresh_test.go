@@ -239,31 +239,29 @@ func TestRefreshOverSays(t *testing.T) {
 }
 
 // watchedRecheck is a Root.Stale and Root.Recheck as fs has them in a
-// session, on a real inotify watch of the workspace's .git directory
-// and .git/config: Stale asks the descriptor (watchHasNews, as main.go
-// does), and Recheck reads the events (the launcher's part) and then
-// the configs (readConfigsOf), or fails with fail set.
+// session (main.go), on a real inotify watch of the workspace's .git
+// directory (for the name config) and .git/config: Stale is
+// ConfigNews's, and Recheck reads the configs (readConfigsOf), or fails
+// with fail set.
 func watchedRecheck(t *testing.T, ws string, calls *int, fail *bool) (stale func() bool, recheck func() ([]string, error)) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	must(t, err)
 	t.Cleanup(func() { unix.Close(fd) })
-	for _, p := range []string{".git", ".git/config"} {
-		if _, err := unix.InotifyAddWatch(fd, filepath.Join(ws, p), unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF); err != nil {
+	for p, mask := range map[string]uint32{".git": unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE, ".git/config": unix.IN_MODIFY | unix.IN_DELETE_SELF} {
+		if _, err := unix.InotifyAddWatch(fd, filepath.Join(ws, p), mask); err != nil {
 			t.Fatal(err)
 		}
 	}
 	read := readConfigsOf(t, ws, calls)
-	return func() bool { return watchHasNews(fd) }, func() ([]string, error) {
-		if *fail {
-			return nil, errors.New("no answer from the launcher: EOF")
-		}
-		buf := make([]byte, 64<<10)
-		for range 100 {
-			if _, err := unix.Read(fd, buf); err != nil {
-				break
+	news := NewConfigNews(fd, []string{"config"})
+	return news.Stale, func() ([]string, error) {
+		paths, _, err := news.Read(func() ([]string, []string, []string, error) {
+			if *fail {
+				return nil, nil, nil, errors.New("no answer from the launcher: EOF")
 			}
-		}
-		return read(), nil
+			return read(), nil, []string{"config"}, nil
+		})
+		return paths, err
 	}
 }
 
@@ -273,9 +271,9 @@ func watchedRecheck(t *testing.T, ws string, calls *int, fail *bool) (stale func
 // core.hooksPath the edit added is asked about (refused here) where
 // before it was written unasked until fs's next approved change, and
 // the person's next commit ran it. Edited in place, and replaced by a
-// rename (the include added then names a new file). A write elsewhere
-// reads nothing; a recheck that fails refuses the change with why, and
-// the next change asks again.
+// rename (the include added then names a new file). A write elsewhere,
+// or after a file made beside the config, reads nothing; a recheck that
+// fails refuses the change with why, and the next change asks again.
 func TestRecheckAfterPersonEdits(t *testing.T) {
 	gitTestHome(t)
 	w := newWorld(t)
@@ -303,8 +301,12 @@ func TestRecheckAfterPersonEdits(t *testing.T) {
 		t.Errorf("rechecks %d, refreshes %d: want 1, 0", rechecks, refreshes)
 	}
 	wantOK(t, "a write elsewhere", w.root.Write("other", []byte("x"), false))
+	// Git's lock file beside the config is news that concerns no config:
+	// read and dropped, nothing read again.
+	must(t, os.WriteFile(filepath.Join(w.ws, ".git/index.lock"), nil, 0o644))
+	wantOK(t, "a write after a lock file was made", w.root.Write("other", []byte("y"), false))
 	if rechecks != 1 {
-		t.Errorf("a write with nothing changed read the configs again: %d", rechecks)
+		t.Errorf("a write with no config changed read the configs again: %d", rechecks)
 	}
 	// Replaced by a rename, naming an included file.
 	tmp := filepath.Join(w.ws, ".git/config.new")

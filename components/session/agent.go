@@ -213,7 +213,7 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 		}
 		protected = append(protected, rel)
 	}
-	boot, err := json.Marshal(fs.Bootstrap{Credential: credential(leaf, keyPEM), Protected: protected, BackupQuota: s.cfg.BackupQuota, Ask: s.cfg.Asker != nil,
+	boot, err := json.Marshal(fs.Bootstrap{Credential: credential(leaf, keyPEM), Protected: protected, BackupQuota: s.cfg.BackupQuota, Ask: s.cfg.Asker != nil, Watch: watch.watched(),
 		Hidden: beneath(s.cfg.Workspace, append([]string{s.cfg.Root, BackupRoot}, s.cfg.Authority...))})
 	clear(keyPEM)
 	if err != nil {
@@ -287,7 +287,7 @@ func (s *Session) approvals(role pki.Role) (*os.File, error) {
 	if role == pki.FS {
 		// fs asks for the git configs to be read again after a change
 		// the person approved (fs.Root.Refresh).
-		go approve.ServeChecked(c, s.cfg.Asker, string(role), s.refreshForFS, s.recheckForFS)
+		go approve.ServeChecked(c, s.cfg.Asker, string(role), s.refreshForFS, s.refreshForFS)
 	} else {
 		go approve.Serve(c, s.cfg.Asker, string(role))
 	}

@@ -96,25 +96,16 @@ func (s *Session) addNamed(named, notes []string) (added []string) {
 // perhaps by the agent while nothing named it (a .githooks filled first,
 // then a hooksPath asked for), and the question showed the config, not
 // that.
-func (s *Session) refreshForFS() (protect, notes []string) {
+//
+// It answers fs's recheck too (approve.ServeChecked): fs read an event
+// of the watch on the git configs (configWatch) that concerns one. watch
+// is the names fs tells the watch's events by from then on.
+func (s *Session) refreshForFS() (protect, notes, watch []string) {
+	added, notes := s.refreshNamed()
 	if s.watch != nil {
-		s.watch.drain() // the approved change's own events: read below
+		watch = s.watch.watched()
 	}
-	added, notes := s.refreshNamed()
-	return s.forFS(added), notes
-}
-
-// recheckForFS is fs's recheck (approve.ServeChecked): fs found the
-// watch on the git configs (configWatch) to have news. The configs are
-// read again when an event concerns one of them; otherwise (a file
-// beside a config made, the agent's git's lock files in .git) what fs
-// was sent before is sent again, with no walk.
-func (s *Session) recheckForFS() (protect, notes []string) {
-	if s.watch == nil || !s.watch.drain() {
-		return s.forFS(nil), nil
-	}
-	added, notes := s.refreshNamed()
-	return s.forFS(added), notes
+	return s.forFS(added), notes, watch
 }
 
 // forFS tells the person of each of added (newly named) that exists

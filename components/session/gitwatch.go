@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,15 +15,15 @@ import (
 // the last read of the workspace's configs read or looked for
 // (fs.GitConfigWatched): each file that exists, and the directory each
 // lies in (or, for one that does not exist yet, the nearest directory
-// above it that does), for the names on the way to it. fs holds the
-// same inotify descriptor (fd 10) and, before each change it serves,
-// asks the kernel whether an event waits (one ioctl, FIONREAD): the
-// kernel queues the event within the system call that edits, makes,
-// renames or removes the file, so a change fs serves after the edit
-// finds it waiting. It then asks the launcher over the approval
-// channel to read the configs again (recheck); the launcher alone reads
-// the events, and reads the configs only when one concerns a config
-// (a file of theirs, or a name on the way to one).
+// above it that does). fs holds the same inotify descriptor (fd 10) and
+// alone reads its events (fs.ConfigNews): before each change it serves,
+// it asks the kernel whether an event waits (one ioctl, FIONREAD), and
+// reads those that do. The kernel queues the event within the system
+// call that edits, makes, renames or removes the file, so a change fs
+// serves after the edit finds it. One that concerns a config (a watched
+// file's own, or one about a name of names in a watched directory) has
+// fs ask the launcher over the approval channel to read the configs
+// again (recheck) before the change is checked.
 type configWatch struct {
 	mu sync.Mutex
 	fd int // the inotify descriptor; fs has a copy of it (File)
@@ -32,6 +32,9 @@ type configWatch struct {
 	files map[int32]bool
 	dirs  map[int32]map[string]bool
 	seen  map[int32]bool // every watch descriptor armed so far
+	// names are the names on the way to a config in the directories
+	// watched, for fs to tell the events by.
+	names []string
 }
 
 // Events that concern a watched config file, and a directory on the way
@@ -43,10 +46,6 @@ const (
 	dirEvents  = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
 )
 
-// maxDrainReads bounds the reads of one drain; past it, the events are
-// taken to concern a config.
-const maxDrainReads = 1024
-
 func newConfigWatch() (*configWatch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
@@ -56,8 +55,8 @@ func newConfigWatch() (*configWatch, error) {
 }
 
 // File is a copy of the descriptor, for fs. Passing it on may clear
-// O_NONBLOCK (os/exec takes it blocking), for the launcher's copy too:
-// drain reads only what FIONREAD (TIOCINQ, the same request) says waits.
+// O_NONBLOCK (os/exec takes it blocking): fs reads only what FIONREAD
+// says waits.
 func (w *configWatch) File() (*os.File, error) {
 	fd, err := unix.Dup(w.fd)
 	if err != nil {
@@ -67,8 +66,8 @@ func (w *configWatch) File() (*os.File, error) {
 	return os.NewFile(uintptr(fd), "git config watch"), nil
 }
 
-// Close closes the launcher's descriptor (fs keeps its own); a drain
-// after it says "relevant", an arm watches nothing.
+// Close closes the launcher's descriptor (fs keeps its own); an arm
+// after it watches nothing.
 func (w *configWatch) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -88,7 +87,7 @@ func (w *configWatch) Close() error {
 func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.files, w.dirs = map[int32]bool{}, map[int32]map[string]bool{}
+	w.files, w.dirs, w.names = map[int32]bool{}, map[int32]map[string]bool{}, nil
 	fd := w.fd
 	if fd < 0 {
 		return false, []string{"the git configs (not watched: the session is stopping)"}
@@ -115,6 +114,9 @@ func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
 					w.dirs[wd] = map[string]bool{}
 				}
 				w.dirs[wd][name] = true
+				if !slices.Contains(w.names, name) {
+					w.names = append(w.names, name)
+				}
 				return
 			}
 			if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) || dir == filepath.Dir(dir) {
@@ -141,47 +143,10 @@ func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
 	return fresh, notes
 }
 
-// drain reads every event waiting and reports whether one concerns a
-// config (relevant): a change of a watched file, of a name on the way
-// to one, of a watched directory itself, or lost events.
-func (w *configWatch) drain() (relevant bool) {
+// watched is the names on the way to a config in the directories the
+// last arm watches (fs.ConfigNews's).
+func (w *configWatch) watched() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.fd < 0 {
-		return true
-	}
-	buf := make([]byte, 64<<10)
-	for range maxDrainReads {
-		if waiting, err := unix.IoctlGetInt(w.fd, unix.TIOCINQ); err != nil {
-			return true
-		} else if waiting == 0 {
-			return relevant
-		}
-		n, err := unix.Read(w.fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return true
-		}
-		for b := buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-			end := unix.SizeofInotifyEvent + int(ev.Len)
-			if end > len(b) {
-				return true
-			}
-			name := string(b[unix.SizeofInotifyEvent:end])
-			for len(name) > 0 && name[len(name)-1] == 0 {
-				name = name[:len(name)-1]
-			}
-			b = b[end:]
-			switch names, dir := w.dirs[ev.Wd]; {
-			case ev.Mask&unix.IN_Q_OVERFLOW != 0, w.files[ev.Wd]:
-				relevant = true
-			case dir && (name == "" || names[name]):
-				relevant = true
-			}
-		}
-	}
-	return true
+	return slices.Clone(w.names)
 }

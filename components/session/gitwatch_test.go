@@ -10,14 +10,14 @@ import (
 	"github.com/pinfold/pinfold/components/fs"
 )
 
-// The watch on the git configs (configWatch) has news, for fs (FIONREAD
-// on its copy of the descriptor), once anything happens in what it
-// watches, and drain says whether it concerned a config: an edit in
-// place, a config replaced by a rename, an included file or a person's
-// ~/.gitconfig made where none was, a repository made (git init) in a
-// workspace that had none. Files made beside them (git's lock files, a
-// file in the workspace) are news that concerns no config; once
-// drained, there is no news.
+// The watch on the git configs (configWatch) has events waiting, for fs
+// (FIONREAD on its copy of the descriptor), once anything happens in
+// what it watches, and fs (fs.ConfigNews, told the watch's names) takes
+// them to concern a config for an edit in place, a config replaced by a
+// rename, an included file or a person's ~/.gitconfig made where none
+// was, a repository made (git init) in a workspace that had none. Files
+// made beside them (git's lock files, a file in the workspace or the
+// home directory) concern no config; once fs has read them, none wait.
 func TestConfigWatchSeesEdits(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -47,10 +47,11 @@ func TestConfigWatchSeesEdits(t *testing.T) {
 	if fresh, notes := w.arm(files); !fresh || len(notes) > 0 {
 		t.Fatalf("arm: fresh %v, notes %q (files %q)", fresh, notes, files)
 	}
-	news := func() bool {
+	waiting := func() bool {
 		n, err := unix.IoctlGetInt(int(fsCopy.Fd()), unix.TIOCINQ)
 		return err != nil || n > 0
 	}
+	news := fs.NewConfigNews(int(fsCopy.Fd()), w.watched())
 	for _, c := range []struct {
 		what     string
 		do       func()
@@ -82,18 +83,21 @@ func TestConfigWatchSeesEdits(t *testing.T) {
 		{"git init there", func() { write(filepath.Join(bare, ".git/config"), "[core]\n\thooksPath = hk\n") }, true},
 	} {
 		c.do()
-		if got := news(); got != (c.what != "nothing") {
-			t.Errorf("%s: news %v", c.what, got)
+		if got := waiting(); got != (c.what != "nothing") {
+			t.Errorf("%s: events waiting %v", c.what, got)
 		}
-		if got := w.drain(); got != c.relevant {
-			t.Errorf("%s: drain says it concerns a config: %v, want %v", c.what, got, c.relevant)
+		if got := news.Stale(); got != c.relevant {
+			t.Errorf("%s: fs takes it to concern a config: %v, want %v", c.what, got, c.relevant)
 		}
-		if news() {
-			t.Errorf("%s: news after the drain", c.what)
+		if waiting() {
+			t.Errorf("%s: events waiting after fs read them", c.what)
 		}
-		// As refreshNamed does after a relevant event: the files read
-		// now are watched (the rename's new config, the file made).
-		_, _, files := fs.GitConfigWatched([]string{ws, bare}, fs.MaxProtectedWalk)
-		w.arm(files)
+		// As a recheck does: the files read now are watched (the
+		// rename's new config, the file made), fs told their names.
+		news.Read(func() (_, _, _ []string, _ error) {
+			_, _, files := fs.GitConfigWatched([]string{ws, bare}, fs.MaxProtectedWalk)
+			w.arm(files)
+			return nil, nil, w.watched(), nil
+		})
 	}
 }

@@ -1,0 +1,121 @@
+package fs
+
+import (
+	"slices"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ConfigNews is fs's end of the launcher's inotify watch on the git
+// configs (package session's configWatch; fs's fd 10): Root.Stale and
+// the reading of Root.Refresh's and Root.Recheck's answers. fs alone
+// reads the events. One concerns a config when it is about a watched
+// file or directory itself (no name: an edit, a removal, a move) or
+// about a name the launcher said leads to a config (Names: config,
+// .git, .gitconfig, an included file's name, ...) in a watched
+// directory; others (a file made beside a config, git's lock files,
+// fs's own writes in a watched workspace root) are read and dropped
+// without asking the launcher. Compared by name alone, a name of one
+// watched directory's config in another counts too: asked once more
+// than needed, never less.
+type ConfigNews struct {
+	fd      int
+	mu      sync.Mutex
+	names   map[string]bool
+	pending bool // an event that concerns a config was read: read them again
+	buf     []byte
+}
+
+// maxNewsReads bounds the reads of one Stale; past it, the configs are
+// read again.
+const maxNewsReads = 64
+
+// NewConfigNews is the watch on inotify descriptor fd, names the
+// launcher's first Names.
+func NewConfigNews(fd int, names []string) *ConfigNews {
+	n := &ConfigNews{fd: fd, buf: make([]byte, 16<<10)}
+	n.setNames(names)
+	return n
+}
+
+func (n *ConfigNews) setNames(names []string) {
+	n.names = make(map[string]bool, len(names))
+	for _, s := range names {
+		n.names[s] = true
+	}
+}
+
+// Stale reports whether an event read since the configs were last read
+// concerns one: an ioctl (FIONREAD, which TIOCINQ is) when no event
+// waits, and a read of those that do. A descriptor that cannot be asked
+// or read has news: fs has the configs read rather than guess.
+func (n *ConfigNews) Stale() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for range maxNewsReads {
+		if n.pending {
+			return true
+		}
+		waiting, err := unix.IoctlGetInt(n.fd, unix.TIOCINQ)
+		if err != nil {
+			n.pending = true
+			return true
+		}
+		if waiting == 0 {
+			return false
+		}
+		m, err := unix.Read(n.fd, n.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || m <= 0 {
+			n.pending = true
+			return true
+		}
+		n.pending = n.concerns(n.buf[:m])
+	}
+	n.pending = true
+	return true
+}
+
+// concerns reports whether an event of the inotify events b concerns a
+// config.
+func (n *ConfigNews) concerns(b []byte) bool {
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+		end := unix.SizeofInotifyEvent + int(ev.Len)
+		if end > len(b) {
+			return true
+		}
+		name := b[unix.SizeofInotifyEvent:end]
+		if i := slices.Index(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 || len(name) == 0 || n.names[string(name)] {
+			return true
+		}
+		b = b[end:]
+	}
+	return len(b) > 0
+}
+
+// Read has the configs read again through ask (the approval channel's
+// Client.RefreshWatch or Recheck), and takes the names its answer says
+// lead to a config. Events read after Read begins count for the next
+// Stale; a read that failed leaves the news pending.
+func (n *ConfigNews) Read(ask func() (paths, notes, names []string, err error)) (paths, notes []string, err error) {
+	n.mu.Lock()
+	n.pending = false
+	n.mu.Unlock()
+	paths, notes, names, err := ask()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err != nil {
+		n.pending = true
+		return nil, nil, err
+	}
+	n.setNames(names)
+	return paths, notes, nil
+}
