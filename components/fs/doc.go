@@ -132,12 +132,14 @@
 //     directory each lies in, or the nearest one above that exists, and
 //     hands fs the inotify descriptor (fd 10). Before each change but a
 //     removal, fs asks the kernel whether an event waits (Root.Stale:
-//     one ioctl, FIONREAD, under the shared gate); if one does, it has
-//     the launcher read the configs again (Root.Recheck, over the same
-//     channel, holding the gate exclusively), and the change is checked
-//     against what they name then. The launcher alone reads the events,
-//     and walks the workspace only when one concerns a config (a file
-//     beside one, git's lock files, cost one round trip and no walk).
+//     one ioctl, FIONREAD, under the shared gate) and reads those that
+//     do (ConfigNews); if one concerns a config (a watched file's own, or
+//     one about a name the launcher said leads to a config: config,
+//     .git, an included file's name), it has the launcher read the
+//     configs again (Root.Recheck, over the same channel, holding the
+//     gate exclusively), and the change is checked against what they
+//     name then. Other events (a file made beside a config, git's lock
+//     files, fs's own writes in a watched workspace root) cost a read.
 //     The kernel queues an event within the system call that edits,
 //     makes, renames or removes the file, so a change fs is asked for
 //     after the edit is checked against the edited config. A recheck

@@ -42,7 +42,10 @@ func (s *Session) refreshNamed() (added, notes []string) {
 	// watched only after it was read may have changed between: read
 	// again, until no new file is watched (bounded: a config made to
 	// include a new file at each read is read maxGitConfigRereads times,
-	// and the last read's files are watched all the same).
+	// and the last read's files are watched all the same). The files
+	// read last time are watched again first: one replaced by a rename
+	// is new to the watch, not to the read.
+	s.watch.rearm()
 	for i := 0; ; i++ {
 		named, notes, files := fs.GitConfigWatched([]string{s.cfg.Workspace}, fs.MaxProtectedWalk)
 		fresh, watchNotes := s.watch.arm(files)

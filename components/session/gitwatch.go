@@ -25,13 +25,10 @@ import (
 // fs ask the launcher over the approval channel to read the configs
 // again (recheck) before the change is checked.
 type configWatch struct {
-	mu sync.Mutex
-	fd int // the inotify descriptor; fs has a copy of it (File)
-	// files are the watch descriptors of the config files; dirs those
-	// of directories, with the names in each on the way to a config.
-	files map[int32]bool
-	dirs  map[int32]map[string]bool
-	seen  map[int32]bool // every watch descriptor armed so far
+	mu   sync.Mutex
+	fd   int            // the inotify descriptor; fs has a copy of it (File)
+	seen map[int32]bool // every watch descriptor armed so far
+	last []string       // the files last armed
 	// names are the names on the way to a config in the directories
 	// watched, for fs to tell the events by.
 	names []string
@@ -40,7 +37,9 @@ type configWatch struct {
 // Events that concern a watched config file, and a directory on the way
 // to one (IN_ONLYDIR: a directory named so is watched only if it is
 // one). IN_MODIFY comes with each write, so an edit in place is seen
-// before it is closed.
+// before it is closed. Each is added to what the inode is watched for
+// already (IN_MASK_ADD): a watch stays until its file is removed, its
+// events concerning a config fs no longer reads costing a recheck.
 const (
 	fileEvents = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF
 	dirEvents  = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
@@ -87,20 +86,17 @@ func (w *configWatch) Close() error {
 func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.files, w.dirs, w.names = map[int32]bool{}, map[int32]map[string]bool{}, nil
+	w.names, w.last = nil, files
 	fd := w.fd
 	if fd < 0 {
 		return false, []string{"the git configs (not watched: the session is stopping)"}
 	}
-	add := func(p string, mask uint32) (int32, error) {
-		wd, err := unix.InotifyAddWatch(fd, p, mask)
-		if err != nil {
-			return -1, err
-		}
-		if !w.seen[int32(wd)] {
+	add := func(p string, mask uint32) error {
+		wd, err := unix.InotifyAddWatch(fd, p, mask|unix.IN_MASK_ADD)
+		if err == nil && !w.seen[int32(wd)] {
 			w.seen[int32(wd)], fresh = true, true
 		}
-		return int32(wd), nil
+		return err
 	}
 	watchDir := func(f string) {
 		// The nearest directory that exists, and the name in it on the
@@ -108,18 +104,12 @@ func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
 		// watched as ".git" in the working tree's root.
 		dir, name := filepath.Dir(f), filepath.Base(f)
 		for range 256 {
-			wd, err := add(dir, dirEvents)
-			if err == nil {
-				if w.dirs[wd] == nil {
-					w.dirs[wd] = map[string]bool{}
-				}
-				w.dirs[wd][name] = true
+			if err := add(dir, dirEvents); err == nil {
 				if !slices.Contains(w.names, name) {
 					w.names = append(w.names, name)
 				}
 				return
-			}
-			if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) || dir == filepath.Dir(dir) {
+			} else if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) || dir == filepath.Dir(dir) {
 				notes = append(notes, fmt.Sprintf("%s (not watched for the person's edits: %v)", f, err))
 				return
 			}
@@ -133,14 +123,21 @@ func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
 		if real, err := filepath.EvalSymlinks(f); err == nil && real != f {
 			watchDir(real)
 		}
-		switch wd, err := add(f, fileEvents); {
-		case err == nil:
-			w.files[wd] = true
-		case !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR):
+		if err := add(f, fileEvents); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) {
 			notes = append(notes, fmt.Sprintf("%s (not watched for the person's edits: %v)", f, err))
 		}
 	}
 	return fresh, notes
+}
+
+// rearm arms the files last armed again, before they are read: a file
+// replaced since (git config renames a new config into place) is
+// watched at its path again, so the read after need not be repeated.
+func (w *configWatch) rearm() {
+	w.mu.Lock()
+	last := w.last
+	w.mu.Unlock()
+	w.arm(last)
 }
 
 // watched is the names on the way to a config in the directories the
