@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -962,6 +963,71 @@ func TestIntegrationComponentsGitConfigEditedByPerson(t *testing.T) {
 		t.Errorf("a command wrote the hooks directory the person's edit names: %s", r)
 	}
 	mustNotExist(t, filepath.Join(s.ws, "hk", "pre-commit"), "a command wrote the hooks directory the person's edit names")
+}
+
+// The person's own git config command during the session (git config
+// renames a new config into place) reaches fs before its next write,
+// on a terminal too: fs asks before writing into the hooks directory
+// the person just named (unanswered: refused), and the launcher says
+// that directory exists already and holds what was written before. A
+// write beside it is neither asked about nor refused (the control).
+func TestIntegrationComponentsGitConfigEditedByPersonAsked(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on this machine")
+	}
+	s := newSandbox(t)
+	const owner = 4248
+	for _, d := range []string{".git", "hk"} {
+		must(t, os.MkdirAll(filepath.Join(s.ws, d), 0o777))
+	}
+	s.file(t, filepath.Join(s.ws, ".git", "config"), "[core]\n\tbare = false\n")
+	chownTree(t, s.ws, owner)
+	for _, d := range []string{".", ".git", "hk"} {
+		must(t, os.Chmod(filepath.Join(s.ws, d), 0o777))
+	}
+	edited := make(chan error, 1)
+	go func() {
+		for range 400 {
+			if _, err := os.Stat(filepath.Join(s.ws, "started")); err == nil {
+				out, err := exec.Command(git, "config", "--file", filepath.Join(s.ws, ".git", "config"), "core.hooksPath", "hk").CombinedOutput()
+				if err == nil {
+					err = os.WriteFile(filepath.Join(s.ws, "edited"), nil, 0o644)
+				} else {
+					err = fmt.Errorf("%v: %s", err, out)
+				}
+				edited <- err
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		edited <- errors.New("the agent did not start")
+	}()
+	l := itEnv.launcher
+	script := strings.Join([]string{
+		"printf x | " + l + " fs write started",
+		"i=0; while ! " + l + " fs stat edited >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done",
+		"printf x | " + l + " fs write hk/pre-commit; echo fshooks=$?",
+		"printf x | " + l + " fs write beside; echo beside=$?",
+		"true",
+	}, "\n")
+	r, shown := s.ptySessionWith(t, shellPol(), script, "")
+	if err := <-edited; err != nil {
+		t.Fatalf("the person's git config: %v; run %s", err, r)
+	}
+	if r.code != 0 || !strings.Contains(r.stdout, "beside=0\n") {
+		t.Fatalf("session, or the control write: %s; terminal %q", r, shown)
+	}
+	if !strings.Contains(r.stdout, "fshooks=119\n") || !strings.Contains(shown, `asks: write "hk/pre-commit"`) {
+		t.Errorf("fs did not ask before writing the hooks directory the person's git config names: %s; terminal %q", r, shown)
+	}
+	if strings.Contains(shown, `asks: write "beside"`) {
+		t.Errorf("fs asked about a write beside it: terminal %q", shown)
+	}
+	if !strings.Contains(shown, "fs: the git configs now name "+filepath.Join(s.ws, "hk")+", which exists already") {
+		t.Errorf("the person was not told the newly named hooks directory exists: terminal %q", shown)
+	}
+	mustNotExist(t, filepath.Join(s.ws, "hk", "pre-commit"), "fs wrote the hooks directory the person's git config names")
 }
 
 // In components mode too, what a config names is read as git reads it:
