@@ -22,7 +22,13 @@
 // namespace on a fixed address (AgentFSAddr; nothing else listens there)
 // and handed to fs with, as its root, a detached clone of the workspace
 // idmapped so the workspace's owner is fs's uid (fs writes the owner's
-// files, and what it creates belongs to the owner on disk). The agent's
+// files, and what it creates belongs to the owner on disk). fs also gets
+// an approval channel (questions, when there is a terminal to ask on,
+// and the reading of the git configs again) and a copy of configWatch's
+// inotify descriptor: the launcher watches the git config files it read
+// or looked for, and fs, reading the events before each change it
+// serves, has the configs read again when one concerns a config (the
+// person's own git config during the session). The agent's
 // environment names the address and the credential (AgentEnv), and
 // AgentClient reads them back inside the sandbox.
 //
