@@ -32,8 +32,8 @@ const (
 	// (backups before a confirmed deletion by shell command).
 	fdBash = 9
 	// Optional: the launcher's inotify watch on the workspace's git
-	// configs (package session's configWatch), which fs only asks
-	// whether an event waits (FIONREAD): the launcher reads them.
+	// configs (package session's configWatch): the launcher adds the
+	// watches, fs reads the events (ConfigNews).
 	fdWatch = 10
 )
 

@@ -286,7 +286,8 @@ func (s *Session) approvals(role pki.Role) (*os.File, error) {
 	}
 	if role == pki.FS {
 		// fs asks for the git configs to be read again after a change
-		// the person approved (fs.Root.Refresh).
+		// the person approved (fs.Root.Refresh), and when an event of
+		// the watch on them concerns one (fs.Root.Recheck).
 		go approve.ServeChecked(c, s.cfg.Asker, string(role), s.refreshForFS, s.refreshForFS)
 	} else {
 		go approve.Serve(c, s.cfg.Asker, string(role))
