@@ -408,12 +408,19 @@ func StartWorker(argv []string, lim Limits, stdin io.Reader, stdout io.Writer) (
 }
 
 // endGroup, once the worker has ended, notes whether the kernel killed
-// it for its cgroup's memory limit, removes the group and then releases
-// the uid (the group's name holds it).
+// it for its cgroup's memory limit, kills whatever of it the group still
+// holds (the process group's SIGKILL reaches only that group), removes
+// the group and then releases the uid (the group's name holds it).
 func (w *Worker) endGroup() {
 	if w.cg != nil {
 		n, err := w.cg.OOMKills()
 		w.oomKilled = err == nil && n > 0
+		ctx, cancel := context.WithTimeout(context.Background(), groupKillWait)
+		err = w.cg.Kill(ctx)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "launcher: warning: a Code Mode worker's cgroup: %v\n", err)
+		}
 		if err := w.cg.Remove(); err != nil {
 			fmt.Fprintf(os.Stderr, "launcher: warning: a Code Mode worker's cgroup: %v\n", err)
 		}
@@ -465,6 +472,10 @@ func WorkerCgroupSpec(uid int, lim Limits) launcher.CgroupSpec {
 	return launcher.CgroupSpec{Session: fmt.Sprintf("s-%d-code-%d", os.Getpid(), uid),
 		Pids: WorkerPids, Memory: lim.Memory + workerCgroupMargin}
 }
+
+// groupKillWait bounds the kill of what a worker's group holds when the
+// worker has ended.
+const groupKillWait = 5 * time.Second
 
 // Kill ends the worker (by the pid it started) and waits for it.
 func (w *Worker) Kill() {
