@@ -48,7 +48,12 @@
 // is not in a pid namespace of its own (go-landlock's all-threads
 // restriction hangs in one that sees the host's /proc); it cannot start
 // a process at all (seccomp: clone must make a thread, no fork), so
-// killing it leaves nothing behind.
+// killing it leaves nothing behind. As root its cgroup is killed whole
+// once it has ended (cgroup.kill, or the kill loop on v1; bounded at
+// 5 s, a failure a warning) and only then removed: the wait reaches the
+// worker alone, and a worker that did start a process (a test's sh -c
+// does) would otherwise leave it in the group, dying or escaped to a
+// session of its own, and the group behind.
 //
 // Limits: any allocation the heap limit refuses ends the run as the
 // memory limit, whatever the script does with the error (isoheap.go puts

@@ -408,9 +408,12 @@ func StartWorker(argv []string, lim Limits, stdin io.Reader, stdout io.Writer) (
 }
 
 // endGroup, once the worker has ended, notes whether the kernel killed
-// it for its cgroup's memory limit, kills whatever of it the group still
-// holds (the process group's SIGKILL reaches only that group), removes
-// the group and then releases the uid (the group's name holds it).
+// it for its cgroup's memory limit, kills whatever the group still holds
+// and waits until it is empty (the wait for the worker reaches it alone:
+// a process it started may still be dying of the process group's
+// SIGKILL, or be in a session of its own, and the group could not be
+// removed), removes the group and then releases the uid (the group's
+// name holds it).
 func (w *Worker) endGroup() {
 	if w.cg != nil {
 		n, err := w.cg.OOMKills()

@@ -1,17 +1,21 @@
 package code
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,6 +63,9 @@ func TestMain(m *testing.M) {
 				fmt.Fprintf(os.Stderr, "GC %d\n", m.NumGC)
 				os.Exit(0)
 			}
+		}
+		if len(os.Args) > 2 && os.Args[2] == "escape" {
+			os.Exit(escapeGroup())
 		}
 		os.Exit(WorkerMain())
 	}
@@ -539,6 +546,90 @@ func TestWorkerCgroup(t *testing.T) {
 	}
 	if v2, _, _ := strings.Cut(string(b[strings.Index(string(b), "0::"):]), "\n"); bounding == 0 && !strings.Contains(v2, name) {
 		t.Errorf("the worker is in no group of its own: /proc/PID/cgroup says\n%s", b)
+	}
+	if left := codeGroups(t); len(left) > 0 {
+		t.Errorf("groups left after the worker ended: %v", left)
+	}
+}
+
+// escapeGroup is the "escape" worker (before WorkerMain, unconfined): once
+// the parent says go (after StartWorker has placed it in every group) it
+// starts a process in a session of its own, which the parent's SIGKILL
+// to the worker's process group does not reach, says its pid, and waits
+// for stdin to close.
+func escapeGroup() int {
+	in := bufio.NewReader(os.Stdin)
+	if _, err := in.ReadString('\n'); err != nil {
+		return 1
+	}
+	c := exec.Command("/bin/sleep", "30")
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "ESCAPE", err)
+		return 1
+	}
+	fmt.Printf("%d\n", c.Process.Pid)
+	io.Copy(io.Discard, in)
+	return 0
+}
+
+// Whatever the worker's group holds is gone once the worker has ended,
+// and the group with it: the worker's process-group SIGKILL and the wait
+// for the worker reach neither a process that left the process group nor
+// one that is still dying (a CI run under load found TestSpawnKillsAtDeadline's
+// "sh -c 'sleep 30'" leaving its sleep in the group for a few ms after sh
+// was reaped: the group could not be removed, and the later tests found
+// it). Here the worker starts a process in a session of its own.
+func TestWorkerGroupKilledWhole(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need root; unprivileged the worker has its rlimits alone")
+	}
+	inR, inW, err := os.Pipe()
+	must(t, err)
+	defer inW.Close()
+	outR, outW, err := os.Pipe()
+	must(t, err)
+	defer outR.Close()
+	wk, err := StartWorker(workerArgv(t, "escape"), testLimits(), inR, outW)
+	inR.Close()
+	outW.Close()
+	must(t, err)
+	defer wk.Kill()
+	_, err = inW.WriteString("go\n")
+	must(t, err)
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the worker started no process: %v (%s)", err, wk.Stderr())
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	must(t, err)
+	// Pinned, so that the checks and the cleanup reach this process and
+	// never one that reused its pid.
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	must(t, err)
+	t.Cleanup(func() {
+		unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+		unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, 5000)
+		unix.Close(pidfd)
+		for _, d := range codeGroups(t) {
+			unix.Rmdir(d)
+		}
+	})
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	must(t, err)
+	if name := fmt.Sprintf("/pinfold/s-%d-code-", os.Getpid()); !strings.Contains(string(b), name) {
+		t.Fatalf("the worker's process is not in the worker's group:\n%s", b)
+	}
+	if pgid, err := unix.Getpgid(pid); err != nil || pgid == wk.cmd.Process.Pid {
+		t.Fatalf("the worker's process is in the worker's process group (%d, %v)", pgid, err)
+	}
+	wk.Kill()
+	// The group is empty once Kill returns; the process may still be a
+	// zombie its new parent has not reaped, which the pidfd shows as
+	// ended.
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 5000); n != 1 || err != nil {
+		t.Errorf("the worker's process %d outlived the worker (poll: %d, %v)", pid, n, err)
 	}
 	if left := codeGroups(t); len(left) > 0 {
 		t.Errorf("groups left after the worker ended: %v", left)
