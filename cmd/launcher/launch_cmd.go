@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 
 	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/fs"
@@ -207,6 +208,10 @@ func (e env) fullAccess(argv []string) error {
 	case errors.As(err, &ee):
 		if st := ee.ExitCode(); st >= 0 {
 			return silentExit(st)
+		}
+		// Killed by a signal: 128+N, as a confined launch and a shell say.
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return silentExit(128 + int(ws.Signal()))
 		}
 		return silentExit(128 + 9)
 	case err != nil:
