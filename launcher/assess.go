@@ -97,8 +97,33 @@ func Assess(p *policy.Policy, h Host) []Assessment {
 	} else {
 		add(Assessment{Boundary: "seccomp", Verdict: Refused, Detail: "seccomp filters are unavailable: " + h.Seccomp.Detail, Hint: h.Seccomp.Hint})
 	}
-	add(Assessment{Boundary: "environment", Verdict: Applied, Detail: fmt.Sprintf("%d variables passed, %d set, nothing else inherited", len(p.Env.Pass), len(p.Env.Set))})
+	add(assessEnv(p))
 	return as
+}
+
+// assessEnv says what the agent's environment holds: the policy's
+// variables, and what the launcher sets itself (BuildPlan, the
+// components' AgentEnv), none of it copied from its own environment.
+func assessEnv(p *policy.Policy) Assessment {
+	d := fmt.Sprintf("%d variables passed, %d set, nothing else inherited", len(p.Env.Pass), len(p.Env.Set))
+	// A passed name the launcher's environment lacks gives nothing.
+	var own []string
+	if _, set := p.Env.Set["PATH"]; !set {
+		own = append(own, "PATH ("+defaultPath+")")
+	}
+	if _, set := p.Env.Set["HOME"]; !set {
+		own = append(own, "HOME (a private directory)")
+	}
+	if len(own) > 0 {
+		d += "; the launcher sets " + strings.Join(own, " and ") + " when the policy gives none"
+	}
+	if p.Network.Mode == policy.NetProxy {
+		d += "; the proxy's address in HTTP_PROXY and the like"
+	}
+	if p.Mode == policy.ModeComponents {
+		d += "; the session's PINFOLD_ variables"
+	}
+	return Assessment{Boundary: "environment", Verdict: Applied, Detail: d}
 }
 
 func nsAssessment(name string, f Feature, what string) Assessment {

@@ -250,3 +250,33 @@ func TestGroupContReaches(t *testing.T) {
 		}
 	}
 }
+
+// The environment's line names what the launcher sets itself besides
+// the policy's variables (PATH and HOME when the policy gives none, the
+// proxy's address in proxy mode), as the launch does: it said "nothing
+// else" while the agent got HOME=/tmp/home and a default PATH.
+func TestAssessEnvironmentSaysWhatTheLauncherSets(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		p         *policy.Policy
+		want, not []string
+	}{
+		{"default", pol(), []string{"PATH", "HOME"}, []string{"HTTP_PROXY"}},
+		{"both set", pol(func(p *policy.Policy) {
+			p.Env.Set = policy.EnvSet{"PATH": "/usr/bin", "HOME": "/home/ana"}
+		}), nil, []string{"PATH", "HOME", "HTTP_PROXY"}},
+		{"proxy", pol(func(p *policy.Policy) { p.Network.Mode = policy.NetProxy }), []string{"HOME", "HTTP_PROXY"}, nil},
+	} {
+		d := find(t, Assess(c.p, fixtureHost()), "environment").Detail
+		for _, w := range c.want {
+			if !strings.Contains(d, w) {
+				t.Errorf("%s: %q does not name %s, which the launcher sets", c.name, d, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(d, n) {
+				t.Errorf("%s: %q names %s, which the launcher does not set here", c.name, d, n)
+			}
+		}
+	}
+}

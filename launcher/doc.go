@@ -125,7 +125,7 @@
 //   - A 32-bit (i386) program cannot run: its first system call kills it.
 //   - In "ports" mode the agent shares the host's network: UDP and ICMP are
 //     not covered (SD-04), and an allowed port is allowed on every host
-//     (SD-03). The launch summary says so on every run.
+//     (SD-03). The launch summary says so on every run without --quiet.
 //   - A launcher killed with SIGKILL takes the agent's tree with it
 //     (parent-death signal, pid namespace), but its empty cgroup stays until
 //     a later launch sweeps it.
