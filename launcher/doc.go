@@ -14,6 +14,9 @@
 // new mount, pid, ipc, uts (and network) namespaces — inside a user
 // namespace when unprivileged, into the cgroup with CLONE_INTO_CGROUP where
 // there is cgroup v2 — and sends the finished plan over an inherited pipe.
+// The namespaces are not probed before a launch: the clone tests them.
+// When it fails, they are probed as hello does, and a host that cannot
+// make them is a refusal (exit 124) with hello's reason and hint.
 //
 // On cgroup v2 stage 2 is cloned into its group (CLONE_INTO_CGROUP). With
 // v1 hierarchies, stage 1 passes the groups' tasks files and stage 2 joins

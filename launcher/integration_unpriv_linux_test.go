@@ -5,9 +5,14 @@ package launcher
 // uids. The test itself is root, to hand the directories to nobody.
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -169,4 +174,51 @@ func TestIntegrationUnprivileged(t *testing.T) {
 		l.noneReached(t)
 		s.control(t, itOpts{}, "unix-connect", path)
 	})
+}
+
+// TestIntegrationUnprivilegedWithoutUserNamespaces: on a host where the
+// person may make no user namespace, the launch is refused as a
+// Boundary this host cannot enforce (exit 124), with the reason and the
+// hint hello gives, and nothing runs; it exited 125 with the clone's
+// bare "fork/exec /proc/self/exe: no space left on device". The host is
+// a user namespace of the test's own (ids mapped as they are) whose
+// user.max_user_namespaces is 0, in which nobody runs the launcher.
+func TestIntegrationUnprivilegedWithoutUserNamespaces(t *testing.T) {
+	s := newUnprivSandbox(t, nobody)
+	setpriv, err := exec.LookPath("setpriv")
+	requireFeature(t, "setpriv (util-linux)", err == nil, fmt.Sprint(err))
+	path, hash := s.writePolicy(t, itPol{})
+	marker := filepath.Join(s.ws, "ran")
+	run := func(sysctl string) itResult {
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		defer cancel()
+		script := `echo ` + sysctl + ` > /proc/sys/user/max_user_namespaces && exec "$@"`
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script, "sh",
+			setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+			itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--", itEnv.probe, "write", marker)
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent"}
+		cmd.Dir = s.dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: ids, GidMappings: ids,
+			GidMappingsEnableSetgroups: true, Pdeathsig: syscall.SIGKILL}
+		err := cmd.Run()
+		r := itResult{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+		var ee *exec.ExitError
+		if ctx.Err() != nil || (err != nil && !errors.As(err, &ee)) {
+			t.Fatalf("launch in a user namespace: %v: %s", err, r)
+		}
+		return r
+	}
+	// The control: the same launch where nobody may make user namespaces.
+	if r := run("100"); r.code != 0 || r.stdout != "ok\n" {
+		t.Fatalf("control (user.max_user_namespaces 100): want ok and exit 0, got %s", r)
+	}
+	must(t, os.Remove(marker))
+	r := run("0")
+	if r.code != 124 || !strings.Contains(r.stderr, "user namespace") || !strings.Contains(r.stderr, "max_user_namespaces") {
+		t.Fatalf("without user namespaces: want exit 124 naming the user namespace and the sysctl's hint, got %s", r)
+	}
+	mustNotExist(t, marker, "nothing may run when the sandbox cannot be made")
 }

@@ -20,6 +20,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/policy"
 )
 
 // session is one running stage 2 and what stage 1 made for it.
@@ -47,6 +49,18 @@ type session struct {
 	deferred      []os.Signal         // read from sigs while waiting for the foreground, relayed by wait
 	heldOver      func()              // the relay's hold of a stop that a signal ended in the background (stopped), released at fg
 	conts         chan os.Signal      // SIGCONT, while heldOver is set
+}
+
+// namespacesRefused probes the namespaces as hello does, once the clone
+// that ProbeForLaunch leaves them to has failed: a host that cannot make
+// them (user namespaces disabled, a limit of 0) is a Boundary it cannot
+// enforce, refused with hello's reason and hint (exit 124), not a failure
+// of the launcher's own. nil when they can be made after all.
+func namespacesRefused(p *policy.Policy, h Host) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h.UserNS, h.NetNS, h.PidNS, h.MountNS = probeNamespaces(ctx, h.Root)
+	return refusals(Assess(p, h))
 }
 
 // cloneStage2 creates the cgroup and clones stage 2 into its namespaces
@@ -195,6 +209,9 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 	if err := s.cmd.Start(); err != nil {
 		if master != nil {
 			master.Close()
+		}
+		if refused := namespacesRefused(o.Policy, h); refused != nil {
+			return s, refused
 		}
 		return s, fmt.Errorf("start stage 2 in new namespaces: %w (run `launcher hello` to see what this host allows)", err)
 	}
