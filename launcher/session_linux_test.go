@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
@@ -42,5 +43,24 @@ func TestDescendsFrom(t *testing.T) {
 	}
 	if descendsFrom(parent, self) {
 		t.Errorf("the test's parent %d descends from the test", parent.pid)
+	}
+}
+
+// A hint several refused Boundaries share (user namespaces refuse the
+// mount, pid and network ones alike) is said once.
+func TestRefusalsHintOnce(t *testing.T) {
+	shared := "enable unprivileged user namespaces"
+	err := refusals([]Assessment{
+		{Boundary: "user namespace", Verdict: Refused, Detail: "a", Hint: shared},
+		{Boundary: "mount namespace", Verdict: Refused, Detail: "b", Hint: shared},
+		{Boundary: "landlock", Verdict: Applied, Detail: "c", Hint: "not a refusal"},
+		{Boundary: "seccomp", Verdict: Refused, Detail: "d", Hint: "other"},
+	})
+	var re *RefusedError
+	if !errors.As(err, &re) {
+		t.Fatalf("refusals = %v, want a RefusedError", err)
+	}
+	if re.Hint != shared+"; other" || re.Detail != "user namespace: a; mount namespace: b; seccomp: d" {
+		t.Errorf("hint %q, detail %q", re.Hint, re.Detail)
 	}
 }

@@ -1106,7 +1106,7 @@ func refusals(as []Assessment) error {
 	for _, a := range as {
 		if a.Verdict == Refused {
 			msgs = append(msgs, a.Boundary+": "+a.Detail)
-			if a.Hint != "" {
+			if a.Hint != "" && !slices.Contains(hints, a.Hint) { // boundaries share hints (user namespaces)
 				hints = append(hints, a.Hint)
 			}
 		}
