@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/components/approve"
 	"github.com/pinfold/pinfold/components/fs"
@@ -202,7 +205,32 @@ func (e env) fullAccess(argv []string) error {
 	fmt.Fprintln(e.stderr, "launcher: warning: UNCONFINED: --full-access runs the agent with all of your authority; no policy applies")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, e.stderr
-	err := cmd.Run()
+	// The launcher lives as long as its agent and passes on what is sent
+	// to it alone: a Ctrl-C ended the launcher (Go's default) while an
+	// agent that catches SIGINT to interrupt its work ran on, orphaned,
+	// and a SIGTERM to the launcher left the agent running.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, fullAccessSignals...)
+	defer signal.Stop(sigs)
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case sig := <-sigs:
+					if fromTerminal(sig) {
+						continue // the terminal sent it to the agent too
+					}
+					cmd.Process.Signal(sig)
+				case <-done:
+					return
+				}
+			}
+		}()
+		err = cmd.Wait()
+		close(done)
+	}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -218,6 +246,24 @@ func (e env) fullAccess(argv []string) error {
 		return fail(exitFailure, "", "full access: %v", err)
 	}
 	return nil
+}
+
+// fullAccessSignals are the signals a --full-access launcher passes on,
+// as a confined launch does (WINCH needs no passing: the agent shares
+// the launcher's terminal).
+var fullAccessSignals = []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// fromTerminal reports whether sig is one the terminal sends to its
+// whole foreground process group, the unconfined agent with it: a
+// Ctrl-C or Ctrl-\ while the launcher is in the foreground of the
+// terminal on its stdin. Passing those on would deliver them twice. (A
+// SIGINT sent to the launcher alone then is not passed on.)
+func fromTerminal(sig os.Signal) bool {
+	if sig != syscall.SIGINT && sig != syscall.SIGQUIT {
+		return false
+	}
+	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == nil && fg == unix.Getpgrp()
 }
 
 // loadPinned reads the policy file once and hashes those bytes against
