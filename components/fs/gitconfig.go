@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -252,10 +254,10 @@ func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' 
 
 // cfgReader reads config files and the files they include, bounded.
 type cfgReader struct {
-	home  string
-	files int  // opened, of maxGitConfigFiles
-	bytes int  // read, of maxGitConfigBytes
-	past  bool // past either, said once
+	x     expander // the person's home and the users' (includes' ~)
+	files int      // opened, of maxGitConfigFiles
+	bytes int      // read, of maxGitConfigBytes
+	past  bool     // past either, said once
 	vars  []gitVar
 	// includes are the files include.path and includeIf.*.path name,
 	// each with where it is named; notes say what was not read.
@@ -322,15 +324,22 @@ func (r *cfgReader) read(path string, depth int) {
 		if v.key != "path" || !(v.section == "include" || v.section == "includeif") {
 			continue
 		}
-		inc := expandHome(v.value, r.home)
-		if inc == "" {
-			continue
+		why := v.name + " in " + shortPath(path)
+		for _, form := range pathForms(v.value) {
+			inc, err := r.x.tilde(form)
+			if err != nil {
+				r.notes = r.x.say(r.notes, fmt.Sprintf("%s names %s (%v: the programs and includes it names are not covered)", why, form, err))
+				continue
+			}
+			if inc == "" {
+				continue
+			}
+			if !filepath.IsAbs(inc) {
+				inc = filepath.Join(filepath.Dir(path), inc)
+			}
+			r.includes = append(r.includes, gitNamed{path: filepath.Clean(inc), why: why})
+			r.read(filepath.Clean(inc), depth+1)
 		}
-		if !filepath.IsAbs(inc) {
-			inc = filepath.Join(filepath.Dir(path), inc)
-		}
-		r.includes = append(r.includes, gitNamed{path: filepath.Clean(inc), why: v.name + " in " + shortPath(path)})
-		r.read(filepath.Clean(inc), depth+1)
 	}
 }
 
@@ -384,16 +393,116 @@ func readConfigFile(path string) ([]byte, error) {
 var kernelFS = []int64{unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.DEBUGFS_MAGIC, unix.TRACEFS_MAGIC,
 	unix.SECURITYFS_MAGIC, unix.EFIVARFS_MAGIC, unix.BPF_FS_MAGIC}
 
-// expandHome is v with a leading ~/ made home's ("" when home is not
-// known); other ~user forms are left as they are.
-func expandHome(v, home string) string {
-	if v == "~" || strings.HasPrefix(v, "~/") {
-		if home == "" {
-			return ""
-		}
-		return filepath.Join(home, v[1:])
+// passwdFile is the user database ~user is looked up in; a variable for
+// tests.
+var passwdFile = "/etc/passwd"
+
+// expander expands a leading ~ as git (a pathname value's) and sh (a
+// word's) do: ~ and ~/ as home, ~user and ~user/ as that user's home.
+// Both ask the system's user database; here /etc/passwd alone is read
+// (once: os/user is not imported), so a user it does not hold (one of a
+// network directory) is not known, and said, never taken for nothing.
+type expander struct {
+	home  string
+	users map[string]string // name: home, from passwdFile; nil until read
+	err   error             // why passwdFile could not be read
+	said  map[string]bool   // the notes on homes not known (say)
+	more  int               // those past maxNamedSaid, counted
+}
+
+// say is notes with n, a note on a home not known, added once, and
+// past maxNamedSaid of them counted instead (x.more): a config can
+// name millions.
+func (x *expander) say(notes []string, n string) []string {
+	if x.said[n] {
+		return notes
 	}
-	return v
+	if x.said == nil {
+		x.said = map[string]bool{}
+	}
+	if x.said[n] = true; len(x.said) > maxNamedSaid {
+		x.more++
+		return notes
+	}
+	return append(notes, n)
+}
+
+// tilde is p with its leading ~ expanded: "" when p is ~ or ~/… and home
+// is not known (git refuses such a value), an error when p names a user
+// whose home is not known.
+func (x *expander) tilde(p string) (string, error) {
+	if !strings.HasPrefix(p, "~") {
+		return p, nil
+	}
+	name, rest, _ := strings.Cut(p[1:], "/")
+	if name == "" {
+		if x.home == "" {
+			return "", nil
+		}
+		return filepath.Join(x.home, rest), nil
+	}
+	if x.users == nil {
+		x.users, x.err = readPasswd(passwdFile)
+	}
+	if h, ok := x.users[name]; ok && filepath.IsAbs(h) {
+		return filepath.Join(h, rest), nil
+	}
+	if x.err != nil {
+		return "", fmt.Errorf("the home of ~%s is not known: %s not read: %v", name, passwdFile, x.err)
+	}
+	return "", fmt.Errorf("the home of ~%s is not known: no such user in %s", name, passwdFile)
+}
+
+// readPasswd is the names and homes of a passwd(5) file, the first line
+// of a name counting, as getpwnam's.
+func readPasswd(path string) (map[string]string, error) {
+	users := map[string]string{}
+	data, err := readConfigFile(path)
+	if err != nil {
+		return users, err
+	}
+	for line := range strings.Lines(string(data)) {
+		f := strings.Split(strings.TrimSuffix(line, "\n"), ":")
+		if _, seen := users[f[0]]; len(f) == 7 && f[0] != "" && !seen {
+			users[f[0]] = f[5]
+		}
+	}
+	return users, nil
+}
+
+// gitPrefixes are what a pathname value's leading %(prefix)/ stands for
+// (git 2.35 on: its install prefix, in a git built without
+// RUNTIME_PREFIX): Debian's git's, /usr (git 2.39.5's git config
+// --type=path says /usr/x for %(prefix)/x), and, when another, that of
+// the git found on $PATH (its bin directory's parent), the person's
+// git being known only to them. A variable for tests.
+var gitPrefixes = sync.OnceValue(func() []string {
+	out := []string{"/usr"}
+	if p, err := exec.LookPath("git"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil && filepath.Base(filepath.Dir(real)) == "bin" {
+			if pre := filepath.Dir(filepath.Dir(real)); pre != "/usr" {
+				out = append(out, pre)
+			}
+		}
+	}
+	return out
+})
+
+// pathForms are v as git may read it: with a leading %(prefix)/ made
+// each of gitPrefixes (the rest kept as written: a program's arguments
+// follow it), or v alone. Done on every value, over-reaching: git
+// expands it in pathname values only (core.hooksPath, include.path,
+// core.fsmonitor…), and sh refuses the parenthesis in any other.
+func pathForms(v string) []string {
+	rest, ok := strings.CutPrefix(v, "%(prefix)/")
+	if !ok {
+		return []string{v}
+	}
+	var out []string
+	for _, p := range gitPrefixes() {
+		out = append(out, strings.TrimSuffix(p, "/")+"/"+rest)
+	}
+	return out
 }
 
 // gitNamed is a path a git config names: a directory (core.hooksPath)
@@ -401,6 +510,7 @@ func expandHome(v, home string) string {
 type gitNamed struct {
 	path string
 	dir  bool
+	arg  bool // a word given to a program (valuesNamed): mounted only where it is a file
 	why  string
 }
 
@@ -435,7 +545,7 @@ func gitConfigNamed(found []protectedFound, dirs []string, home string) (named [
 // gitdir files that lead to them, and each write path's own
 // .git/config, which a git init there would make.
 func gitConfigRead(found []protectedFound, dirs []string, home string) (named []gitNamed, notes, tried []string) {
-	cfg := &cfgReader{home: home}
+	cfg := &cfgReader{x: expander{home: home}}
 	for _, d := range dirs {
 		cfg.tried = append(cfg.tried, filepath.Join(d, gitDir, "config"))
 	}
@@ -506,7 +616,14 @@ func gitConfigRead(found []protectedFound, dirs []string, home string) (named []
 	named = append(named, cfg.includes...)
 	// A global value names an absolute path for every repository, and a
 	// relative one in each repository's root (below).
-	named = append(named, valuesNamed(global, "", home)...)
+	name := func(vars []gitVar, root string) {
+		// Each note once (cfg.x.say): the person's configs are read
+		// for each repository.
+		n, notes := valuesNamed(vars, root, &cfg.x)
+		named = append(named, n...)
+		cfg.notes = append(cfg.notes, notes...)
+	}
+	name(global, "")
 	var unread []string // repositories past the bound: each is said
 	for _, rp := range repos {
 		g := rp.gitDir
@@ -535,8 +652,8 @@ func gitConfigRead(found []protectedFound, dirs []string, home string) (named []
 			cfg.tried = append(cfg.tried, filepath.Join(g, "gitdir"))
 		}
 		named = append(named, cfg.includes...)
-		named = append(named, valuesNamed(cfg.vars, root, home)...)
-		named = append(named, valuesNamed(global, root, home)...)
+		name(cfg.vars, root)
+		name(global, root)
 	}
 	// A path named through the person's own links (a ~/src that leads to
 	// the disk a write path is on) is the write path's as git opens it.
@@ -562,8 +679,20 @@ func gitConfigRead(found []protectedFound, dirs []string, home string) (named []
 			named[i].path = throughLinksOutside(n.path, dirs) // a link itself
 		}
 	}
-	// Each path once, with where it was first named.
-	slices.SortStableFunc(named, func(a, b gitNamed) int { return strings.Compare(a.path, b.path) })
+	// A word given to a program that is a directory is none git runs
+	// (gofmt -w ./src): protecting it would ask before every change in it.
+	named = slices.DeleteFunc(named, func(n gitNamed) bool {
+		st, err := os.Stat(n.path)
+		return n.arg && err == nil && st.IsDir()
+	})
+	// Each path once, with where it was first named, as a program before
+	// as a word given to one.
+	slices.SortStableFunc(named, func(a, b gitNamed) int {
+		if c := strings.Compare(a.path, b.path); c != 0 {
+			return c
+		}
+		return cmpBool(a.arg, b.arg)
+	})
 	named = slices.CompactFunc(named, func(a, b gitNamed) bool { return a.path == b.path && a.dir == b.dir })
 	// The note at the bound names the file it was reached in; the
 	// repositories whose configs were then not read at all are named too
@@ -579,6 +708,9 @@ func gitConfigRead(found []protectedFound, dirs []string, home string) (named []
 			msg += fmt.Sprintf(" and %d more", len(unread)-len(say))
 		}
 		cfg.notes = append(cfg.notes, msg+" (not read: past the bound of config one launch reads; the programs and includes they name are not covered)")
+	}
+	if cfg.x.more > 0 {
+		cfg.notes = append(cfg.notes, fmt.Sprintf("%d more paths git configs name in a ~user's home that is not known (not covered)", cfg.x.more))
 	}
 	slices.Sort(cfg.tried)
 	return named, cfg.notes, slices.Compact(cfg.tried)
@@ -662,94 +794,214 @@ func aliasConfigs(vars []gitVar) []gitVar {
 	return out
 }
 
-// programOf is the program a value of v would have git run: gpg's
-// program is run as named, whole (gpg.program = tools/my gpg names
-// "tools/my gpg"); any other value as git runs a command, which is
-// itself when it holds none of the shell's special characters, and
-// otherwise the first word the shell runs in it, quotes taken away and
-// variable assignments passed over ("X=1 'tools/my mon.sh' --x" names
-// "tools/my mon.sh"). An alias's leading ! is dropped. "" when that word
-// is known only when the shell runs it ($HOME/x, a glob).
-func programOf(v gitVar) string {
+// shellSpecial are the characters for which git runs a command by the
+// shell rather than itself (run-command.c's prepare_shell_cmd).
+const shellSpecial = "|&;<>()$`\\\"' \t\n*?[#~=%"
+
+// programWords are the words of a value of v that may name what git
+// runs: gpg's program is run as named, whole, with no shell
+// (gpg.program = tools/my gpg names "tools/my gpg"); any other value as
+// git runs a command, which is itself when it holds none of
+// shellSpecial, and otherwise sh -c with the value, which runs every
+// command in it: each word of each (commandWords), since a command's
+// arguments may be what it runs (core.fsmonitor = sh .githooks/mon.sh,
+// core.sshCommand = env tools/ssh, core.pager = less; tools/x, git 2.39
+// runs each). An alias's leading ! is dropped; an alias without one is
+// git's own command, which no shell runs (its -c options are
+// aliasConfigs'): its first word alone is taken, as it was.
+func programWords(v gitVar) []shellWord {
 	value := strings.TrimSpace(v.value)
 	if v.section == "gpg" && v.key == "program" {
-		return value
+		return []shellWord{{text: value}}
 	}
+	bang := strings.HasPrefix(value, "!")
 	value = strings.TrimSpace(strings.TrimPrefix(value, "!"))
-	if !strings.ContainsAny(value, "|&;<>()$`\\\"' \t\n*?[#~=%") {
-		return value
+	if !strings.ContainsAny(value, shellSpecial) {
+		return []shellWord{{text: value}}
 	}
-	for _, w := range shellWords(value) {
-		if !assignment.MatchString(w) {
-			return w
-		}
+	words := commandWords(value)
+	if v.section == "alias" && !bang && len(words) > 0 {
+		return words[:1]
 	}
-	return ""
+	return words
 }
 
 // assignment is a shell word that sets a variable for the command after.
 var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
-// shellWords are the words of s's first command as sh reads them, quotes
-// and backslashes taken away, up to the first whose value an expansion
-// or a glob makes known only at run time (a ~ at a word's start is left
-// for expandHome), or an operator.
-func shellWords(s string) []string {
-	var words []string
-	var w strings.Builder
-	inWord := false
+// shellWord is a word of a command sh runs.
+type shellWord struct {
+	text string
+	// arg: not a command's name (its first word past assignments) but an
+	// argument, a redirection's file or an assignment's value.
+	arg bool
+}
+
+// reservedWords are sh's words after which a command's name still comes.
+var reservedWords = []string{"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
+
+// commandWords are the words of every command sh runs in s, quotes and
+// backslashes taken away: each command's (after ;, &, |, a newline, a
+// reserved word, a parenthesis), and those in a command substitution,
+// $(…) or `…`, quoted or not. A word whose value an expansion or a glob
+// makes known only at run time ($HOME/x, tools/*.sh, "$(tools/x)"
+// itself) is none; a ~ at a word's start is kept (expander). It reads s
+// once, however deep its nesting; an unclosed quote ends it (sh then
+// runs nothing of s: what was read is more than it runs).
+func commandWords(s string) []shellWord {
+	// frame is what a parenthesis or a substitution interrupted.
+	type frame struct {
+		subst       bool   // $( or `: the word it is in goes on after it
+		closer      byte   // ) or `
+		text        string // that word so far
+		quoted, cmd bool
+		redir       bool
+	}
+	var (
+		out                            []shellWord
+		stack                          []frame
+		w                              strings.Builder
+		inWord, unknown, quoted, redir bool
+		cmd                            = true // the next word may be a command's name
+	)
 	end := func() {
-		if inWord {
-			words = append(words, w.String())
-			w.Reset()
-			inWord = false
+		if !inWord {
+			return
 		}
+		text, known := w.String(), !unknown
+		w.Reset()
+		inWord, unknown = false, false
+		switch {
+		case redir:
+			redir = false
+			if known {
+				out = append(out, shellWord{text, true})
+			}
+		case cmd && assignment.MatchString(text):
+			if known {
+				_, val, _ := strings.Cut(text, "=")
+				out = append(out, shellWord{val, true})
+			}
+		case cmd && known && slices.Contains(reservedWords, text):
+		case cmd:
+			if known {
+				out = append(out, shellWord{text: text})
+			}
+			cmd = false
+		case known:
+			out = append(out, shellWord{text, true})
+		}
+	}
+	open := func(closer byte) { // a substitution, in the word read
+		stack = append(stack, frame{subst: true, closer: closer, text: w.String(), quoted: quoted, cmd: cmd, redir: redir})
+		w.Reset()
+		inWord, unknown, quoted, redir, cmd = false, false, false, false, true
+	}
+	shut := func() {
+		end()
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !f.subst {
+			cmd = true
+			return
+		}
+		w.WriteString(f.text)
+		inWord, unknown, quoted, cmd, redir = true, true, f.quoted, f.cmd, f.redir
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			end()
+		var top byte
+		if len(stack) > 0 {
+			top = stack[len(stack)-1].closer
+		}
+		if quoted {
+			switch {
+			case c == '"':
+				quoted = false
+			case c == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0:
+				if i++; s[i] != '\n' {
+					w.WriteByte(s[i])
+				}
+			case c == '$' && i+1 < len(s) && s[i+1] == '(':
+				i++
+				open(')')
+			case c == '`' && top == '`':
+				shut()
+			case c == '`':
+				open('`')
+			case c == '$':
+				w.WriteByte(c)
+				unknown = true
+			default:
+				w.WriteByte(c)
+			}
 			continue
+		}
+		switch {
+		case c == ' ' || c == '\t':
+			end()
+		case c == '\n':
+			end()
+			cmd = true
+		case c == '#' && !inWord:
+			for i+1 < len(s) && s[i+1] != '\n' {
+				i++
+			}
 		case c == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
-				return words
+				return out
 			}
 			w.WriteString(s[i+1 : i+1+j])
 			i += j + 1
+			inWord = true
 		case c == '"':
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				switch {
-				case s[i] == '$' || s[i] == '`':
-					return words
-				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0:
-					i++
-				}
-				w.WriteByte(s[i])
-			}
-			if i == len(s) {
-				return words
-			}
+			quoted, inWord = true, true
 		case c == '\\':
-			if i++; i == len(s) {
-				return words
+			if i+1 < len(s) {
+				if i++; s[i] != '\n' {
+					w.WriteByte(s[i])
+					inWord = true
+				}
 			}
-			w.WriteByte(s[i])
-		case strings.IndexByte("$`*?[", c) >= 0:
-			return words
-		case strings.IndexByte("|&;<>()#", c) >= 0 && !inWord:
-			return words
-		case strings.IndexByte("|&;<>()", c) >= 0:
+		case c == '$' && i+1 < len(s) && s[i+1] == '(':
+			i++
+			open(')')
+		case c == '`' && top == '`':
+			shut()
+		case c == '`':
+			open('`')
+		case c == '(':
 			end()
-			return words
+			stack = append(stack, frame{closer: ')'})
+			cmd = true
+		case c == ')' && top == ')':
+			shut()
+		case strings.IndexByte(";&|)", c) >= 0:
+			end()
+			cmd, redir = true, false
+		case c == '<' || c == '>':
+			if inWord && !unknown && strings.Trim(w.String(), "0123456789") == "" {
+				w.Reset() // 2>: a descriptor's number, no word
+				inWord = false
+			}
+			end()
+			if redir = true; i+1 < len(s) && (s[i+1] == '&' || s[i+1] == '|') {
+				i++ // >&1, >|: part of the operator
+			}
+		case strings.IndexByte("$*?[", c) >= 0:
+			w.WriteByte(c)
+			inWord, unknown = true, true
 		default:
 			w.WriteByte(c)
+			inWord = true
 		}
-		inWord = true
+	}
+	if quoted {
+		return out // an unclosed quote: the word is no whole one
 	}
 	end()
-	return words
+	return out
 }
 
 // splitCmdline splits an alias into words as git's split_cmdline does:
@@ -840,13 +1092,17 @@ func gitRoot(g string, vars []gitVar) string {
 	return g
 }
 
-// valuesNamed is what vars name: core.hooksPath's directory, and the
-// first word of any other value (an alias's leading ! dropped) that
-// holds a slash and is no URL. Relative ones are resolved in root (a bare
-// repository's git directory, where git runs its hooks); none when root
-// is "".
-func valuesNamed(vars []gitVar, root, home string) []gitNamed {
-	var out []gitNamed
+// valuesNamed is what vars name: core.hooksPath's directory, and each
+// word of any other value (programWords: gpg.program's whole value, an
+// alias's leading ! dropped) that holds a slash and is no URL or ref,
+// with notes on what is not known. A word that is a command's name is
+// a program (gitNamed.arg false); a word given to one (arg true) may be
+// what it runs (sh tools/x) or anything else (git log origin/main..x).
+// A value's leading %(prefix)/ and a word's leading ~ are expanded as
+// git and sh expand them (pathForms, expander; a ~user x does not know
+// is a note). Relative ones are resolved in root (a bare repository's
+// git directory, where git runs its hooks); none when root is "".
+func valuesNamed(vars []gitVar, root string, x *expander) (out []gitNamed, notes []string) {
 	for _, v := range slices.Concat(vars, aliasConfigs(vars)) {
 		if slices.ContainsFunc(notPrograms, func(n [2]string) bool {
 			return n[0] == v.section && (n[1] == "*" || n[1] == v.key)
@@ -854,24 +1110,50 @@ func valuesNamed(vars []gitVar, root, home string) []gitNamed {
 			continue
 		}
 		hooks := v.section == "core" && v.sub == "" && v.key == "hookspath"
-		word := v.value
-		if !hooks {
-			word = programOf(v)
-			if !strings.Contains(word, "/") || strings.HasPrefix(word, "refs/") || strings.Contains(word, "://") {
-				continue
+		why := v.name + " in " + shortPath(v.file)
+		for _, form := range pathForms(v.value) {
+			words := []shellWord{{text: form}}
+			if !hooks {
+				words = programWords(gitVar{section: v.section, key: v.key, value: form})
+			}
+			for _, w := range words {
+				if !hooks && (!strings.Contains(w.text, "/") || strings.HasPrefix(w.text, "refs/") || strings.Contains(w.text, "://")) {
+					continue
+				}
+				if gpg := v.section == "gpg" && v.key == "program"; gpg && strings.HasPrefix(w.text, "~") && root != "" {
+					// git 2.39 runs gpg.program as written, ~ and all: a
+					// directory ~ in the working tree (and later gits
+					// expand it, below).
+					out = append(out, gitNamed{path: filepath.Join(root, w.text), why: why})
+				}
+				p, err := x.tilde(w.text)
+				if err != nil {
+					notes = x.say(notes, fmt.Sprintf("%s names %s (%v: what it names is not covered)", why, w.text, err))
+					continue
+				}
+				switch {
+				case p == "":
+					continue
+				case filepath.IsAbs(p):
+				case root == "":
+					continue
+				default:
+					p = filepath.Join(root, p)
+				}
+				out = append(out, gitNamed{path: filepath.Clean(p), dir: hooks, arg: w.arg, why: why})
 			}
 		}
-		p := expandHome(word, home)
-		switch {
-		case p == "":
-			continue
-		case filepath.IsAbs(p):
-		case root == "":
-			continue
-		default:
-			p = filepath.Join(root, p)
-		}
-		out = append(out, gitNamed{path: filepath.Clean(p), dir: hooks, why: v.name + " in " + shortPath(v.file)})
 	}
-	return out
+	return out, notes
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

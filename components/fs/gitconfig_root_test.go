@@ -1,8 +1,10 @@
 package fs
 
 import (
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -43,7 +45,7 @@ func TestValuesNamed(t *testing.T) {
 	v := func(section, key, value string) gitVar {
 		return gitVar{section: section, key: key, value: value, name: section + "." + key, file: "/cfg"}
 	}
-	got := valuesNamed([]gitVar{
+	got, _ := valuesNamed([]gitVar{
 		v("core", "fsmonitor", "tools/fs:mon --x"),
 		v("alias", "z", "  !bin/z arg"),
 		v("core", "sshcommand", "~/bin/ssh -v"),
@@ -54,7 +56,7 @@ func TestValuesNamed(t *testing.T) {
 		v("remote", "url", "../up.git"),
 		v("diff", "textconv", "rules/conv"),
 		v("gpg", "program", "~"),
-	}, "/root", "/home/p")
+	}, "/root", &expander{home: "/home/p"})
 	var paths []string
 	for _, n := range got {
 		paths = append(paths, n.path)
@@ -66,12 +68,74 @@ func TestValuesNamed(t *testing.T) {
 	if len(got) == 5 && (!got[3].dir || got[0].dir) {
 		t.Errorf("core.hooksPath alone is a directory: %+v", got)
 	}
-	if got := valuesNamed([]gitVar{v("core", "fsmonitor", "tools/x")}, "", ""); len(got) != 0 {
+	if got, _ := valuesNamed([]gitVar{v("core", "fsmonitor", "tools/x")}, "", &expander{}); len(got) != 0 {
 		t.Errorf("a relative value with no root: %+v", got)
 	}
 	// ~ alone is home (a core.hooksPath of ~ is the person's home).
-	if got := valuesNamed([]gitVar{v("core", "hookspath", "~")}, "/root", "/home/p"); len(got) != 1 || got[0].path != "/home/p" {
+	if got, _ := valuesNamed([]gitVar{v("core", "hookspath", "~")}, "/root", &expander{home: "/home/p"}); len(got) != 1 || got[0].path != "/home/p" {
 		t.Errorf("~ alone: %+v", got)
+	}
+}
+
+// git expands ~user (getpwnam) and a leading %(prefix)/ (its install
+// prefix, /usr for Debian's git 2.39: git config --type=path says
+// /usr/x for %(prefix)/x, /root/x for ~root/x, and fails on
+// ~nosuchuser/x) in a pathname value (core.hooksPath, include.path,
+// core.fsmonitor, which it then runs), and sh expands ~user in a word:
+// each was taken for a path in the working tree (/root/~bob/hooks). A
+// user /etc/passwd does not hold is not known, and said, never taken for
+// nothing. git 2.39 runs gpg.program as written (a ~ of the working tree).
+func TestValuesNamedUserAndPrefix(t *testing.T) {
+	dir := t.TempDir()
+	passwd := dir + "/passwd"
+	must(t, os.WriteFile(passwd, []byte("root:x:0:0:root:/root:/bin/sh\nbob:x:1000:1000:Bob,,,:/home/bob:/bin/sh\nbob:x:1001:1001::/second:/bin/sh\nbroken:line\n"), 0o644))
+	oldPasswd, oldPrefixes := passwdFile, gitPrefixes
+	passwdFile, gitPrefixes = passwd, func() []string { return []string{"/usr", "/opt/git"} }
+	t.Cleanup(func() { passwdFile, gitPrefixes = oldPasswd, oldPrefixes })
+	v := func(section, key, value string) gitVar {
+		return gitVar{section: section, key: key, value: value, name: section + "." + key, file: "/cfg"}
+	}
+	x := &expander{home: "/home/p"}
+	got, notes := valuesNamed([]gitVar{
+		v("core", "hookspath", "~bob/hooks"),
+		v("core", "fsmonitor", "~bob/bin/mon --x"),
+		v("core", "sshcommand", "env ~root/ssh"),
+		v("core", "hookspath", "~bob"),
+		v("core", "hookspath", "%(prefix)/share/hooks"),
+		v("core", "fsmonitor", "%(prefix)/bin/mon --x"),
+		v("core", "hookspath", "~nobody/hooks"),
+		v("core", "pager", "less ~broken/x"),
+		v("gpg", "program", "~/bin/gpg"),
+	}, "/root", x)
+	var paths []string
+	for _, n := range got {
+		paths = append(paths, n.path)
+	}
+	want := []string{"/home/bob/hooks", "/home/bob/bin/mon", "/root/ssh", "/home/bob", "/usr/share/hooks", "/opt/git/share/hooks",
+		"/usr/bin/mon", "/opt/git/bin/mon", "/root/~/bin/gpg", "/home/p/bin/gpg"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("named %q\nwant %q", paths, want)
+	}
+	if want := []string{
+		"core.hookspath in /cfg names ~nobody/hooks (the home of ~nobody is not known: no such user in " + passwd + ": what it names is not covered)",
+		"core.pager in /cfg names ~broken/x (the home of ~broken is not known: no such user in " + passwd + ": what it names is not covered)",
+	}; !slices.Equal(notes, want) {
+		t.Errorf("notes %q\nwant %q", notes, want)
+	}
+	// A user database that cannot be read is said as such.
+	passwdFile = dir + "/missing"
+	if _, notes := valuesNamed([]gitVar{v("core", "hookspath", "~bob/hooks")}, "/root", &expander{}); len(notes) != 1 ||
+		!strings.Contains(notes[0], "the home of ~bob is not known: "+dir+"/missing not read: open "+dir+"/missing: no such file or directory") {
+		t.Errorf("an unreadable passwd: notes %q", notes)
+	}
+	// A config naming many is said in bounded length, the rest counted.
+	var many []gitVar
+	for i := range 1000 {
+		many = append(many, v("core", "hookspath", fmt.Sprintf("~u%d/hooks", i)))
+	}
+	x = &expander{}
+	if _, notes := valuesNamed(many, "/root", x); len(notes) != maxNamedSaid || x.more != 1000-maxNamedSaid {
+		t.Errorf("1000 users not known: %d notes, %d more", len(notes), x.more)
 	}
 }
 

@@ -136,7 +136,7 @@ func TestGitConfigReaderIncludes(t *testing.T) {
 	write(filepath.Join(dir, "big"), "[a]\n"+strings.Repeat("#", maxGitConfigSize))
 	must(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
 	write(filepath.Join(home, "home.inc"), "[alias]\n\tz = !tools/z\n")
-	r := &cfgReader{home: home}
+	r := &cfgReader{x: expander{home: home}}
 	r.read(filepath.Join(dir, "repo/.git/config"), 0)
 	var vals, incs []string
 	for _, v := range r.vars {
@@ -618,34 +618,74 @@ func TestGitConfigNamedIn(t *testing.T) {
 	}
 }
 
-// The program a value names is the one git runs: gpg's whole value (run
+// The programs a value names are those git runs: gpg's whole value (run
 // with no shell), a value with none of the shell's special characters
-// whole, and otherwise the first word the shell runs, quotes taken away
-// and assignments passed over. Each of these was read as the value's
-// first blank-separated word: a file the agent could write stayed
-// writable while git ran it.
+// whole, and otherwise every word of every command sh runs in it (a
+// command's name a program, the rest words given to it), quotes taken
+// away, assignments' values words, a word an expansion makes known
+// only at run time none. Each of these was read as the value's first
+// blank-separated word, and then as its first command's name alone: a
+// file the agent could write stayed writable while git ran it (git
+// 2.39 runs .githooks/mon.sh for core.fsmonitor = sh .githooks/mon.sh,
+// tools/evil for core.pager = cat; tools/evil, tools/x for
+// core.pager = cat $(tools/x), tools/ssh for core.sshCommand = env
+// tools/ssh, scripts/x.sh for alias.x = !bash scripts/x.sh, tools/conv.py
+// for a textconv = sh tools/conv.py).
 func TestProgramOf(t *testing.T) {
-	for _, c := range []struct{ section, key, value, want string }{
-		{"gpg", "program", "tools/my gpg", "tools/my gpg"},
-		{"gpg", "program", " tools/gpg ", "tools/gpg"},
-		{"core", "fsmonitor", "'tools/my mon.sh' --x", "tools/my mon.sh"},
-		{"core", "fsmonitor", `"tools/my mon.sh"`, "tools/my mon.sh"},
-		{"core", "fsmonitor", `tools/my\ mon.sh`, "tools/my mon.sh"},
-		{"core", "sshcommand", "GIT_TRACE=1 tools/ssh -v", "tools/ssh"},
-		{"alias", "x", "!A=1 B=2 'tools/x y' z", "tools/x y"},
-		{"alias", "x", "!tools/x|cat", "tools/x"},
-		{"core", "pager", "tools/pager", "tools/pager"},
-		{"core", "fsmonitor", "tools/fsmon.sh --flag", "tools/fsmon.sh"},
-		{"core", "sshcommand", "$HOME/bin/ssh", ""},
-		{"core", "sshcommand", `"$X/ssh"`, ""},
-		{"core", "sshcommand", "tools/ss*", ""},
-		{"core", "sshcommand", "'unclosed", ""},
-		{"core", "sshcommand", "A=1", ""},
-		{"core", "sshcommand", "~/bin/ssh -v", "~/bin/ssh"},
+	for _, c := range []struct {
+		section, key, value string
+		progs, args         []string
+	}{
+		{"gpg", "program", "tools/my gpg", []string{"tools/my gpg"}, nil},
+		{"gpg", "program", " tools/gpg ", []string{"tools/gpg"}, nil},
+		{"core", "fsmonitor", "'tools/my mon.sh' --x", []string{"tools/my mon.sh"}, []string{"--x"}},
+		{"core", "fsmonitor", `"tools/my mon.sh"`, []string{"tools/my mon.sh"}, nil},
+		{"core", "fsmonitor", `tools/my\ mon.sh`, []string{"tools/my mon.sh"}, nil},
+		{"core", "sshcommand", "GIT_TRACE=1 tools/ssh -v", []string{"tools/ssh"}, []string{"1", "-v"}},
+		{"alias", "x", "!A=1 B=2 'tools/x y' z", []string{"tools/x y"}, []string{"1", "2", "z"}},
+		{"alias", "x", "!tools/x|cat", []string{"tools/x", "cat"}, nil},
+		{"core", "pager", "tools/pager", []string{"tools/pager"}, nil},
+		{"core", "fsmonitor", "tools/fsmon.sh --flag", []string{"tools/fsmon.sh"}, []string{"--flag"}},
+		{"core", "sshcommand", "$HOME/bin/ssh", nil, nil},
+		{"core", "sshcommand", `"$X/ssh"`, nil, nil},
+		{"core", "sshcommand", "tools/ss*", nil, nil},
+		{"core", "sshcommand", "'unclosed", nil, nil},
+		{"core", "sshcommand", "A=1", nil, []string{"1"}},
+		{"core", "sshcommand", "~/bin/ssh -v", []string{"~/bin/ssh"}, []string{"-v"}},
+		// Past the first word, and past the first command.
+		{"core", "fsmonitor", "sh .githooks/mon.sh", []string{"sh"}, []string{".githooks/mon.sh"}},
+		{"core", "sshcommand", "env tools/ssh", []string{"env"}, []string{"tools/ssh"}},
+		{"alias", "x", "!bash scripts/x.sh", []string{"bash"}, []string{"scripts/x.sh"}},
+		{"diff", "textconv", "python3 tools/conv.py", []string{"python3"}, []string{"tools/conv.py"}},
+		{"core", "pager", "less; tools/evil", []string{"less", "tools/evil"}, nil},
+		{"core", "pager", "less -R && tools/a || tools/b & tools/c\ntools/d", []string{"less", "tools/a", "tools/b", "tools/c", "tools/d"}, []string{"-R"}},
+		{"core", "pager", "cat $(tools/x)", []string{"cat", "tools/x"}, nil},
+		{"core", "pager", `less "$(tools/x --y 'a b')"`, []string{"less", "tools/x"}, []string{"--y", "a b"}},
+		{"core", "pager", "echo `tools/b`x", []string{"echo", "tools/b"}, nil},
+		{"core", "pager", `sh -c "$(cat $(tools/n) "$(tools/m)")"`, []string{"sh", "cat", "tools/n", "tools/m"}, []string{"-c"}},
+		{"alias", "f", `!f() { tools/f "$@"; }; f`, []string{"f", "tools/f", "f"}, nil},
+		{"core", "pager", "(cd sub && ./run) > tools/log 2>&1", []string{"cd", "./run"}, []string{"sub", "tools/log", "1"}},
+		{"core", "pager", "X=$(tools/y) tools/z", []string{"tools/y", "tools/z"}, nil},
+		{"core", "pager", "# comment tools/no\ntools/c # tools/no", []string{"tools/c"}, nil},
+		{"core", "pager", "if tools/t; then tools/u; fi", []string{"tools/t", "tools/u"}, nil},
+		{"core", "pager", "tools/a 'unclosed", []string{"tools/a"}, nil},
 	} {
-		if got := programOf(gitVar{section: c.section, key: c.key, value: c.value}); got != c.want {
-			t.Errorf("programOf(%s.%s = %q) = %q, want %q", c.section, c.key, c.value, got, c.want)
+		var progs, args []string
+		for _, w := range programWords(gitVar{section: c.section, key: c.key, value: c.value}) {
+			if w.arg {
+				args = append(args, w.text)
+			} else {
+				progs = append(progs, w.text)
+			}
 		}
+		if !slices.Equal(progs, c.progs) || !slices.Equal(args, c.args) {
+			t.Errorf("programWords(%s.%s = %q): programs %q, words given to them %q; want %q, %q", c.section, c.key, c.value, progs, args, c.progs, c.args)
+		}
+	}
+	// Read once, however deep the nesting (a config of 1 MiB).
+	deep := strings.Repeat("$(x ", 1<<17) + "tools/deep" + strings.Repeat(")", 1<<17)
+	if w := programWords(gitVar{section: "core", key: "pager", value: deep}); len(w) != 1<<17+1 || w[len(w)-1].text != "tools/deep" || !w[len(w)-1].arg || w[0].text != "x" || w[0].arg {
+		t.Errorf("deep nesting: %d words", len(w))
 	}
 	// And what a config names so is protected.
 	gitTestHome(t)
@@ -658,5 +698,68 @@ func TestProgramOf(t *testing.T) {
 		if !slices.Contains(got, filepath.Join(ws, p)) {
 			t.Errorf("%s is not named: %q", p, got)
 		}
+	}
+}
+
+// A program git runs past a value's first word is covered (git 2.39
+// runs each of these: core.fsmonitor = sh .githooks/mon.sh runs
+// .githooks/mon.sh, core.pager = "cat; tools/evil" runs tools/evil, and so
+// on): a command's name as before, and each word given to one that is a
+// file, since it may be what it runs. One that is not there (git log
+// origin/main..x) is not said, nor a directory (gofmt -w ./src) mounted
+// or protected; an alias without ! is git's own command and names
+// nothing past its -c options. In components mode each is protected
+// whether it is there or not, but for a directory.
+func TestProtectedMountsGitConfigPastFirstWord(t *testing.T) {
+	tree := map[string]string{
+		".git/config": "[core]\n\tfsmonitor = sh .githooks/mon.sh\n\tsshCommand = env tools/ssh\n\tpager = \"less; tools/evil\"\n\teditor = vi $(tools/x)\n" +
+			"[alias]\n\tx = !bash scripts/x.sh\n\tlg = !git log origin/main..HEAD\n\tfmt = !gofmt -w ./src\n\tl = log -- src/a.go\n" +
+			"[diff \"foo\"]\n\ttextconv = python3 tools/conv.py\n",
+		".githooks/mon.sh": "x",
+		"tools/ssh":        "x",
+		"tools/evil":       "x",
+		"tools/x":          "x",
+		"tools/conv.py":    "x",
+		"scripts/x.sh":     "x",
+		"src/a.go":         "x",
+	}
+	wantMounts(t, tree, ".git/config", ".githooks/mon.sh", "scripts/x.sh", "tools/conv.py", "tools/evil", "tools/ssh", "tools/x")
+	ws := t.TempDir()
+	writeTree(t, ws, tree)
+	got, notRead := GitConfigNamedIn([]string{ws}, MaxProtectedWalk)
+	want := []string{".githooks/mon.sh", "origin/main..HEAD", "scripts/x.sh", "tools/conv.py", "tools/evil", "tools/ssh", "tools/x"}
+	if rel := relativeTo(ws, got); !slices.Equal(rel, want) || len(notRead) != 0 {
+		t.Errorf("components mode: named %q (not read %q), want %q", rel, notRead, want)
+	}
+}
+
+// A pathname value's ~user and %(prefix)/ lead where git takes them
+// (TestValuesNamedUserAndPrefix): a core.hooksPath in a user's home, or
+// an include in git's prefix, that lies in the write paths is covered,
+// and what the included file names too; a ~user /etc/passwd does not
+// hold is said, not taken for nothing.
+func TestProtectedMountsGitConfigUserAndPrefix(t *testing.T) {
+	gitTestHome(t)
+	ws := t.TempDir()
+	passwd := filepath.Join(t.TempDir(), "passwd")
+	must(t, os.WriteFile(passwd, []byte("bob:x:1000:1000::"+ws+"/bob:/bin/sh\n"), 0o644))
+	oldPasswd, oldPrefixes := passwdFile, gitPrefixes
+	passwdFile, gitPrefixes = passwd, func() []string { return []string{ws + "/prefix"} }
+	t.Cleanup(func() { passwdFile, gitPrefixes = oldPasswd, oldPrefixes })
+	writeTree(t, ws, map[string]string{
+		".git/config":            "[core]\n\thooksPath = ~bob/hooks\n\tfsmonitor = ~nobody/mon\n[include]\n\tpath = ~bob/inc\n\tpath = %(prefix)/etc/inc\n",
+		"bob/hooks/":             "",
+		"bob/inc":                "[core]\n\tsshCommand = tools/ssh-from-bob\n",
+		"prefix/etc/inc":         "[diff \"x\"]\n\ttextconv = tools/conv-from-prefix\n",
+		"tools/ssh-from-bob":     "x",
+		"tools/conv-from-prefix": "x",
+	})
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	want := []string{".git/config", "bob/hooks", "bob/inc", "prefix/etc/inc", "tools/conv-from-prefix", "tools/ssh-from-bob"}
+	if rel := relativeTo(ws, mounts); !slices.Equal(slices.Sorted(slices.Values(rel)), want) {
+		t.Errorf("mounts %q, want %q", rel, want)
+	}
+	if len(uncovered) != 1 || uncovered[0] != "core.fsmonitor in "+ws+"/.git/config names ~nobody/mon (the home of ~nobody is not known: no such user in "+passwd+": what it names is not covered)" {
+		t.Errorf("uncovered %q", uncovered)
 	}
 }

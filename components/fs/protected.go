@@ -235,6 +235,13 @@ func gitConfigMounts(found []protectedFound, dirs []string) (mounts, there, unco
 		if err == nil && st.IsDir() && !n.dir {
 			continue // no program git can run (an init.templateDir)
 		}
+		if n.arg && errors.Is(err, os.ErrNotExist) {
+			// A word given to a program (an alias's git log
+			// origin/main..x) is mostly none git runs: one not there
+			// is not said, lest the summary fill with them; one made
+			// during the launch is (ProtectedMade's there).
+			continue
+		}
 		// A write path or one above it is no name the agent made: as
 		// ProtectedMade's before, it would hide all beneath it.
 		if err == nil && slices.ContainsFunc(dirs, func(d string) bool { return beneathPath(n.path, d) }) {
