@@ -140,6 +140,24 @@ func TestIntegrationProtectedGitConfigAsGitReads(t *testing.T) {
 	s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, "tools/other"))
 }
 
+// A program git runs past a value's first word (git 2.39 runs each:
+// core.fsmonitor = sh .githooks/mon.sh, core.sshCommand = env tools/ssh,
+// core.pager = "cat; tools/evil", core.editor = vi $(tools/x), an
+// alias's !bash scripts/x.sh) is read-only for the agent, as a value's
+// first word is; a file no value names stays writable.
+func TestIntegrationProtectedGitConfigPastFirstWord(t *testing.T) {
+	s := newSandbox(t)
+	s.mkdirs(t, ".git/hooks", ".githooks", "tools", "scripts")
+	s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n\tfsmonitor = sh .githooks/mon.sh\n\tsshCommand = env tools/ssh\n"+
+		"\tpager = \"cat; tools/evil\"\n\teditor = vi $(tools/x)\n[alias]\n\tx = !bash scripts/x.sh\n")
+	pol := itPol{}
+	for _, f := range []string{".githooks/mon.sh", "tools/ssh", "tools/evil", "tools/x", "scripts/x.sh"} {
+		p := s.file(t, filepath.Join(s.ws, f), "#!/bin/sh\n")
+		s.denied(t, pol, itOpts{}, "EROFS", "write", p)
+	}
+	s.allowed(t, pol, itOpts{}, "write", filepath.Join(s.ws, "tools/other"))
+}
+
 // What cannot be made read-only is said on every run: a symbolic link at
 // a protected name (nothing can be mounted over a link, and the tree it
 // leads to stays writable).

@@ -763,3 +763,55 @@ func TestProtectedMountsGitConfigUserAndPrefix(t *testing.T) {
 		t.Errorf("uncovered %q", uncovered)
 	}
 }
+
+// What git itself runs for such values is what is named: with git
+// installed, a repository whose core.fsmonitor, core.sshCommand,
+// core.editor, an alias and a textconv each run a script past their
+// first word has git run them (each script notes its name), and each
+// is among what GitConfigNamedIn names and ProtectedMounts mounts.
+func TestGitConfigNamedAsGitRuns(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	gitTestHome(t)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	ws := t.TempDir()
+	log := filepath.Join(t.TempDir(), "ran")
+	git := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = ws
+		cmd.Run() // what it runs may fail: that it ran is what counts
+	}
+	git("init", "-q")
+	scripts := []string{".githooks/mon.sh", "tools/ssh", "tools/x", "scripts/x.sh", "tools/conv.sh"}
+	for _, s := range scripts {
+		writeTree(t, ws, map[string]string{s: "#!/bin/sh\necho " + s + " >> " + log + "\n"})
+	}
+	writeTree(t, ws, map[string]string{"a.txt": "a\n", ".gitattributes": "a.txt diff=foo\n"})
+	git("add", "a.txt", ".gitattributes")
+	git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x")
+	writeTree(t, ws, map[string]string{"a.txt": "b\n"})
+	f, err := os.OpenFile(filepath.Join(ws, ".git/config"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString("[core]\n\tfsmonitor = sh .githooks/mon.sh\n\tsshCommand = env tools/ssh\n\teditor = \"true $(tools/x)\"\n" +
+		"[alias]\n\tx = !sh scripts/x.sh\n[diff \"foo\"]\n\ttextconv = sh tools/conv.sh\n")
+	must(t, err)
+	must(t, f.Close())
+	git("status")
+	git("fetch", "ssh://h/x")
+	git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "--allow-empty")
+	git("x")
+	git("diff")
+	b, _ := os.ReadFile(log)
+	ran := slices.Compact(slices.Sorted(slices.Values(strings.Fields(string(b)))))
+	if !slices.Equal(ran, slices.Sorted(slices.Values(scripts))) {
+		t.Fatalf("git ran %q, want %q", ran, slices.Sorted(slices.Values(scripts)))
+	}
+	named, notRead := GitConfigNamedIn([]string{ws}, MaxProtectedWalk)
+	mounts, _, uncovered := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	for _, s := range ran {
+		if !slices.Contains(named, filepath.Join(ws, s)) || !slices.Contains(mounts, filepath.Join(ws, s)) {
+			t.Errorf("git ran %s: named %q (not read %q), mounts %q (uncovered %q)", s, named, notRead, mounts, uncovered)
+		}
+	}
+}
