@@ -578,16 +578,18 @@ return how;`
 		{"SR-51", func(s *scratch) (probeCase, error) {
 			// A repository in the writable workspace: its own hooks
 			// directory, and what its config names (a hooks directory, a
-			// program, an included file), each run or read by the
+			// program, one past a value's first word, an included
+			// file), each run or read by the
 			// person's next commit or git status. The agent's write to
 			// each is refused by a read-only mount (EROFS) where the same
 			// write unconfined goes ahead. And in a launch like those, a
 			// write beside them goes ahead: only what is named is
 			// read-only, not the workspace whole.
 			files := map[string]string{
-				".git/config":          "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmonitor\n[include]\n\tpath = ../tools/git.inc\n",
+				".git/config":          "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmonitor\n\tsshCommand = env tools/ssh\n[include]\n\tpath = ../tools/git.inc\n",
 				".githooks/pre-commit": "#!/bin/sh\n",
 				"tools/fsmonitor":      "#!/bin/sh\n",
+				"tools/ssh":            "#!/bin/sh\n",
 				"tools/git.inc":        "[alias]\n\tst = status\n",
 			}
 			if err := os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755); err != nil {
@@ -606,6 +608,7 @@ return how;`
 			pc.also = []probeCase{
 				write("core.hooksPath's .githooks/pre-commit", ".githooks/pre-commit"),
 				write("core.fsmonitor's tools/fsmonitor", "tools/fsmonitor"),
+				write("core.sshCommand's tools/ssh (env tools/ssh)", "tools/ssh"),
 				beside,
 				// Last: its control, the write unconfined, leaves the file
 				// no config git can read, which a launch after it would

@@ -166,30 +166,31 @@
 //     package.json scripts) are not protected: the policy's protected
 //     list is the place for those.
 //   - What the git configs name (gitconfig.go: ProtectedMounts,
-//     GitConfigNamedIn, ProtectedNow) is read from the values as written,
-//     not from what git runs. A value git runs by the shell (any but
-//     gpg.program, run whole with no shell, core.hooksPath, a directory,
-//     and the URLs, refs and paths of notPrograms) names every word of
-//     every command the shell runs in it (after ;, &&, |, a newline,
-//     inside $(…) and `…`), quotes and backslashes taken away, that
-//     holds a slash and is no URL or ref: each command's name, and each
-//     word given to one, which may be what runs (sh .githooks/mon.sh,
-//     env tools/ssh, python3 tools/conv.py) or anything else (git log
-//     origin/main..x). A word given to a program is mounted read-only
-//     in wrapper mode only where it is a file at the start, and not said
-//     as uncovered where it is not there; in components mode it is
-//     protected, there or not; a directory given to one is neither. So
-//     a file a value gives to a program (an alias's !gofmt -w src/a.go)
-//     is read-only for a wrapper-mode agent, and asked for in components
-//     mode, though git only hands it on. Not read: a word an expansion
-//     or a glob makes known only when the shell runs it ($HOME/x, "$X",
-//     tools/*.sh, the word a $(…) stands in; the command inside it is
-//     read), a program named without a slash (found by PATH), what a
-//     named program or script runs in turn, and what an alias without !
-//     (git's own command, run with no shell) gives git's options
-//     (rebase --exec tools/x, difftool --extcmd); its -c options are
-//     read. A ~ at a word's start is expanded though quoted (sh would
-//     leave it).
+//     GitConfigNamedIn, ProtectedNow) is read from the values as
+//     written, not from what git runs. A value git runs by the shell
+//     (any but gpg.program, which git runs whole with no shell,
+//     core.hooksPath, a directory taken whole, and the URLs, refs and
+//     paths of notPrograms) names every word of every command the shell
+//     runs in it (after ;, &&, |, a newline, inside $(…) and `…`),
+//     quotes and backslashes taken away, that holds a slash and is no
+//     URL or ref: each command's name, and each word given to one, which
+//     may be what runs (sh .githooks/mon.sh, env tools/ssh, python3
+//     tools/conv.py) or anything else (git log origin/main..x). A word
+//     given to a program is mounted read-only in wrapper mode only where
+//     it is a file at the start, and not said as uncovered where it is
+//     not there; in components mode it is protected, there or not; a
+//     directory given to one is neither. So a file a value gives to a
+//     program (an alias's !gofmt -w src/a.go) is read-only for a
+//     wrapper-mode agent and for components mode's commands, and fs asks
+//     before changing it, though git only hands it on. Not read: a word
+//     an expansion or a glob makes known only when the shell runs it
+//     ($HOME/x, "$X", tools/*.sh, the word a $(…) stands in; the command
+//     inside it is read), a program named without a slash (found by
+//     PATH), what a named program or script runs in turn, and what an
+//     alias without ! (git's own command, run with no shell) gives git's
+//     options (rebase --exec tools/x, difftool --extcmd); its -c options
+//     are read. A ~ at a word's start is expanded though quoted (sh
+//     would leave it).
 //   - A path's leading ~ is expanded as git (a pathname value) and sh (a
 //     word) expand it: ~ and ~/ as $HOME, ~user as that user's home,
 //     read from /etc/passwd alone (os/user is not imported): a user it
