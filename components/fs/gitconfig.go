@@ -805,7 +805,7 @@ const shellSpecial = "|&;<>()$`\\\"' \t\n*?[#~=%"
 // shellSpecial, and otherwise sh -c with the value, which runs every
 // command in it: each word of each (commandWords), since a command's
 // arguments may be what it runs (core.fsmonitor = sh .githooks/mon.sh,
-// core.sshCommand = env tools/ssh, core.pager = less; tools/x, git 2.39
+// core.sshCommand = env tools/ssh, core.pager = "less; tools/x": git 2.39
 // runs each). An alias's leading ! is dropped; an alias without one is
 // git's own command, which no shell runs (its -c options are
 // aliasConfigs'): its first word alone is taken, as it was.
