@@ -178,8 +178,9 @@
 //     tools/conv.py) or anything else (git log origin/main..x). A word
 //     given to a program is mounted read-only in wrapper mode only where
 //     it is a file at the start, and not said as uncovered where it is
-//     not there; in components mode it is protected, there or not; a
-//     directory given to one is neither. So a file a value gives to a
+//     not there (one the agent makes is named when the launch ends,
+//     ProtectedMade); in components mode it is protected, there or not;
+//     a directory given to one is neither. So a file a value gives to a
 //     program (an alias's !gofmt -w src/a.go) is read-only for a
 //     wrapper-mode agent and for components mode's commands, and fs asks
 //     before changing it, though git only hands it on. Not read: a word

@@ -731,6 +731,14 @@ func TestProtectedMountsGitConfigPastFirstWord(t *testing.T) {
 	if rel := relativeTo(ws, got); !slices.Equal(rel, want) || len(notRead) != 0 {
 		t.Errorf("components mode: named %q (not read %q), want %q", rel, notRead, want)
 	}
+	// One not there at the start that the agent makes is named when a
+	// wrapper-mode launch ends.
+	writeTree(t, ws, map[string]string{".git/config": "[core]\n\tfsmonitor = sh tools/new.sh\n"})
+	_, names, _ := ProtectedMounts([]string{ws}, MaxProtectedWalk, 100)
+	writeTree(t, ws, map[string]string{"tools/new.sh": "x"})
+	if made, unseen := ProtectedMade([]string{ws}, names, MaxProtectedWalk); !slices.Equal(made, []string{ws + "/tools/new.sh"}) || len(unseen) != 0 {
+		t.Errorf("made %q, unseen %q", made, unseen)
+	}
 }
 
 // A pathname value's ~user and %(prefix)/ lead where git takes them
