@@ -52,7 +52,8 @@ func mayStartWith(ws []Word, pw []string, fills []fill, more bool) bool {
 			need = append(need, unknowns(as, arg.mayBeOption))
 		}
 	}
-	if tool := path.Base(pw[0]); targetRunners[tool] {
+	tool := path.Base(pw[0])
+	if targetRunners[tool] {
 		if slices.ContainsFunc(as, func(a arg) bool { return !a.known && a.many }) {
 			return true // it may be all the prefix
 		}
@@ -64,11 +65,13 @@ func mayStartWith(ws []Word, pw []string, fills []fill, more bool) bool {
 		}
 		return more || matchAll(need)
 	}
-	spent, ok, all := inOrder(as, operands, more)
-	if all || ok && more {
-		return true
+	for _, ops := range spellings(tool, operands) {
+		spent, ok, all := inOrder(as, ops, more, tool)
+		if all || ok && more || ok && len(need) <= len(unknowns(as, arg.mayBeOption))-spent {
+			return true
+		}
 	}
-	return ok && len(need) <= len(unknowns(as, arg.mayBeOption))-spent
+	return false
 }
 
 // inOrder matches the prefix's operands in order against as, as
@@ -79,7 +82,12 @@ func mayStartWith(ws []Word, pw []string, fills []fill, more bool) bool {
 // there or come after the last. Each word may be the next operand or,
 // once an option or NAME=value has been passed (loose), a word in
 // between; a word known only at run time that may be an option is one.
-func inOrder(as []arg, operands []string, more bool) (spent int, ok, all bool) {
+//
+// For a program that abbreviates (npm), the first operand, the
+// subcommand, is also any start of it or its camel-case spelling (npm
+// pub, npm runScript) that is no other subcommand's spelling (npm r is
+// uninstall, not run).
+func inOrder(as []arg, operands []string, more bool, tool string) (spent int, ok, all bool) {
 	// cost[2*k+l]: the fewest spent with k operands matched, l 1 when
 	// loose; -1 where no match gets there.
 	n := 2 * (len(operands) + 1)
@@ -108,7 +116,7 @@ func inOrder(as []arg, operands []string, more bool) (spent int, ok, all bool) {
 			}
 			x := operands[k]
 			switch {
-			case a.known && (a.text == x || holdsValue(a.text, x)):
+			case a.known && (a.text == x || holdsValue(a.text, x) || k == 0 && abbreviates(tool, a.text, x)):
 				keep(i+2, c)
 			case !a.known && strings.HasPrefix(x, a.text):
 				if a.many {

@@ -199,6 +199,9 @@ func highRisk(sc *SimpleCommand) *finding {
 		if r := m[t]; r != "" {
 			return mkFinding(r, name+" "+t, i)
 		}
+		if r := m[canonicalSub(name, t)]; r != "" {
+			return mkFinding(r, name+" "+t+" ("+name+" reads it as "+canonicalSub(name, t)+")", i)
+		}
 	}
 	return nil
 }

@@ -745,6 +745,13 @@ var table = []struct {
 	{`npm publish --access public`, P, "builtin.publish"},
 	{`npm --workspace pkg publish`, P, "builtin.publish"},
 	{`npm unpublish pkg@1.0.0`, P, "builtin.publish"},
+	{`npm pub`, P, "builtin.publish"}, // npm takes a start of a subcommand's name
+	{`npm publi --tag next`, P, "builtin.publish"},
+	{`npm --workspace pkg pub`, P, "builtin.publish"},
+	{`npm unpub pkg@1.0.0`, P, "builtin.publish"},
+	{`npm run pub`, A, "default"},
+	{`npm view pub`, A, "default"},
+	{`npm pu`, P, "builtin.publish"},
 	{`yarn publish`, P, "builtin.publish"},
 	{`yarn npm publish`, P, "builtin.publish"},
 	{`pnpm publish`, P, "builtin.publish"},
@@ -2669,7 +2676,8 @@ func TestTable(t *testing.T) {
 // matches literal words only.
 func TestPrefixMayMatch(t *testing.T) {
 	pol := policy.Commands{
-		Auto: []policy.Command{"hugo", "git", "make", "kubectl get", "sudo", "git push --dry-run", "git push origin docs", "git tag -l"},
+		Auto: []policy.Command{"hugo", "git", "make", "kubectl get", "sudo", "git push --dry-run", "git push origin docs", "git tag -l",
+			"npm", "cargo", "pnpm"}, // 8-10
 		Approval: []policy.Command{
 			"hugo deploy",                   // 0
 			"git tag",                       // 1
@@ -2685,6 +2693,16 @@ func TestPrefixMayMatch(t *testing.T) {
 			"docker system prune --all",     // 11
 			"terraform apply -auto-approve", // 12
 			"mvn deploy -Prelease",          // 13
+			"npm run deploy",                // 14
+			"npm publish",                   // 15
+			"cargo build",                   // 16
+			"docker rm",                     // 17
+			"yarn run deploy",               // 18
+			"npm i",                         // 19
+			"docker rmi",                    // 20
+			"pnpm release",                  // 21
+			"npm run test",                  // 22
+			"cargo r",                       // 23
 		},
 	}
 	for _, tc := range []struct {
@@ -2811,6 +2829,56 @@ func TestPrefixMayMatch(t *testing.T) {
 		{`cp -f --verbose a b`, A, "default"},
 		{`sudo -u bob -E make`, A, "commands.auto[2]"},
 		{`sudo -ubob make`, A, "commands.auto[2]"},
+		// Another name of the prefix's subcommand, from the program's
+		// own table (subcommandAliases), either way round: npm's aliases
+		// and typos, its abbreviations and camel case, cargo's and
+		// docker's short forms, a package script without run.
+		{`npm rum deploy`, P, "commands.approval[14]"},
+		{`npm run-script deploy`, P, "commands.approval[14]"},
+		{`npm urn deploy`, P, "commands.approval[14]"},
+		{`npm runScript deploy`, P, "commands.approval[14]"},
+		{`npm run-s deploy`, P, "commands.approval[14]"},
+		{`npm --silent rum deploy`, P, "commands.approval[14]"},
+		{`npm pub`, P, "commands.approval[15]"},
+		{`npm publ --tag next`, P, "commands.approval[15]"},
+		{`cargo b --release`, P, "commands.approval[16]"},
+		{`docker rm -f c1`, P, "commands.approval[17]"},
+		{`docker container rm c1`, P, "commands.approval[17]"},
+		{`docker container remove c1`, P, "commands.approval[17]"},
+		{`docker --context x rm c1`, P, "commands.approval[17]"},
+		{`yarn deploy`, P, "commands.approval[18]"},
+		{`yarn --silent deploy --prod`, P, "commands.approval[18]"},
+		{`npm install left-pad`, P, "commands.approval[19]"},
+		{`npm add left-pad`, P, "commands.approval[19]"},
+		{`npm isntall`, P, "commands.approval[19]"},
+		{`npm insta`, P, "commands.approval[19]"},
+		{`docker image rm img`, P, "commands.approval[20]"},
+		{`docker image remove img`, P, "commands.approval[20]"},
+		{`pnpm run release`, P, "commands.approval[21]"},
+		{`pnpm run-script release`, P, "commands.approval[21]"},
+		{`npm test`, P, "commands.approval[22]"},
+		{`npm t`, P, "commands.approval[22]"},
+		{`npm tst -- --watch`, P, "commands.approval[22]"},
+		{`npm rum test`, P, "commands.approval[22]"},
+		{`cargo run --bin x`, P, "commands.approval[23]"},
+		// Another subcommand, an alias's word in another place, or a
+		// spelling the program reads as another subcommand stays as it
+		// was.
+		{`npm run build`, A, "commands.auto[8]"},
+		{`npm rum build`, A, "commands.auto[8]"},
+		{`npm run i`, A, "commands.auto[8]"},    // the script i, not install
+		{`npm r deploy`, A, "commands.auto[8]"}, // npm r is uninstall
+		{`npm view rum deploy`, A, "commands.auto[8]"},
+		{`npm ci`, A, "commands.auto[8]"},
+		{`cargo check -p b`, A, "commands.auto[9]"},
+		{`cargo t`, A, "commands.auto[9]"},
+		{`docker run --rm img`, A, "default"},
+		{`docker container ls`, A, "default"},
+		{`docker image ls rm`, A, "default"},
+		{`docker volume rm v`, A, "default"},
+		{`yarn build`, A, "default"},
+		{`yarn run build deploy`, A, "default"},
+		{`pnpm run build`, A, "commands.auto[10]"},
 	} {
 		decideRow(t, tc.cmd, pol, tc.want, tc.rule)
 	}
