@@ -57,6 +57,8 @@ func FuzzPrefix(f *testing.F) {
 		{`make all deploy`, "make deploy"}, {`git push -uf`, "git push --force"}, {`cp -Rf a b`, "cp -rf"},
 		{`gradle pTML`, "gradle publishToMavenLocal"}, {`sudo -uroot x`, "sudo -u root"}, {`x --=y -=z`, "x --= -= -"},
 		{`rake "a[$x]" $y`, "rake a b"}, {`x "$a" -- --f=`, "x --f=y -ab y"},
+		{`npm rum deploy`, "npm run deploy"}, {`npm pub`, "npm publish"}, {`docker container rm x`, "docker rm"},
+		{`yarn deploy`, "yarn run deploy"}, {`pnpm run-script t`, "pnpm test"}, {`npm runScript x`, "npm pu"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -72,9 +74,18 @@ func FuzzPrefix(f *testing.F) {
 		if d.Rule == "" {
 			t.Fatalf("decision %+v", d)
 		}
+		pw := strings.Fields(prefix)
+		opts, operands := splitPrefix(pw[1:])
 		for _, c := range a.Commands {
-			if startsWith(c.Words, strings.Fields(prefix)) && !mayStartWith(c.Words, strings.Fields(prefix), nil, false) {
+			if startsWith(c.Words, pw) && !mayStartWith(c.Words, pw, nil, false) {
 				t.Fatalf("%q starts with %q, yet may not", c.Text, prefix)
+			}
+			// Each other spelling of the prefix's subcommand, written
+			// out, is matched too.
+			for _, v := range spellings(pw[0], operands) {
+				if len(opts) == 0 && startsWith(c.Words, append(pw[:1:1], v...)) && !mayStartWith(c.Words, pw, nil, false) {
+					t.Fatalf("%q starts with %q, a spelling of %q, yet may not", c.Text, strings.Join(v, " "), prefix)
+				}
 			}
 		}
 	})
