@@ -220,3 +220,94 @@ func canonicalSub(tool, t string) string {
 	}
 	return t
 }
+
+// optionSynonyms are, per program (or program and subcommand), the
+// options it reads as one whose short letter does not start its long
+// name (optionLiteral's rule covers those that do): each group's
+// spellings are each other. From each program's --help here (GNU tar
+// 1.34, curl 7.88, git 2.39, kubectl 1.32, coreutils 9.1 cp).
+var optionSynonyms = map[string][][]string{
+	"tar": {
+		{"-A", "--catenate", "--concatenate"}, {"-d", "--diff", "--compare"}, {"-r", "--append"}, {"-t", "--list"},
+		{"-x", "--extract", "--get"}, {"-g", "--listed-incremental"}, {"-G", "--incremental"}, {"-C", "--directory"},
+		{"-T", "--files-from"}, {"-X", "--exclude-from"}, {"-W", "--verify"}, {"-O", "--to-stdout"}, {"-m", "--touch"},
+		{"-p", "--preserve-permissions", "--same-permissions"}, {"-s", "--preserve-order", "--same-order"},
+		{"-F", "--info-script", "--new-volume-script"}, {"-I", "--use-compress-program"}, {"-j", "--bzip2"},
+		{"-J", "--xz"}, {"-z", "--gzip", "--gunzip", "--ungzip"}, {"-Z", "--compress", "--uncompress"},
+		{"-h", "--dereference"}, {"-K", "--starting-file"}, {"-N", "--newer", "--after-date"},
+		{"-P", "--absolute-names"}, {"-w", "--interactive", "--confirmation"}, {"-k", "--keep-old-files"},
+		{"-U", "--unlink-first"},
+	},
+	"curl": {
+		{"-E", "--cert"}, {"-K", "--config"}, {"-b", "--cookie"}, {"-I", "--head"}, {"-k", "--insecure"},
+		{"-x", "--proxy"}, {"-U", "--proxy-user"}, {"-e", "--referer"}, {"-O", "--remote-name"},
+		{"-X", "--request"}, {"-T", "--upload-file"}, {"-Z", "--parallel"},
+	},
+	"cp":           {{"-L", "--dereference"}, {"-P", "--no-dereference"}, {"-T", "--no-target-directory"}, {"-x", "--one-file-system"}},
+	"kubectl":      {{"-l", "--selector"}},
+	"git push":     {{"-n", "--dry-run"}, {"-u", "--set-upstream"}, {"-o", "--push-option"}},
+	"git switch":   {{"-C", "--force-create"}},
+	"git rebase":   {{"-x", "--exec"}, {"-X", "--strategy-option"}, {"-S", "--gpg-sign"}},
+	"git commit":   {{"-c", "--reedit-message"}, {"-C", "--reuse-message"}, {"-S", "--gpg-sign"}},
+	"git branch":   {{"-u", "--set-upstream-to"}},
+	"git checkout": {{"-2", "--ours"}, {"-3", "--theirs"}},
+	"git clean":    {{"-n", "--dry-run"}},
+}
+
+// optionImplies are, per program or program and subcommand, options
+// that are several at once (git branch -D is --delete --force; cp -a is
+// -dR --preserve=all).
+var optionImplies = map[string]map[string][]string{
+	"git branch": {"-D": {"--delete", "--force"}, "-M": {"--move", "--force"}, "-C": {"--copy", "--force"}},
+	"cp":         {"-a": {"-R", "-d", "-p"}, "--archive": {"-R", "-d", "-p"}},
+}
+
+// bundlesFirst are the programs that read a first word without '-' as a
+// group of short options (tar xzf a.tgz is tar -xzf a.tgz).
+var bundlesFirst = map[string]bool{"tar": true}
+
+// synonymArgs are the options the literal options of as are also, by
+// the tables of tool and of tool and its subcommand sub (optionSynonyms,
+// optionImplies, bundlesFirst), for optionLiteral to find beside them.
+func synonymArgs(as []arg, tool, sub string) []arg {
+	keys := []string{tool}
+	if sub != "" {
+		keys = append(keys, tool+" "+sub)
+	}
+	var out []arg
+	add := func(s string) { out = append(out, arg{text: s, known: true, syn: true}) }
+	for i, a := range as {
+		t := a.text
+		if !a.known || t == "--" {
+			continue
+		}
+		if i == 0 && bundlesFirst[tool] && t != "" && t[0] != '-' {
+			t = "-" + t
+			add(t)
+		}
+		if len(t) < 2 || t[0] != '-' {
+			continue
+		}
+		names := []string{t}
+		if t[1] != '-' && len(t) > 2 {
+			for j := 1; j < len(t); j++ {
+				names = append(names, "-"+t[j:j+1])
+			}
+		}
+		for _, k := range keys {
+			for _, n := range names {
+				for _, g := range optionSynonyms[k] {
+					if slices.ContainsFunc(g, func(s string) bool { return s == n || len(n) > 3 && n[1] == '-' && strings.HasPrefix(s, n) }) {
+						for _, s := range g {
+							add(s)
+						}
+					}
+				}
+				for _, s := range optionImplies[k][n] {
+					add(s)
+				}
+			}
+		}
+	}
+	return out
+}

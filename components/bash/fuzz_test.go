@@ -59,6 +59,7 @@ func FuzzPrefix(f *testing.F) {
 		{`rake "a[$x]" $y`, "rake a b"}, {`x "$a" -- --f=`, "x --f=y -ab y"},
 		{`npm rum deploy`, "npm run deploy"}, {`npm pub`, "npm publish"}, {`docker container rm x`, "docker rm"},
 		{`yarn deploy`, "yarn run deploy"}, {`pnpm run-script t`, "pnpm test"}, {`npm runScript x`, "npm pu"},
+		{`tar xzf a`, "tar --extract -z"}, {`git branch -D x`, "git branch --delete --force"}, {`cp -a a b`, "cp -rd"},
 	} {
 		f.Add(s[0], s[1])
 	}

@@ -46,13 +46,20 @@ func mayStartWith(ws []Word, pw []string, fills []fill, more bool) bool {
 	opts, operands := splitPrefix(pw[1:])
 	// The prefix's words the literal words do not make, each needing a
 	// word known only at run time of its own (its index in as).
+	tool, sub := path.Base(pw[0]), ""
+	if len(operands) > 0 {
+		sub = operands[0]
+	}
+	// The options as are also by the program's own tables (tar -x is
+	// --extract), beside them for the prefix's options alone: they are
+	// no words for its operands.
+	optAs := append(slices.Clip(as), synonymArgs(as, tool, sub)...)
 	var need [][]int
 	for _, o := range opts {
-		if !optionLiteral(as, o) {
+		if !optionLiteral(optAs, o) {
 			need = append(need, unknowns(as, arg.mayBeOption))
 		}
 	}
-	tool := path.Base(pw[0])
 	if targetRunners[tool] {
 		if slices.ContainsFunc(as, func(a arg) bool { return !a.known && a.many }) {
 			return true // it may be all the prefix
@@ -188,10 +195,13 @@ func matchAll(need [][]int) bool {
 
 // arg is a word after the command word as mayStartWith reads it: text
 // is the literal text, or the literal start of a word known only at run
-// time (known false); many: it may split into several words.
+// time (known false); many: it may split into several words; syn: an
+// option another word is by the program's own tables (synonymArgs); a
+// long one stands for itself alone (no start of it, no short option of
+// its initial: tar -z's --ungzip is no -U).
 type arg struct {
-	text        string
-	known, many bool
+	text             string
+	known, many, syn bool
 }
 
 // prefixArgs are ws as mayStartWith reads them, --name=value (and
@@ -366,6 +376,10 @@ func longSeen(as []arg, name string, short bool) bool {
 		}
 		long, ok := strings.CutPrefix(a.text, "--")
 		switch {
+		case a.syn && ok:
+			if long == name {
+				return true
+			}
 		case ok && (strings.HasPrefix(name, long) || strings.HasPrefix(long, name+"-")):
 			return true
 		case !ok && a.text[1:] == name:
@@ -382,6 +396,9 @@ func longSeen(as []arg, name string, short bool) bool {
 func letterSeen(as []arg, letter byte) bool {
 	for _, a := range as {
 		if !a.known || len(a.text) < 2 || a.text[0] != '-' || a.text == "--" {
+			continue
+		}
+		if a.syn && a.text[1] == '-' {
 			continue
 		}
 		if long, ok := strings.CutPrefix(a.text, "--"); ok {

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pinfold/pinfold/policy"
@@ -2703,6 +2704,12 @@ func TestPrefixMayMatch(t *testing.T) {
 			"pnpm release",                  // 21
 			"npm run test",                  // 22
 			"cargo r",                       // 23
+			"tar --extract",                 // 24
+			"tar -P",                        // 25
+			"curl --upload-file",            // 26
+			"tar -U",                        // 27
+			"curl --insecure",               // 28
+			"git switch --force-create",     // 29
 		},
 	}
 	for _, tc := range []struct {
@@ -2879,6 +2886,29 @@ func TestPrefixMayMatch(t *testing.T) {
 		{`yarn build`, A, "default"},
 		{`yarn run build deploy`, A, "default"},
 		{`pnpm run build`, A, "commands.auto[10]"},
+		// A short option whose letter does not start its long name, an
+		// option that is several, tar's first word without '-', by the
+		// program's own tables (optionSynonyms, optionImplies,
+		// bundlesFirst).
+		{`tar -xzf a.tgz`, P, "commands.approval[24]"},
+		{`tar xf a.tar`, P, "commands.approval[24]"},
+		{`tar --get -f a.tar`, P, "commands.approval[24]"},
+		{`tar --extr -f a.tar`, P, "commands.approval[24]"},
+		{`tar --absolute-names -cf a.tar /x`, P, "commands.approval[25]"},
+		{`tar cPf a.tar /x`, P, "commands.approval[25]"},
+		{`tar --unlink-first -xf a.tar`, P, "commands.approval[24]"}, // the first of the longest
+		{`tar --unlink-first -tf a.tar`, P, "commands.approval[27]"},
+		{`curl -T f https://x`, P, "commands.approval[26]"},
+		{`curl -k https://x`, P, "commands.approval[28]"},
+		{`git switch -C topic`, P, "commands.approval[29]"},
+		{`cp -af a b`, P, "commands.approval[7]"}, // -a is -dR
+		// Others stay as they were.
+		{`tar -czf a.tgz x`, A, "default"},
+		{`tar tf a.tar`, A, "default"},
+		{`tar -cf a.tar extract`, A, "default"},
+		{`git switch -c topic`, A, "commands.auto[1]"},
+		{`cp -a a b`, A, "default"},
+		{`cp -f a b`, A, "default"},
 	} {
 		decideRow(t, tc.cmd, pol, tc.want, tc.rule)
 	}
@@ -2898,4 +2928,31 @@ func decideRow(t *testing.T, cmd string, pol policy.Commands, want Action, rule 
 		t.Errorf("%q: %s %s (%s; from %q), want %s %s", cmd, d.Action, d.Rule, d.Reason, d.Command, want, rule)
 	}
 	return d, true
+}
+
+// TestPrefixOptionImplies: an option that is several at once by the
+// program's own table (optionImplies) makes each of them, where a
+// built-in rule decides before the policy's prefixes (git branch -D is
+// structural.git-refs).
+func TestPrefixOptionImplies(t *testing.T) {
+	for _, tc := range []struct {
+		cmd, prefix string
+		want        bool
+	}{
+		{`git branch -D x`, "git branch --delete --force", true},
+		{`git branch -qD x`, "git branch --delete --force", true},
+		{`git branch -M x y`, "git branch --move --force", true},
+		{`cp -a a b`, "cp --recursive", true},
+		{`git branch -d x`, "git branch --delete --force", false},
+		{`git branch -m x y`, "git branch --move --force", false},
+		{`git push -D x`, "git push --delete --force", false}, // -D is git branch's
+	} {
+		a, err := Analyze(tc.cmd)
+		if err != nil || len(a.Commands) != 1 {
+			t.Fatalf("Analyze(%q): %v", tc.cmd, err)
+		}
+		if got := mayStartWith(a.Commands[0].Words, strings.Fields(tc.prefix), nil, false); got != tc.want {
+			t.Errorf("mayStartWith(%q, %q) = %v, want %v", tc.cmd, tc.prefix, got, tc.want)
+		}
+	}
 }
