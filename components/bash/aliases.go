@@ -155,6 +155,15 @@ func spellings(tool string, ops []string) [][]string {
 				}
 			}
 		}
+		if len(v) > 1 {
+			for _, g := range resourceAliases[tool] {
+				if slices.Contains(g, strings.ToLower(v[1])) {
+					for _, o := range g {
+						add(append([]string{v[0], o}, v[2:]...))
+					}
+				}
+			}
+		}
 		if scriptRunners[tool] {
 			if v[0] == "run" && len(v) > 1 {
 				add(v[1:])
@@ -308,6 +317,64 @@ func synonymArgs(as []arg, tool, sub string) []arg {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// resourceAliases are, per program, the spellings of a resource type it
+// reads as one in the word after its verb (kubectl get po is kubectl get
+// pods): singular, plural and short name, from the Kubernetes API's
+// short names (kubectl api-resources; no cluster here to ask, so not
+// verified on this machine). An approval prefix's word there is matched
+// as each spelling of its group.
+var resourceAliases = map[string][][]string{
+	"kubectl": kubeResources,
+	"oc":      kubeResources,
+}
+
+var kubeResources = [][]string{
+	{"pods", "pod", "po"}, {"services", "service", "svc"}, {"deployments", "deployment", "deploy"},
+	{"namespaces", "namespace", "ns"}, {"secrets", "secret"}, {"configmaps", "configmap", "cm"},
+	{"nodes", "node", "no"}, {"persistentvolumeclaims", "persistentvolumeclaim", "pvc"},
+	{"persistentvolumes", "persistentvolume", "pv"}, {"statefulsets", "statefulset", "sts"},
+	{"daemonsets", "daemonset", "ds"}, {"replicasets", "replicaset", "rs"}, {"jobs", "job"},
+	{"cronjobs", "cronjob", "cj"}, {"ingresses", "ingress", "ing"}, {"serviceaccounts", "serviceaccount", "sa"},
+	{"customresourcedefinitions", "customresourcedefinition", "crd", "crds"},
+	{"horizontalpodautoscalers", "horizontalpodautoscaler", "hpa"}, {"networkpolicies", "networkpolicy", "netpol"},
+	{"roles", "role"}, {"rolebindings", "rolebinding"}, {"clusterroles", "clusterrole"},
+	{"clusterrolebindings", "clusterrolebinding"}, {"events", "event", "ev"}, {"endpoints", "ep"},
+	{"replicationcontrollers", "replicationcontroller", "rc"}, {"storageclasses", "storageclass", "sc"},
+	{"poddisruptionbudgets", "poddisruptionbudget", "pdb"},
+}
+
+// argForms are the ways tool may read the words as of a command, for
+// matching against a prefix: as itself, and for a program with resource
+// types (resourceAliases) each type of a TYPE/NAME word as TYPE NAME,
+// of a list TYPE,TYPE as one TYPE, of TYPE.GROUP as TYPE, in any letter
+// case (kubectl get Pods/x is kubectl get pods x). Only the first such
+// word is read so; at most 16 forms.
+func argForms(tool string, as []arg) [][]arg {
+	out := [][]arg{as}
+	if resourceAliases[tool] == nil {
+		return out
+	}
+	for i, a := range as {
+		if !a.known || a.text == "" || a.text[0] == '-' || !strings.ContainsAny(a.text, "/,.") && strings.ToLower(a.text) == a.text {
+			continue
+		}
+		typ, name, slash := strings.Cut(strings.ToLower(a.text), "/")
+		for _, t := range strings.Split(typ, ",") {
+			if len(out) >= 16 {
+				break
+			}
+			t, _, _ = strings.Cut(t, ".")
+			f := append(slices.Clip(as[:i]), arg{text: t, known: true})
+			if slash {
+				f = append(f, arg{text: name, known: true})
+			}
+			out = append(out, append(f, as[i+1:]...))
+		}
+		break
 	}
 	return out
 }

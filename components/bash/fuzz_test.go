@@ -60,6 +60,7 @@ func FuzzPrefix(f *testing.F) {
 		{`npm rum deploy`, "npm run deploy"}, {`npm pub`, "npm publish"}, {`docker container rm x`, "docker rm"},
 		{`yarn deploy`, "yarn run deploy"}, {`pnpm run-script t`, "pnpm test"}, {`npm runScript x`, "npm pu"},
 		{`tar xzf a`, "tar --extract -z"}, {`git branch -D x`, "git branch --delete --force"}, {`cp -a a b`, "cp -rd"},
+		{`kubectl get pods,Secret/x.y`, "kubectl get secret"}, {`oc delete ns/a,b`, "oc delete namespace a"},
 	} {
 		f.Add(s[0], s[1])
 	}

@@ -73,9 +73,11 @@ func mayStartWith(ws []Word, pw []string, fills []fill, more bool) bool {
 		return more || matchAll(need)
 	}
 	for _, ops := range spellings(tool, operands) {
-		spent, ok, all := inOrder(as, ops, more, tool)
-		if all || ok && more || ok && len(need) <= len(unknowns(as, arg.mayBeOption))-spent {
-			return true
+		for _, f := range argForms(tool, as) {
+			spent, ok, all := inOrder(f, ops, more, tool)
+			if all || ok && more || ok && len(need) <= len(unknowns(f, arg.mayBeOption))-spent {
+				return true
+			}
 		}
 	}
 	return false

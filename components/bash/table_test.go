@@ -2710,6 +2710,8 @@ func TestPrefixMayMatch(t *testing.T) {
 			"tar -U",                        // 27
 			"curl --insecure",               // 28
 			"git switch --force-create",     // 29
+			"kubectl get secret",            // 30
+			"kubectl edit ns",               // 31
 		},
 	}
 	for _, tc := range []struct {
@@ -2909,6 +2911,21 @@ func TestPrefixMayMatch(t *testing.T) {
 		{`git switch -c topic`, A, "commands.auto[1]"},
 		{`cp -a a b`, A, "default"},
 		{`cp -f a b`, A, "default"},
+		// A resource type in its other spellings (resourceAliases),
+		// as TYPE/NAME, in a list, with its group, in any case.
+		{`kubectl get secrets`, P, "commands.approval[30]"},
+		{`kubectl get secret/db -o yaml`, P, "commands.approval[30]"},
+		{`kubectl get Secrets`, P, "commands.approval[30]"},
+		{`kubectl get pods,secrets`, P, "commands.approval[30]"},
+		{`kubectl get secrets.v1 db`, P, "commands.approval[30]"},
+		{`kubectl edit namespace prod`, P, "commands.approval[31]"},
+		{`kubectl -n x edit namespaces/prod`, P, "commands.approval[31]"},
+		{`kubectl edit deploy/ns`, P, "builtin.deploy"},
+		{`kubectl get pods`, A, "commands.auto[3]"},
+		{`kubectl get pod secret`, A, "commands.auto[3]"},
+		{`kubectl get configmap/secrets`, A, "commands.auto[3]"},
+		{`kubectl get pods,configmaps`, A, "commands.auto[3]"},
+		{`kubectl delete pod ns`, P, "commands.approval[3]"},
 	} {
 		decideRow(t, tc.cmd, pol, tc.want, tc.rule)
 	}
