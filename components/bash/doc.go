@@ -789,11 +789,36 @@
 //     --config-file, for "mkdocs gh-deploy --force"), a start of a long
 //     option may be ambiguous to the program (git push --f), words after
 //     "--" are still read as options (cp -- -rf x for "cp -rf"), and an
-//     unknown word may be anything. It does not see: a short option
-//     that is not its long one's initial (tar -z for --gzip, git branch
-//     -D for --delete --force), another name of a subcommand (npm
-//     run-script deploy or npm rum deploy for "npm run deploy", docker
-//     image push for "docker push"), git's +REFSPEC, which forces one
+//     unknown word may be anything. A few programs' own tables are
+//     known (aliases.go, each from the program's help or source on this
+//     machine where it is installed): another name of a subcommand,
+//     either way round (subcommandAliases: npm's aliases, typos,
+//     abbreviations and camel case, npm rum deploy or npm runScript
+//     deploy for "npm run deploy", npm pub for "npm publish", which
+//     builtin.publish reads too; cargo b, c, d, r, t, rm; docker's short
+//     forms, docker rm for "docker container rm" and back; podman's,
+//     nerdctl's, pnpm's and bun's from their documentation only), a
+//     package script run without run (yarn, pnpm and bun: yarn deploy
+//     for "yarn run deploy"), kubectl's and oc's resource types in their
+//     other spellings (resourceAliases: kubectl get secrets, secret/db,
+//     Secrets, pods,secrets or secrets.v1 for "kubectl get secret"), and
+//     options whose letter does not start their long name or that are
+//     several at once (optionSynonyms, optionImplies: tar -x or tar xf
+//     for "tar --extract", curl -T for --upload-file, git switch -C for
+//     --force-create, git branch -D for --delete --force, cp -a for -R).
+//     These over-match too: a start of a name npm finds ambiguous (npm p
+//     for "npm publish"), yarn install for "yarn run install", a word
+//     known only at run time that may be a one-word spelling (docker -H
+//     "$h" push for "docker container rm"), and the longest prefix is
+//     the one with the most words as written. It does not see: another
+//     program's other names of a subcommand or its short options whose
+//     letter does not start the long name (list each spelling),
+//     user-defined aliases (cargo's [alias] in .cargo/config.toml; git's,
+//     above), bare yarn as yarn install, a script run through yarn
+//     workspace PKG or yarn workspaces, a resource type outside the table
+//     (a custom resource's short name, which the cluster defines), a
+//     script run without run under an approval of "yarn run" alone (list
+//     the script: "yarn run deploy"), git's +REFSPEC, which forces one
 //     ref (git push origin +main for "git push --force";
 //     builtin.git-push asks anyway), a target a target runs (make all
 //     runs deploy when all depends on it: list that target too, or
