@@ -146,7 +146,10 @@
 //     literal is (xargs -I{} timeout {} 5 CMD);
 //   - git's global options before the subcommand (-C DIR, -c KEY=VALUE,
 //     --git-dir=…, -P, …) are taken out into GitOptions, so that Words is
-//     "git SUBCOMMAND …" in every spelling.
+//     "git SUBCOMMAND …" in every spelling; a rustup proxy's +TOOLCHAIN
+//     that names one (not a path, builtin.exec-option's) is taken out
+//     of Words too (cargo +nightly publish was no publish to the rules
+//     and prefixes, whose subcommand is the first word).
 //
 // Strings that are shell code are parsed and walked as well, when they
 // are literals (as dash reads them, and as bash does where the two
@@ -814,8 +817,7 @@
 //     program's other names of a subcommand or its short options whose
 //     letter does not start the long name (list each spelling),
 //     user-defined aliases (cargo's [alias] in .cargo/config.toml; git's,
-//     above), bare yarn as yarn install, a script run through yarn
-//     workspace PKG or yarn workspaces, a resource type outside the table
+//     above), bare yarn as yarn install, a resource type outside the table
 //     (a custom resource's short name, which the cluster defines), a
 //     script run without run under an approval of "yarn run" alone (list
 //     the script: "yarn run deploy"), git's +REFSPEC, which forces one

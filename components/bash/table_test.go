@@ -2289,7 +2289,11 @@ var table = []struct {
 	{`rustc +/ws/t --version`, P, "builtin.exec-option"},
 	{`rustfmt +/ws/t src/main.rs`, P, "builtin.exec-option"},
 	{`cargo "+$T" build`, P, "builtin.dynamic"},
-	{`cargo +nightly build`, A, "default"},
+	{`cargo +nightly build`, A, "commands.auto[7]"},  // was default: the words after +TOOLCHAIN are read, as after git's global options
+	{`cargo +nightly publish`, P, "builtin.publish"}, // was default: +TOOLCHAIN stood where the subcommand is read
+	{`cargo +1.80 yank --version 1.0.0 x`, P, "builtin.publish"},
+	{`cargo +stable watch -x publish`, P, "builtin.dynamic"},
+	{`cargo +nightly run publish`, A, "default"},
 	{`rustup run nightly cargo build`, A, "commands.auto[7]"},
 	// A sixteenth hunt: corepack runs the package manager it finds in
 	// COREPACK_HOME (default $XDG_CACHE_HOME/node/corepack):
@@ -2870,6 +2874,7 @@ func TestPrefixMayMatch(t *testing.T) {
 		{`npm tst -- --watch`, P, "commands.approval[22]"},
 		{`npm rum test`, P, "commands.approval[22]"},
 		{`cargo run --bin x`, P, "commands.approval[23]"},
+		{`cargo +nightly b`, P, "commands.approval[16]"},
 		// Another subcommand, an alias's word in another place, or a
 		// spelling the program reads as another subcommand stays as it
 		// was.

@@ -898,6 +898,13 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 		if loaderName(first.Text) {
 			name = "ld.so"
 		}
+		if rustupProxies()[name] && len(c.Words) > 1 && c.Words[1].Literal && strings.HasPrefix(c.Words[1].Text, "+") &&
+			!strings.Contains(c.Words[1].Text, "/") {
+			// cargo +nightly publish is cargo publish with the toolchain
+			// named: the rules and prefixes read the words after it (one
+			// given by a path stays, for builtin.exec-option).
+			c.Words = append([]Word{c.Words[0]}, c.Words[2:]...)
+		}
 		if next, ok, err := w.runsFirst(s, &c, name); err != nil || ok {
 			if err != nil || next == nil {
 				return err
