@@ -119,7 +119,7 @@ var abbreviating = map[string]bool{"npm": true}
 // first): each group's spelling of the subcommand in ops's place,
 // with or without a script runner's run. An abbreviation in the
 // prefix (npm pub) is each spelling it may be the start of where it is
-// none exactly.
+// none exactly. At most 64 (the tables give 12 at most: npm install).
 func spellings(tool string, ops []string) [][]string {
 	out := [][]string{ops}
 	seen := map[string]bool{strings.Join(ops, " "): true}
