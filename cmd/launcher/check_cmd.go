@@ -43,6 +43,10 @@ type resolveFlags map[string][]netip.Addr
 
 func (r resolveFlags) String() string { return "" }
 
+// repeatable: a name may resolve to several addresses, as the help says,
+// and the proxy classifies each.
+func (r resolveFlags) repeatable() {}
+
 func (r resolveFlags) Set(v string) error {
 	host, ip, ok := strings.Cut(v, "=")
 	a, err := netip.ParseAddr(ip)
