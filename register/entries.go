@@ -192,7 +192,7 @@ func entries() []Entry {
 		sr("SR-28", `In "proxy" mode the agent's only way out is net`,
 			`A proxy the agent could go around would govern nothing: a direct connection, or a run without the proxy when it cannot start, would reach what the domain rules and SSRF protection refuse.`,
 			`In either mode the agent gets an empty network namespace whose one listener, made inside it, is net's; a direct connection has no route. If net cannot start the agent does not run, and if net exits the agent is killed; nothing is retried without it. As root net runs under a throwaway uid, otherwise under the person's, confined either way.`,
-			Boundary, "launcher.TestIntegrationWrapperProxy", "launcher.TestIntegrationComponentsProxy"),
+			Boundary, "launcher.TestIntegrationWrapperProxy", "launcher.TestIntegrationComponentsProxy", "launcher.TestIntegrationProtectedMadeSaidOnError"),
 		sr("SR-35", "Abstract Unix sockets do not reach the host",
 			"Abstract sockets are named in the network namespace, not the file system, so file rules never see them; a host service listening on one would be reachable.",
 			`Under "none" they live in the sandbox's own network namespace; in "ports" mode Landlock's abstract-socket scope (ABI 6) refuses them. Below ABI 6 with Unix sockets allowed in "ports" mode the launch is degraded and says so (SD-13).`,
