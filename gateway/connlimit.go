@@ -140,6 +140,9 @@ func (l *connLimit) refuse(c net.Conn, why string) {
 	var buf [4096]byte
 	c.SetDeadline(time.Now().Add(refuseWait))
 	c.Read(buf[:])
+	// The wait may have spent the deadline, which holds for writes too:
+	// a client that sent nothing yet is still answered, not just closed.
+	c.SetDeadline(time.Now().Add(refuseWait))
 	body := "pinfold gateway: " + why + ": try again later\n"
 	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 5\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	tc, ok := c.(*net.TCPConn)

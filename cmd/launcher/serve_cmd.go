@@ -76,7 +76,8 @@ here: what the policy leaves to the person is refused.
   --idle-timeout D       default 15m
   --max-connections N    connections held at once (default 1024), an eighth of
                          them from one address (an IPv6 /64) but loopback; one more is
-                         answered 503 (plain HTTP) or closed (HTTPS) at once
+                         answered 503 (plain HTTP: once its request comes, or
+                         after 1 s) or closed at once (HTTPS)
   --auth-failures N      failed authentications one address may make before
                          429 (default 10; one more allowed every 30 s)
   --guest-workspace SIZE a guest's workspace is a tmpfs of this size, at most
