@@ -11,7 +11,8 @@ import (
 	"github.com/pinfold/pinfold/components/session"
 )
 
-const netHelp = `Usage (inside a components-mode session in "proxy" mode, as the agent):
+const netHelp = `Usage (as the agent, in a launch with [network] mode = "proxy": a
+components-mode session, or beside a wrapper-mode agent):
   launcher net get URL     print the body of URL, fetched through net
 
 Asks the session's net component (the proxy at PINFOLD_NET), which
@@ -37,7 +38,8 @@ func (e env) netVerb(args []string) error {
 	}
 	addr := os.Getenv(session.EnvNet)
 	if addr == "" {
-		return fail(exitUsage, outsideSession, "net: %v in \"proxy\" mode: %s is not set (the launcher sets it for the agent)", session.ErrNoSession, session.EnvNet)
+		return fail(exitUsage, "run it inside the agent that `launcher --policy-sha256 M --policy P -- AGENT` starts under a policy with [network] mode = \"proxy\"",
+			"net: not inside a launch in \"proxy\" mode: %s is not set (the launcher sets it for the agent, in components and wrapper mode)", session.EnvNet)
 	}
 	u, err := url.Parse(rest[0])
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
