@@ -53,8 +53,17 @@ func (r resolveFlags) Set(v string) error {
 	if !ok || host == "" || err != nil {
 		return fmt.Errorf("--resolve %q: want HOST=IP", v)
 	}
-	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	r[h] = append(r[h], a.Unmap())
+	// Normalised as the URL's host is (IDNA, case, trailing dot), so
+	// that the name is found whichever way it is spelt: one passed over
+	// would be looked up with this machine's resolver instead.
+	h, err := netc.NormalizeHost(host)
+	if err != nil {
+		return fmt.Errorf("--resolve %q: want HOST=IP: %v", v, err)
+	}
+	if h.IsIP() {
+		return fmt.Errorf("--resolve %q: want HOST=IP with HOST a name (an address is its own)", v)
+	}
+	r[h.Name] = append(r[h.Name], a.Unmap())
 	return nil
 }
 
