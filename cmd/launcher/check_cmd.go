@@ -157,7 +157,7 @@ func (e env) check(args []string) error {
 		if !v.Allowed {
 			verdict = "refused"
 		}
-		fmt.Fprintf(e.stdout, "%s %s:%d: %s by %s: %s\n", rest[0], h, port, verdict, v.Rule, v.Detail)
+		fmt.Fprintf(e.stdout, "%s %s: %s by %s: %s\n", rest[0], net.JoinHostPort(h.String(), fmt.Sprint(port)), verdict, v.Rule, v.Detail)
 		if !h.IsIP() {
 			fmt.Fprintf(e.stdout, "addresses (from %s):\n", how)
 		}
