@@ -22,6 +22,9 @@ import (
 //     net's proxy, and the agent's own copy of the policy says "none").
 //     "ports" would hand it the network the components broker.
 //   - Unix sockets are refused: the agent never opens one.
+//
+// The policy's components-authority check refuses all three before the
+// session starts; these refusals stay as a second check.
 func agentPolicy(p *policy.Policy, b Beside) (*policy.Policy, error) {
 	refuse := func(detail, hint string) error {
 		return &RefusedError{Boundary: "components", Detail: detail, Hint: hint}

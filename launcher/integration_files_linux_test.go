@@ -560,8 +560,10 @@ func TestIntegrationNestedWritePath(t *testing.T) {
 // Components mode never runs as wrapper mode: the agent itself holds no
 // write authority (fs does), and a policy that would hand it the network
 // or Unix sockets directly, or a write path fs does not serve, is refused
-// (exit 124, nothing started). The control: the same write in wrapper
-// mode succeeds.
+// as an invalid policy (exit 122) before anything starts: no vault is
+// unsealed and no component runs (kms did, before these were policy
+// checks, and the launch said "nothing was started"). The control: the
+// same write in wrapper mode succeeds.
 func TestIntegrationComponentsModeNoDirectAuthority(t *testing.T) {
 	s := newSandbox(t)
 	target := filepath.Join(s.ws, "written")
@@ -576,9 +578,13 @@ func TestIntegrationComponentsModeNoDirectAuthority(t *testing.T) {
 		{itPol{mode: "components", unixSockets: true}, "the agent never opens a Unix socket"},
 		{itPol{mode: "components", write: []string{s.outside}}, "serves the workspace only"},
 	} {
-		r := s.launch(t, c.pol, itOpts{}, "write", target)
-		if r.code != 124 || r.stdout != "" || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("%+v: want exit 124 and %q, got %s", c.pol, c.want, r)
+		r := s.launch(t, c.pol, itOpts{verbose: true}, "write", target)
+		if r.code != 122 || r.stdout != "" || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "(SR-37)") {
+			t.Errorf("%+v: want exit 122 and %q, got %s", c.pol, c.want, r)
+		}
+		// Verbose: a session that started would say what its components did.
+		if strings.Contains(r.stderr, "components:") || strings.Contains(r.stderr, "kms") {
+			t.Errorf("%+v: a component started for a refused policy: %s", c.pol, r.stderr)
 		}
 	}
 	mustNotExist(t, target, "the agent ran under a refused policy")

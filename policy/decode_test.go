@@ -118,13 +118,16 @@ func TestValidFiles(t *testing.T) {
 		},
 		"every-key.toml": func(t *testing.T, p *Policy) {
 			eq(t, "Network.BlockAll", p.Network.BlockAll, false)
-			eq(t, "Network.UnixSockets", p.Network.UnixSockets, true)
+			eq(t, "Network.UnixSockets", p.Network.UnixSockets, false)
 			eq(t, "Network.AllowECH", p.Network.AllowECH, true)
 			eq(t, "Limits", p.Limits, Limits{Memory: 8 * GiB, Processes: 1024, OpenFiles: 65536, FileSize: 512 * MiB, CPUTime: Duration(2 * 3600e9), TmpSize: 256 * MiB})
 			eq(t, "Env.Set", p.Env.Set, EnvSet{"LANG": "C.UTF-8"})
 			eq(t, "Commands", p.Commands, Commands{Auto: []Command{"make test"}, Approval: []Command{"make deploy"}, Timeout: Duration(30e9), Output: 4 * MiB})
 			eq(t, "Backups.Quota", p.Backups.Quota, 10*GiB)
 			eq(t, "CodeMode", p.CodeMode, CodeMode{Memory: 128 * MiB, Stack: 2 * MiB, Deadline: Duration(500e6), ToolCalls: 50, Output: 64 * KiB, ScriptSize: 1 * MiB})
+		},
+		"unix-sockets.toml": func(t *testing.T, p *Policy) {
+			eq(t, "Network.UnixSockets", p.Network.UnixSockets, true)
 		},
 		"edges.toml": func(t *testing.T, p *Policy) {
 			eq(t, "Limits.Memory", p.Limits.Memory, Size(0))

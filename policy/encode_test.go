@@ -135,7 +135,7 @@ func everyField() []Policy {
 		Workspace: Workspace{Path: "/home/ana/src/app"},
 		Files: Files{
 			Read:      []Path{"/usr/share", "/etc/ssl"},
-			Write:     []Path{"/home/ana/src/app", "/dev/null"},
+			Write:     []Path{"/home/ana/src/app", "/home/ana/src/app/out"},
 			Exec:      []Path{"/usr/bin", "/usr/lib"},
 			Protected: []Path{"/home/ana/src/app/.env", "/home/ana/src/app/.git"},
 		},
@@ -146,7 +146,6 @@ func everyField() []Policy {
 			BlockAll:           false,
 			UnsafeAllowPrivate: []CIDR{CIDR(netip.MustParsePrefix("10.1.0.0/16")), CIDR(netip.MustParsePrefix("fd00::/8"))},
 			AllowECH:           true,
-			UnixSockets:        true,
 		},
 		Limits: Limits{Memory: 8 * GiB, Processes: 1024, OpenFiles: 65536, FileSize: 1536 * B, CPUTime: Duration(2 * time.Hour), TmpSize: 256 * MiB},
 		Env:    Env{Pass: []EnvName{"PATH", "TERM"}, Set: EnvSet{"LANG": "C.UTF-8", "CI": "1"}},
@@ -159,7 +158,7 @@ func everyField() []Policy {
 		CodeMode: CodeMode{Memory: 128 * MiB, Stack: 2 * MiB, Deadline: Duration(1500 * time.Millisecond), ToolCalls: 50, Output: 64 * KiB, ScriptSize: MiB},
 	}
 	b := base()
-	b.Network = Network{Mode: NetPorts, ConnectTCP: []Port{443, 22}, BindTCP: []Port{8080}, BlockAll: true}
+	b.Network = Network{Mode: NetPorts, ConnectTCP: []Port{443, 22}, BindTCP: []Port{8080}, BlockAll: true, UnixSockets: true}
 	return []Policy{a, b}
 }
 
@@ -293,7 +292,7 @@ func TestEncodeTrickyStrings(t *testing.T) {
 	components(&p)
 	proxy(&p)
 	p.Workspace.Path = ws
-	p.Files.Write = []Path{ws, `/srv/out\dir`}
+	p.Files.Write = []Path{ws, ws + `/out\dir`}
 	p.Files.Read = []Path{"/srv/hash # not a comment", "/srv/[brackets]", "/srv/a = b", "/srv/'single' '''triple'''", `/srv/"""`, "/srv/日本語/✓", "/srv/{inline}, [array]"}
 	p.Files.Protected = []Path{ws + "/.env"}
 	p.Env.Set = EnvSet{

@@ -23,6 +23,7 @@ var checks = []check{
 	{"private-dir", "SR-12", checkPrivateDirs},
 	{"network-keys", "", checkNetworkKeys},
 	{"components-only", "", checkComponentsOnly},
+	{"components-authority", "SR-37", checkComponentsAuthority},
 	{"protected-outside-workspace", "", checkProtected},
 	{"env-pass-and-set", "SR-13", checkEnvConflict},
 	{"allow-and-deny", "SR-13", checkDomainConflict},
@@ -242,6 +243,37 @@ func checkComponentsOnly(p *Policy) []Problem {
 	used("commands", !commandsEqual(p.Commands, d.Commands))
 	used("backups", p.Backups != d.Backups)
 	used("files.protected", len(p.Files.Protected) > 0)
+	return ps
+}
+
+// checkComponentsAuthority refuses, in components mode, what would give
+// the agent authority the components hold for it (SR-37): a write path
+// fs does not serve, the network directly, Unix sockets. The launch
+// refuses these too (launcher.agentPolicy), but only once the session
+// runs; here they stop it before the vault is unsealed or a component
+// starts, and policy check names them.
+func checkComponentsAuthority(p *Policy) []Problem {
+	if p.Mode != ModeComponents {
+		return nil
+	}
+	var ps []Problem
+	for _, w := range p.Files.Write {
+		if p.Workspace.Path != "" && !p.Workspace.Path.Contains(w) {
+			ps = append(ps, Problem{Key: "files.write", elem: -1,
+				Msg:  fmt.Sprintf("write path %q is outside the workspace %q: in components mode the fs component writes for the agent and serves the workspace only", w, p.Workspace.Path),
+				Hint: `remove it, or use mode = "wrapper"`})
+		}
+	}
+	if p.Network.Mode != NetNone && p.Network.Mode != NetProxy {
+		ps = append(ps, Problem{Key: "network.mode", elem: -1,
+			Msg:  fmt.Sprintf("network mode %q would give the agent the network directly: in components mode its only sockets reach the components", p.Network.Mode),
+			Hint: `use mode = "none", or "proxy" for net`})
+	}
+	if p.Network.UnixSockets {
+		ps = append(ps, Problem{Key: "network.unix_sockets", elem: -1,
+			Msg:  "in components mode the agent never opens a Unix socket",
+			Hint: "remove unix_sockets"})
+	}
 	return ps
 }
 

@@ -149,6 +149,31 @@ func TestValidate(t *testing.T) {
 			p.Files.Protected = []Path{"/home/ana/src/app/.env", "/home/ana/src/app"}
 		}, nil},
 
+		// What the components hold for the agent, refused before anything
+		// starts (the launch used to refuse it only once kms ran).
+		{"components: a write path outside the workspace", func(p *Policy) {
+			components(p)
+			p.Files.Write = []Path{"/home/ana/src/app", "/home/ana/cache"}
+		}, []string{`components-authority: files.write: write path "/home/ana/cache" is outside the workspace "/home/ana/src/app": in components mode the fs component writes for the agent and serves the workspace only (SR-37)`}},
+		{"components: a write path beneath the workspace", func(p *Policy) {
+			components(p)
+			p.Files.Write = []Path{"/home/ana/src/app/out"}
+		}, nil},
+		{"components: ports", func(p *Policy) {
+			components(p)
+			p.Network.Mode = NetPorts
+			p.Network.ConnectTCP = []Port{443}
+		}, []string{`components-authority: network.mode: network mode "ports" would give the agent the network directly: in components mode its only sockets reach the components (SR-37)`}},
+		{"components: Unix sockets", func(p *Policy) {
+			components(p)
+			p.Network.UnixSockets = true
+		}, []string{`components-authority: network.unix_sockets: in components mode the agent never opens a Unix socket (SR-37)`}},
+		{"wrapper: ports and Unix sockets", func(p *Policy) {
+			p.Network.Mode = NetPorts
+			p.Network.ConnectTCP = []Port{443}
+			p.Network.UnixSockets = true
+		}, nil},
+
 		{"protected outside the workspace", func(p *Policy) {
 			components(p)
 			p.Files.Protected = []Path{"/home/ana/src/app2/.env"}
@@ -182,7 +207,9 @@ func TestValidate(t *testing.T) {
 			p.Network.Mode = NetPorts
 			p.Network.ConnectTCP = []Port{443}
 			p.Secrets = []Secret{secret("a"), secret("b")}
-		}, []string{`secrets-need-proxy: secrets[0]: secrets are injected by the proxy, but network mode is "ports"`}},
+		}, []string{
+			`components-authority: network.mode: network mode "ports" would give the agent the network directly: in components mode its only sockets reach the components (SR-37)`,
+			`secrets-need-proxy: secrets[0]: secrets are injected by the proxy, but network mode is "ports"`}},
 
 		{"processes 0", func(p *Policy) { p.Limits.Processes = 0 }, []string{
 			`limit-range: limits.processes: 0 is below the minimum 1: a zero or negative process limit is not "unlimited"; fork bombs must stay bounded (SR-04)`}},
@@ -268,7 +295,7 @@ func TestDuplicatesInEveryList(t *testing.T) {
 func TestChecks(t *testing.T) {
 	eq(t, "Checks()", Checks(), []string{
 		"workspace-required", "duplicate-entry", "path-in-two-lists", "write-exec-overlap", "private-dir",
-		"network-keys", "components-only", "protected-outside-workspace", "env-pass-and-set",
+		"network-keys", "components-only", "components-authority", "protected-outside-workspace", "env-pass-and-set",
 		"allow-and-deny", "auto-and-approval", "secret-complete", "secrets-need-proxy", "secret-host-too-wide", "limit-range",
 	})
 	// Validate names the check and its risk on every problem.

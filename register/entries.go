@@ -295,8 +295,8 @@ func entries() []Entry {
 		// Components mode.
 		sr("SR-37", "In components mode the agent holds no file or network authority of its own",
 			"An agent that can write the workspace, reach the network or open a Unix socket itself bypasses what the components decide and log.",
-			`The agent runs under the policy less files.write (fs holds it), in an empty network namespace whose only listeners are the components', with Unix sockets refused; its direct writes fail (EROFS). A components-mode policy with network "ports", unix_sockets, or a write path outside the workspace is refused (exit 124); a components-mode launch never runs as wrapper mode.`,
-			Boundary, "launcher.TestIntegrationComponentsModeNoDirectAuthority", "launcher.TestIntegrationComponentsFS"),
+			`The agent runs under the policy less files.write (fs holds it), in an empty network namespace whose only listeners are the components', with Unix sockets refused; its direct writes fail (EROFS). A components-mode policy with network "ports", unix_sockets, or a write path outside the workspace is an invalid policy (check components-authority, exit 122: policy check names it, and a launch refuses it before the vault is unsealed or any component starts), and the launch checks it again; a components-mode launch never runs as wrapper mode.`,
+			Boundary, "launcher.TestIntegrationComponentsModeNoDirectAuthority", "launcher.TestIntegrationComponentsFS", "policy.TestValidate"),
 		sr("SR-38", "Component calls are authenticated by the session's CA and the call table",
 			"Another local process, a certificate of another session or CA, the agent's certificate at kms, or one component's certificate used to act as another would reach authority it was not given.",
 			"Mutual TLS 1.3 with an in-memory ed25519 CA per session and one leaf per role (role in a URI SAN); the call table (agent → fs, net, bash; bash → fs, net; net → kms) is checked by client and server, and again by each handler; Unix-socket callers of another uid are closed before TLS (SO_PEERCRED); every refusal is logged with the identity claimed. The agent's key is readable by its uid alone.",
