@@ -59,7 +59,7 @@ Usage:
   launcher register list|show ID|check [--json] [--only ID,...] [--out FILE]
   launcher secrets add NAME|list|rm NAME|rekey [--vault FILE] [--key-file FILE]
   launcher fs read|write|stat|ls|mkdir|mv|rm PATH...   (the agent, in a components session)
-  launcher backups list|show ID|verify ID|restore ID --workspace DIR [--as NAME]
+  launcher backups list|show ID|verify ID|restore ID|remove ID --workspace DIR [--as NAME]
   launcher sh 'COMMAND LINE'                           (the agent, in a components session)
   launcher net get URL                                 (the agent, in a components session in proxy mode)
   launcher check url --policy FILE [--resolve HOST=IP]... [--json] URL

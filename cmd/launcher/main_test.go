@@ -261,3 +261,26 @@ func TestStdoutWriteFailure(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// The top-level usage names every backups subcommand its own help names
+// (remove was missing from it).
+func TestUsageNamesEveryBackupsVerb(t *testing.T) {
+	var line string
+	for _, l := range strings.Split(mainHelp, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "launcher backups ") {
+			line = l
+		}
+	}
+	for _, l := range strings.Split(backupsHelp, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[0] != "launcher" || f[1] != "backups" {
+			continue
+		}
+		if !strings.Contains(line, f[2]) {
+			t.Errorf("the usage's backups line %q does not name %q", line, f[2])
+		}
+	}
+	if line == "" {
+		t.Fatal("the usage has no backups line")
+	}
+}

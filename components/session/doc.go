@@ -8,8 +8,8 @@
 // pipe, its listening Unix socket in the directory (mode 0666: the
 // component's own SO_PEERCRED allow-list turns other uids away before TLS,
 // and mutual TLS decides who is served) and its log in the directory
-// (0600). Each component runs in a cgroup of its own (64 tasks, 512 MiB;
-// cloned into it on cgroup v2, joined before it gets its bootstrap on v1),
+// (0600). Each component runs in a cgroup of its own (64 tasks, 512 MiB,
+// net's 1 GiB; cloned into it on cgroup v2, joined before it gets its bootstrap on v1),
 // which Stop kills whole, so nothing a component forks outlives the
 // session. Exited reports the first component that ends, so the caller can
 // stop the agent: a session never goes on without one of its components.
@@ -55,8 +55,11 @@
 // components' logs, which the person may read after the session; Summary
 // counts their requests, denials and refused connections. A session whose
 // launcher was SIGKILLed leaves no process (parent-death signals, pid
-// namespace, cgroups) but leaves its directory: the next session sweeps
-// the directories whose lock no one holds.
+// namespace, cgroups) and no uid claimed, but leaves its directory and
+// its components' empty cgroups: the next session tidies the
+// directories whose lock no one holds (the agent's key, the sockets and
+// the lock go; the logs stay, pruned as every finished session's are:
+// pruneLogs), and the next launch removes the empty cgroups (SD-02).
 //
 // # Limitations
 //
