@@ -51,7 +51,12 @@ func Assess(p *policy.Policy, h Host) []Assessment {
 
 	if p.Mode == policy.ModeComponents {
 		if h.Root {
-			add(Assessment{Boundary: "components", Verdict: Applied, Detail: "fs, net, bash and kms run as separate processes under their own uids"})
+			// net runs only in proxy mode: name what the session starts.
+			roles := "kms, fs and bash"
+			if p.Network.Mode == policy.NetProxy {
+				roles = "kms, fs, bash and net"
+			}
+			add(Assessment{Boundary: "components", Verdict: Applied, Detail: roles + " run as separate processes under their own uids; the agent itself writes no path (fs writes the workspace for it)"})
 		} else {
 			add(Assessment{Boundary: "components", Verdict: Refused, Detail: "components mode needs root: each component runs under its own uid", Hint: "run as root"})
 		}
@@ -248,7 +253,11 @@ func assessProcesses(p *policy.Policy, h Host) Assessment {
 
 func assessLandlockFiles(p *policy.Policy, ll LandlockInfo) Assessment {
 	a := Assessment{Boundary: "landlock files"}
-	counts := fmt.Sprintf("read %d, write %d, exec %d paths; everything else denied", len(p.Files.Read), len(p.Files.Write), len(p.Files.Exec))
+	writes := len(p.Files.Write)
+	if p.Mode == policy.ModeComponents {
+		writes = 0 // the agent's policy has none: fs holds them (agentPolicy)
+	}
+	counts := fmt.Sprintf("read %d, write %d, exec %d paths; everything else denied", len(p.Files.Read), writes, len(p.Files.Exec))
 	switch {
 	case !ll.enforced(LandlockFS):
 		a.Verdict = Refused

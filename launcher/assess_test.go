@@ -135,7 +135,20 @@ func TestAssess(t *testing.T) {
 		{"components unprivileged", pol(func(p *policy.Policy) { p.Mode = policy.ModeComponents }), fixtureHost(unprivileged),
 			"components", Refused, "", "components mode needs root", "run as root"},
 		{"components as root", pol(func(p *policy.Policy) { p.Mode = policy.ModeComponents }), fixtureHost(),
-			"components", Applied, "", "own uids", ""},
+			"components", Applied, "", "kms, fs and bash run as separate processes under their own uids; the agent itself writes no path", ""},
+		{"components as root, proxy", pol(func(p *policy.Policy) {
+			p.Mode = policy.ModeComponents
+			p.Network = policy.Network{Mode: policy.NetProxy, Allow: []policy.Domain{"example.com"}}
+		}), fixtureHost(),
+			"components", Applied, "", "kms, fs, bash and net run", ""},
+		// The person's files.write is fs's, not the agent's: hello counts
+		// the agent's.
+		{"components: the agent's write paths", pol(func(p *policy.Policy) {
+			p.Mode = policy.ModeComponents
+			p.Workspace.Path = "/home/ana/app"
+			p.Files.Write = []policy.Path{"/home/ana/app"}
+		}), fixtureHost(),
+			"landlock files", Applied, "", "write 0,", ""},
 		{"unprivileged, userns blocked", pol(), fixtureHost(unprivileged, func(h *Host) {
 			h.UserNS = userNSFeature(false, userNSSysctls{15000, -1, 1}, nil)
 		}), "user namespace", Refused, "", "AppArmor strips its capabilities", "kernel.apparmor_restrict_unprivileged_userns=0"},
