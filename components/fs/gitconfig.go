@@ -908,11 +908,31 @@ func commandWords(s string) []shellWord {
 		w.WriteString(f.text)
 		inWord, unknown, quoted, cmd, redir = true, true, f.quoted, f.cmd, f.redir
 	}
+	// substitution opens or shuts a command substitution at s[i], quoted
+	// or not, and returns where reading goes on; false if none is there.
+	substitution := func(i int) (int, bool) {
+		switch {
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '(':
+			open(')')
+			return i + 1, true
+		case s[i] == '`' && len(stack) > 0 && stack[len(stack)-1].closer == '`':
+			shut()
+			return i, true
+		case s[i] == '`':
+			open('`')
+			return i, true
+		}
+		return i, false
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		var top byte
 		if len(stack) > 0 {
 			top = stack[len(stack)-1].closer
+		}
+		if j, ok := substitution(i); ok {
+			i = j
+			continue
 		}
 		if quoted {
 			switch {
@@ -922,13 +942,6 @@ func commandWords(s string) []shellWord {
 				if i++; s[i] != '\n' {
 					w.WriteByte(s[i])
 				}
-			case c == '$' && i+1 < len(s) && s[i+1] == '(':
-				i++
-				open(')')
-			case c == '`' && top == '`':
-				shut()
-			case c == '`':
-				open('`')
 			case c == '$':
 				w.WriteByte(c)
 				unknown = true
@@ -964,13 +977,6 @@ func commandWords(s string) []shellWord {
 					inWord = true
 				}
 			}
-		case c == '$' && i+1 < len(s) && s[i+1] == '(':
-			i++
-			open(')')
-		case c == '`' && top == '`':
-			shut()
-		case c == '`':
-			open('`')
 		case c == '(':
 			end()
 			stack = append(stack, frame{closer: ')'})
