@@ -124,7 +124,12 @@
 //     (CoverDir: the default vault's directory, a gateway's token store's),
 //     and no files list names a path in it: then the directory is covered
 //     instead, and a rename inside it does not show through. Each bash
-//     command is planned afresh and is covered again.
+//     command is planned afresh and is covered again. An own file the
+//     launcher cannot look at is refused, unless an unprivileged launcher
+//     is refused search of a directory on its way that another uid owns
+//     (HOME=/root kept by nobody): the agent, of that uid or less, is
+//     refused the same and the file needs no cover (internal/reach; the
+//     git configs there are not reported for SR-51 either).
 //   - A 32-bit (i386) program cannot run: its first system call kills it.
 //   - In "ports" mode the agent shares the host's network: UDP and ICMP are
 //     not covered (SD-04), and an allowed port is allowed on every host

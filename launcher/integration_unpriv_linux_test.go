@@ -97,6 +97,29 @@ func TestIntegrationUnprivileged(t *testing.T) {
 	t.Run("read outside", func(t *testing.T) {
 		s.denied(t, itPol{}, itOpts{}, "EACCES", "read", secret)
 	})
+	// The launcher's own files (the vault under HOME's .config) behind a
+	// directory another user owns and this uid may not search: the agent,
+	// of this uid or less, cannot reach them either, so there is nothing
+	// to cover (it was refused: "cannot be looked at"). Behind a directory
+	// of this uid's own the agent could chmod its way in, so that launch
+	// stays refused.
+	t.Run("own files out of reach", func(t *testing.T) {
+		locked := filepath.Join(s.dir, "locked")
+		must(t, os.Mkdir(locked, 0o700))
+		r := s.launch(t, itPol{}, itOpts{env: []string{"HOME=" + filepath.Join(locked, "home")}}, "noop")
+		itExpect(t, "confined noop, HOME out of reach", r, "ok", 0)
+		// Nor are the git configs there said to be left writable (SR-51).
+		if strings.Contains(r.stderr, "warning") {
+			t.Fatalf("HOME out of reach: want no warning, got %s", r)
+		}
+		mine := filepath.Join(s.dir, "mine")
+		must(t, os.Mkdir(mine, 0))
+		must(t, os.Chown(mine, nobody, nobody))
+		r = s.launch(t, itPol{}, itOpts{env: []string{"HOME=" + filepath.Join(mine, "home")}}, "noop")
+		if r.code != 124 || !strings.Contains(r.stderr, "cannot be looked at") {
+			t.Fatalf("own files behind a directory of the launcher's uid, mode 0: want refused (124, cannot be looked at), got %s", r)
+		}
+	})
 	// Stage 2 is of the agent's uid here too: its limits and scheduling
 	// are refused to the agent by seccomp (a hunt blinded its Ctrl-Z
 	// watch through them), the agent's own are not.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pinfold/pinfold/internal/reach"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -39,7 +40,8 @@ const MaxMasks = 64
 // files is covered by covering that directory (CoverDir): a file
 // replaced by rename (a vault, a token store) keeps no mount on it, but
 // a rename inside a covered directory does not show through its cover.
-// It refuses what it cannot cover safely: a path it cannot look at, and
+// It refuses what it cannot cover safely: a path it cannot look at
+// (unless the agent could not either: reach.Out), and
 // a directory to cover that holds the workspace or a files list's path
 // (the agent would start, or a Landlock rule would be opened, inside the
 // empty cover).
@@ -52,7 +54,7 @@ func maskList(p *policy.Policy, trees []TreePlan, hide, own []string) ([]MaskPla
 	var out []MaskPlan
 	for _, o := range own {
 		real, err := filepath.EvalSymlinks(o)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) || reach.Out(o, err) {
 			continue
 		}
 		if err != nil {

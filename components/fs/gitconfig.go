@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pinfold/pinfold/internal/reach"
 	"golang.org/x/sys/unix"
 )
 
@@ -298,8 +299,8 @@ func (r *cfgReader) read(path string, depth int) {
 		return
 	}
 	data, err := readConfigFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return
+	if errors.Is(err, os.ErrNotExist) || reach.Out(path, err) {
+		return // nothing to git, or beyond the agent's reach as beyond this uid's
 	}
 	if err != nil {
 		notCovered(err.Error())
