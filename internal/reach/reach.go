@@ -22,7 +22,9 @@ import (
 // Out says whether err, an unprivileged launcher's failure to look at
 // path (absolute), shows that the agent cannot reach path either: a
 // directory on the way to it refuses this uid its search permission,
-// and that directory's owner is another uid.
+// and that directory's owner is another uid. It holds only where the
+// agent is this process's uid or less (an unprivileged launch): a
+// component of another uid than the agent's must not ask it.
 func Out(path string, err error) bool {
 	euid := os.Geteuid()
 	if euid == 0 || !errors.Is(err, fs.ErrPermission) || !filepath.IsAbs(path) {
