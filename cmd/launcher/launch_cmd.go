@@ -40,8 +40,10 @@ killed it), or one of the codes below if the agent never ran.
   --approval-timeout DURATION
                  components mode: how long a question to you waits on the
                  terminal before it counts as no (default 2m)
-  --full-access  run AGENT unconfined. Never chosen automatically, printed
-                 on every run, and refused together with a policy.
+  --full-access  run AGENT unconfined, with the launcher's environment and
+                 every descriptor it inherited, as a plain exec would.
+                 Never chosen automatically, printed on every run, and
+                 refused together with a policy.
 
 ` + exitCodesHelp
 
