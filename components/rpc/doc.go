@@ -16,7 +16,10 @@
 // add up) are answered with a bad-request decision; a frame over the
 // limit is answered and its connection closed, since the stream cannot be
 // read past it. Handshakes, idle connections, slow frames and slow
-// readers all have deadlines.
+// readers all have deadlines. A failed handshake is logged as refused,
+// with what the caller claimed; a connection that closes before sending
+// a byte asked nothing and is logged as closed at Info, which the
+// session's summary does not count among refused connections.
 //
 // Deviation from DESIGN.md, which suggests HTTP with JSON bodies: HTTP/1.1
 // cost a 1 KiB round trip 120 µs over a Unix socket (header parsing, body

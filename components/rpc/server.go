@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pinfold/pinfold/components/pki"
@@ -212,6 +213,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
+// heardConn is a connection that notes whether any byte came from it.
+type heardConn struct {
+	net.Conn
+	any atomic.Bool
+}
+
+func (c *heardConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.any.Load() {
+		c.any.Store(true)
+	}
+	return n, err
+}
+
 // setBusy marks the connection answering (or idle); it reports false when
 // the server is closing and the connection should end instead.
 func (s *Server) setBusy(sc *serverConn, busy bool) bool {
@@ -229,7 +244,8 @@ func (s *Server) serveConn(sc *serverConn, cfg *tls.Config) {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
-	tc := tls.Server(sc.c, cfg)
+	heard := &heardConn{Conn: sc.c}
+	tc := tls.Server(heard, cfg)
 	// A pinned connection's caller handshakes at its first call, which
 	// may come any time (net's first secret, bash's first backup): it
 	// cannot dial again, so its handshake waits (a hunt: both died ten
@@ -239,7 +255,14 @@ func (s *Server) serveConn(sc *serverConn, cfg *tls.Config) {
 	}
 	if err := tc.HandshakeContext(s.ctx); err != nil {
 		var rej *pki.RejectEvent
-		if !errors.As(err, &rej) { // the session check logged its own
+		switch {
+		case errors.As(err, &rej): // the session check logged its own
+		case !heard.any.Load() && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
+			// Nothing was asked, so nothing was refused: a pinned
+			// caller that ended before its first call (bash killed),
+			// or a connection opened and closed.
+			s.log.Info("closed before its handshake", "caller", "unknown")
+		default:
 			s.log.Warn("refused", "caller", "unknown", "reason", "handshake", "detail", logText(err.Error()))
 		}
 		return

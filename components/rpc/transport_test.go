@@ -27,6 +27,7 @@ import (
 type fixture struct {
 	sess      *pki.Session
 	sock      string
+	srv       *Server
 	logs      *syncbuf.Buffer
 	slowCalls atomic.Int32
 	waited    chan error // what "wait" saw: its context's error, or nil at its own timeout
@@ -52,6 +53,7 @@ func serveFSPeers(t *testing.T, peers []uint32) *fixture {
 	}
 	f := &fixture{sess: sess, sock: filepath.Join(t.TempDir(), "fs.sock"), logs: &syncbuf.Buffer{}, waited: make(chan error, 4)}
 	srv := NewServer(leaf, slog.New(slog.NewTextHandler(f.logs, nil)))
+	f.srv = srv
 	if peers != nil {
 		srv.AllowPeers(peers...)
 	}
@@ -625,4 +627,50 @@ func TestPinnedConnSurvivesCancelledCall(t *testing.T) {
 	if d, err := c.Call(ctx(t), "echo", nil, nil); err != nil || !d.Allowed || d.Rule != "echo-rule" {
 		t.Fatalf("the next call: %+v %v", d, err)
 	}
+}
+
+// A connection that closes before saying anything was refused nothing:
+// it is logged as closed, not counted among the refusals (the session's
+// summary said "1 connections refused" for fs when bash, holding a
+// pinned connection it had not used yet, was killed). The control: a
+// connection that sends what is not a handshake is refused.
+func TestClosedBeforeHandshakeNotRefused(t *testing.T) {
+	f := serveFS(t)
+	conn, err := net.Dial("unix", f.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	waitLog(t, f, `msg="closed before its handshake"`)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := os.NewFile(uintptr(fds[0]), "pair")
+	sc, err := net.FileConn(pf)
+	pf.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.ServeConn(sc); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Close(fds[1]) // the pinned caller ends before its first call
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(f.logs.String(), "closed before its handshake") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pinned connection's end was not logged as closed:\n%s", f.logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(f.logs.String(), "msg=refused") {
+		t.Fatalf("a connection that said nothing was logged as refused:\n%s", f.logs.String())
+	}
+	conn, err = net.Dial("unix", f.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Write([]byte{0x16, 0x03, 0x01, 0x00, 0x01, 0x00}) // a record, not a ClientHello
+	conn.Close()
+	waitLog(t, f, "msg=refused")
 }
