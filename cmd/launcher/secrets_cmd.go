@@ -24,8 +24,8 @@ asked on the terminal without echo) or from a key file of at least 32
 random bytes (--key-file; mode 0600). The default vault is
 $XDG_CONFIG_HOME/pinfold/vault (~/.config/pinfold/vault).
 
-add    reads the value from stdin (one trailing newline dropped), or from
-       the terminal without echo. The first add makes the vault.
+add    reads the value from stdin (one trailing newline, LF or CR LF,
+       dropped), or from the terminal without echo. The first add makes the vault.
 list   names and dates, never values.
 rm     removes one secret.
 rekey  seals the vault under a new passphrase or --new-key-file.
@@ -235,15 +235,25 @@ func (e env) vaultKey(keyFile, flag string, tty *os.File, isNew bool) (kms.Key, 
 }
 
 // readValue reads a secret's value: without echo when stdin is a
-// terminal, else all of stdin with one trailing newline dropped.
+// terminal, else all of stdin with one line end (LF or CR LF) dropped.
 func readValue(name string) ([]byte, error) {
 	if isTerminal(os.Stdin) {
 		return readHidden(os.Stdin, os.Stderr, "value of "+name+": ")
 	}
-	b, err := io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
+	// Read at most the longest value, its line end (CR LF) and one byte
+	// more: a longer stdin is said to be longer, not to be the size it
+	// was cut at.
+	b, err := io.ReadAll(io.LimitReader(os.Stdin, kms.MaxValueSize+3))
 	if err != nil {
 		return nil, fmt.Errorf("secrets: read the value from stdin: %w", err)
 	}
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	return bytes.TrimSuffix(b, []byte("\r")), nil
+	if len(b) > kms.MaxValueSize+2 {
+		clear(b)
+		return nil, fmt.Errorf("secrets: the value of %q on stdin is more than %d bytes, the most a secret may hold", name, kms.MaxValueSize)
+	}
+	// One line end, LF or CR LF; a CR without an LF is the value's own.
+	if v, ok := bytes.CutSuffix(b, []byte("\n")); ok {
+		return bytes.TrimSuffix(v, []byte("\r")), nil
+	}
+	return b, nil
 }

@@ -243,6 +243,73 @@ func TestSecretsKeyFileNewlineHint(t *testing.T) {
 	}
 }
 
+// A value from stdin loses one line end, LF or CR LF, and nothing else:
+// a CR without an LF is the value's own (it was dropped too, against
+// the help's "one trailing newline"). A stdin longer than any value is
+// said to be longer than the most a secret holds (it was said to be
+// 1048576 bytes, the size it was cut at, whatever its length); one of
+// the longest value and CR LF is taken.
+func TestSecretsValueFromStdin(t *testing.T) {
+	dir, keyPath := keyFileDir(t)
+	vault := filepath.Join(dir, "cfg", "vault")
+	add := func(name, value string) (string, error) {
+		cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", name, "--vault", vault, "--key-file", keyPath}, Stdin: strings.NewReader(value)}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	longest := strings.Repeat("v", kms.MaxValueSize)
+	want := map[string]string{}
+	for name, c := range map[string][2]string{
+		"lf":      {"abc\n", "abc"},
+		"crlf":    {"abc\r\n", "abc"},
+		"cr":      {"abc\r", "abc\r"},
+		"twolf":   {"abc\n\n", "abc\n"},
+		"none":    {"abc", "abc"},
+		"longest": {longest + "\r\n", longest},
+	} {
+		if out, err := add(name, c[0]); err != nil {
+			t.Fatalf("add %s: %v\n%s", name, err, out)
+		}
+		want[name] = c[1]
+	}
+	before, err := os.ReadFile(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := add("huge", strings.Repeat("x", 2_000_000))
+	if err == nil || !strings.Contains(out, `launcher: error: secrets: the value of "huge" on stdin is more than 65536 bytes`) || strings.Contains(out, "1048576") {
+		t.Errorf("a 2,000,000-byte stdin: %v\n%s", err, out)
+	}
+	out, err = add("over", longest+"v\n")
+	if err == nil || !strings.Contains(out, `the value of "over" is 65537 bytes, more than 65536`) {
+		t.Errorf("a value one byte too long: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(vault)
+	if err != nil || !bytes.Equal(data, before) {
+		t.Fatalf("the refused adds changed the vault: %v", err)
+	}
+	contents, err := os.ReadFile(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := kms.KeyFile(contents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := kms.Open(data, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Secrets) != len(want) {
+		t.Errorf("%d secrets, want %d", len(v.Secrets), len(want))
+	}
+	for _, s := range v.Secrets {
+		if string(s.Value) != want[s.Name] {
+			t.Errorf("%s: value %.20q (%d bytes), want %.20q (%d bytes)", s.Name, s.Value, len(s.Value), want[s.Name], len(want[s.Name]))
+		}
+	}
+}
+
 // keyFileDir is a new directory holding a key file, "key" (32 bytes,
 // mode 0600), for the tests' vaults: the directory and the file's path.
 func keyFileDir(t *testing.T) (string, string) {

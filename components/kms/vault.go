@@ -59,6 +59,9 @@ const (
 	maxVaultSize = headerSize + maxSecrets*(maxValueSize*2) + 1<<20
 )
 
+// MaxValueSize is the most bytes one secret's value may hold.
+const MaxValueSize = maxValueSize
+
 // KDFParams are argon2id's cost parameters.
 type KDFParams struct {
 	Time      uint32
