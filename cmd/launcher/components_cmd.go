@@ -186,8 +186,15 @@ func (e env) unseal(p *policy.Policy, vaultPath, keyFile string) ([]kms.Secret, 
 		}
 	}
 	data, err := kms.ReadFile(path)
-	if err != nil {
-		return nil, fail(exitFailure, "add them with `launcher secrets add NAME`", "the policy's [[secrets]] need the vault: %v", err)
+	switch {
+	case errors.Is(err, kms.ErrNoVault):
+		return nil, fail(exitFailure, "add them with `launcher secrets add NAME`, run as root as this launch is", "the policy's [[secrets]] need the vault: %v", err)
+	case err != nil && ownedByAnother(path):
+		// A person's own vault, found through their $HOME kept by sudo:
+		// "add them" would send them to add what is there.
+		return nil, fail(exitFailure, "components mode runs as root and opens only a vault of root's: add the secrets with `launcher secrets add NAME` run as root, or give --vault FILE of root's", "the policy's [[secrets]] need the vault: %v", err)
+	case err != nil:
+		return nil, fmt.Errorf("the policy's [[secrets]] need the vault: %w", err)
 	}
 	pass, err := kms.NeedsPassphrase(data)
 	if err != nil {
@@ -226,6 +233,18 @@ func (e env) unseal(p *policy.Policy, vaultPath, keyFile string) ([]kms.Secret, 
 		}
 	}
 	return out, nil
+}
+
+// ownedByAnother says whether the vault or its directory is there and
+// belongs to another uid than this process's.
+func ownedByAnother(path string) bool {
+	for _, p := range []string{path, filepath.Dir(path)} {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil && st.Uid != uint32(os.Geteuid()) {
+			return true
+		}
+	}
+	return false
 }
 
 // guardMemory makes this process not dumpable and its core size 0: no

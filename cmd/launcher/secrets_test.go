@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pinfold/pinfold/components/kms"
+	"github.com/pinfold/pinfold/policy"
 )
 
 // Without a key file and without a terminal to ask on, there is no key:
@@ -306,6 +307,62 @@ func TestSecretsValueFromStdin(t *testing.T) {
 	for _, s := range v.Secrets {
 		if string(s.Value) != want[s.Name] {
 			t.Errorf("%s: value %.20q (%d bytes), want %.20q (%d bytes)", s.Name, s.Value, len(s.Value), want[s.Name], len(want[s.Name]))
+		}
+	}
+}
+
+// A launch (as root) whose vault is a person's own, found through the
+// $HOME sudo kept, is told the vault must be root's: the hint was "add
+// them with `launcher secrets add NAME`", which sent the person to add
+// secrets that were there. The controls: a vault not there keeps that
+// hint; one of root's with a loose mode gets neither (its error says
+// chmod).
+func TestUnsealVaultOfAnotherSaysRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the vault must belong to another uid")
+	}
+	// unseal makes this process not dumpable, with core size 0: undone
+	// after, for TestGuardMemory's control.
+	var core unix.Rlimit
+	unix.Getrlimit(unix.RLIMIT_CORE, &core)
+	t.Cleanup(func() {
+		unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+		unix.Setrlimit(unix.RLIMIT_CORE, &core)
+	})
+	dir, key := keyFileDir(t)
+	vault := filepath.Join(dir, "cfg", "vault")
+	add := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", "first", "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("v")}
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	loose := filepath.Join(dir, "loose")
+	data, err := os.ReadFile(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(loose, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{vault, filepath.Dir(vault)} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := env{stdout: io.Discard, stderr: io.Discard}
+	p := &policy.Policy{Secrets: []policy.Secret{{Name: "first"}}}
+	for _, c := range []struct{ vault, err, hint string }{
+		{vault, "belongs to uid 65534", "components mode runs as root and opens only a vault of root's"},
+		{filepath.Join(dir, "none", "vault"), "no vault yet", "add them with `launcher secrets add NAME`"},
+		{loose, "has mode 0644", ""},
+	} {
+		_, err := e.unseal(p, c.vault, key)
+		var ce *cliError
+		hint := ""
+		if errors.As(err, &ce) {
+			hint = ce.hint
+		}
+		if err == nil || !strings.Contains(err.Error(), c.err) || (c.hint == "") != (hint == "") || !strings.Contains(hint, c.hint) {
+			t.Errorf("%s: %v; hint %q, want %q", c.vault, err, hint, c.hint)
 		}
 	}
 }

@@ -47,6 +47,10 @@
 //     `launcher secrets list` needs the key.
 //   - A key file is hashed, not stretched: it must be random (32 bytes
 //     from /dev/urandom); a key file a person typed is as weak as its text.
+//   - A components-mode launch runs as root, so the vault it opens is
+//     root's (at root's config directory unless --vault names another):
+//     a person's own vault, made without root, is refused as another
+//     uid's, and the launch says to add the secrets as root.
 //   - Rollback: whoever can replace the file (the owner, root) can put back
 //     an older vault, with secrets since removed; the directory must be the
 //     owner's and not writable by others, and the vault read only if it is
