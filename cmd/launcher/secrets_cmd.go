@@ -140,8 +140,10 @@ func (e env) secrets(args []string) error {
 		v = kms.New(key)
 	} else if v, err = kms.Open(data, key); errors.Is(err, kms.ErrWrongKey) && *keyFile != "" {
 		// A key file's every byte is the key: one edited or written
-		// again (a newline added or dropped) is another key.
-		return fail(exitFailure, "the key file must be the very bytes the vault was sealed with: an editor's added or dropped final newline makes another key", "%v", err)
+		// again (a newline added or dropped) is another key. The tag
+		// fails the same for a vault changed or cut short, with the
+		// right key file: the hint names both.
+		return fail(exitFailure, "the key file must be the very bytes the vault was sealed with: an editor's added or dropped final newline makes another key; if it is, the vault was changed or cut short (put back a copy)", "%v", err)
 	} else if err != nil {
 		return err
 	}

@@ -367,6 +367,34 @@ func TestUnsealVaultOfAnotherSaysRoot(t *testing.T) {
 	}
 }
 
+// With the right key file, a vault cut short or with a byte changed
+// fails the tag as a wrong key does, and the hint said only that the key
+// file was edited: it names the vault's damage too.
+func TestSecretsDamagedVaultHint(t *testing.T) {
+	dir, key := keyFileDir(t)
+	vault := filepath.Join(dir, "cfg", "vault")
+	add := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", "first", "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("value")}
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Clone(data)
+	flipped[len(flipped)-20] ^= 1
+	for name, b := range map[string][]byte{"cut": data[:len(data)-1], "flipped": flipped} {
+		if err := os.WriteFile(vault, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var o, e bytes.Buffer
+		code := run([]string{"secrets", "list", "--vault", vault, "--key-file", key}, &o, &e)
+		if code != exitFailure || !strings.Contains(e.String(), "wrong passphrase or key, or the vault was altered") || !strings.Contains(e.String(), "if it is, the vault was changed or cut short") {
+			t.Errorf("%s: %d %q", name, code, e.String())
+		}
+	}
+}
+
 // keyFileDir is a new directory holding a key file, "key" (32 bytes,
 // mode 0600), for the tests' vaults: the directory and the file's path.
 func keyFileDir(t *testing.T) (string, string) {
