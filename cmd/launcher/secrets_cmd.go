@@ -151,15 +151,25 @@ func (e env) secrets(args []string) error {
 	case "list":
 		return e.listSecrets(v, *asJSON)
 	case "add":
+		// A taken name (or a full vault) is said before the value is
+		// read: it was said after, once the person had typed or pasted
+		// the value for nothing, and a stdin left open hung the add.
+		taken := func(err error) error {
+			if errors.Is(err, kms.ErrExists) {
+				return fail(exitUsage, "`launcher secrets rm "+rest[0]+"` first to replace it, or choose another name", "%v", err)
+			}
+			return err
+		}
+		if err := v.CheckNew(rest[0]); err != nil {
+			return taken(err)
+		}
 		value, err := readValue(rest[0])
 		if err != nil {
 			return err
 		}
 		defer clear(value)
-		if err := v.Add(rest[0], value, time.Now()); errors.Is(err, kms.ErrExists) {
-			return fail(exitUsage, "`launcher secrets rm "+rest[0]+"` first to replace it, or choose another name", "%v", err)
-		} else if err != nil {
-			return err
+		if err := v.Add(rest[0], value, time.Now()); err != nil {
+			return taken(err)
 		}
 	case "rm":
 		if err := v.Remove(rest[0]); errors.Is(err, kms.ErrNoSecret) {

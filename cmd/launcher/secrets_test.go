@@ -395,6 +395,57 @@ func TestSecretsDamagedVaultHint(t *testing.T) {
 	}
 }
 
+// A taken name is said before the value is read: with stdin left open
+// (a person about to paste the value, or a pipe still writing) the add
+// waited for the value and only then said the name was taken. The
+// control: a new name waits for the value, and takes it once stdin ends.
+func TestSecretsTakenNameBeforeValue(t *testing.T) {
+	dir, key := keyFileDir(t)
+	vault := filepath.Join(dir, "cfg", "vault")
+	first := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", "first", "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("v")}
+	if out, err := first.CombinedOutput(); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	add := func(name string) (*exec.Cmd, *os.File, chan error, *bytes.Buffer) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", name, "--vault", vault, "--key-file", key}, Stdin: r, Stdout: &out, Stderr: &out}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		return cmd, w, done, &out
+	}
+	cmd, w, done, out := add("first")
+	defer w.Close()
+	select {
+	case err := <-done:
+		if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(out.String(), `vault: "first" is already there`) {
+			t.Errorf("a taken name: %v, exit %d\n%s", err, code, out)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Errorf("a taken name waited 10 s for a value it cannot take:\n%s", out)
+	}
+	cmd, w2, done, out := add("second")
+	select {
+	case err := <-done:
+		t.Fatalf("control: a new name ended before its value: %v\n%s", err, out)
+	case <-time.After(300 * time.Millisecond):
+	}
+	w2.WriteString("value")
+	w2.Close()
+	if err := <-done; err != nil {
+		t.Errorf("control: a new name with its value: %v\n%s", err, out)
+	}
+}
+
 // keyFileDir is a new directory holding a key file, "key" (32 bytes,
 // mode 0600), for the tests' vaults: the directory and the file's path.
 func keyFileDir(t *testing.T) (string, string) {

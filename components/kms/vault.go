@@ -275,13 +275,23 @@ func (v *Vault) Add(name string, value []byte, now time.Time) error {
 	if err := checkValue(name, value); err != nil {
 		return err
 	}
+	if err := v.CheckNew(name); err != nil {
+		return err
+	}
+	v.Secrets = append(v.Secrets, Secret{Name: name, Value: bytes.Clone(value), Added: now.UTC().Truncate(time.Second)})
+	return nil
+}
+
+// CheckNew is Add's refusal of a name the vault holds (ErrExists), or of
+// one more secret than it may hold, alone: said before a value is asked
+// for.
+func (v *Vault) CheckNew(name string) error {
 	if v.index(name) >= 0 {
 		return fmt.Errorf("vault: %q %w (remove it first to replace it)", name, ErrExists)
 	}
 	if len(v.Secrets) >= maxSecrets {
 		return fmt.Errorf("vault: already holds %d secrets, the most it may", maxSecrets)
 	}
-	v.Secrets = append(v.Secrets, Secret{Name: name, Value: bytes.Clone(value), Added: now.UTC().Truncate(time.Second)})
 	return nil
 }
 
