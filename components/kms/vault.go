@@ -275,6 +275,14 @@ func (v *Vault) Add(name string, value []byte, now time.Time) error {
 	if err := checkValue(name, value); err != nil {
 		return err
 	}
+	// A value goes only into a header ([[secrets]]' template), which
+	// cannot carry a control character: Go's writer turns CR and LF into
+	// spaces (so what goes up is not the value net looks for in the
+	// answer) and a server may refuse the rest. A vault that holds one
+	// already still opens.
+	if i := bytes.IndexFunc(value, func(r rune) bool { return r != '\t' && (r < 0x20 || r == 0x7f) }); i >= 0 {
+		return fmt.Errorf("vault: the value of %q holds the control character %#02x at byte %d, which no HTTP header carries (a value from a file: its line ends are part of it)", name, value[i], i)
+	}
 	if err := v.CheckNew(name); err != nil {
 		return err
 	}

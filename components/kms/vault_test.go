@@ -164,6 +164,8 @@ func TestVaultEdits(t *testing.T) {
 		}
 	}
 	must(v.Add("a", []byte("1"), now))
+	must(v.Add("tab", []byte("a\tb ü"), now)) // a header carries HTAB and UTF-8
+	must(v.Remove("tab"))
 	for _, c := range []struct {
 		name, value, want string
 	}{
@@ -177,6 +179,10 @@ func TestVaultEdits(t *testing.T) {
 		{"npm.token", "x", "secret name"},
 		{strings.Repeat("a", 65), "x", "longer than 64"},
 		{"c", strings.Repeat("x", maxValueSize+1), "more than"},
+		{"c", "tok\r\nX-Injected: 1", "control character 0x0d at byte 3"},
+		{"c", "tok\n", "control character 0x0a at byte 3"},
+		{"c", "t\x00k", "control character 0x00 at byte 1"},
+		{"c", "tok\x7f", "control character 0x7f"},
 	} {
 		if err := v.Add(c.name, []byte(c.value), now); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Add(%q, %d bytes): %v, want %q", c.name, len(c.value), err, c.want)
