@@ -245,8 +245,8 @@ func TestSecretsKeyFileNewlineHint(t *testing.T) {
 }
 
 // A value from stdin loses one line end, LF or CR LF, and nothing else:
-// a CR without an LF is the value's own (it was dropped too, against
-// the help's "one trailing newline"). A stdin longer than any value is
+// a CR without an LF was dropped too, against the help's "one trailing
+// newline"; it is the value's own, and refused as a control character. A stdin longer than any value is
 // said to be longer than the most a secret holds (it was said to be
 // 1048576 bytes, the size it was cut at, whatever its length); one of
 // the longest value and CR LF is taken.
@@ -263,8 +263,6 @@ func TestSecretsValueFromStdin(t *testing.T) {
 	for name, c := range map[string][2]string{
 		"lf":      {"abc\n", "abc"},
 		"crlf":    {"abc\r\n", "abc"},
-		"cr":      {"abc\r", "abc\r"},
-		"twolf":   {"abc\n\n", "abc\n"},
 		"none":    {"abc", "abc"},
 		"longest": {longest + "\r\n", longest},
 	} {
@@ -280,6 +278,13 @@ func TestSecretsValueFromStdin(t *testing.T) {
 	out, err := add("huge", strings.Repeat("x", 2_000_000))
 	if err == nil || !strings.Contains(out, `launcher: error: secrets: the value of "huge" on stdin is more than 65536 bytes`) || strings.Contains(out, "1048576") {
 		t.Errorf("a 2,000,000-byte stdin: %v\n%s", err, out)
+	}
+	// What is left after the one line end is the value, and a control
+	// character in it is refused (no header carries one).
+	for name, v := range map[string]string{"cr": "abc\r", "twolf": "abc\n\n"} {
+		if out, err := add(name, v); err == nil || !strings.Contains(out, fmt.Sprintf("the value of %q holds the control character", name)) {
+			t.Errorf("add %s (%q): %v\n%s", name, v, err, out)
+		}
 	}
 	out, err = add("over", longest+"v\n")
 	if err == nil || !strings.Contains(out, `the value of "over" is 65537 bytes, more than 65536`) {
