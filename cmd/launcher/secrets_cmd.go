@@ -25,7 +25,9 @@ random bytes (--key-file; mode 0600). The default vault is
 $XDG_CONFIG_HOME/pinfold/vault (~/.config/pinfold/vault).
 
 add    reads the value from stdin (one trailing newline, LF or CR LF,
-       dropped), or from the terminal without echo. The first add makes the vault.
+       dropped), or from the terminal without echo. A value is sent in
+       an HTTP header: a control character in it (but a tab) is refused.
+       The first add makes the vault.
 list   names and dates, never values.
 rm     removes one secret.
 rekey  seals the vault under a new passphrase or --new-key-file.
