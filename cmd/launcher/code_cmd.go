@@ -149,7 +149,7 @@ func (e env) codeInSession(name string, asJSON bool) error {
 	defer cancel()
 	r, d, err := bash.NewClient(rc).Code(ctx, script)
 	if err != nil {
-		return fail(exitFailure, "", "code run: %v", err)
+		return noAnswer("code run", pki.Bash, err)
 	}
 	if !d.Allowed {
 		return codeRefused(d)
@@ -179,13 +179,13 @@ func (e env) codeInSession(name string, asJSON bool) error {
 func codeRefused(d rpc.Decision) error {
 	switch {
 	case d.Rule == bash.RuleStatic:
-		return denied("code run", d)
+		return refused("code run", d)
 	case d.Rule == bash.RuleScriptSize:
 		return fail(exitUsage, "raise [code_mode] script_size in the session's policy, or shorten the script", "code run: %s", d.Detail)
 	case d.Rule == bash.RuleWorker:
 		return fail(exitFailure, "", "code run: %s", d.Detail)
 	}
-	err := denied("code run", d).(*cliError)
+	err := refused("code run", d).(*cliError)
 	err.code = exitFailure
 	return err
 }

@@ -110,11 +110,14 @@ func (e env) fsVerb(args []string) error {
 			if r, d, err = c.Read(ctx, rest[0], off, 0); err != nil || !d.Allowed {
 				break
 			}
-			if _, err = e.stdout.Write(r.Data); err != nil || r.EOF {
+			if _, werr := e.stdout.Write(r.Data); werr != nil {
+				return fail(exitFailure, "", "fs read %s: writing standard output: %v", printable(rest[0]), werr)
+			}
+			if r.EOF {
 				break
 			}
 			if len(r.Data) == 0 {
-				err = fmt.Errorf("fs read %s: no progress at offset %d", rest[0], off)
+				err = fmt.Errorf("a malformed answer: no data and no end at offset %d", off)
 				break
 			}
 			off += int64(len(r.Data))
@@ -165,18 +168,33 @@ func (e env) fsVerb(args []string) error {
 		}
 	}
 	if err != nil {
-		return fail(exitFailure, "", "fs %s: %v", sub, err)
+		return noAnswer("fs "+sub, pki.FS, err)
 	}
-	return denied("fs "+sub, d)
+	return refused("fs "+sub, d)
 }
 
-// denied is nil for an allowed decision, else the error a client verb
-// exits with: the reason, the rule and the detail.
-func denied(what string, d rpc.Decision) error {
+// refused is nil for an allowed decision, else the error a client verb
+// exits with. Only a decision exits 119 (exitDenied) and says "denied": a
+// rule of the policy, the person or the call table said no (reasons
+// no-rule and caller-role), and the message names the rule. The other
+// refusals decided nothing: what was named is not there (unknown), or
+// the request could not be carried out as asked (bad-request: a path that
+// is absolute or has "..", a directory that is not empty, a file system
+// that failed); they exit 125 and say what happened.
+func refused(what string, d rpc.Decision) error {
 	if d.Allowed {
 		return nil
 	}
-	msg := fmt.Sprintf("%s: denied (%s", what, d.Reason)
+	var msg string
+	code := exitFailure
+	switch d.Reason {
+	case rpc.ReasonNoRule, rpc.ReasonCallerRole:
+		code, msg = exitDenied, fmt.Sprintf("%s: denied (%s", what, d.Reason)
+	case rpc.ReasonUnknown:
+		msg = fmt.Sprintf("%s: not found (%s", what, d.Reason)
+	default:
+		msg = fmt.Sprintf("%s: failed (%s", what, d.Reason)
+	}
 	if d.Rule != "" {
 		msg += ", rule " + d.Rule
 	}
@@ -184,5 +202,12 @@ func denied(what string, d rpc.Decision) error {
 	if d.Detail != "" {
 		msg += ": " + d.Detail
 	}
-	return &cliError{code: exitDenied, err: fmt.Errorf("%s", msg)}
+	return &cliError{code: code, err: fmt.Errorf("%s", msg)}
+}
+
+// noAnswer is the error of a client verb that had no decision from the
+// session's component role (not listening, gone, a broken answer, a
+// timeout): a failure, not a refusal.
+func noAnswer(what string, role pki.Role, err error) error {
+	return fail(exitFailure, "", "%s: no usable answer from the session's %s component: %v", what, role, err)
 }

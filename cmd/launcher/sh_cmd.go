@@ -50,12 +50,16 @@ func (e env) shVerb(args []string) error {
 	defer cancel()
 	r, d, err := bash.NewClient(rc).Run(ctx, rest[0])
 	if err != nil {
-		return fail(exitFailure, "", "sh: %v", err)
+		return noAnswer("sh", pki.Bash, err)
 	}
-	if !d.Allowed && d.Rule == bash.RuleWorker {
+	switch {
+	case !d.Allowed && d.Rule == bash.RuleWorker:
 		return fail(exitFailure, "", "sh: %s", d.Detail) // not a decision: the launcher failed
+	case !d.Allowed && d.Rule == bash.RuleParse:
+		// The command line itself is wrong, as check command says.
+		return fail(exitUsage, "run `launcher check command` on it to see how bash reads it", "sh: bash could not read the command line: %s", d.Detail)
 	}
-	if err := denied("sh", d); err != nil {
+	if err := refused("sh", d); err != nil {
 		return err
 	}
 	e.stdout.Write(r.Stdout)

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinfold/pinfold/components/bash"
+	"github.com/pinfold/pinfold/components/fs"
+	"github.com/pinfold/pinfold/components/pki"
+	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/components/session"
+)
+
+// agentSession is what a components session gives the agent, in
+// process: the agent's credential in a directory PINFOLD_CREDENTIALS
+// names, and PINFOLD_FS and PINFOLD_BASH naming loopback addresses where
+// the test serves (serveAs) or where nothing listens.
+type agentSession struct {
+	t    *testing.T
+	sess *pki.Session
+}
+
+func newAgentSession(t *testing.T) *agentSession {
+	t.Helper()
+	sess, err := pki.NewSession("verbs-test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := sess.Issue(pki.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := agent.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{session.CAFile: sess.CAPEM(), session.CertFile: agent.CertPEM(), session.KeyFile: key} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(session.EnvCredentials, dir)
+	t.Setenv(session.EnvFS, closedAddr(t))
+	t.Setenv(session.EnvBash, closedAddr(t))
+	return &agentSession{t: t, sess: sess}
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// serveAs serves role's component with register's operations on a
+// loopback listener that env names, until the test ends.
+func (a *agentSession) serveAs(role pki.Role, env string, register func(*rpc.Server)) *rpc.Server {
+	t := a.t
+	t.Helper()
+	leaf, err := a.sess.Issue(role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rpc.NewServer(leaf, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	register(srv)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	t.Setenv(env, ln.Addr().String())
+	return srv
+}
+
+// serveFS serves the real fs component over a fresh workspace, which it
+// returns.
+func (a *agentSession) serveFS() string {
+	ws := a.t.TempDir()
+	root, err := fs.OpenRoot(ws, nil)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.serveAs(pki.FS, session.EnvFS, func(srv *rpc.Server) { fs.Register(srv, root) })
+	return ws
+}
+
+// runVerb runs the launcher with args, as the CLI does, and returns its
+// exit status and what it printed.
+func runVerb(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// answering is an operation whose handler answers d (and result).
+func answering(op string, d rpc.Decision, result any) func(*rpc.Server) {
+	return func(srv *rpc.Server) {
+		srv.Handle(op, func(context.Context, pki.Role, json.RawMessage) (rpc.Decision, any) { return d, result })
+	}
+}
+
+// verbCase is a verb's command line and what it must end with: the exit
+// status, words the message must hold, and whether it may say "denied"
+// (only a component's decision does).
+type verbCase struct {
+	name   string
+	args   []string
+	code   int
+	says   []string
+	denied bool
+}
+
+func (c verbCase) check(t *testing.T) {
+	t.Helper()
+	code, _, stderr := runVerb(c.args...)
+	if code != c.code {
+		t.Errorf("%s: launcher %s exits %d, want %d: %s", c.name, strings.Join(c.args, " "), code, c.code, stderr)
+	}
+	for _, w := range c.says {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("%s: the message lacks %q: %s", c.name, w, stderr)
+		}
+	}
+	if strings.Contains(stderr, "denied") != c.denied {
+		t.Errorf("%s: says denied: %v, want %v: %s", c.name, !c.denied, c.denied, stderr)
+	}
+}
+
+// fs's answers that decide nothing exit 125 and say what happened; only
+// its decisions (a rule, the call table) exit 119 and say "denied". A
+// file not found, a path fs does not take or a directory that is not
+// empty exited 119 as "denied (unknown)" and "denied (bad-request)".
+func TestFSVerbNotDecisions(t *testing.T) {
+	a := newAgentSession(t)
+	ws := a.serveFS()
+	if err := os.MkdirAll(filepath.Join(ws, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "d", "f"), []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []verbCase{
+		{"read", []string{"fs", "read", "d/f"}, exitOK, nil, false},
+		{"read missing", []string{"fs", "read", "nope"}, exitFailure, []string{"fs read: not found", "no such file"}, false},
+		{"stat missing", []string{"fs", "stat", "nope"}, exitFailure, []string{"fs stat: not found"}, false},
+		{"ls missing", []string{"fs", "ls", "nope"}, exitFailure, []string{"fs ls: not found"}, false},
+		{"mv missing", []string{"fs", "mv", "nope", "x"}, exitFailure, []string{"fs mv: not found"}, false},
+		{"read a directory", []string{"fs", "read", "d"}, exitFailure, []string{"fs read: failed (bad-request)", "not a regular file"}, false},
+		{"dot-dot", []string{"fs", "read", "../etc/passwd"}, exitFailure, []string{"failed (bad-request)", `".." component`}, false},
+		{"absolute", []string{"fs", "stat", "/etc/passwd"}, exitFailure, []string{"failed (bad-request)", "absolute"}, false},
+		{"not empty", []string{"fs", "rm", "d"}, exitFailure, []string{"fs rm: failed (bad-request)", "not empty"}, false},
+		{"exists", []string{"fs", "mkdir", "d"}, exitFailure, []string{"fs mkdir: failed (bad-request)", "already exists"}, false},
+		// A decision: no person and no backup store in this session.
+		{"recursive", []string{"fs", "rm", "-r", "d"}, exitDenied, []string{"fs rm: denied (no-rule, rule fs.delete-recursive)"}, true},
+	} {
+		c.check(t)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "d", "f")); err != nil {
+		t.Errorf("the workspace changed: %v", err)
+	}
+}
+
+// sh's answers from bash: a decision (its rules, the person, the call
+// table) exits 119 and says "denied"; a command line bash cannot read is
+// a usage error, as check command says; a request bash could not take
+// fails (125). bash.parse exited 119 as "denied (bad-request, …)".
+func TestShVerbRefusals(t *testing.T) {
+	for _, c := range []struct {
+		d rpc.Decision
+		verbCase
+	}{
+		{rpc.Deny(rpc.ReasonNoRule, "commands.deny[0]", "refused (rm)"),
+			verbCase{"rule", []string{"sh", "rm x"}, exitDenied, []string{"sh: denied (no-rule, rule commands.deny[0]): refused (rm)"}, true}},
+		{rpc.Deny(rpc.ReasonNoRule, bash.RuleDeclined, "the person did not approve it"),
+			verbCase{"declined", []string{"sh", "make"}, exitDenied, []string{"rule bash.declined"}, true}},
+		{rpc.Deny(rpc.ReasonCallerRole, "", "only the agent runs commands"),
+			verbCase{"caller", []string{"sh", "true"}, exitDenied, []string{"sh: denied (caller-role)"}, true}},
+		{rpc.Deny(rpc.ReasonBadRequest, bash.RuleParse, "the command line was not analysed: unclosed quote"),
+			verbCase{"parse", []string{"sh", "echo 'x"}, exitUsage, []string{"sh: bash could not read the command line", "unclosed quote"}, false}},
+		{rpc.Deny(rpc.ReasonBadRequest, "", `run takes {"command": …} and no data`),
+			verbCase{"malformed", []string{"sh", "true"}, exitFailure, []string{"sh: failed (bad-request)"}, false}},
+		{rpc.Deny(rpc.ReasonNoRule, bash.RuleWorker, "the command's worker failed (it may have started): boom"),
+			verbCase{"worker", []string{"sh", "true"}, exitFailure, []string{"worker failed"}, false}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := newAgentSession(t)
+			a.serveAs(pki.Bash, session.EnvBash, func(srv *rpc.Server) {
+				srv.HandleData(bash.OpRun, func(context.Context, pki.Role, json.RawMessage, []byte) (rpc.Decision, any, []byte) {
+					return c.d, nil, nil
+				})
+			})
+			c.check(t)
+		})
+	}
+}
+
+// A verb that gets no decision (nothing listening, a connection that
+// ends at once or while the component answers, a component of another
+// session, an answer that does not decode) fails with 125 and says that
+// no usable answer came, never "denied".
+func TestAgentVerbsNoAnswer(t *testing.T) {
+	verbs := []verbCase{
+		{"fs", []string{"fs", "stat", "x"}, exitFailure, []string{"fs stat: no usable answer from the session's fs component"}, false},
+		{"sh", []string{"sh", "true"}, exitFailure, []string{"sh: no usable answer from the session's bash component"}, false},
+		{"code", []string{"code", "run", "/dev/null"}, exitFailure, []string{"code run: no usable answer from the session's bash component"}, false},
+	}
+	check := func(t *testing.T, why string) {
+		t.Helper()
+		for _, c := range verbs {
+			c.name += ", " + why
+			c.check(t)
+		}
+	}
+	t.Run("nothing listens", func(t *testing.T) {
+		newAgentSession(t)
+		check(t, "nothing listens")
+	})
+	t.Run("closed at once", func(t *testing.T) {
+		newAgentSession(t)
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for i := 0; i < 100; i++ {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		t.Setenv(session.EnvFS, ln.Addr().String())
+		t.Setenv(session.EnvBash, ln.Addr().String())
+		check(t, "closed at once")
+	})
+	t.Run("another session", func(t *testing.T) {
+		other := newAgentSession(t)
+		other.serveAs(pki.FS, session.EnvFS, answering(fs.OpStat, rpc.Allow("x"), fs.Info{}))
+		other.serveAs(pki.Bash, session.EnvBash, answering(bash.OpCode, rpc.Allow("x"), nil))
+		fsAddr, bashAddr := os.Getenv(session.EnvFS), os.Getenv(session.EnvBash)
+		newAgentSession(t) // the agent's credential from another CA
+		t.Setenv(session.EnvFS, fsAddr)
+		t.Setenv(session.EnvBash, bashAddr)
+		check(t, "another session")
+	})
+	t.Run("dies while answering", func(t *testing.T) {
+		a := newAgentSession(t)
+		die := func(srv **rpc.Server) rpc.Handler {
+			return func(ctx context.Context, _ pki.Role, _ json.RawMessage) (rpc.Decision, any) {
+				gone, cancel := context.WithCancel(context.Background())
+				cancel()
+				go (*srv).Shutdown(gone) // closes the connection in flight
+				<-ctx.Done()
+				return rpc.Allow("x"), nil
+			}
+		}
+		var fsSrv, bashSrv *rpc.Server
+		fsSrv = a.serveAs(pki.FS, session.EnvFS, func(srv *rpc.Server) { srv.Handle(fs.OpStat, die(&fsSrv)) })
+		bashSrv = a.serveAs(pki.Bash, session.EnvBash, func(srv *rpc.Server) {
+			srv.Handle(bash.OpRun, die(&bashSrv))
+			srv.Handle(bash.OpCode, die(&bashSrv))
+		})
+		for _, c := range verbs {
+			c.name += ", dies while answering"
+			c.check(t)
+			// Each verb ends its server; the next needs its own.
+			if c.name == "fs, dies while answering" {
+				continue
+			}
+			bashSrv = a.serveAs(pki.Bash, session.EnvBash, func(srv *rpc.Server) {
+				srv.Handle(bash.OpRun, die(&bashSrv))
+				srv.Handle(bash.OpCode, die(&bashSrv))
+			})
+		}
+	})
+	t.Run("malformed answer", func(t *testing.T) {
+		a := newAgentSession(t)
+		a.serveAs(pki.FS, session.EnvFS, answering(fs.OpStat, rpc.Allow("x"), "not an Info"))
+		a.serveAs(pki.Bash, session.EnvBash, func(srv *rpc.Server) {
+			srv.HandleData(bash.OpRun, func(context.Context, pki.Role, json.RawMessage, []byte) (rpc.Decision, any, []byte) {
+				return rpc.Allow("x"), bash.RunResult{StdoutLen: 99}, nil // more than the data sent
+			})
+			srv.Handle(bash.OpCode, func(context.Context, pki.Role, json.RawMessage) (rpc.Decision, any) {
+				return rpc.Allow("x"), []int{1}
+			})
+		})
+		check(t, "malformed answer")
+	})
+}
