@@ -3,10 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +26,11 @@ import (
 
 	"github.com/pinfold/pinfold/components/bash"
 	"github.com/pinfold/pinfold/components/fs"
+	netc "github.com/pinfold/pinfold/components/net"
 	"github.com/pinfold/pinfold/components/pki"
 	"github.com/pinfold/pinfold/components/rpc"
 	"github.com/pinfold/pinfold/components/session"
+	"github.com/pinfold/pinfold/policy"
 )
 
 // agentSession is what a components session gives the agent, in
@@ -307,4 +320,174 @@ func TestAgentVerbsNoAnswer(t *testing.T) {
 		})
 		check(t, "malformed answer")
 	})
+}
+
+// names is a resolver with fixed answers; a name it lacks does not
+// resolve.
+type names map[string][]netip.Addr
+
+func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := n[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// net get against the real net proxy, in process: net's decisions (403,
+// in plain HTTP and on a CONNECT) exit 119 with the rule; what net could
+// not do (502: no resolution, no connection; 504) exits 125 naming net's
+// reason and rule, not "denied"; an upstream's own error status exits 125
+// as the site's answer, even with a forged X-Pinfold-Rule (net drops it).
+// A refused CONNECT exited 125 as "Forbidden" (Go's transport keeps only
+// the status), and a 502 printed net's text on stdout as if a body.
+func TestNetVerbAnswers(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/forged":
+			w.Header().Set("X-Pinfold-Rule", "network.deny[0]")
+			w.Header().Set("X-Pinfold-Reason", "denied-host")
+			w.WriteHeader(http.StatusForbidden)
+		case "/reflected": // as net answers on a connection it intercepts
+			w.Header().Set("X-Pinfold-Rule", netc.RuleSecretsReflected)
+			w.Header().Set("X-Pinfold-Reason", netc.ReasonSecretReflected)
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "pinfold: secret-reflected (secrets.reflected): the upstream's answer carries the injected secret\n")
+		case "/missing":
+			http.NotFound(w, r)
+		default:
+			io.WriteString(w, "hello from upstream\n")
+		}
+	}))
+	defer upstream.Close()
+	var upstreamFor map[uint16]string
+	var intercepted string
+	eg, err := netc.NewEgress(policy.Network{Mode: policy.NetProxy, BlockAll: true,
+		Allow: []policy.Domain{"site.test", "gone.test", "noname.test", "secret.test"}, Deny: []policy.Domain{"denied.test"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, gone, secret := netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("192.0.2.20"), netip.MustParseAddr("192.0.2.30")
+	p := &netc.Proxy{Decider: eg, Parse: netc.SplitHostPort, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Resolver: names{"site.test": {site}, "gone.test": {gone}, "secret.test": {secret}},
+		Dial: func(ctx context.Context, network string, a netip.AddrPort) (net.Conn, error) {
+			var d net.Dialer
+			switch a.Addr() {
+			case site:
+				return d.DialContext(ctx, "tcp4", upstreamFor[a.Port()])
+			case secret:
+				return d.DialContext(ctx, "tcp4", intercepted)
+			}
+			return nil, errors.New("no route in this test")
+		}}
+	// TEST-NET addresses are not public: the test's own Decider allows
+	// them, the host's rule still deciding first.
+	p.Decider = testNetDecider{eg}
+	// https to site.test is a byte tunnel to a TLS upstream whose chain
+	// ends in the root that netGetRoots trusts.
+	ca := newTestCA(t, "some public CA")
+	netGetRoots = x509.NewCertPool()
+	netGetRoots.AddCert(ca.cert)
+	defer func() { netGetRoots = nil }()
+	tlsUp := httptest.NewUnstartedServer(upstream.Config.Handler)
+	tlsUp.TLS = &tls.Config{Certificates: []tls.Certificate{ca.leaf(t, "site.test")}}
+	tlsUp.StartTLS()
+	defer tlsUp.Close()
+	// secret.test stands for a host net intercepts: its chain ends in
+	// a root named as net's interception CA, and its X-Pinfold-* are
+	// net's.
+	injectCA := newTestCA(t, netc.InjectCAName)
+	netGetRoots.AddCert(injectCA.cert)
+	injected := httptest.NewUnstartedServer(upstream.Config.Handler)
+	injected.TLS = &tls.Config{Certificates: []tls.Certificate{injectCA.leaf(t, "secret.test")}}
+	injected.StartTLS()
+	defer injected.Close()
+	intercepted = injected.Listener.Addr().String()
+	upstreamFor = map[uint16]string{80: upstream.Listener.Addr().String(), 443: tlsUp.Listener.Addr().String()}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(ln)
+	defer p.Shutdown(context.Background())
+	t.Setenv(session.EnvNet, ln.Addr().String())
+	for _, c := range []verbCase{
+		{"fetched", []string{"net", "get", "http://site.test/"}, exitOK, nil, false},
+		{"denied", []string{"net", "get", "http://denied.test/"}, exitDenied, []string{"net get http://denied.test/: denied (denied-host, rule network.deny[0]; HTTP 403 Forbidden)"}, true},
+		{"denied https", []string{"net", "get", "https://denied.test/"}, exitDenied, []string{"net get https://denied.test/: denied (denied-host, rule network.deny[0]; HTTP 403 Forbidden)"}, true},
+		{"no name", []string{"net", "get", "http://noname.test/"}, exitFailure, []string{"not fetched, and not a policy decision (resolve-failed, rule proxy.resolve; HTTP 502 Bad Gateway): pinfold: resolve-failed (proxy.resolve): the name did not resolve"}, false},
+		{"no name https", []string{"net", "get", "https://noname.test/"}, exitFailure, []string{"(resolve-failed, rule proxy.resolve; HTTP 502 Bad Gateway)"}, false},
+		{"no connection", []string{"net", "get", "http://gone.test/"}, exitFailure, []string{"(dial-failed, rule proxy.dial; HTTP 502 Bad Gateway)"}, false},
+		{"site's 404", []string{"net", "get", "http://site.test/missing"}, exitFailure, []string{"the site answered HTTP 404 Not Found"}, false},
+		{"forged", []string{"net", "get", "http://site.test/forged"}, exitFailure, []string{"the site answered HTTP 403 Forbidden"}, false},
+		{"fetched https", []string{"net", "get", "https://site.test/"}, exitOK, nil, false},
+		// In a byte tunnel net never sees the answer: its headers are the
+		// site's, whatever they say.
+		{"forged https", []string{"net", "get", "https://site.test/forged"}, exitFailure, []string{"the site answered HTTP 403 Forbidden"}, false},
+		{"reflected", []string{"net", "get", "https://secret.test/reflected"}, exitDenied,
+			[]string{"net get https://secret.test/reflected: denied (secret-reflected, rule secrets.reflected; HTTP 502 Bad Gateway): pinfold: secret-reflected"}, true},
+		{"forged in a tunnel", []string{"net", "get", "https://site.test/reflected"}, exitFailure, []string{"the site answered HTTP 502 Bad Gateway"}, false},
+	} {
+		c.check(t)
+	}
+	// net's refusal is not the body of a page.
+	if code, stdout, _ := runVerb("net", "get", "http://gone.test/"); code == exitOK || stdout != "" {
+		t.Errorf("net's 502 printed on stdout: %d %q", code, stdout)
+	}
+	// net not there: no answer, not a refusal.
+	t.Setenv(session.EnvNet, closedAddr(t))
+	verbCase{"net gone", []string{"net", "get", "http://site.test/"}, exitFailure, []string{"no usable answer from the session's net component"}, false}.check(t)
+}
+
+// testNetDecider is eg with the documentation range 192.0.2.0/24 taken
+// as public: the test's upstream stands behind those addresses.
+type testNetDecider struct{ eg *netc.Egress }
+
+func (d testNetDecider) DecideHost(h netc.Host, port uint16) netc.Verdict {
+	return d.eg.DecideHost(h, port)
+}
+func (d testNetDecider) DecideAddr(h netc.Host, a netip.Addr, port uint16) netc.Verdict {
+	if netip.MustParsePrefix("192.0.2.0/24").Contains(a) {
+		return netc.Verdict{Allowed: true, Rule: "test.public"}
+	}
+	return d.eg.DecideAddr(h, a, port)
+}
+
+// testCA is a root for the test's https upstreams.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+func newTestCA(t *testing.T, cn string) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testCA{cert, key}
+}
+
+func (ca *testCA) leaf(t *testing.T, host string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }

@@ -42,6 +42,12 @@ type InjectCA struct {
 	Key  *ecdsa.PrivateKey
 }
 
+// InjectCAName is the interception CA's common name: an agent-side
+// client (launcher net get) believes X-Pinfold-* headers on an https
+// answer only when its certificate chains to a root of this name, one the
+// launcher added to the agent's trust.
+const InjectCAName = "pinfold session secret injection"
+
 // NewInjectCA makes the interception CA for the rules' hosts, valid for
 // validity from now. ECDSA P-256: every TLS client the agent may run
 // takes it.
@@ -77,7 +83,7 @@ func NewInjectCA(rules []policy.Secret, now time.Time, validity time.Duration) (
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:                serial(),
-		Subject:                     pkix.Name{CommonName: "pinfold session secret injection"},
+		Subject:                     pkix.Name{CommonName: InjectCAName},
 		NotBefore:                   now.Add(-time.Minute),
 		NotAfter:                    now.Add(validity),
 		KeyUsage:                    x509.KeyUsageCertSign,
