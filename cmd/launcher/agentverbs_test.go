@@ -491,3 +491,31 @@ func (ca *testCA) leaf(t *testing.T, host string) tls.Certificate {
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
+
+// check url when this machine's resolver fails: a name its rules allow is
+// not one net "would refuse" (net looks it up itself), so check url fails
+// (125) and says to give the addresses; a name its rules refuse is still
+// refused (119). It exited 119, "refused by resolve.none".
+func TestCheckURLLookupFailed(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "proxy.toml")
+	if err := os.WriteFile(pol, []byte("version = 1\n[workspace]\npath = \"/var/tmp\"\n[network]\nmode = \"proxy\"\nallow = [\"*.github.com\", \"api.github.com\"]\ndeny = [\"gist.github.com\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lookup := checkLookup
+	defer func() { checkLookup = lookup }()
+	checkLookup = func(context.Context, string) ([]netip.Addr, error) {
+		return nil, &net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}
+	}
+	for _, c := range []verbCase{
+		{"allowed name", []string{"check", "url", "--policy", pol, "https://api.github.com/"}, exitFailure,
+			[]string{"api.github.com is allowed by name (network.allow[1]), but its addresses could not be checked", "server misbehaving", "hint: give the name's addresses with --resolve"}, false},
+		{"refused name", []string{"check", "url", "--policy", pol, "https://gist.github.com/"}, exitDenied, nil, false},
+		{"given", []string{"check", "url", "--policy", pol, "--resolve", "api.github.com=140.82.112.6", "https://api.github.com/"}, exitOK, nil, false},
+	} {
+		c.check(t)
+	}
+	checkLookup = func(context.Context, string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("140.82.112.6")}, nil
+	}
+	verbCase{"looked up", []string{"check", "url", "--policy", pol, "https://api.github.com/"}, exitOK, nil, false}.check(t)
+}

@@ -115,13 +115,14 @@ func (e env) check(args []string) error {
 	}
 	eg.SetHostAddrs(netc.InterfaceAddrs()) // as net does, on this machine
 	addrs, how := resolve[h.Name], "--resolve"
+	var lookupErr error
 	if !h.IsIP() && addrs == nil {
 		how = "this machine's resolver"
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		addrs, err = (&net.Resolver{PreferGo: true}).LookupNetIP(ctx, "ip", h.Name)
+		addrs, lookupErr = checkLookup(ctx, h.Name)
 		cancel()
-		if err != nil {
-			how = "this machine's resolver, which failed: " + err.Error()
+		if lookupErr != nil {
+			how = "this machine's resolver, which failed: " + lookupErr.Error()
 		}
 	}
 	v, per := eg.Explain(h, port, addrs)
@@ -169,10 +170,23 @@ func (e env) check(args []string) error {
 			fmt.Fprintf(e.stdout, "  %-40s %-14s %s\n", a.Addr, a.Class, ok)
 		}
 	}
+	if !v.Allowed && lookupErr != nil && eg.DecideHost(h, port).Allowed {
+		// The name is allowed and its addresses are unknown here: no rule
+		// refuses it (net would look the name up itself, and fail only if
+		// its own lookup did, 502 resolve-failed), so it is no "would refuse".
+		return fail(exitFailure, "give the name's addresses with --resolve HOST=IP",
+			"check url: %s is allowed by name (%s), but its addresses could not be checked: this machine's resolver failed: %v", h, eg.DecideHost(h, port).Rule, lookupErr)
+	}
 	if !v.Allowed {
 		return silentExit(exitDenied)
 	}
 	return nil
+}
+
+// checkLookup looks a name up for check url (a variable for the tests,
+// which send no query).
+var checkLookup = func(ctx context.Context, name string) ([]netip.Addr, error) {
+	return (&net.Resolver{PreferGo: true}).LookupNetIP(ctx, "ip", name)
 }
 
 // checkCommand is `launcher check command`.
