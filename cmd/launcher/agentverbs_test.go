@@ -519,3 +519,36 @@ func TestCheckURLLookupFailed(t *testing.T) {
 	}
 	verbCase{"looked up", []string{"check", "url", "--policy", pol, "https://api.github.com/"}, exitOK, nil, false}.check(t)
 }
+
+// The statuses the verbs document for what bash answers: the command's
+// own status, 118 at its timeout, 117 for a script that failed; and a
+// credential the agent cannot read in a session is a failure (125) for
+// code run as for fs and sh, not a usage error (it exited 120, with the
+// hint for outside a session).
+func TestBashVerbsStatuses(t *testing.T) {
+	a := newAgentSession(t)
+	run := bash.RunResult{ExitCode: 3}
+	a.serveAs(pki.Bash, session.EnvBash, func(srv *rpc.Server) {
+		srv.HandleData(bash.OpRun, func(context.Context, pki.Role, json.RawMessage, []byte) (rpc.Decision, any, []byte) {
+			return rpc.Allow("commands.auto[0]"), run, nil
+		})
+		srv.Handle(bash.OpCode, func(context.Context, pki.Role, json.RawMessage) (rpc.Decision, any) {
+			return rpc.Allow("code_mode"), bash.CodeResult{Logs: []string{}, Error: "Error: boom"}
+		})
+	})
+	verbCase{"status", []string{"sh", "exit 3"}, 3, nil, false}.check(t)
+	run = bash.RunResult{ExitCode: -1, TimedOut: true}
+	verbCase{"timeout", []string{"sh", "sleep 9"}, exitTimedOut, []string{"killed at the policy's commands.timeout"}, false}.check(t)
+	run = bash.RunResult{ExitCode: -1}
+	verbCase{"no status", []string{"sh", "true"}, exitFailure, []string{"without an exit status"}, false}.check(t)
+	verbCase{"script failed", []string{"code", "run", "/dev/null"}, exitScriptFailed, []string{"code run: Error: boom"}, false}.check(t)
+
+	t.Setenv(session.EnvCredentials, filepath.Join(t.TempDir(), "nowhere"))
+	for _, c := range []verbCase{
+		{"fs credential", []string{"fs", "stat", "x"}, exitFailure, []string{"the agent's credential"}, false},
+		{"sh credential", []string{"sh", "true"}, exitFailure, []string{"the agent's credential"}, false},
+		{"code credential", []string{"code", "run", "/dev/null"}, exitFailure, []string{"code run: the agent's credential"}, false},
+	} {
+		c.check(t)
+	}
+}

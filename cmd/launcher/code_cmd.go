@@ -141,8 +141,11 @@ func (e env) codeInSession(name string, asJSON bool) error {
 		return err
 	}
 	rc, err := session.AgentClient(pki.Bash)
-	if err != nil {
+	if errors.Is(err, session.ErrNoSession) {
 		return fail(exitUsage, "outside a session, give --tools FILE (a file holding a JSON object of canned answers)", "code run: %v", err)
+	}
+	if err != nil {
+		return sessionFail("code run", err) // in a session whose credential the agent cannot read: not a usage error
 	}
 	defer rc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour) // the person may be asked
