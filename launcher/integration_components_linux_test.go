@@ -77,7 +77,7 @@ func TestIntegrationComponentsFS(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("components session: %s", r)
 	}
-	for _, want := range []string{"from the host\n", "out.txt", "escape=119", "hook=119"} {
+	for _, want := range []string{"from the host\n", "out.txt", "escape=125", "hook=119"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q: %s", want, r)
 		}

@@ -35,7 +35,8 @@ several); a name without one is looked up with this machine's resolver,
 which the proxy will do again, itself, at request time.
 
 Exits 0 when the proxy would allow the request and 119 when it would
-refuse it.
+refuse it; 125 when the name is allowed but this machine's resolver
+failed, so its addresses could not be checked (give them with --resolve).
 ` + exitCodesHelp
 
 // resolveFlags collects --resolve HOST=IP.

@@ -61,7 +61,8 @@ Exit status:
        worker (SR-04)
   125  bash refused it for any other reason (no worker could start, a
        malformed request, another role's credential: the message names
-       bash's reason and rule), or code run itself failed
+       bash's reason and rule), no usable answer from bash (not listening,
+       gone, a broken answer), or code run itself failed
 ` + exitCodesHelp
 
 // exitScriptFailed is a script that ran and failed.

@@ -35,7 +35,17 @@ and the agent's credential in the agent's environment (PINFOLD_FS,
 PINFOLD_CREDENTIALS); outside a session these commands have nothing to
 talk to.
 
-A request fs denies prints the reason and the rule and exits 119.
+Exit status:
+  0    done
+  119  fs decided against it: "denied", with fs's reason and rule (outside
+       the workspace, a protected path, a recursive delete the person did not
+       confirm, no room for its backup; or the caller's role)
+  120  a bad command line, more than 1 MiB on stdin, or outside a session
+  125  not done, and no decision: "not found" (the path is not there),
+       "failed" (fs could not do it as asked: an absolute path or one with
+       "..", not a regular file, a directory not empty, already exists, the
+       file system failed), or no usable answer from fs (not listening, gone,
+       a broken answer, another session's)
 ` + exitCodesHelp
 
 // exitDenied is a component's denial of a client verb's request.

@@ -38,13 +38,18 @@ const exitCodesHelp = `Exit codes:
   1    site verify: the site differs from its manifest, or the manifest from its pin
   117  code run: the script ran and failed (an exception, or a limit)
   118  sh: the command was killed at the policy's commands.timeout
-  119  a component denied the request (fs, sh and net verbs; code run: the static check alone), or would (check url, check command, check script)
-  120  usage error: bad flag, argument or command (or fs, sh, net outside a session)
+  119  a component decided against the request: a rule of the policy, the person's answer or the
+       call table (fs, sh and net verbs; code run: the static check alone); the message says
+       "denied" and names the rule. Or would (check url, check command, check script)
+  120  usage error: bad flag, argument or command (or fs, sh, net outside a session; sh: a command
+       line bash cannot read)
   121  the policy file is missing, unreadable, not a regular file, or too large
   122  the policy is invalid (syntax, unknown key, bad value, failed check)
   123  the policy's sha256 does not match the pinned value
   124  this host cannot enforce a Boundary the policy needs
-  125  any other failure of the launcher
+  125  any other failure, and no decision: of the launcher, or of a request (fs: not found, or
+       failed as asked; net: the name did not resolve, the site did not answer, or answered an
+       HTTP error; no usable answer from a component); the message says which
 `
 
 const mainHelp = `launcher confines an AI agent under a policy pinned by its sha256.

@@ -27,8 +27,20 @@ decides the host and every address it resolves to under the policy's
 [network] table. Ordinary tools reach it too, through HTTP_PROXY and
 HTTPS_PROXY, which the launcher sets.
 
-A request net refuses prints the reason and the rule and exits 119; any
-other HTTP status above 399 exits 125.
+Exit status:
+  0    fetched, with a status below 400
+  119  net decided against it: "denied", with net's reason and rule (403:
+       the host, every address, a redirect, the method or a header; 502
+       secrets.reflected: the answer carried an injected secret)
+  120  a bad command line or URL, or PINFOLD_NET is not set
+  125  not fetched, and no decision: net's own failure, with its reason and
+       rule (502: the name did not resolve, no address answered, the
+       upstream failed; 504: a timeout; 400: a malformed request), no usable
+       answer from net, or the site answered an HTTP status above 399 (its
+       body is printed)
+net's reason and rule are believed from its headers in plain HTTP and on
+an https connection it intercepts; through a byte tunnel the answer is the
+site's alone.
 ` + exitCodesHelp
 
 // netGetRoots are the roots net get trusts for https; nil, the system's

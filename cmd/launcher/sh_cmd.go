@@ -25,11 +25,17 @@ not its protected paths (git hooks and config, shell start-up files,
 .ssh, the policy's own), with no network, a timeout and an output cap.
 
 The command's stdout and stderr are printed as they were captured, and
-its exit status is sh's. A command bash refuses, or the person declines,
-prints the reason and the rule and exits 119; one killed at its timeout
-exits 118; a worker the launcher could not make exits 125. A command's
-own status may be any of these too: the message on stderr tells them
-apart.
+its exit status is sh's. Otherwise:
+  118  the command was killed at the policy's commands.timeout
+  119  bash decided against it: a rule refuses it, the person declined, or
+       its backup could not be made ("denied", with bash's reason and rule)
+  120  a bad command line: one bash cannot read (as check command says), or
+       outside a session
+  125  no decision: the worker could not be made, no usable answer from bash
+       (not listening, gone, a broken answer), or the command ended without
+       a status
+A command's own status may be any of these too: the message on stderr
+tells them apart.
 ` + exitCodesHelp
 
 // exitTimedOut is a command killed at its timeout.
