@@ -429,6 +429,14 @@ func TestNetVerbAnswers(t *testing.T) {
 	} {
 		c.check(t)
 	}
+	// A site whose certificate does not verify: its TLS failed, not net.
+	roots := netGetRoots
+	netGetRoots = x509.NewCertPool()
+	verbCase{"untrusted site", []string{"net", "get", "https://site.test/"}, exitFailure, []string{"certificate signed by unknown authority"}, false}.check(t)
+	if _, _, stderr := runVerb("net", "get", "https://site.test/"); strings.Contains(stderr, "net component") {
+		t.Errorf("a site's TLS failure is blamed on net: %s", stderr)
+	}
+	netGetRoots = roots
 	// net's refusal is not the body of a page.
 	if code, stdout, _ := runVerb("net", "get", "http://gone.test/"); code == exitOK || stdout != "" {
 		t.Errorf("net's 502 printed on stdout: %d %q", code, stdout)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -88,8 +89,12 @@ func (e env) netVerb(args []string) error {
 	if a := connect.Load(); a != nil {
 		return a.err(u)
 	}
-	if err != nil {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "proxyconnect" {
 		return fail(exitFailure, "", "net get %s: no usable answer from the session's net component (%s=%s): %v", u, session.EnvNet, addr, err)
+	}
+	if err != nil { // past net: the site's TLS, or its answer, failed
+		return fail(exitFailure, "", "net get %s: %v", u, err)
 	}
 	defer resp.Body.Close()
 	// Only net says X-Pinfold-*: it drops the headers from upstreams'
