@@ -105,8 +105,16 @@ func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (j
 		}
 		return nil
 	}
+	// Only a decision (a rule, the person, the call table) reads as
+	// "denied"; fs's not found and its bad requests decided nothing.
 	denied := func(d rpc.Decision) error {
-		return fmt.Errorf("%s: denied (%s, rule %s): %s", name, d.Reason, d.Rule, d.Detail)
+		switch d.Reason {
+		case rpc.ReasonNoRule, rpc.ReasonCallerRole:
+			return fmt.Errorf("%s: denied (%s, rule %s): %s", name, d.Reason, d.Rule, d.Detail)
+		case rpc.ReasonUnknown:
+			return fmt.Errorf("%s: not found: %s", name, d.Detail)
+		}
+		return fmt.Errorf("%s: failed (%s): %s", name, d.Reason, d.Detail)
 	}
 	// answer is fs's result as the tool's, or its error or denial.
 	answer := func(r any, d rpc.Decision, err error) (json.RawMessage, error) {
