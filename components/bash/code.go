@@ -108,13 +108,17 @@ func (b *Broker) tool(ctx context.Context, name string, args json.RawMessage) (j
 	// Only a decision (a rule, the person, the call table) reads as
 	// "denied"; fs's not found and its bad requests decided nothing.
 	denied := func(d rpc.Decision) error {
-		switch d.Reason {
-		case rpc.ReasonNoRule, rpc.ReasonCallerRole:
-			return fmt.Errorf("%s: denied (%s, rule %s): %s", name, d.Reason, d.Rule, d.Detail)
-		case rpc.ReasonUnknown:
-			return fmt.Errorf("%s: not found: %s", name, d.Detail)
+		rule := ""
+		if d.Rule != "" {
+			rule = ", rule " + d.Rule
 		}
-		return fmt.Errorf("%s: failed (%s): %s", name, d.Reason, d.Detail)
+		switch {
+		case d.Reason == rpc.ReasonUnknown:
+			return fmt.Errorf("%s: not found: %s", name, d.Detail)
+		case d.Rule != RuleWorker && (d.Reason == rpc.ReasonNoRule || d.Reason == rpc.ReasonCallerRole):
+			return fmt.Errorf("%s: denied (%s%s): %s", name, d.Reason, rule, d.Detail)
+		}
+		return fmt.Errorf("%s: failed (%s%s): %s", name, d.Reason, rule, d.Detail)
 	}
 	// answer is fs's result as the tool's, or its error or denial.
 	answer := func(r any, d rpc.Decision, err error) (json.RawMessage, error) {
