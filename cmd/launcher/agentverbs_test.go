@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
@@ -397,6 +398,11 @@ func TestNetVerbAnswers(t *testing.T) {
 	// net's.
 	injectCA := newTestCA(t, netc.InjectCAName)
 	netGetRoots.AddCert(injectCA.cert)
+	creds := t.TempDir()
+	if err := os.WriteFile(filepath.Join(creds, session.InjectCAFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: injectCA.cert.Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(session.EnvCredentials, creds)
 	injected := httptest.NewUnstartedServer(upstream.Config.Handler)
 	injected.TLS = &tls.Config{Certificates: []tls.Certificate{injectCA.leaf(t, "secret.test")}}
 	injected.StartTLS()
@@ -429,6 +435,13 @@ func TestNetVerbAnswers(t *testing.T) {
 	} {
 		c.check(t)
 	}
+	// A site whose chain ends in a root the agent trusts that bears the
+	// interception CA's name but is another certificate: its headers are
+	// its own.
+	lookalike := newTestCA(t, netc.InjectCAName)
+	netGetRoots.AddCert(lookalike.cert)
+	tlsUp.TLS.Certificates[0] = lookalike.leaf(t, "site.test")
+	verbCase{"forged under the CA's name", []string{"net", "get", "https://site.test/reflected"}, exitFailure, []string{"the site answered HTTP 502 Bad Gateway"}, false}.check(t)
 	// A site whose certificate does not verify: its TLS failed, not net.
 	roots := netGetRoots
 	netGetRoots = x509.NewCertPool()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -152,18 +154,45 @@ func (a *netAnswer) err(u *url.URL) error {
 
 // netSaid reports whether resp's X-Pinfold-* headers are net's: in plain
 // HTTP net drops an upstream's, and so it does on an https connection it
-// intercepts (a host a [[secrets]] rule names), whose certificate its
-// interception CA signed; through any other https connection, a byte
-// tunnel, the answer is the upstream's alone and its headers prove
-// nothing (a site could fake a denial).
+// intercepts (a host a [[secrets]] rule names), whose certificate chains
+// to the session's interception CA (the very certificate in the agent's
+// credential directory, not one of its name); through any other https
+// connection, a byte tunnel, the answer is the upstream's alone and its
+// headers prove nothing (a site could fake a denial).
 func netSaid(resp *http.Response) bool {
 	if resp.TLS == nil {
 		return true
 	}
+	ca := interceptionCA()
+	if ca == nil {
+		return false
+	}
 	for _, chain := range resp.TLS.VerifiedChains {
-		if len(chain) > 0 && chain[len(chain)-1].Subject.CommonName == netc.InjectCAName {
+		if len(chain) > 0 && chain[len(chain)-1].Equal(ca) {
 			return true
 		}
 	}
 	return false
+}
+
+// interceptionCA is the session's interception CA, from the agent's
+// credential directory; nil when the session intercepts nothing.
+func interceptionCA() *x509.Certificate {
+	dir := os.Getenv(session.EnvCredentials)
+	if dir == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, session.InjectCAFile))
+	if err != nil {
+		return nil
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil || blk.Type != "CERTIFICATE" {
+		return nil
+	}
+	c, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		return nil
+	}
+	return c
 }

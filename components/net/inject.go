@@ -42,10 +42,10 @@ type InjectCA struct {
 	Key  *ecdsa.PrivateKey
 }
 
-// InjectCAName is the interception CA's common name: an agent-side
-// client (launcher net get) believes X-Pinfold-* headers on an https
-// answer only when its certificate chains to a root of this name, one the
-// launcher added to the agent's trust.
+// InjectCAName is the interception CA's common name. It proves nothing:
+// an agent-side client (launcher net get) believes X-Pinfold-* headers on
+// an https answer only when its chain ends in the very CA certificate of
+// the session (the agent's inject-ca.pem).
 const InjectCAName = "pinfold session secret injection"
 
 // NewInjectCA makes the interception CA for the rules' hosts, valid for
