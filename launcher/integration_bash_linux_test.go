@@ -278,6 +278,47 @@ func TestIntegrationComponentsShellApproval(t *testing.T) {
 	}
 }
 
+// A command that needs the person only to write a protected path, which
+// its worker has read-only, is refused at once: no question is put (the
+// person's yes could not make the write), the agent is told the path
+// and how it can be changed, and the file is as it was. A write the
+// worker can make (a tool's configuration, the analyzer's alone) is
+// still asked about and made on yes; a read needs no one.
+func TestIntegrationComponentsShellReadOnlyWriteRefused(t *testing.T) {
+	s := newSandbox(t)
+	for _, f := range []string{".git/hooks/pre-commit", ".vscode/settings.json", ".cargo/config.toml"} {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(s.ws, f)), 0o755))
+		s.file(t, filepath.Join(s.ws, f), "orig\n")
+	}
+	l := itEnv.launcher
+	script := strings.Join([]string{
+		l + ` sh 'echo x > .git/hooks/pre-commit'; echo hook=$?`,
+		l + ` sh 'echo x >> .vscode/settings.json'; echo vscode=$?`,
+		l + ` sh 'echo x > .cargo/config.toml'; echo cargo=$?`,
+		l + ` sh 'cat .git/hooks/pre-commit'; echo read=$?`,
+	}, "\n")
+	// One yes per command that could be asked: only the .cargo one may be.
+	r, screen := s.ptySessionWith(t, shellPol(), script, "yes", "yes", "yes")
+	for _, want := range []string{"hook=119\n", "vscode=119\n", "cargo=0\n", "orig\nread=0\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %s; terminal %q", want, r, screen)
+		}
+	}
+	if n := strings.Count(screen, "to allow"); n != 1 || !strings.Contains(screen, ".cargo/config.toml") || strings.Contains(screen, "pre-commit") || strings.Contains(screen, "settings.json") {
+		t.Errorf("%d questions, want one, about .cargo only: terminal %q", n, screen)
+	}
+	for _, want := range []string{"structural.git-hooks", `launcher fs write ".git/hooks/pre-commit"`, "structural.protected-path", `launcher fs write ".vscode/settings.json"`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, r)
+		}
+	}
+	for f, want := range map[string]string{".git/hooks/pre-commit": "orig\n", ".vscode/settings.json": "orig\n", ".cargo/config.toml": "x\n"} {
+		if b, err := os.ReadFile(filepath.Join(s.ws, f)); err != nil || string(b) != want {
+			t.Errorf("%s: %q, %v; want %q", f, b, err, want)
+		}
+	}
+}
+
 // The store's quota through real shell deletions in one session: a
 // second backup that does not fit beside the first evicts nothing (an
 // eviction nobody was shown would let the agent drop the first by

@@ -100,6 +100,26 @@ func TestBrokerRefusedAndInvalid(t *testing.T) {
 	}
 }
 
+// A line that needs the person only for a write its worker cannot make
+// (a protected path, read-only to commands) is refused without a
+// question, naming the path and fs's way to change it; the same write
+// beside a command that needs approval is still asked about.
+func TestBrokerReadOnlyWriteNotAsked(t *testing.T) {
+	w := &fakeWorld{answers: []bool{true}}
+	d, r := w.broker(policy.Commands{}).Handle(context.Background(), "echo x > .git/hooks/pre-commit")
+	if d.Allowed || r != nil || d.Rule != "structural.git-hooks" || !strings.Contains(d.Detail, `launcher fs write ".git/hooks/pre-commit"`) {
+		t.Errorf("%+v", d)
+	}
+	if len(w.ran) != 0 || len(w.asked) != 0 {
+		t.Errorf("ran %d, asked %q", len(w.ran), w.asked)
+	}
+	w = &fakeWorld{answers: []bool{true}}
+	d, _ = w.broker(policy.Commands{Approval: []policy.Command{"touch"}}).Handle(context.Background(), "touch a; echo x > .git/hooks/pre-commit")
+	if !d.Allowed || len(w.asked) != 1 || len(w.ran) != 1 || !strings.Contains(w.asked[0], "structural.git-hooks") {
+		t.Errorf("with another reason: %+v, asked %q, ran %d", d, w.asked, len(w.ran))
+	}
+}
+
 // Approval: the person sees the whole command (quoted, so a newline or
 // an escape cannot hide a part) and the rule; only yes runs it; nobody to
 // ask is no; a command too long to show is not put to them.

@@ -69,6 +69,12 @@ type Decision struct {
 	// that is not a literal appears as its source text and must be
 	// expanded, or the delete refused, by whoever runs it).
 	Targets []string `json:"targets,omitempty"`
+
+	// readOnly: the command needs the person only for a redirection to
+	// this workspace-relative path, which its worker has read-only
+	// (workerReadOnly); relative: named relative to the command's folder.
+	readOnly string
+	relative bool
 }
 
 // Options are the launcher's own paths, for the structural protections.
@@ -116,9 +122,41 @@ func DecideWith(a *Analysis, c policy.Commands, o Options) Decision {
 		}
 	}
 	d := each[best]
+	if d.Action == Approve && futile(a, each) {
+		return refuseReadOnly(d)
+	}
 	if others > 0 {
 		d.Reason += fmt.Sprintf("; %d more command(s) on the line also need attention", others)
 	}
+	return d
+}
+
+// futile reports whether all the line needs the person for is writes a
+// worker cannot make (Decision.readOnly): a yes would change nothing.
+// A relative path counts only on a line that stays in one folder.
+func futile(a *Analysis, each []Decision) bool {
+	any := false
+	for _, d := range each {
+		switch {
+		case d.Action == Auto:
+		case d.readOnly == "" || d.relative && changesDirectory(a):
+			return false
+		default:
+			any = true
+		}
+	}
+	return any
+}
+
+// refuseReadOnly is d, a write to a path commands have read-only, as a
+// refusal: asking the person would be asking something their yes could
+// not make happen. It says how the change can be made.
+func refuseReadOnly(d Decision) Decision {
+	d.Action = Refuse
+	d.Reason += fmt.Sprintf(", which a command cannot change: a command's worker has the protected paths read-only"+
+		" (and moves aside one a command makes), so the person is not asked; to change %s, write it through fs"+
+		" (launcher fs write %s, which asks the person) or have the person change it outside the session",
+		quotedWord(d.readOnly), quotedWord(d.readOnly))
 	return d
 }
 
@@ -168,12 +206,28 @@ func decideAll(a *Analysis, c policy.Commands, o Options) []Decision {
 //  5. built-in high-risk actions, programs and scripts the analyzer cannot
 //     see, and words known only at run time → Approve;
 //  6. otherwise Auto.
+//
+// A structural approval for a redirection to a path the worker has
+// read-only (verdict.readOnly) is marked so (Decision.readOnly) when it
+// is all the command needs the person for: decided again without it,
+// the command runs automatically.
 func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {
+	st := structural(sc, o, false)
+	d := decideFrom(sc, c, o, st)
+	if st != nil && st.readOnly != "" && d.Action == Approve && d.Rule == st.rule {
+		if decideFrom(sc, c, o, structural(sc, o, true)).Action == Auto {
+			d.readOnly, d.relative = st.readOnly, st.relative
+		}
+	}
+	return d
+}
+
+// decideFrom is decideOne given the structural verdict st.
+func decideFrom(sc *SimpleCommand, c policy.Commands, o Options, st *verdict) Decision {
 	ctx := contextOf(sc)
 	mk := func(a Action, rule, reason string) Decision {
 		return Decision{Action: a, Rule: rule, Reason: reason + ctx, Command: sc.Text}
 	}
-	st := structural(sc, o)
 	if st != nil && st.action == Refuse {
 		return mk(Refuse, st.rule, st.reason)
 	}

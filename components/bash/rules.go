@@ -16,6 +16,12 @@ import (
 type verdict struct {
 	action       Action
 	rule, reason string
+	// readOnly, when set, is the workspace-relative path a redirection
+	// writes that a command's worker has read-only (workerReadOnly):
+	// the write fails whatever the person answers. relative: the
+	// redirection named it relative to the command's folder.
+	readOnly string
+	relative bool
 }
 
 // ---- structural protections ----
@@ -303,8 +309,10 @@ var gitReadOnly = sync.OnceValue(func() map[string]bool {
 		"cat-file", "shortlog", "describe", "ls-tree", "whatchanged")
 })
 
-// structural applies the protections no policy changes.
-func structural(sc *SimpleCommand, o Options) *verdict {
+// structural applies the protections no policy changes. skipReadOnly
+// passes over the redirections to paths a worker has read-only, to see
+// whether the command needs the person for anything else.
+func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 	if v := authority(sc, o); v != nil {
 		return v
 	}
@@ -313,7 +321,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 	case name == "chmod":
 		for _, w := range sc.Words[1:] {
 			if w.Literal && setuidMode(w.Text) {
-				return &verdict{Refuse, "structural.setuid", "chmod " + quotedWord(w.Text) + " makes a set-user-ID or set-group-ID program"}
+				return &verdict{action: Refuse, rule: "structural.setuid", reason: "chmod " + quotedWord(w.Text) + " makes a set-user-ID or set-group-ID program"}
 			}
 		}
 	case name == "install":
@@ -330,20 +338,20 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 				m = t[2:]
 			}
 			if setuidMode(m) {
-				return &verdict{Refuse, "structural.setuid", "install -m " + m + " makes a set-user-ID or set-group-ID program"}
+				return &verdict{action: Refuse, rule: "structural.setuid", reason: "install -m " + m + " makes a set-user-ID or set-group-ID program"}
 			}
 		}
 	case name == "setcap" && len(sc.Words) > 1:
-		return &verdict{Refuse, "structural.setuid", "setcap gives a program capabilities"}
+		return &verdict{action: Refuse, rule: "structural.setuid", reason: "setcap gives a program capabilities"}
 	case systemCommands()[name] && (name != "mount" || len(sc.Words) > 1):
-		return &verdict{Refuse, "structural.system", name + " changes the system's mounts, root, namespaces or kernel"}
+		return &verdict{action: Refuse, rule: "structural.system", reason: name + " changes the system's mounts, root, namespaces or kernel"}
 	}
 	for _, a := range sc.Assigns {
 		if a.Value.Literal && envValueOK(a.Name, a.Value.Text) {
 			continue
 		}
 		if isExecEnv(a.Name) {
-			return &verdict{Approve, "structural.exec-env", "setting " + a.Name + " changes which code programs run"}
+			return &verdict{action: Approve, rule: "structural.exec-env", reason: "setting " + a.Name + " changes which code programs run"}
 		}
 	}
 	if v := varWriter(sc); v != nil {
@@ -357,12 +365,20 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 			continue
 		}
 		if rule, what := classifyWord(r.Target, sc.line, o); rule != "" {
-			return &verdict{Approve, rule, "the redirection " + r.Op + " " + quotedWord(r.Target.Text) + " writes to " + what}
+			rel, relative, ro := workerReadOnly(r.Target, sc.line, o)
+			if ro && skipReadOnly {
+				continue
+			}
+			v := &verdict{action: Approve, rule: rule, reason: "the redirection " + r.Op + " " + quotedWord(r.Target.Text) + " writes to " + what}
+			if ro {
+				v.readOnly, v.relative = rel, relative
+			}
+			return v
 		}
 	}
 	for _, a := range sc.Assigns {
 		if rule, what := classifyWord(a.Value, sc.line, o); rule != "" {
-			return &verdict{Approve, rule, a.Name + " is set to a path in " + what}
+			return &verdict{action: Approve, rule: rule, reason: a.Name + " is set to a path in " + what}
 		}
 	}
 	if !isReadOnly(sc) {
@@ -372,7 +388,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 				continue
 			}
 			if rule, what := classifyWord(w, sc.line, o); rule != "" {
-				return &verdict{Approve, rule, sc.Words[0].Text + " is given " + quotedWord(w.Text) + ", in " + what}
+				return &verdict{action: Approve, rule: rule, reason: sc.Words[0].Text + " is given " + quotedWord(w.Text) + ", in " + what}
 			}
 		}
 	}
@@ -390,7 +406,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 			}
 			for _, w := range findStartWords(l.Words) {
 				if rule, what := classifyWord(w, sc.line, o); rule != "" {
-					return &verdict{Approve, rule, "find " + quotedWord(w.Text) + " " + strings.TrimPrefix(l.Name, "find ") + " runs a command that may write where it finds files, in " + what}
+					return &verdict{action: Approve, rule: rule, reason: "find " + quotedWord(w.Text) + " " + strings.TrimPrefix(l.Name, "find ") + " runs a command that may write where it finds files, in " + what}
 				}
 			}
 		}
@@ -406,7 +422,7 @@ func structural(sc *SimpleCommand, o Options) *verdict {
 		}
 		for _, w := range l.Words[1:min(l.off, len(l.Words))] {
 			if rule, what := classifyWord(w, sc.line, o); rule != "" {
-				return &verdict{Approve, rule, l.Name + " is given " + quotedWord(w.Text) + ", in " + what}
+				return &verdict{action: Approve, rule: rule, reason: l.Name + " is given " + quotedWord(w.Text) + ", in " + what}
 			}
 		}
 	}
@@ -430,7 +446,7 @@ func varWriter(sc *SimpleCommand) *verdict {
 			continue // printf writes only its -v variable; its format and arguments are text
 		}
 		if (name == "declare" || name == "typeset" || name == "local") && w.Literal && len(t) > 1 && t[0] == '-' && strings.ContainsRune(t[1:], 'n') {
-			return &verdict{Approve, "structural.exec-env", name + " " + quotedWord(t) + " makes a nameref: an assignment through it sets a variable the analyzer does not see by name"}
+			return &verdict{action: Approve, rule: "structural.exec-env", reason: name + " " + quotedWord(t) + " makes a nameref: an assignment through it sets a variable the analyzer does not see by name"}
 		}
 		// printf's -v NAME, and wait's -p NAME, -np NAME, -fp NAME: an
 		// option cluster whose last letter takes the next word.
@@ -443,7 +459,7 @@ func varWriter(sc *SimpleCommand) *verdict {
 			name == "wait" && (strings.HasPrefix(t, "-p") || len(prev) > 1 && prev[0] == '-' && strings.HasSuffix(prev, "p") ||
 				len(t) > 1 && t[0] == '-' && strings.Contains(t, "p"))
 		if !w.Literal && named && (!strings.HasPrefix(t, "-") || len(t) > 2) {
-			return &verdict{Approve, "structural.exec-env", name + " sets a variable named only at run time (" + quotedWord(t) + ")"}
+			return &verdict{action: Approve, rule: "structural.exec-env", reason: name + " sets a variable named only at run time (" + quotedWord(t) + ")"}
 		}
 		for _, cand := range []string{t, strings.TrimPrefix(t, "-v")} {
 			id := cand
@@ -457,7 +473,7 @@ func varWriter(sc *SimpleCommand) *verdict {
 				continue
 			}
 			if id != "" && isExecEnv(id) && !slices.Contains(evalVars, id) { // evalVars: shellEval's
-				return &verdict{Approve, "structural.exec-env", name + " sets or exports " + id + ", which changes which code programs run"}
+				return &verdict{action: Approve, rule: "structural.exec-env", reason: name + " sets or exports " + id + ", which changes which code programs run"}
 			}
 		}
 	}
@@ -477,7 +493,7 @@ func authority(sc *SimpleCommand, o Options) *verdict {
 					continue
 				}
 				if beneath(cleanTok(tok), a) || o.Workspace != "" && beneath(path.Join(path.Clean(o.Workspace), tok), a) && !path.IsAbs(tok) {
-					return &verdict{Refuse, "structural.authority", quotedWord(w.Text) + " names " + a + ", which belongs to the launcher"}
+					return &verdict{action: Refuse, rule: "structural.authority", reason: quotedWord(w.Text) + " names " + a + ", which belongs to the launcher"}
 				}
 			}
 		}
@@ -656,6 +672,62 @@ func classify(p string, o Options) (rule, what string) {
 	return "", ""
 }
 
+// workerReadOnly reports whether a command's worker certainly has the
+// path w names read-only, so that a redirection to it fails (EROFS), or
+// makes it only to have it moved aside when the command ends (SD-17),
+// whatever the person answers: a literal path in the workspace (rel,
+// relative to it; relative: w was relative to the command's folder)
+// under one of the names fs protects and the launcher mounts for every
+// command (fs.ProtectedIn): a built-in name at any depth, git's hooks,
+// config, config.worktree or commondir beneath a .git (not in its
+// objects, which the walk passes over), .config/git, or one of
+// Options.Protected. The analyzer's own names (toolConfigs, lefthook's)
+// are not mounted read-only: a write there does what the person
+// approves. A line that may make a link (through which the write would
+// land elsewhere) or a path with ".." is not taken to be read-only.
+func workerReadOnly(w Word, f lineFacts, o Options) (rel string, relative, ro bool) {
+	p := w.Text
+	if !w.Literal || f.links || p == "" || strings.HasPrefix(p, "~") {
+		return "", false, false
+	}
+	if path.IsAbs(p) {
+		ws := path.Clean(o.Workspace)
+		if o.Workspace == "" || ws == "/" || !beneath(path.Clean(p), ws) {
+			return "", false, false
+		}
+		p = strings.TrimPrefix(strings.TrimPrefix(path.Clean(p), ws), "/")
+	} else {
+		relative = true
+	}
+	cs := components(p)
+	if slices.Contains(cs, "..") {
+		return "", false, false
+	}
+	rel = strings.Join(cs, "/")
+	for i, c := range cs {
+		if slices.Contains(protectedNames(), c) || c == ".config" && i+1 < len(cs) && cs[i+1] == "git" {
+			return rel, relative, true
+		}
+		if c != ".git" {
+			continue
+		}
+		for _, d := range cs[i+1:] {
+			if d == "objects" {
+				break
+			}
+			if slices.Contains(gitProtected(), d) {
+				return rel, relative, true
+			}
+		}
+	}
+	for _, e := range o.Protected {
+		if ec := components(path.Clean(e)); len(ec) > 0 && len(cs) >= len(ec) && slices.Equal(cs[:len(ec)], ec) {
+			return rel, relative, true
+		}
+	}
+	return "", false, false
+}
+
 // projectRunners are the programs that run a command by a name they
 // look up in the project first (node_modules/.bin, a virtual
 // environment's bin, a Gemfile's gems, a version manager's versions).
@@ -832,7 +904,7 @@ func gitStructural(sc *SimpleCommand) *verdict {
 				return v
 			}
 		case strings.HasPrefix(t, "--exec-path="):
-			return &verdict{Approve, "structural.git-config", "git --exec-path= makes git run its programs from another directory"}
+			return &verdict{action: Approve, rule: "structural.git-config", reason: "git --exec-path= makes git run its programs from another directory"}
 		case t == "--git-dir" || t == "--work-tree" || strings.HasPrefix(t, "--git-dir=") || strings.HasPrefix(t, "--work-tree="):
 			// As GIT_DIR and GIT_WORK_TREE: another repository's
 			// configuration, whose core.fsmonitor ran a command (an
@@ -844,12 +916,12 @@ func gitStructural(sc *SimpleCommand) *verdict {
 				val, eq = g[k].Text, g[k].Literal
 			}
 			if !eq || !(name == "--git-dir" && val == ".git" || name == "--work-tree" && val == ".") {
-				return &verdict{Approve, "structural.git-config", "git " + name + " " + quotedWord(val) + " makes git read another repository, whose configuration may run programs"}
+				return &verdict{action: Approve, rule: "structural.git-config", reason: "git " + name + " " + quotedWord(val) + " makes git read another repository, whose configuration may run programs"}
 			}
 		case t == "-C" && k+1 < len(g):
 			k++
 			if why := gitDirElsewhere(g[k], sc.line); why != "" {
-				return &verdict{Approve, "structural.git-config", "git -C " + quotedWord(g[k].Text) + " " + why}
+				return &verdict{action: Approve, rule: "structural.git-config", reason: "git -C " + quotedWord(g[k].Text) + " " + why}
 			}
 		}
 	}
@@ -863,15 +935,15 @@ func gitStructural(sc *SimpleCommand) *verdict {
 		// It runs a git command line of its own in each repository a
 		// key lists, which is not walked (a hunt: for-each-repo
 		// --config=x.r clean -fdx).
-		return &verdict{Approve, "structural.git-config", "git for-each-repo runs a git command in every repository a configuration key lists"}
+		return &verdict{action: Approve, rule: "structural.git-config", reason: "git for-each-repo runs a git command in every repository a configuration key lists"}
 	case sub == "stash" && len(ws) > 2 && (ws[2].Text == "drop" || ws[2].Text == "clear"):
-		return &verdict{Approve, "structural.git-stash", "git stash " + ws[2].Text + " throws away stashed changes, which no backup of the workspace holds"}
+		return &verdict{action: Approve, rule: "structural.git-stash", reason: "git stash " + ws[2].Text + " throws away stashed changes, which no backup of the workspace holds"}
 	}
 	if v := gitRefs(ws); v != nil {
 		return v
 	}
 	if t := gitResumes(ws); t != "" {
-		return &verdict{Approve, rGitState, "git " + sub + " " + t + " goes on from the state in .git, which a command may have written (a rebase's todo list runs exec lines)"}
+		return &verdict{action: Approve, rule: rGitState, reason: "git " + sub + " " + t + " goes on from the state in .git, which a command may have written (a rebase's todo list runs exec lines)"}
 	}
 	// A subcommand's long option may be written as any prefix git finds
 	// unambiguous (--upload-pa, --templ, --conf): min is the shortest
@@ -910,9 +982,9 @@ func gitStructural(sc *SimpleCommand) *verdict {
 		runs := sub == "instaweb" && (httpd || browser || shortLetter(t, 'd', "pm") || shortLetter(t, 'b', "pm")) || sub == "daemon" && hook || mail
 		switch {
 		case upload || receive || exec && sub != "rebase" || uploadShort || runs:
-			return &verdict{Approve, "structural.git-config", "git " + sub + " " + quotedWord(t) + " runs a program named in an option"}
+			return &verdict{action: Approve, rule: "structural.git-config", reason: "git " + sub + " " + quotedWord(t) + " runs a program named in an option"}
 		case (sub == "clone" || sub == "init") && template:
-			return &verdict{Approve, "structural.git-hooks", "git " + sub + " --template copies hooks from a template directory"}
+			return &verdict{action: Approve, rule: "structural.git-hooks", reason: "git " + sub + " --template copies hooks from a template directory"}
 		case sub == "clone" && (t == "-c" || config && !cattached) && k+1 < len(ws):
 			k++
 			if v := gitKey(ws[k], "git clone "+t); v != nil {
@@ -966,7 +1038,7 @@ func gitResumes(ws []Word) string {
 func gitRefs(ws []Word) *verdict {
 	sub := ws[1].Text
 	found := func(what string) *verdict {
-		return &verdict{Approve, "structural.git-refs", "git " + sub + " " + what + " throws away refs or history, which no backup of the workspace holds"}
+		return &verdict{action: Approve, rule: "structural.git-refs", reason: "git " + sub + " " + what + " throws away refs or history, which no backup of the workspace holds"}
 	}
 	switch sub {
 	case "update-ref":
@@ -1151,11 +1223,11 @@ func gitConfig(ws []Word) *verdict {
 			// harmless (foo.x = !rm -rf src) becomes one that runs (a
 			// fourteenth hunt: git config --rename-section foo alias,
 			// then git x). Any prefix git takes (--rename-se).
-			return &verdict{Approve, "structural.git-config", "git config " + quotedWord(t) + " moves a section's keys into another section, which may be one whose keys make git run a program"}
+			return &verdict{action: Approve, rule: "structural.git-config", reason: "git config " + quotedWord(t) + " moves a section's keys into another section, which may be one whose keys make git run a program"}
 		case k == 2 && (t == "set" || t == "unset" || t == "remove-section"):
 			write = true
 		case k == 2 && t == "edit", t == "-e", longOpt(name, "--edit", 2):
-			return &verdict{Approve, "structural.git-config", "git config --edit opens the configuration in an editor"}
+			return &verdict{action: Approve, rule: "structural.git-config", reason: "git config --edit opens the configuration in an editor"}
 		case t == "--get" || t == "--get-all" || t == "--get-regexp" || t == "--get-urlmatch" || t == "-l" || t == "--list" ||
 			t == "--get-color" || t == "--get-colorbool":
 			read = true
@@ -1174,11 +1246,11 @@ func gitConfig(ws []Word) *verdict {
 		return nil
 	}
 	if !pos[0].Literal {
-		return &verdict{Approve, "structural.git-config", "git config writes a key that is not a literal"}
+		return &verdict{action: Approve, rule: "structural.git-config", reason: "git config writes a key that is not a literal"}
 	}
 	for _, key := range pos {
 		if rule, why := gitExecKey(key.Text); rule != "" && key.Literal {
-			return &verdict{Approve, rule, "git config " + quotedWord(key.Text) + " " + why}
+			return &verdict{action: Approve, rule: rule, reason: "git config " + quotedWord(key.Text) + " " + why}
 		}
 	}
 	return nil
@@ -1216,13 +1288,13 @@ func shortLetter(t string, c byte, valued string) bool {
 func gitKey(w Word, how string) *verdict {
 	key, _, ok := strings.Cut(w.lead, "=")
 	if !ok && !w.Literal {
-		return &verdict{Approve, "structural.git-config", how + " is given a setting that is not a literal"}
+		return &verdict{action: Approve, rule: "structural.git-config", reason: how + " is given a setting that is not a literal"}
 	}
 	if w.Literal {
 		key, _, _ = strings.Cut(w.Text, "=")
 	}
 	if rule, why := gitExecKey(key); rule != "" {
-		return &verdict{Approve, rule, how + " " + key + " " + why}
+		return &verdict{action: Approve, rule: rule, reason: how + " " + key + " " + why}
 	}
 	return nil
 }
