@@ -22,7 +22,9 @@ and a verified backup of what it deletes (launcher backups); some are
 refused whatever anyone answers (` + "`launcher check command`" + ` says which, and why).
 What runs, runs in a confined worker that may write the workspace but
 not its protected paths (git hooks and config, shell start-up files,
-.ssh, the policy's own), with no network, a timeout and an output cap.
+.ssh, the policy's own), with no network, a timeout and an output cap:
+a command that needs approval only to write one of those by redirection
+is refused without asking (use launcher fs write, which asks the person).
 
 The command's stdout and stderr are printed as they were captured, and
 its exit status is sh's. Otherwise:

@@ -101,7 +101,8 @@ func Decide(a *Analysis, c policy.Commands) Decision {
 }
 
 // DecideWith is Decide with the launcher's paths for the structural
-// protections.
+// protections. A line that would need the person only for redirections
+// to paths its worker has read-only is refused instead (futile).
 func DecideWith(a *Analysis, c policy.Commands, o Options) Decision {
 	if a == nil {
 		return Decision{Action: Refuse, Rule: "input.invalid", Reason: "the command could not be analysed"}
@@ -139,13 +140,26 @@ func futile(a *Analysis, each []Decision) bool {
 	for _, d := range each {
 		switch {
 		case d.Action == Auto:
-		case d.readOnly == "" || d.relative && changesDirectory(a):
+		case d.readOnly == "" || d.relative && (changesDirectory(a) || inFoundFolders(a)):
 			return false
 		default:
 			any = true
 		}
 	}
 	return any
+}
+
+// inFoundFolders reports a command find -execdir or -okdir runs: in the
+// folder of each file found, which may be out of the workspace.
+func inFoundFolders(a *Analysis) bool {
+	for _, c := range a.Commands {
+		for _, l := range c.Wrappers {
+			if l.Name == "find -execdir" || l.Name == "find -okdir" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // refuseReadOnly is d, a write to a path commands have read-only, as a

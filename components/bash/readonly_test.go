@@ -60,6 +60,8 @@ func TestReadOnlyWriteRefused(t *testing.T) {
 		{cmd: `echo x > sub/../.vscode/s`, want: P, rule: "structural.protected-path"},
 		{cmd: `cd sub && echo x > .vscode/s`, want: P, rule: "structural.protected-path"},
 		{cmd: `env -C sub sh -c 'echo x > .vscode/s'`, want: P, rule: "structural.protected-path"},
+		{cmd: `find /tmp -execdir sh -c 'echo x > .vscode/s' \;`, want: P, rule: "structural.protected-path"},
+		{cmd: `find . -exec sh -c 'echo x > .vscode/s' \;`, want: R, rule: "structural.protected-path", path: ".vscode/s"},
 		{cmd: `ln -s ../o .vscode; echo x > .vscode/s`, want: P, rule: "structural.protected-path"},
 		// A write named other than by a redirection: as before.
 		{cmd: `cp x .vscode/settings.json`, want: P, rule: "structural.protected-path"},
