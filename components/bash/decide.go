@@ -124,7 +124,11 @@ func DecideWith(a *Analysis, c policy.Commands, o Options) Decision {
 	}
 	d := each[best]
 	if d.Action == Approve && futile(a, each) {
-		return refuseReadOnly(d)
+		d = refuseReadOnly(d)
+		if others > 0 {
+			d.Reason += fmt.Sprintf("; %d more command(s) on the line write such paths too", others)
+		}
+		return d
 	}
 	if others > 0 {
 		d.Reason += fmt.Sprintf("; %d more command(s) on the line also need attention", others)
@@ -136,17 +140,17 @@ func DecideWith(a *Analysis, c policy.Commands, o Options) Decision {
 // worker cannot make (Decision.readOnly): a yes would change nothing.
 // A relative path counts only on a line that stays in one folder.
 func futile(a *Analysis, each []Decision) bool {
-	any := false
+	found := false
 	for _, d := range each {
 		switch {
 		case d.Action == Auto:
 		case d.readOnly == "" || d.relative && (changesDirectory(a) || inFoundFolders(a)):
 			return false
 		default:
-			any = true
+			found = true
 		}
 	}
-	return any
+	return found
 }
 
 // inFoundFolders reports a command find -execdir or -okdir runs: in the

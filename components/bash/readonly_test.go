@@ -82,6 +82,9 @@ func TestReadOnlyWriteRefused(t *testing.T) {
 			}
 			continue
 		}
+		if strings.Count(tc.cmd, " > ") > 1 && !strings.Contains(d.Reason, "1 more command(s) on the line write such paths too") {
+			t.Errorf("%q: the reason does not say the line's other such write: %s", tc.cmd, d.Reason)
+		}
 		for _, want := range []string{"read-only", "the person is not asked", "launcher fs write " + quotedWord(tc.path), "outside the session"} {
 			if !strings.Contains(d.Reason, want) {
 				t.Errorf("%q: the reason lacks %q: %s", tc.cmd, want, d.Reason)
