@@ -185,6 +185,9 @@ func TestCheckPredicates(t *testing.T) {
 		// The launcher failing for another reason is not the session
 		// stopping with its component.
 		{"SR-40", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: …"}},
+		// RLIMIT_AS's answer (one process's address space, the launch
+		// without a memory cgroup, SD-05) is not the tree's cgroup bound.
+		{"SR-36", Run{Line: "denied ENOMEM", Code: 1}},
 	} {
 		pc, err := checks()[indexOf(checks(), c.id)].prepare(s)
 		if err != nil {
