@@ -94,7 +94,9 @@ func (e env) policyCheck(args []string) error {
 	p, err := policy.Parse(file, data)
 	if err == nil {
 		err = p.CheckLive()
-		rep.Advice = append(p.Advice(), p.HardLinked()...)
+		// Onto the empty list, never nil: "advice": [] as "errors" is,
+		// not null, for a program that reads the report.
+		rep.Advice = append(append(rep.Advice, p.Advice()...), p.HardLinked()...)
 	}
 	var pe *policy.Error
 	if err != nil && !errors.As(err, &pe) {
