@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -103,6 +104,19 @@ func (e env) registerCheck(args []string) error {
 	if *only != "" {
 		ids = strings.Split(*only, ",")
 	}
+	// The evidence file's place is tried before any check runs: a full
+	// run takes minutes, and finding then that --out cannot be written
+	// lost its results.
+	var tmp *os.File
+	if *out != "" {
+		if tmp, err = evidenceTemp(*out); err != nil {
+			return fail(exitFailure, "name a file in a directory you can write", "register check --out %s: %v: no check was run", printable(*out), err)
+		}
+		defer func() {
+			tmp.Close()
+			os.Remove(tmp.Name()) // gone once renamed; else what is left of it
+		}()
+	}
 	progress := func(id string) {}
 	if isTerminal(os.Stderr) && !*asJSON {
 		progress = func(id string) { fmt.Fprintf(e.stderr, "\rchecking %s…", id) }
@@ -131,8 +145,8 @@ func (e env) registerCheck(args []string) error {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
 	if *out != "" {
-		if err := writeEvidence(*out, ev); err != nil {
-			return fail(exitFailure, "", "register check --out: %v", err)
+		if err := writeEvidence(tmp, *out, ev); err != nil {
+			return fail(exitFailure, "", "register check --out %s: %v", printable(*out), err)
 		}
 	}
 	counts := map[register.Verdict]int{}
@@ -157,25 +171,42 @@ func (e env) registerCheck(args []string) error {
 	return nil
 }
 
-// writeEvidence writes the evidence file whole or not at all.
-func writeEvidence(path string, ev register.Evidence) error {
+// evidenceTemp makes the file the evidence is written to before it is
+// renamed to path: beside it, under a name of its own (a fixed one, left
+// behind by a killed run, blocked every later --out).
+func evidenceTemp(path string) (*os.File, error) {
+	if err := privfile.Replaceable(path); err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("cannot create a file in %s: %v", printable(dir), pe.Err)
+		}
+		return nil, err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
+// writeEvidence writes the evidence into tmp and renames it to path:
+// the file is there whole or not at all.
+func writeEvidence(tmp *os.File, path string, ev register.Evidence) error {
 	if err := privfile.Replaceable(path); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	err = (env{stdout: f}).writeJSON(ev)
-	if cerr := f.Close(); err == nil {
+	err := (env{stdout: tmp}).writeJSON(ev)
+	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+		err = os.Rename(tmp.Name(), path)
 	}
 	return err
 }
