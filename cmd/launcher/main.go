@@ -35,7 +35,8 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success
-  1    site verify: the site differs from its manifest, or the manifest from its pin
+  1    register check: a check failed; site verify: the site differs from its
+       manifest, or the manifest from its pin
   117  code run: the script ran and failed (an exception, or a limit)
   118  sh: the command was killed at the policy's commands.timeout
   119  a component decided against the request: a rule of the policy, the person's answer or the

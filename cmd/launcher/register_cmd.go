@@ -29,7 +29,7 @@ check  runs the executable checks on this machine: each probe under a
        control failed or a run broke; skipped: this machine lacks what the
        check needs. --out writes the dated evidence as JSON.
 
-Exit codes: 0 no check failed; 1 a check failed; others as for every command:
+Interrupted (Ctrl-C), check writes nothing and exits 130.
 
 ` + exitCodesHelp
 

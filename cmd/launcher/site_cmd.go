@@ -39,6 +39,7 @@ every file against that manifest and names every file that changed, was
 added or is missing. A manifest read from DIR alone proves nothing:
 whoever can change a page there can rewrite its line too. Exit 1 if the
 manifest does not match HASH or any file differs.
+
 ` + exitCodesHelp
 
 // maxEvidence bounds one evidence file.
