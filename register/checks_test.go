@@ -68,6 +68,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-02": {Run{Code: 122, Stderr: "launcher: hint: name the real path, and check who planted the link"}, ok, ok},
 		"SR-32": {Run{Code: 123}, ok, ok},
 		"SR-36": {Run{Code: 137}, ok, ok},
+		"SR-17": {Run{Line: "denied EPERM", Code: 1}, ok, ok},
 		"SR-23": {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
 		"SR-24": {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
 		"SR-38": {Run{Line: "denied handshake", Code: 1}, ok, ok},
@@ -188,12 +189,22 @@ func TestCheckPredicates(t *testing.T) {
 		// RLIMIT_AS's answer (one process's address space, the launch
 		// without a memory cgroup, SD-05) is not the tree's cgroup bound.
 		{"SR-36", Run{Line: "denied ENOMEM", Code: 1}},
+		// The kernel's own TIOCSTI refusal (legacy_tiocsti = 0: EIO
+		// without CAP_SYS_ADMIN), or no terminal, is not seccomp's.
+		{"SR-17", Run{Line: "denied EIO", Code: 1}},
+		{"SR-17", Run{Line: "denied ENOTTY", Code: 1}},
 	} {
 		pc, err := checks()[indexOf(checks(), c.id)].prepare(s)
 		if err != nil {
 			t.Fatalf("%s: prepare: %v", c.id, err)
 		}
-		if pc.refused != nil && pc.refused(c.other) {
+		// No predicate of its own is runCase's default, deniedLine:
+		// skipping it hid a check that took any errno as its refusal.
+		refused := pc.refused
+		if refused == nil {
+			refused = deniedLine
+		}
+		if refused(c.other) {
 			t.Errorf("%s: %+v is taken as its refusal", c.id, c.other)
 		}
 	}
