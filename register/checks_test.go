@@ -69,6 +69,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-32": {Run{Code: 123}, ok, ok},
 		"SR-36": {Run{Code: 137}, ok, ok},
 		"SR-17": {Run{Line: "denied EPERM", Code: 1}, ok, ok},
+		"SR-29": {Run{Line: "denied ESRCH", Code: 1}, ok, ok},
 		"SR-23": {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
 		"SR-24": {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
 		"SR-38": {Run{Line: "denied handshake", Code: 1}, ok, ok},
@@ -193,6 +194,9 @@ func TestCheckPredicates(t *testing.T) {
 		// without CAP_SYS_ADMIN), or no terminal, is not seccomp's.
 		{"SR-17", Run{Line: "denied EIO", Code: 1}},
 		{"SR-17", Run{Line: "denied ENOTTY", Code: 1}},
+		// A process there to signal, refused for the uid (root's sleeper,
+		// the throwaway uid), is seen.
+		{"SR-29", Run{Line: "denied EPERM", Code: 1}},
 	} {
 		pc, err := checks()[indexOf(checks(), c.id)].prepare(s)
 		if err != nil {
