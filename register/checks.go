@@ -127,7 +127,14 @@ func checks() []check {
 				refused: func(r Run) bool { return r.Code == 122 && strings.Contains(r.Stderr, "planted the link") }}, nil // the symlink refusal's hint
 		}},
 		{"SR-03", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("tcp-connect", s.listener), direct: true}, nil
+			// Refused either way SR-03 says: the connect, where a network
+			// namespace or Landlock's TCP rules enforce "none", or the
+			// launch (exit 124) where neither can, which is the risk
+			// itself and was taken for the launcher failing.
+			return probeCase{probe: probe("tcp-connect", s.listener), direct: true,
+				refused: func(r Run) bool {
+					return deniedLine(r) || r.Code == 124 && strings.Contains(r.said(), "nothing would keep the agent off the network")
+				}}, nil
 		}},
 		{"SR-04", func(s *scratch) (probeCase, error) {
 			pc := probeCase{policy: "[limits]\nprocesses = 32\n", probe: probe("fork-bomb", "100"), direct: true,

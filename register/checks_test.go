@@ -217,6 +217,14 @@ func TestCheckPredicates(t *testing.T) {
 	if pc, _ := checks()[indexOf(checks(), "SR-42")].prepare(s); pc.ok(Run{Line: "status 200 - no-header"}) || pc.ok(Run{Line: "status 502 secrets.upstream x"}) {
 		t.Error("SR-42: a control whose request did not carry the value counts as a success")
 	}
+	// SR-03 on a host with neither a network namespace nor Landlock TCP
+	// rules: the launch refused is the control holding, not the launcher
+	// failing; another host refusal is not it.
+	if pc, _ := checks()[indexOf(checks(), "SR-03")].prepare(s); pc.refused == nil ||
+		!pc.refused(Run{Code: 124, ErrorLine: "launcher: error: refused: host: network: no network namespace (unshare: EPERM) and no Landlock TCP rules (ABI 3 < 4): nothing would keep the agent off the network: nothing was started", Stderr: "launcher: hint: x"}) ||
+		pc.refused(Run{Code: 124, ErrorLine: "launcher: error: refused: host: landlock files: Landlock is unavailable: nothing was started", Stderr: "launcher: hint: x"}) {
+		t.Error("SR-03: the launch refused for want of a network namespace and Landlock TCP rules is not taken as its refusal, or another refusal is")
+	}
 	// The fork bomb must be stopped by the limit, not by anything else.
 	if pc, _ := checks()[indexOf(checks(), "SR-04")].prepare(s); pc.refused(Run{Line: "forked 0 of 100 EACCES"}) {
 		t.Error("SR-04: a fork refused for another reason (EACCES before any child) counts as the limit")
