@@ -131,6 +131,14 @@ func readEvidence(path string) (*register.Evidence, error) {
 	if ev.Machine.Kernel == "" {
 		return nil, fmt.Errorf("machine.kernel is empty")
 	}
+	// As register check writes them: one result for each check at most,
+	// and none for an entry without a check (a documented limit), which
+	// the site would show passing beside "Check: none".
+	checked := map[string]bool{}
+	for _, id := range register.CheckIDs() {
+		checked[id] = true
+	}
+	seen := map[string]bool{}
 	for i, r := range ev.Results {
 		switch r.Verdict {
 		case register.Pass, register.Fail, register.Inconclusive, register.Skipped:
@@ -140,6 +148,13 @@ func readEvidence(path string) (*register.Evidence, error) {
 		if _, ok := register.Lookup(r.ID); !ok {
 			return nil, fmt.Errorf("results[%d]: %q is not an entry of this launcher's register", i, r.ID)
 		}
+		if !checked[r.ID] {
+			return nil, fmt.Errorf("results[%d]: %q has no executable check in this launcher's register, so no result", i, r.ID)
+		}
+		if seen[r.ID] {
+			return nil, fmt.Errorf("results[%d]: a second result for %q", i, r.ID)
+		}
+		seen[r.ID] = true
 	}
 	return &ev, nil
 }
