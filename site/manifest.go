@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pinfold/pinfold/internal/privfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -378,11 +379,12 @@ func bare(err error) error {
 	return err
 }
 
-// ReadBounded reads at most max bytes of path; a larger file is an
+// ReadBounded reads at most max bytes of path, a regular file; a larger
+// file, or another kind (a FIFO would block the build forever), is an
 // error naming it. (Verify reads with readIn, which opens no FIFO and
 // follows no link.)
 func ReadBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := privfile.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

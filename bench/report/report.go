@@ -189,7 +189,7 @@ func WithSuffix(path, suffix string) string {
 // whose required fields (Bench, Unit, Better, Date, Rows) are missing or
 // invalid; every error names the file.
 func Read(path string) (*Report, error) {
-	f, err := os.Open(path)
+	f, err := privfile.OpenRegular(path) // a FIFO would block forever
 	if err != nil {
 		return nil, err
 	}

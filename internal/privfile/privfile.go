@@ -263,18 +263,42 @@ func Replaceable(path string) error {
 	case st.Mode().IsRegular() || st.Mode()&os.ModeSymlink != 0:
 		return nil
 	}
-	what := "not a regular file"
+	return fmt.Errorf("%s is %s, which a file written in its place would destroy: nothing was written (name a regular file)", path, kind(st.Mode()))
+}
+
+// kind names a file type other than a regular file's in words.
+func kind(m os.FileMode) string {
 	switch {
-	case st.IsDir():
-		what = "a directory"
-	case st.Mode()&os.ModeCharDevice != 0:
-		what = "a character device"
-	case st.Mode()&os.ModeDevice != 0:
-		what = "a block device"
-	case st.Mode()&os.ModeNamedPipe != 0:
-		what = "a FIFO"
-	case st.Mode()&os.ModeSocket != 0:
-		what = "a socket"
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
 	}
-	return fmt.Errorf("%s is %s, which a file written in its place would destroy: nothing was written (name a regular file)", path, what)
+	return "not a regular file"
+}
+
+// OpenRegular opens path for reading only when it is a regular file:
+// without waiting on a FIFO that has no writer (a read from one would
+// block forever) and without reading a device.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, kind(st.Mode()))
+	}
+	return f, nil
 }
