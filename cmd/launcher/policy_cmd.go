@@ -229,6 +229,12 @@ func writeNew(path string, data []byte) (err error) {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
 	if err != nil {
+		// Named by the directory, not the temporary name nobody gave
+		// ("open /proc/.p.toml.new-123: no such file or directory").
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("--out %s: cannot create a file in %s: %v", printable(path), printable(filepath.Dir(path)), pe.Err)
+		}
 		return err
 	}
 	defer os.Remove(tmp.Name())
