@@ -143,15 +143,17 @@ func TestIntegrationProtectedGitConfigAsGitReads(t *testing.T) {
 // A program git runs past a value's first word (git 2.39 runs each:
 // core.fsmonitor = sh .githooks/mon.sh, core.sshCommand = env tools/ssh,
 // core.pager = "cat; tools/evil", core.editor = vi $(tools/x), an
-// alias's !bash scripts/x.sh) is read-only for the agent, as a value's
-// first word is; a file no value names stays writable.
+// alias's !bash scripts/x.sh, an alias's rebase --exec tools/r and
+// !sh "~/q", which runs the working tree's ~/q) is read-only for the
+// agent, as a value's first word is; a file no value names stays
+// writable.
 func TestIntegrationProtectedGitConfigPastFirstWord(t *testing.T) {
 	s := newSandbox(t)
-	s.mkdirs(t, ".git/hooks", ".githooks", "tools", "scripts")
+	s.mkdirs(t, ".git/hooks", ".githooks", "tools", "scripts", "~")
 	s.file(t, filepath.Join(s.ws, ".git/config"), "[core]\n\tfsmonitor = sh .githooks/mon.sh\n\tsshCommand = env tools/ssh\n"+
-		"\tpager = \"cat; tools/evil\"\n\teditor = vi $(tools/x)\n[alias]\n\tx = !bash scripts/x.sh\n")
+		"\tpager = \"cat; tools/evil\"\n\teditor = vi $(tools/x)\n[alias]\n\tx = !bash scripts/x.sh\n\tr = rebase --exec tools/r\n\tq = !sh \\\"~/q\\\"\n")
 	pol := itPol{}
-	for _, f := range []string{".githooks/mon.sh", "tools/ssh", "tools/evil", "tools/x", "scripts/x.sh"} {
+	for _, f := range []string{".githooks/mon.sh", "tools/ssh", "tools/evil", "tools/x", "scripts/x.sh", "tools/r", "~/q"} {
 		p := s.file(t, filepath.Join(s.ws, f), "#!/bin/sh\n")
 		s.denied(t, pol, itOpts{}, "EROFS", "write", p)
 	}

@@ -187,11 +187,34 @@
 //     an expansion or a glob makes known only when the shell runs it
 //     ($HOME/x, "$X", tools/*.sh, the word a $(…) stands in; the command
 //     inside it is read), a program named without a slash (found by
-//     PATH), what a named program or script runs in turn, and what an
-//     alias without ! (git's own command, run with no shell) gives git's
-//     options (rebase --exec tools/x, difftool --extcmd); its -c options
-//     are read. A ~ at a word's start is expanded though quoted (sh
-//     would leave it).
+//     PATH), and what a named program or script runs in turn. An alias
+//     without ! (git's own command, split as git splits it, run with no
+//     shell) names its first word, what its -c options name as config
+//     would, and the programs git's own commands run from its options
+//     and arguments, read as sh reads them (aliasWords; git 2.39 runs
+//     each): rebase's -x/--exec, difftool's -x/--extcmd, grep's
+//     -O/--open-files-in-pager, fetch's, pull's, clone's (-u) and
+//     ls-remote's --upload-pack, push's --receive-pack, push's,
+//     ls-remote's and archive's --exec, filter-branch's --*-filter and
+//     --setup (each spelled as parse-options takes it: --exec=x, a
+//     prefix such as --ex, -xtools/x, -ix tools/x), bisect run's command
+//     and submodule foreach's. Other commands' options (git send-email's
+//     --sendmail-cmd, a tool a difftool or mergetool --tool names, which
+//     is config) are not read. Three run elsewhere than the working
+//     tree's root: grep's pager in the directory git grep is run from,
+//     submodule foreach in each submodule (which the agent may make),
+//     filter-branch's filters in its temporary tree (.git-rewrite/t,
+//     filled with a commit's files for --tree-filter); a relative word
+//     there is named at the root (for filter-branch, in .git-rewrite/t,
+//     so that ../../tools/x is the root's tools/x) and said as not
+//     covered where else it runs. A ~ is read as sh reads it: expanded
+//     only where no character of its prefix (up to and with the first
+//     slash) is quoted, otherwise ("~/x", '~/x', \~/x, ~"/x") a
+//     directory ~ in the working directory, named there (git 2.39 and
+//     dash run ./~/x for sh "~/x"). A config file's own quotes are taken
+//     away before git or sh sees the value (hooksPath = "~/hooks" is
+//     $HOME/hooks to git); a pathname value's leading ~ git expands
+//     itself, before any shell (core.fsmonitor = ~/mon).
 //   - A path's leading ~ is expanded as git (a pathname value) and sh (a
 //     word) expand it: ~ and ~/ as $HOME, ~user as that user's home,
 //     read from /etc/passwd alone (os/user is not imported): a user it

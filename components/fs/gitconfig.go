@@ -808,23 +808,162 @@ const shellSpecial = "|&;<>()$`\\\"' \t\n*?[#~=%"
 // arguments may be what it runs (core.fsmonitor = sh .githooks/mon.sh,
 // core.sshCommand = env tools/ssh, core.pager = "less; tools/x": git 2.39
 // runs each). An alias's leading ! is dropped; an alias without one is
-// git's own command, which no shell runs (its -c options are
-// aliasConfigs'): its first word alone is taken, as it was.
+// git's own command, which no shell runs (aliasWords; its -c options are
+// aliasConfigs').
 func programWords(v gitVar) []shellWord {
 	value := strings.TrimSpace(v.value)
 	if v.section == "gpg" && v.key == "program" {
 		return []shellWord{{text: value}}
 	}
-	bang := strings.HasPrefix(value, "!")
+	if v.section == "alias" && !strings.HasPrefix(value, "!") {
+		return aliasWords(value)
+	}
 	value = strings.TrimSpace(strings.TrimPrefix(value, "!"))
 	if !strings.ContainsAny(value, shellSpecial) {
 		return []shellWord{{text: value}}
 	}
-	words := commandWords(value)
-	if v.section == "alias" && !bang && len(words) > 0 {
-		return words[:1]
+	return commandWords(value)
+}
+
+// runOptions are the options of git's own commands whose value git runs
+// by the shell (git 2.39 runs each, from the working tree's root but
+// for grep's pager and filter-branch's filters): rebase's exec lines,
+// difftool's diff program, grep's pager, the upload-pack and
+// receive-pack a transport runs for a path remote, and filter-branch's
+// filters. Long options as parse-options takes them (--exec tools/x,
+// --exec=tools/x, a prefix, --ex), short ones (-x tools/x, -xtools/x,
+// last of a cluster, -ix tools/x).
+var runOptions = map[string][]string{
+	"rebase":        {"-x", "--exec"},
+	"difftool":      {"-x", "--extcmd"},
+	"grep":          {"-O", "--open-files-in-pager"},
+	"fetch":         {"--upload-pack"},
+	"pull":          {"--upload-pack"},
+	"clone":         {"-u", "--upload-pack"},
+	"ls-remote":     {"--upload-pack", "--exec"},
+	"archive":       {"--exec"},
+	"push":          {"--receive-pack", "--exec"},
+	"filter-branch": {"--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter", "--tag-name-filter"},
+}
+
+// elsewhere is where git runs a command's programs when that is not
+// (only) the working tree's root (shellWord.where and .in): grep's pager
+// in the directory git is run from, a submodule foreach in each
+// submodule, filter-branch's filters in its temporary directory (-d's,
+// by default .git-rewrite/t, which --tree-filter fills with a commit's
+// files).
+var elsewhere = map[string][2]string{
+	"grep":          {"the directory git grep is run from", ""},
+	"filter-branch": {"filter-branch's temporary tree (-d's, or .git-rewrite/t, a commit's files for --tree-filter)", ".git-rewrite/t"},
+	"submodule":     {"each submodule's working tree", ""},
+}
+
+// aliasWords are the words of an alias that is git's own command, split
+// as git splits it: its first word (taken, as it always was), and the
+// words of each program git's options or arguments give that command
+// to run (git 2.39 runs each: alias.x = rebase --exec tools/x runs
+// tools/x from git x HEAD~1): a runOptions value's, read as sh reads it;
+// bisect run's command and arguments, which git quotes each for sh;
+// submodule foreach's command, read as sh reads it when it is one word,
+// or quoted each as bisect's. git's own options before the command (-c
+// key=value, -p) are passed over; -c's are aliasConfigs'.
+func aliasWords(value string) []shellWord {
+	words := splitCmdline(value)
+	if len(words) == 0 {
+		return nil
 	}
-	return words
+	out := []shellWord{{text: words[0]}}
+	i := 0
+	for i < len(words) && strings.HasPrefix(words[i], "-") {
+		if words[i] == "-c" || words[i] == "-C" {
+			i++ // takes the next word
+		}
+		i++
+	}
+	if i >= len(words) {
+		return out
+	}
+	cmd, rest := words[i], words[i+1:]
+	where, in := elsewhere[cmd][0], elsewhere[cmd][1]
+	// argv is a command given as words git quotes each for sh.
+	argv := func(args []string) {
+		for k, a := range args {
+			out = append(out, shellWord{text: a, arg: k > 0, where: where, in: in})
+		}
+	}
+	shell := func(s string) {
+		for _, w := range commandWords(s) {
+			w.where, w.in = where, in
+			out = append(out, w)
+		}
+	}
+	switch cmd {
+	case "bisect":
+		if len(rest) > 1 && rest[0] == "run" {
+			argv(rest[1:])
+		}
+		return out
+	case "submodule":
+		at := slices.Index(rest, "foreach")
+		if at < 0 {
+			return out
+		}
+		rest = rest[at+1:]
+		for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+			rest = rest[1:] // --recursive, --quiet
+		}
+		if len(rest) == 1 {
+			shell(rest[0])
+		} else {
+			argv(rest)
+		}
+		return out
+	}
+	for j := 0; j < len(rest); j++ {
+		if v, ok := optionValue(rest, &j, runOptions[cmd]); ok {
+			shell(v)
+		}
+	}
+	return out
+}
+
+// optionValue is the value words[*j] (and the word after it, *j then
+// moved past it) gives one of opts, as parse-options reads them:
+// --name=value, --name value, a prefix of --name, -x value, -xvalue, x
+// anywhere in a cluster of short options. It reads more than git takes
+// (a prefix another option shares, a letter another's value holds):
+// what it names then is harmless.
+func optionValue(words []string, j *int, opts []string) (string, bool) {
+	w := words[*j]
+	next := func() (string, bool) {
+		if *j+1 >= len(words) {
+			return "", false
+		}
+		*j++
+		return words[*j], true
+	}
+	for _, o := range opts {
+		if long, ok := strings.CutPrefix(o, "--"); ok {
+			name, value, eq := strings.Cut(strings.TrimPrefix(w, "--"), "=")
+			if !strings.HasPrefix(w, "--") || name == "" || !strings.HasPrefix(long, name) {
+				continue
+			}
+			if eq {
+				return value, true
+			}
+			return next()
+		}
+		if strings.HasPrefix(w, "--") || !strings.HasPrefix(w, "-") {
+			continue
+		}
+		if k := strings.IndexByte(w[1:], o[1]); k >= 0 {
+			if value := w[k+2:]; value != "" {
+				return value, true
+			}
+			return next()
+		}
+	}
+	return "", false
 }
 
 // assignment is a shell word that sets a variable for the command after.
@@ -836,6 +975,12 @@ type shellWord struct {
 	// arg: not a command's name (its first word past assignments) but an
 	// argument, a redirection's file or an assignment's value.
 	arg bool
+	// where, when not "", says where git runs the command the word is
+	// in when that is not (only) the working tree's root, and in is the
+	// directory beneath the root it then runs in (where a relative word
+	// is named; "" the root): a relative word is also said as not
+	// covered (valuesNamed).
+	where, in string
 }
 
 // reservedWords are sh's words after which a command's name still comes.
@@ -846,7 +991,8 @@ var reservedWords = []string{"!", "{", "}", "if", "then", "else", "elif", "fi", 
 // reserved word, a parenthesis), and those in a command substitution,
 // $(…) or `…`, quoted or not. A word whose value an expansion or a glob
 // makes known only at run time ($HOME/x, tools/*.sh, "$(tools/x)"
-// itself) is none; a ~ at a word's start is kept (expander). It reads s
+// itself) is none; a ~ at a word's start is kept for expander where sh
+// expands it, and made ./~ where sh leaves it (tildeAsSh). It reads s
 // once, however deep its nesting; an unclosed quote ends it (sh then
 // runs nothing of s: what was read is more than it runs).
 func commandWords(s string) []shellWord {
@@ -864,39 +1010,50 @@ func commandWords(s string) []shellWord {
 		w                              strings.Builder
 		inWord, unknown, quoted, redir bool
 		cmd                            = true // the next word may be a command's name
+		// plain is how many of the word's first bytes were written
+		// unquoted, up to the first quoted one (mixed): for tildeAsSh.
+		plain int
+		mixed bool
 	)
+	// lit writes c, unquoted, to the word.
+	lit := func(c byte) {
+		w.WriteByte(c)
+		if inWord = true; !mixed {
+			plain++
+		}
+	}
 	end := func() {
 		if !inWord {
 			return
 		}
-		text, known := w.String(), !unknown
+		text, known, lead := w.String(), !unknown, plain
 		w.Reset()
-		inWord, unknown = false, false
+		inWord, unknown, plain, mixed = false, false, 0, false
 		switch {
 		case redir:
 			redir = false
 			if known {
-				out = append(out, shellWord{text, true})
+				out = append(out, shellWord{text: tildeAsSh(text, lead), arg: true})
 			}
 		case cmd && assignment.MatchString(text):
 			if known {
-				_, val, _ := strings.Cut(text, "=")
-				out = append(out, shellWord{val, true})
+				eq := strings.IndexByte(text, '=') + 1
+				out = append(out, shellWord{text: tildeAsSh(text[eq:], lead-eq), arg: true})
 			}
 		case cmd && known && slices.Contains(reservedWords, text):
 		case cmd:
 			if known {
-				out = append(out, shellWord{text: text})
+				out = append(out, shellWord{text: tildeAsSh(text, lead)})
 			}
 			cmd = false
 		case known:
-			out = append(out, shellWord{text, true})
+			out = append(out, shellWord{text: tildeAsSh(text, lead), arg: true})
 		}
 	}
 	open := func(closer byte) { // a substitution, in the word read
 		stack = append(stack, frame{subst: true, closer: closer, text: w.String(), quoted: quoted, cmd: cmd, redir: redir})
 		w.Reset()
-		inWord, unknown, quoted, redir, cmd = false, false, false, false, true
+		inWord, unknown, quoted, redir, cmd, plain, mixed = false, false, false, false, true, 0, false
 	}
 	shut := func() {
 		end()
@@ -907,7 +1064,7 @@ func commandWords(s string) []shellWord {
 			return
 		}
 		w.WriteString(f.text)
-		inWord, unknown, quoted, cmd, redir = true, true, f.quoted, f.cmd, f.redir
+		inWord, unknown, quoted, cmd, redir, mixed = true, true, f.quoted, f.cmd, f.redir, true
 	}
 	// substitution opens or shuts a command substitution at s[i], quoted
 	// or not, and returns where reading goes on; false if none is there.
@@ -968,14 +1125,14 @@ func commandWords(s string) []shellWord {
 			}
 			w.WriteString(s[i+1 : i+1+j])
 			i += j + 1
-			inWord = true
+			inWord, mixed = true, true
 		case c == '"':
-			quoted, inWord = true, true
+			quoted, inWord, mixed = true, true, true
 		case c == '\\':
 			if i+1 < len(s) {
 				if i++; s[i] != '\n' {
 					w.WriteByte(s[i])
-					inWord = true
+					inWord, mixed = true, true
 				}
 			}
 		case c == '(':
@@ -990,18 +1147,17 @@ func commandWords(s string) []shellWord {
 		case c == '<' || c == '>':
 			if inWord && !unknown && strings.Trim(w.String(), "0123456789") == "" {
 				w.Reset() // 2>: a descriptor's number, no word
-				inWord = false
+				inWord, plain, mixed = false, 0, false
 			}
 			end()
 			if redir = true; i+1 < len(s) && (s[i+1] == '&' || s[i+1] == '|') {
 				i++ // >&1, >|: part of the operator
 			}
 		case strings.IndexByte("$*?[", c) >= 0:
-			w.WriteByte(c)
-			inWord, unknown = true, true
+			lit(c)
+			unknown = true
 		default:
-			w.WriteByte(c)
-			inWord = true
+			lit(c)
 		}
 	}
 	if quoted {
@@ -1009,6 +1165,26 @@ func commandWords(s string) []shellWord {
 	}
 	end()
 	return out
+}
+
+// tildeAsSh is word as sh takes its leading ~, plain being how many of
+// its first bytes were unquoted: sh expands a ~ (~, ~/x, ~user/x; and an
+// assignment's value's) only when the whole of its prefix, up to the
+// first slash and that slash, is unquoted; otherwise ("~/x", '~/x',
+// \~/x, ~"/x", dash and git 2.39 alike) the ~ is a name in the working
+// directory, ./~/x here, which expander leaves.
+func tildeAsSh(word string, plain int) string {
+	if !strings.HasPrefix(word, "~") {
+		return word
+	}
+	prefix := len(word)
+	if i := strings.IndexByte(word, '/'); i >= 0 {
+		prefix = i + 1
+	}
+	if plain >= prefix {
+		return word
+	}
+	return "./" + word
 }
 
 // splitCmdline splits an alias into words as git's split_cmdline does:
@@ -1145,7 +1321,12 @@ func valuesNamed(vars []gitVar, root string, x *expander) (out []gitNamed, notes
 				case root == "":
 					continue
 				default:
-					p = filepath.Join(root, p)
+					if w.where != "" {
+						// Named at the root (or in) all the same: where
+						// git runs it, or harmlessly more.
+						notes = x.say(notes, fmt.Sprintf("%s names %s, which git runs in %s (not covered there)", why, w.text, w.where))
+					}
+					p = filepath.Join(root, w.in, p)
 				}
 				out = append(out, gitNamed{path: filepath.Clean(p), dir: hooks, arg: w.arg, why: why})
 			}

@@ -669,6 +669,39 @@ func TestProgramOf(t *testing.T) {
 		{"core", "pager", "# comment tools/no\ntools/c # tools/no", []string{"tools/c"}, nil},
 		{"core", "pager", "if tools/t; then tools/u; fi", []string{"tools/t", "tools/u"}, nil},
 		{"core", "pager", "tools/a 'unclosed", []string{"tools/a"}, nil},
+		// A ~ sh leaves (some of its prefix quoted, up to and with the
+		// first slash) is a name in the working directory; one it
+		// expands is kept for the expander (dash, as git 2.39 runs
+		// them: sh "~/x" runs ./~/x, sh ~/"x" and X=~/x $HOME/x).
+		{"alias", "x", `!sh "~/x"`, []string{"sh"}, []string{"./~/x"}},
+		{"alias", "x", `!sh '~/x' \~/y ~"/z" "~"/w`, []string{"sh"}, []string{"./~/x", "./~/y", "./~/z", "./~/w"}},
+		{"alias", "x", `!sh ~/"x" ~bob/y ~`, []string{"sh"}, []string{"~/x", "~bob/y", "~"}},
+		{"alias", "x", `!X=~/x Y="~/y" ~/bin/z > "~/log"`, []string{"~/bin/z"}, []string{"~/x", "./~/y", "./~/log"}},
+		{"alias", "x", `!"~/x"; ""~/y`, []string{"./~/x", "./~/y"}, nil},
+		// An alias without ! is git's own command: the programs its
+		// options and arguments give it to run are words too (git 2.39
+		// runs each, from the working tree's root but where said).
+		{"alias", "r", "rebase --exec tools/r1", []string{"rebase", "tools/r1"}, nil},
+		{"alias", "r", "rebase -x 'sh tools/r2 a' HEAD~1", []string{"rebase", "sh"}, []string{"tools/r2", "a"}},
+		{"alias", "r", "rebase --exec=tools/r3 -xtools/r4 --ex tools/r5 -ix tools/r6", []string{"rebase", "tools/r3", "tools/r4", "tools/r5", "tools/r6"}, nil},
+		{"alias", "r", "-c core.editor=true -p rebase -x \"tools/r7; tools/r8\"", []string{"-c", "tools/r7", "tools/r8"}, nil},
+		{"alias", "d", "difftool -y --extcmd tools/d1 -x tools/d2 --extcmd=tools/d3 -yxtools/d4", []string{"difftool", "tools/d1", "tools/d2", "tools/d3", "tools/d4"}, nil},
+		{"alias", "b", "bisect run tools/b1 arg", []string{"bisect", "tools/b1"}, []string{"arg"}},
+		{"alias", "b", "bisect run 'sh tools/b2; x'", []string{"bisect", "sh tools/b2; x"}, nil},
+		{"alias", "s", "submodule foreach 'tools/s1 a; tools/s2'", []string{"submodule", "tools/s1", "tools/s2"}, []string{"a"}},
+		{"alias", "s", "submodule --quiet foreach --recursive sh tools/s3", []string{"submodule", "sh"}, []string{"tools/s3"}},
+		{"alias", "f", "filter-branch -f --tree-filter tools/f1 --msg-filter 'sh ../../tools/f2'", []string{"filter-branch", "tools/f1", "sh"}, []string{"../../tools/f2"}},
+		{"alias", "g", "grep -Otools/g1 --open-files-in-pager=tools/g2", []string{"grep", "tools/g1", "tools/g2"}, nil},
+		{"alias", "u", "fetch --upload-pack=tools/u1 ../up", []string{"fetch", "tools/u1"}, nil},
+		{"alias", "u", "clone -u 'sh tools/u2' ../up", []string{"clone", "sh"}, []string{"tools/u2"}},
+		{"alias", "u", "push --receive-pack tools/u3 --exec=tools/u4", []string{"push", "tools/u3", "tools/u4"}, nil},
+		{"alias", "u", "ls-remote --exec=tools/u5", []string{"ls-remote", "tools/u5"}, nil},
+		{"alias", "u", "archive --remote=../up --exec=tools/u6 HEAD", []string{"archive", "tools/u6"}, nil},
+		// Not options git runs: pull has no --exec (git refuses it), log
+		// none at all, an option's value no program (rebase --onto).
+		{"alias", "p", "pull --rebase --exec tools/no ../up", []string{"pull"}, nil},
+		{"alias", "l", "log -x tools/no", []string{"log"}, nil},
+		{"alias", "r", "rebase --onto tools/no x", []string{"rebase"}, nil},
 	} {
 		var progs, args []string
 		for _, w := range programWords(gitVar{section: c.section, key: c.key, value: c.value}) {
@@ -775,39 +808,69 @@ func TestProtectedMountsGitConfigUserAndPrefix(t *testing.T) {
 // What git itself runs for such values is what is named: with git
 // installed, a repository whose core.fsmonitor, core.sshCommand,
 // core.editor, an alias and a textconv each run a script past their
-// first word has git run them (each script notes its name), and each
-// is among what GitConfigNamedIn names and ProtectedMounts mounts.
+// first word, whose aliases without ! give git's own commands programs
+// to run (rebase's exec, difftool's extcmd, bisect run, submodule
+// foreach, a filter-branch filter, grep's pager, an upload-pack, an
+// alias set by -c), and an alias runs "~/q1" (a ~ sh leaves: the
+// working tree's ~ directory), has git run them (each script notes its
+// name), and each is among what GitConfigNamedIn names and
+// ProtectedMounts mounts.
 func TestGitConfigNamedAsGitRuns(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
 	gitTestHome(t)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	ws := t.TempDir()
+	t.Setenv("FILTER_BRANCH_SQUELCH_WARNING", "1")
+	for _, v := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
+		t.Setenv(v, "a@b")
+	}
+	ws, up := t.TempDir(), t.TempDir()
 	log := filepath.Join(t.TempDir(), "ran")
 	git := func(args ...string) {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = ws
-		cmd.Run() // what it runs may fail: that it ran is what counts
+		out, err := cmd.CombinedOutput() // what it runs may fail: that it ran is what counts
+		t.Logf("git %q: %v %s", args, err, out)
 	}
 	git("init", "-q")
-	scripts := []string{".githooks/mon.sh", "tools/ssh", "tools/x", "scripts/x.sh", "tools/conv.sh"}
+	git("-C", up, "init", "-q")
+	git("-C", up, "commit", "-q", "--allow-empty", "-m", "x")
+	scripts := []string{".githooks/mon.sh", "tools/ssh", "tools/x", "scripts/x.sh", "tools/conv.sh",
+		"tools/r1", "tools/r2", "tools/r3", "tools/d1", "tools/b1", "tools/s1", "tools/f1", "tools/g1", "tools/u1", "tools/c1", "~/q1"}
 	for _, s := range scripts {
-		writeTree(t, ws, map[string]string{s: "#!/bin/sh\necho " + s + " >> " + log + "\n"})
+		writeTree(t, ws, map[string]string{s: "#!/bin/sh\necho '" + s + "' >> " + log + "\n"})
 	}
 	writeTree(t, ws, map[string]string{"a.txt": "a\n", ".gitattributes": "a.txt diff=foo\n"})
 	git("add", "a.txt", ".gitattributes")
-	git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x")
-	writeTree(t, ws, map[string]string{"a.txt": "b\n"})
+	git("commit", "-qm", "x")
+	git("-c", "protocol.file.allow=always", "submodule", "add", "-q", up, "sm")
+	writeTree(t, ws, map[string]string{"a.txt": "a2\n"})
+	git("commit", "-qam", "y")
 	f, err := os.OpenFile(filepath.Join(ws, ".git/config"), os.O_APPEND|os.O_WRONLY, 0)
 	must(t, err)
 	_, err = f.WriteString("[core]\n\tfsmonitor = sh .githooks/mon.sh\n\tsshCommand = env tools/ssh\n\teditor = \"true $(tools/x)\"\n" +
-		"[alias]\n\tx = !sh scripts/x.sh\n[diff \"foo\"]\n\ttextconv = sh tools/conv.sh\n")
+		"[alias]\n\tx = !sh scripts/x.sh\n[diff \"foo\"]\n\ttextconv = sh tools/conv.sh\n" +
+		"[alias]\n\tr = rebase -x tools/r1 --exec=tools/r2 -ix \\\"sh tools/r3\\\"\n\td = difftool -y --extcmd tools/d1\n\tb = bisect run tools/b1\n" +
+		"\ts = submodule foreach " + ws + "/tools/s1\n\tf = filter-branch -f --msg-filter 'sh ../../tools/f1'\n\tg = grep -Otools/g1\n" +
+		"\tu = fetch --upload-pack=\\\"sh tools/u1\\\"\n\tc = -c alias.y=!tools/c1 y\n\tq = !sh \\\"~/q1\\\"\n")
 	must(t, err)
 	must(t, f.Close())
+	git("r", "HEAD~1")
+	git("d", "HEAD~1", "HEAD")
+	git("bisect", "start", "HEAD", "HEAD~1")
+	git("b")
+	git("bisect", "reset")
+	git("s")
+	git("f", "HEAD~1..HEAD")
+	git("g", "a")
+	git("u", up)
+	git("c")
+	git("q")
+	writeTree(t, ws, map[string]string{"a.txt": "b\n"})
 	git("status")
 	git("fetch", "ssh://h/x")
-	git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "--allow-empty")
+	git("commit", "--allow-empty")
 	git("x")
 	git("diff")
 	b, _ := os.ReadFile(log)
@@ -821,5 +884,10 @@ func TestGitConfigNamedAsGitRuns(t *testing.T) {
 		if !slices.Contains(named, filepath.Join(ws, s)) || !slices.Contains(mounts, filepath.Join(ws, s)) {
 			t.Errorf("git ran %s: named %q (not read %q), mounts %q (uncovered %q)", s, named, notRead, mounts, uncovered)
 		}
+	}
+	// filter-branch runs its filters in its temporary tree: what a
+	// relative word there names is said as not covered elsewhere.
+	if !slices.Contains(uncovered, "alias.f in "+ws+"/.git/config names ../../tools/f1, which git runs in filter-branch's temporary tree (-d's, or .git-rewrite/t, a commit's files for --tree-filter) (not covered there)") {
+		t.Errorf("the filter's directory is not said: %q", uncovered)
 	}
 }
