@@ -198,7 +198,9 @@
 //     ls-remote's and archive's --exec, filter-branch's --*-filter and
 //     --setup (each spelled as parse-options takes it: --exec=x, a
 //     prefix such as --ex, -xtools/x, -ix tools/x), bisect run's command
-//     and submodule foreach's. Other commands' options (git send-email's
+//     and submodule foreach's; through the aliases it names in turn,
+//     the repository's and the person's (alias.x = base --exec tools/x,
+//     alias.base = rebase). Other commands' options (git send-email's
 //     --sendmail-cmd, a tool a difftool or mergetool --tool names, which
 //     is config) are not read. Three run elsewhere than the working
 //     tree's root: grep's pager in the directory git grep is run from,

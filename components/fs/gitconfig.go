@@ -653,8 +653,9 @@ func gitConfigRead(found []protectedFound, dirs []string, home string) (named []
 			cfg.tried = append(cfg.tried, filepath.Join(g, "gitdir"))
 		}
 		named = append(named, cfg.includes...)
-		name(cfg.vars, root)
-		name(global, root)
+		// Together, the person's first: an alias may name another of
+		// either, the repository's counting over the person's.
+		name(slices.Concat(global, cfg.vars), root)
 	}
 	// A path named through the person's own links (a ~/src that leads to
 	// the disk a write path is on) is the write path's as git opens it.
@@ -808,15 +809,15 @@ const shellSpecial = "|&;<>()$`\\\"' \t\n*?[#~=%"
 // arguments may be what it runs (core.fsmonitor = sh .githooks/mon.sh,
 // core.sshCommand = env tools/ssh, core.pager = "less; tools/x": git 2.39
 // runs each). An alias's leading ! is dropped; an alias without one is
-// git's own command, which no shell runs (aliasWords; its -c options are
-// aliasConfigs').
-func programWords(v gitVar) []shellWord {
+// git's own command, which no shell runs (aliasWords, aliases the
+// others it may name; its -c options are aliasConfigs').
+func programWords(v gitVar, aliases map[string]string) []shellWord {
 	value := strings.TrimSpace(v.value)
 	if v.section == "gpg" && v.key == "program" {
 		return []shellWord{{text: value}}
 	}
 	if v.section == "alias" && !strings.HasPrefix(value, "!") {
-		return aliasWords(value)
+		return aliasWords(value, aliases)
 	}
 	value = strings.TrimSpace(strings.TrimPrefix(value, "!"))
 	if !strings.ContainsAny(value, shellSpecial) {
@@ -866,22 +867,32 @@ var elsewhere = map[string][2]string{
 // bisect run's command and arguments, which git quotes each for sh;
 // submodule foreach's command, read as sh reads it when it is one word,
 // or quoted each as bisect's. git's own options before the command (-c
-// key=value, -p) are passed over; -c's are aliasConfigs'.
-func aliasWords(value string) []shellWord {
+// key=value, -p) are passed over; -c's are aliasConfigs'. A command that
+// is another alias of aliases (name: value) without ! is replaced by
+// its words, as git does (alias.base = rebase, alias.x = base --exec
+// tools/x runs tools/x), up to maxAliasHops.
+func aliasWords(value string, aliases map[string]string) []shellWord {
 	words := splitCmdline(value)
 	if len(words) == 0 {
 		return nil
 	}
 	out := []shellWord{{text: words[0]}}
 	i := 0
-	for i < len(words) && strings.HasPrefix(words[i], "-") {
-		if words[i] == "-c" || words[i] == "-C" {
-			i++ // takes the next word
+	for hops := 0; ; hops++ {
+		for i < len(words) && strings.HasPrefix(words[i], "-") {
+			if words[i] == "-c" || words[i] == "-C" {
+				i++ // takes the next word
+			}
+			i++
 		}
-		i++
-	}
-	if i >= len(words) {
-		return out
+		if i >= len(words) {
+			return out
+		}
+		next, ok := aliases[strings.ToLower(words[i])]
+		if !ok || hops == maxAliasHops || strings.HasPrefix(strings.TrimSpace(next), "!") {
+			break
+		}
+		words = slices.Concat(words[:i], splitCmdline(next), words[i+1:])
 	}
 	cmd, rest := words[i], words[i+1:]
 	where, in := elsewhere[cmd][0], elsewhere[cmd][1]
@@ -926,6 +937,10 @@ func aliasWords(value string) []shellWord {
 	}
 	return out
 }
+
+// maxAliasHops bounds the aliases aliasWords replaces in one (git
+// refuses a loop of them).
+const maxAliasHops = 16
 
 // optionValue is the value words[*j] (and the word after it, *j then
 // moved past it) gives one of opts, as parse-options reads them:
@@ -1284,8 +1299,16 @@ func gitRoot(g string, vars []gitVar) string {
 // A value's leading %(prefix)/ and a word's leading ~ are expanded as
 // git and sh expand them (pathForms, expander; a ~user x does not know
 // is a note). Relative ones are resolved in root (a bare repository's
-// git directory, where git runs its hooks); none when root is "".
+// git directory, where git runs its hooks); none when root is "". An
+// alias without ! naming another of vars' is read through it
+// (aliasWords).
 func valuesNamed(vars []gitVar, root string, x *expander) (out []gitNamed, notes []string) {
+	aliases := map[string]string{} // the last of a name counts, as to git
+	for _, v := range vars {
+		if v.section == "alias" {
+			aliases[v.key] = v.value
+		}
+	}
 	for _, v := range slices.Concat(vars, aliasConfigs(vars)) {
 		if slices.ContainsFunc(notPrograms, func(n [2]string) bool {
 			return n[0] == v.section && (n[1] == "*" || n[1] == v.key)
@@ -1297,7 +1320,7 @@ func valuesNamed(vars []gitVar, root string, x *expander) (out []gitNamed, notes
 		for _, form := range pathForms(v.value) {
 			words := []shellWord{{text: form}}
 			if !hooks {
-				words = programWords(gitVar{section: v.section, key: v.key, value: form})
+				words = programWords(gitVar{section: v.section, key: v.key, value: form}, aliases)
 			}
 			for _, w := range words {
 				if !hooks && (!strings.Contains(w.text, "/") || strings.HasPrefix(w.text, "refs/") || strings.Contains(w.text, "://")) {

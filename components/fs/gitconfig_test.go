@@ -704,7 +704,7 @@ func TestProgramOf(t *testing.T) {
 		{"alias", "r", "rebase --onto tools/no x", []string{"rebase"}, nil},
 	} {
 		var progs, args []string
-		for _, w := range programWords(gitVar{section: c.section, key: c.key, value: c.value}) {
+		for _, w := range programWords(gitVar{section: c.section, key: c.key, value: c.value}, nil) {
 			if w.arg {
 				args = append(args, w.text)
 			} else {
@@ -717,7 +717,7 @@ func TestProgramOf(t *testing.T) {
 	}
 	// Read once, however deep the nesting (a config of 1 MiB).
 	deep := strings.Repeat("$(x ", 1<<17) + "tools/deep" + strings.Repeat(")", 1<<17)
-	if w := programWords(gitVar{section: "core", key: "pager", value: deep}); len(w) != 1<<17+1 || w[len(w)-1].text != "tools/deep" || !w[len(w)-1].arg || w[0].text != "x" || w[0].arg {
+	if w := programWords(gitVar{section: "core", key: "pager", value: deep}, nil); len(w) != 1<<17+1 || w[len(w)-1].text != "tools/deep" || !w[len(w)-1].arg || w[0].text != "x" || w[0].arg {
 		t.Errorf("deep nesting: %d words", len(w))
 	}
 	// And what a config names so is protected.
@@ -811,7 +811,8 @@ func TestProtectedMountsGitConfigUserAndPrefix(t *testing.T) {
 // first word, whose aliases without ! give git's own commands programs
 // to run (rebase's exec, difftool's extcmd, bisect run, submodule
 // foreach, a filter-branch filter, grep's pager, an upload-pack, an
-// alias set by -c), and an alias runs "~/q1" (a ~ sh leaves: the
+// alias set by -c, an alias naming the person's alias of rebase), and
+// an alias runs "~/q1" (a ~ sh leaves: the
 // working tree's ~ directory), has git run them (each script notes its
 // name), and each is among what GitConfigNamedIn names and
 // ProtectedMounts mounts.
@@ -819,9 +820,11 @@ func TestGitConfigNamedAsGitRuns(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	gitTestHome(t)
+	home := gitTestHome(t)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	t.Setenv("FILTER_BRANCH_SQUELCH_WARNING", "1")
+	// An alias of the repository's naming one of the person's.
+	writeTree(t, home, map[string]string{".gitconfig": "[alias]\n\tbase = -c core.editor=true rebase -i\n"})
 	for _, v := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
 		t.Setenv(v, "a@b")
 	}
@@ -837,7 +840,7 @@ func TestGitConfigNamedAsGitRuns(t *testing.T) {
 	git("-C", up, "init", "-q")
 	git("-C", up, "commit", "-q", "--allow-empty", "-m", "x")
 	scripts := []string{".githooks/mon.sh", "tools/ssh", "tools/x", "scripts/x.sh", "tools/conv.sh",
-		"tools/r1", "tools/r2", "tools/r3", "tools/d1", "tools/b1", "tools/s1", "tools/f1", "tools/g1", "tools/u1", "tools/c1", "~/q1"}
+		"tools/r1", "tools/r2", "tools/r3", "tools/r4", "tools/d1", "tools/b1", "tools/s1", "tools/f1", "tools/g1", "tools/u1", "tools/c1", "~/q1"}
 	for _, s := range scripts {
 		writeTree(t, ws, map[string]string{s: "#!/bin/sh\necho '" + s + "' >> " + log + "\n"})
 	}
@@ -853,10 +856,11 @@ func TestGitConfigNamedAsGitRuns(t *testing.T) {
 		"[alias]\n\tx = !sh scripts/x.sh\n[diff \"foo\"]\n\ttextconv = sh tools/conv.sh\n" +
 		"[alias]\n\tr = rebase -x tools/r1 --exec=tools/r2 -ix \\\"sh tools/r3\\\"\n\td = difftool -y --extcmd tools/d1\n\tb = bisect run tools/b1\n" +
 		"\ts = submodule foreach " + ws + "/tools/s1\n\tf = filter-branch -f --msg-filter 'sh ../../tools/f1'\n\tg = grep -Otools/g1\n" +
-		"\tu = fetch --upload-pack=\\\"sh tools/u1\\\"\n\tc = -c alias.y=!tools/c1 y\n\tq = !sh \\\"~/q1\\\"\n")
+		"\tu = fetch --upload-pack=\\\"sh tools/u1\\\"\n\tc = -c alias.y=!tools/c1 y\n\tq = !sh \\\"~/q1\\\"\n\tch = base --exec tools/r4\n")
 	must(t, err)
 	must(t, f.Close())
 	git("r", "HEAD~1")
+	git("ch", "HEAD~1")
 	git("d", "HEAD~1", "HEAD")
 	git("bisect", "start", "HEAD", "HEAD~1")
 	git("b")
