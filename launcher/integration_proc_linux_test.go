@@ -114,6 +114,28 @@ func TestIntegrationMemoryLimit(t *testing.T) {
 	s.control(t, itOpts{}, "alloc", "4GiB")
 }
 
+// As root on a host with no memory controller, the launch falls back to
+// RLIMIT_AS, as hello and SR-36 say (it exited 125: "a memory limit is
+// asked for but no v1 memory hierarchy is mounted"). The host is this
+// one with its v1 memory hierarchy unmounted in a mount namespace of
+// the test's own.
+func TestIntegrationMemoryWithoutController(t *testing.T) {
+	s := newSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("as root only: unprivileged launches have no cgroup")
+	}
+	if h := ProbeForLaunch(); h.Cgroup.Mode == CgroupV2 || !h.Cgroup.HasController("memory") {
+		t.Skip("needs a v1 memory hierarchy to take away (this host's layout: " + string(h.Cgroup.Mode) + ")")
+	}
+	path, hash := s.writePolicy(t, itPol{memory: "2GiB"}) // a Go probe reserves more than 512 MiB of address space to start
+	r := s.run(t, itOpts{}, "unshare", "-m", "--propagation", "private", "sh", "-c",
+		`umount -l /sys/fs/cgroup/memory && exec "$@"`, "sh",
+		itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--", itEnv.probe, "alloc", "4GiB")
+	if r.code != 1 || r.stdout != "denied ENOMEM\n" || !strings.Contains(r.stderr, "resident memory: only address space is bounded (SD-05)") {
+		t.Fatalf("alloc 4GiB under memory = 2GiB without a memory controller: want RLIMIT_AS's `denied ENOMEM` (exit 1) and SD-05 on the summary, got %s", r)
+	}
+}
+
 // openPTY returns a new pseudo-terminal's master and slave.
 func openPTY(t *testing.T) (master, slave *os.File) {
 	t.Helper()

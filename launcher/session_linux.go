@@ -80,11 +80,17 @@ func cloneStage2(o LaunchOptions, h Host, id IdentityPlan, newNet bool) (s *sess
 		}
 		var tag [6]byte
 		rand.Read(tag[:])
-		s.cg, err = CreateCgroup(h.Cgroup, CgroupSpec{
+		spec := CgroupSpec{
 			Session: fmt.Sprintf("s-%d-%s", os.Getpid(), hex.EncodeToString(tag[:])),
 			Pids:    int64(o.Policy.Limits.Processes),
-			Memory:  int64(o.Policy.Limits.Memory),
-		})
+		}
+		// Without a memory controller the plan bounds each process's
+		// address space instead (RLIMIT_AS, SD-05), as hello says: the
+		// launch failed (125) on a host whose memory hierarchy was gone.
+		if h.Cgroup.HasController("memory") {
+			spec.Memory = int64(o.Policy.Limits.Memory)
+		}
+		s.cg, err = CreateCgroup(h.Cgroup, spec)
 		if err != nil {
 			return s, err
 		}
