@@ -78,6 +78,48 @@ func TestPlanRoundTrip(t *testing.T) {
 	}
 }
 
+// setLimit replaces the plan's limit of resource, if any, by v.
+func setLimit(p *Plan, resource int, v uint64) {
+	p.Rlimits = slices.DeleteFunc(p.Rlimits, func(r RlimitPlan) bool { return r.Resource == resource })
+	p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: resource, Name: "R", Value: v})
+}
+
+// planRefused are plans the Go encoder writes and the C decoder refuses
+// (each a change to fullPlan): every number policy validation refuses is
+// refused there too. tmp_size 0 was accepted (a review), and so were
+// limits of 0, which the policy means as unlimited. FuzzPlanDecoder and
+// FuzzPlanRoundTrip start from them too.
+var planRefused = []struct {
+	name   string
+	mutate func(*Plan)
+	want   string
+}{
+	{"tmp_size 0", func(p *Plan) { p.Mounts.TmpSize = 0 }, "limits.tmp_size"},
+	{"tmp_size 1MiB-1", func(p *Plan) { p.Mounts.TmpSize = 1<<20 - 1 }, "limits.tmp_size"},
+	{"tmp_size 2^53", func(p *Plan) { p.Mounts.TmpSize = 1 << 53 }, "limits.tmp_size"},
+	{"tmp_size -1", func(p *Plan) { p.Mounts.TmpSize = -1 }, "limits.tmp_size"},
+	{"open files 0", func(p *Plan) { setLimit(p, unix.RLIMIT_NOFILE, 0) }, "limits.open_files"},
+	{"open files 15", func(p *Plan) { setLimit(p, unix.RLIMIT_NOFILE, 15) }, "limits.open_files"},
+	{"open files 2^20+1", func(p *Plan) { setLimit(p, unix.RLIMIT_NOFILE, 1<<20+1) }, "limits.open_files"},
+	{"processes 0", func(p *Plan) { setLimit(p, unix.RLIMIT_NPROC, 0) }, "limits.processes"},
+	{"processes 4194305", func(p *Plan) { setLimit(p, unix.RLIMIT_NPROC, 4194305) }, "limits.processes"},
+	{"file size 0", func(p *Plan) { setLimit(p, unix.RLIMIT_FSIZE, 0) }, "limits.file_size"},
+	{"cpu time 0", func(p *Plan) { setLimit(p, unix.RLIMIT_CPU, 0) }, "limits.cpu_time"},
+	{"address space 0", func(p *Plan) { setLimit(p, unix.RLIMIT_AS, 0) }, "limits.memory"},
+	{"no such resource", func(p *Plan) { setLimit(p, 16, 1) }, "resource that does not exist"},
+	{"a resource twice", func(p *Plan) {
+		p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: unix.RLIMIT_MEMLOCK, Name: "again", Value: ^uint64(0)})
+	}, "limited twice"},
+	{"17 limits", func(p *Plan) {
+		for len(p.Rlimits) < 17 {
+			p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: unix.RLIMIT_CORE, Name: "RLIMIT_CORE"})
+		}
+	}, "more resource limits than there are resources"},
+	{"Landlock ABI 0", func(p *Plan) { p.Landlock.ABI = 0 }, "Landlock ABI"},
+	{"Landlock ABI 8", func(p *Plan) { p.Landlock.ABI = maxKnownABI + 1 }, "Landlock ABI"},
+	{"port 0", func(p *Plan) { p.Landlock.Ports[0].Port = 0 }, "port that is not 1 to 65535"},
+}
+
 // A plan cut short anywhere, with bytes after its end, or with a field
 // that is out of range is refused by the C decoder, never half applied.
 func TestPlanDecoderRefuses(t *testing.T) {
@@ -150,44 +192,7 @@ func TestPlanDecoderRefuses(t *testing.T) {
 		}
 		corrupt(name, b, "seccomp program is not 1 to 4096 whole instructions")
 	}
-	// Every number policy validation or the encoder refuses is refused
-	// here too: tmp_size 0 was accepted (a review), and so were limits
-	// of 0, which the policy means as unlimited.
-	limit := func(p *Plan, resource int, v uint64) {
-		p.Rlimits = slices.DeleteFunc(p.Rlimits, func(r RlimitPlan) bool { return r.Resource == resource })
-		p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: resource, Name: "R", Value: v})
-	}
-	refused := []struct {
-		name   string
-		mutate func(*Plan)
-		want   string
-	}{
-		{"tmp_size 0", func(p *Plan) { p.Mounts.TmpSize = 0 }, "limits.tmp_size"},
-		{"tmp_size 1MiB-1", func(p *Plan) { p.Mounts.TmpSize = 1<<20 - 1 }, "limits.tmp_size"},
-		{"tmp_size 2^53", func(p *Plan) { p.Mounts.TmpSize = 1 << 53 }, "limits.tmp_size"},
-		{"tmp_size -1", func(p *Plan) { p.Mounts.TmpSize = -1 }, "limits.tmp_size"},
-		{"open files 0", func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 0) }, "limits.open_files"},
-		{"open files 15", func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 15) }, "limits.open_files"},
-		{"open files 2^20+1", func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 1<<20+1) }, "limits.open_files"},
-		{"processes 0", func(p *Plan) { limit(p, unix.RLIMIT_NPROC, 0) }, "limits.processes"},
-		{"processes 4194305", func(p *Plan) { limit(p, unix.RLIMIT_NPROC, 4194305) }, "limits.processes"},
-		{"file size 0", func(p *Plan) { limit(p, unix.RLIMIT_FSIZE, 0) }, "limits.file_size"},
-		{"cpu time 0", func(p *Plan) { limit(p, unix.RLIMIT_CPU, 0) }, "limits.cpu_time"},
-		{"address space 0", func(p *Plan) { limit(p, unix.RLIMIT_AS, 0) }, "limits.memory"},
-		{"no such resource", func(p *Plan) { limit(p, 16, 1) }, "resource that does not exist"},
-		{"a resource twice", func(p *Plan) {
-			p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: unix.RLIMIT_MEMLOCK, Name: "again", Value: ^uint64(0)})
-		}, "limited twice"},
-		{"17 limits", func(p *Plan) {
-			for len(p.Rlimits) < 17 {
-				p.Rlimits = append(p.Rlimits, RlimitPlan{Resource: unix.RLIMIT_CORE, Name: "RLIMIT_CORE"})
-			}
-		}, "more resource limits than there are resources"},
-		{"Landlock ABI 0", func(p *Plan) { p.Landlock.ABI = 0 }, "Landlock ABI"},
-		{"Landlock ABI 8", func(p *Plan) { p.Landlock.ABI = maxKnownABI + 1 }, "Landlock ABI"},
-		{"port 0", func(p *Plan) { p.Landlock.Ports[0].Port = 0 }, "port that is not 1 to 65535"},
-	}
-	for _, c := range refused {
+	for _, c := range planRefused {
 		p := fullPlan()
 		c.mutate(p)
 		b, err := p.MarshalBinary()
@@ -226,12 +231,12 @@ func TestPlanDecoderRefuses(t *testing.T) {
 	// The control: each number at the edge of its range is accepted.
 	for name, mutate := range map[string]func(*Plan){
 		"tmp_size 2^53-1":   func(p *Plan) { p.Mounts.TmpSize = 1<<53 - 1 },
-		"open files 16":     func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 16) },
-		"open files 2^20":   func(p *Plan) { limit(p, unix.RLIMIT_NOFILE, 1<<20) },
-		"processes 1":       func(p *Plan) { limit(p, unix.RLIMIT_NPROC, 1) },
-		"processes 4194304": func(p *Plan) { limit(p, unix.RLIMIT_NPROC, 4194304) },
-		"core 0":            func(p *Plan) { limit(p, unix.RLIMIT_CORE, 0) },
-		"cpu time 1":        func(p *Plan) { limit(p, unix.RLIMIT_CPU, 1) },
+		"open files 16":     func(p *Plan) { setLimit(p, unix.RLIMIT_NOFILE, 16) },
+		"open files 2^20":   func(p *Plan) { setLimit(p, unix.RLIMIT_NOFILE, 1<<20) },
+		"processes 1":       func(p *Plan) { setLimit(p, unix.RLIMIT_NPROC, 1) },
+		"processes 4194304": func(p *Plan) { setLimit(p, unix.RLIMIT_NPROC, 4194304) },
+		"core 0":            func(p *Plan) { setLimit(p, unix.RLIMIT_CORE, 0) },
+		"cpu time 1":        func(p *Plan) { setLimit(p, unix.RLIMIT_CPU, 1) },
 		"Landlock ABI 1":    func(p *Plan) { p.Landlock.ABI = 1 },
 		"port 1":            func(p *Plan) { p.Landlock.Ports[0].Port = 1 },
 		"uid 0 without setuid": func(p *Plan) {
