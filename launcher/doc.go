@@ -73,6 +73,42 @@
 // components. A session whose component exits cancels the launch's
 // context: stage 2 kills the agent, and Launch returns the cause.
 //
+// # Fuzzing the plan
+//
+// Stage 2's plan decoder (pf_decode_plan) is C that parses bytes before
+// anything is confined, so it is fuzzed (plan_fuzz_linux_test.go):
+//
+//   - FuzzPlanDecoder feeds it arbitrary bytes: it refuses them, or
+//     returns a plan the Go encoder writes back byte for byte (the format
+//     has one encoding per plan).
+//   - FuzzPlanRoundTrip builds plans (lists empty to 1000 items and at
+//     the maxima: 16 cgroup files, 16 limits, 4096 seccomp instructions,
+//     4 MiB; strings empty, NUL, long; numbers at their range edges):
+//     what Go encodes, C decodes to the same plan, or refuses for one of
+//     the reasons cRefuses lists (what the policy's validation refuses
+//     and the encoder lets through).
+//
+// A plain `go test` runs their seeds and testdata/fuzz: that is the
+// regression suite; CI runs nothing longer. To search (minutes each):
+//
+//	go test ./launcher -run '^$' -fuzz '^FuzzPlanDecoder$' -fuzztime 10m
+//	go test ./launcher -run '^$' -fuzz '^FuzzPlanRoundTrip$' -fuzztime 10m
+//
+// Go's fuzzer measures coverage of Go code only, not of the C, and a read
+// past the plan's buffer that does not crash passes unseen (a decoder
+// made to read one byte too far passed every plan test; under -asan the
+// seeds caught it). So run them with -asan too (`go test -asan ./launcher
+// -run Plan`, or with -fuzz; the first build takes minutes), and
+// testdata/plan_decoder_fuzz.c holds the decoder for libFuzzer, which
+// sees the C's coverage, under ASan and UBSan:
+//
+//	clang -g -O1 -fsanitize=fuzzer,address,undefined -o /tmp/pf launcher/testdata/plan_decoder_fuzz.c
+//	/tmp/pf -max_total_time=600 CORPUS_DIR
+//
+// (Debian: clang-14, libclang-rt-14-dev; CORPUS_DIR may start empty, raw
+// plans from Plan.MarshalBinary start it faster). Built with gcc and -DPF_FILES
+// instead, it decodes the raw plan files named on its command line.
+//
 // # Limitations
 //
 //   - Seccomp is a deny list over a default allow: a system call added to

@@ -20,7 +20,8 @@ import (
 //	go test ./launcher -run '^$' -fuzz '^FuzzPlanDecoder$' -fuzztime 10m
 //	go test ./launcher -run '^$' -fuzz '^FuzzPlanRoundTrip$' -fuzztime 10m
 //
-// and with -asan added to see over-reads that do not crash (doc.go).
+// and with -asan added, to see reads past the plan that do not crash
+// (doc.go, # Fuzzing the plan).
 
 // planSeeds are the encodings of fullPlan, minimalPlan and the rows of
 // planRefused.
