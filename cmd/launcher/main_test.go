@@ -142,6 +142,33 @@ func TestPrintable(t *testing.T) {
 	}
 }
 
+// policy hash prints sha256sum's line, escaped as coreutils escapes a name
+// holding a backslash, a newline or a CR, so that sha256sum -c reads it
+// back (it printed the backslash raw and quoted a newline, and -c found
+// no such file).
+func TestPolicyHashReadBySha256sum(t *testing.T) {
+	sum, err := exec.LookPath("sha256sum")
+	if err != nil {
+		t.Skip("no sha256sum (coreutils) to read the lines back")
+	}
+	dir := t.TempDir()
+	for _, base := range []string{"plain.toml", `back\slash.toml`, "two\nlines.toml", "cr\rx.toml", `both\` + "\n.toml"} {
+		name := filepath.Join(dir, base)
+		if err := os.WriteFile(name, []byte("version = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var o, e bytes.Buffer
+		if code := run([]string{"policy", "hash", name}, &o, &e); code != 0 {
+			t.Fatalf("policy hash %q: %d %s", name, code, e.String())
+		}
+		cmd := exec.Command(sum, "-c", "--strict", "-")
+		cmd.Stdin = strings.NewReader(o.String())
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.HasSuffix(string(out), ": OK\n") {
+			t.Errorf("sha256sum -c on policy hash %q's line %q: %v %q", name, o.String(), err, out)
+		}
+	}
+}
+
 // An empty agent command is a usage error (120), before any policy is
 // read, with or without --full-access.
 func TestEmptyAgentIsUsage(t *testing.T) {

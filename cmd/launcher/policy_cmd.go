@@ -66,8 +66,24 @@ func (e env) policyHash(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s  %s\n", policy.Hash(data), printable(rest[0]))
+	fmt.Fprintln(e.stdout, sumLine(policy.Hash(data).String(), rest[0]))
 	return nil
+}
+
+// sumLine is sha256sum's line for name: a name holding a backslash, a
+// newline or a CR is escaped as coreutils does (the line starts with a
+// backslash), so that sha256sum -c reads it back; one holding another
+// control character, which sha256sum prints raw, is quoted instead
+// (printable): it would steer the terminal.
+func sumLine(hash, name string) string {
+	escaped := strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`).Replace(name)
+	switch {
+	case escaped == name:
+		return hash + "  " + printable(name)
+	case printable(escaped) != escaped: // another control character too
+		return hash + "  " + printable(name)
+	}
+	return `\` + hash + "  " + escaped
 }
 
 type checkReport struct {
