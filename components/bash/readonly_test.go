@@ -63,7 +63,28 @@ func TestReadOnlyWriteRefused(t *testing.T) {
 		{cmd: `find /tmp -execdir sh -c 'echo x > .vscode/s' \;`, want: P, rule: "structural.protected-path"},
 		{cmd: `find . -exec sh -c 'echo x > .vscode/s' \;`, want: R, rule: "structural.protected-path", path: ".vscode/s"},
 		{cmd: `ln -s ../o .vscode; echo x > .vscode/s`, want: P, rule: "structural.protected-path"},
-		// A write named other than by a redirection: as before.
+		// mv's destination, read as mv reads its words (mvArgs): the
+		// worker's mv fails (EROFS) and keeps the source.
+		{cmd: `mv hook .vscode/settings.json`, want: R, rule: "structural.protected-path", path: ".vscode/settings.json"},
+		{cmd: `mv -f a b .git/hooks`, want: R, rule: "structural.git-hooks", path: ".git/hooks"},
+		{cmd: `mv -t .git/hooks pre-commit`, want: R, rule: "structural.git-hooks", path: ".git/hooks"},
+		{cmd: `mv --target-dir .vscode a`, want: R, rule: "structural.protected-path", path: ".vscode"},
+		{cmd: `mv -- -x .ssh/config`, want: R, rule: "structural.protected-path", path: ".ssh/config"},
+		{cmd: `mv a .vscode/s && mv b .vscode/t`, want: R, rule: "structural.protected-path", path: ".vscode/s"},
+		// Not only mv's destination, or not certainly it: asked as before.
+		{cmd: `mv .vscode/settings.json x`, want: P, rule: "structural.protected-path"}, // the worker's mv copies it
+		{cmd: `mv .vscode/a .vscode/b`, want: P, rule: "structural.protected-path"},
+		{cmd: `mv -S .vscode/s a b`, want: P, rule: "structural.protected-path"},
+		{cmd: `mv -t.vscode a`, want: P, rule: "structural.protected-path"},
+		{cmd: `mv a .vscode/s; git push`, want: P, rule: "structural.protected-path"},
+		{cmd: `cd sub && mv a .vscode/s`, want: P, rule: "structural.protected-path"},
+		{cmd: `ln -s /tmp o; mv a .vscode/s`, want: D, rule: "builtin.recursive-delete"}, // mvOut
+		{cmd: `mv a /work/ws/.vscode/s`, want: D, rule: "builtin.recursive-delete"},
+		{cmd: `mv a .cargo/config.toml`, want: P, rule: "structural.protected-path"},
+		{cmd: `mv a "$d/.vscode/s"`, want: D, rule: "builtin.recursive-delete"},
+		{cmd: `mv a .vscode/s`, appr: []policy.Command{"mv"}, want: P, rule: "structural.protected-path"},
+		// A write named otherwise: which argument is written is not read
+		// (cp, tee, install, touch, mkdir, sed -i, …), so asked as before.
 		{cmd: `cp x .vscode/settings.json`, want: P, rule: "structural.protected-path"},
 		{cmd: `tee .git/hooks/pre-commit < x`, want: P, rule: "structural.git-hooks"},
 		// Reads.
@@ -82,7 +103,7 @@ func TestReadOnlyWriteRefused(t *testing.T) {
 			}
 			continue
 		}
-		if strings.Count(tc.cmd, " > ") > 1 && !strings.Contains(d.Reason, "1 more command(s) on the line write such paths too") {
+		if strings.Count(tc.cmd, " > ")+strings.Count(tc.cmd, "mv ") > 1 && !strings.Contains(d.Reason, "1 more command(s) on the line write such paths too") {
 			t.Errorf("%q: the reason does not say the line's other such write: %s", tc.cmd, d.Reason)
 		}
 		for _, want := range []string{"read-only", "the person is not asked", "launcher fs write " + quotedWord(tc.path), "outside the session"} {

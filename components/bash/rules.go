@@ -383,12 +383,27 @@ func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 	}
 	if !isReadOnly(sc) {
 		skip := codeWords(sc)
+		// The one argument known to be written alone (mv's destination:
+		// mv's operands are read as mv reads them, mvArgs) counts as a
+		// write the worker may be unable to make, as a redirection's
+		// target does. Any other argument may be read or written.
+		dest := -1
+		if name == "mv" {
+			_, _, dest = mvArgs(sc.Words)
+		}
 		for i, w := range sc.Words {
 			if i == 0 || skip[i] {
 				continue
 			}
 			if rule, what := classifyWord(w, sc.line, o); rule != "" {
-				return &verdict{action: Approve, rule: rule, reason: sc.Words[0].Text + " is given " + quotedWord(w.Text) + ", in " + what}
+				v := &verdict{action: Approve, rule: rule, reason: sc.Words[0].Text + " is given " + quotedWord(w.Text) + ", in " + what}
+				if rel, relative, ro := workerReadOnly(w, sc.line, o); ro && i == dest {
+					if skipReadOnly {
+						continue
+					}
+					v.readOnly, v.relative = rel, relative
+				}
+				return v
 			}
 		}
 	}
@@ -1502,15 +1517,19 @@ func gitOverwrite(ws []Word) *deletion {
 
 // mvArgs reads mv's words as GNU getopt does (options anywhere before
 // "--", clusters, any prefix of a long option): the operands, in order,
-// and the -t (--target-directory) directory, if any.
-func mvArgs(ws []Word) (operands []Word, target *Word) {
+// and the -t (--target-directory) directory, if any. dest is the index
+// in ws of the word that is the whole destination (the last operand, or
+// -t's own word), or -1 (none, or a -t value attached to its option).
+func mvArgs(ws []Word) (operands []Word, target *Word, dest int) {
 	opts := true
+	last, tAt := -1, -1
 	for i := 1; i < len(ws); i++ {
 		w := ws[i]
 		t := w.Text
 		switch {
 		case !opts || t == "-" || !strings.HasPrefix(t, "-"):
 			operands = append(operands, w)
+			last = i
 		case t == "--":
 			opts = false
 		case strings.HasPrefix(t, "--"):
@@ -1522,10 +1541,10 @@ func mvArgs(ws []Word) (operands []Word, target *Word) {
 				if eq {
 					v := w
 					v.Text = val
-					target = &v
+					target, tAt = &v, -1
 				} else if i+1 < len(ws) {
 					i++
-					target = &ws[i]
+					target, tAt = &ws[i], i
 				}
 			case longOpt(name, "--suffix", 3) && !eq:
 				i++
@@ -1534,22 +1553,31 @@ func mvArgs(ws []Word) (operands []Word, target *Word) {
 			for k := 1; k < len(t); k++ {
 				if t[k] == 't' || t[k] == 'S' {
 					var v Word
+					at := -1
 					if k+1 < len(t) {
 						v = w
 						v.Text = t[k+1:]
 					} else if i+1 < len(ws) {
 						i++
-						v = ws[i]
+						v, at = ws[i], i
 					}
 					if t[k] == 't' {
-						target = &v
+						target, tAt = &v, at
 					}
 					break
 				}
 			}
 		}
 	}
-	return operands, target
+	switch {
+	case target != nil:
+		dest = tAt
+	case len(operands) >= 2:
+		dest = last
+	default:
+		dest = -1
+	}
+	return operands, target, dest
 }
 
 // mvOut reports an mv that may take a tree out of the workspace: its
@@ -1566,7 +1594,7 @@ func mvOut(sc *SimpleCommand) bool {
 	if sc.line.links || sc.line.leaves {
 		return true
 	}
-	operands, target := mvArgs(sc.Words)
+	operands, target, _ := mvArgs(sc.Words)
 	dest := target
 	if dest == nil {
 		if len(operands) < 2 {
@@ -1797,7 +1825,7 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			// Out of the workspace: the worker's /tmp goes with it (a
 			// hunt: mv src /tmp/x lost src). Every operand but the
 			// destination is backed up.
-			ops, target := mvArgs(ws)
+			ops, target, _ := mvArgs(ws)
 			if target == nil && len(ops) > 0 {
 				ops = ops[:len(ops)-1]
 			}
