@@ -24,7 +24,7 @@ What runs, runs in a confined worker that may write the workspace but
 not its protected paths (git hooks and config, shell start-up files,
 .ssh, the policy's own), with no network, a timeout and an output cap:
 a command that needs approval only to write one of those by redirection
-is refused without asking (use launcher fs write, which asks the person).
+or mv is refused without asking (use launcher fs write, which asks the person).
 
 The command's stdout and stderr are printed as they were captured, and
 its exit status is sh's. Otherwise:

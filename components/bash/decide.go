@@ -70,8 +70,8 @@ type Decision struct {
 	// expanded, or the delete refused, by whoever runs it).
 	Targets []string `json:"targets,omitempty"`
 
-	// readOnly: the command needs the person only for a redirection to
-	// this workspace-relative path, which its worker has read-only
+	// readOnly: the command needs the person only for a redirection (or
+	// mv's destination) to this workspace-relative path, which its worker has read-only
 	// (workerReadOnly); relative: named relative to the command's folder.
 	readOnly string
 	relative bool
@@ -102,7 +102,8 @@ func Decide(a *Analysis, c policy.Commands) Decision {
 
 // DecideWith is Decide with the launcher's paths for the structural
 // protections. A line that would need the person only for redirections
-// to paths its worker has read-only is refused instead (futile).
+// (or mv's destinations) to paths its worker has read-only is refused
+// instead (futile).
 func DecideWith(a *Analysis, c policy.Commands, o Options) Decision {
 	if a == nil {
 		return Decision{Action: Refuse, Rule: "input.invalid", Reason: "the command could not be analysed"}
@@ -225,8 +226,8 @@ func decideAll(a *Analysis, c policy.Commands, o Options) []Decision {
 //     see, and words known only at run time → Approve;
 //  6. otherwise Auto.
 //
-// A structural approval for a redirection to a path the worker has
-// read-only (verdict.readOnly) is marked so (Decision.readOnly) when it
+// A structural approval for a redirection (or mv's destination) to a
+// path the worker has read-only (verdict.readOnly) is marked so (Decision.readOnly) when it
 // is all the command needs the person for: decided again without it,
 // the command runs automatically.
 func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {

@@ -354,26 +354,35 @@
 //     that makes more than 256 paths, or longer than 1024 bytes, counts
 //     as protected.
 //     A line whose every command that needs the person needs them only
-//     for a redirection to a path a command's worker has read-only is
-//     refused at once (Refuse, under the rule that would have asked; the
-//     reason names the path and says how it is changed: launcher fs write,
-//     which asks the person, or the person's own edit outside the
-//     session). Read-only there are the paths fs protects, which the
-//     launcher mounts read-only for every command, or moves aside when a
-//     command makes one (components/session): a literal path in the
-//     workspace under .ssh, .vscode, .mcp.json, a shell start-up file,
-//     .gitconfig or .config/git, under hooks, config, config.worktree or
-//     commondir beneath a .git (not in its objects), or under one of
+//     for a redirection, or mv's destination (read as mv reads its words,
+//     mvArgs: the last operand, or -t's own word), to a path a command's
+//     worker has read-only is refused at once (Refuse, under the rule
+//     that would have asked; the reason names the path and says how it
+//     is changed: launcher fs write, which asks the person, or the
+//     person's own edit outside the session). Read-only there are the
+//     paths fs protects, which the launcher mounts read-only for every
+//     command, or moves aside when a command makes one
+//     (components/session): a literal path in the workspace under .ssh,
+//     .vscode, .mcp.json, a shell start-up file, .gitconfig or
+//     .config/git, under hooks, config, config.worktree or commondir
+//     beneath a .git (not in its objects), or under one of
 //     Options.Protected. Asked, the person's yes could not make the write
-//     (EROFS). A redirection not so certain is asked about as before: a
-//     word that is not a literal, a ~, a path out of the workspace or with
-//     "..", a relative path on a line that changes folder
-//     (changesDirectory; find -execdir and -okdir), any on a line that may make a link (the write
-//     would go through it), and the analyzer's own names (toolConfigs,
-//     lefthook's), which the worker writes; so is a write named otherwise
-//     (cp x .vscode/s, tee, mkdir .vscode), though the worker cannot make
-//     it either, and a line (or command) that needs the person for
-//     anything else (its read-only write then fails as it runs).
+//     (EROFS; mv fails and keeps its source, or, onto a protected name
+//     that does not exist, makes it only to have it moved aside). A write
+//     not so certain is asked about as before: a word that is not a
+//     literal, a ~, a path out of the workspace or with "..", a relative
+//     path on a line that changes folder (changesDirectory; find -execdir
+//     and -okdir), any on a line that may make a link (the write would go
+//     through it), and the analyzer's own names (toolConfigs,
+//     lefthook's), which the worker writes; mv's protected source (the
+//     worker's mv copies it before it fails) and a -t value attached to
+//     its option (an mv to an absolute path is a recursive deletion,
+//     mvOut); so is a write named otherwise (cp x .vscode/s, tee,
+//     install, touch, mkdir .vscode, chmod, sed -i, truncate, dd of=:
+//     which of their words they write is not read), though the worker
+//     cannot make it either, and a line (or command) that needs the
+//     person for anything else (its read-only write then fails as it
+//     runs).
 //  2. recognised recursive deletion → ConfirmDelete
 //     ("builtin.recursive-delete"), with Decision.Targets: rm with -r/-R/
 //     --recursive in any spelling or position (-rf, -fr, -r -f, -Rf,
@@ -924,7 +933,8 @@
 // files, no new sockets and no exec, then serves one operation, run, to
 // the agent alone. Broker.Handle decides the line and then: Refuse, a
 // denial naming the rule (a line that needs the person only for writes
-// its worker could not make is one: no question is put); Approve, the person is asked with the whole
+// its worker could not make, by redirection or mv, is one: no question
+// is put); Approve, the person is asked with the whole
 // command quoted (a newline or a control character cannot hide a part;
 // a line too long to show is refused rather than shown in part);
 // ConfirmDelete, a separate "delete" confirmation naming what is kept,

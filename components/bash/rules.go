@@ -17,7 +17,8 @@ type verdict struct {
 	action       Action
 	rule, reason string
 	// readOnly, when set, is the workspace-relative path a redirection
-	// writes that a command's worker has read-only (workerReadOnly):
+	// (or mv, as its destination) writes that a command's worker has
+	// read-only (workerReadOnly):
 	// the write fails whatever the person answers. relative: the
 	// redirection named it relative to the command's folder.
 	readOnly string
@@ -310,7 +311,8 @@ var gitReadOnly = sync.OnceValue(func() map[string]bool {
 })
 
 // structural applies the protections no policy changes. skipReadOnly
-// passes over the redirections to paths a worker has read-only, to see
+// passes over the redirections (and mv's destination) to paths a worker
+// has read-only, to see
 // whether the command needs the person for anything else.
 func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 	if v := authority(sc, o); v != nil {
