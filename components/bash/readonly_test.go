@@ -71,11 +71,15 @@ func TestReadOnlyWriteRefused(t *testing.T) {
 		{cmd: `mv --target-dir .vscode a`, want: R, rule: "structural.protected-path", path: ".vscode"},
 		{cmd: `mv -- -x .ssh/config`, want: R, rule: "structural.protected-path", path: ".ssh/config"},
 		{cmd: `mv a .vscode/s && mv b .vscode/t`, want: R, rule: "structural.protected-path", path: ".vscode/s"},
+		{cmd: `find . -name '*.json' -exec mv -t .vscode {} +`, want: R, rule: "structural.protected-path", path: ".vscode"},
+		{cmd: `sh -c 'mv a .git/hooks/pre-commit'`, want: R, rule: "structural.git-hooks", path: ".git/hooks/pre-commit"},
 		// Not only mv's destination, or not certainly it: asked as before.
 		{cmd: `mv .vscode/settings.json x`, want: P, rule: "structural.protected-path"}, // the worker's mv copies it
 		{cmd: `mv .vscode/a .vscode/b`, want: P, rule: "structural.protected-path"},
 		{cmd: `mv -S .vscode/s a b`, want: P, rule: "structural.protected-path"},
 		{cmd: `mv -t.vscode a`, want: P, rule: "structural.protected-path"},
+		{cmd: `ls | xargs mv a .vscode/s`, want: P, rule: "structural.protected-path"}, // the words xargs adds come last
+		{cmd: `git mv a .vscode/s`, want: P, rule: "structural.protected-path"},
 		{cmd: `mv a .vscode/s; git push`, want: P, rule: "structural.protected-path"},
 		{cmd: `cd sub && mv a .vscode/s`, want: P, rule: "structural.protected-path"},
 		{cmd: `ln -s /tmp o; mv a .vscode/s`, want: D, rule: "builtin.recursive-delete"}, // mvOut
