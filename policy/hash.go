@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/pinfold/pinfold/internal/privfile"
 )
 
 // Digest is the sha256 of a policy file's exact bytes: what sha256sum prints.
@@ -59,7 +61,7 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read policy: %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read policy %s: not a regular file but %s", path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("read policy %s: not a regular file but %s", path, privfile.Kind(st.Mode()))
 	}
 	if st.Size() > MaxFileSize {
 		return nil, fmt.Errorf("read policy %s: the file is %d bytes, over the %d-byte limit: is this the policy?", path, st.Size(), MaxFileSize)
@@ -72,21 +74,4 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read policy %s: the file grew past the %d-byte limit while being read", path, MaxFileSize)
 	}
 	return data, nil
-}
-
-// fileKind names a non-regular file type in words.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	}
-	return "an irregular file (" + m.Type().String() + ")"
 }

@@ -138,7 +138,7 @@ func TestReadFile(t *testing.T) {
 		notExist        bool
 	}{
 		{name: "directory", path: dir, err: "read policy " + dir + ": not a regular file but a directory"},
-		{name: "fifo", path: fifo, err: "read policy " + fifo + ": not a regular file but a named pipe"},
+		{name: "fifo", path: fifo, err: "read policy " + fifo + ": not a regular file but a FIFO"},
 		{name: "/dev/zero", path: "/dev/zero", err: "read policy /dev/zero: not a regular file but a character device"},
 		{name: "over MaxFileSize", path: big, err: "read policy " + big + ": the file is 1048577 bytes, over the 1048576-byte limit: is this the policy?"},
 		{name: "missing", path: filepath.Join(dir, "nope"), err: "read policy: open " + dir + "/nope: no such file or directory", notExist: true},

@@ -263,11 +263,12 @@ func Replaceable(path string) error {
 	case st.Mode().IsRegular() || st.Mode()&os.ModeSymlink != 0:
 		return nil
 	}
-	return fmt.Errorf("%s is %s, which a file written in its place would destroy: nothing was written (name a regular file)", path, kind(st.Mode()))
+	return fmt.Errorf("%s is %s, which a file written in its place would destroy: nothing was written (name a regular file)", path, Kind(st.Mode()))
 }
 
-// kind names a file type other than a regular file's in words.
-func kind(m os.FileMode) string {
+// Kind names a file type other than a regular file's in words ("a
+// directory", "a FIFO"), for errors that refuse it.
+func Kind(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
@@ -280,7 +281,7 @@ func kind(m os.FileMode) string {
 	case m&os.ModeSocket != 0:
 		return "a socket"
 	}
-	return "not a regular file"
+	return "an irregular file (" + m.Type().String() + ")"
 }
 
 // OpenRegular opens path for reading only when it is a regular file:
@@ -298,7 +299,7 @@ func OpenRegular(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is %s, not a regular file", path, kind(st.Mode()))
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, Kind(st.Mode()))
 	}
 	return f, nil
 }
