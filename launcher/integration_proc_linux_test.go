@@ -134,6 +134,7 @@ func TestIntegrationMemoryWithoutController(t *testing.T) {
 	if r.code != 1 || r.stdout != "denied ENOMEM\n" || !strings.Contains(r.stderr, "resident memory: only address space is bounded (SD-05)") {
 		t.Fatalf("alloc 4GiB under memory = 2GiB without a memory controller: want RLIMIT_AS's `denied ENOMEM` (exit 1) and SD-05 on the summary, got %s", r)
 	}
+	s.control(t, itOpts{}, "alloc", "4GiB")
 }
 
 // openPTY returns a new pseudo-terminal's master and slave.
