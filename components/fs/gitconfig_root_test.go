@@ -38,13 +38,16 @@ func TestGitRoot(t *testing.T) {
 	}
 }
 
+// cfgVar is section.key = value as read from a config file /cfg.
+func cfgVar(section, key, value string) gitVar {
+	return gitVar{section: section, key: key, value: value, name: section + "." + key, file: "/cfg"}
+}
+
 // valuesNamed takes a value's first word when it holds a slash and is no
 // URL or ref (a colon alone, as in a path, is no URL), an alias's leading
 // ! dropped, ~/ as home, relative ones in root.
 func TestValuesNamed(t *testing.T) {
-	v := func(section, key, value string) gitVar {
-		return gitVar{section: section, key: key, value: value, name: section + "." + key, file: "/cfg"}
-	}
+	v := cfgVar
 	got, _ := valuesNamed([]gitVar{
 		v("core", "fsmonitor", "tools/fs:mon --x"),
 		v("alias", "z", "  !bin/z arg"),
@@ -92,9 +95,7 @@ func TestValuesNamedUserAndPrefix(t *testing.T) {
 	oldPasswd, oldPrefixes := passwdFile, gitPrefixes
 	passwdFile, gitPrefixes = passwd, func() []string { return []string{"/usr", "/opt/git"} }
 	t.Cleanup(func() { passwdFile, gitPrefixes = oldPasswd, oldPrefixes })
-	v := func(section, key, value string) gitVar {
-		return gitVar{section: section, key: key, value: value, name: section + "." + key, file: "/cfg"}
-	}
+	v := cfgVar
 	x := &expander{home: "/home/p"}
 	got, notes := valuesNamed([]gitVar{
 		v("core", "hookspath", "~bob/hooks"),
