@@ -213,3 +213,46 @@ func (p *Policy) HardLinked() []Problem {
 	}
 	return p.place(ps)
 }
+
+// Files git reads on every run, where it runs: one that is missing is
+// skipped, but one that exists and may not be read stops it (EACCES is
+// not "absent"; git says "unable to access '/etc/gitconfig': Permission
+// denied"). policy init's templates list those that exist; a policy
+// written by hand often does not.
+var (
+	gitSystemFiles = []string{"/etc/gitconfig", "/etc/gitattributes"}
+	gitPrograms    = []string{"/usr/bin/git", "/usr/local/bin/git", "/bin/git"}
+)
+
+// GitUnreadable advises on each of git's system files that exists on
+// this host but is in none of the policy's paths, when the policy lets
+// the agent run git. It reads the live file system, so `policy check`
+// runs it; a launch does not.
+func (p *Policy) GitUnreadable() []Problem {
+	return p.gitUnreadable(gitPrograms, gitSystemFiles)
+}
+
+func (p *Policy) gitUnreadable(programs, files []string) []Problem {
+	reached := func(list []Path, name string) bool {
+		// As Landlock sees it: the file a symlink names, not the link.
+		real, err := filepath.EvalSymlinks(name)
+		if err != nil {
+			return false
+		}
+		return slices.ContainsFunc(list, func(d Path) bool { return d.Contains(Path(real)) })
+	}
+	all := slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec)
+	if !slices.ContainsFunc(programs, func(g string) bool { return reached(p.Files.Exec, g) }) {
+		return nil
+	}
+	var ps []Problem
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil || reached(all, f) {
+			continue
+		}
+		ps = append(ps, Problem{Key: "files.read", Check: "git-system-file",
+			Msg:  fmt.Sprintf("%q exists on this host and is in none of the policy's paths: git, which the agent may run, stops on a system file it may not read (\"unable to access %s: Permission denied\")", f, f),
+			Hint: fmt.Sprintf("add %q to files.read (policy init's templates list it where it exists)", f), elem: -1})
+	}
+	return p.place(ps)
+}

@@ -23,7 +23,10 @@
 //     them), each saying what is impossible and why.
 //
 // CheckLive then checks the policy against the file system (SR-02), and
-// Advice lists what does not block a launch but a careful person should see.
+// Advice lists what does not block a launch but a careful person should see;
+// HardLinked and GitUnreadable add what only the live file system shows (a
+// write path's hard-linked files; a git system file, such as /etc/gitconfig,
+// that exists but no path reaches, on which git stops), for policy check.
 //
 // Access is what the policy lists: write grants read and write, exec grants
 // read and execute, and the workspace gets nothing implicitly.

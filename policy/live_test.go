@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -355,5 +356,54 @@ func TestStarterPolicyHomeByInodeChild(t *testing.T) {
 	}
 	if _, err := StarterPolicy("offline", project); err != nil {
 		t.Errorf("control, a project directory: %v", err)
+	}
+}
+
+// git stops on a system file it may not read: advised when git is
+// executable and the file exists outside every path; not when the file
+// is listed (or reached through a symlink to a listed file), missing,
+// or git is not executable.
+func TestGitUnreadable(t *testing.T) {
+	dir := liveDir(t)
+	bin, etc, alt := filepath.Join(dir, "bin"), filepath.Join(dir, "etc"), filepath.Join(dir, "alt")
+	for _, d := range []string{bin, etc, alt} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git, conf, attrs := filepath.Join(bin, "git"), filepath.Join(etc, "gitconfig"), filepath.Join(etc, "gitattributes")
+	for _, f := range []string{git, conf, filepath.Join(alt, "gitattributes")} {
+		if err := os.WriteFile(f, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(alt, "gitattributes"), attrs); err != nil {
+		t.Fatal(err)
+	}
+	programs, files := []string{git}, []string{conf, attrs, filepath.Join(etc, "missing")}
+	checks := func(p *Policy) []string {
+		var got []string
+		for _, pr := range p.gitUnreadable(programs, files) {
+			if pr.Check != "git-system-file" || pr.Key != "files.read" || !strings.Contains(pr.Hint, "files.read") {
+				t.Errorf("advice: %+v", pr)
+			}
+			got = append(got, pr.Msg[:strings.Index(pr.Msg, " exists")])
+		}
+		return got
+	}
+	for _, c := range []struct {
+		name string
+		p    Policy
+		want []string
+	}{
+		{"git runs, neither listed", Policy{Files: Files{Exec: []Path{Path(bin)}}}, []string{strconv.Quote(conf), strconv.Quote(attrs)}},
+		{"gitconfig listed, the link's target not", Policy{Files: Files{Exec: []Path{Path(bin)}, Read: []Path{Path(conf), Path(etc)}}}, []string{strconv.Quote(attrs)}},
+		{"both reached", Policy{Files: Files{Exec: []Path{Path(bin)}, Read: []Path{Path(conf), Path(alt)}}}, nil},
+		{"through a write path", Policy{Files: Files{Exec: []Path{Path(bin)}, Write: []Path{Path(dir)}}}, nil},
+		{"git only readable", Policy{Files: Files{Read: []Path{Path(bin)}}}, nil},
+	} {
+		if got := checks(&c.p); !slices.Equal(got, c.want) {
+			t.Errorf("%s: advised on %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -50,6 +50,15 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			return nil
 		},
+		// [exists:PATH] holds when PATH exists on this host, for what the
+		// launcher says only about files a host has.
+		Condition: func(cond string) (bool, error) {
+			if path, ok := strings.CutPrefix(cond, "exists:"); ok {
+				_, err := os.Stat(path)
+				return err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// expand FILE... replaces $WORK in each file with the script's
 			// work directory, so policies can name real paths.

@@ -112,7 +112,7 @@ func (e env) policyCheck(args []string) error {
 		err = p.CheckLive()
 		// Onto the empty list, never nil: "advice": [] as "errors" is,
 		// not null, for a program that reads the report.
-		rep.Advice = append(append(rep.Advice, p.Advice()...), p.HardLinked()...)
+		rep.Advice = append(append(append(rep.Advice, p.Advice()...), p.HardLinked()...), p.GitUnreadable()...)
 	}
 	var pe *policy.Error
 	if err != nil && !errors.As(err, &pe) {
