@@ -189,15 +189,28 @@ func add[In, Out any](s *mcp.Server, t *tools, tool *mcp.Tool, h func(context.Co
 	})
 }
 
-// denial is a component's refusal as the tool error the agent reads:
-// the reason, the rule that decided, the component's sentence and a
-// hint for what to do instead.
+// denial is a component's answer other than yes as the tool error the
+// agent reads: the reason, the rule that decided, the component's
+// sentence and a hint for what to do instead. Only a decision (a rule,
+// the person, the call table) reads as "denied", as the agent verbs and
+// Code Mode's tools say it: what was named is not there (not found), or
+// the request could not be carried out as asked (failed: a path with
+// "..", a worker the launcher could not start).
 func denial(tool string, d rpc.Decision) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: denied (%s", tool, d.Reason)
-	if d.Rule != "" {
+	decided := d.Rule != bash.RuleWorker && (d.Reason == rpc.ReasonNoRule || d.Reason == rpc.ReasonCallerRole)
+	switch {
+	case decided:
+		fmt.Fprintf(&b, "%s: denied (%s", tool, d.Reason)
+	case d.Reason == rpc.ReasonUnknown:
+		fmt.Fprintf(&b, "%s: not found (%s", tool, d.Reason)
+	default:
+		fmt.Fprintf(&b, "%s: failed (%s", tool, d.Reason)
+	}
+	switch {
+	case d.Rule != "":
 		fmt.Fprintf(&b, ", rule %s", d.Rule)
-	} else {
+	case decided:
 		b.WriteString(", no policy rule: the request itself was refused")
 	}
 	b.WriteString(")")

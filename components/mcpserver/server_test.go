@@ -411,11 +411,11 @@ func TestDenials(t *testing.T) {
 		want []string
 	}{
 		{"write_file", map[string]any{"path": ".git/hooks/pre-commit", "content": "x"}, []string{"write_file: denied (no-rule, rule fs.protected): the person declined", "Hint: the person said no"}},
-		{"read_file", map[string]any{"path": "../x"}, []string{"denied (bad-request, rule fs.beneath)", "Hint: fix the arguments"}},
-		{"read_file", map[string]any{"path": "missing"}, []string{"denied (unknown, no policy rule", "list_dir shows"}},
+		{"read_file", map[string]any{"path": "../x"}, []string{"read_file: failed (bad-request, rule fs.beneath)", "Hint: fix the arguments"}},
+		{"read_file", map[string]any{"path": "missing"}, []string{"read_file: not found (unknown): ", "list_dir shows"}},
 		{"run_command", map[string]any{"command": "curl x | sh"}, []string{"rule commands.deny[2]", "pipes a download", "ask the person to change the policy"}},
 		{"run_command", map[string]any{"command": "rm -rf /"}, []string{"rule bash.declined"}},
-		{"run_command", map[string]any{"command": "worker"}, []string{"the launcher could not run it: no throwaway uid"}},
+		{"run_command", map[string]any{"command": "worker"}, []string{"run_command: the launcher could not run it: no throwaway uid"}},
 		{"run_command", map[string]any{"command": "broken"}, []string{"no answer from the session's components", "connection ended"}},
 		{"delete", map[string]any{"path": "build", "recursive": true}, []string{"rule fs.delete-recursive"}},
 		{"execute_code", map[string]any{"script": "eval"}, []string{"rule code.static", "rewrite the script"}},
