@@ -159,8 +159,10 @@ func checks() []check {
 			return pc, nil
 		}},
 		{"SR-05", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("mptcp-socket"), direct: true, skip: func(c Run) (bool, string) {
-				return c.Line == "denied EPROTONOSUPPORT", "this kernel has no MPTCP (the control got EPROTONOSUPPORT)"
+			// Every variant SR-05 names, in both families: any one that
+			// opens confined is a fail.
+			return probeCase{probe: probe("tcp-variants"), direct: true, skip: func(c Run) (bool, string) {
+				return c.Line == "denied EPROTONOSUPPORT", "this kernel has neither MPTCP nor SMC (the control got EPROTONOSUPPORT)"
 			}}, nil
 		}},
 		{"SR-06", func(s *scratch) (probeCase, error) {

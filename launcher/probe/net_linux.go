@@ -107,6 +107,26 @@ func mptcpSocket() error {
 	return err
 }
 
+// tcpVariants tries the TCP variants Landlock's TCP rules do not check
+// (SR-05), in both IP families: nil when any opens, else the first
+// error (MPTCP over IPv4's).
+func tcpVariants() error {
+	var first error
+	for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
+		for _, proto := range []int{unix.IPPROTO_MPTCP, unix.IPPROTO_SMC} {
+			fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, proto)
+			if err == nil {
+				unix.Close(fd)
+				return nil
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
 func unixSocket() error {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err == nil {

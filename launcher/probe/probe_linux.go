@@ -58,6 +58,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"tcp-listen":       {1, arg1(tcpListen), "tcp4|tcp6: listen() on an unbound TCP socket (the kernel picks a port)"},
 		"udp-send":         {1, arg1(udpSend), "ADDR: send a datagram and wait 2s for the echo"},
 		"mptcp-socket":     {0, arg0(mptcpSocket), "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)"},
+		"tcp-variants":     {0, arg0(tcpVariants), "socket(AF_INET or AF_INET6, SOCK_STREAM, IPPROTO_MPTCP or IPPROTO_SMC): ok when any opens, else the first error"},
 		"unix-socket":      {0, arg0(unixSocket), "socket(AF_UNIX, SOCK_STREAM, 0)"},
 		"unix-any":         {0, arg0(unixAny), "socket(AF_UNIX), then socketpair(AF_UNIX, SOCK_DGRAM): ok when either works, else the first error"},
 		"unix-connect":     {1, arg1(unixConnect), "PATH: connect to a pathname Unix socket"},
