@@ -477,6 +477,19 @@ return {ok: ok.status + " " + ok.body, md: md.status + " " + md.headers["X-Pinfo
 	if !strings.Contains(r.stdout, "rc=117") || !strings.Contains(r.stderr, "has no network") {
 		t.Errorf("without net: %s", r)
 	}
+	// Neither a script's start nor its fetch waits for a command's end:
+	// a long command holds the runner channel to its end, and the starts
+	// have a channel of their own. (On one channel, the script waited
+	// for the command: timeout's 124.)
+	p := proxyPol()
+	p.extra = "[commands]\ntimeout = \"90s\"\n"
+	l := itEnv.launcher
+	during := `const r = await pinfold.call("fetch", {url: "http://` + ln.Addr().String() + `/during"}); return r.status + " " + r.body;`
+	r = s.agentSh(t, p, itOpts{stdin: fileWith(t, during)},
+		l+" sh 'sleep 738' </dev/null & c=$!; sleep 2; timeout 20 "+l+" code run -; echo rc=$?; kill $c; wait $c")
+	if !strings.Contains(r.stdout, `"200 upstream says /during"`) || !strings.Contains(r.stdout, "rc=0") {
+		t.Errorf("a script while a command ran: %s", r)
+	}
 }
 
 // The check after a command sees one state of the workspace: fs is

@@ -26,11 +26,12 @@ import (
 // The descriptors the launcher hands the bash process beyond the
 // bootstrap (3) and the Unix listener (4) every component gets.
 const (
-	fdAgentListener = 5 // the TCP listener in the agent's network namespace
-	fdRunner        = 6 // the launcher's end runs the workers (socketpair)
-	fdFS            = 7 // fs, for backups before a confirmed deletion (socketpair)
-	fdPass          = 8 // the launcher passes Code Mode workers' channels here (socketpair)
-	fdApprove       = 9 // optional: the approval channel to the launcher
+	fdAgentListener = 5  // the TCP listener in the agent's network namespace
+	fdRunner        = 6  // the launcher's end runs the commands' workers (socketpair)
+	fdFS            = 7  // fs, for backups before a confirmed deletion (socketpair)
+	fdPass          = 8  // the launcher passes Code Mode workers' and net's channels here (socketpair)
+	fdStarts        = 9  // the launcher's end starts Code Mode workers and connects to net (socketpair)
+	fdApprove       = 10 // optional: the approval channel to the launcher
 )
 
 // OpRun is the bash component's one operation: decide a command line and,
@@ -61,8 +62,8 @@ func Main() int {
 
 func serve(log *slog.Logger) error {
 	// Looked at first: the Go runtime takes free descriptors for itself.
-	if !boot.IsListening(fdAgentListener) || !boot.IsSocket(fdRunner) || !boot.IsSocket(fdFS) || !boot.IsSocket(fdPass) {
-		return errors.New("bash runs only as a component the launcher starts (no agent listener, runner, fs and passing channels on descriptors 5-8)")
+	if !boot.IsListening(fdAgentListener) || !boot.IsSocket(fdRunner) || !boot.IsSocket(fdFS) || !boot.IsSocket(fdPass) || !boot.IsSocket(fdStarts) {
+		return errors.New("bash runs only as a component the launcher starts (no agent listener, runner, fs, passing and starting channels on descriptors 5-9)")
 	}
 	hasApprove := boot.IsSocket(fdApprove)
 	var b Bootstrap
@@ -100,14 +101,21 @@ func serve(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	runner := NewRunnerClient(rc)
-	runner.pass = pc.(*net.UnixConn)
+	sc, err := conn(fdStarts, "starting channel")
+	if err != nil {
+		return err
+	}
+	// Commands and starts each have a channel: a command holds its own
+	// to its end (a build, a dev server), and a script, or a script's
+	// fetch, is not held behind it.
+	runner, starter := NewRunnerClient(rc), NewRunnerClient(sc)
+	starter.pass = pc.(*net.UnixConn)
 	files := fs.NewClient(fsc)
 	broker := &Broker{Commands: b.Commands, Options: b.Options, Log: log,
-		Run: runner.Run, Backup: FSBackup(files), Files: files, CodeLimits: b.Code, StartCode: runner.StartCode}
+		Run: runner.Run, Backup: FSBackup(files), Files: files, CodeLimits: b.Code, StartCode: starter.StartCode}
 	if b.Net {
 		// The roots are read now: confined, bash reads no file.
-		if broker.Fetch, err = fetchClient(runner, b.TrustPEM); err != nil {
+		if broker.Fetch, err = fetchClient(starter, b.TrustPEM); err != nil {
 			return err
 		}
 	}
@@ -222,7 +230,9 @@ func (c *Client) Code(ctx context.Context, script string) (CodeResult, rpc.Decis
 
 // The runner channel: bash's end sends a Job per line and reads an
 // Outcome per line; the launcher's end (ServeRunner) runs them, one at a
-// time, in workers.
+// time, in workers. The starting channel is another such channel, for
+// the starts of Code Mode workers and connections to net (StartCode),
+// quick jobs that must not wait for a command's end.
 
 // maxRunnerLine bounds a line on the runner channel: an outcome carries
 // at most rpc.MaxData bytes of output, base64 in JSON.

@@ -72,8 +72,25 @@ func (s *Session) startBash(ns netns.NsHandle, fsEnd *os.File) error {
 		return fmt.Errorf("session: passing channel: %w", err)
 	}
 	s.pass = pc.(*net.UnixConn)
-	go bash.ServeRunner(rc, s.runJob)
-	extra := []*os.File{lf, bashEnd, fsEnd, passBash}
+	// The starting channel: Code Mode workers' starts and connections to
+	// net, served beside the commands, not behind one.
+	startLauncher, startBash, err := socketpair()
+	if err != nil {
+		rc.Close()
+		pc.Close()
+		return err
+	}
+	defer startBash.Close()
+	sc, err := net.FileConn(startLauncher)
+	startLauncher.Close()
+	if err != nil {
+		rc.Close()
+		pc.Close()
+		return fmt.Errorf("session: starting channel: %w", err)
+	}
+	go bash.ServeRunner(rc, s.runCommand)
+	go bash.ServeRunner(sc, s.runStart)
+	extra := []*os.File{lf, bashEnd, fsEnd, passBash, startBash}
 	if s.cfg.Asker != nil {
 		end, err := s.approvals(pki.Bash)
 		if err != nil {
@@ -118,18 +135,26 @@ func (s *Session) authority() []string {
 	return append([]string{s.cfg.Root, BackupRoot, s.cfg.Launcher}, s.cfg.Authority...)
 }
 
-// runJob runs one of bash's jobs: a command (runWorker) or the start of
-// a Code Mode worker (startCode).
-func (s *Session) runJob(ctx context.Context, j bash.Job) bash.Outcome {
+// runCommand runs a job of bash's runner channel: a command only
+// (runWorker).
+func (s *Session) runCommand(ctx context.Context, j bash.Job) bash.Outcome {
+	if j.Kind != bash.JobShell {
+		return bash.Outcome{Error: fmt.Sprintf("no job kind %q on the runner channel", j.Kind)}
+	}
+	return s.runWorker(ctx, j)
+}
+
+// runStart runs a job of bash's starting channel: the start of a Code
+// Mode worker (startCode) or a connection to net (connectNet), never a
+// command.
+func (s *Session) runStart(_ context.Context, j bash.Job) bash.Outcome {
 	switch j.Kind {
-	case bash.JobShell:
-		return s.runWorker(ctx, j)
 	case bash.JobCode:
 		return s.startCode(j)
 	case bash.JobNet:
 		return s.connectNet()
 	}
-	return bash.Outcome{Error: fmt.Sprintf("no job kind %q", j.Kind)}
+	return bash.Outcome{Error: fmt.Sprintf("no job kind %q on the starting channel", j.Kind)}
 }
 
 // startCode starts a Code Mode worker (code.StartWorker: its own network

@@ -63,8 +63,10 @@
 //
 // # Limitations
 //
-//   - Workers run one at a time, with no network (SD-16): net's proxy
-//     listens in the agent's namespace only.
+//   - Command workers run one at a time, with no network (SD-16): net's
+//     proxy listens in the agent's namespace only. A Code Mode worker's
+//     start and a script's connection to net go on a channel of their
+//     own, so a long command (a dev server) does not hold them.
 //   - A protected path that appears or changes while a command runs (one
 //     that did not exist, so was not mounted read-only, or one the person
 //     replaced meanwhile) is moved aside when the command ends, whatever
