@@ -28,8 +28,12 @@ func Replace(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	sweep(dir, "."+filepath.Base(path)+"-")
 	// Until the rename the old file is as it was, and the error says so:
-	// a full disk must not read as a lost or damaged file.
+	// a full disk must not read as a lost or damaged file. Where there
+	// was none, none is made, and the error says that instead.
 	unchanged := func(err error) error { return fmt.Errorf("%s is unchanged: %w", path, err) }
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		unchanged = func(err error) error { return fmt.Errorf("%s was not made: %w", path, err) }
+	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return unchanged(err)

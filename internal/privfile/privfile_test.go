@@ -241,6 +241,14 @@ func TestReplaceFullDisk(t *testing.T) {
 	}
 	defer syscall.Unmount(dir, syscall.MNT_DETACH)
 	path := filepath.Join(dir, "vault")
+	// A first write that fails makes nothing, and does not call it
+	// unchanged.
+	if err := Replace(path, make([]byte, 128<<10)); !errors.Is(err, syscall.ENOSPC) || !strings.HasPrefix(err.Error(), path+" was not made: write ") {
+		t.Errorf("full disk, first write: %v", err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed first write left %s: %v", path, err)
+	}
 	if err := Replace(path, []byte("old")); err != nil {
 		t.Fatal(err)
 	}
