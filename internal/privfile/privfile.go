@@ -111,8 +111,17 @@ func (e *NotPrivateError) Error() string { return e.Problem }
 // directory, not the caller's, or writable by others, who could put an
 // older file (the what it holds) back in its place: a *NotPrivateError.
 func Dir(dir, what string) error {
+	_, before := os.Lstat(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
+	}
+	if errors.Is(before, os.ErrNotExist) {
+		// The umask takes what it masks from the 0700 asked for: under
+		// 0277 the directory was made 0500, and nothing could be written
+		// in it.
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return err
+		}
 	}
 	return CheckDir(dir, what)
 }

@@ -263,3 +263,33 @@ func TestReplaceFullDisk(t *testing.T) {
 		t.Errorf("left behind: %v", ents)
 	}
 }
+
+// A directory Dir makes is 0700 whatever the umask (0277 made it 0500:
+// the vault could not be written in it); one that was there keeps its
+// mode.
+func TestDirUmask(t *testing.T) {
+	old := syscall.Umask(0o277)
+	defer syscall.Umask(old)
+	base := t.TempDir()
+	made := filepath.Join(base, "a", "b")
+	defer os.Chmod(filepath.Dir(made), 0o700) // made 0500 too: let TempDir remove it
+	if err := Dir(made, "vault"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(made); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("made under umask 0277: %v %v", st.Mode(), err)
+	}
+	kept := filepath.Join(base, "kept")
+	if err := os.Mkdir(kept, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(kept, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	if err := Dir(kept, "vault"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(kept); st.Mode().Perm() != 0o500 {
+		t.Errorf("a directory that was there: %v", st.Mode())
+	}
+}
