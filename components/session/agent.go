@@ -135,6 +135,22 @@ func socketpair() (*os.File, *os.File, error) {
 	return os.NewFile(uintptr(fds[0]), "kms-end"), os.NewFile(uintptr(fds[1]), "net-end"), nil
 }
 
+// channel is a socketpair as a channel to a component: the launcher's
+// end as a connection, the component's as the file it is handed.
+func channel(name string) (*net.UnixConn, *os.File, error) {
+	launcherEnd, end, err := socketpair()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := net.FileConn(launcherEnd)
+	launcherEnd.Close()
+	if err != nil {
+		end.Close()
+		return nil, nil, fmt.Errorf("session: %s: %w", name, err)
+	}
+	return c.(*net.UnixConn), end, nil
+}
+
 // ProxyPort is 0: the session makes its listeners in the agent's
 // namespace itself (it runs as root), net's among them.
 func (s *Session) ProxyPort() uint16 { return 0 }
@@ -274,15 +290,9 @@ func (s *Session) Attach(netnsPath string, uid, gid int) error {
 // served here (questions put to the person on the launcher's terminal),
 // the component's end returned.
 func (s *Session) approvals(role pki.Role) (*os.File, error) {
-	launcherEnd, end, err := socketpair()
+	c, end, err := channel("approval channel")
 	if err != nil {
 		return nil, err
-	}
-	c, err := net.FileConn(launcherEnd)
-	launcherEnd.Close()
-	if err != nil {
-		end.Close()
-		return nil, fmt.Errorf("session: approval channel: %w", err)
 	}
 	if role == pki.FS {
 		// fs asks for the git configs to be read again after a change
@@ -310,17 +320,12 @@ func (s *Session) startNet(ns netns.NsHandle) error {
 	b := netc.Bootstrap{Credential: credential(leaf, keyPEM), Network: s.cfg.Network, Secrets: s.cfg.Rules, SelfListeners: s.cfg.SelfListeners}
 	// fds 5-7: the agent's listener, kms (nil without injection), the
 	// passing channel for bash's connections.
-	launcherPass, netPass, err := socketpair()
+	pc, netPass, err := channel("net's passing channel")
 	if err != nil {
 		return err
 	}
 	defer netPass.Close()
-	pc, err := net.FileConn(launcherPass)
-	launcherPass.Close()
-	if err != nil {
-		return fmt.Errorf("session: net's passing channel: %w", err)
-	}
-	s.netPass = pc.(*net.UnixConn)
+	s.netPass = pc
 	extra := []*os.File{lf, nil, netPass}
 	c := s.net
 	if s.inject != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,47 +46,29 @@ func (s *Session) startBash(ns netns.NsHandle, fsEnd *os.File) error {
 		return err
 	}
 	defer lf.Close()
-	launcherEnd, bashEnd, err := socketpair()
+	rc, bashEnd, err := channel("runner channel")
 	if err != nil {
 		return err
 	}
 	defer bashEnd.Close()
-	rc, err := net.FileConn(launcherEnd)
-	launcherEnd.Close()
-	if err != nil {
-		return fmt.Errorf("session: runner channel: %w", err)
-	}
 	// The passing channel: the launcher hands bash each Code Mode
 	// worker's channel on it.
-	passLauncher, passBash, err := socketpair()
+	pc, passBash, err := channel("passing channel")
 	if err != nil {
 		rc.Close()
 		return err
 	}
 	defer passBash.Close()
-	pc, err := net.FileConn(passLauncher)
-	passLauncher.Close()
-	if err != nil {
-		rc.Close()
-		return fmt.Errorf("session: passing channel: %w", err)
-	}
-	s.pass = pc.(*net.UnixConn)
+	s.pass = pc
 	// The starting channel: Code Mode workers' starts and connections to
 	// net, served beside the commands, not behind one.
-	startLauncher, startBash, err := socketpair()
+	sc, startBash, err := channel("starting channel")
 	if err != nil {
 		rc.Close()
 		pc.Close()
 		return err
 	}
 	defer startBash.Close()
-	sc, err := net.FileConn(startLauncher)
-	startLauncher.Close()
-	if err != nil {
-		rc.Close()
-		pc.Close()
-		return fmt.Errorf("session: starting channel: %w", err)
-	}
 	go bash.ServeRunner(rc, s.runCommand)
 	go bash.ServeRunner(sc, s.runStart)
 	extra := []*os.File{lf, bashEnd, fsEnd, passBash, startBash}
