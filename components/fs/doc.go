@@ -55,9 +55,13 @@
 //     directory, hooks, config, config.worktree and commondir (so
 //     submodules' .git/modules/NAME/hooks and worktrees'
 //     .git/worktrees/NAME/config.worktree too), and everything else
-//     beneath a .git but a lock file (NAME.lock): git resumes from that
-//     state, and a rebase's todo list runs its exec lines on git rebase
-//     --continue (as bash holds it, rule structural.git-state). A git
+//     beneath a .git: git resumes from that state, and a rebase's todo
+//     list runs its exec lines on git rebase --continue (as bash holds
+//     it, rule structural.git-state). A lock file there (NAME.lock) may
+//     be deleted unasked (a git that died leaves index.lock), but not
+//     written or made: git renames a lock it holds onto the file it
+//     locks (git commit -a holds index.lock while the person writes the
+//     message), so a lock replaced meanwhile became that file. A git
 //     directory known by what it holds rather than its name (gitLayouts,
 //     git's own test: HEAD, objects and refs, a bare repository however
 //     named; HEAD and commondir; or objects and refs, which a commondir

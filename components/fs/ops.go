@@ -762,7 +762,8 @@ func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action s
 // operation of mode, if anything does (see guardMode); made, when not
 // "", is the directory the operation would make a git directory of.
 func (r *Root) protects(cs []string, mode guardMode, fold bool) (pr protection, made string, ok bool) {
-	if pr, ok := r.match.protected(cs, fold); ok {
+	// Only a removal may touch a lock file in a git directory (gitBeneath).
+	if pr, ok := r.match.protectedAs(cs, fold, mode != guardRemove); ok {
 		return pr, "", true
 	}
 	if mode == guardWrite && len(cs) > 0 && eq(cs[len(cs)-1], gitDir, fold) {
@@ -796,7 +797,7 @@ func (r *Root) gitLayout(cs []string, moves, makes, fold bool) (pr protection, m
 		if moves {
 			return protection{path: strings.Join(cs[:min(g+1, len(cs))], "/"), layout: dir}, "", true
 		}
-		pr, ok := gitBeneath(cs, g, fold)
+		pr, ok := gitBeneath(cs, g, fold, makes)
 		pr.layout = dir
 		return pr, "", ok
 	}

@@ -225,8 +225,15 @@ func bareName(c string, fold bool) bool {
 }
 
 // protected reports whether the path with components cs is, or lies
-// beneath, a protected path. fold compares case-insensitively.
+// beneath, a protected path. fold compares case-insensitively. A lock
+// file beneath a .git is not one (protectedAs says when it is).
 func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
+	return m.protectedAs(cs, fold, false)
+}
+
+// protectedAs is protected, and with locks a lock file beneath a .git
+// too: for a change that would make or replace one (gitBeneath).
+func (m *matcher) protectedAs(cs []string, fold, locks bool) (protection, bool) {
 	for i, c := range cs {
 		for _, n := range protectedNames {
 			if eq(c, n, fold) {
@@ -237,7 +244,7 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 			return protection{path: strings.Join(cs[:i+2], "/")}, true
 		}
 		if eq(c, gitDir, fold) {
-			if pr, ok := gitBeneath(cs, i+1, fold); ok {
+			if pr, ok := gitBeneath(cs, i+1, fold, locks); ok {
 				return pr, true
 			}
 		}
@@ -260,9 +267,13 @@ func (m *matcher) protected(cs []string, fold bool) (protection, bool) {
 // config.worktree or commondir at any depth below it, or anything else
 // there but a lock file. The rest of a git directory is state git
 // resumes from (a rebase's todo list runs its exec lines on git rebase
-// --continue), as bash holds it too; a lock file (index.lock left by a
-// git that died) is git's own and holds nothing git reads.
-func gitBeneath(cs []string, g int, fold bool) (protection, bool) {
+// --continue), as bash holds it too. A lock file (NAME.lock) is
+// protected only with locks, for a change that makes or replaces one:
+// removing one (index.lock left by a git that died) lets git work again,
+// but git renames a lock it holds onto the file it locks (git commit -a
+// holds index.lock while the person writes the message), so a lock
+// replaced meanwhile would become that file, unasked.
+func gitBeneath(cs []string, g int, fold, locks bool) (protection, bool) {
 	for j := g; j < len(cs); j++ {
 		for _, n := range gitProtected {
 			if eq(cs[j], n, fold) {
@@ -270,7 +281,7 @@ func gitBeneath(cs []string, g int, fold bool) (protection, bool) {
 			}
 		}
 	}
-	if g < len(cs) && !strings.HasSuffix(cs[len(cs)-1], ".lock") {
+	if g < len(cs) && (locks || !strings.HasSuffix(cs[len(cs)-1], ".lock")) {
 		return protection{path: strings.Join(cs[:g+1], "/")}, true
 	}
 	return protection{}, false

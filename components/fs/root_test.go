@@ -401,10 +401,9 @@ func TestProtected(t *testing.T) {
 	if _, err := r.Stat(".bashrc"); err != nil {
 		t.Errorf("stat .bashrc: %v", err)
 	}
-	// Controls: near names, case variants (other files here) and a lock
-	// file in .git.
+	// Controls: near names and case variants (other files here).
 	for _, p := range []string{
-		".git/index.lock", ".gitignore", ".bashrc.bak", "bashrc", ".git-hooks/x",
+		".gitignore", ".bashrc.bak", "bashrc", ".git-hooks/x",
 		"hooks/x", "secrets/dev.env", "conf/other.toml", ".GIT", ".Bashrc", ".SSH", ".VSCODE", ".MCP.JSON",
 	} {
 		os.MkdirAll(filepath.Join(w.ws, filepath.Dir(p)), 0o755)
@@ -1056,9 +1055,10 @@ func TestProtectedGitState(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(w.ws, ".git/rebase-merge/git-rebase-todo")); err == nil {
 		t.Errorf("the todo list was written")
 	}
-	// Controls: a lock file a git that died left is git's own, and
-	// holds nothing git reads.
-	wantOK(t, "write .git/index.lock", r.Write(".git/index.lock", nil, false))
+	// A lock file git renames into place once done (TestGitLockNotWritten):
+	// not written; one a git that died left may be removed (the control).
+	wantKind(t, "write .git/index.lock", r.Write(".git/index.lock", nil, false), KindProtected)
+	w.file(t, ".git/index.lock", "")
 	wantOK(t, "delete .git/index.lock", r.Delete(".git/index.lock"))
 }
 
@@ -1094,8 +1094,11 @@ func TestBareRepoProtected(t *testing.T) {
 		wantKind(t, "rename "+dir, w.root.Rename(dir, "moved", false), KindProtected)
 		w.file(t, "hook", "#!/bin/sh\n")
 		wantKind(t, "rename into "+dir, w.root.Rename("hook", dir+"/hooks/pre-receive", false), KindProtected)
-		// A lock file a git that died left is git's own, as in .git.
-		wantOK(t, "write "+dir+"/packed-refs.lock", w.root.Write(dir+"/packed-refs.lock", nil, false))
+		// A lock file a git that died left may be removed, as in .git;
+		// not written (git renames a lock it holds into place).
+		wantKind(t, "write "+dir+"/packed-refs.lock", w.root.Write(dir+"/packed-refs.lock", nil, false), KindProtected)
+		w.file(t, dir+"/packed-refs.lock", "")
+		wantOK(t, "delete "+dir+"/packed-refs.lock", w.root.Delete(dir+"/packed-refs.lock"))
 	}
 	// A worktree's git directory (HEAD and commondir), and the directory
 	// a commondir names (objects and refs), are git directories too.
