@@ -497,7 +497,8 @@ const maxLinkCheck = 10_000
 // no question. Elsewhere it allows anything. fold: to's directory
 // compares names case-insensitively, and to is matched so, as guard
 // matches it (a hard-linked file moved to .GIT/hooks there is in
-// .git/hooks).
+// .git/hooks). A tree it cannot look through whole (a directory it
+// cannot open or read, more than maxLinkCheck entries) is refused too.
 func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 	if _, _, ok := r.protects(components(to), guardRename, fold); !ok {
 		return nil
@@ -520,23 +521,36 @@ func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 		// question, and the question would not show it.
 		return refuse("it is a symbolic link")
 	case unix.S_IFDIR:
+		// A directory that cannot be looked through (unreadable, or no
+		// descriptor left for a deep tree) is refused, not passed over:
+		// what it holds is not known to have one name each.
+		unchecked := func(name string, err error) string {
+			return fmt.Sprintf("%s in the tree could not be looked through (%v)", name, err)
+		}
 		fd, err := unix.Openat(src.fd, src.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil
+		if err == unix.ENOENT {
+			return nil // the rename reports it
+		} else if err != nil {
+			return refuse(unchecked(src.name, err))
 		}
 		seen := 0
-		var walk func(fd int) string
-		walk = func(fd int) string {
+		var walk func(fd int, name string) string
+		walk = func(fd int, name string) string {
 			f := os.NewFile(uintptr(fd), "")
 			defer f.Close()
-			ents, _ := f.ReadDir(-1)
+			ents, err := f.ReadDir(-1)
+			if err != nil {
+				return unchecked(name, err)
+			}
 			for _, e := range ents {
 				if seen++; seen > maxLinkCheck {
 					return fmt.Sprintf("the tree has more than %d entries to check", maxLinkCheck)
 				}
 				var est unix.Stat_t
-				if unix.Fstatat(fd, e.Name(), &est, unix.AT_SYMLINK_NOFOLLOW) != nil {
-					continue
+				if err := unix.Fstatat(fd, e.Name(), &est, unix.AT_SYMLINK_NOFOLLOW); err == unix.ENOENT {
+					continue // gone since: not moved
+				} else if err != nil {
+					return unchecked(e.Name(), err)
 				}
 				switch est.Mode & unix.S_IFMT {
 				case unix.S_IFREG:
@@ -547,16 +561,19 @@ func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 					return fmt.Sprintf("%s in the tree is a symbolic link", e.Name())
 				case unix.S_IFDIR:
 					cfd, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-					if err == nil {
-						if why := walk(cfd); why != "" {
-							return why
-						}
+					if err == unix.ENOENT {
+						continue
+					} else if err != nil {
+						return unchecked(e.Name(), err)
+					}
+					if why := walk(cfd, e.Name()); why != "" {
+						return why
 					}
 				}
 			}
 			return ""
 		}
-		if why := walk(fd); why != "" {
+		if why := walk(fd, src.name); why != "" {
 			return refuse(why)
 		}
 	}

@@ -1244,3 +1244,43 @@ func TestLayoutProtectionSaysWhy(t *testing.T) {
 		t.Errorf("the question does not say which git directory protects it: %q", asked)
 	}
 }
+
+// A tree moved into a protected path is looked through whole, or the move
+// is refused: singleLinked passed over a directory it could not open (no
+// descriptor left in a deep tree, an unreadable directory) and moved a
+// link deep inside it with the person's yes.
+func TestRenameIntoProtectedUncheckedTree(t *testing.T) {
+	w := newWorld(t)
+	w.root.Approve = func(string, string) (bool, string) { return true, "approved" }
+	w.file(t, "tools/lint.sh", "#!/bin/sh\n")
+	const depth = 64
+	deep := filepath.Join(w.ws, "stage")
+	for i := range depth {
+		deep = filepath.Join(deep, fmt.Sprintf("d%d", i))
+	}
+	must(t, os.MkdirAll(deep, 0o755))
+	must(t, os.Symlink(strings.Repeat("../", depth+1)+"tools/lint.sh", filepath.Join(deep, "pc")))
+
+	// Fewer descriptors left than the tree is deep.
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old unix.Rlimit
+	must(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &old))
+	low := old
+	low.Cur = uint64(len(fds) + depth/2)
+	must(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &low))
+	err = w.root.Rename("stage", ".vscode", false)
+	must(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &old))
+	if KindOf(err) != KindProtected || !strings.Contains(err.Error(), "could not be looked through") {
+		t.Errorf("a tree not looked through whole moved to .vscode: %v", err)
+	}
+	mustNotExistHost(t, filepath.Join(w.ws, ".vscode"))
+	// Control: looked through, the link is found.
+	if err := w.root.Rename("stage", ".vscode", false); KindOf(err) != KindProtected || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("control: the link deep in the tree: %v", err)
+	}
+	must(t, os.Remove(filepath.Join(deep, "pc")))
+	wantOK(t, "the tree without the link", w.root.Rename("stage", ".vscode", false))
+}
