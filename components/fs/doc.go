@@ -61,7 +61,9 @@
 //     be deleted unasked (a git that died leaves index.lock), but not
 //     written or made: git renames a lock it holds onto the file it
 //     locks (git commit -a holds index.lock while the person writes the
-//     message), so a lock replaced meanwhile became that file. A git
+//     message), so a lock replaced meanwhile became that file. So is
+//     NAME.lock beside any protected NAME (git config --global's
+//     .gitconfig.lock, git init --bare's NAME.git/config.lock). A git
 //     directory known by what it holds rather than its name (gitLayouts,
 //     git's own test: HEAD, objects and refs, a bare repository however
 //     named; HEAD and commondir; or objects and refs, which a commondir

@@ -31,6 +31,10 @@ func TestGitLockNotWritten(t *testing.T) {
 		{".git/index.lock", ".git/index"},
 		{".git/config.lock", ".git/config"},
 		{"repo.git/packed-refs.lock", "repo.git/packed-refs"},
+		// git config --global, where the workspace is a home; git init
+		// --bare in a NAME.git that holds no repository yet.
+		{".gitconfig.lock", ".gitconfig"},
+		{"new.git/config.lock", "new.git/config"},
 	} {
 		w.file(t, c.lock, "git's new content")
 		wantKind(t, "write "+c.lock+" held by git", r.Write(c.lock, []byte("the agent's"), false), KindProtected)
@@ -45,7 +49,7 @@ func TestGitLockNotWritten(t *testing.T) {
 		wantOK(t, "delete "+c.lock, r.Delete(c.lock))
 	}
 	// Controls: lock files elsewhere are ordinary files.
-	for _, p := range []string{"Cargo.lock", "sub/x.lock", "git.lock"} {
+	for _, p := range []string{"Cargo.lock", "sub/x.lock", "git.lock", ".lock", "new.git/x.lock"} {
 		must(t, os.MkdirAll(filepath.Dir(filepath.Join(w.ws, p)), 0o755))
 		wantOK(t, "write "+p, r.Write(p, []byte("x"), false))
 	}

@@ -786,6 +786,15 @@ func (r *Root) protects(cs []string, mode guardMode, fold bool) (pr protection, 
 	if mode == guardWrite && len(cs) > 0 && eq(cs[len(cs)-1], gitDir, fold) {
 		return protection{path: strings.Join(cs, "/")}, "", true
 	}
+	// NAME.lock beside a protected NAME is git's lock of it (git config
+	// --global's .gitconfig.lock, git init --bare's NAME.git/config.lock):
+	// git renames it onto NAME when done, so writing one is changing NAME.
+	if n := len(cs); mode != guardRemove && n > 0 && len(cs[n-1]) > len(".lock") && strings.HasSuffix(cs[n-1], ".lock") {
+		locked := append(slices.Clip(cs[:n-1]), strings.TrimSuffix(cs[n-1], ".lock"))
+		if _, ok := r.match.protectedAs(locked, fold, true); ok {
+			return protection{path: strings.Join(cs, "/")}, "", true
+		}
+	}
 	if mode == guardRename {
 		if pr, ok := r.match.ancestor(cs, fold); ok {
 			return pr, "", true
