@@ -263,7 +263,8 @@
 //     .git/config.worktree, .git/commondir, .git itself or .config/git, git config (or git -c) of a key that
 //     makes git run a program or read other configuration (alias.*,
 //     core.pager, core.sshCommand, core.fsmonitor, filter.*, *.helper,
-//     include.path, …; the values of -f, -t, --type and the other
+//     include.path, remote.NAME.vcs (the helper git-remote-VCS a fetch
+//     runs, by a path when it holds a slash: a nineteenth hunt), …; the values of -f, -t, --type and the other
 //     options that take one, in any prefix git takes, are not the key,
 //     every word after "--" is a key or value, and each such word is
 //     looked at), git config --edit, git config --rename-section

@@ -1354,7 +1354,12 @@ func gitExecKey(key string) (rule, why string) {
 		// man.NAME.path: the program git runs.
 		strings.HasSuffix(k, ".path") && k != "include.path" && !strings.HasPrefix(k, "includeif."),
 		// submodule.NAME.update = !CMD runs CMD on git submodule update.
-		strings.HasPrefix(k, "submodule.") && strings.HasSuffix(k, ".update"):
+		strings.HasPrefix(k, "submodule.") && strings.HasSuffix(k, ".update"),
+		// remote.NAME.vcs = V makes a fetch or push of NAME run the
+		// remote helper git-remote-V, by a path from the working
+		// directory when V holds a slash (a nineteenth hunt: vcs = x/y
+		// ran the workspace's git-remote-x/y at git fetch origin).
+		strings.HasPrefix(k, "remote.") && strings.HasSuffix(k, ".vcs"):
 		return "structural.git-config", "makes git run a program, or read other configuration"
 	case strings.HasPrefix(k, "gc.") || strings.HasPrefix(k, "maintenance.") || k == "core.logallrefupdates",
 		// fetch.prune and a remote's prune, fetch refspec or mirror make

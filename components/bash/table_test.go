@@ -2650,6 +2650,14 @@ var table = []struct {
 	{`find .git/hooks -name '*.sample' -exec grep -l foo {} +`, A, "default"},
 	{`find src -exec cp /tmp/e {} \;`, A, "default"},
 	{`find src -execdir cp /tmp/e x \;`, A, "default"},
+	// A nineteenth hunt: remote.NAME.vcs names the remote helper a
+	// fetch runs, git-remote-VCS, a path from the working directory
+	// when it holds a slash (git config remote.origin.vcs x/y, then git
+	// fetch origin, ran the workspace's git-remote-x/y).
+	{`git config remote.origin.vcs x/y`, P, "structural.git-config"},
+	{`git -c remote.origin.vcs=x/y fetch origin`, P, "structural.git-config"},
+	{`git config Remote.Origin.VCS x`, P, "structural.git-config"},
+	{`git config remote.origin.url x`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
