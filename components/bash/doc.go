@@ -496,7 +496,8 @@
 //     scons, npm-run-all, run-s, run-p, turbo) each may be any of the
 //     command's words, in any order (a review: make all deploy and make
 //     test deploy ran the deploy target unasked), as the program reads
-//     a target's name (make ./deploy, rake deploy[prod], gradle
+//     a target's name (make ./deploy, make .DEFAULT_GOAL=deploy: a
+//     nineteenth hunt, rake deploy[prod], gradle
 //     :app:deploy and its camel-case abbreviations, pTML for
 //     publishToMavenLocal). That is per program, not general: most
 //     programs read their first operand as a subcommand and the rest

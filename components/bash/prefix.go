@@ -274,13 +274,18 @@ var targetRunners = map[string]bool{
 }
 
 // mayBeTarget reports whether a may name the target x of tool: as
-// written, or as tool reads a target's name (make ./deploy is make
-// deploy; rake deploy[prod] runs deploy; gradle runs :app:deploy,
+// written, or as tool reads a target's name (make ./deploy and make
+// .DEFAULT_GOAL=deploy are make deploy; rake deploy[prod] runs deploy; gradle runs :app:deploy,
 // dep and dP as deploy and deployProd when no other task's name fits).
 func (a arg) mayBeTarget(tool, x string) bool {
 	t := a.text
 	switch tool {
 	case "make", "gmake", "bmake", "remake":
+		// make .DEFAULT_GOAL=deploy (also +=, ?=) runs deploy when no
+		// goal is given (a nineteenth hunt).
+		if n, v, ok := strings.Cut(t, "="); ok && strings.TrimRight(n, ":!+?") == ".DEFAULT_GOAL" {
+			t = v
+		}
 		for strings.HasPrefix(t, "./") {
 			t = t[2:]
 		}

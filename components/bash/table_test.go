@@ -2658,6 +2658,14 @@ var table = []struct {
 	{`git -c remote.origin.vcs=x/y fetch origin`, P, "structural.git-config"},
 	{`git config Remote.Origin.VCS x`, P, "structural.git-config"},
 	{`git config remote.origin.url x`, A, "default"},
+	// make runs the goal .DEFAULT_GOAL names when it is given none: a
+	// command-line .DEFAULT_GOAL=deploy ran the approval-listed make
+	// deploy unasked.
+	{`make .DEFAULT_GOAL=deploy`, P, "commands.approval[0]"},
+	{`make .DEFAULT_GOAL+=deploy`, P, "commands.approval[0]"},
+	{`make '.DEFAULT_GOAL?=./deploy'`, P, "commands.approval[0]"},
+	{`make .DEFAULT_GOAL=dep`, A, "default"},
+	{`make GOAL=deploy`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
