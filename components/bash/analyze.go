@@ -227,7 +227,18 @@ type lineFacts struct {
 	// dotglob, bash -O dotglob, GLOBIGNORE set in any way: either name
 	// anywhere in it), so that * and ? may match .git (pattern.go).
 	dotglob bool
+	// cacheDirs: the names of cleanDirVars the line names anywhere (as
+	// dotglob's are looked for), each of which may point a cleaner
+	// that removes its directory whole at the workspace.
+	cacheDirs map[string]bool
 }
+
+// cleanDirVars name the directories that go clean -modcache, -cache or
+// -fuzzcache and cargo clean remove whole (a nineteenth hunt:
+// GOMODCACHE=$PWD/src go clean -modcache and CARGO_TARGET_DIR=src
+// cargo clean each removed src); GOENV and CARGO_HOME name a file of
+// settings that may set them.
+var cleanDirVars = []string{"GOMODCACHE", "GOPATH", "GOCACHE", "GOENV", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "CARGO_HOME"}
 
 func lineFactsOf(src string, cs []SimpleCommand) lineFacts {
 	var f lineFacts
@@ -239,12 +250,25 @@ func lineFactsOf(src string, cs []SimpleCommand) lineFacts {
 	// looked at too, for quotes may split a name there (read GLOB""IGNORE).
 	joined := strings.ReplaceAll(src, "\\\n", "")
 	f.dotglob = strings.Contains(joined, "GLOBIGNORE") || strings.Contains(joined, "dotglob")
+	f.cacheDirs = map[string]bool{}
+	for _, n := range cleanDirVars {
+		if strings.Contains(joined, n) {
+			f.cacheDirs[n] = true
+		}
+	}
 	for _, c := range cs {
 		f.dotglob = f.dotglob || slices.ContainsFunc(c.Assigns, func(a Assign) bool { return a.Name == "GLOBIGNORE" })
 		for _, l := range append([]Layer{{Words: c.Words}}, c.Wrappers...) {
 			f.dotglob = f.dotglob || slices.ContainsFunc(l.Words, func(w Word) bool {
 				return strings.Contains(w.Text, "dotglob") || strings.Contains(w.Text, "GLOBIGNORE")
 			})
+			for _, w := range l.Words {
+				for _, n := range cleanDirVars {
+					if strings.Contains(w.Text, n) {
+						f.cacheDirs[n] = true
+					}
+				}
+			}
 		}
 		f.links = f.links || makesLinks(&c)
 		switch name := baseName(&c); name {

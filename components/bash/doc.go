@@ -428,7 +428,15 @@
 //     DIR, which remove DIR whole (a twelfth hunt), and go clean (but
 //     -n, or cache flags with no package), which removes _obj/, *.so
 //     and files named after a .go file in every package directory (the
-//     whole workspace kept; plain go mod vendor stays automatic);
+//     whole workspace kept; plain go mod vendor stays automatic), and
+//     its cache flags too (-modcache, -cache, -fuzzcache) on a line
+//     that names the variable placing that cache (GOMODCACHE or
+//     GOPATH, GOCACHE, GOENV: a nineteenth hunt, GOMODCACHE=$PWD/src
+//     go clean -modcache removed src); cargo clean pointed away from
+//     ./target (--target-dir DIR, --config, -Z, or a line naming
+//     CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR or CARGO_HOME: a
+//     nineteenth hunt, cargo clean --target-dir src removed src), which
+//     removes that directory whole, but -n and --dry-run;
 //     and the git commands that put a tree's files
 //     (a commit's, the index's, a stash's) over the working tree's
 //     (reset --hard, --merge, --keep; checkout with -f or any operand,

@@ -1996,7 +1996,9 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			}
 		}
 	case "go":
-		return goDeletes(ws)
+		return goDeletes(ws, sc.line.cacheDirs)
+	case "cargo":
+		return cargoCleans(sc)
 	case "patch":
 		// -R, as git apply -R: git diff | patch -p1 -R drops the
 		// uncommitted changes (a tenth hunt's).
@@ -2036,7 +2038,13 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 // directories, the whole workspace is kept. Plain go mod vendor
 // rewrites vendor/ from the module cache, as make clean would its
 // outputs: it stays automatic.
-func goDeletes(ws []Word) *deletion {
+//
+// go clean -modcache, -cache and -fuzzcache remove directories outside
+// the workspace, but where the line names the variable that places one
+// (cacheDirs: GOMODCACHE or GOPATH, GOCACHE, or GOENV's file) it may be
+// the workspace's: GOMODCACHE=$PWD/src go clean -modcache removed src
+// whole (a nineteenth hunt), and the whole workspace is kept.
+func goDeletes(ws []Word, cacheDirs map[string]bool) *deletion {
 	// go -C DIR, first: the subcommand works there (its -o too).
 	chdir := false
 	if len(ws) > 1 {
@@ -2094,12 +2102,77 @@ func goDeletes(ws []Word) *deletion {
 				caches++
 			}
 		}
+		moved := cacheDirs["GOENV"] || vals["modcache"] != nil && (cacheDirs["GOMODCACHE"] || cacheDirs["GOPATH"]) ||
+			(vals["cache"] != nil || vals["fuzzcache"] != nil) && cacheDirs["GOCACHE"]
+		if moved {
+			return &deletion{"go clean removes the caches it is given whole, where a variable this line names puts them", nil}
+		}
 		if caches > 0 && args == 0 {
 			return nil
 		}
 		return &deletion{"go clean deletes build outputs from each package directory: _obj/ and _test/ whole, *.o, *.a, *.so, files named after the directory or a .go file", nil}
 	}
 	return nil
+}
+
+// cargoCleans: cargo clean removes its target directory whole (but -n,
+// --dry-run), so one it is pointed at elsewhere is a recursive delete
+// (a nineteenth hunt: cargo clean --target-dir src and
+// CARGO_TARGET_DIR=src cargo clean removed src): --target-dir DIR, or
+// --config and -Z, or a line that names CARGO_TARGET_DIR,
+// CARGO_BUILD_TARGET_DIR or CARGO_HOME (whose config.toml may set
+// it). DIR is kept when it is a literal in the workspace, or the
+// variable this command is given is; otherwise the whole workspace.
+// Plain cargo clean removes ./target, the build's output, as make
+// clean would: it stays automatic.
+func cargoCleans(sc *SimpleCommand) *deletion {
+	ws := sc.Words
+	if !slices.ContainsFunc(cands(ws, 1), func(i int) bool { return ws[i].Literal && ws[i].Text == "clean" }) {
+		return nil
+	}
+	var dir *Word
+	moved := false
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].Text
+		if t == "--" {
+			break
+		}
+		name, val, eq := strings.Cut(t, "=")
+		switch {
+		case t == "--dry-run" || !strings.HasPrefix(t, "--") && strings.HasPrefix(t, "-") && strings.Trim(t[1:], "nvqr") == "" && strings.Contains(t, "n"):
+			return nil
+		case name == "--target-dir":
+			moved = true
+			if eq {
+				w := ws[i]
+				w.Text = val
+				dir = &w
+			} else if i+1 < len(ws) {
+				i++
+				dir = &ws[i]
+			}
+		case name == "--config" || strings.HasPrefix(t, "-Z"):
+			moved = true
+		}
+	}
+	for _, n := range []string{"CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "CARGO_HOME"} {
+		if sc.line.cacheDirs[n] {
+			moved = true
+		}
+	}
+	for _, a := range sc.Assigns {
+		if dir == nil && (a.Name == "CARGO_TARGET_DIR" || a.Name == "CARGO_BUILD_TARGET_DIR") {
+			dir = &a.Value
+		}
+	}
+	if !moved {
+		return nil
+	}
+	var targets []string
+	if dir != nil && dir.Literal && dir.Text != "" && !outsidePath(*dir) && !sc.line.cacheDirs["CARGO_HOME"] {
+		targets = []string{dir.Text}
+	}
+	return &deletion{"cargo clean removes its target directory whole, and this one is not ./target", targets}
 }
 
 // rsyncDeletes reports an option of rsync's that deletes in the

@@ -2666,6 +2666,31 @@ var table = []struct {
 	{`make '.DEFAULT_GOAL?=./deploy'`, P, "commands.approval[0]"},
 	{`make .DEFAULT_GOAL=dep`, A, "default"},
 	{`make GOAL=deploy`, A, "default"},
+	// cargo clean removes its target directory whole, and go clean
+	// -modcache, -cache and -fuzzcache theirs, where a variable or
+	// option puts them: cargo clean --target-dir src,
+	// CARGO_TARGET_DIR=src cargo clean and GOMODCACHE=$PWD/src go clean
+	// -modcache each removed src, automatic.
+	{`cargo clean --target-dir src`, D, "builtin.recursive-delete"},
+	{`cargo clean --target-dir=src`, D, "builtin.recursive-delete"},
+	{`cargo -q clean --release --target-dir src`, D, "builtin.recursive-delete"},
+	{`CARGO_TARGET_DIR=src cargo clean`, D, "builtin.recursive-delete"},
+	{`env CARGO_BUILD_TARGET_DIR=src cargo clean -p x`, D, "builtin.recursive-delete"},
+	{`export CARGO_TARGET_DIR=src; cargo clean`, D, "builtin.recursive-delete"},
+	{`CARGO_HOME=h cargo clean`, D, "builtin.recursive-delete"},
+	{`cargo clean --config build.target-dir="src"`, D, "builtin.recursive-delete"},
+	{`GOMODCACHE=$PWD/src go clean -modcache`, D, "builtin.recursive-delete"},
+	{`GOPATH=$PWD go clean -modcache`, D, "builtin.recursive-delete"},
+	{`export GOCACHE=$PWD/src; go clean -fuzzcache`, D, "builtin.recursive-delete"},
+	{`GOENV=./e go clean -modcache`, D, "builtin.recursive-delete"},
+	{`cargo clean`, A, "default"},
+	{`cargo clean -p x --release`, A, "default"},
+	{`cargo clean -n --target-dir src`, A, "default"},
+	{`cargo clean --dry-run --target-dir src`, A, "default"},
+	{`CARGO_TARGET_DIR=src cargo build`, A, "commands.auto[7]"},
+	{`go clean -modcache`, A, "default"},
+	{`GOCACHE=$PWD/c go build ./...`, A, "default"},
+	{`GOCACHE=/tmp/c go clean -modcache`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
