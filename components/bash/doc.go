@@ -284,7 +284,9 @@
 //     --edit-todo (am's --resolved, -r), which go on from that state (a
 //     rebase's todo list runs its exec lines);
 //     "structural.git-refs" (Approve): git update-ref -d, --stdin or of
-//     refs/stash, git reflog delete and expire, git gc --prune, git
+//     refs/stash, git receive-pack (git-receive-pack too: the refs its
+//     input names, a nineteenth hunt), git filter-repo but --analyze and
+//     --dry-run, git reflog delete and expire, git gc --prune, git
 //     prune, git repack -d, git branch -D (-d or -m or -c with --force,
 //     -M, -C), git tag -d, git fetch and pull --prune (-p) and
 //     --prune-tags (-P), a fetch or pull refspec (or --refmap) whose

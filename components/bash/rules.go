@@ -897,6 +897,11 @@ func setuidMode(m string) bool {
 // gitStructural protects git's hooks and the configuration that makes
 // git run programs.
 func gitStructural(sc *SimpleCommand) *verdict {
+	if name := baseName(sc); name == "git-receive-pack" || name == "git-filter-repo" {
+		// Their own programs on PATH, as git receive-pack and git
+		// filter-repo (gitRefs).
+		return gitRefs(append([]Word{{Text: "git", Literal: true}, {Text: strings.TrimPrefix(name, "git-"), Literal: true}}, sc.Words[1:]...))
+	}
 	if baseName(sc) != "git" {
 		return nil
 	}
@@ -1076,6 +1081,18 @@ func gitRefs(ws []Word) *verdict {
 		}
 	case "prune":
 		return found("")
+	case "receive-pack":
+		// The receiving end of a push updates and deletes the refs its
+		// standard input names, reflogs and all (a nineteenth hunt: a
+		// pkt-line of old-id, zeros and refs/heads/x fed to git
+		// receive-pack . deleted branch x), as git update-ref --stdin.
+		return found("")
+	case "filter-repo":
+		// It rewrites every branch, then expires every reflog and runs
+		// gc --prune=now, unless it only analyses or does a dry run.
+		if !slices.ContainsFunc(ws[2:], func(w Word) bool { return w.Text == "--analyze" || w.Text == "--dry-run" }) {
+			return found("")
+		}
 	case "repack":
 		// -d deletes the packs it replaced, and the unreachable objects
 		// only they held (a ninth hunt).

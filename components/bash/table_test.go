@@ -2691,6 +2691,18 @@ var table = []struct {
 	{`go clean -modcache`, A, "default"},
 	{`GOCACHE=$PWD/c go build ./...`, A, "default"},
 	{`GOCACHE=/tmp/c go clean -modcache`, A, "default"},
+	// git receive-pack, the receiving end of a push, updates and
+	// deletes the refs its standard input names (a pkt-line fed to git
+	// receive-pack . deleted a branch and its reflog, automatic), as
+	// git update-ref --stdin does; git filter-repo expires every reflog
+	// and prunes after it rewrites.
+	{`git receive-pack .`, P, "structural.git-refs"},
+	{`printf x | git-receive-pack .`, P, "structural.git-refs"},
+	{`/usr/bin/git-receive-pack .`, P, "structural.git-refs"},
+	{`git filter-repo --path src --force`, P, "structural.git-refs"},
+	{`git-filter-repo --invert-paths --path x`, P, "structural.git-refs"},
+	{`git filter-repo --analyze`, A, "default"},
+	{`git upload-pack --help`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
