@@ -108,7 +108,10 @@
 //     screen, hyperfine, entr, at, nix-shell, scan-build, tsp, nq,
 //     gpg-agent, gtk-launch, (a sixteenth hunt) memusage, sotruss,
 //     rust-gdb, rust-lldb, msgexec, (a seventeenth) niceload, mispipe,
-//     zrun, retry, timelimit, rush, xjobs, tcpserver and the other runners of
+//     zrun, retry, timelimit, rush, xjobs, tcpserver, (a nineteenth)
+//     xtrace, datefudge, dtach, abduco, mpirun, srun, schedtool,
+//     trace-cmd, daemon, tcpsvd, udpsvd, runsv, runsvdir, cttyhack,
+//     openvt, crond, inetd and the other runners of
 //     opaqueRunners, and mise exec, x and en, nix develop, shell and
 //     run, bun exec (Bun's shell), and (a sixteenth hunt) pixi run,
 //     exec and shell, devbox run and shell, fnm exec, tox exec, lerna

@@ -2703,6 +2703,27 @@ var table = []struct {
 	{`git-filter-repo --invert-paths --path x`, P, "structural.git-refs"},
 	{`git filter-repo --analyze`, A, "default"},
 	{`git upload-pack --help`, A, "default"},
+	// Runners of a command or a script that no table named (each
+	// was automatic).
+	{`xtrace rm -rf src`, P, "builtin.dynamic"},
+	{`datefudge 2020-01-01 rm -rf src`, P, "builtin.dynamic"},
+	{`dtach -n /tmp/s rm -rf src`, P, "builtin.dynamic"},
+	{`abduco -n s rm -rf src`, P, "builtin.dynamic"},
+	{`mpirun -n 1 rm -rf src`, P, "builtin.dynamic"},
+	{`mpiexec rm -rf src`, P, "builtin.dynamic"},
+	{`orterun rm -rf src`, P, "builtin.dynamic"},
+	{`srun rm -rf src`, P, "builtin.dynamic"},
+	{`schedtool -e rm -rf src`, P, "builtin.dynamic"},
+	{`trace-cmd record rm -rf src`, P, "builtin.dynamic"},
+	{`daemon -- rm -rf src`, P, "builtin.dynamic"},
+	{`tcpsvd 0 1234 rm -rf src`, P, "builtin.dynamic"},
+	{`busybox udpsvd 0 1234 rm -rf src`, P, "builtin.dynamic"},
+	{`runsv ./svc`, P, "builtin.dynamic"},
+	{`runsvdir .`, P, "builtin.dynamic"},
+	{`busybox cttyhack rm -rf src`, P, "builtin.dynamic"},
+	{`openvt rm -rf src`, P, "builtin.dynamic"},
+	{`busybox crond -c .`, P, "builtin.dynamic"},
+	{`busybox inetd ./inetd.conf`, P, "builtin.dynamic"},
 }
 
 func TestTable(t *testing.T) {

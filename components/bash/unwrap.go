@@ -863,7 +863,16 @@ var opaqueRunners = sync.OnceValue(func() map[string]bool {
 		// A seventeenth hunt: GNU parallel's niceload, moreutils' mispipe
 		// (two shell strings) and zrun, retry, timelimit, rush and xjobs
 		// (commands of their words or standard input), tcpserver.
-		"niceload", "mispipe", "zrun", "retry", "timelimit", "rush", "xjobs", "tcpserver")
+		"niceload", "mispipe", "zrun", "retry", "timelimit", "rush", "xjobs", "tcpserver",
+		// A nineteenth hunt: glibc's xtrace (memusage's and sotruss's
+		// sibling), datefudge, dtach and abduco, MPI's and Slurm's
+		// launchers, schedtool -e, trace-cmd record, libslack's daemon,
+		// ipsvd's (and busybox's) tcpsvd and udpsvd, runit's runsv and
+		// runsvdir (a service directory's run script), busybox's
+		// cttyhack, openvt, crond and inetd: each ran, or would run,
+		// its command or a script it names.
+		"xtrace", "datefudge", "dtach", "abduco", "mpirun", "mpiexec", "orterun", "srun", "schedtool", "trace-cmd",
+		"daemon", "tcpsvd", "udpsvd", "runsv", "runsvdir", "cttyhack", "openvt", "crond", "inetd")
 })
 
 // shells are the shells whose -c string, script file or standard input
