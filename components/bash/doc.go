@@ -680,7 +680,9 @@
 //     -P, --system-prop, --project-prop), --init-script (-I) and sbt
 //     -J…, -java-home, -jvm-opts, -sbt-opts, -sbt-jar and
 //     -sbt-launch-dir, the command-line spellings of GRADLE_USER_HOME,
-//     gradle.properties, .sbtopts and .jvmopts;
+//     gradle.properties, .sbtopts and .jvmopts; (a nineteenth hunt)
+//     groff, nroff, troff and pic -U (in a group too: unsafe mode, in
+//     which the document's .sy, .pi, .pso and pic's sh run commands);
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

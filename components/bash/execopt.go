@@ -26,7 +26,7 @@ var execOptionNames = sync.OnceValue(func() map[string]bool {
 		"mariadb-check", "mariadb-import", "mariadb-show", "mariadb-slap", "mariadb-binlog", "mariadb-upgrade", "dc", "duckdb",
 		"lftp", "rustup", "systemctl", "crontab", "git", "ed", "red", "sqlite3", "sqlite", "sed", "pnpm", "yarn", "gh", "glab",
 		"npm", "gio", "cmake", "ctest", "go", "cc", "c++", "c89", "c99", "openssl", "kubectl", "cargo", "gpg", "gpg2",
-		"ssh-keygen", "ssh-add", "sudoedit", "sudo", "gradle", "sbt")
+		"ssh-keygen", "ssh-add", "sudoedit", "sudo", "gradle", "sbt", "groff", "nroff", "troff", "gtroff", "pic", "gpic")
 })
 
 // execOptionProgram reports a program execOption has rules for.
@@ -548,6 +548,18 @@ func execOption(sc *SimpleCommand) *finding {
 			return found(1, "makes git run a tool its configuration names")
 		case sub == "maintenance" && len(ws) > 2 && (ws[2].Text == "start" || ws[2].Text == "register"):
 			return found(2, "schedules git's maintenance through cron or systemd, and writes the global configuration")
+		}
+	case "groff", "nroff", "troff", "gtroff", "pic", "gpic":
+		// -U (unsafe mode) lets the document's .sy, .pi and .pso
+		// requests (pic's sh) run shell commands (a nineteenth hunt:
+		// groff -U -Tutf8 d.ms ran d.ms's .sy touch; without -U it did
+		// not).
+		for i := 1; i < len(ws); i++ {
+			if t := ws[i].Text; t == "--" {
+				break
+			} else if shortLetter(t, 'U', "dfFILmMnoPrTwWDK") {
+				return found(i, "lets the document run shell commands (.sy, .pi, .pso, pic's sh)")
+			}
 		}
 	case "ed", "red":
 		// Its ! command runs a shell command, and it reads its commands

@@ -2724,6 +2724,17 @@ var table = []struct {
 	{`openvt rm -rf src`, P, "builtin.dynamic"},
 	{`busybox crond -c .`, P, "builtin.dynamic"},
 	{`busybox inetd ./inetd.conf`, P, "builtin.dynamic"},
+	// groff's unsafe mode runs the document's .sy requests (groff -U
+	// -Tutf8 d.ms ran d.ms's commands here, automatic; without -U it
+	// does not).
+	{`groff -U -Tutf8 d.ms`, P, "builtin.exec-option"},
+	{`groff -tUms d.ms`, P, "builtin.exec-option"},
+	{`nroff -U -man x.1`, P, "builtin.exec-option"},
+	{`preconv d.ms | troff -U`, P, "builtin.exec-option"},
+	{`pic -U d.pic`, P, "builtin.exec-option"},
+	{`groff -Tutf8 -ms d.ms`, A, "default"},
+	{`groff -TU d.ms`, A, "default"},
+	{`nroff -man x.1`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
