@@ -627,7 +627,8 @@
 //     -engine, -provider*, -config; kubectl --kubeconfig; cargo --config
 //     and -Z; +PATH given to rustup's proxies (cargo, rustc, rustfmt and
 //     the rest), a toolchain directory whose programs run (a sixteenth
-//     hunt); gpg --*-program, --homedir, --options; ssh-keygen -D
+//     hunt); gpg --*-program, --homedir, --options, --photo-viewer
+//     and --exec-path (a nineteenth hunt); ssh-keygen -D
 //     and -w, ssh-add -s and -S (a library loaded: a twelfth hunt);
 //     rg --pre (a thirteenth hunt: rg --pre ./tools.sh hello ran it);
 //     curl -K (--config, any prefix, -K in a group: -sK) and wget

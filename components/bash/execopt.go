@@ -1117,7 +1117,12 @@ func loaderFinding(sc *SimpleCommand) *finding {
 		case "cargo":
 			runs = opt == "-config" || strings.HasPrefix(t, "-Z")
 		case "gpg", "gpg2":
-			runs = strings.HasSuffix(opt, "-program") || opt == "-homedir" || opt == "-options"
+			// --photo-viewer is a command line gpg runs to show a key's
+			// photo, and --exec-path where it finds its viewer (a
+			// nineteenth hunt: gpg --photo-viewer 'touch x' --list-options
+			// show-photos -k ran touch).
+			runs = strings.HasSuffix(opt, "-program") || opt == "-homedir" || opt == "-options" ||
+				opt == "-photo-viewer" || opt == "-exec-path"
 		case "ssh-keygen":
 			// -D a PKCS#11 library, -w a FIDO one (a twelfth hunt:
 			// ssh-keygen -t ed25519-sk -w ./x.so ran its constructor).

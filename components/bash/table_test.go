@@ -2735,6 +2735,12 @@ var table = []struct {
 	{`groff -Tutf8 -ms d.ms`, A, "default"},
 	{`groff -TU d.ms`, A, "default"},
 	{`nroff -man x.1`, A, "default"},
+	// gpg runs its --photo-viewer (found by --exec-path) to show a
+	// key's photo (it ran touch here, automatic).
+	{`gpg --photo-viewer 'rm -rf src' --list-options show-photos -k`, P, "builtin.exec-option"},
+	{`gpg --photo-viewer=x -k`, P, "builtin.exec-option"},
+	{`gpg2 --exec-path . -k`, P, "builtin.exec-option"},
+	{`gpg --list-options show-photos -k`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
