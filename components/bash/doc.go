@@ -111,7 +111,8 @@
 //     zrun, retry, timelimit, rush, xjobs, tcpserver, (a nineteenth)
 //     xtrace, datefudge, dtach, abduco, mpirun, srun, schedtool,
 //     trace-cmd, daemon, tcpsvd, udpsvd, runsv, runsvdir, cttyhack,
-//     openvt, crond, inetd and the other runners of
+//     openvt, crond, inetd, msgfilter, systemd-socket-activate,
+//     pg_virtualenv, gdbtui and the other runners of
 //     opaqueRunners, and mise exec, x and en, nix develop, shell and
 //     run, bun exec (Bun's shell), and (a sixteenth hunt) pixi run,
 //     exec and shell, devbox run and shell, fnm exec, tox exec, lerna
@@ -442,6 +443,9 @@
 //     CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR or CARGO_HOME: a
 //     nineteenth hunt, cargo clean --target-dir src removed src), which
 //     removes that directory whole, but -n and --dry-run;
+//     systemd-tmpfiles --create, --remove, --clean or --purge (or a
+//     word not a literal), whose configuration's R, D, e and L+ lines
+//     remove trees (the whole workspace kept: a nineteenth hunt);
 //     and the git commands that put a tree's files
 //     (a commit's, the index's, a stash's) over the working tree's
 //     (reset --hard, --merge, --keep; checkout with -f or any operand,
@@ -683,7 +687,9 @@
 //     -sbt-launch-dir, the command-line spellings of GRADLE_USER_HOME,
 //     gradle.properties, .sbtopts and .jvmopts; (a nineteenth hunt)
 //     groff, nroff, troff and pic -U (in a group too: unsafe mode, in
-//     which the document's .sy, .pi, .pso and pic's sh run commands);
+//     which the document's .sy, .pi, .pso and pic's sh run commands),
+//     prove -e (--exec, any prefix), gpg-connect-agent -E (--exec)
+//     and its --*-program;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -26,7 +26,8 @@ var execOptionNames = sync.OnceValue(func() map[string]bool {
 		"mariadb-check", "mariadb-import", "mariadb-show", "mariadb-slap", "mariadb-binlog", "mariadb-upgrade", "dc", "duckdb",
 		"lftp", "rustup", "systemctl", "crontab", "git", "ed", "red", "sqlite3", "sqlite", "sed", "pnpm", "yarn", "gh", "glab",
 		"npm", "gio", "cmake", "ctest", "go", "cc", "c++", "c89", "c99", "openssl", "kubectl", "cargo", "gpg", "gpg2",
-		"ssh-keygen", "ssh-add", "sudoedit", "sudo", "gradle", "sbt", "groff", "nroff", "troff", "gtroff", "pic", "gpic")
+		"ssh-keygen", "ssh-add", "sudoedit", "sudo", "gradle", "sbt", "groff", "nroff", "troff", "gtroff", "pic", "gpic",
+		"gpg-connect-agent", "prove")
 })
 
 // execOptionProgram reports a program execOption has rules for.
@@ -646,8 +647,19 @@ func execOption(sc *SimpleCommand) *finding {
 		return goFinding(sc)
 	case "cc", "c++", "c89", "c99":
 		return compilerFinding(sc)
-	case "openssl", "kubectl", "cargo", "gpg", "gpg2", "ssh-keygen", "ssh-add":
+	case "openssl", "kubectl", "cargo", "gpg", "gpg2", "gpg-connect-agent", "ssh-keygen", "ssh-add":
 		return loaderFinding(sc)
+	case "prove":
+		// prove -e (--exec) CMD runs each test through CMD, a command
+		// line of its words (a nineteenth hunt: prove --exec 'touch x' t
+		// ran touch).
+		for i := 1; i < len(ws); i++ {
+			if t := ws[i].Text; t == "--" {
+				break
+			} else if name, _, _ := strings.Cut(t, "="); longOpt(name, "--exec", 3) || shortLetter(t, 'e', "IPMja") {
+				return found(i, "makes prove run each test through a command line it is given")
+			}
+		}
 	case "sudoedit":
 		return &finding{rExecOption, "sudoedit runs an editor (SUDO_EDITOR, VISUAL, EDITOR or vi), which runs commands from its start-up files and modelines", 0}
 	case "sudo":
@@ -1116,13 +1128,16 @@ func loaderFinding(sc *SimpleCommand) *finding {
 			runs = opt == "-kubeconfig"
 		case "cargo":
 			runs = opt == "-config" || strings.HasPrefix(t, "-Z")
-		case "gpg", "gpg2":
+		case "gpg", "gpg2", "gpg-connect-agent":
 			// --photo-viewer is a command line gpg runs to show a key's
 			// photo, and --exec-path where it finds its viewer (a
 			// nineteenth hunt: gpg --photo-viewer 'touch x' --list-options
 			// show-photos -k ran touch).
 			runs = strings.HasSuffix(opt, "-program") || opt == "-homedir" || opt == "-options" ||
-				opt == "-photo-viewer" || opt == "-exec-path"
+				opt == "-photo-viewer" || opt == "-exec-path" ||
+				// gpg-connect-agent -E (--exec) runs the rest of its words
+				// as its server (a nineteenth hunt: it ran touch).
+				name == "gpg-connect-agent" && (opt == "-exec" || shortLetter(t, 'E', "rS"))
 		case "ssh-keygen":
 			// -D a PKCS#11 library, -w a FIDO one (a twelfth hunt:
 			// ssh-keygen -t ed25519-sk -w ./x.so ran its constructor).

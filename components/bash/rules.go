@@ -2016,6 +2016,17 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		return goDeletes(ws, sc.line.cacheDirs)
 	case "cargo":
 		return cargoCleans(sc)
+	case "systemd-tmpfiles":
+		// Its configuration's lines remove trees (R, D and e with
+		// --remove or --clean, L+ and the like with --create), of the
+		// files it is given or the system's (a nineteenth hunt:
+		// systemd-tmpfiles --remove /ws/x.conf, a line R /ws/victim,
+		// removed the tree); the whole workspace is kept.
+		for _, w := range ws[1:] {
+			if t := w.Text; !w.Literal || t == "--create" || t == "--remove" || t == "--clean" || t == "--purge" {
+				return &deletion{"systemd-tmpfiles removes whole trees that its configuration files name", nil}
+			}
+		}
 	case "patch":
 		// -R, as git apply -R: git diff | patch -p1 -R drops the
 		// uncommitted changes (a tenth hunt's).

@@ -2741,6 +2741,25 @@ var table = []struct {
 	{`gpg --photo-viewer=x -k`, P, "builtin.exec-option"},
 	{`gpg2 --exec-path . -k`, P, "builtin.exec-option"},
 	{`gpg --list-options show-photos -k`, A, "default"},
+	// Each ran a command (or removed a tree) it was given, automatic:
+	// msgfilter's filter, prove --exec, gpg-connect-agent --exec and
+	// systemd-tmpfiles' R lines.
+	{`msgfilter -i x.po sh -c 'rm -rf src'`, P, "builtin.dynamic"},
+	{`systemd-socket-activate -l 1234 rm -rf src`, P, "builtin.dynamic"},
+	{`pg_virtualenv rm -rf src`, P, "builtin.dynamic"},
+	{`gdbtui -batch -ex 'shell rm -rf src'`, P, "builtin.dynamic"},
+	{`prove --exec 'rm -rf src' t`, P, "builtin.exec-option"},
+	{`prove -ve 'rm -rf src' t`, P, "builtin.exec-option"},
+	{`prove --ex='rm -rf src' t`, P, "builtin.exec-option"},
+	{`gpg-connect-agent --exec rm -rf src`, P, "builtin.exec-option"},
+	{`gpg-connect-agent -E rm -rf src`, P, "builtin.exec-option"},
+	{`gpg-connect-agent --agent-program ./x reloadagent /bye`, P, "builtin.exec-option"},
+	{`systemd-tmpfiles --remove /ws/x.conf`, D, "builtin.recursive-delete"},
+	{`systemd-tmpfiles --create --remove x.conf`, D, "builtin.recursive-delete"},
+	{`systemd-tmpfiles --user --clean`, D, "builtin.recursive-delete"},
+	{`prove -v t`, A, "default"},
+	{`gpg-connect-agent reloadagent /bye`, A, "default"},
+	{`systemd-tmpfiles --cat-config`, A, "default"},
 }
 
 func TestTable(t *testing.T) {

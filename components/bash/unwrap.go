@@ -872,7 +872,11 @@ var opaqueRunners = sync.OnceValue(func() map[string]bool {
 		// cttyhack, openvt, crond and inetd: each ran, or would run,
 		// its command or a script it names.
 		"xtrace", "datefudge", "dtach", "abduco", "mpirun", "mpiexec", "orterun", "srun", "schedtool", "trace-cmd",
-		"daemon", "tcpsvd", "udpsvd", "runsv", "runsvdir", "cttyhack", "openvt", "crond", "inetd")
+		"daemon", "tcpsvd", "udpsvd", "runsv", "runsvdir", "cttyhack", "openvt", "crond", "inetd",
+		// gettext's msgfilter (msgexec's sibling: msgfilter -i x.po sh -c
+		// CMD ran CMD), systemd-socket-activate, postgresql-common's
+		// pg_virtualenv, and gdbtui, gdb by another name.
+		"msgfilter", "systemd-socket-activate", "pg_virtualenv", "gdbtui")
 })
 
 // shells are the shells whose -c string, script file or standard input
