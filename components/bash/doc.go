@@ -627,7 +627,13 @@
 //     hunt: go build -toolexec=./s ran s); gcc, cc and clang by any name
 //     given -wrapper, -B, -fplugin, -fpass-plugin, -Xclang -load,
 //     -specs, an @FILE, --ld-path, --gcc-toolchain or -fuse-ld= a path
-//     (gcc -B./ ran the workspace's as); openssl engine and provider,
+//     (gcc -B./ ran the workspace's as), and the linker's -plugin or an
+//     @FILE through -Wl, or -Xlinker (a nineteenth hunt); ar, nm and
+//     ranlib --plugin (gcc-ar, x86_64-linux-gnu-nm and kin), ld, ld.bfd
+//     and ld.gold -plugin, LLVM's opt, llc, lli and bugpoint -load,
+//     -load-pass-plugin and bugpoint's -exec-command and
+//     -compile-command, by any version suffix (opt-14: a nineteenth
+//     hunt, each loaded a shared object); openssl engine and provider,
 //     -engine, -provider*, -config; kubectl --kubeconfig; cargo --config
 //     and -Z; +PATH given to rustup's proxies (cargo, rustc, rustfmt and
 //     the rest), a toolchain directory whose programs run (a sixteenth

@@ -2,6 +2,7 @@ package bash
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -32,7 +33,7 @@ var execOptionNames = sync.OnceValue(func() map[string]bool {
 
 // execOptionProgram reports a program execOption has rules for.
 func execOptionProgram(name string) bool {
-	return execOptionNames()[name] || rustupProxies()[name] || editor(name) ||
+	return execOptionNames()[name] || rustupProxies()[name] || editor(name) || pluginTool(name) != "" ||
 		strings.Contains(name, "gcc") || strings.Contains(name, "g++") || strings.HasPrefix(name, "clang")
 }
 
@@ -673,6 +674,9 @@ func execOption(sc *SimpleCommand) *finding {
 			}
 		}
 	}
+	if tool := pluginTool(name); tool != "" {
+		return pluginFinding(sc, tool)
+	}
 	if strings.Contains(name, "gcc") || strings.Contains(name, "g++") || strings.HasPrefix(name, "clang") {
 		return compilerFinding(sc)
 	}
@@ -1095,8 +1099,69 @@ func compilerFinding(sc *SimpleCommand) *finding {
 		switch {
 		case t == "-wrapper", strings.HasPrefix(t, "-B"), strings.HasPrefix(t, "-fplugin"), strings.HasPrefix(t, "-fpass-plugin"),
 			t == "-load", name == "specs" || name == "-specs", name == "-ld-path", name == "-gcc-toolchain",
-			name == "fuse-ld" && strings.Contains(val, "/"), strings.HasPrefix(t, "@"):
+			name == "fuse-ld" && strings.Contains(val, "/"), strings.HasPrefix(t, "@"),
+			// The linker's -plugin (or an @FILE of its options) through
+			// -Wl, or -Xlinker (a nineteenth hunt: gcc -Wl,-plugin,./p.so
+			// ran p.so's constructor).
+			strings.HasPrefix(t, "-Wl,") && slices.ContainsFunc(strings.Split(t, ",")[1:], linkerLoads),
+			t == "-Xlinker" && i+1 < len(ws) && linkerLoads(ws[i+1].Text):
 			return &finding{rExecOption, baseName(sc) + " " + quotedWord(t) + " makes the compiler run or load a program it names, which the analyzer does not see", i}
+		}
+	}
+	return nil
+}
+
+// pluginTool names the tool of a program that loads a shared object it
+// is given as a plugin: binutils' ar, nm and ranlib (--plugin: gcc-ar
+// and x86_64-linux-gnu-nm too), the linkers (-plugin), LLVM's opt,
+// llc, lli and bugpoint (-load, -load-pass-plugin; bugpoint's
+// -exec-command and -compile-command run a command), by any version
+// suffix (opt-14); "" for another program.
+func pluginTool(name string) string {
+	if i := strings.LastIndexByte(name, '-'); i > 0 && i+1 < len(name) && strings.Trim(name[i+1:], "0123456789.") == "" {
+		name = name[:i]
+	}
+	switch name {
+	case "ar", "nm", "ranlib", "ld", "ld.bfd", "ld.gold", "gold", "opt", "llc", "lli", "bugpoint":
+		return name
+	}
+	for _, t := range []string{"ar", "nm", "ranlib", "ld", "ld.bfd", "ld.gold"} {
+		if strings.HasSuffix(name, "-"+t) && !strings.HasPrefix(name, "llvm-") {
+			return t
+		}
+	}
+	return ""
+}
+
+// linkerLoads reports a linker option that loads a plugin, or reads
+// options from a file (@FILE) that may: -plugin, --plugin, in either
+// form of its value.
+func linkerLoads(t string) bool {
+	name, _, _ := strings.Cut(t, "=")
+	return name == "-plugin" || name == "--plugin" || strings.HasPrefix(t, "@")
+}
+
+// pluginFinding: an option of a pluginTool that loads code (a
+// nineteenth hunt: ar, nm and x86_64-linux-gnu-ranlib --plugin ./p.so,
+// ld -plugin ./p.so and llc -load=./p.so each ran p.so's constructor).
+func pluginFinding(sc *SimpleCommand, tool string) *finding {
+	ws := sc.Words
+	for i := 1; i < len(ws); i++ {
+		t := ws[i].Text
+		name, _, _ := strings.Cut(t, "=")
+		var loads bool
+		switch tool {
+		case "ar", "nm", "ranlib":
+			loads = name == "--plugin" || strings.HasPrefix(t, "@")
+		case "opt", "llc", "lli", "bugpoint":
+			n := "-" + strings.TrimLeft(name, "-")
+			loads = strings.HasPrefix(t, "-") && (strings.HasPrefix(n, "-load") || n == "-exec-command" || n == "-compile-command" ||
+				n == "-dlopen" || n == "-pass-plugin")
+		default:
+			loads = linkerLoads(t)
+		}
+		if loads {
+			return &finding{rExecOption, baseName(sc) + " " + quotedWord(t) + " makes it load a plugin or run a program it names, which the analyzer does not see", i}
 		}
 	}
 	return nil

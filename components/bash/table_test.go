@@ -2760,6 +2760,26 @@ var table = []struct {
 	{`prove -v t`, A, "default"},
 	{`gpg-connect-agent reloadagent /bye`, A, "default"},
 	{`systemd-tmpfiles --cat-config`, A, "default"},
+	// binutils' and LLVM's tools load a shared object they are given as
+	// a plugin (each ran p.so's constructor here, automatic).
+	{`ar --plugin ./p.so rc a.a b.o`, P, "builtin.exec-option"},
+	{`nm --plugin=./p.so b.o`, P, "builtin.exec-option"},
+	{`x86_64-linux-gnu-ranlib --plugin ./p.so a.a`, P, "builtin.exec-option"},
+	{`gcc-ar --plugin ./p.so rc a.a b.o`, P, "builtin.exec-option"},
+	{`ld -plugin ./p.so -o y y.o`, P, "builtin.exec-option"},
+	{`ld.gold --plugin=./p.so -o y y.o`, P, "builtin.exec-option"},
+	{`gcc -shared -o t.so b.c -Wl,-plugin,./p.so`, P, "builtin.exec-option"},
+	{`cc -Xlinker -plugin -Xlinker ./p.so b.c`, P, "builtin.exec-option"},
+	{`gcc -Wl,@opts b.c`, P, "builtin.exec-option"},
+	{`llc -load=./p.so x.ll`, P, "builtin.exec-option"},
+	{`opt-14 --load-pass-plugin ./p.so x.ll`, P, "builtin.exec-option"},
+	{`bugpoint --run-custom -exec-command=./x x.bc`, P, "builtin.exec-option"},
+	{`ar rc a.a b.o`, A, "default"},
+	{`nm -C b.o`, A, "default"},
+	{`ld -o y y.o`, A, "default"},
+	{`gcc -Wl,--as-needed -o x x.c`, A, "default"},
+	{`llvm-ar --plugin x rc a.a b.o`, A, "default"},
+	{`opt -O2 x.ll`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
