@@ -695,7 +695,8 @@
 //     groff, nroff, troff and pic -U (in a group too: unsafe mode, in
 //     which the document's .sy, .pi, .pso and pic's sh run commands),
 //     prove -e (--exec, any prefix), gpg-connect-agent -E (--exec)
-//     and its --*-program;
+//     and its --*-program, and Chromium's (chromium, google-chrome and
+//     kin) --*-cmd-prefix, --*-launcher and --browser-subprocess-path;
 //     "builtin.dynamic": a command word, bash -c string, eval argument or
 //     wrapper option that is not a literal; an option a wrapper's table
 //     does not list (an unknown letter or name, or a long option

@@ -28,7 +28,8 @@ var execOptionNames = sync.OnceValue(func() map[string]bool {
 		"lftp", "rustup", "systemctl", "crontab", "git", "ed", "red", "sqlite3", "sqlite", "sed", "pnpm", "yarn", "gh", "glab",
 		"npm", "gio", "cmake", "ctest", "go", "cc", "c++", "c89", "c99", "openssl", "kubectl", "cargo", "gpg", "gpg2",
 		"ssh-keygen", "ssh-add", "sudoedit", "sudo", "gradle", "sbt", "groff", "nroff", "troff", "gtroff", "pic", "gpic",
-		"gpg-connect-agent", "prove")
+		"gpg-connect-agent", "prove", "chromium", "chromium-browser", "chrome", "google-chrome", "google-chrome-stable",
+		"google-chrome-beta", "google-chrome-unstable", "headless_shell")
 })
 
 // execOptionProgram reports a program execOption has rules for.
@@ -650,6 +651,24 @@ func execOption(sc *SimpleCommand) *finding {
 		return compilerFinding(sc)
 	case "openssl", "kubectl", "cargo", "gpg", "gpg2", "gpg-connect-agent", "ssh-keygen", "ssh-add":
 		return loaderFinding(sc)
+	case "chromium", "chromium-browser", "chrome", "google-chrome", "google-chrome-stable", "google-chrome-beta",
+		"google-chrome-unstable", "headless_shell":
+		// Chromium runs each renderer, utility or GPU process under the
+		// command line its --*-cmd-prefix or --*-launcher switch gives,
+		// and its child processes from --browser-subprocess-path (a
+		// nineteenth hunt: chromium --headless --renderer-cmd-prefix=./p
+		// ran p). A switch takes one dash or two, its value after =.
+		for i := 1; i < len(ws); i++ {
+			t := ws[i].Text
+			if t == "--" {
+				break
+			}
+			sw, _, _ := strings.Cut(strings.TrimLeft(t, "-"), "=")
+			if strings.HasPrefix(t, "-") && (strings.HasSuffix(sw, "-cmd-prefix") || strings.HasSuffix(sw, "-launcher") ||
+				sw == "browser-subprocess-path") {
+				return found(i, "makes the browser start its processes through a program it names")
+			}
+		}
 	case "prove":
 		// prove -e (--exec) CMD runs each test through CMD, a command
 		// line of its words (a nineteenth hunt: prove --exec 'touch x' t

@@ -2780,6 +2780,13 @@ var table = []struct {
 	{`gcc -Wl,--as-needed -o x x.c`, A, "default"},
 	{`llvm-ar --plugin x rc a.a b.o`, A, "default"},
 	{`opt -O2 x.ll`, A, "default"},
+	// Chromium starts its processes through a command line it is
+	// given (--renderer-cmd-prefix=./p ran p here, automatic).
+	{`chromium --headless --renderer-cmd-prefix='rm -rf src' about:blank`, P, "builtin.exec-option"},
+	{`google-chrome -utility-cmd-prefix=./p --headless x`, P, "builtin.exec-option"},
+	{`chromium --gpu-launcher=./p`, P, "builtin.exec-option"},
+	{`chromium --browser-subprocess-path=./p --headless x`, P, "builtin.exec-option"},
+	{`chromium --headless --dump-dom https://example.com`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
