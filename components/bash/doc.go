@@ -268,7 +268,8 @@
 //     makes git run a program or read other configuration (alias.*,
 //     core.pager, core.sshCommand, core.fsmonitor, filter.*, *.helper,
 //     include.path, remote.NAME.vcs (the helper git-remote-VCS a fetch
-//     runs, by a path when it holds a slash: a nineteenth hunt), …; the values of -f, -t, --type and the other
+//     runs, by a path when it holds a slash: a nineteenth hunt),
+//     sendemail's *cmd and smtpServer of an identity too, …; the values of -f, -t, --type and the other
 //     options that take one, in any prefix git takes, are not the key,
 //     every word after "--" is a key or value, and each such word is
 //     looked at), git config --edit, git config --rename-section

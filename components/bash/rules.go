@@ -1376,7 +1376,11 @@ func gitExecKey(key string) (rule, why string) {
 		// remote helper git-remote-V, by a path from the working
 		// directory when V holds a slash (a nineteenth hunt: vcs = x/y
 		// ran the workspace's git-remote-x/y at git fetch origin).
-		strings.HasPrefix(k, "remote.") && strings.HasSuffix(k, ".vcs"):
+		strings.HasPrefix(k, "remote.") && strings.HasSuffix(k, ".vcs"),
+		// send-email's identities (sendemail.NAME.sendmailCmd,
+		// .smtpServer, .toCmd) and its headerCmd run commands as the
+		// plain keys do.
+		strings.HasPrefix(k, "sendemail.") && (strings.HasSuffix(k, "cmd") || strings.HasSuffix(k, ".smtpserver")):
 		return "structural.git-config", "makes git run a program, or read other configuration"
 	case strings.HasPrefix(k, "gc.") || strings.HasPrefix(k, "maintenance.") || k == "core.logallrefupdates",
 		// fetch.prune and a remote's prune, fetch refspec or mirror make

@@ -2658,6 +2658,10 @@ var table = []struct {
 	{`git -c remote.origin.vcs=x/y fetch origin`, P, "structural.git-config"},
 	{`git config Remote.Origin.VCS x`, P, "structural.git-config"},
 	{`git config remote.origin.url x`, A, "default"},
+	{`git config sendemail.work.sendmailCmd 'rm -rf src'`, P, "structural.git-config"},
+	{`git -c sendemail.headerCmd=./x send-email HEAD~1`, P, "structural.git-config"},
+	{`git config sendemail.work.smtpServer ./x`, P, "structural.git-config"},
+	{`git config sendemail.work.to a@b`, A, "default"},
 	// make runs the goal .DEFAULT_GOAL names when it is given none: a
 	// command-line .DEFAULT_GOAL=deploy ran the approval-listed make
 	// deploy unasked.
