@@ -407,6 +407,8 @@ func TestTargets(t *testing.T) {
 		`CARGO_TARGET_DIR=src cargo clean --target-dir b`: {"b"},
 		`export CARGO_TARGET_DIR=src; cargo clean`:        nil,
 		`GOMODCACHE=$PWD/src go clean -modcache`:          nil,
+		`scalar delete en`:                                {"en"},
+		`scalar -C x delete en`:                           nil,
 	} {
 		d := Decide(analyze(t, src), policy.Commands{})
 		if d.Action != ConfirmDelete || !slices.Equal(d.Targets, want) {

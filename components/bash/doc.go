@@ -269,7 +269,8 @@
 //     core.pager, core.sshCommand, core.fsmonitor, filter.*, *.helper,
 //     include.path, remote.NAME.vcs (the helper git-remote-VCS a fetch
 //     runs, by a path when it holds a slash: a nineteenth hunt),
-//     sendemail's *cmd and smtpServer of an identity too, …; the values of -f, -t, --type and the other
+//     sendemail's *cmd and smtpServer of an identity too, also
+//     through scalar -c, …; the values of -f, -t, --type and the other
 //     options that take one, in any prefix git takes, are not the key,
 //     every word after "--" is a key or value, and each such word is
 //     looked at), git config --edit, git config --rename-section
@@ -444,6 +445,8 @@
 //     CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR or CARGO_HOME: a
 //     nineteenth hunt, cargo clean --target-dir src removed src), which
 //     removes that directory whole, but -n and --dry-run;
+//     scalar delete DIR, which removes the enlistment whole (a
+//     nineteenth hunt);
 //     systemd-tmpfiles --create, --remove, --clean or --purge (or a
 //     word not a literal), whose configuration's R, D, e and L+ lines
 //     remove trees (the whole workspace kept: a nineteenth hunt);

@@ -897,6 +897,26 @@ func setuidMode(m string) bool {
 // gitStructural protects git's hooks and the configuration that makes
 // git run programs.
 func gitStructural(sc *SimpleCommand) *verdict {
+	if baseName(sc) == "scalar" {
+		// scalar -c KEY=VALUE sets configuration for the git it runs,
+		// as git -c does (a nineteenth hunt).
+		for k := 1; k+1 < len(sc.Words) && sc.Words[k].isOpt(); k++ {
+			if t := sc.Words[k].Text; t == "-c" {
+				k++
+				if v := gitKey(sc.Words[k], "scalar -c"); v != nil {
+					return v
+				}
+			} else if strings.HasPrefix(t, "-c") {
+				w := sc.Words[k]
+				w.Text, w.lead = t[2:], strings.TrimPrefix(w.lead, "-c")
+				if v := gitKey(w, "scalar -c"); v != nil {
+					return v
+				}
+			} else if t == "-C" {
+				k++
+			}
+		}
+	}
 	if name := baseName(sc); name == "git-receive-pack" || name == "git-filter-repo" {
 		// Their own programs on PATH, as git receive-pack and git
 		// filter-repo (gitRefs).
@@ -2020,6 +2040,24 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 		return goDeletes(ws, sc.line.cacheDirs)
 	case "cargo":
 		return cargoCleans(sc)
+	case "scalar":
+		// scalar delete DIR removes the enlistment DIR whole, its
+		// repository and work tree (a nineteenth hunt: scalar delete en
+		// removed en); after -C the path is another folder's.
+		if cs := cands(ws, 1); len(cs) > 0 && ws[cs[len(cs)-1]].Text == "delete" {
+			var targets []string
+			chdir := slices.ContainsFunc(ws[1:cs[len(cs)-1]], func(w Word) bool { return strings.HasPrefix(w.Text, "-C") })
+			for _, w := range ws[cs[len(cs)-1]+1:] {
+				if !w.isOpt() {
+					if !w.Literal || outsidePath(w) || chdir {
+						targets = nil
+						break
+					}
+					targets = append(targets, w.Text)
+				}
+			}
+			return &deletion{"scalar delete removes the enlistment it is given whole, its repository and work tree", targets}
+		}
 	case "systemd-tmpfiles":
 		// Its configuration's lines remove trees (R, D and e with
 		// --remove or --clean, L+ and the like with --create), of the

@@ -2791,6 +2791,15 @@ var table = []struct {
 	{`chromium --gpu-launcher=./p`, P, "builtin.exec-option"},
 	{`chromium --browser-subprocess-path=./p --headless x`, P, "builtin.exec-option"},
 	{`chromium --headless --dump-dom https://example.com`, A, "default"},
+	// git's scalar: delete removes an enlistment whole (scalar delete
+	// en removed en here), and -c sets configuration for the git it
+	// runs (scalar -c core.sshCommand=CMD run fetch ran CMD).
+	{`scalar delete en`, D, "builtin.recursive-delete"},
+	{`scalar -C x delete en`, D, "builtin.recursive-delete"},
+	{`scalar -c core.sshCommand='rm -rf src' run fetch`, P, "structural.git-config"},
+	{`scalar -ccore.pager=x run all`, P, "structural.git-config"},
+	{`scalar run all`, A, "default"},
+	{`scalar -c user.name=x list`, A, "default"},
 }
 
 func TestTable(t *testing.T) {
