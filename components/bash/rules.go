@@ -394,7 +394,7 @@ func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 			_, _, dest = mvArgs(sc.Words)
 		}
 		for i, w := range sc.Words {
-			if i == 0 || skip[i] {
+			if i == 0 || skip[i] || (name == "rm" || name == "unlink") && gitLock(w) {
 				continue
 			}
 			if rule, what := classifyWord(w, sc.line, o); rule != "" {
@@ -438,12 +438,24 @@ func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 			continue // a string or a list the command came from: its words are commands'
 		}
 		for _, w := range l.Words[1:min(l.off, len(l.Words))] {
+			if l.Name == "flock" && gitLock(w) {
+				continue
+			}
 			if rule, what := classifyWord(w, sc.line, o); rule != "" {
 				return &verdict{action: Approve, rule: rule, reason: l.Name + " is given " + quotedWord(w.Text) + ", in " + what}
 			}
 		}
 	}
 	return nil
+}
+
+// gitLock reports a word that is plainly a lock file under a .git
+// (.git/index.lock): rm and unlink may remove one a git that died left,
+// and flock may lock one, without the person; neither writes it.
+func gitLock(w Word) bool {
+	cs := components(w.Text)
+	return w.Literal && len(cs) >= 2 && strings.HasSuffix(cs[len(cs)-1], ".lock") && len(cs[len(cs)-1]) > len(".lock") &&
+		slices.Contains(cs[:len(cs)-1], ".git") && !slices.Contains(cs, "..") && !strings.ContainsAny(w.Text, "*?[{")
 }
 
 // varWriter finds a builtin that sets or exports, by a name in its
@@ -652,11 +664,11 @@ func classify(p string, o Options) (rule, what string) {
 		// list runs its exec lines on git rebase --continue (an eighth
 		// hunt: a todo written into .git/rebase-merge ran rm -rf src),
 		// and the sequencer's, am's and merge's likewise. A lock file
-		// (index.lock left by a git that died) is git's own and holds
-		// nothing git reads.
-		if !strings.HasSuffix(cs[len(cs)-1], ".lock") {
-			return rGitState, "the repository's state (.git/" + strings.Join(cs[i+1:], "/") + "), which git resumes from"
-		}
+		// too: git renames a lock it holds onto the file it locks (git
+		// commit -a holds index.lock while the person writes the
+		// message), so one written meanwhile becomes .git/index. Only
+		// removing one, or locking it, is not a write (gitLock).
+		return rGitState, "the repository's state (.git/" + strings.Join(cs[i+1:], "/") + "), which git resumes from"
 	}
 	rel := p
 	if path.IsAbs(p) {

@@ -1327,6 +1327,15 @@ var table = []struct {
 	{`zip -rq x.zip src`, A, "default"},
 	{`git commit -qam wip; mkdir -p .git/rebase-merge && echo "exec rm -rf src" > .git/rebase-merge/git-rebase-todo && git rebase --continue`, P, "structural.git-state"},
 	{`echo x > .git/sequencer/todo`, P, "structural.git-state"},
+	// A lock file git holds is renamed onto what it locks (git commit -a
+	// holds .git/index.lock while the message is written): one written
+	// or copied over meanwhile became .git/index, automatically. Removing
+	// one (rm, unlink) or locking one (flock) stays automatic.
+	{`cp evil-index .git/index.lock`, P, "structural.git-state"},
+	{`echo x > .git/config.lock`, P, "structural.git-state"},
+	{`tee .git/packed-refs.lock < refs`, P, "structural.git-state"},
+	{`unlink .git/index.lock`, A, "default"},
+	{`rm -f .git/index.lock .git/rebase-merge/done`, P, "structural.git-state"},
 	{`git rebase --continue`, P, "structural.git-state"},
 	{`git rebase --edit-todo`, P, "structural.git-state"},
 	{`git am --continue`, P, "structural.git-state"},
