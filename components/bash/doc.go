@@ -285,9 +285,9 @@
 //     init or git clone (a bare repository made there, its config
 //     written, then read);
 //     "structural.git-state" (Approve): a write anywhere else under .git
-//     (its lock files too, which git renames onto what they lock;
-//     rm, unlink and flock of one aside: rebase-merge/, sequencer/, MERGE_MSG, info/,
-//     …), and git rebase, am, cherry-pick, revert and merge --continue,
+//     (rebase-merge/, sequencer/, MERGE_MSG, info/, …, and its lock
+//     files, which git renames onto what they lock: rm, unlink and
+//     flock of one aside), and git rebase, am, cherry-pick, revert and merge --continue,
 //     --edit-todo (am's --resolved, -r), which go on from that state (a
 //     rebase's todo list runs its exec lines);
 //     "structural.git-refs" (Approve): git update-ref -d, --stdin or of
