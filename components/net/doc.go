@@ -107,7 +107,11 @@
 // its Host and path say. A front-end or framework that honours
 // X-Forwarded-Host, X-Host, X-Forwarded-Server, X-HTTP-Host-Override,
 // X-Original-Host or Forwarded (its host=) answers as another virtual
-// host, or hands the request to another backend; one that honours
+// host, or hands the request to another backend; a service mesh that
+// honours X-Envoy-Original-Dst-Host (Envoy's original destination
+// cluster with use_http_header: any address and port; spelt
+// X-Envoy-Orignal-Dst-Host before Envoy 1.7.1) or L5d-Dst-Override
+// (Linkerd's ingress mode) sends it to another destination; one that honours
 // X-Original-URL or X-Rewrite-URL (IIS's URL Rewrite, Symfony and Zend
 // before 2018's fixes) serves another path than the request's target,
 // and so may one that takes the path a proxy saw before rewriting it
@@ -232,6 +236,11 @@
 //     request sends the value back, as any endpoint echoing headers does,
 //     and the answer scan is what stands there. (Rails' Rack
 //     MethodOverride takes no TRACE or TRACK.)
+//   - Route headers are known by name: a front-end told to route by a
+//     header of its operator's naming (Envoy's http_header_name, nginx's
+//     proxy_pass to $http_x_something) is not known, and the value goes
+//     with a request carrying it. Only name in [[secrets]] hosts whose
+//     front-end does not route by what the client sends.
 //   - The machine's own addresses (refused as loopback even when public)
 //     are read when net starts; one added later is not known.
 //   - Beside a wrapper-mode agent net has no session: no certificate, no

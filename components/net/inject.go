@@ -773,8 +773,14 @@ func injectHost(hostport string) (string, uint16, bool) {
 // X-Forwarded-Path, X-Original-Path), and X-Forwarded-Prefix, the base
 // path a proxy stripped (Spring, ASP.NET Core, Werkzeug's ProxyFix),
 // which those frameworks put before the target, in the request's URI
-// their filters match and in the URLs they build. A client has no use
-// for any of them: proxies add them.
+// their filters match and in the URLs they build. And those a service
+// mesh routes by to another destination than the Host: Envoy's original
+// destination cluster, with use_http_header, dials the address and port
+// X-Envoy-Original-Dst-Host names, which Envoy does not strip from a
+// client's request (its documentation warns of it; before 1.7.1 it was
+// spelt X-Envoy-Orignal-Dst-Host), and Linkerd's proxy in ingress mode
+// routes by L5d-Dst-Override. A client has no use for any of them:
+// proxies add them.
 //
 // Left out: X-Forwarded-Proto, -Scheme, -Port and -Ssl, the scheme and
 // port a front-end was reached on. They change the URLs an application
@@ -787,6 +793,7 @@ var routeHeaders = []string{
 	"Forwarded", "X-Original-Url", "X-Rewrite-Url",
 	"X-Original-Uri", "X-Forwarded-Uri", "X-Envoy-Original-Path", "X-Forwarded-Path", "X-Original-Path",
 	"X-Forwarded-Prefix",
+	"X-Envoy-Original-Dst-Host", "X-Envoy-Orignal-Dst-Host", "L5d-Dst-Override",
 }
 
 // routeHeader names the routeHeaders entry one of h's names stands for,

@@ -560,6 +560,14 @@ func TestInjectRefusesRouteHeaders(t *testing.T) {
 		{"X-Original-Path: /evil", RuleSecretsRoute},
 		{"X-Envoy-Original-Path: /evil", RuleSecretsRoute},
 		{"x_forwarded_prefix: /evil", RuleSecretsRoute},
+		// Headers a mesh routes by to another destination (a hunt,
+		// 2026-12-03): Envoy's original destination cluster with
+		// use_http_header dials the address:port named (its spelling
+		// before 1.7.1 too), Linkerd's proxy the service named.
+		{"x-envoy-original-dst-host: 192.0.2.7:8080", RuleSecretsRoute},
+		{"X-Envoy-Orignal-Dst-Host: 192.0.2.7:8080", RuleSecretsRoute},
+		{"x_envoy_original_dst_host: 192.0.2.7:8080", RuleSecretsRoute},
+		{"l5d-dst-override: evil.default.svc.cluster.local:80", RuleSecretsRoute},
 		{"", ""},
 		{"X-Forwarded-For: 192.0.2.1", ""},
 		{"X-Forwarded-Proto: https", ""},
