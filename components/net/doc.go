@@ -110,10 +110,12 @@
 // host, or hands the request to another backend; a service mesh that
 // honours X-Envoy-Original-Dst-Host (Envoy's original destination
 // cluster with use_http_header: any address and port; spelt
-// X-Envoy-Orignal-Dst-Host before Envoy 1.7.1) or L5d-Dst-Override
-// (Linkerd's ingress mode) sends it to another destination; one that honours
-// X-Original-URL or X-Rewrite-URL (IIS's URL Rewrite, Symfony and Zend
-// before 2018's fixes) serves another path than the request's target,
+// X-Envoy-Orignal-Dst-Host before Envoy 1.7.1), L5d-Dst-Override
+// (Linkerd's ingress mode) or a per-request routing table (L5d-Dtab,
+// L5d-Ctx-Dtab, Dtab-Local: Linkerd 1, Finagle) sends it to another
+// destination; one that honours X-Original-URL or X-Rewrite-URL (IIS's
+// URL Rewrite, Symfony and Zend before 2018's fixes) serves another path
+// than the request's target,
 // and so may one that takes the path a proxy saw before rewriting it
 // (X-Original-URI, X-Forwarded-Uri, X-Envoy-Original-Path,
 // X-Forwarded-Path, X-Original-Path) or the base path it stripped

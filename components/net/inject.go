@@ -779,8 +779,10 @@ func injectHost(hostport string) (string, uint16, bool) {
 // X-Envoy-Original-Dst-Host names, which Envoy does not strip from a
 // client's request (its documentation warns of it; before 1.7.1 it was
 // spelt X-Envoy-Orignal-Dst-Host), and Linkerd's proxy in ingress mode
-// routes by L5d-Dst-Override. A client has no use for any of them:
-// proxies add them.
+// routes by L5d-Dst-Override; Linkerd 1 and Finagle add the dtab an
+// L5d-Dtab, L5d-Ctx-Dtab or Dtab-Local header carries to the routing
+// table for that request, where a later rule wins. A client has no use
+// for any of them: proxies add them.
 //
 // Left out: X-Forwarded-Proto, -Scheme, -Port and -Ssl, the scheme and
 // port a front-end was reached on. They change the URLs an application
@@ -794,6 +796,7 @@ var routeHeaders = []string{
 	"X-Original-Uri", "X-Forwarded-Uri", "X-Envoy-Original-Path", "X-Forwarded-Path", "X-Original-Path",
 	"X-Forwarded-Prefix",
 	"X-Envoy-Original-Dst-Host", "X-Envoy-Orignal-Dst-Host", "L5d-Dst-Override",
+	"L5d-Dtab", "L5d-Ctx-Dtab", "Dtab-Local",
 }
 
 // routeHeader names the routeHeaders entry one of h's names stands for,

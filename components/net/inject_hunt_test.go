@@ -568,6 +568,11 @@ func TestInjectRefusesRouteHeaders(t *testing.T) {
 		{"X-Envoy-Orignal-Dst-Host: 192.0.2.7:8080", RuleSecretsRoute},
 		{"x_envoy_original_dst_host: 192.0.2.7:8080", RuleSecretsRoute},
 		{"l5d-dst-override: evil.default.svc.cluster.local:80", RuleSecretsRoute},
+		// Linkerd 1 and Finagle add a per-request dtab to the routing
+		// table: a later rule wins, so it sends the request anywhere.
+		{"l5d-dtab: /svc/api.github.com => /$/inet/192.0.2.7/80", RuleSecretsRoute},
+		{"l5d-ctx-dtab: /svc/api.github.com => /$/inet/192.0.2.7/80", RuleSecretsRoute},
+		{"Dtab-Local: /svc/api.github.com => /$/inet/192.0.2.7/80", RuleSecretsRoute},
 		{"", ""},
 		{"X-Forwarded-For: 192.0.2.1", ""},
 		{"X-Forwarded-Proto: https", ""},
