@@ -149,7 +149,10 @@ func TestCheckFirst(t *testing.T) {
 		{"a word so far", []byte("GET"), front, false, true, "", ""},
 		{"blanks so far", []byte("\r\n"), front, false, true, "", ""},
 		{"word and line end", []byte("ping\n"), front, false, false, "", ""},
-		{"binary", []byte{0, 1, 2, 3}, front, false, false, "", ""},
+		// Control bytes alone say nothing yet: Netty skips them before a
+		// request line (a red-team pass, 2026-12-03).
+		{"control bytes so far", []byte{0, 1, 2, 3}, front, false, true, "", ""},
+		{"binary", []byte{0, 1, 2, 3, 0xc0}, front, false, false, "", ""},
 		{"leading space then token", []byte(" ping\n"), front, false, false, "", ""},
 		{"ssh ident", []byte("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"), front, false, false, "", ""},
 		{"ssh ident so far", []byte("SSH-2.0-OpenSSH_9.2p1 Debian"), front, false, true, "", ""},
@@ -278,7 +281,17 @@ func TestCheckFirstHTTPBlanks(t *testing.T) {
 		// server reading its line to CR LF (a re-test, 2026-12-02).
 		refused("SSH-2.0-X\n/ HTTP/1.1"),
 		refused("SSH-\n/admin HTTP/1.1"),
-		{"binary", []byte{0, 1, 2, 3, 0xa0, 0x20, 0x85}, false, "", ""},
+		{"binary", []byte{0, 1, 2, 3, 0xc0, 0xa0, 0x20, 0x85}, false, "", ""},
+		// Netty's HTTP decoder skips every byte from 0x00 to 0x20, and
+		// 0x7f, before a request line: "\x00" passed at once, and a
+		// request sent behind it in a later segment went unread to a
+		// Netty front-end, which routed it by its Host (a red-team pass,
+		// 2026-12-03). Such bytes are skipped here too, and decide nothing.
+		{"NUL so far", []byte("\x00"), true, "", ""},
+		{"controls and DEL so far", []byte("\x01\x08\x0e\x1b\x7f\x00"), true, "", ""},
+		refused("\x7f\x01GET /x HTTP/1.1"),
+		{"controls, then a word and a blank", []byte("\x00\x05GET /x"), false, RuleTunnelHTTP, ReasonHTTPInTunnel},
+		{"controls, then binary", []byte("\x00\x05\xc0GET /x"), false, "", ""},
 		{"binary, a version on its second line", []byte("\x00\x01\nGET / HTTP/1.1\r\n"), false, RuleTunnelHTTP, ReasonHTTPInTunnel},
 		{"binary, then a word on its own line", []byte("\x00\x01\nPING\r\n"), false, "", ""},
 		{"token then NUL", []byte("GET\x00/x\r\n"), false, "", ""},

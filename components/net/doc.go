@@ -44,8 +44,9 @@
 //   - an SSLv2-style ClientHello (a first byte with the high bit set and
 //     type 1 third), which has no server_name;
 //   - the start of an HTTP request (a token and a blank, after any
-//     blanks: the HTTP/2 preface too; a token and a bare LF with more
-//     behind it, which gunicorn before 22 read as one request line), a
+//     blanks or control bytes: the HTTP/2 preface too; a token and a
+//     bare LF with more behind it, which gunicorn before 22 read as one
+//     request line), a
 //     first line holding "HTTP/" in any case (the line up to LF, and up
 //     to CR LF), or a PROXY protocol v2 header (a front-end that takes
 //     one from the client routes by what follows it), unless the upstream spoke first (an HTTP server never
@@ -53,7 +54,12 @@
 //     line: plain HTTP goes in absolute form, where its Host is decided.
 //     A blank is anything some server splits a request line on: space,
 //     \t, \v, \f, \r, \n, 0x1c to 0x1f, 0x85 and 0xa0 (Python's
-//     http.server takes them all);
+//     http.server takes them all). Control bytes (0x00 to 0x1f, 0x7f)
+//     are skipped as blanks are: Netty's HTTP decoder skips them before
+//     a request line. A first message of such bytes and blanks alone
+//     goes on at once (a client-first protocol may wait on it: a SOCKS5
+//     greeting) but decides nothing: what the client sends next is
+//     decided with it, unless the upstream answered;
 //   - unfinished when the client pauses (10 s, or the idle time if
 //     shorter) or closes its side.
 //
@@ -197,21 +203,22 @@
 //     whose first line is a word and a blank (git://, Redis's inline
 //     commands with arguments, memcached) is refused as HTTP, and so is
 //     a bare word the client sends and then waits on (a word alone on
-//     its line passes). So is a binary first message, even after the
-//     server spoke, whose first byte is 20 to 24 and that is not a
-//     ClientHello (a MySQL client's answer starts with its length's low
-//     byte: about one in fifty), or whose first byte has the high bit
-//     set and whose third is 1 (SSLv2's shape); and, unless the server
-//     spoke, one whose bytes up to the first LF, or up to the first CR
-//     LF, hold "HTTP/". A
-//     first message of one or two bytes with the high bit set waits for
-//     a third.
+//     its line passes). So is a binary first message whose first bytes
+//     are control bytes and whose next are a token and a blank, and, if
+//     the server did not answer them, one of control bytes alone on
+//     which the client waits more than 10 s. So is a binary first
+//     message, unless the server spoke, whose first byte is 20 to 24 and
+//     that is not a ClientHello, or whose first byte has the high bit
+//     set and whose third is 1 (SSLv2's shape), or whose bytes up to the
+//     first LF, or up to the first CR LF, hold "HTTP/". A first message of one or two bytes with the high bit set
+//     waits for a third.
 //   - "HTTP/" on the first line is looked for in the bytes read when the
-//     line's start is decided: a first message that starts with neither
-//     a token nor a blank, or whose first word is followed by such a byte,
-//     passes at once, so a client can send "\x00GET /x " or "GET\x00"
-//     and the rest in a later segment; so can "GET\n" then "/x HTTP/1.1"
-//     in a second segment (gunicorn before 22). Only a server that takes
+//     line's start is decided: a first message that starts (after
+//     blanks and control bytes) with neither a token nor a blank, or
+//     whose first word is followed by such a byte, passes at once, so a
+//     client can send "\x80GET /x " or "GET\x00" and the rest in a later
+//     segment; so can "GET\n" then "/x HTTP/1.1" in a second segment
+//     (gunicorn before 22). Only a server that takes
 //     any word for a method (Python's http.server, under Werkzeug and
 //     Django's runserver) would read that as a request.
 //   - With network.allow_ech a front-end that accepts ECH is reachable by

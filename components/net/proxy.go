@@ -511,7 +511,11 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 // allows it; false (both sides closed, or up half-closed) when it does
 // not, or the client is gone.
 func (p *Proxy) openTunnel(clientAddr, target string, h Host, client, up net.Conn, early []byte, clk *tunnelClock, abort func()) bool {
-	first, f, err := readFirst(client, early, h, clk, p.AllowECH)
+	first, f, err := readFirst(client, early, h, clk, p.AllowECH, func(b []byte) error {
+		up.SetWriteDeadline(time.Now().Add(clk.idle))
+		_, err := up.Write(b)
+		return err
+	})
 	if f != nil {
 		// Logged as a refused CONNECT: the session's summary counts it
 		// as a denial.

@@ -167,10 +167,11 @@ func (e *ssrfEnv) serve(name string, at netip.AddrPort, special func(http.Respon
 	return s
 }
 
-// nulListener's connections drop the line of one NUL their client sends
-// first: the test's requests through a CONNECT tunnel start with one,
-// since net refuses a tunnel whose first bytes are an HTTP request (or
-// whose first line holds a version).
+// nulListener's connections drop the marker line (one byte 0x80) their
+// client sends first: the test's requests through a CONNECT tunnel start
+// with one, since net refuses a tunnel whose first bytes are an HTTP
+// request (or whose first line holds a version). Not a NUL: net skips
+// control bytes, as Netty does, and decides the request behind them.
 type nulListener struct{ net.Listener }
 
 func (l nulListener) Accept() (net.Conn, error) {
@@ -186,7 +187,7 @@ type nulConn struct {
 	seen int // bytes read so far, up to len(nulLine)
 }
 
-const nulLine = "\x00\r\n"
+const nulLine = "\x80\r\n"
 
 func (c *nulConn) Read(b []byte) (int, error) {
 	for {
@@ -378,7 +379,7 @@ func (e *ssrfEnv) do(t *testing.T, px netip.AddrPort, method, target string) ssr
 		location: resp.Header.Get("Location"),
 	}
 	if method == http.MethodConnect && resp.StatusCode == http.StatusOK {
-		// A line of one NUL first, CR LF (dropped by the server, nulConn): net
+		// A marker line first (dropped by the server, nulConn): net
 		// refuses a tunnel whose first bytes are an HTTP request.
 		if _, err := fmt.Fprintf(c, nulLine+"GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target); err != nil {
 			t.Fatal(err)

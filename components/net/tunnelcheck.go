@@ -186,12 +186,13 @@ func quoteNames(names []string) string {
 const maxSSHIdent = 255
 
 // checkHTTPStart refuses b when it begins an HTTP request line: a token
-// (RFC 9110 tchar) then a blank, after any blanks. It is deliberately
+// (RFC 9110 tchar) then a blank, after any blanks and control bytes
+// (isControl: Netty skips them before a request line). It is deliberately
 // broad: a front-end may take any token as a method, so no list of
 // methods is safe; and a blank is anything some server splits a request
 // line on (isBlank). A first line that holds "HTTP/" anywhere, in any
 // case, is refused too: a request line ends in its version, whatever
-// comes before it ("\x00GET" is a method to servers that split on
+// comes before it ("\x80GET" is a method to servers that split on
 // blanks and take any word).
 //
 // A word alone on its line ("PING\r\n") passes: with no target and no
@@ -218,10 +219,11 @@ func checkHTTPStart(b []byte) (more bool, f *tunnelRefusal) {
 		}
 	}
 	// Servers skip empty lines before a request line (RFC 9112 §2.2;
-	// nginx does), and those that split on blanks skip leading ones: they
-	// do not end the question.
+	// nginx does), those that split on blanks skip leading ones, and
+	// Netty's decoder skips every control byte: they do not end the
+	// question.
 	i := 0
-	for i < len(b) && isBlank(b[i]) {
+	for i < len(b) && (isBlank(b[i]) || isControl(b[i])) {
 		i++
 	}
 	b = b[i:]
@@ -286,6 +288,13 @@ func isBlank(c byte) bool {
 	return false
 }
 
+// isControl reports whether c is a C0 control byte or DEL: with the
+// space, what Netty's HTTP decoder (under Reactor Netty, Spring Cloud
+// Gateway, Vert.x, Zuul 2) skips before a request line (Java's
+// isISOControl and isWhitespace of a signed byte), so "\x00" and then a
+// request is that request to it.
+func isControl(c byte) bool { return c < 0x20 || c == 0x7f }
+
 // isTokenChar is RFC 9110's tchar.
 func isTokenChar(c byte) bool {
 	switch {
@@ -324,11 +333,22 @@ func (clk *tunnelClock) read(src net.Conn, b []byte) (int, error) {
 
 // readFirst reads the client's first message, starting with early (bytes
 // that came behind the CONNECT), until checkFirst decides it. It answers
-// every byte read, to go on unchanged, or a refusal, or the read's error
-// (io.EOF: the client closed its side before sending anything).
-func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock, allowECH bool) ([]byte, *tunnelRefusal, error) {
+// the bytes read and not yet passed on, to go on unchanged, or a
+// refusal, or the read's error (io.EOF: the client closed its side with
+// nothing left to decide).
+//
+// Control bytes and blanks alone (onlySkipped) decide nothing, since an
+// HTTP front-end skips them before a request line; but a client-first
+// protocol may send just such a message and wait for the answer (a
+// SOCKS5 greeting, a one-byte echo). So they are passed on at once, by
+// pass, and what follows is still decided with them, as one first
+// message: an HTTP server has read nothing it acts on, and the other
+// protocol gets its answer (and once the upstream spoke, anything
+// passes).
+func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock, allowECH bool, pass func([]byte) error) ([]byte, *tunnelRefusal, error) {
 	buf := make([]byte, len(early), max(len(early), 4<<10))
 	copy(buf, early)
+	sent := 0        // buf[:sent] has been passed on
 	var by time.Time // once a message began, it must be whole by then
 	for {
 		var err error
@@ -338,11 +358,17 @@ func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock, allowECH
 			buf = buf[:n]
 		} else {
 			if more, f := checkFirst(buf, h, clk.spoke.Load(), allowECH); !more {
-				return buf, f, nil
+				return buf[sent:], f, nil
 			}
 			if len(buf) >= maxClientHello {
 				return nil, &tunnelRefusal{firstRule(buf), ReasonFirstUnended,
 					fmt.Sprintf("the first message passes %d bytes undecided", maxClientHello)}, nil
+			}
+			if sent < len(buf) && onlySkipped(buf) {
+				if err := pass(buf[sent:]); err != nil {
+					return nil, nil, err
+				}
+				sent = len(buf)
 			}
 			if by.IsZero() {
 				by = time.Now().Add(min(clk.idle, firstMessageTimeout))
@@ -365,7 +391,10 @@ func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock, allowECH
 			return nil, nil, err
 		}
 		if more, f := checkFirst(buf, h, clk.spoke.Load(), allowECH); !more {
-			return buf, f, nil
+			return buf[sent:], f, nil
+		}
+		if err == io.EOF && sent == len(buf) {
+			return nil, nil, err // all passed on, and nothing can follow
 		}
 		// A message cut short is refused, not passed as opaque: a front-end
 		// would read it whole once the rest came by another way (a
@@ -379,6 +408,21 @@ func readFirst(client net.Conn, early []byte, h Host, clk *tunnelClock, allowECH
 		}
 		return nil, nil, err
 	}
+}
+
+// onlySkipped reports whether b, an undecided first message, is control
+// bytes and blanks alone, not the start of a TLS record or of a PROXY
+// protocol v2 header: bytes an HTTP server skips before a request line.
+func onlySkipped(b []byte) bool {
+	if isRecordType(b[0]) || bytes.HasPrefix(proxyV2Signature, b[:min(len(b), len(proxyV2Signature))]) {
+		return false
+	}
+	for _, c := range b {
+		if !isBlank(c) && !isControl(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // firstRule is the rule that refuses an unfinished first message b.

@@ -283,12 +283,54 @@ func TestTunnelPlainHTTPRefused(t *testing.T) {
 	}
 	tunRefusalLogged(t, h, target, RuleTunnelHTTP, ReasonHTTPInTunnel)
 
+	// Control bytes first, the request in a later segment: Netty skips
+	// the bytes and reads the request, which passed unread (a red-team
+	// pass, 2026-12-03). The bytes go on alone (they decide nothing, and
+	// a client-first protocol may wait on them); the request is refused.
+	for _, lead := range []string{"\x00", "\x7f\x01", "\r\n\x00"} {
+		c, br := tunConnect(t, h, target)
+		c.Write([]byte(lead))
+		time.Sleep(50 * time.Millisecond)
+		c.Write([]byte("GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n"))
+		tunClosed(t, c, br)
+		if got := spy.received(t); string(got) != lead {
+			t.Errorf("%q, then a request: the upstream received %q, want the first bytes alone", lead, got)
+		}
+	}
+
 	opaque := "\x00\x00\x00\x08\x04\xd2\x16\x2f GET /\r\n" // a binary message, no version on its first line
 	c, _ := tunConnect(t, h, target)
 	c.Write([]byte(opaque))
 	c.(*net.TCPConn).CloseWrite()
 	if got := spy.received(t); string(got) != opaque {
 		t.Errorf("opaque bytes: the upstream received %q", got)
+	}
+}
+
+// Control bytes alone, which decide nothing (Netty skips them before a
+// request line), go on at once: a client-first protocol that sends such
+// a message and waits (a SOCKS5 greeting) gets its answer, and what it
+// sends then passes, the server having spoken. A client that sends them
+// and closes its side has them delivered, and the close.
+func TestTunnelControlBytesGoOn(t *testing.T) {
+	echo := pxEcho(t)
+	res := &pxResolver{names: map[string][]netip.Addr{"socks.test": {pxLoopback}}}
+	h := pxStart(t, nil, res, nil)
+	c, br := tunConnect(t, h, "socks.test:"+pxPort(echo))
+	for _, msg := range []string{"\x05\x01\x00", "\x05\x01\x00\x03\x09evil.test\x01\xbb"} {
+		io.WriteString(c, msg)
+		got := make([]byte, len(msg))
+		if _, err := io.ReadFull(br, got); err != nil || string(got) != msg {
+			t.Fatalf("sent %q, the echo answered %q (%v)", msg, got, err)
+		}
+	}
+
+	spy := tunSpyStart(t, "")
+	c, _ = tunConnect(t, h, "socks.test:"+pxPort(spy.addr))
+	io.WriteString(c, "\x00\x01")
+	c.(*net.TCPConn).CloseWrite()
+	if got := spy.received(t); string(got) != "\x00\x01" {
+		t.Errorf("the upstream received %q", got)
 	}
 }
 
