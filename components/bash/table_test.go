@@ -886,6 +886,7 @@ var table = []struct {
 	{`git clone --template=/tmp/t https://example.com/x`, P, "structural.git-hooks"},
 	{`git clone -c core.fsmonitor=x https://example.com/x`, P, "structural.git-config"},
 	{`echo x >> ~/.bashrc`, P, "structural.protected-path"},
+	{`echo 'alias ls=x' >> ~/.bash_aliases`, P, "structural.protected-path"}, // Debian's .bashrc sources it
 	{`cp key ~/.ssh/authorized_keys`, P, "structural.protected-path"},
 	{`echo '{}' > .vscode/settings.json`, R, "structural.protected-path"},
 	{`echo '{}' > .mcp.json`, R, "structural.protected-path"},

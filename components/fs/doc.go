@@ -49,7 +49,8 @@
 //     protected path or anything beneath it (decision rule
 //     "fs.protected"). Built in, at any depth: .ssh, .vscode, .mcp.json,
 //     the shell start-up files (.profile, .bashrc, .bash_profile,
-//     .bash_login, .bash_logout, .zshrc, .zshenv, .zprofile, .zlogin,
+//     .bash_login, .bash_logout, .bash_aliases (Debian's .bashrc sources
+//     it), .zshrc, .zshenv, .zprofile, .zlogin,
 //     .zlogout, .cshrc, .tcshrc, .login, .logout, .kshrc, .mkshrc),
 //     .gitconfig and .config/git; and, anywhere beneath a .git
 //     directory, hooks, config, config.worktree and commondir (so

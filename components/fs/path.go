@@ -71,6 +71,8 @@ var (
 		".ssh", ".vscode", ".mcp.json",
 		// Shell start-up files: sh, bash, zsh, csh/tcsh, ksh.
 		".profile", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+		// Debian's and Ubuntu's stock .bashrc sources it.
+		".bash_aliases",
 		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
 		".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc",
 		// The person's git configuration (when the workspace is a home):

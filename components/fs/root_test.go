@@ -364,7 +364,7 @@ func TestProtected(t *testing.T) {
 	targets := []string{
 		".git/config", ".git/hooks", ".git/hooks/pre-commit", ".git/hooks/new", ".git/commondir",
 		".git/modules/lib/config", ".git/modules/lib/hooks/post-checkout",
-		".bashrc", ".profile", ".zshrc", ".bash_profile", "sub/.profile", "sub/.zshrc",
+		".bashrc", ".profile", ".zshrc", ".bash_profile", ".bash_aliases", "sub/.profile", "sub/.zshrc",
 		".ssh", ".ssh/authorized_keys", ".ssh/new", ".vscode", ".vscode/settings.json", ".vscode/tasks.json",
 		".mcp.json", "sub/.mcp.json", "secrets/prod.env", "conf/policy.toml",
 		".git/HEAD", ".git/info/exclude", // git's state: all of .git but lock files
