@@ -78,10 +78,37 @@ type WriteResult struct {
 }
 
 // ListResult is a directory's entries, sorted; Truncated when there were
-// more than MaxList.
+// more than MaxList, or more than an answer holds (fitList).
 type ListResult struct {
 	Entries   []Entry `json:"entries"`
 	Truncated bool    `json:"truncated,omitempty"`
+}
+
+// listRoom is what a listing's JSON may take of an answer: the rest of
+// rpc.MaxBody is for the decision beside it.
+const listRoom = rpc.MaxBody - 16<<10
+
+// fitList cuts r's entries (sorted) to the first that fit in listRoom,
+// and says it is Truncated: MaxList long names (10,000 of 255 bytes) made
+// 2.8 MB, and the whole listing was refused as an answer too large.
+func fitList(r ListResult) ListResult {
+	fits := func(n int) bool {
+		b, err := json.Marshal(ListResult{Entries: r.Entries[:n], Truncated: true})
+		return err == nil && len(b) <= listRoom
+	}
+	if fits(len(r.Entries)) {
+		return r
+	}
+	// The most entries that fit: fits(lo) holds, fits(hi) does not.
+	lo, hi := 0, len(r.Entries)
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return ListResult{Entries: r.Entries[:lo], Truncated: true}
 }
 
 // RenameArgs move From to To; Overwrite lets To exist.
@@ -138,7 +165,10 @@ func handlers(root *Root) map[string]rpc.DataHandler {
 				return nil, nil, err
 			}
 			ents, trunc, err := root.List(a.Path)
-			return ListResult{Entries: ents, Truncated: trunc}, nil, err
+			if err != nil {
+				return nil, nil, err
+			}
+			return fitList(ListResult{Entries: ents, Truncated: trunc}), nil, nil
 		}},
 		OpMkdir: {h: func(root *Root, args json.RawMessage, _ []byte) (any, []byte, error) {
 			var a PathArgs

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,26 +28,8 @@ func TestServe(t *testing.T) {
 	w.file(t, "src/main.go", "package main")
 	w.file(t, ".git/config", "[core]")
 	w.symlink(t, filepath.Join(w.outside, "secret"), "leak")
-	sess, err := pki.NewSession("fs-test", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsLeaf, _ := sess.Issue(pki.FS)
 	logs := &syncbuf.Buffer{}
-	srv := rpc.NewServer(fsLeaf, slog.New(slog.NewTextHandler(logs, nil)))
-	Register(srv, w.root)
-	sock := filepath.Join(t.TempDir(), "fs.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer func() {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(c)
-	}()
-	dial := func(ctx context.Context) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "unix", sock) }
+	sess, dial, stop := serveRoot(t, w.root, logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -166,9 +151,7 @@ func TestServe(t *testing.T) {
 			t.Errorf("%s → fs client built", role)
 		}
 	}
-	srvCtx, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel2()
-	srv.Shutdown(srvCtx)
+	stop()
 	w.outsideUnchanged(t)
 	l := logs.String()
 	for _, s := range []string{secret, "package main", "hooksPath", "END-OF-CONTENT"} {
@@ -226,5 +209,68 @@ func TestDecide(t *testing.T) {
 		if d := Decide(c.err); d.Reason != c.reason || d.Rule != c.rule || d.Allowed != (c.err == nil) {
 			t.Errorf("Decide(%v) = %+v", c.err, d)
 		}
+	}
+}
+
+// serveRoot serves root's operations on a Unix socket until stop, or
+// the test's end, logging to logs: the session whose leaves may call
+// it, a dialer of it, and stop.
+func serveRoot(t *testing.T, root *Root, logs *syncbuf.Buffer) (sess *pki.Session, dial func(context.Context) (net.Conn, error), stop func()) {
+	t.Helper()
+	sess, err := pki.NewSession("fs-test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsLeaf, _ := sess.Issue(pki.FS)
+	srv := rpc.NewServer(fsLeaf, slog.New(slog.NewTextHandler(logs, nil)))
+	Register(srv, root)
+	sock := filepath.Join(t.TempDir(), "fs.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Shutdown(c)
+		})
+	}
+	t.Cleanup(stop)
+	return sess, func(ctx context.Context) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "unix", sock) }, stop
+}
+
+// A listing longer than an answer holds (long names) is cut to the
+// first entries that fit and said truncated: it was refused whole, as
+// a result too large to encode.
+func TestServeListLongNames(t *testing.T) {
+	w := newWorld(t)
+	dir := filepath.Join(w.ws, "many")
+	must(t, os.Mkdir(dir, 0o755))
+	const n = 5000 // about 1.4 MB of JSON
+	for i := range n {
+		name := fmt.Sprintf("%05d-%s", i, strings.Repeat("x", 240))
+		must(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
+	}
+	sess, dial, _ := serveRoot(t, w.root, &syncbuf.Buffer{})
+	leaf, _ := sess.Issue(pki.Agent)
+	rc, err := rpc.NewClient(leaf, pki.FS, dial, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lr, d, err := NewClient(rc).List(ctx, "many")
+	if err != nil || !d.Allowed {
+		t.Fatalf("list: %+v %v", d, err)
+	}
+	if !lr.Truncated || len(lr.Entries) < n/2 || len(lr.Entries) >= n || !strings.HasPrefix(lr.Entries[0].Name, "00000-") {
+		t.Fatalf("list: truncated=%v, %d entries", lr.Truncated, len(lr.Entries))
+	}
+	if b, _ := json.Marshal(lr); len(b) > rpc.MaxBody {
+		t.Errorf("the listing's JSON is %d bytes", len(b))
 	}
 }
