@@ -203,6 +203,7 @@ func Analyze(src string) (*Analysis, error) {
 		return nil, err
 	}
 	facts := lineFactsOf(src, w.out)
+	facts.funcs = w.funcs
 	for i := range w.out {
 		w.out[i].line = facts
 	}
@@ -231,6 +232,11 @@ type lineFacts struct {
 	// dotglob's are looked for), each of which may point a cleaner
 	// that removes its directory whole at the workspace.
 	cacheDirs map[string]bool
+	// funcs: the names of the functions the line defines, anywhere in
+	// it; a command of that name may run one (writtenWords).
+	funcs map[string]bool
+	// linkers: how many of the line's commands may make a link.
+	linkers int
 }
 
 // cleanDirVars name the directories that go clean -modcache, -cache or
@@ -270,7 +276,10 @@ func lineFactsOf(src string, cs []SimpleCommand) lineFacts {
 				}
 			}
 		}
-		f.links = f.links || makesLinks(&c)
+		if makesLinks(&c) {
+			f.links = true
+			f.linkers++
+		}
 		switch name := baseName(&c); name {
 		case "git":
 			f.repos = f.repos || len(c.Words) > 1 && (c.Words[1].Text == "init" || c.Words[1].Text == "clone")
@@ -292,6 +301,7 @@ func lineFactsOf(src string, cs []SimpleCommand) lineFacts {
 type walker struct {
 	out     []SimpleCommand
 	outside []SimpleCommand
+	funcs   map[string]bool // the functions defined (lineFacts.funcs)
 }
 
 // scope is the text being walked and how it is reached.
@@ -593,6 +603,10 @@ func (w *walker) command(s scope, st *syntax.Stmt, redirs []Redirect, depth int)
 		}
 		return nil
 	case *syntax.FuncDecl:
+		if w.funcs == nil {
+			w.funcs = map[string]bool{}
+		}
+		w.funcs[c.Name.Value] = true
 		// A function's body counts whether or not it is called.
 		if err := compound(); err != nil {
 			return err

@@ -349,9 +349,9 @@ func TestOptions(t *testing.T) {
 		{`bash -c 'cat /run/pinfold/vault'`, R, "structural.authority"},
 		{`ls .pinfold-backups`, R, "structural.authority"},
 		{`rm -rf /work/ws/.pinfold-backups`, R, "structural.authority"},
-		{`echo x > secrets/k`, R, "structural.protected-path"}, // read-only to the worker: readonly_test.go
-		{`cp a ./secrets/`, P, "structural.protected-path"},
-		{`cp a /work/ws/deploy/keys/k`, P, "structural.protected-path"},
+		{`echo x > secrets/k`, R, "structural.protected-path"},          // read-only to the worker: readonly_test.go
+		{`cp a ./secrets/`, R, "structural.protected-path"},             // cp's destination: likewise
+		{`cp a /work/ws/deploy/keys/k`, R, "structural.protected-path"}, // likewise
 		{`cp a deploy/other`, A, "default"},
 		{`cat secrets/k`, A, "default"},
 		{`rm -rf secrets`, D, "builtin.recursive-delete"},

@@ -71,7 +71,8 @@ type Decision struct {
 	Targets []string `json:"targets,omitempty"`
 
 	// readOnly: the command needs the person only for a redirection (or
-	// mv's destination) to this workspace-relative path, which its worker has read-only
+	// a word its program only writes: writtenWords) to this
+	// workspace-relative path, which its worker has read-only
 	// (workerReadOnly); relative: named relative to the command's folder.
 	readOnly string
 	relative bool
@@ -102,8 +103,8 @@ func Decide(a *Analysis, c policy.Commands) Decision {
 
 // DecideWith is Decide with the launcher's paths for the structural
 // protections. A line that would need the person only for redirections
-// (or mv's destinations) to paths its worker has read-only is refused
-// instead (futile).
+// (or words their programs only write) to paths its worker has
+// read-only is refused instead (futile).
 func DecideWith(a *Analysis, c policy.Commands, o Options) Decision {
 	if a == nil {
 		return Decision{Action: Refuse, Rule: "input.invalid", Reason: "the command could not be analysed"}
@@ -226,8 +227,9 @@ func decideAll(a *Analysis, c policy.Commands, o Options) []Decision {
 //     see, and words known only at run time → Approve;
 //  6. otherwise Auto.
 //
-// A structural approval for a redirection (or mv's destination) to a
-// path the worker has read-only (verdict.readOnly) is marked so (Decision.readOnly) when it
+// A structural approval for a redirection (or a word its program only
+// writes: writtenWords) to a path the worker has read-only
+// (verdict.readOnly) is marked so (Decision.readOnly) when it
 // is all the command needs the person for: decided again without it,
 // the command runs automatically.
 func decideOne(sc *SimpleCommand, c policy.Commands, o Options) Decision {

@@ -364,12 +364,23 @@
 //     that makes more than 256 paths, or longer than 1024 bytes, counts
 //     as protected.
 //     A line whose every command that needs the person needs them only
-//     for a redirection, or mv's destination (read as mv reads its words,
-//     mvArgs: the last operand, or -t's own word), to a path a command's
-//     worker has read-only is refused at once (Refuse, under the rule
-//     that would have asked; the reason names the path and says how it
-//     is changed: launcher fs write, which asks the person, or the
-//     person's own edit outside the session). Read-only there are the
+//     for a redirection, or a word its program only writes, to a path a
+//     command's worker has read-only is refused at once (Refuse, under
+//     the rule that would have asked; the reason names the path and says
+//     how it is changed: launcher fs write, which asks the person, or the
+//     person's own edit outside the session). A program's words are read
+//     as GNU getopt_long reads them from the program's own option table
+//     (writtenWords: options anywhere before "--", grouped short
+//     options, a value attached or in the next word, a long option by
+//     any prefix that names one alone): the destination of mv, cp,
+//     install and ln (the last of two or more operands, or -t's own
+//     word: cp -vt DIR); every operand of tee, touch, mkdir, truncate
+//     and install -d; every operand after chmod's mode (all of them
+//     after chmod -x, whose mode is an option) and chown's or chgrp's
+//     owner (all with --reference); with sed -i (-i.bak, -in: the
+//     suffix n, --in-place=SUF), its files after the script (the first
+//     operand unless -e or -f gives one); dd's last of= (an earlier one
+//     is not opened). Read-only there are the
 //     paths fs protects, which the launcher mounts read-only for every
 //     command, or moves aside when a command makes one
 //     (components/session): a literal path in the workspace under .ssh,
@@ -377,22 +388,36 @@
 //     .config/git, under hooks, config, config.worktree or commondir
 //     beneath a .git (not in its objects), or under one of
 //     Options.Protected. Asked, the person's yes could not make the write
-//     (EROFS; mv fails and keeps its source, or, onto a protected name
-//     that does not exist, makes it only to have it moved aside). A write
-//     not so certain is asked about as before: a word that is not a
-//     literal, a ~, a path out of the workspace or with "..", a relative
-//     path on a line that changes folder (changesDirectory; find -execdir
-//     and -okdir), any on a line that may make a link (the write would go
-//     through it), and the analyzer's own names (toolConfigs,
-//     lefthook's), which the worker writes; mv's protected source (the
-//     worker's mv copies it before it fails) and a -t value attached to
-//     its option (an mv to an absolute path is a recursive deletion,
-//     mvOut); so is a write named otherwise (cp x .vscode/s, tee,
-//     install, touch, mkdir .vscode, chmod, sed -i, truncate, dd of=:
-//     which of their words they write is not read), though the worker
-//     cannot make it either, and a line (or command) that needs the
-//     person for anything else (its read-only write then fails as it
-//     runs).
+//     (EROFS, or EBUSY renaming over a mounted file: mv and sed -i fail
+//     and keep their source; onto a protected name that does not exist,
+//     cp, touch, mkdir or ln make it only to have it moved aside). A
+//     write not so certain is asked about as before: a word that is not
+//     a literal, a ~, a path out of the workspace or with "..", a
+//     relative path on a line that changes folder (changesDirectory;
+//     find -execdir and -okdir), any on a line that may make a link (the
+//     write would go through it; ln's own link does not count for ln's
+//     word when it is the line's only one), and the analyzer's own names
+//     (toolConfigs, lefthook's), which the worker writes; a protected
+//     word the program reads (mv's or cp's source: the worker's mv
+//     copies it before it fails), or that is an option's value (touch
+//     -r, chmod --reference=, sed -f, cp -S) or holds an option
+//     (-t.vscode, --target-directory=.vscode, which are asked as mv's
+//     always were); and every word of a command whose reading is not
+//     certain: an option its table does not hold (--help), a word that
+//     is not a literal where an option may stand (cp $o a .vscode/s: $o
+//     may be -t DIR; find's {}, which find -files0-from may start with
+//     '-'), an option after an operand (POSIXLY_CORRECT makes it one:
+//     cp a .vscode/s -f, sed s/x/y/ -i f), a word xargs adds or fills in,
+//     a program under busybox, toybox or a package runner (npx touch runs
+//     node_modules/.bin/touch), or of the name of a function the line
+//     defines (mv() { …; }; mv a .vscode/s runs the function), chown or
+//     chgrp with -H, -L or --dereference (links followed out of the
+//     tree), install --strip-program (a program run), sed -i with a
+//     suffix holding '/' (the backup elsewhere); and a line (or command)
+//     that needs the person for anything else (its read-only write then
+//     fails as it runs). Other programs' writes (rsync, tar -x, git's
+//     --output, gcc -o, …) are asked about as before, though the worker
+//     cannot make them either.
 //  2. recognised recursive deletion → ConfirmDelete
 //     ("builtin.recursive-delete"), with Decision.Targets: rm with -r/-R/
 //     --recursive in any spelling or position (-rf, -fr, -r -f, -Rf,
@@ -848,6 +873,14 @@
 //     checks are textual (no symlinks, no ..): fs and the confinement are
 //     the real protection of those paths; this is defence in depth and a
 //     clear message. Bare repositories (x.git/hooks) are not covered.
+//   - Which words mv, cp, install, ln, tee, touch, mkdir, truncate,
+//     chmod, chown, chgrp, sed -i and dd write (a refusal of a write the
+//     worker cannot make) is read from GNU coreutils 9.1's and GNU sed
+//     4.9's option tables (Debian 12's). An option another version adds
+//     is not in them, so its command is asked about; a program of
+//     another kind found first on the worker's PATH, reading its words
+//     otherwise, could be refused a write it could make (never allowed
+//     one: the refusal stands where the person would have been asked).
 //   - Prefixes are matched by the shapes most programs share, not by
 //     each program's own argument syntax, which the analyzer does not
 //     know beyond git's global options. An approval prefix over-matches

@@ -17,10 +17,10 @@ type verdict struct {
 	action       Action
 	rule, reason string
 	// readOnly, when set, is the workspace-relative path a redirection
-	// (or mv, as its destination) writes that a command's worker has
-	// read-only (workerReadOnly):
-	// the write fails whatever the person answers. relative: the
-	// redirection named it relative to the command's folder.
+	// (or a program, by a word it only writes: writtenWords) writes that
+	// a command's worker has read-only (workerReadOnly): the write fails
+	// whatever the person answers. relative: it was named relative to
+	// the command's folder.
 	readOnly string
 	relative bool
 }
@@ -311,9 +311,9 @@ var gitReadOnly = sync.OnceValue(func() map[string]bool {
 })
 
 // structural applies the protections no policy changes. skipReadOnly
-// passes over the redirections (and mv's destination) to paths a worker
-// has read-only, to see
-// whether the command needs the person for anything else.
+// passes over the redirections (and the words programs only write:
+// writtenWords) to paths a worker has read-only, to see whether the
+// command needs the person for anything else.
 func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 	if v := authority(sc, o); v != nil {
 		return v
@@ -385,13 +385,17 @@ func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 	}
 	if !isReadOnly(sc) {
 		skip := codeWords(sc)
-		// The one argument known to be written alone (mv's destination:
-		// mv's operands are read as mv reads them, mvArgs) counts as a
-		// write the worker may be unable to make, as a redirection's
-		// target does. Any other argument may be read or written.
-		dest := -1
-		if name == "mv" {
-			_, _, dest = mvArgs(sc.Words)
+		// The arguments known to be written alone (mv's and cp's
+		// destination, the files touch, chmod or sed -i change: read as
+		// the program reads its words, writtenWords) count as writes
+		// the worker may be unable to make, as a redirection's target
+		// does. Any other argument may be read or written.
+		written := writtenWords(sc)
+		facts := sc.line
+		if name == "ln" && facts.linkers == 1 {
+			// The one link the line makes is ln's own, at the path it
+			// writes: no link leads that path elsewhere.
+			facts.links = false
 		}
 		for i, w := range sc.Words {
 			if i == 0 || skip[i] || (name == "rm" || name == "unlink") && gitLock(w) {
@@ -399,11 +403,13 @@ func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 			}
 			if rule, what := classifyWord(w, sc.line, o); rule != "" {
 				v := &verdict{action: Approve, rule: rule, reason: sc.Words[0].Text + " is given " + quotedWord(w.Text) + ", in " + what}
-				if rel, relative, ro := workerReadOnly(w, sc.line, o); ro && i == dest {
-					if skipReadOnly {
-						continue
+				if dest, ok := written[i]; ok {
+					if rel, relative, ro := workerReadOnly(dest, facts, o); ro {
+						if skipReadOnly {
+							continue
+						}
+						v.readOnly, v.relative = rel, relative
 					}
-					v.readOnly, v.relative = rel, relative
 				}
 				return v
 			}

@@ -856,16 +856,18 @@ var table = []struct {
 	{`git push && rm -rf build`, D, "builtin.recursive-delete"},
 
 	// Structural protections. A line that needs the person only for a
-	// redirection to a path a command's worker has read-only is refused:
-	// a yes could not make the write (readonly_test.go).
+	// redirection, or a word its program only writes (cp's destination,
+	// ln's link, tee's and sed -i's files), to a path a command's worker
+	// has read-only is refused: a yes could not make the write
+	// (readonly_test.go).
 	{`echo hi > .git/hooks/pre-commit`, R, "structural.git-hooks"},
 	{`cat > .git/hooks/pre-push <<'EOF'` + "\nexit 0\nEOF", R, "structural.git-hooks"},
-	{`cp hook .git/hooks/pre-commit`, P, "structural.git-hooks"},
-	{`ln -sf ../../hook .git/hooks/pre-commit`, P, "structural.git-hooks"},
-	{`echo x | tee -a .git/config`, P, "structural.git-config"},
-	{`sed -i s/a/b/ .git/config`, P, "structural.git-config"},
+	{`cp hook .git/hooks/pre-commit`, R, "structural.git-hooks"},
+	{`ln -sf ../../hook .git/hooks/pre-commit`, R, "structural.git-hooks"},
+	{`echo x | tee -a .git/config`, R, "structural.git-config"},
+	{`sed -i s/a/b/ .git/config`, R, "structural.git-config"},
 	{`echo x >> .git/config.worktree`, R, "structural.git-config"},
-	{`cp evil .git/worktrees/w/config.worktree`, P, "structural.git-config"},
+	{`cp evil .git/worktrees/w/config.worktree`, R, "structural.git-config"},
 	{`echo x >> .gitconfig`, R, "structural.protected-path"},
 	{`echo x > .config/git/config`, R, "structural.git-config"},
 	{`python3 -c "open('.git/hooks/x','w')"`, P, "structural.git-hooks"},
@@ -2623,7 +2625,7 @@ var table = []struct {
 	// after a word holding {}, and -ok's and -okdir's only at ; (find .
 	// -maxdepth 0 -exec cp + x .git/hooks \; wrote a hook here: the
 	// analyzer had ended cp at + and taken .git/hooks for find's).
-	{`find . -maxdepth 0 -exec cp + /tmp/e .git/hooks \;`, P, "structural.git-hooks"},
+	{`find . -maxdepth 0 -exec cp + /tmp/e .git/hooks \;`, R, "structural.git-hooks"}, // cp's destination: read-only to the worker
 	{`find . -maxdepth 0 -exec sed -i + -e s/x/y/ .git/config \;`, P, "structural.git-config"},
 	{`find . -ok cp /tmp/e {} + .git/hooks \;`, P, "structural.git-hooks"},
 	{`find . -okdir cp /tmp/e {} + .git/hooks \;`, P, "structural.git-hooks"},
