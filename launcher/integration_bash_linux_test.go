@@ -279,8 +279,9 @@ func TestIntegrationComponentsShellApproval(t *testing.T) {
 }
 
 // A command that needs the person only to write a protected path, which
-// its worker has read-only (by a redirection, or as mv's destination), is
-// refused at once: no question is put (the
+// its worker has read-only (by a redirection, or as a word its program
+// only writes: mv's or cp's destination, the files chmod or sed -i
+// change), is refused at once: no question is put (the
 // person's yes could not make the write), the agent is told the path
 // and how it can be changed, and the file is as it was. A write the
 // worker can make (a tool's configuration, the analyzer's alone) is
@@ -296,13 +297,16 @@ func TestIntegrationComponentsShellReadOnlyWriteRefused(t *testing.T) {
 	script := strings.Join([]string{
 		l + ` sh 'echo x > .git/hooks/pre-commit'; echo hook=$?`,
 		l + ` sh 'mv new .git/hooks/pre-commit'; echo mv=$?`,
+		l + ` sh 'cp new .git/hooks/pre-commit'; echo cp=$?`,
+		l + ` sh 'chmod +x .vscode/settings.json'; echo chmod=$?`,
+		l + ` sh 'sed -i s/orig/x/ .vscode/settings.json'; echo sed=$?`,
 		l + ` sh 'echo x >> .vscode/settings.json'; echo vscode=$?`,
 		l + ` sh 'echo x > .cargo/config.toml'; echo cargo=$?`,
 		l + ` sh 'cat .git/hooks/pre-commit'; echo read=$?`,
 	}, "\n")
 	// One yes per command that could be asked: only the .cargo one may be.
-	r, screen := s.ptySessionWith(t, shellPol(), script, "yes", "yes", "yes", "yes")
-	for _, want := range []string{"hook=119\n", "mv=119\n", "vscode=119\n", "cargo=0\n", "orig\nread=0\n"} {
+	r, screen := s.ptySessionWith(t, shellPol(), script, "yes", "yes", "yes", "yes", "yes", "yes", "yes")
+	for _, want := range []string{"hook=119\n", "mv=119\n", "cp=119\n", "chmod=119\n", "sed=119\n", "vscode=119\n", "cargo=0\n", "orig\nread=0\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q: %s; terminal %q", want, r, screen)
 		}
@@ -310,7 +314,7 @@ func TestIntegrationComponentsShellReadOnlyWriteRefused(t *testing.T) {
 	if n := strings.Count(screen, "to allow"); n != 1 || !strings.Contains(screen, ".cargo/config.toml") || strings.Contains(screen, "pre-commit") || strings.Contains(screen, "settings.json") {
 		t.Errorf("%d questions, want one, about .cargo only: terminal %q", n, screen)
 	}
-	for _, want := range []string{"structural.git-hooks", `launcher fs write ".git/hooks/pre-commit"`, `mv is given ".git/hooks/pre-commit"`, "structural.protected-path", `launcher fs write ".vscode/settings.json"`} {
+	for _, want := range []string{"structural.git-hooks", `launcher fs write ".git/hooks/pre-commit"`, `mv is given ".git/hooks/pre-commit"`, `cp is given ".git/hooks/pre-commit"`, `chmod is given ".vscode/settings.json"`, `sed is given ".vscode/settings.json"`, "structural.protected-path", `launcher fs write ".vscode/settings.json"`} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q: %s", want, r)
 		}
@@ -319,6 +323,9 @@ func TestIntegrationComponentsShellReadOnlyWriteRefused(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(s.ws, f)); err != nil || string(b) != want {
 			t.Errorf("%s: %q, %v; want %q", f, b, err, want)
 		}
+	}
+	if st, err := os.Stat(filepath.Join(s.ws, ".vscode/settings.json")); err != nil || st.Mode().Perm()&0o111 != 0 {
+		t.Errorf(".vscode/settings.json: %v, %v; want it as it was, not executable", st, err)
 	}
 }
 
