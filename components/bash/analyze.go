@@ -97,6 +97,10 @@ type SimpleCommand struct {
 
 	code [2]int // Words[code[0]:code[1]] were analysed as commands of their own
 	line lineFacts
+	// repeats: the command is in a loop's or a function's body, so it
+	// may run more than once on the line (an ln's link then in the way
+	// of its next run).
+	repeats bool
 	// outside: a node of the line outside the automatic subset
 	// (strict.go), recorded as a command of its own, with no words.
 	outside *finding
@@ -310,6 +314,9 @@ type scope struct {
 	at     *Pos    // the position of src in the top-level source; nil at top level
 	layers []Layer // wrappers the text runs under
 	posix  bool    // the text is read as POSIX sh (dash) reads it, not as bash
+	// repeats: the text is a loop's or a function's body, which may run
+	// more than once (SimpleCommand.repeats).
+	repeats bool
 }
 
 func (s scope) pos(p syntax.Pos) Pos {
@@ -551,6 +558,7 @@ func (w *walker) command(s scope, st *syntax.Stmt, redirs []Redirect, depth int)
 		if err := compound(); err != nil {
 			return err
 		}
+		s.repeats = true
 		if err := w.stmts(s, c.Cond, d); err != nil {
 			return err
 		}
@@ -583,6 +591,7 @@ func (w *walker) command(s scope, st *syntax.Stmt, redirs []Redirect, depth int)
 				}
 			}
 		}
+		s.repeats = true
 		return w.stmts(s, c.Do, d)
 	case *syntax.CaseClause:
 		if err := compound(); err != nil {
@@ -611,6 +620,7 @@ func (w *walker) command(s scope, st *syntax.Stmt, redirs []Redirect, depth int)
 		if err := compound(); err != nil {
 			return err
 		}
+		s.repeats = true
 		return w.stmt(s, c.Body, d)
 	case *syntax.ArithmCmd:
 		if err := compound(); err != nil {
@@ -976,6 +986,7 @@ func (w *walker) emit(s scope, c SimpleCommand) error {
 	if len(c.Words) > 0 && c.Words[0].Literal {
 		c.Name = commandName(c.Words[0].Text)
 	}
+	c.repeats = c.repeats || s.repeats
 	if c.outside != nil {
 		w.outside = append(w.outside, c)
 		return nil

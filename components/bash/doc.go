@@ -396,7 +396,9 @@
 //     relative path on a line that changes folder (changesDirectory;
 //     find -execdir and -okdir), any on a line that may make a link (the
 //     write would go through it; ln's own link does not count for ln's
-//     word when it is the line's only one), and the analyzer's own names
+//     word when it is the line's only one and ln runs once: not in a
+//     loop's or a function's body nor under a wrapper, where a second
+//     ln -s /tmp/o .vscode writes /tmp/o/o), and the analyzer's own names
 //     (toolConfigs, lefthook's), which the worker writes; a protected
 //     word the program reads (mv's or cp's source: the worker's mv
 //     copies it before it fails), or that is an option's value (touch

@@ -188,6 +188,11 @@ func TestReadOnlyWriteRefused(t *testing.T) {
 		{cmd: `ln -s .git/hooks/pre-commit`, want: P, rule: "structural.git-hooks"},
 		{cmd: `ln -s /tmp/o .vscode; cp a .vscode/s`, want: P, rule: "structural.protected-path"},
 		{cmd: `tar xf a.tar; ln -s x .git/hooks/y`, want: P, rule: "structural.git-hooks"},
+		{cmd: `for i in 1 2; do ln -s /tmp/o .vscode; done`, want: P, rule: "structural.protected-path"}, // the second run writes /tmp/o/o
+		{cmd: `while :; do ln -s /tmp/o .vscode; done`, want: P, rule: "structural.protected-path"},
+		{cmd: `f() { ln -s /tmp/o .vscode; }; f; f`, want: P, rule: "structural.protected-path"},
+		{cmd: `find . -exec ln -s /tmp/o .vscode \;`, want: P, rule: "structural.protected-path"},
+		{cmd: `sh -c 'ln -s /tmp/o .vscode'`, want: P, rule: "structural.protected-path"},
 		// Reads.
 		{cmd: `cat .git/config .vscode/settings.json`, want: A, rule: "default"},
 		{cmd: `grep x < .git/config > out.txt`, want: A, rule: "default"},

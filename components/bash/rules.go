@@ -392,9 +392,11 @@ func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 		// does. Any other argument may be read or written.
 		written := writtenWords(sc)
 		facts := sc.line
-		if name == "ln" && facts.linkers == 1 {
+		if name == "ln" && facts.linkers == 1 && len(sc.Wrappers) == 0 && !sc.repeats {
 			// The one link the line makes is ln's own, at the path it
-			// writes: no link leads that path elsewhere.
+			// writes, made once: no link leads that path elsewhere (run
+			// again, in a loop or by find -exec, ln would write through
+			// the link it made: ln -s /tmp/o .vscode makes /tmp/o/o).
 			facts.links = false
 		}
 		for i, w := range sc.Words {
