@@ -1585,19 +1585,16 @@ func gitOverwrite(ws []Word) *deletion {
 
 // mvArgs reads mv's words as GNU getopt does (options anywhere before
 // "--", clusters, any prefix of a long option): the operands, in order,
-// and the -t (--target-directory) directory, if any. dest is the index
-// in ws of the word that is the whole destination (the last operand, or
-// -t's own word), or -1 (none, or a -t value attached to its option).
-func mvArgs(ws []Word) (operands []Word, target *Word, dest int) {
+// and the -t (--target-directory) directory, if any. (Which word mv
+// only writes is writtenWords'.)
+func mvArgs(ws []Word) (operands []Word, target *Word) {
 	opts := true
-	last, tAt := -1, -1
 	for i := 1; i < len(ws); i++ {
 		w := ws[i]
 		t := w.Text
 		switch {
 		case !opts || t == "-" || !strings.HasPrefix(t, "-"):
 			operands = append(operands, w)
-			last = i
 		case t == "--":
 			opts = false
 		case strings.HasPrefix(t, "--"):
@@ -1609,10 +1606,10 @@ func mvArgs(ws []Word) (operands []Word, target *Word, dest int) {
 				if eq {
 					v := w
 					v.Text = val
-					target, tAt = &v, -1
+					target = &v
 				} else if i+1 < len(ws) {
 					i++
-					target, tAt = &ws[i], i
+					target = &ws[i]
 				}
 			case longOpt(name, "--suffix", 3) && !eq:
 				i++
@@ -1621,31 +1618,22 @@ func mvArgs(ws []Word) (operands []Word, target *Word, dest int) {
 			for k := 1; k < len(t); k++ {
 				if t[k] == 't' || t[k] == 'S' {
 					var v Word
-					at := -1
 					if k+1 < len(t) {
 						v = w
 						v.Text = t[k+1:]
 					} else if i+1 < len(ws) {
 						i++
-						v, at = ws[i], i
+						v = ws[i]
 					}
 					if t[k] == 't' {
-						target, tAt = &v, at
+						target = &v
 					}
 					break
 				}
 			}
 		}
 	}
-	switch {
-	case target != nil:
-		dest = tAt
-	case len(operands) >= 2:
-		dest = last
-	default:
-		dest = -1
-	}
-	return operands, target, dest
+	return operands, target
 }
 
 // mvOut reports an mv that may take a tree out of the workspace: its
@@ -1662,7 +1650,7 @@ func mvOut(sc *SimpleCommand) bool {
 	if sc.line.links || sc.line.leaves {
 		return true
 	}
-	operands, target, _ := mvArgs(sc.Words)
+	operands, target := mvArgs(sc.Words)
 	dest := target
 	if dest == nil {
 		if len(operands) < 2 {
@@ -1893,7 +1881,7 @@ func recursiveDelete(sc *SimpleCommand) *deletion {
 			// Out of the workspace: the worker's /tmp goes with it (a
 			// hunt: mv src /tmp/x lost src). Every operand but the
 			// destination is backed up.
-			ops, target, _ := mvArgs(ws)
+			ops, target := mvArgs(ws)
 			if target == nil && len(ops) > 0 {
 				ops = ops[:len(ops)-1]
 			}
