@@ -120,9 +120,11 @@ func TestIntegrationMCP(t *testing.T) {
 		t.Errorf("declined protected write: error %v, %s", isErr, text)
 	}
 	mustNotExist(t, filepath.Join(s.ws, ".git", "hooks", "pre-commit"), "a declined write happened")
-	// Denials nobody is asked about.
+	// Refusals nobody is asked about. A path out of the workspace is a
+	// request fs does not take (as the agent verbs say it), not a
+	// decision: "failed", with the reason.
 	_, text, isErr = call("read_file", map[string]any{"path": "../policy.toml"})
-	if !isErr || !strings.Contains(text, "denied") {
+	if !isErr || !strings.Contains(text, "read_file: failed (bad-request)") || !strings.Contains(text, `the path has a ".." component`) {
 		t.Errorf("a path outside the workspace: error %v, %s", isErr, text)
 	}
 	_, text, isErr = call("fetch", map[string]any{"url": "http://169.254.169.254/latest/meta-data/"})
