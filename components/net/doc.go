@@ -149,7 +149,9 @@
 // (declared or not): a server that merges them into the header would
 // route by what the check never saw. The target goes up made again from
 // its path and query, and bytes outside ASCII in the query
-// percent-encoded (servers split or keep them differently). Plain HTTP
+// percent-encoded (servers split or keep them differently); a target
+// holding '#' (a fragment, which no client sends and servers read
+// differently) is refused (secrets.request). Plain HTTP
 // through the proxy carries no value and is left alone (Limitations).
 //
 // Nothing on an intercepted connection may send the value back to the
@@ -172,7 +174,9 @@
 // 502. A body that ends with the connection then looks complete. Refusals
 // on intercepted connections have the same shape as the proxy's
 // (X-Pinfold-Rule, X-Pinfold-Reason, a short text), and X-Pinfold-*
-// headers from the upstream are dropped there too.
+// headers from the upstream are dropped there too, as on plain HTTP, in
+// any spelling a client may read as them (X_Pinfold_Rule: names read as
+// route headers' are).
 //
 // # Deviations from DESIGN.md
 //

@@ -376,6 +376,13 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 		in.refuse(a, host, req, http.StatusBadRequest, RuleSecretsRequest, ReasonBadRequest, "the request's target is not a path (origin-form): another form names a host of its own")
 		return false, nil
 	}
+	// Nor does a fragment: no client sends one (origin-form has none),
+	// Go's parser keeps it in the query as written, and servers differ on
+	// whether '#' ends the target there (a red team, 2026-12-03).
+	if strings.Contains(req.RequestURI, "#") {
+		in.refuse(a, host, req, http.StatusBadRequest, RuleSecretsRequest, ReasonBadRequest, "the request's target holds '#': a fragment is not sent, and servers read one differently")
+		return false, nil
+	}
 	req.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: escapeNonASCII(req.URL.RawQuery)}
 	if strings.HasPrefix(req.URL.RequestURI(), "//") {
 		// Made again, a path decoded from /%2Fevil.example/x{ (a RawPath
@@ -653,7 +660,7 @@ const (
 	RuleSecretsRelease   = "secrets.release"      // kms did not release the value (502)
 	RuleSecretsUpstream  = "secrets.upstream"     // the upstream's TLS or answer failed (502)
 	RuleSecretsReflected = "secrets.reflected"    // the answer carries the injected value (502)
-	RuleSecretsRequest   = "secrets.request"      // a request head over injectMaxHeaderBytes (431), a target that is not a path, an Expect other than 100-continue
+	RuleSecretsRequest   = "secrets.request"      // a request head over injectMaxHeaderBytes (431), a target that is not a path or holds '#', an Expect other than 100-continue
 )
 
 // trailerCleaner drops hop-by-hop and X-Pinfold-* trailers once the body
@@ -714,11 +721,12 @@ func (in *Injector) refuseReflected(w io.Writer, host string, req *http.Request,
 }
 
 // cleanAnswer drops an answer's hop-by-hop headers and any X-Pinfold-*
-// the upstream set: only net says X-Pinfold-*, as for plain HTTP.
+// the upstream set, in any spelling a client may read as it
+// (pinfoldHeader): only net says X-Pinfold-*, as for plain HTTP.
 func cleanAnswer(h http.Header) {
 	removeHopByHop(h)
 	for k := range h {
-		if strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Pinfold-") {
+		if pinfoldHeader(k) {
 			delete(h, k)
 		}
 	}
@@ -838,15 +846,29 @@ func headerValues(h http.Header, name string) []string {
 // and b as one: without regard to case, blanks around them trimmed, and
 // any byte but a letter or a digit taken for '-' (see routeHeader).
 func sameHeaderName(a, b string) bool {
-	norm := func(k string) string {
-		return strings.Map(func(r rune) rune {
-			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-				return r
-			}
-			return '-'
-		}, strings.Trim(k, " \t"))
-	}
-	return strings.EqualFold(norm(a), norm(b))
+	return strings.EqualFold(headerNameAsRead(a), headerNameAsRead(b))
+}
+
+// headerNameAsRead is k as the most lenient server reads a header's
+// name (see routeHeader): blanks around it trimmed, and any byte but a
+// letter or a digit '-'. Compare it without regard to case.
+func headerNameAsRead(k string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.Trim(k, " \t"))
+}
+
+// pinfoldHeader says whether a client may read the header name k as one
+// of net's own (X-Pinfold-Rule, X-Pinfold-Reason): an answer's
+// X_Pinfold_Rule is that header to a CGI or WSGI stack, and to nginx's
+// $http_ names, as X_Api_Key is X-Api-Key (sameHeaderName).
+func pinfoldHeader(k string) bool {
+	const prefix = "x-pinfold-"
+	n := headerNameAsRead(k)
+	return len(n) >= len(prefix) && strings.EqualFold(n[:len(prefix)], prefix)
 }
 
 // hopByHop are the headers one connection's ends keep to themselves.

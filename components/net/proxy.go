@@ -874,9 +874,10 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		dst[k] = append([]string(nil), vs...)
 	}
 	stripHopHeaders(dst)
-	// Only net says X-Pinfold-*: an upstream could fake a denial.
+	// Only net says X-Pinfold-*: an upstream could fake a denial, under
+	// any name a client may read as one of them (X_Pinfold_Rule).
 	for k := range dst {
-		if strings.HasPrefix(http.CanonicalHeaderKey(k), "X-Pinfold-") {
+		if pinfoldHeader(k) {
 			delete(dst, k)
 		}
 	}
