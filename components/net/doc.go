@@ -162,7 +162,10 @@
 // decoded by net and passed on as identity (scanned as it streams), and
 // one in any other coding is refused with 502 (secrets.upstream). Every
 // answer (interim ones too) is looked at for the
-// value, verbatim, before it goes: its reason phrase and headers, and a
+// value, verbatim as it was sent (Go's writer trims blanks from a header
+// value's ends and writes CR and LF as spaces: a token stored with a
+// trailing space goes, and comes back, without it), before it goes: its
+// reason phrase and headers, and a
 // body with a Content-Length of at most 1 MiB (reflectLimit), read whole
 // first. If the value is there the agent gets 502 (rule
 // secrets.reflected, reason secret-reflected) instead, and the refusal

@@ -409,7 +409,14 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 	defer clear(value)
 	// An error may quote what the upstream sent, the value among it
 	// (http.ReadResponse on a malformed answer): it goes to net's log.
-	defer func() { err = scrub(err, value) }()
+	// What is looked for, in the answer and in an error, is the value as
+	// it went (asSent): a value stored with a trailing space came back
+	// without it, and the scan, looking for the space too, let it by (a
+	// red team, 2026-12-03). Cleared after the scrub (defers run last
+	// first).
+	sent := asSent(value)
+	defer clear(sent)
+	defer func() { err = scrub(err, sent) }()
 	header := strings.Replace(string(rule.Template), "{secret}", string(value), 1)
 	removeHopByHop(req.Header)
 	// The rule's header is the one net sets: whatever the agent sent under
@@ -461,8 +468,8 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 		return false, err
 	}
 	// An empty value is nothing to hide (and would be found everywhere).
-	scan := len(value) > 0
-	vs := string(value)
+	scan := len(sent) > 0
+	vs := string(sent)
 	resp, err := ur.read(req)
 	// Interim answers (100 Continue, 103 Early Hints) go to the agent
 	// as they come; the final one follows (bounded: an upstream may not
@@ -522,7 +529,7 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 				in.refuse(a, host, req, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamFailed, "the upstream's answer could not be read")
 				return false, err
 			}
-			if bytes.Contains(body, value) {
+			if bytes.Contains(body, sent) {
 				in.refuseReflected(a, host, req, "body")
 				return false, nil
 			}
@@ -534,7 +541,7 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 			resp.Body = struct {
 				io.Reader
 				io.Closer
-			}{newReflectScanner(resp.Body, value, func() error {
+			}{newReflectScanner(resp.Body, sent, func() error {
 				if headerHolds(resp.Trailer, vs) {
 					return errReflected
 				}
@@ -676,6 +683,21 @@ func (t *trailerCleaner) Read(p []byte) (int, error) {
 		cleanAnswer(t.resp.Trailer)
 	}
 	return n, err
+}
+
+// asSent is a copy of value as Go's header writer sends it, and so as an
+// upstream echoes it: CR and LF as spaces (a vault made before `secrets
+// add` refused them still opens), then blanks trimmed from the ends
+// (RFC 9110; a token pasted with a trailing space). The caller clears
+// it.
+func asSent(value []byte) []byte {
+	v := bytes.Clone(value)
+	for i, c := range v {
+		if c == '\r' || c == '\n' {
+			v[i] = ' '
+		}
+	}
+	return bytes.Trim(v, " \t")
 }
 
 // scrub replaces the value, as it is and as Go quotes it, in err's text.
