@@ -26,7 +26,8 @@ $XDG_CONFIG_HOME/pinfold/vault (~/.config/pinfold/vault).
 
 add    reads the value from stdin (one trailing newline, LF or CR LF,
        dropped), or from the terminal without echo. A value is sent in
-       an HTTP header: a control character in it (but a tab) is refused.
+       an HTTP header: a control character in it (but a tab) is refused,
+       and so is a space or tab at either end (a header drops them).
        The first add makes the vault.
 list   names and dates, never values.
 rm     removes one secret.

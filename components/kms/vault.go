@@ -279,9 +279,15 @@ func (v *Vault) Add(name string, value []byte, now time.Time) error {
 	// cannot carry a control character: Go's writer turns CR and LF into
 	// spaces (so what goes up is not the value net looks for in the
 	// answer) and a server may refuse the rest. A vault that holds one
-	// already still opens.
+	// already still opens (net looks for such a value as it was sent).
 	if i := bytes.IndexFunc(value, func(r rune) bool { return r != '\t' && (r < 0x20 || r == 0x7f) }); i >= 0 {
 		return fmt.Errorf("vault: the value of %q holds the control character %#02x at byte %d, which no HTTP header carries (a value from a file: its line ends are part of it)", name, value[i], i)
+	}
+	// Nor does a header carry a blank at a value's ends (RFC 9110): Go's
+	// writer trims it, so the upstream got, and could echo, another value
+	// than the one stored. It is almost always a paste's stray space.
+	if n := len(value); value[0] == ' ' || value[0] == '\t' || value[n-1] == ' ' || value[n-1] == '\t' {
+		return fmt.Errorf("vault: the value of %q begins or ends with a blank (a space or tab), which an HTTP header does not carry (pasted with a stray space?)", name)
 	}
 	if err := v.CheckNew(name); err != nil {
 		return err

@@ -183,6 +183,12 @@ func TestVaultEdits(t *testing.T) {
 		{"c", "tok\n", "control character 0x0a at byte 3"},
 		{"c", "t\x00k", "control character 0x00 at byte 1"},
 		{"c", "tok\x7f", "control character 0x7f"},
+		// A header's value has no blank at its ends: Go trims it, and
+		// the upstream got another value than the one stored.
+		{"c", "tok ", "begins or ends with a blank"},
+		{"c", " tok", "begins or ends with a blank"},
+		{"c", "tok\t", "begins or ends with a blank"},
+		{"c", "\ttok", "begins or ends with a blank"},
 	} {
 		if err := v.Add(c.name, []byte(c.value), now); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Add(%q, %d bytes): %v, want %q", c.name, len(c.value), err, c.want)
