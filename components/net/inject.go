@@ -884,9 +884,10 @@ func headerNameAsRead(k string) string {
 }
 
 // pinfoldHeader says whether a client may read the header name k as one
-// of net's own (X-Pinfold-Rule, X-Pinfold-Reason): an answer's
-// X_Pinfold_Rule is that header to a CGI or WSGI stack, and to nginx's
-// $http_ names, as X_Api_Key is X-Api-Key (sameHeaderName).
+// of net's own (X-Pinfold-Rule, X-Pinfold-Reason): one that reads names
+// as CGI and WSGI stacks do, '_' and '-' alike, takes an answer's
+// X_Pinfold_Rule for it, as a server takes X_Api_Key for X-Api-Key
+// (sameHeaderName).
 func pinfoldHeader(k string) bool {
 	const prefix = "x-pinfold-"
 	n := headerNameAsRead(k)
