@@ -37,7 +37,10 @@
 //     argon2id's working memory and the cipher object cannot be cleared
 //     from here, and freed memory keeps its bytes until reused; none of
 //     it is locked against swap. Only Store's copy is in locked memory.
-//     Release returns a copy on the Go heap, for net.
+//     Release returns a copy on the Go heap, for net; that copy, its
+//     JSON encoding and the TLS buffers that carry it stay in kms's heap,
+//     unlocked and uncleared, until the memory is reused (kms is not
+//     dumpable; swap can hold them).
 //   - The kms process (Main, started as `launcher __pinfold_component kms`)
 //     reads its credential, the rules and the unsealed values from an
 //     inherited pipe, takes its listening Unix socket from the launcher,
