@@ -82,7 +82,7 @@ func (EnvSet) CheckKey(k string) error {
 // Secret is one header-injection rule (components mode).
 type Secret struct {
 	Name     SecretName `toml:"name" doc:"Name of the secret in the vault."`
-	Hosts    []Domain   `toml:"hosts" doc:"Hosts (exact or *.suffix) whose requests get the header."`
+	Hosts    []Domain   `toml:"hosts" doc:"Hosts (exact or *.suffix) whose requests get the header. A host two rules match gets the secret of the most specific pattern (exact before *.suffix, the longer suffix first); one pattern in two rules is an error."`
 	Header   HeaderName `toml:"header" doc:"HTTP header to set."`
 	Template Template   `toml:"template" doc:"Header value; {secret} is replaced by the secret, exactly once."`
 }

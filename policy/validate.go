@@ -31,6 +31,7 @@ var checks = []check{
 	{"secret-complete", "", checkSecretComplete},
 	{"secrets-need-proxy", "", checkSecretsProxy},
 	{"secret-host-too-wide", "", checkSecretHosts},
+	{"secret-host-in-two-rules", "", checkSecretHostTwice},
 	{"limit-range", "", checkLimits},
 }
 
@@ -374,6 +375,33 @@ func checkSecretHosts(p *Policy) []Problem {
 				pr.elem = i
 				ps = append(ps, pr)
 			}
+		}
+	}
+	return ps
+}
+
+// checkSecretHostTwice refuses a host pattern listed in two [[secrets]]
+// rules: net sends one secret to a host, that of the rule whose pattern
+// is the most specific (an exact name before *.suffix, a longer suffix
+// before a shorter), and two rules with the same pattern leave nothing to
+// choose by but their order in the file.
+func checkSecretHostTwice(p *Policy) []Problem {
+	var ps []Problem
+	first := map[Domain]int{}
+	for i, s := range p.Secrets {
+		for _, h := range s.Hosts {
+			j, seen := first[h]
+			if !seen {
+				first[h] = i
+				continue
+			}
+			if p.Secrets[j].Name == s.Name {
+				continue // one rule, or one secret's two: duplicate-entry says so
+			}
+			pr := problem("secrets.hosts", "", fmt.Sprintf("host %q is in two [[secrets]] rules, %q and %q: only one secret is sent to a host", h, p.Secrets[j].Name, s.Name))
+			pr.Hint = "keep it in the rule of the secret that host needs"
+			pr.elem = i
+			ps = append(ps, pr)
 		}
 	}
 	return ps

@@ -24,7 +24,7 @@ func proxy(p *Policy) {
 }
 
 func secret(name SecretName) Secret {
-	return Secret{Name: name, Hosts: []Domain{"api.example.com"}, Header: "Authorization", Template: "Bearer {secret}"}
+	return Secret{Name: name, Hosts: []Domain{Domain(string(name) + ".api.example.com")}, Header: "Authorization", Template: "Bearer {secret}"}
 }
 
 // validated runs Validate and formats the problems as Parse reports them
@@ -211,6 +211,25 @@ func TestValidate(t *testing.T) {
 			`components-authority: network.mode: network mode "ports" would give the agent the network directly: in components mode its only sockets reach the components (SR-37)`,
 			`secrets-need-proxy: secrets[0]: secrets are injected by the proxy, but network mode is "ports"`}},
 
+		{"a secret host in two rules", func(p *Policy) {
+			components(p)
+			proxy(p)
+			a, b := secret("a"), secret("b")
+			b.Hosts = append(b.Hosts, "*.example.com", a.Hosts[0])
+			a.Hosts = append(a.Hosts, "*.example.com")
+			p.Secrets = []Secret{a, b}
+		}, []string{
+			`secret-host-in-two-rules: secrets[1].hosts: host "*.example.com" is in two [[secrets]] rules, "a" and "b": only one secret is sent to a host`,
+			`secret-host-in-two-rules: secrets[1].hosts: host "a.api.example.com" is in two [[secrets]] rules, "a" and "b": only one secret is sent to a host`}},
+		{"secret hosts nested across rules", func(p *Policy) {
+			components(p)
+			proxy(p)
+			a, b := secret("a"), secret("b")
+			a.Hosts = []Domain{"*.example.com"}
+			b.Hosts = []Domain{"*.api.example.com", "x.api.example.com"}
+			p.Secrets = []Secret{a, b}
+		}, nil},
+
 		{"processes 0", func(p *Policy) { p.Limits.Processes = 0 }, []string{
 			`limit-range: limits.processes: 0 is below the minimum 1: a zero or negative process limit is not "unlimited"; fork bombs must stay bounded (SR-04)`}},
 		{"processes 1", func(p *Policy) { p.Limits.Processes = 1 }, nil},
@@ -296,7 +315,7 @@ func TestChecks(t *testing.T) {
 	eq(t, "Checks()", Checks(), []string{
 		"workspace-required", "duplicate-entry", "path-in-two-lists", "write-exec-overlap", "private-dir",
 		"network-keys", "components-only", "components-authority", "protected-outside-workspace", "env-pass-and-set",
-		"allow-and-deny", "auto-and-approval", "secret-complete", "secrets-need-proxy", "secret-host-too-wide", "limit-range",
+		"allow-and-deny", "auto-and-approval", "secret-complete", "secrets-need-proxy", "secret-host-too-wide", "secret-host-in-two-rules", "limit-range",
 	})
 	// Validate names the check and its risk on every problem.
 	p := base()

@@ -96,7 +96,9 @@
 // Refusing it everywhere leaves no case to get wrong. In a byte tunnel
 // net cannot see the method; no value is ever set there.
 //
-// Secret injection (Injector): for a host a [[secrets]] rule names, net
+// Secret injection (Injector): for a host a [[secrets]] rule names (when
+// two do, the rule whose pattern is the most specific, as for the domain
+// policy; the policy refuses one pattern in two rules), net
 // ends the agent's TLS with a certificate from the session's interception
 // CA, sets the rule's header from the value kms releases for that host
 // (over one end of a socketpair the launcher made, since net opens no

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/big"
 	"net"
 	"net/http"
@@ -209,17 +210,30 @@ func (in *Injector) dropWhole(n int64) {
 	in.mu.Unlock()
 }
 
-// Rule returns the index of the first rule whose hosts match host (a
-// name in normal form), or -1.
+// Rule returns the index of the rule whose host pattern matching host (a
+// name in normal form) is the most specific, or -1: an exact name before
+// any *.suffix, a longer suffix before a shorter, as the domain policy
+// reads its rules. Listed first, a rule for *.example.com sent its secret
+// to api.example.com, which a later rule gave a secret of its own (a red
+// team, 2026-12-03). The policy refuses one pattern in two rules, so no
+// two candidates tie; if they did, the first would win.
 func (in *Injector) Rule(host string) int {
+	best, bestRank := -1, -1
 	for i, r := range in.Rules {
 		for _, d := range r.Hosts {
-			if d.Matches(host) {
-				return i
+			if !d.Matches(host) {
+				continue
+			}
+			rank := len(d) // a longer suffix is more specific
+			if _, wild := d.Wildcard(); !wild {
+				rank = math.MaxInt // a name is more specific than any pattern
+			}
+			if rank > bestRank {
+				best, bestRank = i, rank
 			}
 		}
 	}
-	return -1
+	return best
 }
 
 // leaf is the certificate shown to the agent for host, made once.

@@ -29,3 +29,41 @@ func TestInjectRuleOnlyItsHosts(t *testing.T) {
 		}
 	}
 }
+
+// A host two rules match gets the secret of the most specific pattern,
+// whatever the rules' order: an exact name before *.suffix, a longer
+// suffix before a shorter.
+func TestInjectRuleMostSpecific(t *testing.T) {
+	rule := func(name string, hosts ...policy.Domain) policy.Secret {
+		return policy.Secret{Name: policy.SecretName(name), Hosts: hosts, Header: "X-Api-Key", Template: "{secret}"}
+	}
+	wide := rule("wide", "*.example.com")
+	deep := rule("deep", "*.eu.example.com")
+	exact := rule("exact", "api.eu.example.com")
+	for _, order := range [][]policy.Secret{{wide, deep, exact}, {exact, deep, wide}, {deep, wide, exact}} {
+		in := &Injector{Rules: order}
+		for host, want := range map[string]string{
+			"api.eu.example.com": "exact",
+			"db.eu.example.com":  "deep",
+			"eu.example.com":     "wide",
+			"www.example.com":    "wide",
+			"example.com":        "",
+		} {
+			got := ""
+			if i := in.Rule(host); i >= 0 {
+				got = string(order[i].Name)
+			}
+			if got != want {
+				t.Errorf("rules %v: Rule(%q) is %q's, want %q's", names(order), host, got, want)
+			}
+		}
+	}
+}
+
+func names(rules []policy.Secret) []string {
+	var out []string
+	for _, r := range rules {
+		out = append(out, string(r.Name))
+	}
+	return out
+}
