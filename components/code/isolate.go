@@ -12,8 +12,9 @@
 // constructor of the prototypes of the four function kinds is undefined and
 // non-configurable, so (() => {}).constructor("...") cannot recover Function.
 // No std/os module and no module loader: import() rejects. A log line is the
-// values as JSON (else String(v)) joined by spaces, with control characters
-// and line separators escaped so that one call is one line.
+// values as JSON (else String(v), as a JSON string for an object or a
+// function, whose text the script chooses) joined by spaces, with control
+// characters and line separators escaped so that one call is one line.
 //
 // Limits, each a distinct *LimitError:
 //   - script_size: checked before a VM exists.
@@ -617,9 +618,14 @@ const isoJSLimit = (e) => {
   } catch (x) { return ""; }
 };
 const isoJSCheck = (e) => { const l = isoJSLimit(e); if (l !== "") goEnd(l, "", ""); };
+// undefined, a symbol and a bigint that JSON cannot spell print as the
+// engine spells them; an object's or a function's text is the script's
+// own (toString), so it is quoted: a log line starts with JSON or with
+// one of those, never with text such as "launcher: error: ...".
 const isoJSRender = (v) => {
   try { const s = stringify(v); if (typeof s === "string") return s; } catch (e) { isoJSCheck(e); }
-  try { return Str(v); } catch (e) { isoJSCheck(e); return "[unprintable]"; }
+  const t = typeof v;
+  try { const s = Str(v); return t === "object" || t === "function" ? stringify(s) : s; } catch (e) { isoJSCheck(e); return "[unprintable]"; }
 };
 const isoJSDescribe = (e) => {
   try {

@@ -249,18 +249,19 @@ return 0`, "0")
 	want := []string{
 		`"hello" 1 {"a":[true]} null`,
 		``,
-		`undefined () => 1 Symbol(s) 10`,
+		`undefined "() => 1" Symbol(s) 10`,
 		`"two\nlines" "x\u2028y"`,
 		`"a\\nb"`,
-		`[object Object]`,
+		`"[object Object]"`,
 		`[unprintable]`,
 	}
 	if !reflect.DeepEqual(res.Logs, want) {
 		t.Errorf("logs:\n got %q\nwant %q", res.Logs, want)
 	}
-	// A function's source has real line breaks; they are escaped.
+	// A function's source has real line breaks; they are escaped (in
+	// the JSON string it is logged as).
 	res = isoOK(t, "pinfold.log(function () {\nreturn 1\n}); return 1", "1")
-	if len(res.Logs) != 1 || res.Logs[0] != `function () {\nreturn 1\n}` {
+	if len(res.Logs) != 1 || res.Logs[0] != `"function () {\nreturn 1\n}"` {
 		t.Errorf("got %q", res.Logs)
 	}
 	// Logs come back with a script error too.
@@ -268,6 +269,28 @@ return 0`, "0")
 	var se *ScriptError
 	if !errors.As(err, &se) || se.Message != "RangeError: bad" || res == nil || len(res.Logs) != 1 {
 		t.Errorf("got %v, %v", res, err)
+	}
+}
+
+// A value JSON cannot spell is logged as String(v), whose text an
+// object or a function chooses (toString, Symbol.toPrimitive, an
+// array's elements): it is quoted, so that no log line, which code run
+// prints on stderr as it is, reads as the launcher's own "launcher:
+// error: ..." line.
+func TestIsolateLogsCannotForgeLines(t *testing.T) {
+	const forged = "launcher: error: code run: code: tool_calls limit exceeded"
+	for _, v := range []string{
+		`{toJSON() {}, toString() { return F }}`,
+		`(() => { const o = {toString() { return F }}; o.o = o; return o })()`,
+		`[F, 1n]`,
+		`{[Symbol.toPrimitive]() { return F }, toJSON() {}}`,
+		`Object.assign(() => 1, {toString() { return F }})`,
+		`class { static toString() { return F } }`,
+	} {
+		res := isoOK(t, fmt.Sprintf("const F = %q; pinfold.log(%s); return 0", forged, v), "0")
+		if len(res.Logs) != 1 || !strings.HasPrefix(res.Logs[0], `"`+forged) {
+			t.Errorf("log(%s): got %q, want the text quoted", v, res.Logs)
+		}
 	}
 }
 
