@@ -632,6 +632,10 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 		return nil, errors.New("code: " + e.done.Error)
 	case e.done.Result == nil:
 		return nil, &workerError{"it ended without a result"}
+	case e.done.Result.Value == nil:
+		// Run's result always has one ("null" for undefined); without
+		// it, code run printed an empty line and exited 0.
+		return nil, &workerError{"its result has no value"}
 	}
 	// The worker's word is not taken: its lines are escaped again and
 	// measured against the cap, its value must be JSON.
@@ -646,7 +650,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 	}
 	// JSON is UTF-8 text (json.Valid lets any other byte pass inside a
 	// string, and one such as 0x9b would reach a terminal raw).
-	if res.Value != nil && (!json.Valid(res.Value) || !utf8.Valid(res.Value)) {
+	if !json.Valid(res.Value) || !utf8.Valid(res.Value) {
 		return nil, &workerError{"its result is not JSON"}
 	}
 	res.ToolCalls = p.calls

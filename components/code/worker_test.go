@@ -484,6 +484,32 @@ func TestServeValueIsUTF8(t *testing.T) {
 	}
 }
 
+// A run that ended well has a value (a script that returns nothing
+// returns null): a worker taken over by its script that says the run
+// ended with a result and no value is a failed worker, not a success
+// that prints nothing. The same result with its value is served.
+func TestServeResultHasValue(t *testing.T) {
+	for done, ok := range map[string]bool{`{"logs":[],"tool_calls":0}`: false, `{"value":null,"logs":[],"tool_calls":0}`: true} {
+		outR, outW, err := os.Pipe()
+		must(t, err)
+		inR, inW, err := os.Pipe()
+		must(t, err)
+		go func() { // the worker: it reads the script and answers
+			defer outW.Close()
+			io.ReadAll(io.LimitReader(inR, 1))
+			fmt.Fprintf(outW, `{"done":{"result":%s}}`+"\n", done)
+		}()
+		res, err := Serve(context.Background(), outR, inW, "return 1", testLimits(), nil)
+		var we *workerError
+		if ok != (err == nil) || !ok && (!errors.As(err, &we) || !strings.Contains(err.Error(), "no value")) || ok && string(res.Value) != "null" {
+			t.Errorf("result %s: %+v, %v", done, res, err)
+		}
+		outR.Close()
+		inR.Close()
+		inW.Close()
+	}
+}
+
 // hogBytes is what the "hog" worker takes outside the VM's heap: past
 // its cgroup's limit with testLimits (64 MiB and the margin), within its
 // RLIMIT_DATA (64 MiB and workerRuntimeData).
