@@ -554,6 +554,37 @@ func TestBrokerReasonQuotesWords(t *testing.T) {
 	}
 }
 
+// A script that fails after tool calls is answered with its error and
+// the calls it made, which had their effects, and its logs: not
+// "tool_calls": 0.
+func TestCodeFailureCountsToolCalls(t *testing.T) {
+	b := (&fakeWorld{}).broker(policy.Commands{})
+	b.CodeLimits = code.Limits{Memory: 64 << 20, Stack: 1 << 20, Deadline: 5 * time.Second, ToolCalls: 5, Output: 1 << 20, ScriptSize: 1 << 10}
+	b.StartCode = func(context.Context, Job) (*os.File, error) {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		worker := os.NewFile(uintptr(fds[1]), "worker")
+		// A worker that reads the script, makes two calls, waits for
+		// their answers and fails.
+		go func() {
+			defer worker.Close()
+			r := bufio.NewReader(worker)
+			r.ReadString('\n')
+			fmt.Fprintf(worker, `{"call":{"id":1,"name":"nope","args":null}}`+"\n"+`{"call":{"id":2,"name":"nope","args":null}}`+"\n")
+			r.ReadString('\n')
+			r.ReadString('\n')
+			fmt.Fprintf(worker, `{"done":{"script":{"Message":"Error: boom"},"result":{"value":null,"logs":["\"wrote\""],"tool_calls":2}}}`+"\n")
+		}()
+		return os.NewFile(uintptr(fds[0]), "bash"), nil
+	}
+	d, r := b.Code(context.Background(), "return 1")
+	if !d.Allowed || r == nil || !strings.Contains(r.Error, "boom") || r.ToolCalls != 2 || len(r.Logs) != 1 || r.Logs[0] != `"wrote"` || r.Value != nil {
+		t.Errorf("%+v, %+v: want the error, 2 tool calls, the log and no value", d, r)
+	}
+}
+
 // A script's result within its output cap that the answer to the agent
 // cannot carry (JSON spells "<" in six bytes) ends as the output limit,
 // in an answer that fits, not as an answer rpc refuses whole.

@@ -69,6 +69,12 @@ func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeRe
 	defer cancel()
 	res, err := code.Serve(runCtx, conn, conn, script, lim, b.tool)
 	out := &CodeResult{Logs: []string{}}
+	// A run that failed says what it logged and how many tool calls it
+	// made too: those calls had their effects, which "tool_calls": 0
+	// would deny.
+	if res != nil {
+		out.Logs, out.ToolCalls = res.Logs, res.ToolCalls
+	}
 	var le *code.LimitError
 	switch {
 	case errors.As(err, &le):
@@ -76,7 +82,7 @@ func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeRe
 	case err != nil:
 		out.Error = err.Error()
 	default:
-		out.Value, out.Logs, out.ToolCalls = res.Value, res.Logs, res.ToolCalls
+		out.Value = res.Value
 	}
 	// One answer carries at most rpc.MaxBody bytes of JSON. A run within
 	// its output cap can need more (the cap may be larger, and the answer

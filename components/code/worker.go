@@ -135,11 +135,13 @@ func WorkerMain() int {
 	done := &workerDone{Result: res}
 	var le *LimitError
 	var se *ScriptError
+	// A run that broke a limit or failed still says what it logged
+	// (res, without a value, unless the VM was abandoned).
 	switch {
 	case errors.As(err, &le):
-		done = &workerDone{Limit: le}
+		done = &workerDone{Limit: le, Result: res}
 	case errors.As(err, &se):
-		done = &workerDone{Script: se}
+		done = &workerDone{Script: se, Result: res}
 	case err != nil:
 		done = &workerDone{Error: err.Error()}
 	}
@@ -586,7 +588,10 @@ func (e *workerError) Error() string { return "code: the worker failed: " + e.ms
 // calls with tool (in goroutines of their own, with a context that ends
 // at ctx's end; the budget counted here, whatever the worker counts) and
 // returns how the run ended. Every line it reads is bounded. It returns
-// at ctx's end too; killing the worker is the caller's.
+// at ctx's end too; killing the worker is the caller's. As Run, with a
+// *LimitError or *ScriptError it also returns a Result with a nil Value:
+// the tool calls it served (a run that fails after some has had their
+// effects) and the logs the worker sent, if any.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Limits, tool Tool) (*Result, error) {
 	if err := checkJob(script, lim); err != nil {
 		return nil, err
@@ -609,25 +614,45 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 		d, err := p.serve(ctx, bufio.NewReaderSize(r, 64<<10))
 		out <- ended{d, err}
 	}()
+	// failed is a run that ended with a limit or a script error: what is
+	// known of it, without a value.
+	failed := func(err error, done *workerDone) (*Result, error) {
+		res := &Result{Logs: []string{}}
+		if done != nil && done.Result != nil && done.Result.Logs != nil {
+			res.Logs = done.Result.Logs
+			n := 0
+			for i, l := range res.Logs {
+				res.Logs[i] = isoEscape(l)
+				n += len(res.Logs[i]) + 1
+			}
+			if n > lim.Output {
+				res.Logs = []string{} // the worker's word, past what it may say
+			}
+		}
+		p.mu.Lock()
+		res.ToolCalls = p.calls
+		p.mu.Unlock()
+		return res, err
+	}
 	var e ended
 	select {
 	case e = <-out:
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, &LimitError{Limit: "deadline", Detail: fmt.Sprintf("the script ran past its deadline of %s", lim.Deadline)}
+			return failed(&LimitError{Limit: "deadline", Detail: fmt.Sprintf("the script ran past its deadline of %s", lim.Deadline)}, nil)
 		}
 		return nil, context.Cause(ctx)
 	}
 	switch {
 	case e.err != nil:
 		if p.limit != nil {
-			return nil, p.limit
+			return failed(p.limit, nil)
 		}
 		return nil, &workerError{e.err.Error()}
 	case e.done.Limit != nil:
-		return nil, e.done.Limit
+		return failed(e.done.Limit, e.done)
 	case e.done.Script != nil:
-		return nil, e.done.Script
+		return failed(e.done.Script, e.done)
 	case e.done.Error != "":
 		return nil, errors.New("code: " + e.done.Error)
 	case e.done.Result == nil:

@@ -237,6 +237,39 @@ return {n: a.n, failed};`
 	}
 }
 
+// A run that fails after tool calls says so: the calls it made (their
+// effects stand) and what it logged come back with the error, whether
+// the script threw, broke a limit in the worker or the parent ended it.
+func TestSpawnFailureSaysWhatRan(t *testing.T) {
+	tool := func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage("1"), nil
+	}
+	lim := testLimits()
+	lim.ToolCalls = 3
+	for _, c := range []struct{ script, want string }{
+		{`await pinfold.call("w", 1); await pinfold.call("w", 2); pinfold.log("wrote"); throw new Error("boom")`, "boom"},
+		{`await pinfold.call("w", 1); await pinfold.call("w", 2); pinfold.log("wrote"); pinfold.log("x".repeat(2 << 20))`, "output"},
+		{`await pinfold.call("w", 1); await pinfold.call("w", 2); pinfold.log("wrote"); for (;;) {}`, "deadline"},
+	} {
+		l := lim
+		if c.want == "deadline" {
+			l.Deadline = time.Second
+		}
+		res, err := Spawn(context.Background(), workerArgv(t), c.script, l, tool)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.script, err, c.want)
+			continue
+		}
+		if res == nil || res.ToolCalls != 2 || res.Value != nil {
+			t.Errorf("%s: %v: result %+v, want 2 tool calls and no value", c.script, err, res)
+			continue
+		}
+		if c.want != "deadline" && (len(res.Logs) != 1 || res.Logs[0] != `"wrote"`) {
+			t.Errorf("%s: logs %q", c.script, res.Logs)
+		}
+	}
+}
+
 // The parent enforces the deadline from outside: a worker that never
 // answers (here: the test binary asked to hang before it reads its
 // limits) is killed WorkerGrace after the deadline.

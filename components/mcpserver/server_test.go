@@ -171,7 +171,7 @@ func (f *fakes) Code(ctx context.Context, script string) (bash.CodeResult, rpc.D
 		return bash.CodeResult{}, d, nil
 	}
 	if script == "throw" {
-		return bash.CodeResult{Error: "Error: boom", Logs: []string{"before"}}, allowed, nil
+		return bash.CodeResult{Error: "Error: boom", Logs: []string{"before"}, ToolCalls: 2}, allowed, nil
 	}
 	return bash.CodeResult{Value: json.RawMessage(`{"n":2}`), Logs: []string{"hi"}, ToolCalls: 1}, allowed, nil
 }
@@ -382,7 +382,7 @@ func TestToolsCall(t *testing.T) {
 	if fmt.Sprint(code.Value) != "map[n:2]" || code.Logs[0] != "hi" || code.ToolCalls != 1 {
 		t.Errorf("execute_code: %+v", code)
 	}
-	toolError(t, h.call(t, "execute_code", map[string]any{"script": "throw"}), "the script failed: Error: boom", "logs:\nbefore")
+	toolError(t, h.call(t, "execute_code", map[string]any{"script": "throw"}), "the script failed: Error: boom", "it made 2 tool call(s) before it ended", "logs:\nbefore")
 	var fe bash.FetchResult
 	ok(t, h.call(t, "fetch", map[string]any{"url": "http://" + ln.Addr().String() + "/p", "method": "POST", "headers": map[string]string{"X-Test": "t"}, "body": "data"}), &fe)
 	if fe.Status != 200 || fe.Body != "POST /p t data" {

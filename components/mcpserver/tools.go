@@ -216,6 +216,10 @@ func (t *tools) executeCode(ctx context.Context, a executeCodeIn) (executeCodeOu
 	}
 	if r.Error != "" {
 		msg := "execute_code: the script failed: " + r.Error
+		if r.ToolCalls > 0 {
+			// Their effects stand: a write made before the failure is made.
+			msg += fmt.Sprintf("\nit made %d tool call(s) before it ended", r.ToolCalls)
+		}
 		if len(r.Logs) > 0 {
 			msg += "\nlogs:\n" + strings.Join(r.Logs, "\n")
 		}
