@@ -36,6 +36,12 @@ return {text: a.text, err, globals: typeof std + typeof os + typeof scriptArgs};
 		if r.code != 0 || strings.TrimSpace(r.stdout) != `"a\u009b[31mb\u202ec\u2028d"` || !strings.Contains(r.stderr, `"\u009b\u202e"`) {
 			t.Errorf("uid %d: terminal controls in the value: %s", uid, r)
 		}
+		// A run that fails shows what it logged before its error.
+		throws := script("throws.js", `pinfold.log("before"); throw new Error("boom")`)
+		r = s.run(t, itOpts{}, itEnv.launcher, "code", "run", "--tools", tools, throws)
+		if r.code != 117 || !strings.Contains(r.stderr, "\"before\"\nlauncher: error: code run: code: script failed: Error: boom") {
+			t.Errorf("uid %d: a failed run's logs: %s", uid, r)
+		}
 		p := s.policyText(itPol{extra: "[code_mode]\ndeadline = \"500ms\"\n"})
 		pol := s.file(t, filepath.Join(s.dir, "p.toml"), p)
 		loop := script("loop.js", "for (;;) { try { for (;;) {} } catch (e) {} }")

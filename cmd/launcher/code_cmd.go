@@ -117,6 +117,12 @@ func (e env) codeVerb(args []string) error {
 	}
 	res, err := code.Spawn(context.Background(), []string{exe, code.WorkerEntry}, script, lim, table.serve)
 	if err != nil {
+		// What a failed run logged comes before its error, as in a session.
+		if res != nil && !*asJSON {
+			for _, l := range res.Logs {
+				fmt.Fprintln(e.stderr, l)
+			}
+		}
 		return codeRunError(err)
 	}
 	if *asJSON {
