@@ -67,6 +67,10 @@ var valRejects = []valRejectCase{
 	{"Object.prototype", `Object.prototype.polluted = 1`, "banned-property", "prototype"},
 	{"this.constructor", `class A { m() { return this.constructor } }`, "banned-property", "constructor"},
 	{"super.constructor", `class A extends B { m() { return super.constructor } }`, "banned-property", "constructor"},
+	{"super computed", "class A extends B { m() { return super[`constructor`] } }", "banned-property", "constructor"},
+	{"member of a number literal", `return 1..constructor`, "banned-property", "constructor"},
+	{"member after a conditional's decimal", `return a?.5:x.constructor`, "banned-property", "constructor"},
+	{"catch binding default", `try {} catch ({a = x.prototype}) {}`, "banned-property", "prototype"},
 	{"escaped dot property", `x.\u0063onstructor`, "banned-property", "constructor"},
 	{"async fn constructor", `(async () => {}).constructor("x")`, "banned-property", "constructor"},
 	// Banned properties by string, template and computed keys.
