@@ -29,6 +29,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -629,9 +630,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 				res.Logs = []string{} // the worker's word, past what it may say
 			}
 		}
-		p.mu.Lock()
-		res.ToolCalls = p.calls
-		p.mu.Unlock()
+		res.ToolCalls = int(p.calls.Load())
 		return res, err
 	}
 	var e ended
@@ -678,7 +677,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 	if !json.Valid(res.Value) || !utf8.Valid(res.Value) {
 		return nil, &workerError{"its result is not JSON"}
 	}
-	res.ToolCalls = p.calls
+	res.ToolCalls = int(p.calls.Load())
 	return res, nil
 }
 
@@ -703,11 +702,13 @@ const (
 
 // parentSide serves one worker's calls.
 type parentSide struct {
-	tool  Tool
-	lim   Limits
-	mu    sync.Mutex
-	in    *json.Encoder
-	calls int
+	tool Tool
+	lim  Limits
+	mu   sync.Mutex
+	in   *json.Encoder
+	// calls is counted apart from mu, which the script's writer holds
+	// while a worker does not read: the count is read at the deadline.
+	calls atomic.Int64
 	limit *LimitError // a limit the parent enforced, which ended the run
 }
 
@@ -737,11 +738,7 @@ func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, e
 		case m.Done != nil:
 			return m.Done, nil
 		case m.Call != nil:
-			p.mu.Lock()
-			p.calls++
-			over := p.calls > p.lim.ToolCalls
-			p.mu.Unlock()
-			if over {
+			if over := p.calls.Add(1) > int64(p.lim.ToolCalls); over {
 				p.limit = &LimitError{Limit: "tool_calls", Detail: fmt.Sprintf("more than %d tool calls", p.lim.ToolCalls)}
 				return nil, p.limit
 			}

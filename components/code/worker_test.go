@@ -270,6 +270,40 @@ func TestSpawnFailureSaysWhatRan(t *testing.T) {
 	}
 }
 
+// Serve returns at its deadline even when the worker reads nothing: the
+// script, larger than a pipe holds, is still being written (and holds
+// the channel's lock) when the deadline passes.
+func TestServeDeadlineWorkerNotReading(t *testing.T) {
+	outR, outW, err := os.Pipe()
+	must(t, err)
+	inR, inW, err := os.Pipe()
+	must(t, err)
+	defer func() { outR.Close(); outW.Close(); inR.Close(); inW.Close() }()
+	lim := testLimits()
+	lim.Deadline = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), lim.Deadline)
+	defer cancel()
+	script := "//" + strings.Repeat("x", lim.ScriptSize-2)
+	type ended struct {
+		res *Result
+		err error
+	}
+	out := make(chan ended, 1)
+	go func() {
+		res, err := Serve(ctx, outR, inW, script, lim, nil)
+		out <- ended{res, err}
+	}()
+	select {
+	case e := <-out:
+		var le *LimitError
+		if !errors.As(e.err, &le) || le.Limit != "deadline" || e.res == nil || e.res.ToolCalls != 0 {
+			t.Errorf("%+v, %v: want the deadline", e.res, e.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return at its deadline while the worker read nothing")
+	}
+}
+
 // The parent enforces the deadline from outside: a worker that never
 // answers (here: the test binary asked to hang before it reads its
 // limits) is killed WorkerGrace after the deadline.
