@@ -133,8 +133,8 @@ func (e *RejectedError) Error() string {
 }
 
 // ScriptError is an uncaught exception or a rejected result promise: Message
-// and, where QuickJS gives it, Stack (line numbers of the user's script,
-// 1-based).
+// (one line: escaped as a log line is, and bounded) and, where QuickJS
+// gives it, Stack (line numbers of the user's script, 1-based).
 type ScriptError struct {
 	Message string
 	Stack   string
@@ -439,9 +439,24 @@ func (st *isoState) outcome(kind, text, stack string) isoOutcome {
 	case "stack":
 		return isoOutcome{err: &LimitError{"stack", fmt.Sprintf("the script overflowed its %d-byte stack (%d QuickJS slots)", st.lim.Stack, st.slots)}}
 	case "json":
-		return isoOutcome{err: &ScriptError{Message: clip.Bytes(text, isoMaxMessage)}}
+		return isoOutcome{err: &ScriptError{Message: isoOneLine(text, isoMaxMessage)}}
 	}
-	return isoOutcome{err: &ScriptError{Message: clip.Bytes(text, isoMaxMessage), Stack: clip.Bytes(isoStack(stack), isoMaxStackText)}}
+	return isoOutcome{err: &ScriptError{Message: isoOneLine(text, isoMaxMessage), Stack: clip.Bytes(isoStack(stack), isoMaxStackText)}}
+}
+
+// isoOneLine is s escaped as a log line is (isoEscape), cut once it has
+// n bytes: an exception's message is the script's text, and with its
+// line breaks it could pass for more lines of what is around it (the
+// logs after execute_code's error).
+func isoOneLine(s string, n int) string {
+	var b strings.Builder
+	for i, r := range s {
+		if b.Len() >= n {
+			return b.String() + fmt.Sprintf(" … (%d more bytes)", len(s)-i)
+		}
+		b.WriteString(isoEscape(string(r)))
+	}
+	return b.String()
 }
 
 // decide ends the run with o unless it is decided already. Once the deadline

@@ -648,12 +648,14 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 			return failed(p.limit, nil)
 		}
 		return nil, &workerError{e.err.Error()}
+	// What the worker says of how the run failed is one line (its
+	// script may have written the message; a worker taken over, all).
 	case e.done.Limit != nil:
-		return failed(e.done.Limit, e.done)
+		return failed(&LimitError{Limit: isoOneLine(e.done.Limit.Limit, 64), Detail: isoOneLine(e.done.Limit.Detail, isoMaxMessage)}, e.done)
 	case e.done.Script != nil:
-		return failed(e.done.Script, e.done)
+		return failed(&ScriptError{Message: isoOneLine(e.done.Script.Message, isoMaxMessage), Stack: e.done.Script.Stack}, e.done)
 	case e.done.Error != "":
-		return nil, errors.New("code: " + e.done.Error)
+		return nil, errors.New("code: " + isoOneLine(e.done.Error, isoMaxMessage))
 	case e.done.Result == nil:
 		return nil, &workerError{"it ended without a result"}
 	case e.done.Result.Value == nil:
