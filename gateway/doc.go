@@ -132,9 +132,20 @@
 // cannot hold the session's end (a guest's tmpfs) open; Shutdown ends
 // every session and waits for them.
 //
+// A full-access session's child runs in a cgroup of its own (the v2
+// group for cgroup.kill, the v1 ones too on a hybrid host), and so does
+// every process its commands start: when the session ends — DELETE,
+// idle, revocation, shutdown — the group is killed and removed. Its
+// commands' background jobs (cmd &, nohup, setsid) outlived it before,
+// as the owner, a revoked token's included. Without a cgroup, full
+// access is refused.
+//
 // Limits of this design: a Full-access command's own background
-// processes, in process groups of their own, can outlive a gateway that
-// is killed outright (SIGKILL) — full access is unconfined by definition.
+// processes outlive a gateway that is killed outright (SIGKILL): its
+// group stays populated, and the next start does not kill it. And full
+// access is unconfined by definition: what its commands hand to another
+// manager (cron, at, systemd --user, a login shell's start-up files)
+// runs outside the group, and outlives the session.
 // Local users of the gateway's host are outside its boundary: the guest
 // workspaces are under a directory they can pass through (the sandbox's
 // uid must), so one who learns a workspace's random name may read it.

@@ -25,6 +25,7 @@ import (
 
 	csession "github.com/pinfold/pinfold/components/session"
 	"github.com/pinfold/pinfold/internal/userdb"
+	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -61,6 +62,10 @@ type session struct {
 	child  *mcp.ClientSession
 	cmd    *exec.Cmd // the child, once started
 	server *mcp.Server
+
+	// cg holds a full-access child and everything its commands start,
+	// so that they end with the session (cgroup.kill).
+	cg *launcher.Cgroup
 
 	mu sync.Mutex
 	ss *mcp.ServerSession // the HTTP side's session, once initialize went through
@@ -118,6 +123,9 @@ func (s *session) cutWrites() {
 // Requests one session may have in flight at once (a guest's bodies are
 // also at most guestMaxBody).
 const (
+	// maxPids is a full-access session's pids.max: the kernel's most,
+	// full access is not limited (its group is only to end it).
+	maxPids       = 1 << 22
 	ownerInFlight = 8
 	guestInFlight = 2
 	// guestInodes is how many files a guest's workspace may hold.
@@ -178,6 +186,13 @@ func (g *Gateway) startSession(ctx context.Context, id, principal string, mode M
 	s.child, err = client.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the session's sandbox did not start: %w", err)
+	}
+	if s.cg != nil {
+		// Cloned into the v2 group already; this adds the v1 groups
+		// (hybrid), before any tool call can start a command.
+		if err := s.cg.Add(cmd.Process.Pid); err != nil {
+			return nil, fmt.Errorf("full access: %w", err)
+		}
 	}
 	tools, err := s.child.ListTools(cctx, nil)
 	if err != nil {
@@ -282,7 +297,7 @@ func (s *session) forward(name string) mcp.ToolHandler {
 // so a question for the person is answered no at once; it is killed if
 // the gateway dies.
 func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
-	launcher := g.cfg.Launcher
+	bin := g.cfg.Launcher
 	var cmd *exec.Cmd
 	switch {
 	case s.Mode == Full:
@@ -295,9 +310,19 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 		if err != nil {
 			return nil, err
 		}
-		cmd = exec.Command(launcher, "mcp", "--full-access", "--workspace", ws)
+		cmd = exec.Command(bin, "mcp", "--full-access", "--workspace", ws)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		cmd.Dir = ws
+		// A group of its own, which ends with the session: a command's
+		// background process (cmd &, nohup, setsid) outlived the session,
+		// its token's revocation included. Without one, no full access.
+		if s.cg, err = launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, launcher.CgroupSpec{
+			Session: fmt.Sprintf("s-%d-gateway-%s", os.Getpid(), strings.ToLower(rand.Text()[:16])), Pids: maxPids}); err != nil {
+			return nil, fmt.Errorf("full access: a cgroup to end its processes with the session: %w", err)
+		}
+		if fd, ok := s.cg.CgroupFD(); ok {
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+		}
 	case s.guest:
 		ws := filepath.Join(s.dir, "workspace")
 		if err := os.Mkdir(ws, 0o711); err != nil {
@@ -312,7 +337,7 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 			}
 			s.tmpfs = ws
 		}
-		gp, err := guestPolicy(g.cfg.Policy, ws, g.cfg.StateDir, launcher, g.private()...)
+		gp, err := guestPolicy(g.cfg.Policy, ws, g.cfg.StateDir, bin, g.private()...)
 		if err != nil {
 			return nil, err
 		}
@@ -321,10 +346,10 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return nil, fmt.Errorf("guest policy: %w", err)
 		}
-		cmd = exec.Command(launcher, "--quiet", "--policy-sha256", policy.Hash(data).String(), "--policy", path, "--", launcher, "mcp")
+		cmd = exec.Command(bin, "--quiet", "--policy-sha256", policy.Hash(data).String(), "--policy", path, "--", bin, "mcp")
 		cmd.Dir = s.dir
 	default:
-		cmd = exec.Command(launcher, "--quiet", "--policy-sha256", g.cfg.PolicyHash.String(), "--policy", g.policyCopy, "--", launcher, "mcp")
+		cmd = exec.Command(bin, "--quiet", "--policy-sha256", g.cfg.PolicyHash.String(), "--policy", g.policyCopy, "--", bin, "mcp")
 		cmd.Dir = s.dir
 	}
 	if cmd.SysProcAttr == nil {
@@ -437,6 +462,21 @@ func groupsOf(passwd, group []userdb.Entry, uid, gid uint32) []uint32 {
 // stop ends the child: stdin closed, then SIGTERM, then SIGKILL (the
 // transport's own sequence), and waits for it.
 func (s *session) stop() {
+	if s.cg != nil {
+		// Then every process its commands left (full access), which the
+		// child's end does not take with it.
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := s.cg.Kill(ctx); err != nil {
+				s.log.Warn("full access: processes left in its cgroup", "err", err.Error())
+				return // a group with processes cannot be removed
+			}
+			if err := s.cg.Remove(); err != nil {
+				s.log.Warn("full access: cgroup not removed", "err", err.Error())
+			}
+		}()
+	}
 	// SIGTERM first: the child's launcher passes it to its MCP server,
 	// which ends even with a call in flight. Closing its stdin alone
 	// lets that server finish the calls it has read (as it must for a

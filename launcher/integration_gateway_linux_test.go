@@ -1228,3 +1228,81 @@ func TestIntegrationGatewayStoreReplacedStaysCovered(t *testing.T) {
 		t.Errorf("the store's directory was not covered for the whole command: %.600s", text)
 	}
 }
+
+// A full-access session ends whole: what its commands left running — a
+// background job, one in a session of its own (setsid) — ends with it,
+// whether the client closes it or its token is revoked. They outlived
+// it (reparented to init, as the owner), a revoked token's included;
+// now the session's child is in a cgroup of its own, killed at its end.
+func TestIntegrationGatewayFullAccessEndsWhole(t *testing.T) {
+	s := newSandboxAs(t, 1000)
+	store := filepath.Join(t.TempDir(), "tokens.json")
+	admin := addToken(t, store, "admin", "host.execute")
+	g := startGateway(t, s, componentsPol(), store)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	hdr := map[string]string{"Authorization": "Bearer " + admin, "Pinfold-Mode": "full"}
+	// left starts two processes that outlive their command and returns
+	// their pids, killed when the test ends whatever it finds.
+	left := func(cs *mcp.ClientSession) map[string]int {
+		t.Helper()
+		text, out, isErr := callText(ctx, t, cs, "run_command", map[string]any{
+			"command": "sleep 617 >/dev/null 2>&1 </dev/null & echo $!; setsid sleep 618 >/dev/null 2>&1 </dev/null & echo $!"})
+		pids := map[string]int{}
+		for i, f := range strings.Fields(fmt.Sprint(out["stdout"])) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+				pids[[]string{"background job", "setsid"}[i%2]] = pid
+			}
+		}
+		if isErr || len(pids) != 2 {
+			t.Fatalf("full access: starting two background processes: %s", text)
+		}
+		t.Cleanup(func() {
+			for _, pid := range pids {
+				if strings.Contains(strings.Join(cmdline(pid), " "), "sleep 61") {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		})
+		// The control: they run past their command's end.
+		time.Sleep(500 * time.Millisecond)
+		for what, pid := range pids {
+			if !strings.Contains(strings.Join(cmdline(pid), " "), "sleep 61") {
+				t.Fatalf("control: the %s (pid %d) is not running: %q", what, pid, cmdline(pid))
+			}
+		}
+		return pids
+	}
+	groups := func() []string {
+		m, _ := filepath.Glob("/sys/fs/cgroup/*/pinfold/s-" + strconv.Itoa(g.cmd.Process.Pid) + "-gateway-*")
+		n, _ := filepath.Glob("/sys/fs/cgroup/pinfold/s-" + strconv.Itoa(g.cmd.Process.Pid) + "-gateway-*")
+		return append(m, n...)
+	}
+	closed, err := g.connect(ctx, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := left(closed)
+	if len(groups()) == 0 {
+		t.Error("a full-access session is live, and the gateway made no cgroup for it")
+	}
+	closed.Close()
+	if err := gone(pids); err != nil {
+		t.Errorf("after the client closed the full-access session: %v", err)
+	}
+
+	revoked, err := g.connect(ctx, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer revoked.Close()
+	pids = left(revoked)
+	if out, err := exec.Command(itEnv.launcher, "serve", "token", "revoke", "admin", "--tokens", store).CombinedOutput(); err != nil {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	if err := gone(pids); err != nil {
+		t.Errorf("after the session's token was revoked: %v", err)
+	}
+	// Nor is its group left.
+	waitUntil(t, 20*time.Second, "the full-access sessions' cgroups removed", func() bool { return len(groups()) == 0 })
+}
