@@ -66,7 +66,10 @@
 // it (DNS rebinding).
 //
 // Nor can a session read the gateway's own files — its TLS key, its
-// token store, its session logs (Config.Private) — whatever their modes:
+// token store, its session logs (Config.Private), and for an owner's
+// session the sessions' directories, guests' workspaces among them —
+// whatever their modes (an owner's sandbox is made while guests'
+// workspaces are mounted, and its mount table names them):
 // a guest's policy leaves out every path that holds one, and every
 // session's launcher keeps them as it keeps its own policy and vault
 // (PINFOLD_SELF_FILES: fs hides them, bash refuses a command that names

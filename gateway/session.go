@@ -367,22 +367,37 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 		}
 		cmd.Env = append(cmd.Env, "PINFOLD_SELF_LISTENERS="+strings.Join(addrs, ","))
 	}
-	own, err := json.Marshal(g.private())
+	own := g.private()
+	if !s.guest {
+		// And the other sessions' directories, guests' workspaces among
+		// them: an owner's sandbox is made while they are mounted, so its
+		// mount table names them (their names are random, not secret
+		// from it), and a policy that reads the state directory (read =
+		// ["/"]) read a guest's files by those names. A guest's policy
+		// leaves the state directory out; its own workspace is in it.
+		own = append(own, withResolved(g.sessionsDir)...)
+	}
+	ownJSON, err := json.Marshal(own)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Env = append(cmd.Env, "PINFOLD_SELF_FILES="+string(own))
+	cmd.Env = append(cmd.Env, "PINFOLD_SELF_FILES="+string(ownJSON))
 	return cmd, nil
 }
 
 // private are the gateway's own files no session may reach
 // (Config.Private) and its session logs.
 func (g *Gateway) private() []string {
-	out := append(slices.Clone(g.cfg.Private), g.logsDir)
-	if real, err := filepath.EvalSymlinks(g.logsDir); err == nil && real != g.logsDir {
-		out = append(out, real)
+	return append(slices.Clone(g.cfg.Private), withResolved(g.logsDir)...)
+}
+
+// withResolved is path, and path with its links resolved when that
+// differs.
+func withResolved(path string) []string {
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+		return []string{path, real}
 	}
-	return out
+	return []string{path}
 }
 
 // workspaceOwner is the owner of the workspace, which full access runs

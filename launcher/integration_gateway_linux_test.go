@@ -1306,3 +1306,57 @@ func TestIntegrationGatewayFullAccessEndsWhole(t *testing.T) {
 	// Nor is its group left.
 	waitUntil(t, 20*time.Second, "the full-access sessions' cgroups removed", func() bool { return len(groups()) == 0 })
 }
+
+// An owner's session does not read a guest's workspace, though its
+// policy reads the directory the gateway's state is in: its sandbox,
+// made while the guest's workspace was mounted, named that mount in its
+// mount table (the name is random, not secret from it), and a command
+// read the guest's files by it. Now the sessions' directory is the
+// gateway's own to every owner session (PINFOLD_SELF_FILES), covered.
+func TestIntegrationGatewayOwnerCannotReadGuest(t *testing.T) {
+	s := newSandbox(t)
+	store := filepath.Join(t.TempDir(), "tokens.json")
+	owner := addToken(t, store, "owner")
+	s.file(t, filepath.Join(s.dir, "beside.txt"), "beside the state\n")
+	p := componentsPol()
+	p.read = []string{s.dir} // holds the state directory
+	p.extra = "[commands]\nauto = [\"cat\", \"sh\", \"grep\"]\ntimeout = \"20s\"\n"
+	g := startGateway(t, s, p, store)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	guest, err := g.connect(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer guest.Close()
+	if text, _, isErr := callText(ctx, t, guest, "write_file", map[string]any{"path": "secret.txt", "content": "the guest's secret\n"}); isErr {
+		t.Fatalf("guest write_file: %s", text)
+	}
+	found, _ := filepath.Glob(filepath.Join(g.state, "sessions", "*", "workspace", "secret.txt"))
+	if len(found) != 1 {
+		t.Fatalf("the guest's file on the host: %q", found)
+	}
+	own, err := g.connect(ctx, map[string]string{"Authorization": "Bearer " + owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	// The control: the owner reads beside the state directory.
+	if text, out, _ := callText(ctx, t, own, "run_command", map[string]any{"command": "cat " + filepath.Join(s.dir, "beside.txt")}); out["stdout"] != "beside the state\n" {
+		t.Fatalf("control: the owner's policy reads %s: %s", s.dir, text)
+	}
+	for _, c := range []string{
+		"cat " + found[0],
+		// A command that names nothing of the gateway's: the name from
+		// the sandbox's own mount table.
+		`sh -c 'for w in $(grep -o "[^ ]*/workspace " /proc/self/mountinfo); do cat $w/secret.txt; done'`,
+	} {
+		text, out, _ := callText(ctx, t, own, "run_command", map[string]any{"command": c})
+		if strings.Contains(text+fmt.Sprint(out), "the guest's secret") {
+			t.Errorf("an owner's session read the guest's file (%s): %.400s", c, text)
+		}
+	}
+	if text, out, _ := callText(ctx, t, guest, "read_file", map[string]any{"path": "secret.txt"}); out["content"] != "the guest's secret\n" {
+		t.Errorf("control: the guest reads its own file: %s", text)
+	}
+}
