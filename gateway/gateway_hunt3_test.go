@@ -381,6 +381,12 @@ func TestGatewayFilesHidden(t *testing.T) {
 				t.Errorf("guest %v: the session's launcher is not told of %s: %q", guest, want, own)
 			}
 		}
+		// An owner's is told of the sessions' directories (guests'
+		// workspaces); a guest's workspace is in it, and its policy
+		// leaves the state out.
+		if got := slices.Contains(own, g.sessionsDir); got == guest {
+			t.Errorf("guest %v: the sessions' directory %s among the session's own files: %v, want %v", guest, g.sessionsDir, got, !guest)
+		}
 		if guest {
 			b, err := os.ReadFile(filepath.Join(s.dir, "guest-policy.toml"))
 			if err != nil {
