@@ -30,6 +30,8 @@
 //     from the pinned one (guestPolicy) with a new empty workspace, HOME
 //     in the sandbox's private /tmp, no secrets, no private-range
 //     exceptions, memory at most 1 GiB (never the owner's "unlimited"),
+//     at most 512 processes and 256 MiB for a Code Mode VM (whose
+//     cgroup is beside the session's), whatever the owner's,
 //     and of the owner's read and exec paths only those in
 //     the operating system's trees (/usr, /etc, /lib…) — an allowlist, so
 //     that a home or project under any other name stays out. An invalid

@@ -33,7 +33,9 @@ const guestPath = "/usr/local/bin:/usr/bin:/bin"
 //     dropped, /usr/bin is kept), and the launcher binary itself to run
 //     (its agent is `launcher mcp`);
 //   - no secrets and no unsafe_allow_private;
-//   - memory at most guestMemory, and a backup store of its own size;
+//   - memory at most guestMemory, processes at most guestProcesses, a
+//     Code Mode VM's memory at most guestCodeMemory, and a backup store
+//     of its own size;
 //   - an environment of its own: nothing passed from the gateway, HOME
 //     the session's private /tmp.
 //
@@ -81,6 +83,11 @@ func guestPolicy(owner *policy.Policy, workspace, state, launcher string, privat
 	if m := owner.Limits.Memory; m != 0 && m < guestMemory {
 		g.Limits.Memory = m
 	}
+	// So are its processes and a Code Mode VM's memory, which has a
+	// cgroup of its own beside the session's: an owner's 100000 or
+	// 8 GiB, for the owner's own builds, went to every anonymous caller.
+	g.Limits.Processes = min(owner.Limits.Processes, guestProcesses)
+	g.CodeMode.Memory = min(owner.CodeMode.Memory, guestCodeMemory)
 	return &g, nil
 }
 
@@ -90,6 +97,13 @@ const guestBackupQuota = 64 * policy.MiB
 // guestMemory bounds a guest session's memory (its /tmp, a tmpfs, is
 // charged to it too).
 const guestMemory = 1 * policy.GiB
+
+// guestProcesses bounds a guest session's processes and threads (the
+// policy's default), guestCodeMemory one of its Code Mode VMs.
+const (
+	guestProcesses  = 512
+	guestCodeMemory = 256 * policy.MiB
+)
 
 // inSystem says whether p lies in a system tree (the tree itself
 // included, "/" not).

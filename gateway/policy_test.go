@@ -67,6 +67,21 @@ func TestGuestPolicy(t *testing.T) {
 			t.Errorf("the owner's memory %v: the guest's %v (%v), want %v", ownerMem, g.Limits.Memory, err, want)
 		}
 	}
+	// And its processes and a Code Mode VM's memory (a cgroup beside the
+	// session's): an owner's high limits were every guest's.
+	for _, c := range []struct {
+		procs, wantProcs policy.Int
+		code, wantCode   policy.Size
+	}{
+		{100000, guestProcesses, 8 * policy.GiB, guestCodeMemory},
+		{64, 64, 16 * policy.MiB, 16 * policy.MiB},
+	} {
+		o := owner
+		o.Limits.Processes, o.CodeMode.Memory = c.procs, c.code
+		if g, err := guestPolicy(&o, "/w", "/s", "/l"); err != nil || g.Limits.Processes != c.wantProcs || g.CodeMode.Memory != c.wantCode {
+			t.Errorf("the owner's processes %v, Code Mode memory %v: the guest's %v, %v (%v), want %v, %v", c.procs, c.code, g.Limits.Processes, g.CodeMode.Memory, err, c.wantProcs, c.wantCode)
+		}
+	}
 	if !slices.Equal(g.Commands.Auto, owner.Commands.Auto) || !slices.Equal(g.Network.Allow, owner.Network.Allow) || !g.Network.BlockAll {
 		t.Errorf("the owner's rules were not kept: %+v %+v", g.Commands, g.Network)
 	}
