@@ -151,9 +151,13 @@
 // access is unconfined by definition: what its commands hand to another
 // manager (cron, at, systemd --user, a login shell's start-up files)
 // runs outside the group, and outlives the session.
-// Local users of the gateway's host are outside its boundary: the guest
+// Local users of the gateway's host are outside its boundary. The guest
 // workspaces are under a directory they can pass through (the sandbox's
-// uid must), so one who learns a workspace's random name may read it.
+// uid must), and a workspace's random name is no secret from them (the
+// mount table, the child's command line); but a workspace itself is
+// root's and 0700 on the host — the sandbox enters it through the
+// launcher's idmapped mount, where it is the fs uid's — so they do not
+// enter it (at 0711, its files were theirs to read).
 // A guest's workspace is a tmpfs of its own, Config.GuestWorkspace bytes
 // (64 MiB by default) and guestInodes files, unmounted when the session
 // ends and, after a gateway was killed outright, by its next start; its

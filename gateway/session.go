@@ -325,13 +325,18 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 		}
 	case s.guest:
 		ws := filepath.Join(s.dir, "workspace")
-		if err := os.Mkdir(ws, 0o711); err != nil {
+		// Root's and 0700 (the tmpfs's root too): the sandbox reaches it
+		// through the launcher's idmapped mount, where it is the fs uid's;
+		// no one else enters it. At 0711 its files, 0644, were every local
+		// user's to read: its name is in the mount table, which anyone
+		// reads, and in the child's command line.
+		if err := os.Mkdir(ws, 0o700); err != nil {
 			return nil, fmt.Errorf("guest workspace: %w", err)
 		}
 		if size := g.cfg.GuestWorkspace; size > 0 {
 			// A file system of its own, so a guest fills only that. (The
 			// launcher maps it onto the fs uid: idmapped tmpfs, Linux 6.3.)
-			opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0711", size, guestInodes)
+			opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0700", size, guestInodes)
 			if err := unix.Mount("tmpfs", ws, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
 				return nil, fmt.Errorf("guest workspace: a tmpfs of %d bytes: %w", size, err)
 			}

@@ -1360,3 +1360,49 @@ func TestIntegrationGatewayOwnerCannotReadGuest(t *testing.T) {
 		t.Errorf("control: the guest reads its own file: %s", text)
 	}
 }
+
+// A guest's workspace is the guest's alone on the host too: a local
+// user who has its name (the host's mount table, which anyone reads,
+// names a tmpfs workspace; the child's command line names the
+// directory) enters neither the tmpfs nor, with --guest-workspace
+// unlimited, the directory. Both were 0711 with the guest's files 0644,
+// so any local user read them; the guest still works in it as before.
+func TestIntegrationGatewayGuestWorkspacePrivate(t *testing.T) {
+	for _, size := range []string{"2MiB", "unlimited"} {
+		t.Run(size, func(t *testing.T) {
+			s := newSandbox(t)
+			p := componentsPol()
+			p.extra = "[commands]\nauto = [\"cat\", \"sh\", \"mkdir\"]\ntimeout = \"20s\"\n"
+			g := startGateway(t, s, p, filepath.Join(t.TempDir(), "tokens.json"), "--guest-workspace", size)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			guest, err := g.connect(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer guest.Close()
+			if text, _, isErr := callText(ctx, t, guest, "write_file", map[string]any{"path": "secret.txt", "content": "the guest's secret\n"}); isErr {
+				t.Fatalf("guest write_file: %s", text)
+			}
+			// The control: the guest's commands and fs work in it.
+			if text, out, _ := callText(ctx, t, guest, "run_command", map[string]any{"command": "mkdir d && sh -c 'cat secret.txt > d/copy' && cat d/copy"}); out["stdout"] != "the guest's secret\n" {
+				t.Fatalf("control: the guest's command in its workspace: %s", text)
+			}
+			if text, out, _ := callText(ctx, t, guest, "read_file", map[string]any{"path": "d/copy"}); out["content"] != "the guest's secret\n" {
+				t.Fatalf("control: the guest's read_file: %s", text)
+			}
+			found, _ := filepath.Glob(filepath.Join(g.state, "sessions", "*", "workspace", "secret.txt"))
+			if len(found) != 1 {
+				t.Fatalf("the guest's file on the host: %q", found)
+			}
+			// A local user (nobody) who knows the name.
+			for _, path := range []string{found[0], filepath.Join(filepath.Dir(found[0]), "d", "copy")} {
+				cat := exec.Command("/bin/cat", path)
+				cat.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+				if out, err := cat.CombinedOutput(); err == nil || strings.Contains(string(out), "the guest's secret") {
+					t.Errorf("a local user read the guest's %s: %v %q", path, err, out)
+				}
+			}
+		})
+	}
+}
