@@ -146,11 +146,12 @@
 // access is refused.
 //
 // Limits of this design: a Full-access command's own background
-// processes outlive a gateway that is killed outright (SIGKILL): its
-// group stays populated, and the next start does not kill it. And full
-// access is unconfined by definition: what its commands hand to another
-// manager (cron, at, systemd --user, a login shell's start-up files)
-// runs outside the group, and outlives the session.
+// processes outlive a gateway that is killed outright (SIGKILL) until
+// its next start, which kills every group of a gateway that is gone
+// (launcher.KillStaleCgroups; one whose pid is in use again is left).
+// And full access is unconfined by definition: what its commands hand
+// to another manager (cron, at, systemd --user, a login shell's start-up
+// files) runs outside the group, and outlives the session.
 // Local users of the gateway's host are outside its boundary. The guest
 // workspaces are under a directory they can pass through (the sandbox's
 // uid must), and a workspace's random name is no secret from them (the

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	csession "github.com/pinfold/pinfold/components/session"
+	"github.com/pinfold/pinfold/launcher"
 	"github.com/pinfold/pinfold/policy"
 )
 
@@ -254,6 +255,13 @@ func (g *Gateway) prepareState() error {
 		return fmt.Errorf("gateway: another gateway uses the state directory %s (give each its own --state DIR)", dir)
 	}
 	g.lock = lock
+	// And what the full-access sessions of a gateway killed outright
+	// left running: their cgroups outlive it (session.go), populated.
+	kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := launcher.KillStaleCgroups(kctx, cgroupKind); err != nil {
+		g.log.Warn("the cgroups of full-access sessions of a gateway that died were not all ended", "err", err.Error())
+	}
+	cancel()
 	g.sessionsDir, g.logsDir = filepath.Join(dir, "sessions"), filepath.Join(dir, "logs")
 	// Sessions of a gateway that died: their children died with it
 	// (Pdeathsig), their directories are ours to remove, guests'

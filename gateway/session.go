@@ -125,7 +125,10 @@ func (s *session) cutWrites() {
 const (
 	// maxPids is a full-access session's pids.max: the kernel's most,
 	// full access is not limited (its group is only to end it).
-	maxPids       = 1 << 22
+	maxPids = 1 << 22
+	// cgroupKind names a full-access session's cgroup (s-PID-KIND-…),
+	// by which a later gateway finds those of one killed outright.
+	cgroupKind    = "gateway"
 	ownerInFlight = 8
 	guestInFlight = 2
 	// guestInodes is how many files a guest's workspace may hold.
@@ -317,7 +320,7 @@ func (g *Gateway) childCommand(s *session) (*exec.Cmd, error) {
 		// background process (cmd &, nohup, setsid) outlived the session,
 		// its token's revocation included. Without one, no full access.
 		if s.cg, err = launcher.CreateCgroup(launcher.ProbeForLaunch().Cgroup, launcher.CgroupSpec{
-			Session: fmt.Sprintf("s-%d-gateway-%s", os.Getpid(), strings.ToLower(rand.Text()[:16])), Pids: maxPids}); err != nil {
+			Session: fmt.Sprintf("s-%d-%s-%s", os.Getpid(), cgroupKind, strings.ToLower(rand.Text()[:16])), Pids: maxPids}); err != nil {
 			return nil, fmt.Errorf("full access: a cgroup to end its processes with the session: %w", err)
 		}
 		if fd, ok := s.cg.CgroupFD(); ok {

@@ -16,6 +16,9 @@ func CreateCgroup(info CgroupInfo, spec CgroupSpec) (*Cgroup, error) {
 	return nil, unsupported("cgroup: not Linux (%s)", runtime.GOOS)
 }
 
+// KillStaleCgroups has nothing to do: there are no groups.
+func KillStaleCgroups(ctx context.Context, kind string) error { return nil }
+
 // CgroupFD reports no v2 group.
 func (c *Cgroup) CgroupFD() (int, bool) { return -1, false }
 

@@ -1406,3 +1406,48 @@ func TestIntegrationGatewayGuestWorkspacePrivate(t *testing.T) {
 		})
 	}
 }
+
+// And a gateway killed outright (SIGKILL) cannot end its full-access
+// sessions' processes, but its next start does: their cgroups outlive
+// it, populated, and the new gateway kills and removes them.
+func TestIntegrationGatewayFullAccessAfterKill(t *testing.T) {
+	s := newSandboxAs(t, 1000)
+	store := filepath.Join(t.TempDir(), "tokens.json")
+	admin := addToken(t, store, "admin", "host.execute")
+	g := startGateway(t, s, componentsPol(), store)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := g.connect(ctx, map[string]string{"Authorization": "Bearer " + admin, "Pinfold-Mode": "full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	text, out, isErr := callText(ctx, t, cs, "run_command", map[string]any{"command": "setsid sleep 619 >/dev/null 2>&1 </dev/null & echo $!"})
+	pid, err := strconv.Atoi(strings.TrimSpace(fmt.Sprint(out["stdout"])))
+	if isErr || err != nil {
+		t.Fatalf("full access: a background process: %s", text)
+	}
+	sleeping := func() bool { return strings.Contains(strings.Join(cmdline(pid), " "), "sleep 619") }
+	t.Cleanup(func() {
+		if sleeping() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	old := g.cmd.Process.Pid
+	g.cmd.Process.Kill()
+	g.cmd.Wait()
+	groups, _ := filepath.Glob("/sys/fs/cgroup/*/pinfold/s-" + strconv.Itoa(old) + "-gateway-*")
+	more, _ := filepath.Glob("/sys/fs/cgroup/pinfold/s-" + strconv.Itoa(old) + "-gateway-*")
+	groups = append(groups, more...)
+	// The control: the kill left both.
+	if !sleeping() || len(groups) == 0 {
+		t.Fatalf("control: after the gateway's SIGKILL, the process runs %v, its groups %q", sleeping(), groups)
+	}
+	startGateway(t, s, componentsPol(), store)
+	waitUntil(t, 20*time.Second, "the dead gateway's full-access process ended by the next start", func() bool { return !sleeping() })
+	for _, d := range groups {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the dead gateway's group %s is still there: %v", d, err)
+		}
+	}
+}
