@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -68,7 +69,14 @@ func KillStaleCgroups(ctx context.Context, kind string) error {
 			return dir
 		}
 		c.v2, c.pids, c.memory, c.freezer = in(v2), in(pids), in(memory), in(freezer)
-		if err := c.Kill(ctx); err != nil {
+		err := c.Kill(ctx)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Another launch's sweepStale removed the v2 group once
+			// emptied: the v1 groups are what is left to end.
+			c.v2 = ""
+			err = c.Kill(ctx)
+		}
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
