@@ -36,8 +36,8 @@
 //     the operating system's trees (/usr, /etc, /lib…) — an allowlist, so
 //     that a home or project under any other name stays out. An invalid
 //     token is also a failed attempt, counted against the socket peer's
-//     address (an IPv6 peer's /64); too many get 429 for the next bad
-//     token. A valid token is served whatever its address's failures (an
+//     address (an IPv6 peer's /64, all of 127.0.0.0/8 one); too many
+//     get 429 for the next bad token. A valid token is served whatever its address's failures (an
 //     address is shared: locking it out would let any local user keep
 //     the owner out); a token is 256 random bits, so the limit bounds
 //     the work and log lines failures make, not guessing. While the
@@ -105,7 +105,8 @@
 //
 // Bounds: MaxSessions live or starting (then 503 with Retry-After), of
 // which guests get at most MaxGuests (half, rounded down: none when there
-// is one place) and one address GuestsPerPeer, so anonymous callers
+// is one place) and one address GuestsPerPeer (all of 127.0.0.0/8 one
+// address, as an IPv6 /64 is), so anonymous callers
 // cannot take the owners' places; a request without a
 // session is checked (content type, Accept, at most 64 KiB, an
 // initialize) before any sandbox starts; a body limit (1 MiB for a

@@ -119,9 +119,15 @@ func (l *Limiter) Fail(peer netip.Addr, now time.Time) {
 }
 
 // limitKey is the peer an address belongs to: IPv4 for a v4-mapped
-// address, the /64 for IPv6, without a zone.
+// address, the /64 for IPv6, without a zone, and all of 127.0.0.0/8 one
+// peer, as ::1's /64 is: any local user may connect from each of its
+// 16M addresses, and counted apart they gave one such user a guest
+// share and a failure bucket per address (a red team, 2026-12-03).
 func limitKey(a netip.Addr) netip.Addr {
 	a = a.Unmap().WithZone("")
+	if a.Is4() && a.IsLoopback() {
+		return netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
 	if a.Is6() {
 		p, err := a.Prefix(64)
 		if err == nil {

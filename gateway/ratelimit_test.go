@@ -74,6 +74,9 @@ func TestLimitKey(t *testing.T) {
 		{"fe80::1%eth0", "fe80::1%eth1"},
 		{"fe80::1%eth0", "fe80::2"},
 		{"::1", "::2"},
+		{"127.0.0.1", "127.0.0.2"},
+		{"127.0.0.1", "127.255.255.254"},
+		{"::ffff:127.1.2.3", "127.0.0.1"},
 	} {
 		if ka, kb := limitKey(limAddr(tc.a)), limitKey(limAddr(tc.b)); ka != kb {
 			t.Errorf("%s and %s are peers %s and %s, want one", tc.a, tc.b, ka, kb)
@@ -88,6 +91,9 @@ func TestLimitKey(t *testing.T) {
 		{"1.2.3.4", "::1.2.3.4"},
 		{"1.2.3.4", "::ffff:1.2.3.5"},
 		{"0.0.0.0", "::"},
+		{"127.0.0.1", "::1"},
+		{"127.0.0.1", "128.0.0.1"},
+		{"126.255.255.255", "127.0.0.1"},
 	} {
 		if ka, kb := limitKey(limAddr(tc.a)), limitKey(limAddr(tc.b)); ka == kb {
 			t.Errorf("%s and %s are one peer %s, want two", tc.a, tc.b, ka)
