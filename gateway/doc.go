@@ -37,9 +37,9 @@
 //     that a home or project under any other name stays out. An invalid
 //     token is also a failed attempt, counted against the socket peer's
 //     address (an IPv6 peer's /64, all of 127.0.0.0/8 one); too many
-//     get 429 for the next bad token. A valid token is served whatever its address's failures (an
-//     address is shared: locking it out would let any local user keep
-//     the owner out); a token is 256 random bits, so the limit bounds
+//     get 429 for the next bad token. A valid token is served whatever
+//     its address's failures (an address is shared: locking it out
+//     would let any local user keep the owner out); a token is 256 random bits, so the limit bounds
 //     the work and log lines failures make, not guessing. While the
 //     store cannot be read, a token is answered 503: it is neither a
 //     guest's nor a revoked one.
