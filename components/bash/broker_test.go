@@ -560,25 +560,16 @@ func TestBrokerReasonQuotesWords(t *testing.T) {
 func TestCodeFailureCountsToolCalls(t *testing.T) {
 	b := (&fakeWorld{}).broker(policy.Commands{})
 	b.CodeLimits = code.Limits{Memory: 64 << 20, Stack: 1 << 20, Deadline: 5 * time.Second, ToolCalls: 5, Output: 1 << 20, ScriptSize: 1 << 10}
-	b.StartCode = func(context.Context, Job) (*os.File, error) {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return nil, err
-		}
-		worker := os.NewFile(uintptr(fds[1]), "worker")
-		// A worker that reads the script, makes two calls, waits for
-		// their answers and fails.
-		go func() {
-			defer worker.Close()
-			r := bufio.NewReader(worker)
-			r.ReadString('\n')
-			fmt.Fprintf(worker, `{"call":{"id":1,"name":"nope","args":null}}`+"\n"+`{"call":{"id":2,"name":"nope","args":null}}`+"\n")
-			r.ReadString('\n')
-			r.ReadString('\n')
-			fmt.Fprintf(worker, `{"done":{"script":{"Message":"Error: boom"},"result":{"value":null,"logs":["\"wrote\""],"tool_calls":2}}}`+"\n")
-		}()
-		return os.NewFile(uintptr(fds[0]), "bash"), nil
-	}
+	// A worker that reads the script, makes two calls, waits for their
+	// answers and fails.
+	b.StartCode = fakeCodeWorker(func(worker *os.File) {
+		r := bufio.NewReader(worker)
+		r.ReadString('\n')
+		fmt.Fprintf(worker, `{"call":{"id":1,"name":"nope","args":null}}`+"\n"+`{"call":{"id":2,"name":"nope","args":null}}`+"\n")
+		r.ReadString('\n')
+		r.ReadString('\n')
+		fmt.Fprintf(worker, `{"done":{"script":{"Message":"Error: boom"},"result":{"value":null,"logs":["\"wrote\""],"tool_calls":2}}}`+"\n")
+	})
 	d, r := b.Code(context.Background(), "return 1")
 	if !d.Allowed || r == nil || !strings.Contains(r.Error, "boom") || r.ToolCalls != 2 || len(r.Logs) != 1 || r.Logs[0] != `"wrote"` || r.Value != nil {
 		t.Errorf("%+v, %+v: want the error, 2 tool calls, the log and no value", d, r)
@@ -598,20 +589,11 @@ func TestCodeAnswerFits(t *testing.T) {
 	} {
 		b := (&fakeWorld{}).broker(policy.Commands{})
 		b.CodeLimits = code.Limits{Memory: 64 << 20, Stack: 1 << 20, Deadline: 5 * time.Second, ToolCalls: 1, Output: 1 << 20, ScriptSize: 1 << 10}
-		b.StartCode = func(context.Context, Job) (*os.File, error) {
-			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-			if err != nil {
-				return nil, err
-			}
-			worker := os.NewFile(uintptr(fds[1]), "worker")
-			// A worker that reads the script and returns the value.
-			go func() {
-				defer worker.Close()
-				bufio.NewReader(worker).ReadString('\n')
-				fmt.Fprintf(worker, `{"done":{"result":{"value":%s,"logs":[],"tool_calls":0}}}`+"\n", c.value)
-			}()
-			return os.NewFile(uintptr(fds[0]), "bash"), nil
-		}
+		// A worker that reads the script and returns the value.
+		b.StartCode = fakeCodeWorker(func(worker *os.File) {
+			bufio.NewReader(worker).ReadString('\n')
+			fmt.Fprintf(worker, `{"done":{"result":{"value":%s,"logs":[],"tool_calls":0}}}`+"\n", c.value)
+		})
 		d, r := b.Code(context.Background(), "return 1")
 		if r == nil {
 			t.Fatalf("no result: %+v", d)
@@ -621,5 +603,22 @@ func TestCodeAnswerFits(t *testing.T) {
 			t.Errorf("a value of %d bytes: %+v, limit %q, error %.200q, answer of %d bytes (%v); want limit %q within %d bytes",
 				len(c.value), d, r.Limit, r.Error, len(answer), err, c.limit, rpc.MaxBody)
 		}
+	}
+}
+
+// fakeCodeWorker is a StartCode whose worker, the other end of a socket
+// pair, is run in a goroutine of its own and closed when run returns.
+func fakeCodeWorker(run func(worker *os.File)) func(context.Context, Job) (*os.File, error) {
+	return func(context.Context, Job) (*os.File, error) {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		worker := os.NewFile(uintptr(fds[1]), "worker")
+		go func() {
+			defer worker.Close()
+			run(worker)
+		}()
+		return os.NewFile(uintptr(fds[0]), "bash"), nil
 	}
 }
