@@ -531,23 +531,11 @@ func TestWorkerCollector(t *testing.T) {
 // (the control) is served.
 func TestServeValueIsUTF8(t *testing.T) {
 	for value, ok := range map[string]bool{"\"a\x9b[31mb\"": false, "\"a\u009b[31mb\"": true} {
-		outR, outW, err := os.Pipe()
-		must(t, err)
-		inR, inW, err := os.Pipe()
-		must(t, err)
-		go func() { // the worker: it reads the script and answers
-			defer outW.Close()
-			io.ReadAll(io.LimitReader(inR, 1))
-			fmt.Fprintf(outW, `{"done":{"result":{"value":%s,"logs":[],"tool_calls":0}}}`+"\n", value)
-		}()
-		res, err := Serve(context.Background(), outR, inW, "return 1", testLimits(), nil)
+		res, err := serveFake(t, fmt.Sprintf(`{"done":{"result":{"value":%s,"logs":[],"tool_calls":0}}}`, value))
 		var we *workerError
 		if ok != (err == nil) || !ok && (!errors.As(err, &we) || !strings.Contains(err.Error(), "not JSON")) {
 			t.Errorf("value %q: %+v, %v", value, res, err)
 		}
-		outR.Close()
-		inR.Close()
-		inW.Close()
 	}
 }
 
@@ -557,23 +545,11 @@ func TestServeValueIsUTF8(t *testing.T) {
 // that prints nothing. The same result with its value is served.
 func TestServeResultHasValue(t *testing.T) {
 	for done, ok := range map[string]bool{`{"logs":[],"tool_calls":0}`: false, `{"value":null,"logs":[],"tool_calls":0}`: true} {
-		outR, outW, err := os.Pipe()
-		must(t, err)
-		inR, inW, err := os.Pipe()
-		must(t, err)
-		go func() { // the worker: it reads the script and answers
-			defer outW.Close()
-			io.ReadAll(io.LimitReader(inR, 1))
-			fmt.Fprintf(outW, `{"done":{"result":%s}}`+"\n", done)
-		}()
-		res, err := Serve(context.Background(), outR, inW, "return 1", testLimits(), nil)
+		res, err := serveFake(t, `{"done":{"result":`+done+`}}`)
 		var we *workerError
 		if ok != (err == nil) || !ok && (!errors.As(err, &we) || !strings.Contains(err.Error(), "no value")) || ok && string(res.Value) != "null" {
 			t.Errorf("result %s: %+v, %v", done, res, err)
 		}
-		outR.Close()
-		inR.Close()
-		inW.Close()
 	}
 }
 
@@ -598,22 +574,10 @@ func TestFailureIsOneLine(t *testing.T) {
 		`{"limit":{"Limit":"memory\nx","Detail":"a\rb"}}`,
 		`{"error":"broken\u2028x"}`,
 	} {
-		outR, outW, err := os.Pipe()
-		must(t, err)
-		inR, inW, err := os.Pipe()
-		must(t, err)
-		go func() {
-			defer outW.Close()
-			io.ReadAll(io.LimitReader(inR, 1))
-			fmt.Fprintf(outW, `{"done":%s}`+"\n", done)
-		}()
-		_, err = Serve(context.Background(), outR, inW, "return 1", testLimits(), nil)
+		_, err = serveFake(t, `{"done":`+done+`}`)
 		if err == nil || strings.ContainsAny(err.Error(), "\n\r\u2028") {
 			t.Errorf("worker says %s: %q, want one line", done, err)
 		}
-		outR.Close()
-		inR.Close()
-		inW.Close()
 	}
 }
 
@@ -818,4 +782,21 @@ func TestWorkerCgroupRefused(t *testing.T) {
 	if !errors.As(err, &refused) || refused.Hint != hint || !strings.Contains(err.Error(), "no cgroup file system is mounted") || !strings.Contains(err.Error(), "(SR-04)") {
 		t.Fatalf("%v (%#v)", err, refused)
 	}
+}
+
+// serveFake is Serve of "return 1" with a worker that reads the script's
+// first byte and answers line.
+func serveFake(t *testing.T, line string) (*Result, error) {
+	t.Helper()
+	outR, outW, err := os.Pipe()
+	must(t, err)
+	inR, inW, err := os.Pipe()
+	must(t, err)
+	defer func() { outR.Close(); inR.Close(); inW.Close() }()
+	go func() {
+		defer outW.Close()
+		io.ReadAll(io.LimitReader(inR, 1))
+		fmt.Fprintln(outW, line)
+	}()
+	return Serve(context.Background(), outR, inW, "return 1", testLimits(), nil)
 }
