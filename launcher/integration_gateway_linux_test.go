@@ -1324,14 +1324,7 @@ func TestIntegrationGatewayOwnerCannotReadGuest(t *testing.T) {
 	g := startGateway(t, s, p, store)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	guest, err := g.connect(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer guest.Close()
-	if text, _, isErr := callText(ctx, t, guest, "write_file", map[string]any{"path": "secret.txt", "content": "the guest's secret\n"}); isErr {
-		t.Fatalf("guest write_file: %s", text)
-	}
+	guest := g.guestWithSecret(ctx, t)
 	found, _ := filepath.Glob(filepath.Join(g.state, "sessions", "*", "workspace", "secret.txt"))
 	if len(found) != 1 {
 		t.Fatalf("the guest's file on the host: %q", found)
@@ -1376,14 +1369,7 @@ func TestIntegrationGatewayGuestWorkspacePrivate(t *testing.T) {
 			g := startGateway(t, s, p, filepath.Join(t.TempDir(), "tokens.json"), "--guest-workspace", size)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			guest, err := g.connect(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer guest.Close()
-			if text, _, isErr := callText(ctx, t, guest, "write_file", map[string]any{"path": "secret.txt", "content": "the guest's secret\n"}); isErr {
-				t.Fatalf("guest write_file: %s", text)
-			}
+			guest := g.guestWithSecret(ctx, t)
 			// The control: the guest's commands and fs work in it.
 			if text, out, _ := callText(ctx, t, guest, "run_command", map[string]any{"command": "mkdir d && sh -c 'cat secret.txt > d/copy' && cat d/copy"}); out["stdout"] != "the guest's secret\n" {
 				t.Fatalf("control: the guest's command in its workspace: %s", text)
@@ -1450,4 +1436,19 @@ func TestIntegrationGatewayFullAccessAfterKill(t *testing.T) {
 			t.Errorf("the dead gateway's group %s is still there: %v", d, err)
 		}
 	}
+}
+
+// guestWithSecret connects a guest, closed when t ends, that wrote
+// "the guest's secret\n" to secret.txt in its workspace.
+func (g *gatewayRun) guestWithSecret(ctx context.Context, t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	guest, err := g.connect(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { guest.Close() })
+	if text, _, isErr := callText(ctx, t, guest, "write_file", map[string]any{"path": "secret.txt", "content": "the guest's secret\n"}); isErr {
+		t.Fatalf("guest write_file: %s", text)
+	}
+	return guest
 }
