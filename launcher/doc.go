@@ -125,7 +125,11 @@
 //     IP and netlink socket families exist for the agent (vsock, for one,
 //     is not network-namespaced). Set-uid and set-gid mode bits are refused
 //     in chmod, open and mknod (openat2 answers ENOSYS: its mode is in
-//     memory).
+//     memory). The file system's encryption keyring (fscrypt's add and
+//     remove key ioctls) is refused as the keyctl family is: a removal
+//     needs only a descriptor on the file system, and locks every
+//     directory the key unlocks, the person's outside the lists among
+//     them; a key's status can still be asked.
 //   - The host's mounts are read-only and nosuid in the sandbox: Landlock
 //     before ABI 8 does not mediate chmod, utimes or setxattr, so the mount
 //     is what stops them outside write paths. Write paths are separate

@@ -245,3 +245,51 @@ func TestIntegrationUnprivilegedWithoutUserNamespaces(t *testing.T) {
 	}
 	mustNotExist(t, marker, "nothing may run when the sandbox cannot be made")
 }
+
+// TestIntegrationUnprivilegedFscryptKeyStays: a file system's encryption
+// keyring (fscrypt) is a keyring keyctl's refusal does not reach, and
+// removing a key needs only a descriptor on that file system. Unprivileged,
+// the agent is the person's uid and holds the person's claim to the key of
+// their encrypted home: with a descriptor of its workspace it removed the
+// key, and the person's files outside every list read "Required key not
+// available" until the person unlocked them again. The host here is an
+// ext4 image with encryption on, the person's home an encrypted directory
+// on it and the workspace another directory of it (bound onto the
+// sandbox's workspace). Seccomp refuses the removal (SR-30).
+func TestIntegrationUnprivilegedFscryptKeyStays(t *testing.T) {
+	s := newUnprivSandbox(t, nobody)
+	mkfs, err := exec.LookPath("mkfs.ext4")
+	requireFeature(t, "mkfs.ext4 (e2fsprogs)", err == nil, fmt.Sprint(err))
+	_, err = os.Stat("/sys/fs/ext4/features/encryption")
+	requireFeature(t, "ext4 encryption in the kernel", err == nil, fmt.Sprint(err))
+	img, mnt := filepath.Join(s.dir, "fs.img"), filepath.Join(s.dir, "fs")
+	must(t, os.WriteFile(img, nil, 0o600))
+	must(t, os.Truncate(img, 64<<20))
+	if out, err := exec.Command(mkfs, "-q", "-F", "-O", "encrypt", img).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4: %v: %s", err, out)
+	}
+	must(t, os.Mkdir(mnt, 0o755))
+	out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput()
+	requireFeature(t, "loop mounts", err == nil, fmt.Sprintf("%v: %s", err, out))
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	home, work := filepath.Join(mnt, "home"), filepath.Join(mnt, "work")
+	for _, d := range []string{home, work} {
+		must(t, os.Mkdir(d, 0o755))
+		must(t, os.Chown(d, nobody, nobody))
+	}
+	must(t, syscall.Mount(work, s.ws, "", syscall.MS_BIND, ""))
+	t.Cleanup(func() { syscall.Unmount(s.ws, syscall.MNT_DETACH) })
+
+	r := s.direct(t, itOpts{}, "fscrypt-add", home)
+	id, ok := strings.CutPrefix(strings.TrimSpace(r.stdout), "id ")
+	if r.code != 0 || !ok {
+		t.Fatalf("the person's key (fscrypt-add as nobody): %s", r)
+	}
+	private := s.file(t, filepath.Join(home, "private"), "person's\n")
+
+	itExpect(t, "confined fscrypt-remove", s.launch(t, itPol{}, itOpts{}, "fscrypt-remove", s.ws, id), "denied EPERM", 1)
+	if b, err := os.ReadFile(private); err != nil || string(b) != "person's\n" {
+		t.Fatalf("the person's encrypted file after the agent's try: %q, %v", b, err)
+	}
+	s.control(t, itOpts{}, "fscrypt-remove", s.ws, id)
+}

@@ -316,7 +316,13 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// after the agent (hunts): its line discipline (N_NULL), its output
 	// stopped (TCXONC, tcflow's call, and TCOOFF kept the person's next
 	// program from writing), exclusive mode (TIOCEXCL: /dev/tty could
-	// not be opened again); and userfaultfd through its device.
+	// not be opened again); userfaultfd through its device; and the file
+	// system's encryption keyring (fscrypt), a keyring outside keyctl's
+	// reach: removing a key needs only a descriptor on that file system
+	// (the workspace's) and locked every directory the key unlocks —
+	// unprivileged, where the agent is the person's uid, the person's
+	// encrypted home outside the lists (a hunt). Adding one goes with it,
+	// as add_key does; asking a key's status stays.
 	deny(eperm, [][]seccomp.ScmpCondition{
 		{seccompArg32(1, unix.TIOCSTI)},
 		{seccompArg32(1, unix.TIOCLINUX)},
@@ -324,6 +330,9 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 		{seccompArg32(1, unix.TCXONC)},
 		{seccompArg32(1, unix.TIOCEXCL)},
 		{seccompArg32(1, seccompUserfaultfdIocNew)},
+		{seccompArg32(1, unix.FS_IOC_ADD_ENCRYPTION_KEY)},
+		{seccompArg32(1, unix.FS_IOC_REMOVE_ENCRYPTION_KEY)},
+		{seccompArg32(1, unix.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS)},
 	}, "ioctl")
 
 	// Extended attributes by path: Landlock checks neither getxattr nor

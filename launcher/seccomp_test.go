@@ -275,6 +275,15 @@ func seccompCases() []seccompCase {
 		sys("fcntl F_SETSIG high bits", unix.SYS_FCNTL, perm, "ok", 0, scHigh|unix.F_SETSIG, uint64(unix.SIGCONT)),
 		sys("fcntl F_GETSIG", unix.SYS_FCNTL, "allow", "ok", 0, unix.F_GETSIG),
 		with(sys("USERFAULTFD_IOC_NEW", unix.SYS_IOCTL, perm, "", 0, seccompUserfaultfdIocNew), def, "pty"),
+		// The file system's encryption keyring (fscrypt): removing a key
+		// locks every directory it unlocks, the person's outside the lists
+		// among them (the call needs only a descriptor on that file system).
+		// Any descriptor serves: the control answers the zeroed argument.
+		with(sys("FS_IOC_REMOVE_ENCRYPTION_KEY", unix.SYS_IOCTL, perm, "", scFileFd, unix.FS_IOC_REMOVE_ENCRYPTION_KEY, scBuf), def, "file"),
+		with(sys("FS_IOC_REMOVE_ENCRYPTION_KEY high bits", unix.SYS_IOCTL, perm, "", scFileFd, scHigh|unix.FS_IOC_REMOVE_ENCRYPTION_KEY, scBuf), def, "file"),
+		with(sys("FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS", unix.SYS_IOCTL, perm, "", scFileFd, unix.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS, scBuf), def, "file"),
+		with(sys("FS_IOC_ADD_ENCRYPTION_KEY", unix.SYS_IOCTL, perm, "", scFileFd, unix.FS_IOC_ADD_ENCRYPTION_KEY, scBuf), def, "file"),
+		with(sys("FS_IOC_GET_ENCRYPTION_KEY_STATUS", unix.SYS_IOCTL, "allow", "", scFileFd, unix.FS_IOC_GET_ENCRYPTION_KEY_STATUS, scBuf), def, "file"),
 		with(sys("TIOCSTI with bit 31 is another cmd", unix.SYS_IOCTL, "allow", "", 0, 0x80000000|unix.TIOCSTI), def, "pty"),
 		with(sys("TIOCGWINSZ", unix.SYS_IOCTL, "allow", "ok", 0, unix.TIOCGWINSZ, scBuf), def, "pty"),
 		// Fileless execution.

@@ -92,6 +92,8 @@ var actions = sync.OnceValue(func() map[string]action {
 		"noecho":           {0, arg0(noEcho), "turn echo off on stdin, which must be a terminal, and exit (as a crashed program would)"},
 		"memfd-exec":       {-1, prober.memfdExec, "[exec]: memfd_create (flags 0, or MFD_EXEC), copy this probe in, exec it via /proc/self/fd"},
 		"write-proc-sys":   {1, arg1(writeProcSys), "NAME: write /proc/sys/NAME's current value back to it"},
+		"fscrypt-add":      {1, nil, "DIR: add a fixed test key to DIR's file system's encryption keyring (fscrypt) as this uid, encrypt the empty DIR with it; prints `id HEX`, the key's identifier"},
+		"fscrypt-remove":   {2, func(_ prober, a []string) error { return fscryptRemove(a[0], a[1]) }, "PATH ID: remove this uid's claim to fscrypt key ID (hex) with a descriptor of PATH, any file on that file system"},
 		"key-lists":        {0, arg0(keyLists), "make sure this uid's user keyring exists (keyctl, which the sandbox refuses), then read /proc/keys and /proc/key-users: ok when either lists anything, `denied empty` when neither does"},
 		"mount-tmpfs":      {1, arg1(mountTmpfs), "DIR: mount a tmpfs on DIR and unmount it again"},
 		"spawn-sleep":      {1, nil, "MARKER: start `probe sleep 60 MARKER` in a new session, print `spawned PID`, exit"},
@@ -172,6 +174,8 @@ func Main(self []string, args []string) {
 		os.Exit(0)
 	case "mount-opts":
 		mountOpts(args[0])
+	case "fscrypt-add":
+		fscryptAdd(args[0])
 	case "setuid-exec":
 		if len(args) < 1 || len(args) > 2 {
 			p.usage()
