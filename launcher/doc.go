@@ -170,6 +170,11 @@
 //     (HOME=/root kept by nobody): the agent, of that uid or less, is
 //     refused the same and the file needs no cover (internal/reach; the
 //     git configs there are not reported for SR-51 either).
+//   - The sandbox's mount namespace is a copy of the host's, remounted:
+//     /proc/self/mountinfo (and listmount, statmount) show the agent every
+//     host mount point's path, source and options, names outside the
+//     lists included (SD-21). A pid's entries cannot be covered for
+//     processes not yet started, so this stays.
 //   - A 32-bit (i386) program cannot run: its first system call kills it.
 //   - In "ports" mode the agent shares the host's network: UDP and ICMP are
 //     not covered (SD-04), and an allowed port is allowed on every host
