@@ -133,7 +133,12 @@
 //   - The host's mounts are read-only and nosuid in the sandbox: Landlock
 //     before ABI 8 does not mediate chmod, utimes or setxattr, so the mount
 //     is what stops them outside write paths. Write paths are separate
-//     writable clones that are noexec, nosuid and nodev.
+//     writable clones that are noexec, nosuid and nodev. The host's
+//     mounts are not noexec: Landlock refuses execve of a read path's
+//     program, but an exec path's dynamic loader maps and runs it
+//     (ld-linux-x86-64.so.2 PROGRAM), so what the agent may read it can
+//     run, confined (SR-01); read paths under the private /tmp and
+//     /dev/shm alone are noexec grafts.
 //   - LaunchOptions.ReadOnly paths are mounted read-only over the write
 //     paths, every directory between pinned by a writable mount on itself
 //     (a mount point cannot be renamed). The command line fills it in
