@@ -196,6 +196,24 @@ func TestIntegrationProtectedMadeSaid(t *testing.T) {
 	}
 }
 
+// The names in the write paths are the agent's: a directory named
+// "a\r\x1b[2K\x1b[8m" erased the start of the warning that named what it
+// made there and hid the rest of it on the person's terminal (after the
+// relay's own reset, which the agent's output cannot reach past). The
+// launcher writes such characters as escapes.
+func TestIntegrationProtectedMadeSaidEscaped(t *testing.T) {
+	s := newSandbox(t)
+	dir := filepath.Join(s.ws, "a\r\x1b[2K\x1b[8m\u202e")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := s.launch(t, itPol{}, itOpts{}, "write", filepath.Join(dir, ".mcp.json"))
+	want := "launcher: warning: the agent made " + s.ws + `/a\r\x1b[2K\x1b[8m\u202e/.mcp.json, which your own programs run`
+	if r.stdout != "ok\n" || !strings.Contains(r.stderr, want) || strings.ContainsAny(r.stderr, "\r\x1b\u202e") {
+		t.Errorf("what the agent made is not said with its controls escaped (want %q): %s", want, r)
+	}
+}
+
 // The agent shapes the tree the end-of-launch walk looks through: past
 // the walk's bound (more names than fs.MaxProtectedWalk in the workspace
 // itself, read before any directory beneath it) what it made is not

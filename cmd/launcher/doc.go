@@ -14,6 +14,12 @@
 // so that nothing there looks like a value to copy into the next pin
 // (issue 3; launch_usage.txtar checks it).
 //
+// Names the agent chose (what it made in the write paths, what a launch
+// could not cover there) reach the person's terminal in the launcher's own
+// warnings; they are written with every control, format character and
+// invalid byte escaped (shown), so that a name cannot erase or hide the
+// line that names it. What the agent itself writes is SD-23's.
+//
 // The go:debug lines keep GOMAXPROCS from following the container's CPU
 // quota, which the launcher does not need, and keep the Go runtime from
 // watching the cgroup's cpu.cfs_quota_us and cpu.cfs_period_us: Go 1.26

@@ -97,6 +97,7 @@ func (e env) launch(args []string) error {
 	var protectedBefore []string
 	if wrapper {
 		opts.ReadOnly, protectedBefore, opts.Uncovered = fs.ProtectedMounts(writeDirs(p), fs.MaxProtectedWalk, launcher.MaxReadOnly)
+		opts.Uncovered = shownAll(opts.Uncovered) // names a previous agent may have made
 		// The summary line says these; --quiet drops it, but the agent
 		// may rewrite them and the person's programs run them: said on
 		// every run, as what the agent made is when it ends.
@@ -148,6 +149,7 @@ func (e env) launch(args []string) error {
 		// however the launch ended: an error after the agent started
 		// (net exiting, which kills it) leaves what it made as well.
 		made, unseen := fs.ProtectedMade(writeDirs(p), protectedBefore, fs.MaxProtectedWalk)
+		made, unseen = shownAll(made), shownAll(unseen) // names the agent chose
 		if len(made) > 0 {
 			fmt.Fprintf(e.stderr, "launcher: warning: the agent made %s, which your own programs run (git runs a repository's hooks and config): look at them before you use the workspace (SD-27)\n", strings.Join(made, ", "))
 		}

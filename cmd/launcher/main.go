@@ -311,6 +311,36 @@ func escapeUnprintable(b []byte) []byte {
 	return out
 }
 
+// shown is s for a line on the person's terminal: every character that is
+// not printable (controls such as ESC and CR, C1 controls, bidirectional
+// and other format characters) and every byte that is not UTF-8 is
+// written as its Go escape (\x1b, \r, \u202e). Paths in the write paths
+// are the agent's to name: raw, "\r\x1b[2K\x1b[8m" in a directory's name
+// erased the start of the warning that named it and hid the rest.
+func shown(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsPrint(r) && !(r == utf8.RuneError && n == 1) {
+			b.WriteString(s[i : i+n])
+		} else {
+			q := strconv.QuoteToASCII(s[i : i+n])
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// shownAll is shown of each of ss.
+func shownAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = shown(s)
+	}
+	return out
+}
+
 // flags returns a FlagSet whose errors and help go where the CLI wants them.
 func flags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)

@@ -320,3 +320,22 @@ func TestUsageNamesEveryBackupsVerb(t *testing.T) {
 		t.Fatal("the usage has no backups line")
 	}
 }
+
+// TestShown: a name the agent chose reaches the person's terminal with
+// its controls, format characters and invalid bytes escaped, and
+// printable text (spaces, other scripts, U+FFFD itself) as it is.
+func TestShown(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/ws/.git/hooks", "/ws/.git/hooks"},
+		{"/ws/a b/naïve/日本", "/ws/a b/naïve/日本"},
+		{"/ws/a\r\x1b[2K\x1b[8m/.git", `/ws/a\r\x1b[2K\x1b[8m/.git`},
+		{"/ws/\u202egnp.exe", `/ws/\u202egnp.exe`},
+		{"/ws/\x9b31m\u200b", `/ws/\x9b31m\u200b`},
+		{"/ws/\xff\t\n", `/ws/\xff\t\n`},
+		{"/ws/\ufffd", "/ws/\ufffd"},
+	} {
+		if got := shown(c.in); got != c.want {
+			t.Errorf("shown(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
