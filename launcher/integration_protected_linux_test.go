@@ -212,6 +212,18 @@ func TestIntegrationProtectedMadeSaidEscaped(t *testing.T) {
 	if r.stdout != "ok\n" || !strings.Contains(r.stderr, want) || strings.ContainsAny(r.stderr, "\r\x1b\u202e") {
 		t.Errorf("what the agent made is not said with its controls escaped (want %q): %s", want, r)
 	}
+	// What a previous agent left that the next launch cannot cover is
+	// said at its start, in the summary and in --quiet's warning alike.
+	if err := syscall.Mkfifo(filepath.Join(dir, ".vscode"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want = s.ws + `/a\r\x1b[2K\x1b[8m\u202e/.vscode (a FIFO or socket at a protected name`
+	for _, o := range []itOpts{{verbose: true}, {}} {
+		r := s.launch(t, itPol{}, o, "noop")
+		if r.code != 0 || !strings.Contains(r.stderr, want) || strings.ContainsAny(r.stderr, "\r\x1b\u202e") {
+			t.Errorf("what cannot be covered is not said with its controls escaped (verbose %v, want %q): %s", o.verbose, want, r)
+		}
+	}
 }
 
 // The agent shapes the tree the end-of-launch walk looks through: past
