@@ -442,27 +442,35 @@ const maxSecretName = 64
 // CheckSecretName checks a vault entry's name, for the policy and the
 // vault alike: the two must agree on what a policy can name.
 func CheckSecretName(s string) error {
-	// Length first, and a name far too long (a value pasted in its
-	// place) quoted by its start only: whole, it filled the CLI's error
-	// line, which was cut before the reason.
-	if len(s) > maxSecretName {
-		q := strconv.Quote(s)
-		if len(s) > 2*maxSecretName {
-			q = fmt.Sprintf("%.20q... (%d bytes)", s, len(s))
-		}
+	// A name that is not one may be a value typed in its place
+	// (`launcher secrets add ghp_…`): past secretNameShown bytes it is
+	// quoted by its start and its length only, so that the error line (a
+	// CI log, a terminal recording) does not carry the token (a red team,
+	// 2026-12-03). Whole, a very long one also filled the line, which was
+	// cut before the reason.
+	q := strconv.Quote(s)
+	if len(s) > secretNameShown {
+		q = fmt.Sprintf("%.8q… (%d bytes)", s, len(s))
+	}
+	switch {
+	case s == "":
+		return errors.New("secret name is empty")
+	case len(s) > maxSecretName:
 		return fmt.Errorf("secret name %s is longer than %d characters", q, maxSecretName)
+	case s != strings.ToLower(s):
+		return fmt.Errorf("secret name %s has upper-case letters: names are lower case", q)
 	}
-	if s != strings.ToLower(s) {
-		return fmt.Errorf("secret name %q has upper-case letters: names are lower case", s)
-	}
-	if err := checkIdent("secret name", s, "_-", false); err != nil {
+	if err := checkIdentShown("secret name", s, q, "_-", false); err != nil {
 		return err
 	}
 	if s[0] < 'a' || s[0] > 'z' {
-		return fmt.Errorf("secret name %q does not start with a letter", s)
+		return fmt.Errorf("secret name %s does not start with a letter", q)
 	}
 	return nil
 }
+
+// secretNameShown is the longest name a secret name's error quotes whole.
+const secretNameShown = 24
 
 // HeaderName is an HTTP header field name (RFC 9110 token).
 type HeaderName string
@@ -523,6 +531,11 @@ func (c Command) Words() []string { return strings.Fields(string(c)) }
 // upper-case ones when upper), digits not in first place, and characters of
 // extra (ASCII). The offset it reports is in bytes.
 func checkIdent(what, s, extra string, upper bool) error {
+	return checkIdentShown(what, s, strconv.Quote(s), extra, upper)
+}
+
+// checkIdentShown is checkIdent, its errors naming s as shown.
+func checkIdentShown(what, s, shown, extra string, upper bool) error {
 	if s == "" {
 		return fmt.Errorf("%s is empty", what)
 	}
@@ -530,7 +543,7 @@ func checkIdent(what, s, extra string, upper bool) error {
 		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' && i > 0 ||
 			upper && c >= 'A' && c <= 'Z' || strings.ContainsRune(extra, c)
 		if !ok {
-			return fmt.Errorf("%s %q has character %q at offset %d", what, s, c, i)
+			return fmt.Errorf("%s %s has character %q at offset %d", what, shown, c, i)
 		}
 	}
 	return nil

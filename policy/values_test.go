@@ -383,6 +383,13 @@ func TestNames(t *testing.T) {
 		{"_x", `secret name "_x" does not start with a letter`},
 		{"a.b", `secret name "a.b" has character '.' at offset 1`},
 		{"café", `secret name "café" has character 'é' at offset 3`},
+		// A value typed for a name is not quoted whole: past 24 bytes,
+		// its start and its length.
+		{"ghp_16C7e42F292c6912E7710c838347Ae178B4a", `secret name "ghp_16C7"… (40 bytes) has upper-case letters: names are lower case`},
+		{"-k-proj-0123456789abcdefghijkl", `secret name "-k-proj-"… (30 bytes) does not start with a letter`},
+		{"xoxb.123456789012.abcdefghijkl", `secret name "xoxb.123"… (30 bytes) has character '.' at offset 4`},
+		{"a23456789012345678901234", ""},
+		{"a2345678901234567890123.", `secret name "a2345678901234567890123." has character '.' at offset 23`},
 	})
 	checkUnmarshal(t, "HeaderName", func() interface{ UnmarshalTOML(any) error } { return new(HeaderName) }, []unmarshalRow{
 		{"Authorization", ""}, {"X-Api-Key", ""}, {"x_token!#$%&'*+-.^_`|~", ""},
