@@ -218,7 +218,12 @@
 //     stream is one) stage 2 stays in the launcher's session and group,
 //     for the terminal's Ctrl-C and Ctrl-Z, but gives up its controlling
 //     terminal (TIOCNOTTY) before the agent starts: /dev/tty opened the
-//     person's own where a policy listed it.
+//     person's own where a policy listed it. A signal sent to that group
+//     (Ctrl-C, timeout(1), a supervisor's kill of the job) reaches the
+//     agent from the kernel, so stage 2 drops stage 1's relayed copy of
+//     it; the agent, which had it twice, has it once. Stage 2 matches the
+//     two copies by signal within about a second; an agent that left the
+//     group is given the relayed copy.
 //   - The watch over a stopped tree (supervise in stage2_linux.c) tells a
 //     thread that ran by how many times it was given a CPU, from its
 //     /proc schedstat. Where that is missing (CONFIG_SCHED_INFO off) or

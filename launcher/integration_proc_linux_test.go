@@ -5,6 +5,7 @@ package launcher
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -428,5 +429,51 @@ func TestIntegrationStage2SurvivesSignals(t *testing.T) {
 	for _, sig := range []string{"6", "3", "5", "31"} {
 		r := s.launch(t, itPol{}, itOpts{}, "kill", "1", sig)
 		itExpect(t, "kill 1 "+sig, r, "ok", 0)
+	}
+}
+
+// A signal sent to the launcher's process group off a terminal (the
+// terminal's Ctrl-C with the job's output redirected, timeout(1), a
+// supervisor that signals the job) reaches the agent once. The agent
+// shares that group and has the signal from the kernel; stage 1's relayed
+// copy was a second one, and an agent that takes a second Ctrl-C as
+// "quit now, skip the cleanup" quit at the first. A signal sent to the
+// launcher alone is still relayed, and reaches the agent once too.
+func TestIntegrationGroupSignalOnce(t *testing.T) {
+	s := newSandbox(t)
+	path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+	log := filepath.Join(s.ws, "signals")
+	ready := filepath.Join(s.ws, "ready")
+	stop := filepath.Join(s.ws, "stop")
+	// sleep is the agent's child, in the group too: the group's SIGINT ends
+	// it, and the loop goes on. Bounded: 30 s at most.
+	script := fmt.Sprintf(`trap 'echo INT >> %[1]s' INT; trap 'echo TERM >> %[1]s' TERM; : > %[2]s
+i=0; while [ $i -lt 300 ] && [ ! -e %[3]s ]; do sleep 0.1; i=$((i+1)); done`, log, ready, stop)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, itEnv.launcher, "--quiet", "--policy-sha256", hash, "--policy", path, "--", "/usr/bin/sh", "-c", script)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Dir = s.dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out // no terminal: stage 2 stays in the launcher's group
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for _, err := os.Stat(ready); err != nil && time.Now().Before(deadline); _, err = os.Stat(ready) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(-pid, syscall.SIGINT) // the launcher's group: stage 1, stage 2, the agent
+	time.Sleep(500 * time.Millisecond)
+	syscall.Kill(pid, syscall.SIGTERM) // the launcher alone: relayed
+	time.Sleep(500 * time.Millisecond)
+	os.WriteFile(stop, nil, 0o644)
+	err := cmd.Wait()
+	got, _ := os.ReadFile(log)
+	if string(got) != "INT\nTERM\n" || err != nil {
+		t.Fatalf("want the agent to get one SIGINT (sent to the group) and one SIGTERM (sent to the launcher) and exit 0, got %q, %v; output %q", got, err, out.String())
 	}
 }

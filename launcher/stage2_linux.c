@@ -1564,6 +1564,56 @@ int pf_stop_tree(const char *self)
 	return 1;
 }
 
+// The signals stage 1 relays (relayedSignals in stage2_linux.go).
+static const int relayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGUSR1, SIGUSR2};
+
+// grouped counts, per signal, the copies stage 2 had from outside the
+// sandbox while it shares stage 1's process group (off a terminal): sent
+// to that group, they reached the agent too, and stage 1's relayed copy
+// of the same signal would be a second one (an agent that takes a second
+// Ctrl-C as "quit now" quit at the first). The kernel queues a group's
+// signal to every member before kill returns, and stage 1 relays its copy
+// only after that, so stage 2 has its own by the time the relay comes. A
+// copy not matched within a second is forgotten: the relay it would have
+// matched was lost (a full channel in stage 1), and a later signal sent
+// to the launcher alone must not be dropped for it.
+static struct {
+	unsigned count;
+	struct timespec at;
+} grouped[65];
+
+// note_signals empties the signalfd, counting what came from outside the
+// sandbox (ssi_pid 0: a sender the namespace cannot see, or the kernel's
+// terminal). A copy from inside (the agent's kill(0, …)) says nothing
+// about stage 1, which the agent cannot signal.
+static void note_signals(int sfd)
+{
+	struct signalfd_siginfo si;
+	while (read(sfd, &si, sizeof si) == sizeof si) {
+		if (si.ssi_signo == SIGCHLD || si.ssi_pid != 0 || si.ssi_signo >= 65)
+			continue;
+		grouped[si.ssi_signo].count++;
+		clock_gettime(CLOCK_MONOTONIC, &grouped[si.ssi_signo].at);
+	}
+}
+
+// had_directly reports whether the agent already had sig from the group
+// it shares with stage 2, and consumes that copy.
+static int had_directly(pid_t agent, int sig, int sfd)
+{
+	note_signals(sfd);
+	if (sig >= 65 || grouped[sig].count == 0)
+		return 0;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - grouped[sig].at.tv_sec > 1) {
+		grouped[sig].count = 0;
+		return 0;
+	}
+	grouped[sig].count--;
+	return getpgid(agent) == getpgrp();
+}
+
 // supervise is init: it reaps every child, relays the signals stage 1
 // forwards to the agent, and returns the agent's exit status (128+N for a
 // signal). When stage 2 exits, the kernel kills whatever is left in the
@@ -1634,11 +1684,8 @@ static int supervise(pid_t agent, int sfd)
 			dprintf(2, "launcher: error: a process of the stopped agent ran again by itself: the agent is killed\n");
 			return 128 + SIGKILL;
 		}
-		if (fds[1].revents) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof si) > 0)
-				;
-		}
+		if (fds[1].revents)
+			note_signals(sfd);
 		if (fds[0].revents) {
 			unsigned char sig;
 			ssize_t n = read(PF_FD_CONTROL, &sig, 1);
@@ -1657,7 +1704,8 @@ static int supervise(pid_t agent, int sfd)
 					return 128 + SIGKILL;
 				}
 			} else if (n == 1) {
-				kill(agent, sig);
+				if (!had_directly(agent, sig, sfd))
+					kill(agent, sig);
 				if (stopped && (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)) {
 					stopped = watching = 0;
 					kill(-1, SIGCONT);
@@ -1754,6 +1802,15 @@ static int stage2(void)
 		fail("exec", "signalfd: %s", E);
 	pid_t agent = start(&p, &orig);
 	pass_on(agent, &tty);
+	if (getpgrp() != getpid()) {
+		// Off a terminal stage 2 shares stage 1's group: what is sent to
+		// that group is noted (grouped), not dropped as init's default.
+		// Copies that came before the agent ran were dropped by pass_on.
+		for (size_t i = 0; i < sizeof relayed / sizeof relayed[0]; i++)
+			sigaddset(&held, relayed[i]);
+		if (sigprocmask(SIG_BLOCK, &held, NULL) != 0 || signalfd(sfd, &held, 0) != sfd)
+			fail("exec", "hold the relayed signals: %s", E);
+	}
 	if (write(PF_FD_REPORT, "ok\n", 3) != 3)
 		_exit(PF_EXIT_FAILED);
 	// PF_FD_REPORT stays open: supervise reports the agent's stops on it.
