@@ -71,7 +71,11 @@
 // Attach places fs's listener in the agent's namespace and starts fs, and
 // only then is the plan sent, so the agent never runs before its
 // components. A session whose component exits cancels the launch's
-// context: stage 2 kills the agent, and Launch returns the cause.
+// context: stage 2 kills the agent, and Launch returns the cause. A
+// component stopped (SIGSTOP, which only root or the person can send it)
+// has not exited: the session goes on, and the agent's calls to it wait
+// for rpc's call time-out (2 minutes) and fail; nothing is served
+// around it.
 //
 // # Fuzzing the plan
 //
