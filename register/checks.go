@@ -131,10 +131,27 @@ func checks() []check {
 			// namespace or Landlock's TCP rules enforce "none", or the
 			// launch (exit 124) where neither can, which is the risk
 			// itself and was taken for the launcher failing.
-			return probeCase{probe: probe("tcp-connect", s.listener), direct: true,
-				refused: func(r Run) bool {
-					return deniedLine(r) || r.Code == 124 && strings.Contains(r.said(), "nothing would keep the agent off the network")
-				}}, nil
+			refusedHere := func(r Run) bool {
+				return r.Code == 124 && strings.Contains(r.said(), "nothing would keep the agent off the network")
+			}
+			pc := probeCase{probe: probe("tcp-connect", s.listener), direct: true, name: "this host",
+				refused: func(r Run) bool { return deniedLine(r) || refusedHere(r) }}
+			if os.Geteuid() == 0 {
+				// As root, also the same launch on a host that cannot make
+				// a network namespace: what SR-03 says of that host
+				// (Landlock TCP and seccomp from ABI 4, else a refused
+				// launch) is never run where one can be made, and a
+				// launcher that let the agent out there passed above. The
+				// empty namespace's own answer (ECONNREFUSED: nothing
+				// listens in it) is not a refusal here: the launch did not
+				// run on the host the case is about.
+				pc.also = []probeCase{{probe: probe("tcp-connect", s.listener), direct: true, name: "without a network namespace",
+					wrap: probe("without-netns"),
+					refused: func(r Run) bool {
+						return deniedLine(r) && r.Line != "denied ECONNREFUSED" || refusedHere(r)
+					}}}
+			}
+			return pc, nil
 		}},
 		{"SR-04", func(s *scratch) (probeCase, error) {
 			pc := probeCase{policy: "[limits]\nprocesses = 32\n", probe: probe("fork-bomb", "100"), direct: true,

@@ -470,3 +470,41 @@ func fakeWriter(t *testing.T, writable ...string) string {
 	}
 	return p
 }
+
+// SR-03 as root also runs on a host without network namespaces (the
+// launcher's probe wrapper without-netns): what SR-03 says of such a host
+// is otherwise never run where one can be made. Mutant that passed
+// before: a launcher that neither refused AF_INET sockets (DenyInet) nor
+// handled Landlock's TCP access without a namespace passed on this case's
+// absence. The empty namespace's ECONNREFUSED, which shows the launch
+// made one after all, is not a refusal in that case.
+func TestSR03WithoutNetNSCase(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the case is root's (without-netns needs a mount namespace)")
+	}
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	c := checks()[indexOf(checks(), "SR-03")]
+	pc, err := c.prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pc.also) != 1 || !slices.Equal(pc.also[0].wrap, []string{"without-netns"}) {
+		t.Fatalf("SR-03's cases: %d more, want one wrapped in without-netns", len(pc.also))
+	}
+	refused := pc.also[0].refused
+	for _, r := range []Run{{Line: "denied EPERM", Code: 1}, {Line: "denied EACCES", Code: 1},
+		{Code: 124, Stderr: "launcher: error: refused: network: no network namespace (x) and no Landlock TCP rules (ABI 3 < 4): nothing would keep the agent off the network"}} {
+		if !refused(r) {
+			t.Errorf("%+v is not taken as a refusal without a network namespace", r)
+		}
+	}
+	for _, r := range []Run{{Line: "denied ECONNREFUSED", Code: 1}, {Line: "ok"}} {
+		if refused(r) {
+			t.Errorf("%+v is taken as a refusal without a network namespace", r)
+		}
+	}
+}

@@ -33,6 +33,16 @@
 //     include.path file), each refused beside the same write unconfined,
 //     and a write beside them in the same kind of launch, which must go
 //     ahead (a workspace read-only whole proves nothing).
+//   - SR-03's check, as root, has a second case: the same launch on a
+//     host that cannot make a network namespace (the probe's without-netns:
+//     user.max_net_namespaces reads 0 in a mount namespace of the
+//     check's, and seccomp refuses CLONE_NEWNET), where Landlock's TCP
+//     rules and seccomp's AF_INET refusal must hold instead (found by a
+//     mutation audit: a launcher that dropped both there passed); below
+//     ABI 4, the launch refused. A lower Landlock ABI cannot be made from
+//     a higher one, so where the kernel has ABI 4 or more the refusal
+//     itself is shown by TestAssess alone. Unprivileged the case is not
+//     run.
 //   - Evidence names tests; a name existing does not mean the test ran on
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES

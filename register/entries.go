@@ -168,7 +168,7 @@ func entries() []Entry {
 		sr("SR-03", `Network "none" is refused when neither a namespace nor Landlock TCP can enforce it`,
 			`The policy says "none" but the host can create no network namespace and has no Landlock TCP rules, so nothing would keep the agent off the network.`,
 			`With a network namespace the agent has its own empty network. Without one, Assess refuses the launch (exit 124) below Landlock ABI 4; from ABI 4 Landlock denies every TCP bind and connect and the seccomp filter refuses AF_INET and AF_INET6 sockets outright, so nothing reaches the network; the launch is reported degraded because the agent has no loopback.`,
-			Boundary, "launcher.TestAssess", "launcher.TestBuildPlanNetwork", "launcher.TestIntegrationTCPNetworkNone", "launcher.TestIntegrationUDPNetworkNone"),
+			Boundary, "launcher.TestAssess", "launcher.TestBuildPlanNetwork", "launcher.TestIntegrationTCPNetworkNone", "launcher.TestIntegrationUDPNetworkNone", "register.TestSR03WithoutNetNSCase"),
 		sr("SR-05", "MPTCP and SMC sockets are refused",
 			`Landlock's TCP rules check IPPROTO_TCP sockets only; an MPTCP or SMC socket would connect or bind anywhere in "ports" mode (Go 1.24 and later listen with MPTCP by default).`,
 			"Seccomp answers socket(AF_INET or AF_INET6, …, IPPROTO_MPTCP or IPPROTO_SMC) with EPROTONOSUPPORT, as a kernel without them does, so programs fall back to TCP.",

@@ -109,6 +109,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"secret-hunt":      {-1, nil, "HEX URL ROOT...: GET URL through the proxy, then look for the bytes in its answer and as find-bytes does; prints `found WHERE` (exit 1) or `absent N; status N RULE FIRSTLINE`; $NAME in a root is expanded"},
 		"without-landlock": {-1, nil, "CMD [ARGS...]: exec CMD as on a kernel without Landlock (seccomp answers ENOSYS to its system calls)"},
 		"without-cgroups":  {-1, nil, "CMD [ARGS...]: exec CMD as on a host with no cgroup file system (root: a mount namespace with every cgroup mount detached)"},
+		"without-netns":    {-1, nil, "CMD [ARGS...]: exec CMD as on a host with user.max_net_namespaces = 0 (root: a mount namespace where the sysctl reads 0, and seccomp answers EPERM to clone and unshare with CLONE_NEWNET)"},
 	}
 	for _, r := range registered {
 		if _, ok := m[r.name]; ok {
@@ -195,6 +196,8 @@ func Main(self []string, args []string) {
 		withoutLandlock(args)
 	case "without-cgroups":
 		withoutCgroups(args)
+	case "without-netns":
+		withoutNetNS(args)
 	case "http-get":
 		httpGet(args[0])
 	case "find-bytes":

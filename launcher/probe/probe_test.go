@@ -163,3 +163,33 @@ func TestSecretHunt(t *testing.T) {
 		t.Errorf("a planted copy: %q, exit %d", out, code)
 	}
 }
+
+// without-netns is the host SR-03's second case is about: what a launch
+// reads (user.max_net_namespaces) says 0, and making a network namespace
+// is refused, while the rest (a mount namespace) still works. The host's
+// own sysctl is left as it was.
+func TestWithoutNetNS(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("without-netns binds over a sysctl in a mount namespace of its own: needs root")
+	}
+	host, err := os.ReadFile("/proc/sys/user/max_net_namespaces")
+	if err != nil {
+		t.Skipf("no user.max_net_namespaces here: %v", err)
+	}
+	out, code := runProbe(t, "plain", "without-netns", "/bin/cat", "/proc/sys/user/max_net_namespaces")
+	if out != "0\n" || code != 0 {
+		t.Errorf("the sysctl under without-netns: %q exit %d, want \"0\\n\" exit 0", out, code)
+	}
+	for flag, want := range map[string]int{"-n": 1, "-m": 0} {
+		if _, err := os.Stat("/usr/bin/unshare"); err != nil {
+			t.Skip("no /usr/bin/unshare")
+		}
+		_, code := runProbe(t, "plain", "without-netns", "/usr/bin/unshare", flag, "/bin/true")
+		if code != want {
+			t.Errorf("unshare %s under without-netns: exit %d, want %d", flag, code, want)
+		}
+	}
+	if now, _ := os.ReadFile("/proc/sys/user/max_net_namespaces"); string(now) != string(host) {
+		t.Errorf("the host's sysctl changed: %q, was %q", now, host)
+	}
+}
