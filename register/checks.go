@@ -214,7 +214,36 @@ func checks() []check {
 			// The passed descriptor, and 4 and 5: stage 2's own pipes to
 			// stage 1, open while the agent runs, which only stage 2's
 			// close-on-exec keeps from it. Any one open is a fail.
-			return probeCase{probe: probe("fd", "4,5,"+strconv.Itoa(passedFD)), direct: true, passFD: true}, nil
+			pc := probeCase{probe: probe("fd", "4,5,"+strconv.Itoa(passedFD)), direct: true, passFD: true, name: "the agent"}
+			if os.Geteuid() != 0 {
+				return pc, nil
+			}
+			// As root, also stage 2: stage 1's own marking keeps the
+			// passed descriptor from stage 2, which holds it for the
+			// agent's whole life otherwise (stage 2's marking keeps it from
+			// the agent alone, so the case above passed without stage
+			// 1's). Seen from outside while the agent sleeps: only root
+			// may read stage 2's descriptors. The control shows the same
+			// descriptor reaching a process run directly.
+			marker := "pinfold-check-sr10-" + filepath.Base(s.dir)
+			var seen string
+			pc.also = []probeCase{{name: "stage 2", probe: probe("sleep", "1", marker), direct: true, passFD: true,
+				controlProbe: probe("fd", strconv.Itoa(passedFD)),
+				race:         func(launcher int) { seen = heldBeneath(launcher, marker, s.dir, 5*time.Second) },
+				refused:      func(r Run) bool { return okLine(r) && seen == heldNone },
+				rejudge: func(v Verdict, why string) (Verdict, string) {
+					switch {
+					case v == Fail && seen == heldYes:
+						return Fail, "a process beneath the launcher (stage 2) holds the descriptor the launcher inherited: " + why
+					case v == Fail:
+						return Inconclusive, "the agent was not seen running, so stage 2's descriptors were not looked at: " + why
+					case v == Pass:
+						return Pass, "no process beneath the launcher held the descriptor it inherited while the agent ran"
+					}
+					return v, why
+				}}}
+			pc.retries = 2 // the agent's second can be missed on a loaded machine
+			return pc, nil
 		}},
 		{"SR-11", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("env", "PINFOLD_CHECK_SECRET"), direct: true, env: []string{"PINFOLD_CHECK_SECRET=not-for-the-agent"},

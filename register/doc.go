@@ -43,6 +43,13 @@
 //     a higher one, so where the kernel has ABI 4 or more the refusal
 //     itself is shown by TestAssess alone. Unprivileged the case is not
 //     run.
+//   - SR-10's check, as root, also looks at stage 2 from outside while
+//     the agent sleeps (every process beneath the launcher, by
+//     /proc/N/fd): the agent's own probe cannot see stage 2's
+//     descriptors, and stage 2's marking hid from it a stage 1 that no
+//     longer marked what it inherited (a mutation audit). Unprivileged,
+//     stage 2's descriptors are not readable (it is not dumpable), and
+//     only the agent's are checked.
 //   - Evidence names tests; a name existing does not mean the test ran on
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES

@@ -256,7 +256,7 @@ func entries() []Entry {
 		sr("SR-10", "Inherited descriptors are closed",
 			"A descriptor the launcher inherited (a jobserver pipe, a socket, an open secret) reaches the agent.",
 			"Stage 1 marks every descriptor above 2 close-on-exec before cloning stage 2, and stage 2 does so again after Landlock (its own pipes to stage 1 among them), so the agent inherits only 0, 1 and 2.",
-			Boundary, "launcher.TestIntegrationInheritedFD", "launcher.TestIntegrationStage2InheritsNoFD"),
+			Boundary, "launcher.TestIntegrationInheritedFD", "launcher.TestIntegrationStage2InheritsNoFD", "register.TestSR10Stage2Case"),
 		sr("SR-11", "The environment is what the policy builds",
 			"A token in the launcher's environment reaches the agent.",
 			"The agent's environment holds only the variables env.pass names and env.set sets, and those the launcher sets itself, none of them copied from its own environment: PATH (/usr/local/bin:/usr/bin:/bin) and HOME (a private directory in the sandbox's /tmp) when the policy gives none, in proxy mode the proxy's address (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY, their lower-case forms, PINFOLD_NET), in components mode the session's (PINFOLD_SESSION, PINFOLD_CREDENTIALS, PINFOLD_FS, PINFOLD_BASH, and with [[secrets]] the interception CA's path in SSL_CERT_FILE and the like); advice warns when a passed name looks like a credential.",
