@@ -511,3 +511,21 @@ func TestSR03WithoutNetNSCase(t *testing.T) {
 		}
 	}
 }
+
+// SR-22's control reads another process the way the agent tries to read
+// stage 2: reading its own environ, as it did, cannot fail, so the
+// control showed nothing about reading another process.
+func TestSR22ControlReadsAnotherProcess(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-22")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"read-environ", fmt.Sprint(s.sleeper)}; !slices.Equal(pc.controlProbe, want) {
+		t.Errorf("SR-22's control probe %q, want %q (another process of the runner's)", pc.controlProbe, want)
+	}
+}
