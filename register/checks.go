@@ -250,9 +250,32 @@ func checks() []check {
 				refused: func(r Run) bool { return r.Line == "absent" },
 				ok:      func(r Run) bool { return r.Line == "present" }}, nil
 		}},
-		{"SR-12", textCheck(func(good string) string {
-			return strings.Replace(good, "[files]\n", "[files]\nread = [\"/usr/share/\"]\n", 1) // not clean
-		}, "is not clean")},
+		{"SR-12", func(s *scratch) (probeCase, error) {
+			// Each way SR-12 names for a path to read otherwise than it
+			// binds: not clean, not printable, not NFC. The last two name
+			// a directory that exists, listed for reading, so that a
+			// launcher that took the name would run the agent (a fail),
+			// not stop at a missing path (a mutation audit: without the
+			// printable or the NFC rule the check passed, on the clean
+			// case alone). The control lists nothing more.
+			good := s.policyText("")
+			read := func(toml string) string {
+				return strings.Replace(good, "[files]\n", "[files]\nread = [\""+toml+"\"]\n", 1)
+			}
+			// The names as made on disk, and as the policy spells them
+			// (TOML escapes: the file itself stays printable ASCII).
+			for _, name := range []string{"bell\a", "cafe\u0301"} {
+				if err := os.MkdirAll(filepath.Join(s.outside, name), 0o755); err != nil { // prepared twice in one scratch by the tests
+					return probeCase{}, err
+				}
+			}
+			pc := probeCase{raw: read("/usr/share/"), control: good, probe: probe("noop"), refused: refusedAs(122, "is not clean"), name: "not clean"}
+			pc.also = []probeCase{
+				{raw: read(s.outside + "/bell\\u0007"), control: good, probe: probe("noop"), refused: refusedAs(122, "U+0007"), name: "not printable"},
+				{raw: read(s.outside + "/cafe\\u0301"), control: good, probe: probe("noop"), refused: refusedAs(122, "normal form C"), name: "not NFC"},
+			}
+			return pc, nil
+		}},
 		{"SR-13", textCheck(func(good string) string {
 			return strings.Replace(good, "[network]\n", "[network]\nmode = \"ports\"\n", 1) // a key twice
 		}, "has already been defined")},

@@ -50,6 +50,10 @@
 //     longer marked what it inherited (a mutation audit). Unprivileged,
 //     stage 2's descriptors are not readable (it is not dumpable), and
 //     only the agent's are checked.
+//   - SR-12's check has a case for each rule its title names: a path not
+//     clean, one holding a control character, one not in NFC (the last
+//     two name directories the check makes, so that a launcher taking
+//     them would run the agent).
 //   - Evidence names tests; a name existing does not mean the test ran on
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES

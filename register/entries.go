@@ -270,7 +270,7 @@ func entries() []Entry {
 		sr("SR-12", "Paths and text are printable and normalised",
 			"A path with .., //, a trailing slash, a control character or a link in it binds something other than what it reads as.",
 			"Every path must be absolute and already clean; C0 (tab and newline aside), C1 and DEL are refused anywhere in the file; read and exec paths through a symlink, and the sandbox's own private directories, are refused.",
-			Boundary, "policy.TestPath", "policy.TestText", "policy.TestInvalidFiles", "policy.TestCheckLive"),
+			Boundary, "policy.TestPath", "policy.TestText", "policy.TestInvalidFiles", "policy.TestCheckLive", "register.TestSR12Cases"),
 		sr("SR-13", "One value per key",
 			"A key or value given twice, or spelled in two cases, lets the later silently win, so the policy does not read as it binds.",
 			"Duplicate and miscased keys, values listed twice, a path in two lists and contradictory entries (pass and set, allow and deny, automatic and approval) are errors.",
