@@ -329,9 +329,28 @@ func checks() []check {
 				n, _ := fmt.Sscanf(r.Line, "euid %d uid %d", &e, &u)
 				return n == 2 && e == u && e != 0 && strings.HasSuffix(r.Line, " chmod denied EPERM")
 			}
+			// And the mounts the set-uid file and the agent's files are on
+			// (the host's, a write tree), nosuid as SR-18 says every mount
+			// is: no_new_privs alone keeps the euid above,
+			// so without this case a launcher that dropped nosuid passed
+			// (a mutation audit). The control, the host's mount there,
+			// is not nosuid (its set-uid run above gains root).
+			opts := func(r Run) []string {
+				o, ok := strings.CutPrefix(r.Line, "opts ")
+				if !ok || r.Code != 0 {
+					return nil
+				}
+				return strings.Split(o, ",")
+			}
+			nosuid := func(name, path string) probeCase {
+				return probeCase{policy: "", raw: s.policyTextExec(s.xbin), probe: probe("mount-opts", path), direct: true, name: name,
+					refused: func(r Run) bool { return slices.Contains(opts(r), "nosuid") },
+					ok:      func(r Run) bool { o := opts(r); return o != nil && !slices.Contains(o, "nosuid") }}
+			}
 			return probeCase{policy: "", raw: s.policyTextExec(s.xbin), probe: probe("setuid-exec", suid, filepath.Join(made, "f")), direct: true, controlUID: 65534,
 				refused: same,
-				ok:      func(r Run) bool { return r.Line == "euid 0 uid 65534 chmod ok" }}, nil
+				ok:      func(r Run) bool { return r.Line == "euid 0 uid 65534 chmod ok" },
+				name:    "set-uid exec", also: []probeCase{nosuid("nosuid exec path", suid), nosuid("nosuid write path", made)}}, nil
 		}},
 		{"SR-19", func(s *scratch) (probeCase, error) {
 			// A plain memfd (flags 0): MFD_EXEC is refused by seccomp alone,

@@ -49,43 +49,45 @@ func TestCheckPredicates(t *testing.T) {
 		return lines{Run{Code: 122, Stderr: "launcher: error: p.toml:5: " + why}, ok, ok}
 	}
 	cases := map[string]lines{
-		"SR-04":               {Run{Line: "forked 18 of 100 EAGAIN"}, Run{Line: "forked 100 of 100"}, Run{Line: "forked 100 of 100"}},
-		"SR-11":               {Run{Line: "absent"}, Run{Line: "present", Code: 1}, Run{Line: "present", Code: 1}},
-		"SR-12 not clean":     text(`files.read[0]: path "/usr/share/" is not clean (write it as "/usr/share"): the text must read as it binds (SR-12)`),
-		"SR-12 not printable": text(`files.read[0]: string "/o/bell\a" holds character U+0007 at byte 45: control characters are not allowed in policy text (SR-12)`),
-		"SR-12 not NFC":       text(`files.read[0]: path "/o/cafe\u0301" is not in Unicode normal form C ("/o/caf\u00e9" is): it displays like another name that is a different directory; rename it to the NFC spelling (SR-12)`),
-		"SR-13":               text("10:16: network.mode: Key 'network.mode' has already been defined"),
-		"SR-14":               text("limits.processes: integer 9007199254740993 is outside ±(2^53-1): JavaScript and JSON readers would not keep it exact (SR-14)"),
-		"SR-15":               text(`10:14: env.set.A: Escaped character '\uD800' is not valid UTF-8`),
-		"SR-16":               text("2:3: character U+202E: a bidirectional control reorders how text displays, so the policy would not read as it binds (SR-16)"),
-		"SR-33":               {Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}, ok, ok},
-		"SR-26":               {Run{Line: "euid 1879048193 uid 1879048193"}, Run{Line: "euid 0 uid 0"}, Run{Line: "euid 0 uid 0"}},
-		"SR-25":               {Run{Code: 124}, ok, ok},
-		"SR-31":               {Run{Code: 159}, ok, ok},
-		"SR-27":               {Run{Line: "no process left"}, Run{Line: "a process remains"}, Run{Line: "a process remains"}},
-		"SR-18":               {Run{Line: "euid 1879048200 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 65534 chmod ok"}},
-		"SR-21":               {Run{Line: "denied EROFS", Code: 1}, ok, ok},
-		"SR-51":               {Run{Line: "denied EROFS", Code: 1}, ok, ok},
-		"SR-52":               {Run{Line: "denied ENXIO", Code: 1}, ok, ok},
-		"SR-02":               {Run{Code: 122, Stderr: "launcher: hint: name the real path, and check who planted the link"}, ok, ok},
-		"SR-32":               {Run{Code: 123}, ok, ok},
-		"SR-36":               {Run{Code: 137}, ok, ok},
-		"SR-17":               {Run{Line: "denied EPERM", Code: 1}, ok, ok},
-		"SR-29":               {Run{Line: "denied ESRCH", Code: 1}, ok, ok},
-		"SR-23":               {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
-		"SR-24":               {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
-		"SR-38":               {Run{Line: "denied handshake", Code: 1}, ok, ok},
-		"SR-43":               {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
-		"SR-49":               {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
-		"SR-44":               {Run{Line: "denied fs.delete-recursive", Code: 1}, ok, ok},
-		"SR-45":               {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
-		"SR-46":               {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
-		"SR-47":               {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
-		"SR-48":               {Run{Line: "denied limit:deadline", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
-		"SR-40":               {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
-		"SR-39":               {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
-		"SR-42":               {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
-		"SR-41":               {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
+		"SR-04":                   {Run{Line: "forked 18 of 100 EAGAIN"}, Run{Line: "forked 100 of 100"}, Run{Line: "forked 100 of 100"}},
+		"SR-11":                   {Run{Line: "absent"}, Run{Line: "present", Code: 1}, Run{Line: "present", Code: 1}},
+		"SR-12 not clean":         text(`files.read[0]: path "/usr/share/" is not clean (write it as "/usr/share"): the text must read as it binds (SR-12)`),
+		"SR-12 not printable":     text(`files.read[0]: string "/o/bell\a" holds character U+0007 at byte 45: control characters are not allowed in policy text (SR-12)`),
+		"SR-12 not NFC":           text(`files.read[0]: path "/o/cafe\u0301" is not in Unicode normal form C ("/o/caf\u00e9" is): it displays like another name that is a different directory; rename it to the NFC spelling (SR-12)`),
+		"SR-13":                   text("10:16: network.mode: Key 'network.mode' has already been defined"),
+		"SR-14":                   text("limits.processes: integer 9007199254740993 is outside ±(2^53-1): JavaScript and JSON readers would not keep it exact (SR-14)"),
+		"SR-15":                   text(`10:14: env.set.A: Escaped character '\uD800' is not valid UTF-8`),
+		"SR-16":                   text("2:3: character U+202E: a bidirectional control reorders how text displays, so the policy would not read as it binds (SR-16)"),
+		"SR-33":                   {Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}, ok, ok},
+		"SR-26":                   {Run{Line: "euid 1879048193 uid 1879048193"}, Run{Line: "euid 0 uid 0"}, Run{Line: "euid 0 uid 0"}},
+		"SR-25":                   {Run{Code: 124}, ok, ok},
+		"SR-31":                   {Run{Code: 159}, ok, ok},
+		"SR-27":                   {Run{Line: "no process left"}, Run{Line: "a process remains"}, Run{Line: "a process remains"}},
+		"SR-18":                   {Run{Line: "euid 1879048200 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 65534 chmod ok"}},
+		"SR-18 nosuid exec path":  {Run{Line: "opts nosuid,relatime,ro"}, Run{Line: "opts relatime,ro"}, Run{Line: "opts relatime,rw"}},
+		"SR-18 nosuid write path": {Run{Line: "opts idmapped,nodev,noexec,nosuid,relatime,rw"}, Run{Line: "opts idmapped,nodev,noexec,relatime,rw"}, Run{Line: "opts relatime,rw"}},
+		"SR-21":                   {Run{Line: "denied EROFS", Code: 1}, ok, ok},
+		"SR-51":                   {Run{Line: "denied EROFS", Code: 1}, ok, ok},
+		"SR-52":                   {Run{Line: "denied ENXIO", Code: 1}, ok, ok},
+		"SR-02":                   {Run{Code: 122, Stderr: "launcher: hint: name the real path, and check who planted the link"}, ok, ok},
+		"SR-32":                   {Run{Code: 123}, ok, ok},
+		"SR-36":                   {Run{Code: 137}, ok, ok},
+		"SR-17":                   {Run{Line: "denied EPERM", Code: 1}, ok, ok},
+		"SR-29":                   {Run{Line: "denied ESRCH", Code: 1}, ok, ok},
+		"SR-23":                   {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
+		"SR-24":                   {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
+		"SR-38":                   {Run{Line: "denied handshake", Code: 1}, ok, ok},
+		"SR-43":                   {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
+		"SR-49":                   {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-44":                   {Run{Line: "denied fs.delete-recursive", Code: 1}, ok, ok},
+		"SR-45":                   {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
+		"SR-46":                   {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
+		"SR-47":                   {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
+		"SR-48":                   {Run{Line: "denied limit:deadline", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
+		"SR-40":                   {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
+		"SR-39":                   {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-42":                   {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
+		"SR-41":                   {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
 	}
 	s, err := newScratch(fakeLauncher(t))
 	if err != nil {
@@ -561,5 +563,44 @@ func TestSR12Cases(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(s.outside, name)); err != nil || !st.IsDir() {
 			t.Errorf("%q: not a directory the policy can list (%v)", name, err)
 		}
+	}
+}
+
+// SR-18's check looks at the mounts as well as the set-uid run: with
+// no_new_privs the run gains nothing whether or not the mounts are
+// nosuid, so a launcher that dropped nosuid from the host's mounts or
+// from its trees passed (a mutation audit). Each nosuid case is refused
+// only on a mount whose options hold nosuid, and its control only counts
+// where the host's mount does not.
+func TestSR18NosuidCases(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SR-18's check is root's (it makes a set-uid-root file)")
+	}
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-18")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range pc.also {
+		names = append(names, c.name)
+		if c.probe[0] != "mount-opts" {
+			t.Errorf("%s: probe %q, want mount-opts", c.name, c.probe)
+		}
+		for _, r := range []Run{{Line: "opts nosuidx,ro"}, {Line: "opts ro"}, {Line: "error x", Code: 2}} {
+			if c.refused(r) {
+				t.Errorf("%s: %+v taken as a refusal", c.name, r)
+			}
+		}
+		if c.ok(Run{Line: "opts nosuid,rw"}) || c.ok(Run{Line: "error x", Code: 2}) {
+			t.Errorf("%s: a nosuid mount, or a broken probe, taken as the control's success", c.name)
+		}
+	}
+	if want := []string{"nosuid exec path", "nosuid write path"}; !slices.Equal(names, want) {
+		t.Errorf("SR-18's further cases %q, want %q", names, want)
 	}
 }

@@ -54,6 +54,10 @@
 //     clean, one holding a control character, one not in NFC (the last
 //     two name directories the check makes, so that a launcher taking
 //     them would run the agent).
+//   - SR-18's check also reads the options of the mounts the set-uid
+//     file and the workspace are on (nosuid): no_new_privs alone keeps
+//     the set-uid run's euid, so that run cannot show nosuid. no_new_privs
+//     itself cannot be switched off apart: Landlock needs it.
 //   - Evidence names tests; a name existing does not mean the test ran on
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES

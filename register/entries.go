@@ -214,7 +214,7 @@ func entries() []Entry {
 		sr("SR-18", "Set-uid and set-gid gain nothing",
 			"The agent runs a set-uid program to gain privilege, or makes a set-uid file that runs as its owner for anyone on the host (its files belong to their owner through idmapped mounts).",
 			"no_new_privs is set, every mount is nosuid, capabilities are cleared, and seccomp refuses S_ISUID or S_ISGID in the mode of chmod, fchmod(at/at2), open(at), creat, mkdir(at) and mknod(at); openat2 answers ENOSYS.",
-			Boundary, "launcher.TestIntegrationSetuidNoNewPrivs", "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel"),
+			Boundary, "launcher.TestIntegrationSetuidNoNewPrivs", "launcher.TestSeccompVerdicts", "launcher.TestSeccompKernel", "register.TestSR18NosuidCases"),
 		sr("SR-19", "Fileless execution is refused",
 			"Landlock does not check anonymous files: an executable memfd lets the agent run code it never wrote to a path.",
 			"As root on Linux 6.3+, vm.memfd_noexec=2 in the sandbox's pid namespace; otherwise seccomp refuses every memfd not sealed non-executable. MFD_EXEC and execveat(AT_EMPTY_PATH) are refused always.",
