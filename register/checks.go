@@ -388,7 +388,12 @@ func checks() []check {
 				}}, nil
 		}},
 		{"SR-25", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("noop"), launcherInWS: true, refused: exitCode(124)}, nil
+			// The refusal that names the launcher's code beneath a write
+			// path: any other refusal (exit 124 is every host or policy
+			// refusal, a kernel without Landlock's among them) is not it.
+			return probeCase{probe: probe("noop"), launcherInWS: true, refused: func(r Run) bool {
+				return r.Code == 124 && strings.Contains(r.said(), "it could replace code the next launch runs")
+			}}, nil
 		}},
 		{"SR-26", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("euid"), direct: true,

@@ -60,7 +60,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-16":                   text("2:3: character U+202E: a bidirectional control reorders how text displays, so the policy would not read as it binds (SR-16)"),
 		"SR-33":                   {Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}, ok, ok},
 		"SR-26":                   {Run{Line: "euid 1879048193 uid 1879048193"}, Run{Line: "euid 0 uid 0"}, Run{Line: "euid 0 uid 0"}},
-		"SR-25":                   {Run{Code: 124}, ok, ok},
+		"SR-25":                   {Run{Code: 124, ErrorLine: "launcher: error: refused: launcher: the launcher's /w/launcher is beneath /w, which the agent can write: it could replace code the next launch runs: nothing was started", Stderr: "launcher: hint: keep the launcher outside the write paths"}, ok, ok},
 		"SR-31":                   {Run{Code: 159}, ok, ok},
 		"SR-27":                   {Run{Line: "no process left"}, Run{Line: "a process remains"}, Run{Line: "a process remains"}},
 		"SR-18":                   {Run{Line: "euid 1879048200 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 65534 chmod ok"}},
@@ -157,6 +157,8 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-51", Run{Line: "denied EACCES", Code: 1}},
 		{"SR-23", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"}},
 		{"SR-24", Run{Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"}},
+		// Any other refusal of the launch (Landlock missing) is not SR-25's.
+		{"SR-25", Run{Code: 124, ErrorLine: "launcher: error: refused: landlock files: Landlock is unavailable", Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}},
 		// A policy refused for another reason than the check's: a spoil
 		// that broke something else proves nothing of the rule.
 		{"SR-12", Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}},
