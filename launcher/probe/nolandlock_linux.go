@@ -17,10 +17,7 @@ func withoutLandlock(argv []string) {
 	if len(argv) == 0 {
 		broke(errors.New("without-landlock needs a command"))
 	}
-	arch, ok := map[string]uint32{"amd64": 0xc000003e, "arm64": 0xc00000b7}[runtime.GOARCH]
-	if !ok {
-		broke(errors.New("without-landlock knows no audit architecture for " + runtime.GOARCH))
-	}
+	arch := auditArch("without-landlock")
 	const (
 		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		ret = unix.BPF_RET | unix.BPF_K
@@ -36,6 +33,22 @@ func withoutLandlock(argv []string) {
 		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
 	}
 	runtime.LockOSThread()
+	execFiltered(filter, argv)
+}
+
+// auditArch is this architecture's seccomp audit value, for a filter
+// that answers only this ABI's calls (what names the wrapper).
+func auditArch(what string) uint32 {
+	arch, ok := map[string]uint32{"amd64": 0xc000003e, "arm64": 0xc00000b7}[runtime.GOARCH]
+	if !ok {
+		broke(errors.New(what + " knows no audit architecture for " + runtime.GOARCH))
+	}
+	return arch
+}
+
+// execFiltered installs filter on every thread (no_new_privs first, as an
+// unprivileged filter needs) and execs argv under it. It never returns.
+func execFiltered(filter []unix.SockFilter, argv []string) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		broke(err)
 	}

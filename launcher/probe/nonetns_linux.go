@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,10 +41,7 @@ func withoutNetNS(argv []string) {
 	if err != nil {
 		broke(fmt.Errorf("without-netns: bind over user.max_net_namespaces: %w", err))
 	}
-	arch, ok := map[string]uint32{"amd64": 0xc000003e, "arm64": 0xc00000b7}[runtime.GOARCH]
-	if !ok {
-		broke(errors.New("without-netns knows no audit architecture for " + runtime.GOARCH))
-	}
+	arch := auditArch("without-netns")
 	const (
 		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -62,13 +58,5 @@ func withoutNetNS(argv []string) {
 		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
 		{Code: ret, K: unix.SECCOMP_RET_ALLOW}, // 8
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		broke(err)
-	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
-		broke(e)
-	}
-	runtime.KeepAlive(filter)
-	broke(unix.Exec(argv[0], argv, os.Environ()))
+	execFiltered(filter, argv)
 }
