@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -47,38 +46,13 @@ func heldBeneath(root int, marker, dir string, within time.Duration) string {
 	return heldUnseen
 }
 
-// descendants lists the processes under root (not root itself), by the
-// parent each one's /proc/N/stat names.
+// descendants lists the processes under root (not root itself), by
+// their parents' children lists (childrenOf).
 func descendants(root int) []int {
-	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …: comm may hold anything, so read after
-		// its last ')'.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(f[1]); err == nil {
-			children[ppid] = append(children[ppid], pid)
-		}
-	}
 	var out []int
-	for todo := children[root]; len(todo) > 0 && len(out) < 10000; todo = todo[1:] {
+	for todo := childrenOf(root); len(todo) > 0 && len(out) < 10000; todo = todo[1:] {
 		out = append(out, todo[0])
-		todo = append(todo, children[todo[0]]...)
+		todo = append(todo, childrenOf(todo[0])...)
 	}
 	return out
 }
