@@ -2,6 +2,8 @@ package fs
 
 import (
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +124,55 @@ func TestReadShortIsTheEnd(t *testing.T) {
 		if err != nil || string(b) != c.want || eof != c.wantEOF {
 			t.Errorf("read f %d+%d: %q eof %v %v; want %q eof %v", c.off, c.n, b, eof, err, c.want, c.wantEOF)
 		}
+	}
+}
+
+// A file that holds more than its size said at the open (it grew before
+// the read) is read to its end, or to the length asked, not cut at the
+// buffer sized by the open.
+func TestReadGrownFile(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "f", "0123456789")
+	grown := "0123456789" + strings.Repeat("x", 10000)
+	for _, c := range []struct {
+		n       int
+		want    string
+		wantEOF bool
+	}{
+		{0, grown, true},
+		{100, grown[:100], false},
+		{len(grown), grown, true},
+	} {
+		w.file(t, "f", "0123456789")
+		testHookBeforeRead = func(n int) {
+			if n == 0 {
+				w.file(t, "f", grown)
+			}
+		}
+		b, eof, err := w.root.Read("f", 0, c.n)
+		testHookBeforeRead = nil
+		if err != nil || string(b) != c.want || eof != c.wantEOF {
+			t.Errorf("read the grown f 0+%d: %d bytes, eof %v, %v; want %d bytes, eof %v", c.n, len(b), eof, err, len(c.want), c.wantEOF)
+		}
+	}
+}
+
+// A read allocates about what it reads: the buffer is sized by the file,
+// not by the limit or a page to spare (a 1 KiB read allocated 5 KiB, the
+// most of a component round trip's collector work).
+func TestReadAllocatesItsFile(t *testing.T) {
+	w := newWorld(t)
+	w.file(t, "f", strings.Repeat("a", 1024))
+	const reads = 200
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range reads {
+		if b, _, err := w.root.Read("f", 0, 0); err != nil || len(b) != 1024 {
+			t.Fatalf("read f: %d bytes, %v", len(b), err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / reads; per > 2048 {
+		t.Errorf("a read of a 1 KiB file allocated %d bytes; want at most 2048", per)
 	}
 }
