@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // Limits on what one frame carries.
@@ -56,8 +57,9 @@ func writeRequest(w io.Writer, op string, args, data []byte) error {
 		return fmt.Errorf("request of %d+%d bytes, over the limit of %d+%d", len(args), len(data), MaxBody, MaxData)
 	}
 	n := 1 + len(op) + 4 + len(args) + len(data)
-	b := make([]byte, 0, 4+n)
-	b = binary.BigEndian.AppendUint32(b, uint32(n))
+	p := frameBuf(4 + n)
+	defer putFrameBuf(p)
+	b := binary.BigEndian.AppendUint32(*p, uint32(n))
 	b = append(b, byte(len(op)))
 	b = append(b, op...)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(args)))
@@ -72,13 +74,42 @@ func writeResponse(w io.Writer, meta, data []byte) error {
 		return fmt.Errorf("response of %d+%d bytes, over the limit", len(meta), len(data))
 	}
 	n := 4 + len(meta) + len(data)
-	b := make([]byte, 0, 4+n)
-	b = binary.BigEndian.AppendUint32(b, uint32(n))
+	p := frameBuf(4 + n)
+	defer putFrameBuf(p)
+	b := binary.BigEndian.AppendUint32(*p, uint32(n))
 	b = binary.BigEndian.AppendUint32(b, uint32(len(meta)))
 	b = append(b, meta...)
 	b = append(b, data...)
 	_, err := w.Write(b)
 	return err
+}
+
+// A frame is assembled in one buffer so that it goes out in one Write
+// (one TLS record, one system call). The buffers are reused: a response
+// carrying a file's bytes allocated their size again for every answer,
+// and allocation is what a component's round trip spends most on after
+// its system calls (bench/roundtrip). TLS copies what it is given into
+// its record before Write returns, so a buffer is free again then.
+var frameBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledFrame bounds the buffers kept: a rare 2 MiB frame is not held
+// for every connection's later small ones.
+const maxPooledFrame = 64 << 10
+
+// frameBuf is an empty buffer with room for n bytes.
+func frameBuf(n int) *[]byte {
+	p := frameBufs.Get().(*[]byte)
+	if cap(*p) < n {
+		*p = make([]byte, 0, n)
+	}
+	return p
+}
+
+func putFrameBuf(p *[]byte) {
+	if cap(*p) <= maxPooledFrame {
+		*p = (*p)[:0]
+		frameBufs.Put(p)
+	}
 }
 
 // readFrame reads one frame's body. first is called once the length has
