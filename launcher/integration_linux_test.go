@@ -468,7 +468,52 @@ func TestIntegrationExecHint(t *testing.T) {
 	path, hash := s.writePolicy(t, itPol{exec: []string{s.outside}})
 	r := s.run(t, itOpts{}, itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--quiet", "--", script)
 	want := "launcher: hint: its #! line names the interpreter /nonexistent/sh, which does not exist"
-	if r.code != 125 || !strings.Contains(r.stderr, "stage 2 exec: "+script+": No such file or directory") || !strings.Contains(r.stderr, want) {
-		t.Fatalf("want exit 125, the kernel's error and %q; got %s", want, r)
+	if r.code != 127 || !strings.Contains(r.stderr, "stage 2 exec: "+script+": No such file or directory") || !strings.Contains(r.stderr, want) {
+		t.Fatalf("want exit 127 (as env(1): execve said ENOENT), the kernel's error and %q; got %s", want, r)
+	}
+}
+
+// TestIntegrationAgentExitCodes: an agent that cannot be started exits
+// as env(1) and the shells say it, confined or not: 127 when the program
+// is not found, 126 when it is found and not run; never the launcher's
+// own 125, and nothing runs.
+func TestIntegrationAgentExitCodes(t *testing.T) {
+	s := newSandbox(t)
+	notExec := s.file(t, filepath.Join(s.outside, "plain"), "not a program\n")
+	if err := os.Chmod(notExec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unlisted := s.file(t, filepath.Join(s.ws, "..", "unlisted.sh"), "#!/bin/sh\ntouch "+filepath.Join(s.ws, "ran")+"\n")
+	if err := os.Chmod(unlisted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path, hash := s.writePolicy(t, itPol{exec: []string{notExec}})
+	for _, c := range []struct {
+		agent string
+		want  int
+	}{
+		{"pinfold-no-such-agent", 127},             // not in the agent's PATH
+		{filepath.Join(s.outside, "missing"), 127}, // execve: ENOENT
+		{notExec, 126},  // execve: ENOEXEC
+		{unlisted, 126}, // execve: EACCES (not in files.exec)
+	} {
+		r := s.run(t, itOpts{}, itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--quiet", "--", c.agent)
+		if r.code != c.want || !strings.Contains(r.stderr, "launcher: error: ") {
+			t.Errorf("confined %s: want exit %d and an error; got %s", c.agent, c.want, r)
+		}
+		mustNotExist(t, filepath.Join(s.ws, "ran"), "the agent could not be started")
+	}
+	for _, c := range []struct {
+		agent string
+		want  int
+	}{
+		{"pinfold-no-such-agent", 127},
+		{filepath.Join(s.outside, "missing"), 127},
+		{"/etc/passwd", 126}, // not executable
+	} {
+		r := s.run(t, itOpts{}, itEnv.launcher, "--full-access", "--", c.agent)
+		if r.code != c.want || !strings.Contains(r.stderr, "launcher: error: full access: ") {
+			t.Errorf("--full-access %s: want exit %d and an error; got %s", c.agent, c.want, r)
+		}
 	}
 }

@@ -280,7 +280,7 @@ func (s *session) expect(want string) error {
 	if report == "" {
 		report = fmt.Sprintf("exited before reporting (%v)", s.cmd.ProcessState)
 	}
-	return &StepFailedError{Report: report}
+	return &StepFailedError{Report: report, Status: s.cmd.ProcessState.ExitCode()}
 }
 
 // receiveProxyListener takes the listener stage 2 made in the agent's

@@ -77,8 +77,14 @@ type Beside interface {
 
 // StepFailedError is a Boundary step that failed in stage 2, after the
 // plan was accepted: the agent never started. Hint, when not empty, is
-// what stage 1 sees that may have caused it.
-type StepFailedError struct{ Report, Hint string }
+// what stage 1 sees that may have caused it. Status is stage 2's exit
+// status: 127 when the agent's own execve said ENOENT, 126 when it
+// failed otherwise (as env(1) and the shells exit), 125 for any other
+// step.
+type StepFailedError struct {
+	Report, Hint string
+	Status       int
+}
 
 func (e *StepFailedError) Error() string { return "stage 2 " + e.Report }
 

@@ -105,9 +105,9 @@ struct pf_net_port {
 
 enum { max_plan = 4 << 20 };
 
-// fail reports the failed step to stage 1 and exits.
-static void __attribute__((noreturn, format(printf, 2, 3)))
-fail(const char *step, const char *fmt, ...)
+// fail_status reports the failed step to stage 1 and exits with status.
+static void __attribute__((noreturn, format(printf, 3, 4)))
+fail_status(int status, const char *step, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -115,8 +115,11 @@ fail(const char *step, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	dprintf(PF_FD_REPORT, "error: %s: %s\n", step, msg);
-	_exit(PF_EXIT_FAILED);
+	_exit(status);
 }
+
+// fail reports the failed step to stage 1 and exits.
+#define fail(...) fail_status(PF_EXIT_FAILED, __VA_ARGS__)
 
 #define E strerror(errno)
 
@@ -1249,7 +1252,10 @@ static pid_t start(struct plan *p, const sigset_t *orig)
 	case 5:
 		fail("exec", "make the agent its terminal's foreground: %s", strerror(ce.err));
 	default:
-		fail("exec", "%s: %s", p->path, strerror(ce.err));
+		// The agent itself could not run: stage 1 exits as env(1) and
+		// the shells do, so that a script can tell "no such agent"
+		// from the launcher's own failures.
+		fail_status(ce.err == ENOENT ? PF_EXIT_NOT_FOUND : PF_EXIT_CANNOT_RUN, "exec", "%s: %s", p->path, strerror(ce.err));
 	}
 }
 

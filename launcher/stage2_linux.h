@@ -23,6 +23,8 @@ enum {
 	PF_GO_BYTE = 0,       // on the control pipe: start the agent
 	PF_WATCH_BYTE = 255,  // on the control pipe, while the agent is stopped: the person's shell has the terminal, and nothing of the tree may run
 	PF_EXIT_FAILED = 125, // stage 2's status when it could not start the agent
+	PF_EXIT_CANNOT_RUN = 126, // ... because the agent's execve failed, other than ENOENT (as env(1))
+	PF_EXIT_NOT_FOUND = 127,  // ... because the agent's execve said ENOENT (as env(1))
 	PF_REAP_BATCH = 64,   // children init reaps before it looks at its pipes again
 };
 

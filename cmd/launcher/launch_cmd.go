@@ -163,9 +163,13 @@ func (e env) launch(args []string) error {
 	case errors.As(err, &refused):
 		return &cliError{code: exitRefused, err: fmt.Errorf("refused: %s: nothing was started", refused.Error()), hint: refused.Hint}
 	case errors.As(err, &failed):
-		return &cliError{code: exitFailure, err: fmt.Errorf("%s: the agent was not started", failed.Error()), hint: failed.Hint}
+		code := exitFailure
+		if failed.Status == exitCannotRun || failed.Status == exitNotFound {
+			code = failed.Status
+		}
+		return &cliError{code: code, err: fmt.Errorf("%s: the agent was not started", failed.Error()), hint: failed.Hint}
 	case errors.Is(err, exec.ErrNotFound):
-		return &cliError{code: exitFailure, err: err, hint: "list the agent's directory in [env] PATH (pass or set) and in [files] exec"}
+		return &cliError{code: exitNotFound, err: err, hint: "list the agent's directory in [env] PATH (pass or set) and in [files] exec"}
 	case err != nil:
 		return fail(exitFailure, "", "%v", err)
 	}
@@ -247,9 +251,22 @@ func (e env) fullAccess(argv []string) error {
 		}
 		return silentExit(128 + 9)
 	case err != nil:
-		return fail(exitFailure, "", "full access: %v", err)
+		return fail(startCode(err), "", "full access: %v", err)
 	}
 	return nil
+}
+
+// startCode is the exit status for an agent that could not be started
+// unconfined, as env(1) gives it: 127 not found, 126 found but not run.
+func startCode(err error) int {
+	var pe *os.PathError
+	switch {
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, syscall.ENOENT):
+		return exitNotFound
+	case errors.As(err, &pe) && pe.Op == "fork/exec":
+		return exitCannotRun
+	}
+	return exitFailure
 }
 
 // fullAccessSignals are the signals a --full-access launcher passes on,

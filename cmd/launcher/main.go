@@ -31,6 +31,10 @@ const (
 	exitMismatch   = 123 // the policy's sha256 does not match the pinned value
 	exitRefused    = 124 // this host cannot enforce a Boundary the policy needs
 	exitFailure    = 125 // any other failure of the launcher itself
+	// The agent's program, as env(1) and the shells say it: a script
+	// can tell "no such agent" from the launcher's own failures.
+	exitCannotRun = 126 // found, but the kernel would not run it (execve failed)
+	exitNotFound  = 127 // not found (not in the agent's PATH, or execve said ENOENT)
 )
 
 const exitCodesHelp = `Exit codes:
@@ -51,6 +55,10 @@ const exitCodesHelp = `Exit codes:
   125  any other failure, and no decision: of the launcher, or of a request (fs: not found, or
        failed as asked; net: the name did not resolve, the site did not answer, or answered an
        HTTP error; no usable answer from a component); the message says which
+  126  the agent's program was found but could not be run (not executable, not in
+       [files] exec, a format the kernel does not run); nothing ran
+  127  the agent's program was not found (not in the agent's PATH, no such file, or
+       its #! interpreter missing); nothing ran
 `
 
 const mainHelp = `launcher confines an AI agent under a policy pinned by its sha256.
