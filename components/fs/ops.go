@@ -830,40 +830,79 @@ func (r *Root) protects(cs []string, mode guardMode, fold bool) (pr protection, 
 // at, beneath the root as every operation looks; the kernel folds names
 // where a directory does, and only the name made is compared here.
 func (r *Root) gitLayout(cs []string, moves, makes, fold bool) (pr protection, made string, ok bool) {
-	for g := 0; g < len(cs) || moves && g == len(cs); g++ {
-		if !r.gitDirAt(cs[:g]) {
-			continue
-		}
-		dir := "."
-		if g > 0 {
-			dir = strings.Join(cs[:g], "/")
-		}
-		if moves {
-			return protection{path: strings.Join(cs[:min(g+1, len(cs))], "/"), layout: dir}, "", true
-		}
-		pr, ok := gitBeneath(cs, g, fold, makes)
-		pr.layout = dir
-		return pr, "", ok
+	if len(cs) == 0 && !moves {
+		return protection{}, "", false // "." is made or changed by nothing
 	}
-	if len(cs) == 0 || !makes {
+	// Each directory of the path is opened once, beneath the one above
+	// it: opening each by its whole path from the root resolved depth²/2
+	// names, close to a second for a path of MaxPath bytes ("a/a/…").
+	fd, err := r.open("look", ".", ".", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
 		return protection{}, "", false
 	}
-	dir, last := cs[:len(cs)-1], cs[len(cs)-1]
-	for _, set := range gitLayouts {
-		i := slices.IndexFunc(set, func(n string) bool { return eq(last, n, fold) })
-		if i < 0 {
-			continue
-		}
-		others := slices.Delete(slices.Clone(set), i, i+1)
-		if r.at(dir, func(fd int) bool { return holds(fd, others) }) {
-			d := "."
-			if len(dir) > 0 {
-				d = strings.Join(dir, "/")
+	defer func() { unix.Close(fd) }()
+	completes := "" // the directory the path's last name would make a git directory of
+	for g := 0; ; g++ {
+		if gitLayoutAt(fd) {
+			dir := "."
+			if g > 0 {
+				dir = strings.Join(cs[:g], "/")
 			}
-			return protection{path: strings.Join(cs, "/")}, d, true
+			if moves {
+				return protection{path: strings.Join(cs[:min(g+1, len(cs))], "/"), layout: dir}, "", true
+			}
+			pr, ok := gitBeneath(cs, g, fold, makes)
+			pr.layout = dir
+			return pr, "", ok
 		}
+		if makes && g == len(cs)-1 && completesLayout(fd, cs[g], fold) {
+			completes = "."
+			if g > 0 {
+				completes = strings.Join(cs[:g], "/")
+			}
+		}
+		// A move looks at the path itself too (it may be a git directory).
+		if g == len(cs) || g == len(cs)-1 && !moves {
+			break
+		}
+		// A directory that cannot be opened is not one (the operation
+		// resolving the same path fails as well), nor is what lies below.
+		next, err := lookAt(cs[g], fd)
+		if err != nil {
+			break
+		}
+		unix.Close(fd)
+		fd = next
+	}
+	if completes != "" {
+		return protection{path: strings.Join(cs, "/")}, completes, true
 	}
 	return protection{}, "", false
+}
+
+// completesLayout reports whether making name in the directory dfd would
+// complete one of the gitLayouts there.
+func completesLayout(dfd int, name string, fold bool) bool {
+	for _, set := range gitLayouts {
+		i := slices.IndexFunc(set, func(n string) bool { return eq(name, n, fold) })
+		if i >= 0 && holds(dfd, slices.Delete(slices.Clone(set), i, i+1)) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookAt opens the directory name beneath dfd (O_PATH) as every lookup
+// resolves; EAGAIN (a rename during the walk) is tried again, as open
+// does.
+func lookAt(name string, dfd int) (int, error) {
+	for range 16 {
+		fd, err := openAt("look", name, dfd, name, unix.O_PATH|unix.O_DIRECTORY, 0)
+		if !isErrno(err, unix.EAGAIN) {
+			return fd, err
+		}
+	}
+	return -1, unix.EAGAIN
 }
 
 // layoutNamed reports whether p's last name is one of the gitLayouts',
@@ -880,26 +919,6 @@ func layoutNamed(p string) bool {
 		}
 	}
 	return false
-}
-
-// gitDirAt reports whether the directory with components cs (the root
-// for none) holds one of the gitLayouts.
-func (r *Root) gitDirAt(cs []string) bool { return r.at(cs, gitLayoutAt) }
-
-// at opens the directory with components cs (O_PATH) and says what f
-// says of it; a directory that cannot be opened is false (the operation
-// resolving the same path fails as well).
-func (r *Root) at(cs []string, f func(fd int) bool) bool {
-	p := "."
-	if len(cs) > 0 {
-		p = strings.Join(cs, "/")
-	}
-	fd, err := r.open("look", p, p, unix.O_PATH|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	return f(fd)
 }
 
 // beginning shows what a write puts in a file, for its question: up to

@@ -348,6 +348,9 @@ func (r *Root) Close() error { return unix.Close(r.fd) }
 func (r *Root) open(op, shown, p string, flags uint64, mode uint64) (int, error) {
 	how := unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Mode: mode, Resolve: resolve}
 	for range 16 {
+		if testHookResolve != nil {
+			testHookResolve(p)
+		}
 		fd, err := unix.Openat2(r.fd, p, &how)
 		if err == unix.EAGAIN || err == unix.EINTR {
 			continue
@@ -360,11 +363,17 @@ func (r *Root) open(op, shown, p string, flags uint64, mode uint64) (int, error)
 	return -1, &Error{Op: op, Path: shown, Kind: KindFailed, Detail: "the path kept changing during its lookup", Err: unix.EAGAIN}
 }
 
+// testHookResolve sees, in tests, each path given to openat2.
+var testHookResolve func(p string)
+
 // openAt resolves name, a single component, beneath the directory dfd,
 // with the same rules.
 func openAt(op, p string, dfd int, name string, flags uint64, mode uint64) (int, error) {
 	how := unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Mode: mode, Resolve: resolve}
 	for {
+		if testHookResolve != nil {
+			testHookResolve(name)
+		}
 		fd, err := unix.Openat2(dfd, name, &how)
 		if err == unix.EINTR {
 			continue
