@@ -64,7 +64,9 @@
 //     locks (git commit -a holds index.lock while the person writes the
 //     message), so a lock replaced meanwhile became that file. So is
 //     NAME.lock beside any protected NAME (git config --global's
-//     .gitconfig.lock, git init --bare's NAME.git/config.lock). A git
+//     .gitconfig.lock, git init --bare's NAME.git/config.lock), in a
+//     case-insensitive directory under any name the kernel takes for
+//     it (NAME.LOCK). A git
 //     directory known by what it holds rather than its name (gitLayouts,
 //     git's own test: HEAD, objects and refs, a bare repository however
 //     named; HEAD and commondir; or objects and refs, which a commondir

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -115,5 +116,32 @@ func TestGitLockNotWrittenWhileGitCommits(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.ws, ".git/index")); string(b) == "the agent's index" {
 		t.Errorf(".git/index is what the agent wrote to the lock, unasked")
+	}
+}
+
+// In a directory that folds case, .gitconfig.LOCK (or .gitconfig.loc\u212a,
+// KELVIN SIGN folding to k) is the file git holds as .gitconfig.lock:
+// fs's write replaces it, and git renames it onto .gitconfig. The lock's
+// suffix compared exactly let such a write through unasked. The kernel
+// here has no casefold; the matching is what is tested, as
+// TestProtectedInFolds does.
+func TestGitLockFolds(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.MkdirAll(filepath.Join(w.ws, "ci/new.git"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(w.ws, "cs/new.git"), 0o755))
+	folds := filepath.Join(w.ws, "ci")
+	defer func(f func(int) bool) { caseFolded = f }(caseFolded)
+	caseFolded = func(fd int) bool {
+		p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		must(t, err)
+		return p == folds || beneathPath(p, folds)
+	}
+	for _, p := range []string{"ci/.gitconfig.LOCK", "ci/.gitconfig.loc\u212a", "ci/.GitConfig.Lock", "ci/new.git/config.LOCK", "ci/new.git/Config.Lock"} {
+		wantKind(t, "write "+p, w.root.Write(p, []byte("the agent's"), false), KindProtected)
+		wantKind(t, "mkdir "+p, w.root.Mkdir(p), KindProtected)
+	}
+	// Controls: where the directory does not fold these are other names.
+	for _, p := range []string{"cs/.gitconfig.LOCK", "cs/new.git/config.LOCK", "ci/x.LOCK"} {
+		wantOK(t, "write "+p, w.root.Write(p, []byte("x"), false))
 	}
 }

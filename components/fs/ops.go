@@ -807,10 +807,11 @@ func (r *Root) protects(cs []string, mode guardMode, fold bool) (pr protection, 
 	// NAME.lock beside a protected NAME is git's lock of it (git config
 	// --global's .gitconfig.lock, git init --bare's NAME.git/config.lock):
 	// git renames it onto NAME when done, so writing one is changing NAME.
-	if n := len(cs); mode != guardRemove && n > 0 && len(cs[n-1]) > len(".lock") && strings.HasSuffix(cs[n-1], ".lock") {
-		locked := append(slices.Clip(cs[:n-1]), strings.TrimSuffix(cs[n-1], ".lock"))
-		if _, ok := r.match.protectedAs(locked, fold, true); ok {
-			return protection{path: strings.Join(cs, "/")}, "", true
+	if n := len(cs); mode != guardRemove && n > 0 {
+		if name, ok := lockOf(cs[n-1], fold); ok {
+			if _, ok := r.match.protectedAs(append(slices.Clip(cs[:n-1]), name), fold, true); ok {
+				return protection{path: strings.Join(cs, "/")}, "", true
+			}
 		}
 	}
 	if mode == guardRename {
@@ -819,6 +820,18 @@ func (r *Root) protects(cs []string, mode guardMode, fold bool) (pr protection, 
 		}
 	}
 	return r.gitLayout(cs, mode == guardRename, mode != guardRemove, fold)
+}
+
+// lockOf is the name c is git's lock of (NAME for NAME.lock). fold: c is
+// in a directory that folds case, where NAME.LOCK (or a KELVIN SIGN for
+// the k) is the file git opens as NAME.lock; NAME is then returned
+// folded, which matches as the unfolded name does.
+func lockOf(c string, fold bool) (string, bool) {
+	if fold {
+		c = foldKey(c)
+	}
+	name, ok := strings.CutSuffix(c, ".lock")
+	return name, ok && name != ""
 }
 
 // gitLayout is what protects the path with components cs because of a
