@@ -249,7 +249,11 @@ func (r *Root) Write(p string, data []byte, createOnly bool) error {
 		}
 		return badRequest(op, p, "%d bytes is more than one write stores (%d)", len(data), MaxData)
 	}
-	action := fmt.Sprintf("write %s: %d bytes%s%s", quoteForQuestion(p), len(data), beginning(data), configSays(p, data))
+	// Worked out only when the person is asked: what a config sets is
+	// its data parsed, a third of a second for a MiB of short variables.
+	action := func() string {
+		return fmt.Sprintf("write %s: %d bytes%s%s", quoteForQuestion(p), len(data), beginning(data), sayConfig(p, data))
+	}
 	return r.gated(op, p, func(r *Root) error {
 		return r.inParent(op, p, guardWrite, action, func(par parent) error { return r.write(op, p, par, data, createOnly) })
 	})
@@ -330,6 +334,9 @@ const minReadBuf = 4096
 // testHookBeforeRead runs, in tests, before each pread of a Read, with
 // the bytes read so far.
 var testHookBeforeRead func(n int)
+
+// sayConfig is configSays; a test counts its calls.
+var sayConfig = configSays
 
 // testHookBeforeRename runs, in tests, between a write's fsync and its
 // rename.
@@ -421,7 +428,7 @@ read:
 func (r *Root) Mkdir(p string) error {
 	const op = "mkdir"
 	return r.gated(op, p, func(r *Root) error {
-		return r.inParent(op, p, guardPlain, "", func(par parent) error {
+		return r.inParent(op, p, guardPlain, nil, func(par parent) error {
 			if err := unix.Mkdirat(par.fd, par.name, 0o755); err != nil {
 				return sysErr(op, p, err, false)
 			}
@@ -454,9 +461,12 @@ func (r *Root) rename(from, to string, overwrite bool) error {
 		}
 	}
 	// One question for the move, both ends and the direction in it.
-	action := fmt.Sprintf("rename %s to %s", quoteForQuestion(from), quoteForQuestion(to))
-	if overwrite {
-		action += ", replacing what is there"
+	action := func() string {
+		a := fmt.Sprintf("rename %s to %s", quoteForQuestion(from), quoteForQuestion(to))
+		if overwrite {
+			a += ", replacing what is there"
+		}
+		return a
 	}
 	if err := r.guard(op, []string{from, to}, guardRename, false, action); err != nil {
 		return err
@@ -602,7 +612,7 @@ func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 // never what it points to) or an empty directory.
 func (r *Root) Delete(p string) error {
 	const op = "delete"
-	return r.inParent(op, p, guardRemove, "", func(par parent) error {
+	return r.inParent(op, p, guardRemove, nil, func(par parent) error {
 		err := unix.Unlinkat(par.fd, par.name, 0)
 		if err == unix.EISDIR {
 			err = unix.Unlinkat(par.fd, par.name, unix.AT_REMOVEDIR)
@@ -618,7 +628,7 @@ func (r *Root) Delete(p string) error {
 // inParent checks p, guards it (mode), opens its parent directory and,
 // where that directory compares names case-insensitively, guards p again
 // so; then it runs f on the parent and p's last name.
-func (r *Root) inParent(op, p string, mode guardMode, action string, f func(par parent) error) error {
+func (r *Root) inParent(op, p string, mode guardMode, action func() string, f func(par parent) error) error {
 	if op != "delete-recursive" { // which takes it exclusively, once confirmed
 		r.changes.RLock()
 		defer r.changes.RUnlock()
@@ -745,9 +755,10 @@ const (
 // guard refuses a mutation of the paths ps that touches a protected
 // path, unless the person approves it: one question for the whole
 // operation, action saying it as the person reads it (every path, the
-// direction, the size; "" says op and the path), the detail naming each
+// direction, the size; worked out only when asked; nil says op and the
+// path), the detail naming each
 // protected path it touches.
-func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action string) error {
+func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action func() string) error {
 	var hit []string
 	makes := "" // what a layout completed would make a repository of, or which layout protects
 	for _, p := range ps {
@@ -765,9 +776,6 @@ func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action s
 		return nil
 	}
 	p := ps[0]
-	if action == "" {
-		action = op + " " + quoteForQuestion(p)
-	}
 	shown := make([]string, len(hit))
 	for i, h := range hit {
 		shown[i] = quoteForQuestion(h)
@@ -780,7 +788,11 @@ func (r *Root) guard(op string, ps []string, mode guardMode, fold bool, action s
 		if r.Refresh != nil && !r.gateHeld && op != "delete" && op != "delete-recursive" {
 			return errAskHeld // asked holding the gate (gated)
 		}
-		yes, why := r.Approve(action+" (asked by the agent)",
+		asked := op + " " + quoteForQuestion(p)
+		if action != nil {
+			asked = action()
+		}
+		yes, why := r.Approve(asked+" (asked by the agent)",
 			fmt.Sprintf("%s protected (rule %s): it changes how tools behave for the person%s", are, RuleProtected, makes))
 		if yes {
 			r.approved = true

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,5 +56,33 @@ func TestQuestionSaysConfig(t *testing.T) {
 		if want := strings.HasSuffix(p, "gitconfig") || strings.Contains(p, ".git/") || strings.HasPrefix(p, "bare.git/"); (got != "") != want {
 			t.Errorf("configSays(%s) = %q, want said: %v", p, got, want)
 		}
+	}
+}
+
+// What a write's question says of a config (configSays) parses the
+// written data as git config: a third of a second for a MiB of short
+// variables, a hundred times the write. It was worked out for every
+// write to a config's name, x.gitconfig included, which is no protected
+// path and asks nobody, and for every refused write of .git/config with
+// nobody to ask: an agent could make fs spend that as often as it
+// liked. It is worked out only when the person is asked.
+func TestWriteQuestionOnlyWhenAsked(t *testing.T) {
+	parsed := 0
+	defer func(f func(string, []byte) string) { sayConfig = f }(sayConfig)
+	sayConfig = func(p string, data []byte) string { parsed++; return configSays(p, data) }
+	w := newWorld(t)
+	big := bytes.Repeat([]byte("[s]\nk=v\n"), MaxData/8)
+	wantOK(t, "write x.gitconfig", w.root.Write("x.gitconfig", big, false))
+	wantOK(t, "write x.git.gitconfig", w.root.Write("x.git.gitconfig", big, false))
+	wantKind(t, "write .git/config, nobody to ask", w.root.Write(".git/config", big, false), KindProtected)
+	if parsed != 0 {
+		t.Errorf("the data was parsed for a question %d times, and no question was asked", parsed)
+	}
+	// Control: asked, the question says what the config sets.
+	var asked string
+	w.root.Approve = func(action, detail string) (bool, string) { asked = action; return false, "no" }
+	wantKind(t, "write .git/config, asked", w.root.Write(".git/config", []byte("[core]\n\tfsmonitor = tools/m\n"), false), KindProtected)
+	if parsed != 1 || !strings.Contains(asked, `core.fsmonitor = "tools/m"`) {
+		t.Errorf("asked %q, parsed %d times; want the fsmonitor said, parsed once", asked, parsed)
 	}
 }

@@ -73,7 +73,7 @@ func (r *Root) DeleteRecursive(p string) (DeletedTree, error) {
 		return out, &Error{Op: op, Path: p, Kind: KindNeedsConfirmation,
 			Detail: "recursive deletes need the person's confirmation and a backup store, which this session does not have"}
 	}
-	err := r.inParent(op, p, guardRename, "", func(par parent) error {
+	err := r.inParent(op, p, guardRename, nil, func(par parent) error {
 		fd, err := openAt(op, p, par.fd, par.name, unix.O_PATH|unix.O_NOFOLLOW, 0)
 		if err != nil {
 			return err
