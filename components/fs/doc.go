@@ -44,7 +44,12 @@
 //     never changes another name's file (a hard link's other names keep
 //     the old content).
 //   - Delete removes a file or an empty directory; Rename refuses an
-//     existing destination unless asked to overwrite.
+//     existing destination unless asked to overwrite. Even approved, a
+//     rename into a protected path moves only regular files with one
+//     name and directories holding nothing else: no hard-linked file,
+//     symbolic link, FIFO, socket or device (whose content another name
+//     or a writer would change with no question), nor a tree holding one
+//     or one it cannot look through whole (maxLinkCheck entries).
 //   - Protected paths: no write, mkdir, delete or rename touches a
 //     protected path or anything beneath it (decision rule
 //     "fs.protected"). Built in, at any depth: .ssh, .vscode, .mcp.json,

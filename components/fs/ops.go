@@ -519,10 +519,11 @@ func (r *Root) rename(from, to string, overwrite bool) error {
 const maxLinkCheck = 10_000
 
 // singleLinked refuses to move into a protected path (to) a file with
-// another name, a symbolic link, or a tree holding either: a command (or
-// fs itself) could write through the other name, and the file would
-// change with no new inode for the launcher's check to see (SD-17), and
-// no question. Elsewhere it allows anything. fold: to's directory
+// another name, a symbolic link, a FIFO, socket or device, or a tree
+// holding one: a command (or fs itself) could write through the other
+// name, or into the FIFO as it is read, and the content would change
+// with no new inode for the launcher's check to see (SD-17), and no
+// question. Elsewhere it allows anything. fold: to's directory
 // compares names case-insensitively, and to is matched so, as guard
 // matches it (a hard-linked file moved to .GIT/hooks there is in
 // .git/hooks). A tree it cannot look through whole (a directory it
@@ -534,6 +535,14 @@ func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 	refuse := func(what string) error {
 		return &Error{Op: op, Path: to, Kind: KindProtected,
 			Detail: fmt.Sprintf("%s: a protected path must not share its file with another name (copy it instead)", what)}
+	}
+	// A FIFO's content is whatever a writer puts in it when it is read
+	// (git opening a config), a socket's or a device's is another
+	// program's: changed with no question, as a second name's, and the
+	// launcher reads regular files only.
+	special := func(what string) error {
+		return &Error{Op: op, Path: to, Kind: KindProtected,
+			Detail: what + ": only regular files and directories move into a protected path"}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(src.fd, src.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -548,6 +557,8 @@ func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 		// What it names is another name's file: it could change with no
 		// question, and the question would not show it.
 		return refuse("it is a symbolic link")
+	case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFCHR, unix.S_IFBLK:
+		return special(fmt.Sprintf("it is not a regular file (a %s)", fileType(st.Mode)))
 	case unix.S_IFDIR:
 		// A directory that cannot be looked through (unreadable, or no
 		// descriptor left for a deep tree) is refused, not passed over:
@@ -561,7 +572,7 @@ func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 		} else if err != nil {
 			return refuse(unchecked(src.name, err))
 		}
-		seen := 0
+		seen, odd := 0, false
 		var walk func(fd int, name string) string
 		walk = func(fd int, name string) string {
 			f := os.NewFile(uintptr(fd), "")
@@ -587,6 +598,9 @@ func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 					}
 				case unix.S_IFLNK:
 					return fmt.Sprintf("%s in the tree is a symbolic link", e.Name())
+				case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFCHR, unix.S_IFBLK:
+					odd = true
+					return fmt.Sprintf("%s in the tree is not a regular file (a %s)", e.Name(), fileType(est.Mode))
 				case unix.S_IFDIR:
 					cfd, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 					if err == unix.ENOENT {
@@ -601,7 +615,9 @@ func (r *Root) singleLinked(op, to string, src parent, fold bool) error {
 			}
 			return ""
 		}
-		if why := walk(fd, src.name); why != "" {
+		if why := walk(fd, src.name); odd {
+			return special(why)
+		} else if why != "" {
 			return refuse(why)
 		}
 	}

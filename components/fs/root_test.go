@@ -792,6 +792,35 @@ func TestRenameIntoProtectedNoLink(t *testing.T) {
 	wantOK(t, "the tree without its link", w.root.Rename("cfg", ".vscode", false))
 }
 
+// Nor is a FIFO, a socket or a device, or a tree holding one: a FIFO
+// moved to .git/config with one yes (the question names its path, not
+// its type) has for content whatever a command writes into it when git
+// opens it, and the launcher, which reads regular files only, never
+// sees it: the same change with no new inode and no question as a
+// second name's. They moved in before.
+func TestRenameIntoProtectedRegularOnly(t *testing.T) {
+	w := newWorld(t)
+	w.root.Approve = func(string, string) (bool, string) { return true, "approved" }
+	must(t, w.root.Mkdir(".git"))
+	must(t, unix.Mkfifo(filepath.Join(w.ws, "fifo"), 0o644))
+	must(t, unix.Mknod(filepath.Join(w.ws, "sock"), unix.S_IFSOCK|0o644, 0))
+	for _, from := range []string{"fifo", "sock"} {
+		if err := w.root.Rename(from, ".git/config", false); KindOf(err) != KindProtected || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("%s moved to .git/config: %v", from, err)
+		}
+	}
+	w.file(t, "cfg/settings.json", "{}")
+	must(t, unix.Mkfifo(filepath.Join(w.ws, "cfg/tasks.json"), 0o644))
+	if err := w.root.Rename("cfg", ".vscode", false); KindOf(err) != KindProtected || !strings.Contains(err.Error(), "tasks.json in the tree is not a regular file") {
+		t.Errorf("a tree holding a FIFO moved to .vscode: %v", err)
+	}
+	// Controls: they move elsewhere; the tree without the FIFO moves in.
+	wantOK(t, "a FIFO elsewhere", w.root.Rename("fifo", "fifo2", false))
+	wantOK(t, "a socket elsewhere", w.root.Rename("sock", "sock2", false))
+	must(t, os.Remove(filepath.Join(w.ws, "cfg/tasks.json")))
+	wantOK(t, "the tree without its FIFO", w.root.Rename("cfg", ".vscode", false))
+}
+
 // In a directory that folds case, the link check matches the target as
 // guard does: a file with a second name (or a link) moved to .GIT/hooks,
 // a Kelvin-sign "hooKs", a ".s\u200dsh" or a ligature "con\ufb01g" lands
