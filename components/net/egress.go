@@ -313,7 +313,10 @@ type AddrVerdict struct {
 // lookup of a name returned addrs, without sending anything, for
 // `launcher check url`: the overall verdict and one AddrVerdict per
 // address. An IP literal is its own only address (addrs is ignored: the
-// proxy never resolves a literal). The overall verdict is DecideHost's if
+// proxy never resolves a literal). A name's addresses are unmapped
+// first, as the proxy unmaps its resolver's answers (Go's resolver gives
+// A records as ::ffff:a.b.c.d): an IPv4 answer is decided as the IPv4
+// address the proxy dials. The overall verdict is DecideHost's if
 // that refuses; otherwise it is refused under "resolve.none" when there
 // is no address, refused with the first address's verdict when every
 // address is refused, and otherwise DecideHost's (the proxy dials only an
@@ -323,6 +326,12 @@ func (e *Egress) Explain(h Host, port uint16, addrs []netip.Addr) (Verdict, []Ad
 	hv := e.DecideHost(h, port)
 	if h.IsIP() {
 		addrs = []netip.Addr{h.Addr}
+	} else {
+		unmapped := make([]netip.Addr, len(addrs))
+		for i, a := range addrs {
+			unmapped[i] = a.Unmap()
+		}
+		addrs = unmapped
 	}
 	per := make([]AddrVerdict, 0, len(addrs))
 	anyAllowed := false

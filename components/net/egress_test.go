@@ -334,6 +334,10 @@ func TestExplain(t *testing.T) {
 		{"mixed", e, name("a.example.com"), addrs("127.0.0.1", "93.184.216.34"), true, "network.allow[0]", []string{"ssrf.loopback", "ssrf.public"}},
 		{"all refused", e, name("a.example.com"), addrs("10.0.0.1", "169.254.169.254"), false, "ssrf.private", []string{"ssrf.private", "ssrf.metadata"}},
 		{"no addresses", e, name("a.example.com"), nil, false, "resolve.none", nil},
+		// Go's resolver (check url's lookup) answers A records as
+		// ::ffff:a.b.c.d; the proxy unmaps them and dials the IPv4 address.
+		{"resolver's mapped answers", e, name("a.example.com"), addrs("::ffff:93.184.216.34", "::ffff:127.0.0.1"), true, "network.allow[0]", []string{"ssrf.public", "ssrf.loopback"}},
+		{"mapped literal stays mapped", mustEgress(t, policy.Network{}), lit("::ffff:93.184.216.34"), nil, false, "ssrf.ipv4-mapped", []string{"ssrf.ipv4-mapped"}},
 		{"denied name", e, name("bad.example.com"), addrs("93.184.216.34"), false, "network.deny[0]", []string{"ssrf.public"}},
 		{"literal ignores addrs", mustEgress(t, policy.Network{}), lit("127.0.0.1"), addrs("93.184.216.34"), false, "ssrf.loopback", []string{"ssrf.loopback"}},
 		{"public literal", mustEgress(t, policy.Network{}), lit("93.184.216.34"), nil, true, "ssrf.public", []string{"ssrf.public"}},
