@@ -261,6 +261,15 @@
 //     front-end does not route by what the client sends.
 //   - The machine's own addresses (refused as loopback even when public)
 //     are read when net starts; one added later is not known.
+//   - NAT64 is known by its well-known prefixes only (64:ff9b::/96,
+//     64:ff9b:1::/48). Where the machine reaches IPv4 through a translator
+//     with a network-specific prefix (RFC 6052; DNS64 answers for
+//     ipv4only.arpa show it), an address under that prefix looks public,
+//     and a name whose AAAA record puts a private or metadata IPv4 address
+//     behind it reaches that address through the translator (RFC 6052
+//     forbids translating non-global addresses for the well-known prefix
+//     only). Use such a network only with block_all and allow rules for
+//     names whose records the agent cannot choose.
 //   - Beside a wrapper-mode agent net has no session: no certificate, no
 //     kms, no injection (wrapper mode has no [[secrets]]). Its listener is
 //     made by stage 2 inside the agent's namespace and handed out, since
