@@ -114,7 +114,11 @@ func (e env) check(args []string) error {
 	if err != nil {
 		return fail(exitFailure, "", "check url: %v", err)
 	}
-	eg.SetHostAddrs(netc.InterfaceAddrs()) // as net does, on this machine
+	hostAddrs, err := netc.InterfaceAddrs() // as net does, on this machine
+	if err != nil {
+		return fail(exitFailure, "", "check url: %v", err)
+	}
+	eg.SetHostAddrs(hostAddrs)
 	addrs, how := resolve[h.Name], "--resolve"
 	var lookupErr error
 	if !h.IsIP() && addrs == nil {

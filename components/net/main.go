@@ -97,7 +97,11 @@ func serve(log *slog.Logger) error {
 	}
 	// The machine's own addresses, read now (net cannot after
 	// confinement): one reached by its public address is still the host.
-	eg.SetHostAddrs(InterfaceAddrs())
+	hostAddrs, err := InterfaceAddrs()
+	if err != nil {
+		return err
+	}
+	eg.SetHostAddrs(hostAddrs)
 	p := &Proxy{
 		Decider:  eg,
 		Resolver: &net.Resolver{PreferGo: true}, // never a libc module or nscd's socket
@@ -186,21 +190,34 @@ func injector(b Bootstrap, leaf *pki.Leaf, log *slog.Logger) (*Injector, error) 
 		}}, nil
 }
 
+// interfaceAddrs is net.InterfaceAddrs (a variable for the tests).
+var interfaceAddrs = net.InterfaceAddrs
+
 // InterfaceAddrs are the addresses of this network namespace's
-// interfaces (none on error: loopback and private ranges are refused
-// anyway).
-func InterfaceAddrs() []netip.Addr {
-	as, err := net.InterfaceAddrs()
+// interfaces. Not reading them is an error, not an empty list: a public
+// address of the machine's own would then pass the SSRF check as any
+// public address does, and hand the agent every service bound to it.
+func InterfaceAddrs() ([]netip.Addr, error) {
+	as, err := interfaceAddrs()
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("cannot read this machine's addresses, which the SSRF check refuses: %w", err)
 	}
 	var out []netip.Addr
 	for _, a := range as {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			out = append(out, p.Addr())
+		var ip net.IP
+		switch a := a.(type) {
+		case *net.IPNet:
+			ip = a.IP
+		case *net.IPAddr:
+			ip = a.IP
 		}
+		na, ok := netip.AddrFromSlice(ip)
+		if !ok {
+			return nil, fmt.Errorf("cannot read this machine's addresses, which the SSRF check refuses: %q is not an address", a)
+		}
+		out = append(out, na.Unmap())
 	}
-	return out
+	return out, nil
 }
 
 func fileListener(fd int, name string) (net.Listener, error) {
