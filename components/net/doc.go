@@ -260,7 +260,8 @@
 //     with a request carrying it. Only name in [[secrets]] hosts whose
 //     front-end does not route by what the client sends.
 //   - The machine's own addresses (refused as loopback even when public)
-//     are read when net starts; one added later is not known.
+//     are read when net starts (net does not start when it cannot read
+//     them); one added later (a new IPv6 temporary address) is not known.
 //   - NAT64 is known by its well-known prefixes only (64:ff9b::/96,
 //     64:ff9b:1::/48). Where the machine reaches IPv4 through a translator
 //     with a network-specific prefix (RFC 6052; DNS64 answers for
