@@ -261,7 +261,11 @@
 //     front-end does not route by what the client sends.
 //   - The machine's own addresses (refused as loopback even when public)
 //     are read when net starts (net does not start when it cannot read
-//     them); one added later (a new IPv6 temporary address) is not known.
+//     them); one added later is not known. An IPv6 temporary (privacy)
+//     address is made anew every day or so, and an agent learns it from
+//     any outside server its requests reach (it is their source): for a
+//     session that outlives the addresses net read, the host's services
+//     bound to [::] are reachable through it.
 //   - NAT64 is known by its well-known prefixes only (64:ff9b::/96,
 //     64:ff9b:1::/48). Where the machine reaches IPv4 through a translator
 //     with a network-specific prefix (RFC 6052; DNS64 answers for
