@@ -23,7 +23,11 @@
 //     unsafe_allow_private range holds it (metadata addresses only by a
 //     range of that one address). The proxy dials only an address that
 //     was checked, by address: no second lookup exists for a rebinding
-//     to win.
+//     to win. A connection whose source address is its destination
+//     goes to the machine itself, by an address net did not know as its
+//     own (one made after net started): it is closed before anything is
+//     sent and decided as the machine's known addresses are (refused as
+//     loopback unless unsafe_allow_private holds it).
 //
 // A CONNECT byte tunnel is decided by its host, but a front-end serving
 // many names routes by what comes inside. So net reads the client's
@@ -261,11 +265,11 @@
 //     front-end does not route by what the client sends.
 //   - The machine's own addresses (refused as loopback even when public)
 //     are read when net starts (net does not start when it cannot read
-//     them); one added later is not known. An IPv6 temporary (privacy)
-//     address is made anew every day or so, and an agent learns it from
-//     any outside server its requests reach (it is their source): for a
-//     session that outlives the addresses net read, the host's services
-//     bound to [::] are reachable through it.
+//     them). One made since (an IPv6 temporary address, new every day or
+//     so, which an agent learns as the source of its own requests), or
+//     routed to the machine by a local route (AnyIP), is found only once
+//     dialled (its source is its destination): the service there accepts
+//     a connection that net closes with nothing sent.
 //   - NAT64 is known by its well-known prefixes only (64:ff9b::/96,
 //     64:ff9b:1::/48). Where the machine reaches IPv4 through a translator
 //     with a network-specific prefix (RFC 6052; DNS64 answers for

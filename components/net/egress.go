@@ -242,6 +242,35 @@ func (e *Egress) DecideAddr(h Host, a netip.Addr, port uint16) Verdict {
 	return Verdict{Rule: egRuleSSRF + string(c), Detail: detail}
 }
 
+var _ ConnDecider = (*Egress)(nil)
+
+// DecideConn looks at a connection the proxy made to an address
+// DecideAddr allowed. One whose source address is its destination goes
+// to this machine itself (Linux makes a local destination its own
+// source), whichever of its addresses it is: one SetHostAddrs gave, or
+// one made since net read them (an IPv6 temporary address, which an
+// agent learns as the source of its own requests outside). It is decided
+// as DecideAddr decides the machine's known addresses: a public one as
+// loopback, and refused unless unsafe_allow_private holds it. Ends that
+// are not addresses (not TCP) are refused.
+func (e *Egress) DecideConn(h Host, local, remote netip.AddrPort) Verdict {
+	if !local.IsValid() || !remote.IsValid() {
+		return egDeny(egRuleSSRF+string(ClassInvalid), "the connection's ends are not addresses")
+	}
+	a := remote.Addr().Unmap().WithZone("")
+	if local.Addr().Unmap().WithZone("") != a {
+		return egAllow(egRulePublic, "%s is not this machine's own address", a)
+	}
+	c := Classify(a)
+	if c == ClassPublic {
+		c = ClassLoopback // this machine, reached by one of its public addresses
+	}
+	if i, ok := e.unsafeAllows(a, c); ok {
+		return egAllow(fmt.Sprintf("network.unsafe_allow_private[%d]", i), "%s (%s, this machine's own) lies in unsafe_allow_private range %s", a, c, e.unsafe[i])
+	}
+	return egDeny(egRuleSSRF+string(c), "%s is this machine's own address (the connection's source is its destination); the SSRF check refuses it", a)
+}
+
 // unsafeAllows returns the index of the unsafe_allow_private range that
 // lets a (of class c) through, following DecideAddr's rules.
 func (e *Egress) unsafeAllows(a netip.Addr, c Class) (int, bool) {

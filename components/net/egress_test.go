@@ -429,3 +429,29 @@ func TestDecideAddrHostAddress(t *testing.T) {
 		t.Errorf("unsafe_allow_private holding the host's address: %+v", v)
 	}
 }
+
+// TestDecideConn: a connection whose source is its destination is to
+// the machine itself, and is decided as its known addresses are.
+func TestDecideConn(t *testing.T) {
+	e := mustEgress(t, policy.Network{})
+	loopOK := mustEgress(t, policy.Network{UnsafeAllowPrivate: []policy.CIDR{policy.CIDR(netip.MustParsePrefix("127.0.0.0/8"))}})
+	ap := netip.MustParseAddrPort
+	h := Host{Name: "a.example"}
+	for _, tc := range []struct {
+		what          string
+		e             *Egress
+		local, remote netip.AddrPort
+		allowed       bool
+		rule          string
+	}{
+		{"outside", e, ap("192.0.2.9:40000"), ap("93.184.216.34:443"), true, "ssrf.public"},
+		{"own public address", e, ap("93.184.216.34:40000"), ap("93.184.216.34:443"), false, "ssrf.loopback"},
+		{"own, one end mapped", e, ap("[::ffff:93.184.216.34]:40000"), ap("93.184.216.34:443"), false, "ssrf.loopback"},
+		{"own IPv6", e, ap("[2001:4860::1]:40000"), ap("[2001:4860::1]:443"), false, "ssrf.loopback"},
+		{"loopback without a range", e, ap("127.0.0.1:40000"), ap("127.0.0.1:443"), false, "ssrf.loopback"},
+		{"loopback in a range", loopOK, ap("127.0.0.1:40000"), ap("127.0.0.1:443"), true, "network.unsafe_allow_private[0]"},
+		{"not TCP", e, netip.AddrPort{}, ap("93.184.216.34:443"), false, "ssrf.invalid"},
+	} {
+		checkVerdict(t, tc.what, tc.e.DecideConn(h, tc.local, tc.remote), tc.allowed, tc.rule)
+	}
+}

@@ -395,24 +395,46 @@ func (p *Proxy) decide(ctx context.Context, h Host, port uint16) ([]netip.Addr, 
 	return allowed, hv, nil
 }
 
+// ConnDecider is a Decider that also looks at each connection the proxy
+// made to an address DecideAddr allowed, by its two ends, before anything
+// is sent on it (Egress is one). A refused connection is closed, and the
+// next allowed address tried.
+type ConnDecider interface {
+	DecideConn(h Host, local, remote netip.AddrPort) Verdict
+}
+
 // dialAllowed dials the allowed addresses in order and returns the first
-// connection made.
-func (p *Proxy) dialAllowed(ctx context.Context, addrs []netip.Addr, port uint16) (net.Conn, netip.AddrPort, *refusal) {
+// connection made (and, with a ConnDecider, allowed).
+func (p *Proxy) dialAllowed(ctx context.Context, h Host, addrs []netip.Addr, port uint16) (net.Conn, netip.AddrPort, *refusal) {
 	dial := p.Dial
 	if dial == nil {
 		dial = p.defaultDial
 	}
+	cd, _ := p.Decider.(ConnDecider)
 	// However many addresses, the whole attempt is bounded.
 	ctx, cancel := context.WithTimeout(ctx, 3*p.dialTimeout())
 	defer cancel()
 	timedOut := false
+	var denied *Verdict
 	for _, a := range addrs {
 		ap := netip.AddrPortFrom(a, port)
 		dctx, dcancel := context.WithTimeout(ctx, p.dialTimeout())
 		c, err := dial(dctx, "tcp", ap)
 		dcancel()
 		if err == nil {
-			return c, ap, nil
+			if cd == nil {
+				return c, ap, nil
+			}
+			v := cd.DecideConn(h, connEnd(c.LocalAddr()), connEnd(c.RemoteAddr()))
+			if v.Allowed {
+				return c, ap, nil
+			}
+			c.Close()
+			p.log().Warn("dial refused", "target", ap.String(), "rule", v.Rule, "detail", v.Detail)
+			if denied == nil {
+				denied = &v
+			}
+			continue
 		}
 		p.log().Warn("dial", "target", ap.String(), "error", err.Error())
 		var ne net.Error
@@ -423,10 +445,22 @@ func (p *Proxy) dialAllowed(ctx context.Context, addrs []netip.Addr, port uint16
 			break
 		}
 	}
-	if timedOut {
+	switch {
+	case denied != nil:
+		return nil, netip.AddrPort{}, &refusal{http.StatusForbidden, ReasonDeniedAddress, denied.Rule, denied.Detail}
+	case timedOut:
 		return nil, netip.AddrPort{}, &refusal{http.StatusGatewayTimeout, ReasonTimeout, RuleDial, "connecting timed out"}
 	}
 	return nil, netip.AddrPort{}, &refusal{http.StatusBadGateway, ReasonDialFailed, RuleDial, "could not connect"}
+}
+
+// connEnd is a connection's end as an address and port; the zero value
+// when it is not TCP (ConnDecider refuses that).
+func connEnd(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort()
+	}
+	return netip.AddrPort{}
 }
 
 func (p *Proxy) defaultDial(ctx context.Context, network string, addr netip.AddrPort) (net.Conn, error) {
@@ -459,7 +493,7 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, target, f)
 		return
 	}
-	up, ap, f := p.dialAllowed(r.Context(), addrs, port)
+	up, ap, f := p.dialAllowed(r.Context(), h, addrs, port)
 	if f != nil {
 		p.refuse(w, r, target, f)
 		return
@@ -817,7 +851,7 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, target, f)
 		return
 	}
-	up, ap, f := p.dialAllowed(ctx, addrs, port)
+	up, ap, f := p.dialAllowed(ctx, h, addrs, port)
 	if f != nil {
 		p.refuse(w, r, target, f)
 		return

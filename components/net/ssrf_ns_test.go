@@ -34,6 +34,13 @@ var (
 	ssrfLink     = netip.MustParseAddr("169.254.1.1")     // ClassLinkLocal
 	ssrfPublic   = netip.MustParseAddr("1.2.3.4")         // ClassPublic, a stand-in for an outside host
 	ssrfLoop     = netip.MustParseAddr("127.0.0.1")       // ClassLoopback
+	ssrfOwn      = netip.MustParseAddr("203.0.114.7")     // ClassPublic, an address of the machine's own net did not read
+
+	// The outside host is in a namespace of its own, behind a veth pair:
+	// a connection to it has another source than its destination, as a
+	// real outside host's has (net refuses one whose source is its
+	// destination: the machine itself, Egress.DecideConn).
+	ssrfOutside = netip.MustParsePrefix("1.2.3.1/24") // the test namespace's end
 )
 
 // ssrfRequireRoot skips (or, with PINFOLD_REQUIRE_ALL_FEATURES=1, fails)
@@ -60,10 +67,11 @@ type ssrfServer struct {
 // ssrfEnv is the namespace, its servers, the fake resolver and a record
 // of every address any proxy of the test dialled.
 type ssrfEnv struct {
-	t  *testing.T
-	ns netns.NsHandle
+	t       *testing.T
+	ns      netns.NsHandle
+	outside netns.NsHandle // the outside host's: ssrfPublic, behind a veth pair
 
-	meta, link, internal, public, loop *ssrfServer
+	meta, link, internal, public, loop, own *ssrfServer
 
 	mu      sync.Mutex
 	dials   []netip.AddrPort
@@ -99,7 +107,7 @@ func newSSRFEnv(t *testing.T) *ssrfEnv {
 		if len(ifs) != 1 || ifs[0].Flags&net.FlagLoopback == 0 {
 			return fmt.Errorf("the test's namespace has interfaces %v, want loopback alone", ifs)
 		}
-		for _, a := range []netip.Addr{ssrfMeta, ssrfLink, ssrfInternal, ssrfPublic} {
+		for _, a := range []netip.Addr{ssrfMeta, ssrfLink, ssrfInternal, ssrfOwn} {
 			// A child forked by this locked thread is in its namespace.
 			out, err := exec.Command("ip", "addr", "add", netip.PrefixFrom(a, 32).String(), "dev", ifs[0].Name).CombinedOutput()
 			if err != nil {
@@ -111,11 +119,20 @@ func newSSRFEnv(t *testing.T) *ssrfEnv {
 		t.Fatal(err)
 	}
 
+	outside, err := nstest.NewLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { outside.Close() })
+	ssrfVeth(t, ns, outside)
+	e.outside = outside
+
 	e.meta = e.serve("metadata", netip.AddrPortFrom(ssrfMeta, 80), nil)
+	e.own = e.serve("own", netip.AddrPortFrom(ssrfOwn, 80), nil)
 	e.link = e.serve("link-local", netip.AddrPortFrom(ssrfLink, 80), nil)
 	e.internal = e.serve("internal", netip.AddrPortFrom(ssrfInternal, 0), nil)
 	// The same port as internal, so that one name can resolve to both.
-	e.public = e.serve("public", netip.AddrPortFrom(ssrfPublic, e.internal.addr.Port()), nil)
+	e.public = e.serveIn(e.outside, "public", netip.AddrPortFrom(ssrfPublic, e.internal.addr.Port()), nil)
 	e.loop = e.serve("loopback", netip.AddrPortFrom(ssrfLoop, 0), func(w http.ResponseWriter, r *http.Request) bool {
 		switch r.URL.Path {
 		case "/to-meta":
@@ -132,14 +149,58 @@ func newSSRFEnv(t *testing.T) *ssrfEnv {
 	return e
 }
 
+// ssrfVeth joins ns to outside by a veth pair: ssrfOutside on ns's end,
+// ssrfPublic on outside's.
+func ssrfVeth(t *testing.T, ns, outside netns.NsHandle) {
+	t.Helper()
+	run := func(extra []*os.File, args ...string) error {
+		// A child forked by the locked thread is in its namespace.
+		cmd := exec.Command("ip", args...)
+		cmd.ExtraFiles = extra
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	if err := nstest.In(ns, func() error {
+		if err := run(nil, "link", "add", "pfin", "type", "veth", "peer", "name", "pfout"); err != nil {
+			return err
+		}
+		// The outside namespace is the child's descriptor 3.
+		f := os.NewFile(uintptr(outside), "outside namespace")
+		if err := run([]*os.File{f}, "link", "set", "pfout", "netns", "/proc/self/fd/3"); err != nil {
+			return err
+		}
+		if err := run(nil, "addr", "add", ssrfOutside.String(), "dev", "pfin"); err != nil {
+			return err
+		}
+		return run(nil, "link", "set", "pfin", "up")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nstest.In(outside, func() error {
+		if err := run(nil, "addr", "add", netip.PrefixFrom(ssrfPublic, ssrfOutside.Bits()).String(), "dev", "pfout"); err != nil {
+			return err
+		}
+		return run(nil, "link", "set", "pfout", "up")
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // serve starts an HTTP server whose listener is made inside the
 // namespace; it answers its name as the body unless special handles the
 // request.
 func (e *ssrfEnv) serve(name string, at netip.AddrPort, special func(http.ResponseWriter, *http.Request) bool) *ssrfServer {
+	return e.serveIn(e.ns, name, at, special)
+}
+
+// serveIn is serve with its listener in ns.
+func (e *ssrfEnv) serveIn(ns netns.NsHandle, name string, at netip.AddrPort, special func(http.ResponseWriter, *http.Request) bool) *ssrfServer {
 	t := e.t
 	t.Helper()
 	var ln net.Listener
-	if err := nstest.In(e.ns, func() (err error) {
+	if err := nstest.In(ns, func() (err error) {
 		ln, err = net.Listen("tcp4", at.String())
 		return err
 	}); err != nil {
@@ -226,6 +287,8 @@ func (e *ssrfEnv) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, 
 		as = []netip.Addr{ssrfInternal, ssrfPublic}
 	case "public.test":
 		as = []netip.Addr{ssrfPublic}
+	case "own.test":
+		as = []netip.Addr{ssrfOwn}
 	case "rebind.test":
 		as = []netip.Addr{ssrfInternal}
 		if n == 0 {
@@ -254,7 +317,7 @@ func (e *ssrfEnv) dial(ctx context.Context, network string, ap netip.AddrPort) (
 	e.dials = append(e.dials, ap)
 	e.mu.Unlock()
 	switch ap.Addr() {
-	case ssrfMeta, ssrfLink, ssrfInternal, ssrfPublic, ssrfLoop:
+	case ssrfMeta, ssrfLink, ssrfInternal, ssrfPublic, ssrfLoop, ssrfOwn:
 	default:
 		e.t.Errorf("the proxy dialled %s, which is none of the namespace's addresses", ap)
 		return nil, errors.New("test: not an address of the namespace")
@@ -576,6 +639,34 @@ func TestSSRFInNetns(t *testing.T) {
 		}
 	})
 
+	t.Run("the machine's own address", func(t *testing.T) {
+		// 203.0.114.7 is public by its range and none of the addresses
+		// the Egress was given (SetHostAddrs: here none, as for one the
+		// machine made after net started), but it is the machine's own:
+		// the connection's source is its destination. Refused once
+		// dialled, before anything is sent on it.
+		for _, tc := range []struct{ method, target string }{
+			{"GET", "http://own.test/"},
+			{"GET", "http://" + ssrfOwn.String() + "/"},
+			{http.MethodConnect, "own.test:80"},
+			{http.MethodConnect, ssrfOwn.String() + ":80"},
+		} {
+			reqs := e.own.reqs.Load()
+			r := e.do(t, open, tc.method, tc.target)
+			if r.status != http.StatusForbidden || r.rule != "ssrf.loopback" || r.reason != ReasonDeniedAddress {
+				t.Errorf("%s %s: got %v, want 403 rule=ssrf.loopback reason=%s", tc.method, tc.target, r, ReasonDeniedAddress)
+			}
+			if n := e.own.reqs.Load() - reqs; n != 0 {
+				t.Errorf("%s %s: the machine's own server answered %d requests", tc.method, tc.target, n)
+			}
+		}
+		// Control: a range of that address opens it, as it opens the
+		// machine's known addresses.
+		ownExact := e.proxy(policy.Network{UnsafeAllowPrivate: ssrfCIDRs("203.0.114.7/32")})
+		e.reached(t, ownExact, "GET", "http://own.test/", e.own)
+		e.reached(t, ownExact, http.MethodConnect, "own.test:80", e.own)
+	})
+
 	t.Run("self", func(t *testing.T) {
 		// The proxy's own listener, even where loopback is allowed.
 		for _, m := range []string{"GET", http.MethodConnect} {
@@ -592,7 +683,7 @@ func TestSSRFInNetns(t *testing.T) {
 	// Every connection a server accepted was a dial the proxy made for
 	// a control: no refused request touched a server. (A server accepts
 	// after the client's connect returns: wait for the counts to settle.)
-	for _, s := range []*ssrfServer{e.meta, e.link, e.internal, e.public, e.loop} {
+	for _, s := range []*ssrfServer{e.meta, e.link, e.internal, e.public, e.loop, e.own} {
 		want := int64(e.dialsTo(s.addr))
 		for deadline := time.Now().Add(2 * time.Second); s.conns.Load() != want && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
