@@ -267,9 +267,11 @@
 //     are read when net starts (net does not start when it cannot read
 //     them). One made since (an IPv6 temporary address, new every day or
 //     so, which an agent learns as the source of its own requests), or
-//     routed to the machine by a local route (AnyIP), is found only once
-//     dialled (its source is its destination): the service there accepts
-//     a connection that net closes with nothing sent.
+//     an IPv4 range routed to the machine by a local route (AnyIP), is
+//     found only once dialled (its source is its destination): the
+//     service there accepts a connection that net closes with nothing
+//     sent. An IPv6 local route is not found at all: Linux gives a
+//     connection to it another of the machine's addresses as source.
 //   - NAT64 is known by its well-known prefixes only (64:ff9b::/96,
 //     64:ff9b:1::/48). Where the machine reaches IPv4 through a translator
 //     with a network-specific prefix (RFC 6052; DNS64 answers for
