@@ -17,6 +17,7 @@ import (
 	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/pinfold/pinfold/components/fs/backup"
 	"github.com/pinfold/pinfold/components/session"
 )
 
@@ -616,11 +617,18 @@ func checks() []check {
 			text := s.componentsText("")
 			return probeCase{raw: text, control: text, probe: probe("fs-rm-r", "tree"), controlAnswer: "delete",
 				refused: func(r Run) bool { return r.Line == "denied fs.delete-recursive" && r.Code == 1 },
+				// The store itself proves nothing: the session makes it
+				// at its start. What counts is a backup in it that holds
+				// the file, verified (a launcher that skipped the backup
+				// passed on the store alone: a mutation audit).
 				rejudge: func(v Verdict, reason string) (Verdict, string) {
-					if _, err := os.Stat(filepath.Join(session.StorePath(s.ws))); v == Pass && err != nil {
-						return Fail, "the confirmed delete kept no backup: " + err.Error()
+					if v != Pass {
+						return v, reason
 					}
-					return v, reason
+					if err := backedUp(session.StorePath(s.ws), "tree", "sub/file", "kept in a backup\n"); err != nil {
+						return Fail, "the confirmed delete kept no backup of the tree: " + err.Error()
+					}
+					return v, reason + "; the control's delete left a verified backup holding tree/sub/file"
 				}}, nil
 		}},
 		{"SR-45", func(s *scratch) (probeCase, error) {
@@ -773,6 +781,37 @@ func (s *scratch) escapeCase(action string) (probeCase, error) {
 	text := s.componentsText("")
 	return probeCase{raw: text, control: text, probe: []string{action, "escape"}, controlProbe: []string{action, "inside"},
 		refused: func(r Run) bool { return r.Line == "denied fs.beneath" && r.Code == 1 }}, nil
+}
+
+// backedUp says why the backup store at dir holds no verified backup
+// labelled label with the file rel (a path beneath the tree) of text.
+func backedUp(dir, label, rel, text string) error {
+	store, err := backup.Open(dir, 0)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	list, err := store.List()
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256([]byte(text))
+	for _, b := range list {
+		if b.Label != label || b.Problem != "" {
+			continue
+		}
+		_, entries, err := store.Show(b.ID)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.Path == rel && e.SHA256 == hex.EncodeToString(sum[:]) {
+				return store.Verify(b.ID)
+			}
+		}
+		return fmt.Errorf("backup %s does not hold %s as it was", b.ID, rel)
+	}
+	return fmt.Errorf("no backup of %q in %s (%d there)", label, dir, len(list))
 }
 
 // writeTree writes each file of files (a path relative to dir, and its

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinfold/pinfold/components/fs/backup"
 )
 
 // Every check proves a register entry that exists and is a risk (SR).
@@ -604,5 +606,45 @@ func TestSR18NosuidCases(t *testing.T) {
 	}
 	if want := []string{"nosuid exec path", "nosuid write path"}; !slices.Equal(names, want) {
 		t.Errorf("SR-18's further cases %q, want %q", names, want)
+	}
+}
+
+// SR-44's verdict needs the tree's backup in the store, verified: the
+// store alone is made at every session's start, and a launcher that
+// skipped the backup passed on it (a mutation audit).
+func TestBackedUp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	store, err := backup.Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := backedUp(dir, "tree", "sub/file", "kept\n"); err == nil {
+		t.Error("an empty store taken for the tree's backup")
+	}
+	ws := t.TempDir()
+	if err := writeTree(ws, map[string]string{"tree/sub/file": "kept\n", "other/sub/file": "kept\n"}); err != nil {
+		t.Fatal(err)
+	}
+	stage := func(name string) {
+		src, err := os.Open(filepath.Join(ws, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		if _, err := store.Stage(src, name, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stage("other")
+	if err := backedUp(dir, "tree", "sub/file", "kept\n"); err == nil {
+		t.Error("another tree's backup taken for the tree's")
+	}
+	stage("tree")
+	if err := backedUp(dir, "tree", "sub/file", "kept\n"); err != nil {
+		t.Errorf("the tree's backup not found: %v", err)
+	}
+	if err := backedUp(dir, "tree", "sub/file", "changed\n"); err == nil {
+		t.Error("a backup of other content taken for the tree's")
 	}
 }

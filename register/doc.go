@@ -58,6 +58,10 @@
 //     file and the workspace are on (nosuid): no_new_privs alone keeps
 //     the set-uid run's euid, so that run cannot show nosuid. no_new_privs
 //     itself cannot be switched off apart: Landlock needs it.
+//   - SR-44's control must leave, in the workspace's backup store, a
+//     verified backup of the tree that holds its file as it was: the
+//     store alone is made at every session's start (a mutation audit: a
+//     launcher that deleted without a backup passed on it).
 //   - Evidence names tests; a name existing does not mean the test ran on
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES
