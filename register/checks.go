@@ -525,9 +525,20 @@ func checks() []check {
 			// The agent asks fs with a certificate for its own identity
 			// from a CA of its own: refused at the handshake. The control
 			// makes the same call with the session's certificate.
+			// A second case: the agent, with the session's certificate,
+			// asks fs for what only bash may (a backup): refused by the
+			// handler's check of the caller's role (a launcher whose fs
+			// served bash's call to the agent passed the first case
+			// alone: a mutation audit).
 			text := s.componentsText("")
-			return probeCase{raw: text, control: text, probe: probe("fs-present", "forged"), controlProbe: probe("fs-present", "genuine"),
-				refused: func(r Run) bool { return r.Line == "denied handshake" && r.Code == 1 }}, nil
+			if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			return probeCase{name: "a certificate of another CA", raw: text, control: text, probe: probe("fs-present", "forged"), controlProbe: probe("fs-present", "genuine"),
+				refused: func(r Run) bool { return r.Line == "denied handshake" && r.Code == 1 },
+				also: []probeCase{{name: "the agent asking for bash's call (fs's backup)", raw: text, control: text,
+					probe: probe("fs-backup", "inside"), controlProbe: probe("fs-present", "genuine"),
+					refused: func(r Run) bool { return r.Line == "denied reason-caller-role" && r.Code == 1 }}}}, nil
 		}},
 		{"SR-39", func(s *scratch) (probeCase, error) {
 			// A link planted in the workspace to a file outside it, read

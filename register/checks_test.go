@@ -79,17 +79,18 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-23":                   {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
 		"SR-24":                   {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
 		"SR-38":                   {Run{Line: "denied handshake", Code: 1}, ok, ok},
-		"SR-43":                   {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
-		"SR-49":                   {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
-		"SR-44":                   {Run{Line: "denied fs.delete-recursive", Code: 1}, ok, ok},
-		"SR-45":                   {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
-		"SR-46":                   {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
-		"SR-47":                   {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
-		"SR-48":                   {Run{Line: "denied limit:deadline", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
-		"SR-40":                   {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
-		"SR-39":                   {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
-		"SR-42":                   {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
-		"SR-41":                   {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
+		"SR-38 the agent asking for bash's call (fs's backup)": {Run{Line: "denied reason-caller-role", Code: 1}, ok, ok},
+		"SR-43": {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
+		"SR-49": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-44": {Run{Line: "denied fs.delete-recursive", Code: 1}, ok, ok},
+		"SR-45": {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
+		"SR-46": {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
+		"SR-47": {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
+		"SR-48": {Run{Line: "denied limit:deadline", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
+		"SR-40": {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
+		"SR-39": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-42": {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
+		"SR-41": {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
 	}
 	s, err := newScratch(fakeLauncher(t))
 	if err != nil {
@@ -157,6 +158,10 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-18", Run{Line: "euid 1879048200 uid 1879048200 chmod ok"}}, // a set-uid file was made
 		{"SR-21", Run{Line: "denied EACCES", Code: 1}},
 		{"SR-51", Run{Line: "denied EACCES", Code: 1}},
+		// fs refusing bash's backup call for what it asks (the agent's
+		// call let through to the handler, a mutant's answer), not for
+		// the caller's role.
+		{"SR-38 the agent asking for bash's call (fs's backup)", Run{Line: "denied fs.delete-recursive", Code: 1}},
 		{"SR-23", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"}},
 		{"SR-24", Run{Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"}},
 		// Any other refusal of the launch (Landlock missing) is not SR-25's.
@@ -212,9 +217,18 @@ func TestCheckPredicates(t *testing.T) {
 		// the throwaway uid), is seen.
 		{"SR-29", Run{Line: "denied EPERM", Code: 1}},
 	} {
-		pc, err := checks()[indexOf(checks(), c.id)].prepare(s)
+		// "SR-nn NAME" is the case of that name.
+		id, name, _ := strings.Cut(c.id, " ")
+		pc, err := checks()[indexOf(checks(), id)].prepare(s)
 		if err != nil {
 			t.Fatalf("%s: prepare: %v", c.id, err)
+		}
+		if name != "" {
+			i := slices.IndexFunc(pc.also, func(a probeCase) bool { return a.name == name })
+			if i < 0 {
+				t.Fatalf("%s: no case %q", id, name)
+			}
+			pc = pc.also[i]
 		}
 		// No predicate of its own is runCase's default, deniedLine:
 		// skipping it hid a check that took any errno as its refusal.

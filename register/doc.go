@@ -58,6 +58,14 @@
 //     file and the workspace are on (nosuid): no_new_privs alone keeps
 //     the set-uid run's euid, so that run cannot show nosuid. no_new_privs
 //     itself cannot be switched off apart: Landlock needs it.
+//   - SR-38's check has a second case: the agent, with the session's
+//     own certificate, asking fs for bash's call (a backup), refused by
+//     the handler's role check. The call table itself (pki.MayCall) is
+//     not shown by the check: every server the agent can reach (fs, net,
+//     bash) admits the agent, and kms, the one it may not call, it
+//     cannot reach (a socketpair to net, a socket root's alone); a
+//     launcher whose table allowed every call still passes it, and the
+//     evidence for the table is components/pki.TestCallMatrix.
 //   - SR-44's control must leave, in the workspace's backup store, a
 //     verified backup of the tree that holds its file as it was: the
 //     store alone is made at every session's start (a mutation audit: a

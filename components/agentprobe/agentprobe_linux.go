@@ -31,6 +31,8 @@ func init() {
 		"PATH: write a line to PATH through the session's fs, as the agent")
 	probe.Register("fs-rm-r", 1, func(a []string) error { return fsDo("rm-r", a[0]) },
 		"PATH: delete the tree PATH through the session's fs, as the agent (`launcher fs rm -r`)")
+	probe.Register("fs-backup", 1, func(a []string) error { return fsDo("backup", a[0]) },
+		"PATH: ask the session's fs, as the agent, for the backup of PATH that only bash may ask for (`denied reason-caller-role`)")
 	probe.Register("fs-present", 1, func(a []string) error { return fsPresent(a[0]) },
 		"genuine|forged: stat . at the session's fs presenting the agent's certificate, or one for its identity from another CA (`denied handshake`)")
 	probe.Register("sh-run", 1, func(a []string) error { return shRun(a[0]) },
@@ -79,7 +81,7 @@ func outcome(format string, a ...any) error {
 }
 
 // fsDo asks the session's fs, as the agent, to read p, write a line to
-// it, or delete the tree p.
+// it, back it up (bash's call, not the agent's) or delete the tree p.
 func fsDo(what, p string) error {
 	return asAgent(pki.FS, fsTimeout, func(ctx context.Context, rc *rpc.Client) error {
 		c := fs.NewClient(rc)
@@ -90,6 +92,8 @@ func fsDo(what, p string) error {
 			_, d, err = c.Read(ctx, p, 0, 0)
 		case "write":
 			_, d, err = c.Write(ctx, p, []byte("written by the agent\n"), false)
+		case "backup":
+			_, d, err = c.Backup(ctx, p)
 		default:
 			_, d, err = c.DeleteRecursive(ctx, p)
 		}
