@@ -695,12 +695,17 @@ return how;`
 		}},
 		{"SR-48", func(s *scratch) (probeCase, error) {
 			// A script that never ends, under a 2 s deadline: the run
-			// ends as the deadline's limit. The control counts to 1000.
+			// ends as the deadline's limit, and that limit names the
+			// policy's 2s (a launcher that ignored the policy's deadline
+			// for the default 10s passed on the limit's name alone: a
+			// mutation audit). The control counts to 1000.
 			text := s.componentsText("[code_mode]\ndeadline = \"2s\"\n")
 			return probeCase{raw: text, control: text,
 				probe: probe("code-run", "for (;;) {}"), controlProbe: probe("code-run", "let i = 0;\nwhile (i < 1000) i++;\nreturn i;"),
-				refused: func(r Run) bool { return r.Line == "denied limit:deadline" && r.Code == 1 },
-				ok:      func(r Run) bool { return r.Line == "value 1000" && r.Code == 0 }}, nil
+				refused: func(r Run) bool {
+					return strings.HasPrefix(r.Line, "denied limit:deadline (") && twoSeconds().MatchString(r.Line) && r.Code == 1
+				},
+				ok: func(r Run) bool { return r.Line == "value 1000" && r.Code == 0 }}, nil
 		}},
 		{"SR-49", func(s *scratch) (probeCase, error) {
 			// The agent's MCP server asked, through read_file, for a file
@@ -983,6 +988,9 @@ func nearMiss(text string) string {
 }
 
 func exitCode(n int) func(Run) bool { return func(r Run) bool { return r.Code == n } }
+
+// twoSeconds finds "2s" as a word: SR-48's deadline as the limit names it.
+var twoSeconds = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^0-9.])2s\b`) })
 
 var forkedLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^forked (\d+) of \d+`) })
 

@@ -86,7 +86,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-45": {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
 		"SR-46": {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
 		"SR-47": {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
-		"SR-48": {Run{Line: "denied limit:deadline", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
+		"SR-48": {Run{Line: "denied limit:deadline (code: deadline limit exceeded: the script ran past its deadline of 2s)", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
 		"SR-40": {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
 		"SR-39": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
 		"SR-42": {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
@@ -202,6 +202,11 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-50", Run{Line: "exit 1 cat: /elsewhere: Permission denied"}},
 		// Another limit, or the static check, is not the deadline.
 		{"SR-48", Run{Line: "denied limit:memory", Code: 1}},
+		// A deadline that is not the policy's (a default, or the policy's
+		// value read wrong) is not SR-48's.
+		{"SR-48", Run{Line: "denied limit:deadline (code: deadline limit exceeded: the script ran past its deadline of 10s)", Code: 1}},
+		{"SR-48", Run{Line: "denied limit:deadline (code: deadline limit exceeded: the script ran past its deadline of 12s)", Code: 1}},
+		{"SR-48", Run{Line: "denied limit:deadline", Code: 1}},
 		{"SR-48", Run{Line: "denied code.static", Code: 1}},
 		// The launcher failing for another reason is not the session
 		// stopping with its component.

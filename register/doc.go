@@ -66,6 +66,10 @@
 //     cannot reach (a socketpair to net, a socket root's alone); a
 //     launcher whose table allowed every call still passes it, and the
 //     evidence for the table is components/pki.TestCallMatrix.
+//   - SR-48's refusal is the deadline limit naming the policy's 2s (the
+//     probe prints what the limit said): a default deadline holding
+//     instead of the policy's is not it. The memory limit its title also
+//     names is not run.
 //   - SR-44's control must leave, in the workspace's backup store, a
 //     verified backup of the tree that holds its file as it was: the
 //     store alone is made at every session's start (a mutation audit: a

@@ -44,7 +44,7 @@ func init() {
 	probe.Register("gateway-sh", 3, func(a []string) error { return gatewaySh(a[0], a[1], a[2]) },
 		"URL TOKENFILE COMMAND: as gateway-read, calling run_command for COMMAND: `exit N LINE` (its stdout's first line, its stderr's when it failed), or `denied RULE`")
 	probe.Register("code-run", 1, func(a []string) error { return codeRun(a[0]) },
-		"SCRIPT: run the Code Mode script SCRIPT (its text) through the session's bash, as the agent: `value JSON`, or `denied RULE` (the static check), `denied limit:NAME`, `denied exception`")
+		"SCRIPT: run the Code Mode script SCRIPT (its text) through the session's bash, as the agent: `value JSON`, or `denied RULE` (the static check), `denied limit:NAME (WHAT IT SAID)`, `denied exception`")
 }
 
 // Bounds on one call: fs answers at once (no one is asked in a check);
@@ -124,7 +124,13 @@ func codeRun(script string) error {
 		case err != nil || !d.Allowed:
 			return decided(d, err)
 		case r.Limit != "":
-			return probe.Denied{Rule: "limit:" + r.Limit}
+			// With what the limit said (its value): a check can tell the
+			// policy's limit from a default that held instead.
+			why, _, _ := strings.Cut(r.Error, "\n")
+			if len(why) > 160 {
+				why = why[:160]
+			}
+			return probe.Denied{Rule: "limit:" + r.Limit + " (" + why + ")"}
 		case r.Error != "":
 			return probe.Denied{Rule: "exception"}
 		}
