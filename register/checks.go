@@ -586,9 +586,22 @@ func checks() []check {
 			proxy := "[network]\nmode = \"proxy\"\nblock_all = false\n"
 			text := s.componentsTextNet(proxy)
 			control := s.componentsTextNet(proxy + "unsafe_allow_private = [\"127.0.0.1/32\"]\n")
-			return probeCase{raw: text, control: control, probe: probe("http-get", "http://"+web+"/"),
+			page := func(r Run) bool { return r.Line == "status 200 - "+webPage && r.Code == 0 }
+			// The domain policy's case: the same server by name, its
+			// address allowed, the name in no allow rule under block_all:
+			// refused by the rule; the control allows the name. (A launcher
+			// whose net skipped the domain policy passed the SSRF case
+			// alone: a mutation audit.)
+			named := "http://localhost:" + port(web) + "/"
+			domains := func(allow string) string {
+				return s.componentsTextNet("[network]\nmode = \"proxy\"\nallow = [\"" + allow + "\"]\nunsafe_allow_private = [\"127.0.0.1/32\"]\n")
+			}
+			return probeCase{name: "the SSRF check", raw: text, control: control, probe: probe("http-get", "http://"+web+"/"),
 				refused: func(r Run) bool { return strings.HasPrefix(r.Line, "status 403 ssrf.loopback ") && r.Code == 0 },
-				ok:      func(r Run) bool { return r.Line == "status 200 - "+webPage && r.Code == 0 }}, nil
+				ok:      page,
+				also: []probeCase{{name: "the domain policy", raw: domains("pinfold.invalid"), control: domains("localhost"), probe: probe("http-get", named),
+					refused: func(r Run) bool { return strings.HasPrefix(r.Line, "status 403 network.block_all ") && r.Code == 0 },
+					ok:      page}}}, nil
 		}},
 		{"SR-42", func(s *scratch) (probeCase, error) {
 			// A session with a vault whose secret a rule gives to

@@ -80,17 +80,18 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-24":                   {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
 		"SR-38":                   {Run{Line: "denied handshake", Code: 1}, ok, ok},
 		"SR-38 the agent asking for bash's call (fs's backup)": {Run{Line: "denied reason-caller-role", Code: 1}, ok, ok},
-		"SR-43": {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
-		"SR-49": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
-		"SR-44": {Run{Line: "denied fs.delete-recursive", Code: 1}, ok, ok},
-		"SR-45": {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
-		"SR-46": {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
-		"SR-47": {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
-		"SR-48": {Run{Line: "denied limit:deadline (code: deadline limit exceeded: the script ran past its deadline of 2s)", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
-		"SR-40": {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
-		"SR-39": {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
-		"SR-42": {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
-		"SR-41": {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
+		"SR-43":                   {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
+		"SR-49":                   {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-44":                   {Run{Line: "denied fs.delete-recursive", Code: 1}, ok, ok},
+		"SR-45":                   {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
+		"SR-46":                   {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
+		"SR-47":                   {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
+		"SR-48":                   {Run{Line: "denied limit:deadline (code: deadline limit exceeded: the script ran past its deadline of 2s)", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
+		"SR-40":                   {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
+		"SR-39":                   {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-42":                   {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
+		"SR-41":                   {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
+		"SR-41 the domain policy": {Run{Line: "status 403 network.block_all pinfold: denied-host (network.block_all): localhost matches no allow rule and block_all is true"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
 	}
 	s, err := newScratch(fakeLauncher(t))
 	if err != nil {
@@ -182,6 +183,9 @@ func TestCheckPredicates(t *testing.T) {
 		// (no socket) is not the session's handshake.
 		{"SR-39", Run{Line: "denied fs.protected", Code: 1}},
 		{"SR-41", Run{Line: "status 403 network.block_all pinfold: …"}},
+		// The address refused (SSRF) is not the name refused by the
+		// domain policy.
+		{"SR-41 the domain policy", Run{Line: "status 403 ssrf.loopback pinfold: …"}},
 		{"SR-38", Run{Line: "denied EACCES", Code: 1}},
 		// A command that failed for another reason is not the read-only
 		// mount; a refusal by rule is not the person's missing answer.

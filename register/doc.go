@@ -70,6 +70,10 @@
 //     probe prints what the limit said): a default deadline holding
 //     instead of the policy's is not it. The memory limit its title also
 //     names is not run.
+//   - SR-41's check has a case for each protection its title names: the
+//     SSRF check (a loopback address refused) and the domain policy (the
+//     same server by a name no allow rule names, under block_all, its
+//     address allowed; the control allows the name).
 //   - SR-44's control must leave, in the workspace's backup store, a
 //     verified backup of the tree that holds its file as it was: the
 //     store alone is made at every session's start (a mutation audit: a
