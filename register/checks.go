@@ -473,9 +473,14 @@ func checks() []check {
 				}}, nil
 		}},
 		{"SR-33", func(s *scratch) (probeCase, error) {
+			// A case for each rule of the title: an unknown key, and no
+			// version (a launcher that took a policy without one passed
+			// the first case alone: a mutation audit).
 			good := s.policyText("")
 			bad := strings.Replace(good, "[files]\n", "[files]\nreed = []\n", 1)
-			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: refusedAs(122, `did you mean "read"?`)}, nil
+			unversioned := strings.Replace(good, "version = 1\n", "", 1)
+			return probeCase{name: "an unknown key", raw: bad, control: good, probe: probe("noop"), refused: refusedAs(122, `did you mean "read"?`),
+				also: []probeCase{{name: "no version", raw: unversioned, control: good, probe: probe("noop"), refused: refusedAs(122, "`version` is missing")}}}, nil
 		}},
 		{"SR-34", func(s *scratch) (probeCase, error) {
 			secret := filepath.Join(s.outside, "secret")

@@ -61,6 +61,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-15":                   text(`10:14: env.set.A: Escaped character '\uD800' is not valid UTF-8`),
 		"SR-16":                   text("2:3: character U+202E: a bidirectional control reorders how text displays, so the policy would not read as it binds (SR-16)"),
 		"SR-33":                   {Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}, ok, ok},
+		"SR-33 no version":        {Run{Code: 122, Stderr: "launcher: error: p.toml:1: `version` is missing: write `version = 1` at the top"}, ok, ok},
 		"SR-26":                   {Run{Line: "euid 1879048193 uid 1879048193"}, Run{Line: "euid 0 uid 0"}, Run{Line: "euid 0 uid 0"}},
 		"SR-25":                   {Run{Code: 124, ErrorLine: "launcher: error: refused: launcher: the launcher's /w/launcher is beneath /w, which the agent can write: it could replace code the next launch runs: nothing was started", Stderr: "launcher: hint: keep the launcher outside the write paths"}, ok, ok},
 		"SR-31":                   {Run{Code: 159}, ok, ok},
@@ -175,6 +176,7 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-15", Run{Code: 122, Stderr: "launcher: error: p.toml:10:1: expected a table"}},
 		{"SR-16", Run{Code: 122, Stderr: "launcher: error: p.toml:2: unknown key"}},
 		{"SR-33", Run{Code: 122, Stderr: "launcher: error: p.toml:9:16: network.mode: Key 'network.mode' has already been defined"}},
+		{"SR-33 no version", Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}},
 		{"SR-32", Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}},
 		{"SR-26", Run{Line: "euid 1000 uid 1000"}},
 		// fs refusing for another reason (the workspace's own protections)

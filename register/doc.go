@@ -58,6 +58,8 @@
 //     file and the workspace are on (nosuid): no_new_privs alone keeps
 //     the set-uid run's euid, so that run cannot show nosuid. no_new_privs
 //     itself cannot be switched off apart: Landlock needs it.
+//   - SR-33's check has a case for each rule its title names: an
+//     unknown key, and a policy without version.
 //   - SR-38's check has a second case: the agent, with the session's
 //     own certificate, asking fs for bash's call (a backup), refused by
 //     the handler's role check. The call table itself (pki.MayCall) is
