@@ -796,9 +796,10 @@ return how;`
 }
 
 // escapeCase is a components-mode check of a link planted in the
-// workspace to a file outside it, read by the probe action (as the
-// agent): fs refuses it (fs.beneath). The control reads a workspace file
-// the same way.
+// workspace to a file outside it, and of one to the directory outside
+// on the way to that file, each read by the probe action (as the
+// agent): fs refuses both (fs.beneath). The control reads a workspace
+// file the same way.
 func (s *scratch) escapeCase(action string) (probeCase, error) {
 	secret := filepath.Join(s.outside, "secret")
 	if err := os.WriteFile(secret, []byte("outside\n"), 0o644); err != nil {
@@ -809,12 +810,24 @@ func (s *scratch) escapeCase(action string) (probeCase, error) {
 	if err := os.Symlink(secret, link); err != nil {
 		return probeCase{}, err
 	}
+	// A link to the directory outside, on the way to the file: a final
+	// link alone is refused by O_NOFOLLOW as well, and a launcher whose
+	// fs resolved without RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS passed
+	// on it (a mutation audit).
+	dirLink := filepath.Join(s.ws, "escape-dir")
+	os.Remove(dirLink)
+	if err := os.Symlink(s.outside, dirLink); err != nil {
+		return probeCase{}, err
+	}
 	if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
 		return probeCase{}, err
 	}
 	text := s.componentsText("")
-	return probeCase{raw: text, control: text, probe: []string{action, "escape"}, controlProbe: []string{action, "inside"},
-		refused: func(r Run) bool { return r.Line == "denied fs.beneath" && r.Code == 1 }}, nil
+	beneath := func(r Run) bool { return r.Line == "denied fs.beneath" && r.Code == 1 }
+	return probeCase{name: "a link to the file", raw: text, control: text, probe: []string{action, "escape"}, controlProbe: []string{action, "inside"},
+		refused: beneath,
+		also: []probeCase{{name: "a link on the way", raw: text, control: text, probe: []string{action, "escape-dir/secret"}, controlProbe: []string{action, "inside"},
+			refused: beneath}}}, nil
 }
 
 // backedUp says why the backup store at dir holds no verified backup

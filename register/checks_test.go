@@ -673,3 +673,37 @@ func TestBackedUp(t *testing.T) {
 		t.Error("a backup of other content taken for the tree's")
 	}
 }
+
+// SR-39's and SR-49's checks read through a link to a directory outside
+// the workspace on the way to a file: a final link alone is refused by
+// O_NOFOLLOW too, and a launcher whose fs resolved without
+// RESOLVE_BENEATH passed on it (a mutation audit).
+func TestEscapeCaseLinkOnTheWay(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	for _, id := range []string{"SR-39", "SR-49"} {
+		pc, err := checks()[indexOf(checks(), id)].prepare(s)
+		if err != nil {
+			t.Fatalf("%s: prepare: %v", id, err)
+		}
+		found := false
+		for _, c := range append([]probeCase{pc}, pc.also...) {
+			first, rest, ok := strings.Cut(c.probe[1], "/")
+			if !ok || rest == "" {
+				continue
+			}
+			target, err := os.Readlink(filepath.Join(s.ws, first))
+			if err == nil && target == s.outside {
+				if _, err := os.Stat(filepath.Join(s.outside, rest)); err == nil {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no case reads a file outside through a link to its directory", id)
+		}
+	}
+}

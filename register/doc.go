@@ -72,6 +72,10 @@
 //     probe prints what the limit said): a default deadline holding
 //     instead of the policy's is not it. The memory limit its title also
 //     names is not run.
+//   - SR-39's and SR-49's checks read through a link to the file
+//     outside and through a link to its directory on the way: a final
+//     link is refused by O_NOFOLLOW alone, so that case does not show
+//     fs resolving beneath the workspace.
 //   - SR-41's check has a case for each protection its title names: the
 //     SSRF check (a loopback address refused) and the domain policy (the
 //     same server by a name no allow rule names, under block_all, its
