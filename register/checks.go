@@ -664,10 +664,26 @@ func checks() []check {
 			// A command the policy leaves to the person, asked with no
 			// terminal to put it on: refused, never run. The control runs
 			// a command the policy lets run by itself.
-			text := s.componentsText("[commands]\nauto = [\"true\"]\napproval = [\"touch\"]\n")
-			return probeCase{raw: text, control: text, probe: probe("sh-run", "touch approved-by-nobody"), controlProbe: probe("sh-run", "true"),
+			// A second case, for "run confined": a command the policy runs
+			// by itself reads a file outside the workspace, and the
+			// worker's Landlock refuses it; the control reads a workspace
+			// file (a launcher whose workers read everything passed the
+			// first case alone: a mutation audit).
+			secret := filepath.Join(s.outside, "secret")
+			if err := os.WriteFile(secret, []byte("outside\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
+				return probeCase{}, err
+			}
+			text := s.componentsText("[commands]\nauto = [\"true\", \"cat\"]\napproval = [\"touch\"]\n")
+			ran := func(r Run) bool { return strings.HasPrefix(r.Line, "exit 0") && r.Code == 0 }
+			return probeCase{name: "decided", raw: text, control: text, probe: probe("sh-run", "touch approved-by-nobody"), controlProbe: probe("sh-run", "true"),
 				refused: func(r Run) bool { return r.Line == "denied bash.declined" && r.Code == 1 },
-				ok:      func(r Run) bool { return strings.HasPrefix(r.Line, "exit 0") && r.Code == 0 }}, nil
+				ok:      ran,
+				also: []probeCase{{name: "confined", raw: text, control: text, probe: probe("sh-run", "cat "+secret), controlProbe: probe("sh-run", "cat inside"),
+					refused: func(r Run) bool { return r.Line == "exit 1 cat: "+secret+": Permission denied" && r.Code == 0 },
+					ok:      ran}}}, nil
 		}},
 		{"SR-46", func(s *scratch) (probeCase, error) {
 			// A command the policy runs by itself copies a tree into the

@@ -108,6 +108,9 @@ func TestCheckPredicates(t *testing.T) {
 	}
 	// SR-50's refusal names the owner's file, in this scratch.
 	cases["SR-50"] = lines{Run{Line: "exit 1 cat: " + filepath.Join(s.ws, "inside") + ": Permission denied"}, Run{Line: "exit 0 the owner's project"}, Run{Line: "exit 0 the owner's project"}}
+	// SR-45's worker refused the file outside, in this scratch.
+	outsideSecret := filepath.Join(s.outside, "secret")
+	cases["SR-45 confined"] = lines{Run{Line: "exit 1 cat: " + outsideSecret + ": Permission denied"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}}
 	for _, c := range checks() {
 		if c.id == "SR-50" && os.Geteuid() != 0 {
 			continue // the gateway is root's: skipped when run (TestRegisterCheck)
@@ -193,6 +196,8 @@ func TestCheckPredicates(t *testing.T) {
 		// mount; a refusal by rule is not the person's missing answer.
 		{"SR-46", Run{Line: "exit 1 cp: cannot stat 'tpl/.': No such file or directory"}},
 		{"SR-45", Run{Line: "denied bash.parse", Code: 1}},
+		// The command refused before it ran is not the worker confined.
+		{"SR-45 confined", Run{Line: "denied bash.declined", Code: 1}},
 		// fs refusing for another reason is not the person's missing yes.
 		{"SR-43", Run{Line: "denied fs.beneath", Code: 1}},
 		{"SR-44", Run{Line: "denied fs.beneath", Code: 1}},

@@ -68,6 +68,10 @@
 //     cannot reach (a socketpair to net, a socket root's alone); a
 //     launcher whose table allowed every call still passes it, and the
 //     evidence for the table is components/pki.TestCallMatrix.
+//   - SR-45's check has a case for each half of its title: a command
+//     that needs the person, asked with no one to ask, never runs; and
+//     a command the policy runs by itself is refused a file outside the
+//     workspace by the worker's confinement.
 //   - SR-48's refusal is the deadline limit naming the policy's 2s (the
 //     probe prints what the limit said): a default deadline holding
 //     instead of the policy's is not it. The memory limit its title also
