@@ -43,6 +43,12 @@
 //     copy of the same binary, or a program that ignores its arguments.
 //   - Main exits the process: it is for a program's entry, not for a
 //     library call.
+//   - `landlock-abi N CMD` is a test double, not a boundary: it checks a
+//     Landlock call's arguments and then lets the real kernel run it
+//     (SECCOMP_USER_NOTIF_FLAG_CONTINUE), so a program that rewrote them
+//     in between would pass unchecked. It stays CMD's parent (the
+//     listener answers from it) and passes on SIGINT, SIGTERM and SIGHUP;
+//     CMD gets SIGKILL if it dies.
 package probe
 
 // Entry is the hidden first argument that turns the launcher binary into

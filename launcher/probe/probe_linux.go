@@ -108,6 +108,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"find-bytes":       {-1, nil, "HEX ROOT...: look for the bytes in every readable file beneath the roots; prints `found PATH` (exit 1) or `absent N`"},
 		"secret-hunt":      {-1, nil, "HEX URL ROOT...: GET URL through the proxy, then look for the bytes in its answer and as find-bytes does; prints `found WHERE` (exit 1) or `absent N; status N RULE FIRSTLINE`; $NAME in a root is expanded"},
 		"without-landlock": {-1, nil, "CMD [ARGS...]: exec CMD as on a kernel without Landlock (seccomp answers ENOSYS to its system calls)"},
+		"landlock-abi":     {-1, nil, "N CMD [ARGS...]: run CMD as on a kernel with Landlock ABI N (1 to 7): seccomp hands its tree's Landlock calls to this process, which answers the version query with N and refuses rights, rules and flags ABI N lacks"},
 		"without-cgroups":  {-1, nil, "CMD [ARGS...]: exec CMD as on a host with no cgroup file system (root: a mount namespace with every cgroup mount detached)"},
 		"without-netns":    {-1, nil, "CMD [ARGS...]: exec CMD as on a host with user.max_net_namespaces = 0 (root: a mount namespace where the sysctl reads 0, and seccomp answers EPERM to clone and unshare with CLONE_NEWNET)"},
 	}
@@ -196,6 +197,8 @@ func Main(self []string, args []string) {
 		withoutLandlock(args)
 	case "without-cgroups":
 		withoutCgroups(args)
+	case "landlock-abi":
+		withLandlockABI(args)
 	case "without-netns":
 		withoutNetNS(args)
 	case "http-get":
