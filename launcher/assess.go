@@ -62,6 +62,10 @@ func Assess(p *policy.Policy, h Host) []Assessment {
 		}
 	}
 
+	if a, ok := netComponentFloor(p, ll); ok {
+		add(a)
+	}
+
 	// 1. Namespaces.
 	switch {
 	case h.Root:
@@ -131,6 +135,19 @@ func assessEnv(p *policy.Policy) Assessment {
 	return Assessment{Boundary: "environment", Verdict: Applied, Detail: d}
 }
 
+// netComponentFloor refuses proxy mode in components mode where the net
+// component, which confines itself with Landlock TCP rules so that it
+// cannot bind, cannot (ConfineComponent): refused before anything starts,
+// not a session whose net exits under a running agent (SR-24).
+func netComponentFloor(p *policy.Policy, ll LandlockInfo) (Assessment, bool) {
+	if p.Mode != policy.ModeComponents || p.Network.Mode != policy.NetProxy || ll.enforced(LandlockTCP) {
+		return Assessment{}, false
+	}
+	return Assessment{Boundary: "net component", Verdict: Refused,
+		Detail: fmt.Sprintf("the net component confines itself with Landlock TCP rules (ABI ≥ %d); have ABI %d", landlockTCPMinABI, ll.ABI),
+		Hint:   kernelForABI(landlockTCPMinABI) + `, or network mode "none"`}, true
+}
+
 func nsAssessment(name string, f Feature, what string) Assessment {
 	if f.Available {
 		return Assessment{Boundary: name, Verdict: Applied, Detail: what}
@@ -174,7 +191,8 @@ func assessNetwork(p *policy.Policy, h Host) Assessment {
 		default:
 			a.Verdict = Refused
 			a.Detail = fmt.Sprintf("no network namespace (%s) and no Landlock TCP rules (ABI %d < %d): nothing would keep the agent off the network", h.NetNS.Detail, abi, landlockTCPMinABI)
-			a.Hint = h.NetNS.Hint
+			// Either way out: the namespace back, or a kernel with TCP rules.
+			a.Hint = joinNote(h.NetNS.Hint, kernelForABI(landlockTCPMinABI)+" (Landlock TCP rules)")
 			a.Risk = "SR-03"
 		}
 	}

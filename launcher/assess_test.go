@@ -105,6 +105,10 @@ func TestAssess(t *testing.T) {
 	}{
 		{"none without netns, ABI 3", pol(), fixtureHost(noNetNS, abi(3)), "network", Refused, "SR-03",
 			"no Landlock TCP rules (ABI 3 < 4)", "run on the host"},
+		// The launch's own probe gives the namespace no hint of its own:
+		// the refusal still names the kernel that has TCP rules.
+		{"none without netns, ABI 3, launch probe", pol(), fixtureHost(func(h *Host) { h.NetNS = Feature{Detail: "disabled"} }, abi(3)), "network", Refused, "SR-03",
+			"no Landlock TCP rules (ABI 3 < 4)", "Linux ≥ 6.7 (Landlock TCP rules)"},
 		{"none without netns, ABI 4", pol(), fixtureHost(noNetNS, abi(4)), "network", Degraded, "SR-03",
 			"seccomp every socket family but Unix and netlink, so nothing reaches the network", "run on the host"},
 		{"none with netns", pol(), fixtureHost(abi(1)), "network", Applied, "", "empty network namespace", ""},
@@ -141,6 +145,11 @@ func TestAssess(t *testing.T) {
 			p.Network = policy.Network{Mode: policy.NetProxy, Allow: []policy.Domain{"example.com"}}
 		}), fixtureHost(),
 			"components", Applied, "", "kms, fs, bash and net run", ""},
+		{"components, proxy, ABI 3", pol(func(p *policy.Policy) {
+			p.Mode = policy.ModeComponents
+			p.Network = policy.Network{Mode: policy.NetProxy, Allow: []policy.Domain{"example.com"}}
+		}), fixtureHost(abi(3)),
+			"net component", Refused, "", "Landlock TCP rules (ABI ≥ 4); have ABI 3", "Linux ≥ 6.7"},
 		// The person's files.write is fs's, not the agent's: hello counts
 		// the agent's.
 		{"components: the agent's write paths", pol(func(p *policy.Policy) {

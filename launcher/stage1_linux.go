@@ -98,7 +98,8 @@ func ProbeForLaunch() Host {
 	// Network namespaces have a fallback (Landlock TCP and seccomp), so
 	// their absence is read here rather than left to fail the clone.
 	if _, err := os.Stat("/proc/self/ns/net"); err != nil || readSysctl("user/max_net_namespaces") == 0 {
-		h.NetNS = Feature{Detail: "network namespaces are disabled (no /proc/self/ns/net, or user.max_net_namespaces = 0)"}
+		h.NetNS = Feature{Detail: "network namespaces are disabled (no /proc/self/ns/net, or user.max_net_namespaces = 0)",
+			Hint: "sysctl -w user.max_net_namespaces=15000, or a kernel with CONFIG_NET_NS"}
 	}
 	h.Seccomp = probeSeccomp()
 	h.Cgroup = probeCgroups(h.Root)
@@ -146,6 +147,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err := <-checked; err != nil {
 		return 0, err
 	}
+	whole := o.Policy
 	if o.Policy.Mode == policy.ModeComponents {
 		p, err := agentPolicy(o.Policy, o.Beside)
 		if err != nil {
@@ -157,6 +159,17 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 		return 0, &RefusedError{Boundary: "network", Detail: `mode "proxy" needs the net component beside the agent, and none was started`, Hint: `launch with the launcher's own command line, which starts it`}
 	}
 	assessed := Assess(o.Policy, h)
+	if whole.Mode == policy.ModeComponents {
+		// The write paths agentPolicy took from the agent are fs's, which
+		// confines itself with them: the same floor holds; and the net
+		// component's, which agentPolicy's network none hides (SR-24).
+		if a := assessLandlockFiles(whole, h.Landlock); a.Verdict == Refused {
+			assessed = append(assessed, a)
+		}
+		if a, ok := netComponentFloor(whole, h.Landlock); ok {
+			assessed = append(assessed, a)
+		}
+	}
 	if refused := refusals(assessed); refused != nil {
 		return 0, refused
 	}
