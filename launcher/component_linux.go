@@ -32,12 +32,15 @@ type ComponentConfinement struct {
 func ConfineComponent(c ComponentConfinement) error {
 	info := probeLandlock()
 	abi := min(info.ABI, maxKnownABI)
-	floor := floorFiles
+	floor, why := floorFiles, ""
+	if len(c.Write) > 0 {
+		floor, why = floorWrite, " (write rules need the truncate right)"
+	}
 	if c.Connect {
-		floor = floorTCP // a component with sockets must at least not bind
+		floor, why = floorTCP, " (a component with sockets must at least not bind)"
 	}
 	if abi < floor {
-		return &RefusedError{Boundary: "landlock", Detail: fmt.Sprintf("a component confines itself with Landlock ABI %d or more; this kernel has %d", floor, info.ABI), Hint: kernelForABI(floor)}
+		return &RefusedError{Boundary: "landlock", Detail: fmt.Sprintf("a component confines itself with Landlock ABI %d or more%s; this kernel has %d", floor, why, info.ABI), Hint: kernelForABI(floor)}
 	}
 	if err := ll.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("component: no_new_privs: %w", err)

@@ -34,6 +34,15 @@ func TestComponentProbeChild(t *testing.T) {
 		<-ask
 		answer <- componentTries()
 	}()
+	if mode == "write" {
+		// fs's confinement, under the landlock-abi wrapper.
+		if err := ConfineComponent(ComponentConfinement{Write: []string{os.TempDir()}}); err != nil {
+			fmt.Printf("confine: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Println("confined")
+		os.Exit(0)
+	}
 	if mode == "confined" {
 		if err := ConfineComponent(ComponentConfinement{}); err != nil {
 			fmt.Printf("confine: %v\n", err)
@@ -156,4 +165,25 @@ func newThreads(n int) error {
 		return fmt.Errorf("%d goroutines locked to threads ran on %d", n, len(seen))
 	}
 	return nil
+}
+
+// A component with write paths (fs) refuses to confine itself below the
+// ABI whose truncate right its write rules need, as a launch with write
+// paths does (SR-24), and never runs with truncate(2) unchecked.
+func TestIntegrationComponentWriteFloor(t *testing.T) {
+	requireIntegration(t)
+	for _, c := range []struct {
+		abi  int
+		want string
+	}{
+		{2, "confine: landlock: a component confines itself with Landlock ABI 3 or more (write rules need the truncate right); this kernel has 2"},
+		{3, "confined"},
+	} {
+		cmd := exec.Command(itEnv.launcher, "__pinfold_probe", "landlock-abi", fmt.Sprint(c.abi), os.Args[0], "-test.run=^TestComponentProbeChild$")
+		cmd.Env = append(os.Environ(), componentProbeEnv+"=write")
+		out, _ := cmd.CombinedOutput()
+		if line, _, _ := strings.Cut(string(out), "\n"); line != c.want {
+			t.Errorf("ABI %d: want %q, got %q", c.abi, c.want, out)
+		}
+	}
 }

@@ -200,6 +200,22 @@
 //     succeed; idmapped mounts are checked only at launch.
 //   - Running as euid 0 inside a container's user namespace is reported as
 //     root; root-only steps may then fail at launch, and fail closed.
+//   - Components mode confines the agent under agentPolicy, which has no
+//     write paths and network none; the whole policy's Landlock floors
+//     are checked too before anything starts (write paths are fs's: ABI
+//     3; proxy mode is net's, which confines itself with TCP rules: ABI
+//     4), and each component refuses to confine itself below its own.
+//     Before, a components policy with write paths ran on ABI 1 and 2,
+//     where fs's rules left truncate(2) unchecked, and proxy mode on ABI
+//     3 started the agent and stopped it when net could not confine
+//     itself.
+//   - Lower ABIs are tested on this kernel through the probe's
+//     landlock-abi wrapper (integration_abi_linux_test.go): a seccomp
+//     listener answers the version query with N and refuses the rights,
+//     scopes, rule types and flags ABI N lacks, as such a kernel would;
+//     what it accepts runs on the real kernel. It is a double of the
+//     kernel's interface, not of an old kernel's behaviour (erratum
+//     fixes, for one, are this kernel's).
 //   - Stage 2 applies Landlock rights up to ABI 7. Probe knows features up
 //     to ABI 9 and reports a newer kernel with its ABI, but ABI 8 (tsync:
 //     stage 2 restricts while it is one thread, so nothing is lost), ABI 9
