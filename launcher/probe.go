@@ -155,7 +155,7 @@ func landlockFeatures(abi int, errata uint64) []LandlockFeature {
 		case f.Enforced && d.abi > maxKnownABI:
 			f.Enforced = false
 			f.Detail = fmt.Sprintf("the kernel has it, but this launcher applies Landlock only up to ABI %d", maxKnownABI)
-		case f.Enforced && d.abi == landlockScopeMinABI && errata&erratumScopedSignal == 0:
+		case f.Enforced && d.name == LandlockScopeSignal && errata&erratumScopedSignal == 0:
 			f.Detail = "erratum 2 is not fixed in this kernel: an agent that restricts some of its own threads further cannot signal between them (the launcher's scope itself is not affected)"
 		}
 		fs = append(fs, f)

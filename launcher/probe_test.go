@@ -57,6 +57,11 @@ func TestLandlockFeatures(t *testing.T) {
 				if f.Enforced && f.MinABI > tt.abi {
 					t.Errorf("%s enforced at ABI %d < its MinABI %d", f.Name, tt.abi, f.MinABI)
 				}
+				// Erratum 2 is about signals: its note belongs to that
+				// scope alone, not to abstract sockets'.
+				if noted := strings.Contains(f.Detail, "erratum 2"); noted != (f.Name == LandlockScopeSignal && tt.abi >= 6 && tt.errata&erratumScopedSignal == 0) {
+					t.Errorf("%s at ABI %d, errata %#x: erratum 2 noted = %v: %q", f.Name, tt.abi, tt.errata, noted, f.Detail)
+				}
 			}
 		})
 	}
