@@ -29,7 +29,11 @@
 // that exists but no path reaches, on which git stops), for policy check.
 //
 // Access is what the policy lists: write grants read and write, exec grants
-// read and execute, and the workspace gets nothing implicitly.
+// read and execute, and the workspace gets nothing implicitly. No write
+// path is /proc, /sys or /dev, lies beneath /proc or /sys, or contains one
+// of them (kernel-tree-write): their files are the kernel's interfaces,
+// and a writable clone of /sys gave an unprivileged agent the person's
+// delegated cgroups; device files beneath /dev are listed one by one.
 //
 // # Limitations
 //

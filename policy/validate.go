@@ -21,6 +21,7 @@ var checks = []check{
 	{"path-in-two-lists", "SR-13", checkPathInTwoLists},
 	{"write-exec-overlap", "SR-01", checkWriteExec},
 	{"private-dir", "SR-12", checkPrivateDirs},
+	{"kernel-tree-write", "", checkKernelTreeWrite},
 	{"network-keys", "", checkNetworkKeys},
 	{"components-only", "", checkComponentsOnly},
 	{"components-authority", "SR-37", checkComponentsAuthority},
@@ -192,6 +193,51 @@ func checkPrivateDirs(p *Policy) []Problem {
 					Msg:  fmt.Sprintf("%q is the sandbox's own private directory, not the host's: listing it would bind something else than it reads", path),
 					Hint: "list the directory beneath it that the agent needs"})
 			}
+		}
+	}
+	return ps
+}
+
+// kernelTrees are file systems of kernel interfaces, not files: /proc is
+// the sandbox's own (fresh for its pid namespace), /sys and /dev are the
+// host's.
+var kernelTrees = []Path{"/proc", "/sys", "/dev"}
+
+// checkKernelTreeWrite refuses a write path that is /proc, /sys or /dev,
+// lies beneath /proc or /sys, or contains one of them ("/"). Written
+// there, the agent would change the host kernel's state (sysfs, a
+// person's delegated cgroups) rather than files; as root none of them can
+// be idmapped, so the launch failed in stage 2 with a hint about the file
+// system. Device files beneath /dev (/dev/null, /dev/tty) stay listable
+// one by one.
+func checkKernelTreeWrite(p *Policy) []Problem {
+	var ps []Problem
+	writes := p.Files.Write
+	// In components mode fs writes the workspace (checkWriteExec).
+	if p.Mode == ModeComponents && p.Workspace.Path != "" && !slices.Contains(writes, p.Workspace.Path) {
+		writes = append(slices.Clone(writes), p.Workspace.Path)
+	}
+	for _, w := range writes {
+		for _, k := range kernelTrees {
+			var rel string
+			switch {
+			case w == k:
+				rel = "is"
+			case k.Contains(w) && k != "/dev":
+				rel = "is beneath"
+			case w.Contains(k):
+				rel = "contains"
+			default:
+				continue
+			}
+			key, what := "files.write", "write path"
+			if !slices.Contains(p.Files.Write, w) {
+				key, what = "workspace.path", "the workspace, which fs writes in components mode,"
+			}
+			ps = append(ps, Problem{Key: key, elem: -1,
+				Msg:  fmt.Sprintf("%s %q %s %s, where files are the kernel's interfaces: writing there would change the host's kernel state, not files", what, w, rel, k),
+				Hint: "list the directories the agent writes its files in; a device file such as /dev/null can be listed alone"})
+			break // one problem a path: "/" contains them all
 		}
 	}
 	return ps

@@ -89,7 +89,13 @@ func TestValidate(t *testing.T) {
 		{"write above exec", func(p *Policy) { p.Files.Exec = []Path{"/home/ana/src/app/node_modules/.bin"} }, []string{
 			`write-exec-overlap: files.write: write path "/home/ana/src/app" contains exec path "/home/ana/src/app/node_modules/.bin"` + overlapWhy}},
 		{"write root above exec", func(p *Policy) { p.Files.Write = []Path{"/"}; p.Workspace.Path = "/" }, []string{
-			`write-exec-overlap: files.write: write path "/" contains exec path "/usr/bin"` + overlapWhy}},
+			`write-exec-overlap: files.write: write path "/" contains exec path "/usr/bin"` + overlapWhy,
+			`kernel-tree-write: files.write: write path "/" contains /proc, where files are the kernel's interfaces: writing there would change the host's kernel state, not files`}},
+		// Kernel interface trees: /proc, /sys and /dev are not written
+		// whole; a device file beneath /dev is.
+		{"write /sys", func(p *Policy) { p.Files.Write = append(p.Files.Write, "/sys") }, []string{
+			`kernel-tree-write: files.write: write path "/sys" is /sys, where files are the kernel's interfaces: writing there would change the host's kernel state, not files`}},
+		{"write a device file", func(p *Policy) { p.Files.Write = append(p.Files.Write, "/dev/null", "/dev/pts") }, nil},
 		{"write sibling of exec with common prefix", func(p *Policy) { p.Files.Exec = []Path{"/home/ana/src/app2", "/home/ana/src/ap"} }, nil},
 		// Components mode: fs writes the whole workspace, listed or not.
 		{"components, exec in the unlisted workspace", func(p *Policy) {
@@ -314,7 +320,7 @@ func TestDuplicatesInEveryList(t *testing.T) {
 func TestChecks(t *testing.T) {
 	eq(t, "Checks()", Checks(), []string{
 		"workspace-required", "duplicate-entry", "path-in-two-lists", "write-exec-overlap", "private-dir",
-		"network-keys", "components-only", "components-authority", "protected-outside-workspace", "env-pass-and-set",
+		"kernel-tree-write", "network-keys", "components-only", "components-authority", "protected-outside-workspace", "env-pass-and-set",
 		"allow-and-deny", "auto-and-approval", "secret-complete", "secrets-need-proxy", "secret-host-too-wide", "secret-host-in-two-rules", "limit-range",
 	})
 	// Validate names the check and its risk on every problem.
