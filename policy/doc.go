@@ -32,8 +32,9 @@
 // read and execute, and the workspace gets nothing implicitly. No write
 // path is /proc, /sys or /dev, lies beneath /proc or /sys, or contains one
 // of them (kernel-tree-write): their files are the kernel's interfaces,
-// and a writable clone of /sys gave an unprivileged agent the person's
-// delegated cgroups; device files beneath /dev are listed one by one.
+// and an unprivileged launch would give the agent a writable clone of
+// the host's tree (a person's delegated cgroup files are in /sys); device
+// files beneath /dev are listed one by one.
 //
 // # Limitations
 //
