@@ -48,7 +48,11 @@
 //     (SECCOMP_USER_NOTIF_FLAG_CONTINUE), so a program that rewrote them
 //     in between would pass unchecked. It stays CMD's parent (the
 //     listener answers from it) and passes on SIGINT, SIGTERM and SIGHUP;
-//     CMD gets SIGKILL if it dies.
+//     CMD gets SIGKILL if it dies. It reads a ruleset's attribute from
+//     the caller's memory, which a caller that made itself not dumpable
+//     (stage 2 does) keeps from any reader without CAP_SYS_PTRACE: run
+//     unprivileged, such a ruleset is answered EFAULT (the launch fails
+//     closed, "Bad address"). Use it as root.
 package probe
 
 // Entry is the hidden first argument that turns the launcher binary into
