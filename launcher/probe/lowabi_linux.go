@@ -63,21 +63,7 @@ func withLandlockABI(args []string) {
 	if err != nil || abi < 1 || abi >= len(abiFS) {
 		broke(fmt.Errorf("landlock-abi: ABI %q is not 1 to %d", args[0], len(abiFS)-1))
 	}
-	arch := auditArch("landlock-abi")
-	const (
-		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		ret = unix.BPF_RET | unix.BPF_K
-	)
-	filter := []unix.SockFilter{
-		{Code: ld, K: 4}, // seccomp_data.arch
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, K: arch},
-		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
-		{Code: ld, K: 0}, // seccomp_data.nr: 444-446 on every architecture
-		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, Jf: 2, K: 444},
-		{Code: unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K, Jt: 1, K: 446},
-		{Code: ret, K: unix.SECCOMP_RET_USER_NOTIF},
-		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
-	}
+	filter := landlockFilter("landlock-abi", unix.SECCOMP_RET_USER_NOTIF)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		broke(err)
 	}

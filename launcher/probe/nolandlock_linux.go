@@ -17,23 +17,29 @@ func withoutLandlock(argv []string) {
 	if len(argv) == 0 {
 		broke(errors.New("without-landlock needs a command"))
 	}
-	arch := auditArch("without-landlock")
+	filter := landlockFilter("without-landlock", unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS))
+	runtime.LockOSThread()
+	execFiltered(filter, argv)
+}
+
+// landlockFilter is a seccomp program that returns action for this
+// architecture's Landlock calls (444-446 on every architecture) and
+// allows everything else; what names the wrapper.
+func landlockFilter(what string, action uint32) []unix.SockFilter {
 	const (
 		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		ret = unix.BPF_RET | unix.BPF_K
 	)
-	filter := []unix.SockFilter{
+	return []unix.SockFilter{
 		{Code: ld, K: 4}, // seccomp_data.arch
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, K: arch},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, K: auditArch(what)},
 		{Code: ret, K: unix.SECCOMP_RET_ALLOW}, // another ABI: not ours to answer
 		{Code: ld, K: 0},                       // seccomp_data.nr
 		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, Jf: 2, K: 444},
 		{Code: unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K, Jt: 1, K: 446},
-		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		{Code: ret, K: action},
 		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
 	}
-	runtime.LockOSThread()
-	execFiltered(filter, argv)
 }
 
 // auditArch is this architecture's seccomp audit value, for a filter
