@@ -141,19 +141,33 @@ func checkPathInTwoLists(p *Policy) []Problem {
 	return ps
 }
 
+// writePaths are the paths the agent's side may write: files.write and,
+// in components mode, the workspace, which fs writes anywhere in
+// whatever files.write says.
+func writePaths(p *Policy) []Path {
+	writes := p.Files.Write
+	if p.Mode == ModeComponents && p.Workspace.Path != "" && !slices.Contains(writes, p.Workspace.Path) {
+		writes = append(slices.Clone(writes), p.Workspace.Path)
+	}
+	return writes
+}
+
+// writeKey is the key a problem with the write path w is reported under,
+// and how its message names w.
+func writeKey(p *Policy, w Path) (key, what string) {
+	if !slices.Contains(p.Files.Write, w) {
+		return "workspace.path", "the workspace, which fs writes in components mode,"
+	}
+	return "files.write", "write path"
+}
+
 // checkWriteExec enforces write-xor-execute over the hierarchy: Landlock
 // grants a directory's rights to everything beneath it, so a write path
 // beneath (or equal to, or above) an exec path makes written files
 // executable (SR-01).
 func checkWriteExec(p *Policy) []Problem {
 	var ps []Problem
-	writes := p.Files.Write
-	// In components mode fs writes anywhere in the workspace, whatever
-	// files.write says: the workspace is a write path.
-	if p.Mode == ModeComponents && p.Workspace.Path != "" && !slices.Contains(writes, p.Workspace.Path) {
-		writes = append(slices.Clone(writes), p.Workspace.Path)
-	}
-	for _, w := range writes {
+	for _, w := range writePaths(p) {
 		for _, x := range p.Files.Exec {
 			var rel string
 			switch {
@@ -166,10 +180,7 @@ func checkWriteExec(p *Policy) []Problem {
 			default:
 				continue
 			}
-			key, what := "files.write", "write path"
-			if !slices.Contains(p.Files.Write, w) {
-				key, what = "workspace.path", "the workspace, which fs writes in components mode,"
-			}
+			key, what := writeKey(p, w)
 			ps = append(ps, Problem{Key: key, elem: -1,
 				Msg:  fmt.Sprintf("%s %q %s: a file the agent writes could then be executed", what, w, rel),
 				Hint: "keep written and executable trees apart; build outputs run from a write path are refused by design"})
@@ -212,12 +223,7 @@ var kernelTrees = []Path{"/proc", "/sys", "/dev"}
 // one by one.
 func checkKernelTreeWrite(p *Policy) []Problem {
 	var ps []Problem
-	writes := p.Files.Write
-	// In components mode fs writes the workspace (checkWriteExec).
-	if p.Mode == ModeComponents && p.Workspace.Path != "" && !slices.Contains(writes, p.Workspace.Path) {
-		writes = append(slices.Clone(writes), p.Workspace.Path)
-	}
-	for _, w := range writes {
+	for _, w := range writePaths(p) {
 		for _, k := range kernelTrees {
 			var rel string
 			switch {
@@ -230,10 +236,7 @@ func checkKernelTreeWrite(p *Policy) []Problem {
 			default:
 				continue
 			}
-			key, what := "files.write", "write path"
-			if !slices.Contains(p.Files.Write, w) {
-				key, what = "workspace.path", "the workspace, which fs writes in components mode,"
-			}
+			key, what := writeKey(p, w)
 			ps = append(ps, Problem{Key: key, elem: -1,
 				Msg:  fmt.Sprintf("%s %q %s %s, where files are the kernel's interfaces: writing there would change the host's kernel state, not files", what, w, rel, k),
 				Hint: "list the directories the agent writes its files in; a device file such as /dev/null can be listed alone"})
