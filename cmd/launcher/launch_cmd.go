@@ -161,7 +161,13 @@ func (e env) launch(args []string) error {
 	}
 	switch {
 	case errors.As(err, &refused):
-		return &cliError{code: exitRefused, err: fmt.Errorf("refused: %s: nothing was started", refused.Error()), hint: refused.Hint}
+		ended := "nothing was started"
+		if !wrapper {
+			// The session's components ran before the agent's own
+			// assessment (it needs them); the deferred Stop ends them.
+			ended = "the agent was not started; the session's components were stopped"
+		}
+		return &cliError{code: exitRefused, err: fmt.Errorf("refused: %s: %s", refused.Error(), ended), hint: refused.Hint}
 	case errors.As(err, &failed):
 		code := exitFailure
 		if failed.Status == exitCannotRun || failed.Status == exitNotFound {
