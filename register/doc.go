@@ -88,6 +88,11 @@
 //     verified backup of the tree that holds its file as it was: the
 //     store alone is made at every session's start (a mutation audit: a
 //     launcher that deleted without a backup passed on it).
+//   - SR-30's probe also tries what an unprivileged process may do
+//     where no filter refuses it (a user-space perf counter on itself, a
+//     user-mode-only userfaultfd, reading its own LDT); the mount family,
+//     bpf, module and kexec calls need capabilities the agent lacks, so
+//     the kernel's own EPERM hides their rules, which launcher.TestSeccompKernel shows.
 //   - Evidence names tests; a name existing does not mean the test ran on
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES

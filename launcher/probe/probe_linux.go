@@ -85,7 +85,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"setuid-exec":      {-1, nil, "PATH [FILE]: run PATH (a setuid copy of this probe) with `euid`; prints its line, then with FILE ` chmod ok` or ` chmod denied ERRNO` for making FILE.PID (new) mode 04755"},
 		"fork-bomb":        {1, nil, "N: fork up to N (≤ 1000) `sleep 5` children; prints `forked K of N [ERRNO]`, kills and reaps them"},
 		"alloc":            {1, arg1(alloc), "BYTES: mmap and touch (suffixes KiB, MiB, GiB)"},
-		"kernel-surface":   {0, prober.kernelSurface, "try a user namespace (as unshare-user), keyctl, io_uring_setup and personality(ADDR_NO_RANDOMIZE): ok when any works, else the first error"},
+		"kernel-surface":   {0, prober.kernelSurface, "try a user namespace (as unshare-user), keyctl, io_uring_setup, personality(ADDR_NO_RANDOMIZE), a user-space perf counter on itself, a user-mode-only userfaultfd and reading its LDT (modify_ldt): ok when any works, else the first error"},
 		"unshare-user":     {0, prober.unshareUser, "fork a child that unshares a user namespace and execs `noop`"},
 		"unshare-mount":    {0, arg0(unshareMount), "unshare(CLONE_NEWNS) on this thread"},
 		"tiocsti":          {0, arg0(tiocsti), "ioctl(0, TIOCSTI) on stdin, which must be a terminal"},

@@ -348,6 +348,30 @@ func (p prober) kernelSurface([]string) error {
 			unix.Syscall(unix.SYS_PERSONALITY, old, 0, 0)
 			return nil
 		},
+		// Calls an unprivileged process may make where no filter refuses
+		// them: a user-space counter on itself (perf_event_paranoid up to
+		// 2), a userfaultfd for user-space faults alone (Linux 5.11+, even
+		// with vm.unprivileged_userfaultfd = 0), its own LDT. Without them
+		// the check passed with their rules off (a mutation audit).
+		func() error {
+			attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK,
+				Bits: unix.PerfBitDisabled | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv}
+			attr.Size = uint32(unsafe.Sizeof(attr))
+			fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+			if err != nil {
+				return err
+			}
+			return unix.Close(fd)
+		},
+		func() error {
+			const uffdUserModeOnly = 1 // UFFD_USER_MODE_ONLY, <linux/userfaultfd.h>
+			fd, _, e := unix.Syscall(unix.SYS_USERFAULTFD, unix.O_CLOEXEC|uffdUserModeOnly, 0, 0)
+			if e != 0 {
+				return e
+			}
+			return unix.Close(int(fd))
+		},
+		readLDT,
 	} {
 		err := try()
 		if err == nil {
