@@ -277,20 +277,65 @@ func checks() []check {
 			}
 			return pc, nil
 		}},
-		{"SR-13", textCheck(func(good string) string {
-			return strings.Replace(good, "[network]\n", "[network]\nmode = \"ports\"\n", 1) // a key twice
-		}, "has already been defined")},
-		{"SR-14", textCheck(func(good string) string {
-			return good + "[limits]\nprocesses = 9007199254740993\n" // 2^53+1
-		}, "(SR-14)")},
-		{"SR-15", textCheck(func(good string) string {
-			return good + "[env]\nset = { A = \"\\uD800\" }\n" // a lone surrogate
-		}, "is not valid UTF-8")},
-		{"SR-16", func(s *scratch) (probeCase, error) {
-			good := s.policyText("")
-			bad := strings.Replace(good, "version = 1\n", "version = 1\n# \u202e reversed\n", 1)
-			return probeCase{raw: bad, control: good, probe: probe("noop"), refused: refusedAs(122, "bidirectional control")}, nil
-		}},
+		{"SR-13", textCases(
+			// A key twice is the TOML decoder's refusal; each other way SR-13
+			// names is the launcher's own rule, which a check of the first
+			// alone never reached (a mutation audit: with the duplicate-value,
+			// the two-lists, the pass-and-set or the exact-case rule off, the
+			// check passed). Each spoiled policy would run the agent were it
+			// taken.
+			textCase{"a key twice", func(good string) string {
+				return strings.Replace(good, "[network]\n", "[network]\nmode = \"ports\"\n", 1)
+			}, "has already been defined"},
+			textCase{"a key in another case", func(good string) string {
+				return strings.Replace(good, "[network]\n", "[network]\nMode = \"none\"\n", 1)
+			}, `did you mean "mode"?`},
+			textCase{"a value listed twice", func(good string) string {
+				return strings.Replace(good, "[files]\n", "[files]\nread = [\"/usr/share\", \"/usr/share\"]\n", 1)
+			}, "is listed more than once"},
+			textCase{"a path in read and write", func(good string) string {
+				ws := good[strings.Index(good, "write = [")+len("write = [") : strings.Index(good, "]\nexec")]
+				return strings.Replace(good, "[files]\n", "[files]\nread = ["+ws+"]\n", 1)
+			}, "is listed in both read and write"},
+			textCase{"a variable passed and set", func(good string) string {
+				return good + "[env]\npass = [\"PINFOLD_CHECK_A\"]\nset = { PINFOLD_CHECK_A = \"a\" }\n"
+			}, "is both passed and set"},
+		)},
+		{"SR-14", textCases(
+			// Sizes and durations have bounds of their own (a mutation
+			// audit: the size bound off, the integer case alone passed).
+			textCase{"an integer", func(good string) string {
+				return good + "[limits]\nprocesses = 9007199254740993\n" // 2^53+1
+			}, "(SR-14)"},
+			textCase{"a size", func(good string) string {
+				return good + "[limits]\nfile_size = \"9007199254740993B\"\n"
+			}, "over the limit of 2^53-1 bytes (SR-14)"},
+		)},
+		{"SR-15", textCases(
+			// Both halves of the control: an escaped lone surrogate, and
+			// one encoded in the file (ED A0 80, in a comment). Both are
+			// the TOML decoder's refusals too: the launcher's own UTF-8 rule
+			// (its text check, first) is layered over the decoder's, so a
+			// launcher without it is still refused here (a mutation audit).
+			textCase{"escaped", func(good string) string {
+				return good + "[env]\nset = { A = \"\\uD800\" }\n"
+			}, "is not valid UTF-8"},
+			textCase{"encoded in a comment", func(good string) string {
+				return strings.Replace(good, "version = 1\n", "version = 1\n# \xed\xa0\x80\n", 1)
+			}, "invalid UTF-8"},
+		)},
+		{"SR-16", textCases(
+			// In the file itself, and escaped in a string: the file is
+			// then printable ASCII, and only the value's own check sees the
+			// control (a mutation audit: with string values unchecked, the
+			// comment case alone passed).
+			textCase{"in a comment", func(good string) string {
+				return strings.Replace(good, "version = 1\n", "version = 1\n# \u202e reversed\n", 1)
+			}, "bidirectional control"},
+			textCase{"escaped in a value", func(good string) string {
+				return good + "[env]\nset = { A = \"\\u202e\" }\n"
+			}, "bidirectional control"},
+		)},
 		{"SR-17", func(s *scratch) (probeCase, error) {
 			// Seccomp's EPERM alone: with dev.tty.legacy_tiocsti = 0 the
 			// kernel answers EIO to a caller without CAP_SYS_ADMIN, which
@@ -994,6 +1039,33 @@ func textCheck(spoil func(good string) string, why string) func(s *scratch) (pro
 	return func(s *scratch) (probeCase, error) {
 		good := s.policyText("")
 		return probeCase{raw: spoil(good), control: good, probe: []string{"noop"}, refused: refusedAs(122, why)}, nil
+	}
+}
+
+// textCase is one spoiled policy of a policy-text check, and the
+// refusal it must get.
+type textCase struct {
+	name  string
+	spoil func(good string) string
+	why   string
+}
+
+// textCases is a policy-text check of several cases (textCheck's, each
+// named): the check passes only when every spoiled policy is refused for
+// its own reason.
+func textCases(cs ...textCase) func(s *scratch) (probeCase, error) {
+	return func(s *scratch) (probeCase, error) {
+		var pcs []probeCase
+		for _, c := range cs {
+			pc, err := textCheck(c.spoil, c.why)(s)
+			if err != nil {
+				return probeCase{}, err
+			}
+			pc.name = c.name
+			pcs = append(pcs, pc)
+		}
+		pcs[0].also = pcs[1:]
+		return pcs[0], nil
 	}
 }
 

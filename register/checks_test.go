@@ -2,6 +2,7 @@ package register
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pinfold/pinfold/components/fs/backup"
+	"github.com/pinfold/pinfold/policy"
 )
 
 // Every check proves a register entry that exists and is a risk (SR).
@@ -93,6 +95,52 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-42":                   {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
 		"SR-41":                   {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
 		"SR-41 the domain policy": {Run{Line: "status 403 network.block_all pinfold: denied-host (network.block_all): localhost matches no allow rule and block_all is true"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
+		"SR-04":                           {Run{Line: "forked 18 of 100 EAGAIN"}, Run{Line: "forked 100 of 100"}, Run{Line: "forked 100 of 100"}},
+		"SR-11":                           {Run{Line: "absent"}, Run{Line: "present", Code: 1}, Run{Line: "present", Code: 1}},
+		"SR-12 not clean":                 text(`files.read[0]: path "/usr/share/" is not clean (write it as "/usr/share"): the text must read as it binds (SR-12)`),
+		"SR-12 not printable":             text(`files.read[0]: string "/o/bell\a" holds character U+0007 at byte 45: control characters are not allowed in policy text (SR-12)`),
+		"SR-12 not NFC":                   text(`files.read[0]: path "/o/cafe\u0301" is not in Unicode normal form C ("/o/caf\u00e9" is): it displays like another name that is a different directory; rename it to the NFC spelling (SR-12)`),
+		"SR-13":                           text("10:16: network.mode: Key 'network.mode' has already been defined"),
+		"SR-14":                           text("limits.processes: integer 9007199254740993 is outside ±(2^53-1): JavaScript and JSON readers would not keep it exact (SR-14)"),
+		"SR-15":                           text(`10:14: env.set.A: Escaped character '\uD800' is not valid UTF-8`),
+		"SR-13 a key in another case":     {Run{Code: 122, Stderr: `launcher: hint: did you mean "mode"?`}, ok, ok},
+		"SR-13 a value listed twice":      text(`files.read[1]: "/usr/share" is listed more than once: each value is listed once`),
+		"SR-13 a path in read and write":  text(`files.read: "/w" is listed in both read and write: write already grants read, so list it once`),
+		"SR-13 a variable passed and set": text(`env.set: "PINFOLD_CHECK_A" is both passed and set: give it one value`),
+		"SR-14 a size":                    text(`limits.file_size: size "9007199254740993B" is over the limit of 2^53-1 bytes (SR-14)`),
+		"SR-15 encoded in a comment":      text("2:3: invalid UTF-8 (byte 0xed): a policy is UTF-8 text; is this a binary file?"),
+		"SR-16 escaped in a value":        text(`env.set.A: string "\u202e" holds character U+202E at byte 0: a bidirectional control reorders how text displays, so the policy would not read as it binds (SR-16)`),
+		"SR-16":                           text("2:3: character U+202E: a bidirectional control reorders how text displays, so the policy would not read as it binds (SR-16)"),
+		"SR-33":                           {Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}, ok, ok},
+		"SR-26":                           {Run{Line: "euid 1879048193 uid 1879048193"}, Run{Line: "euid 0 uid 0"}, Run{Line: "euid 0 uid 0"}},
+		"SR-25":                           {Run{Code: 124, ErrorLine: "launcher: error: refused: launcher: the launcher's /w/launcher is beneath /w, which the agent can write: it could replace code the next launch runs: nothing was started", Stderr: "launcher: hint: keep the launcher outside the write paths"}, ok, ok},
+		"SR-31":                           {Run{Code: 159}, ok, ok},
+		"SR-27":                           {Run{Line: "no process left"}, Run{Line: "a process remains"}, Run{Line: "a process remains"}},
+		"SR-18":                           {Run{Line: "euid 1879048200 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 1879048200 chmod denied EPERM"}, Run{Line: "euid 0 uid 65534 chmod ok"}},
+		"SR-18 nosuid exec path":          {Run{Line: "opts nosuid,relatime,ro"}, Run{Line: "opts relatime,ro"}, Run{Line: "opts relatime,rw"}},
+		"SR-18 nosuid write path":         {Run{Line: "opts idmapped,nodev,noexec,nosuid,relatime,rw"}, Run{Line: "opts idmapped,nodev,noexec,relatime,rw"}, Run{Line: "opts relatime,rw"}},
+		"SR-21":                           {Run{Line: "denied EROFS", Code: 1}, ok, ok},
+		"SR-51":                           {Run{Line: "denied EROFS", Code: 1}, ok, ok},
+		"SR-52":                           {Run{Line: "denied ENXIO", Code: 1}, ok, ok},
+		"SR-02":                           {Run{Code: 122, Stderr: "launcher: hint: name the real path, and check who planted the link"}, ok, ok},
+		"SR-32":                           {Run{Code: 123}, ok, ok},
+		"SR-36":                           {Run{Code: 137}, ok, ok},
+		"SR-17":                           {Run{Line: "denied EPERM", Code: 1}, ok, ok},
+		"SR-29":                           {Run{Line: "denied ESRCH", Code: 1}, ok, ok},
+		"SR-23":                           {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
+		"SR-24":                           {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
+		"SR-38":                           {Run{Line: "denied handshake", Code: 1}, ok, ok},
+		"SR-43":                           {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
+		"SR-49":                           {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-44":                           {Run{Line: "denied fs.delete-recursive", Code: 1}, ok, ok},
+		"SR-45":                           {Run{Line: "denied bash.declined", Code: 1}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
+		"SR-46":                           {Run{Line: "exit 1 cp: cannot create regular file '././.git/hooks/pre-commit': Read-only file system"}, Run{Line: "exit 0 "}, Run{Line: "exit 0 "}},
+		"SR-47":                           {Run{Line: `value "refused TypeError"`}, Run{Line: `value "constructed function"`}, Run{Line: `value "inside\n"`}},
+		"SR-48":                           {Run{Line: "denied limit:deadline", Code: 1}, Run{Line: "value 1000"}, Run{Line: "value 1000"}},
+		"SR-40":                           {Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok, ok},
+		"SR-39":                           {Run{Line: "denied fs.beneath", Code: 1}, ok, ok},
+		"SR-42":                           {Run{Line: "absent 3; status 200 - authorization:"}, Run{Line: "found /proc/self/environ", Code: 1}, Run{Line: "status 200 - header-carries-the-secret"}},
+		"SR-41":                           {Run{Line: "status 403 ssrf.loopback pinfold: denied-host (ssrf.loopback): …"}, Run{Line: "status 200 - " + webPage}, Run{Line: "status 200 - " + webPage}},
 	}
 	s, err := newScratch(fakeLauncher(t))
 	if err != nil {
@@ -709,6 +757,54 @@ func TestEscapeCaseLinkOnTheWay(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no case reads a file outside through a link to its directory", id)
+// The policy-text checks SR-13 to SR-16 have a case for each rule their
+// control names that is the launcher's own, not only the TOML decoder's
+// (a mutation audit: with the launcher's duplicate-value, two-lists,
+// pass-and-set or exact-case rule off, its size bound off, its text
+// check's UTF-8 rule off, or string values unchecked, each passed on its
+// one case). Each spoiled policy is refused by the policy package for
+// the reason its case names, and the control policy parses.
+func TestPolicyTextCases(t *testing.T) {
+	want := map[string][]string{
+		"SR-13": {"a key twice", "a key in another case", "a value listed twice", "a path in read and write", "a variable passed and set"},
+		"SR-14": {"an integer", "a size"},
+		"SR-15": {"escaped", "encoded in a comment"},
+		"SR-16": {"in a comment", "escaped in a value"},
+	}
+	for _, id := range []string{"SR-13", "SR-14", "SR-15", "SR-16"} {
+		s, err := newScratch(fakeLauncher(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.close()
+		pc, err := checks()[indexOf(checks(), id)].prepare(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range append([]probeCase{pc}, pc.also...) {
+			names = append(names, c.name)
+			if _, err := policy.Parse("control.toml", []byte(c.control)); err != nil {
+				t.Errorf("%s %s: the control policy does not parse: %v", id, c.name, err)
+			}
+			_, err := policy.Parse("spoiled.toml", []byte(c.raw))
+			if err == nil {
+				t.Errorf("%s %s: the spoiled policy parses", id, c.name)
+				continue
+			}
+			said := err.Error()
+			var pe *policy.Error
+			if errors.As(err, &pe) {
+				for _, p := range pe.Problems {
+					said += " " + p.Msg + " " + p.Hint
+				}
+			}
+			if !c.refused(Run{Code: 122, Stderr: said}) {
+				t.Errorf("%s %s: refused for another reason: %s", id, c.name, said)
+			}
+		}
+		if !slices.Equal(names, want[id]) {
+			t.Errorf("%s's cases %q, want %q", id, names, want[id])
 		}
 	}
 }

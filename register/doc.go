@@ -88,6 +88,15 @@
 //     verified backup of the tree that holds its file as it was: the
 //     store alone is made at every session's start (a mutation audit: a
 //     launcher that deleted without a backup passed on it).
+//   - SR-13 to SR-16's checks have a case for each rule of the
+//     launcher's own that their control names, beside the TOML
+//     decoder's (a key twice, an escaped lone surrogate): a key in
+//     another case, a value listed twice, a path in read and write, a
+//     variable passed and set (SR-13); a size (SR-14); a surrogate
+//     encoded in a comment (SR-15); a bidi control escaped in a value
+//     (SR-16). The contradictions of components mode (allow and deny,
+//     automatic and approval) have no case yet: policy.TestValidate
+//     alone shows them.
 //   - SR-30's probe also tries what an unprivileged process may do
 //     where no filter refuses it (a user-space perf counter on itself, a
 //     user-mode-only userfaultfd, reading its own LDT); the mount family,
