@@ -808,3 +808,41 @@ func TestPolicyTextCases(t *testing.T) {
 		}
 	}
 }
+
+// SR-23's check swaps a read path as well as the workspace: a read path
+// has no mount, so only stage 2's open of its Landlock rule sees the
+// link, and with that open following links the workspace case alone
+// passed (a mutation audit). The read path's case lists the path it
+// swaps, reads beneath it, and counts only stage 2's refusal of the
+// link: Landlock refusing the read (the swap missed) is not it.
+func TestSR23Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-23")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		names = append(names, c.name)
+	}
+	if want := []string{"a read path", "the workspace"}; !slices.Equal(names, want) {
+		t.Fatalf("SR-23's cases %q, want %q", names, want)
+	}
+	listed := filepath.Join(s.outside, "listed")
+	if !strings.Contains(pc.raw, fmt.Sprintf("read = [%q]", listed)) || pc.probe[0] != "read" || !strings.HasPrefix(pc.probe[1], listed+"/") {
+		t.Errorf("the read path's case does not read beneath the path it lists: policy %q, probe %q", pc.raw, pc.probe)
+	}
+	if pc.retries == 0 || pc.race == nil {
+		t.Errorf("the read path's case has no race (%v) or no retries (%d)", pc.race != nil, pc.retries)
+	}
+	if !pc.refused(Run{Code: 125, Stderr: `launcher: error: stage 2 landlock: "` + listed + `" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}) {
+		t.Error("stage 2's refusal of the link is not taken as the refusal")
+	}
+	if pc.refused(Run{Line: "denied EACCES", Code: 1}) {
+		t.Error("Landlock's refusal of the read is taken as the refusal")
+	}
+}

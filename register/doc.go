@@ -97,6 +97,10 @@
 //     (SR-16). The contradictions of components mode (allow and deny,
 //     automatic and approval) have no case yet: policy.TestValidate
 //     alone shows them.
+//   - SR-23's check swaps a read path as well as the workspace (each
+//     while stage 2 is stopped before it reads its plan): a read path has
+//     no mount of its own, so only stage 2's open of its Landlock rule
+//     sees the link.
 //   - SR-30's probe also tries what an unprivileged process may do
 //     where no filter refuses it (a user-space perf counter on itself, a
 //     user-mode-only userfaultfd, reading its own LDT); the mount family,

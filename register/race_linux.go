@@ -35,7 +35,7 @@ func symlinkSwapCheck(s *scratch) (probeCase, error) {
 	landed := func() bool { _, err := os.Lstat(filepath.Join(target, "written")); return err == nil }
 	// The control writes a file of its own name, so it cannot be taken
 	// for the confined run's.
-	return probeCase{probe: []string{"write", written}, direct: true, controlProbe: []string{"write", filepath.Join(s.ws, "control")}, retries: 4,
+	pc := probeCase{name: "the workspace", probe: []string{"write", written}, direct: true, controlProbe: []string{"write", filepath.Join(s.ws, "control")}, retries: 4,
 		race: func(launcher int) {
 			window = stopStage2ThenSwap(launcher, swap)
 			if window != "" {
@@ -54,6 +54,62 @@ func symlinkSwapCheck(s *scratch) (probeCase, error) {
 			// host's read-only mount (EROFS), which is no refusal of
 			// the check's, unless it landed through the link.
 			if window != "" && !landed() {
+				return Inconclusive, "the swap missed the window between the policy check and stage 2: " + window
+			}
+			return v, why
+		}}
+	// The read path first: the workspace case leaves the workspace a
+	// link, which the next launch in this scratch would refuse at once.
+	rc, err := readPathSwap(s)
+	if err != nil {
+		return probeCase{}, err
+	}
+	rc.retries, pc.retries = pc.retries, 0
+	rc.also = []probeCase{pc}
+	return rc, nil
+}
+
+// readPathSwap is SR-23's case for a read path: no mount is made for one,
+// so only stage 2's opening of the Landlock rule's path sees a link
+// swapped in (a mutation audit: with that open following links, the
+// workspace case alone still passed, refused where its mount is made).
+// The agent reads a file through the read path: if stage 2 followed the
+// link, Landlock allows the directory outside, and the read succeeds. The
+// control reads the same file unconfined, through the link.
+func readPathSwap(s *scratch) (probeCase, error) {
+	listed, secret := filepath.Join(s.outside, "listed"), filepath.Join(s.outside, "secret-dir")
+	for _, d := range []string{listed, secret} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return probeCase{}, err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(secret, "secret"), []byte("outside\n"), 0o644); err != nil {
+		return probeCase{}, err
+	}
+	var window string
+	swap := func() error {
+		if err := os.Rename(listed, listed+".orig"); err != nil {
+			return err
+		}
+		return os.Symlink(secret, listed)
+	}
+	text := strings.Replace(s.policyText(""), "[files]\n", fmt.Sprintf("[files]\nread = [%q]\n", listed), 1)
+	return probeCase{name: "a read path", raw: text, probe: []string{"read", filepath.Join(listed, "secret")}, direct: true,
+		race: func(launcher int) {
+			window = stopStage2ThenSwap(launcher, swap)
+			if window != "" {
+				if err := swap(); err != nil {
+					window += "; and the swap failed: " + err.Error()
+				}
+			}
+		},
+		refused: func(r Run) bool {
+			return r.Code == 125 && strings.Contains(r.said(), "passes through a symlink now")
+		},
+		rejudge: func(v Verdict, why string) (Verdict, string) {
+			// Missed, the agent's read of a file the policy never listed
+			// is refused by Landlock, which proves nothing of the swap.
+			if window != "" && v != Fail {
 				return Inconclusive, "the swap missed the window between the policy check and stage 2: " + window
 			}
 			return v, why
