@@ -101,6 +101,11 @@
 //     while stage 2 is stopped before it reads its plan): a read path has
 //     no mount of its own, so only stage 2's open of its Landlock rule
 //     sees the link.
+//   - SR-29's probe also tries, on a child of its own, what the filter
+//     refuses beside ptrace (process_vm_readv, pidfd_getfd, kcmp): the
+//     other process it signals is outside its pid namespace, so that
+//     answer (ESRCH) alone showed none of them. process_vm_writev has no
+//     try of its own (its rule is the same line's as process_vm_readv).
 //   - SR-30's probe also tries what an unprivileged process may do
 //     where no filter refuses it (a user-space perf counter on itself, a
 //     user-mode-only userfaultfd, reading its own LDT); the mount family,

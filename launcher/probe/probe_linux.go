@@ -70,7 +70,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"vsock-socket":     {0, func(prober, []string) error { return socketOnly(unix.AF_VSOCK, unix.SOCK_STREAM) }, "socket(AF_VSOCK, SOCK_STREAM)"},
 		"kill":             {2, func(_ prober, a []string) error { return killPid(a[0], a[1]) }, "PID SIG: kill(2), SIG a number"},
 		"kill-group":       {1, arg1(killGroup), "SIG: kill(0, SIG) to this process's group, ignoring SIG itself (ok: delivered to some member)"},
-		"others":           {1, prober.others, "PID: kill(PID, 0), then PTRACE_SEIZE of a child it starts: ok when either works, else the first error"},
+		"others":           {1, prober.others, "PID: kill(PID, 0), then, on a child it starts, PTRACE_SEIZE, process_vm_readv, pidfd_getfd and kcmp: ok when any works, else the first error"},
 		"ptrace":           {1, arg1(ptracePid), "PID: PTRACE_SEIZE (released when the probe exits)"},
 		"steer":            {1, arg1(steer), "PID|self: set PID's open-file limit, nice value, scheduling policy, CPU affinity and I/O priority to what each is: ok when every call works, `denied ERRNO` when every one fails so, else an error naming each"},
 		"read-environ":     {1, func(_ prober, a []string) error { return readFile("/proc/" + a[0] + "/environ") }, "PID: read /proc/PID/environ"},

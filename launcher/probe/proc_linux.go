@@ -76,8 +76,34 @@ func (p prober) others(a []string) error {
 	if unix.PtraceSeize(kid) == nil {
 		return nil
 	}
+	// The other ways at a process of one's own that the filter refuses
+	// (without them SR-29's check passed with their rules off, a
+	// mutation audit): its memory (this same executable, not
+	// position-independent, has memProbe where this process does), its
+	// descriptors, and a comparison of them with one's own.
+	var b [8]byte
+	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(unsafe.Pointer(&memProbe[0])), Len: len(b)}}
+	if _, err := unix.ProcessVMReadv(kid, local, remote, 0); err == nil {
+		return nil
+	}
+	if pidfd, err := unix.PidfdOpen(kid, 0); err == nil {
+		fd, err := unix.PidfdGetfd(pidfd, 0, 0)
+		unix.Close(pidfd)
+		if err == nil {
+			unix.Close(fd)
+			return nil
+		}
+	}
+	const kcmpFile = 0 // KCMP_FILE, <linux/kcmp.h>
+	if _, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(os.Getpid()), uintptr(kid), kcmpFile, 0, 0, 0); e == 0 {
+		return nil
+	}
 	return first
 }
+
+// memProbe is what others reads in its child's memory.
+var memProbe = [8]byte{'p', 'i', 'n', 'f', 'o', 'l', 'd'}
 
 // ptracePid seizes pid without stopping it; the kernel detaches when the
 // probe exits.
