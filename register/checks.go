@@ -403,7 +403,14 @@ func checks() []check {
 			// while this one needs the rest of the control too (as root
 			// vm.memfd_noexec = 2 in the sandbox's pid namespace; else
 			// seccomp's rule that a memfd be sealed non-executable).
-			return probeCase{probe: probe("memfd-exec"), direct: true}, nil
+			// And MFD_EXEC, which SR-19 says is refused always: unprivileged
+			// only seccomp's own rule refuses it (the rule for unsealed
+			// memfds lets MFD_EXEC through), and without this case the
+			// check passed with that rule off (a mutation audit). As root
+			// the kernel's vm.memfd_noexec = 2 refuses it as well.
+			pc := probeCase{probe: probe("memfd-exec"), direct: true, name: "flags 0"}
+			pc.also = []probeCase{{probe: probe("memfd-exec", "exec"), direct: true, name: "MFD_EXEC"}}
+			return pc, nil
 		}},
 		{"SR-20", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("vsock-socket"), direct: true, skip: func(c Run) (bool, string) {

@@ -846,3 +846,27 @@ func TestSR23Cases(t *testing.T) {
 		t.Error("Landlock's refusal of the read is taken as the refusal")
 	}
 }
+
+// SR-19's check also makes a memfd with MFD_EXEC, which SR-19 says is
+// refused always: unprivileged only seccomp's own rule refuses it, and
+// with that rule off the plain memfd's case alone passed (a mutation
+// audit).
+func TestSR19Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-19")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes [][]string
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		probes = append(probes, c.probe)
+	}
+	want := [][]string{{"memfd-exec"}, {"memfd-exec", "exec"}}
+	if !slices.EqualFunc(probes, want, slices.Equal[[]string]) {
+		t.Errorf("SR-19's probes %q, want %q", probes, want)
+	}
+}

@@ -97,6 +97,9 @@
 //     (SR-16). The contradictions of components mode (allow and deny,
 //     automatic and approval) have no case yet: policy.TestValidate
 //     alone shows them.
+//   - SR-19's check has a case for MFD_EXEC beside the plain memfd's.
+//     As root vm.memfd_noexec = 2 refuses it too, so the seccomp rule
+//     for it shows only in an unprivileged run of the check.
 //   - SR-23's check swaps a read path as well as the workspace (each
 //     while stage 2 is stopped before it reads its plan): a read path has
 //     no mount of its own, so only stage 2's open of its Landlock rule
