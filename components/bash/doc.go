@@ -258,8 +258,10 @@
 //     for loop over such a variable, read, mapfile and printf -v naming
 //     one, export or declare -x of one by name (builtin and command
 //     included), a nameref (declare/local/typeset -n, through which a
-//     plain assignment sets a variable not seen by name) and read or
-//     mapfile into a variable named only at run time;
+//     plain assignment sets a variable not seen by name), read or
+//     mapfile into a variable named only at run time, and unset PATH
+//     (or PATH[0]), after which bash and dash look for programs in the
+//     working directory (an H6 hunt: unset PATH; ls ran ./ls);
 //     "structural.git-hooks" (Approve): a write to .git/hooks, git config
 //     core.hooksPath or init.templateDir (also through git -c, git clone
 //     -c/--config), git clone/init --template;

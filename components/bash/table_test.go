@@ -694,6 +694,18 @@ var table = []struct {
 	{`declare -x GIT_SSH_COMMAND`, P, "structural.exec-env"},
 	{`mapfile PATH < x`, P, "structural.exec-env"},
 	{`read -r "$v"`, P, "structural.exec-env"},
+	// unset PATH: bash and dash then look for a program in the working
+	// directory (an H6 hunt: unset PATH; ls ran a workspace script ls);
+	// unsetting PATH[0] unsets PATH too.
+	{`unset PATH; ls`, P, "structural.exec-env"},
+	{`unset -v PATH; ls`, P, "structural.exec-env"},
+	{`unset HOME PATH; ls`, P, "structural.exec-env"},
+	{`unset 'PATH[0]'; ls`, P, "structural.exec-env"},
+	{`builtin unset PATH; ls`, P, "structural.exec-env"},
+	{`command unset -- PATH; ls`, P, "structural.exec-env"},
+	{`eval unset PATH; ls`, P, "structural.exec-env"},
+	{`unset GIT_DIR LD_PRELOAD`, A, "default"},
+	{`unset path`, A, "default"},
 	{`git grep -O'rm -rf src;:' -e a`, D, "builtin.recursive-delete"},
 	{`git difftool -y -x 'rm -rf src' HEAD~1`, D, "builtin.recursive-delete"},
 	{`git difftool --ext 'rm -rf src'`, D, "builtin.recursive-delete"},
