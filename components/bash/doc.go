@@ -42,7 +42,10 @@
 //     the priority, which is optional since util-linux 2.42 and so read
 //     only when it is a number), setsid, time (the program; the keyword
 //     is syntax), flock (FILE CMD, FILE -c STRING), busybox and toybox
-//     APPLET, xargs (its command; arguments it adds are marked Appended),
+//     APPLET, xargs (its command; arguments it adds are marked Appended;
+//     its --process-slot-var NAME, which sets NAME for xargs itself
+//     too, is an assignment of a value known only at run time: an H6
+//     hunt, --process-slot-var=PATH ls ran ./0/ls),
 //     strace's -E NAME=VALUE (--env) and systemd-run's -E (--setenv),
 //     which are assignments for the command as env's are (a twelfth
 //     hunt: strace -E LD_PRELOAD=./x.so ls loaded x.so), and

@@ -706,6 +706,17 @@ var table = []struct {
 	{`eval unset PATH; ls`, P, "structural.exec-env"},
 	{`unset GIT_DIR LD_PRELOAD`, A, "default"},
 	{`unset path`, A, "default"},
+	// xargs --process-slot-var NAME sets NAME to the slot's number, in
+	// its own environment too (an H6 hunt: xargs --process-slot-var=PATH
+	// ls ran ./0/ls, and --process-slot-var=BASH_ENV bash -c :
+	// sourced ./0).
+	{`xargs --process-slot-var=PATH ls`, P, "structural.exec-env"},
+	{`xargs --process-slot-var BASH_ENV bash -c :`, P, "structural.exec-env"},
+	{`xargs -P2 --process-slot-var=LD_PRELOAD ls`, P, "structural.exec-env"},
+	{`xargs --process-slot-var="$v" ls`, P, "builtin.dynamic"},
+	{`xargs -P4 --process-slot-var=SLOT ls`, A, "default"},
+	{`xargs --process-slot-var=SLOT rm -rf`, D, "builtin.recursive-delete"},
+	{`xargs -0 --process-slot-var PATH`, P, "structural.exec-env"},
 	{`git grep -O'rm -rf src;:' -e a`, D, "builtin.recursive-delete"},
 	{`git difftool -y -x 'rm -rf src' HEAD~1`, D, "builtin.recursive-delete"},
 	{`git difftool --ext 'rm -rf src'`, D, "builtin.recursive-delete"},

@@ -469,7 +469,7 @@ var wrappers = sync.OnceValue(func() map[string]optSpec {
 			short: "0a:d:E:e::I:i::L:l::n:oP:prs:tx",
 			long: "null arg-file= delimiter= eof[=] replace[=] max-lines[=] max-args= open-tty interactive no-run-if-empty " +
 				"max-chars= verbose show-limits exit max-procs= process-slot-var= help version",
-			capture: "-I -i --replace",
+			capture: "-I -i --replace --process-slot-var",
 			stop:    "--help --version",
 		},
 		"npx":  npx(),
@@ -971,6 +971,9 @@ func (w *walker) simple(s scope, c SimpleCommand, in stdin, depth int) error {
 					return w.emit(s, c)
 				}
 			}
+			if name == "xargs" {
+				slotVar(&c, r)
+			}
 			if name == "strace" || name == "systemd-run" {
 				if err := w.traceOpts(s, &c, name, &r, depth); err != nil {
 					return err
@@ -1296,6 +1299,28 @@ func (w *walker) traceOpts(s scope, c *SimpleCommand, name string, r *optResult,
 		}
 	}
 	return nil
+}
+
+// slotVar reads xargs --process-slot-var NAME, which sets NAME to the
+// number of the slot a command runs in, in xargs's own environment as
+// well as the command's (an H6 hunt: --process-slot-var=PATH ls ran
+// ./0/ls, xargs finding ls by the PATH it had set; BASH_ENV made a bash
+// source ./0; with no command xargs runs echo so): an assignment, for
+// xargs and what it runs, of a value known only at run time. A name
+// not a literal makes what runs unknown.
+func slotVar(c *SimpleCommand, r optResult) {
+	for _, cp := range r.caps {
+		if cp.name != "--process-slot-var" {
+			continue
+		}
+		if !cp.val.Literal {
+			if c.Dynamic == nil {
+				c.Dynamic = &Opaque{At: cp.at, Why: "xargs --process-slot-var is given " + quotedWord(cp.val.Text) + ", a variable named only at run time"}
+			}
+			continue
+		}
+		c.Assigns = append(slices.Clip(c.Assigns), Assign{Name: cp.val.Text, Value: Word{Text: "$slot", single: true, number: true}})
+	}
 }
 
 // envSplit expands env -S STRING into the words it stands for, when the
@@ -1646,6 +1671,9 @@ func placeholders(s scope, c SimpleCommand) []fill {
 		switch {
 		case l.Name == "xargs":
 			for _, cp := range parseOpts(l.Words, wrappers()["xargs"]).caps {
+				if cp.name == "--process-slot-var" {
+					continue // a variable's name, not a string filled in
+				}
 				f := fill{cp.val.Text, "xargs " + cp.name}
 				switch {
 				case !cp.val.Literal:
