@@ -21,6 +21,15 @@ const (
 	MaxDepth = 64
 	// MaxCommands bounds the simple commands one command line may hold.
 	MaxCommands = 10000
+	// MaxWords bounds the words the simple commands hold in all, each
+	// counted with those of the wrappers and strings it runs under, which
+	// every command carries (eval's words, once for each command eval
+	// runs): the work of deciding grows with them.
+	MaxWords = 1 << 18
+	// maxParsed bounds the code parsed for one line in all: the line and
+	// each string it runs as code (eval eval … reads the rest of the line
+	// again at each level; sh -c's string is read as dash and as bash).
+	maxParsed = 8 * MaxSize
 	// maxBrackets bounds the bracket depth the pre-scan sees before the
 	// parser runs (an over-estimate of nesting: quoted brackets count).
 	maxBrackets = 4 * MaxDepth
@@ -306,6 +315,8 @@ type walker struct {
 	out     []SimpleCommand
 	outside []SimpleCommand
 	funcs   map[string]bool // the functions defined (lineFacts.funcs)
+	words   int             // the words emitted so far (MaxWords)
+	parsed  int             // the bytes of code parsed so far (maxParsed)
 }
 
 // scope is the text being walked and how it is reached.
@@ -338,6 +349,14 @@ func tooDeep() error {
 	return fmt.Errorf("%w: more than %d levels", ErrTooDeep, MaxDepth)
 }
 
+// parses counts n bytes of code to parse against maxParsed.
+func (w *walker) parses(n int) error {
+	if w.parsed += n; w.parsed > maxParsed {
+		return fmt.Errorf("%w: more than %d bytes of code to read in all, the strings it runs as code (eval, bash -c) counted again", ErrTooLarge, maxParsed)
+	}
+	return nil
+}
+
 // source parses text and walks it.
 func (w *walker) source(s scope, text string, depth int) error {
 	if depth > MaxDepth {
@@ -345,6 +364,9 @@ func (w *walker) source(s scope, text string, depth int) error {
 	}
 	if n := bracketDepth(text); n > maxBrackets {
 		return fmt.Errorf("%w: %d brackets deep, at most %d", ErrTooDeep, n, maxBrackets)
+	}
+	if err := w.parses(len(text)); err != nil {
+		return err
 	}
 	lang := syntax.LangBash
 	if s.posix {
@@ -983,6 +1005,13 @@ func (w *walker) emit(s scope, c SimpleCommand) error {
 	if len(s.layers) > 0 || len(c.Wrappers) > 0 {
 		c.Wrappers = append(slices.Clip(s.layers), c.Wrappers...)
 	}
+	w.words += len(c.Words) + len(c.Assigns) + len(c.Redirects)
+	for _, l := range c.Wrappers {
+		w.words += len(l.Words)
+	}
+	if w.words > MaxWords {
+		return fmt.Errorf("%w: more than %d words in all, each command's counted with those of the wrappers and strings it runs under", ErrTooMany, MaxWords)
+	}
 	if len(c.Words) > 0 && c.Words[0].Literal {
 		c.Name = commandName(c.Words[0].Text)
 	}
@@ -1024,6 +1053,9 @@ func (w *walker) nested(s scope, c *SimpleCommand, name string, at int, text str
 		inner.posix, both = true, true
 	}
 	err := w.source(inner, text, depth+1)
+	if err == nil && both {
+		err = w.parses(2 * len(text)) // sameParse's
+	}
 	if err == nil && both && !sameParse(text) {
 		inner.posix = false
 		err = w.source(inner, text, depth+1)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pinfold/pinfold/policy"
 )
@@ -459,5 +460,45 @@ func TestDecisionJSON(t *testing.T) {
 	}
 	if _, err := Action(9).MarshalText(); err == nil {
 		t.Error("Action(9) marshals")
+	}
+}
+
+// TestWorkBounded: a line whose commands each carry the words of the
+// wrappers and strings they run under is refused when those words add up
+// past MaxWords, before they are decided, and so is one whose strings run
+// as code add up past maxParsed bytes to parse (an H6 hunt: eval given 9000
+// commands, whose every one carried eval's 18000 words, took 33 s to
+// analyse and decide, and 60 evals before 30000 words 37 s: the bash
+// component answers nothing else meanwhile). A long line of commands
+// that carry few is still analysed.
+func TestWorkBounded(t *testing.T) {
+	for _, src := range []string{
+		"eval " + strings.Repeat("a \\; ", 9000),
+		strings.Repeat("eval ", 60) + "echo " + strings.Repeat("x ", 30000),
+		strings.Repeat("builtin eval ", 30) + "echo " + strings.Repeat("x ", 30000),
+		strings.Repeat("nice ", 60) + "echo " + strings.Repeat("x ", 30000),
+	} {
+		start := time.Now()
+		a, err := Analyze(src)
+		if !errors.Is(err, ErrTooMany) && !errors.Is(err, ErrTooLarge) || a != nil {
+			t.Errorf("%.40q...: %v, want %v or %v", src, err, ErrTooMany, ErrTooLarge)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%.40q...: refused after %v", src, d)
+		}
+	}
+	for _, src := range []string{
+		"bash -c " + strings.Repeat("a\\;", 9000) + "git\\ push",
+		"echo " + strings.Repeat("x ", 30000) + "; git push",
+		strings.Repeat("a x y z; ", 7000) + "git push",
+	} {
+		a, err := Analyze(src)
+		if err != nil {
+			t.Errorf("%.40q...: %v", src, err)
+			continue
+		}
+		if d := Decide(a, policy.Commands{}); d.Rule != "builtin.git-push" {
+			t.Errorf("%.40q...: %s %s", src, d.Action, d.Rule)
+		}
 	}
 }
