@@ -468,8 +468,8 @@ func TestDecisionJSON(t *testing.T) {
 // past MaxWords, before they are decided, and so is one whose strings run
 // as code add up past maxParsed bytes to parse (an H6 hunt: eval given 9000
 // commands, whose every one carried eval's 18000 words, took 33 s to
-// analyse and decide, and 60 evals before 30000 words 37 s: the bash
-// component answers nothing else meanwhile). A long line of commands
+// analyse and decide, and 60 evals before 30000 words 37 s of the bash
+// component's CPU). A long line of commands
 // that carry few is still analysed.
 func TestWorkBounded(t *testing.T) {
 	for _, src := range []string{

@@ -831,8 +831,8 @@
 //     every command eval runs), or more than 512 KiB of code to parse in
 //     all, each string run as code (eval, bash -c; sh -c's twice more)
 //     counted again (an H6 hunt: eval given 9000 commands took 33 s
-//     and 60 evals before 30000 words 37 s, during which the component
-//     answered nothing else), is an
+//     and 60 evals before 30000 words 37 s of the component's CPU), is
+//     an
 //     error (ErrTooLarge, ErrNUL, ErrTooDeep, ErrTooMany), never a partial
 //     analysis; so is input that does not parse (ErrSyntax), a
 //     comment whose line ends in a backslash (bash ends the comment
