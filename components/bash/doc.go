@@ -797,8 +797,10 @@
 //     readarray, getopts or wait -p setting an upper-case name (bash's
 //     own variables are upper-case);
 //     "builtin.history": fc other than fc -l (it runs the history's
-//     commands), set -H or -o histexpand (!! runs them);
-//     "builtin.keyword": set -k or -o keyword, or a shell started with
+//     commands), set -H or -o histexpand, or shopt -o histexpand (!!
+//     runs them);
+//     "builtin.keyword": set -k or -o keyword, shopt -o keyword (an H6
+//     hunt: shopt -so keyword; ls PATH=. ran ./ls), or a shell started with
 //     either (NAME=value arguments of later commands become
 //     assignments to their environment: BASH_ENV=./x);
 //     "builtin.dynamic" also: a shell started with an option other than

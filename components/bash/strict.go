@@ -350,6 +350,14 @@ func strictCommand(sc *SimpleCommand) *finding {
 			if w.Text == "globstar" {
 				return &finding{rExpansion, "shopt globstar makes ** match whole trees, which the analyzer does not expand", i + 1}
 			}
+			// shopt -o sets set's options (an H6 hunt: shopt -so
+			// keyword; ls PATH=. ran ./ls).
+			if w.Text == "histexpand" {
+				return &finding{rHistory, "shopt -o histexpand turns on history expansion (!!), which runs commands from the history", i + 1}
+			}
+			if w.Text == "keyword" {
+				return keywordOption(name, w.Text, i+1)
+			}
 		}
 	case name == "let":
 		for i, w := range ws[1:] {

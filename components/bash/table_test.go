@@ -1059,6 +1059,11 @@ var table = []struct {
 	// where programs read their start-up files and configuration.
 	{"printf 'rm -rf src\\n' > x; set -k; bash -c : BASH_ENV=./x", P, "builtin.keyword"},
 	{`set -o keyword`, P, "builtin.keyword"},
+	// shopt -o sets set's options (an H6 hunt: shopt -so keyword; ls
+	// PATH=. ran ./ls).
+	{`shopt -so keyword; ls PATH=.`, P, "builtin.keyword"},
+	{`shopt -o -s keyword`, P, "builtin.keyword"},
+	{`shopt -s -o histexpand`, P, "builtin.history"},
 	{`bash -k -c "bash -c : BASH_ENV=./x"`, P, "builtin.keyword"},
 	{`sh -o keyword -c :`, P, "builtin.keyword"},
 	{`printf '%s[%s(rm -rf src)]' a '$' > pl; BASHPID+=$(<pl)`, P, "builtin.special-var"},
