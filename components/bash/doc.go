@@ -75,7 +75,8 @@
 //     -c, and its words or that shell when that is empty: a
 //     seventeenth hunt, npx -cy rm -rf src and npx -c= rm -rf src ran
 //     rm),
-//     gosu and su-exec USER CMD, pkexec, fakeroot, dbus-run-session,
+//     gosu and su-exec USER CMD, pkexec, fakeroot (and
+//     fakeroot-sysv and fakeroot-tcp, Debian's two: an H6 hunt), dbus-run-session,
 //     proxychains and proxychains4 (-q and -f FILE as whole words, at
 //     most two, which is all proxychains-ng reads alike), choom (-n N;
 //     -p PID runs nothing), ssh-agent [options] CMD; and (a fourteenth

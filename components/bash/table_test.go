@@ -419,6 +419,12 @@ var table = []struct {
 	{`fakeroot -u -s state.db -- rm -rf src`, D, "builtin.recursive-delete"},
 	{`fakeroot --faked /usr/bin/faked make deploy`, P, "commands.approval[0]"},
 	{`fakeroot`, P, "builtin.script"},
+	// Debian's fakeroot is an alternative for fakeroot-sysv and
+	// fakeroot-tcp, the same script (an H6 hunt: fakeroot-tcp rm -rf src
+	// deleted src automatically).
+	{`fakeroot-tcp rm -rf src`, D, "builtin.recursive-delete"},
+	{`fakeroot-sysv -u -- rm -rf src`, D, "builtin.recursive-delete"},
+	{`fakeroot-tcp`, P, "builtin.script"},
 	{`proxychains rm -rf src`, D, "builtin.recursive-delete"},
 	{`proxychains4 -q -f proxy.conf rm -rf src`, D, "builtin.recursive-delete"},
 	{`proxychains4 -f proxy.conf make deploy`, P, "commands.approval[0]"},

@@ -604,6 +604,9 @@ var wrappers = sync.OnceValue(func() map[string]optSpec {
 	sp := archSpec
 	sp.arch = true
 	m["setarch"] = sp
+	// Debian's fakeroot is an alternative for these two, the same script
+	// with another daemon (an H6 hunt: fakeroot-tcp rm -rf src ran unseen).
+	m["fakeroot-sysv"], m["fakeroot-tcp"] = m["fakeroot"], m["fakeroot"]
 	return m
 })
 
