@@ -116,7 +116,8 @@
 //     xtrace, datefudge, dtach, abduco, mpirun, srun, schedtool,
 //     trace-cmd, daemon, tcpsvd, udpsvd, runsv, runsvdir, cttyhack,
 //     openvt, crond, inetd, msgfilter, systemd-socket-activate,
-//     pg_virtualenv, gdbtui and the other runners of
+//     pg_virtualenv, gdbtui, (an H6 hunt) debconf and
+//     debconf-apt-progress and the other runners of
 //     opaqueRunners, and mise exec, x and en, nix develop, shell and
 //     run, bun exec (Bun's shell), and (a sixteenth hunt) pixi run,
 //     exec and shell, devbox run and shell, fnm exec, tox exec, lerna

@@ -425,6 +425,12 @@ var table = []struct {
 	{`fakeroot-tcp rm -rf src`, D, "builtin.recursive-delete"},
 	{`fakeroot-sysv -u -- rm -rf src`, D, "builtin.recursive-delete"},
 	{`fakeroot-tcp`, P, "builtin.script"},
+	// debconf [options] CMD runs CMD with a frontend (an H6 hunt:
+	// debconf rm -rf src deleted src automatically); its options are
+	// read by a loop of its own and then Getopt::Long: not unwrapped.
+	{`debconf rm -rf src`, P, "builtin.dynamic"},
+	{`debconf --frontend=noninteractive sh -c 'rm -rf src'`, P, "builtin.dynamic"},
+	{`debconf-apt-progress -- rm -rf src`, P, "builtin.dynamic"},
 	{`proxychains rm -rf src`, D, "builtin.recursive-delete"},
 	{`proxychains4 -q -f proxy.conf rm -rf src`, D, "builtin.recursive-delete"},
 	{`proxychains4 -f proxy.conf make deploy`, P, "commands.approval[0]"},

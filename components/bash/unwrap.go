@@ -879,7 +879,11 @@ var opaqueRunners = sync.OnceValue(func() map[string]bool {
 		// gettext's msgfilter (msgexec's sibling: msgfilter -i x.po sh -c
 		// CMD ran CMD), systemd-socket-activate, postgresql-common's
 		// pg_virtualenv, and gdbtui, gdb by another name.
-		"msgfilter", "systemd-socket-activate", "pg_virtualenv", "gdbtui")
+		"msgfilter", "systemd-socket-activate", "pg_virtualenv", "gdbtui",
+		// An H6 hunt: debconf CMD (debconf rm -rf src deleted src) and
+		// debconf-apt-progress [--] CMD run their command with a
+		// frontend; debconf reads its options its own way.
+		"debconf", "debconf-apt-progress")
 })
 
 // shells are the shells whose -c string, script file or standard input
