@@ -117,7 +117,9 @@
 //     trace-cmd, daemon, tcpsvd, udpsvd, runsv, runsvdir, cttyhack,
 //     openvt, crond, inetd, msgfilter, systemd-socket-activate,
 //     pg_virtualenv, gdbtui, (an H6 hunt) debconf and
-//     debconf-apt-progress and the other runners of
+//     debconf-apt-progress, the shells whose language the analyzer
+//     does not read (csh, tcsh, pwsh, nu, xonsh, elvish, rc, es, osh,
+//     ysh, lksh, sash, ion, murex, scsh) and the other runners of
 //     opaqueRunners, and mise exec, x and en, nix develop, shell and
 //     run, bun exec (Bun's shell), and (a sixteenth hunt) pixi run,
 //     exec and shell, devbox run and shell, fnm exec, tox exec, lerna

@@ -431,6 +431,13 @@ var table = []struct {
 	{`debconf rm -rf src`, P, "builtin.dynamic"},
 	{`debconf --frontend=noninteractive sh -c 'rm -rf src'`, P, "builtin.dynamic"},
 	{`debconf-apt-progress -- rm -rf src`, P, "builtin.dynamic"},
+	// Shells the analyzer does not read run their strings unseen: asked.
+	{`tcsh -c 'rm -rf src'`, P, "builtin.dynamic"},
+	{`csh -fc 'rm -rf src'`, P, "builtin.dynamic"},
+	{`pwsh -Command 'Remove-Item -Recurse src'`, P, "builtin.dynamic"},
+	{`nu -c 'rm -r src'`, P, "builtin.dynamic"},
+	{`xonsh -c 'rm -rf src'`, P, "builtin.dynamic"},
+	{`env elvish -c 'rm -rf src'`, P, "builtin.dynamic"},
 	{`proxychains rm -rf src`, D, "builtin.recursive-delete"},
 	{`proxychains4 -q -f proxy.conf rm -rf src`, D, "builtin.recursive-delete"},
 	{`proxychains4 -f proxy.conf make deploy`, P, "commands.approval[0]"},

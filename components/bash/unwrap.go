@@ -883,7 +883,13 @@ var opaqueRunners = sync.OnceValue(func() map[string]bool {
 		// An H6 hunt: debconf CMD (debconf rm -rf src deleted src) and
 		// debconf-apt-progress [--] CMD run their command with a
 		// frontend; debconf reads its options its own way.
-		"debconf", "debconf-apt-progress")
+		"debconf", "debconf-apt-progress",
+		// Shells whose language the analyzer does not read (it reads
+		// those of shells): their -c string, script or standard input
+		// runs commands unseen, so tcsh -c 'rm -rf src' ran with no
+		// confirmation nor backup. Asked about, not guessed at.
+		"csh", "tcsh", "pwsh", "powershell", "nu", "xonsh", "elvish", "rc", "es", "osh", "oils-for-unix", "ysh",
+		"lksh", "sash", "ion", "murex", "scsh")
 })
 
 // shells are the shells whose -c string, script file or standard input
