@@ -1421,7 +1421,15 @@ func TestIntegrationGatewayFullAccessAfterKill(t *testing.T) {
 	})
 	old := g.cmd.Process.Pid
 	g.cmd.Process.Kill()
-	g.cmd.Wait()
+	// Dead but not yet reaped: a zombie's pid is in use, so a gateway
+	// another test package starts meanwhile (go test runs packages side
+	// by side) does not take its groups for stale and sweep them before
+	// the control looks (CI, 2026-12-03: the control found the process
+	// gone). Reaped once the control has looked.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, old, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatalf("wait for the gateway's end: %v", err)
+	}
 	groups, _ := filepath.Glob("/sys/fs/cgroup/*/pinfold/s-" + strconv.Itoa(old) + "-gateway-*")
 	more, _ := filepath.Glob("/sys/fs/cgroup/pinfold/s-" + strconv.Itoa(old) + "-gateway-*")
 	groups = append(groups, more...)
@@ -1429,6 +1437,7 @@ func TestIntegrationGatewayFullAccessAfterKill(t *testing.T) {
 	if !sleeping() || len(groups) == 0 {
 		t.Fatalf("control: after the gateway's SIGKILL, the process runs %v, its groups %q", sleeping(), groups)
 	}
+	g.cmd.Wait()
 	startGateway(t, s, componentsPol(), store)
 	waitUntil(t, 20*time.Second, "the dead gateway's full-access process ended by the next start", func() bool { return !sleeping() })
 	for _, d := range groups {
