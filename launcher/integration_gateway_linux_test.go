@@ -1419,6 +1419,20 @@ func TestIntegrationGatewayFullAccessAfterKill(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
+	// The background process as it will stay: sleep itself (exec'd, not
+	// bash's fork of it, whose command line also names "sleep 619"),
+	// its shell gone (reparented). Killing the gateway before then
+	// races with the shell and setsid still starting it.
+	settled := func() bool {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || cmdline(pid)[0] != "sleep" {
+			return false
+		}
+		_, rest, _ := strings.Cut(string(st), ") ")
+		f := strings.Fields(rest) // state ppid …
+		return len(f) > 1 && f[1] != "0" && !strings.Contains(strings.Join(cmdline(atoiOr(f[1])), " "), "sleep 619")
+	}
+	waitUntil(t, 10*time.Second, "the background process settled as sleep, its shell gone", settled)
 	old := g.cmd.Process.Pid
 	g.cmd.Process.Kill()
 	// Dead but not yet reaped: a zombie's pid is in use, so a gateway
@@ -1445,6 +1459,15 @@ func TestIntegrationGatewayFullAccessAfterKill(t *testing.T) {
 			t.Errorf("the dead gateway's group %s is still there: %v", d, err)
 		}
 	}
+}
+
+// atoiOr is s as a number, or -1.
+func atoiOr(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // guestWithSecret connects a guest, closed when t ends, that wrote
