@@ -36,15 +36,7 @@ func symlinkSwapCheck(s *scratch) (probeCase, error) {
 	// The control writes a file of its own name, so it cannot be taken
 	// for the confined run's.
 	pc := probeCase{name: "the workspace", probe: []string{"write", written}, direct: true, controlProbe: []string{"write", filepath.Join(s.ws, "control")}, retries: 4,
-		race: func(launcher int) {
-			window = stopStage2ThenSwap(launcher, swap)
-			if window != "" {
-				// Missed: the control still needs its link.
-				if err := swap(); err != nil {
-					window += "; and the swap failed: " + err.Error()
-				}
-			}
-		},
+		race: swapRace(&window, swap),
 		refused: func(r Run) bool {
 			return r.Code >= 120 && r.Code <= 125 && strings.Contains(r.Stderr, "symlink") && !landed()
 		},
@@ -67,6 +59,20 @@ func symlinkSwapCheck(s *scratch) (probeCase, error) {
 	rc.retries, pc.retries = pc.retries, 0
 	rc.also = []probeCase{pc}
 	return rc, nil
+}
+
+// swapRace is a case's race: swap while stage 2 is held before it opens
+// anything; window says why not when the window was missed, and the swap
+// is then made anyway (the control still needs its link).
+func swapRace(window *string, swap func() error) func(launcher int) {
+	return func(launcher int) {
+		*window = stopStage2ThenSwap(launcher, swap)
+		if *window != "" {
+			if err := swap(); err != nil {
+				*window += "; and the swap failed: " + err.Error()
+			}
+		}
+	}
 }
 
 // readPathSwap is SR-23's case for a read path: no mount is made for one,
@@ -95,14 +101,7 @@ func readPathSwap(s *scratch) (probeCase, error) {
 	}
 	text := strings.Replace(s.policyText(""), "[files]\n", fmt.Sprintf("[files]\nread = [%q]\n", listed), 1)
 	return probeCase{name: "a read path", raw: text, probe: []string{"read", filepath.Join(listed, "secret")}, direct: true,
-		race: func(launcher int) {
-			window = stopStage2ThenSwap(launcher, swap)
-			if window != "" {
-				if err := swap(); err != nil {
-					window += "; and the swap failed: " + err.Error()
-				}
-			}
-		},
+		race: swapRace(&window, swap),
 		refused: func(r Run) bool {
 			return r.Code == 125 && strings.Contains(r.said(), "passes through a symlink now")
 		},
