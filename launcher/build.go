@@ -427,7 +427,16 @@ func buildRlimits(p *policy.Policy, h Host) []RlimitPlan {
 	rs := []RlimitPlan{
 		{unix.RLIMIT_NOFILE, "RLIMIT_NOFILE", uint64(l.OpenFiles), false},
 		{unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", orInf(int64(l.FileSize)), false},
-		{unix.RLIMIT_CORE, "RLIMIT_CORE", 0, false},
+		// 1, not 0: with a pipe in core_pattern (systemd-coredump,
+		// apport) the kernel ignores a limit of 0 and runs the host's
+		// helper as root on the crashed agent's memory; exactly 1 stops
+		// it (the kernel's guard against recursive dumps), and no file
+		// dump fits in one byte. Seccomp keeps the agent from lowering
+		// it (stage 2 sets it on itself, before the filter). A hard limit
+		// of 0 inherited is kept (raising it needs CAP_SYS_RESOURCE, which
+		// root in a container may lack): the summary then says what that
+		// leaves (coreDumpsUncovered).
+		{unix.RLIMIT_CORE, "RLIMIT_CORE", 1, true},
 		{unix.RLIMIT_CPU, "RLIMIT_CPU", orInf(int64(l.CPUTime) / 1e9), false},
 		{unix.RLIMIT_NPROC, "RLIMIT_NPROC", uint64(l.Processes), false},
 		// Not in the policy, and not inherited from whoever started the

@@ -47,6 +47,18 @@
 // does the child that holds the idmap user namespace: a fork's copy of
 // the page tables cost about a millisecond each.
 //
+// The agent's RLIMIT_CORE is 1, where DESIGN.md and issue 3 say 0: with
+// a pipe in core_pattern (systemd-coredump, apport) the kernel ignores
+// a limit of 0 and runs the host's handler, as root and outside every
+// namespace, on the crashed agent's memory; a limit of exactly 1 is its
+// guard against recursive dumps and stops the pipe, and no core file
+// fits in one byte. Seccomp keeps it there: the agent's own change of
+// it is answered as done and changes nothing (its aim, no core dump,
+// holds; ssh-agent exits when it cannot lower it), a change naming a
+// pid or asking the old limit back is refused. So stage 2 sets this
+// limit on itself, before the filter, where the others are set in the
+// agent's process after it.
+//
 // The seccomp filter is stricter than DESIGN.md §3 step 8 in one point:
 // with Unix sockets off, socketpair(AF_UNIX) stays allowed for stream and
 // seqpacket pairs only. A datagram socket, even one of a pair, can sendto
@@ -185,6 +197,11 @@
 //     lists included (SD-21). A pid's entries cannot be covered for
 //     processes not yet started, so this stays.
 //   - A 32-bit (i386) program cannot run: its first system call kills it.
+//   - A crash still reaches the host's core dump handler where
+//     core_pattern is a socket (Linux 6.16+; the kernel connects
+//     whatever the limit), and where the launcher inherited a hard
+//     RLIMIT_CORE of 0, which it keeps (raising it needs
+//     CAP_SYS_RESOURCE): the summary says so (SD-28).
 //   - In "ports" mode the agent shares the host's network: UDP and ICMP are
 //     not covered (SD-04), and an allowed port is allowed on every host
 //     (SD-03). The launch summary says so on every run without --quiet.

@@ -197,6 +197,23 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	}
 	init := seccompArg32(0, 1)
 	deny(eperm, one(init), "prlimit64", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity")
+	// RLIMIT_CORE stays 1 (buildRlimits says why 0 is worse). Lowering
+	// one's own limit, the usual call (glibc's setrlimit: prlimit64(0,
+	// CORE, new, NULL)), is answered as done and changes nothing: its
+	// aim, no core dump, holds already, and ssh-agent exits when it
+	// cannot. Naming a pid, or asking the old limit back (which the
+	// answer would leave unwritten), is refused. The pid is compared
+	// whole, so the two rules are disjoint from each other and from the
+	// init rule above (same errno where they meet).
+	core := seccompArg32(1, unix.RLIMIT_CORE)
+	set := seccomp.ScmpCondition{Argument: 2, Op: seccomp.CompareNotEqual, Operand1: 0}
+	self := seccomp.ScmpCondition{Argument: 0, Op: seccomp.CompareEqual, Operand1: 0}
+	deny(0, one(self, core, set, seccomp.ScmpCondition{Argument: 3, Op: seccomp.CompareEqual, Operand1: 0}), "prlimit64")
+	deny(eperm, [][]seccomp.ScmpCondition{
+		{seccomp.ScmpCondition{Argument: 0, Op: seccomp.CompareNotEqual, Operand1: 0}, core, set},
+		{self, core, set, seccomp.ScmpCondition{Argument: 3, Op: seccomp.CompareNotEqual, Operand1: 0}},
+	}, "prlimit64")
+	deny(0, one(seccompArg32(0, unix.RLIMIT_CORE)), "setrlimit")
 	// "which" other than a process is compared whole (not as the kernel's
 	// 32-bit int, as seccompNotIn would, in 32 rules that cost stage 1 a
 	// millisecond to compile): a process named with garbage in the high

@@ -257,7 +257,7 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err := s.sendPlan(plan); err != nil {
 		return 0, err
 	}
-	s.readOnly, s.uncovered = len(o.ReadOnly), o.Uncovered
+	s.readOnly, s.uncovered = len(o.ReadOnly), append(slices.Clip(o.Uncovered), coreDumpsUncovered(plan)...)
 	if !o.Quiet {
 		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s, len(notes.Dropped), degraded))
 		if o.Verbose {

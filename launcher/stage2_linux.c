@@ -975,6 +975,26 @@ static int set_rlimit(const struct rlim *l)
 	return setrlimit(l->resource, &v);
 }
 
+// on_stage2 says whether limit l is set on stage 2 itself, before the
+// filter, rather than in the agent's process: RLIMIT_CORE, because the
+// filter answers the agent's changes of it without making them (a limit
+// of 0 lets the host's core_pattern pipe run, 1 does not), and would
+// answer stage 2's own call in the agent's process the same way. Stage 2
+// is not dumpable, so the limit changes nothing for it; the agent
+// inherits it.
+static int on_stage2(const struct rlim *l)
+{
+	return l->resource == RLIMIT_CORE;
+}
+
+// set_stage2_rlimits sets the limits on_stage2 names.
+static void set_stage2_rlimits(struct plan *p)
+{
+	for (uint32_t i = 0; i < p->nrlimits; i++)
+		if (on_stage2(&p->rlimits[i]) && set_rlimit(&p->rlimits[i]) != 0)
+			fail("rlimits", "set %s to %llu: %s", p->rlimits[i].name, (unsigned long long)p->rlimits[i].value, E);
+}
+
 static int last_cap(void)
 {
 	char buf[16] = {0};
@@ -1110,7 +1130,9 @@ static void confine(struct plan *p)
 		proxy_listener(p);
 	// 4. Resource limits are set in the agent's process, just before
 	//    execve (start): on stage 2 itself, RLIMIT_CPU would let the agent
-	//    wear its init down (each signal it sends wakes it).
+	//    wear its init down (each signal it sends wakes it). RLIMIT_CORE
+	//    alone is set here (on_stage2).
+	set_stage2_rlimits(p);
 	drop_privileges(p);
 	apply_landlock(p);
 	// Every descriptor above 2 is marked close-on-exec, so the agent
@@ -1190,7 +1212,7 @@ static int agent_child(void *arg)
 	}
 	sigprocmask(SIG_SETMASK, a->orig, NULL);
 	for (uint32_t i = 0; i < p->nrlimits && !ce.step; i++)
-		if (set_rlimit(&p->rlimits[i]) != 0)
+		if (!on_stage2(&p->rlimits[i]) && set_rlimit(&p->rlimits[i]) != 0)
 			ce = (struct child_error){1, i, errno};
 	if (!ce.step && chdir(p->dir) != 0)
 		ce = (struct child_error){2, 0, errno};

@@ -860,6 +860,16 @@ return how;`
 			return probeCase{raw: text, probe: probe("write", "/dev/tty"), direct: true, cttyOnly: true,
 				refused: func(r Run) bool { return r.Line == "denied ENXIO" }}, nil
 		}},
+		{"SR-53", func(s *scratch) (probeCase, error) {
+			// The agent lowers its core limit to 0 (glibc's setrlimit, as
+			// ulimit -c 0 and ssh-agent do): the call succeeds and the
+			// limit stays 1, the one value that stops a core_pattern pipe.
+			// The control's lowering takes. The check does not crash
+			// anything: a host's handler is not called on an audit.
+			return probeCase{probe: probe("core-limit", "setrlimit"), direct: true,
+				refused: func(r Run) bool { return r.Line == "lowered ok, core soft 1 hard 1" && r.Code == 0 },
+				ok:      func(r Run) bool { return r.Line == "lowered ok, core soft 0 hard 0" && r.Code == 0 }}, nil
+		}},
 	}
 }
 

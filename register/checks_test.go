@@ -74,6 +74,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-21":                   {Run{Line: "denied EROFS", Code: 1}, ok, ok},
 		"SR-51":                   {Run{Line: "denied EROFS", Code: 1}, ok, ok},
 		"SR-52":                   {Run{Line: "denied ENXIO", Code: 1}, ok, ok},
+		"SR-53":                   {Run{Line: "lowered ok, core soft 1 hard 1"}, Run{Line: "lowered ok, core soft 0 hard 0"}, Run{Line: "lowered ok, core soft 0 hard 0"}},
 		"SR-02":                   {Run{Code: 122, Stderr: "launcher: hint: name the real path, and check who planted the link"}, ok, ok},
 		"SR-32":                   {Run{Code: 123}, ok, ok},
 		"SR-36":                   {Run{Code: 137}, ok, ok},

@@ -248,9 +248,15 @@ func ownedByAnother(path string) bool {
 }
 
 // guardMemory makes this process not dumpable and its core size 0: no
-// core file, and no ptrace or /proc/PID/mem short of CAP_SYS_PTRACE.
+// core file, and no ptrace or /proc/PID/mem short of CAP_SYS_PTRACE. The
+// hard limit stays: the agent's sandbox sets its core limit to 1, which
+// a hard limit of 0 would make impossible (launcher.coreDumpsUncovered).
 func guardMemory() error {
-	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+	var l unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_CORE, &l); err != nil {
+		return fmt.Errorf("secrets: core size: %w", err)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: l.Max}); err != nil {
 		return fmt.Errorf("secrets: core size 0: %w", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -72,6 +73,63 @@ func rlimit(name string) {
 	}
 	fmt.Printf("soft %s hard %s\n", show(l.Cur), show(l.Max))
 	os.Exit(0)
+}
+
+// coreDump names the process marker, lowers its RLIMIT_CORE to 0 as how
+// says, prints what that gave and the limit it has on one line (`lowered ok, core soft S hard H`), and dies of
+// SIGSEGV's default action: with a pipe in core_pattern the kernel then
+// starts the host's helper (as root, outside every namespace) unless the
+// limit is 1, and an RLIMIT_CORE of 0 does not stop it. With no marker
+// it exits 0 instead of naming itself and dying.
+func coreDump(marker, how string) {
+	if marker != "" {
+		if err := unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(unsafe.StringData(marker+"\x00"))), 0, 0, 0); err != nil {
+			broke(err)
+		}
+	}
+	zero := unix.Rlimit{}
+	var err error
+	switch how {
+	case "keep":
+	case "setrlimit":
+		err = unix.Setrlimit(unix.RLIMIT_CORE, &zero) // prlimit64(0, CORE, new, NULL)
+	case "prlimit-pid":
+		err = unix.Prlimit(os.Getpid(), unix.RLIMIT_CORE, &zero, nil)
+	case "prlimit-old":
+		var old unix.Rlimit
+		err = unix.Prlimit(0, unix.RLIMIT_CORE, &zero, &old)
+	default:
+		broke(fmt.Errorf("how %q: want keep, setrlimit, prlimit-pid or prlimit-old", how))
+	}
+	line := ""
+	if how != "keep" {
+		var errno unix.Errno
+		switch {
+		case errors.As(err, &errno):
+			line = "lowered " + unix.ErrnoName(errno) + ", "
+		case err != nil:
+			broke(err)
+		default:
+			line = "lowered ok, "
+		}
+	}
+	var l unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_CORE, &l); err != nil {
+		broke(err)
+	}
+	fmt.Printf("%score soft %d hard %d\n", line, l.Cur, l.Max)
+	if marker == "" {
+		os.Exit(0)
+	}
+	os.Stdout.Sync()
+	// The Go runtime handles SIGSEGV; the default action, which dumps
+	// core, is put back for the whole process just before the signal.
+	var dfl [4]uintptr // struct kernel_sigaction: handler SIG_DFL, flags, restorer, mask
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGSEGV), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0); e != 0 {
+		broke(e)
+	}
+	unix.Kill(os.Getpid(), unix.SIGSEGV)
+	select {} // the signal ends the process
 }
 
 // mountOpts prints `opts O,O,...`: the per-mount options (mountinfo's

@@ -81,6 +81,8 @@ var actions = sync.OnceValue(func() map[string]action {
 		"euid":             {0, nil, "prints `euid E uid U`"},
 		"caps":             {0, arg0(caps), "ok when this process holds any capability in any set (inheritable, permitted, effective, bounding, ambient), `denied none` when it holds none"},
 		"mount-opts":       {1, nil, "PATH: prints `opts O,O,...`, the per-mount options (sorted) of the mount PATH is on"},
+		"core-dump":        {2, nil, "MARKER HOW: name itself MARKER (the comm a core_pattern's %e shows), lower its RLIMIT_CORE to 0 as HOW says (keep: not at all; setrlimit; prlimit-pid: prlimit64 naming its own pid; prlimit-old: prlimit64 also asking the old limit), print `[lowered ok|ERRNO, ]core soft S hard H`, and die of SIGSEGV's default action (a core dump where the limits let one be made)"},
+		"core-limit":       {1, nil, "HOW: core-dump without the name and the crash: lower RLIMIT_CORE as HOW says, print its line, exit 0"},
 		"rlimit":           {1, nil, "RES: prints `soft S hard H` for RLIMIT_RES (NOFILE, FSIZE, CORE, CPU, NPROC, AS, RTPRIO, RTTIME, NICE, MEMLOCK, MSGQUEUE), `inf` for no limit"},
 		"setuid-exec":      {-1, nil, "PATH [FILE]: run PATH (a setuid copy of this probe) with `euid`; prints its line, then with FILE ` chmod ok` or ` chmod denied ERRNO` for making FILE.PID (new) mode 04755"},
 		"fork-bomb":        {1, nil, "N: fork up to N (≤ 1000) `sleep 5` children; prints `forked K of N [ERRNO]`, kills and reaps them"},
@@ -165,6 +167,10 @@ func Main(self []string, args []string) {
 		os.Exit(0)
 	case "rlimit":
 		rlimit(args[0])
+	case "core-dump":
+		coreDump(args[0], args[1])
+	case "core-limit":
+		coreDump("", args[0])
 	case "env-names":
 		names := make([]string, 0, len(os.Environ()))
 		for _, kv := range os.Environ() {
