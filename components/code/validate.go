@@ -28,7 +28,11 @@
 //     so `with (f) constructor` would be `f.constructor`) and HTML-like comments `<!--` / `-->` (engines
 //     disagree about them; a difference in what is a comment is a way to hide code).
 //   - syntax: parse errors, malformed escapes, keywords spelled with escapes (`\u0069f`; engines that
-//     read them as keywords would parse differently from the validator), and a parser panic.
+//     read them as keywords would parse differently from the validator), a name or number touching
+//     the name after it (the parser's lexer starts a new name at U+2118, U+212E, U+309B and U+309C,
+//     which continue one in QuickJS: "let\u2118x" was a declaration here and an expression there,
+//     and the engine's division on the next line a regular expression that hid code from this
+//     pass), and a parser panic.
 //   - encoding: NUL bytes (the parser treats NUL as end of input), invalid UTF-8, and escapes of lone
 //     surrogates (`"\uD800"`), so every decoded name and literal is valid Unicode.
 //   - too-large: more than MaxScriptSize bytes; a function with more than MaxParams parameters, a

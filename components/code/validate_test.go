@@ -141,6 +141,13 @@ var valRejects = []valRejectCase{
 	{"line separator ends a comment", "// note\u2028eval(1)", "banned-name", "eval"},
 	{"paragraph separator ends a comment", "// note\u2029x.constructor", "banned-property", "constructor"},
 	{"regex after if", `if (x) /"/.test(y); eval("1")`, "banned-name", "eval"},
+	// U+2118, U+212E, U+309B and U+309C continue a name in QuickJS; the parser's lexer
+	// starts a new one at them, so it read "let ℘x" and a regular expression where the
+	// engine runs let℘x / (…) / i: the division's middle was hidden from the static pass.
+	{"name split by U+2118", "this[\"let\u2118x\"] = 1\nlet\u2118x\n/([].constructor.constructor, eval)/i", "syntax", ""},
+	{"name split by U+212E", "this[\"let\u212ex\"] = 1\nlet\u212ex\n/(eval)/i", "syntax", ""},
+	{"name split by U+309B", "var\u309bx = 1", "syntax", ""},
+	{"name split by U+309C", "return\u309cx", "syntax", ""},
 }
 
 // valAccepts are benign modern scripts; each must be accepted.
@@ -250,6 +257,8 @@ func TestValidateNearMisses(t *testing.T) {
 		{`x.import`, `import("x")`},
 		{`evaluate(1)`, `\u0065val(1)`},
 		{`if\u0030 = 1`, `\u0069f(1)`},
+		{"let \u2118x = 1", "let\u2118x = 1"},
+		{"const a\u00b7b = 1", "const a\u2118b = 1"},
 	}
 	for _, p := range pairs {
 		if fs := Validate(p.ok); fs != nil {

@@ -598,6 +598,7 @@ func (s *valState) tokens() {
 	props := append([]int(nil), s.props...)
 	sort.Ints(props)
 	usedRegexps := 0
+	prevWord, prevEnd := false, -1 // whether the last token was a name or a number, and where it ended
 	for {
 		tt, data := l.Next()
 		if tt == js.ErrorToken {
@@ -621,6 +622,15 @@ func (s *valState) tokens() {
 			}
 		}
 		starts, lens = append(starts, off), append(lens, len(data))
+		// A name never touches another name or a number: the engine would read one token.
+		// The lexer starts a new name at a few characters QuickJS continues one with (U+2118,
+		// U+212E, U+309B, U+309C), so "let℘x" was the declaration "let ℘x" here, and
+		// the engine's division on the next line a regular expression to this pass.
+		word := js.IsIdentifierName(tt) || js.IsNumeric(tt)
+		if word && prevWord && off == prevEnd {
+			s.add(off, valRuleSyntax, "", fmt.Sprintf("%q continues the name or number before it for the engine, but starts a new one for this validator; separate them or drop the character", []rune(string(data))[0]))
+		}
+		prevWord, prevEnd = word, off+len(data)
 		switch {
 		case tt == js.CommentToken || tt == js.CommentLineTerminatorToken:
 			if len(data) >= 3 && (string(data[:3]) == "-->" || len(data) >= 4 && string(data[:4]) == "<!--") {
