@@ -53,7 +53,12 @@
 // 5 s, a failure a warning) and only then removed: the wait reaches the
 // worker alone, and a worker that did start a process (a test's sh -c
 // does) would otherwise leave it in the group, dying or escaped to a
-// session of its own, and the group behind.
+// session of its own, and the group behind. Kill signals the worker's
+// process group only until the worker has ended (its end is awaited
+// without reaping it, and the kill checks for it under a lock): once
+// reaped, its pid is any process's, and a kill of the group after a run
+// that ended by itself reached, as root, the group of whatever process
+// got the pid next.
 //
 // Limits: any allocation the heap limit refuses ends the run as the
 // memory limit, whatever the script does with the error (isoheap.go puts

@@ -321,6 +321,11 @@ type Worker struct {
 	done      chan struct{}
 	err       error
 	oomKilled bool
+	// mu guards exited: the worker has ended and is about to be
+	// reaped, after which its pid (and process group id) may be
+	// another process's.
+	mu     sync.Mutex
+	exited bool
 }
 
 // StartWorker starts argv (the launcher binary and WorkerEntry; a test
@@ -390,6 +395,19 @@ func StartWorker(argv []string, lim Limits, stdin io.Reader, stdout io.Writer) (
 			return
 		}
 		started <- nil
+		// Its end is awaited without reaping it first: until it is
+		// reaped its pid is no one else's, and Kill signals its
+		// process group only until then.
+		pid := cmd.Process.Pid
+		for {
+			var info unix.Siginfo
+			if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != unix.EINTR {
+				break
+			}
+		}
+		w.mu.Lock()
+		w.exited = true
+		w.mu.Unlock()
 		w.err = cmd.Wait()
 		w.endGroup()
 		close(w.done)
@@ -483,10 +501,18 @@ func WorkerCgroupSpec(uid int, lim Limits) launcher.CgroupSpec {
 // worker has ended.
 const groupKillWait = 5 * time.Second
 
-// Kill ends the worker (by the pid it started) and waits for it.
+// Kill ends the worker (by the pid it started) and waits for it. Its
+// process group is signalled only while the worker has not ended: once
+// it is reaped the group's id is a pid the kernel may give any process
+// (Spawn's Kill after a run that ended by itself killed, as root, the
+// group of whatever process got it next).
 func (w *Worker) Kill() {
-	syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL) // the worker's process group (Setsid)
-	w.cmd.Process.Kill()
+	w.mu.Lock()
+	if !w.exited {
+		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL) // the worker's process group (Setsid)
+	}
+	w.mu.Unlock()
+	w.cmd.Process.Kill() // a pidfd: never another process
 	<-w.done
 }
 

@@ -800,3 +800,49 @@ func serveFake(t *testing.T, line string) (*Result, error) {
 	}()
 	return Serve(context.Background(), outR, inW, "return 1", testLimits(), nil)
 }
+
+// Kill on a worker that has ended and been reaped (Spawn's deferred Kill
+// after every run that ended by itself) signals no process that got its
+// pid since: a process-group SIGKILL to the old pid reached whatever
+// group leader the kernel gave that pid next, as root any process's.
+// The pid is handed on by ns_last_pid, as a busy host does by wrapping
+// (pid_max is 32768 here).
+func TestWorkerKillAfterEndSparesReusedPid(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("placing a process at a pid (ns_last_pid) needs root")
+	}
+	// No limits line: the worker ends at once.
+	wk, err := StartWorker(workerArgv(t), testLimits(), strings.NewReader(""), io.Discard)
+	must(t, err)
+	<-wk.Done()
+	pid := wk.cmd.Process.Pid
+	var victim *exec.Cmd
+	for try := 0; try < 50 && victim == nil; try++ {
+		must(t, os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0))
+		c := exec.Command("/bin/sleep", "30")
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		must(t, c.Start())
+		if c.Process.Pid == pid {
+			victim = c
+			break
+		}
+		c.Process.Kill()
+		c.Wait()
+	}
+	if victim == nil {
+		t.Skipf("another process took pid %d each time", pid)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- victim.Wait() }()
+	defer func() {
+		victim.Process.Kill()
+		<-ended
+	}()
+	wk.Kill()
+	select {
+	case err := <-ended:
+		ended <- err
+		t.Errorf("Kill on the ended worker killed pid %d's new owner, a process in a session of its own: %v", pid, err)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
