@@ -134,7 +134,8 @@ func (e *RejectedError) Error() string {
 
 // ScriptError is an uncaught exception or a rejected result promise: Message
 // (one line: escaped as a log line is, and bounded) and, where QuickJS
-// gives it, Stack (line numbers of the user's script, 1-based).
+// gives it, Stack (line numbers of the user's script, 1-based; lines
+// apart, each escaped as a log line is, bounded too).
 type ScriptError struct {
 	Message string
 	Stack   string
@@ -753,8 +754,8 @@ func isoBidi(r rune) bool {
 }
 
 // isoStack keeps the frames of the user's script in a QuickJS stack trace,
-// names it <script>, and corrects the columns of its first line, which
-// follows isoPrefix. It stops once it has more than isoMaxStackText bytes:
+// names it <script>, corrects the columns of its first line, which
+// follows isoPrefix, and escapes each line as a log line is. It stops once it has more than isoMaxStackText bytes:
 // a script can make its error's stack as large as its heap, and this runs
 // where the deadline cannot interrupt it.
 func isoStack(s string) string {
@@ -773,8 +774,20 @@ func isoStack(s string) string {
 				line = before + "<script>:1:" + strconv.Itoa(col-len(isoPrefix)) + after[n:]
 			}
 		}
+		line = isoEscape(line) // the script can set e.stack: no control character leaves raw
 		out = append(out, line)
 		kept += len(line) + 1
 	}
 	return strings.Join(out, "\n")
+}
+
+// isoEscapeLines escapes each line of s as a log line is (isoEscape),
+// keeping the line feeds between them, once s is cut to n bytes: a
+// worker's stack trace, which it may have written whole.
+func isoEscapeLines(s string, n int) string {
+	lines := strings.Split(clip.Bytes(s, n), "\n")
+	for i, l := range lines {
+		lines[i] = isoEscape(l)
+	}
+	return clip.Bytes(strings.Join(lines, "\n"), n)
 }

@@ -679,7 +679,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 	case e.done.Limit != nil:
 		return failed(&LimitError{Limit: isoOneLine(e.done.Limit.Limit, 64), Detail: isoOneLine(e.done.Limit.Detail, isoMaxMessage)}, e.done)
 	case e.done.Script != nil:
-		return failed(&ScriptError{Message: isoOneLine(e.done.Script.Message, isoMaxMessage), Stack: e.done.Script.Stack}, e.done)
+		return failed(&ScriptError{Message: isoOneLine(e.done.Script.Message, isoMaxMessage), Stack: isoEscapeLines(e.done.Script.Stack, isoMaxStackText)}, e.done)
 	case e.done.Error != "":
 		return nil, errors.New("code: " + isoOneLine(e.done.Error, isoMaxMessage))
 	case e.done.Result == nil:

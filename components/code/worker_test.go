@@ -846,3 +846,29 @@ func TestWorkerKillAfterEndSparesReusedPid(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// A script error's stack is the script's text too (it may set e.stack):
+// its lines keep their breaks, but no control character, carriage return
+// or bidirectional override in them reaches whoever shows it, from the
+// isolate or from a worker that says otherwise; and a worker's is
+// bounded as the isolate's is.
+func TestStackIsEscaped(t *testing.T) {
+	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\r\u202e\u2028\x9b") }
+	_, err := Run(context.Background(), `const e = new Error("x"); e.stack = "at a\u001b[2J\u202e\r\nlauncher: error: forged\u2028\u009b"; throw e`, testLimits(), nil)
+	var se *ScriptError
+	if !errors.As(err, &se) || raw(se.Stack) || !strings.Contains(se.Stack, "forged") {
+		t.Errorf("Run: %v, stack %q: want the forged stack escaped", err, stackOf(err))
+	}
+	_, err = serveFake(t, `{"done":{"script":{"Message":"m","Stack":"a\u001b[2J\nb\rc\u202e`+strings.Repeat("x", 1<<20)+`"}}}`)
+	if !errors.As(err, &se) || raw(se.Stack) || len(se.Stack) > isoMaxStackText+64 {
+		t.Errorf("a worker's stack: %v, %.200q (%d bytes): want it escaped and bounded", err, stackOf(err), len(stackOf(err)))
+	}
+}
+
+func stackOf(err error) string {
+	var se *ScriptError
+	if errors.As(err, &se) {
+		return se.Stack
+	}
+	return ""
+}
