@@ -259,6 +259,7 @@ func TestValidateNearMisses(t *testing.T) {
 		{`if\u0030 = 1`, `\u0069f(1)`},
 		{"let \u2118x = 1", "let\u2118x = 1"},
 		{"const a\u00b7b = 1", "const a\u2118b = 1"},
+		{"return.5", "return\u2118"},
 	}
 	for _, p := range pairs {
 		if fs := Validate(p.ok); fs != nil {

@@ -622,12 +622,13 @@ func (s *valState) tokens() {
 			}
 		}
 		starts, lens = append(starts, off), append(lens, len(data))
-		// A name never touches another name or a number: the engine would read one token.
+		// A name never directly follows a name or a number: the engine would read one token.
 		// The lexer starts a new name at a few characters QuickJS continues one with (U+2118,
 		// U+212E, U+309B, U+309C), so "let℘x" was the declaration "let ℘x" here, and
 		// the engine's division on the next line a regular expression to this pass.
+		// (A number may touch the keyword before it: return.5.)
 		word := js.IsIdentifierName(tt) || js.IsNumeric(tt)
-		if word && prevWord && off == prevEnd {
+		if js.IsIdentifierName(tt) && prevWord && off == prevEnd {
 			s.add(off, valRuleSyntax, "", fmt.Sprintf("%q continues the name or number before it for the engine, but starts a new one for this validator; separate them or drop the character", []rune(string(data))[0]))
 		}
 		prevWord, prevEnd = word, off+len(data)
