@@ -512,7 +512,7 @@ func (w *Worker) Kill() {
 		syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL) // the worker's process group (Setsid)
 	}
 	w.mu.Unlock()
-	w.cmd.Process.Kill() // a pidfd: never another process
+	w.cmd.Process.Kill() // by pidfd where the kernel has them: never another process
 	<-w.done
 }
 
