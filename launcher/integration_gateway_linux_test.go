@@ -1419,10 +1419,14 @@ func TestIntegrationGatewayFullAccessAfterKill(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	// The background process as it will stay: sleep itself (exec'd, not
-	// bash's fork of it, whose command line also names "sleep 619"),
-	// its shell gone (reparented). Killing the gateway before then
-	// races with the shell and setsid still starting it.
+	// The background process as it will stay: sleep itself, its shell
+	// gone (reparented). The answer comes as bash's fork closes the
+	// output pipes, just before it execs setsid, which execs sleep; a
+	// process inside execve has an empty /proc/PID/cmdline, and on a
+	// loaded machine it stays there for milliseconds, preempted. The
+	// control, looking then, found "not running" a process that ran on
+	// (CI, 2026-12-03; traced: no signal reached it until the next
+	// gateway's sweep).
 	settled := func() bool {
 		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil || cmdline(pid)[0] != "sleep" {
@@ -1433,6 +1437,22 @@ func TestIntegrationGatewayFullAccessAfterKill(t *testing.T) {
 		return len(f) > 1 && f[1] != "0" && !strings.Contains(strings.Join(cmdline(atoiOr(f[1])), " "), "sleep 619")
 	}
 	waitUntil(t, 10*time.Second, "the background process settled as sleep, its shell gone", settled)
+	// From here on, whether it runs is its pidfd's answer (readable
+	// once it has exited), not a reading of /proc.
+	pfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil || !sleeping() {
+		t.Fatalf("a pidfd of the background process %d: %v %q", pid, err, cmdline(pid))
+	}
+	defer unix.Close(pfd)
+	alive := func() bool {
+		for range 100 {
+			n, err := unix.Poll([]unix.PollFd{{Fd: int32(pfd), Events: unix.POLLIN}}, 0)
+			if err != unix.EINTR {
+				return err == nil && n == 0
+			}
+		}
+		return false
+	}
 	old := g.cmd.Process.Pid
 	g.cmd.Process.Kill()
 	// Dead but not yet reaped: a zombie's pid is in use, so a gateway
@@ -1448,12 +1468,12 @@ func TestIntegrationGatewayFullAccessAfterKill(t *testing.T) {
 	more, _ := filepath.Glob("/sys/fs/cgroup/pinfold/s-" + strconv.Itoa(old) + "-gateway-*")
 	groups = append(groups, more...)
 	// The control: the kill left both.
-	if !sleeping() || len(groups) == 0 {
-		t.Fatalf("control: after the gateway's SIGKILL, the process runs %v, its groups %q", sleeping(), groups)
+	if !alive() || len(groups) == 0 {
+		t.Fatalf("control: after the gateway's SIGKILL, the process runs %v (%q), its groups %q", alive(), cmdline(pid), groups)
 	}
 	g.cmd.Wait()
 	startGateway(t, s, componentsPol(), store)
-	waitUntil(t, 20*time.Second, "the dead gateway's full-access process ended by the next start", func() bool { return !sleeping() })
+	waitUntil(t, 20*time.Second, "the dead gateway's full-access process ended by the next start", func() bool { return !alive() })
 	for _, d := range groups {
 		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the dead gateway's group %s is still there: %v", d, err)
