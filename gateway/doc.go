@@ -31,7 +31,9 @@
 //     in the sandbox's private /tmp, no secrets, no private-range
 //     exceptions, memory at most 1 GiB (never the owner's "unlimited"),
 //     at most 512 processes and 256 MiB for a Code Mode VM (whose
-//     cgroup is beside the session's), whatever the owner's,
+//     cgroup is beside the session's), whatever the owner's, the CPU
+//     only at SCHED_IDLE, which nothing in the sandbox can leave
+//     (idleTransport: a per-task weight, not a per-session share),
 //     and of the owner's read and exec paths only those in
 //     the operating system's trees (/usr, /etc, /lib…) — an allowlist, so
 //     that a home or project under any other name stays out. An invalid

@@ -186,7 +186,11 @@ func (g *Gateway) startSession(ctx context.Context, id, principal string, mode M
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "pinfold-gateway", Version: Version}, nil)
 	s.cmd = cmd
-	s.child, err = client.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	var transport mcp.Transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}
+	if s.guest {
+		transport = idleTransport{transport.(*mcp.CommandTransport)}
+	}
+	s.child, err = client.Connect(cctx, transport, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the session's sandbox did not start: %w", err)
 	}

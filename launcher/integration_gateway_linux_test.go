@@ -1377,6 +1377,21 @@ func TestIntegrationGatewayGuestWorkspacePrivate(t *testing.T) {
 			if text, out, _ := callText(ctx, t, guest, "read_file", map[string]any{"path": "d/copy"}); out["content"] != "the guest's secret\n" {
 				t.Fatalf("control: the guest's read_file: %s", text)
 			}
+			// A guest's commands run at SCHED_IDLE (stat's field 41 is 5);
+			// the same cat run here is SCHED_OTHER (0).
+			policyOf := func(stat string) string {
+				f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:])
+				if len(f) < 41-3+1 {
+					return "?"
+				}
+				return f[41-3]
+			}
+			if text, out, _ := callText(ctx, t, guest, "run_command", map[string]any{"command": "cat /proc/self/stat"}); policyOf(fmt.Sprint(out["stdout"])) != "5" {
+				t.Errorf("a guest's command's scheduling policy: want SCHED_IDLE (5): %s", text)
+			}
+			if own, err := exec.Command("/bin/cat", "/proc/self/stat").Output(); err != nil || policyOf(string(own)) != "0" {
+				t.Errorf("control: cat run by the test: policy %q (%v), want 0", policyOf(string(own)), err)
+			}
 			found, _ := filepath.Glob(filepath.Join(g.state, "sessions", "*", "workspace", "secret.txt"))
 			if len(found) != 1 {
 				t.Fatalf("the guest's file on the host: %q", found)
