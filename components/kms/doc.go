@@ -7,7 +7,10 @@
 // rules name (and no others) copied into memory that is locked (never
 // swapped), excluded from core dumps and wiped in a forked child; Release
 // gives a value to the net component only, for a rule naming it whose
-// hosts match, and answers everything else with a Decision and its reason.
+// hosts match and that is the rule the host gets (its most specific
+// pattern, policy.SecretRuleFor, as net chooses: a broader rule's secret
+// is refused for a host a narrower rule gives another), and answers
+// everything else with a Decision and its reason.
 //
 // The vault: a file sealed with XChaCha20-Poly1305,
 // its key from argon2id over a passphrase (RFC 9106's t=3, m=64 MiB, p=4)

@@ -2,6 +2,7 @@ package kms
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/pinfold/pinfold/components/pki"
@@ -53,8 +54,10 @@ func NewStore(secrets []Secret, rules []policy.Secret) (*Store, error) {
 
 // Release decides whether caller may have the secret name for a request
 // to host (lower case, no trailing dot), and returns a copy of the value
-// when it may. Only net may ask; the first rule that names the secret and
-// matches the host decides.
+// when it may. Only net may ask, and only for the secret of the rule
+// that host gets (policy.SecretRuleFor: the most specific pattern), as
+// net chooses it: a broader rule naming the secret does not release it
+// for a host a more specific rule gives another secret.
 func (s *Store) Release(caller pki.Role, name, host string) (rpc.Decision, []byte) {
 	if caller != pki.Net {
 		return rpc.Deny(rpc.ReasonCallerRole, "", "only net may ask kms for a secret"), nil
@@ -69,25 +72,19 @@ func (s *Store) Release(caller pki.Role, name, host string) (rpc.Decision, []byt
 	if s.mem == nil {
 		return rpc.Deny(rpc.ReasonUnknown, "", "kms is closed"), nil
 	}
-	named := -1
-	for i, r := range s.rules {
-		if string(r.Name) != name {
-			continue
-		}
-		if named < 0 {
-			named = i
-		}
-		for _, h := range r.Hosts {
-			if h.Matches(host) {
-				sp := s.spans[name]
-				return rpc.Allow(fmt.Sprintf("secrets[%d]", i)), append([]byte(nil), s.mem[sp[0]:sp[1]]...)
-			}
-		}
-	}
+	named := slices.IndexFunc(s.rules, func(r policy.Secret) bool { return string(r.Name) == name })
 	if named < 0 {
 		return rpc.Deny(rpc.ReasonNoRule, "", "no [[secrets]] rule names "+name), nil
 	}
-	return rpc.Deny(rpc.ReasonNoRule, fmt.Sprintf("secrets[%d].hosts", named), "no [[secrets]] rule for "+name+" lists host "+host), nil
+	i := policy.SecretRuleFor(s.rules, host)
+	switch {
+	case i < 0:
+		return rpc.Deny(rpc.ReasonNoRule, fmt.Sprintf("secrets[%d].hosts", named), "no [[secrets]] rule for "+name+" lists host "+host), nil
+	case string(s.rules[i].Name) != name:
+		return rpc.Deny(rpc.ReasonNoRule, fmt.Sprintf("secrets[%d].hosts", i), fmt.Sprintf("host %s gets the secret of secrets[%d] (its most specific pattern), not %s", host, i, name)), nil
+	}
+	sp := s.spans[name]
+	return rpc.Allow(fmt.Sprintf("secrets[%d]", i)), append([]byte(nil), s.mem[sp[0]:sp[1]]...)
 }
 
 // Close wipes the values and releases the memory.

@@ -158,3 +158,39 @@ func TestStoreCloseDuringRelease(t *testing.T) {
 	s.Close()
 	wg.Wait()
 }
+
+// A host two rules match gets the secret of the most specific pattern
+// alone (policy.Secret's hosts): kms, not only net, keeps to it, so a
+// net that asks for the broader rule's secret for that host is refused
+// (kms's check must not depend on net choosing the rule well).
+func TestStoreReleaseMostSpecificRule(t *testing.T) {
+	rs := []policy.Secret{
+		{Name: "wide", Hosts: []policy.Domain{"*.example.com"}, Header: "Authorization", Template: "Bearer {secret}"},
+		{Name: "api", Hosts: []policy.Domain{"api.example.com"}, Header: "Authorization", Template: "Bearer {secret}"},
+		{Name: "deep", Hosts: []policy.Domain{"*.eu.example.com"}, Header: "Authorization", Template: "Bearer {secret}"},
+	}
+	s, err := NewStore([]Secret{{Name: "wide", Value: []byte("wide_value")}, {Name: "api", Value: []byte("api_value")}, {Name: "deep", Value: []byte("deep_value")}}, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		name, host string
+		value      string // "" for a denial
+	}{
+		{"wide", "www.example.com", "wide_value"}, // the controls
+		{"api", "api.example.com", "api_value"},
+		{"deep", "x.eu.example.com", "deep_value"},
+		{"wide", "api.example.com", ""},  // an exact name before *.suffix
+		{"wide", "x.eu.example.com", ""}, // a longer suffix before a shorter
+		{"api", "www.example.com", ""},
+	} {
+		d, v := s.Release(pki.Net, c.name, c.host)
+		if d.Allowed != (c.value != "") || string(v) != c.value {
+			t.Errorf("net asks %s for %s: %+v %q, want %q", c.name, c.host, d, v, c.value)
+		}
+		if !d.Allowed && (d.Reason != rpc.ReasonNoRule || !strings.Contains(d.Detail, c.host)) {
+			t.Errorf("net asks %s for %s: %+v, want a no-rule denial naming the host", c.name, c.host, d)
+		}
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/big"
 	"net"
 	"net/http"
@@ -211,30 +210,13 @@ func (in *Injector) dropWhole(n int64) {
 }
 
 // Rule returns the index of the rule whose host pattern matching host (a
-// name in normal form) is the most specific, or -1: an exact name before
-// any *.suffix, a longer suffix before a shorter, as the domain policy
-// reads its rules. Listed first, a rule for *.example.com sent its secret
-// to api.example.com, which a later rule gave a secret of its own (a red
-// team, 2026-12-03). The policy refuses one pattern in two rules, so no
-// two candidates tie; if they did, the first would win.
-func (in *Injector) Rule(host string) int {
-	best, bestRank := -1, -1
-	for i, r := range in.Rules {
-		for _, d := range r.Hosts {
-			if !d.Matches(host) {
-				continue
-			}
-			rank := len(d) // a longer suffix is more specific
-			if _, wild := d.Wildcard(); !wild {
-				rank = math.MaxInt // a name is more specific than any pattern
-			}
-			if rank > bestRank {
-				best, bestRank = i, rank
-			}
-		}
-	}
-	return best
-}
+// name in normal form) is the most specific, or -1 (policy.SecretRuleFor):
+// an exact name before any *.suffix, a longer suffix before a shorter, as
+// the domain policy reads its rules; kms releases by the same choice.
+// Listed first, a rule for *.example.com sent its secret to
+// api.example.com, which a later rule gave a secret of its own (a red
+// team, 2026-12-03).
+func (in *Injector) Rule(host string) int { return policy.SecretRuleFor(in.Rules, host) }
 
 // leaf is the certificate shown to the agent for host, made once.
 func (in *Injector) leaf(host string) (*tls.Certificate, error) {
