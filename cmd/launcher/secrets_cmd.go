@@ -25,7 +25,8 @@ random bytes (--key-file; mode 0600). The default vault is
 $XDG_CONFIG_HOME/pinfold/vault (~/.config/pinfold/vault).
 
 add    reads the value from stdin (one trailing newline, LF or CR LF,
-       dropped), or from the terminal without echo. A value is sent in
+       dropped), or from the terminal without echo (under 4095 bytes:
+       the terminal cuts a longer line, so it is refused). A value is sent in
        an HTTP header: a control character in it (but a tab) is refused,
        and so is a space or tab at either end (a header drops them).
        The first add makes the vault.
@@ -236,6 +237,12 @@ func (e env) vaultKey(keyFile, flag string, tty *os.File, isNew bool) (kms.Key, 
 		return kms.Key{}, err
 	}
 	defer clear(p)
+	// A new passphrase the terminal may have cut would count for its
+	// first 4095 bytes alone, unknown to its person. One already sealing
+	// a vault is read as it was when sealed, cut the same way: it opens.
+	if isNew && len(p) >= maxTerminalLine {
+		return kms.Key{}, fail(exitUsage, "choose a shorter passphrase, or give "+flag+" FILE (at least 32 random bytes, mode 0600)", "secrets: the passphrase is %d bytes or more, where the terminal cuts a line", maxTerminalLine)
+	}
 	if isNew {
 		again, err := readHidden(tty, tty, "again: ")
 		if err != nil {
@@ -253,7 +260,14 @@ func (e env) vaultKey(keyFile, flag string, tty *os.File, isNew bool) (kms.Key, 
 // terminal, else all of stdin with one line end (LF or CR LF) dropped.
 func readValue(name string) ([]byte, error) {
 	if isTerminal(os.Stdin) {
-		return readHidden(os.Stdin, os.Stderr, "value of "+name+": ")
+		v, err := readHidden(os.Stdin, os.Stderr, "value of "+name+": ")
+		// The terminal drops what is typed past its line buffer without
+		// a word: a long token pasted at the prompt was stored cut.
+		if err == nil && len(v) >= maxTerminalLine {
+			clear(v)
+			return nil, fail(exitUsage, "give a value this long on stdin: launcher secrets add "+name+" < FILE", "secrets: the value of %q is %d bytes or more, where the terminal cuts a line: it may have been cut short", name, maxTerminalLine)
+		}
+		return v, err
 	}
 	// Read at most the longest value, its line end (CR LF) and one byte
 	// more: a longer stdin is said to be longer, not to be the size it

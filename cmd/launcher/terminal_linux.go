@@ -28,6 +28,12 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
+// maxTerminalLine is the longest line a terminal in canonical mode hands
+// a reader whole: the kernel's line buffer holds 4096 bytes, the newline
+// among them, and drops what is typed past it without a word. A line of
+// this length may have been cut.
+const maxTerminalLine = 4095
+
 // readHidden prompts on out and reads one line from the terminal tty with
 // echo off,
 // restoring the terminal's settings afterwards, also when a signal (Ctrl-C)

@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/kms"
 )
 
 // Ctrl-C at a hidden prompt ends the program with the terminal's echo
@@ -62,4 +68,131 @@ func TestReadHiddenRestoresOnSignal(t *testing.T) {
 	if !echo() {
 		t.Error("echo is still off after Ctrl-C at the prompt")
 	}
+}
+
+// openPTY is a pseudo-terminal pair (master, slave), closed with the
+// test; the master's output is read and dropped, so that echo never
+// blocks the slave's side.
+func openPTY(t *testing.T) (*os.File, *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { master.Close() })
+	n, err := unix.IoctlGetUint32(int(master.Fd()), unix.TIOCGPTN)
+	if err == nil {
+		err = unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slave.Close() })
+	go io.Copy(io.Discard, master) // ends when the master closes
+	return master, slave
+}
+
+// A line longer than the terminal's canonical buffer is cut there by
+// the kernel (4095 bytes, then the newline), silently: a long token
+// typed or pasted at `secrets add`'s prompt was stored cut short, and a
+// new passphrase counted for its first 4095 bytes alone. A value or a new
+// passphrase that fills the buffer is refused, with the way round it; a
+// shorter value is read whole, and the passphrase of a vault there is
+// read as before (cut as it was when the vault was sealed, so it opens).
+func TestSecretsTerminalLineCut(t *testing.T) {
+	valueAt := func(tty *os.File) ([]byte, error) {
+		stdin := os.Stdin
+		os.Stdin = tty
+		defer func() { os.Stdin = stdin }()
+		return readValue("tok")
+	}
+	// The passphrase read is seen by what it opens: a vault sealed under
+	// 4095 bytes of it (what the terminal gave when that vault was made).
+	cut, err := kms.Passphrase(bytes.Repeat([]byte("a"), 4095))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := kms.New(cut).Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	passAt := func(isNew bool) func(*os.File) ([]byte, error) {
+		return func(tty *os.File) ([]byte, error) {
+			k, err := env{stdout: io.Discard, stderr: io.Discard}.vaultKey("", "--key-file", tty, isNew)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := kms.Open(sealed, k); err != nil {
+				return nil, err
+			}
+			return make([]byte, 4095), nil
+		}
+	}
+	for _, c := range []struct {
+		what string
+		read func(*os.File) ([]byte, error)
+		n    int
+		want int    // bytes read, when not refused
+		hint string // in the refusal
+	}{
+		{"value", valueAt, 4094, 4094, ""},
+		{"value", valueAt, 4095, 0, "stdin"},
+		{"value", valueAt, 5000, 0, "stdin"},
+		{"new passphrase", passAt(true), 4095, 0, "--key-file"},
+		{"new passphrase", passAt(true), 5000, 0, "--key-file"},
+		{"passphrase", passAt(false), 5000, 4095, ""},
+	} {
+		master, slave := openPTY(t)
+		type result struct {
+			line []byte
+			err  error
+		}
+		done := make(chan result, 1)
+		go func() {
+			line, err := c.read(slave)
+			done <- result{line, err}
+		}()
+		// Written once echo is off, as a person would at the prompt.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tio.Lflag&unix.ECHO == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("echo was never turned off")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if _, err := master.Write(append(bytes.Repeat([]byte("a"), c.n), '\n')); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-done:
+			switch {
+			case c.hint == "" && (r.err != nil || len(r.line) != c.want):
+				t.Errorf("%s of %d bytes: got %d bytes, %v; want %d", c.what, c.n, len(r.line), r.err, c.want)
+			case c.hint != "" && (r.err == nil || !strings.Contains(r.err.Error(), "4095") || !strings.Contains(hintOf(r.err), c.hint)):
+				t.Errorf("%s of %d bytes: got %d bytes, %v; want a refusal saying 4095 and %s", c.what, c.n, len(r.line), r.err, c.hint)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s of %d bytes: the read did not return", c.what, c.n)
+		}
+	}
+}
+
+// hintOf is the hint a cliError carries, or "".
+func hintOf(err error) string {
+	var ce *cliError
+	if errors.As(err, &ce) {
+		return ce.hint
+	}
+	return ""
 }
