@@ -1,19 +1,16 @@
 package kms
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/pinfold/pinfold/components/internal/boot"
+	"github.com/pinfold/pinfold/internal/memscan"
 )
 
 // Encode's output decodes to the bootstrap it was given.
@@ -94,42 +91,9 @@ func TestBootstrapEncodeLeavesNoCopy(t *testing.T) {
 // memory and names the mapping where they are ("" when nowhere).
 func findInMemory(t *testing.T, a, b []byte) string {
 	t.Helper()
-	maps, err := os.Open("/proc/self/maps")
+	where, err := memscan.Find(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer maps.Close()
-	mem, err := os.Open("/proc/self/mem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.Close()
-	sc := bufio.NewScanner(maps)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 || !strings.HasPrefix(f[1], "rw") || len(f) >= 6 && strings.HasPrefix(f[5], "[v") {
-			continue // only writable memory; not [vvar] or [vsyscall]
-		}
-		lo, hi, _ := strings.Cut(f[0], "-")
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 != nil || err2 != nil || end-start > 1<<30 {
-			continue
-		}
-		buf := make([]byte, end-start)
-		n, _ := mem.ReadAt(buf, int64(start))
-		buf = buf[:n]
-		for off := 0; ; {
-			i := bytes.Index(buf[off:], a)
-			if i < 0 {
-				break
-			}
-			at := off + i
-			if bytes.HasPrefix(buf[at+len(a):], b) {
-				return sc.Text()
-			}
-			off = at + 1
-		}
-	}
-	return ""
+	return where
 }
