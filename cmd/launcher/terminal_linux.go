@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -69,9 +68,24 @@ func readHidden(tty *os.File, out io.Writer, prompt string) ([]byte, error) {
 	}
 	defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
 	fmt.Fprint(out, prompt)
-	line, err := bufio.NewReaderSize(tty, 4096).ReadBytes('\n')
-	if err != nil {
-		return nil, fmt.Errorf("terminal: %w", err)
+	// Read into one buffer that is cleared after, not through a bufio
+	// reader whose buffer kept a copy of the passphrase in the
+	// launcher's heap for the whole session. A terminal in canonical
+	// mode hands over at most one line (maxTerminalLine and its newline)
+	// a read.
+	buf := make([]byte, maxTerminalLine+1)
+	defer clear(buf)
+	n := 0
+	for n < len(buf) && bytes.IndexByte(buf[:n], '\n') < 0 {
+		m, err := tty.Read(buf[n:])
+		n += m
+		if err != nil {
+			return nil, fmt.Errorf("terminal: %w", err)
+		}
+		if m == 0 {
+			return nil, fmt.Errorf("terminal: %w", io.ErrUnexpectedEOF)
+		}
 	}
-	return bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")), nil
+	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+	return bytes.Clone(bytes.TrimSuffix(line, []byte("\r"))), nil
 }
