@@ -109,6 +109,16 @@ func (e env) secrets(args []string) error {
 			return err
 		}
 	}
+	// A new key file that is the vault itself (or another hard link to
+	// it) would seal the vault under its own old bytes, which the new
+	// vault then replaces: every secret would be lost.
+	if newKeyFile != nil && *newKeyFile != "" {
+		if a, err := os.Stat(*newKeyFile); err == nil {
+			if b, err := os.Stat(path); err == nil && os.SameFile(a, b) {
+				return fail(exitUsage, "keep the key file apart from the vault, e.g. head -c 32 /dev/urandom > KEY; chmod 600 KEY", "secrets rekey: --new-key-file %s is the vault itself: the vault would be sealed under bytes its rewrite destroys", *newKeyFile)
+			}
+		}
+	}
 	if sub != "list" {
 		unlock, err := kms.Lock(path, func() {
 			fmt.Fprintf(e.stderr, "launcher: waiting for the lock of the vault %s: another `launcher secrets` is changing it (and may be at a prompt)\n", path)

@@ -462,3 +462,57 @@ func keyFileDir(t *testing.T) (string, string) {
 	}
 	return dir, key
 }
+
+// rekey --new-key-file naming the vault itself (as named, by a link or
+// by another hard link) sealed the vault under its own old bytes, which
+// the new vault then replaced: every secret was lost, and rekey said it
+// succeeded. It is refused, and the vault is left as it was; the
+// control: a new key file elsewhere rekeys it.
+func TestSecretsRekeyNewKeyIsTheVault(t *testing.T) {
+	dir, key := keyFileDir(t)
+	vault := filepath.Join(dir, "cfg", "vault")
+	var o, e bytes.Buffer
+	add := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", "first", "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("value")}
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	before, err := os.ReadFile(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "cfg", "hard")
+	if err := os.Link(vault, hard); err != nil {
+		t.Fatal(err)
+	}
+	soft := filepath.Join(dir, "soft")
+	if err := os.Symlink(vault, soft); err != nil {
+		t.Fatal(err)
+	}
+	for _, newKey := range []string{vault, hard, filepath.Join(dir, "cfg", ".", "vault")} {
+		o.Reset()
+		e.Reset()
+		code := run([]string{"secrets", "rekey", "--vault", vault, "--key-file", key, "--new-key-file", newKey}, &o, &e)
+		if code != exitUsage || !strings.Contains(e.String(), "the vault itself") {
+			t.Errorf("--new-key-file %s: exit %d, %q; want a refusal", newKey, code, e.String())
+		}
+		if after, _ := os.ReadFile(vault); !bytes.Equal(after, before) {
+			t.Fatalf("--new-key-file %s: the vault was rewritten", newKey)
+		}
+	}
+	// A link to the vault is refused as a key file already (a symlink).
+	if code := run([]string{"secrets", "rekey", "--vault", vault, "--key-file", key, "--new-key-file", soft}, &o, &e); code == 0 {
+		t.Errorf("--new-key-file through a symlink to the vault: exit 0")
+	}
+	// Control: another key file rekeys, and the vault opens with it.
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, bytes.Repeat([]byte("o"), 32), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := run([]string{"secrets", "rekey", "--vault", vault, "--key-file", key, "--new-key-file", other}, &o, &e); code != 0 {
+		t.Fatalf("control: rekey to another key file: exit %d, %s", code, e.String())
+	}
+	o.Reset()
+	if code := run([]string{"secrets", "list", "--vault", vault, "--key-file", other}, &o, &e); code != 0 || !strings.Contains(o.String(), "first") {
+		t.Errorf("control: list with the new key: exit %d, %q %s", code, o.String(), e.String())
+	}
+}
