@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pinfold/pinfold/components/kms"
@@ -81,6 +83,12 @@ func (e env) secrets(args []string) error {
 		if path, err = kms.DefaultPath(); err != nil {
 			return err
 		}
+	}
+	// A name ending in '/', "." or ".." is a directory's: the first add
+	// made it (the lock goes in the directory the name's last part is
+	// taken to be in) before refusing it as not a regular file.
+	if b := filepath.Base(path); strings.HasSuffix(path, "/") || b == "." || b == ".." {
+		return fail(exitUsage, "name the vault file, e.g. --vault DIR/vault", "secrets: --vault %s names a directory, not a vault file", path)
 	}
 	tty := openTerminal()
 	if tty != nil {

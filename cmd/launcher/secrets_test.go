@@ -516,3 +516,20 @@ func TestSecretsRekeyNewKeyIsTheVault(t *testing.T) {
 		t.Errorf("control: list with the new key: exit %d, %q %s", code, o.String(), e.String())
 	}
 }
+
+// A --vault ending in '/' names a directory, never a vault file: the
+// first add made that directory (for the lock beside the vault it took
+// the path's last name for), then refused it as not a regular file,
+// leaving the directory behind. It is refused before anything is made.
+func TestSecretsVaultPathDirectoryMakesNothing(t *testing.T) {
+	dir, key := keyFileDir(t)
+	vault := filepath.Join(dir, "cfg", "vault") + "/"
+	cmd := &exec.Cmd{Path: os.Args[0], Args: []string{"launcher", "secrets", "add", "first", "--vault", vault, "--key-file", key}, Stdin: strings.NewReader("value")}
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(string(out), "names a directory") {
+		t.Errorf("--vault %s: %v\n%s", vault, err, out)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "cfg")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--vault %s made %s (%v)", vault, filepath.Join(dir, "cfg"), err)
+	}
+}
