@@ -60,10 +60,21 @@ func judge(confined, control Run, refused, ok func(Run) bool) (Verdict, string) 
 		return Inconclusive, "the probe broke under the policy: " + confined.Line
 	case confined.Code >= 120 && confined.Code <= 125:
 		return Inconclusive, fmt.Sprintf("the launcher itself failed (exit %d): %s", confined.Code, confined.said())
+	case confined.Code == 126 || confined.Code == 127:
+		// The launcher's own statuses for an agent it did not start (as
+		// env(1)'s): nothing ran under the policy, so nothing was learned,
+		// and "the probe crashed" would send the reader to the wrong place.
+		return Inconclusive, fmt.Sprintf("the agent was not started: %s (exit %d): %s", notStarted[confined.Code], confined.Code, confined.said())
 	case confined.Line == "" || confined.Code >= 128:
 		return Inconclusive, "the probe crashed under the policy: " + orLine(confined)
 	}
 	return Fail, "not refused: " + orLine(confined)
+}
+
+// notStarted is what the launcher's exit statuses 126 and 127 say.
+var notStarted = map[int]string{
+	126: "its program was found but could not be run",
+	127: "its program was not found",
 }
 
 func orLine(r Run) string {

@@ -36,6 +36,26 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// The launcher's 126 and 127 say the agent was never started (as
+// env(1)'s): inconclusive, and the reason says so, not that the probe
+// crashed.
+func TestJudgeNamesAnAgentNotStarted(t *testing.T) {
+	ok := Run{Line: "ok", Code: 0}
+	for code, want := range map[int]string{126: "found but could not be run", 127: "was not found"} {
+		said := "launcher: error: agent: /x/probe: permission denied"
+		v, why := judge(Run{Code: code, Stderr: said}, ok, deniedLine, okLine)
+		if v != Inconclusive {
+			t.Errorf("exit %d: verdict %s (%s), want inconclusive", code, v, why)
+		}
+		if !strings.Contains(why, "the agent was not started") || !strings.Contains(why, want) || !strings.Contains(why, said) {
+			t.Errorf("exit %d: reason %q does not say the agent was not started (%s) and what the launcher said", code, why, want)
+		}
+		if strings.Contains(why, "crashed") {
+			t.Errorf("exit %d: reason %q says the probe crashed", code, why)
+		}
+	}
+}
+
 // A launcher that failed with an error and a hint is reported with both:
 // the hint alone ("list the directory beneath it that the agent needs")
 // did not say what was wrong. Refusals are still matched on the last
