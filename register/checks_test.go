@@ -81,7 +81,7 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-17":                   {Run{Line: "denied EPERM", Code: 1}, ok, ok},
 		"SR-29":                   {Run{Line: "denied ESRCH", Code: 1}, ok, ok},
 		"SR-23":                   {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
-		"SR-24":                   {Run{Code: 124, Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
+		"SR-24":                   {Run{Code: 124, ErrorLine: "launcher: error: refused: host: landlock files: Landlock is unavailable: kernel built without Landlock (landlock_create_ruleset: ENOSYS): nothing was started", Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
 		"SR-38":                   {Run{Line: "denied handshake", Code: 1}, ok, ok},
 		"SR-38 the agent asking for bash's call (fs's backup)": {Run{Line: "denied reason-caller-role", Code: 1}, ok, ok},
 		"SR-43":                           {Run{Line: "denied fs.protected", Code: 1}, ok, ok},
@@ -179,6 +179,8 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-38 the agent asking for bash's call (fs's backup)", Run{Line: "denied fs.delete-recursive", Code: 1}},
 		{"SR-23", Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"}},
 		{"SR-24", Run{Code: 124, Stderr: "launcher: error: refused: cgroup: no v1 pids hierarchy"}},
+		// Another refusal whose hint happens to name Landlock is not it.
+		{"SR-24", Run{Code: 124, ErrorLine: "launcher: error: refused: cgroup: no v1 pids hierarchy", Stderr: "launcher: hint: a kernel with Landlock and cgroup2"}},
 		// Any other refusal of the launch (Landlock missing) is not SR-25's.
 		{"SR-25", Run{Code: 124, ErrorLine: "launcher: error: refused: landlock files: Landlock is unavailable", Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}},
 		// A policy refused for another reason than the check's: a spoil
@@ -560,6 +562,29 @@ func TestSR03WithoutNetNSCase(t *testing.T) {
 		if refused(r) {
 			t.Errorf("%+v is taken as a refusal without a network namespace", r)
 		}
+	}
+}
+
+// SR-24's refusal is matched on the launcher's error line: a launcher
+// whose refusal of a kernel without Landlock was gone refused the same
+// launch by the ABI floor (ABI 0), whose hint does not name Landlock, and
+// the check said the launcher had failed (a mutation audit).
+func TestSR24RefusalOnTheErrorLine(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-24")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := Run{Code: 124, ErrorLine: "launcher: error: refused: host: landlock files: write paths need Landlock ABI ≥ 3 so that truncation (ABI 3) and links and renames across directories (refer, ABI 2) are handled; have ABI 0: nothing was started", Stderr: "launcher: hint: Linux ≥ 6.2"}
+	if !pc.refused(floor) {
+		t.Errorf("the ABI floor's refusal %+v is not taken as a refusal", floor)
+	}
+	if v, why := judge(floor, Run{Line: "ok"}, pc.refused, okLine); v != Pass {
+		t.Errorf("judged %s (%s), want pass", v, why)
 	}
 }
 

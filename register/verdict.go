@@ -40,6 +40,15 @@ func (r Run) said() string {
 	return r.Stderr
 }
 
+// errorLine is the launcher's error line: the one before the hint when
+// a hint ended stderr, else the last line.
+func (r Run) errorLine() string {
+	if r.ErrorLine != "" {
+		return r.ErrorLine
+	}
+	return r.Stderr
+}
+
 // judge turns the confined run and the control into a verdict. refused
 // says whether the confined line is a refusal; ok whether the control's
 // line is a success. Anything the probe could not tell ("error …", a
