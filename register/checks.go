@@ -597,11 +597,46 @@ func checks() []check {
 			if err := os.WriteFile(filepath.Join(s.ws, "inside"), []byte("inside\n"), 0o644); err != nil {
 				return probeCase{}, err
 			}
+			// A third: the call table itself (who may call whom), which
+			// the agent cannot reach from inside (kms, the one component
+			// it may not call, has no socket in its sandbox), so that a
+			// launcher whose table allowed every call passed the cases
+			// above (a mutation audit). While the agent sleeps, root
+			// presents the agent's own certificate and key at kms's
+			// socket: kms must refuse it at the handshake, where fs, the
+			// same way, accepts it. It shows kms's side of the table for
+			// the agent's certificate, not every edge (the table's test
+			// is components/pki.TestCallMatrix).
+			marker := "pinfold-check-sr38-" + filepath.Base(s.dir)
+			var kmsSaw, fsSaw, kmsWhy, fsWhy string
+			table := probeCase{name: "the agent's certificate at kms's socket", raw: text, control: text,
+				probe: probe("sleep", "5", marker), controlProbe: probe("fs-present", "genuine"),
+				race: func(launcher int) {
+					kmsSaw, fsSaw, kmsWhy, fsWhy = peerUnseen, peerUnseen, "the agent was not seen running", ""
+					if dir := agentCredentials(launcher, marker, 20*time.Second); dir != "" {
+						kmsSaw, kmsWhy = presentAgentCert(dir, "kms")
+						fsSaw, fsWhy = presentAgentCert(dir, "fs")
+					}
+				},
+				refused: func(r Run) bool { return okLine(r) && kmsSaw == peerRefused && fsSaw == peerAccepted },
+				rejudge: func(v Verdict, why string) (Verdict, string) {
+					switch {
+					case v == Pass:
+						return Pass, "kms refused the agent's certificate at the handshake (" + kmsWhy + "), where fs accepted it"
+					case v != Fail:
+						return v, why
+					case kmsSaw == peerAccepted:
+						return Fail, "kms accepted a connection presenting the agent's certificate: the call table let the agent call kms (" + kmsWhy + ")"
+					case kmsSaw == peerUnseen:
+						return Inconclusive, "kms was not asked: " + kmsWhy
+					}
+					return Inconclusive, "fs did not accept the agent's certificate either (" + fsSaw + ": " + fsWhy + "), so kms's refusal shows nothing of the table"
+				}}
 			return probeCase{name: "a certificate of another CA", raw: text, control: text, probe: probe("fs-present", "forged"), controlProbe: probe("fs-present", "genuine"),
 				refused: func(r Run) bool { return r.Line == "denied handshake" && r.Code == 1 },
 				also: []probeCase{{name: "the agent asking for bash's call (fs's backup)", raw: text, control: text,
 					probe: probe("fs-backup", "inside"), controlProbe: probe("fs-present", "genuine"),
-					refused: func(r Run) bool { return r.Line == "denied reason-caller-role" && r.Code == 1 }}}}, nil
+					refused: func(r Run) bool { return r.Line == "denied reason-caller-role" && r.Code == 1 }}, table}}, nil
 		}},
 		{"SR-39", func(s *scratch) (probeCase, error) {
 			// A link planted in the workspace to a file outside it, read

@@ -136,6 +136,9 @@ func TestCheckPredicates(t *testing.T) {
 			if c.id == "SR-10" && pc.name == "stage 2" {
 				continue // judged by what its race saw, not by a line: TestSR10Stage2Case
 			}
+			if c.id == "SR-38" && pc.name == "the agent's certificate at kms's socket" {
+				continue // likewise: TestSR38TableCase
+			}
 			id := strings.TrimSuffix(c.id+" "+pc.name, " ")
 			l, ok := cases[id] // a case of its own, else the check's
 			if !ok {

@@ -62,12 +62,17 @@
 //     unknown key, and a policy without version.
 //   - SR-38's check has a second case: the agent, with the session's
 //     own certificate, asking fs for bash's call (a backup), refused by
-//     the handler's role check. The call table itself (pki.MayCall) is
-//     not shown by the check: every server the agent can reach (fs, net,
-//     bash) admits the agent, and kms, the one it may not call, it
-//     cannot reach (a socketpair to net, a socket root's alone); a
-//     launcher whose table allowed every call still passes it, and the
-//     evidence for the table is components/pki.TestCallMatrix.
+//     the handler's role check. And a third, for the call table itself
+//     (pki.MayCall), which the agent cannot show from inside: kms, the one
+//     component it may not call, it cannot reach (a socketpair to net, a
+//     socket root's alone), so a launcher whose table allowed every call
+//     passed the first two (a mutation audit). While the agent sleeps,
+//     the check, as root, presents the agent's own certificate and key at
+//     kms's socket and at fs's with a TLS client of its own (the agent's
+//     client refuses the call before sending anything): kms must end the
+//     handshake with an alert where fs keeps the connection. That is
+//     kms's side of one edge for the agent's certificate; the other
+//     edges are components/pki.TestCallMatrix's alone.
 //   - SR-45's check has a case for each half of its title: a command
 //     that needs the person, asked with no one to ask, never runs; and
 //     a command the policy runs by itself is refused a file outside the
