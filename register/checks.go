@@ -125,7 +125,13 @@ func checks() []check {
 				return strings.Replace(s.policyText(""), fmt.Sprintf("write = [%q]", s.ws), fmt.Sprintf("write = [%q, %q]", s.ws, dir), 1)
 			}
 			return probeCase{raw: withWrite(link), control: withWrite(real), probe: probe("write", filepath.Join(link, "written")),
-				refused: func(r Run) bool { return r.Code == 122 && strings.Contains(r.Stderr, "planted the link") }}, nil // the symlink refusal's hint
+				refused: func(r Run) bool { return r.Code == 122 && strings.Contains(r.Stderr, "planted the link") }, // the symlink refusal's hint
+				// Stage 2 finding the link (SR-23's control) means the policy
+				// check let it through and stage 2 was cloned: SR-02 did not
+				// hold, though the agent did not run (a mutation audit: with
+				// CheckLive's walk of write paths off, this was
+				// inconclusive, "the launcher itself failed").
+				rejudge: laterRefusal(125, "passes through a symlink now", "the policy check let the link through; stage 2 was started and refused it (SR-23's control, not SR-02's)")}, nil
 		}},
 		{"SR-03", func(s *scratch) (probeCase, error) {
 			// Refused either way SR-03 says: the connect, where a network
@@ -270,7 +276,12 @@ func checks() []check {
 					return probeCase{}, err
 				}
 			}
-			pc := probeCase{raw: read("/usr/share/"), control: good, probe: probe("noop"), refused: refusedAs(122, "is not clean"), name: "not clean"}
+			// Not clean: a decoder that took the path leaves it to the live
+			// check, whose resolution of it ("/usr/share") differs: that
+			// refusal is not the rule's (a mutation audit: with the rule
+			// off, the case was inconclusive).
+			pc := probeCase{raw: read("/usr/share/"), control: good, probe: probe("noop"), refused: refusedAs(122, "is not clean"), name: "not clean",
+				rejudge: laterRefusal(122, "resolves elsewhere", "the policy's decoder took a path that is not clean; only the live check, resolving it, refused it")}
 			pc.also = []probeCase{
 				{raw: read(s.outside + "/bell\\u0007"), control: good, probe: probe("noop"), refused: refusedAs(122, "U+0007"), name: "not printable"},
 				{raw: read(s.outside + "/cafe\\u0301"), control: good, probe: probe("noop"), refused: refusedAs(122, "normal form C"), name: "not NFC"},
@@ -1124,6 +1135,19 @@ func textCases(cs ...textCase) func(s *scratch) (probeCase, error) {
 		}
 		pcs[0].also = pcs[1:]
 		return pcs[0], nil
+	}
+}
+
+// laterRefusal is a rejudge for a check whose control is one layer
+// when a later one refused instead: a run the launcher ended with exit
+// status n, saying what, is a fail (the check's layer let it through),
+// with why; every other verdict stands.
+func laterRefusal(n int, what, why string) func(Verdict, string) (Verdict, string) {
+	return func(v Verdict, reason string) (Verdict, string) {
+		if v == Inconclusive && strings.Contains(reason, fmt.Sprintf("(exit %d)", n)) && strings.Contains(reason, what) {
+			return Fail, why + ": " + reason
+		}
+		return v, reason
 	}
 }
 

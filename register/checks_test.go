@@ -342,6 +342,32 @@ func TestRejudge(t *testing.T) {
 			t.Errorf("SR-32 on %+v: %s, want %s", c.confined, got, c.want)
 		}
 	}
+	// SR-02 and SR-12's clean case: a later layer's refusal (stage 2
+	// finding the link; the live check resolving an unclean path) means
+	// the layer the check is about let the policy through (a mutation
+	// audit: each was inconclusive with its own layer off).
+	sr02 := prepare("SR-02")
+	sr12 := prepare("SR-12")
+	for _, c := range []struct {
+		id       string
+		rejudge  func(Verdict, string) (Verdict, string)
+		refused  func(Run) bool
+		confined Run
+		want     Verdict
+	}{
+		{"SR-02", sr02.rejudge, sr02.refused, Run{Code: 122, Stderr: "launcher: hint: name the real path, and check who planted the link"}, Pass},
+		{"SR-02", sr02.rejudge, sr02.refused, Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/o/wlink" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, Fail},
+		{"SR-02", sr02.rejudge, sr02.refused, Run{Code: 125, Stderr: "launcher: error: stage 2 mounts: tree /w changed owner"}, Inconclusive},
+		{"SR-02", sr02.rejudge, sr02.refused, Run{Line: "ok"}, Fail},
+		{"SR-12", sr12.rejudge, sr12.refused, Run{Code: 122, Stderr: `launcher: error: p.toml:5: files.read[0]: path "/usr/share/" is not clean (write it as "/usr/share"): the text must read as it binds (SR-12)`}, Pass},
+		{"SR-12", sr12.rejudge, sr12.refused, Run{Code: 122, ErrorLine: `launcher: error: p.toml:5: files.read: read path "/usr/share/" resolves elsewhere ("/usr/share") (SR-12)`, Stderr: `launcher: hint: name the real path: "/usr/share"`}, Fail},
+		{"SR-12", sr12.rejudge, sr12.refused, Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}, Inconclusive},
+	} {
+		v, why := judge(c.confined, Run{Line: "ok"}, c.refused, okLine)
+		if got, reason := c.rejudge(v, why); got != c.want {
+			t.Errorf("%s on %+v: %s (%s), want %s", c.id, c.confined, got, reason, c.want)
+		}
+	}
 	sr23 := prepare("SR-23")
 	for _, v := range []Verdict{Pass, Fail, Inconclusive} {
 		if got, _ := sr23.rejudge(v, "x"); got != v {
