@@ -157,6 +157,20 @@ func checks() []check {
 					refused: func(r Run) bool {
 						return deniedLine(r) && r.Line != "denied ECONNREFUSED" || refusedHere(r)
 					}}}
+				// And a datagram to an echo server on the host's loopback:
+				// Landlock has no UDP rule, so only seccomp's refusal of
+				// AF_INET sockets keeps it in; a launcher without that rule
+				// passed the TCP case on Landlock's EACCES alone (a
+				// mutation audit).
+				echo, err := s.udpEcho()
+				if err != nil {
+					return probeCase{}, err
+				}
+				pc.also = append(pc.also, probeCase{probe: probe("udp-send", echo), direct: true, name: "without a network namespace, UDP",
+					wrap: probe("without-netns"),
+					refused: func(r Run) bool {
+						return deniedLine(r) && r.Line != "denied ECONNREFUSED" && r.Line != "denied EAGAIN" || refusedHere(r)
+					}})
 			}
 			return pc, nil
 		}},

@@ -577,8 +577,24 @@ func TestSR03WithoutNetNSCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pc.also) != 1 || !slices.Equal(pc.also[0].wrap, []string{"without-netns"}) {
-		t.Fatalf("SR-03's cases: %d more, want one wrapped in without-netns", len(pc.also))
+	if len(pc.also) != 2 || !slices.Equal(pc.also[0].wrap, []string{"without-netns"}) || !slices.Equal(pc.also[1].wrap, []string{"without-netns"}) {
+		t.Fatalf("SR-03's cases: %d more, want two wrapped in without-netns (TCP, UDP)", len(pc.also))
+	}
+	// UDP: Landlock has no rule for it, so a launcher without seccomp's
+	// AF_INET refusal passed the TCP case on Landlock's EACCES (a mutation
+	// audit). The datagram must be refused where it would reach the host's
+	// echo server.
+	udp := pc.also[1]
+	if udp.probe[0] != "udp-send" {
+		t.Errorf("SR-03's second case probes %q, want udp-send", udp.probe)
+	}
+	if !udp.refused(Run{Line: "denied EPERM", Code: 1}) {
+		t.Error("seccomp's EPERM is not taken as the datagram's refusal")
+	}
+	for _, r := range []Run{{Line: "ok"}, {Line: "denied ECONNREFUSED", Code: 1}, {Line: "denied EAGAIN", Code: 1}} {
+		if udp.refused(r) {
+			t.Errorf("%+v is taken as the datagram's refusal", r)
+		}
 	}
 	refused := pc.also[0].refused
 	for _, r := range []Run{{Line: "denied EPERM", Code: 1}, {Line: "denied EACCES", Code: 1},

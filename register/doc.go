@@ -38,7 +38,12 @@
 //     user.max_net_namespaces reads 0 in a mount namespace of the
 //     check's, and seccomp refuses CLONE_NEWNET), where Landlock's TCP
 //     rules and seccomp's AF_INET refusal must hold instead (found by a
-//     mutation audit: a launcher that dropped both there passed); below
+//     mutation audit: a launcher that dropped both there passed), and a
+//     third, a UDP datagram to an echo server on the host's loopback in
+//     that launch: Landlock has no UDP rule, so a launcher that dropped
+//     seccomp's refusal alone passed the TCP case on Landlock's EACCES
+//     (a mutation audit). Dropping Landlock's TCP rules alone is not
+//     seen: seccomp refuses the socket first, and nothing leaves; below
 //     ABI 4, the launch refused. A lower Landlock ABI cannot be made from
 //     a higher one, so where the kernel has ABI 4 or more the refusal
 //     itself is shown by TestAssess alone. Unprivileged the case is not
@@ -53,7 +58,14 @@
 //   - SR-12's check has a case for each rule its title names: a path not
 //     clean, one holding a control character, one not in NFC (the last
 //     two name directories the check makes, so that a launcher taking
-//     them would run the agent).
+//     them would run the agent). A path not clean that the decoder took
+//     is refused by the live check instead (it resolves elsewhere):
+//     that refusal is a fail of the case, as is SR-02's link found by
+//     stage 2 (exit 125) rather than the policy check; each was
+//     inconclusive before a mutation audit.
+//   - SR-04's check, as root, is refused by either of two layers (the
+//     host assessment, then the session's own cgroup check): with one
+//     switched off it still passes, as the launch is still refused.
 //   - SR-18's check also reads the options of the mounts the set-uid
 //     file and the workspace are on (nosuid): no_new_privs alone keeps
 //     the set-uid run's euid, so that run cannot show nosuid. no_new_privs

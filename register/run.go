@@ -607,6 +607,27 @@ func (s *scratch) webServer() (string, error) {
 	return ln.Addr().String(), nil
 }
 
+// udpEcho starts a UDP echo server on the host's loopback; it stops
+// with the scratch.
+func (s *scratch) udpEcho() (string, error) {
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			pc.WriteTo(buf[:n], from)
+		}
+	}()
+	s.closers = append(s.closers, func() { pc.Close() })
+	return pc.LocalAddr().String(), nil
+}
+
 // policyTextNet is the standard policy with its [network] section
 // replaced by network.
 func (s *scratch) policyTextNet(network string) string {
