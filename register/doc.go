@@ -114,6 +114,10 @@
 //     (SR-16). The contradictions of components mode (allow and deny,
 //     automatic and approval) have no case yet: policy.TestValidate
 //     alone shows them.
+//   - SR-06's probe tries Fast Open by sendto and by sendmsg, each on a
+//     socket of its own (a mutation audit: with sendmsg's rule off, the
+//     sendto alone passed); sendmmsg's rule has no try of its own, and
+//     launcher.TestSeccompKernel alone shows it.
 //   - SR-19's check has a case for MFD_EXEC beside the plain memfd's.
 //     As root vm.memfd_noexec = 2 refuses it too, so the seccomp rule
 //     for it shows only in an unprivileged run of the check.

@@ -178,9 +178,26 @@ func socketpair(kind string) error {
 // tfoConnect connects by TCP Fast Open: the connect happens inside
 // sendto, where Landlock's connect hook does not look.
 func tfoConnect(addr string) error {
-	return onTCPSocket(addr, func(fd int, sa unix.Sockaddr) error {
-		return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, sa)
-	})
+	// sendto and sendmsg, each on a socket of its own: each has a
+	// seccomp rule of its own (SR-06), and one that works is the connect.
+	// sendmmsg is not tried.
+	var first error
+	for _, send := range []func(int, unix.Sockaddr) error{
+		func(fd int, sa unix.Sockaddr) error { return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN, sa) },
+		func(fd int, sa unix.Sockaddr) error {
+			_, err := unix.SendmsgN(fd, []byte("x"), nil, sa, unix.MSG_FASTOPEN)
+			return err
+		},
+	} {
+		err := onTCPSocket(addr, send)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // socketOnly creates a socket of the family and closes it.

@@ -64,7 +64,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"unix-connect":     {1, arg1(unixConnect), "PATH: connect to a pathname Unix socket"},
 		"abstract-connect": {1, func(_ prober, a []string) error { return unixConnect("@" + a[0]) }, "NAME: connect to an abstract Unix socket"},
 		"socketpair":       {1, arg1(socketpair), "stream|dgram: socketpair(AF_UNIX)"},
-		"tfo-connect":      {1, arg1(tfoConnect), "ADDR: TCP Fast Open: sendto(MSG_FASTOPEN) to IP:PORT, which connects"},
+		"tfo-connect":      {1, arg1(tfoConnect), "ADDR: TCP Fast Open: sendto(MSG_FASTOPEN), then sendmsg(MSG_FASTOPEN) on another socket, to IP:PORT, which connects: ok when either works, else the first error"},
 		"i386-syscall":     {0, arg0(i386Syscall), "getpid through int $0x80 (x86-64 only); `no-gate` (exit 3) when the gate itself faults"},
 		"x32-syscall":      {0, arg0(x32Syscall), "getpid with the x32 bit through the native gate (x86-64 only)"},
 		"vsock-socket":     {0, func(prober, []string) error { return socketOnly(unix.AF_VSOCK, unix.SOCK_STREAM) }, "socket(AF_VSOCK, SOCK_STREAM)"},
