@@ -103,7 +103,20 @@ func checks() []check {
 			// Mapped executable, not exec'd: Landlock refuses execve of a
 			// written file by itself, so only this shows the write paths'
 			// noexec mounts, which also stop loaders (ld.so PATH).
-			return probeCase{probe: probe("write-map-exec", filepath.Join(s.ws, "prog")), direct: true}, nil
+			// And the policy check's half: an exec path beneath a write path
+			// is refused before anything runs (a mutation audit: with that
+			// rule off, the check passed on the mount alone). The control
+			// is the standard policy.
+			bin := filepath.Join(s.ws, "bin")
+			if err := os.MkdirAll(bin, 0o755); err != nil {
+				return probeCase{}, err
+			}
+			good := s.policyText("")
+			return probeCase{probe: probe("write-map-exec", filepath.Join(s.ws, "prog")), direct: true, name: "mapped executable",
+				also: []probeCase{{name: "an exec path beneath a write path", raw: strings.Replace(good, "exec = [", fmt.Sprintf("exec = [%q, ", bin), 1), control: good,
+					probe: probe("noop"), refused: func(r Run) bool {
+						return r.Code == 122 && strings.Contains(r.errorLine(), "a file the agent writes could then be executed")
+					}}}}, nil
 		}},
 		{"SR-02", func(s *scratch) (probeCase, error) {
 			// A write path that is a symlink to a directory outside: refused

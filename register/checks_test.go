@@ -53,7 +53,8 @@ func TestCheckPredicates(t *testing.T) {
 		return lines{Run{Code: 122, Stderr: "launcher: error: p.toml:5: " + why}, ok, ok}
 	}
 	cases := map[string]lines{
-		"SR-04":                   {Run{Line: "forked 18 of 100 EAGAIN"}, Run{Line: "forked 100 of 100"}, Run{Line: "forked 100 of 100"}},
+		"SR-04": {Run{Line: "forked 18 of 100 EAGAIN"}, Run{Line: "forked 100 of 100"}, Run{Line: "forked 100 of 100"}},
+		"SR-01 an exec path beneath a write path": {Run{Code: 122, ErrorLine: `launcher: error: p.toml:5: files.write: write path "/w" contains exec path "/w/bin": a file the agent writes could then be executed`, Stderr: "launcher: hint: keep written and executable trees apart; build outputs run from a write path are refused by design"}, ok, ok},
 		"SR-11":                   {Run{Line: "absent"}, Run{Line: "present", Code: 1}, Run{Line: "present", Code: 1}},
 		"SR-12 not clean":         text(`files.read[0]: path "/usr/share/" is not clean (write it as "/usr/share"): the text must read as it binds (SR-12)`),
 		"SR-12 not printable":     text(`files.read[0]: string "/o/bell\a" holds character U+0007 at byte 45: control characters are not allowed in policy text (SR-12)`),
@@ -904,5 +905,36 @@ func TestSR19Cases(t *testing.T) {
 	want := [][]string{{"memfd-exec"}, {"memfd-exec", "exec"}}
 	if !slices.EqualFunc(probes, want, slices.Equal[[]string]) {
 		t.Errorf("SR-19's probes %q, want %q", probes, want)
+	}
+}
+
+// SR-01's check has a case for the policy check's half of its control:
+// an exec path beneath a write path, refused before anything runs (a
+// mutation audit: with that rule off, the check passed on the write
+// tree's noexec mount alone).
+func TestSR01Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-01")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		names = append(names, c.name)
+	}
+	if want := []string{"mapped executable", "an exec path beneath a write path"}; !slices.Equal(names, want) {
+		t.Fatalf("SR-01's cases %q, want %q", names, want)
+	}
+	overlap := pc.also[0]
+	if !strings.Contains(overlap.raw, fmt.Sprintf("%q", filepath.Join(s.ws, "bin"))) || overlap.control == overlap.raw {
+		t.Errorf("the overlap case's policy does not list the workspace's bin as exec, beside a control without it:\n%s", overlap.raw)
+	}
+	// Another refusal of the policy is not this rule's.
+	if overlap.refused(Run{Code: 122, ErrorLine: "launcher: error: p.toml:5: files.exec: \"/w/bin\" cannot be used: it does not exist", Stderr: "launcher: hint: create it"}) {
+		t.Error("a missing exec path is taken as the write-exec refusal")
 	}
 }

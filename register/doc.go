@@ -33,6 +33,12 @@
 //     include.path file), each refused beside the same write unconfined,
 //     and a write beside them in the same kind of launch, which must go
 //     ahead (a workspace read-only whole proves nothing).
+//   - SR-01's check has a case for each half of its control: a written
+//     file mapped executable (the write tree's noexec mount; Landlock
+//     refuses execve of it by itself), and a policy listing an exec path
+//     beneath the write path, refused by the policy check. Landlock's
+//     write rules lacking execute are not seen apart: noexec stops the
+//     same exec first.
 //   - SR-03's check, as root, has a second case: the same launch on a
 //     host that cannot make a network namespace (the probe's without-netns:
 //     user.max_net_namespaces reads 0 in a mount namespace of the
