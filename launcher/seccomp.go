@@ -364,7 +364,9 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// Leases: Landlock does not check them, and a read lease on a file
 	// the agent may only read holds the person's writes to it for up to
 	// lease-break-time (45 s), while telling the agent of them (SIGIO).
-	deny(eperm, one(seccompArg32(1, unix.F_SETLEASE)), "fcntl")
+	// F_SETDELEG (kernels after 6.18; this one answers EINVAL) sets a
+	// delegation, a lease by another name: listed before a kernel has it.
+	deny(eperm, [][]seccomp.ScmpCondition{{seccompArg32(1, unix.F_SETLEASE)}, {seccompArg32(1, unix.F_SETDELEG)}}, "fcntl")
 	// F_SETSIG picks the signal that signal-driven I/O (O_ASYNC) sends.
 	// SIGCONT would continue a process the person's Ctrl-Z stopped the
 	// moment the person typed at the shell, to read that line before

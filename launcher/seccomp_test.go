@@ -271,6 +271,11 @@ func seccompCases() []seccompCase {
 		sys("fcntl F_SETLEASE", unix.SYS_FCNTL, perm, "", 0, unix.F_SETLEASE, unix.F_RDLCK),
 		sys("fcntl F_SETLEASE high bits", unix.SYS_FCNTL, perm, "", 0, scHigh|unix.F_SETLEASE, unix.F_RDLCK),
 		sys("fcntl F_GETFL", unix.SYS_FCNTL, "allow", "", 0, unix.F_GETFL),
+		// A delegation is a lease by another name (fcntl F_SETDELEG, newer
+		// than Linux 6.18, which answers EINVAL: emulated only).
+		with(sys("fcntl F_SETDELEG", unix.SYS_FCNTL, perm, "", 0, unix.F_SETDELEG, scBuf), def, "emu"),
+		with(sys("fcntl F_SETDELEG high bits", unix.SYS_FCNTL, perm, "", 0, scHigh|unix.F_SETDELEG, scBuf), def, "emu"),
+		with(sys("fcntl F_GETDELEG", unix.SYS_FCNTL, "allow", "", 0, unix.F_GETDELEG, scBuf), def, "emu"),
 		sys("fcntl F_SETSIG SIGCONT", unix.SYS_FCNTL, perm, "ok", 0, unix.F_SETSIG, uint64(unix.SIGCONT)),
 		sys("fcntl F_SETSIG high bits", unix.SYS_FCNTL, perm, "ok", 0, scHigh|unix.F_SETSIG, uint64(unix.SIGCONT)),
 		sys("fcntl F_GETSIG", unix.SYS_FCNTL, "allow", "ok", 0, unix.F_GETSIG),
