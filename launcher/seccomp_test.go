@@ -266,6 +266,8 @@ func seccompCases() []seccompCase {
 		with(sys("fgetxattr", unix.SYS_FGETXATTR, "allow", "errno=ENODATA", scFileFd, scXattr, scBuf, 512), def, "file"),
 		with(sys("listxattr", unix.SYS_LISTXATTR, "errno=ENOTSUP", "ok", scFile, scBuf, 512), def, "file"),
 		with(sys("llistxattr", unix.SYS_LLISTXATTR, "errno=ENOTSUP", "ok", scFile, scBuf, 512), def, "file"),
+		// (struct xattr_args all zero, 16 bytes: asks the value's size.)
+		feat(with(sys("getxattrat", unix.SYS_GETXATTRAT, "errno=ENOSYS", "errno=ENODATA", scDirFd, scRelFile, 0, scXattr, scBuf, 16), def, "file"), "getxattrat (Linux 6.13)"),
 		feat(with(sys("listxattrat", unix.SYS_LISTXATTRAT, "errno=ENOSYS", "ok", scDirFd, scRelFile, 0, scBuf, 512), def, "file"), "listxattrat (Linux 6.13)"),
 		with(sys("flistxattr", unix.SYS_FLISTXATTR, "allow", "ok", scFileFd, scBuf, 512), def, "file"),
 		sys("fcntl F_SETLEASE", unix.SYS_FCNTL, perm, "", 0, unix.F_SETLEASE, unix.F_RDLCK),
