@@ -244,6 +244,13 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 		unix.CLONE_NEWUSER, unix.CLONE_NEWPID, unix.CLONE_NEWNET, unix.CLONE_NEWTIME} {
 		ns = append(ns, seccompConds{seccompBits(0, f)})
 	}
+	// A child whose exit signal (CSIGNAL, clone's low byte) is SIGCONT
+	// continues its parent when it dies, and a stopped child dies of any
+	// fatal signal: with O_ASYNC's SIGIO set off by the person's file
+	// activity, that continued a tree the person's Ctrl-Z stopped, as
+	// F_SETSIG's SIGCONT would (below).
+	const cloneExitSignal = 0xff // CSIGNAL
+	ns = append(ns, seccompConds{seccompMasked(0, cloneExitSignal, uint64(unix.SIGCONT))})
 	if spec.DenyFork {
 		// No new process at all: a clone must make a thread.
 		ns = append(ns, seccompConds{seccompMasked(0, unix.CLONE_THREAD, 0)})

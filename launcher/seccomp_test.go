@@ -141,6 +141,11 @@ func seccompCases() []seccompCase {
 		sys("unshare uts", unix.SYS_UNSHARE, perm, "ok", unix.CLONE_NEWUTS),
 		sys("unshare user", unix.SYS_UNSHARE, perm, "errno=EINVAL", unix.CLONE_NEWUSER), // a Go process has threads
 		sys("clone3", unix.SYS_CLONE3, "errno=ENOSYS", "errno=EINVAL", 0, 0),
+		// A child that would continue its parent when it dies (emulated:
+		// a real one would fork the test).
+		with(sys("clone exit signal SIGCONT", unix.SYS_CLONE, perm, "", uint64(unix.SIGCONT)), def, "emu"),
+		with(sys("clone exit signal SIGCONT high bits", unix.SYS_CLONE, perm, "", scHigh|uint64(unix.SIGCONT)), def, "emu"),
+		with(sys("clone exit signal SIGCHLD", unix.SYS_CLONE, "allow", "", uint64(unix.SIGCHLD)), def, "emu"),
 		with(sys("fork+exec", unix.SYS_CLONE, "allow", "ok", 0), def, "exec"),
 		with(sys("fork+exec garbage high bits", unix.SYS_CLONE, "allow", "ok", 1<<40), def, "exec"),
 		with(sys("clone newuser", unix.SYS_CLONE, perm, "ok", unix.CLONE_NEWUSER), def, "exec"),
