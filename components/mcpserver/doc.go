@@ -30,7 +30,9 @@
 //   - At most MaxInFlight calls run at once (the SDK starts a goroutine
 //     per call); the rest wait for a place or their cancellation. With
 //     maxPending (4 × MaxInFlight) requests unanswered, the next line is
-//     not read until one is: a flooding client holds up only itself.
+//     not read until one is: a flooding client holds up only itself. A
+//     cancellation frees no place; the call's answer does (the SDK
+//     answers a cancelled call too).
 //   - A request with "id": null is answered as invalid (MCP forbids it;
 //     the SDK would take it for a notification and answer nothing).
 package mcpserver

@@ -798,3 +798,87 @@ func TestEndOfInputAnswered(t *testing.T) {
 		t.Error("the gone client's call was not cancelled")
 	}
 }
+
+// A cancellation the SDK does not act on frees no place among the
+// maxPending: a call counts until it is answered. The SDK reads
+// "requestId" case-sensitively; the transport read it with
+// encoding/json, which matches "requestid" too, so a flood that sent one
+// after each call was read whole while every call still waited (a hunt,
+// 2026-12-03). A cancellation the SDK acts on gets its call answered,
+// which frees the place.
+func TestCancellationFreesNoPlaceUntilAnswered(t *testing.T) {
+	f := newFakes() // "wait" holds its slot until f.gate closes
+	h := serveRaw(t, Backends{Files: f, Shell: f}, 0)
+	dec := json.NewDecoder(h.out)
+	answers := make(chan map[string]any, 1024)
+	go func() {
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(answers)
+				return
+			}
+			answers <- m
+		}
+	}()
+	io.WriteString(h.in, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	<-answers
+	io.WriteString(h.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	// More than maxPending calls cancelled one after the other are each
+	// answered, and the session is still read.
+	for i := range maxPending + 1 {
+		fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":"c%d","method":"tools/call","params":{"name":"run_command","arguments":{"command":"wait"}}}`+"\n", i)
+		deadline := time.Now().Add(10 * time.Second)
+		for f.inFlight.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		fmt.Fprintf(h.in, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c%d"}}`+"\n", i)
+		select {
+		case m := <-answers:
+			if m["id"] != fmt.Sprint("c", i) || !strings.Contains(fmt.Sprint(m["result"]), "cancelled") {
+				t.Fatalf("after c%d's cancellation, the answer %v", i, m)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("cancelled call c%d was not answered", i)
+		}
+		for f.inFlight.Load() != 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	const flood = 300
+	sent := make(chan int, 1)
+	go func() {
+		n := 0
+		for i := range MaxInFlight {
+			if _, err := fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":"w%d","method":"tools/call","params":{"name":"run_command","arguments":{"command":"wait"}}}`+"\n", i); err != nil {
+				break
+			}
+			n++
+		}
+		for i := range flood {
+			if _, err := fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"c%d"}}}`+"\n"+
+				`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestid":%d}}`+"\n", i+1, i, i+1); err != nil {
+				break
+			}
+			n++
+		}
+		sent <- n
+	}()
+	time.Sleep(time.Second)
+	select {
+	case n := <-sent:
+		t.Errorf("all %d calls were taken while the slots were held: the miscased cancellations freed their places", n)
+	default:
+	}
+	close(f.gate)
+	for got := 0; got < MaxInFlight+flood; got++ {
+		select {
+		case _, ok := <-answers:
+			if !ok {
+				t.Fatalf("the server closed after %d answers", got)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d of %d answered", got, MaxInFlight+flood)
+		}
+	}
+}

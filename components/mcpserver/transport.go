@@ -79,28 +79,20 @@ type lineConn struct {
 // idKey is a request id as a map key.
 func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
 
-// track notes a request read (or a cancellation of one, which the
-// server answers with nothing).
+// track notes a request read. Only its answer frees its place: the SDK
+// answers every call, a cancelled one too (with the cancellation's
+// error). A cancellation is no answer: the call may go on, as it does
+// when the SDK reads no id in it (it reads "requestId" case-sensitively,
+// encoding/json would take "requestid" too), and a flood that cancelled
+// each of its calls so was read whole.
 func (c *lineConn) track(m jsonrpc.Message) {
 	r, ok := m.(*jsonrpc.Request)
-	if !ok {
+	if !ok || !r.IsCall() {
 		return
 	}
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
-	switch {
-	case r.IsCall():
-		c.pending[idKey(r.ID)] = true
-	case r.Method == "notifications/cancelled":
-		var p struct {
-			RequestID any `json:"requestId"`
-		}
-		if json.Unmarshal(r.Params, &p) == nil {
-			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-				delete(c.pending, idKey(id))
-			}
-		}
-	}
+	c.pending[idKey(r.ID)] = true
 }
 
 func (c *lineConn) answered(m jsonrpc.Message) {
