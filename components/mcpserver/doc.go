@@ -23,7 +23,9 @@
 //     line gets the JSON-RPC error the specification asks for (parse
 //     error, invalid request, with id null when none can be read) and the
 //     session goes on; the SDK's stdio transport ends the session at the
-//     first bad line. Lines are bounded (MaxLine).
+//     first bad line. Lines are bounded (MaxLine), and so are the JSON
+//     values of one (MaxValues): the SDK decodes a call's arguments into
+//     generic values before any limit of the server's applies.
 //   - Every input schema carries the limits (maxLength, maxProperties,
 //     minimum and maximum), so the SDK refuses an oversized argument as a
 //     tool error before a handler runs; handlers check again.

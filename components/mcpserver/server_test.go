@@ -882,3 +882,73 @@ func TestCancellationFreesNoPlaceUntilAnswered(t *testing.T) {
 		}
 	}
 }
+
+// A message of more than MaxValues JSON values is refused before the SDK
+// decodes it: a line of MaxLine bytes of "1,1,…" in a call's arguments
+// took some 300 MiB and seconds of CPU in the SDK's schema check, before
+// any limit of the server's applied (a hunt, 2026-12-03). One of
+// MaxValues values, strings of any length and long escaped strings go
+// through.
+func TestManyValuesRefused(t *testing.T) {
+	f := newFakes()
+	h := serveRaw(t, Backends{Files: f, Shell: f}, 0)
+	dec := json.NewDecoder(h.out)
+	answers := make(chan map[string]any, 16)
+	go func() {
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(answers)
+				return
+			}
+			answers <- m
+		}
+	}()
+	next := func() map[string]any {
+		t.Helper()
+		select {
+		case m := <-answers:
+			return m
+		case <-time.After(30 * time.Second):
+			t.Fatal("no answer")
+		}
+		return nil
+	}
+	io.WriteString(h.in, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	next()
+	io.WriteString(h.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	n := (MaxLine - 200) / 2
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_dir","arguments":{"path":"a","x":[%s1]}}}`+"\n", strings.Repeat("1,", n-1))
+	m := next()
+	runtime.ReadMemStats(&ms)
+	if e, _ := m["error"].(map[string]any); m["id"] != 1.0 || e == nil || e["code"] != -32600.0 {
+		t.Errorf("%d values: want invalid request for id 1, got %.300v", n, m)
+	}
+	// The line itself is read into memory, in a buffer that grows (some
+	// 40 MiB in all); the SDK's decoding took some 300 MiB.
+	if got := (ms.TotalAlloc - before) >> 20; got > 100 {
+		t.Errorf("a line of %d MiB took %d MiB", MaxLine>>20, got)
+	}
+	// Commas, brackets and braces within strings are not values: the
+	// call reaches the handler.
+	fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"w","content":"%s\\\"%s"}}}`+"\n",
+		strings.Repeat(",[{", MaxValues), strings.Repeat(",", MaxValues))
+	if m := next(); m["id"] != 2.0 || m["result"] == nil || m["result"].(map[string]any)["isError"] == true {
+		t.Errorf("a string of commas: %.300v", m)
+	}
+	f.mu.Lock()
+	if got, want := string(f.files["w"]), strings.Repeat(",[{", MaxValues)+`\"`+strings.Repeat(",", MaxValues); got != want {
+		t.Errorf("write_file wrote %d bytes, want %d", len(got), len(want))
+	}
+	f.mu.Unlock()
+	// Just under MaxValues values: refused by the schema, not the
+	// transport.
+	fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_dir","arguments":{"path":"a","x":[%s1]}}}`+"\n", strings.Repeat("1,", MaxValues-10))
+	if m := next(); m["id"] != 3.0 || m["result"] == nil {
+		t.Errorf("%d values: %.300v", MaxValues-10, m)
+	}
+}

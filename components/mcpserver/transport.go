@@ -23,14 +23,44 @@ import (
 // six (\u0000), plus the envelope.
 const MaxLine = 6*MaxWrite + 64<<10
 
+// MaxValues bounds the JSON values (each element, member and container)
+// of one message. The SDK decodes a call's arguments into generic values
+// to check them against the schema before a handler, and its MaxInFlight
+// place, is reached: each value costs about a hundred bytes there, so a
+// line of MaxLine bytes of "1,1,…" took some 300 MiB and seconds of CPU,
+// for each of the maxPending calls at once. No message of a tool call
+// needs many values (its large arguments are strings).
+const MaxValues = 1 << 16
+
+// tooMany reports whether the valid JSON line holds more than max values:
+// it counts the commas and the opening brackets outside strings.
+func tooMany(line []byte, max int) bool {
+	n, inString, escaped := 0, false, false
+	for _, b := range line {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case b == '"':
+			inString = !inString
+		case !inString && (b == ',' || b == '[' || b == '{'):
+			if n++; n > max {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Transport is MCP's stdio transport (newline-delimited JSON-RPC) with
 // the error handling JSON-RPC asks for: a line that is not JSON is
 // answered with a parse error (-32700, id null) and one that is not a
 // request or response, or is larger than MaxLine, with an invalid
-// request error (-32600, with its id when one could be read); either
-// way the next line is read. The SDK's own stdio transport ends the
-// session at the first bad line, so one malformed message would cut the
-// agent off from every tool. Batches, which MCP dropped in its
+// request error (-32600, with its id when one could be read), as is one
+// of more than MaxValues values; either way the next line is read. The
+// SDK's own stdio transport ends the session at the first bad line, so
+// one malformed message would cut the agent off from every tool. Batches, which MCP dropped in its
 // 2025-06-18 revision, are refused the same way.
 //
 // The end of the input is passed on only once every request read has
@@ -252,6 +282,15 @@ func (c *lineConn) decode(line []byte, tooLong bool, max int) jsonrpc.Message {
 		return nil
 	case !json.Valid(line):
 		c.refuse(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
+		return nil
+	case tooMany(line, MaxValues):
+		// Its id is read (skipping the rest allocates little), so that
+		// the call is answered.
+		var probe struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(line, &probe)
+		c.refuse(probe.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: the message holds more than %d JSON values", MaxValues))
 		return nil
 	case bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")):
 		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported (MCP removed them in 2025-06-18)")
