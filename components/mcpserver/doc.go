@@ -35,6 +35,9 @@
 //     not read until one is: a flooding client holds up only itself. A
 //     cancellation frees no place; the call's answer does (the SDK
 //     answers a cancelled call too).
+//   - Every error answered, a tool error or a protocol error, is cut to
+//     MaxErrorText bytes: the SDK's schema check and its unknown tool
+//     error quote the refused argument whole.
 //   - A request with "id": null is answered as invalid (MCP forbids it;
 //     the SDK would take it for a notification and answer nothing).
 package mcpserver

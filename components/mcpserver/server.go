@@ -10,8 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pinfold/pinfold/components/bash"
@@ -83,6 +85,7 @@ func New(b Backends) *mcp.Server {
 		Instructions: instr,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	s.AddReceivingMiddleware(capErrors)
 	t := &tools{b: b, slots: make(chan struct{}, MaxInFlight)}
 	add(s, t, &mcp.Tool{Name: "read_file", Description: "Read a file of the workspace. Text comes back as it is (encoding utf-8); " +
 		"other bytes as base64. Read a large file in parts with offset and max_bytes (next_offset says where to go on)."}, t.readFile,
@@ -277,4 +280,48 @@ func addExecuteCode(s *mcp.Server, t *tools) {
 		"Its return value (JSON) and logs come back. eval, Function, require, import, process, globalThis, Reflect and the properties " +
 		"constructor, __proto__ and prototype are refused by a static check."}, t.executeCode,
 		limit{"script", MaxScript})
+}
+
+// MaxErrorText bounds the text of a tool error and the message of a
+// protocol error. The SDK's schema check quotes the argument it refused
+// whole ("validating /properties/path: maxLength: …"), as its unknown
+// tool error does the name: a 5 MiB path came back as a 5 MiB error, in
+// the model's context.
+const MaxErrorText = 8 << 10
+
+// capErrors cuts every error the server answers to MaxErrorText bytes,
+// keeping the protocol error's code.
+func capErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+			for _, c := range r.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					tc.Text = cutText(tc.Text)
+				}
+			}
+		}
+		if err != nil && len(err.Error()) > MaxErrorText {
+			e := &jsonrpc.Error{Message: cutText(err.Error())}
+			var wire *jsonrpc.Error
+			if errors.As(err, &wire) {
+				e.Code = wire.Code
+			}
+			err = e
+		}
+		return res, err
+	}
+}
+
+// cutText is s cut to MaxErrorText bytes, on a character's boundary, with
+// a note of how much was left out.
+func cutText(s string) string {
+	if len(s) <= MaxErrorText {
+		return s
+	}
+	cut := MaxErrorText - 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes not shown)", s[:cut], len(s)-cut)
 }

@@ -17,7 +17,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pinfold/pinfold/components/bash"
@@ -950,5 +952,35 @@ func TestManyValuesRefused(t *testing.T) {
 	fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_dir","arguments":{"path":"a","x":[%s1]}}}`+"\n", strings.Repeat("1,", MaxValues-10))
 	if m := next(); m["id"] != 3.0 || m["result"] == nil {
 		t.Errorf("%d values: %.300v", MaxValues-10, m)
+	}
+}
+
+// An error answer is at most MaxErrorText bytes, whatever the argument
+// it quotes: the SDK's schema check and its unknown tool error quoted a
+// 5 MiB argument whole (a hunt, 2026-12-03). A protocol error keeps its
+// code; a short error is whole.
+func TestErrorsAreCut(t *testing.T) {
+	f := newFakes()
+	close(f.gate)
+	h := start(t, Backends{Files: f, Shell: f})
+	huge := strings.Repeat("é", 2<<20)
+	for _, args := range []map[string]any{
+		{"path": huge},
+		{"path": []string{huge}},
+		{"path": "a", huge: 1},
+	} {
+		r := h.call(t, "list_dir", args)
+		if !r.IsError || len(textOf(r)) > MaxErrorText || !strings.Contains(textOf(r), "more bytes not shown") || !utf8.ValidString(textOf(r)) {
+			t.Errorf("an error of %d bytes: %.200s", len(textOf(r)), textOf(r))
+		}
+	}
+	_, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: huge, Arguments: map[string]any{}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || len(we.Message) > MaxErrorText || we.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("unknown tool: %.200v", err)
+	}
+	r := h.call(t, "list_dir", map[string]any{"path": 5})
+	if !r.IsError || strings.Contains(textOf(r), "not shown") {
+		t.Errorf("a short error: %s", textOf(r))
 	}
 }
