@@ -219,7 +219,11 @@ func (t *Terminal) Ask(ctx context.Context, r Request) Answer {
 func (t *Terminal) ask(ctx context.Context, r Request) Answer {
 	// A question the terminal would not show as written (an escape
 	// sequence could redraw it) is not asked.
-	if r.Kind.word() == "" || !printable(r.From+r.Action+r.Detail) {
+	// Each field on its own: each is drawn on a line of its own, so a
+	// character split between two (valid only joined) reaches the
+	// terminal as two stray bytes, the second of which a terminal that
+	// takes 8-bit controls reads as C1 (0x9b: CSI).
+	if r.Kind.word() == "" || !printable(r.From) || !printable(r.Action) || !printable(r.Detail) {
 		return Answer{Reason: "malformed request"}
 	}
 	// One screen's worth: a question longer than that would have its first

@@ -395,6 +395,12 @@ func TestAskNoTerminal(t *testing.T) {
 			t.Errorf("%q: %+v", action, a)
 		}
 	}
+	// A character split between the action and the detail is valid only
+	// joined: drawn, it is two stray bytes on two lines, "\x9b" a C1 CSI
+	// to a terminal that takes 8-bit controls.
+	if a := zero.Ask(context.Background(), Request{From: "fs", Action: "x\xe2\x80", Detail: "\x9b2J", Kind: Approve}); a.Reason != "malformed request" {
+		t.Errorf("a character split between action and detail: %+v", a)
+	}
 	if a := zero.Ask(context.Background(), Request{From: "fs", Action: "x", Kind: 99}); a.Reason != "malformed request" {
 		t.Errorf("unknown kind: %+v", a)
 	}
