@@ -648,6 +648,11 @@ type Client struct {
 	mu sync.Mutex
 	c  io.ReadWriter
 	r  *bufio.Reader
+	// broken: a question or an answer went part-way (a write that
+	// failed, an answer longer than the buffer), so that the next line
+	// read would be the rest of one answer or the answer to another
+	// question: every later exchange fails with it.
+	broken error
 }
 
 // NewClient asks over c.
@@ -693,16 +698,23 @@ func (c *Client) read(q wireRequest) (protect, notes, watch []string, err error)
 func (c *Client) exchange(q wireRequest) (wireAnswer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.broken != nil {
+		return wireAnswer{}, c.broken
+	}
 	b, err := json.Marshal(q)
 	if err != nil || len(b) >= maxLine {
 		return wireAnswer{}, errors.New("the question is too long")
 	}
 	if _, err := c.c.Write(append(b, '\n')); err != nil {
-		return wireAnswer{}, errors.New("the launcher could not be asked: " + err.Error())
+		c.broken = errors.New("the launcher could not be asked: " + err.Error())
+		return wireAnswer{}, c.broken
 	}
 	line, err := c.r.ReadSlice('\n')
 	if err != nil {
-		return wireAnswer{}, errors.New("no answer from the launcher: " + err.Error())
+		// Past a line too long, the rest of it would be read as the
+		// next question's answer, and that question's as the one after.
+		c.broken = errors.New("no answer from the launcher: " + err.Error() + " (the channel is not used again)")
+		return wireAnswer{}, c.broken
 	}
 	var a wireAnswer
 	if json.Unmarshal(line, &a) != nil {

@@ -490,3 +490,47 @@ func TestAskNotFromTheBackground(t *testing.T) {
 		t.Fatalf("a question was drawn from the background: %q", screen.String())
 	}
 }
+
+// An answer longer than the client's buffer breaks the channel for good:
+// the rest of that line was read as the next question's answer, and from
+// then on each question got the answer to the one before it — a yes the
+// person gave to one action taken for the next (a hunt, 2026-12-03).
+func TestClientNoAnswerForAnother(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	// The launcher's end: it reads each question and queues its answer,
+	// written in order by another goroutine (net.Pipe does not buffer).
+	answers := make(chan string, 4)
+	go func() {
+		defer close(answers)
+		r := bufio.NewReader(b)
+		for _, answer := range []string{
+			`{"yes":true,"reason":"read","notes":["` + strings.Repeat("x", maxAnswerLine) + `"]}`,
+			`{"yes":true,"reason":"approved"}`, // the person's yes to the first question
+			`{"yes":false,"reason":"declined"}`,
+			`{"yes":false,"reason":"declined"}`,
+		} {
+			if _, err := r.ReadString('\n'); err != nil {
+				return
+			}
+			answers <- answer
+		}
+	}()
+	go func() {
+		defer b.Close()
+		for answer := range answers {
+			if _, err := io.WriteString(b, answer+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	c := NewClient(a)
+	if _, _, err := c.Refresh(); err == nil {
+		t.Fatal("an answer longer than the buffer was taken")
+	}
+	for _, action := range []string{"delete src", "run git push"} {
+		if got := c.Ask(action, "", Approve); got.Yes {
+			t.Errorf("%s: %+v, the answer to another question", action, got)
+		}
+	}
+}
