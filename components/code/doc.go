@@ -30,6 +30,18 @@
 //     the parent's side of that channel: it serves the tool calls, counts
 //     the budget itself and bounds every line; Spawn puts the two
 //     together and kills the worker WorkerGrace after the deadline.
+//   - The run ends when Serve learns how it ended (the worker's last
+//     line, its channel closing, a limit Serve enforces, the deadline):
+//     no tool call begins after that (one the worker sent that waits its
+//     turn never runs), the calls still running have their context
+//     ended, and the answer, a value's too, counts the calls that began
+//     (their effects stand). The worker sends no call once its run has
+//     ended, and at most four calls with arguments past 64 KiB
+//     unanswered, as many as Serve holds before it stops reading: its
+//     last line never waits behind a write of its own (it did, and a
+//     script that returned while such calls waited was answered as past
+//     its deadline, with calls served after its end; a worker killed for
+//     memory meanwhile was the deadline too).
 //
 // Where the two run differs from DESIGN.md's sketch, on purpose. In a
 // components session the bash component serves the worker (its tools go
@@ -67,4 +79,19 @@
 // stopped by that limit: QuickJS throws it as an ordinary error and its
 // stack check cannot be watched. The stack stays bounded and the deadline
 // still holds (SD-19).
+//
+// # Limitations
+//
+//   - The calls a script leaves un-awaited when it returns are ended with
+//     it (as in-process Run ends them): a call that had begun may have had
+//     part of its effect; one still waiting its turn has none. The answer
+//     counts the first kind, not which calls they were.
+//   - Only the worker's starter sees its cgroup. code run (Spawn) answers
+//     a worker the kernel killed for memory as the memory limit; in a
+//     session bash serves the worker and the launcher starts it, so bash
+//     sees its channel close and answers a failed worker ("the worker
+//     failed: EOF"), with the calls that began.
+//   - Each call waiting in the worker holds its argument there (up to
+//     about 6 MiB): many un-awaited large calls end the run at the
+//     worker's cgroup memory limit, not at a budget of their own.
 package code

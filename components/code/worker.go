@@ -127,7 +127,7 @@ func WorkerMain() int {
 		fmt.Fprintln(os.Stderr, "code worker: script:", err)
 		return 1
 	}
-	w := &workerSide{out: encoder(os.Stdout), waiting: map[int]chan workerReply{}}
+	w := &workerSide{out: encoder(os.Stdout), waiting: map[int]chan workerReply{}, large: make(chan struct{}, maxInFlight)}
 	go w.readReplies(in)
 	res, err := Run(context.Background(), script, lim, w.call)
 	if afterRun != nil {
@@ -262,13 +262,35 @@ type workerSide struct {
 	next    int
 	waiting map[int]chan workerReply
 	broken  error
+	// large holds a place for each call with arguments past smallArgs
+	// that is sent and not yet answered. The parent reads no line while
+	// maxInFlight of those wait (parentSide.serve): a worker that sent
+	// more blocked in its write, holding mu, and the run's end waited
+	// behind it until the deadline.
+	large chan struct{}
 }
 
 func (w *workerSide) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	// The encoder only compacts args (already compact), so the parent
+	// measures them as here.
+	if len(args) > smallArgs {
+		select {
+		case w.large <- struct{}{}:
+			defer func() { <-w.large }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	w.mu.Lock()
 	if w.broken != nil {
 		w.mu.Unlock()
 		return nil, w.broken
+	}
+	// ctx ends with the run (Run returns): a call still waiting here
+	// then is not sent, so none reaches the parent after the run's end.
+	if err := ctx.Err(); err != nil {
+		w.mu.Unlock()
+		return nil, err
 	}
 	w.next++
 	id := w.next
@@ -577,11 +599,11 @@ func Spawn(ctx context.Context, argv []string, script string, lim Limits, tool T
 			select {
 			case <-w.Done():
 				if w.OOMKilled() {
-					return nil, &LimitError{Limit: "memory", Detail: fmt.Sprintf("the worker passed its cgroup's memory limit (the heap's %d bytes and %d for the runtime) and the kernel killed it", lim.Memory, workerCgroupMargin)}
+					return e.res, &LimitError{Limit: "memory", Detail: fmt.Sprintf("the worker passed its cgroup's memory limit (the heap's %d bytes and %d for the runtime) and the kernel killed it", lim.Memory, workerCgroupMargin)}
 				}
 			case <-time.After(time.Second):
 			}
-			return nil, fmt.Errorf("%w (%s)", e.err, w.Stderr())
+			return e.res, fmt.Errorf("%w (%s)", e.err, w.Stderr())
 		}
 		return e.res, e.err
 	case <-kill.C:
@@ -613,16 +635,23 @@ func (e *workerError) Error() string { return "code: the worker failed: " + e.ms
 // to its stdin), once its limits are written (WriteLimits): it hands the
 // worker the script, serves its tool
 // calls with tool (in goroutines of their own, with a context that ends
-// at ctx's end; the budget counted here, whatever the worker counts) and
-// returns how the run ended. Every line it reads is bounded. It returns
-// at ctx's end too; killing the worker is the caller's. As Run, with a
-// *LimitError or *ScriptError it also returns a Result with a nil Value:
-// the tool calls it served (a run that fails after some has had their
-// effects) and the logs the worker sent, if any.
+// at ctx's end and when Serve returns; the budget counted here, whatever
+// the worker counts) and returns how the run ended. Every line it reads
+// is bounded. It returns at ctx's end too; killing the worker is the
+// caller's. The run ends when Serve knows how it ended: no call begins
+// after that (one the worker sent that was still waiting its turn never
+// runs), and Result.ToolCalls is the calls that began. With any error
+// once the script is handed over it also returns a Result with a nil
+// Value: the tool calls that began (a run that fails after some has had
+// their effects) and, with a *LimitError or *ScriptError, the logs the
+// worker sent, if any.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Limits, tool Tool) (*Result, error) {
 	if err := checkJob(script, lim); err != nil {
 		return nil, err
 	}
+	outer := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the calls still running when the run has ended
 	p := &parentSide{tool: tool, lim: lim, in: encoder(w)}
 	// The limits line is already written (WriteLimits). The script goes
 	// beside the rest: a worker that does not read must not hold the
@@ -641,10 +670,10 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 		d, err := p.serve(ctx, bufio.NewReaderSize(r, 64<<10))
 		out <- ended{d, err}
 	}()
-	// failed is a run that ended with a limit or a script error: what is
-	// known of it, without a value.
+	// failed is a run that ended with an error: what is known of it,
+	// without a value.
 	failed := func(err error, done *workerDone) (*Result, error) {
-		res := &Result{Logs: []string{}}
+		res := &Result{Logs: []string{}, ToolCalls: p.end()}
 		if done != nil && done.Result != nil && done.Result.Logs != nil {
 			res.Logs = done.Result.Logs
 			n := 0
@@ -656,24 +685,23 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 				res.Logs = []string{} // the worker's word, past what it may say
 			}
 		}
-		res.ToolCalls = int(p.calls.Load())
 		return res, err
 	}
 	var e ended
 	select {
 	case e = <-out:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	case <-outer.Done():
+		if errors.Is(outer.Err(), context.DeadlineExceeded) {
 			return failed(&LimitError{Limit: "deadline", Detail: fmt.Sprintf("the script ran past its deadline of %s", lim.Deadline)}, nil)
 		}
-		return nil, context.Cause(ctx)
+		return failed(context.Cause(outer), nil)
 	}
 	switch {
 	case e.err != nil:
 		if p.limit != nil {
 			return failed(p.limit, nil)
 		}
-		return nil, &workerError{e.err.Error()}
+		return failed(&workerError{e.err.Error()}, nil)
 	// What the worker says of how the run failed is one line (its
 	// script may have written the message; a worker taken over, all).
 	case e.done.Limit != nil:
@@ -681,13 +709,13 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 	case e.done.Script != nil:
 		return failed(&ScriptError{Message: isoOneLine(e.done.Script.Message, isoMaxMessage), Stack: isoEscapeLines(e.done.Script.Stack, isoMaxStackText)}, e.done)
 	case e.done.Error != "":
-		return nil, errors.New("code: " + isoOneLine(e.done.Error, isoMaxMessage))
+		return failed(errors.New("code: "+isoOneLine(e.done.Error, isoMaxMessage)), nil)
 	case e.done.Result == nil:
-		return nil, &workerError{"it ended without a result"}
+		return failed(&workerError{"it ended without a result"}, nil)
 	case e.done.Result.Value == nil:
 		// Run's result always has one ("null" for undefined); without
 		// it, code run printed an empty line and exited 0.
-		return nil, &workerError{"its result has no value"}
+		return failed(&workerError{"its result has no value"}, nil)
 	}
 	// The worker's word is not taken: its lines are escaped again and
 	// measured against the cap, its value must be JSON.
@@ -698,14 +726,14 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, script string, lim Lim
 		n += len(res.Logs[i]) + 1
 	}
 	if n > lim.Output {
-		return nil, &LimitError{Limit: "output", Detail: fmt.Sprintf("the result and the logs are %d bytes, more than the %d allowed", n, lim.Output)}
+		return failed(&LimitError{Limit: "output", Detail: fmt.Sprintf("the result and the logs are %d bytes, more than the %d allowed", n, lim.Output)}, nil)
 	}
 	// JSON is UTF-8 text (json.Valid lets any other byte pass inside a
 	// string, and one such as 0x9b would reach a terminal raw).
 	if !json.Valid(res.Value) || !utf8.Valid(res.Value) {
-		return nil, &workerError{"its result is not JSON"}
+		return failed(&workerError{"its result is not JSON"}, nil)
 	}
-	res.ToolCalls = int(p.calls.Load())
+	res.ToolCalls = p.end()
 	return res, nil
 }
 
@@ -738,6 +766,33 @@ type parentSide struct {
 	// while a worker does not read: the count is read at the deadline.
 	calls atomic.Int64
 	limit *LimitError // a limit the parent enforced, which ended the run
+	// begun counts the calls whose tool was called, until ended: a call
+	// begins only before the run's end, and the answer counts exactly
+	// those (calls counts what the worker sent, for the budget).
+	startMu sync.Mutex
+	begun   int
+	ended   bool
+}
+
+// begin says whether a call may begin (the run has not ended) and counts
+// it.
+func (p *parentSide) begin() bool {
+	p.startMu.Lock()
+	defer p.startMu.Unlock()
+	if p.ended {
+		return false
+	}
+	p.begun++
+	return true
+}
+
+// end ends the run for the calls: none begins after it. It returns how
+// many began.
+func (p *parentSide) end() int {
+	p.startMu.Lock()
+	defer p.startMu.Unlock()
+	p.ended = true
+	return p.begun
 }
 
 // serve reads the worker's lines until its last: each call is answered
@@ -752,9 +807,11 @@ func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, e
 	// maxInFlight run at once (each with its answer, and a fetch with its
 	// body a few times over), and at most maxInFlight more than
 	// smallArgs wait or run (past them, no line is read until one has
-	// been answered: the worker waits, its deadline still holds). Calls
-	// with small arguments wait without holding up the reading, so the
-	// run's end is read behind them.
+	// been answered: the worker waits, its deadline still holds; the
+	// worker's own side sends no more than that, so its end is never
+	// held behind a write of its own). Calls with small arguments wait
+	// without holding up the reading, so the run's end is read behind
+	// them.
 	running := make(chan struct{}, maxInFlight)
 	large := make(chan struct{}, maxInFlight)
 	for {
@@ -780,7 +837,8 @@ func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, e
 				}
 			}
 			// A tool still running when the run ends has its context
-			// cancelled; its answer then goes to a closed pipe.
+			// cancelled (Serve's return); its answer then goes to a
+			// closed pipe. One not begun by then never begins.
 			go func() {
 				if isLarge {
 					defer func() { <-large }()
@@ -790,6 +848,9 @@ func (p *parentSide) serve(ctx context.Context, r *bufio.Reader) (*workerDone, e
 					defer func() { <-running }() // once answered
 				case <-ctx.Done():
 					return
+				}
+				if !p.begin() {
+					return // the run has ended: its answer is out
 				}
 				res, err := p.tool(ctx, c.Name, c.Args)
 				rep := workerReply{ID: c.ID, Result: res}

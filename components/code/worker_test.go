@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -42,11 +43,16 @@ func TestMain(m *testing.M) {
 				os.Exit(0)
 			}
 		}
-		if len(os.Args) > 2 && os.Args[2] == "hog" {
+		if len(os.Args) > 2 && (os.Args[2] == "hog" || os.Args[2] == "fill") {
 			// Memory outside the VM's heap, within RLIMIT_DATA: what only
-			// the worker's cgroup bounds. The script runs after it.
+			// the worker's cgroup bounds (hog: past it; fill: most of
+			// it). The script runs after it.
+			n := hogBytes
+			if os.Args[2] == "fill" {
+				n = fillBytes
+			}
 			afterConfine = func() {
-				b, err := unix.Mmap(-1, 0, hogBytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+				b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "HOG %v\n", err)
 					os.Exit(1)
@@ -486,6 +492,145 @@ return 1`
 	}
 }
 
+// A script that returns while large calls wait ends with its value at
+// once: the worker's end is not held behind calls the parent is not
+// reading (once maxInFlight calls of more than smallArgs were in flight
+// the parent stopped reading, and the end waited behind the worker's own
+// blocked write until the deadline), and no call begins after the run's
+// end: the answer counts the calls that began, and no other ever does.
+func TestSpawnEndNotHeldByLargeCalls(t *testing.T) {
+	var begun atomic.Int64
+	tool := func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		begun.Add(1)
+		select {
+		case <-time.After(3 * time.Second):
+		case <-ctx.Done():
+		}
+		return json.RawMessage("1"), nil
+	}
+	lim := testLimits()
+	lim.ToolCalls, lim.Deadline = 200, 8*time.Second
+	script := `const s = "a".repeat(100000); for (let i = 0; i < 20; i++) pinfold.call("x", s); return 1`
+	start := time.Now()
+	res, err := Spawn(context.Background(), workerArgv(t), script, lim, tool)
+	took := time.Since(start)
+	if err != nil || string(res.Value) != "1" {
+		t.Fatalf("after %s: %+v %v, want the value 1", took, res, err)
+	}
+	if took > lim.Deadline/2 {
+		t.Errorf("the run returned after %s, its end held behind its calls", took)
+	}
+	at := begun.Load()
+	// Long enough for a call left waiting to begin once the slots free
+	// (the tools end with the run's context).
+	time.Sleep(time.Second)
+	if n := begun.Load(); n != at || int64(res.ToolCalls) != n || n > maxInFlight {
+		t.Errorf("%d calls had begun when the run returned, %d a second later, the answer says %d (at most %d run at once)", at, n, res.ToolCalls, maxInFlight)
+	}
+}
+
+// A worker the kernel kills for its cgroup's memory while its calls wait
+// (200 un-awaited calls of 6 MB, each held in the worker) is answered as
+// the memory limit, at once, with the calls that began; not as the
+// deadline. (The "fill" worker takes most of its memory first, so that
+// the limit comes within seconds: unfilled, 200 such calls took 18.)
+func TestSpawnManyLargeCallsMemory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need root; unprivileged the worker has its rlimits alone")
+	}
+	var begun atomic.Int64
+	// Slow tools (here: answered only when the run ends), so the calls
+	// pile up in the worker.
+	tool := func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		begun.Add(1)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	lim := testLimits()
+	lim.ToolCalls, lim.Deadline = 200, 20*time.Second
+	script := `const s = "a".repeat(6000000); for (let i = 0; i < 200; i++) pinfold.call("x", s); return 1`
+	start := time.Now()
+	res, err := Spawn(context.Background(), workerArgv(t, "fill"), script, lim, tool)
+	took := time.Since(start)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "memory" {
+		t.Fatalf("after %s: %+v %v, want the memory limit", took, res, err)
+	}
+	if took > lim.Deadline/2 {
+		t.Errorf("the memory limit came after %s", took)
+	}
+	time.Sleep(time.Second)
+	if res == nil || res.Value != nil || int64(res.ToolCalls) != begun.Load() {
+		t.Errorf("result %+v, want no value and the %d calls that began", res, begun.Load())
+	}
+	if left := codeGroups(t); len(left) > 0 {
+		t.Errorf("groups left after the worker ended: %v", left)
+	}
+}
+
+// Once Serve has read how the run ended, no call begins: a call the
+// worker sent that still waits its turn (past maxInFlight) never runs,
+// those running have their context ended, and the answer counts the
+// calls that began. (Those waiting began once the running ones ended,
+// after the run's answer was out.)
+func TestServeNothingBeginsAfterEnd(t *testing.T) {
+	outR, outW, err := os.Pipe()
+	must(t, err)
+	inR, inW, err := os.Pipe()
+	must(t, err)
+	defer func() { outR.Close(); inR.Close(); inW.Close() }()
+	var lines strings.Builder
+	for i := 1; i <= 3*maxInFlight; i++ {
+		fmt.Fprintf(&lines, `{"call":{"id":%d,"name":"x","args":%d}}`+"\n", i, i)
+	}
+	go func() {
+		defer outW.Close()
+		io.ReadAll(io.LimitReader(inR, 1))
+		fmt.Fprint(outW, lines.String())
+		// The worker's end comes once the first calls have begun.
+		time.Sleep(300 * time.Millisecond)
+		fmt.Fprintln(outW, `{"done":{"result":{"value":1,"logs":[],"tool_calls":0}}}`)
+	}()
+	var begun atomic.Int64
+	tool := func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		begun.Add(1)
+		select {
+		case <-time.After(600 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return json.RawMessage("1"), nil
+	}
+	lim := testLimits()
+	lim.ToolCalls = 100
+	res, err := Serve(context.Background(), outR, inW, "return 1", lim, tool)
+	if err != nil || string(res.Value) != "1" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	at := begun.Load()
+	time.Sleep(1500 * time.Millisecond)
+	if n := begun.Load(); n != at || int64(res.ToolCalls) != n || n != maxInFlight {
+		t.Errorf("%d calls had begun when Serve returned, %d a second later, the answer says %d; want the %d that ran", at, n, res.ToolCalls, maxInFlight)
+	}
+}
+
+// Nothing leaves the worker once its run has ended: a call whose run's
+// context has ended (Run returned, the worker is about to say how) is
+// not sent to the parent, which would serve it after the end.
+func TestWorkerSendsNothingAfterEnd(t *testing.T) {
+	var out strings.Builder
+	w := &workerSide{out: encoder(&out), waiting: map[int]chan workerReply{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range []string{"1", `"` + strings.Repeat("a", smallArgs) + `"`} {
+		if _, err := w.call(ctx, "x", json.RawMessage(args)); err == nil {
+			t.Errorf("a call of %d bytes after the run's end: no error", len(args))
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("sent after the run's end: %.100q", out.String())
+	}
+}
+
 // The worker's collector stays off while what its tool replies leave
 // behind fits in workerGoHeap (5 replies of 1 MiB, about 4 MiB of
 // garbage each, which the default setting would collect at 4 MiB), and
@@ -585,6 +730,11 @@ func TestFailureIsOneLine(t *testing.T) {
 // its cgroup's limit with testLimits (64 MiB and the margin), within its
 // RLIMIT_DATA (64 MiB and workerRuntimeData).
 const hogBytes = 640 << 20
+
+// fillBytes is what the "fill" worker takes outside the VM's heap: most
+// of its cgroup's limit with testLimits, so that what its script makes
+// the worker hold (a few large tool calls) passes it soon.
+const fillBytes = 224 << 20
 
 // The worker's cgroup: named for this launcher (swept if it is killed),
 // memory for the heap and the margin, the worker's process limit; every
