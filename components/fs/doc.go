@@ -148,12 +148,25 @@
 //     removal, fs asks the kernel whether an event waits (Root.Stale:
 //     one ioctl, FIONREAD, under the shared gate) and reads those that
 //     do (ConfigNews); if one concerns a config (a watched file's own, or
-//     one about a name the launcher said leads to a config: config,
-//     .git, an included file's name), it has the launcher read the
+//     one about a name the launcher said leads to a config in that
+//     directory: config in a .git, .git in a working tree's root, an
+//     included file's name), it has the launcher read the
 //     configs again (Root.Recheck, over the same channel, holding the
 //     gate exclusively), and the change is checked against what they
 //     name then. Other events (a file made beside a config, git's lock
-//     files, fs's own writes in a watched workspace root) cost a read.
+//     files, fs's own writes in a watched workspace root, a file named
+//     config where only a .git leads to one) cost a read. A recheck
+//     walks the whole workspace (as at the start, at most
+//     MaxProtectedWalk entries): some 0.1 s for 2,000 directories and
+//     200 repositories, during which fs's other changes wait (reads do
+//     not). The agent can cause one with no approval by making or
+//     removing a name on the way to a config that does not exist yet
+//     (a directory an included file would lie in), or by filling the
+//     watch's queue (some 16,384 events in the directories watched,
+//     between two of fs's changes), each costing one walk. Past 8,192
+//     names on the way (some 2,000 repositories), the launcher says each
+//     name for every directory watched, and any file so named (config)
+//     costs one too.
 //     The kernel queues an event within the system call that edits,
 //     makes, renames or removes the file, so a change fs is asked for
 //     after the edit is checked against the edited config. A recheck

@@ -247,19 +247,24 @@ func watchedRecheck(t *testing.T, ws string, calls *int, fail *bool) (stale func
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	must(t, err)
 	t.Cleanup(func() { unix.Close(fd) })
+	var names []string
 	for p, mask := range map[string]uint32{".git": unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE, ".git/config": unix.IN_MODIFY | unix.IN_DELETE_SELF} {
-		if _, err := unix.InotifyAddWatch(fd, filepath.Join(ws, p), mask); err != nil {
+		wd, err := unix.InotifyAddWatch(fd, filepath.Join(ws, p), mask)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if p == ".git" {
+			names = []string{WatchedName(int32(wd), "config")}
 		}
 	}
 	read := readConfigsOf(t, ws, calls)
-	news := NewConfigNews(fd, []string{"config"})
+	news := NewConfigNews(fd, names)
 	return news.Stale, func() ([]string, error) {
 		paths, _, err := news.Read(func() ([]string, []string, []string, error) {
 			if *fail {
 				return nil, nil, nil, errors.New("no answer from the launcher: EOF")
 			}
-			return read(), nil, []string{"config"}, nil
+			return read(), nil, names, nil
 		})
 		return paths, err
 	}

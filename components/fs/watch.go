@@ -2,6 +2,7 @@ package fs
 
 import (
 	"slices"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -13,13 +14,13 @@ import (
 // the reading of Root.Refresh's and Root.Recheck's answers. fs alone
 // reads the events. One concerns a config when it is about a watched
 // file or directory itself (no name: an edit, a removal, a move) or
-// about a name the launcher said leads to a config (Names: config,
-// .git, .gitconfig, an included file's name, ...) in a watched
-// directory; others (a file made beside a config, git's lock files,
-// fs's own writes in a watched workspace root) are read and dropped
-// without asking the launcher. Compared by name alone, a name of one
-// watched directory's config in another counts too: asked once more
-// than needed, never less.
+// about a name the launcher said leads to a config in that watched
+// directory (WatchedName: config in a .git, .git in a working tree's
+// root, .gitconfig in the home directory, an included file's name);
+// others (a file made beside a config, git's lock files, fs's own
+// writes in a watched workspace root, config written where only .git
+// leads to one) are read and dropped without asking the launcher, which
+// would walk the whole workspace again for each.
 type ConfigNews struct {
 	fd      int
 	mu      sync.Mutex
@@ -33,7 +34,7 @@ type ConfigNews struct {
 const maxNewsReads = 64
 
 // NewConfigNews is the watch on inotify descriptor fd, names the
-// launcher's first Names.
+// launcher's first (each a WatchedName).
 func NewConfigNews(fd int, names []string) *ConfigNews {
 	n := &ConfigNews{fd: fd, buf: make([]byte, 16<<10)}
 	n.setNames(names)
@@ -80,6 +81,22 @@ func (n *ConfigNews) Stale() bool {
 	return true
 }
 
+// WatchedName is how the launcher tells fs that name, in the directory
+// it watches with watch descriptor wd, leads to a git config: "wd/name"
+// (no name holds a slash). With wd AnyWatch, the name in any directory
+// watched: the launcher says so when one per directory would be too
+// many for its answer (asked more often, never less).
+func WatchedName(wd int32, name string) string {
+	if wd == AnyWatch {
+		return "*/" + name
+	}
+	return strconv.Itoa(int(wd)) + "/" + name
+}
+
+// AnyWatch is WatchedName's every directory watched (no descriptor is
+// below 1).
+const AnyWatch int32 = -1
+
 // concerns reports whether an event of the inotify events b concerns a
 // config.
 func (n *ConfigNews) concerns(b []byte) bool {
@@ -93,7 +110,7 @@ func (n *ConfigNews) concerns(b []byte) bool {
 		if i := slices.Index(name, 0); i >= 0 {
 			name = name[:i]
 		}
-		if ev.Mask&unix.IN_Q_OVERFLOW != 0 || len(name) == 0 || n.names[string(name)] {
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 || len(name) == 0 || n.names[WatchedName(ev.Wd, string(name))] || n.names[WatchedName(AnyWatch, string(name))] {
 			return true
 		}
 		b = b[end:]

@@ -3,12 +3,15 @@ package session
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/fs"
 )
 
 // configWatch is the launcher's inotify watch on the git config files
@@ -29,10 +32,22 @@ type configWatch struct {
 	fd   int            // the inotify descriptor; fs has a copy of it (File)
 	seen map[int32]bool // every watch descriptor armed so far
 	last []string       // the files last armed
-	// names are the names on the way to a config in the directories
-	// watched, for fs to tell the events by.
-	names []string
+	// names are the names on the way to a config in each directory
+	// watched (fs.WatchedName: its watch descriptor and the name), for
+	// fs to tell the events by. Per directory: a name of one directory's
+	// config (config in a .git) is none in another (the workspace's
+	// root, watched for a .git to be), where the agent may write it.
+	names map[string]bool
+	// byName is each name of names, in any directory watched: sent in
+	// their stead when they are more than maxWatchedNames.
+	byName map[string]bool
 }
+
+// maxWatchedNames bounds the names the launcher sends fs per directory
+// (some 30 bytes each, in answers of at most 1 MiB, beside the paths
+// the configs name): past it, fs is sent each name for every directory
+// watched, as one per repository's .git would be too many.
+var maxWatchedNames = 8192 // a variable for tests
 
 // Events that concern a watched config file, and a directory on the way
 // to one (IN_ONLYDIR: a directory named so is watched only if it is
@@ -86,17 +101,17 @@ func (w *configWatch) Close() error {
 func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.names, w.last = nil, files
+	w.names, w.byName, w.last = map[string]bool{}, map[string]bool{}, files
 	fd := w.fd
 	if fd < 0 {
 		return false, []string{"the git configs (not watched: the session is stopping)"}
 	}
-	add := func(p string, mask uint32) error {
+	add := func(p string, mask uint32) (int32, error) {
 		wd, err := unix.InotifyAddWatch(fd, p, mask|unix.IN_MASK_ADD)
 		if err == nil && !w.seen[int32(wd)] {
 			w.seen[int32(wd)], fresh = true, true
 		}
-		return err
+		return int32(wd), err
 	}
 	watchDir := func(f string) {
 		// The nearest directory that exists, and the name in it on the
@@ -104,10 +119,9 @@ func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
 		// watched as ".git" in the working tree's root.
 		dir, name := filepath.Dir(f), filepath.Base(f)
 		for range 256 {
-			if err := add(dir, dirEvents); err == nil {
-				if !slices.Contains(w.names, name) {
-					w.names = append(w.names, name)
-				}
+			if wd, err := add(dir, dirEvents); err == nil {
+				w.names[fs.WatchedName(wd, name)] = true
+				w.byName[fs.WatchedName(fs.AnyWatch, name)] = true
 				return
 			} else if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) || dir == filepath.Dir(dir) {
 				notes = append(notes, fmt.Sprintf("%s (not watched for the person's edits: %v)", f, err))
@@ -123,7 +137,7 @@ func (w *configWatch) arm(files []string) (fresh bool, notes []string) {
 		if real, err := filepath.EvalSymlinks(f); err == nil && real != f {
 			watchDir(real)
 		}
-		if err := add(f, fileEvents); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) {
+		if _, err := add(f, fileEvents); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) {
 			notes = append(notes, fmt.Sprintf("%s (not watched for the person's edits: %v)", f, err))
 		}
 	}
@@ -141,9 +155,12 @@ func (w *configWatch) rearm() {
 }
 
 // watched is the names on the way to a config in the directories the
-// last arm watches (fs.ConfigNews's).
+// last arm watches, each with its directory's watch (fs.ConfigNews's).
 func (w *configWatch) watched() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return slices.Clone(w.names)
+	if len(w.names) > maxWatchedNames {
+		return slices.Sorted(maps.Keys(w.byName))
+	}
+	return slices.Sorted(maps.Keys(w.names))
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -17,7 +18,9 @@ import (
 // rename, an included file or a person's ~/.gitconfig made where none
 // was, a repository made (git init) in a workspace that had none. Files
 // made beside them (git's lock files, a file in the workspace or the
-// home directory) concern no config; once fs has read them, none wait.
+// home directory, a file in a watched directory with a name that leads
+// to a config in another: config beside a .git to be) concern no
+// config; once fs has read them, none wait.
 func TestConfigWatchSeesEdits(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -80,6 +83,17 @@ func TestConfigWatchSeesEdits(t *testing.T) {
 		{"~/.gitconfig made", func() { write(filepath.Join(home, ".gitconfig"), "[core]\n\thooksPath = /x\n") }, true},
 		{"a file in the home directory", func() { write(filepath.Join(home, ".lesshst"), "") }, false},
 		{"a file in a workspace without a repository", func() { write(filepath.Join(bare, "main.go"), "") }, false},
+		// The workspace root is watched for .git alone: config there is
+		// the name of a config only in ws/.git (the agent writing it in a
+		// loop had each write read every config of the workspace again).
+		{"a file named config where .git is watched for", func() { write(filepath.Join(bare, "config"), "") }, false},
+		{"a file named config renamed into place there", func() {
+			write(filepath.Join(bare, "config.tmp"), "x")
+			if err := os.Rename(filepath.Join(bare, "config.tmp"), filepath.Join(bare, "config")); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"a file named .gitconfig in the workspace", func() { write(filepath.Join(bare, ".gitconfig"), "") }, false},
 		{"git init there", func() { write(filepath.Join(bare, ".git/config"), "[core]\n\thooksPath = hk\n") }, true},
 	} {
 		c.do()
@@ -99,5 +113,47 @@ func TestConfigWatchSeesEdits(t *testing.T) {
 			w.arm(files)
 			return nil, nil, w.watched(), nil
 		})
+	}
+}
+
+// Past maxWatchedNames names per directory, fs is told each name for
+// every directory watched (fs.AnyWatch): a file named config where only
+// .git leads to a config concerns one again, asked more often but
+// within the answer's bound, and an edit of a config still does.
+func TestConfigWatchTooManyNames(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	ws, bare := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git/config"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newConfigWatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	fsCopy, err := w.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsCopy.Close()
+	_, _, files := fs.GitConfigWatched([]string{ws, bare}, fs.MaxProtectedWalk)
+	w.arm(files)
+	defer func(n int) { maxWatchedNames = n }(maxWatchedNames)
+	maxWatchedNames = 2
+	names := w.watched()
+	if !slices.Contains(names, fs.WatchedName(fs.AnyWatch, "config")) || !slices.Contains(names, fs.WatchedName(fs.AnyWatch, ".git")) {
+		t.Fatalf("names %q: want each for any directory", names)
+	}
+	news := fs.NewConfigNews(int(fsCopy.Fd()), names)
+	if err := os.WriteFile(filepath.Join(bare, "config"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !news.Stale() {
+		t.Errorf("config made where .git is watched for: not taken to concern a config with the names for any directory")
 	}
 }
