@@ -84,10 +84,17 @@
 // only then is the plan sent, so the agent never runs before its
 // components. A session whose component exits cancels the launch's
 // context: stage 2 kills the agent, and Launch returns the cause. A
-// component stopped (SIGSTOP, which only root or the person can send it)
-// has not exited: the session goes on, and the agent's calls to it wait
-// for rpc's call time-out (2 minutes) and fail; nothing is served
-// around it.
+// component stopped (SIGSTOP) has not exited, and is not taken to have:
+// the session goes on, the agent's calls to it wait, are served once it
+// is continued (SIGCONT), and fail at rpc's call time-out (2 minutes) if
+// it is not; nothing is served around it. Deliberately: each component
+// runs under a uid of its own, in a session of its own (no terminal's
+// Ctrl-Z reaches it), so only root can stop one, the person who started
+// the launcher (components mode runs as root) or a debugger they attach;
+// a stop fails closed; and ending the session on it would lose the
+// agent's work for a pause the person undoes
+// (TestIntegrationComponentsStopContinue). Nothing says on the terminal
+// that a component is stopped.
 //
 // # Fuzzing the plan
 //

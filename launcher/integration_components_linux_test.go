@@ -1081,3 +1081,91 @@ func chownTree(t *testing.T, dir string, owner int) {
 		return err
 	}))
 }
+
+// A component stopped and continued (SIGSTOP, SIGCONT: only root can
+// signal one, each running under a uid and in a session of its own) is
+// not taken to have ended: the session goes on, and the agent's call
+// made while fs was stopped waits and is served once fs is continued,
+// where ending the session would have lost the agent's work for a pause
+// the person undid (launcher/doc.go, Components mode).
+func TestIntegrationComponentsStopContinue(t *testing.T) {
+	s := newSandbox(t)
+	const owner = 4249
+	chownTree(t, s.ws, owner)
+	must(t, os.Chmod(s.ws, 0o777))
+	l := itEnv.launcher
+	script := strings.Join([]string{
+		"printf x | " + l + " fs write started",
+		"sleep 1",
+		"t0=$(date +%s); printf y | " + l + " fs write after; echo after=$? waited=$(( $(date +%s) - t0 ))",
+	}, "\n")
+	stopped := make(chan error, 1)
+	o := itOpts{onStart: func(pid int) {
+		go func() {
+			for range 400 {
+				if _, err := os.Stat(filepath.Join(s.ws, "started")); err == nil {
+					fs := componentPid(pid, "fs")
+					if fs == 0 {
+						stopped <- errors.New("no fs component below the launcher")
+						return
+					}
+					if err := syscall.Kill(fs, syscall.SIGSTOP); err != nil {
+						stopped <- err
+						return
+					}
+					time.Sleep(4 * time.Second)
+					stopped <- syscall.Kill(fs, syscall.SIGCONT)
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			stopped <- errors.New("the agent did not start")
+		}()
+	}}
+	r := s.agentSh(t, shellPol(), o, script)
+	if err := <-stopped; err != nil {
+		t.Fatalf("stopping fs: %v; run %s", err, r)
+	}
+	if r.code != 0 || !strings.Contains(r.stdout, "after=0 ") {
+		t.Fatalf("the session, or the call made while fs was stopped, did not go on once fs was continued: %s", r)
+	}
+	// The call waited for fs (started at 1 s of the 4 s stop).
+	if strings.Contains(r.stdout, "waited=0\n") || strings.Contains(r.stdout, "waited=1\n") {
+		t.Errorf("the call did not wait for the stopped fs (not stopped?): %s", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.ws, "after")); err != nil || string(b) != "y" {
+		t.Errorf("the call's write: %q, %v", b, err)
+	}
+}
+
+// componentPid is the pid of component role among the descendants of
+// pid (0 if none), by its command line (session.ComponentEntry).
+func componentPid(pid int, role string) int {
+	ents, _ := os.ReadDir("/proc")
+	want := "launcher\x00__pinfold_component\x00" + role + "\x00"
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err != nil || string(b) != want {
+			continue
+		}
+		// Below pid: walk up its parents (bounded).
+		for q, i := p, 0; q > 1 && i < 64; i++ {
+			if q == pid {
+				return p
+			}
+			st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", q))
+			if err != nil {
+				break
+			}
+			f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+			if len(f) < 2 {
+				break
+			}
+			q, _ = strconv.Atoi(f[1])
+		}
+	}
+	return 0
+}
