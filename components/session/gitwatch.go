@@ -24,7 +24,8 @@ import (
 // reads those that do. The kernel queues the event within the system
 // call that edits, makes, renames or removes the file, so a change fs
 // serves after the edit finds it. One that concerns a config (a watched
-// file's own, or one about a name of names in a watched directory) has
+// file's own, or one about a name of names in the directory watched
+// for it) has
 // fs ask the launcher over the approval channel to read the configs
 // again (recheck) before the change is checked.
 type configWatch struct {
