@@ -2,11 +2,18 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/internal/mountinfo"
 )
 
 // idleTransport starts a guest's child at SCHED_IDLE: the CPU its tree
@@ -16,19 +23,35 @@ import (
 // session. The policy is inherited by everything the child starts, and
 // the sandbox cannot leave it: leaving SCHED_IDLE takes CAP_SYS_NICE or
 // an RLIMIT_NICE that allows the task's nice value, and the agent and
-// its commands have neither (RLIMIT_NICE 0, no capabilities). A weight
-// per task, not per session: under contention a guest's 512 processes
-// weigh about what one and a half ordinary ones do.
+// its commands have neither (RLIMIT_NICE 0, no capabilities).
+//
+// SCHED_IDLE weighs a task only against the others of its group, though.
+// With autogroups (kernel.sched_autogroup_enabled, the default on
+// Debian's kernels), every session of its own (setsid) outside any cpu
+// cgroup is such a group, and competes with the rest of the host as an
+// ordinary process would: the child is one (childCommand), and any
+// process in the sandbox can make more (4 idle loops, each after setsid,
+// took 80% of a CPU from an ordinary one). So the child is also started
+// in idleCPUGroup where the host has one: a cpu cgroup at the root of a
+// v1 cpu hierarchy, idle to its siblings (cpu.idle; cpu.shares 2 on
+// kernels before 5.15), which the sandbox cannot leave (no cgroup is
+// mounted in it) and in which autogroups do not apply.
 type idleTransport struct{ *mcp.CommandTransport }
 
 func (t idleTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return startIdle(func() (mcp.Connection, error) { return t.CommandTransport.Connect(ctx) })
 }
 
+// idleGroupName is idleCPUGroup's directory at the root of the v1 cpu
+// hierarchy: shared by every guest session of every gateway, and left
+// when they end (it holds no limit of one session's).
+const idleGroupName = "pinfold-guests"
+
 // startIdle runs start, which starts a process, on a thread of its own
-// whose scheduling policy is SCHED_IDLE: a new process takes the policy
-// of the thread that forks it. The thread then gets its policy back
-// (the gateway, as root, may) and goes back to the runtime; where it
+// whose scheduling policy is SCHED_IDLE and which is in idleCPUGroup
+// where the host has one: a new process takes the policy and the cgroups
+// of the thread that forks it. The thread then gets its policy and group
+// back (the gateway, as root, may) and goes back to the runtime; where it
 // cannot, it stays locked, so the runtime ends it with the goroutine
 // (or, the main thread, parks it for good) rather than run other work at
 // idle priority.
@@ -49,12 +72,78 @@ func startIdle[T any](start func() (T, error)) (T, error) {
 			done <- result{zero, fmt.Errorf("idle scheduling for a guest's session: %w", err)}
 			return
 		}
+		// Without a group the child is idle among its own session's
+		// tasks alone (idleTransport); that is still something, and a
+		// host without a v1 cpu hierarchy has no other way.
+		back, _ := enterIdleCPUGroup()
 		v, err := start()
-		if unix.SchedSetAttr(0, old, 0) == nil {
+		restored := unix.SchedSetAttr(0, old, 0) == nil
+		if back != "" && os.WriteFile(filepath.Join(back, "tasks"), []byte("0"), 0) != nil {
+			restored = false
+		}
+		if restored {
 			runtime.UnlockOSThread()
 		}
 		done <- result{v, err}
 	}()
 	r := <-done
 	return r.v, r.err
+}
+
+// enterIdleCPUGroup moves the calling thread (only it: "0" to a v1
+// tasks file) into idleCPUGroup and returns the directory of the group
+// it was in, for the way back; "" and an error where there is no such
+// group or the thread could not join it.
+func enterIdleCPUGroup() (back string, err error) {
+	point, ok := cpuV1Mount()
+	if !ok {
+		return "", errors.New("no cgroup v1 cpu hierarchy is mounted at its root")
+	}
+	own, err := threadCPUGroup()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(point, idleGroupName)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	// cpu.idle (Linux 5.15): the group is to its siblings what a
+	// SCHED_IDLE task is to its own. Before it, the smallest weight.
+	if err := os.WriteFile(filepath.Join(dir, "cpu.idle"), []byte("1"), 0); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "cpu.shares"), []byte("2"), 0); err != nil {
+			return "", err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tasks"), []byte("0"), 0); err != nil {
+		return "", err
+	}
+	return filepath.Join(point, own), nil
+}
+
+// cpuV1Mount is the mount point of the v1 hierarchy that has the cpu
+// controller, where its root is mounted (else a group made there would
+// not be at the root).
+func cpuV1Mount() (string, bool) {
+	for _, m := range mountinfo.Read() {
+		if m.Type == "cgroup" && m.Root == "/" && slices.Contains(strings.Split(m.Super, ","), "cpu") {
+			return m.Point, true
+		}
+	}
+	return "", false
+}
+
+// threadCPUGroup is the calling thread's group in the v1 cpu hierarchy
+// ("id:controllers:path" in /proc/thread-self/cgroup).
+func threadCPUGroup() (string, error) {
+	b, err := os.ReadFile("/proc/thread-self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(b)) {
+		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(parts) == 3 && slices.Contains(strings.Split(parts[1], ","), "cpu") && filepath.IsAbs(parts[2]) {
+			return parts[2], nil
+		}
+	}
+	return "", errors.New("this thread is in no cgroup of a v1 cpu hierarchy")
 }
