@@ -32,8 +32,11 @@
 //     exceptions, memory at most 1 GiB (never the owner's "unlimited"),
 //     at most 512 processes and 256 MiB for a Code Mode VM (whose
 //     cgroup is beside the session's), whatever the owner's, the CPU
-//     only at SCHED_IDLE, which nothing in the sandbox can leave
-//     (idleTransport: a per-task weight, not a per-session share),
+//     only at SCHED_IDLE, which nothing in the sandbox can leave, in
+//     a cpu cgroup that is idle to the host's other top-level groups
+//     where a v1 cpu hierarchy is mounted (idleTransport: without one,
+//     the session's own autogroup, and each one a process in it makes
+//     by setsid, competes with the host as an ordinary process),
 //     and of the owner's read and exec paths only those in
 //     the operating system's trees (/usr, /etc, /lib…) — an allowlist, so
 //     that a home or project under any other name stays out. An invalid

@@ -823,6 +823,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	removeIdleCPUGroup()
 	if g.lock != nil {
 		g.lock.Close()
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
@@ -43,8 +44,8 @@ func (t idleTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 // idleGroupName is idleCPUGroup's directory at the root of the v1 cpu
-// hierarchy: shared by every guest session of every gateway, and left
-// when they end (it holds no limit of one session's).
+// hierarchy: shared by every guest session of every gateway (it holds
+// no limit of one session's), and removed, empty, at Shutdown.
 const idleGroupName = "pinfold-guests"
 
 // startIdle runs start, which starts a process, on a thread of its own
@@ -104,20 +105,52 @@ func enterIdleCPUGroup() (back string, err error) {
 		return "", err
 	}
 	dir := filepath.Join(point, idleGroupName)
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	// Twice: another gateway's Shutdown may remove the group, empty,
+	// between this one's mkdir and its join.
+	for range 2 {
+		if err = joinIdleCPUGroup(dir); !errors.Is(err, os.ErrNotExist) {
+			break
+		}
+	}
+	if err != nil {
 		return "", err
+	}
+	return filepath.Join(point, own), nil
+}
+
+// joinIdleCPUGroup makes the group dir idle, if it is not yet, and moves
+// the calling thread into it.
+func joinIdleCPUGroup(dir string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
 	}
 	// cpu.idle (Linux 5.15): the group is to its siblings what a
 	// SCHED_IDLE task is to its own. Before it, the smallest weight.
 	if err := os.WriteFile(filepath.Join(dir, "cpu.idle"), []byte("1"), 0); err != nil {
 		if err := os.WriteFile(filepath.Join(dir, "cpu.shares"), []byte("2"), 0); err != nil {
-			return "", err
+			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "tasks"), []byte("0"), 0); err != nil {
-		return "", err
+	return os.WriteFile(filepath.Join(dir, "tasks"), []byte("0"), 0)
+}
+
+// removeIdleCPUGroup removes idleCPUGroup's directory when no task is
+// in it (at Shutdown, its sessions ended): an empty group is left on the
+// host otherwise. Busy, it stays: another gateway's guests are in it, or
+// a task of this one's ended a moment ago (a dead task leaves its group
+// a little after it is reaped), so it is tried for a second at most.
+func removeIdleCPUGroup() {
+	point, ok := cpuV1Mount()
+	if !ok {
+		return
 	}
-	return filepath.Join(point, own), nil
+	dir := filepath.Join(point, idleGroupName)
+	for end := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := os.Remove(dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(end) {
+			return
+		}
+	}
 }
 
 // cpuV1Mount is the mount point of the v1 hierarchy that has the cpu
