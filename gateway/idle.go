@@ -33,23 +33,25 @@ import (
 // ordinary process would: the child is one (childCommand), and any
 // process in the sandbox can make more (4 idle loops, each after setsid,
 // took 80% of a CPU from an ordinary one). So the child is also started
-// in idleCPUGroup where the host has one: a cpu cgroup at the root of a
-// v1 cpu hierarchy, idle to its siblings (cpu.idle; cpu.shares 2 on
-// kernels before 5.15), which the sandbox cannot leave (no cgroup is
-// mounted in it) and in which autogroups do not apply.
+// in the idle cpu group where the host has one: a cpu cgroup at the root
+// of a v1 cpu hierarchy, idle to its siblings (cpu.idle; cpu.shares 2 on
+// kernels before 5.15), in which autogroups do not apply, and which the
+// sandbox cannot leave (the groups are root's; it has no capabilities).
+// A host with cgroup v2 alone has no such group here: there a session's
+// autogroups still compete as ordinary processes (doc.go).
 type idleTransport struct{ *mcp.CommandTransport }
 
 func (t idleTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return startIdle(func() (mcp.Connection, error) { return t.CommandTransport.Connect(ctx) })
 }
 
-// idleGroupName is idleCPUGroup's directory at the root of the v1 cpu
+// idleGroupName is the idle cpu group's directory at the root of the v1 cpu
 // hierarchy: shared by every guest session of every gateway (it holds
 // no limit of one session's), and removed, empty, at Shutdown.
 const idleGroupName = "pinfold-guests"
 
 // startIdle runs start, which starts a process, on a thread of its own
-// whose scheduling policy is SCHED_IDLE and which is in idleCPUGroup
+// whose scheduling policy is SCHED_IDLE and which is in the idle cpu group
 // where the host has one: a new process takes the policy and the cgroups
 // of the thread that forks it. The thread then gets its policy and group
 // back (the gateway, as root, may) and goes back to the runtime; where it
@@ -92,7 +94,7 @@ func startIdle[T any](start func() (T, error)) (T, error) {
 }
 
 // enterIdleCPUGroup moves the calling thread (only it: "0" to a v1
-// tasks file) into idleCPUGroup and returns the directory of the group
+// tasks file) into the idle cpu group and returns the directory of the group
 // it was in, for the way back; "" and an error where there is no such
 // group or the thread could not join it.
 func enterIdleCPUGroup() (back string, err error) {
@@ -134,7 +136,7 @@ func joinIdleCPUGroup(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "tasks"), []byte("0"), 0)
 }
 
-// removeIdleCPUGroup removes idleCPUGroup's directory when no task is
+// removeIdleCPUGroup removes the idle cpu group's directory when no task is
 // in it (at Shutdown, its sessions ended): an empty group is left on the
 // host otherwise. Busy, it stays: another gateway's guests are in it, or
 // a task of this one's ended a moment ago (a dead task leaves its group

@@ -95,7 +95,7 @@ func TestStartIdle(t *testing.T) {
 	}
 }
 
-// removeIdleGroupAfter removes idleCPUGroup's directory when t ends if
+// removeIdleGroupAfter removes the idle cpu group's directory when t ends if
 // it was not there when t began, and returns it ("" with no v1 cpu
 // hierarchy): the test's own then, removed once its children are gone (a
 // dead task leaves its group a moment after it is reaped), or left busy
