@@ -1392,6 +1392,26 @@ func TestIntegrationGatewayGuestWorkspacePrivate(t *testing.T) {
 			if own, err := exec.Command("/bin/cat", "/proc/self/stat").Output(); err != nil || policyOf(string(own)) != "0" {
 				t.Errorf("control: cat run by the test: policy %q (%v), want 0", policyOf(string(own)), err)
 			}
+			// And, where a v1 cpu hierarchy is mounted at its root, in the
+			// gateway's idle cpu group there (a session of its own is no
+			// autogroup of its own in it): the launcher's own groups are
+			// in other hierarchies.
+			mi, _ := os.ReadFile("/proc/self/mountinfo")
+			sc, _ := os.ReadFile("/proc/self/cgroup")
+			if slices.ContainsFunc(classifyCgroups(string(mi), string(sc)).V1, func(m cgroupMount) bool {
+				return m.Root == "/" && slices.Contains(m.Controllers, "cpu")
+			}) {
+				text, out, _ := callText(ctx, t, guest, "run_command", map[string]any{"command": "cat /proc/self/cgroup"})
+				group := ""
+				for line := range strings.Lines(fmt.Sprint(out["stdout"])) {
+					if parts := strings.SplitN(strings.TrimSpace(line), ":", 3); len(parts) == 3 && slices.Contains(strings.Split(parts[1], ","), "cpu") {
+						group = parts[2]
+					}
+				}
+				if group != "/pinfold-guests" {
+					t.Errorf("a guest's command's cpu cgroup: %q, want /pinfold-guests: %s", group, text)
+				}
+			}
 			found, _ := filepath.Glob(filepath.Join(g.state, "sessions", "*", "workspace", "secret.txt"))
 			if len(found) != 1 {
 				t.Fatalf("the guest's file on the host: %q", found)
