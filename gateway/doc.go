@@ -33,8 +33,8 @@
 //     at most 512 processes and 256 MiB for a Code Mode VM (whose
 //     cgroup is beside the session's), whatever the owner's, the CPU
 //     only at SCHED_IDLE, which nothing in the sandbox can leave, in
-//     a cpu cgroup that is idle to the host's other top-level groups
-//     where a v1 cpu hierarchy is mounted (idleTransport: without one,
+//     a cpu cgroup beneath the gateway's own that is idle to its
+//     siblings where a v1 cpu hierarchy is mounted (idleTransport: without one,
 //     the session's own autogroup, and each one a process in it makes
 //     by setsid, competes with the host as an ordinary process),
 //     and of the owner's read and exec paths only those in

@@ -33,10 +33,13 @@ import (
 // ordinary process would: the child is one (childCommand), and any
 // process in the sandbox can make more (4 idle loops, each after setsid,
 // took 80% of a CPU from an ordinary one). So the child is also started
-// in the idle cpu group where the host has one: a cpu cgroup at the root
-// of a v1 cpu hierarchy, idle to its siblings (cpu.idle; cpu.shares 2 on
-// kernels before 5.15), in which autogroups do not apply, and which the
-// sandbox cannot leave (the groups are root's; it has no capabilities).
+// in the idle cpu group where the host has one: a v1 cpu cgroup beneath
+// the gateway's own, idle to its siblings (cpu.idle; cpu.shares 2 on
+// kernels before 5.15), in which autogroups do not apply (they do only in
+// the root group), and which the sandbox cannot leave (the groups are
+// root's; it has no capabilities). Beneath the gateway's own, so that a
+// CPU bound the operator gave the gateway (a service's CPUQuota) bounds
+// its guests too; a gateway in the root group puts it at the root.
 // A host with cgroup v2 alone has no such group here: there a session's
 // autogroups still compete as ordinary processes (doc.go).
 type idleTransport struct{ *mcp.CommandTransport }
@@ -45,9 +48,10 @@ func (t idleTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return startIdle(func() (mcp.Connection, error) { return t.CommandTransport.Connect(ctx) })
 }
 
-// idleGroupName is the idle cpu group's directory at the root of the v1 cpu
-// hierarchy: shared by every guest session of every gateway (it holds
-// no limit of one session's), and removed, empty, at Shutdown.
+// idleGroupName is the idle cpu group's directory beneath the gateway's
+// own group in the v1 cpu hierarchy: shared by every guest session of
+// every gateway in that group (it holds no limit of one session's), and
+// removed, empty, at Shutdown.
 const idleGroupName = "pinfold-guests"
 
 // startIdle runs start, which starts a process, on a thread of its own
@@ -106,7 +110,7 @@ func enterIdleCPUGroup() (back string, err error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(point, idleGroupName)
+	dir := filepath.Join(point, own, idleGroupName)
 	// Twice: another gateway's Shutdown may remove the group, empty,
 	// between this one's mkdir and its join.
 	for range 2 {
@@ -146,7 +150,11 @@ func removeIdleCPUGroup() {
 	if !ok {
 		return
 	}
-	dir := filepath.Join(point, idleGroupName)
+	own, err := threadCPUGroup()
+	if err != nil || filepath.Base(own) == idleGroupName {
+		return
+	}
+	dir := filepath.Join(point, own, idleGroupName)
 	for end := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
 		err := os.Remove(dir)
 		if err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(end) {
