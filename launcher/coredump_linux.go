@@ -39,7 +39,7 @@ func coreDumpsUncovered(p *Plan) []string {
 // coreDumpsReach is coreDumpsUncovered for a core_pattern and the agent's
 // RLIMIT_CORE.
 func coreDumpsReach(pattern string, limit uint64) []string {
-	pattern = strings.TrimSpace(pattern)
+	pattern = strings.TrimRight(pattern, "\n") // the kernel reads a leading blank as part of a file name
 	handler := func(s string) string {
 		name, _, _ := strings.Cut(strings.TrimSpace(s), " ")
 		if strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsGraphic(r) }) {

@@ -23,6 +23,7 @@ func TestCoreDumpsReach(t *testing.T) {
 		{"@/run/systemd/coredump\n", 1, "core dump socket /run/systemd/coredump (SD-28)"},
 		{"@@/run/systemd/coredump", 1, "core dump socket /run/systemd/coredump (SD-28)"},
 		{"|/tmp/x\x1b[2Jy", 0, `"/tmp/x\x1b[2Jy"`},
+		{" |/usr/bin/x\n", 0, ""}, // a file named " |…" to the kernel
 	} {
 		got := strings.Join(coreDumpsReach(c.pattern, c.limit), "; ")
 		if c.want == "" && got != "" || !strings.Contains(got, c.want) {

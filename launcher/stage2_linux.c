@@ -980,8 +980,8 @@ static int set_rlimit(const struct rlim *l)
 // filter answers the agent's changes of it without making them (a limit
 // of 0 lets the host's core_pattern pipe run, 1 does not), and would
 // answer stage 2's own call in the agent's process the same way. Stage 2
-// is not dumpable, so the limit changes nothing for it; the agent
-// inherits it.
+// is made not dumpable (drop_privileges), and a limit of 1 makes no dump
+// before that either; the agent inherits it.
 static int on_stage2(const struct rlim *l)
 {
 	return l->resource == RLIMIT_CORE;
