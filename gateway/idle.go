@@ -175,10 +175,13 @@ func cpuV1Mount() (string, bool) {
 	return "", false
 }
 
-// threadCPUGroup is the calling thread's group in the v1 cpu hierarchy
-// ("id:controllers:path" in /proc/thread-self/cgroup).
-func threadCPUGroup() (string, error) {
-	b, err := os.ReadFile("/proc/thread-self/cgroup")
+// threadCPUGroup is the calling thread's group in the v1 cpu hierarchy.
+func threadCPUGroup() (string, error) { return cpuGroupIn("/proc/thread-self/cgroup") }
+
+// cpuGroupIn is the v1 cpu group a /proc cgroup file names
+// ("id:controllers:path" lines).
+func cpuGroupIn(file string) (string, error) {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return "", err
 	}
@@ -188,5 +191,5 @@ func threadCPUGroup() (string, error) {
 			return parts[2], nil
 		}
 	}
-	return "", errors.New("this thread is in no cgroup of a v1 cpu hierarchy")
+	return "", errors.New("no cgroup of a v1 cpu hierarchy in " + file)
 }

@@ -120,17 +120,8 @@ func removeIdleGroupAfter(t *testing.T) string {
 // "self/task/TID"), "" when it is in none.
 func cpuGroupOf(t *testing.T, task string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("/proc", task, "cgroup"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(b)) {
-		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
-		if len(parts) == 3 && slices.Contains(strings.Split(parts[1], ","), "cpu") {
-			return parts[2]
-		}
-	}
-	return ""
+	g, _ := cpuGroupIn(filepath.Join("/proc", task, "cgroup"))
+	return g
 }
 
 // SCHED_IDLE counts only within a task's group, and with autogroups a
