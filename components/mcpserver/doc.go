@@ -38,6 +38,14 @@
 //   - Every error answered, a tool error or a protocol error, is cut to
 //     MaxErrorText bytes: the SDK's schema check and its unknown tool
 //     error quote the refused argument whole.
+//   - Full access's run_command kills the command's process group at
+//     its deadline by the shell's pidfd (PIDFD_SIGNAL_PROCESS_GROUP,
+//     Linux 6.9+): os/exec may cancel after the shell was reaped, and a
+//     kill(-pid) then reached whatever group got the pid next.
+//     Limitation: before 6.9 the group is killed by its id, and only
+//     while the shell has not ended; a background job still holding the
+//     output at a deadline after that is left (its pipes are closed
+//     after pipeGrace).
 //   - A request with "id": null is answered as invalid (MCP forbids it;
 //     the SDK would take it for a notification and answer nothing).
 package mcpserver

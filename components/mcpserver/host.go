@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -521,20 +522,12 @@ func (s *hostShell) Run(ctx context.Context, command string) (bash.RunResult, rp
 	defer cancel()
 	cmd := exec.CommandContext(tctx, "/bin/bash", "--noprofile", "--norc", "-c", command)
 	cmd.Dir = s.ws // Env nil: the server's own environment; Stdin nil: /dev/null
-	// Its own group, killed whole at the deadline; killed too if this
-	// server dies (its children, in the group, are not: full access).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		if err == syscall.ESRCH {
-			return os.ErrProcessDone
-		}
-		return err
-	}
+	g := newShellGroup(cmd)
+	defer g.close()
 	cmd.WaitDelay = pipeGrace
 	stdout, stderr := &capped{max: s.cap}, &capped{max: s.cap}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
+	err := g.run()
 	if err := ctx.Err(); err != nil {
 		return bash.RunResult{}, rpc.Decision{}, err // the caller went; the group was killed
 	}
@@ -555,6 +548,78 @@ func (s *hostShell) Run(ctx context.Context, command string) (bash.RunResult, rp
 		Stdout:    stdout.b,
 		Stderr:    stderr.b,
 	}, fullAccess(), nil
+}
+
+// shellGroup is a command in its own process group, killed whole at
+// its deadline (cmd.Cancel) and killed too if this server dies (its
+// children, in the group, are not: full access). os/exec may call
+// Cancel after Wait reaped the shell (a deadline that comes as it
+// ends), when its pid, the group's id, may be another process's: a
+// kill(-pid) then reached, as root, whatever group got the number next.
+type shellGroup struct {
+	cmd   *exec.Cmd
+	pidfd int // the shell's, or -1: it names the shell, never a pid's next owner
+	// mu guards exited: the shell has ended and is about to be reaped.
+	// Without the pidfd's group signal (kernels before 6.9) the group
+	// is killed by its id only before then.
+	mu     sync.Mutex
+	exited bool
+}
+
+// pidfdGroupSignal is false to test the fallback of kernels before 6.9.
+var pidfdGroupSignal = true
+
+func newShellGroup(cmd *exec.Cmd) *shellGroup {
+	g := &shellGroup{cmd: cmd, pidfd: -1}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, PidFD: &g.pidfd}
+	cmd.Cancel = g.kill
+	return g
+}
+
+// run is cmd.Run, with the shell's end noted before Wait reaps it.
+func (g *shellGroup) run() error {
+	if err := g.cmd.Start(); err != nil {
+		return err
+	}
+	for {
+		var info unix.Siginfo
+		if err := unix.Waitid(unix.P_PID, g.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != unix.EINTR {
+			break
+		}
+	}
+	g.mu.Lock()
+	g.exited = true
+	g.mu.Unlock()
+	return g.cmd.Wait()
+}
+
+// kill signals the shell's process group: by its pidfd, the group the
+// shell led even once it is reaped (its background children holding
+// the output are still killed); else by its id while it has not ended.
+func (g *shellGroup) kill() error {
+	var err error = unix.EINVAL
+	if g.pidfd >= 0 && pidfdGroupSignal {
+		err = unix.PidfdSendSignal(g.pidfd, unix.SIGKILL, nil, unix.PIDFD_SIGNAL_PROCESS_GROUP)
+	}
+	if err == unix.EINVAL { // no pidfd, or a kernel without the flag
+		g.mu.Lock()
+		if err = unix.ESRCH; !g.exited {
+			err = unix.Kill(-g.cmd.Process.Pid, unix.SIGKILL)
+		}
+		g.mu.Unlock()
+	}
+	if err == unix.ESRCH {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// close closes the pidfd, once Wait has returned (no Cancel after it).
+func (g *shellGroup) close() {
+	if g.pidfd >= 0 {
+		unix.Close(g.pidfd)
+		g.pidfd = -1
+	}
 }
 
 func (s *hostShell) Code(context.Context, string) (bash.CodeResult, rpc.Decision, error) {

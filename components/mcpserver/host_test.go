@@ -2,9 +2,11 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"golang.org/x/sys/unix"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -601,4 +603,70 @@ func TestHostReadNeverOpensASwappedDevice(t *testing.T) {
 	if n > 0 {
 		t.Errorf("the swapped-in device was opened %d times in %d reads", n, reads)
 	}
+}
+
+// os/exec may call Cancel after Wait reaped the shell: the group killed
+// then is the shell's, never that of the process the kernel gave its pid
+// next (here a setsid sleep placed there with ns_last_pid). Both ways
+// of killing: the pidfd's group signal and, as before kernel 6.9, the
+// group id while the shell is unreaped.
+func TestHostCancelAfterReapSparesReusedPid(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("placing a process at a pid (ns_last_pid) needs root")
+	}
+	for _, pidfd := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pidfd=%v", pidfd), func(t *testing.T) {
+			defer func(old bool) { pidfdGroupSignal = old }(pidfdGroupSignal)
+			pidfdGroupSignal = pidfd
+			g := newShellGroup(exec.CommandContext(context.Background(), "/bin/true"))
+			defer g.close()
+			if err := g.run(); err != nil {
+				t.Fatal(err)
+			}
+			pid := g.cmd.Process.Pid
+			var victim *exec.Cmd
+			for try := 0; try < 50 && victim == nil; try++ {
+				if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
+					t.Fatal(err)
+				}
+				c := exec.Command("/bin/sleep", "30")
+				c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+				if err := c.Start(); err != nil {
+					t.Fatal(err)
+				}
+				if c.Process.Pid == pid {
+					victim = c
+					break
+				}
+				c.Process.Kill()
+				c.Wait()
+			}
+			if victim == nil {
+				t.Skipf("another process took pid %d each time", pid)
+			}
+			ended := make(chan error, 1)
+			go func() { ended <- victim.Wait() }()
+			defer func() {
+				victim.Process.Kill()
+				<-ended
+			}()
+			if err := g.cmd.Cancel(); !errors.Is(err, os.ErrProcessDone) {
+				t.Errorf("Cancel after the reap: %v, want os.ErrProcessDone", err)
+			}
+			select {
+			case err := <-ended:
+				ended <- err
+				t.Errorf("Cancel after the shell's reap killed pid %d's new owner, a process in a session of its own: %v", pid, err)
+			case <-time.After(300 * time.Millisecond):
+			}
+		})
+	}
+}
+
+// The fallback (kernels before 6.9) still kills the whole group at the
+// deadline, as TestHostRunTimeout checks with the pidfd.
+func TestHostRunTimeoutWithoutPidfdGroupSignal(t *testing.T) {
+	defer func(old bool) { pidfdGroupSignal = old }(pidfdGroupSignal)
+	pidfdGroupSignal = false
+	TestHostRunTimeout(t)
 }
