@@ -21,7 +21,9 @@
 //     VM's heap and 256 MiB, 64 processes; no cgroup, no worker: refused
 //     as a root launch is, launcher.CgroupRefusal, with its hint),
 //     otherwise in a user namespace of its own with its rlimits alone;
-//     WorkerMain sets its rlimits and confines itself (Landlock with no
+//     WorkerMain sets its rlimits (RLIMIT_NICE and RLIMIT_RTPRIO 0, not
+//     the gateway's or the launcher's: no raised priority, no real-time
+//     scheduling, so a guest's SCHED_IDLE holds) and confines itself (Landlock with no
 //     file rule, seccomp refusing exec, sockets and namespaces) before it
 //     reads the script, and speaks only over its stdin and stdout. It
 //     lives for one script, so its Go collector runs only when the heap

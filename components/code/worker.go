@@ -158,10 +158,23 @@ func WorkerMain() int {
 // sockets, no exec, no new namespaces. The network namespace it runs in
 // is the parent's doing (Spawn).
 func confineWorker(lim Limits) error {
-	for _, r := range []struct {
-		res int
-		v   uint64
-	}{
+	for _, r := range workerRlimits(lim) {
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: r.v, Max: r.v}); err != nil {
+			return fmt.Errorf("rlimit %d: %w", r.res, err)
+		}
+	}
+	return launcher.ConfineComponent(launcher.ComponentConfinement{})
+}
+
+// workerRlimit is a resource limit the worker sets on itself (soft and
+// hard).
+type workerRlimit struct {
+	res int
+	v   uint64
+}
+
+func workerRlimits(lim Limits) []workerRlimit {
+	return []workerRlimit{
 		{unix.RLIMIT_CORE, 0},
 		{unix.RLIMIT_FSIZE, 0},
 		{unix.RLIMIT_NOFILE, 64},
@@ -174,12 +187,13 @@ func confineWorker(lim Limits) error {
 		// RLIMIT_AS: the runtime and the C library reserve address space
 		// far beyond what they use, and threads fail to start under it.)
 		{unix.RLIMIT_DATA, uint64(lim.Memory) + workerRuntimeData},
-	} {
-		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: r.v, Max: r.v}); err != nil {
-			return fmt.Errorf("rlimit %d: %w", r.res, err)
-		}
+		// Not inherited from the gateway or whoever started the
+		// launcher, as stage 2 does for the agent: no raised priority
+		// (a guest's SCHED_IDLE is kept only without one) and no
+		// real-time scheduling.
+		{unix.RLIMIT_NICE, 0},
+		{unix.RLIMIT_RTPRIO, 0},
 	}
-	return launcher.ConfineComponent(launcher.ComponentConfinement{})
 }
 
 // throwawayArg tells the worker it runs under a throwaway uid.

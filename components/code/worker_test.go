@@ -36,6 +36,15 @@ func TestMain(m *testing.M) {
 				os.Exit(0)
 			}
 		}
+		if len(os.Args) > 2 && os.Args[2] == "limits" {
+			afterConfine = func() {
+				var nice, rt unix.Rlimit
+				unix.Getrlimit(unix.RLIMIT_NICE, &nice)
+				unix.Getrlimit(unix.RLIMIT_RTPRIO, &rt)
+				fmt.Fprintf(os.Stderr, "LIMITS nice=%d/%d rtprio=%d/%d\n", nice.Cur, nice.Max, rt.Cur, rt.Max)
+				os.Exit(0)
+			}
+		}
 		if len(os.Args) > 2 && os.Args[2] == "inherited" {
 			afterConfine = func() {
 				_, err := unix.Write(inheritedFD, []byte("out of the worker"))
@@ -179,6 +188,45 @@ func TestWorkerConfined(t *testing.T) {
 		if !strings.Contains(report, what) {
 			t.Errorf("want %s in %q", what, report)
 		}
+	}
+}
+
+// The worker raises no priority and schedules nothing in real time,
+// whatever RLIMIT_NICE and RLIMIT_RTPRIO it inherits (as stage 2 sets
+// them for the agent): a guest's SCHED_IDLE holds only without them.
+func TestWorkerNoPriorityLimits(t *testing.T) {
+	raised := unix.Rlimit{Cur: 20, Max: 40}
+	var nice, rt unix.Rlimit
+	must(t, unix.Getrlimit(unix.RLIMIT_NICE, &nice))
+	must(t, unix.Getrlimit(unix.RLIMIT_RTPRIO, &rt))
+	if unix.Setrlimit(unix.RLIMIT_NICE, &raised) != nil || unix.Setrlimit(unix.RLIMIT_RTPRIO, &raised) != nil {
+		unix.Setrlimit(unix.RLIMIT_NICE, &nice)
+		t.Skip("raising the limits the worker inherits needs CAP_SYS_RESOURCE (TestWorkerRlimitsNoPriority checks what it sets)")
+	}
+	defer unix.Setrlimit(unix.RLIMIT_NICE, &nice)
+	defer unix.Setrlimit(unix.RLIMIT_RTPRIO, &rt)
+	_, err := Spawn(context.Background(), workerArgv(t, "limits"), "return 1", testLimits(), nil)
+	msg := fmt.Sprint(err)
+	i := strings.Index(msg, "LIMITS ")
+	if i < 0 {
+		t.Fatalf("no limits report: %v", err)
+	}
+	if got := strings.TrimSpace(msg[i:]); !strings.HasPrefix(got, "LIMITS nice=0/0 rtprio=0/0") {
+		t.Errorf("the worker's limits (inherited: nice and rtprio 20/40): %q, want all 0", got)
+	}
+}
+
+// What the worker sets on itself, checked where TestWorkerNoPriorityLimits
+// cannot raise what it inherits (no CAP_SYS_RESOURCE).
+func TestWorkerRlimitsNoPriority(t *testing.T) {
+	want := map[int]string{unix.RLIMIT_NICE: "RLIMIT_NICE", unix.RLIMIT_RTPRIO: "RLIMIT_RTPRIO"}
+	for _, r := range workerRlimits(testLimits()) {
+		if _, ok := want[r.res]; ok && r.v == 0 {
+			delete(want, r.res)
+		}
+	}
+	for _, name := range want {
+		t.Errorf("the worker does not set %s to 0", name)
 	}
 }
 
