@@ -64,6 +64,12 @@
 //     With passthrough on (tmux's allow-passthrough), the agent can reach
 //     the terminal outside it and keep a question from being seen; it
 //     still cannot answer it (the code).
+//   - A refresh's answer is at most 1 MiB (maxAnswerLine): past it the
+//     watch's names become WatchAll (every event concerns a config) and
+//     the protected paths the directories that hold them, which protects
+//     more than the configs name (said in the notes). Paths too many for
+//     it even as top-level names are a refusal: fs keeps what it had,
+//     and a recheck refuses the change.
 //
 // Every decision is logged: who asked, what, the answer and when.
 package approve
@@ -558,8 +564,7 @@ type Refresher func() (protect, notes []string)
 
 // ServeRefresh is Serve that also answers a refresh (Client.Refresh)
 // with refresh (nil: a refresh is answered with a reason and no paths).
-// An answer longer than a line may be keeps the paths that fit, and says
-// how many it left out.
+// An answer longer than a line may be is cut as encodeAnswer says.
 func ServeRefresh(c io.ReadWriteCloser, t *Terminal, from string, refresh Refresher) {
 	var r WatchedRefresher
 	if refresh != nil {
@@ -620,27 +625,106 @@ func ServeChecked(c io.ReadWriteCloser, t *Terminal, from string, refresh, reche
 	}
 }
 
-// encodeAnswer is a's line, its paths cut to fit maxAnswerLine (a note says
-// how many were left out) and its notes to the first few.
+// WatchAll in an answer's watch names (fs.WatchedName of any directory
+// and no name, which no event has) says every event of the watch
+// concerns a config: sent in the names' stead when they are too many
+// for one answer (asked more often, never less).
+const WatchAll = "*/"
+
+// maxNotes and maxNoteLen bound an answer's notes (a note names a path
+// and why it was not read or watched).
+const (
+	maxNotes   = 20
+	maxNoteLen = 1 << 10
+)
+
+// encodeAnswer is a's line, cut to fit maxAnswerLine without taking
+// protection away, and saying in its notes what was cut: notes to the
+// first maxNotes of at most maxNoteLen bytes; then, if it is still too
+// long, the watch's names to WatchAll; then the protected paths to the
+// directories holding them, a level at a time (everything beneath a
+// protected path is protected too). Paths that do not fit even as
+// top-level names are no answer but a refusal: the component keeps
+// what it protects already, and a recheck fails.
 func encodeAnswer(a wireAnswer) ([]byte, error) {
-	if len(a.Notes) > 20 {
-		a.Notes = append(a.Notes[:20:20], fmt.Sprintf("and %d more", len(a.Notes)-20))
-	}
-	all := a.Protect
-	notes := a.Notes
-	for keep := len(all); ; keep /= 2 {
-		a.Protect, a.Notes = all[:keep], notes
-		if keep < len(all) {
-			a.Notes = append(slices.Clip(notes), fmt.Sprintf("%d of the %d paths the git configs name were not sent: too many for one answer", len(all)-keep, len(all)))
+	notes := make([]string, 0, min(len(a.Notes), maxNotes+1))
+	for i, n := range a.Notes {
+		if i == maxNotes {
+			notes = append(notes, fmt.Sprintf("and %d more", len(a.Notes)-maxNotes))
+			break
 		}
+		if len(n) > maxNoteLen {
+			n = strings.ToValidUTF8(n[:maxNoteLen], "") + " (cut)"
+		}
+		notes = append(notes, n)
+	}
+	a.Notes = notes
+	line := func(a wireAnswer) ([]byte, bool, error) {
 		b, err := json.Marshal(a)
-		if err != nil {
-			return nil, err
-		}
-		if len(b) < maxAnswerLine || keep == 0 {
-			return append(b, '\n'), nil
+		return append(b, '\n'), len(b) < maxAnswerLine, err
+	}
+	if b, ok, err := line(a); ok || err != nil {
+		return b, err
+	}
+	if len(a.Watch) > 0 && !slices.Equal(a.Watch, []string{WatchAll}) {
+		a.Notes = append(slices.Clip(a.Notes), fmt.Sprintf("the %d names that lead to a git config were too many for one answer: every event of the watch is taken to concern one", len(a.Watch)))
+		a.Watch = []string{WatchAll}
+		if b, ok, err := line(a); ok || err != nil {
+			return b, err
 		}
 	}
+	depth := 0
+	for _, p := range a.Protect {
+		depth = max(depth, strings.Count(p, "/")+1)
+	}
+	for d := depth - 1; d >= 1; d-- {
+		cut := a
+		cut.Protect = protectAtDepth(a.Protect, d)
+		cut.Notes = append(slices.Clip(a.Notes), fmt.Sprintf("the %d paths the git configs name were too many for one answer: sent as the %d directories at most %d deep that hold them, everything beneath those protected", len(a.Protect), len(cut.Protect), d))
+		if b, ok, err := line(cut); ok || err != nil {
+			return b, err
+		}
+	}
+	refusal := wireAnswer{Reason: fmt.Sprintf("the %d paths the git configs name are too many for one answer, even as the top-level names that hold them: none was sent", len(a.Protect))}
+	b, _, err := line(refusal)
+	return b, err
+}
+
+// protectAtDepth is paths each cut to its first d names (the directory
+// holding it, which covers it), each once, and none beneath another.
+func protectAtDepth(paths []string, d int) []string {
+	var out []string
+	for _, p := range paths {
+		if parts := strings.SplitAfterN(p, "/", d+1); len(parts) > d {
+			p = strings.TrimSuffix(strings.Join(parts[:d], ""), "/")
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	set := make(map[string]bool, len(out))
+	for _, p := range out {
+		set[p] = true
+	}
+	kept := out[:0]
+	for _, p := range out {
+		beneath := false
+		for i := strings.IndexByte(p, '/'); i >= 0 && !beneath; i = nextSlash(p, i) {
+			beneath = set[p[:i]]
+		}
+		if !beneath {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
+// nextSlash is the index of the slash in p after the one at i, or -1.
+func nextSlash(p string, i int) int {
+	if j := strings.IndexByte(p[i+1:], '/'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
 }
 
 // Client is a component's end of the channel.

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/approve"
 )
 
 // readConfigsOf is a Root.Refresh that reads the git configs of the
@@ -334,4 +337,29 @@ func TestRecheckAfterPersonEdits(t *testing.T) {
 	wantKind(t, "a write into hk2, named now", w.root.Write("hk2/pre-commit", []byte("x"), false), KindProtected)
 	mustNotExistHost(t, filepath.Join(w.ws, "hk2/pre-commit"))
 	wantOK(t, "a write elsewhere, read again", w.root.Write("other", []byte("y"), false))
+}
+
+// approve.WatchAll among the names (the launcher's answer had too many
+// to send): every event concerns a config; with the names themselves,
+// an event of another name does not.
+func TestConfigNewsWatchAll(t *testing.T) {
+	dir := t.TempDir()
+	for _, names := range [][]string{{approve.WatchAll}, {WatchedName(1, "config")}} {
+		fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+		must(t, err)
+		wd, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE)
+		if err != nil {
+			unix.Close(fd)
+			t.Fatal(err)
+		}
+		if names[0] != approve.WatchAll {
+			names = []string{WatchedName(int32(wd), "config")}
+		}
+		news := NewConfigNews(fd, names)
+		must(t, os.WriteFile(filepath.Join(dir, fmt.Sprint("other", len(names[0]))), nil, 0o644))
+		if got, want := news.Stale(), names[0] == approve.WatchAll; got != want {
+			t.Errorf("names %q: an event of another name concerns a config: %v, want %v", names, got, want)
+		}
+		unix.Close(fd)
+	}
 }

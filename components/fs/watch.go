@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pinfold/pinfold/components/approve"
 )
 
 // ConfigNews is fs's end of the launcher's inotify watch on the git
@@ -110,7 +112,9 @@ func (n *ConfigNews) concerns(b []byte) bool {
 		if i := slices.Index(name, 0); i >= 0 {
 			name = name[:i]
 		}
-		if ev.Mask&unix.IN_Q_OVERFLOW != 0 || len(name) == 0 || n.names[WatchedName(ev.Wd, string(name))] || n.names[WatchedName(AnyWatch, string(name))] {
+		// approve.WatchAll: the names were too many for the launcher's
+		// answer, and every event is taken to concern a config.
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 || len(name) == 0 || n.names[approve.WatchAll] || n.names[WatchedName(ev.Wd, string(name))] || n.names[WatchedName(AnyWatch, string(name))] {
 			return true
 		}
 		b = b[end:]

@@ -47,7 +47,9 @@ type configWatch struct {
 // maxWatchedNames bounds the names the launcher sends fs per directory
 // (some 30 bytes each, in answers of at most 1 MiB, beside the paths
 // the configs name): past it, fs is sent each name for every directory
-// watched, as one per repository's .git would be too many.
+// watched, as one per repository's .git would be too many. Names are up
+// to 255 bytes: where those still do not fit, approve's answer says
+// every event concerns a config (approve.WatchAll).
 var maxWatchedNames = 8192 // a variable for tests
 
 // Events that concern a watched config file, and a directory on the way
