@@ -31,7 +31,8 @@ type Input struct {
 	Bench    []*report.Report
 }
 
-// Evidence is one `launcher register check --out` file and its name.
+// Evidence is one `launcher register check --out` file and its name
+// (its path, for messages; no page depends on it).
 type Evidence struct {
 	Name string
 	register.Evidence
@@ -126,15 +127,26 @@ func machines(ev []Evidence) []string {
 
 func risks(entries []register.Entry, ev []Evidence) []risk {
 	ms := machines(ev)
-	// latest[machine][id] is the newest result (a tie goes to the later
-	// file name).
+	// latest[machine][id] is the newest result. A tie goes to the file
+	// whose data file name (its content's hash) sorts last, not to its
+	// path: a rebuild from the site's own data files must give the same
+	// page.
 	latest := map[string]map[string]machineResult{}
-	sorted := append([]Evidence(nil), ev...)
-	sort.SliceStable(sorted, func(i, j int) bool {
+	type named struct {
+		Evidence
+		data string
+	}
+	scratch := map[string][]byte{}
+	sorted := make([]named, len(ev))
+	for i, e := range ev {
+		sorted[i].Evidence = e
+		sorted[i].data, _ = dataFile("evidence", e.Evidence, scratch)
+	}
+	sort.Slice(sorted, func(i, j int) bool {
 		if c := compareDates(sorted[i].Machine.Date, sorted[j].Machine.Date); c != 0 {
 			return c < 0
 		}
-		return sorted[i].Name < sorted[j].Name
+		return sorted[i].data < sorted[j].data
 	})
 	for _, e := range sorted {
 		k := machineKey(e.Machine)
@@ -260,36 +272,51 @@ type bench struct {
 }
 
 func benches(rs []*report.Report, files map[string][]byte) []bench {
-	sorted := append([]*report.Report(nil), rs...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		if sorted[i].Bench != sorted[j].Bench {
-			return sorted[i].Bench < sorted[j].Bench
+	// Ordered by bench, instant, then content (the data file's name), so
+	// that the order of --bench flags changes nothing: one program's
+	// reports (proxy.json, proxy-rate.json) share a bench and a date.
+	// Reports that tie on all three are the same bytes.
+	type dated struct {
+		r    *report.Report
+		data string
+	}
+	sorted := make([]dated, len(rs))
+	for i, r := range rs {
+		sorted[i].r = r
+		sorted[i].data, _ = dataFile("bench", r, files)
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.r.Bench != b.r.Bench {
+			return a.r.Bench < b.r.Bench
 		}
-		return sorted[i].Date < sorted[j].Date
+		if c := compareDates(a.r.Date, b.r.Date); c != 0 {
+			return c < 0
+		}
+		return a.data < b.data
 	})
 	// A bench's first report is chart-NAME; a later one of the same bench
 	// takes the first chart-NAME-N that no report has, so that it cannot
 	// take the name of a bench called NAME-N.
 	names := make([]string, len(sorted))
 	taken := map[string]bool{}
-	for i, r := range sorted {
-		if name := "chart-" + r.Bench; !taken[name] {
+	for i, d := range sorted {
+		if name := "chart-" + d.r.Bench; !taken[name] {
 			names[i], taken[name] = name, true
 		}
 	}
-	for i, r := range sorted {
+	for i, d := range sorted {
 		for n := 2; names[i] == ""; n++ {
-			if name := fmt.Sprintf("chart-%s-%d", r.Bench, n); !taken[name] {
+			if name := fmt.Sprintf("chart-%s-%d", d.r.Bench, n); !taken[name] {
 				names[i], taken[name] = name, true
 			}
 		}
 	}
 	var out []bench
-	for i, r := range sorted {
+	for i, d := range sorted {
 		name := names[i] + ".svg"
-		files[name] = chart(r)
-		data, _ := dataFile("bench", r, files)
-		out = append(out, bench{Report: r, Chart: name, Alt: chartAlt(r), Data: data})
+		files[name] = chart(d.r)
+		out = append(out, bench{Report: d.r, Chart: name, Alt: chartAlt(d.r), Data: d.data})
 	}
 	return out
 }

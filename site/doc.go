@@ -11,8 +11,9 @@
 // font or stylesheet; each page's Content-Security-Policy allows only its
 // own files and no connection at all, so the playground cannot upload
 // what it hashes) and reproducible: Build reads nothing but its Input
-// (no clock, no host), orders every list, and so gives the same bytes
-// for the same inputs.
+// (no clock, no host), orders every list by content (never by the order
+// or the paths of its input files), and so gives the same bytes for the
+// same inputs — also when rebuilt from the data files it serves.
 //
 // The playground flags what the launcher's text check refuses. Rather
 // than restating that rule in JavaScript, the build generates the set of
