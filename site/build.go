@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/pinfold/pinfold/bench/report"
 	"github.com/pinfold/pinfold/policy"
@@ -88,9 +89,35 @@ func Build(in Input) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("site: %s: %w", p.File, err)
 		}
-		files[p.File] = out.Bytes()
+		files[p.File] = visible(out.Bytes())
 	}
 	return files, nil
+}
+
+// visible is a page or picture with every code point the launcher's own
+// text check refuses (not unicode.IsPrint: bidi overrides and isolates,
+// zero-width and other format characters, controls, spaces other than
+// U+0020) written as ⟨U+XXXX⟩, and every byte that is not UTF-8 as
+// ⟨0xXX⟩; newlines and tabs stay. Evidence and bench files come from
+// other machines: a U+202E in a kernel string reversed the rest of its
+// line, so that a file's "0 pass, 2 fail" read backwards and a forged
+// "2 pass, 0 fail" ended it. The site's own text has none of them, so
+// only input is rewritten; the data files keep the input as it was.
+func visible(b []byte) []byte {
+	var out bytes.Buffer
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&out, "⟨0x%02X⟩", b[0])
+		case unicode.IsPrint(r) || r == '\n' || r == '\t':
+			out.Write(b[:n])
+		default:
+			fmt.Fprintf(&out, "⟨%U⟩", r)
+		}
+		b = b[n:]
+	}
+	return out.Bytes()
 }
 
 // risk is one register entry with its latest result on each machine.
@@ -315,7 +342,7 @@ func benches(rs []*report.Report, files map[string][]byte) []bench {
 	var out []bench
 	for i, d := range sorted {
 		name := names[i] + ".svg"
-		files[name] = chart(d.r)
+		files[name] = visible(chart(d.r))
 		out = append(out, bench{Report: d.r, Chart: name, Alt: chartAlt(d.r), Data: d.data})
 	}
 	return out

@@ -37,6 +37,15 @@
 // dependencies include no Markdown library, and the subset is what that
 // file uses.
 //
+// Evidence and bench files may come from other machines, so every field
+// of them is text to escape (html/template, svgText), and every page and
+// chart is rewritten last so that what the launcher's text check refuses
+// (not unicode.IsPrint: bidi overrides, zero-width characters, controls)
+// and bytes that are not UTF-8 show as ⟨U+XXXX⟩ and ⟨0xXX⟩ (visible): a
+// kernel string's U+202E could otherwise reverse the rest of its line and
+// make an evidence file's "2 fail" read as a pass. The data files keep
+// the input as it was.
+//
 // # Limitations
 //
 // Verify is only as good as the channel the manifest's sha256 came by:
@@ -46,4 +55,11 @@
 // device's side effects before fstat refuses it. Write checks that an
 // existing directory is a site it built and then replaces it; a change
 // made to that directory between the check and the rename is lost.
+//
+// Evidence is whatever its file says: anyone can write a file naming any
+// machine and date, and the page shows the newest result per machine, so
+// a forged later pass replaces a real failure. The machine's name on the
+// page is its fields joined by commas, so two machines whose strings
+// hold those commas can share a name and a row. Only the data files'
+// hashes in the pinned manifest tie the page to what was read.
 package site

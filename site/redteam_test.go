@@ -2,7 +2,10 @@ package site
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pinfold/pinfold/bench/report"
 	"github.com/pinfold/pinfold/register"
@@ -61,5 +64,55 @@ func TestRisksTieByContent(t *testing.T) {
 	}
 	if pages[0] != pages[1] {
 		t.Error("risks.html depends on the evidence files' paths, not only their content")
+	}
+}
+
+// Text from evidence and bench files reaches the pages as the reader can
+// see it: a bidi override in a kernel string reversed the rest of its
+// line, so "0 pass, 2 fail" read backwards and a forged "2 pass, 0 fail"
+// ended the line; zero-width characters make two machines look one.
+// Every code point the launcher's own text check refuses
+// (!unicode.IsPrint), and every byte that is not UTF-8, is shown as
+// what it is; nothing else is.
+func TestPagesShowHiddenText(t *testing.T) {
+	in := testInput(t)
+	const hidden = "\u202e\u200b\u2066\u00a0\x1b\xff"
+	fake := "6.18\u202e" + "deppiks 0 ,evisulcnocni 0 ,liaf 0 ,ssap 2 ;"
+	m := in.Evidence[0].Machine
+	m.Kernel, m.CgroupMode = fake, "v2"+hidden
+	in.Evidence = append(in.Evidence, Evidence{"x.json", register.Evidence{Machine: m,
+		Results: []register.Result{{ID: "SR-02", Verdict: register.Fail, Reason: "r" + hidden}}}})
+	r := *in.Bench[0]
+	r.Bench, r.Title, r.Unit, r.Machine.Kernel, r.Machine.GoVersion, r.Notes = "h", "t"+hidden, "u"+hidden, "k"+hidden, "g"+hidden, []string{"n" + hidden}
+	r.Rows = []report.Row{{Name: "row" + hidden, Median: 1, Runs: 1}}
+	in.Bench = append(in.Bench, &r)
+	files, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		if !strings.HasSuffix(name, ".html") && !strings.HasSuffix(name, ".svg") {
+			continue
+		}
+		if !utf8.Valid(b) {
+			t.Errorf("%s is not UTF-8", name)
+		}
+		for _, c := range string(b) {
+			if !unicode.IsPrint(c) && c != '\n' && c != '\t' && c != utf8.RuneError {
+				t.Errorf("%s holds %U as it is", name, c)
+				break
+			}
+		}
+	}
+	for _, want := range []string{"6.18⟨U+202E⟩deppiks", "v2⟨U+202E⟩⟨U+200B⟩⟨U+2066⟩⟨U+00A0⟩", "r⟨U+202E⟩"} {
+		if !strings.Contains(string(files["risks.html"]), want) {
+			t.Errorf("risks.html does not show %q", want)
+		}
+	}
+	if !strings.Contains(string(files["chart-h.svg"]), "row⟨U+202E⟩") {
+		t.Error("chart-h.svg does not show the row name's U+202E")
+	}
+	if !strings.Contains(string(files["bench.html"]), "n⟨U+202E⟩") {
+		t.Error("bench.html does not show the note's U+202E")
 	}
 }
