@@ -38,6 +38,10 @@ var fileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // sha256Hex is a sha256 as a manifest writes it.
 var sha256Hex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
+// maxJSONDepth bounds the nesting CheckJSONKeys accepts: evidence is
+// four deep.
+const maxJSONDepth = 32
+
 // maxFile bounds one file of the site when it is verified, maxManifest
 // its manifest.
 const (
@@ -405,6 +409,9 @@ func ReadBounded(path string, max int64) ([]byte, error) {
 // names regardless of case, so "RESULTS" would stand for "results"), or
 // anything after the first value. The files the site reads (register
 // evidence) are written by the launcher with lower-case keys, once each.
+//
+// It refuses nesting deeper than maxJSONDepth: it keeps a map for each
+// open object, and 16 MiB of {"a":[ took 900 MB.
 func CheckJSONKeys(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -423,11 +430,16 @@ func CheckJSONKeys(b []byte) error {
 		switch t := tok.(type) {
 		case json.Delim:
 			switch t {
-			case '{':
-				stack = append(stack, map[string]bool{})
-				key = true
-			case '[':
-				stack = append(stack, nil)
+			case '{', '[':
+				if len(stack) == maxJSONDepth {
+					return fmt.Errorf("nested deeper than %d levels (the launcher writes 4)", maxJSONDepth)
+				}
+				if t == '{' {
+					stack = append(stack, map[string]bool{})
+					key = true
+				} else {
+					stack = append(stack, nil)
+				}
 			default:
 				stack = stack[:len(stack)-1]
 				key = expectKey()

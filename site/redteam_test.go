@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode"
@@ -114,5 +115,34 @@ func TestPagesShowHiddenText(t *testing.T) {
 	}
 	if !strings.Contains(string(files["bench.html"]), "n⟨U+202E⟩") {
 		t.Error("bench.html does not show the note's U+202E")
+	}
+}
+
+// An evidence file nested millions deep (16 MiB of {"a":[ ) took 900 MB
+// to check its keys, a map for each level, and passed; the launcher
+// writes them four deep. Refused, by what is wrong, without that memory.
+func TestCheckJSONKeysDepth(t *testing.T) {
+	deep := strings.Repeat(`{"a":[`, (16<<20)/6)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := CheckJSONKeys([]byte(deep))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "nested deeper than") {
+		t.Errorf("16 MiB nested: %v, want it refused as nested too deep", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Errorf("checking 16 MiB of nesting allocated %d MiB", n>>20)
+	}
+	ok := `{"results":[{"confined":{"line":"x"}}],"machine":{"uid":0}}`
+	if err := CheckJSONKeys([]byte(ok)); err != nil {
+		t.Errorf("an evidence file's own depth: %v", err)
+	}
+	at := strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)
+	if err := CheckJSONKeys([]byte(at)); err != nil {
+		t.Errorf("%d deep: %v", maxJSONDepth, err)
+	}
+	if err := CheckJSONKeys([]byte("[" + at + "]")); err == nil {
+		t.Errorf("%d deep: accepted", maxJSONDepth+1)
 	}
 }
