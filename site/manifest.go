@@ -14,9 +14,9 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
+	"github.com/pinfold/pinfold/internal/jsonkeys"
 	"github.com/pinfold/pinfold/internal/privfile"
 	"golang.org/x/sys/unix"
 )
@@ -37,10 +37,6 @@ var fileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 
 // sha256Hex is a sha256 as a manifest writes it.
 var sha256Hex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
-
-// maxJSONDepth bounds the nesting CheckJSONKeys accepts: evidence is
-// four deep.
-const maxJSONDepth = 32
 
 // maxFile bounds one file of the site when it is verified, maxManifest
 // its manifest.
@@ -404,66 +400,9 @@ func ReadBounded(path string, max int64) ([]byte, error) {
 }
 
 // CheckJSONKeys refuses JSON text that encoding/json would read other
-// than a careful reader does: an object naming a key twice (the decoder
-// keeps the last), a key not in lower case (the decoder matches field
-// names regardless of case, so "RESULTS" would stand for "results"), or
-// anything after the first value. The files the site reads (register
-// evidence) are written by the launcher with lower-case keys, once each.
-//
-// It refuses nesting deeper than maxJSONDepth: it keeps a map for each
-// open object, and 16 MiB of {"a":[ took 900 MB.
-func CheckJSONKeys(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	// Each open object's keys; nil for an open array.
-	var stack []map[string]bool
-	expectKey := func() bool { return len(stack) > 0 && stack[len(stack)-1] != nil }
-	key := true // the next string in an object is a key
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				if len(stack) == maxJSONDepth {
-					return fmt.Errorf("nested deeper than %d levels (the launcher writes 4)", maxJSONDepth)
-				}
-				if t == '{' {
-					stack = append(stack, map[string]bool{})
-					key = true
-				} else {
-					stack = append(stack, nil)
-				}
-			default:
-				stack = stack[:len(stack)-1]
-				key = expectKey()
-			}
-			if len(stack) == 0 && dec.More() {
-				return errors.New("data after the first JSON value")
-			}
-			continue
-		case string:
-			if expectKey() && key {
-				seen := stack[len(stack)-1]
-				if t != strings.ToLower(t) {
-					return fmt.Errorf("key %q is not in lower case (a decoder would take it for %q)", t, strings.ToLower(t))
-				}
-				if seen[t] {
-					return fmt.Errorf("key %q appears twice in one object (a decoder keeps the last)", t)
-				}
-				seen[t] = true
-				key = false
-				continue
-			}
-		}
-		// A value: in an object, the next string is a key again.
-		key = expectKey()
-	}
-	return nil
-}
+// than a careful reader does (jsonkeys.Check): a key twice, a key not in
+// lower case, anything after the first value, nesting deeper than
+// jsonkeys.MaxDepth. The files the site reads (register evidence, bench
+// reports) are written by the launcher and bench/run with lower-case
+// keys, once each.
+func CheckJSONKeys(b []byte) error { return jsonkeys.Check(b) }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pinfold/pinfold/bench/report"
+	"github.com/pinfold/pinfold/internal/jsonkeys"
 	"github.com/pinfold/pinfold/register"
 )
 
@@ -138,11 +139,11 @@ func TestCheckJSONKeysDepth(t *testing.T) {
 	if err := CheckJSONKeys([]byte(ok)); err != nil {
 		t.Errorf("an evidence file's own depth: %v", err)
 	}
-	at := strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)
+	at := strings.Repeat("[", jsonkeys.MaxDepth) + strings.Repeat("]", jsonkeys.MaxDepth)
 	if err := CheckJSONKeys([]byte(at)); err != nil {
-		t.Errorf("%d deep: %v", maxJSONDepth, err)
+		t.Errorf("%d deep: %v", jsonkeys.MaxDepth, err)
 	}
 	if err := CheckJSONKeys([]byte("[" + at + "]")); err == nil {
-		t.Errorf("%d deep: accepted", maxJSONDepth+1)
+		t.Errorf("%d deep: accepted", jsonkeys.MaxDepth+1)
 	}
 }

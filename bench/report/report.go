@@ -7,8 +7,10 @@
 // in different units writes one Report for each.
 //
 // Read is strict, so that a file the site accepts is one a program could
-// have written: unknown fields, missing or invalid required fields and
-// files over MaxSize are refused, with an error naming the file.
+// have written: unknown fields, a key given twice or not in lower case,
+// missing or invalid required fields (a figure that is not a finite
+// number >= 0, or is -0) and files over MaxSize are refused, with an
+// error naming the file.
 package report
 
 import (
@@ -24,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pinfold/pinfold/internal/jsonkeys"
 	"github.com/pinfold/pinfold/internal/privfile"
 	"golang.org/x/sys/unix"
 )
@@ -210,6 +213,12 @@ func Read(path string) (*Report, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%s: data after the report", path)
 	}
+	// The decoder keeps the last of a key given twice and matches keys in
+	// any case; a reader that keeps the first (or a person) would see
+	// other figures than the site draws.
+	if err := jsonkeys.Check(data); err != nil {
+		return nil, fmt.Errorf("%s: not a benchmark report as a program writes it: %v", path, err)
+	}
 	if err := r.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -256,7 +265,11 @@ func (r *Report) validate() error {
 	return nil
 }
 
-func valid(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && x >= 0 }
+// valid is a finite figure >= 0, and not -0, which the site printed as
+// "-0.00".
+func valid(x float64) bool {
+	return !math.IsNaN(x) && !math.IsInf(x, 0) && x >= 0 && !math.Signbit(x)
+}
 
 // MaxName bounds a bench's name: the site names its chart and data files
 // after it (chart-NAME-N.svg), and those must stay within a site's file
