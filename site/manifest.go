@@ -162,6 +162,11 @@ func Write(dir string, files map[string][]byte) (manifestSHA256 [sha256.Size]byt
 func write(dir string, man []byte, files map[string][]byte) error {
 	old := false
 	if st, err := os.Lstat(dir); err == nil {
+		// A link is refused rather than followed: the rename would
+		// replace the link, not the site it names.
+		if st.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%q is a symbolic link: give the directory it names; nothing was replaced", dir)
+		}
 		if !st.IsDir() {
 			return fmt.Errorf("%q exists and is not a directory", dir)
 		}

@@ -2,6 +2,8 @@ package site
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -145,5 +147,37 @@ func TestCheckJSONKeysDepth(t *testing.T) {
 	}
 	if err := CheckJSONKeys([]byte("[" + at + "]")); err == nil {
 		t.Errorf("%d deep: accepted", jsonkeys.MaxDepth+1)
+	}
+}
+
+// --out naming a symbolic link, even to a site Write built, is refused
+// as one and nothing is replaced; a link inside a site makes it someone's
+// directory.
+func TestWriteRefusesLinks(t *testing.T) {
+	files, err := Build(testInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	real, link := filepath.Join(dir, "real"), filepath.Join(dir, "link")
+	if _, err := Write(real, files); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", link); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Write(link, files)
+	if err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		t.Errorf("Write to a link to a site: %v, want it refused as a symbolic link", err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(real, "notes.json")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Write(real, files)
+	if err == nil || !strings.Contains(err.Error(), `"notes.json": added`) {
+		t.Errorf("Write to a site holding a link: %v", err)
 	}
 }
