@@ -65,6 +65,9 @@ func Build(in Input) (map[string][]byte, error) {
 		files[name] = b
 	}
 	files["nonprint.js"] = nonprintJS()
+	if err := distinctData(in); err != nil {
+		return nil, err
+	}
 	data := map[string]any{
 		"Security": template.HTML(markdown(string(in.Security))),
 		"Risks":    risks(in.Entries, in.Evidence),
@@ -272,13 +275,51 @@ func dataFile(prefix string, v any, files map[string][]byte) (name string, fresh
 		panic(err)
 	}
 	b = append(b, '\n')
-	sum := sha256.Sum256(b)
-	name = prefix + "-" + hex.EncodeToString(sum[:8]) + ".json"
+	name = dataName(prefix, b)
 	if _, ok := files[name]; ok {
 		return name, false
 	}
 	files[name] = b
 	return name, true
+}
+
+// dataName is the name of a data file: its prefix and the start of its
+// sha256 (a variable so that a test can make two names collide).
+var dataName = func(prefix string, b []byte) string {
+	sum := sha256.Sum256(b)
+	return prefix + "-" + hex.EncodeToString(sum[:8]) + ".json"
+}
+
+// distinctData refuses inputs two of which would be served under one
+// name with different bytes: dataFile keeps the first and takes the
+// second for a repeat, so a pair made to share 64 bits of sha256 (a
+// birthday search, hours of computing) put on the page results whose
+// data the site did not serve, and which one was served followed the
+// order of the flags.
+func distinctData(in Input) error {
+	seen := map[string][]byte{}
+	check := func(prefix string, v any) error {
+		name, fresh := dataFile(prefix, v, seen)
+		if fresh {
+			return nil
+		}
+		b, _ := json.MarshalIndent(v, "", "  ")
+		if !bytes.Equal(append(b, '\n'), seen[name]) {
+			return fmt.Errorf("site: two different inputs would both be served as %s (their sha256s share 64 bits: made to collide?)", name)
+		}
+		return nil
+	}
+	for _, e := range in.Evidence {
+		if err := check("evidence", e.Evidence); err != nil {
+			return err
+		}
+	}
+	for _, r := range in.Bench {
+		if err := check("bench", r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // when is an RFC 3339 date as a <time> element that reads "2026-11-30

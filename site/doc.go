@@ -22,7 +22,8 @@
 // drift apart; the browser test compares them on a corpus.
 //
 // The data behind the pages is part of the site: each evidence file and
-// bench report is served as JSON named by its content's hash and linked
+// bench report is served as JSON named by its content's hash (its first
+// 64 bits; Build refuses two different inputs that share them) and linked
 // from its page, so a reader can take the numbers, not only the pictures.
 //
 // Pages are written for a phone first: lists rather than wide tables

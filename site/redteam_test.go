@@ -181,3 +181,22 @@ func TestWriteRefusesLinks(t *testing.T) {
 		t.Errorf("Write to a site holding a link: %v", err)
 	}
 }
+
+// Two different inputs that share a data file's name (64 bits of sha256,
+// within reach of a birthday search) are refused: the second was taken
+// for a repeat of the first and its results shown beside data the site
+// did not serve.
+func TestDataNameCollisionRefused(t *testing.T) {
+	in := testInput(t)
+	real := dataName
+	t.Cleanup(func() { dataName = real })
+	dataName = func(prefix string, b []byte) string { return prefix + "-0000000000000000.json" }
+	_, err := Build(in)
+	if err == nil || !strings.Contains(err.Error(), "evidence-0000000000000000.json") {
+		t.Errorf("Build with colliding data names: %v, want it refused naming the file", err)
+	}
+	in.Evidence = []Evidence{in.Evidence[0], in.Evidence[0]} // the same file twice is no collision
+	if _, err := Build(in); err != nil {
+		t.Errorf("the same evidence twice: %v", err)
+	}
+}
