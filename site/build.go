@@ -94,6 +94,13 @@ func Build(in Input) (map[string][]byte, error) {
 		}
 		files[p.File] = visible(out.Bytes())
 	}
+	// A site that Verify cannot read would never verify, and Write would
+	// not replace it: long input text is refused here instead.
+	for name, b := range files {
+		if len(b) > maxFile {
+			return nil, fmt.Errorf("site: %s would be %d bytes, larger than the %d that verify reads: an input's text is too long", name, len(b), maxFile)
+		}
+	}
 	return files, nil
 }
 

@@ -57,6 +57,11 @@
 // existing directory is a site it built and then replaces it; a change
 // made to that directory between the check and the rename is lost.
 //
+// Build and Write refuse a site that verify could not read (a file over
+// 64 MiB, a manifest over 1 MiB): very long input text, or thousands of
+// bench files, stop the build rather than publish a site that never
+// verifies.
+//
 // Evidence is whatever its file says: anyone can write a file naming any
 // machine and date, and the page shows the newest result per machine, so
 // a forged later pass replaces a real failure. The machine's name on the

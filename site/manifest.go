@@ -55,6 +55,9 @@ func manifestOf(files map[string][]byte) ([]byte, error) {
 		m.Files[name] = hex.EncodeToString(sum[:])
 	}
 	b, err := json.MarshalIndent(m, "", "  ") // map keys sorted: the same bytes each time
+	if len(b) >= maxManifest {
+		return nil, fmt.Errorf("site: %s would be larger than the %d bytes that verify reads: %d files are too many", ManifestName, maxManifest, len(files))
+	}
 	return append(b, '\n'), err
 }
 

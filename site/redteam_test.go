@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -198,5 +199,49 @@ func TestDataNameCollisionRefused(t *testing.T) {
 	in.Evidence = []Evidence{in.Evidence[0], in.Evidence[0]} // the same file twice is no collision
 	if _, err := Build(in); err != nil {
 		t.Errorf("the same evidence twice: %v", err)
+	}
+}
+
+// Every site Build makes can be verified: a 6 MB reason of control
+// characters, each shown as ⟨U+0001⟩, made a risks.html over the 64 MiB
+// Verify reads, so the site never verified and Write would not replace
+// it. Build refuses it instead, naming the page.
+func TestBuildWithinVerify(t *testing.T) {
+	in := testInput(t)
+	in.Evidence[0].Results[0].Reason = strings.Repeat("\x01", 6<<20)
+	files, err := Build(in)
+	if err != nil {
+		if !strings.Contains(err.Error(), "risks.html") || !strings.Contains(err.Error(), "larger than") {
+			t.Errorf("Build: %v, want the page named as too large", err)
+		}
+		return
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	sum, err := Write(dir, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := Verify(dir, sum); err != nil || len(problems) > 0 {
+		t.Errorf("a site Build made does not verify: %v %v", err, problems)
+	}
+}
+
+// Nor may the manifest outgrow what Verify reads: thousands of --bench
+// files made one Verify refused.
+func TestWriteManifestWithinVerify(t *testing.T) {
+	files := map[string][]byte{}
+	for i := range 12000 {
+		files[fmt.Sprintf("chart-x-%d.svg", i)] = nil
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	sum, err := Write(dir, files)
+	if err != nil {
+		if !strings.Contains(err.Error(), "manifest.json would be larger than") {
+			t.Errorf("Write: %v, want the manifest named as too large", err)
+		}
+		return
+	}
+	if problems, err := Verify(dir, sum); err != nil || len(problems) > 0 {
+		t.Errorf("a site Write made does not verify: %v %v", err, problems)
 	}
 }
