@@ -350,7 +350,7 @@ func benches(rs []*report.Report, files map[string][]byte) []bench {
 	// Ordered by bench, instant, then content (the data file's name), so
 	// that the order of --bench flags changes nothing: one program's
 	// reports (proxy.json, proxy-rate.json) share a bench and a date.
-	// Reports that tie on all three are the same bytes.
+	// Reports that tie on all three are the same report.
 	type dated struct {
 		r    *report.Report
 		data string
@@ -370,6 +370,15 @@ func benches(rs []*report.Report, files map[string][]byte) []bench {
 		}
 		return a.data < b.data
 	})
+	// A report given twice is shown once, as an evidence file is; the
+	// copies tie on everything, so they are neighbours.
+	unique := sorted[:0]
+	for _, d := range sorted {
+		if len(unique) == 0 || d.data != unique[len(unique)-1].data {
+			unique = append(unique, d)
+		}
+	}
+	sorted = unique
 	// A bench's first report is chart-NAME; a later one of the same bench
 	// takes the first chart-NAME-N that no report has, so that it cannot
 	// take the name of a bench called NAME-N.

@@ -245,3 +245,28 @@ func TestWriteManifestWithinVerify(t *testing.T) {
 		t.Errorf("a site Write made does not verify: %v %v", err, problems)
 	}
 }
+
+// A bench file given twice is shown once, as an evidence file is: the
+// same reports build the same site however often they are named.
+func TestBenchGivenTwiceOnce(t *testing.T) {
+	in := testInput(t)
+	once, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := *in.Bench[0]
+	in.Bench = append(in.Bench, in.Bench[0], &copied)
+	in.Evidence = append(in.Evidence, in.Evidence[0])
+	twice, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(once) != len(twice) {
+		t.Errorf("%d files, then %d with inputs given twice", len(once), len(twice))
+	}
+	for name, b := range once {
+		if !bytes.Equal(b, twice[name]) {
+			t.Errorf("%s differs when an input is given twice", name)
+		}
+	}
+}
