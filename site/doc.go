@@ -45,7 +45,8 @@
 // and bytes that are not UTF-8 show as ⟨U+XXXX⟩ and ⟨0xXX⟩ (visible): a
 // kernel string's U+202E could otherwise reverse the rest of its line and
 // make an evidence file's "2 fail" read as a pass. The data files keep
-// the input as it was.
+// the input's text as JSON holds it (a byte that is not UTF-8 becomes
+// U+FFFD there).
 //
 // # Limitations
 //
@@ -66,6 +67,8 @@
 // machine and date, and the page shows the newest result per machine, so
 // a forged later pass replaces a real failure. The machine's name on the
 // page is its fields joined by commas, so two machines whose strings
-// hold those commas can share a name and a row. Only the data files'
-// hashes in the pinned manifest tie the page to what was read.
+// hold those commas can share a name and a row; its launcher_version is
+// not part of it, so a result of an older launcher's check stands beside
+// today's. Only the data files' hashes in the pinned manifest tie the
+// page to what was read.
 package site
