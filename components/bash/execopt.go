@@ -269,6 +269,9 @@ func execOption(sc *SimpleCommand) *finding {
 				shortLetter(t, 'k', "bhjoOpPtTxyzD#") {
 				return found(i, "makes less read a lesskey file, which may set a command it runs on every file")
 			}
+			if strings.HasPrefix(t, "+") && !lessStartOK(ws[i]) {
+				return found(i, "gives less commands to run as it starts, which can run a program (!, |) or write a file (s) where it has a terminal (script -c gives it one)")
+			}
 		}
 	case "javac", "javadoc":
 		return javacFinding(sc)
@@ -1478,3 +1481,21 @@ var (
 			"--timestamp", "--boot-loader-menu", "--boot-loader-entry", "--reboot-argument", "--message", "--drop-in", "--when")
 	})
 )
+
+// lessStartOK reports a +CMD (or ++CMD) of less's that only moves or
+// searches: a line number, G, g, F, or a search pattern of printable
+// characters. Any other command is as if typed: ! and | run a shell
+// command, s saves the input to a file, v runs an editor (an H12 hunt:
+// script -qc "less -F '+!./x<newline>' f" /dev/null ran ./x).
+func lessStartOK(w Word) bool {
+	c := strings.TrimPrefix(strings.TrimPrefix(w.Text, "+"), "+")
+	switch {
+	case !w.Literal:
+		return false
+	case c == "" || c == "G" || c == "g" || c == "F" || strings.Trim(c, "0123456789") == "":
+		return true
+	case c[0] == '/' || c[0] == '?':
+		return !strings.ContainsFunc(c, func(r rune) bool { return r < ' ' || r == 0x7f })
+	}
+	return false
+}

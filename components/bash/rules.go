@@ -457,6 +457,26 @@ func structural(sc *SimpleCommand, o Options, skipReadOnly bool) *verdict {
 	return nil
 }
 
+// lessLogs reports a less that may copy its input to a file: -o or -O
+// (in a group of short options too), --log-file or --LOG-FILE in any
+// prefix less takes, or a word that is not a literal where an option
+// may stand (an H12 hunt: with a terminal, script -qc "… | less -F -o
+// .git/hooks/pre-commit" /dev/null wrote the hook).
+func lessLogs(ws []Word) bool {
+	for _, w := range ws[1:] {
+		t := w.Text
+		if w.Literal && t == "--" {
+			return false
+		}
+		n, _, _ := strings.Cut(t, "=")
+		if !w.Literal || shortLetter(t, 'o', "bhjkpPtTxyzD#") || shortLetter(t, 'O', "bhjkpPtTxyzD#") ||
+			longOpt(strings.ToLower(n), "--log-file", 3) {
+			return true
+		}
+	}
+	return false
+}
+
 // gitLock reports a word that is plainly a lock file under a .git
 // (.git/index.lock): rm and unlink may remove one a git that died left,
 // and flock may lock one, without the person; neither writes it.
@@ -821,6 +841,8 @@ func isReadOnly(sc *SimpleCommand) bool {
 			}
 		}
 		return true
+	case name == "less" || name == "pager" || name == "more":
+		return !lessLogs(sc.Words)
 	case readOnly()[name]:
 		return true
 	case name == "git":
