@@ -341,7 +341,10 @@
 //     an assignment of it, or its mention (as a path-like part of any
 //     word: --out=.git/config, open('.git/hooks/x')) in the words of a
 //     command that is not read-only (cat, grep, ls, diff, find without
-//     -delete, git log/show/diff/status, … only read, but not as a
+//     -delete, git log/show/diff/status, less without -o, -O,
+//     --log-file or a word not a literal (an H12 hunt: given a
+//     terminal, cat x | less -F -o .git/hooks/pre-commit wrote the
+//     hook), … only read, but not as a
 //     package runner's command, which is the project's program of that
 //     name first: npx cat ran node_modules/.bin/cat, a seventeenth
 //     hunt; but git's
@@ -689,7 +692,11 @@
 //     -e use_askpass=./ask.sh ran ask.sh); and (a fourteenth hunt)
 //     sdiff and diff3 --diff-program (any prefix), curl --engine (--en
 //     and longer), less and pager -k (in a group), --lesskey-file,
-//     --lesskey-src and --lesskey-content, javac -J…, -Xplugin and
+//     --lesskey-src and --lesskey-content, and (an H12 hunt) their
+//     +CMD and ++CMD other than a line number, G, g, F or a search of
+//     printable characters (with a terminal, which script -c gives,
+//     less runs them as typed: ! and | run a command, s writes a file;
+//     script -qc "less -F '+!./x<newline>' f" /dev/null ran x), javac -J…, -Xplugin and
 //     @FILE, and -cp, -classpath, --class-path, -processorpath,
 //     --processor-path and --processor-module-path unless the last
 //     -proc: is -proc:none (annotation processors run; since a
