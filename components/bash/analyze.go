@@ -250,6 +250,10 @@ type lineFacts struct {
 	funcs map[string]bool
 	// linkers: how many of the line's commands may make a link.
 	linkers int
+	// input: the line may give a command standard input other than the
+	// session's /dev/null (a pipe, a < of any kind, a coproc: |, < or
+	// coproc anywhere in its text, code strings included).
+	input bool
 }
 
 // cleanDirVars name the directories that go clean -modcache, -cache or
@@ -269,6 +273,7 @@ func lineFactsOf(src string, cs []SimpleCommand) lineFacts {
 	// looked at too, for quotes may split a name there (read GLOB""IGNORE).
 	joined := strings.ReplaceAll(src, "\\\n", "")
 	f.dotglob = strings.Contains(joined, "GLOBIGNORE") || strings.Contains(joined, "dotglob")
+	f.input = strings.ContainsAny(joined, "|<") || strings.Contains(joined, "coproc")
 	f.cacheDirs = map[string]bool{}
 	for _, n := range cleanDirVars {
 		if strings.Contains(joined, n) {

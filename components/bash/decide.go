@@ -419,6 +419,9 @@ func findings(sc *SimpleCommand) []finding {
 	if sc.Script != nil {
 		fs = append(fs, finding{"builtin.script", sc.Script.Why, sc.Script.At})
 	}
+	if f := typedInto(sc); f != nil {
+		fs = append(fs, *f)
+	}
 	if sc.Dynamic != nil {
 		fs = append(fs, finding{"builtin.dynamic", sc.Dynamic.Why, sc.Dynamic.At})
 	}
@@ -454,4 +457,22 @@ func underXargs(sc *SimpleCommand) bool {
 		}
 	}
 	return false
+}
+
+// typedInto finds a command that script -c or unbuffer gives a terminal
+// on a line that may feed that terminal what it types (the session's
+// standard input is /dev/null): an interactive program there runs its
+// keystrokes, as a shell runs its standard input (an H12 hunt: printf
+// '!./x\n' | script -qc 'less f' /dev/null ran x through less's !,
+// and git log, man or any program paging on a terminal does alike).
+func typedInto(sc *SimpleCommand) *finding {
+	if !sc.line.input {
+		return nil
+	}
+	for _, l := range sc.Wrappers {
+		if l.Name == "script -c" || l.Name == "unbuffer" {
+			return &finding{"builtin.script", l.Name + " gives " + quotedWord(sc.Name) + " a terminal, and the line may type into it (a pipe or a redirection of input): a pager or other interactive program runs what it is typed", len(sc.Words)} // what it is typed is no word an auto prefix covers
+		}
+	}
+	return nil
 }

@@ -623,7 +623,15 @@
 //     input as it runs, and read, exec < FILE or a here-document left
 //     open change what it runs next), script without -c (a shell on a
 //     terminal), source and ., --rcfile, sudo -s/-i, a program named
-//     by a path outside the system directories;
+//     by a path outside the system directories, and any command script
+//     -c or unbuffer runs on a line with a |, a < or coproc anywhere in
+//     its text (code strings included; no auto prefix covers it): they
+//     give it a terminal whose input is theirs, the session's /dev/null
+//     unless the line feeds it, and a pager or other interactive
+//     program there runs what it is typed (an H12 hunt: printf
+//     '!./x\n' | script -qc 'less f' /dev/null ran x; git log, man and
+//     any program that pages on a terminal alike). A pipe inside
+//     script's own code, which types nothing, is taken as one too;
 //     "builtin.exec-option": an option that makes a program run a
 //     command string: tar --checkpoint-action, -I/--use-compress-program,
 //     --to-command, --info-script, -F/--new-volume-script, --rsh-command;

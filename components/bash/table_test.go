@@ -1979,7 +1979,7 @@ var table = []struct {
 	{`less '+|a./x' f`, P, "builtin.exec-option"},
 	{`less +s.bashrc f`, P, "builtin.exec-option"},
 	{`less "+$c" f`, P, "builtin.exec-option"},
-	{`script -qc 'cat x | less -F -o .git/hooks/pre-commit' /dev/null`, P, "structural.git-hooks"},
+	{`script -qc 'cat x | less -F -o .git/hooks/pre-commit' /dev/null`, P, "builtin.script"}, // the pipe, even in script's code, is taken as typing too
 	{`cat x | less -Fo.git/config`, P, "structural.git-config"},
 	{`less -O .bashrc f`, P, "structural.protected-path"},
 	{`less --log=.bashrc f`, P, "structural.protected-path"},
@@ -1991,6 +1991,19 @@ var table = []struct {
 	{`less -R .bashrc`, A, "default"},
 	{`less -P-o .bashrc`, A, "default"},
 	{`less -- -o .bashrc`, A, "default"},
+	// An H12 hunt: script -c (and unbuffer) give their command a
+	// terminal whose input is script's: a pager there runs what the
+	// line types (printf '!./x\n' | script -qc 'less f' /dev/null ran
+	// x), as a shell runs its standard input.
+	{`printf '!./x\n' | script -qc 'less f' /dev/null`, P, "builtin.script"},
+	{`script -qc 'git log' /dev/null < keys`, P, "builtin.script"},
+	{`script -qc 'make test' /dev/null <<< '!./x'`, P, "builtin.script"},
+	{`f() { script -qc 'man ls' /dev/null; }; f < k`, P, "builtin.script"},
+	{`bash -c "script -qc 'less f' /dev/null < k"`, P, "builtin.script"},
+	{`coproc script -qc 'less f' /dev/null`, P, "builtin.script"},
+	{`printf x | unbuffer -p less f`, P, "builtin.script"},
+	{`script -qc 'make test' /dev/null > log`, A, "commands.auto[3]"},
+	{`script -qc 'less f' /dev/null`, A, "default"},
 	{`javac -cp lib/dep.jar -d out src/App.java`, P, "builtin.exec-option"},
 	{`javac -processorpath p.jar X.java`, P, "builtin.exec-option"},
 	{`javac --processor-module-path m X.java`, P, "builtin.exec-option"},
