@@ -228,7 +228,10 @@
 //     corepack's (COREPACK_*, and XDG_CACHE_HOME, where its home is by
 //     default: a sixteenth hunt, COREPACK_HOME=$PWD/h corepack
 //     yarn@1.22.99 ran h's yarn), GH_EDITOR, GH_PAGER, GH_BROWSER and
-//     GH_CONFIG_DIR (a sixteenth hunt) (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
+//     GH_CONFIG_DIR (a sixteenth hunt), any variable whose name ends
+//     in PAGER or EDITOR in any case, BAT_CONFIG_PATH and SYSTEMD_LESS
+//     (an H12 hunt: SYSTEMD_PAGER=./x journalctl --help on a terminal,
+//     which script -c gives, ran x; PSQL_PAGER, AWS_PAGER, BAT_PAGER) (GROFF_BIN_PATH=. groff ran ./troff; npm_config_editor,
 //     script-shell, git and the like run programs), GOFLAGS (but a
 //     literal naming no exec, vettool nor ldflags: GOFLAGS=-mod=mod),
 //     GOPROXY (but a literal naming no file: proxy, from which go runs
@@ -704,7 +707,9 @@
 //     +CMD and ++CMD other than a line number, G, g, F or a search of
 //     printable characters (with a terminal, which script -c gives,
 //     less runs them as typed: ! and | run a command, s writes a file;
-//     script -qc "less -F '+!./x<newline>' f" /dev/null ran x), javac -J…, -Xplugin and
+//     script -qc "less -F '+!./x<newline>' f" /dev/null ran x),
+//     ack's, ag's, bat's (batcat's) and delta's --pager (ack's in
+//     any prefix, --pag: an H12 hunt), javac -J…, -Xplugin and
 //     @FILE, and -cp, -classpath, --class-path, -processorpath,
 //     --processor-path and --processor-module-path unless the last
 //     -proc: is -proc:none (annotation processors run; since a

@@ -17,7 +17,7 @@ const rExecOption = "builtin.exec-option"
 // make them need approval (a seventeenth hunt: xargs tar < args, args
 // holding --checkpoint-action=exec='rm -rf src', deleted src).
 var execOptionNames = sync.OnceValue(func() map[string]bool {
-	return set("tar", "rsync", "ssh", "scp", "sftp", "slogin", "make", "gmake", "zip", "split", "sort", "install", "man", "rg",
+	return set("ack", "ag", "bat", "batcat", "delta", "tar", "rsync", "ssh", "scp", "sftp", "slogin", "make", "gmake", "zip", "split", "sort", "install", "man", "rg",
 		"curl", "wget", "sdiff", "diff3", "less", "pager", "javac", "javadoc", "javap", "jar", "jdeps", "jarsigner", "keytool",
 		"jlink", "jmod", "jdeprscan", "serialver", "jpackage", "jcmd", "jinfo", "jmap", "jstack", "jstat", "jps", "jfr", "jhsdb",
 		"jdb", "jshell", "jstatd", "rmiregistry", "jconsole", "jimage", "jwebserver", "svn", "hg", "chg", "mvn", "mvnd", "mvnw",
@@ -271,6 +271,18 @@ func execOption(sc *SimpleCommand) *finding {
 			}
 			if strings.HasPrefix(t, "+") && !lessStartOK(ws[i]) {
 				return found(i, "gives less commands to run as it starts, which can run a program (!, |) or write a file (s) where it has a terminal (script -c gives it one)")
+			}
+		}
+	case "ack", "ag", "bat", "batcat", "delta":
+		// --pager runs the program it names on the output (an H12
+		// hunt: bat --paging=always --pager=./x f), in any prefix
+		// ack's Getopt::Long takes.
+		for i := 1; i < len(ws); i++ {
+			if ws[i].Text == "--" {
+				break
+			}
+			if n, _, _ := strings.Cut(ws[i].Text, "="); longOpt(n, "--pager", 4) || !ws[i].Literal {
+				return found(i, "makes "+name+" run a pager it names")
 			}
 		}
 	case "javac", "javadoc":

@@ -253,6 +253,14 @@ func isExecEnv(name string) bool {
 	if strings.HasPrefix(name, "CGO_") && name != "CGO_ENABLED" || strings.HasPrefix(name, "CARGO_") && !cargoEnvOK()[name] {
 		return true
 	}
+	// A pager or an editor by any program's name for it (an H12 hunt:
+	// SYSTEMD_PAGER=./x journalctl --help, on a terminal script -c
+	// gives, ran x; PSQL_PAGER, AWS_PAGER, BAT_PAGER, DELTA_PAGER,
+	// KUBE_EDITOR and the like alike), bat's configuration file (its
+	// --pager) and systemd's options for less (+!CMD).
+	if u := strings.ToUpper(name); strings.HasSuffix(u, "PAGER") || strings.HasSuffix(u, "EDITOR") || u == "BAT_CONFIG_PATH" || u == "SYSTEMD_LESS" {
+		return true
+	}
 	if strings.HasPrefix(name, "LUA_INIT") || strings.HasPrefix(name, "CCACHE_") && !ccacheEnvOK()[name] {
 		return true
 	}

@@ -1991,6 +1991,23 @@ var table = []struct {
 	{`less -R .bashrc`, A, "default"},
 	{`less -P-o .bashrc`, A, "default"},
 	{`less -- -o .bashrc`, A, "default"},
+	// An H12 hunt: a pager by a program's own name or option; each
+	// runs where there is a terminal, which script -c gives
+	// (SYSTEMD_PAGER=./x SYSTEMD_PAGERSECURE=0 journalctl --help ran x
+	// there), bat --paging=always and delta anywhere.
+	{`script -qc 'SYSTEMD_PAGER=./x SYSTEMD_PAGERSECURE=0 journalctl --help' /dev/null`, P, "structural.exec-env"},
+	{`PSQL_PAGER=./x psql -l`, P, "structural.exec-env"},
+	{`BAT_PAGER=./x bat f`, P, "structural.exec-env"},
+	{`env aws_pager=./x aws s3 ls`, P, "structural.exec-env"},
+	{`BAT_CONFIG_PATH=./c bat f`, P, "structural.exec-env"},
+	{`SYSTEMD_LESS='+!./x' journalctl`, P, "structural.exec-env"},
+	{`bat --paging=always --pager=./x f`, P, "builtin.exec-option"},
+	{`batcat --pager ./x f`, P, "builtin.exec-option"},
+	{`ack --pag=./x foo`, P, "builtin.exec-option"},
+	{`ag --pager ./x foo`, P, "builtin.exec-option"},
+	{`delta --pager=./x a b`, P, "builtin.exec-option"},
+	{`bat --paging=never f`, A, "default"},
+	{`ack -- --pager`, A, "default"},
 	// An H12 hunt: script -c (and unbuffer) give their command a
 	// terminal whose input is script's: a pager there runs what the
 	// line types (printf '!./x\n' | script -qc 'less f' /dev/null ran
