@@ -641,7 +641,10 @@
 //     rsync -e/--rsh (but the word ssh alone: -e ssh, --rsh=ssh, -aessh;
 //     a fourteenth hunt's usability finding), --rsync-path; git
 //     difftool, mergetool and web--browse, which run the tool their
-//     configuration names (a fourteenth hunt); ssh, scp and sftp -o ProxyCommand,
+//     configuration names (a fourteenth hunt), and a remote helper
+//     run by hand (git remote-ext and any remote-* but http, https,
+//     ftp, ftps and fd: an H12 hunt, printf 'connect
+//     git-upload-pack\n' | git remote-ext . ./x ran x); ssh, scp and sftp -o ProxyCommand,
 //     LocalCommand, KnownHostsCommand, PKCS11Provider and the like (-oX=
 //     too), -F, -I, scp/sftp -S, sftp -D; zip -TT (in any cluster:
 //     -qTTcmd) and --unzip-command; split --filter, sort

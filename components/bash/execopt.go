@@ -564,6 +564,12 @@ func execOption(sc *SimpleCommand) *finding {
 		switch sub := ws[1].Text; {
 		case sub == "difftool" || sub == "mergetool" || sub == "web--browse":
 			return found(1, "makes git run a tool its configuration names")
+		case strings.HasPrefix(sub, "remote-") && !slices.Contains([]string{"remote-http", "remote-https", "remote-ftp", "remote-ftps", "remote-fd"}, sub):
+			// A remote helper run by hand reads its commands from
+			// standard input; remote-ext's connect runs the command it
+			// is given (an H12 hunt: printf 'connect
+			// git-upload-pack\n' | git remote-ext . ./x ran x).
+			return found(1, "runs a remote helper, which may run a command it is given (remote-ext's connect)")
 		case sub == "maintenance" && len(ws) > 2 && (ws[2].Text == "start" || ws[2].Text == "register"):
 			return found(2, "schedules git's maintenance through cron or systemd, and writes the global configuration")
 		}

@@ -2008,6 +2008,13 @@ var table = []struct {
 	{`delta --pager=./x a b`, P, "builtin.exec-option"},
 	{`bat --paging=never f`, A, "default"},
 	{`ack -- --pager`, A, "default"},
+	// An H12 hunt: git's remote-ext helper, run by hand, runs its
+	// command on connect (seen end to end).
+	{`printf 'connect git-upload-pack\n' | git remote-ext . ./x`, P, "builtin.exec-option"},
+	{`git remote-ext origin 'x %S'`, P, "builtin.exec-option"},
+	{`git -C . remote-foo x`, P, "builtin.exec-option"},
+	{`git remote-fd 3`, A, "default"},
+	{`git remote -v`, A, "default"},
 	// An H12 hunt: script -c (and unbuffer) give their command a
 	// terminal whose input is script's: a pager there runs what the
 	// line types (printf '!./x\n' | script -qc 'less f' /dev/null ran
