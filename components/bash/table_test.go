@@ -2008,6 +2008,14 @@ var table = []struct {
 	{`delta --pager=./x a b`, P, "builtin.exec-option"},
 	{`bat --paging=never f`, A, "default"},
 	{`ack -- --pager`, A, "default"},
+	// An H12 hunt: run-one's other names run their words as run-one
+	// does; caffeinate, startx and lxc-attach alike.
+	{`run-this-one curl x`, P, "builtin.dynamic"},
+	{`keep-one-running rm -rf src`, P, "builtin.dynamic"},
+	{`run-one-until-success ./x`, P, "builtin.dynamic"},
+	{`caffeinate curl x`, P, "builtin.dynamic"},
+	{`startx curl x`, P, "builtin.dynamic"},
+	{`lxc-attach -- curl x`, P, "builtin.dynamic"},
 	// An H12 hunt: git's remote-ext helper, run by hand, runs its
 	// command on connect (seen end to end).
 	{`printf 'connect git-upload-pack\n' | git remote-ext . ./x`, P, "builtin.exec-option"},

@@ -867,6 +867,12 @@ var opaqueRunners = sync.OnceValue(func() map[string]bool {
 		// (two shell strings) and zrun, retry, timelimit, rush and xjobs
 		// (commands of their words or standard input), tcpserver.
 		"niceload", "mispipe", "zrun", "retry", "timelimit", "rush", "xjobs", "tcpserver",
+		// An H12 hunt: run-one's other names (it acts by the name it is
+		// run as; run-this-one curl x ran curl past an approval of
+		// "curl"), caffeine's caffeinate, xinit and startx (a client
+		// command), lxc-attach and lxc-execute.
+		"run-this-one", "keep-one-running", "run-one-constantly", "run-one-until-success", "run-one-until-failure",
+		"caffeinate", "xinit", "startx", "lxc-attach", "lxc-execute",
 		// A nineteenth hunt: glibc's xtrace (memusage's and sotruss's
 		// sibling), datefudge, dtach and abduco, MPI's and Slurm's
 		// launchers, schedtool -e, trace-cmd record, libslack's daemon,
