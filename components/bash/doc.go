@@ -168,7 +168,9 @@
 // Strings that are shell code are parsed and walked as well, when they
 // are literals (as dash reads them, and as bash does where the two
 // differ, unless bash or eval runs them: /bin/sh is dash here and bash
-// elsewhere; code that either does not parse is dynamic): bash/sh/dash/zsh/ksh -c STRING (with option clusters such
+// elsewhere; code that either does not parse is dynamic): bash/sh/dash/zsh/ksh -c STRING (and
+// their kin by Debian's names: ksh93, rksh93, zsh5, rzsh, pdksh, loksh,
+// oksh; an H12 hunt, ksh93 -c 'rm -rf src' was automatic) (with option clusters such
 // as -lc, -ec, -o pipefail -c), a literal here-document or here-string
 // given to a shell as its script, eval's arguments, trap's action, su,
 // runuser and script -c, sg's string, npx -c, flock -c, watch's command,

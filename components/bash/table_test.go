@@ -2008,6 +2008,12 @@ var table = []struct {
 	{`delta --pager=./x a b`, P, "builtin.exec-option"},
 	{`bat --paging=never f`, A, "default"},
 	{`ack -- --pager`, A, "default"},
+	// An H12 hunt: Debian's other names of ksh and zsh.
+	{`ksh93 -c 'rm -rf src'`, D, "builtin.recursive-delete"},
+	{`zsh5 -c 'rm -rf src'`, D, "builtin.recursive-delete"},
+	{`loksh -c 'rm -rf src'`, D, "builtin.recursive-delete"},
+	{`ksh93 x.sh`, P, "builtin.script"},
+	{`rksh93 -c ls`, A, "default"},
 	// An H12 hunt: run-one's other names run their words as run-one
 	// does; caffeinate, startx and lxc-attach alike.
 	{`run-this-one curl x`, P, "builtin.dynamic"},

@@ -904,6 +904,11 @@ var shells = sync.OnceValue(func() map[string]bool {
 	return map[string]bool{
 		"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "mksh": true,
 		"ash": true, "hush": true, "rbash": true, "yash": true, "posh": true, "fish": true,
+		// An H12 hunt: Debian's names of ksh93 (ksh93u+m: /bin/ksh93,
+		// rksh93) and zsh (zsh5, rzsh), and the public-domain and
+		// OpenBSD kshes (ksh93 -c 'rm -rf src' was automatic, ksh93
+		// x.sh ran x.sh).
+		"ksh93": true, "rksh93": true, "rksh": true, "zsh5": true, "rzsh": true, "pdksh": true, "loksh": true, "oksh": true,
 	}
 })
 
