@@ -120,7 +120,9 @@
 //     debconf-apt-progress, (an H12 hunt: keep-one-running rm -rf src
 //     was automatic) run-one's other names (run-this-one,
 //     keep-one-running, run-one-constantly, run-one-until-success and
-//     -failure), caffeinate, xinit, startx, lxc-attach and lxc-execute, the shells whose language the analyzer
+//     -failure), caffeinate, xinit, startx, lxc-attach, lxc-execute,
+//     libtool (every mode runs its command: libtool --mode=execute rm
+//     -rf src), grc, colormake, pseudo, fakeroot-ng, byobu and cset, the shells whose language the analyzer
 //     does not read (csh, tcsh, pwsh, nu, xonsh, elvish, rc, es, osh,
 //     ysh, lksh, sash, ion, murex, scsh) and the other runners of
 //     opaqueRunners, and mise exec, x and en, nix develop, shell and

@@ -2020,6 +2020,11 @@ var table = []struct {
 	{`keep-one-running rm -rf src`, P, "builtin.dynamic"},
 	{`run-one-until-success ./x`, P, "builtin.dynamic"},
 	{`caffeinate curl x`, P, "builtin.dynamic"},
+	{`libtool --mode=execute rm -rf src`, P, "builtin.dynamic"},
+	{`libtool --mode=compile ./x`, P, "builtin.dynamic"},
+	{`grc rm -rf src`, P, "builtin.dynamic"},
+	{`pseudo rm -rf src`, P, "builtin.dynamic"},
+	{`cset proc --exec rm -rf src`, P, "builtin.dynamic"},
 	{`startx curl x`, P, "builtin.dynamic"},
 	{`lxc-attach -- curl x`, P, "builtin.dynamic"},
 	// An H12 hunt: git's remote-ext helper, run by hand, runs its

@@ -873,6 +873,11 @@ var opaqueRunners = sync.OnceValue(func() map[string]bool {
 		// command), lxc-attach and lxc-execute.
 		"run-this-one", "keep-one-running", "run-one-constantly", "run-one-until-success", "run-one-until-failure",
 		"caffeinate", "xinit", "startx", "lxc-attach", "lxc-execute",
+		// libtool runs the command of its words in every mode
+		// (--mode=execute rm -rf src, and compile's and link's), grc
+		// and colormake theirs (make), pseudo and fakeroot-ng as
+		// fakeroot, byobu as tmux and screen, cset proc --exec.
+		"libtool", "glibtool", "grc", "colormake", "pseudo", "fakeroot-ng", "byobu", "byobu-tmux", "byobu-screen", "cset",
 		// A nineteenth hunt: glibc's xtrace (memusage's and sotruss's
 		// sibling), datefudge, dtach and abduco, MPI's and Slurm's
 		// launchers, schedtool -e, trace-cmd record, libslack's daemon,
