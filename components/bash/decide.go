@@ -470,7 +470,7 @@ func typedInto(sc *SimpleCommand) *finding {
 		return nil
 	}
 	for _, l := range sc.Wrappers {
-		if l.Name == "script -c" || l.Name == "unbuffer" {
+		if l.Name == "script -c" || l.Name == "script --command" || l.Name == "unbuffer" {
 			return &finding{"builtin.script", l.Name + " gives " + quotedWord(sc.Name) + " a terminal, and the line may type into it (a pipe or a redirection of input): a pager or other interactive program runs what it is typed", len(sc.Words)} // what it is typed is no word an auto prefix covers
 		}
 	}

@@ -2044,6 +2044,7 @@ var table = []struct {
 	{`f() { script -qc 'man ls' /dev/null; }; f < k`, P, "builtin.script"},
 	{`bash -c "script -qc 'less f' /dev/null < k"`, P, "builtin.script"},
 	{`coproc script -qc 'less f' /dev/null`, P, "builtin.script"},
+	{`printf '!./x\n' | script --command 'less f' /dev/null`, P, "builtin.script"},
 	{`printf x | unbuffer -p less f`, P, "builtin.script"},
 	{`script -qc 'make test' /dev/null > log`, A, "commands.auto[3]"},
 	{`script -qc 'less f' /dev/null`, A, "default"},
