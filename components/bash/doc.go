@@ -634,7 +634,7 @@
 //     open change what it runs next), script without -c (a shell on a
 //     terminal), source and ., --rcfile, sudo -s/-i, a program named
 //     by a path outside the system directories, and any command script
-//     -c or unbuffer runs on a line with a |, a < or coproc anywhere in
+//     -c (--command) or unbuffer runs on a line with a |, a < or coproc anywhere in
 //     its text (code strings included; no auto prefix covers it): they
 //     give it a terminal whose input is theirs, the session's /dev/null
 //     unless the line feeds it, and a pager or other interactive
