@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pinfold/pinfold/internal/pidtest"
 	"github.com/pinfold/pinfold/launcher"
 )
 
@@ -1014,32 +1015,10 @@ func TestWorkerKillAfterEndSparesReusedPid(t *testing.T) {
 	must(t, err)
 	<-wk.Done()
 	pid := wk.cmd.Process.Pid
-	var victim *exec.Cmd
-	for try := 0; try < 50 && victim == nil; try++ {
-		must(t, os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0))
-		c := exec.Command("/bin/sleep", "30")
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		must(t, c.Start())
-		if c.Process.Pid == pid {
-			victim = c
-			break
-		}
-		c.Process.Kill()
-		c.Wait()
-	}
-	if victim == nil {
-		t.Skipf("another process took pid %d each time", pid)
-	}
-	ended := make(chan error, 1)
-	go func() { ended <- victim.Wait() }()
-	defer func() {
-		victim.Process.Kill()
-		<-ended
-	}()
+	ended := pidtest.SessionLeaderAt(t, pid)
 	wk.Kill()
 	select {
 	case err := <-ended:
-		ended <- err
 		t.Errorf("Kill on the ended worker killed pid %d's new owner, a process in a session of its own: %v", pid, err)
 	case <-time.After(300 * time.Millisecond):
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pinfold/pinfold/components/fs"
 	"github.com/pinfold/pinfold/components/rpc"
+	"github.com/pinfold/pinfold/internal/pidtest"
 )
 
 // hostHarness is the real server over HostBackends, in a workspace
@@ -624,38 +625,12 @@ func TestHostCancelAfterReapSparesReusedPid(t *testing.T) {
 				t.Fatal(err)
 			}
 			pid := g.cmd.Process.Pid
-			var victim *exec.Cmd
-			for try := 0; try < 50 && victim == nil; try++ {
-				if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
-					t.Fatal(err)
-				}
-				c := exec.Command("/bin/sleep", "30")
-				c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-				if err := c.Start(); err != nil {
-					t.Fatal(err)
-				}
-				if c.Process.Pid == pid {
-					victim = c
-					break
-				}
-				c.Process.Kill()
-				c.Wait()
-			}
-			if victim == nil {
-				t.Skipf("another process took pid %d each time", pid)
-			}
-			ended := make(chan error, 1)
-			go func() { ended <- victim.Wait() }()
-			defer func() {
-				victim.Process.Kill()
-				<-ended
-			}()
+			ended := pidtest.SessionLeaderAt(t, pid)
 			if err := g.cmd.Cancel(); !errors.Is(err, os.ErrProcessDone) {
 				t.Errorf("Cancel after the reap: %v, want os.ErrProcessDone", err)
 			}
 			select {
 			case err := <-ended:
-				ended <- err
 				t.Errorf("Cancel after the shell's reap killed pid %d's new owner, a process in a session of its own: %v", pid, err)
 			case <-time.After(300 * time.Millisecond):
 			}
