@@ -257,8 +257,10 @@ func Launch(ctx context.Context, o LaunchOptions) (int, error) {
 	if err := s.sendPlan(plan); err != nil {
 		return 0, err
 	}
-	s.readOnly, s.uncovered = len(o.ReadOnly), append(slices.Clip(o.Uncovered), coreDumpsUncovered(plan)...)
+	s.readOnly, s.uncovered = len(o.ReadOnly), o.Uncovered
 	if !o.Quiet {
+		// Only the summary says it: a quiet launch reads nothing for it.
+		s.uncovered = append(slices.Clip(s.uncovered), coreDumpsUncovered(plan)...)
 		fmt.Fprintln(o.Stderr, summaryLine(plan, prog, s, len(notes.Dropped), degraded))
 		if o.Verbose {
 			for _, a := range degraded {
