@@ -1,7 +1,6 @@
 package register
 
 import (
-	"bytes"
 	"crypto/tls"
 	"errors"
 	"net"
@@ -29,11 +28,10 @@ const (
 func agentCredentials(root int, marker string, within time.Duration) string {
 	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		for _, pid := range descendants(root) {
-			p := "/proc/" + strconv.Itoa(pid)
-			if cmdline, _ := os.ReadFile(p + "/cmdline"); !bytes.Contains(cmdline, []byte("\x00"+marker)) {
+			if !marked(pid, marker) {
 				continue
 			}
-			env, _ := os.ReadFile(p + "/environ")
+			env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 			for _, kv := range strings.Split(string(env), "\x00") {
 				if dir, ok := strings.CutPrefix(kv, session.EnvCredentials+"="); ok && filepath.IsAbs(dir) {
 					return dir

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,20 +18,16 @@ const (
 )
 
 // heldBeneath waits (up to within) for a process in the tree under root
-// whose argv holds marker, then says whether any process of that tree but
-// root itself has a descriptor open on dir. Waiting for the marked
-// process (the agent) means every process it looks at has long finished
-// its exec: a child between clone and exec still holds the parent's
-// descriptors, close-on-exec or not. Root reads the others' /proc/N/fd.
+// that runs with marker in its argv (marked), then says whether any
+// process of that tree but root itself has a descriptor open on dir.
+// Waiting for the marked process (the agent) means every process it looks
+// at has long finished its exec: a child between clone and exec still
+// holds the parent's descriptors, close-on-exec or not. Root reads the
+// others' /proc/N/fd.
 func heldBeneath(root int, marker, dir string, within time.Duration) string {
 	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		tree := descendants(root)
-		marked := false
-		for _, pid := range tree {
-			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-			marked = marked || bytes.Contains(cmdline, []byte("\x00"+marker))
-		}
-		if !marked {
+		if !slices.ContainsFunc(tree, func(pid int) bool { return marked(pid, marker) }) {
 			continue
 		}
 		for _, pid := range tree {
@@ -44,6 +42,33 @@ func heldBeneath(root int, marker, dir string, within time.Duration) string {
 		return heldNone
 	}
 	return heldUnseen
+}
+
+// marked says whether pid runs with marker among its arguments after its
+// own exec. A child between clone and exec shows its parent's argv; the
+// launcher's argv holds the agent's, marker and all, so its child in that
+// moment (stage 2 on its way, the Go runtime's pidfd check) would pass for
+// the agent while it still holds every descriptor of the launcher's (CI,
+// 2026-12-03: SR-10 failed on such a copy). A process whose argv is its
+// parent's is taken for such a copy.
+func marked(pid int, marker string) bool {
+	p := "/proc/" + strconv.Itoa(pid)
+	cmdline, _ := os.ReadFile(p + "/cmdline")
+	if !bytes.Contains(cmdline, []byte("\x00"+marker)) {
+		return false
+	}
+	stat, _ := os.ReadFile(p + "/stat")
+	// The parent follows the state, after the command name's parenthesis.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 2 {
+		return false
+	}
+	parent, _ := os.ReadFile("/proc/" + f[1] + "/cmdline")
+	return !bytes.Equal(cmdline, parent)
 }
 
 // descendants lists the processes under root (not root itself), by

@@ -3,6 +3,7 @@ package register
 import (
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,31 @@ func TestHeldBeneath(t *testing.T) {
 	}
 	if got := heldBeneath(os.Getpid(), "pinfold-test-absent", dir, 200*time.Millisecond); got != heldUnseen {
 		t.Errorf("no marked process: %q, want %q", got, heldUnseen)
+	}
+	// A fork that has not exec'd shows its parent's argv, marker and all,
+	// and holds its parent's descriptors: the launcher's child on its way
+	// to becoming stage 2. It is not the agent. Here the root is a shell
+	// whose subshell is such a copy (dash forks for the parentheses and
+	// waits there for sleep).
+	copier := exec.Command("/bin/sh", "-c", "(sleep 3; :); :", "pinfold-test-copy")
+	copier.ExtraFiles = []*os.File{f}
+	if err := copier.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { copier.Process.Kill(); copier.Wait() })
+	copies := 0
+	for end := time.Now().Add(5 * time.Second); copies == 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		for _, pid := range descendants(copier.Process.Pid) {
+			if c, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); strings.Contains(string(c), "pinfold-test-copy") {
+				copies++
+			}
+		}
+	}
+	if copies == 0 {
+		t.Fatal("the shell's subshell never showed with the shell's argv: the case is not set up")
+	}
+	if got := heldBeneath(copier.Process.Pid, "pinfold-test-copy", dir, 300*time.Millisecond); got != heldUnseen {
+		t.Errorf("only an un-exec'd copy of the root carries the marker: %q, want %q", got, heldUnseen)
 	}
 }
 
