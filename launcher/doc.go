@@ -134,8 +134,12 @@
 //
 // # Limitations
 //
-//   - Seccomp is a deny list over a default allow: a system call added to
-//     the kernel after the list is allowed until it is listed. Classic
+//   - Seccomp is a deny list over a default allow: a call the kernel has
+//     and the list does not name is allowed. Calls numbered above the
+//     last one reviewed (file_setattr, Linux 6.18) fail with ENOSYS, as
+//     on a kernel without them, until a review lets them through: a
+//     later kernel's new call is not allowed by default (DESIGN's list
+//     alone would allow it). Classic
 //     seccomp cannot read memory, so clone3 is denied whole (ENOSYS, libc
 //     falls back to clone) and executable memfds are prevented by
 //     vm.memfd_noexec=2 (root, Linux 6.3+) or by refusing every memfd not

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"syscall"
 
@@ -67,6 +68,7 @@ const (
 	seccompLow32             = 0xffffffff
 	seccompSockTypeMask      = 0xf // SOCK_TYPE_MASK: type without SOCK_NONBLOCK/SOCK_CLOEXEC
 	seccompSetid             = unix.S_ISUID | unix.S_ISGID
+	seccompX32Bit            = 0x40000000 // __X32_SYSCALL_BIT: x86-64's x32 calls are numbered from here
 )
 
 // seccompUnifiedNumber numbers syscalls newer than the libseccomp we link
@@ -422,7 +424,57 @@ func BuildSeccomp(spec SeccompSpec) (SeccompProgram, error) {
 		return SeccompProgram{}, fmt.Errorf("seccomp: libseccomp exported an unusable program: %w", err)
 	}
 	p.Rules = len(rules)
+	if newer := seccompNewerCalls(); newer != nil {
+		p.Filter = append(newer, p.Filter...)
+		p.Rules++
+	}
 	return p, nil
+}
+
+// seccompReviewed is the highest system call number the rules above were
+// reviewed against: file_setattr, the last call Linux 6.18 has (the audit
+// of 2026-12-03 went through every call up to it). Numbers from 424 up
+// are the same on every architecture. Raising it is part of reviewing a
+// newer kernel: each call it lets through is listed above first, or known
+// to need nothing.
+const seccompReviewed = unix.SYS_FILE_SETATTR
+
+// seccompNewerCalls is a prefix to libseccomp's program: on the native
+// architecture, a call numbered above seccompReviewed fails with ENOSYS,
+// what a kernel without the call answers, so programs fall back as they
+// do on older kernels. A deny list over a default allow otherwise let
+// through whatever a later kernel adds (listns, after 6.18, lists the
+// host's namespaces) until someone listed it (SD-10). x32's numbers (bit
+// 30 set) are left to libseccomp's program, which kills them. nil where
+// the native architecture's audit number is not known here: the rules
+// alone then, as before.
+func seccompNewerCalls() []unix.SockFilter {
+	var arch uint32
+	switch runtime.GOARCH {
+	case "amd64":
+		arch = unix.AUDIT_ARCH_X86_64
+	case "arm64":
+		arch = unix.AUDIT_ARCH_AARCH64
+	default:
+		return nil
+	}
+	const (
+		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		jgt = unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	// Offsets in struct seccomp_data: nr at 0, arch at 4. Every jump
+	// that does not answer lands on libseccomp's first instruction (6).
+	return []unix.SockFilter{
+		{Code: ld, K: 4},
+		{Code: jeq, K: arch, Jt: 0, Jf: 4},
+		{Code: ld, K: 0},
+		{Code: jge, K: seccompX32Bit, Jt: 2, Jf: 0},
+		{Code: jgt, K: seccompReviewed, Jt: 0, Jf: 1},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(syscall.ENOSYS)},
+	}
 }
 
 // seccompAdd adds r to f. Exact: libseccomp must not rewrite the rule.

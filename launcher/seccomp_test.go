@@ -438,9 +438,11 @@ func TestSeccompKernel(t *testing.T) {
 }
 
 // TestSeccompArchitectures: calls from any other architecture are killed
-// before the syscall number is looked at, and unknown native numbers pass.
+// before the syscall number is looked at, and native numbers above the
+// last one reviewed (seccompReviewed) fail with ENOSYS, in every spec.
 func TestSeccompArchitectures(t *testing.T) {
 	p := mustBuildSeccomp(t, SeccompSpec{})
+	comp := mustBuildSeccomp(t, SeccompSpec{DenyExec: true, DenyFork: true, DenySockets: true})
 	if p.Filter[0] != (unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4}) {
 		t.Errorf("first instruction %+v, want a load of seccomp_data.arch", p.Filter[0])
 	}
@@ -455,10 +457,17 @@ func TestSeccompArchitectures(t *testing.T) {
 		{unix.AUDIT_ARCH_X86_64, 0x40000000 | unix.SYS_SOCKET, "signal=SIGSYS"},
 		{unix.AUDIT_ARCH_X86_64, 0x40000000 | 545, "signal=SIGSYS"}, // x32 execve
 		{unix.AUDIT_ARCH_X86_64, unix.SYS_GETPID, "allow"},
-		{unix.AUDIT_ARCH_X86_64, 1000, "allow"},
+		{unix.AUDIT_ARCH_X86_64, unix.SYS_FILE_SETATTR, "allow"}, // 469, the last reviewed
+		{unix.AUDIT_ARCH_X86_64, unix.SYS_LISTNS, "errno=ENOSYS"}, // 470, after 6.18
+		{unix.AUDIT_ARCH_X86_64, 471, "errno=ENOSYS"},
+		{unix.AUDIT_ARCH_X86_64, 1000, "errno=ENOSYS"},
+		{unix.AUDIT_ARCH_X86_64, 0x3fffffff, "errno=ENOSYS"},
+		{unix.AUDIT_ARCH_X86_64, 0x40000000 | 470, "signal=SIGSYS"}, // x32's, killed as before
 	} {
-		if got := seccompEmulate(t, p, c.arch, c.nr, [6]uint64{}); got != c.want {
-			t.Errorf("arch %#x nr %#x: %s, want %s", c.arch, c.nr, got, c.want)
+		for name, p := range map[string]SeccompProgram{"the agent's": p, "a component's": comp} {
+			if got := seccompEmulate(t, p, c.arch, c.nr, [6]uint64{}); got != c.want {
+				t.Errorf("%s: arch %#x nr %#x: %s, want %s", name, c.arch, c.nr, got, c.want)
+			}
 		}
 	}
 }
@@ -547,8 +556,8 @@ func TestSeccompSweeps(t *testing.T) {
 
 func TestSeccompMarshal(t *testing.T) {
 	p := mustBuildSeccomp(t, SeccompSpec{})
-	if want := len(seccompRules(SeccompSpec{})); p.Rules != want {
-		t.Errorf("Rules = %d, want %d", p.Rules, want)
+	if want := len(seccompRules(SeccompSpec{})) + 1; p.Rules != want {
+		t.Errorf("Rules = %d, want %d (the list's and seccompNewerCalls')", p.Rules, want)
 	}
 	b := p.Marshal()
 	if len(b) != 8*len(p.Filter) {
