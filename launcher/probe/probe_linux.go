@@ -6,12 +6,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -225,8 +225,14 @@ func Main(self []string, args []string) {
 			broke(err)
 		}
 		unix.Kill(unix.Getpid(), unix.Signal(sig))
-		runtime.Gosched()
-		broke(fmt.Errorf("still alive after signal %d", sig))
+		// The Go runtime's handler takes a fatal signal on whichever
+		// thread the kernel picked and dies of it from there: this one
+		// may run on meanwhile (CI under load, 2026-12-03: "still alive"
+		// after SIGTERM). It waits, bounded.
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		broke(fmt.Errorf("still alive 10 s after signal %d", sig))
 	}
 	report(a.run(p, args))
 }
