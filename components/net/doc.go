@@ -85,7 +85,14 @@
 // browser would read otherwise than Go: a backslash, a control
 // character, blanks around it, or an empty authority ("///host/x",
 // which WHATWG parsers read as host "host"). `launcher check url` asks
-// Egress the same questions without sending anything.
+// Egress the same questions without sending anything. net takes Upgrade
+// and Connection off every request it forwards or intercepts, so an
+// upstream's 101 Switching Protocols answers what net never asked: it
+// becomes 502 (proxy.upstream, or secrets.upstream inside an intercepted
+// connection, which then ends), not a switch the agent believes in while
+// net goes on reading HTTP. A WebSocket goes through a CONNECT tunnel
+// (as ws:// clients behind a proxy send it); to a [[secrets]] host,
+// whose connections net intercepts, there is none.
 //
 // TRACE and TRACK (in any case, or named by an X-HTTP-Method-Override,
 // X-HTTP-Method or X-Method-Override header, its name read as route

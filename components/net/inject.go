@@ -490,6 +490,17 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 		return false, err
 	}
 	defer resp.Body.Close()
+	// Nor does net ask for an upgrade here (Upgrade and Connection are
+	// taken off the request): a 101 passed on told the agent the
+	// connection spoke another protocol, while net went on reading HTTP
+	// from both sides and sent the agent's next request, the value set,
+	// to an upstream that had switched (a hunt). What follows a switch
+	// is not an answer net can read and look at.
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		in.refuse(a, host, req, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamFailed,
+			"the upstream switched protocols, which net does not ask for on an intercepted connection (no WebSocket to a [[secrets]] host)")
+		return false, nil
+	}
 	if where := reflectedHead(resp, vs); where != "" {
 		in.refuseReflected(a, host, req, where)
 		return false, nil

@@ -894,6 +894,18 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 
+	// net takes Upgrade and Connection off every request (hop-by-hop), so
+	// a 101 answers an upgrade net never asked for. Passed on, it told
+	// the agent the connection now spoke another protocol while net went
+	// on reading HTTP requests from it and answering each with the
+	// upstream's next 101 (a hunt): a byte stream net cannot look into
+	// is a CONNECT tunnel's business (a ws:// client behind a proxy
+	// uses CONNECT), never a forward's.
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		p.refuse(w, r, target, &refusal{http.StatusBadGateway, ReasonUpstreamFailed, RuleUpstream, "the upstream switched protocols, which net does not ask for on plain HTTP (use CONNECT)"})
+		return
+	}
+
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		for _, loc := range resp.Header.Values("Location") {
 			if f := p.checkLocation(ctx, out.URL, loc); f != nil {

@@ -1,0 +1,138 @@
+package proxy
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// pxRawHTTP serves plain HTTP on 127.0.0.1: every request it reads is
+// answered with raw, as written, and recorded.
+func pxRawHTTP(t *testing.T, raw string) (netip.AddrPort, func() []*http.Request) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []*http.Request
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				br := bufio.NewReader(c)
+				for {
+					r, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, r.Body)
+					mu.Lock()
+					got = append(got, r)
+					mu.Unlock()
+					if _, err := io.WriteString(c, raw); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return netip.MustParseAddrPort(ln.Addr().String()), func() []*http.Request {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*http.Request(nil), got...)
+	}
+}
+
+// An upstream that answers 101 Switching Protocols to a forwarded
+// request answers an upgrade net never asked for (it takes Upgrade and
+// Connection off every request): the agent gets 502, not a 101 on a
+// connection net goes on reading HTTP from, and nothing the upstream
+// sent after the switch. The control: the same upstream answering 200
+// is passed on, and the upstream never saw the agent's Upgrade.
+func TestProxyForwardRefusesUnaskedUpgrade(t *testing.T) {
+	const after = "bytes of the switched protocol"
+	for _, tc := range []struct {
+		name, raw string
+		status    int
+	}{
+		{"101", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + after, http.StatusBadGateway},
+		{"101 without Upgrade", "HTTP/1.1 101 Switching Protocols\r\n\r\n" + after, http.StatusBadGateway},
+		{"control", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ap, got := pxRawHTTP(t, tc.raw)
+			h := pxStart(t, nil, &pxResolver{names: map[string][]netip.Addr{"web.test": {pxLoopback}}}, nil)
+			authority := "web.test:" + pxPort(ap)
+			resp, body, c, br := h.roundTrip(t, http.MethodGet, "GET http://"+authority+"/ws HTTP/1.1\r\nHost: "+authority+
+				"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d (body %q)", resp.StatusCode, tc.status, body)
+			}
+			if tc.status == http.StatusBadGateway {
+				pxRefused(t, resp, http.StatusBadGateway, ReasonUpstreamFailed, RuleUpstream)
+			}
+			if strings.Contains(body, after) {
+				t.Errorf("the agent got what the upstream sent after its switch: %q", body)
+			}
+			// Whatever follows on the agent's connection is HTTP again,
+			// or its end: never the upstream's switched bytes.
+			c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			if rest, _ := io.ReadAll(br); strings.Contains(string(rest), after) || strings.Contains(string(rest), "101") {
+				t.Errorf("after the answer the agent got %q", rest)
+			}
+			for _, r := range got() {
+				// (Connection: close is the transport's own: one request
+				// per upstream connection.)
+				if r.Header.Get("Upgrade") != "" || strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade") {
+					t.Errorf("the upstream got Upgrade %q, Connection %q: net asked for the switch", r.Header.Get("Upgrade"), r.Header.Get("Connection"))
+				}
+			}
+		})
+	}
+}
+
+// On an intercepted connection, likewise: an upstream's 101 becomes 502
+// (secrets.upstream) and the connection ends there, so no later request
+// of the agent goes up, the value set, to an upstream that has switched
+// protocols, and nothing the upstream sent after the switch reaches the
+// agent. Before, the agent got the 101 and net went on reading HTTP.
+func TestInjectRefusesUnaskedUpgrade(t *testing.T) {
+	const host = "api.github.com"
+	const after = "bytes of the switched protocol"
+	u, in := rawUpstream(t, host, func(auth string) string {
+		return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + after + " " + auth
+	})
+	got, err := exchangeRaw(t, in, u, host, "GET /ws HTTP/1.1\r\nHost: "+host+"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"+
+		"GET /next HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
+	if err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+	if err != nil {
+		t.Fatalf("no answer in %q: %v", got, err)
+	}
+	if resp.StatusCode != http.StatusBadGateway || resp.Header.Get("X-Pinfold-Rule") != RuleSecretsUpstream {
+		t.Errorf("the agent got %q, want 502 by %s", got, RuleSecretsUpstream)
+	}
+	if strings.Contains(got, "101") || strings.Contains(got, after) || strings.Contains(got, reflValue) {
+		t.Errorf("the agent got %q", got)
+	}
+}
