@@ -907,7 +907,19 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		for _, loc := range resp.Header.Values("Location") {
+		// One Location is an answer net can decide, as inside an
+		// intercepted connection: clients differ on which of several they
+		// follow, and each was a lookup of its own, one after another.
+		// An upstream's head of 64 KiB holds some two thousand, each a
+		// name net looked up in turn, waiting up to DialTimeout on one
+		// whose resolver stalls, while the agent's request waited (a
+		// hunt): hours, and as many queries.
+		locs := resp.Header.Values("Location")
+		if len(locs) > 1 {
+			p.refuse(w, r, target, &refusal{http.StatusForbidden, ReasonDeniedRedirect, RuleRedirect, "the answer has more than one Location"})
+			return
+		}
+		for _, loc := range locs {
 			if f := p.checkLocation(ctx, out.URL, loc); f != nil {
 				p.refuse(w, r, target, f)
 				return

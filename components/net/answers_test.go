@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -134,5 +135,46 @@ func TestInjectRefusesUnaskedUpgrade(t *testing.T) {
 	}
 	if strings.Contains(got, "101") || strings.Contains(got, after) || strings.Contains(got, reflValue) {
 		t.Errorf("the agent got %q", got)
+	}
+}
+
+// A plain-HTTP redirect with several Locations is refused before any of
+// them is looked up, as inside an intercepted connection: each was a
+// lookup of its own, in turn, so an upstream's one head (some two
+// thousand fit in 64 KiB) held the agent's request through as many
+// lookups, each waiting up to DialTimeout on a resolver that stalls.
+// The control: one Location to an allowed name is decided (one lookup)
+// and passed on.
+func TestProxyForwardRefusesSeveralLocations(t *testing.T) {
+	var locs strings.Builder
+	names := map[string][]netip.Addr{"web.test": {pxLoopback}}
+	for i := range 50 {
+		name := "hop" + strconv.Itoa(i) + ".test"
+		names[name] = []netip.Addr{pxLoopback}
+		locs.WriteString("Location: http://" + name + "/\r\n")
+	}
+	for _, tc := range []struct {
+		name, locs string
+		status     int
+		lookups    int // besides web.test's own
+	}{
+		{"several", locs.String(), http.StatusForbidden, 0},
+		{"one", "Location: http://hop1.test/\r\n", http.StatusFound, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ap, _ := pxRawHTTP(t, "HTTP/1.1 302 Found\r\n"+tc.locs+"Content-Length: 0\r\n\r\n")
+			res := &pxResolver{names: names}
+			h := pxStart(t, nil, res, nil)
+			authority := "web.test:" + pxPort(ap)
+			resp, _, _, _ := h.roundTrip(t, http.MethodGet, "GET http://"+authority+"/r HTTP/1.1\r\nHost: "+authority+"\r\nConnection: close\r\n\r\n")
+			if tc.status == http.StatusForbidden {
+				pxRefused(t, resp, http.StatusForbidden, ReasonDeniedRedirect, RuleRedirect)
+			} else if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+			if got := res.count() - 1; got != tc.lookups {
+				t.Errorf("the redirect's targets took %d lookups, want %d", got, tc.lookups)
+			}
+		})
 	}
 }
