@@ -84,9 +84,9 @@
 // or inside an intercepted connection, becomes 403, and so does one a
 // browser would read otherwise than Go: a backslash, a control
 // character, blanks around it, or an empty authority ("///host/x",
-// which WHATWG parsers read as host "host"), and so does one with more
-// than one Location (clients differ on which they follow, and each
-// would be one more lookup). `launcher check url` asks
+// which WHATWG parsers read as host "host"). So does one with more than
+// one Location: clients differ on which they follow, and each would be
+// one more lookup. `launcher check url` asks
 // Egress the same questions without sending anything. net takes Upgrade
 // and Connection off every request it forwards or intercepts, so an
 // upstream's 101 Switching Protocols answers what net never asked: it
