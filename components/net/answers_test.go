@@ -178,3 +178,45 @@ func TestProxyForwardRefusesSeveralLocations(t *testing.T) {
 		})
 	}
 }
+
+// An upstream that answers before it has read the request's body (413
+// to an upload too large, 401 to a wrong token) and closes makes the
+// request's write fail; its answer is still the agent's, looked at as
+// any other, and the connection ends after it. Before, the agent got no
+// answer at all: the connection just closed.
+func TestInjectPassesEarlyAnswer(t *testing.T) {
+	const host = "api.github.com"
+	u, roots := upstreamFor(t, host)
+	u.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Nothing of the body is read: Go's server closes the
+		// connection with it unread (a reset).
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		io.WriteString(w, "too large for "+r.Header.Get("Authorization")[:6])
+	})
+	var released []string
+	in := injectorFor(t, roots, &released)
+	agentEnd, done := serveInjected(t, in, u, host)
+	a := agentTLS(t, agentEnd, in, host)
+	a.SetDeadline(time.Now().Add(10 * time.Second))
+	const size = 16 << 20 // more than loopback's socket buffers take
+	go func() {
+		io.WriteString(a, "POST /upload HTTP/1.1\r\nHost: "+host+"\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n")
+		chunk := strings.Repeat("x", 64<<10)
+		for sent := 0; sent < size; sent += len(chunk) {
+			if _, err := io.WriteString(a, chunk); err != nil {
+				return // net stopped reading: the answer came
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(a), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	a.Close()
+	<-done
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || string(body) != "too large for Bearer" {
+		t.Errorf("the agent got %d %q, want the upstream's 413", resp.StatusCode, body)
+	}
+}

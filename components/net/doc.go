@@ -169,6 +169,10 @@
 // differently) is refused (secrets.request). Plain HTTP
 // through the proxy carries no value and is left alone (Limitations).
 //
+// An upstream that answers before it has read a request's body (413, a
+// 401 to a wrong token) and closes has its answer passed on as any
+// other, and the intercepted connection ends after it.
+//
 // Nothing on an intercepted connection may send the value back to the
 // agent. TRACE, TRACK and CONNECT (secrets.connect) are refused there
 // before kms is asked. The request goes up with Accept-Encoding:

@@ -460,8 +460,24 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 			return false, err
 		}
 	}
-	if err := req.Write(u); err != nil {
-		return false, err
+	// An upstream may answer before it has read the whole body and close
+	// (401 to a wrong token, 413 to an upload too large): the request's
+	// write then fails, but the answer is the agent's all the same, and
+	// it was lost, the agent left with a connection that just closed (a
+	// hunt). So a failed write that was the upstream's doing is followed
+	// by a read of its answer, looked at as any other, and the
+	// connection ends after it. One that was the agent's doing (its body
+	// broke off) is not: the upstream still waits for the rest.
+	body := &bodyErr{r: req.Body}
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = body
+	}
+	sendErr := req.Write(u)
+	if sendErr != nil {
+		if body.err != nil {
+			return false, sendErr
+		}
+		req.Close = true
 	}
 	// An empty value is nothing to hide (and would be found everywhere).
 	scan := len(sent) > 0
@@ -487,6 +503,9 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 	}
 	if err != nil {
 		in.refuse(a, host, req, http.StatusBadGateway, RuleSecretsUpstream, ReasonUpstreamFailed, "the upstream's answer could not be read")
+		if sendErr != nil {
+			err = sendErr
+		}
 		return false, err
 	}
 	defer resp.Body.Close()
@@ -573,6 +592,23 @@ func (in *Injector) exchange(ctx context.Context, a io.Writer, u net.Conn, ur *a
 	}
 	return true, nil
 }
+
+// bodyErr is a request's body that remembers why its reads ended, when
+// that was not its end: the agent's body broke off, not the upstream.
+type bodyErr struct {
+	r   io.ReadCloser
+	err error
+}
+
+func (b *bodyErr) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *bodyErr) Close() error { return b.r.Close() }
 
 // decodeAnswer undoes an answer's content coding, which the upstream
 // should not have applied (net asks for identity) but some do anyway: an
