@@ -36,7 +36,8 @@
 //     a cpu cgroup beneath the gateway's own that is idle to its
 //     siblings where a v1 cpu hierarchy is mounted (idleTransport: without one,
 //     the session's own autogroup, and each one a process in it makes
-//     by setsid, competes with the host as an ordinary process),
+//     by setsid, competes with the host as an ordinary process; the
+//     gateway's log says so once, at the first guest, with the reason),
 //     and of the owner's read and exec paths only those in
 //     the operating system's trees (/usr, /etc, /lib…) — an allowlist, so
 //     that a home or project under any other name stays out. An invalid

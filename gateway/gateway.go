@@ -114,6 +114,8 @@ type Gateway struct {
 	closing  bool               // Shutdown began: no new session
 	started  atomic.Int64
 	stop     chan struct{} // closed by Shutdown: the revocation watch ends
+
+	idleGroupWarn sync.Once // noIdleGroup's one line
 }
 
 // Lister is a Verifier that can also list its tokens (Store): the gateway

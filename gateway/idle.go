@@ -41,11 +41,30 @@ import (
 // CPU bound the operator gave the gateway (a service's CPUQuota) bounds
 // its guests too; a gateway in the root group puts it at the root.
 // A host with cgroup v2 alone has no such group here: there a session's
-// autogroups still compete as ordinary processes (doc.go).
-type idleTransport struct{ *mcp.CommandTransport }
+// autogroups still compete as ordinary processes (doc.go). Where the
+// group cannot be joined, noGroup hears why (the gateway logs it once:
+// noIdleGroup).
+type idleTransport struct {
+	*mcp.CommandTransport
+	noGroup func(error)
+}
 
 func (t idleTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	return startIdle(func() (mcp.Connection, error) { return t.CommandTransport.Connect(ctx) })
+	return startIdle(func() (mcp.Connection, error) { return t.CommandTransport.Connect(ctx) }, t.noGroup)
+}
+
+// noIdleGroup logs, once per gateway, that a guest's child could not join
+// the idle cpu group, and why: the operator would otherwise take guests
+// to be idle to the host when they are idle only within their own
+// session's autogroup. Once, at the first guest's start: the cause (no v1
+// cpu hierarchy, a group that cannot be made) is the host's, the same
+// for every guest, and a line per session would be one any caller with
+// no token could cause.
+func (g *Gateway) noIdleGroup(err error) {
+	g.idleGroupWarn.Do(func() {
+		g.log.Warn("guests run at SCHED_IDLE only, not in an idle cpu cgroup: each guest session's autogroup competes for the CPU with the host's processes as an ordinary process would",
+			"err", err.Error())
+	})
 }
 
 // idleGroupName is the idle cpu group's directory beneath the gateway's
@@ -61,11 +80,14 @@ const idleGroupName = "pinfold-guests"
 // back (the gateway, as root, may) and goes back to the runtime; where it
 // cannot, it stays locked, so the runtime ends it with the goroutine
 // (or, the main thread, parks it for good) rather than run other work at
-// idle priority.
-func startIdle[T any](start func() (T, error)) (T, error) {
+// idle priority. Where the thread cannot join the group, start runs
+// anyway (at SCHED_IDLE alone), and noGroup, unless nil, is told why, on
+// the caller's goroutine.
+func startIdle[T any](start func() (T, error), noGroup func(error)) (T, error) {
 	type result struct {
-		v   T
-		err error
+		v       T
+		err     error
+		noGroup error
 	}
 	done := make(chan result, 1)
 	go func() {
@@ -76,13 +98,13 @@ func startIdle[T any](start func() (T, error)) (T, error) {
 		}
 		if err != nil {
 			var zero T
-			done <- result{zero, fmt.Errorf("idle scheduling for a guest's session: %w", err)}
+			done <- result{zero, fmt.Errorf("idle scheduling for a guest's session: %w", err), nil}
 			return
 		}
 		// Without a group the child is idle among its own session's
 		// tasks alone (idleTransport); that is still something, and a
 		// host without a v1 cpu hierarchy has no other way.
-		back, _ := enterIdleCPUGroup()
+		back, groupErr := enterIdleCPUGroup()
 		v, err := start()
 		restored := unix.SchedSetAttr(0, old, 0) == nil
 		if back != "" && os.WriteFile(filepath.Join(back, "tasks"), []byte("0"), 0) != nil {
@@ -91,9 +113,12 @@ func startIdle[T any](start func() (T, error)) (T, error) {
 		if restored {
 			runtime.UnlockOSThread()
 		}
-		done <- result{v, err}
+		done <- result{v, err, groupErr}
 	}()
 	r := <-done
+	if r.noGroup != nil && noGroup != nil {
+		noGroup(r.noGroup)
+	}
 	return r.v, r.err
 }
 
@@ -102,7 +127,7 @@ func startIdle[T any](start func() (T, error)) (T, error) {
 // it was in, for the way back; "" and an error where there is no such
 // group or the thread could not join it.
 func enterIdleCPUGroup() (back string, err error) {
-	point, ok := cpuV1Mount()
+	point, ok := idleCPUMount()
 	if !ok {
 		return "", errors.New("no cgroup v1 cpu hierarchy is mounted at its root")
 	}
@@ -146,7 +171,7 @@ func joinIdleCPUGroup(dir string) error {
 // a task of this one's ended a moment ago (a dead task leaves its group
 // a little after it is reaped), so it is tried for a second at most.
 func removeIdleCPUGroup() {
-	point, ok := cpuV1Mount()
+	point, ok := idleCPUMount()
 	if !ok {
 		return
 	}
@@ -162,6 +187,10 @@ func removeIdleCPUGroup() {
 		}
 	}
 }
+
+// idleCPUMount is where the idle cpu group is looked for: cpuV1Mount; a
+// variable so that a test can name a hierarchy that is not there.
+var idleCPUMount = cpuV1Mount
 
 // cpuV1Mount is the mount point of the v1 hierarchy that has the cpu
 // controller, where its root is mounted (else a group made there would

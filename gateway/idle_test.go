@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,7 +55,7 @@ func TestStartIdle(t *testing.T) {
 		start := func() (struct{}, error) { return struct{}{}, cmd.Start() }
 		var err error
 		if idle {
-			_, err = startIdle(start)
+			_, err = startIdle(start, nil)
 		} else {
 			_, err = start()
 		}
@@ -146,7 +149,7 @@ func TestStartIdleCPUGroup(t *testing.T) {
 	cmd := exec.Command("/bin/sh", "-c", "cat /proc/$$/cgroup; setsid cat /proc/self/cgroup")
 	var out strings.Builder
 	cmd.Stdout = &out
-	if _, err := startIdle(func() (struct{}, error) { return struct{}{}, cmd.Start() }); err != nil {
+	if _, err := startIdle(func() (struct{}, error) { return struct{}{}, cmd.Start() }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {
@@ -182,5 +185,41 @@ func TestStartIdleCPUGroup(t *testing.T) {
 			t.Fatalf("thread %s of the gateway is not back in %s", left, own)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Where the idle cpu group cannot be joined (here: the v1 cpu hierarchy is
+// said to be at a regular file, so no group can be made in it), a guest's
+// child still starts at SCHED_IDLE, and the gateway's log says once, at
+// the first guest, that guests are at SCHED_IDLE only and why: not once
+// per guest, and not never (it said nothing before).
+func TestStartIdleNoCPUGroupLoggedOnce(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "not-a-hierarchy")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer func(m func() (string, bool)) { idleCPUMount = m }(idleCPUMount)
+	idleCPUMount = func() (string, bool) { return notDir, true }
+	if _, err := threadCPUGroup(); err != nil {
+		t.Skipf("this process is in no v1 cpu group (%v): the group's path is not reached", err)
+	}
+	var log strings.Builder
+	g := &Gateway{log: slog.New(slog.NewJSONHandler(&log, nil))}
+	for i := range 3 {
+		cmd := exec.Command("/bin/sh", "-c", `cut -d' ' -f41 /proc/$$/stat >&2; read _`)
+		var out strings.Builder
+		cmd.Stderr = &out // stdout is the transport's
+		conn, err := idleTransport{&mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, g.noIdleGroup}.Connect(context.Background())
+		if err != nil {
+			t.Fatalf("guest %d: %v", i, err)
+		}
+		conn.Close() // the shell's read ends; it exits
+		if got := strings.TrimSpace(out.String()); got != "5" {
+			t.Errorf("guest %d: scheduling policy %q, want 5 (SCHED_IDLE, without the group)", i, got)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "SCHED_IDLE only") || !strings.Contains(lines[0], notDir) {
+		t.Errorf("the gateway's log after 3 guests without the idle group:\n%s\nwant one line that guests run at SCHED_IDLE only, naming why (%s)", log.String(), notDir)
 	}
 }

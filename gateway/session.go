@@ -188,7 +188,7 @@ func (g *Gateway) startSession(ctx context.Context, id, principal string, mode M
 	s.cmd = cmd
 	var transport mcp.Transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}
 	if s.guest {
-		transport = idleTransport{transport.(*mcp.CommandTransport)}
+		transport = idleTransport{transport.(*mcp.CommandTransport), g.noIdleGroup}
 	}
 	s.child, err = client.Connect(cctx, transport, nil)
 	if err != nil {
