@@ -452,6 +452,31 @@ return {out: r.stdout, hook, touch};`
 	}
 }
 
+// A script whose worker the kernel kills for its cgroup's memory limit is
+// told so in a session, as code run --tools tells it: the memory limit,
+// named, not "the worker failed: EOF" (bash sees only its channel close;
+// the launcher, which started the worker, says how it ended). The memory
+// here is the calls waiting in the worker (code's doc.go): four slow
+// commands hold every place a call runs in, and the large calls behind
+// them pile up in the worker, past its cgroup's bound, within a deadline
+// far away.
+func TestIntegrationComponentsCodeMemoryKilled(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a components session runs as root")
+	}
+	s := newSandbox(t)
+	p := componentsPol()
+	p.extra = "[commands]\ntimeout = \"90s\"\n[code_mode]\ndeadline = \"90s\"\n"
+	script := `for (let i = 0; i < 4; i++) pinfold.call("run_command", {command: "sleep 60"});
+const s = "a".repeat(6000000);
+for (let i = 0; i < 150; i++) pinfold.call("list_dir", {path: s});
+await new Promise(() => {});`
+	r := s.agentSh(t, p, itOpts{stdin: fileWith(t, script)}, itEnv.launcher+" code run -; echo rc=$?")
+	if !strings.Contains(r.stdout, "rc=117") || !strings.Contains(r.stderr, "memory limit exceeded") || !strings.Contains(r.stderr, "cgroup's memory limit") {
+		t.Errorf("a worker killed for memory, in a session: %.3000s", r)
+	}
+}
+
 // A script's fetch goes through net, under the agent's decisions: an
 // upstream on this host's loopback (allowed by unsafe_allow_private)
 // answers; the metadata address and a denied name get net's 403 with

@@ -116,10 +116,11 @@ type Broker struct {
 	Log *slog.Logger
 
 	// Code Mode: the limits of a script, a function that has the
-	// launcher start a worker and returns bash's end of its channel, and
+	// launcher start a worker and returns bash's end of its channel and
+	// the pipe that says how the worker ended (nil: no word of it), and
 	// fs for the scripts' file tools.
 	CodeLimits code.Limits
-	StartCode  func(ctx context.Context, j Job) (*os.File, error)
+	StartCode  func(ctx context.Context, j Job) (conn, end *os.File, err error)
 	// Fetch is the scripts' HTTP client through net (nil: no net).
 	Fetch *http.Client
 	Files *fs.Client

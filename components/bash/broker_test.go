@@ -608,17 +608,17 @@ func TestCodeAnswerFits(t *testing.T) {
 
 // fakeCodeWorker is a StartCode whose worker, the other end of a socket
 // pair, is run in a goroutine of its own and closed when run returns.
-func fakeCodeWorker(run func(worker *os.File)) func(context.Context, Job) (*os.File, error) {
-	return func(context.Context, Job) (*os.File, error) {
+func fakeCodeWorker(run func(worker *os.File)) func(context.Context, Job) (*os.File, *os.File, error) {
+	return func(context.Context, Job) (*os.File, *os.File, error) {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		worker := os.NewFile(uintptr(fds[1]), "worker")
 		go func() {
 			defer worker.Close()
 			run(worker)
 		}()
-		return os.NewFile(uintptr(fds[0]), "bash"), nil
+		return os.NewFile(uintptr(fds[0]), "bash"), nil, nil
 	}
 }

@@ -60,14 +60,20 @@ func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeRe
 		return rpc.Deny(rpc.ReasonNoRule, RuleWorker, "this session cannot start Code Mode workers"), nil
 	}
 	lim := b.CodeLimits
-	conn, err := b.StartCode(ctx, Job{Kind: JobCode, Timeout: lim.Deadline + code.WorkerGrace})
+	conn, end, err := b.StartCode(ctx, Job{Kind: JobCode, Timeout: lim.Deadline + code.WorkerGrace})
 	if err != nil {
 		return rpc.Deny(rpc.ReasonNoRule, RuleWorker, "the Code Mode worker could not start: "+err.Error()), nil
 	}
 	defer conn.Close()
+	if end != nil {
+		defer end.Close()
+	}
 	runCtx, cancel := context.WithTimeout(ctx, lim.Deadline)
 	defer cancel()
 	res, err := code.Serve(runCtx, conn, conn, script, lim, b.tool)
+	// A worker the kernel killed for memory closed the channel without a
+	// word: the launcher, which sees its cgroup, says so on end.
+	err = code.WorkerEnd(err, end, lim)
 	out := &CodeResult{Logs: []string{}}
 	// A run that failed says what it logged and how many tool calls it
 	// made too: those calls had their effects, which "tool_calls": 0

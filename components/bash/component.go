@@ -252,31 +252,41 @@ type RunnerClient struct {
 }
 
 // StartCode has the launcher start a Code Mode worker (j.Kind JobCode)
-// or connect bash to net (JobNet) and returns bash's end of the channel.
+// or connect bash to net (JobNet) and returns bash's end of the channel
+// and, for a worker, the pipe on which the launcher says how it ended
+// (code.WorkerEnd; nil for net).
 // It waits for the channel while a command holds it, until ctx ends: a
 // script or a fetch whose caller has left, or whose deadline has passed,
 // does not wait on for the command's end. Once the job is sent its
 // answer is awaited (a start is quick), or the channel would be out of
 // step.
-func (rc *RunnerClient) StartCode(ctx context.Context, j Job) (*os.File, error) {
+func (rc *RunnerClient) StartCode(ctx context.Context, j Job) (conn, end *os.File, err error) {
 	if err := rc.lock(ctx); err != nil {
-		return nil, fmt.Errorf("not started: the request ended while a command held the launcher's runner (%w)", err)
+		return nil, nil, fmt.Errorf("not started: the request ended while a command held the launcher's runner (%w)", err)
 	}
 	defer rc.unlock()
 	if rc.pass == nil {
-		return nil, errors.New("no passing channel")
+		return nil, nil, errors.New("no passing channel")
 	}
 	b, err := json.Marshal(j)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := rc.c.Write(append(b, '\n')); err != nil {
-		return nil, fmt.Errorf("the launcher's runner: %w", err)
+		return nil, nil, fmt.Errorf("the launcher's runner: %w", err)
 	}
 	if o := rc.readOutcome(); o.Error != "" {
-		return nil, errors.New(o.Error)
+		return nil, nil, errors.New(o.Error)
 	}
-	return boot.ReceiveFile(rc.pass)
+	if j.Kind != JobCode {
+		conn, err := boot.ReceiveFile(rc.pass)
+		return conn, nil, err
+	}
+	fs, err := boot.ReceiveFiles(rc.pass, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fs[0], fs[1], nil
 }
 
 // NewRunnerClient runs jobs over c.

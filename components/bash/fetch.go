@@ -34,7 +34,7 @@ func fetchClient(rc *RunnerClient, trustPEM []byte) (*http.Client, error) {
 	tr := &http.Transport{
 		Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: "net"}),
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			f, err := rc.StartCode(ctx, Job{Kind: JobNet})
+			f, _, err := rc.StartCode(ctx, Job{Kind: JobNet})
 			if err != nil {
 				return nil, err
 			}

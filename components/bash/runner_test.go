@@ -38,7 +38,8 @@ func TestStartCodeHonoursContext(t *testing.T) {
 				return Outcome{Error: err.Error()}
 			}
 			defer f.Close()
-			if err := boot.SendFile(passLauncher, f); err != nil {
+			// The worker's channel and the pipe that says how it ended.
+			if err := boot.SendFiles(passLauncher, f, f); err != nil {
 				return Outcome{Error: err.Error()}
 			}
 			return Outcome{}
@@ -60,9 +61,10 @@ func TestStartCodeHonoursContext(t *testing.T) {
 	defer cancel()
 	started := make(chan error, 1)
 	go func() {
-		f, err := rc.StartCode(ctx, Job{Kind: JobCode, Timeout: time.Second})
+		f, end, err := rc.StartCode(ctx, Job{Kind: JobCode, Timeout: time.Second})
 		if f != nil {
 			f.Close()
+			end.Close()
 		}
 		started <- err
 	}()
@@ -80,11 +82,12 @@ func TestStartCodeHonoursContext(t *testing.T) {
 	if o := <-ran; o.Error != "" || string(o.Stdout) != "long" {
 		t.Fatalf("the command: %+v", o)
 	}
-	f, err := rc.StartCode(context.Background(), Job{Kind: JobCode, Timeout: time.Second})
+	f, end, err := rc.StartCode(context.Background(), Job{Kind: JobCode, Timeout: time.Second})
 	if err != nil {
 		t.Fatalf("a start after the command: %v", err)
 	}
 	f.Close()
+	end.Close()
 }
 
 // unixPair is a connected pair of Unix stream sockets.

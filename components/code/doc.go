@@ -89,10 +89,14 @@
 //     part of its effect; one still waiting its turn has none. The answer
 //     counts the first kind, not which calls they were.
 //   - Only the worker's starter sees its cgroup. code run (Spawn) answers
-//     a worker the kernel killed for memory as the memory limit; in a
-//     session bash serves the worker and the launcher starts it, so bash
-//     sees its channel close and answers a failed worker ("the worker
-//     failed: EOF"), with the calls that began.
+//     a worker the kernel killed for memory as the memory limit. In a
+//     session bash serves the worker and the launcher starts it: bash
+//     sees its channel close, and the launcher says how the worker ended
+//     on a pipe beside the channel (WriteEnd, WorkerEnd), so the answer
+//     is the memory limit there too, with the calls that began. A worker
+//     that ended otherwise without a word (the Go runtime out of its
+//     RLIMIT_DATA, a crash) is still a failed worker ("the worker failed:
+//     EOF"); code run adds the start of its stderr, a session does not.
 //   - Each call waiting in the worker holds its argument there (up to
 //     about 6 MiB): many un-awaited large calls end the run at the
 //     worker's cgroup memory limit, not at a budget of their own.

@@ -613,7 +613,7 @@ func Spawn(ctx context.Context, argv []string, script string, lim Limits, tool T
 			select {
 			case <-w.Done():
 				if w.OOMKilled() {
-					return e.res, &LimitError{Limit: "memory", Detail: fmt.Sprintf("the worker passed its cgroup's memory limit (the heap's %d bytes and %d for the runtime) and the kernel killed it", lim.Memory, workerCgroupMargin)}
+					return e.res, cgroupMemoryLimit(lim)
 				}
 			case <-time.After(time.Second):
 			}
@@ -644,6 +644,64 @@ func checkJob(script string, lim Limits) error {
 type workerError struct{ msg string }
 
 func (e *workerError) Error() string { return "code: the worker failed: " + e.msg }
+
+// cgroupMemoryLimit is the error of a run whose worker the kernel killed
+// for its cgroup's memory limit.
+func cgroupMemoryLimit(lim Limits) *LimitError {
+	return &LimitError{Limit: "memory", Detail: fmt.Sprintf("the worker passed its cgroup's memory limit (the heap's %d bytes and %d for the runtime) and the kernel killed it", lim.Memory, workerCgroupMargin)}
+}
+
+// In a session the worker's starter (the launcher) and the one that
+// serves it (bash) are two processes: bash sees the channel close, only
+// the launcher sees the worker's cgroup. The launcher tells bash how the
+// worker ended on a pipe of its own beside the channel (WriteEnd), and
+// bash reads it when the run failed for want of the worker (WorkerEnd).
+// One line: endMemory, or nothing.
+const endMemory = "memory"
+
+// endWait bounds bash's wait for the launcher's word once the channel has
+// closed: the launcher writes it when the worker has been reaped and its
+// cgroup emptied, which follows the worker's death closely.
+const endWait = 5 * time.Second
+
+// WriteEnd writes to end how the worker ended, once it has (Done): the
+// memory limit if the kernel killed it for its cgroup's, else an empty
+// line.
+func (w *Worker) WriteEnd(end io.Writer) error {
+	<-w.done
+	line := "\n"
+	if w.oomKilled {
+		line = endMemory + "\n"
+	}
+	_, err := io.WriteString(end, line)
+	return err
+}
+
+// WorkerEnd is err, Serve's error for a run in a worker that WriteEnd
+// reports on through end, made into the memory limit (as Spawn makes it)
+// where the run failed for want of the worker and the worker's starter
+// says the kernel killed it for memory. Any other error, a nil end, or no
+// word within endWait leaves err as it is.
+func WorkerEnd(err error, end io.Reader, lim Limits) error {
+	var we *workerError
+	if end == nil || !errors.As(err, &we) {
+		return err
+	}
+	said := make(chan string, 1)
+	go func() {
+		b := make([]byte, len(endMemory)+1)
+		n, _ := io.ReadFull(end, b)
+		said <- string(b[:n])
+	}()
+	select {
+	case s := <-said:
+		if s == endMemory+"\n" {
+			return cgroupMemoryLimit(lim)
+		}
+	case <-time.After(endWait):
+	}
+	return err
+}
 
 // Serve is the parent's side of a worker's channel (r from its stdout, w
 // to its stdin), once its limits are written (WriteLimits): it hands the

@@ -1049,3 +1049,34 @@ func stackOf(err error) string {
 	}
 	return ""
 }
+
+// WorkerEnd makes a run that failed for want of its worker (the channel
+// closed: "the worker failed: EOF") the memory limit where the worker's
+// starter says the kernel killed it for memory, and leaves it as it was
+// where the starter says nothing of the kind, says nothing at all, or
+// the run failed otherwise.
+func TestWorkerEnd(t *testing.T) {
+	lim := testLimits()
+	failed := &workerError{"EOF"}
+	for _, c := range []struct {
+		name  string
+		err   error
+		end   io.Reader
+		limit string // "" : err unchanged
+	}{
+		{"killed for memory", failed, strings.NewReader(endMemory + "\n"), "memory"},
+		{"ended otherwise", failed, strings.NewReader("\n"), ""},
+		{"no word", failed, strings.NewReader(""), ""},
+		{"no pipe", failed, nil, ""},
+		{"a script's own error", &ScriptError{Message: "boom"}, strings.NewReader(endMemory + "\n"), ""},
+	} {
+		got := WorkerEnd(c.err, c.end, lim)
+		var le *LimitError
+		switch {
+		case c.limit == "" && got != c.err:
+			t.Errorf("%s: %v, want %v unchanged", c.name, got, c.err)
+		case c.limit != "" && (!errors.As(got, &le) || le.Limit != c.limit || !strings.Contains(le.Detail, "cgroup's memory limit")):
+			t.Errorf("%s: %v, want the %s limit", c.name, got, c.limit)
+		}
+	}
+}

@@ -142,7 +142,8 @@ func (s *Session) runStart(_ context.Context, j bash.Job) bash.Outcome {
 // namespace, a throwaway uid, a cgroup of its own bounding its memory and
 // processes, confined by itself before it reads the script) whose one
 // channel is a socket, hands bash the other end on the
-// passing channel, and kills the worker at the job's timeout (the
+// passing channel and then a pipe that says how the worker ended
+// (code.WriteEnd), and kills the worker at the job's timeout (the
 // script's deadline and the grace) or when the session stops. bash serves
 // it; the launcher only makes and ends it.
 func (s *Session) startCode(j bash.Job) bash.Outcome {
@@ -167,12 +168,27 @@ func (s *Session) startCode(j bash.Job) bash.Outcome {
 		return bash.Outcome{Error: err.Error()}
 	}
 	defer bashEnd.Close()
-	w, err := code.StartWorker([]string{s.cfg.Launcher, code.WorkerEntry}, lim, workerEnd, workerEnd)
-	workerEnd.Close()
+	// How the worker ended goes to bash on a pipe beside its channel:
+	// bash sees the channel close, only the launcher the worker's cgroup
+	// (code.WriteEnd).
+	endR, endW, err := os.Pipe()
 	if err != nil {
+		workerEnd.Close()
 		release()
 		return bash.Outcome{Error: err.Error()}
 	}
+	defer endR.Close()
+	w, err := code.StartWorker([]string{s.cfg.Launcher, code.WorkerEntry}, lim, workerEnd, workerEnd)
+	workerEnd.Close()
+	if err != nil {
+		endW.Close()
+		release()
+		return bash.Outcome{Error: err.Error()}
+	}
+	go func() {
+		w.WriteEnd(endW) // bash may have gone: nothing to do then
+		endW.Close()
+	}()
 	go func() {
 		defer release()
 		select {
@@ -187,7 +203,7 @@ func (s *Session) startCode(j bash.Job) bash.Outcome {
 		w.Kill()
 		return bash.Outcome{Error: "the worker's limits: " + err.Error()}
 	}
-	if err := boot.SendFile(s.pass, bashEnd); err != nil {
+	if err := boot.SendFiles(s.pass, bashEnd, endR); err != nil {
 		w.Kill()
 		return bash.Outcome{Error: "the passing channel: " + err.Error()}
 	}

@@ -10,21 +10,40 @@ import (
 )
 
 // The launcher hands a component descriptors it made (a Code Mode
-// worker's channel, a connection to net) over a socketpair: one byte
-// with one descriptor each.
+// worker's channel and the pipe that says how it ended, a connection to
+// net) over a socketpair: one byte with the descriptors of one job each,
+// so that a job's descriptors arrive together or not at all.
 
 // SendFile passes f over c with one byte (SCM_RIGHTS).
-func SendFile(c *net.UnixConn, f *os.File) error {
-	_, _, err := c.WriteMsgUnix([]byte{0}, unix.UnixRights(int(f.Fd())), nil)
+func SendFile(c *net.UnixConn, f *os.File) error { return SendFiles(c, f) }
+
+// SendFiles passes fs over c in one message: one byte and their
+// descriptors.
+func SendFiles(c *net.UnixConn, fs ...*os.File) error {
+	fds := make([]int, len(fs))
+	for i, f := range fs {
+		fds[i] = int(f.Fd())
+	}
+	_, _, err := c.WriteMsgUnix([]byte{0}, unix.UnixRights(fds...), nil)
 	return err
 }
 
 // ReceiveFile takes one descriptor SendFile passed; anything else is an
 // error (and any descriptors that came with it are closed).
 func ReceiveFile(c *net.UnixConn) (*os.File, error) {
+	fs, err := ReceiveFiles(c, 1)
+	if err != nil {
+		return nil, err
+	}
+	return fs[0], nil
+}
+
+// ReceiveFiles takes the n descriptors (at most 4) SendFiles passed in one
+// message; any other number is an error (and those that came are closed).
+func ReceiveFiles(c *net.UnixConn, n int) ([]*os.File, error) {
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4*4))
-	n, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
+	got, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
 	if err != nil {
 		return nil, fmt.Errorf("the passing channel: %w", err)
 	}
@@ -35,14 +54,21 @@ func ReceiveFile(c *net.UnixConn) (*os.File, error) {
 			fds = append(fds, got...)
 		}
 	}
-	if err != nil || n != 1 || len(fds) != 1 {
+	if err != nil || got != 1 || len(fds) != n {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		return nil, errors.New("the passing channel: not one descriptor")
+		if n == 1 {
+			return nil, errors.New("the passing channel: not one descriptor")
+		}
+		return nil, fmt.Errorf("the passing channel: not %d descriptors", n)
 	}
-	unix.CloseOnExec(fds[0])
-	return os.NewFile(uintptr(fds[0]), "passed"), nil
+	fs := make([]*os.File, n)
+	for i, fd := range fds {
+		unix.CloseOnExec(fd)
+		fs[i] = os.NewFile(uintptr(fd), "passed")
+	}
+	return fs, nil
 }
 
 // PassedListener is a listener whose connections are the descriptors
