@@ -72,7 +72,10 @@ func (b *Broker) Code(ctx context.Context, script string) (rpc.Decision, *CodeRe
 	defer cancel()
 	res, err := code.Serve(runCtx, conn, conn, script, lim, b.tool)
 	// A worker the kernel killed for memory closed the channel without a
-	// word: the launcher, which sees its cgroup, says so on end.
+	// word: the launcher, which sees its cgroup, says so on end, once the
+	// worker has ended. The channel is closed first: a worker that broke
+	// the protocol and lives on then ends now, not at its deadline.
+	conn.Close()
 	err = code.WorkerEnd(err, end, lim)
 	out := &CodeResult{Logs: []string{}}
 	// A run that failed says what it logged and how many tool calls it
