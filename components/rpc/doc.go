@@ -16,7 +16,10 @@
 // add up) are answered with a bad-request decision; a frame over the
 // limit is answered and its connection closed, since the stream cannot be
 // read past it. Handshakes, idle connections, slow frames and slow
-// readers all have deadlines. A failed handshake is logged as refused,
+// readers all have deadlines. A frame's buffer grows with the bytes that
+// arrive, not with its length field, and an accept refused for want of
+// descriptors or memory is waited out (with a growing pause), not the
+// end of Serve. A failed handshake is logged as refused,
 // with what the caller claimed; a connection that closes before sending
 // a byte asked nothing and is logged as closed at Info, which the
 // session's summary does not count among refused connections.

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,5 +174,39 @@ func TestSlowFrameAndIdleDeadlines(t *testing.T) {
 	g := serveFS(t)
 	if !ended(g.rawConn(t, pki.Agent), 5*time.Second) {
 		t.Error("an idle connection was still open after 5s (idle timeout 100ms)")
+	}
+}
+
+// shortListener refuses its first accepts as the kernel does when the
+// process is out of descriptors (EMFILE, as net reports it), then
+// accepts.
+type shortListener struct {
+	net.Listener
+	refuse atomic.Int32
+}
+
+func (l *shortListener) Accept() (net.Conn, error) {
+	if l.refuse.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "accept", Net: "unix", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// An accept refused for want of descriptors (the agent holding as many
+// connections as its limits allow) is waited out, not the end of Serve:
+// returning ended the component and with it the session. A run of
+// refusals is logged once, and the next connection is served.
+func TestAcceptOutOfDescriptorsWaitedOut(t *testing.T) {
+	var sl *shortListener
+	f := serveFSWrapped(t, nil, func(ln net.Listener) net.Listener {
+		sl = &shortListener{Listener: ln}
+		sl.refuse.Store(5)
+		return sl
+	})
+	if d, err := f.client(t, pki.Agent).Call(ctx(t), "echo", 1, nil); err != nil || !d.Allowed {
+		t.Fatalf("a call after five refused accepts: %+v, %v", d, err)
+	}
+	if n := strings.Count(f.logs.String(), "cannot accept a connection for now"); n != 1 {
+		t.Errorf("five refused accepts in a row logged %d times; want once:\n%s", n, f.logs.String())
 	}
 }

@@ -127,6 +127,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
+	var pause time.Duration // the wait after a refused accept, while they last
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -140,8 +141,26 @@ func (s *Server) Serve(ln net.Listener) error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			if acceptShort(err) {
+				// Out of descriptors or kernel memory: the agent may hold as
+				// many connections as its own limits allow, and returning
+				// ended the component and with it the session. The listener
+				// is intact and connections end (their deadlines), so wait
+				// and accept again; the wait doubles up to a second so that a
+				// listener that keeps failing does not spin, and is logged
+				// once per run of failures.
+				if pause == 0 {
+					s.log.Warn("cannot accept a connection for now; waiting", "error", err)
+					pause = 5 * time.Millisecond
+				} else {
+					pause = min(2*pause, time.Second)
+				}
+				time.Sleep(pause)
+				continue
+			}
 			return err
 		}
+		pause = 0
 		sc := &serverConn{c: c}
 		s.mu.Lock()
 		if s.closing {
@@ -154,6 +173,17 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		go s.serveConn(sc, cfg)
 	}
+}
+
+// acceptShort is an accept refused for want of a resource that comes
+// back as connections end.
+func acceptShort(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // ServeConn serves one connection the launcher made (one end of a

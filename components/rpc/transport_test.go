@@ -41,7 +41,11 @@ func serveFS(t *testing.T) *fixture { return serveFSPeers(t, nil) }
 
 // serveFSPeers is serveFS with the server's peer uids limited to peers
 // (nil: no limit).
-func serveFSPeers(t *testing.T, peers []uint32) *fixture {
+func serveFSPeers(t *testing.T, peers []uint32) *fixture { return serveFSWrapped(t, peers, nil) }
+
+// serveFSWrapped is serveFSPeers serving on wrap(the Unix listener) when
+// wrap is set.
+func serveFSWrapped(t *testing.T, peers []uint32, wrap func(net.Listener) net.Listener) *fixture {
 	t.Helper()
 	sess, err := pki.NewSession("rpc-test", time.Now())
 	if err != nil {
@@ -92,6 +96,9 @@ func serveFSPeers(t *testing.T, peers []uint32) *fixture {
 	ln, err := net.Listen("unix", f.sock)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wrap != nil {
+		ln = wrap(ln)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
