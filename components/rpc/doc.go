@@ -37,4 +37,9 @@
 //     connections): no pipelining.
 //   - Requests are bounded in size and time, not in rate: a caller may ask
 //     as fast as it likes (each answer is cheap and logged).
+//   - A listener serves at most maxConns (64) connections at once; the
+//     next waits in the kernel's backlog. A caller holding 64 connections
+//     (each renewed within the idle timeout) keeps others on that
+//     listener waiting: the agent can slow itself, not the component's
+//     other listeners, and no longer exhaust the component's memory.
 package rpc

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -208,5 +209,45 @@ func TestAcceptOutOfDescriptorsWaitedOut(t *testing.T) {
 	}
 	if n := strings.Count(f.logs.String(), "cannot accept a connection for now"); n != 1 {
 		t.Errorf("five refused accepts in a row logged %d times; want once:\n%s", n, f.logs.String())
+	}
+}
+
+// A listener has at most maxConns connections open; the next waits in
+// the kernel's backlog, unanswered, until one ends, and is then served.
+// Without the bound the agent could open connections until the
+// component's memory cgroup killed it.
+func TestConnectionsBounded(t *testing.T) {
+	defer func(n int) { maxConns = n }(maxConns)
+	maxConns = 2
+	f := serveFS(t)
+	first := f.rawConn(t, pki.Agent)
+	f.rawConn(t, pki.Agent)
+	// The third's handshake gets no answer while two are open.
+	l, err := f.sess.Issue(pki.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, _ := l.KeyPEM()
+	cert, err := tls.X509KeyPair(l.CertPEM(), keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := net.Dial("unix", f.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	third := tls.Client(raw, &tls.Config{Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
+	third.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if err := third.Handshake(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a third connection's handshake with two open and a bound of two: %v; want it unanswered", err)
+	}
+	// A handshake that timed out cannot go on: dial again once the first
+	// ends (the third, ended too, is accepted first and ends at once).
+	raw.Close()
+	first.Close()
+	tc := f.rawConn(t, pki.Agent)
+	if got := askRaw(t, tc, "echo", []byte("1"), nil); !got.Decision.Allowed {
+		t.Errorf("a connection after one of two ended: %+v", got.Decision)
 	}
 }

@@ -51,6 +51,17 @@ var handshakeTimeout = 10 * time.Second
 // writeTimeout bounds writing one answer (a variable for the tests).
 var writeTimeout = 30 * time.Second
 
+// maxConns bounds the connections one listener's Serve has open at once
+// (a variable for the tests); the next wait in the kernel's bounded
+// backlog until one ends. Without it the agent could open connections
+// until the component's memory cgroup (512 MiB) killed it, ending the
+// session: a hundred connections that each asked fs for a megabyte and
+// did not read the answer held about 150 MiB. A connection holds at most
+// one request and its answer: this many, each sending the largest
+// request and not reading the answer, held 145 MiB (both ends in one
+// test process), well within the cgroup; a client keeps at most four.
+var maxConns = 64
+
 // Server serves one component's operations over mutual TLS.
 type Server struct {
 	leaf     *pki.Leaf
@@ -62,6 +73,7 @@ type Server struct {
 	ln      net.Listener
 	conns   map[*serverConn]struct{}
 	closing bool
+	closed  chan struct{} // closed with closing
 	wg      sync.WaitGroup
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -69,7 +81,8 @@ type Server struct {
 
 type serverConn struct {
 	c    net.Conn
-	busy bool // answering a request (Shutdown lets it finish)
+	slot chan struct{} // its listener's count of open connections (maxConns), or nil
+	busy bool          // answering a request (Shutdown lets it finish)
 	// pinned is a connection the launcher made for one caller (ServeConn):
 	// it is never ended for idleness.
 	pinned bool
@@ -86,7 +99,7 @@ var opName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^
 // identity.
 func NewServer(leaf *pki.Leaf, log *slog.Logger) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{leaf: leaf, log: log, handlers: map[string]DataHandler{}, conns: map[*serverConn]struct{}{}, ctx: ctx, cancel: cancel}
+	return &Server{leaf: leaf, log: log, handlers: map[string]DataHandler{}, conns: map[*serverConn]struct{}{}, closed: make(chan struct{}), ctx: ctx, cancel: cancel}
 }
 
 // Handle registers op (lower case). Register every operation before
@@ -128,9 +141,16 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.mu.Unlock()
 	var pause time.Duration // the wait after a refused accept, while they last
+	slots := make(chan struct{}, maxConns)
 	for {
+		select {
+		case slots <- struct{}{}:
+		case <-s.closed:
+			return nil
+		}
 		c, err := ln.Accept()
 		if err != nil {
+			<-slots
 			s.mu.Lock()
 			closing := s.closing
 			s.mu.Unlock()
@@ -161,11 +181,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		pause = 0
-		sc := &serverConn{c: c}
+		sc := &serverConn{c: c, slot: slots}
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			c.Close()
+			<-slots
 			return nil
 		}
 		s.conns[sc] = struct{}{}
@@ -216,6 +237,9 @@ func (s *Server) ServeConn(c net.Conn) error {
 // in flight (until ctx ends; then their connections are closed too).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.closing {
+		close(s.closed)
+	}
 	s.closing = true
 	if s.ln != nil {
 		s.ln.Close()
@@ -272,6 +296,9 @@ func (s *Server) serveConn(sc *serverConn, cfg *tls.Config) {
 		s.mu.Lock()
 		delete(s.conns, sc)
 		s.mu.Unlock()
+		if sc.slot != nil {
+			<-sc.slot
+		}
 		s.wg.Done()
 	}()
 	heard := &heardConn{Conn: sc.c}
