@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -249,5 +250,51 @@ func TestConnectionsBounded(t *testing.T) {
 	tc := f.rawConn(t, pki.Agent)
 	if got := askRaw(t, tc, "echo", []byte("1"), nil); !got.Decision.Allowed {
 		t.Errorf("a connection after one of two ended: %+v", got.Decision)
+	}
+}
+
+// Shutdown ends every Serve, not only the last one's: fs and bash each
+// serve two listeners, and a listener kept open after Shutdown went on
+// accepting connections no one would serve to the end.
+func TestShutdownEndsEveryServe(t *testing.T) {
+	var first net.Listener
+	f := serveFSWrapped(t, nil, func(ln net.Listener) net.Listener { first = ln; return ln })
+	other, err := net.Listen("unix", f.sock+"-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.srv.Serve(other) }()
+	// The second Serve has its listener once it answers a call, so the
+	// first is not the last one Serve was given.
+	leaf, err := f.sess.Issue(pki.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(leaf, pki.FS, func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", f.sock+"-2")
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := c.Call(ctx(t), "echo", 1, nil); err != nil || !d.Allowed {
+		t.Fatalf("a call on the second listener: %+v, %v", d, err)
+	}
+	c.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	f.srv.Shutdown(sctx)
+	if _, err := net.Dial("unix", f.sock); err == nil {
+		t.Error("the first listener still accepts connections after Shutdown")
+		first.Close() // so that the fixture's Serve returns
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the second Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		other.Close()
+		t.Error("the second Serve still accepting 5s after Shutdown")
 	}
 }

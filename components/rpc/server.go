@@ -70,7 +70,7 @@ type Server struct {
 	peers    []uint32 // when set, the uids a Unix-socket peer may run as
 
 	mu      sync.Mutex
-	ln      net.Listener
+	lns     []net.Listener // every listener Serve was given (fs and bash serve two)
 	conns   map[*serverConn]struct{}
 	closing bool
 	closed  chan struct{} // closed with closing
@@ -138,7 +138,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		ln.Close()
 		return nil
 	}
-	s.ln = ln
+	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
 	var pause time.Duration // the wait after a refused accept, while they last
 	slots := make(chan struct{}, maxConns)
@@ -241,8 +241,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		close(s.closed)
 	}
 	s.closing = true
-	if s.ln != nil {
-		s.ln.Close()
+	for _, ln := range s.lns {
+		ln.Close()
 	}
 	for sc := range s.conns {
 		if !sc.busy {
