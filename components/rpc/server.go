@@ -55,11 +55,12 @@ var writeTimeout = 30 * time.Second
 // (a variable for the tests); the next wait in the kernel's bounded
 // backlog until one ends. Without it the agent could open connections
 // until the component's memory cgroup (512 MiB) killed it, ending the
-// session: a hundred connections that each asked fs for a megabyte and
-// did not read the answer held about 150 MiB. A connection holds at most
-// one request and its answer: this many, each sending the largest
-// request and not reading the answer, held 145 MiB (both ends in one
-// test process), well within the cgroup; a client keeps at most four.
+// session: a hundred connections that each sent a megabyte to be echoed
+// and did not read the answer held about 150 MiB, and each idle one a
+// descriptor. A connection holds at most one request and its answer:
+// this many, each sending the largest request and not reading the
+// answer, held 145 MiB (both ends of every connection in one test
+// process), well within the cgroup; a client keeps at most four.
 var maxConns = 64
 
 // Server serves one component's operations over mutual TLS.
