@@ -295,12 +295,18 @@ func componentMemory(role pki.Role) int64 {
 	return ComponentMemory
 }
 
-// ComponentEnv is a component's environment: empty, but for net, which
-// verifies upstreams against the system's roots and so takes the
-// launcher's SSL_CERT_FILE and SSL_CERT_DIR when the person set them
-// (a corporate root, say), as every Go and OpenSSL program does.
+// ComponentEnv is a component's environment: its Go runtime's bounds,
+// and for net, which verifies upstreams against the system's roots, the
+// launcher's SSL_CERT_FILE and SSL_CERT_DIR when the person set them (a
+// corporate root, say), as every Go and OpenSSL program does. GOMEMLIMIT
+// is three quarters of the role's cgroup limit: the collector works
+// harder as the heap nears it, rather than the kernel killing the
+// component (and so ending the session) while garbage would have freed
+// enough (the bridge red team's advice: the agent decides how much a
+// component holds at once).
 func ComponentEnv(role pki.Role) []string {
-	env := []string{"GOMAXPROCS=" + strconv.Itoa(min(runtime.NumCPU(), ComponentProcs))}
+	env := []string{"GOMAXPROCS=" + strconv.Itoa(min(runtime.NumCPU(), ComponentProcs)),
+		"GOMEMLIMIT=" + strconv.FormatInt(componentMemory(role)/4*3, 10)}
 	if role == pki.Net {
 		for _, k := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR"} {
 			if v, ok := os.LookupEnv(k); ok {

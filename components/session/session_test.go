@@ -256,6 +256,17 @@ func TestComponentEnvProcs(t *testing.T) {
 		if !slices.Contains(env, want) {
 			t.Errorf("%s: environment %q lacks %s", role, env, want)
 		}
+		// The collector's soft limit is below the cgroup's hard one, with
+		// room for what is not heap.
+		var soft int64
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, "GOMEMLIMIT="); ok {
+				soft, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		if hard := componentMemory(role); soft <= hard/2 || soft > hard*4/5 {
+			t.Errorf("%s: GOMEMLIMIT %d for a cgroup limit of %d; want between a half and four fifths of it", role, soft, hard)
+		}
 	}
 	if componentMemory(pki.Net) != NetMemory || componentMemory(pki.FS) != ComponentMemory {
 		t.Error("net's memory limit is not its own")
