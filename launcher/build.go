@@ -235,7 +235,8 @@ func resolveAgent(name string, env []string, cwd string) (string, error) {
 // hideList returns the socket directories to cover: all of them that
 // exist, unless the policy lists one whole (or a directory above it). A
 // listed path beneath a hidden directory is grafted back alone (treeList),
-// so listing /run/lock does not uncover /run/dbus.
+// so listing /run/lock does not uncover /run/dbus. /dev/pts, the host's
+// pseudo-terminals, is covered too (ptsHidden says when).
 func hideList(p *policy.Policy) []string {
 	listed := slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec)
 	var out []string
@@ -251,7 +252,37 @@ func hideList(p *policy.Policy) []string {
 		}
 		out = append(out, d)
 	}
+	if ptsHidden(listed) {
+		out = append(out, ptsDir)
+	}
 	return out
+}
+
+// ptsDir holds the host's pseudo-terminals: every terminal window, ssh
+// login and tmux pane of every user. Landlock keeps the agent from
+// opening them, but not from watching them: inotify_add_watch needs only
+// read permission, and unprivileged the agent is the person's uid, which
+// owns them. A watch on the person's other terminal reported every
+// keystroke typed there (each read by the shell an IN_ACCESS, each echo
+// an IN_MODIFY), with its time: what a password's timing gives away (a
+// re-test). So it is covered like the socket directories, and stage 2
+// grafts back the agent's own terminal (graft_terminals), which ttyname
+// and the unprivileged reopen (reopen_terminals) look up by its path.
+const ptsDir = "/dev/pts"
+
+// ptsHidden reports whether /dev/pts is covered: unless it is missing or
+// not a directory, or a files list reaches it or anything in it, or
+// names /dev/ptmx, which opens a new terminal in the devpts beside it
+// and fails (ENODEV) when an empty tmpfs is there instead. Such policies
+// keep the host's /dev/pts; unprivileged, one that reaches a terminal of
+// the person's is refused (listedTerminal).
+func ptsHidden(listed []policy.Path) bool {
+	if st, err := os.Lstat(ptsDir); err != nil || !st.IsDir() {
+		return false
+	}
+	return !slices.ContainsFunc(listed, func(l policy.Path) bool {
+		return l.Contains(ptsDir) || policy.Path(ptsDir).Contains(l) || l.Contains("/dev/ptmx")
+	})
 }
 
 // treeList returns the trees stage 2 clones and mounts again with their

@@ -272,6 +272,17 @@
 //     it; the agent, which had it twice, has it once. Stage 2 matches the
 //     two copies by signal within about a second; an agent that left the
 //     group is given the relayed copy.
+//   - The host's /dev/pts is covered by an empty read-only tmpfs, as the
+//     socket directories are (hideList), and the agent's terminal on
+//     descriptors 0-2 is mounted back at its name (graft_terminals in
+//     stage2_linux.c): Landlock refused opening the person's other
+//     terminals, but an inotify watch, which needs only read permission,
+//     reported every key typed on one (unprivileged, the agent is the
+//     person's uid, their owner). A policy that lists /dev/pts, a path in
+//     or above it, or /dev/ptmx keeps the host's: a new terminal from
+//     /dev/ptmx is made in the devpts beside it, and fails (ENODEV) with
+//     a tmpfs there. Virtual consoles (/dev/tty1 and on) are not covered:
+//     /dev itself is the host's.
 //   - The watch over a stopped tree (supervise in stage2_linux.c) tells a
 //     thread that ran by how many times it was given a CPU, from its
 //     /proc schedstat. Where that is missing (CONFIG_SCHED_INFO off) or

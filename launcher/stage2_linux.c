@@ -769,6 +769,71 @@ static void cover_own(struct plan *p)
 	}
 }
 
+// A terminal on descriptors 0-2 whose node lies directly in a hidden
+// directory (the agent's own pty, the relay's slave, in /dev/pts): held
+// as a clone of its node while the directory is covered, then mounted
+// again at its name in the cover. The agent keeps its descriptors either
+// way, but ttyname (tty, ssh, gpg's GPG_TTY) finds a terminal's name by
+// looking its path up, and reopen_terminals opens it through that path.
+struct graft {
+	char path[64];
+	int clone;
+};
+
+static int hold_terminals(struct plan *p, struct graft held[3])
+{
+	int n = 0;
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st, at;
+		char link[32], path[64];
+		if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) || !isatty(fd))
+			continue;
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t len = readlink(link, path, sizeof path - 1);
+		if (len <= 0 || len == (ssize_t)sizeof path - 1)
+			continue;
+		path[len] = 0;
+		const char *slash = strrchr(path, '/');
+		int hidden = 0;
+		for (uint32_t i = 0; slash && i < p->nhide; i++)
+			hidden |= strlen(p->hide[i]) == (size_t)(slash - path) && beneath(p->hide[i], path);
+		int dup = 0;
+		for (int i = 0; i < n; i++)
+			dup |= strcmp(held[i].path, path) == 0;
+		if (!hidden || dup)
+			continue;
+		// The very node the descriptor is, not whatever has its name now.
+		int node = pf_open_nofollow(path);
+		if (node < 0)
+			continue; // not shown in the sandbox: nothing to graft
+		if (fstat(node, &at) != 0 || at.st_dev != st.st_dev || at.st_ino != st.st_ino) {
+			close(node);
+			continue;
+		}
+		int clone = (int)syscall(pf_sys_open_tree, node, "", AT_EMPTY_PATH | PF_OPEN_TREE_CLONE | O_CLOEXEC);
+		close(node);
+		if (clone < 0)
+			fail("mounts", "keep the agent's terminal %s: open_tree: %s", path, E);
+		set_attr(clone, "", AT_EMPTY_PATH, PF_MOUNT_ATTR_RDONLY | PF_MOUNT_ATTR_NOSUID | PF_MOUNT_ATTR_NOEXEC, -1, "keep the agent's terminal");
+		memcpy(held[n].path, path, (size_t)len + 1);
+		held[n++].clone = clone;
+	}
+	return n;
+}
+
+static void graft_terminals(struct graft held[3], int n)
+{
+	for (int i = 0; i < n; i++) {
+		int f = open(held[i].path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (f < 0)
+			fail("mounts", "keep the agent's terminal %s: mount point: %s", held[i].path, E);
+		close(f);
+		if (syscall(pf_sys_move_mount, held[i].clone, "", AT_FDCWD, held[i].path, PF_MOVE_MOUNT_F_EMPTY_PATH) != 0)
+			fail("mounts", "keep the agent's terminal %s: move_mount: %s", held[i].path, E);
+		close(held[i].clone);
+	}
+}
+
 // setup_mounts shapes the mount namespace stage 2 was cloned into:
 //
 //  1. private propagation, so nothing mounted here reaches the host;
@@ -778,7 +843,8 @@ static void cover_own(struct plan *p)
 //     a new file anywhere the policy does not grant writing fail with
 //     EROFS, whatever the agent's uid owns (Landlock before ABI 8 does not
 //     mediate metadata changes);
-//  4. socket directories are covered (SR-08), /tmp and /dev/shm replaced
+//  4. socket directories and /dev/pts are covered (SR-08; the agent's own
+//     terminal is grafted back), /tmp and /dev/shm replaced
 //     by private tmpfs, /proc replaced by this pid namespace's, with its
 //     key lists covered;
 //  5. the trees are mounted again, in place or on fresh mount points in
@@ -797,8 +863,11 @@ static void setup_mounts(struct plan *p)
 	if (userns >= 0)
 		close(userns);
 	set_attr(AT_FDCWD, "/", PF_AT_RECURSIVE, PF_MOUNT_ATTR_RDONLY | PF_MOUNT_ATTR_NOSUID, -1, "make the host's mounts read-only");
+	struct graft held[3];
+	int nheld = hold_terminals(p, held);
 	for (uint32_t i = 0; i < p->nhide; i++)
 		mount_tmpfs(p->hide[i], "size=64k,mode=0755", "hide");
+	graft_terminals(held, nheld);
 	char opts[64];
 	snprintf(opts, sizeof opts, "size=%llu,mode=1777", (unsigned long long)p->tmp_size);
 	mount_tmpfs("/tmp", opts, "private");

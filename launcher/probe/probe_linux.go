@@ -76,6 +76,8 @@ var actions = sync.OnceValue(func() map[string]action {
 		"read-environ":     {1, func(_ prober, a []string) error { return readFile("/proc/" + a[0] + "/environ") }, "PID: read /proc/PID/environ"},
 		"fd":               {1, arg1(fdOpen), "N[,N...]: fcntl(N, F_GETFD) on each: ok when any is open, else the first error"},
 		"fchmod-fd":        {1, arg1(fchmodFd), "N: fchmod(N) to the mode it has (refused on a read-only mount, or when not the owner)"},
+		"inotify-watch":    {1, arg1(inotifyWatch), "PATH: inotify_add_watch(PATH, IN_ACCESS|IN_MODIFY), which needs only read permission (Landlock does not check it)"},
+		"tty-name":         {1, arg1(ttyName), "N: look descriptor N's terminal up by the name /proc/self/fd/N gives, as ttyname does: ok when that name is the very node"},
 		"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
 		"env-names":        {0, nil, "prints `names N N ...`, the names in its environment, sorted"},
 		"euid":             {0, nil, "prints `euid E uid U`"},
@@ -471,6 +473,41 @@ func fchmodFd(arg string) error {
 		return err
 	}
 	return unix.Fchmod(n, st.Mode&0o7777)
+}
+
+func inotifyWatch(path string) error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.InotifyAddWatch(fd, path, unix.IN_ACCESS|unix.IN_MODIFY)
+	return err
+}
+
+func ttyName(arg string) error {
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 0 {
+		return probeError{fmt.Sprintf("fd %q", arg)}
+	}
+	var st, at unix.Stat_t
+	if err := unix.Fstat(n, &st); err != nil {
+		return err
+	}
+	if _, err := unix.IoctlGetTermios(n, unix.TCGETS); err != nil {
+		return err // not a terminal
+	}
+	name, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", n))
+	if err != nil {
+		return err
+	}
+	if err := unix.Stat(name, &at); err != nil {
+		return err
+	}
+	if at.Dev != st.Dev || at.Ino != st.Ino || at.Rdev != st.Rdev {
+		return probeError{fmt.Sprintf("%s is another node than descriptor %d", name, n)}
+	}
+	return nil
 }
 
 // fdOpen looks at each descriptor of arg (N or N,N,...): ok when any is

@@ -1,0 +1,68 @@
+package launcher
+
+import (
+	"os"
+	"testing"
+
+	"github.com/pinfold/pinfold/policy"
+)
+
+// The host's /dev/pts is covered in the sandbox (ptsHidden). Landlock
+// keeps the agent from opening the person's other terminals, but not
+// from watching them: unprivileged the agent is the person's uid, which
+// owns them, and an inotify watch on one reported every key typed there
+// and every echo, with its time. The other terminal here is a pty of
+// the test's, given to nobody as a login would; the control, the same
+// watch unconfined as nobody, is set.
+func TestIntegrationOtherTerminalsHidden(t *testing.T) {
+	s := newUnprivSandbox(t, nobody)
+	_, other := openPTY(t)
+	must(t, os.Chown(other.Name(), nobody, nobody))
+	s.denied(t, itPol{}, itOpts{}, "ENOENT", "inotify-watch", other.Name())
+
+	// The agent's own terminal (the relay's pty) is grafted back at its
+	// name: ttyname finds it, and stage 2 opens it again through it
+	// (reopen_terminals), which would otherwise fail the launch.
+	t.Run("own terminal by name", func(t *testing.T) {
+		_, slave := openPTY(t)
+		must(t, os.Chown(slave.Name(), nobody, nobody))
+		o := itOpts{stdin: slave, ctty: true}
+		s.allowed(t, itPol{}, o, "tty-name", "0")
+		s.control(t, o, "tty-name", "0")
+	})
+}
+
+// As root the throwaway uid owns no terminal, but the graft must hold
+// all the same: the agent's terminal is looked up by its name.
+func TestIntegrationOwnTerminalNamedAsRoot(t *testing.T) {
+	s := newSandbox(t)
+	_, slave := openPTY(t)
+	o := itOpts{stdin: slave, ctty: true}
+	s.allowed(t, itPol{}, o, "tty-name", "0")
+	s.control(t, o, "tty-name", "0")
+}
+
+// ptsHidden covers /dev/pts unless a files list reaches it, lies in it,
+// or names /dev/ptmx, which needs the devpts beside it.
+func TestPtsHidden(t *testing.T) {
+	if st, err := os.Lstat(ptsDir); err != nil || !st.IsDir() {
+		t.Skipf("no %s here", ptsDir)
+	}
+	for _, c := range []struct {
+		listed []policy.Path
+		want   bool
+	}{
+		{nil, true},
+		{[]policy.Path{"/dev/null", "/dev/urandom", "/dev/tty", "/usr"}, true},
+		{[]policy.Path{"/dev/pts"}, false},
+		{[]policy.Path{"/dev"}, false},
+		{[]policy.Path{"/"}, false},
+		{[]policy.Path{"/dev/pts/ptmx"}, false},
+		{[]policy.Path{"/dev/ptmx"}, false},
+		{[]policy.Path{"/dev/ptsx"}, true},
+	} {
+		if got := ptsHidden(c.listed); got != c.want {
+			t.Errorf("ptsHidden(%v) = %v, want %v", c.listed, got, c.want)
+		}
+	}
+}
