@@ -113,6 +113,9 @@ func BuildPlan(req Request, h Host, identity IdentityPlan) (*Plan, Notes, error)
 	for _, m := range plan.Mounts.Masks {
 		notes.Other = append(notes.Other, "the launcher's own "+m.Path+" is covered: the agent cannot read it")
 	}
+	if ttyHidden(slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec)) {
+		plan.Mounts.Masks = append(plan.Mounts.Masks, MaskPlan{Path: devTTY})
+	}
 	// In components mode the workspace is fs's: the agent starts there
 	// only when the policy also lets it read it directly, else at HOME.
 	agentReads := slices.ContainsFunc(slices.Concat(p.Files.Read, p.Files.Write, p.Files.Exec), func(l policy.Path) bool { return l.Contains(p.Workspace.Path) })
@@ -269,6 +272,27 @@ func hideList(p *policy.Policy) []string {
 // grafts back the agent's own terminal (graft_terminals), which ttyname
 // and the unprivileged reopen (reopen_terminals) look up by its path.
 const ptsDir = "/dev/pts"
+
+// devTTY opens the caller's controlling terminal, whichever it is, so
+// every user's programs share its node: a password prompt (sudo, ssh,
+// gpg) reads it there. An inotify watch on it, which needs only read
+// permission (it is 0666) and which Landlock does not check, reported
+// each key read through it by any user on the host, as root's
+// throwaway uid too (a re-test). Unless a files list reaches it (the
+// agent then opens its own terminal through it, and the watch stays
+// possible), it is covered like the launcher's own files (cover_own:
+// the host's /dev/null, read-only and nodev), which opening it then
+// fails with EACCES as Landlock had.
+const devTTY = "/dev/tty"
+
+// ttyHidden reports whether /dev/tty is covered: when it is a device
+// and no files list reaches it.
+func ttyHidden(listed []policy.Path) bool {
+	if st, err := os.Lstat(devTTY); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	return !slices.ContainsFunc(listed, func(l policy.Path) bool { return l.Contains(devTTY) })
+}
 
 // ptsHidden reports whether /dev/pts is covered: unless it is missing or
 // not a directory, or a files list reaches it or anything in it, or

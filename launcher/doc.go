@@ -281,8 +281,13 @@
 //     person's uid, their owner). A policy that lists /dev/pts, a path in
 //     or above it, or /dev/ptmx keeps the host's: a new terminal from
 //     /dev/ptmx is made in the devpts beside it, and fails (ENODEV) with
-//     a tmpfs there. Virtual consoles (/dev/tty1 and on) are not covered:
-//     /dev itself is the host's.
+//     a tmpfs there. /dev/tty, one node for every user's programs, which
+//     password prompts read through (sudo, ssh, gpg), is covered with the
+//     host's /dev/null like the launcher's own files (a MaskPlan), unless
+//     a files list reaches it: a watch on it saw each key read there by
+//     any user, as root's throwaway uid too. A policy that lists it keeps
+//     the host's node, and the watch. Virtual consoles (/dev/tty1 and on)
+//     are not covered: /dev itself is the host's.
 //   - The watch over a stopped tree (supervise in stage2_linux.c) tells a
 //     thread that ran by how many times it was given a CPU, from its
 //     /proc schedstat. Where that is missing (CONFIG_SCHED_INFO off) or

@@ -1,7 +1,9 @@
 package launcher
 
 import (
+	"fmt"
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/pinfold/pinfold/policy"
@@ -65,4 +67,25 @@ func TestPtsHidden(t *testing.T) {
 			t.Errorf("ptsHidden(%v) = %v, want %v", c.listed, got, c.want)
 		}
 	}
+}
+
+// /dev/tty is one node for every user's programs: a password prompt
+// (sudo, ssh, gpg) reads the keys through it, and an inotify watch on
+// it, which needs only read permission (0666), saw each of them, as the
+// root launch's throwaway uid too. The sandbox's /dev/tty is another
+// node (the host's /dev/null, covered), so a watch there sees nothing
+// of the host's terminals; a policy that lists /dev/tty keeps the
+// host's, through which the agent opens its own terminal.
+func TestIntegrationDevTTYCovered(t *testing.T) {
+	var host syscall.Stat_t
+	if err := syscall.Lstat(devTTY, &host); err != nil || host.Mode&syscall.S_IFMT != syscall.S_IFCHR {
+		requireFeature(t, "a /dev/tty device", false, fmt.Sprint(err))
+	}
+	hostNode := fmt.Sprintf("node %d %d", host.Dev, host.Ino)
+	s := newSandbox(t)
+	itExpect(t, "control (unconfined)", s.direct(t, itOpts{}, "node", devTTY), hostNode, 0)
+	if r := s.launch(t, itPol{}, itOpts{}, "node", devTTY); r.code != 0 || r.stdout == hostNode+"\n" {
+		t.Fatalf("confined: want another node than the host's /dev/tty (%s), got %s", hostNode, r)
+	}
+	itExpect(t, "confined, /dev/tty listed", s.launch(t, itPol{read: []string{devTTY}}, itOpts{}, "node", devTTY), hostNode, 0)
 }

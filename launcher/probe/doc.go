@@ -22,8 +22,8 @@
 // A few actions report a value instead (documented per action in
 // probe_linux.go): `absent`/`present`, `euid E uid U`,
 // `forked K of N [ERRNO]`, `spawned PID`, `soft S hard H` (rlimit),
-// `opts O,...` (mount-opts), `names N ...` (env-names), `id HEX`
-// (fscrypt-add).
+// `opts O,...` (mount-opts), `names N ...` (env-names), `node DEV INO`
+// (node), `id HEX` (fscrypt-add).
 //
 // The probe uses golang.org/x/sys/unix directly, never a shell. Actions
 // that run the probe again (exec, write-exec, setuid-exec, memfd-exec,

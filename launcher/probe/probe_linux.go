@@ -77,6 +77,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"fd":               {1, arg1(fdOpen), "N[,N...]: fcntl(N, F_GETFD) on each: ok when any is open, else the first error"},
 		"fchmod-fd":        {1, arg1(fchmodFd), "N: fchmod(N) to the mode it has (refused on a read-only mount, or when not the owner)"},
 		"inotify-watch":    {1, arg1(inotifyWatch), "PATH: inotify_add_watch(PATH, IN_ACCESS|IN_MODIFY), which needs only read permission (Landlock does not check it)"},
+		"node":             {1, nil, "PATH: prints `node DEV INO`, the file PATH names (lstat), or `denied ERRNO`"},
 		"tty-name":         {1, arg1(ttyName), "N: look descriptor N's terminal up by the name /proc/self/fd/N gives, as ttyname does: ok when that name is the very node"},
 		"env":              {1, nil, "NAME: prints `absent` (exit 0) or `present` (exit 1)"},
 		"env-names":        {0, nil, "prints `names N N ...`, the names in its environment, sorted"},
@@ -182,6 +183,14 @@ func Main(self []string, args []string) {
 		slices.Sort(names)
 		fmt.Println("names " + strings.Join(names, " "))
 		os.Exit(0)
+	case "node":
+		var st unix.Stat_t
+		err := unix.Lstat(args[0], &st)
+		if err == nil {
+			fmt.Printf("node %d %d\n", st.Dev, st.Ino)
+			os.Exit(0)
+		}
+		report(err)
 	case "mount-opts":
 		mountOpts(args[0])
 	case "fscrypt-add":
