@@ -6,6 +6,7 @@ package launcher
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -419,6 +420,22 @@ func TestIntegrationStage2NotReadable(t *testing.T) {
 // unconfined, lists root's keyrings.
 func TestIntegrationKeyListsCovered(t *testing.T) {
 	newSandbox(t).denied(t, itPol{}, itOpts{}, "empty", "key-lists")
+}
+
+// The kernel's command line (the host's boot configuration; on this VM
+// its init's listening address and flags) is covered in the sandbox's
+// /proc: the agent finds none of its bytes there, where the control does.
+func TestIntegrationKernelCmdlineCovered(t *testing.T) {
+	host, err := os.ReadFile("/proc/cmdline")
+	if err != nil || len(bytes.TrimSpace(host)) == 0 {
+		t.Fatalf("the host's /proc/cmdline: %q, %v: nothing to look for", host, err)
+	}
+	needle := hex.EncodeToString(bytes.TrimSpace(host)[:min(24, len(bytes.TrimSpace(host)))])
+	s := newSandbox(t)
+	itExpect(t, "confined find-bytes in /proc/cmdline", s.launch(t, itPol{}, itOpts{}, "find-bytes", needle, "/proc/cmdline"), "absent 1", 0)
+	if r := s.direct(t, itOpts{}, "find-bytes", needle, "/proc/cmdline"); r.stdout != "found /proc/cmdline\n" {
+		t.Fatalf("control: %s, want the bytes found", r)
+	}
 }
 
 // The agent cannot crash stage 2 with a signal that would make a Go

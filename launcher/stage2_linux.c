@@ -696,9 +696,12 @@ static void mount_tmpfs(const char *dir, const char *opts, const char *what)
 // (unprivileged, the agent is the person's uid and possesses their session
 // keyring), and per-uid key counts. keyctl is refused, so the contents
 // stay out of reach either way; the names are not the agent's business
-// either. Each is covered with the (read-only) host's /dev/null, as
-// container runtimes mask them.
-static const char *const masked_proc[] = {"/proc/keys", "/proc/key-users"};
+// either. And the kernel's command line: the host's boot configuration,
+// which on some hosts carries addresses, tokens or an init's arguments
+// (here: the VM agent's listening address and flags; the agent-view red
+// team). Each is covered with the (read-only) host's /dev/null, as
+// container runtimes mask the key lists.
+static const char *const masked_proc[] = {"/proc/keys", "/proc/key-users", "/proc/cmdline"};
 
 static void mask_proc(void)
 {
@@ -708,7 +711,7 @@ static void mask_proc(void)
 			continue; // a kernel without CONFIG_KEYS
 		if (mount("/dev/null", path, NULL, MS_BIND, NULL) != 0)
 			fail("mounts", "cover %s: %s", path, E);
-		set_attr(AT_FDCWD, path, 0, PF_MOUNT_ATTR_RDONLY | PF_MOUNT_ATTR_NOSUID | PF_MOUNT_ATTR_NOEXEC, -1, "cover /proc's key lists");
+		set_attr(AT_FDCWD, path, 0, PF_MOUNT_ATTR_RDONLY | PF_MOUNT_ATTR_NOSUID | PF_MOUNT_ATTR_NOEXEC, -1, "cover /proc's key lists and command line");
 	}
 }
 
