@@ -37,8 +37,9 @@ import (
 //     openat; glibc and Go do not call openat2 at all);
 //     `execve("/proc/self/fd/N")` of an executable memfd is prevented only
 //     by refusing executable memfds (memfd rules, or vm.memfd_noexec=2).
-//   - Default allow: a system call added to the kernel after this list
-//     (as open_tree_attr was in 6.15) is allowed until it is listed.
+//   - Default allow: a call the kernel has and this list does not name is
+//     allowed. A call numbered above seccompReviewed fails with ENOSYS
+//     (seccompNewerCalls) until a review raises it.
 //   - Landlock's network rules hook TCP bind and connect only. TCP Fast
 //     Open (MSG_FASTOPEN on sendto, sendmsg, sendmmsg) connects without the
 //     connect hook and is always denied here; TCP_FASTOPEN_CONNECT needs a
@@ -424,7 +425,7 @@ func BuildSeccomp(spec SeccompSpec) (SeccompProgram, error) {
 		return SeccompProgram{}, fmt.Errorf("seccomp: libseccomp exported an unusable program: %w", err)
 	}
 	p.Rules = len(rules)
-	if newer := seccompNewerCalls(); newer != nil {
+	if newer := seccompNewerCalls(seccompReviewed); newer != nil {
 		p.Filter = append(newer, p.Filter...)
 		p.Rules++
 	}
@@ -440,15 +441,16 @@ func BuildSeccomp(spec SeccompSpec) (SeccompProgram, error) {
 const seccompReviewed = unix.SYS_FILE_SETATTR
 
 // seccompNewerCalls is a prefix to libseccomp's program: on the native
-// architecture, a call numbered above seccompReviewed fails with ENOSYS,
-// what a kernel without the call answers, so programs fall back as they
-// do on older kernels. A deny list over a default allow otherwise let
+// architecture, a call numbered above reviewed (seccompReviewed; a test
+// passes a lower one, to see the prefix at work in this kernel) fails
+// with ENOSYS, what a kernel without the call answers, so programs fall
+// back as they do on older kernels. A deny list over a default allow otherwise let
 // through whatever a later kernel adds (listns, after 6.18, lists the
 // host's namespaces) until someone listed it (SD-10). x32's numbers (bit
 // 30 set) are left to libseccomp's program, which kills them. nil where
 // the native architecture's audit number is not known here: the rules
 // alone then, as before.
-func seccompNewerCalls() []unix.SockFilter {
+func seccompNewerCalls(reviewed uint32) []unix.SockFilter {
 	var arch uint32
 	switch runtime.GOARCH {
 	case "amd64":
@@ -472,7 +474,7 @@ func seccompNewerCalls() []unix.SockFilter {
 		{Code: jeq, K: arch, Jt: 0, Jf: 4},
 		{Code: ld, K: 0},
 		{Code: jge, K: seccompX32Bit, Jt: 2, Jf: 0},
-		{Code: jgt, K: seccompReviewed, Jt: 0, Jf: 1},
+		{Code: jgt, K: reviewed, Jt: 0, Jf: 1},
 		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(syscall.ENOSYS)},
 	}
 }

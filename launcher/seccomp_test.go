@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -457,7 +458,7 @@ func TestSeccompArchitectures(t *testing.T) {
 		{unix.AUDIT_ARCH_X86_64, 0x40000000 | unix.SYS_SOCKET, "signal=SIGSYS"},
 		{unix.AUDIT_ARCH_X86_64, 0x40000000 | 545, "signal=SIGSYS"}, // x32 execve
 		{unix.AUDIT_ARCH_X86_64, unix.SYS_GETPID, "allow"},
-		{unix.AUDIT_ARCH_X86_64, unix.SYS_FILE_SETATTR, "allow"}, // 469, the last reviewed
+		{unix.AUDIT_ARCH_X86_64, unix.SYS_FILE_SETATTR, "allow"},  // 469, the last reviewed
 		{unix.AUDIT_ARCH_X86_64, unix.SYS_LISTNS, "errno=ENOSYS"}, // 470, after 6.18
 		{unix.AUDIT_ARCH_X86_64, 471, "errno=ENOSYS"},
 		{unix.AUDIT_ARCH_X86_64, 1000, "errno=ENOSYS"},
@@ -475,6 +476,51 @@ func TestSeccompArchitectures(t *testing.T) {
 // TestSeccompSweeps checks the rules built from unions of masked compares
 // (libseccomp 2.5 allows one compare per argument in a rule) against their
 // definition on every one- and two-bit value and the boundaries.
+// TestSeccompNewerCallsKernel runs seccompNewerCalls in the kernel, not
+// only in the emulator: the agent's program, its prefix built for a lower
+// reviewed number (setxattrat, 463), answers ENOSYS to calls this kernel
+// has above it (file_getattr, file_setattr), which the unconfined control
+// gets an answer of their own from, and still lets the reviewed number
+// itself through. The program as built (file_setattr, 469) lets both
+// through.
+func TestSeccompNewerCallsKernel(t *testing.T) {
+	p := mustBuildSeccomp(t, SeccompSpec{})
+	prefix := seccompNewerCalls(seccompReviewed)
+	if !slices.Equal(p.Filter[:len(prefix)], prefix) {
+		t.Fatalf("the program does not start with seccompNewerCalls(seccompReviewed): %+v", p.Filter[:len(prefix)])
+	}
+	lowered := SeccompProgram{Filter: append(seccompNewerCalls(unix.SYS_SETXATTRAT), p.Filter[len(prefix):]...)}
+	enosys := "errno=" + unix.ErrnoName(unix.ENOSYS)
+	for _, c := range []struct {
+		nr   uintptr
+		prog SeccompProgram
+		want string
+	}{
+		{unix.SYS_SETXATTRAT, lowered, "allow"},
+		// (Not getxattrat, 464: the list answers it ENOSYS itself.)
+		{unix.SYS_FILE_GETATTR, lowered, enosys},
+		{unix.SYS_FILE_SETATTR, lowered, enosys},
+		{unix.SYS_FILE_GETATTR, p, "allow"},
+		{unix.SYS_FILE_SETATTR, p, "allow"},
+	} {
+		// All arguments zero: each call refuses them (EINVAL, EFAULT)
+		// before doing anything.
+		row := seccompCase{name: fmt.Sprint(c.nr), nr: c.nr}
+		ctl := runSeccompProbe(t, row, nil)
+		got := runSeccompProbe(t, row, c.prog.Marshal())
+		t.Logf("call %d: control: %s; filtered: %s", c.nr, ctl, got)
+		if ctl == enosys {
+			requireFeature(t, fmt.Sprintf("system call %d (Linux 6.18)", c.nr), false, "ENOSYS without a filter")
+		}
+		if !strings.HasPrefix(ctl, "errno=") && ctl != "ok" {
+			t.Fatalf("call %d: control: %s, want an answer", c.nr, ctl)
+		}
+		if want := c.want; want == "allow" && got != ctl || want != "allow" && got != want {
+			t.Errorf("call %d: filtered: %s, want %s (control: %s)", c.nr, got, want, ctl)
+		}
+	}
+}
+
 func TestSeccompSweeps(t *testing.T) {
 	vals := []uint64{0, 0xffffffff, 0xfffffffe, 0x7fffffff, scHigh, ^uint64(0), 0xffffffff_00000000}
 	for i := range 64 {

@@ -412,7 +412,7 @@ func entries() []Entry {
 		sd("SD-10", "Seccomp is a deny list over a default allow",
 			"A call the kernel has and the list does not name is allowed: the list is what was found to need a rule, not what was found harmless.",
 			"Every call up to the last one reviewed (file_setattr, Linux 6.18; seccompReviewed) was gone through, and any later number fails with ENOSYS, as on a kernel without it, until a review lets it through (listns, newer than 6.18, is refused so). Landlock, the namespaces and the read-only mounts still apply to whatever an allowed call does.",
-			"launcher.TestSeccompArchitectures"),
+			"launcher.TestSeccompArchitectures", "launcher.TestSeccompNewerCallsKernel"),
 		sd("SD-11", `listen() without bind() is allowed in "ports" mode when something may bind`,
 			"With bind_tcp listing a port or Unix sockets allowed, listen() on an unbound socket opens an ephemeral TCP port that Landlock does not check.",
 			"The launch summary names it as uncovered.",
