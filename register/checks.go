@@ -379,8 +379,26 @@ func checks() []check {
 			// kernel answers EIO to a caller without CAP_SYS_ADMIN, which
 			// the agent's throwaway uid lacks and the root control has, so
 			// any refusal passed there without the filter.
-			return probeCase{probe: probe("tiocsti"), direct: true, pty: true,
-				refused: func(r Run) bool { return r.Line == "denied EPERM" && r.Code == 1 }}, nil
+			perm := func(r Run) bool { return r.Line == "denied EPERM" && r.Code == 1 }
+			// And each other ioctl SR-17 names, and TIOCSTI with bit 32 of
+			// the command set (the kernel reads 32 bits; a filter that
+			// compared 64 let it through): a mutation audit, where the
+			// check passed with the other four rules off, or with TIOCSTI
+			// compared as 64 bits. Each call leaves the fresh terminal as
+			// it was. TIOCLINUX is a console's: on a pseudo-terminal the
+			// kernel's answer is ENOTTY, which shows the call reached it.
+			ioctl := func(which string, ok func(Run) bool) probeCase {
+				return probeCase{probe: probe("tty-ioctl", which), direct: true, pty: true, name: which, refused: perm, ok: ok}
+			}
+			return probeCase{probe: probe("tiocsti"), direct: true, pty: true, name: "TIOCSTI",
+				refused: perm,
+				also: []probeCase{
+					ioctl("sti-high", nil),
+					ioctl("linux", func(r Run) bool { return r.Line == "denied ENOTTY" && r.Code == 1 }),
+					ioctl("setd", nil),
+					ioctl("xonc", nil),
+					ioctl("excl", nil),
+				}}, nil
 		}},
 		{"SR-18", func(s *scratch) (probeCase, error) {
 			// A set-uid-root copy of the probe in an exec path: confined,
@@ -451,9 +469,22 @@ func checks() []check {
 			return pc, nil
 		}},
 		{"SR-20", func(s *scratch) (probeCase, error) {
-			return probeCase{probe: probe("vsock-socket"), direct: true, skip: func(c Run) (bool, string) {
+			noVsock := func(c Run) (bool, string) {
 				return strings.HasPrefix(c.Line, "denied "), "this machine has no vsock (the control got " + c.Line + ")"
-			}}, nil
+			}
+			// And socketpair, which the rule covers too (vsock's own
+			// answer is EOPNOTSUPP, which the probe prints as ENOTSUP;
+			// the filter's is EAFNOSUPPORT): a mutation audit, where the
+			// check passed with socketpair left out of the rule.
+			return probeCase{probe: probe("vsock-socket"), direct: true, name: "socket", skip: noVsock,
+				also: []probeCase{
+					{probe: probe("vsock-socketpair"), direct: true, name: "socketpair",
+						refused: func(r Run) bool { return r.Line == "denied EAFNOSUPPORT" && r.Code == 1 },
+						ok:      func(r Run) bool { return r.Line == "denied ENOTSUP" && r.Code == 1 },
+						skip: func(c Run) (bool, string) {
+							return c.Line == "denied EAFNOSUPPORT", "this machine has no vsock (the control got " + c.Line + ")"
+						}},
+				}}, nil
 		}},
 		{"SR-21", func(s *scratch) (probeCase, error) {
 			// EROFS, the read-only mount's answer: Landlock's EACCES alone

@@ -80,6 +80,8 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-32":                   {Run{Code: 123}, ok, ok},
 		"SR-36":                   {Run{Code: 137}, ok, ok},
 		"SR-17":                   {Run{Line: "denied EPERM", Code: 1}, ok, ok},
+		"SR-17 linux":             {Run{Line: "denied EPERM", Code: 1}, ok, Run{Line: "denied ENOTTY", Code: 1}},
+		"SR-20 socketpair":        {Run{Line: "denied EAFNOSUPPORT", Code: 1}, Run{Line: "denied ENOTSUP", Code: 1}, Run{Line: "denied ENOTSUP", Code: 1}},
 		"SR-29":                   {Run{Line: "denied ESRCH", Code: 1}, ok, ok},
 		"SR-23":                   {Run{Code: 125, Stderr: `launcher: error: stage 2 mounts: "/w" passes through a symlink now (it did not when the policy was checked): refusing to follow it (SR-02): the agent was not started`}, ok, ok},
 		"SR-24":                   {Run{Code: 124, ErrorLine: "launcher: error: refused: host: landlock files: Landlock is unavailable: kernel built without Landlock (landlock_create_ruleset: ENOSYS): nothing was started", Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}, ok, ok},
@@ -198,6 +200,11 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-33 no version", Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}},
 		{"SR-32", Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}},
 		{"SR-26", Run{Line: "euid 1000 uid 1000"}},
+		// The kernel's own answer is the call getting through: a
+		// pseudo-terminal's ENOTTY to TIOCLINUX, vsock's EOPNOTSUPP to a
+		// socketpair.
+		{"SR-17 linux", Run{Line: "denied ENOTTY", Code: 1}},
+		{"SR-20 socketpair", Run{Line: "denied ENOTSUP", Code: 1}},
 		// fs refusing for another reason (the workspace's own protections)
 		// is not the escape SR-39 is about; net refusing by domain rule is
 		// not the SSRF check; a refusal by the agent's own kernel rules
@@ -936,5 +943,73 @@ func TestSR01Cases(t *testing.T) {
 	// Another refusal of the policy is not this rule's.
 	if overlap.refused(Run{Code: 122, ErrorLine: "launcher: error: p.toml:5: files.exec: \"/w/bin\" cannot be used: it does not exist", Stderr: "launcher: hint: create it"}) {
 		t.Error("a missing exec path is taken as the write-exec refusal")
+	}
+}
+
+// SR-17's check tries each ioctl its control names, and TIOCSTI with
+// bit 32 of the command set, each refused only by seccomp's EPERM (a
+// mutation audit: with the TIOCLINUX, TIOCSETD, TCXONC or TIOCEXCL rule
+// off, or TIOCSTI compared as 64 bits, the check passed on TIOCSTI
+// alone). TIOCLINUX's control is the pseudo-terminal's own ENOTTY.
+func TestSR17Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-17")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes [][]string
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		probes = append(probes, c.probe)
+		if !c.pty {
+			t.Errorf("%s: no terminal", c.name)
+		}
+		if !c.refused(Run{Line: "denied EPERM", Code: 1}) {
+			t.Errorf("%s: seccomp's EPERM not taken as a refusal", c.name)
+		}
+		for _, r := range []Run{{Line: "ok"}, {Line: "denied ENOTTY", Code: 1}, {Line: "denied EIO", Code: 1}} {
+			if c.refused(r) {
+				t.Errorf("%s: %+v taken as a refusal", c.name, r)
+			}
+		}
+	}
+	want := [][]string{{"tiocsti"}, {"tty-ioctl", "sti-high"}, {"tty-ioctl", "linux"}, {"tty-ioctl", "setd"}, {"tty-ioctl", "xonc"}, {"tty-ioctl", "excl"}}
+	if !slices.EqualFunc(probes, want, slices.Equal[[]string]) {
+		t.Fatalf("SR-17's probes %q, want %q", probes, want)
+	}
+	if linux := pc.also[1]; !linux.ok(Run{Line: "denied ENOTTY", Code: 1}) || linux.ok(Run{Line: "denied EPERM", Code: 1}) {
+		t.Errorf("TIOCLINUX's control must be the kernel's ENOTTY alone")
+	}
+}
+
+// SR-20's check also asks for a vsock socketpair, which the rule covers
+// (a mutation audit: with socketpair left out, the check passed on
+// socket alone). Only the filter's EAFNOSUPPORT is a refusal: vsock's
+// own answer, EOPNOTSUPP, is the call getting through.
+func TestSR20Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-20")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pc.also) != 1 || !slices.Equal(pc.also[0].probe, []string{"vsock-socketpair"}) {
+		t.Fatalf("SR-20's further cases %+v, want the vsock socketpair alone", pc.also)
+	}
+	pair := pc.also[0]
+	if !pair.refused(Run{Line: "denied EAFNOSUPPORT", Code: 1}) || pair.refused(Run{Line: "denied ENOTSUP", Code: 1}) || pair.refused(Run{Line: "ok"}) {
+		t.Errorf("socketpair: only EAFNOSUPPORT is the filter's refusal")
+	}
+	if !pair.ok(Run{Line: "denied ENOTSUP", Code: 1}) || pair.ok(Run{Line: "denied EAFNOSUPPORT", Code: 1}) {
+		t.Errorf("socketpair: the control's success is vsock's own EOPNOTSUPP")
+	}
+	if skip, _ := pair.skip(Run{Line: "denied EAFNOSUPPORT", Code: 1}); !skip {
+		t.Errorf("socketpair: a kernel without vsock is not skipped")
 	}
 }

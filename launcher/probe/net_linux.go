@@ -201,6 +201,18 @@ func tfoConnect(addr string) error {
 }
 
 // socketOnly creates a socket of the family and closes it.
+// vsockSocketpair asks for a pair of vsock sockets: vsock has none, so
+// the kernel answers EOPNOTSUPP once the family is reached; a filter that
+// refuses the family answers EAFNOSUPPORT before.
+func vsockSocketpair() error {
+	fds, err := unix.Socketpair(unix.AF_VSOCK, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	unix.Close(fds[0])
+	return unix.Close(fds[1])
+}
+
 func socketOnly(family, typ int) error {
 	fd, err := unix.Socket(family, typ|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

@@ -431,6 +431,43 @@ func tiocsti() error {
 	return unix.IoctlSetPointerInt(0, unix.TIOCSTI, 'x') // the ioctl reads one char at the pointer
 }
 
+// ttyIoctl makes one of the terminal ioctls SR-17 refuses on stdin,
+// leaving the terminal as it was: TIOCSTI (also with bit 32 of the
+// command set, which the kernel drops, as the filter must), TIOCLINUX
+// (a console's: a pseudo-terminal answers ENOTTY), TIOCSETD to N_TTY,
+// TCXONC with TCOON, and TIOCEXCL undone with TIOCNXCL.
+func ttyIoctl(which string) error {
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err != nil {
+		return setupErr("stdin is not a terminal", err)
+	}
+	ioctl := func(cmd uint64, arg uintptr) error {
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, 0, uintptr(cmd), arg); e != 0 {
+			return e
+		}
+		return nil
+	}
+	c, disc := byte('x'), int32(0) // N_TTY, <linux/tty.h>
+	sub := byte(0)                 // TIOCLINUX's subcode; none is valid on a pseudo-terminal
+	switch which {
+	case "sti":
+		return ioctl(unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+	case "sti-high":
+		return ioctl(1<<32|unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+	case "linux":
+		return ioctl(unix.TIOCLINUX, uintptr(unsafe.Pointer(&sub)))
+	case "setd":
+		return ioctl(unix.TIOCSETD, uintptr(unsafe.Pointer(&disc)))
+	case "xonc":
+		return ioctl(unix.TCXONC, unix.TCOON)
+	case "excl":
+		if err := ioctl(unix.TIOCEXCL, 0); err != nil {
+			return err
+		}
+		return ioctl(unix.TIOCNXCL, 0)
+	}
+	return probeError{fmt.Sprintf("tty-ioctl %q: want sti, sti-high, linux, setd, xonc or excl", which)}
+}
+
 // noEcho turns stdin's echo off and leaves it so.
 func noEcho() error {
 	t, err := unix.IoctlGetTermios(0, unix.TCGETS)
