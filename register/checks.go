@@ -490,8 +490,26 @@ func checks() []check {
 			// EROFS, the read-only mount's answer: Landlock's EACCES alone
 			// would not show that the host's files are read-only for what
 			// Landlock below ABI 8 does not mediate (chmod, times, xattrs).
-			return probeCase{probe: probe("write", filepath.Join(s.outside, "written")), direct: true,
-				refused: func(r Run) bool { return r.Line == "denied EROFS" }}, nil
+			erofs := func(r Run) bool { return r.Line == "denied EROFS" }
+			// And a read path under the host's /tmp, which has a mount of
+			// its own (grafted into the private /tmp): only that mount's
+			// read-only flag makes it EROFS (a mutation audit: with read
+			// trees mounted writable, Landlock's EACCES kept the write out,
+			// chmod and the rest were not kept, and the check passed on
+			// the host's mounts alone). The control writes there directly.
+			dir, err := os.MkdirTemp("/tmp", "pinfold-check-")
+			if err != nil {
+				return probeCase{}, err
+			}
+			s.closers = append(s.closers, func() { os.RemoveAll(dir) })
+			if err := os.Chmod(dir, 0o755); err != nil {
+				return probeCase{}, err
+			}
+			tmpRead := strings.Replace(s.policyText(""), "[files]\n", fmt.Sprintf("[files]\nread = [%q]\n", dir), 1)
+			return probeCase{probe: probe("write", filepath.Join(s.outside, "written")), direct: true, name: "the host's files",
+				refused: erofs,
+				also: []probeCase{{raw: tmpRead, probe: probe("write", filepath.Join(dir, "written")), direct: true, name: "a read path under /tmp",
+					refused: erofs}}}, nil
 		}},
 		{"SR-22", func(s *scratch) (probeCase, error) {
 			// Stage 2 is pid 1 of the sandbox and runs as the agent's uid;

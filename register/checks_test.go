@@ -1013,3 +1013,39 @@ func TestSR20Cases(t *testing.T) {
 		t.Errorf("socketpair: a kernel without vsock is not skipped")
 	}
 }
+
+// SR-21's check also writes into a read path under the host's /tmp,
+// which is a mount of its own in the sandbox: only its read-only flag
+// answers EROFS there (a mutation audit: with read trees mounted
+// writable, the check passed on the host's mounts alone, Landlock's
+// EACCES keeping the write out but not chmod).
+func TestSR21Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := checks()[indexOf(checks(), "SR-21")].prepare(s)
+	if err != nil {
+		s.close()
+		t.Fatal(err)
+	}
+	if len(pc.also) != 1 {
+		s.close()
+		t.Fatalf("SR-21's further cases %+v, want the read path under /tmp alone", pc.also)
+	}
+	c := pc.also[0]
+	dir := filepath.Dir(c.probe[1])
+	if c.probe[0] != "write" || filepath.Dir(dir) != "/tmp" || !strings.Contains(c.raw, fmt.Sprintf("read = [%q]", dir)) {
+		t.Errorf("%s: probe %q under policy %q, want a write into a read path directly under /tmp", c.name, c.probe, c.raw)
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("%s: %s is not there for the agent's throwaway uid to reach (%v)", c.name, dir, err)
+	}
+	if !c.refused(Run{Line: "denied EROFS", Code: 1}) || c.refused(Run{Line: "denied EACCES", Code: 1}) {
+		t.Errorf("%s: only the read-only mount's EROFS is the refusal", c.name)
+	}
+	s.close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is left after the check (%v)", dir, err)
+	}
+}

@@ -154,7 +154,7 @@ func entries() []Entry {
 		sr("SR-21", "No writes or metadata changes outside write paths",
 			"The agent changes a file it may only read, or the mode, times or extended attributes of any host file its uid owns (Landlock before ABI 8 does not mediate chmod, utimes or setxattr).",
 			"Every host mount is read-only and nosuid inside the sandbox, so writes and metadata changes outside the write trees fail with EROFS whatever the agent's uid owns; Landlock refuses on its own behind that; /tmp and /dev/shm are private tmpfs; a read path under the host's /tmp is grafted read-only. A terminal on descriptors 0-2 is opened again through the sandbox's read-only /dev, so fchmod, futimens and fsetxattr on it fail too (SD-20 for other inherited files).",
-			Boundary, "launcher.TestIntegrationWriteOutsideWorkspace", "launcher.TestIntegrationLandlockBehindReadOnlyMounts", "launcher.TestIntegrationReadPathUnderTmpStaysReadOnly", "launcher.TestIntegrationChmodOutsideWritePaths", "launcher.TestIntegrationUnprivileged"),
+			Boundary, "launcher.TestIntegrationWriteOutsideWorkspace", "launcher.TestIntegrationLandlockBehindReadOnlyMounts", "launcher.TestIntegrationReadPathUnderTmpStaysReadOnly", "launcher.TestIntegrationChmodOutsideWritePaths", "launcher.TestIntegrationUnprivileged", "register.TestSR21Cases"),
 		sr("SR-23", "A symlink swapped in after the policy check is not followed",
 			"Between CheckLive and stage 2 opening the paths, a process of the same user replaces a listed directory with a symlink.",
 			"Stage 2 opens every listed path with openat2 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, for the Landlock rules and the mount clones alike, and fails closed with the path named.",
