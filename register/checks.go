@@ -994,9 +994,24 @@ return how;`
 			// limit stays 1, the one value that stops a core_pattern pipe.
 			// The control's lowering takes. The check does not crash
 			// anything: a host's handler is not called on an audit.
-			return probeCase{probe: probe("core-limit", "setrlimit"), direct: true,
-				refused: func(r Run) bool { return r.Line == "lowered ok, core soft 1 hard 1" && r.Code == 0 },
-				ok:      func(r Run) bool { return r.Line == "lowered ok, core soft 0 hard 0" && r.Code == 0 }}, nil
+			lowered := func(r Run) bool { return r.Line == "lowered ok, core soft 0 hard 0" && r.Code == 0 }
+			// And each other way to lower it, each a rule of its own (a
+			// mutation audit: with any one of them off the check passed on
+			// glibc's call alone): the setrlimit system call, answered as
+			// done the same way; prlimit64 naming the agent's own pid, and
+			// prlimit64 asking the old limit back, both refused (EPERM).
+			// Each control's lowering takes.
+			kept := func(how, line string) probeCase {
+				return probeCase{probe: probe("core-limit", how), direct: true, name: how,
+					refused: func(r Run) bool { return r.Line == line && r.Code == 0 }, ok: lowered}
+			}
+			pc := kept("setrlimit", "lowered ok, core soft 1 hard 1")
+			pc.also = []probeCase{
+				kept("setrlimit-call", "lowered ok, core soft 1 hard 1"),
+				kept("prlimit-pid", "lowered EPERM, core soft 1 hard 1"),
+				kept("prlimit-old", "lowered EPERM, core soft 1 hard 1"),
+			}
+			return pc, nil
 		}},
 	}
 }

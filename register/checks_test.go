@@ -75,7 +75,10 @@ func TestCheckPredicates(t *testing.T) {
 		"SR-21":                   {Run{Line: "denied EROFS", Code: 1}, ok, ok},
 		"SR-51":                   {Run{Line: "denied EROFS", Code: 1}, ok, ok},
 		"SR-52":                   {Run{Line: "denied ENXIO", Code: 1}, ok, ok},
-		"SR-53":                   {Run{Line: "lowered ok, core soft 1 hard 1"}, Run{Line: "lowered ok, core soft 0 hard 0"}, Run{Line: "lowered ok, core soft 0 hard 0"}},
+		"SR-53 setrlimit":         {Run{Line: "lowered ok, core soft 1 hard 1"}, Run{Line: "lowered ok, core soft 0 hard 0"}, Run{Line: "lowered ok, core soft 0 hard 0"}},
+		"SR-53 setrlimit-call":    {Run{Line: "lowered ok, core soft 1 hard 1"}, Run{Line: "lowered ok, core soft 0 hard 0"}, Run{Line: "lowered ok, core soft 0 hard 0"}},
+		"SR-53 prlimit-pid":       {Run{Line: "lowered EPERM, core soft 1 hard 1"}, Run{Line: "lowered ok, core soft 0 hard 0"}, Run{Line: "lowered ok, core soft 0 hard 0"}},
+		"SR-53 prlimit-old":       {Run{Line: "lowered EPERM, core soft 1 hard 1"}, Run{Line: "lowered ok, core soft 0 hard 0"}, Run{Line: "lowered ok, core soft 0 hard 0"}},
 		"SR-02":                   {Run{Code: 122, Stderr: "launcher: hint: name the real path, and check who planted the link"}, ok, ok},
 		"SR-32":                   {Run{Code: 123}, ok, ok},
 		"SR-36":                   {Run{Code: 137}, ok, ok},
@@ -1047,5 +1050,33 @@ func TestSR21Cases(t *testing.T) {
 	s.close()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s is left after the check (%v)", dir, err)
+	}
+}
+
+// SR-53's check lowers the core limit each way seccomp has a rule for:
+// glibc's call and the setrlimit system call (answered as done, the
+// limit kept), prlimit64 naming a pid or asking the old limit (refused).
+// A mutation audit: with any one of the last three rules off, the check
+// passed on glibc's call alone.
+func TestSR53Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-53")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes [][]string
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		probes = append(probes, c.probe)
+		if c.refused(Run{Line: "lowered ok, core soft 0 hard 0"}) || c.refused(Run{Line: "lowered EPERM, core soft 0 hard 0"}) {
+			t.Errorf("%s: a limit of 0 taken as kept", c.name)
+		}
+	}
+	want := [][]string{{"core-limit", "setrlimit"}, {"core-limit", "setrlimit-call"}, {"core-limit", "prlimit-pid"}, {"core-limit", "prlimit-old"}}
+	if !slices.EqualFunc(probes, want, slices.Equal[[]string]) {
+		t.Errorf("SR-53's probes %q, want %q", probes, want)
 	}
 }

@@ -364,7 +364,7 @@ func entries() []Entry {
 		sr("SR-53", "A crash does not start the host's core dump handler",
 			"With a pipe in core_pattern (systemd-coredump, apport) the kernel runs the host's handler as root, outside every namespace, on the memory of any process that crashes, whatever its RLIMIT_CORE of 0 says: the agent reaches a root program of the host's (whose parsing of a crafted process has had privilege escalations) and writes into its store.",
 			"The agent's RLIMIT_CORE is 1, the one value at which the kernel makes no core dump at all (a pipe is refused as a recursive dump, and no file fits in one byte). Stage 2 sets it on itself before its seccomp filter, which answers the agent's own change of it as done without making it (ulimit -c 0 and ssh-agent lower it for the same end) and refuses a change naming a pid or asking the old limit back. The check has the agent lower it and reads it back (it crashes nothing on an audit); the test crashes the agent under a core_pattern pipe of its own. A hard limit of 0 the launcher inherited stays 0, and a socket in core_pattern is not stopped by any limit (SD-28).",
-			Boundary, "launcher.TestIntegrationCoreDumpNoHostHelper", "launcher.TestIntegrationRlimits", "launcher.TestCoreDumpsReach"),
+			Boundary, "launcher.TestIntegrationCoreDumpNoHostHelper", "launcher.TestIntegrationRlimits", "launcher.TestCoreDumpsReach", "register.TestSR53Cases"),
 
 		// The evidence.
 		{ID: "SR-09", Title: "A refusal counts only with a successful control run",

@@ -98,8 +98,14 @@ func coreDump(marker, how string) {
 	case "prlimit-old":
 		var old unix.Rlimit
 		err = unix.Prlimit(0, unix.RLIMIT_CORE, &zero, &old)
+	case "setrlimit-call":
+		// The setrlimit system call itself, which libcs no longer make
+		// but a program may.
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRLIMIT, unix.RLIMIT_CORE, uintptr(unsafe.Pointer(&zero)), 0); e != 0 {
+			err = e
+		}
 	default:
-		broke(fmt.Errorf("how %q: want keep, setrlimit, prlimit-pid or prlimit-old", how))
+		broke(fmt.Errorf("how %q: want keep, setrlimit, setrlimit-call, prlimit-pid or prlimit-old", how))
 	}
 	line := ""
 	if how != "keep" {
