@@ -60,6 +60,10 @@ type probeCase struct {
 	// launcherInWS runs the confined launch with a copy of the launcher
 	// placed in the workspace (the control uses the real one).
 	launcherInWS bool
+	// launcherLinkedInWS runs the confined launch with a copy of the
+	// launcher outside the workspace that has a second name (a hard
+	// link) in it.
+	launcherLinkedInWS bool
 	// controlUID runs the direct control as this uid (0: as the runner).
 	controlUID int
 	// pty gives both runs a fresh pseudo-terminal as stdin and controlling
@@ -537,9 +541,19 @@ func checks() []check {
 			// The refusal that names the launcher's code beneath a write
 			// path: any other refusal (exit 124 is every host or policy
 			// refusal, a kernel without Landlock's among them) is not it.
-			return probeCase{probe: probe("noop"), launcherInWS: true, refused: func(r Run) bool {
+			pc := probeCase{probe: probe("noop"), launcherInWS: true, name: "beneath the workspace", refused: func(r Run) bool {
 				return r.Code == 124 && strings.Contains(r.said(), "it could replace code the next launch runs")
-			}}, nil
+			}}
+			// And a launcher outside every write path with a second name
+			// (a hard link) in the workspace: the same file, which the
+			// agent could rewrite there. No path of it lies beneath a
+			// write path, so only the rule about a file's other names
+			// refuses it (a mutation audit: with that rule off the check
+			// passed on the first case, which three rules refuse).
+			pc.also = []probeCase{{probe: probe("noop"), launcherLinkedInWS: true, name: "hard-linked into the workspace", refused: func(r Run) bool {
+				return r.Code == 124 && strings.Contains(r.said(), "has 2 names (hard links)")
+			}}}
+			return pc, nil
 		}},
 		{"SR-26", func(s *scratch) (probeCase, error) {
 			return probeCase{probe: probe("euid"), direct: true,

@@ -122,6 +122,9 @@ func TestCheckPredicates(t *testing.T) {
 		cases["SR-04"] = lines{Run{Code: 124, Stderr: "launcher: hint: mount cgroup2 at /sys/fs/cgroup (mount -t cgroup2 cgroup2 /sys/fs/cgroup)"},
 			Run{Line: "forked 18 of 100 EAGAIN"}, Run{Line: "forked 100 of 100"}}
 	}
+	// SR-25's second case is refused by the rule about the launcher's
+	// other names.
+	cases["SR-25 hard-linked into the workspace"] = lines{Run{Code: 124, ErrorLine: "launcher: error: refused: launcher: the launcher's /s/xbin/launcher has 2 names (hard links), and one may be beneath a path the agent can write: it could change the file the next launch runs: nothing was started"}, ok, ok}
 	// SR-50's refusal names the owner's file, in this scratch.
 	cases["SR-50"] = lines{Run{Line: "exit 1 cat: " + filepath.Join(s.ws, "inside") + ": Permission denied"}, Run{Line: "exit 0 the owner's project"}, Run{Line: "exit 0 the owner's project"}}
 	// SR-45's worker refused the file outside, in this scratch.
@@ -192,6 +195,9 @@ func TestCheckPredicates(t *testing.T) {
 		{"SR-24", Run{Code: 124, ErrorLine: "launcher: error: refused: cgroup: no v1 pids hierarchy", Stderr: "launcher: hint: a kernel with Landlock and cgroup2"}},
 		// Any other refusal of the launch (Landlock missing) is not SR-25's.
 		{"SR-25", Run{Code: 124, ErrorLine: "launcher: error: refused: landlock files: Landlock is unavailable", Stderr: "launcher: hint: a kernel ≥ 5.13 with CONFIG_SECURITY_LANDLOCK=y"}},
+		// The launcher refused by another rule (its path beneath the
+		// workspace) is not the rule about its other names.
+		{"SR-25 hard-linked into the workspace", Run{Code: 124, ErrorLine: "launcher: error: refused: launcher: the launcher's /w/launcher is beneath /w, which the agent can write: it could replace code the next launch runs: nothing was started"}},
 		// A policy refused for another reason than the check's: a spoil
 		// that broke something else proves nothing of the rule.
 		{"SR-12", Run{Code: 122, Stderr: `launcher: hint: did you mean "read"?`}},
@@ -1078,5 +1084,45 @@ func TestSR53Cases(t *testing.T) {
 	want := [][]string{{"core-limit", "setrlimit"}, {"core-limit", "setrlimit-call"}, {"core-limit", "prlimit-pid"}, {"core-limit", "prlimit-old"}}
 	if !slices.EqualFunc(probes, want, slices.Equal[[]string]) {
 		t.Errorf("SR-53's probes %q, want %q", probes, want)
+	}
+}
+
+// SR-25's check also runs a launcher outside the workspace with a second
+// name (a hard link) in it, which only the launcher's rule about a file's
+// other names refuses (a mutation audit: with that rule off, the check
+// passed on the launcher beneath the workspace, which three rules
+// refuse). The confined launch runs that copy, and the link is the same
+// file.
+func TestSR25LinkedCase(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "launcher")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"$0 $(stat -c %h \"$0\")\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := newScratch(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-25")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pc.also) != 1 || !pc.also[0].launcherLinkedInWS {
+		t.Fatalf("SR-25's further cases %+v, want the launcher with a second name in the workspace", pc.also)
+	}
+	r := Runner{Launcher: fake, Timeout: 30 * time.Second}
+	run := r.launch(context.Background(), s, s.policyText(""), "", pc.also[0], true)
+	copied := filepath.Join(s.xbin, "launcher")
+	if run.Line != copied+" 2" {
+		t.Errorf("the confined launch ran %q, want %s with 2 names", run.Line, copied)
+	}
+	a, errA := os.Stat(copied)
+	b, errB := os.Stat(filepath.Join(s.ws, "launcher-link"))
+	if errA != nil || errB != nil || !os.SameFile(a, b) {
+		t.Errorf("the workspace's name is not the launcher's file (%v, %v)", errA, errB)
+	}
+	if control := r.launch(context.Background(), s, s.policyText(""), "", pc.also[0], false); control.Line != fake+" 1" {
+		t.Errorf("the control ran %q, want the launcher itself", control.Line)
 	}
 }

@@ -318,6 +318,18 @@ func (r Runner) launch(ctx context.Context, s *scratch, text, pin string, pc pro
 			return Run{Code: -1, Err: err.Error()}
 		}
 	}
+	if pc.launcherLinkedInWS && confined {
+		outer = filepath.Join(s.xbin, "launcher")
+		link := filepath.Join(s.ws, "launcher-link")
+		os.Remove(outer) // a case run again (retries) in this scratch
+		os.Remove(link)
+		if err := copyFile(r.Launcher, outer, 0o755); err != nil {
+			return Run{Code: -1, Err: err.Error()}
+		}
+		if err := os.Link(outer, link); err != nil {
+			return Run{Code: -1, Err: err.Error()}
+		}
+	}
 	argv := []string{outer, "--policy-sha256", pin, "--policy", path, "--quiet"}
 	if pc.answer != "" {
 		argv = append(argv, "--approval-timeout", "30s")
