@@ -917,9 +917,27 @@ return how;`
 				return probeCase{}, err
 			}
 			text := s.componentsText("")
-			return probeCase{raw: text, control: text, probe: probe("code-run", escape), controlProbe: probe("code-run", tool),
+			// And eval and Function, reached at run time through the
+			// global object (a sloppy function's this; globalThis is
+			// refused statically): the isolate deleted both. A mutation
+			// audit: with eval left on the global object, the check passed
+			// on the constructors alone (the prototypes' constructor,
+			// neutralised, is not the global Function either). The line
+			// says what this was, so that a script where it was not the
+			// global object proves nothing.
+			evalEscape := `const g = (function () { return this; })();
+let how = typeof g;
+for (const k of [["ev", "al"].join(""), ["Func", "tion"].join("")]) {
+  try { g[k]("1"); how += " reached " + k; } catch (e) { how += " refused " + e.name; }
+}
+return how;`
+			inside := func(r Run) bool { return r.Line == `value "inside\n"` && r.Code == 0 }
+			return probeCase{raw: text, control: text, probe: probe("code-run", escape), controlProbe: probe("code-run", tool), name: "function constructors",
 				refused: func(r Run) bool { return strings.HasPrefix(r.Line, `value "refused `) && r.Code == 0 },
-				ok:      func(r Run) bool { return r.Line == `value "inside\n"` && r.Code == 0 }}, nil
+				ok:      inside,
+				also: []probeCase{{raw: text, control: text, probe: probe("code-run", evalEscape), controlProbe: probe("code-run", tool), name: "eval and Function",
+					refused: func(r Run) bool { return r.Line == `value "object refused TypeError refused TypeError"` && r.Code == 0 },
+					ok:      inside}}}, nil
 		}},
 		{"SR-48", func(s *scratch) (probeCase, error) {
 			// A script that never ends, under a 2 s deadline: the run

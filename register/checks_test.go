@@ -125,6 +125,8 @@ func TestCheckPredicates(t *testing.T) {
 	// SR-25's second case is refused by the rule about the launcher's
 	// other names.
 	cases["SR-25 hard-linked into the workspace"] = lines{Run{Code: 124, ErrorLine: "launcher: error: refused: launcher: the launcher's /s/xbin/launcher has 2 names (hard links), and one may be beneath a path the agent can write: it could change the file the next launch runs: nothing was started"}, ok, ok}
+	// SR-47's second case says what this was, then each name's fate.
+	cases["SR-47 eval and Function"] = lines{Run{Line: `value "object refused TypeError refused TypeError"`}, Run{Line: `value "object refused TypeError reached Function"`}, Run{Line: `value "inside\n"`}}
 	// SR-50's refusal names the owner's file, in this scratch.
 	cases["SR-50"] = lines{Run{Line: "exit 1 cat: " + filepath.Join(s.ws, "inside") + ": Permission denied"}, Run{Line: "exit 0 the owner's project"}, Run{Line: "exit 0 the owner's project"}}
 	// SR-45's worker refused the file outside, in this scratch.
@@ -1124,5 +1126,34 @@ func TestSR25LinkedCase(t *testing.T) {
 	}
 	if control := r.launch(context.Background(), s, s.policyText(""), "", pc.also[0], false); control.Line != fake+" 1" {
 		t.Errorf("the control ran %q, want the launcher itself", control.Line)
+	}
+}
+
+// SR-47's check also reaches eval and Function through the global object
+// at run time (a mutation audit: with either left there, the check passed
+// on the prototypes' constructors alone). Only both refused, with this
+// the global object, is the refusal: a script where this was undefined
+// would be refused without reaching either.
+func TestSR47Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-47")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pc.also) != 1 || pc.also[0].name != "eval and Function" {
+		t.Fatalf("SR-47's further cases %+v, want eval and Function", pc.also)
+	}
+	c := pc.also[0]
+	if script := c.probe[len(c.probe)-1]; c.probe[0] != "code-run" || !strings.Contains(script, `["ev", "al"]`) || !strings.Contains(script, `["Func", "tion"]`) {
+		t.Errorf("%s: probe %q does not reach both names at run time", c.name, c.probe)
+	}
+	for _, line := range []string{`value "undefined refused TypeError refused TypeError"`, `value "object reached eval refused TypeError"`, `value "object refused TypeError reached Function"`} {
+		if c.refused(Run{Line: line}) {
+			t.Errorf("%s: %s taken as a refusal", c.name, line)
+		}
 	}
 }
