@@ -884,9 +884,19 @@ func checks() []check {
 			// workspace, and the tree holds a git hook: its command line
 			// never names .git/hooks, and the hook is mounted read-only in
 			// the worker. The control copies a tree without one.
+			// And the same for the repository's config and a shell
+			// start-up file, each a protected kind of its own (git's
+			// config beneath .git; a built-in name at any depth): a
+			// mutation audit, where the check passed with either left
+			// out of fs's protected names, on the hook alone. Each exists
+			// in the workspace before, as the worker mounts what exists.
 			files := map[string]string{
 				"tpl/.git/hooks/pre-commit": "echo pwned\n",
+				"cfg/.git/config":           "[core]\n\tfsmonitor = pwned\n",
+				"rc/.bashrc":                "echo pwned\n",
 				"plain/notes.txt":           "note\n",
+				".git/config":               "[core]\n",
+				".bashrc":                   "# the person's\n",
 			}
 			if err := os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755); err != nil {
 				return probeCase{}, err
@@ -895,11 +905,16 @@ func checks() []check {
 				return probeCase{}, err
 			}
 			text := s.componentsText("[commands]\nauto = [\"cp\"]\n")
-			return probeCase{raw: text, control: text, probe: probe("sh-run", "cp -r tpl/. ."), controlProbe: probe("sh-run", "cp -r plain/. ."),
-				refused: func(r Run) bool {
-					return strings.HasPrefix(r.Line, "exit ") && !strings.HasPrefix(r.Line, "exit 0") && strings.Contains(r.Line, "Read-only file system")
-				},
-				ok: func(r Run) bool { return strings.HasPrefix(r.Line, "exit 0") && r.Code == 0 }}, nil
+			copied := func(name, tree string) probeCase {
+				return probeCase{raw: text, control: text, probe: probe("sh-run", "cp -r "+tree+"/. ."), controlProbe: probe("sh-run", "cp -r plain/. ."), name: name,
+					refused: func(r Run) bool {
+						return strings.HasPrefix(r.Line, "exit ") && !strings.HasPrefix(r.Line, "exit 0") && strings.Contains(r.Line, "Read-only file system")
+					},
+					ok: func(r Run) bool { return strings.HasPrefix(r.Line, "exit 0") && r.Code == 0 }}
+			}
+			pc := copied("a git hook", "tpl")
+			pc.also = []probeCase{copied("the repository's config", "cfg"), copied("a shell start-up file", "rc")}
+			return pc, nil
 		}},
 		{"SR-47", func(s *scratch) (probeCase, error) {
 			// A script that passes the static check (the key is built at

@@ -1157,3 +1157,47 @@ func TestSR47Cases(t *testing.T) {
 		}
 	}
 }
+
+// SR-46's check copies a tree over each protected kind, by a command
+// that names none: a git hook, the repository's config, a shell start-up
+// file, each already in the workspace (the worker mounts what exists). A
+// mutation audit: with config or .bashrc out of fs's protected names, the
+// check passed on the hook alone.
+func TestSR46Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-46")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"tpl": ".git/hooks/pre-commit", "cfg": ".git/config", "rc": ".bashrc"}
+	var seen []string
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		tree, ok := strings.CutPrefix(c.probe[len(c.probe)-1], "cp -r ")
+		tree, ok2 := strings.CutSuffix(tree, "/. .")
+		rel, known := want[tree]
+		if c.probe[0] != "sh-run" || !ok || !ok2 || !known || strings.Contains(c.probe[1], ".git") || strings.Contains(c.probe[1], "bashrc") {
+			t.Errorf("%s: probe %q, want a cp -r of one of %v naming no protected path", c.name, c.probe, want)
+			continue
+		}
+		seen = append(seen, tree)
+		protected := rel // what the workspace holds already: the hooks directory for a hook
+		if tree == "tpl" {
+			protected = filepath.Dir(rel)
+		}
+		for _, p := range []string{filepath.Join(s.ws, tree, rel), filepath.Join(s.ws, protected)} {
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+		}
+		if c.refused(Run{Line: "exit 0 "}) || c.refused(Run{Line: "exit 1 cp: cannot stat 'x': No such file or directory"}) {
+			t.Errorf("%s: a copy that went ahead, or failed for another reason, taken as a refusal", c.name)
+		}
+	}
+	if slices.Sort(seen); !slices.Equal(seen, []string{"cfg", "rc", "tpl"}) {
+		t.Errorf("SR-46's cases copy %q, want cfg, rc and tpl", seen)
+	}
+}
