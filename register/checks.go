@@ -999,6 +999,7 @@ return how;`
 				"tools/fsmonitor":      "#!/bin/sh\n",
 				"tools/ssh":            "#!/bin/sh\n",
 				"tools/git.inc":        "[alias]\n\tst = status\n",
+				".bashrc":              "# the person's\n",
 			}
 			if err := os.MkdirAll(filepath.Join(s.ws, ".git", "hooks"), 0o755); err != nil {
 				return probeCase{}, err
@@ -1018,10 +1019,18 @@ return how;`
 				write("core.fsmonitor's tools/fsmonitor", "tools/fsmonitor"),
 				write("core.sshCommand's tools/ssh (env tools/ssh)", "tools/ssh"),
 				beside,
-				// Last: its control, the write unconfined, leaves the file
-				// no config git can read, which a launch after it would
-				// say as uncovered.
+				// A built-in name, and the config itself: SR-51 names both,
+				// and a launcher that left either writable passed the
+				// cases above (a mutation audit: .bashrc, or config beneath
+				// .git, out of fs's protected names).
+				write("a shell start-up file (.bashrc)", ".bashrc"),
+				// Last but one: its control, the write unconfined, leaves
+				// the file no config git can read, which a launch after it
+				// would say as uncovered.
 				write("include.path's tools/git.inc", "tools/git.inc"),
+				// Last: its control spoils the config that names the
+				// paths above.
+				write(".git/config", ".git/config"),
 			}
 			return pc, nil
 		}},

@@ -537,12 +537,16 @@ func TestCheckSR51Cases(t *testing.T) {
 		says     []string
 	}{
 		{nil, Inconclusive, []string{".githooks/pre-commit (control: tools/notes written confined): control failed"}},
-		{[]string{"tools/notes"}, Pass, []string{".git/hooks/pre-commit: refused", "core.hooksPath's .githooks/pre-commit: refused", "include.path's tools/git.inc: refused", "core.fsmonitor's tools/fsmonitor: refused", "core.sshCommand's tools/ssh (env tools/ssh): refused"}},
+		{[]string{"tools/notes"}, Pass, []string{".git/hooks/pre-commit: refused", "core.hooksPath's .githooks/pre-commit: refused", "include.path's tools/git.inc: refused", "core.fsmonitor's tools/fsmonitor: refused", "core.sshCommand's tools/ssh (env tools/ssh): refused", "a shell start-up file (.bashrc): refused", ".git/config: refused"}},
 		{[]string{"tools/notes", ".githooks/pre-commit"}, Fail, []string{"core.hooksPath's .githooks/pre-commit: not refused", "(control: tools/notes written confined): not refused"}},
 		{[]string{"tools/notes", "tools/git.inc"}, Fail, []string{"include.path's tools/git.inc: not refused"}},
 		{[]string{"tools/notes", "tools/fsmonitor"}, Fail, []string{"core.fsmonitor's tools/fsmonitor: not refused"}},
 		{[]string{"tools/notes", "tools/ssh"}, Fail, []string{"core.sshCommand's tools/ssh (env tools/ssh): not refused"}},
 		{[]string{"tools/notes", ".git/hooks/pre-commit"}, Fail, []string{".git/hooks/pre-commit: not refused"}},
+		// A built-in name and the config itself (a mutation audit: with
+		// either out of fs's protected names, the check passed).
+		{[]string{"tools/notes", ".bashrc"}, Fail, []string{"a shell start-up file (.bashrc): not refused"}},
+		{[]string{"tools/notes", ".git/config"}, Fail, []string{".git/config: not refused"}},
 	} {
 		r := Runner{Launcher: fakeWriter(t, c.writable...), Timeout: 10 * time.Second}
 		res, _ := r.run(context.Background(), checks()[i])
