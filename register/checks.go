@@ -749,30 +749,39 @@ func checks() []check {
 			// session stops at once, saying which component ended, and
 			// nothing of the agent's is left. The control, the same
 			// session left alone, sleeps to its end.
-			marker := "pinfold-check-" + filepath.Base(s.dir)
+			// And the same with bash, and with kms, killed instead: SR-40
+			// says any component (a mutation audit: a launcher that
+			// stopped the session only when fs exited passed with fs
+			// alone).
 			text := s.componentsText("")
-			var killed atomic.Bool
-			return probeCase{raw: text, control: text, probe: probe("sleep", "3", marker),
-				race: func(launcher int) {
-					// Once the agent runs (the session is whole: killing fs
-					// while it is set up is the launch failing, not the
-					// session stopping).
-					if agentRuns(marker, 15*time.Second) {
-						killed.Store(killComponent(launcher, "fs", 15*time.Second))
-					}
-				},
-				refused: func(r Run) bool {
-					return r.Line == "" && r.Code != 0 && strings.Contains(r.Stderr, "component fs exited")
-				},
-				rejudge: func(v Verdict, reason string) (Verdict, string) {
-					if leftOver(s.launcher, marker) != "no process left" {
-						return Fail, "the agent outlived its session (the check ended it)"
-					}
-					if !killed.Load() && v == Pass {
-						return Inconclusive, "fs was not found to kill"
-					}
-					return v, reason
-				}}, nil
+			killed := func(role string) probeCase {
+				marker := "pinfold-check-" + role + "-" + filepath.Base(s.dir)
+				var killed atomic.Bool
+				return probeCase{raw: text, control: text, probe: probe("sleep", "3", marker), name: role,
+					race: func(launcher int) {
+						// Once the agent runs (the session is whole: killing
+						// a component while it is set up is the launch
+						// failing, not the session stopping).
+						if agentRuns(marker, 15*time.Second) {
+							killed.Store(killComponent(launcher, role, 15*time.Second))
+						}
+					},
+					refused: func(r Run) bool {
+						return r.Line == "" && r.Code != 0 && strings.Contains(r.Stderr, "component "+role+" exited")
+					},
+					rejudge: func(v Verdict, reason string) (Verdict, string) {
+						if leftOver(s.launcher, marker) != "no process left" {
+							return Fail, "the agent outlived its session (the check ended it)"
+						}
+						if !killed.Load() && v == Pass {
+							return Inconclusive, role + " was not found to kill"
+						}
+						return v, reason
+					}}
+			}
+			pc := killed("fs")
+			pc.also = []probeCase{killed("bash"), killed("kms")}
+			return pc, nil
 		}},
 		{"SR-41", func(s *scratch) (probeCase, error) {
 			// A GET through net to a web server on the host's loopback:

@@ -127,6 +127,12 @@ func TestCheckPredicates(t *testing.T) {
 	cases["SR-25 hard-linked into the workspace"] = lines{Run{Code: 124, ErrorLine: "launcher: error: refused: launcher: the launcher's /s/xbin/launcher has 2 names (hard links), and one may be beneath a path the agent can write: it could change the file the next launch runs: nothing was started"}, ok, ok}
 	// SR-47's second case says what this was, then each name's fate.
 	cases["SR-47 eval and Function"] = lines{Run{Line: `value "object refused TypeError refused TypeError"`}, Run{Line: `value "object refused TypeError reached Function"`}, Run{Line: `value "inside\n"`}}
+	// SR-40's cases each name the component killed; fs's refusal is not
+	// another's.
+	for _, role := range []string{"bash", "kms"} {
+		cases["SR-40 "+role] = lines{Run{Code: 125, Stderr: "launcher: error: component " + role + " exited: signal: killed: the session was stopped and the agent killed"},
+			Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok}
+	}
 	// SR-50's refusal names the owner's file, in this scratch.
 	cases["SR-50"] = lines{Run{Line: "exit 1 cat: " + filepath.Join(s.ws, "inside") + ": Permission denied"}, Run{Line: "exit 0 the owner's project"}, Run{Line: "exit 0 the owner's project"}}
 	// SR-45's worker refused the file outside, in this scratch.
@@ -1203,5 +1209,36 @@ func TestSR46Cases(t *testing.T) {
 	}
 	if slices.Sort(seen); !slices.Equal(seen, []string{"cfg", "rc", "tpl"}) {
 		t.Errorf("SR-46's cases copy %q, want cfg, rc and tpl", seen)
+	}
+}
+
+// SR-40's check kills each of fs, bash and kms in a session of its own:
+// SR-40 says any component ends the session (a mutation audit: a
+// launcher that stopped the session only when fs exited passed with fs
+// alone). Each case waits for its own agent, by a marker of its own.
+func TestSR40Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-40")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	markers := map[string]bool{}
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		names = append(names, c.name)
+		markers[c.probe[len(c.probe)-1]] = true
+		if c.race == nil || c.rejudge == nil {
+			t.Errorf("%s: no race to kill the component, or no look for what outlived it", c.name)
+		}
+		if !c.refused(Run{Code: 125, Stderr: "launcher: error: component " + c.name + " exited: signal: killed"}) {
+			t.Errorf("%s: its own component's exit not taken as the refusal", c.name)
+		}
+	}
+	if !slices.Equal(names, []string{"fs", "bash", "kms"}) || len(markers) != 3 {
+		t.Errorf("SR-40's cases %q with %d markers, want fs, bash and kms, each its own", names, len(markers))
 	}
 }

@@ -308,7 +308,7 @@ func entries() []Entry {
 		sr("SR-40", "A session ends with any of its components, and nothing of it outlives the launcher",
 			"An agent left running after a component died would go on without the checks that component made, or be retried with less; processes left behind after the launcher is killed would keep authority nobody supervises.",
 			"A component's exit cancels the launch: stage 2 kills the agent, the other components are stopped, the reason is printed, and nothing is retried. Components carry the parent-death signal and run in cgroups of their own, which the session kills whole; the agent's tree ends with stage 2.",
-			Boundary, "launcher.TestIntegrationComponentDeathStopsSession", "launcher.TestIntegrationComponentsLauncherKilled", "components/session.TestSessionStopKills", "components/session.TestSessionStopKillsComponentGroup", "components/session.TestSessionKMS"),
+			Boundary, "launcher.TestIntegrationComponentDeathStopsSession", "launcher.TestIntegrationComponentsLauncherKilled", "components/session.TestSessionStopKills", "components/session.TestSessionStopKillsComponentGroup", "components/session.TestSessionKMS", "register.TestSR40Cases"),
 
 		sr("SR-41", "The agent's egress goes through net's domain policy and SSRF protection",
 			`In "proxy" mode an agent could reach internal services, cloud metadata, or hosts the policy denies, by name, by an IP literal in an odd spelling, through a DNS answer that changes between check and connect, or through a redirect.`,
