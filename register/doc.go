@@ -30,7 +30,8 @@
 //     names the case that decided it. SR-51's are the workspace
 //     repository's own .git/hooks and what its config names there
 //     (core.hooksPath's .githooks, a core.fsmonitor program, an
-//     include.path file), each refused beside the same write unconfined,
+//     include.path file), a shell start-up file and .git/config itself,
+//     each refused beside the same write unconfined,
 //     and a write beside them in the same kind of launch, which must go
 //     ahead (a workspace read-only whole proves nothing).
 //   - SR-01's check has a case for each half of its control: a written
@@ -141,6 +142,14 @@
 //     user-mode-only userfaultfd, reading its own LDT); the mount family,
 //     bpf, module and kexec calls need capabilities the agent lacks, so
 //     the kernel's own EPERM hides their rules, which launcher.TestSeccompKernel shows.
+//   - Some controls are layered so that a check cannot see one layer
+//     gone (a mutation audit found these, and left them): SR-22's
+//     PR_SET_DUMPABLE 0 as root, where stage 2's change of uid already
+//     makes it undumpable (fs.suid_dumpable 0; unprivileged the check
+//     sees it); SR-25's rules for a launcher path beneath a write path
+//     (spelling, device and inode, place in the file system), each of
+//     which refuses the check's first case alone; SR-36's memsw limit on
+//     a host without swap.
 //   - Evidence names tests; a name existing does not mean the test ran on
 //     this machine. Many are root-only integration tests that skip, and
 //     say why, where the kernel lacks a feature (PINFOLD_REQUIRE_ALL_FEATURES
@@ -148,7 +157,8 @@
 //   - Components mode (SR-37 to SR-50, SD-15 to SD-19): every risk has
 //     an executable check, run in a real components session (the agent
 //     probes fs, net, bash and Code Mode with the launcher's own probe
-//     actions, components/agentprobe; SR-40 kills fs from outside; SR-44's
+//     actions, components/agentprobe; SR-40 kills fs, bash and kms from
+//     outside, one per session; SR-44's
 //     control types "delete" on the launcher's terminal, as the person
 //     would). SR-42's session has a vault and two upstreams on loopback,
 //     one over TLS under a root of the check's own, given to the launcher
