@@ -484,5 +484,9 @@ func entries() []Entry {
 			"Where core_pattern is a socket (Linux 6.16+), the kernel connects to the host's handler on every crash whatever the core limit; where the launcher inherited a hard RLIMIT_CORE of 0 (limits.conf's hard core 0), the agent's limit stays 0 and a core_pattern pipe runs as root on every crash (SR-53).",
 			"Raising a hard limit needs CAP_SYS_RESOURCE, which root in a container may lack, so the launcher keeps what it inherited rather than fail. The launch summary names the handler whenever either holds. Start the launcher with a hard core limit of at least 1 (ulimit -Hc shows it), and use a handler that treats what it is handed as untrusted.",
 			"launcher.TestCoreDumpsReach", "launcher.TestIntegrationCoreDumpNoHostHelper"),
+		sd("SD-29", "A terminal the policy lists, or a virtual console the person owns, can be watched for keystrokes",
+			"An inotify watch needs only read permission on a file, not an open Landlock allows: on a terminal device it reports each read (each key a program takes) and each echo as they happen, which times a password typed there. With /dev/tty listed the agent sees the host's node, through which every user's password prompts (sudo, ssh, gpg) read; unprivileged, the agent is the person's uid and may watch a virtual console (/dev/tty1 and on) the person is logged in on.",
+			"The host's /dev/pts is covered (the agent's own terminal shown alone) and /dev/tty with /dev/null, unless a files list reaches them (SR-52). Do not list /dev/tty unless the agent needs it; as root the agent's throwaway uid may read no console. A /dev of the listed nodes alone would close the rest and was not done: agents rely on /dev's links and /dev/shm.",
+			"launcher.TestIntegrationDevTTYCovered", "launcher.TestIntegrationOtherTerminalsHidden"),
 	}
 }
