@@ -176,7 +176,11 @@ func (s *Server) Serve(ln net.Listener) error {
 				} else {
 					pause = min(2*pause, time.Second)
 				}
-				time.Sleep(pause)
+				select {
+				case <-time.After(pause):
+				case <-s.closed: // Shutdown does not wait out the pause
+					return nil
+				}
 				continue
 			}
 			return err
