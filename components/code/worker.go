@@ -680,25 +680,18 @@ func (w *Worker) WriteEnd(end io.Writer) error {
 // WorkerEnd is err, Serve's error for a run in a worker that WriteEnd
 // reports on through end, made into the memory limit (as Spawn makes it)
 // where the run failed for want of the worker and the worker's starter
-// says the kernel killed it for memory. Any other error, a nil end, or no
-// word within endWait leaves err as it is.
-func WorkerEnd(err error, end io.Reader, lim Limits) error {
+// says the kernel killed it for memory. Any other error, a nil end, an
+// end without read deadlines, or no word within endWait leaves err as it
+// is. end must be pollable (boot.ReceiveFiles makes what it passes so):
+// the wait then holds no thread, and ends at the deadline.
+func WorkerEnd(err error, end *os.File, lim Limits) error {
 	var we *workerError
-	if end == nil || !errors.As(err, &we) {
+	if end == nil || !errors.As(err, &we) || end.SetReadDeadline(time.Now().Add(endWait)) != nil {
 		return err
 	}
-	said := make(chan string, 1)
-	go func() {
-		b := make([]byte, len(endMemory)+1)
-		n, _ := io.ReadFull(end, b)
-		said <- string(b[:n])
-	}()
-	select {
-	case s := <-said:
-		if s == endMemory+"\n" {
-			return cgroupMemoryLimit(lim)
-		}
-	case <-time.After(endWait):
+	b := make([]byte, len(endMemory)+1)
+	if n, _ := io.ReadFull(end, b); string(b[:n]) == endMemory+"\n" {
+		return cgroupMemoryLimit(lim)
 	}
 	return err
 }

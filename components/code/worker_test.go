@@ -1058,17 +1058,48 @@ func stackOf(err error) string {
 func TestWorkerEnd(t *testing.T) {
 	lim := testLimits()
 	failed := &workerError{"EOF"}
+	// said is a pipe's read end after the launcher wrote line (if any) and
+	// closed its end.
+	said := func(line string, write bool) *os.File {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if write {
+			io.WriteString(w, line)
+		}
+		w.Close()
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	// A file without read deadlines (a blocking descriptor) is not
+	// waited on: its read could hold a thread for as long as the writer
+	// keeps its end open.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	defer r.Close()
+	fd, err := unix.Dup(int(r.Fd())) // Fd leaves the pipe in blocking mode
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocking := os.NewFile(uintptr(fd), "blocking")
+	defer blocking.Close()
+	io.WriteString(w, endMemory+"\n")
 	for _, c := range []struct {
 		name  string
 		err   error
-		end   io.Reader
+		end   *os.File
 		limit string // "" : err unchanged
 	}{
-		{"killed for memory", failed, strings.NewReader(endMemory + "\n"), "memory"},
-		{"ended otherwise", failed, strings.NewReader("\n"), ""},
-		{"no word", failed, strings.NewReader(""), ""},
+		{"killed for memory", failed, said(endMemory+"\n", true), "memory"},
+		{"ended otherwise", failed, said("\n", true), ""},
+		{"no word", failed, said("", false), ""},
 		{"no pipe", failed, nil, ""},
-		{"a script's own error", &ScriptError{Message: "boom"}, strings.NewReader(endMemory + "\n"), ""},
+		{"a script's own error", &ScriptError{Message: "boom"}, said(endMemory+"\n", true), ""},
+		{"no deadlines", failed, blocking, ""},
 	} {
 		got := WorkerEnd(c.err, c.end, lim)
 		var le *LimitError

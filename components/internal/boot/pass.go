@@ -66,6 +66,10 @@ func ReceiveFiles(c *net.UnixConn, n int) ([]*os.File, error) {
 	fs := make([]*os.File, n)
 	for i, fd := range fds {
 		unix.CloseOnExec(fd)
+		// Non-blocking, so that the file is the runtime poller's: reads
+		// take deadlines and end at Close, holding no thread meanwhile
+		// (code.WorkerEnd's wait, a worker's channel at a run's end).
+		unix.SetNonblock(fd, true)
 		fs[i] = os.NewFile(uintptr(fd), "passed")
 	}
 	return fs, nil
