@@ -494,3 +494,35 @@ i=0; while [ $i -lt 300 ] && [ ! -e %[3]s ]; do sleep 0.1; i=$((i+1)); done`, lo
 		t.Fatalf("want the agent to get one SIGINT (sent to the group) and one SIGTERM (sent to the launcher) and exit 0, got %q, %v; output %q", got, err, out.String())
 	}
 }
+
+// The agent has namespaces of its own for what DESIGN's first step names
+// (pid, mount, ipc, uts, and net with network "none"), as root and
+// unprivileged: each link in its /proc/self/ns differs from the one the
+// same program sees run directly. The summary names them.
+func TestIntegrationOwnNamespaces(t *testing.T) {
+	kinds := []string{"pid", "mnt", "ipc", "uts", "net"}
+	argv := []string{"/usr/bin/readlink"}
+	for _, k := range kinds {
+		argv = append(argv, "/proc/self/ns/"+k)
+	}
+	for _, uid := range []int{0, nobody} {
+		t.Run(map[int]string{0: "root", nobody: "unprivileged"}[uid], func(t *testing.T) {
+			s := newUnprivSandbox(t, uid)
+			path, hash := s.writePolicy(t, itPol{exec: []string{"/usr/bin", "/usr/lib"}})
+			confined := s.run(t, itOpts{}, append([]string{itEnv.launcher, "--policy-sha256", hash, "--policy", path, "--"}, argv...)...)
+			direct := s.run(t, itOpts{}, argv...)
+			in, out := strings.Fields(confined.stdout), strings.Fields(direct.stdout)
+			if confined.code != 0 || direct.code != 0 || len(in) != len(kinds) || len(out) != len(kinds) {
+				t.Fatalf("confined: %s; direct: %s", confined, direct)
+			}
+			for i, k := range kinds {
+				if in[i] == out[i] {
+					t.Errorf("the agent shares the %s namespace of a process run directly (%s)", k, in[i])
+				}
+			}
+			if !strings.Contains(confined.stderr, "pid+mount+ipc+uts ns") {
+				t.Errorf("the summary does not name the namespaces: %q", confined.stderr)
+			}
+		})
+	}
+}

@@ -1053,7 +1053,6 @@ func isForegroundFD(fd int) bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// summaryLine is the one line printed at start: what was applied.
 // summaryLine is the launch's one line: what was applied, then what is
 // not covered, among it every Boundary the host weakens (degraded, from
 // Assess; `launcher hello` and --verbose give the details).
@@ -1063,7 +1062,7 @@ func summaryLine(p *Plan, prog SeccompProgram, s *session, dropped int, degraded
 	if s.netns {
 		b.WriteString(", empty netns")
 	}
-	fmt.Fprintf(&b, ", pid+mount+ipc ns, seccomp %d rules", prog.Rules)
+	fmt.Fprintf(&b, ", pid+mount+ipc+uts ns, seccomp %d rules", prog.Rules)
 	if s.cg != nil {
 		fmt.Fprintf(&b, ", cgroup %s (pids %d", s.cg.mode, s.cg.spec.Pids)
 		if s.cg.spec.Memory > 0 {
