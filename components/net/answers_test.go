@@ -17,45 +17,25 @@ import (
 // answered with raw, as written, and recorded.
 func pxRawHTTP(t *testing.T, raw string) (netip.AddrPort, func() []*http.Request) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var got []*http.Request
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	ap := pxServe(t, 10*time.Second, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			r, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				br := bufio.NewReader(c)
-				for {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, r.Body)
-					mu.Lock()
-					got = append(got, r)
-					mu.Unlock()
-					if _, err := io.WriteString(c, raw); err != nil {
-						return
-					}
-				}
-			}()
+			io.Copy(io.Discard, r.Body)
+			mu.Lock()
+			got = append(got, r)
+			mu.Unlock()
+			if _, err := io.WriteString(c, raw); err != nil {
+				return
+			}
 		}
-	}()
-	return netip.MustParseAddrPort(ln.Addr().String()), func() []*http.Request {
+	})
+	return ap, func() []*http.Request {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]*http.Request(nil), got...)

@@ -209,9 +209,10 @@ func pxFirstLine(s string) string {
 	return s
 }
 
-// pxEcho serves on 127.0.0.1: it echoes every byte, and half-closes
-// when the client has.
-func pxEcho(t testing.TB) netip.AddrPort {
+// pxServe serves on 127.0.0.1 until the test ends: each connection to
+// handle, with a deadline of within, then closed. The test's end waits
+// for every handler.
+func pxServe(t testing.TB, within time.Duration, handle func(net.Conn)) netip.AddrPort {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -231,16 +232,25 @@ func pxEcho(t testing.TB) netip.AddrPort {
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				c.SetDeadline(time.Now().Add(30 * time.Second))
-				// Not io.Copy(c, c): splice would cache pipes that only
-				// a GC closes, blurring the storm's descriptor count.
-				io.Copy(struct{ io.Writer }{c}, struct{ io.Reader }{c})
-				c.(*net.TCPConn).CloseWrite()
-				io.Copy(io.Discard, c)
+				c.SetDeadline(time.Now().Add(within))
+				handle(c)
 			}()
 		}
 	}()
 	return netip.MustParseAddrPort(ln.Addr().String())
+}
+
+// pxEcho serves on 127.0.0.1: it echoes every byte, and half-closes
+// when the client has.
+func pxEcho(t testing.TB) netip.AddrPort {
+	t.Helper()
+	return pxServe(t, 30*time.Second, func(c net.Conn) {
+		// Not io.Copy(c, c): splice would cache pipes that only a GC
+		// closes, blurring the storm's descriptor count.
+		io.Copy(struct{ io.Writer }{c}, struct{ io.Reader }{c})
+		c.(*net.TCPConn).CloseWrite()
+		io.Copy(io.Discard, c)
+	})
 }
 
 // pxRefused checks a refusal's status and headers.

@@ -224,15 +224,7 @@ func TestConnectionsBounded(t *testing.T) {
 	first := f.rawConn(t, pki.Agent)
 	f.rawConn(t, pki.Agent)
 	// The third's handshake gets no answer while two are open.
-	l, err := f.sess.Issue(pki.Agent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyPEM, _ := l.KeyPEM()
-	cert, err := tls.X509KeyPair(l.CertPEM(), keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := f.cert(t, pki.Agent)
 	raw, err := net.Dial("unix", f.sock)
 	if err != nil {
 		t.Fatal(err)

@@ -235,9 +235,8 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
-// rawConn is a TLS connection to the fixture's server with role's
-// certificate, speaking frames by hand.
-func (f *fixture) rawConn(t *testing.T, role pki.Role) *tls.Conn {
+// cert is a fresh leaf of the fixture's session for role, with its key.
+func (f *fixture) cert(t *testing.T, role pki.Role) tls.Certificate {
 	t.Helper()
 	l, err := f.sess.Issue(role)
 	if err != nil {
@@ -248,6 +247,14 @@ func (f *fixture) rawConn(t *testing.T, role pki.Role) *tls.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cert
+}
+
+// rawConn is a TLS connection to the fixture's server with role's
+// certificate, speaking frames by hand.
+func (f *fixture) rawConn(t *testing.T, role pki.Role) *tls.Conn {
+	t.Helper()
+	cert := f.cert(t, role)
 	conn, err := tls.Dial("unix", f.sock, &tls.Config{Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
 	if err != nil {
 		t.Fatal(err)
