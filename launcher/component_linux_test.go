@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,6 +42,24 @@ func TestComponentProbeChild(t *testing.T) {
 			os.Exit(1)
 		}
 		fmt.Println("confined")
+		os.Exit(0)
+	}
+	if mode == "signal" {
+		// A Code Mode worker's confinement, as an unprivileged code run
+		// has it: the person's uid (here nobody), no pid namespace.
+		if err := syscall.Setgid(nobody); err != nil {
+			fmt.Printf("setgid: %v\n", err)
+			os.Exit(1)
+		}
+		if err := syscall.Setuid(nobody); err != nil {
+			fmt.Printf("setuid: %v\n", err)
+			os.Exit(1)
+		}
+		if err := ConfineComponent(ComponentConfinement{}); err != nil {
+			fmt.Printf("confine: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Println(signalTries(os.Getenv(componentProbeEnv + "_PID")))
 		os.Exit(0)
 	}
 	if mode == "confined" {
@@ -184,6 +203,78 @@ func TestIntegrationComponentWriteFloor(t *testing.T) {
 		out, _ := cmd.CombinedOutput()
 		if line, _, _ := strings.Cut(string(out), "\n"); line != c.want {
 			t.Errorf("ABI %d: want %q, got %q", c.abi, c.want, out)
+		}
+	}
+}
+
+// signalTries signals another process of its uid (pid), and itself, every
+// way it can: kill, tgkill, rt_sigqueueinfo, a pidfd, and SIGIO by
+// F_SETOWN on a pipe it writes. Signal 0 checks permission alone, and
+// SIGCONT to a running process changes nothing.
+func signalTries(pid string) string {
+	var target int
+	fmt.Sscan(pid, &target)
+	res := func(err error) string {
+		var errno unix.Errno
+		if errors.As(err, &errno) {
+			return unix.ErrnoName(errno)
+		}
+		if err != nil {
+			return "error"
+		}
+		return "ok"
+	}
+	out := []string{"kill=" + res(unix.Kill(target, 0)), "killall=" + res(unix.Kill(-1, 0))}
+	out = append(out, "tgkill="+res(unix.Tgkill(target, target, 0)))
+	var info unix.Siginfo
+	_, _, e := unix.Syscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(target), uintptr(unix.SIGCONT), uintptr(unsafe.Pointer(&info)))
+	out = append(out, "sigqueue="+res(errnoErr(e)))
+	fd, err := unix.PidfdOpen(target, 0)
+	if err == nil {
+		err = unix.PidfdSendSignal(fd, 0, nil, 0)
+		unix.Close(fd)
+	}
+	out = append(out, "pidfd="+res(err))
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err == nil {
+		_, err = unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, target)
+		out = append(out, "setown="+res(err))
+	}
+	out = append(out, "self="+res(unix.Kill(os.Getpid(), 0)), "selftgkill="+res(unix.Tgkill(os.Getpid(), unix.Gettid(), 0)))
+	return strings.Join(out, " ")
+}
+
+func errnoErr(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+// A Code Mode worker run unprivileged has the person's uid and no pid
+// namespace: without Landlock's signal scope (ABI < 6) nothing but its
+// own confinement keeps it from signalling every process of that uid.
+// It signals only itself, at every ABI.
+func TestIntegrationComponentSignalsOwnOnly(t *testing.T) {
+	requireIntegration(t)
+	sleeper := exec.Command("/bin/sleep", "60")
+	sleeper.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	for abi := 1; abi <= 7; abi++ {
+		cmd := exec.Command(itEnv.launcher, "__pinfold_probe", "landlock-abi", fmt.Sprint(abi), os.Args[0], "-test.run=^TestComponentProbeChild$")
+		cmd.Env = append(os.Environ(), componentProbeEnv+"=signal", fmt.Sprintf("%s_PID=%d", componentProbeEnv, sleeper.Process.Pid))
+		out, _ := cmd.CombinedOutput()
+		line, _, _ := strings.Cut(string(out), "\n")
+		// kill(-1) reaches only the caller's own processes, which it
+		// leaves out, and rt_sigqueueinfo with a positive si_code only
+		// itself: EPERM from seccomp or the kernel, never sent.
+		for _, want := range []string{"kill=EPERM", "killall=EPERM", "tgkill=EPERM", "sigqueue=EPERM", "pidfd=EPERM", "setown=EPERM", "self=ok", "selftgkill=ok"} {
+			if !strings.Contains(" "+line+" ", " "+want+" ") {
+				t.Errorf("ABI %d: %q lacks %q", abi, line, want)
+			}
 		}
 	}
 }

@@ -193,7 +193,14 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// may name pid 1, nor a process group or a user (stage 2 is in the
 	// agent's first group, and of its uid): nice, renice of a pid,
 	// ionice -p and taskset -p of the agent's own processes still work.
-	if spec.DenyGroupKill {
+	if spec.SignalSelf != 0 {
+		self := seccompNotIn(0, 32, uint64(uint32(spec.SignalSelf)))
+		deny(eperm, self, "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+		deny(eperm, nil, "tkill", "pidfd_send_signal")
+		deny(eperm, [][]seccomp.ScmpCondition{{seccompArg32(1, unix.F_SETOWN)}, {seccompArg32(1, unix.F_SETOWN_EX)}}, "fcntl")
+		const fioSetOwn, siocSPgrp = 0x8901, 0x8902 // asm-generic/sockios.h
+		deny(eperm, [][]seccomp.ScmpCondition{{seccompArg32(1, fioSetOwn)}, {seccompArg32(1, siocSPgrp)}}, "ioctl")
+	} else if spec.DenyGroupKill {
 		deny(eperm, one(seccompArg32(0, 0)), "kill")
 	} else if spec.DenyGroupCont {
 		deny(eperm, one(seccompArg32(0, 0), seccompArg32(1, uint64(unix.SIGCONT))), "kill")

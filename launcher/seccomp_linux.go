@@ -78,6 +78,15 @@ type SeccompSpec struct {
 	// SIGCONT within its session: the agent could continue the launcher
 	// and the person's pipeline beside it, stopped or not.
 	DenyGroupCont bool
+	// SignalSelf, when not 0, is the caller's pid: kill, tgkill,
+	// rt_sigqueueinfo and rt_tgsigqueueinfo may name only it, and tkill,
+	// pidfd_send_signal and every way of choosing whom SIGIO goes to
+	// (F_SETOWN, F_SETOWN_EX, FIOSETOWN, SIOCSPGRP) fail with EPERM. For
+	// components and Code Mode workers, which signal no other process:
+	// below Landlock ABI 6 no signal scope keeps them in their domain, and
+	// an unprivileged Code Mode worker is the person's uid without a pid
+	// namespace, so any process of that uid was in reach.
+	SignalSelf int
 }
 
 // SeccompProgram is a compiled filter, ready to load.
