@@ -55,7 +55,10 @@ func ConfineComponent(c ComponentConfinement) error {
 		return err
 	}
 	// Signals to itself alone, at every ABI: below 6 Landlock scopes none.
-	prog, err := BuildSeccomp(SeccompSpec{DenyExec: true, DenyFork: true, DenySockets: !c.Connect, AllowOpenat2: c.Openat2, SignalSelf: os.Getpid()})
+	// Without write paths, no truncate(2) either: below 3 Landlock does
+	// not check it (with write paths the floor above is 3 already).
+	prog, err := BuildSeccomp(SeccompSpec{DenyExec: true, DenyFork: true, DenySockets: !c.Connect, AllowOpenat2: c.Openat2,
+		SignalSelf: os.Getpid(), DenyTruncate: len(c.Write) == 0})
 	if err != nil {
 		return fmt.Errorf("component: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -58,6 +59,14 @@ func TestComponentProbeChild(t *testing.T) {
 		if err := ConfineComponent(ComponentConfinement{}); err != nil {
 			fmt.Printf("confine: %v\n", err)
 			os.Exit(1)
+		}
+		if f := os.Getenv(componentProbeEnv + "_FILE"); f != "" {
+			var errno unix.Errno
+			res := "ok"
+			if err := unix.Truncate(f, 0); errors.As(err, &errno) {
+				res = unix.ErrnoName(errno)
+			}
+			fmt.Printf("truncate=%s ", res)
 		}
 		fmt.Println(signalTries(os.Getenv(componentProbeEnv + "_PID")))
 		os.Exit(0)
@@ -251,11 +260,13 @@ func errnoErr(e unix.Errno) error {
 	return e
 }
 
-// A Code Mode worker run unprivileged has the person's uid and no pid
-// namespace: without Landlock's signal scope (ABI < 6) nothing but its
-// own confinement keeps it from signalling every process of that uid.
-// It signals only itself, at every ABI.
-func TestIntegrationComponentSignalsOwnOnly(t *testing.T) {
+// A Code Mode worker run unprivileged has the person's uid and no pid or
+// mount namespace: without Landlock's signal scope (ABI < 6) nothing but
+// its own confinement keeps it from signalling every process of that
+// uid, and without Landlock's truncate right (ABI < 3) from emptying
+// every file of it by truncate(2). It signals only itself and truncates
+// nothing, at every ABI.
+func TestIntegrationComponentLowerABI(t *testing.T) {
 	requireIntegration(t)
 	sleeper := exec.Command("/bin/sleep", "60")
 	sleeper.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
@@ -263,15 +274,24 @@ func TestIntegrationComponentSignalsOwnOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	dir, err := os.MkdirTemp("", "pinfold-signal-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("data"), 0o644)
+	os.Chown(victim, nobody, nobody)
 	for abi := 1; abi <= 7; abi++ {
 		cmd := exec.Command(itEnv.launcher, "__pinfold_probe", "landlock-abi", fmt.Sprint(abi), os.Args[0], "-test.run=^TestComponentProbeChild$")
-		cmd.Env = append(os.Environ(), componentProbeEnv+"=signal", fmt.Sprintf("%s_PID=%d", componentProbeEnv, sleeper.Process.Pid))
+		cmd.Env = append(os.Environ(), componentProbeEnv+"=signal", fmt.Sprintf("%s_PID=%d", componentProbeEnv, sleeper.Process.Pid), componentProbeEnv+"_FILE="+victim)
 		out, _ := cmd.CombinedOutput()
 		line, _, _ := strings.Cut(string(out), "\n")
 		// kill(-1) reaches only the caller's own processes, which it
 		// leaves out, and rt_sigqueueinfo with a positive si_code only
 		// itself: EPERM from seccomp or the kernel, never sent.
-		for _, want := range []string{"kill=EPERM", "killall=EPERM", "tgkill=EPERM", "sigqueue=EPERM", "pidfd=EPERM", "setown=EPERM", "self=ok", "selftgkill=ok"} {
+		for _, want := range []string{"truncate=EACCES", "kill=EPERM", "killall=EPERM", "tgkill=EPERM", "sigqueue=EPERM", "pidfd=EPERM", "setown=EPERM", "self=ok", "selftgkill=ok"} {
 			if !strings.Contains(" "+line+" ", " "+want+" ") {
 				t.Errorf("ABI %d: %q lacks %q", abi, line, want)
 			}

@@ -193,6 +193,9 @@ func seccompRules(spec SeccompSpec) []seccompRule {
 	// may name pid 1, nor a process group or a user (stage 2 is in the
 	// agent's first group, and of its uid): nice, renice of a pid,
 	// ionice -p and taskset -p of the agent's own processes still work.
+	if spec.DenyTruncate {
+		deny(syscall.EACCES, nil, "truncate")
+	}
 	if spec.SignalSelf != 0 {
 		self := seccompNotIn(0, 32, uint64(uint32(spec.SignalSelf)))
 		deny(eperm, self, "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")

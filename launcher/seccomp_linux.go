@@ -87,6 +87,12 @@ type SeccompSpec struct {
 	// an unprivileged Code Mode worker is the person's uid without a pid
 	// namespace, so any process of that uid was in reach.
 	SignalSelf int
+	// DenyTruncate makes truncate(2), by path, fail with EACCES, as
+	// Landlock answers it from ABI 3: for components with no write paths,
+	// whose Landlock below ABI 3 does not check it, so that any file their
+	// uid may write could be emptied (an unprivileged Code Mode worker is
+	// the person's uid, outside any mount namespace).
+	DenyTruncate bool
 }
 
 // SeccompProgram is a compiled filter, ready to load.
