@@ -237,6 +237,13 @@
 //     where fs's rules left truncate(2) unchecked, and proxy mode on ABI
 //     3 started the agent and stopped it when net could not confine
 //     itself.
+//   - A component (and a Code Mode worker) confines itself from ABI 1
+//     when it has no write paths, so what its Landlock does not check
+//     below some ABI its seccomp filter refuses at every ABI: signals to
+//     any process but itself (the scope is ABI 6) and truncate(2) (ABI
+//     3). Before, below those ABIs an unprivileged Code Mode worker,
+//     which is the person's uid with no pid or mount namespace, could
+//     signal and empty files of any of the person's processes and files.
 //   - Lower ABIs are tested on this kernel through the probe's
 //     landlock-abi wrapper (integration_abi_linux_test.go): a seccomp
 //     listener answers the version query with N and refuses the rights,
