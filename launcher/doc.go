@@ -243,12 +243,14 @@
 //     any process but itself (the scope is ABI 6) and truncate(2) (ABI
 //     3). Before, below those ABIs an unprivileged Code Mode worker,
 //     which is the person's uid with no pid or mount namespace, could
-//     signal and empty files of any of the person's processes and files.
+//     signal any of the person's processes and empty any of their files.
 //   - Lower ABIs are tested on this kernel through the probe's
 //     landlock-abi wrapper (integration_abi_linux_test.go): a seccomp
 //     listener answers the version query with N and refuses the rights,
 //     scopes, rule types and flags ABI N lacks, as such a kernel would;
-//     what it accepts runs on the real kernel. It is a double of the
+//     what it accepts runs on the real kernel. An unprivileged launch
+//     runs beneath it through the probe's as-uid (the listener, which
+//     reads stage 2's memory, stays root). It is a double of the
 //     kernel's interface, not of an old kernel's behaviour (erratum
 //     fixes, for one, are this kernel's).
 //   - Stage 2 applies Landlock rights up to ABI 7. Probe knows features up

@@ -195,3 +195,24 @@ func readMem(n *seccompNotif, addr uint64, b []byte) error {
 	}
 	return nil
 }
+
+// asUID execs argv[1:] as uid argv[0], gid the same, no supplementary
+// groups. landlock-abi's listener reads the Landlock calls' arguments in
+// /proc/PID/mem, which a listener of the person's uid may not do in an
+// unprivileged launch's stage 2 (a user namespace, not dumpable): it
+// stays root and this drops to the person's uid beneath it.
+func asUID(argv []string) {
+	if len(argv) < 2 {
+		broke(errors.New("as-uid needs a uid and a command"))
+	}
+	uid, err := strconv.Atoi(argv[0])
+	if err != nil || uid <= 0 {
+		broke(fmt.Errorf("as-uid: uid %q", argv[0]))
+	}
+	for _, err := range []error{syscall.Setgroups(nil), syscall.Setresgid(uid, uid, uid), syscall.Setresuid(uid, uid, uid)} {
+		if err != nil {
+			broke(fmt.Errorf("as-uid %d: %w", uid, err))
+		}
+	}
+	broke(unix.Exec(argv[1], argv[1:], os.Environ()))
+}

@@ -33,6 +33,12 @@ func withoutNetNS(argv []string) {
 		broke(fmt.Errorf("without-netns: %w", err))
 	}
 	_, err = zero.WriteString("0\n")
+	if err == nil {
+		// World-readable, as the sysctl is: an unprivileged launch beneath
+		// (as-uid) read nothing from CreateTemp's 0600 file and took
+		// network namespaces for available.
+		err = zero.Chmod(0o444)
+	}
 	zero.Close()
 	if err == nil {
 		err = unix.Mount(zero.Name(), "/proc/sys/user/max_net_namespaces", "", unix.MS_BIND, "")

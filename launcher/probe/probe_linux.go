@@ -116,6 +116,7 @@ var actions = sync.OnceValue(func() map[string]action {
 		"secret-hunt":      {-1, nil, "HEX URL ROOT...: GET URL through the proxy, then look for the bytes in its answer and as find-bytes does; prints `found WHERE` (exit 1) or `absent N; status N RULE FIRSTLINE`; $NAME in a root is expanded"},
 		"without-landlock": {-1, nil, "CMD [ARGS...]: exec CMD as on a kernel without Landlock (seccomp answers ENOSYS to its system calls)"},
 		"landlock-abi":     {-1, nil, "N CMD [ARGS...]: run CMD as on a kernel with Landlock ABI N (1 to 7): seccomp hands its tree's Landlock calls to this process, which answers the version query with N and refuses rights, rules and flags ABI N lacks"},
+		"as-uid":           {-1, nil, "UID CMD [ARGS...]: exec CMD as UID (and gid UID, no supplementary groups): inside landlock-abi, whose listener must stay root to read the tree's memory, for an unprivileged launch"},
 		"without-cgroups":  {-1, nil, "CMD [ARGS...]: exec CMD as on a host with no cgroup file system (root: a mount namespace with every cgroup mount detached)"},
 		"without-netns":    {-1, nil, "CMD [ARGS...]: exec CMD as on a host with user.max_net_namespaces = 0 (root: a mount namespace where the sysctl reads 0, and seccomp answers EPERM to clone and unshare with CLONE_NEWNET)"},
 	}
@@ -218,6 +219,8 @@ func Main(self []string, args []string) {
 		withoutCgroups(args)
 	case "landlock-abi":
 		withLandlockABI(args)
+	case "as-uid":
+		asUID(args)
 	case "without-netns":
 		withoutNetNS(args)
 	case "http-get":
