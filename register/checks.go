@@ -646,7 +646,26 @@ func checks() []check {
 			if err := os.WriteFile(secret, []byte("s3cret\n"), 0o644); err != nil {
 				return probeCase{}, err
 			}
-			return probeCase{probe: probe("read", secret), direct: true}, nil
+			// The title's other ways out, each a case of its own: a
+			// workspace file hard-linked and renamed into a directory the
+			// policy does not list, and a file written there (a mutation
+			// audit: with Landlock handling the read rights alone the
+			// check passed on the read, which is all it tried). Each
+			// source is a file of its own, since the control, run after
+			// the confined run, moves or links it out; a missing source
+			// (ENOENT) is no refusal.
+			for _, f := range []string{"link-src", "rename-src"} {
+				if err := os.WriteFile(filepath.Join(s.ws, f), []byte("inside\n"), 0o644); err != nil {
+					return probeCase{}, err
+				}
+			}
+			notMissing := func(r Run) bool { return deniedLine(r) && r.Line != "denied ENOENT" }
+			return probeCase{probe: probe("read", secret), direct: true, name: "read",
+				also: []probeCase{
+					{name: "linked out", probe: probe("link", filepath.Join(s.ws, "link-src"), filepath.Join(s.outside, "linked")), direct: true, refused: notMissing},
+					{name: "renamed out", probe: probe("rename", filepath.Join(s.ws, "rename-src"), filepath.Join(s.outside, "renamed")), direct: true, refused: notMissing},
+					{name: "written", probe: probe("write", filepath.Join(s.outside, "written")), direct: true, refused: notMissing},
+				}}, nil
 		}},
 		{"SR-35", func(s *scratch) (probeCase, error) {
 			// Unix sockets allowed, and "ports" mode, on the host's network
@@ -682,8 +701,18 @@ func checks() []check {
 			// The same write to the workspace: the agent's own in
 			// components mode (fs holds that authority), allowed in
 			// wrapper mode (the control).
+			// And the network half of the title, each a case of its own,
+			// the control unconfined: a Unix socket (socket or
+			// socketpair), and a TCP connection to the check's loopback
+			// listener (a mutation audit: with the agent's own policy
+			// allowing Unix sockets the check passed on the write alone).
 			wrapper := s.policyText("")
-			return probeCase{raw: inComponents(wrapper), control: wrapper, probe: probe("write", filepath.Join(s.ws, "direct"))}, nil
+			comp := inComponents(wrapper)
+			return probeCase{raw: comp, control: wrapper, probe: probe("write", filepath.Join(s.ws, "direct")), name: "a write to the workspace",
+				also: []probeCase{
+					{raw: comp, probe: probe("unix-any"), direct: true, name: "a Unix socket"},
+					{raw: comp, probe: probe("tcp-connect", s.listener), direct: true, name: "a TCP connection"},
+				}}, nil
 		}},
 		{"SR-38", func(s *scratch) (probeCase, error) {
 			// The agent asks fs with a certificate for its own identity

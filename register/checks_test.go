@@ -1242,3 +1242,69 @@ func TestSR40Cases(t *testing.T) {
 		t.Errorf("SR-40's cases %q with %d markers, want fs, bash and kms, each its own", names, len(markers))
 	}
 }
+
+// SR-37's title names file and network authority: a case for each of a
+// direct write, a Unix socket and a TCP connection, the network cases
+// judged against an unconfined control (a mutation audit: with the
+// agent allowed Unix sockets the check passed on the write alone).
+func TestSR37Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-37")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		if !componentsMode().MatchString(c.raw) {
+			t.Errorf("%s: not a components-mode launch", c.name)
+		}
+		got[c.probe[0]] = true
+		if c.probe[0] != "write" && !c.direct {
+			t.Errorf("%s: its control is not unconfined", c.name)
+		}
+	}
+	for _, want := range []string{"write", "unix-any", "tcp-connect"} {
+		if !got[want] {
+			t.Errorf("SR-37 has no %s case (has %v)", want, got)
+		}
+	}
+}
+
+// SR-34's title names reading, writing, linking and renaming out: a case
+// for each, and a missing source (ENOENT) is no refusal of a link or a
+// rename.
+func TestSR34Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-34")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		got[c.probe[0]] = true
+		if c.probe[0] == "link" || c.probe[0] == "rename" {
+			if _, err := os.Stat(c.probe[1]); err != nil {
+				t.Errorf("%s: its source is not there: %v", c.name, err)
+			}
+			if c.refused(Run{Line: "denied ENOENT", Code: 1}) {
+				t.Errorf("%s: a missing source taken as the refusal", c.name)
+			}
+			if !c.refused(Run{Line: "denied EXDEV", Code: 1}) {
+				t.Errorf("%s: EXDEV not taken as the refusal", c.name)
+			}
+		}
+	}
+	for _, want := range []string{"read", "write", "link", "rename"} {
+		if !got[want] {
+			t.Errorf("SR-34 has no %s case (has %v)", want, got)
+		}
+	}
+}

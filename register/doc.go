@@ -96,6 +96,19 @@
 //     that needs the person, asked with no one to ask, never runs; and
 //     a command the policy runs by itself is refused a file outside the
 //     workspace by the worker's confinement.
+//   - SR-34's check has a case for each way out its title names: a
+//     read, a write, a hard link and a rename of a workspace file into a
+//     directory the policy does not list. The read-only host mounts
+//     (EROFS) and the workspace's own mount (EXDEV) refuse the last
+//     three before Landlock does, as root and unprivileged alike: a
+//     launcher whose Landlock ruleset handled the read rights alone
+//     passed them (a mutation audit), and only launcher's integration
+//     tests (TestIntegrationLinkRenameOut) show Landlock's part.
+//   - SR-37's check has a case for each authority its title names: a
+//     direct write to the workspace, a Unix socket and a TCP connection
+//     to the check's loopback listener, the last two against an
+//     unconfined control (a mutation audit: with the agent's own policy
+//     allowing Unix sockets the write alone passed).
 //   - SR-48's refusal is the deadline limit naming the policy's 2s (the
 //     probe prints what the limit said): a default deadline holding
 //     instead of the policy's is not it. The memory limit its title also
