@@ -568,10 +568,34 @@ func checks() []check {
 			// exits. Confined, nothing it started outlives it; unconfined,
 			// the sleeper is still there (and the check ends it).
 			marker := "pinfold-check-" + filepath.Base(s.dir)
-			return probeCase{probe: probe("spawn-sleep", marker), direct: true,
+			pc := probeCase{probe: probe("spawn-sleep", marker), direct: true, name: "the agent exits",
 				observe: func() string { return leftOver(s.launcher, marker) },
 				refused: func(r Run) bool { return r.Line == "no process left" },
-				ok:      func(r Run) bool { return r.Line == "a process remains" }}, nil
+				ok:      func(r Run) bool { return r.Line == "a process remains" }}
+			// And the launcher killed (SIGKILL) while the agent sleeps:
+			// nothing of the launcher runs after it, so only stage 2's
+			// parent-death signal ends the pid namespace (a mutation
+			// audit: with it off, the first case passed on the agent's
+			// exit, which ends stage 2 by itself, and as root on the
+			// cgroup kill too). The control leaves a sleeper unconfined.
+			killed := "pinfold-check-sr27-" + filepath.Base(s.dir)
+			pc.also = []probeCase{{probe: probe("sleep", "20", killed), controlProbe: probe("spawn-sleep", killed), direct: true, name: "the launcher killed",
+				race: func(launcher int) {
+					if waitMarked(launcher, killed, 10*time.Second) {
+						syscall.Kill(launcher, syscall.SIGKILL)
+					}
+				},
+				observe: func() string { return leftOverSettled(s.launcher, killed) },
+				refused: pc.refused, ok: pc.ok,
+				// The launcher's status is the kill's (137), which the usual
+				// verdict takes for a crash: what it left is the answer.
+				rejudge: func(v Verdict, why string) (Verdict, string) {
+					if v == Inconclusive && strings.HasPrefix(why, "the probe crashed under the policy: \"a process remains\"") {
+						return Fail, "a process of the agent outlived the launcher killed (SIGKILL)"
+					}
+					return v, why
+				}}}
+			return pc, nil
 		}},
 		{"SR-28", func(s *scratch) (probeCase, error) {
 			// A direct connection from a wrapper-mode agent in "proxy"
@@ -1273,6 +1297,45 @@ func leftOver(launcherPath, marker string) string {
 		return "a process remains"
 	}
 	return "no process left"
+}
+
+// waitMarked waits, at most within, for a process beneath root whose
+// argv holds marker, and says whether one showed.
+func waitMarked(root int, marker string, within time.Duration) bool {
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		for _, pid := range descendants(root) {
+			if marked(pid, marker) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leftOverSettled is leftOver once the kernel has had a moment to end
+// what a kill left dying (a pid namespace's init killed ends the rest
+// after its parent has seen it go): it looks, without killing, for up to
+// two seconds, and then ends and reports whatever is still there.
+func leftOverSettled(launcherPath, marker string) string {
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if !anyMarked(marker) {
+			break
+		}
+	}
+	return leftOver(launcherPath, marker)
+}
+
+// anyMarked says whether any process's argv holds the probe's entry and
+// marker, as leftOver looks, without ending it.
+func anyMarked(marker string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), "\x00"+marker) && strings.Contains(string(cmdline), probeEntry) {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckIDs returns the ids of the entries that have an executable check.

@@ -1308,3 +1308,35 @@ func TestSR34Cases(t *testing.T) {
 		}
 	}
 }
+
+// SR-27's check kills the launcher while the agent sleeps, as well as
+// letting the agent exit, and a sleeper left by the killed launcher is a
+// fail, not the crash its status (137) would make it.
+func TestSR27Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-27")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var killed *probeCase
+	for i := range pc.also {
+		if pc.also[i].race != nil {
+			killed = &pc.also[i]
+		}
+	}
+	if killed == nil || killed.observe == nil || killed.rejudge == nil {
+		t.Fatalf("SR-27 has no case that kills the launcher and looks at what it left (%d more cases)", len(pc.also))
+	}
+	v, why := judge(Run{Line: "a process remains", Code: 137}, Run{Line: "a process remains"}, killed.refused, killed.ok)
+	if v, why = killed.rejudge(v, why); v != Fail {
+		t.Errorf("a sleeper left by the killed launcher judged %v: %s", v, why)
+	}
+	v, why = judge(Run{Line: "no process left", Code: 137}, Run{Line: "a process remains"}, killed.refused, killed.ok)
+	if v, why = killed.rejudge(v, why); v != Pass {
+		t.Errorf("nothing left by the killed launcher judged %v: %s", v, why)
+	}
+}

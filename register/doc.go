@@ -96,6 +96,17 @@
 //     that needs the person, asked with no one to ask, never runs; and
 //     a command the policy runs by itself is refused a file outside the
 //     workspace by the worker's confinement.
+//   - SR-27's check has a second case: the launcher killed (SIGKILL)
+//     while the agent sleeps, what is left looked for once the kernel
+//     has had two seconds to end it. Three layers end the tree there,
+//     and the case sees only all of them gone (a mutation audit):
+//     stage 2's parent-death signal (set at clone; as root, re-armed
+//     after its change of uid), and its exit when the control pipe from
+//     stage 1 reads end of file. With the re-arm and the end-of-file
+//     exit both off it fails; with either alone off it passes. The
+//     first case (the agent exits) is also ended by the pid namespace
+//     and, as root, by the cgroup kill: with the cgroup kill off it
+//     passes.
 //   - SR-34's check has a case for each way out its title names: a
 //     read, a write, a hard link and a rename of a workspace file into a
 //     directory the policy does not list. The read-only host mounts

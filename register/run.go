@@ -394,7 +394,9 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 		err = cmd.Wait()
 	}
 	line, _, _ := strings.Cut(out.String(), "\n")
-	if pc.observe != nil && err == nil {
+	// A run that ended with a status, a signal among them (SR-27's
+	// launcher killed), is observed; one that did not start is not.
+	if pc.observe != nil && (err == nil || errors.As(err, new(*exec.ExitError))) {
 		time.Sleep(100 * time.Millisecond) // let a killed tree finish dying
 		line = pc.observe()
 	}
