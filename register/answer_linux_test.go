@@ -36,7 +36,7 @@ func TestAnswerOnTypesAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			done := make(chan struct{})
-			go func() { answerOn(master, "delete"); close(done) }()
+			go func() { answerOn(master, "delete", true); close(done) }()
 			slave.WriteString("\r\nType \"delete 4821\" to allow, anything else to refuse: ")
 			start := time.Now()
 			typed := make(chan string)

@@ -73,6 +73,9 @@ type probeCase struct {
 	// answer is typed on that terminal once a question shows (set for the
 	// control from controlAnswer).
 	answer string
+	// answerWithoutCode types answer alone, without the question's code,
+	// in the confined run (the control, given controlAnswer, types both).
+	answerWithoutCode bool
 	// observe, when set, replaces each run's line with what it sees once
 	// the run is over (for checks about what outlives the run).
 	observe func() string
@@ -883,8 +886,17 @@ func checks() []check {
 				return probeCase{}, err
 			}
 			text := s.componentsText("")
-			return probeCase{raw: text, control: text, probe: probe("fs-write", ".git/hooks/pre-commit"), controlProbe: probe("fs-write", "notes.txt"),
-				refused: func(r Run) bool { return r.Line == "denied fs.protected" && r.Code == 1 }}, nil
+			protected := func(r Run) bool { return r.Line == "denied fs.protected" && r.Code == 1 }
+			// A second case, with a terminal to ask on: the question's
+			// word typed without its code, as a person answering a prompt
+			// the agent printed would, is no approval; the control types
+			// both and the hook is written. (A mutation audit: with the
+			// answer compared to the word alone the first case passed, as
+			// it has no terminal and fs never asks.)
+			return probeCase{raw: text, control: text, probe: probe("fs-write", ".git/hooks/pre-commit"), controlProbe: probe("fs-write", "notes.txt"), name: "nobody to ask",
+				refused: protected,
+				also: []probeCase{{raw: text, control: text, probe: probe("fs-write", ".git/hooks/post-commit"), name: "the word without its code",
+					pty: true, answer: "yes", answerWithoutCode: true, controlAnswer: "yes", refused: protected}}}, nil
 		}},
 		{"SR-44", func(s *scratch) (probeCase, error) {
 			// A recursive delete through fs with nobody to confirm it:

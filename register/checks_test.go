@@ -1340,3 +1340,30 @@ func TestSR27Cases(t *testing.T) {
 		t.Errorf("nothing left by the killed launcher judged %v: %s", v, why)
 	}
 }
+
+// SR-43's check has a case with a terminal to ask on, where the word is
+// typed without the question's code in the confined run alone (the
+// control types both): its first case has none, and fs never asks there.
+func TestSR43Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-43")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		if c.pty && c.answer == "yes" && c.answerWithoutCode && c.controlAnswer == "yes" {
+			found = true
+			if !c.refused(Run{Line: "denied fs.protected", Code: 1}) || c.refused(Run{Line: "ok"}) {
+				t.Errorf("%s: not judged on fs's protected-path refusal", c.name)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("SR-43 has no case typing the word without its code on a terminal (%d more cases)", len(pc.also))
+	}
+}

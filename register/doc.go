@@ -92,6 +92,15 @@
 //     handshake with an alert where fs keeps the connection. That is
 //     kms's side of one edge for the agent's certificate; the other
 //     edges are components/pki.TestCallMatrix's alone.
+//   - SR-43's check has a second case, with a terminal to ask on: the
+//     question's word typed without its code (as a person answering a
+//     prompt the agent printed might) is no approval, where the control,
+//     typing both, writes the hook. Its first case has no terminal, and
+//     fs then never asks: it passed with the answer compared to the
+//     word alone, and with a terminal-less question answered yes (a
+//     mutation audit; the second mutant is caught only because fs is
+//     given no asker without a terminal). The agent frozen while the
+//     question stands is not run: launcher's integration tests show it.
 //   - SR-45's check has a case for each half of its title: a command
 //     that needs the person, asked with no one to ask, never runs; and
 //     a command the policy runs by itself is refused a file outside the

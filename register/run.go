@@ -276,7 +276,7 @@ func (r Runner) runCase(ctx context.Context, s *scratch, pc probeCase) Result {
 			cpc.probe = pc.controlProbe
 		}
 		if pc.controlAnswer != "" {
-			cpc.pty, cpc.answer = true, pc.controlAnswer
+			cpc.pty, cpc.answer, cpc.answerWithoutCode = true, pc.controlAnswer, false
 		}
 		res.Control = r.launch(ctx, s, control, "", cpc, false)
 	}
@@ -363,7 +363,7 @@ func (r Runner) exec(ctx context.Context, s *scratch, argv []string, pc probeCas
 		defer master.Close()
 		defer slave.Close()
 		if pc.answer != "" {
-			go answerOn(master, pc.answer)
+			go answerOn(master, pc.answer, !pc.answerWithoutCode)
 		}
 		// The controlling terminal: stdin, or descriptor 3 alone.
 		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
@@ -516,12 +516,14 @@ func copyFile(from, to string, mode os.FileMode) error {
 
 // answerOn reads a terminal's output until a question shows ("to
 // allow") and, once it has stood longer than the launcher discards keys
-// for, types answer with the question's code, as the person would. A
+// for, types answer with the question's code, as the person would (or,
+// withCode false, the answer alone, as a person answering a prompt the
+// agent printed might). A
 // launcher slowed down (a loaded machine) may still be discarding when
 // the answer comes, so an answer the terminal does not echo within a few
 // seconds is typed again, a few times at most. It ends when the terminal
 // does.
-func answerOn(master *os.File, answer string) {
+func answerOn(master *os.File, answer string, withCode bool) {
 	var (
 		mu   sync.Mutex
 		seen strings.Builder
@@ -562,7 +564,7 @@ func answerOn(master *os.File, answer string) {
 			}
 			word, code := out[loc[2]:loc[3]], out[loc[4]:loc[5]]
 			typed, asked = answer, loc[1]
-			if word == answer {
+			if word == answer && withCode {
 				typed += " " + code
 			}
 			last = time.Now() // the question's standing time, then the first answer
