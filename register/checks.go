@@ -604,7 +604,35 @@ func checks() []check {
 			// A direct connection from a wrapper-mode agent in "proxy"
 			// mode, to a listener the control reaches: net is its only
 			// way out, so nothing answers.
-			return probeCase{raw: s.policyTextNet("[network]\nmode = \"proxy\"\nblock_all = false\n"), probe: probe("tcp-connect", s.listener), direct: true}, nil
+			text := s.policyTextNet("[network]\nmode = \"proxy\"\nblock_all = false\n")
+			pc := probeCase{raw: text, probe: probe("tcp-connect", s.listener), direct: true, name: "a direct connection"}
+			// And the title's other half: net killed while the agent
+			// sleeps ends the launch, saying so, with nothing of the
+			// agent's left; the control, left alone, sleeps to its end
+			// (a mutation audit: with the launcher no longer cancelling
+			// the launch when net exits, the agent ran on without its
+			// proxy and the first case passed).
+			marker := "pinfold-check-sr28-" + filepath.Base(s.dir)
+			var killed atomic.Bool
+			pc.also = []probeCase{{raw: text, control: text, probe: probe("sleep", "3", marker), name: "net killed",
+				race: func(launcher int) {
+					if agentRuns(marker, 15*time.Second) {
+						killed.Store(killComponent(launcher, "net", 15*time.Second))
+					}
+				},
+				refused: func(r Run) bool {
+					return r.Line == "" && r.Code != 0 && strings.Contains(r.Stderr, "component net exited")
+				},
+				rejudge: func(v Verdict, reason string) (Verdict, string) {
+					if leftOver(s.launcher, marker) != "no process left" {
+						return Fail, "the agent outlived net (the check ended it)"
+					}
+					if !killed.Load() && v == Pass {
+						return Inconclusive, "net was not found to kill"
+					}
+					return v, reason
+				}}}
+			return pc, nil
 		}},
 		{"SR-29", func(s *scratch) (probeCase, error) {
 			// ESRCH alone, not seen: as root the agent's throwaway uid gets

@@ -133,6 +133,9 @@ func TestCheckPredicates(t *testing.T) {
 		cases["SR-40 "+role] = lines{Run{Code: 125, Stderr: "launcher: error: component " + role + " exited: signal: killed: the session was stopped and the agent killed"},
 			Run{Code: 125, Stderr: "launcher: error: component fs exited: signal: killed: the session was stopped and the agent killed"}, ok}
 	}
+	// SR-28's second case is net's exit ending the launch; the agent
+	// sleeping to its end is not it.
+	cases["SR-28 net killed"] = lines{Run{Code: 125, Stderr: "launcher: error: component net exited (signal: killed): the agent was killed; nothing runs without its proxy"}, ok, ok}
 	// SR-50's refusal names the owner's file, in this scratch.
 	cases["SR-50"] = lines{Run{Line: "exit 1 cat: " + filepath.Join(s.ws, "inside") + ": Permission denied"}, Run{Line: "exit 0 the owner's project"}, Run{Line: "exit 0 the owner's project"}}
 	// SR-45's worker refused the file outside, in this scratch.
@@ -1365,5 +1368,39 @@ func TestSR43Cases(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("SR-43 has no case typing the word without its code on a terminal (%d more cases)", len(pc.also))
+	}
+}
+
+// SR-28's check kills net while the agent sleeps, beside the direct
+// connection: the launch must end saying net exited, and an agent left
+// running is a fail.
+func TestSR28Cases(t *testing.T) {
+	s, err := newScratch(fakeLauncher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	pc, err := checks()[indexOf(checks(), "SR-28")].prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range append([]probeCase{pc}, pc.also...) {
+		if c.race == nil {
+			continue
+		}
+		found = true
+		if !strings.Contains(c.raw, `mode = "proxy"`) || c.rejudge == nil {
+			t.Errorf("%s: not a proxy-mode launch, or no look for what outlived net", c.name)
+		}
+		if !c.refused(Run{Code: 125, Stderr: "launcher: error: component net exited (signal: killed): the agent was killed"}) {
+			t.Errorf("%s: net's exit not taken as the refusal", c.name)
+		}
+		if c.refused(Run{Line: "ok"}) {
+			t.Errorf("%s: the agent sleeping to its end taken as the refusal", c.name)
+		}
+	}
+	if !found {
+		t.Errorf("SR-28 has no case that kills net (%d more cases)", len(pc.also))
 	}
 }

@@ -97,9 +97,9 @@
 //     prompt the agent printed might) is no approval, where the control,
 //     typing both, writes the hook. Its first case has no terminal, and
 //     fs then never asks: it passed with the answer compared to the
-//     word alone, and with a terminal-less question answered yes (a
-//     mutation audit; the second mutant is caught only because fs is
-//     given no asker without a terminal). The agent frozen while the
+//     word alone (a mutation audit). A terminal-less question answered
+//     yes passes both: without a terminal the launcher gives fs no asker
+//     at all, so the question is never put. The agent frozen while the
 //     question stands is not run: launcher's integration tests show it.
 //   - SR-45's check has a case for each half of its title: a command
 //     that needs the person, asked with no one to ask, never runs; and
@@ -116,6 +116,12 @@
 //     first case (the agent exits) is also ended by the pid namespace
 //     and, as root, by the cgroup kill: with the cgroup kill off it
 //     passes.
+//   - SR-28's check has a second case: net killed while a proxy-mode
+//     agent sleeps ends the launch, saying so, with nothing of the
+//     agent's left (a mutation audit: with the launcher no longer
+//     cancelling the launch on net's exit, the agent ran on and the
+//     direct connection alone passed). net failing to start is not run:
+//     launcher's integration tests show it.
 //   - SR-34's check has a case for each way out its title names: a
 //     read, a write, a hard link and a rename of a workspace file into a
 //     directory the policy does not list. The read-only host mounts
