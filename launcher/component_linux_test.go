@@ -82,28 +82,30 @@ func TestComponentProbeChild(t *testing.T) {
 	os.Exit(0)
 }
 
+// tried is what a try printed: the errno's name, "error", or "ok".
+func tried(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return unix.ErrnoName(errno)
+	}
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}
+
 // componentTries reads a file, makes an IP socket and a Unix socket,
 // execs a program (in a child, which reports only whether execve worked),
 // forks (a child that exits at once) and starts new threads.
 func componentTries() string {
-	res := func(err error) string {
-		var errno unix.Errno
-		if errors.As(err, &errno) {
-			return unix.ErrnoName(errno)
-		}
-		if err != nil {
-			return "error"
-		}
-		return "ok"
-	}
 	_, err := os.ReadFile("/etc/passwd")
-	out := []string{"read=" + res(err)}
+	out := []string{"read=" + tried(err)}
 	for name, family := range map[string]int{"inet": unix.AF_INET, "unix": unix.AF_UNIX} {
 		fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err == nil {
 			unix.Close(fd)
 		}
-		out = append(out, name+"="+res(err))
+		out = append(out, name+"="+tried(err))
 	}
 	// syscall.ForkExec, not os/exec, which would open /dev/null first.
 	pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
@@ -111,8 +113,8 @@ func componentTries() string {
 		var ws syscall.WaitStatus
 		syscall.Wait4(pid, &ws, 0, nil)
 	}
-	out = append(out, "exec="+res(err))
-	out = append(out, "fork="+res(rawFork()), "threads="+res(newThreads(32)))
+	out = append(out, "exec="+tried(err))
+	out = append(out, "fork="+tried(rawFork()), "threads="+tried(newThreads(32)))
 	d, _ := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
 	out = append(out, fmt.Sprintf("dumpable=%d", d))
 	return strings.Join(out, " ")
@@ -223,33 +225,23 @@ func TestIntegrationComponentWriteFloor(t *testing.T) {
 func signalTries(pid string) string {
 	var target int
 	fmt.Sscan(pid, &target)
-	res := func(err error) string {
-		var errno unix.Errno
-		if errors.As(err, &errno) {
-			return unix.ErrnoName(errno)
-		}
-		if err != nil {
-			return "error"
-		}
-		return "ok"
-	}
-	out := []string{"kill=" + res(unix.Kill(target, 0)), "killall=" + res(unix.Kill(-1, 0))}
-	out = append(out, "tgkill="+res(unix.Tgkill(target, target, 0)))
+	out := []string{"kill=" + tried(unix.Kill(target, 0)), "killall=" + tried(unix.Kill(-1, 0))}
+	out = append(out, "tgkill="+tried(unix.Tgkill(target, target, 0)))
 	var info unix.Siginfo
 	_, _, e := unix.Syscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(target), uintptr(unix.SIGCONT), uintptr(unsafe.Pointer(&info)))
-	out = append(out, "sigqueue="+res(errnoErr(e)))
+	out = append(out, "sigqueue="+tried(errnoErr(e)))
 	fd, err := unix.PidfdOpen(target, 0)
 	if err == nil {
 		err = unix.PidfdSendSignal(fd, 0, nil, 0)
 		unix.Close(fd)
 	}
-	out = append(out, "pidfd="+res(err))
+	out = append(out, "pidfd="+tried(err))
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err == nil {
 		_, err = unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, target)
-		out = append(out, "setown="+res(err))
+		out = append(out, "setown="+tried(err))
 	}
-	out = append(out, "self="+res(unix.Kill(os.Getpid(), 0)), "selftgkill="+res(unix.Tgkill(os.Getpid(), unix.Gettid(), 0)))
+	out = append(out, "self="+tried(unix.Kill(os.Getpid(), 0)), "selftgkill="+tried(unix.Tgkill(os.Getpid(), unix.Gettid(), 0)))
 	return strings.Join(out, " ")
 }
 
