@@ -85,6 +85,15 @@ func startGateway(t *testing.T, s *itSandbox, p itPol, tokens string, extra ...s
 			}
 		}
 		<-logDone
+		// A gateway that did not end its sessions (killed above, or its
+		// Shutdown out of time on a loaded machine) leaves guests'
+		// workspaces mounted: its next start would sweep them, and there
+		// is none (CI under load, 2026-12-03: a tmpfs left on the host).
+		for _, mp := range mountsUnder(t, g.state) {
+			if err := unix.Unmount(mp, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
+				t.Errorf("a gateway's mount left behind: %s: %v", mp, err)
+			}
+		}
 		if t.Failed() {
 			t.Logf("gateway log:\n%s", g.log.String())
 		}
