@@ -79,22 +79,32 @@ func TestStartIdle(t *testing.T) {
 		t.Errorf("control, started plainly: %q, want %q", got, want)
 	}
 	// The idle thread ended with its goroutine.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	noThread(t, func(task string) string {
+		if schedPolicy(t, "self/task/"+task) == unix.SCHED_IDLE {
+			return "thread " + task + " of the gateway is still SCHED_IDLE"
+		}
+		return ""
+	})
+}
+
+// noThread waits (up to 5 s) until wrong says nothing of every thread of
+// this process, and fails with what it last said otherwise.
+func noThread(t *testing.T, wrong func(task string) string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		tasks, _ := os.ReadDir("/proc/self/task")
-		idle := ""
+		said := ""
 		for _, task := range tasks {
-			if schedPolicy(t, "self/task/"+task.Name()) == unix.SCHED_IDLE {
-				idle = task.Name()
+			if w := wrong(task.Name()); w != "" {
+				said = w
 			}
 		}
-		if idle == "" {
-			break
+		if said == "" {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("thread %s of the gateway is still SCHED_IDLE", idle)
+			t.Fatal(said)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -169,23 +179,12 @@ func TestStartIdleCPUGroup(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "cpu.idle")); err == nil && strings.TrimSpace(string(b)) != "1" {
 		t.Errorf("%s/cpu.idle is %q, want 1", dir, b)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		tasks, _ := os.ReadDir("/proc/self/task")
-		left := ""
-		for _, task := range tasks {
-			if g := cpuGroupOf(t, "self/task/"+task.Name()); g != own {
-				left = task.Name() + " in " + g
-			}
+	noThread(t, func(task string) string {
+		if g := cpuGroupOf(t, "self/task/"+task); g != own {
+			return "thread " + task + " of the gateway is not back in " + own + " (in " + g + ")"
 		}
-		if left == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("thread %s of the gateway is not back in %s", left, own)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // Where the idle cpu group cannot be joined (here: the v1 cpu hierarchy is
